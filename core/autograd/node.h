@@ -1,0 +1,63 @@
+#pragma once
+// The recorded graph. Each op that sees an input requiring grad attaches a Node to its
+// output: one Edge per input (to the input's own Node, or to the leaf it accumulates into)
+// and a backward closure mapping the output's gradient to one gradient per input.
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace plexus {
+
+struct Edge {
+  std::shared_ptr<Node> fn;          // input produced by an op
+  std::shared_ptr<TensorImpl> leaf;  // or a leaf that requires grad
+  bool connected() const { return fn || leaf; }
+};
+
+using Grads = std::vector<Tensor>;  // one per input; undefined = no gradient
+
+struct Node {
+  const char* name = "";
+  std::vector<Edge> next;
+  std::vector<Shape> input_shapes;  // the engine sums broadcast gradients back to these
+  std::function<Grads(const Tensor& grad_output)> backward;
+  bool released = false;  // backward ran and freed what it saved
+};
+
+// A tensor kept for backward. It remembers the storage version at save time so that
+// an in-place write in between is reported instead of silently giving wrong gradients.
+class Saved {
+ public:
+  Saved() = default;
+  explicit Saved(const Tensor& t);
+  Tensor get() const;
+  bool defined() const { return t_.defined(); }
+
+ private:
+  Tensor t_;
+  uint64_t version_ = 0;
+};
+
+// True if grad mode is on and any defined argument requires grad.
+template <class... T>
+bool needs_grad(const T&... ts);
+
+// Attaches `backward` to `out` with edges to `inputs` (undefined inputs are skipped).
+void record(Tensor& out, const char* name, const std::vector<Tensor>& inputs,
+            std::function<Grads(const Tensor&)> backward);
+
+// Runs reverse mode from `root` (engine.cpp).
+void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_graph);
+
+}  // namespace plexus
+
+#include "autograd/grad_mode.h"
+
+namespace plexus {
+template <class... T>
+bool needs_grad(const T&... ts) {
+  return GradMode::enabled() && ((ts.defined() && ts.requires_grad()) || ...);
+}
+}  // namespace plexus

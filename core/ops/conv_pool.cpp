@@ -1,0 +1,141 @@
+// 2-D convolution (im2col + sgemm per image and group) and pooling, with derivatives:
+// dW += dY · colsᵀ, dX = col2im(Wᵀ · dY); pooling routes gradients to the argmax cell
+// (max) or spreads them over the window (avg).
+#include "autograd/node.h"
+#include "ops/kernels.h"
+#include "ops/ops.h"
+#include "util/error.h"
+
+namespace plexus {
+namespace {
+
+using Geometry = Backend::ConvGeometry;
+
+int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dilation) {
+  return (in + 2 * pad - dilation * (k - 1) - 1) / stride + 1;
+}
+
+std::string dims4(const char* op, const Tensor& x) {
+  return std::string(op) + ": expected input [N, C, H, W], got " + to_string(x.shape());
+}
+
+}  // namespace
+
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& o) {
+  check_same_device("conv2d", {x, weight, bias});
+  if (x.dim() != 4) throw ShapeError(dims4("conv2d", x));
+  if (weight.dim() != 4) throw ShapeError("conv2d: expected weight [O, C/groups, kH, kW], got " + to_string(weight.shape()));
+  if (o.stride_h < 1 || o.stride_w < 1 || o.dilation_h < 1 || o.dilation_w < 1 || o.pad_h < 0 || o.pad_w < 0 ||
+      o.groups < 1)
+    throw ValueError("conv2d: stride and dilation must be >= 1, padding >= 0, groups >= 1");
+  const int64_t n = x.shape()[0], c = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
+  const int64_t oc = weight.shape()[0], kh = weight.shape()[2], kw = weight.shape()[3], groups = o.groups;
+  if (c % groups || oc % groups)
+    throw ShapeError("conv2d: groups=" + std::to_string(groups) + " must divide the input channels (" +
+                     std::to_string(c) + ") and output channels (" + std::to_string(oc) + ")");
+  if (weight.shape()[1] != c / groups)
+    throw ShapeError("conv2d: weight " + to_string(weight.shape()) + " expects " + std::to_string(weight.shape()[1] * groups) +
+                     " input channels, input " + to_string(x.shape()) + " has " + std::to_string(c));
+  if (bias.defined() && bias.shape() != Shape{oc})
+    throw ShapeError("conv2d: bias must have shape [" + std::to_string(oc) + "], got " + to_string(bias.shape()));
+  const int64_t oh = out_size(h, kh, o.stride_h, o.pad_h, o.dilation_h);
+  const int64_t ow = out_size(w, kw, o.stride_w, o.pad_w, o.dilation_w);
+  if (oh < 1 || ow < 1)
+    throw ShapeError("conv2d: a " + std::to_string(kh) + "x" + std::to_string(kw) + " kernel does not fit input " +
+                     to_string(x.shape()) + " with this padding and dilation");
+
+  const int64_t cg = c / groups, og = oc / groups, kdim = cg * kh * kw, plane = oh * ow;
+  const Geometry geo{cg, h, w, kh, kw, oh, ow, o.stride_h, o.stride_w, o.pad_h, o.pad_w, o.dilation_h, o.dilation_w};
+  const Tensor xc = contiguous_data(x), wc = contiguous_data(weight);
+  Tensor out = empty({n, oc, oh, ow}, x.device());
+  Tensor cols = empty({kdim, plane}, x.device());
+  Backend& be = backend(x.device());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t g = 0; g < groups; ++g) {
+      be.im2col(cols.data(), xc.data() + (i * c + g * cg) * h * w, geo);
+      be.gemm(false, false, og, plane, kdim, 1.f, wc.data() + g * og * kdim, kdim, cols.data(), plane, 0.f,
+              out.data() + (i * oc + g * og) * plane, plane);
+    }
+  if (needs_grad(x, weight))
+    record(out, "conv2d", {x, weight},
+           [sx = Saved(xc), sw = Saved(wc), geo, n, c, oc, groups, need_x = x.requires_grad(),
+            need_w = weight.requires_grad()](const Tensor& gout) -> Grads {
+             const Tensor g = contiguous_data(gout), xv = sx.get(), wv = sw.get();
+             const int64_t cg = geo.c, og = oc / groups, kdim = cg * geo.kh * geo.kw, plane = geo.oh * geo.ow;
+             Backend& be = backend(g.device());
+             Tensor gx = need_x ? zeros(xv.shape(), g.device()) : Tensor();
+             Tensor gw = need_w ? zeros(wv.shape(), g.device()) : Tensor();
+             Tensor cols = empty({kdim, plane}, g.device());
+             for (int64_t i = 0; i < n; ++i)
+               for (int64_t grp = 0; grp < groups; ++grp) {
+                 const float* gi = g.data() + (i * oc + grp * og) * plane;
+                 if (need_w) {
+                   be.im2col(cols.data(), xv.data() + (i * c + grp * cg) * geo.h * geo.w, geo);
+                   be.gemm(false, true, og, kdim, plane, 1.f, gi, plane, cols.data(), plane, 1.f,
+                           gw.data() + grp * og * kdim, kdim);
+                 }
+                 if (need_x) {
+                   be.gemm(true, false, kdim, plane, og, 1.f, wv.data() + grp * og * kdim, kdim, gi, plane, 0.f,
+                           cols.data(), plane);
+                   be.col2im(gx.data() + (i * c + grp * cg) * geo.h * geo.w, cols.data(), geo);
+                 }
+               }
+             return {gx, gw};
+           });
+  if (bias.defined()) return out + bias.reshape({1, oc, 1, 1});
+  return out;
+}
+
+namespace {
+
+Geometry pool_geometry(const char* op, const Tensor& x, const Pool2dOptions& o) {
+  if (x.dim() != 4) throw ShapeError(dims4(op, x));
+  const int64_t sh = o.stride_h ? o.stride_h : o.kernel_h, sw = o.stride_w ? o.stride_w : o.kernel_w;
+  if (o.kernel_h < 1 || o.kernel_w < 1 || sh < 1 || sw < 1 || o.pad_h < 0 || o.pad_w < 0)
+    throw ValueError(std::string(op) + ": kernel and stride must be >= 1 and padding >= 0");
+  if (o.pad_h * 2 > o.kernel_h || o.pad_w * 2 > o.kernel_w)
+    throw ValueError(std::string(op) + ": padding must be at most half the kernel size");
+  const int64_t h = x.shape()[2], w = x.shape()[3];
+  const int64_t oh = out_size(h, o.kernel_h, sh, o.pad_h, 1), ow = out_size(w, o.kernel_w, sw, o.pad_w, 1);
+  if (oh < 1 || ow < 1)
+    throw ShapeError(std::string(op) + ": a " + std::to_string(o.kernel_h) + "x" + std::to_string(o.kernel_w) +
+                     " window does not fit input " + to_string(x.shape()));
+  return Geometry{1, h, w, o.kernel_h, o.kernel_w, oh, ow, sh, sw, o.pad_h, o.pad_w, 1, 1};
+}
+
+}  // namespace
+
+Tensor max_pool2d(const Tensor& x, const Pool2dOptions& o) {
+  const Geometry geo = pool_geometry("max_pool2d", x, o);
+  const int64_t planes = x.shape()[0] * x.shape()[1];
+  const Tensor xc = contiguous_data(x);
+  Tensor out = empty({x.shape()[0], x.shape()[1], geo.oh, geo.ow}, x.device());
+  Tensor argmax = empty(out.shape(), x.device());
+  backend(x.device()).max_pool2d(out.data(), argmax.data(), xc.data(), planes, geo);
+  if (needs_grad(x))
+    record(out, "max_pool2d", {x}, [argmax, geo, planes, in = x.shape()](const Tensor& g) -> Grads {
+      Tensor gx = zeros(in, g.device());
+      const Tensor gc = contiguous_data(g);
+      backend(g.device()).max_pool2d_backward(gx.data(), gc.data(), argmax.data(), planes, geo);
+      return {gx};
+    });
+  return out;
+}
+
+Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& o) {
+  const Geometry geo = pool_geometry("avg_pool2d", x, o);
+  const int64_t planes = x.shape()[0] * x.shape()[1];
+  const Tensor xc = contiguous_data(x);
+  Tensor out = empty({x.shape()[0], x.shape()[1], geo.oh, geo.ow}, x.device());
+  backend(x.device()).avg_pool2d(out.data(), xc.data(), planes, geo, o.count_include_pad);
+  if (needs_grad(x))
+    record(out, "avg_pool2d", {x}, [geo, planes, in = x.shape(), inc = o.count_include_pad](const Tensor& g) -> Grads {
+      Tensor gx = zeros(in, g.device());
+      const Tensor gc = contiguous_data(g);
+      backend(g.device()).avg_pool2d_backward(gx.data(), gc.data(), planes, geo, inc);
+      return {gx};
+    });
+  return out;
+}
+
+}  // namespace plexus

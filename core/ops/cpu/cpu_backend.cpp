@@ -1,0 +1,442 @@
+// CPU kernels: strided elementwise loops, reductions, OpenBLAS sgemm, and the direct
+// loops for softmax, losses, indexing, im2col and pooling.
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <mutex>
+
+#include "ops/backend.h"
+#include "ops/cpu/loops.h"
+#include "util/error.h"
+
+namespace plexus {
+namespace {
+
+using cpu::for_each_run;
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+template <class F>
+void map1(const Tensor& out, const Tensor& a, F f) {
+  for_each_run<2>(out.shape(), {out.data(), a.data()}, {out.strides().data(), a.strides().data()},
+                  [&](const std::array<float*, 2>& p, const std::array<int64_t, 2>& s, int64_t n) {
+                    float* o = p[0];
+                    const float* x = p[1];
+                    if (s[0] == 1 && s[1] == 1) {
+                      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
+                    } else {
+                      for (int64_t i = 0; i < n; ++i) o[i * s[0]] = f(x[i * s[1]]);
+                    }
+                  });
+}
+
+template <class F>
+void map2(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
+  for_each_run<3>(out.shape(), {out.data(), a.data(), b.data()},
+                  {out.strides().data(), a.strides().data(), b.strides().data()},
+                  [&](const std::array<float*, 3>& p, const std::array<int64_t, 3>& s, int64_t n) {
+                    float* o = p[0];
+                    const float* x = p[1];
+                    const float* y = p[2];
+                    if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
+                      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+                    } else if (s[0] == 1 && s[1] == 1 && s[2] == 0) {
+                      const float yv = *y;
+                      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], yv);
+                    } else {
+                      for (int64_t i = 0; i < n; ++i) o[i * s[0]] = f(x[i * s[1]], y[i * s[2]]);
+                    }
+                  });
+}
+
+float gelu_f(float x) { return 0.5f * x * (1.f + std::erf(x * float(M_SQRT1_2))); }
+float gelu_grad_f(float x) {
+  const float cdf = 0.5f * (1.f + std::erf(x * float(M_SQRT1_2)));
+  const float pdf = std::exp(-0.5f * x * x) * float(0.5 * M_2_SQRTPI * M_SQRT1_2);
+  return cdf + x * pdf;
+}
+float sigmoid_f(float x) {
+  // Two branches keep exp's argument non-positive: no overflow for large |x|.
+  if (x >= 0) return 1.f / (1.f + std::exp(-x));
+  const float e = std::exp(x);
+  return e / (1.f + e);
+}
+float softplus_f(float x, float beta, float threshold) {
+  const float bx = beta * x;
+  return bx > threshold ? x : std::log1p(std::exp(bx)) / beta;
+}
+
+class CpuBackend final : public Backend {
+ public:
+  void fill(const Tensor& out, float v) override {
+    map1(out, out, [v](float) { return v; });
+  }
+
+  void unary(UnaryOp op, const Tensor& out, const Tensor& a, float p0, float p1) override {
+    switch (op) {
+      case UnaryOp::Copy: return map1(out, a, [](float x) { return x; });
+      case UnaryOp::Neg: return map1(out, a, [](float x) { return -x; });
+      case UnaryOp::Exp: return map1(out, a, [](float x) { return std::exp(x); });
+      case UnaryOp::Log: return map1(out, a, [](float x) { return std::log(x); });
+      case UnaryOp::Sqrt: return map1(out, a, [](float x) { return std::sqrt(x); });
+      case UnaryOp::Abs: return map1(out, a, [](float x) { return std::fabs(x); });
+      case UnaryOp::Sign: return map1(out, a, [](float x) { return float((x > 0) - (x < 0)); });
+      case UnaryOp::Relu: return map1(out, a, [](float x) { return x > 0 ? x : 0.f; });
+      case UnaryOp::LeakyRelu: return map1(out, a, [p0](float x) { return x > 0 ? x : p0 * x; });
+      case UnaryOp::Sigmoid: return map1(out, a, sigmoid_f);
+      case UnaryOp::Tanh: return map1(out, a, [](float x) { return std::tanh(x); });
+      case UnaryOp::Gelu: return map1(out, a, gelu_f);
+      case UnaryOp::Softplus: return map1(out, a, [p0, p1](float x) { return softplus_f(x, p0, p1); });
+      case UnaryOp::Pow:
+        if (p0 == 2.f) return map1(out, a, [](float x) { return x * x; });
+        return map1(out, a, [p0](float x) { return std::pow(x, p0); });
+      case UnaryOp::Clamp: return map1(out, a, [p0, p1](float x) { return std::min(std::max(x, p0), p1); });
+      case UnaryOp::AddScalar: return map1(out, a, [p0](float x) { return x + p0; });
+      case UnaryOp::MulScalar: return map1(out, a, [p0](float x) { return x * p0; });
+    }
+  }
+
+  void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, float p0, float p1) override {
+    switch (op) {
+      case BinaryOp::Add:
+        if (p0 == 1.f) return map2(out, a, b, [](float x, float y) { return x + y; });
+        return map2(out, a, b, [p0](float x, float y) { return x + p0 * y; });
+      case BinaryOp::Sub: return map2(out, a, b, [](float x, float y) { return x - y; });
+      case BinaryOp::Mul: return map2(out, a, b, [](float x, float y) { return x * y; });
+      case BinaryOp::Div: return map2(out, a, b, [](float x, float y) { return x / y; });
+      case BinaryOp::Maximum: return map2(out, a, b, [](float x, float y) { return std::isnan(x) || x > y ? x : y; });
+      case BinaryOp::Minimum: return map2(out, a, b, [](float x, float y) { return std::isnan(x) || x < y ? x : y; });
+      case BinaryOp::Eq: return map2(out, a, b, [](float x, float y) { return float(x == y); });
+      case BinaryOp::Ne: return map2(out, a, b, [](float x, float y) { return float(x != y); });
+      case BinaryOp::Lt: return map2(out, a, b, [](float x, float y) { return float(x < y); });
+      case BinaryOp::Le: return map2(out, a, b, [](float x, float y) { return float(x <= y); });
+      case BinaryOp::Gt: return map2(out, a, b, [](float x, float y) { return float(x > y); });
+      case BinaryOp::Ge: return map2(out, a, b, [](float x, float y) { return float(x >= y); });
+      case BinaryOp::ReluGrad: return map2(out, a, b, [](float g, float x) { return x > 0 ? g : 0.f; });
+      case BinaryOp::LeakyReluGrad: return map2(out, a, b, [p0](float g, float x) { return x > 0 ? g : p0 * g; });
+      case BinaryOp::SigmoidGrad: return map2(out, a, b, [](float g, float y) { return g * y * (1.f - y); });
+      case BinaryOp::TanhGrad: return map2(out, a, b, [](float g, float y) { return g * (1.f - y * y); });
+      case BinaryOp::GeluGrad: return map2(out, a, b, [](float g, float x) { return g * gelu_grad_f(x); });
+      case BinaryOp::SoftplusGrad:
+        return map2(out, a, b, [p0, p1](float g, float x) { return p0 * x > p1 ? g : g * sigmoid_f(p0 * x); });
+      case BinaryOp::PowGrad:
+        return map2(out, a, b, [p0](float g, float x) { return g * p0 * std::pow(x, p0 - 1.f); });
+      case BinaryOp::ClampGrad:
+        return map2(out, a, b, [p0, p1](float g, float x) { return x >= p0 && x <= p1 ? g : 0.f; });
+      case BinaryOp::AbsGrad:
+        return map2(out, a, b, [](float g, float x) { return g * float((x > 0) - (x < 0)); });
+    }
+  }
+
+  void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) override {
+    for_each_run<4>(out.shape(), {out.data(), cond.data(), a.data(), b.data()},
+                    {out.strides().data(), cond.strides().data(), a.strides().data(), b.strides().data()},
+                    [](const std::array<float*, 4>& p, const std::array<int64_t, 4>& s, int64_t n) {
+                      for (int64_t i = 0; i < n; ++i)
+                        p[0][i * s[0]] = p[1][i * s[1]] != 0.f ? p[2][i * s[2]] : p[3][i * s[3]];
+                    });
+  }
+
+  void reduce(ReduceOp op, const Tensor& out, const Tensor& in) override {
+    const float init = op == ReduceOp::Sum ? 0.f : op == ReduceOp::Max ? -kInf : kInf;
+    fill(out, init);  // out has stride 0 on reduced dims: fills each slot (repeatedly; cheap)
+    auto run = [&](auto combine) {
+      for_each_run<2>(in.shape(), {out.data(), in.data()}, {out.strides().data(), in.strides().data()},
+                      [&](const std::array<float*, 2>& p, const std::array<int64_t, 2>& s, int64_t n) {
+                        float* o = p[0];
+                        const float* x = p[1];
+                        if (s[0] == 0) {  // reducing along the run: keep the accumulator in a register
+                          double acc = *o;
+                          for (int64_t i = 0; i < n; ++i) acc = combine(acc, double(x[i * s[1]]));
+                          *o = float(acc);
+                        } else {
+                          for (int64_t i = 0; i < n; ++i) o[i * s[0]] = float(combine(double(o[i * s[0]]), double(x[i * s[1]])));
+                        }
+                      });
+    };
+    switch (op) {
+      case ReduceOp::Sum: return run([](double acc, double v) { return acc + v; });
+      case ReduceOp::Max: return run([](double acc, double v) { return std::isnan(v) || v > acc ? v : acc; });
+      case ReduceOp::Min: return run([](double acc, double v) { return std::isnan(v) || v < acc ? v : acc; });
+    }
+  }
+
+  void arg_reduce(bool is_max, float* out, const float* in, int64_t outer, int64_t n, int64_t inner) override {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        const float* x = in + o * n * inner + i;
+        int64_t best = 0;
+        for (int64_t j = 1; j < n; ++j) {
+          const float v = x[j * inner], b = x[best * inner];
+          if (std::isnan(b)) break;
+          if (std::isnan(v) || (is_max ? v > b : v < b)) best = j;
+        }
+        out[o * inner + i] = float(best);
+      }
+  }
+
+  void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+            const float* b, int64_t ldb, float beta, float* c, int64_t ldc) override {
+    if (m == 0 || n == 0) return;
+    if (k == 0) {  // BLAS leaves C untouched when k = 0; the product is then beta*C
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.f ? 0.f : beta * c[i * ldc + j];
+      return;
+    }
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m), int(n),
+                int(k), alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
+  }
+
+  void softmax(float* out, const float* in, int64_t outer, int64_t n, int64_t inner, bool log) override {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        const float* x = in + o * n * inner + i;
+        float* y = out + o * n * inner + i;
+        float m = -kInf;
+        for (int64_t j = 0; j < n; ++j) m = std::max(m, x[j * inner]);
+        if (m == -kInf) m = 0.f;  // all -inf: avoid inf - inf
+        double s = 0;
+        for (int64_t j = 0; j < n; ++j) s += std::exp(double(x[j * inner] - m));
+        if (log) {
+          const float lse = m + float(std::log(s));
+          for (int64_t j = 0; j < n; ++j) y[j * inner] = x[j * inner] - lse;
+        } else {
+          const float inv = float(1.0 / s);
+          for (int64_t j = 0; j < n; ++j) y[j * inner] = std::exp(x[j * inner] - m) * inv;
+        }
+      }
+  }
+
+  void softmax_backward(float* gin, const float* gout, const float* out, int64_t outer, int64_t n, int64_t inner,
+                        bool log) override {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t base = o * n * inner + i;
+        double s = 0;
+        if (log) {  // d/dx log_softmax: g - softmax * sum(g)
+          for (int64_t j = 0; j < n; ++j) s += gout[base + j * inner];
+          for (int64_t j = 0; j < n; ++j)
+            gin[base + j * inner] = gout[base + j * inner] - std::exp(out[base + j * inner]) * float(s);
+        } else {  // d/dx softmax: y * (g - sum(g * y))
+          for (int64_t j = 0; j < n; ++j) s += double(gout[base + j * inner]) * out[base + j * inner];
+          for (int64_t j = 0; j < n; ++j)
+            gin[base + j * inner] = out[base + j * inner] * (gout[base + j * inner] - float(s));
+        }
+      }
+  }
+
+  void cross_entropy(float* loss, float* lse, const float* logits, const float* target, int64_t n, int64_t c,
+                     float smoothing) override {
+    for (int64_t r = 0; r < n; ++r) {
+      const float* x = logits + r * c;
+      float m = -kInf;
+      for (int64_t j = 0; j < c; ++j) m = std::max(m, x[j]);
+      double s = 0, sum_x = 0;
+      for (int64_t j = 0; j < c; ++j) {
+        s += std::exp(double(x[j] - m));
+        sum_x += x[j];
+      }
+      const double l = m + std::log(s);
+      lse[r] = float(l);
+      const int64_t t = int64_t(target[r]);
+      loss[r] = float((1.0 - smoothing) * (l - x[t]) + smoothing * (l - sum_x / double(c)));
+    }
+  }
+
+  void cross_entropy_backward(float* gx, const float* gloss, const float* logits, const float* lse,
+                              const float* target, int64_t n, int64_t c, float smoothing) override {
+    const float off = smoothing / float(c);
+    for (int64_t r = 0; r < n; ++r) {
+      const float* x = logits + r * c;
+      float* g = gx + r * c;
+      const float gr = gloss[r];
+      for (int64_t j = 0; j < c; ++j) g[j] = gr * (std::exp(x[j] - lse[r]) - off);
+      g[int64_t(target[r])] -= gr * (1.f - smoothing);
+    }
+  }
+
+  void index_select(float* out, const float* in, const float* index, int64_t outer, int64_t in_n, int64_t idx_n,
+                    int64_t inner) override {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < idx_n; ++j)
+        std::copy_n(in + (o * in_n + int64_t(index[j])) * inner, inner, out + (o * idx_n + j) * inner);
+  }
+
+  void index_add(float* out, const float* src, const float* index, int64_t outer, int64_t out_n, int64_t idx_n,
+                 int64_t inner) override {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < idx_n; ++j) {
+        float* dst = out + (o * out_n + int64_t(index[j])) * inner;
+        const float* s = src + (o * idx_n + j) * inner;
+        for (int64_t i = 0; i < inner; ++i) dst[i] += s[i];
+      }
+  }
+
+  // For gather/scatter: walk every index element, map its coordinate to `in`'s offset with
+  // the indexed dim replaced by the index value.
+  template <class F>
+  static void walk_index(const Shape& in_shape, const Shape& idx_shape, int64_t dim, const float* index, F f) {
+    const Strides in_st = contiguous_strides(in_shape);
+    const int64_t total = numel(idx_shape);
+    const int nd = int(idx_shape.size());
+    std::vector<int64_t> coord(nd, 0);
+    for (int64_t e = 0; e < total; ++e) {
+      int64_t off = 0;
+      for (int d = 0; d < nd; ++d) off += (d == dim ? int64_t(index[e]) : coord[d]) * in_st[d];
+      f(e, off);
+      for (int d = nd - 1; d >= 0; --d) {
+        if (++coord[d] < idx_shape[d]) break;
+        coord[d] = 0;
+      }
+    }
+  }
+
+  void gather(float* out, const float* in, const Shape& in_shape, const float* index, const Shape& index_shape,
+              int64_t dim) override {
+    walk_index(in_shape, index_shape, dim, index, [&](int64_t e, int64_t off) { out[e] = in[off]; });
+  }
+
+  void scatter_add(float* out, const Shape& out_shape, const float* src, const float* index,
+                   const Shape& index_shape, int64_t dim) override {
+    walk_index(out_shape, index_shape, dim, index, [&](int64_t e, int64_t off) { out[off] += src[e]; });
+  }
+
+  void im2col(float* cols, const float* img, const ConvGeometry& g) override {
+    const int64_t plane = g.oh * g.ow;
+    for (int64_t c = 0; c < g.c; ++c)
+      for (int64_t ki = 0; ki < g.kh; ++ki)
+        for (int64_t kj = 0; kj < g.kw; ++kj) {
+          float* row = cols + ((c * g.kh + ki) * g.kw + kj) * plane;
+          for (int64_t y = 0; y < g.oh; ++y) {
+            const int64_t iy = y * g.sh - g.ph + ki * g.dh;
+            float* dst = row + y * g.ow;
+            if (iy < 0 || iy >= g.h) {
+              std::fill_n(dst, g.ow, 0.f);
+              continue;
+            }
+            const float* src = img + (c * g.h + iy) * g.w;
+            for (int64_t x = 0; x < g.ow; ++x) {
+              const int64_t ix = x * g.sw - g.pw + kj * g.dw;
+              dst[x] = ix >= 0 && ix < g.w ? src[ix] : 0.f;
+            }
+          }
+        }
+  }
+
+  void col2im(float* img, const float* cols, const ConvGeometry& g) override {
+    const int64_t plane = g.oh * g.ow;
+    for (int64_t c = 0; c < g.c; ++c)
+      for (int64_t ki = 0; ki < g.kh; ++ki)
+        for (int64_t kj = 0; kj < g.kw; ++kj) {
+          const float* row = cols + ((c * g.kh + ki) * g.kw + kj) * plane;
+          for (int64_t y = 0; y < g.oh; ++y) {
+            const int64_t iy = y * g.sh - g.ph + ki * g.dh;
+            if (iy < 0 || iy >= g.h) continue;
+            float* dst = img + (c * g.h + iy) * g.w;
+            for (int64_t x = 0; x < g.ow; ++x) {
+              const int64_t ix = x * g.sw - g.pw + kj * g.dw;
+              if (ix >= 0 && ix < g.w) dst[ix] += row[y * g.ow + x];
+            }
+          }
+        }
+  }
+
+  void max_pool2d(float* out, float* argmax, const float* in, int64_t planes, const ConvGeometry& g) override {
+    for (int64_t p = 0; p < planes; ++p) {
+      const float* x = in + p * g.h * g.w;
+      for (int64_t y = 0; y < g.oh; ++y)
+        for (int64_t xo = 0; xo < g.ow; ++xo) {
+          float best = -kInf;
+          int64_t best_at = -1;
+          for (int64_t ki = 0; ki < g.kh; ++ki) {
+            const int64_t iy = y * g.sh - g.ph + ki;
+            if (iy < 0 || iy >= g.h) continue;
+            for (int64_t kj = 0; kj < g.kw; ++kj) {
+              const int64_t ix = xo * g.sw - g.pw + kj;
+              if (ix < 0 || ix >= g.w) continue;
+              const float v = x[iy * g.w + ix];
+              if (best_at < 0 || v > best || std::isnan(v)) {
+                best = v;
+                best_at = iy * g.w + ix;
+              }
+            }
+          }
+          const int64_t o = (p * g.oh + y) * g.ow + xo;
+          out[o] = best;
+          argmax[o] = float(best_at);
+        }
+    }
+  }
+
+  void max_pool2d_backward(float* gin, const float* gout, const float* argmax, int64_t planes,
+                           const ConvGeometry& g) override {
+    const int64_t per = g.oh * g.ow;
+    for (int64_t p = 0; p < planes; ++p)
+      for (int64_t i = 0; i < per; ++i) {
+        const int64_t at = int64_t(argmax[p * per + i]);
+        if (at >= 0) gin[p * g.h * g.w + at] += gout[p * per + i];
+      }
+  }
+
+  // Number of window cells averaged at (y, x): the full window when padding counts,
+  // else only the cells inside the image. PyTorch clips the window to the padded image.
+  static int64_t pool_count(const ConvGeometry& g, int64_t y, int64_t x, bool include_pad) {
+    const int64_t y0 = y * g.sh - g.ph, x0 = x * g.sw - g.pw;
+    const int64_t y1 = std::min(y0 + g.kh, g.h + g.ph), x1 = std::min(x0 + g.kw, g.w + g.pw);
+    if (include_pad) return (y1 - y0) * (x1 - x0);
+    return (std::min(y1, g.h) - std::max<int64_t>(y0, 0)) * (std::min(x1, g.w) - std::max<int64_t>(x0, 0));
+  }
+
+  void avg_pool2d(float* out, const float* in, int64_t planes, const ConvGeometry& g, bool include_pad) override {
+    for (int64_t p = 0; p < planes; ++p) {
+      const float* x = in + p * g.h * g.w;
+      for (int64_t y = 0; y < g.oh; ++y)
+        for (int64_t xo = 0; xo < g.ow; ++xo) {
+          double s = 0;
+          for (int64_t iy = std::max<int64_t>(y * g.sh - g.ph, 0); iy < std::min(y * g.sh - g.ph + g.kh, g.h); ++iy)
+            for (int64_t ix = std::max<int64_t>(xo * g.sw - g.pw, 0); ix < std::min(xo * g.sw - g.pw + g.kw, g.w); ++ix)
+              s += x[iy * g.w + ix];
+          out[(p * g.oh + y) * g.ow + xo] = float(s / double(pool_count(g, y, xo, include_pad)));
+        }
+    }
+  }
+
+  void avg_pool2d_backward(float* gin, const float* gout, int64_t planes, const ConvGeometry& g,
+                           bool include_pad) override {
+    for (int64_t p = 0; p < planes; ++p) {
+      float* gi = gin + p * g.h * g.w;
+      for (int64_t y = 0; y < g.oh; ++y)
+        for (int64_t xo = 0; xo < g.ow; ++xo) {
+          const float v = gout[(p * g.oh + y) * g.ow + xo] / float(pool_count(g, y, xo, include_pad));
+          for (int64_t iy = std::max<int64_t>(y * g.sh - g.ph, 0); iy < std::min(y * g.sh - g.ph + g.kh, g.h); ++iy)
+            for (int64_t ix = std::max<int64_t>(xo * g.sw - g.pw, 0); ix < std::min(xo * g.sw - g.pw + g.kw, g.w); ++ix)
+              gi[iy * g.w + ix] += v;
+        }
+    }
+  }
+
+  void random_uniform(const Tensor& out, float lo, float hi, Generator& gen) override {
+    std::lock_guard lock(gen.mutex());
+    map1(out, out, [&](float) { return lo + (hi - lo) * gen.uniform(); });
+  }
+
+  void random_normal(const Tensor& out, float mean, float std, Generator& gen) override {
+    std::lock_guard lock(gen.mutex());
+    map1(out, out, [&](float) { return mean + std * gen.normal(); });
+  }
+};
+
+}  // namespace
+
+Backend& cpu_backend() {
+  static CpuBackend cpu;
+  return cpu;
+}
+
+Backend& backend(Device device) {
+  if (device.is_cpu()) return cpu_backend();
+  throw DeviceError("device " + device.str() + " is not available: this build has no CUDA backend");
+}
+
+}  // namespace plexus

@@ -1,0 +1,25 @@
+#pragma once
+// Internal helpers shared by the op files: run a backend kernel on fresh outputs without
+// recording history (the calling op records its own node).
+#include "ops/backend.h"
+#include "tensor/tensor.h"
+
+namespace plexus {
+
+// Broadcast view of `a` to `shape` (stride 0 on broadcast dims); no autograd.
+Tensor broadcast_view(const Tensor& a, const Shape& shape, const char* op);
+
+Tensor run_unary(UnaryOp op, const Tensor& a, float p0 = 0, float p1 = 0);
+Tensor run_binary(BinaryOp op, const Tensor& a, const Tensor& b, const char* name, float p0 = 0, float p1 = 0);
+
+// Throws a DeviceError naming `op` unless all defined tensors share one device.
+void check_same_device(const char* op, std::initializer_list<Tensor> ts);
+
+// Contiguous tensor with the same data (the input itself when already contiguous); no autograd.
+Tensor contiguous_data(const Tensor& a);
+
+// Copies `src` into the region of `dst` that starts at `start` along `dim` with `step`
+// and has src's shape (the adjoint of slice); no autograd.
+void copy_into_slice(const Tensor& dst, int64_t dim, int64_t start, int64_t step, const Tensor& src);
+
+}  // namespace plexus

@@ -1,0 +1,93 @@
+// Matrix products through sgemm. A transposed (column-major) view is handed to BLAS with
+// the transpose flag and its own leading dimension, so t() and transpose() never copy.
+// Derivatives: dA = dC · Bᵀ, dB = Aᵀ · dC (broadcast batch dims are summed by the engine).
+#include "autograd/node.h"
+#include "ops/kernels.h"
+#include "ops/ops.h"
+#include "util/error.h"
+
+namespace plexus {
+namespace {
+
+struct GemmOperand {
+  bool trans = false;
+  int64_t ld = 1;
+};
+
+// How a rows×cols matrix with the given strides can be read by row-major BLAS, if at all.
+std::optional<GemmOperand> gemm_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  if ((cols <= 1 || cs == 1) && (rows <= 1 || rs >= std::max<int64_t>(1, cols)))
+    return GemmOperand{false, rows <= 1 ? std::max<int64_t>(1, cols) : rs};
+  if ((rows <= 1 || rs == 1) && (cols <= 1 || cs >= std::max<int64_t>(1, rows)))
+    return GemmOperand{true, cols <= 1 ? std::max<int64_t>(1, rows) : cs};
+  return std::nullopt;
+}
+
+// Batched product of tensors with at least 2 dims.
+Tensor matmul_nd(const Tensor& a, const Tensor& b) {
+  const int64_t m = a.shape()[a.dim() - 2], k = a.shape()[a.dim() - 1];
+  const int64_t kb = b.shape()[b.dim() - 2], n = b.shape()[b.dim() - 1];
+  if (k != kb)
+    throw ShapeError("matmul: inner dims differ: " + to_string(a.shape()) + " @ " + to_string(b.shape()) + " (" +
+                     std::to_string(k) + " vs " + std::to_string(kb) + ")");
+  const Shape a_batch(a.shape().begin(), a.shape().end() - 2), b_batch(b.shape().begin(), b.shape().end() - 2);
+  Shape batch = broadcast_shapes(a_batch, b_batch, "matmul (batch dims)");
+
+  auto prepare = [&](const Tensor& t, int64_t rows, int64_t cols) {
+    Shape full = batch;
+    full.push_back(rows);
+    full.push_back(cols);
+    Tensor v = broadcast_view(t, full, "matmul");
+    auto layout = gemm_layout(rows, cols, v.strides()[v.dim() - 2], v.strides()[v.dim() - 1]);
+    if (!layout) {
+      v = broadcast_view(contiguous_data(t), full, "matmul");
+      layout = gemm_layout(rows, cols, v.strides()[v.dim() - 2], v.strides()[v.dim() - 1]);
+    }
+    return std::pair{v, *layout};
+  };
+  const auto [av, la] = prepare(a, m, k);
+  const auto [bv, lb] = prepare(b, k, n);
+
+  Shape out_shape = batch;
+  out_shape.push_back(m);
+  out_shape.push_back(n);
+  Tensor out = empty(out_shape, a.device());
+  Backend& be = backend(a.device());
+  const int64_t batches = numel(batch), nb = int64_t(batch.size());
+  std::vector<int64_t> idx(nb, 0);
+  for (int64_t i = 0; i < batches; ++i) {
+    int64_t oa = 0, ob = 0;
+    for (int64_t d = 0; d < nb; ++d) {
+      oa += idx[d] * av.strides()[d];
+      ob += idx[d] * bv.strides()[d];
+    }
+    be.gemm(la.trans, lb.trans, m, n, k, 1.f, av.data() + oa, la.ld, bv.data() + ob, lb.ld, 0.f,
+            out.data() + i * m * n, std::max<int64_t>(1, n));
+    for (int64_t d = nb - 1; d >= 0; --d) {
+      if (++idx[d] < batch[d]) break;
+      idx[d] = 0;
+    }
+  }
+  if (needs_grad(a, b))
+    record(out, "matmul", {a, b},
+           [sa = Saved(a), sb = Saved(b), ga = a.requires_grad(), gb = b.requires_grad()](const Tensor& g) -> Grads {
+             return {ga ? matmul(g, sb.get().transpose(-1, -2)) : Tensor(),
+                     gb ? matmul(sa.get().transpose(-1, -2), g) : Tensor()};
+           });
+  return out;
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  check_same_device("matmul", {a, b});
+  if (a.dim() == 0 || b.dim() == 0)
+    throw ShapeError("matmul: both operands need at least 1 dim, got " + to_string(a.shape()) + " and " +
+                     to_string(b.shape()));
+  if (a.dim() == 1 && b.dim() == 1) return matmul_nd(a.unsqueeze(0), b.unsqueeze(1)).reshape({});
+  if (a.dim() == 1) return matmul_nd(a.unsqueeze(0), b).squeeze(-2);
+  if (b.dim() == 1) return matmul_nd(a, b.unsqueeze(1)).squeeze(-1);
+  return matmul_nd(a, b);
+}
+
+}  // namespace plexus

@@ -1,0 +1,175 @@
+// Neural-network ops: softmax / log_softmax, dropout, batch_norm, and the losses.
+// Fused where it matters (softmax, cross-entropy); composed from differentiable ops where
+// the composition is already exact and clear (batch_norm, mse, nll).
+#include <cmath>
+
+#include "autograd/node.h"
+#include "ops/kernels.h"
+#include "ops/ops.h"
+#include "util/error.h"
+
+namespace plexus {
+namespace {
+
+struct Split {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+Split split_at(const Shape& s, int64_t dim) {
+  Split r;
+  if (s.empty()) return r;
+  for (int64_t d = 0; d < dim; ++d) r.outer *= s[d];
+  r.n = s[dim];
+  for (int64_t d = dim + 1; d < int64_t(s.size()); ++d) r.inner *= s[d];
+  return r;
+}
+
+Tensor softmax_impl(const Tensor& a, int64_t dim, bool log) {
+  const char* name = log ? "log_softmax" : "softmax";
+  dim = wrap_dim(dim, a.dim(), name);
+  const Split sp = split_at(a.shape(), dim);
+  const Tensor x = contiguous_data(a);
+  Tensor out = empty(a.shape(), a.device());
+  backend(a.device()).softmax(out.data(), x.data(), sp.outer, sp.n, sp.inner, log);
+  if (needs_grad(a))
+    record(out, name, {a}, [y = Saved(out), sp, log](const Tensor& g) -> Grads {
+      const Tensor gc = contiguous_data(g), yv = y.get();
+      Tensor gi = empty(yv.shape(), g.device());
+      backend(g.device()).softmax_backward(gi.data(), gc.data(), yv.data(), sp.outer, sp.n, sp.inner, log);
+      return {gi};
+    });
+  return out;
+}
+
+Tensor reduce_loss(const Tensor& per_item, Reduction r) {
+  switch (r) {
+    case Reduction::None: return per_item;
+    case Reduction::Sum: return sum(per_item);
+    case Reduction::Mean: break;
+  }
+  return mean(per_item);
+}
+
+void check_class_targets(const Tensor& input, const Tensor& target, const char* op) {
+  if (input.dim() != 2)
+    throw ShapeError(std::string(op) + ": expected input of shape [N, C], got " + to_string(input.shape()));
+  if (target.dim() != 1 || target.shape()[0] != input.shape()[0])
+    throw ShapeError(std::string(op) + ": expected target of shape [" + std::to_string(input.shape()[0]) +
+                     "] (one class index per row), got " + to_string(target.shape()));
+  if (target.device().is_cpu()) {
+    const Tensor t = contiguous_data(target);
+    const int64_t c = input.shape()[1];
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      const float v = t.data()[i];
+      if (!(v >= 0 && v < float(c)) || v != std::floor(v))
+        throw IndexError(std::string(op) + ": target " + std::to_string(v) + " of sample " + std::to_string(i) +
+                         " is not a class index in [0, " + std::to_string(c) + ")");
+    }
+  }
+}
+
+void check_same_shape(const Tensor& a, const Tensor& b, const char* op) {
+  if (a.shape() != b.shape())
+    throw ShapeError(std::string(op) + ": input shape " + to_string(a.shape()) + " and target shape " +
+                     to_string(b.shape()) + " differ");
+}
+
+}  // namespace
+
+Tensor softmax(const Tensor& a, int64_t dim) { return softmax_impl(a, dim, false); }
+Tensor log_softmax(const Tensor& a, int64_t dim) { return softmax_impl(a, dim, true); }
+
+Tensor dropout(const Tensor& a, float p, bool training, Generator* gen) {
+  if (!(p >= 0.f && p <= 1.f)) throw ValueError("dropout: p must be in [0, 1], got " + std::to_string(p));
+  if (!training || p == 0.f) return a;
+  if (p == 1.f) return a * zeros({}, a.device());
+  Tensor u = empty(a.shape(), a.device());
+  backend(a.device()).random_uniform(u, 0.f, 1.f, gen ? *gen : default_generator());
+  // Inverted dropout: survivors are scaled by 1/(1-p) so eval needs no rescaling.
+  const Tensor mask = run_unary(UnaryOp::MulScalar, lt(u, full({}, 1.f - p, a.device())), 1.f / (1.f - p));
+  return a * mask;
+}
+
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                  const Tensor& bias, bool training, float momentum, float eps) {
+  if (x.dim() < 2) throw ShapeError("batch_norm: expected input [N, C, ...], got " + to_string(x.shape()));
+  const int64_t c = x.shape()[1];
+  for (const Tensor* t : {&running_mean, &running_var, &weight, &bias})
+    if (t->defined() && t->shape() != Shape{c})
+      throw ShapeError("batch_norm: parameters and running statistics must have shape [" + std::to_string(c) +
+                       "], got " + to_string(t->shape()));
+  std::vector<int64_t> dims{0};
+  Shape bshape(x.dim(), 1);
+  bshape[1] = c;
+  for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
+  const int64_t count = x.numel() / std::max<int64_t>(c, 1);
+
+  Tensor mu, var;
+  if (training || !running_mean.defined()) {
+    if (count <= 1)
+      throw ValueError("batch_norm: training needs more than one value per channel, got input " + to_string(x.shape()));
+    mu = mean(x, dims, true);
+    const Tensor centered = x - mu;
+    var = mean(centered * centered, dims, true);
+    if (training && running_mean.defined()) {
+      NoGradGuard no_grad;
+      Tensor rm = running_mean, rv = running_var;
+      rm.mul_(1.f - momentum).add_(mu.reshape({c}), momentum);
+      // The running variance is the unbiased estimate, as in PyTorch.
+      rv.mul_(1.f - momentum).add_(var.reshape({c}), momentum * float(count) / float(count - 1));
+    }
+  } else {
+    mu = running_mean.reshape(bshape);
+    var = running_var.reshape(bshape);
+  }
+  Tensor y = (x - mu) / sqrt(var + eps);
+  if (weight.defined()) y = y * weight.reshape(bshape);
+  if (bias.defined()) y = y + bias.reshape(bshape);
+  return y;
+}
+
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, float smoothing, Reduction reduction) {
+  check_class_targets(logits, target, "cross_entropy");
+  if (!(smoothing >= 0.f && smoothing <= 1.f))
+    throw ValueError("cross_entropy: label_smoothing must be in [0, 1], got " + std::to_string(smoothing));
+  const int64_t n = logits.shape()[0], c = logits.shape()[1];
+  const Tensor x = contiguous_data(logits), t = contiguous_data(target);
+  Tensor loss = empty({n}, logits.device()), lse = empty({n}, logits.device());
+  backend(logits.device()).cross_entropy(loss.data(), lse.data(), x.data(), t.data(), n, c, smoothing);
+  if (needs_grad(logits))
+    record(loss, "cross_entropy", {logits}, [sx = Saved(x), lse, t, n, c, smoothing](const Tensor& g) -> Grads {
+      const Tensor gc = contiguous_data(g), xv = sx.get();
+      Tensor gx = empty(xv.shape(), g.device());
+      backend(g.device()).cross_entropy_backward(gx.data(), gc.data(), xv.data(), lse.data(), t.data(), n, c, smoothing);
+      return {gx};
+    });
+  return reduce_loss(loss, reduction);
+}
+
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction) {
+  check_class_targets(log_probs, target, "nll_loss");
+  return reduce_loss(-gather(log_probs, 1, target.unsqueeze(1)).squeeze(1), reduction);
+}
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  check_same_shape(input, target, "mse_loss");
+  const Tensor d = input - target;
+  return reduce_loss(d * d, reduction);
+}
+
+Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target, Reduction reduction) {
+  check_same_shape(logits, target, "binary_cross_entropy_with_logits");
+  Tensor loss;
+  {
+    // max(x, 0) - x*y + log(1 + exp(-|x|)): stable for any x.
+    NoGradGuard no_grad;
+    loss = relu(logits) - logits * target + softplus(-abs(logits));
+  }
+  if (needs_grad(logits, target))
+    record(loss, "binary_cross_entropy_with_logits", {logits, target},
+           [x = Saved(logits), y = Saved(target)](const Tensor& g) -> Grads {
+             return {g * (sigmoid(x.get()) - y.get()), -g * x.get()};
+           });
+  return reduce_loss(loss, reduction);
+}
+
+}  // namespace plexus

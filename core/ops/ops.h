@@ -1,0 +1,134 @@
+#pragma once
+// Every differentiable op of the core. Each is defined next to its derivative in ops/*.cpp;
+// docs/ops.md lists them with their gradient-check status. Broadcasting follows NumPy.
+#include <optional>
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace plexus {
+
+// ---- elementwise arithmetic (broadcasting) -------------------------------------------
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor neg(const Tensor& a);
+Tensor add(const Tensor& a, float s);
+Tensor mul(const Tensor& a, float s);
+Tensor pow(const Tensor& a, float exponent);
+Tensor maximum(const Tensor& a, const Tensor& b);  // elementwise; ties split the gradient
+Tensor minimum(const Tensor& a, const Tensor& b);
+
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a);
+Tensor operator+(const Tensor& a, float s);
+Tensor operator+(float s, const Tensor& a);
+Tensor operator-(const Tensor& a, float s);
+Tensor operator-(float s, const Tensor& a);
+Tensor operator*(const Tensor& a, float s);
+Tensor operator*(float s, const Tensor& a);
+Tensor operator/(const Tensor& a, float s);
+Tensor operator/(float s, const Tensor& a);
+
+// ---- elementwise functions -----------------------------------------------------------
+Tensor exp(const Tensor& a);
+Tensor log(const Tensor& a);
+Tensor sqrt(const Tensor& a);
+Tensor abs(const Tensor& a);
+Tensor clamp(const Tensor& a, std::optional<float> lo, std::optional<float> hi);
+Tensor relu(const Tensor& a);
+Tensor leaky_relu(const Tensor& a, float negative_slope = 0.01f);
+Tensor sigmoid(const Tensor& a);
+Tensor tanh(const Tensor& a);
+Tensor gelu(const Tensor& a);  // exact (erf) form
+Tensor softplus(const Tensor& a, float beta = 1.f, float threshold = 20.f);
+
+// ---- comparisons and selection (no gradient through the mask) -------------------------
+Tensor eq(const Tensor& a, const Tensor& b);  // 1.0 where true, 0.0 where false
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);  // cond != 0 picks a
+Tensor masked_fill(const Tensor& a, const Tensor& mask, float value);
+
+// ---- reductions (empty dims = all dims) --------------------------------------------------
+Tensor sum(const Tensor& a, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor mean(const Tensor& a, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor max(const Tensor& a, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor min(const Tensor& a, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor argmax(const Tensor& a, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor argmin(const Tensor& a, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+// Sums a broadcast result back to `shape` (the adjoint of expand).
+Tensor sum_to(const Tensor& a, const Shape& shape);
+
+// ---- linear algebra --------------------------------------------------------------------
+// 1-D, 2-D and batched (broadcast batch dims) products through sgemm; transposed views
+// are passed to BLAS as transposes, not copied.
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+// ---- shape and indexing ----------------------------------------------------------------
+Tensor reshape(const Tensor& a, const Shape& shape);  // a view when strides allow, else a copy
+Tensor view(const Tensor& a, const Shape& shape);     // a view or a ShapeError
+Tensor transpose(const Tensor& a, int64_t d0, int64_t d1);
+Tensor permute(const Tensor& a, const std::vector<int64_t>& dims);
+Tensor flatten(const Tensor& a, int64_t start = 0, int64_t end = -1);
+Tensor squeeze(const Tensor& a);
+Tensor squeeze(const Tensor& a, int64_t dim);
+Tensor unsqueeze(const Tensor& a, int64_t dim);
+Tensor expand(const Tensor& a, const Shape& shape);  // -1 keeps a dim
+Tensor narrow(const Tensor& a, int64_t dim, int64_t start, int64_t length);
+Tensor slice(const Tensor& a, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
+Tensor contiguous(const Tensor& a);
+Tensor concat(const std::vector<Tensor>& ts, int64_t dim = 0);
+Tensor stack(const std::vector<Tensor>& ts, int64_t dim = 0);
+// Indices are float tensors holding whole numbers (exact up to 2^24); they are checked.
+Tensor index_select(const Tensor& a, int64_t dim, const Tensor& index);
+Tensor gather(const Tensor& a, int64_t dim, const Tensor& index);
+
+// ---- neural-network ops ------------------------------------------------------------------
+Tensor softmax(const Tensor& a, int64_t dim);
+Tensor log_softmax(const Tensor& a, int64_t dim);
+Tensor dropout(const Tensor& a, float p, bool training, Generator* gen = nullptr);
+
+struct Conv2dOptions {
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_h = 0, pad_w = 0;
+  int64_t dilation_h = 1, dilation_w = 1;
+  int64_t groups = 1;
+};
+// x: [N, C, H, W], weight: [O, C/groups, kH, kW], bias: [O] or undefined.
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
+              const Conv2dOptions& opt = {});
+
+struct Pool2dOptions {
+  int64_t kernel_h = 2, kernel_w = 2;
+  int64_t stride_h = 0, stride_w = 0;  // 0 = kernel size
+  int64_t pad_h = 0, pad_w = 0;
+  bool count_include_pad = true;  // avg_pool2d only
+};
+Tensor max_pool2d(const Tensor& x, const Pool2dOptions& opt);
+Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& opt);
+
+// x: [N, C] or [N, C, *]. In training the batch statistics normalise and the running
+// buffers (if defined) are updated in place with `momentum`; in eval the running ones are used.
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight, const Tensor& bias, bool training, float momentum = 0.1f,
+                  float eps = 1e-5f);
+
+// ---- losses ------------------------------------------------------------------------------
+enum class Reduction { None, Mean, Sum };
+// logits [N, C], target [N] of class indices; log-softmax and NLL fused.
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, float label_smoothing = 0.f,
+                     Reduction reduction = Reduction::Mean);
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction = Reduction::Mean);
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
+Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target,
+                                        Reduction reduction = Reduction::Mean);
+
+}  // namespace plexus

@@ -1,0 +1,8 @@
+#pragma once
+// The public C++ API of the Plexus core in one include.
+#include "autograd/gradcheck.h"
+#include "autograd/grad_mode.h"
+#include "ops/ops.h"
+#include "tensor/allocator.h"
+#include "tensor/tensor.h"
+#include "util/error.h"

@@ -1,0 +1,284 @@
+#include "tensor/tensor.h"
+
+#include <cmath>
+#include <cstring>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include "autograd/grad_mode.h"
+#include "ops/backend.h"
+#include "ops/kernels.h"
+#include "ops/ops.h"
+#include "tensor/allocator.h"
+#include "util/error.h"
+
+namespace plexus {
+
+Storage::Storage(int64_t n, Device dev) : numel(n), device(dev) {
+  data = static_cast<float*>(allocator_for(dev).allocate(size_t(n) * sizeof(float)));
+}
+
+Storage::~Storage() { allocator_for(device).deallocate(data, size_t(numel) * sizeof(float)); }
+
+TensorImpl& Tensor::impl() const {
+  if (!impl_) throw ValueError("use of an undefined tensor");
+  return *impl_;
+}
+
+int64_t Tensor::size(int64_t d) const { return shape()[wrap_dim(d, dim(), "size")]; }
+
+bool Tensor::is_contiguous() const {
+  int64_t expected = 1;
+  for (int64_t d = dim() - 1; d >= 0; --d) {
+    if (shape()[d] == 1) continue;
+    if (strides()[d] != expected) return false;
+    expected *= shape()[d];
+  }
+  return true;
+}
+
+namespace {
+void require_cpu(const Tensor& t, const char* what) {
+  if (!t.device().is_cpu())
+    throw DeviceError(std::string(what) + " reads host memory; move the tensor to the CPU first (it is on " +
+                      t.device().str() + ")");
+}
+
+// In-place writes bypass autograd, so they must not touch a tensor that is being tracked.
+void check_inplace(const Tensor& t, const char* op) {
+  if (GradMode::enabled() && t.requires_grad())
+    throw AutogradError(std::string(op) +
+                        ": in-place update of a tensor that requires grad; wrap it in NoGradGuard");
+}
+}  // namespace
+
+float Tensor::item() const {
+  if (numel() != 1)
+    throw ShapeError("item(): expected a tensor with one element, got shape " + to_string(shape()));
+  require_cpu(*this, "item()");
+  return *data();
+}
+
+float Tensor::at(const std::vector<int64_t>& index) const {
+  if (int64_t(index.size()) != dim())
+    throw IndexError("at(): expected " + std::to_string(dim()) + " indices, got " + std::to_string(index.size()));
+  require_cpu(*this, "at()");
+  int64_t off = 0;
+  for (int64_t d = 0; d < dim(); ++d) {
+    if (index[d] < 0 || index[d] >= shape()[d])
+      throw IndexError("at(): index " + std::to_string(index[d]) + " out of range for dim " + std::to_string(d) +
+                       " of size " + std::to_string(shape()[d]));
+    off += index[d] * strides()[d];
+  }
+  return data()[off];
+}
+
+std::vector<float> Tensor::to_vector() const {
+  require_cpu(*this, "to_vector()");
+  const Tensor c = contiguous();
+  return std::vector<float>(c.data(), c.data() + c.numel());
+}
+
+Tensor& Tensor::requires_grad_(bool on) {
+  if (!is_leaf() && !on) throw AutogradError("requires_grad_(false) on a non-leaf tensor; use detach()");
+  impl().requires_grad = on;
+  return *this;
+}
+
+Tensor Tensor::detach() const {
+  auto t = std::make_shared<TensorImpl>();
+  t->storage = impl().storage;
+  t->shape = impl().shape;
+  t->strides = impl().strides;
+  t->offset = impl().offset;
+  return Tensor(std::move(t));
+}
+
+Tensor Tensor::reshape(const Shape& s) const { return plexus::reshape(*this, s); }
+Tensor Tensor::view(const Shape& s) const { return plexus::view(*this, s); }
+Tensor Tensor::transpose(int64_t d0, int64_t d1) const { return plexus::transpose(*this, d0, d1); }
+Tensor Tensor::permute(const std::vector<int64_t>& dims) const { return plexus::permute(*this, dims); }
+Tensor Tensor::flatten(int64_t s, int64_t e) const { return plexus::flatten(*this, s, e); }
+Tensor Tensor::squeeze() const { return plexus::squeeze(*this); }
+Tensor Tensor::squeeze(int64_t d) const { return plexus::squeeze(*this, d); }
+Tensor Tensor::unsqueeze(int64_t d) const { return plexus::unsqueeze(*this, d); }
+Tensor Tensor::expand(const Shape& s) const { return plexus::expand(*this, s); }
+Tensor Tensor::narrow(int64_t d, int64_t s, int64_t l) const { return plexus::narrow(*this, d, s, l); }
+Tensor Tensor::contiguous() const { return plexus::contiguous(*this); }
+Tensor Tensor::sum(const std::vector<int64_t>& dims, bool keepdim) const { return plexus::sum(*this, dims, keepdim); }
+Tensor Tensor::mean(const std::vector<int64_t>& dims, bool keepdim) const { return plexus::mean(*this, dims, keepdim); }
+
+Tensor Tensor::clone() const {
+  Tensor out = empty(shape(), device());
+  backend(device()).unary(UnaryOp::Copy, out, *this, 0, 0);
+  return out;
+}
+
+Tensor Tensor::to(Device d) const {
+  if (d == device()) return *this;
+  throw DeviceError("cannot move a tensor to " + d.str() + ": this build has no CUDA backend");
+}
+
+Tensor& Tensor::fill_(float value) {
+  check_inplace(*this, "fill_");
+  backend(device()).fill(*this, value);
+  ++storage()->version;
+  return *this;
+}
+
+Tensor& Tensor::copy_(const Tensor& src) {
+  check_inplace(*this, "copy_");
+  check_same_device("copy_", {*this, src});
+  backend(device()).unary(UnaryOp::Copy, *this, broadcast_view(src, shape(), "copy_"), 0, 0);
+  ++storage()->version;
+  return *this;
+}
+
+Tensor& Tensor::add_(const Tensor& other, float alpha) {
+  check_inplace(*this, "add_");
+  check_same_device("add_", {*this, other});
+  backend(device()).binary(BinaryOp::Add, *this, *this, broadcast_view(other, shape(), "add_"), alpha, 0);
+  ++storage()->version;
+  return *this;
+}
+
+Tensor& Tensor::mul_(float value) {
+  check_inplace(*this, "mul_");
+  backend(device()).unary(UnaryOp::MulScalar, *this, *this, value, 0);
+  ++storage()->version;
+  return *this;
+}
+
+// ---- printing ------------------------------------------------------------------------
+namespace {
+void print_rec(std::ostream& os, const Tensor& t, int64_t d, int64_t off, int indent, int64_t edge) {
+  const int64_t n = t.shape()[d];
+  const bool summarize = edge > 0 && n > 2 * edge;
+  os << '[';
+  for (int64_t i = 0; i < n; ++i) {
+    if (summarize && i == edge) {
+      os << (d + 1 == t.dim() ? "..., " : "...,\n" + std::string(indent + 1, ' '));
+      i = n - edge;
+    }
+    const int64_t o = off + i * t.strides()[d];
+    if (d + 1 == t.dim()) {
+      os << std::setw(10) << t.data()[o];
+    } else {
+      print_rec(os, t, d + 1, o, indent + 1, edge);
+    }
+    if (i + 1 < n) os << (d + 1 == t.dim() ? ", " : ",\n" + std::string(indent + 1, ' '));
+  }
+  os << ']';
+}
+}  // namespace
+
+std::string Tensor::str() const {
+  std::ostringstream os;
+  os << *this;
+  return os.str();
+}
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t) {
+  if (!t.defined()) return os << "tensor(undefined)";
+  require_cpu(t, "printing");
+  const auto flags = os.flags();
+  const auto prec = os.precision();
+  os << std::fixed << std::setprecision(4) << "tensor(";
+  if (t.dim() == 0) {
+    os << t.item();
+  } else {
+    print_rec(os, t, 0, 0, 7, t.numel() > 1000 ? 3 : 0);
+  }
+  os << ", shape=" << to_string(t.shape());
+  if (t.requires_grad()) os << (t.grad_fn() ? ", grad_fn" : ", requires_grad=true");
+  os << ')';
+  os.flags(flags);
+  os.precision(prec);
+  return os;
+}
+
+// ---- factories ---------------------------------------------------------------------------
+namespace {
+void check_shape(const Shape& shape, const char* what) {
+  for (int64_t s : shape)
+    if (s < 0) throw ShapeError(std::string(what) + ": negative size in shape " + to_string(shape));
+}
+}  // namespace
+
+Tensor empty(const Shape& shape, Device device) {
+  check_shape(shape, "empty");
+  auto t = std::make_shared<TensorImpl>();
+  t->storage = std::make_shared<Storage>(plexus::numel(shape), device);
+  t->shape = shape;
+  t->strides = contiguous_strides(shape);
+  return Tensor(std::move(t));
+}
+
+Tensor full(const Shape& shape, float value, Device device) {
+  Tensor t = empty(shape, device);
+  backend(device).fill(t, value);
+  return t;
+}
+Tensor zeros(const Shape& shape, Device device) { return full(shape, 0.f, device); }
+Tensor ones(const Shape& shape, Device device) { return full(shape, 1.f, device); }
+Tensor scalar(float value, Device device) { return full({}, value, device); }
+Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.device()); }
+Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.device()); }
+
+Tensor arange(float start, float end, float step) {
+  if (step == 0 || !std::isfinite(start) || !std::isfinite(end) || !std::isfinite(step))
+    throw ValueError("arange: start, end and step must be finite and step nonzero");
+  const int64_t n = std::max<int64_t>(0, int64_t(std::ceil((end - start) / step)));
+  Tensor t = empty({n});
+  for (int64_t i = 0; i < n; ++i) t.data()[i] = start + float(i) * step;
+  return t;
+}
+Tensor arange(int64_t n) { return arange(0.f, float(n), 1.f); }
+
+Tensor uniform(const Shape& shape, float lo, float hi, Generator* gen) {
+  Tensor t = empty(shape);
+  cpu_backend().random_uniform(t, lo, hi, gen ? *gen : default_generator());
+  return t;
+}
+Tensor rand(const Shape& shape, Generator* gen) { return uniform(shape, 0.f, 1.f, gen); }
+
+Tensor randn(const Shape& shape, Generator* gen) {
+  Tensor t = empty(shape);
+  cpu_backend().random_normal(t, 0.f, 1.f, gen ? *gen : default_generator());
+  return t;
+}
+
+Tensor from_buffer(const float* data, const Shape& shape) {
+  Tensor t = empty(shape);
+  if (t.numel()) std::memcpy(t.data(), data, size_t(t.numel()) * sizeof(float));
+  return t;
+}
+
+Tensor from_vector(const std::vector<float>& values, const Shape& shape) {
+  if (int64_t(values.size()) != plexus::numel(shape))
+    throw ShapeError("from_vector: " + std::to_string(values.size()) + " values do not fill shape " +
+                     to_string(shape) + " (" + std::to_string(plexus::numel(shape)) + " elements)");
+  return from_buffer(values.data(), shape);
+}
+
+Tensor make_view(const Tensor& base, Shape shape, Strides strides, int64_t offset) {
+  // Every reachable element must lie inside the storage.
+  int64_t lo = offset, hi = offset;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 0) { lo = hi = offset; break; }
+    const int64_t span = (shape[d] - 1) * strides[d];
+    (span < 0 ? lo : hi) += span;
+  }
+  if (lo < 0 || (plexus::numel(shape) > 0 && hi >= base.storage()->numel))
+    throw IndexError("view " + to_string(shape) + " at offset " + std::to_string(offset) +
+                     " reaches outside its storage of " + std::to_string(base.storage()->numel) + " elements");
+  auto t = std::make_shared<TensorImpl>();
+  t->storage = base.storage();
+  t->shape = std::move(shape);
+  t->strides = std::move(strides);
+  t->offset = offset;
+  return Tensor(std::move(t));
+}
+
+}  // namespace plexus
