@@ -6,3 +6,4 @@
 #include "tensor/allocator.h"
 #include "tensor/tensor.h"
 #include "util/error.h"
+#include "util/threads.h"

@@ -76,7 +76,7 @@ float Tensor::at(const std::vector<int64_t>& index) const {
 
 std::vector<float> Tensor::to_vector() const {
   require_cpu(*this, "to_vector()");
-  const Tensor c = contiguous();
+  const Tensor c = contiguous_data(*this);
   return std::vector<float>(c.data(), c.data() + c.numel());
 }
 
@@ -152,24 +152,38 @@ Tensor& Tensor::mul_(float value) {
 
 // ---- printing ------------------------------------------------------------------------
 namespace {
-void print_rec(std::ostream& os, const Tensor& t, int64_t d, int64_t off, int indent, int64_t edge) {
+struct PrintFormat {
+  int64_t edge;  // elements kept at each end of a long dim (0 = all)
+  int width;     // every number padded to the widest
+};
+
+void print_rec(std::ostream& os, const Tensor& t, int64_t d, int64_t off, int indent, const PrintFormat& f) {
   const int64_t n = t.shape()[d];
-  const bool summarize = edge > 0 && n > 2 * edge;
+  const bool summarize = f.edge > 0 && n > 2 * f.edge;
+  const bool last = d + 1 == t.dim();
+  const std::string sep = last ? ", " : ",\n" + std::string(indent + 1, ' ');
   os << '[';
   for (int64_t i = 0; i < n; ++i) {
-    if (summarize && i == edge) {
-      os << (d + 1 == t.dim() ? "..., " : "...,\n" + std::string(indent + 1, ' '));
-      i = n - edge;
+    if (summarize && i == f.edge) {
+      os << "..." << sep;
+      i = n - f.edge;
     }
     const int64_t o = off + i * t.strides()[d];
-    if (d + 1 == t.dim()) {
-      os << std::setw(10) << t.data()[o];
-    } else {
-      print_rec(os, t, d + 1, o, indent + 1, edge);
-    }
-    if (i + 1 < n) os << (d + 1 == t.dim() ? ", " : ",\n" + std::string(indent + 1, ' '));
+    if (last) os << std::setw(f.width) << t.data()[o];
+    else print_rec(os, t, d + 1, o, indent + 1, f);
+    if (i + 1 < n) os << sep;
   }
   os << ']';
+}
+
+int print_width(const Tensor& t) {
+  int width = 1;
+  for (float v : t.to_vector()) {
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(4) << v;
+    width = std::max(width, int(s.str().size()));
+  }
+  return width;
 }
 }  // namespace
 
@@ -188,7 +202,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (t.dim() == 0) {
     os << t.item();
   } else {
-    print_rec(os, t, 0, 0, 7, t.numel() > 1000 ? 3 : 0);
+    print_rec(os, t, 0, 0, 7, PrintFormat{t.numel() > 1000 ? 3 : 0, print_width(t)});
   }
   os << ", shape=" << to_string(t.shape());
   if (t.requires_grad()) os << (t.grad_fn() ? ", grad_fn" : ", requires_grad=true");

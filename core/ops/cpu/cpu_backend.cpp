@@ -10,6 +10,7 @@
 #include "ops/backend.h"
 #include "ops/cpu/loops.h"
 #include "util/error.h"
+#include "util/threads.h"
 
 namespace plexus {
 namespace {
@@ -430,7 +431,10 @@ class CpuBackend final : public Backend {
 }  // namespace
 
 Backend& cpu_backend() {
-  static CpuBackend cpu;
+  static CpuBackend cpu = [] {
+    num_threads();  // sizes the OpenBLAS pool once, explicitly
+    return CpuBackend();
+  }();
   return cpu;
 }
 
