@@ -44,6 +44,23 @@ std::vector<std::shared_ptr<Node>> topological_order(const std::shared_ptr<Node>
 }
 }  // namespace
 
+Node::~Node() {
+  // Children whose last owner is this node are moved to a local stack and freed one at a
+  // time after their own edges were taken, so no destructor runs more than one level deep.
+  std::vector<std::shared_ptr<Node>> orphans;
+  auto take_children = [&orphans](std::vector<Edge>& edges) {
+    for (Edge& e : edges)
+      if (e.fn && e.fn.use_count() == 1) orphans.push_back(std::move(e.fn));
+    edges.clear();
+  };
+  take_children(next);
+  while (!orphans.empty()) {
+    std::shared_ptr<Node> n = std::move(orphans.back());
+    orphans.pop_back();
+    take_children(n->next);
+  }  // n is destroyed here with no edges left
+}
+
 bool GradMode::enabled() { return g_grad_enabled; }
 void GradMode::set_enabled(bool on) { g_grad_enabled = on; }
 

@@ -24,6 +24,13 @@ struct Node {
   std::vector<Shape> input_shapes;  // the engine sums broadcast gradients back to these
   std::function<Grads(const Tensor& grad_output)> backward;
   bool released = false;  // backward ran and freed what it saved
+
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  // Frees the nodes only this one keeps alive iteratively (engine.cpp): the default,
+  // recursive destruction overflows the stack on a long chain dropped without backward.
+  ~Node();
 };
 
 // A tensor kept for backward. It remembers the storage version at save time so that

@@ -16,5 +16,7 @@ class ValueError : public Error { public: using Error::Error; };     // bad argu
 class IndexError : public Error { public: using Error::Error; };     // index out of range
 class AutogradError : public Error { public: using Error::Error; };  // misuse of backward()
 class DeviceError : public Error { public: using Error::Error; };    // unsupported device / CUDA
+class IoError : public Error { public: using Error::Error; };        // file I/O or malformed file content
+class DataError : public IoError { public: using IoError::IoError; };  // malformed dataset file (IDX, CSV)
 
 }  // namespace plexus

@@ -1,0 +1,44 @@
+#include "nn/conv.h"
+
+#include <cmath>
+
+#include "nn/init.h"
+#include "util/error.h"
+
+namespace plexus::nn {
+
+Conv2d::Conv2d(int64_t in, int64_t out, int64_t kh, int64_t kw, const Conv2dOptions& o, bool with_bias,
+               Generator* gen)
+    : opt_(o) {
+  if (in < 1 || out < 1 || kh < 1 || kw < 1) throw ValueError("Conv2d: channels and kernel sizes must be positive");
+  if (o.groups < 1 || in % o.groups || out % o.groups)
+    throw ValueError("Conv2d: groups=" + std::to_string(o.groups) + " must divide in_channels=" + std::to_string(in) +
+                     " and out_channels=" + std::to_string(out));
+  weight = register_parameter("weight", empty({out, in / o.groups, kh, kw}));
+  init::kaiming_uniform_(weight, std::sqrt(5.f), gen);
+  if (with_bias) {
+    bias = register_parameter("bias", empty({out}));
+    const float bound = 1.f / std::sqrt(float(init::fan_in(weight)));
+    init::uniform_(bias, -bound, bound, gen);
+  }
+}
+
+Tensor Conv2d::forward(const Tensor& x) { return conv2d(x, weight, bias, opt_); }
+
+std::string Conv2d::extra_repr() const {
+  const Shape& s = weight.shape();
+  return "in=" + std::to_string(s[1] * opt_.groups) + ", out=" + std::to_string(s[0]) + ", kernel=" +
+         std::to_string(s[2]) + "x" + std::to_string(s[3]) + ", stride=" + std::to_string(opt_.stride_h) + "x" +
+         std::to_string(opt_.stride_w) + ", padding=" + std::to_string(opt_.pad_h) + "x" + std::to_string(opt_.pad_w) +
+         (opt_.groups > 1 ? ", groups=" + std::to_string(opt_.groups) : "") + (bias.defined() ? "" : ", bias=false");
+}
+
+static std::string pool_repr(const Pool2dOptions& o) {
+  const int64_t sh = o.stride_h ? o.stride_h : o.kernel_h, sw = o.stride_w ? o.stride_w : o.kernel_w;
+  return "kernel=" + std::to_string(o.kernel_h) + "x" + std::to_string(o.kernel_w) + ", stride=" + std::to_string(sh) +
+         "x" + std::to_string(sw) + ", padding=" + std::to_string(o.pad_h) + "x" + std::to_string(o.pad_w);
+}
+std::string MaxPool2d::extra_repr() const { return pool_repr(opt_); }
+std::string AvgPool2d::extra_repr() const { return pool_repr(opt_); }
+
+}  // namespace plexus::nn

@@ -1,0 +1,49 @@
+#pragma once
+#include "nn/module.h"
+#include "ops/ops.h"
+
+namespace plexus::nn {
+
+// 2-D convolution over [N, C, H, W]; weight [out, in/groups, kh, kw] starts as PyTorch's.
+class Conv2d : public Module {
+ public:
+  Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_h, int64_t kernel_w,
+         const Conv2dOptions& options = {}, bool bias = true, Generator* gen = nullptr);
+  Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, const Conv2dOptions& options = {},
+         bool bias = true, Generator* gen = nullptr)
+      : Conv2d(in_channels, out_channels, kernel, kernel, options, bias, gen) {}
+  Tensor forward(const Tensor& x) override;
+  std::string type_name() const override { return "Conv2d"; }
+  std::string extra_repr() const override;
+  const Conv2dOptions& options() const { return opt_; }
+  Tensor weight, bias;
+
+ private:
+  Conv2dOptions opt_;
+};
+
+class MaxPool2d : public Module {
+ public:
+  explicit MaxPool2d(const Pool2dOptions& options) : opt_(options) {}
+  explicit MaxPool2d(int64_t kernel) : opt_{.kernel_h = kernel, .kernel_w = kernel} {}
+  Tensor forward(const Tensor& x) override { return max_pool2d(x, opt_); }
+  std::string type_name() const override { return "MaxPool2d"; }
+  std::string extra_repr() const override;
+
+ private:
+  Pool2dOptions opt_;
+};
+
+class AvgPool2d : public Module {
+ public:
+  explicit AvgPool2d(const Pool2dOptions& options) : opt_(options) {}
+  explicit AvgPool2d(int64_t kernel) : opt_{.kernel_h = kernel, .kernel_w = kernel} {}
+  Tensor forward(const Tensor& x) override { return avg_pool2d(x, opt_); }
+  std::string type_name() const override { return "AvgPool2d"; }
+  std::string extra_repr() const override;
+
+ private:
+  Pool2dOptions opt_;
+};
+
+}  // namespace plexus::nn

@@ -1,0 +1,36 @@
+#pragma once
+// The functional layer: layers as free functions taking their weights explicitly
+// (PyTorch's torch.nn.functional). Most are the core ops themselves; linear and embedding
+// are composed here. Modules in nn/layers.h are thin owners of weights around these.
+#include "ops/ops.h"
+
+namespace plexus::nn::functional {
+
+using plexus::avg_pool2d;
+using plexus::batch_norm;
+using plexus::binary_cross_entropy_with_logits;
+using plexus::conv2d;
+using plexus::cross_entropy;
+using plexus::dropout;
+using plexus::gelu;
+using plexus::leaky_relu;
+using plexus::log_softmax;
+using plexus::max_pool2d;
+using plexus::mse_loss;
+using plexus::nll_loss;
+using plexus::relu;
+using plexus::sigmoid;
+using plexus::softmax;
+using plexus::softplus;
+using plexus::tanh;
+
+// x [*, in] · weightᵀ [in, out] + bias [out]; the transpose is a view folded into sgemm.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+// Rows of weight [num, dim] picked by whole-number indices of any shape -> [*idx, dim].
+Tensor embedding(const Tensor& indices, const Tensor& weight);
+
+}  // namespace plexus::nn::functional
+
+namespace plexus {
+namespace F = nn::functional;
+}

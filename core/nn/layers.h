@@ -1,0 +1,10 @@
+#pragma once
+// Every built-in layer.
+#include "nn/activation.h"
+#include "nn/conv.h"
+#include "nn/functional.h"
+#include "nn/init.h"
+#include "nn/linear.h"
+#include "nn/module.h"
+#include "nn/normalization.h"
+#include "nn/sequential.h"

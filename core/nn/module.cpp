@@ -1,0 +1,119 @@
+#include "nn/module.h"
+
+#include <sstream>
+
+#include "autograd/grad_mode.h"
+#include "util/error.h"
+
+namespace plexus::nn {
+
+void Module::check_name(const std::string& name) const {
+  if (name.empty() || name.find('.') != std::string::npos)
+    throw ValueError(type_name() + ": invalid member name '" + name + "' (non-empty, no dots)");
+  auto taken = [&](const auto& list) {
+    for (const auto& [n, _] : list)
+      if (n == name) return true;
+    return false;
+  };
+  if (taken(params_) || taken(buffers_) || taken(children_))
+    throw ValueError(type_name() + ": the name '" + name + "' is already registered");
+}
+
+Tensor Module::register_parameter(std::string name, Tensor t) {
+  check_name(name);
+  if (!t.is_leaf()) t = t.detach();
+  t.requires_grad_(true);
+  params_.emplace_back(std::move(name), t);
+  return t;
+}
+
+Tensor Module::register_buffer(std::string name, Tensor t) {
+  check_name(name);
+  buffers_.emplace_back(std::move(name), t);
+  return t;
+}
+
+void Module::add_child(std::string name, std::shared_ptr<Module> m) {
+  check_name(name);
+  if (!m) throw ValueError(type_name() + ": submodule '" + name + "' is null");
+  children_.emplace_back(std::move(name), std::move(m));
+}
+
+void Module::collect(const std::string& prefix, bool params, NamedTensors& out) const {
+  for (const auto& [n, t] : params ? params_ : buffers_) out.emplace_back(prefix + n, t);
+  for (const auto& [n, c] : children_) c->collect(prefix + n + ".", params, out);
+}
+
+NamedTensors Module::named_parameters() const {
+  NamedTensors out;
+  collect("", true, out);
+  return out;
+}
+
+NamedTensors Module::named_buffers() const {
+  NamedTensors out;
+  collect("", false, out);
+  return out;
+}
+
+NamedTensors Module::state() const {
+  NamedTensors out = named_parameters();
+  for (auto& b : named_buffers()) out.push_back(std::move(b));
+  return out;
+}
+
+std::vector<Tensor> Module::parameters() const {
+  std::vector<Tensor> out;
+  for (auto& [_, t] : named_parameters()) out.push_back(t);
+  return out;
+}
+
+std::vector<Tensor> Module::buffers() const {
+  std::vector<Tensor> out;
+  for (auto& [_, t] : named_buffers()) out.push_back(t);
+  return out;
+}
+
+int64_t Module::num_parameters() const {
+  int64_t n = 0;
+  for (const Tensor& p : parameters()) n += p.numel();
+  return n;
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (auto& [_, c] : children_) c->train(on);
+}
+
+void Module::zero_grad() {
+  for (const Tensor& p : parameters()) p.set_grad(Tensor());
+}
+
+void Module::to(Device device) {
+  for (const auto& [name, t] : state()) {
+    if (t.device() == device) continue;
+    const Tensor moved = t.to(device);
+    TensorImpl* impl = t.unsafe_impl();
+    impl->storage = moved.storage();
+    impl->strides = moved.strides();
+    impl->offset = moved.offset();
+    impl->grad.reset();
+  }
+}
+
+std::string Module::str() const {
+  std::ostringstream os;
+  os << type_name() << '(' << extra_repr();
+  if (!children_.empty()) {
+    os << '\n';
+    for (const auto& [n, c] : children_) {
+      std::string child = c->str(), indented;
+      for (char ch : child) indented += ch == '\n' ? std::string("\n  ") : std::string(1, ch);
+      os << "  (" << n << "): " << indented << '\n';
+    }
+  }
+  os << ')';
+  return os.str();
+}
+
+}  // namespace plexus::nn

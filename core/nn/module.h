@@ -1,0 +1,69 @@
+#pragma once
+// Module: a layer or a model. It registers named parameters (trainable leaves), buffers
+// (state such as running statistics) and submodules, so that parameters(), state saving,
+// train()/eval() and to(device) work recursively over a whole model, as in PyTorch.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace plexus::nn {
+
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+class Module {
+ public:
+  Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  virtual ~Module() = default;
+
+  virtual Tensor forward(const Tensor& x) = 0;
+  Tensor operator()(const Tensor& x) { return forward(x); }
+
+  virtual std::string type_name() const = 0;   // "Linear"
+  virtual std::string extra_repr() const { return ""; }  // "in=784, out=128"
+  std::string str() const;                      // the module tree, PyTorch style
+
+  // Recursive, in registration order; names are dotted paths ("0.weight", "features.1.bias").
+  std::vector<Tensor> parameters() const;
+  NamedTensors named_parameters() const;
+  std::vector<Tensor> buffers() const;
+  NamedTensors named_buffers() const;
+  NamedTensors state() const;  // parameters then buffers: what a checkpoint holds
+  const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& children() const { return children_; }
+  int64_t num_parameters() const;
+
+  void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+  void zero_grad();
+  // Moves every parameter and buffer; the Tensor handles stay valid (their storage is
+  // replaced in place), so optimizers and layers keep working. The seam for CUDA.
+  void to(Device device);
+
+ protected:
+  // Registers `t` as a trainable leaf and returns the handle the layer keeps.
+  Tensor register_parameter(std::string name, Tensor t);
+  Tensor register_buffer(std::string name, Tensor t);
+  template <class M>
+  std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> m) {
+    add_child(std::move(name), m);
+    return m;
+  }
+  void add_child(std::string name, std::shared_ptr<Module> m);
+
+ private:
+  void collect(const std::string& prefix, bool params, NamedTensors& out) const;
+  void check_name(const std::string& name) const;
+
+  NamedTensors params_, buffers_;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+  bool training_ = true;
+};
+
+using ModulePtr = std::shared_ptr<Module>;
+
+}  // namespace plexus::nn

@@ -1,0 +1,35 @@
+#pragma once
+#include "nn/module.h"
+
+namespace plexus::nn {
+
+// Batch normalisation over the channel dim 1 of [N, C] (1d) or [N, C, H, W] (2d). Training
+// normalises with batch statistics and updates running_mean / running_var (buffers); eval
+// uses the running ones.
+class BatchNorm : public Module {
+ public:
+  BatchNorm(int64_t num_features, int64_t expected_dims, float eps = 1e-5f, float momentum = 0.1f,
+            bool affine = true);
+  Tensor forward(const Tensor& x) override;
+  std::string type_name() const override { return dims_ == 2 ? "BatchNorm1d" : "BatchNorm2d"; }
+  std::string extra_repr() const override;
+  Tensor weight, bias, running_mean, running_var, num_batches_tracked;
+
+ private:
+  int64_t features_, dims_;
+  float eps_, momentum_;
+};
+
+class BatchNorm1d : public BatchNorm {
+ public:
+  explicit BatchNorm1d(int64_t n, float eps = 1e-5f, float momentum = 0.1f, bool affine = true)
+      : BatchNorm(n, 2, eps, momentum, affine) {}
+};
+
+class BatchNorm2d : public BatchNorm {
+ public:
+  explicit BatchNorm2d(int64_t n, float eps = 1e-5f, float momentum = 0.1f, bool affine = true)
+      : BatchNorm(n, 4, eps, momentum, affine) {}
+};
+
+}  // namespace plexus::nn

@@ -1,0 +1,447 @@
+// The reverse-mode engine: gradient accumulation, graph freeing and retain_graph,
+// grad_output checks, grad mode (thread-local), detach, requires_grad propagation,
+// in-place modification detection, deep graphs, and flat memory over a long training run.
+#include <QtTest/QtTest>
+
+#include <pthread.h>
+
+#include <cmath>
+#include <functional>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "autograd/grad_mode.h"
+#include "autograd/node.h"
+#include "ops/ops.h"
+#include "tensor/allocator.h"
+#include "tensor/generator.h"
+#include "tensor/tensor.h"
+#include "util/error.h"
+
+using namespace plexus;
+
+namespace {
+
+template <class E, class F>
+std::string message_of(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("<wrong exception type: ") + e.what() + ">";
+  }
+  return "<no exception>";
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+Tensor leaf(const std::vector<float>& v, const Shape& shape) {
+  Tensor t = from_vector(v, shape);
+  t.requires_grad_();
+  return t;
+}
+
+void compare_close(const Tensor& t, const std::vector<float>& expected, float tol = 1e-6f) {
+  QVERIFY(t.defined());
+  const std::vector<float> got = t.to_vector();
+  QCOMPARE(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    QVERIFY2(std::fabs(got[i] - expected[i]) <= tol * std::max(1.f, std::fabs(expected[i])),
+             qPrintable(QString("element %1: got %2, expected %3").arg(i).arg(got[i]).arg(expected[i])));
+}
+
+// Runs `f` on a thread with a small stack and waits for it.
+void run_with_small_stack(const std::function<void()>& f) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  pthread_t thread;
+  auto trampoline = [](void* arg) -> void* {
+    (*static_cast<const std::function<void()>*>(arg))();
+    return nullptr;
+  };
+  const int rc = pthread_create(&thread, &attr, trampoline, const_cast<std::function<void()>*>(&f));
+  pthread_attr_destroy(&attr);
+  QCOMPARE(rc, 0);
+  pthread_join(thread, nullptr);
+}
+
+}  // namespace
+
+class TestAutograd : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void backwardAccumulatesIntoLeafGrad() {
+    Tensor x = leaf({1, 2, 3}, {3});
+    Tensor w = from_vector({4, 5, 6}, {3});  // does not require grad
+    QVERIFY(!x.grad().defined());
+    Tensor h = x * x;
+    Tensor y = (h * w).sum();
+    QCOMPARE(y.item(), 1.f * 4 + 4 * 5 + 9 * 6);
+    y.backward();
+    compare_close(x.grad(), {2 * 1 * 4, 2 * 2 * 5, 2 * 3 * 6});
+    QVERIFY(!w.grad().defined());
+    QVERIFY(!h.grad().defined());  // only leaves accumulate
+    QCOMPARE(x.grad().shape(), x.shape());
+    QVERIFY(!x.grad().requires_grad());  // gradients carry no history
+  }
+
+  void backwardOnSeparateGraphsAccumulates() {
+    Tensor x = leaf({1, -2}, {2});
+    (x * 3.f).sum().backward();
+    compare_close(x.grad(), {3, 3});
+    (x * x).sum().backward();
+    compare_close(x.grad(), {3 + 2, 3 - 4});
+    // Clearing the grad starts over.
+    x.set_grad(Tensor());
+    (x * 5.f).sum().backward();
+    compare_close(x.grad(), {5, 5});
+  }
+
+  void broadcastGradientsAreSummedToInputShape() {
+    Tensor a = leaf({1, 2, 3, 4, 5, 6}, {2, 3});
+    Tensor b = leaf({10, 20, 30}, {3});
+    Tensor c = leaf({2}, {1});
+    ((a + b) * c).sum().backward();
+    compare_close(a.grad(), {2, 2, 2, 2, 2, 2});
+    compare_close(b.grad(), {4, 4, 4});  // two rows, times c
+    QCOMPARE(b.grad().shape(), Shape({3}));
+    compare_close(c.grad(), {1 + 2 + 3 + 4 + 5 + 6 + 2 * (10 + 20 + 30)});
+    QCOMPARE(c.grad().shape(), Shape({1}));
+  }
+
+  void tensorUsedTwiceGetsSummedGradient() {
+    // A leaf used twice: y = x*x + 3x -> dy/dx = 2x + 3.
+    Tensor x = leaf({1, 2, -1}, {3});
+    (x * x + x * 3.f).sum().backward();
+    compare_close(x.grad(), {5, 7, 1});
+
+    // Diamond through a shared non-leaf: a = 2x; y = a*a + exp(a) -> dy/dx = 2(2a + exp(a)).
+    Tensor z = leaf({0.5f, -1.f}, {2});
+    Tensor a = z * 2.f;
+    (a * a + exp(a)).sum().backward();
+    const float a0 = 1.f, a1 = -2.f;
+    compare_close(z.grad(), {2 * (2 * a0 + std::exp(a0)), 2 * (2 * a1 + std::exp(a1))}, 1e-5f);
+
+    // The same tensor as both operands of one op.
+    Tensor s = leaf({3}, {1});
+    mul(s, s).sum().backward();
+    compare_close(s.grad(), {6});
+  }
+
+  void backwardThroughFreedGraphThrows() {
+    Tensor x = leaf({1, 2}, {2});
+    Tensor y = (x * x).sum();
+    y.backward();
+    compare_close(x.grad(), {2, 4});
+    const std::string msg = message_of<AutogradError>([&] { y.backward(); });
+    QVERIFY2(contains(msg, "retain_graph"), msg.c_str());
+    compare_close(x.grad(), {2, 4});  // the failed call changed nothing
+
+    // A second graph sharing the freed part also refuses.
+    Tensor x2 = leaf({1, 2}, {2});
+    Tensor h = exp(x2);
+    Tensor y1 = h.sum(), y2 = (h * 2.f).sum();
+    y1.backward();
+    QVERIFY_THROWS_EXCEPTION(AutogradError, y2.backward());
+  }
+
+  void retainGraphAllowsSecondBackward() {
+    Tensor x = leaf({1, 2}, {2});
+    Tensor y = (x * x).sum();
+    y.backward(Tensor(), true);
+    compare_close(x.grad(), {2, 4});
+    y.backward(Tensor(), true);
+    compare_close(x.grad(), {4, 8});
+    y.backward();  // the last one frees
+    compare_close(x.grad(), {6, 12});
+    QVERIFY_THROWS_EXCEPTION(AutogradError, y.backward());
+  }
+
+  void nonScalarBackwardNeedsGradOutput() {
+    Tensor x = leaf({1, 2, 3, 4}, {2, 2});
+    Tensor y = x * x;
+    const std::string msg = message_of<AutogradError>([&] { y.backward(); });
+    QVERIFY2(contains(msg, "[2, 2]"), msg.c_str());
+    const std::string shape_msg = message_of<ShapeError>([&] { y.backward(ones({4})); });
+    QVERIFY2(contains(shape_msg, "[4]") && contains(shape_msg, "[2, 2]"), shape_msg.c_str());
+    QVERIFY(!x.grad().defined());  // the refused calls ran nothing
+    y.backward(ones({2, 2}) * 3.f);
+    compare_close(x.grad(), {6, 12, 18, 24});
+    // A non-uniform grad_output weights each element.
+    Tensor v = leaf({1, 2, 3}, {3});
+    exp(v).backward(from_vector({1, 0, -1}, {3}));
+    compare_close(v.grad(), {std::exp(1.f), 0.f, -std::exp(3.f)}, 1e-6f);
+  }
+
+  void backwardOfLeafOrUntrackedTensor() {
+    Tensor x = leaf({1, 2}, {2});
+    x.backward(from_vector({3, 4}, {2}));
+    compare_close(x.grad(), {3, 4});
+    const Tensor plain = ones({1});
+    QVERIFY_THROWS_EXCEPTION(AutogradError, plain.backward());
+    QVERIFY_THROWS_EXCEPTION(AutogradError, (plain * 2.f).sum().backward());
+  }
+
+  void noGradGuard() {
+    Tensor x = leaf({1, 2}, {2});
+    QVERIFY(GradMode::enabled());
+    {
+      NoGradGuard g;
+      QVERIFY(!GradMode::enabled());
+      Tensor y = exp(x * 2.f).sum();
+      QVERIFY(!y.requires_grad());
+      QVERIFY(y.is_leaf());
+      QVERIFY(!y.grad_fn());
+      QVERIFY(!x.reshape({2, 1}).requires_grad());
+      {
+        NoGradGuard inner;
+        QVERIFY(!GradMode::enabled());
+      }
+      QVERIFY(!GradMode::enabled());  // the inner guard restores "off", not "on"
+      QVERIFY_THROWS_EXCEPTION(AutogradError, y.backward());
+    }
+    QVERIFY(GradMode::enabled());
+    QVERIFY((x * 2.f).requires_grad());
+
+    // The guard restores whatever was set before, even "off".
+    GradMode::set_enabled(false);
+    {
+      NoGradGuard g;
+    }
+    QVERIFY(!GradMode::enabled());
+    GradMode::set_enabled(true);
+
+    // An exception inside the guarded scope still restores the mode.
+    try {
+      NoGradGuard g;
+      throw ValueError("boom");
+    } catch (const ValueError&) {
+    }
+    QVERIFY(GradMode::enabled());
+  }
+
+  void gradModeIsThreadLocal() {
+    // Main thread in a guard: a worker thread still records.
+    bool worker_enabled = false, worker_records = false;
+    {
+      NoGradGuard g;
+      std::thread t([&] {
+        worker_enabled = GradMode::enabled();
+        Tensor w = ones({2});
+        w.requires_grad_();
+        worker_records = (w * 2.f).requires_grad();
+      });
+      t.join();
+      QVERIFY(!GradMode::enabled());
+    }
+    QVERIFY(worker_enabled);
+    QVERIFY(worker_records);
+
+    // A worker in a guard: the main thread still records while the worker holds it.
+    std::promise<void> entered, release;
+    std::future<void> released = release.get_future();
+    bool worker_off = true;
+    std::thread t([&] {
+      NoGradGuard g;
+      worker_off = !GradMode::enabled();
+      entered.set_value();
+      released.wait();
+    });
+    entered.get_future().wait();
+    const bool main_enabled = GradMode::enabled();
+    Tensor x = leaf({1}, {1});
+    const bool main_records = (x * 2.f).requires_grad();
+    release.set_value();
+    t.join();
+    QVERIFY(worker_off);
+    QVERIFY(main_enabled);
+    QVERIFY(main_records);
+  }
+
+  void detachSharesStorageWithoutHistory() {
+    Tensor x = leaf({1, 2, 3}, {3});
+    Tensor y = x * 2.f;
+    Tensor d = y.detach();
+    QVERIFY(d.storage() == y.storage());
+    QVERIFY(!d.requires_grad());
+    QVERIFY(d.is_leaf());
+    QVERIFY(!d.grad_fn());
+    QCOMPARE(d.shape(), y.shape());
+    QCOMPARE(d.offset(), y.offset());
+    // A detached view keeps its geometry.
+    Tensor v = from_vector({1, 2, 3, 4, 5, 6}, {2, 3}).t().narrow(0, 1, 2);
+    Tensor dv = v.detach();
+    QCOMPARE(dv.strides(), v.strides());
+    QCOMPARE(dv.offset(), v.offset());
+    QCOMPARE(dv.to_vector(), v.to_vector());
+    // Gradient does not flow through the detached factor: d(x * detach(x))/dx = detach(x).
+    (x * x.detach()).sum().backward();
+    compare_close(x.grad(), {1, 2, 3});
+  }
+
+  void requiresGradPropagation() {
+    Tensor a = ones({2});
+    Tensor b = ones({2});
+    QVERIFY(!(a + b).requires_grad());
+    Tensor w = ones({2});
+    w.requires_grad_();
+    QVERIFY(w.requires_grad());
+    QVERIFY(w.is_leaf());
+    Tensor c = a * w;  // one input is enough
+    QVERIFY(c.requires_grad());
+    QVERIFY(!c.is_leaf());
+    QVERIFY(c.grad_fn() != nullptr);
+    QCOMPARE(QString(c.grad_fn()->name), QString("mul"));
+    QVERIFY((c + a).requires_grad());
+    QVERIFY(relu(c).requires_grad());
+    QVERIFY(c.sum().requires_grad());
+    // Views of a tracked tensor are tracked non-leaves.
+    Tensor v = w.reshape({2, 1});
+    QVERIFY(v.requires_grad());
+    QVERIFY(!v.is_leaf());
+    // Ops that are not differentiable return untracked tensors.
+    QVERIFY(!argmax(c).requires_grad());
+    QVERIFY(!gt(c, a).requires_grad());
+    // requires_grad_(false) is for leaves only.
+    QVERIFY_THROWS_EXCEPTION(AutogradError, c.requires_grad_(false));
+    w.requires_grad_(false);
+    QVERIFY(!(a * w).requires_grad());
+    // An input that does not require grad gets no gradient.
+    Tensor p = leaf({1, 2}, {2});
+    Tensor q = from_vector({3, 4}, {2});
+    (p * q).sum().backward();
+    compare_close(p.grad(), {3, 4});
+    QVERIFY(!q.grad().defined());
+  }
+
+  void inplaceAfterSaveIsDetected() {
+    // exp saves its output; mutate it (through a detached alias) before backward.
+    Tensor x = leaf({0.f, 1.f}, {2});
+    Tensor xn = x * 1.f;
+    Tensor y = exp(xn);
+    {
+      NoGradGuard g;
+      y.detach().add_(ones({2}));
+    }
+    const std::string msg = message_of<AutogradError>([&] { y.sum().backward(); });
+    QVERIFY2(contains(msg, "modified in place"), msg.c_str());
+
+    // mul saves its inputs; mutating one of them is caught the same way.
+    Tensor p = leaf({1, 2}, {2});
+    Tensor a = p * 2.f;
+    Tensor b = a * a;
+    {
+      NoGradGuard g;
+      a.mul_(3.f);
+    }
+    QVERIFY_THROWS_EXCEPTION(AutogradError, b.sum().backward());
+
+    // Control: without the mutation the same graph works.
+    Tensor p2 = leaf({1, 2}, {2});
+    Tensor a2 = p2 * 2.f;
+    (a2 * a2).sum().backward();
+    compare_close(p2.grad(), {8, 16});  // d(4p^2)/dp = 8p
+
+    // Mutating a tensor that was not saved (add saves nothing) is fine.
+    Tensor r = leaf({1, 2}, {2});
+    Tensor s = r * 1.f;
+    Tensor t = s + ones({2});
+    {
+      NoGradGuard g;
+      s.detach().fill_(100.f);
+    }
+    t.sum().backward();
+    compare_close(r.grad(), {1, 1});
+  }
+
+  void longChainDoesNotOverflowTheStack() {
+    constexpr int kSteps = 20000;
+    Tensor x = leaf({1, 2}, {2});
+    Tensor y = x;
+    for (int i = 0; i < kSteps; ++i) y = y + x;
+    Tensor loss = y.sum();
+    QCOMPARE(loss.item(), float((kSteps + 1) * 3));
+    loss.backward();
+    compare_close(x.grad(), {kSteps + 1.f, kSteps + 1.f});
+
+    // A long chain dropped without backward is freed without recursion too. It is built and
+    // dropped on a thread with a 256 KiB stack, which recursive freeing of 100k nodes would
+    // overflow (crashing the test) in any build type.
+    bool dropped = false;
+    run_with_small_stack([&] {
+      Tensor z = x;
+      for (int i = 0; i < 100000; ++i) z = z * 1.f;
+      const bool tracked = z.requires_grad();
+      z = Tensor();
+      dropped = tracked;
+    });
+    QVERIFY(dropped);
+    // ... and one kept by retain_graph.
+    {
+      Tensor z = x;
+      for (int i = 0; i < kSteps; ++i) z = z + 1.f;
+      x.set_grad(Tensor());
+      z.sum().backward(Tensor(), true);
+      compare_close(x.grad(), {1, 1});
+    }
+  }
+
+  void memoryStaysFlatOverTraining() {
+    Generator gen(2024);
+    const Tensor x = randn({32, 20}, &gen);
+    const Tensor target = argmax(x.narrow(1, 0, 10), 1);  // a learnable labelling
+    Tensor w1 = randn({20, 32}, &gen) * 0.3f;
+    Tensor b1 = zeros({32});
+    Tensor w2 = randn({32, 10}, &gen) * 0.3f;
+    Tensor b2 = zeros({10});
+    std::vector<Tensor> params{w1, b1, w2, b2};
+    for (Tensor& p : params) p.requires_grad_();
+    const float lr = 0.1f;
+
+    auto step = [&] {
+      const Tensor h = relu(matmul(x, w1) + b1);
+      const Tensor logits = matmul(h, w2) + b2;
+      const Tensor loss = cross_entropy(logits, target);
+      loss.backward();
+      NoGradGuard g;
+      for (Tensor& p : params) {
+        p.add_(p.grad(), -lr);
+        p.set_grad(Tensor());
+      }
+      return loss.item();
+    };
+
+    const float first_loss = step();
+    MemoryStats at_100;
+    float last_loss = first_loss;
+    for (int i = 2; i <= 10000; ++i) {
+      last_loss = step();
+      if (i == 100) at_100 = memory_stats();
+      if (i == 1000 || i == 5000 || i == 10000) {
+        const MemoryStats now = memory_stats();
+        QVERIFY2(now.bytes_in_use == at_100.bytes_in_use,
+                 qPrintable(QString("step %1: %2 bytes in use, %3 at step 100").arg(i).arg(now.bytes_in_use).arg(at_100.bytes_in_use)));
+        // Every step is served from the cache: no new system allocations, no new peak.
+        QCOMPARE(now.system_allocations, at_100.system_allocations);
+        QCOMPARE(now.peak_bytes_in_use, at_100.peak_bytes_in_use);
+        QCOMPARE(now.bytes_cached, at_100.bytes_cached);
+      }
+    }
+    QVERIFY(at_100.bytes_in_use > 0);
+    QVERIFY(std::isfinite(last_loss));
+    QVERIFY2(last_loss < 0.1f * first_loss,
+             qPrintable(QString("loss %1 -> %2").arg(first_loss).arg(last_loss)));
+    // Training actually fits the labels.
+    NoGradGuard g;
+    const Tensor pred = argmax(matmul(relu(matmul(x, w1) + b1), w2) + b2, 1);
+    QCOMPARE(pred.to_vector(), target.to_vector());
+  }
+};
+
+QTEST_APPLESS_MAIN(TestAutograd)
+#include "test_autograd.moc"
