@@ -1,0 +1,31 @@
+#pragma once
+// Crash-safe file replacement: the new content goes to a uniquely named temporary file in
+// the target's directory, which is flushed and fsync()ed, renamed over the target, and the
+// directory is fsync()ed so that the rename itself survives a power cut. Readers therefore
+// see either the old file or the complete new one, never a torn mix.
+//
+// On any failure the temporary file is removed, the target is left exactly as it was, and
+// an IoError naming the target path, the step that failed and the system's message (errno)
+// is thrown. An exception thrown by the `write` callback is propagated unchanged (after the
+// temporary file is removed). The one failure after which the new content is already in
+// place is the final directory sync (the message says "written, but ...").
+//
+// POSIX only (open/fsync/rename); the temporary is ".<name>.tmp-<pid>-<n>-<random>".
+//
+// Notes: the new file gets the permissions of the file it replaces, or 0666 & ~umask when
+// it is new. A symbolic link at `path` is replaced by the regular file, not followed.
+#include <filesystem>
+#include <functional>
+#include <iosfwd>
+#include <string_view>
+
+namespace plexus::io {
+
+// Streams the content through `write`. The stream is buffered and unformatted-safe (binary);
+// a failed write on it makes the whole call fail with IoError.
+void write_file_atomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write);
+
+// Same, for content already in memory.
+void write_file_atomically(const std::filesystem::path& path, std::string_view bytes);
+
+}  // namespace plexus::io
