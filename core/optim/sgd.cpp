@@ -1,0 +1,67 @@
+#include "optim/sgd.h"
+
+#include <cmath>
+
+#include "ops/ops.h"
+
+namespace plexus::optim {
+
+SGD::SGD(std::vector<Tensor> params, const SGDOptions& o)
+    : Optimizer({{"lr", o.lr},
+                 {"momentum", o.momentum},
+                 {"dampening", o.dampening},
+                 {"weight_decay", o.weight_decay},
+                 {"nesterov", o.nesterov ? 1.0 : 0.0},
+                 {"maximize", o.maximize ? 1.0 : 0.0}}) {
+  require(!std::isnan(o.lr), "lr is required (SGDOptions{.lr = ...}; SGD has no default learning rate)");
+  add_param_group(std::move(params));
+}
+
+void SGD::validate_group(const ParamGroup& g) const {
+  require_range("learning rate", g.lr, g.lr >= 0 && std::isfinite(g.lr), "a finite lr >= 0");
+  const double momentum = g.option("momentum"), dampening = g.option("dampening");
+  const double wd = g.option("weight_decay"), nesterov = g.option("nesterov"), maximize = g.option("maximize");
+  require_range("momentum", momentum, momentum >= 0 && std::isfinite(momentum), "a finite momentum >= 0");
+  require_range("dampening", dampening, std::isfinite(dampening), "a finite dampening");
+  require_range("weight_decay", wd, wd >= 0 && std::isfinite(wd), "a finite weight_decay >= 0");
+  require_range("nesterov", nesterov, nesterov == 0 || nesterov == 1, "0 or 1");
+  require_range("maximize", maximize, maximize == 0 || maximize == 1, "0 or 1");
+  require(!nesterov || (momentum > 0 && dampening == 0),
+          "Nesterov momentum requires momentum > 0 and dampening == 0 (got momentum " + num(momentum) +
+              ", dampening " + num(dampening) + ")");
+}
+
+void SGD::update(const ParamGroup& g, const Tensor& param, const Tensor& grad, ParamState& state) {
+  const double momentum = g.option("momentum"), dampening = g.option("dampening");
+  const bool nesterov = g.flag("nesterov");
+  bool owned = false;
+  Tensor d = effective_grad(grad, param, g.option("weight_decay"), g.flag("maximize"), &owned);
+  if (momentum != 0) {
+    Tensor buf;
+    if (const Tensor* b = state.find("momentum_buffer")) {
+      buf = *b;
+      buf.mul_(float(momentum));
+      buf.add_(d, float(1 - dampening));
+    } else {
+      // First update: the buffer is the gradient itself (no dampening), as in PyTorch. A
+      // temporary can become the buffer; nesterov below then needs its own copy.
+      buf = owned && !nesterov ? d : d.clone();
+      state.tensors.emplace_back("momentum_buffer", buf);
+    }
+    if (nesterov) {
+      if (owned) {
+        d.add_(buf, float(momentum));  // d + momentum * buf
+      } else {
+        Tensor t = mul(buf, float(momentum));
+        t.add_(d);
+        d = t;
+      }
+    } else {
+      d = buf;
+    }
+  }
+  Tensor p = param;
+  p.add_(d, float(-g.lr));
+}
+
+}  // namespace plexus::optim
