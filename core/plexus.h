@@ -2,6 +2,13 @@
 // The public C++ API of the Plexus core in one include.
 #include "autograd/gradcheck.h"
 #include "autograd/grad_mode.h"
+#include "data/csv.h"
+#include "data/dataloader.h"
+#include "data/dataset.h"
+#include "data/idx.h"
+#include "data/mnist.h"
+#include "data/sampling.h"
+#include "data/transforms.h"
 #include "io/atomic_file.h"
 #include "io/safetensors.h"
 #include "nn/layers.h"

@@ -1,0 +1,106 @@
+#pragma once
+// DataLoader: iterates a Dataset in batches, optionally shuffled and transformed, with a
+// background thread assembling the next batches while the consumer trains on the current.
+//
+//   DataLoader loader(train_set, {.batch_size = 64, .shuffle = true, .seed = 1});
+//   for (int epoch = 0; epoch < 10; ++epoch)
+//     for (Batch& b : loader) { ... b.inputs, b.targets ... }
+//
+// Epochs. Every begin() starts one pass over the data using epoch number epoch() and then
+// advances it by one; set_epoch(e) chooses the epoch of the next pass (e.g. when resuming).
+// Pass e shuffles with Generator(seed + e) and seeds the transform of its batch b with
+// transform_seed(seed, e, b), so a run is reproducible, whatever the thread timing and
+// prefetch depth: the same seed and epoch give the same batches, bit for bit.
+//
+// Threads. With prefetch > 0 each pass owns a worker thread that assembles up to `prefetch`
+// batches ahead into a bounded queue (condition variables, no polling). The worker runs with
+// grad mode off (grad mode is thread-local) and produces tensors that do not require grad.
+// An exception thrown by the dataset or the transform is delivered to the consumer, in
+// order, by the iterator step that would have returned the failing batch; the pass then
+// ends. A pass belongs to its iterators, not to the loader: when the last copy of its
+// iterator goes away (the loop finished, `break`, an exception unwinding) the worker is told
+// to stop, finishes at most the batch it is assembling, and is joined. Destroying the loader
+// mid-pass is therefore safe too: the pass lives on with its iterator (holding the dataset,
+// when shared) and shuts down with it. prefetch = 0 assembles batches on the consumer's
+// thread instead.
+//
+// The dataset must be safe to read from another thread (see data/dataset.h). Passes are
+// independent: several may run at once, each with its own worker.
+#include <cstdint>
+#include <iterator>
+#include <memory>
+#include <vector>
+
+#include "data/dataset.h"
+#include "data/transforms.h"
+
+namespace plexus::data {
+
+struct Batch {
+  Tensor inputs;                 // [B, ...]
+  Tensor targets;                // [B, ...]
+  std::vector<int64_t> indices;  // dataset index of each row
+};
+
+struct DataLoaderOptions {
+  int64_t batch_size = 32;
+  bool shuffle = false;
+  bool drop_last = false;  // drop a final batch smaller than batch_size
+  uint64_t seed = 0;
+  int64_t prefetch = 2;    // batches assembled ahead by the worker thread; 0 = no thread
+  TransformPtr transform = nullptr;  // applied to every assembled batch; may be null
+};
+
+class DataLoader {
+  struct Pass;
+
+ public:
+  // Shares ownership of the dataset (so a pass can safely outlive the loader).
+  DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options = {});
+  // Borrows the dataset: it must outlive the loader and every pass started from it.
+  DataLoader(const Dataset& dataset, DataLoaderOptions options = {});
+  DataLoader(const Dataset&& dataset, DataLoaderOptions options = {}) = delete;  // would dangle
+
+  int64_t size() const;  // batches per epoch
+  int64_t dataset_size() const { return dataset_->size(); }
+  const DataLoaderOptions& options() const { return options_; }
+  const Dataset& dataset() const { return *dataset_; }
+
+  int64_t epoch() const { return epoch_; }  // the epoch the next begin() uses
+  void set_epoch(int64_t epoch) { epoch_ = epoch; }
+
+  // The dataset indices of every batch of `epoch`, in order (what a pass would produce).
+  std::vector<std::vector<int64_t>> batch_indices(int64_t epoch) const;
+
+  class Iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = Batch;
+    using difference_type = std::ptrdiff_t;
+    using pointer = Batch*;
+    using reference = Batch&;
+
+    Iterator() = default;  // the end
+    Batch& operator*() const;
+    Batch* operator->() const { return &**this; }
+    Iterator& operator++();  // may throw what the worker threw
+    bool operator==(const Iterator& other) const;
+
+   private:
+    friend class DataLoader;
+    explicit Iterator(std::shared_ptr<Pass> pass) : pass_(std::move(pass)) {}
+    std::shared_ptr<Pass> pass_;  // null or finished = end
+  };
+
+  // Starts a pass over epoch(), advances epoch(), and returns an iterator at its first batch
+  // (which may throw what assembling that batch threw).
+  Iterator begin();
+  Iterator end() { return Iterator(); }
+
+ private:
+  std::shared_ptr<const Dataset> dataset_;
+  DataLoaderOptions options_;
+  int64_t epoch_ = 0;
+};
+
+}  // namespace plexus::data

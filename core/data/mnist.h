@@ -1,0 +1,57 @@
+#pragma once
+// MNIST (handwritten digits) and Fashion-MNIST (Zalando's clothing images): 28x28 grey
+// images with 10 classes, stored as a pair of IDX files per split.
+//
+// File names looked up in the folder, for split Train / Test:
+//   train-images-idx3-ubyte   train-labels-idx1-ubyte
+//   t10k-images-idx3-ubyte    t10k-labels-idx1-ubyte
+// each either uncompressed or with a ".gz" suffix (the plain name is tried first; gzip is
+// detected from the content anyway). scripts/fetch-mnist puts MNIST uncompressed in
+// data/mnist/; Debian's package dataset-fashion-mnist installs the gzipped files in
+// /usr/share/datasets/fashion-mnist/.
+//
+// Validation (DataError naming the file and the byte offset): both files well-formed IDX of
+// unsigned bytes, images [N, H, W], labels [N] with the same N, every label in [0, 9].
+// All images live in one contiguous tensor [N, 1, H, W] scaled to [0, 1].
+#include <string>
+#include <vector>
+
+#include "data/dataset.h"
+
+namespace plexus::data {
+
+enum class Split { Train, Test };
+
+enum class MnistVariant { Digits, Fashion };
+
+class MnistDataset : public Dataset {
+ public:
+  MnistDataset(const std::string& folder, Split split, MnistVariant variant = MnistVariant::Digits);
+
+  int64_t size() const override { return images_.size(0); }
+  Example get(int64_t index) const override;  // input [1, H, W], target [] (the class)
+  Example get_batch(const std::vector<int64_t>& indices) const override;  // [B, 1, H, W], [B]
+
+  const Tensor& images() const { return images_; }  // [N, 1, H, W] in [0, 1]
+  const Tensor& labels() const { return labels_; }  // [N], whole numbers 0..9
+  const std::vector<std::string>& classes() const;  // 10 names, index = label
+  MnistVariant variant() const { return variant_; }
+  const std::string& images_path() const { return images_path_; }
+  const std::string& labels_path() const { return labels_path_; }
+
+  static const std::vector<std::string>& class_names(MnistVariant variant);
+  // Where Debian's dataset-fashion-mnist package installs the files.
+  static constexpr const char* kDebianFashionDir = "/usr/share/datasets/fashion-mnist";
+
+ protected:
+  MnistVariant variant_;
+  std::string images_path_, labels_path_;
+  Tensor images_, labels_;
+};
+
+class FashionMnistDataset : public MnistDataset {
+ public:
+  FashionMnistDataset(const std::string& folder, Split split) : MnistDataset(folder, split, MnistVariant::Fashion) {}
+};
+
+}  // namespace plexus::data

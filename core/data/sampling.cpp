@@ -1,0 +1,51 @@
+#include "data/sampling.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "util/error.h"
+
+namespace plexus::data {
+namespace {
+uint64_t splitmix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+}  // namespace
+
+uint64_t uniform_index(Generator& gen, uint64_t n) {
+  if (n == 0) throw ValueError("uniform_index: empty range");
+  // Reject the top partial copy of [0, n) so every value is equally likely.
+  const uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+  uint64_t x;
+  do x = gen.next_u64();
+  while (x >= limit);
+  return x % n;
+}
+
+std::vector<int64_t> random_permutation(int64_t n, uint64_t seed) {
+  if (n < 0) throw ValueError("random_permutation: negative size " + std::to_string(n));
+  std::vector<int64_t> p(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) p[size_t(i)] = i;
+  Generator gen(seed);
+  for (int64_t i = n - 1; i > 0; --i) std::swap(p[size_t(i)], p[size_t(uniform_index(gen, uint64_t(i) + 1))]);
+  return p;
+}
+
+std::pair<std::vector<int64_t>, std::vector<int64_t>> split_indices(int64_t n, double train_fraction, uint64_t seed) {
+  if (!(train_fraction >= 0.0 && train_fraction <= 1.0))
+    throw ValueError("split: train_fraction must lie in [0, 1], got " + std::to_string(train_fraction));
+  std::vector<int64_t> p = random_permutation(n, seed);
+  const auto k = int64_t(std::llround(train_fraction * double(n)));
+  std::vector<int64_t> a(p.begin(), p.begin() + k), b(p.begin() + k, p.end());
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  return {std::move(a), std::move(b)};
+}
+
+uint64_t mix_seed(uint64_t a, uint64_t b, uint64_t c) { return splitmix(splitmix(splitmix(a) ^ b) ^ c); }
+
+}  // namespace plexus::data

@@ -1,0 +1,27 @@
+#pragma once
+// Seeded index orders for shuffling and splitting. They depend only on (n, seed), never on
+// threads or timing, so a run is reproducible: the same seed gives the same order everywhere.
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "tensor/generator.h"
+
+namespace plexus::data {
+
+// Uniform integer in [0, n) without modulo bias. n must be > 0.
+uint64_t uniform_index(Generator& gen, uint64_t n);
+
+// A Fisher-Yates permutation of 0..n-1 drawn from Generator(seed).
+std::vector<int64_t> random_permutation(int64_t n, uint64_t seed);
+
+// Splits a random permutation of 0..n-1 into a first part of round(train_fraction * n)
+// indices and the rest, each sorted ascending (so a subset keeps the file's order).
+// train_fraction must lie in [0, 1].
+std::pair<std::vector<int64_t>, std::vector<int64_t>> split_indices(int64_t n, double train_fraction, uint64_t seed);
+
+// Mixes several values into one well-spread 64-bit seed (splitmix64 steps), e.g. to give
+// every (seed, epoch, batch) its own independent random stream.
+uint64_t mix_seed(uint64_t a, uint64_t b, uint64_t c = 0);
+
+}  // namespace plexus::data

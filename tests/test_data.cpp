@@ -1,0 +1,788 @@
+// The data package: IDX round trips (raw and gzip, every element type), in-memory datasets
+// and splits, MNIST / Fashion-MNIST (synthetic folders, and the real files when present),
+// CSV datasets, transforms, and the DataLoader (batch counts, order, determinism, prefetch
+// bounds, early exit, exceptions from the worker, grad mode on the worker thread).
+// Malformed inputs are covered by test_malformed_data.
+#include <QtTest/QtTest>
+
+#include <zlib.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "autograd/grad_mode.h"
+#include "data/csv.h"
+#include "data/dataloader.h"
+#include "data/dataset.h"
+#include "data/idx.h"
+#include "data/mnist.h"
+#include "data/sampling.h"
+#include "data/transforms.h"
+#include "ops/ops.h"
+#include "tensor/tensor.h"
+#include "util/error.h"
+
+using namespace plexus;
+using namespace plexus::data;
+namespace fs = std::filesystem;
+
+namespace {
+
+template <class E, class F>
+std::string message_of(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("<wrong exception type: ") + e.what() + ">";
+  }
+  return "<no exception>";
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+#define VERIFY_CONTAINS(s, part) \
+  QVERIFY2(contains((s), (part)), qPrintable(QString("'%1' does not contain '%2'").arg(QString::fromStdString(s), QString::fromStdString(part))))
+
+void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream f(path, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  QVERIFY(f.good());
+}
+
+void write_gz(const std::string& path, const std::vector<uint8_t>& bytes) {
+  gzFile gz = gzopen(path.c_str(), "wb");
+  QVERIFY(gz != nullptr);
+  if (!bytes.empty()) QCOMPARE(gzwrite(gz, bytes.data(), unsigned(bytes.size())), int(bytes.size()));
+  QCOMPARE(gzclose(gz), Z_OK);
+}
+
+std::vector<uint8_t> idx_bytes(uint8_t type, const std::vector<uint32_t>& dims, const std::vector<uint8_t>& payload) {
+  std::vector<uint8_t> b = {0, 0, type, uint8_t(dims.size())};
+  for (uint32_t d : dims)
+    for (int s = 24; s >= 0; s -= 8) b.push_back(uint8_t(d >> s));
+  b.insert(b.end(), payload.begin(), payload.end());
+  return b;
+}
+
+void compare_values(const Tensor& t, const std::vector<float>& expected) {
+  const std::vector<float> got = t.to_vector();
+  QCOMPARE(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    QVERIFY2(got[i] == expected[i], qPrintable(QString("element %1: got %2, expected %3").arg(i).arg(got[i]).arg(expected[i])));
+}
+
+bool same(const Tensor& a, const Tensor& b) { return a.shape() == b.shape() && a.to_vector() == b.to_vector(); }
+
+// Where the real MNIST files are: $PLEXUS_DATA_DIR (the MNIST folder itself, or a folder
+// holding mnist/), else <source dir>/data/mnist next to this file's folder.
+fs::path mnist_dir() {
+  if (const char* env = std::getenv("PLEXUS_DATA_DIR"); env && *env) {
+    const fs::path p(env);
+    if (fs::exists(p / "train-images-idx3-ubyte") || fs::exists(p / "train-images-idx3-ubyte.gz")) return p;
+    return p / "mnist";
+  }
+  return fs::path(__FILE__).parent_path().parent_path() / "data" / "mnist";
+}
+
+// $PLEXUS_DATA_DIR/fashion-mnist when it exists, else where Debian's package installs it.
+fs::path fashion_dir() {
+  if (const char* env = std::getenv("PLEXUS_DATA_DIR"); env && *env) {
+    const fs::path p = fs::path(env) / "fashion-mnist";
+    if (fs::exists(p)) return p;
+  }
+  return MnistDataset::kDebianFashionDir;
+}
+
+// A dataset built from get() only, to exercise the default get_batch. Optionally throws
+// for one index, records the grad mode of the calling thread, counts calls, sleeps.
+class ProbeDataset : public Dataset {
+ public:
+  explicit ProbeDataset(int64_t n) : n_(n) {}
+  int64_t size() const override { return n_; }
+  Example get(int64_t i) const override {
+    check_index(i, "ProbeDataset::get");
+    if (i == throw_at) throw ValueError("probe failure at index " + std::to_string(i));
+    return {full({2}, float(i)), scalar(float(i % 3))};
+  }
+  Example get_batch(const std::vector<int64_t>& indices) const override {
+    calls.fetch_add(1);
+    if (GradMode::enabled()) grad_on_seen.store(true);
+    if (sleep_ms) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
+    return Dataset::get_batch(indices);
+  }
+  int64_t throw_at = -1;
+  int sleep_ms = 0;
+  mutable std::atomic<int> calls{0};
+  mutable std::atomic<bool> grad_on_seen{false};
+
+ private:
+  int64_t n_;
+};
+
+std::vector<std::vector<int64_t>> collect_indices(DataLoader& loader) {
+  std::vector<std::vector<int64_t>> out;
+  for (Batch& b : loader) out.push_back(b.indices);
+  return out;
+}
+
+std::vector<Batch> collect(DataLoader& loader) {
+  std::vector<Batch> out;
+  for (Batch& b : loader) out.push_back(b);
+  return out;
+}
+
+std::shared_ptr<TensorDataset> image_dataset(int64_t n) {
+  // n images [1, 6, 6] with distinct values, targets = index % 4.
+  Tensor x = arange(float(n * 36)).reshape({n, 1, 6, 6}) + 1.f;
+  std::vector<float> y;
+  for (int64_t i = 0; i < n; ++i) y.push_back(float(i % 4));
+  return std::make_shared<TensorDataset>(x, from_vector(y, {n}));
+}
+
+}  // namespace
+
+class TestData : public QObject {
+  Q_OBJECT
+
+ private slots:
+  // ---- IDX -----------------------------------------------------------------------------
+  void idxRoundTripRaw() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("a-idx3-ubyte").toStdString();
+    std::vector<uint8_t> payload;
+    for (int i = 0; i < 24; ++i) payload.push_back(uint8_t(i * 10));
+    write_bytes(path, idx_bytes(0x08, {2, 3, 4}, payload));
+    const IdxArray a = read_idx(path);
+    QCOMPARE(a.path, path);
+    QVERIFY(!a.compressed);
+    QVERIFY(a.type == IdxType::UInt8);
+    QCOMPARE(a.dims, (std::vector<int64_t>{2, 3, 4}));
+    QCOMPARE(a.data_offset, int64_t(16));
+    QCOMPARE(a.numel(), int64_t(24));
+    QCOMPARE(a.bytes, payload);
+    const Tensor t = a.to_tensor(0.5f);
+    QCOMPARE(t.shape(), (Shape{2, 3, 4}));
+    std::vector<float> expected;
+    for (int i = 0; i < 24; ++i) expected.push_back(float(i * 10) * 0.5f);
+    compare_values(t, expected);
+    QCOMPARE(a.where(17), path + ": byte offset 17");
+  }
+
+  void idxRoundTripGzip() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("a-idx1-ubyte.gz").toStdString();
+    std::vector<uint8_t> payload;
+    for (int i = 0; i < 1000; ++i) payload.push_back(uint8_t(i % 251));
+    write_gz(path, idx_bytes(0x08, {1000}, payload));
+    const IdxArray a = read_idx(path);
+    QVERIFY(a.compressed);
+    QCOMPARE(a.dims, (std::vector<int64_t>{1000}));
+    QCOMPARE(a.data_offset, int64_t(8));
+    QCOMPARE(a.bytes, payload);
+    VERIFY_CONTAINS(a.where(9), "byte offset 9 of the decompressed gzip stream");
+  }
+
+  void idxGzipDetectedByContentNotName() {
+    QTemporaryDir dir;
+    const std::vector<uint8_t> file = idx_bytes(0x08, {3}, {7, 8, 9});
+    const std::string gz_named_plain = dir.filePath("really-gzip.idx").toStdString();
+    const std::string plain_named_gz = dir.filePath("really-plain.gz").toStdString();
+    write_gz(gz_named_plain, file);
+    write_bytes(plain_named_gz, file);
+    const IdxArray a = read_idx(gz_named_plain), b = read_idx(plain_named_gz);
+    QVERIFY(a.compressed);
+    QVERIFY(!b.compressed);
+    QCOMPARE(a.bytes, (std::vector<uint8_t>{7, 8, 9}));
+    QCOMPARE(b.bytes, (std::vector<uint8_t>{7, 8, 9}));
+  }
+
+  void idxEveryElementType() {
+    QTemporaryDir dir;
+    struct Case {
+      uint8_t code;
+      IdxType type;
+      std::vector<uint8_t> payload;  // two elements, big-endian
+      std::vector<float> values;
+    };
+    const std::vector<Case> cases = {
+        {0x08, IdxType::UInt8, {0xff, 0x01}, {255.f, 1.f}},
+        {0x09, IdxType::Int8, {0xfd, 0x05}, {-3.f, 5.f}},
+        {0x0B, IdxType::Int16, {0xfe, 0xd4, 0x01, 0x00}, {-300.f, 256.f}},
+        {0x0C, IdxType::Int32, {0xff, 0xfe, 0xee, 0x90, 0x00, 0x01, 0x00, 0x00}, {-70000.f, 65536.f}},
+        {0x0D, IdxType::Float32, {0x3f, 0xc0, 0x00, 0x00, 0xc0, 0x20, 0x00, 0x00}, {1.5f, -2.5f}},
+        {0x0E, IdxType::Float64, {0xc0, 0x02, 0, 0, 0, 0, 0, 0, 0x3f, 0xd0, 0, 0, 0, 0, 0, 0}, {-2.25f, 0.25f}},
+    };
+    for (const Case& c : cases) {
+      for (bool gz : {false, true}) {
+        const std::string path = dir.filePath(QString("t%1%2").arg(int(c.code)).arg(gz ? ".gz" : "")).toStdString();
+        const std::vector<uint8_t> file = idx_bytes(c.code, {2}, c.payload);
+        if (gz) write_gz(path, file); else write_bytes(path, file);
+        const IdxArray a = read_idx(path);
+        QVERIFY(a.type == c.type);
+        QCOMPARE(int64_t(a.bytes.size()), 2 * idx_type_size(c.type));
+        compare_values(a.to_tensor(), c.values);
+        QCOMPARE(a.value(1), double(c.values[1]));
+      }
+    }
+  }
+
+  void idxWriteThenRead() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("w.idx").toStdString();
+    write_idx(path, IdxType::Int16, {2, 2}, {0, 1, 0, 2, 0xff, 0xff, 0x7f, 0xff});
+    const IdxArray a = read_idx(path);
+    compare_values(a.to_tensor(), {1.f, 2.f, -1.f, 32767.f});
+    QVERIFY(contains(message_of<ValueError>([&] { write_idx(path, IdxType::UInt8, {3}, {1, 2}); }), "3 elements") ||
+            contains(message_of<ValueError>([&] { write_idx(path, IdxType::UInt8, {3}, {1, 2}); }), "need 3"));
+  }
+
+  // ---- datasets --------------------------------------------------------------------------
+  void tensorDataset() {
+    Tensor x = arange(12.f).reshape({4, 3});
+    Tensor y = from_vector({0, 1, 2, 1}, {4});
+    TensorDataset ds(x, y);
+    QCOMPARE(ds.size(), int64_t(4));
+    Example e = ds.get(2);
+    QCOMPARE(e.input.shape(), (Shape{3}));
+    QCOMPARE(e.target.shape(), Shape{});
+    compare_values(e.input, {6, 7, 8});
+    QCOMPARE(e.target.item(), 2.f);
+    Example b = ds.get_batch({3, 0, 3});
+    QCOMPARE(b.input.shape(), (Shape{3, 3}));
+    compare_values(b.input, {9, 10, 11, 0, 1, 2, 9, 10, 11});
+    compare_values(b.target, {1, 0, 1});
+    // The dataset holds its own copy; the batch is a fresh tensor.
+    x.fill_(-1.f);
+    b.input.fill_(-2.f);
+    compare_values(ds.get(0).input, {0, 1, 2});
+    // Targets [N, k].
+    TensorDataset two(x, ones({4, 2}));
+    QCOMPARE(two.get_batch({1, 2}).target.shape(), (Shape{2, 2}));
+    VERIFY_CONTAINS(message_of<IndexError>([&] { ds.get(4); }), "index 4 out of range");
+    VERIFY_CONTAINS(message_of<IndexError>([&] { ds.get_batch({0, -1}); }), "index -1");
+    VERIFY_CONTAINS(message_of<ShapeError>([&] { TensorDataset(x, ones({3})); }), "4 inputs");
+    VERIFY_CONTAINS(message_of<ShapeError>([&] { TensorDataset(x, ones({4, 1, 1})); }), "[N] or [N, k]");
+  }
+
+  void defaultGetBatchStacksExamples() {
+    ProbeDataset ds(5);
+    Example b = ds.get_batch({4, 1});
+    QCOMPARE(b.input.shape(), (Shape{2, 2}));
+    compare_values(b.input, {4, 4, 1, 1});
+    compare_values(b.target, {1, 1});
+    class Ragged : public Dataset {
+     public:
+      int64_t size() const override { return 2; }
+      Example get(int64_t i) const override { return {zeros({i + 1}), scalar(0)}; }
+    } ragged;
+    VERIFY_CONTAINS(message_of<ShapeError>([&] { ragged.get_batch({0, 1}); }), "example 1 has input shape [2]");
+  }
+
+  void subsetAndRandomSplit() {
+    auto ds = std::make_shared<TensorDataset>(arange(10.f).reshape({10, 1}), arange(10.f));
+    auto [a, b] = random_split(ds, 0.7, 42);
+    QCOMPARE(a->size(), int64_t(7));
+    QCOMPARE(b->size(), int64_t(3));
+    std::set<int64_t> all(a->indices().begin(), a->indices().end());
+    all.insert(b->indices().begin(), b->indices().end());
+    QCOMPARE(all.size(), size_t(10));
+    auto [a2, b2] = random_split(ds, 0.7, 42);
+    QCOMPARE(a2->indices(), a->indices());
+    auto [a3, b3] = random_split(ds, 0.7, 43);
+    QVERIFY(a3->indices() != a->indices());
+    QCOMPARE(b->get(1).target.item(), float(b->indices()[1]));
+    compare_values(b->get_batch({2, 0}).target, {float(b->indices()[2]), float(b->indices()[0])});
+    QCOMPARE(random_permutation(6, 9), random_permutation(6, 9));
+    VERIFY_CONTAINS(message_of<ValueError>([&] { split_indices(4, 1.5, 0); }), "train_fraction");
+    VERIFY_CONTAINS(message_of<IndexError>([&] { Subset(ds, {10}); }), "index 10");
+  }
+
+  // ---- MNIST -------------------------------------------------------------------------------
+  void mnistSyntheticFolder() {
+    QTemporaryDir dir;
+    const std::string d = dir.path().toStdString();
+    // Train split uncompressed (4 images 2x3), test split gzipped (2 images).
+    std::vector<uint8_t> px;
+    for (int i = 0; i < 24; ++i) px.push_back(uint8_t(i * 10));
+    write_bytes(d + "/train-images-idx3-ubyte", idx_bytes(0x08, {4, 2, 3}, px));
+    write_bytes(d + "/train-labels-idx1-ubyte", idx_bytes(0x08, {4}, {3, 0, 9, 3}));
+    write_gz(d + "/t10k-images-idx3-ubyte.gz", idx_bytes(0x08, {2, 2, 3}, std::vector<uint8_t>(px.begin(), px.begin() + 12)));
+    write_gz(d + "/t10k-labels-idx1-ubyte.gz", idx_bytes(0x08, {2}, {1, 2}));
+
+    MnistDataset train(d, Split::Train);
+    QCOMPARE(train.size(), int64_t(4));
+    QCOMPARE(train.images().shape(), (Shape{4, 1, 2, 3}));
+    QVERIFY(train.images().is_contiguous());
+    QCOMPARE(train.images().at({1, 0, 0, 0}), 60.f / 255.f);
+    compare_values(train.labels(), {3, 0, 9, 3});
+    Example e = train.get(2);
+    QCOMPARE(e.input.shape(), (Shape{1, 2, 3}));
+    QCOMPARE(e.target.item(), 9.f);
+    Example b = train.get_batch({3, 1});
+    QCOMPARE(b.input.shape(), (Shape{2, 1, 2, 3}));
+    compare_values(b.target, {3, 0});
+    QCOMPARE(b.input.at({1, 0, 1, 2}), 110.f / 255.f);
+    QCOMPARE(train.classes().size(), size_t(10));
+    QCOMPARE(train.classes()[7], std::string("7"));
+    QCOMPARE(train.images_path(), d + "/train-images-idx3-ubyte");
+
+    FashionMnistDataset test(d, Split::Test);
+    QCOMPARE(test.size(), int64_t(2));
+    QVERIFY(test.variant() == MnistVariant::Fashion);
+    QCOMPARE(test.labels_path(), d + "/t10k-labels-idx1-ubyte.gz");
+    QCOMPARE(test.classes()[0], std::string("T-shirt/top"));
+    QCOMPARE(test.classes()[9], std::string("Ankle boot"));
+  }
+
+  void mnistReal() {
+    const fs::path dir = mnist_dir();
+    if (!fs::exists(dir / "train-images-idx3-ubyte") && !fs::exists(dir / "train-images-idx3-ubyte.gz"))
+      QSKIP(qPrintable(QString("MNIST not found in %1 (run scripts/fetch-mnist, or set PLEXUS_DATA_DIR)")
+                           .arg(QString::fromStdString(dir.string()))));
+    QElapsedTimer timer;
+    timer.start();
+    MnistDataset train(dir.string(), Split::Train);
+    const qint64 ms = timer.elapsed();
+    MnistDataset test(dir.string(), Split::Test);
+    qInfo("MNIST train loaded in %lld ms", ms);
+    QCOMPARE(train.size(), int64_t(60000));
+    QCOMPARE(test.size(), int64_t(10000));
+    QCOMPARE(train.images().shape(), (Shape{60000, 1, 28, 28}));
+    QCOMPARE(train.labels().at({0}), 5.f);  // the well-known first training digit
+    QCOMPARE(test.labels().at({0}), 7.f);
+    const std::vector<float> px = train.images().narrow(0, 0, 100).to_vector();
+    float lo = 1, hi = 0;
+    for (float v : px) lo = std::min(lo, v), hi = std::max(hi, v);
+    QCOMPARE(lo, 0.f);
+    QCOMPARE(hi, 1.f);
+    std::vector<int> count(10, 0);
+    for (float v : train.labels().to_vector()) ++count[size_t(v)];
+    for (int c = 0; c < 10; ++c) QVERIFY(count[size_t(c)] > 5000);
+  }
+
+  void fashionMnistReal() {
+    const fs::path dir = fashion_dir();
+    if (!fs::exists(dir / "train-images-idx3-ubyte.gz") && !fs::exists(dir / "train-images-idx3-ubyte"))
+      QSKIP(qPrintable(QString("Fashion-MNIST not found in %1 (apt-get install dataset-fashion-mnist, or set "
+                               "PLEXUS_DATA_DIR to a folder holding fashion-mnist/)")
+                           .arg(QString::fromStdString(dir.string()))));
+    QElapsedTimer timer;
+    timer.start();
+    FashionMnistDataset train(dir.string(), Split::Train);
+    qInfo("Fashion-MNIST train (gzip) loaded in %lld ms", timer.elapsed());
+    FashionMnistDataset test(dir.string(), Split::Test);
+    QCOMPARE(train.size(), int64_t(60000));
+    QCOMPARE(test.size(), int64_t(10000));
+    QCOMPARE(test.images().shape(), (Shape{10000, 1, 28, 28}));
+    QCOMPARE(train.labels().at({0}), 9.f);  // an ankle boot
+    QCOMPARE(test.labels().at({0}), 9.f);
+    std::vector<int> count(10, 0);
+    for (float v : train.labels().to_vector()) ++count[size_t(v)];
+    for (int c = 0; c < 10; ++c) QCOMPARE(count[size_t(c)], 6000);  // Fashion-MNIST is balanced
+  }
+
+  // ---- CSV ---------------------------------------------------------------------------------
+  void csvRegression() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("reg.csv").toStdString();
+    write_bytes(path, std::vector<uint8_t>{});
+    {
+      std::ofstream f(path, std::ios::binary);
+      f << "id,x1, x2 ,name,y\n1,0.5,+2,\"a, b\",1.25\n2,-1e2, 3 ,c,-4\n\n3,7,8,\"say \"\"hi\"\"\",0\n";
+    }
+    CsvOptions opt;
+    opt.target = "y";
+    opt.features = {"x2", "x1"};
+    CsvDataset ds(path, opt);
+    QCOMPARE(ds.size(), int64_t(3));
+    QCOMPARE(ds.feature_names(), (std::vector<std::string>{"x2", "x1"}));
+    QCOMPARE(ds.target_name(), std::string("y"));
+    QCOMPARE(ds.num_classes(), int64_t(0));
+    QCOMPARE(ds.features().shape(), (Shape{3, 2}));
+    compare_values(ds.features(), {2, 0.5f, 3, -100, 8, 7});
+    compare_values(ds.targets(), {1.25f, -4, 0});
+    QCOMPARE(ds.row_lines(), (std::vector<int64_t>{2, 3, 5}));
+    Example e = ds.get(1);
+    QCOMPARE(e.input.shape(), (Shape{2}));
+    QCOMPARE(e.target.item(), -4.f);
+    QCOMPARE(ds.get_batch({2, 0}).input.shape(), (Shape{2, 2}));
+  }
+
+  void csvClassificationLabels() {
+    QTemporaryDir dir;
+    // String labels (sorted order), quoted with embedded commas and quotes, CRLF, a BOM.
+    const std::string strings = dir.filePath("cls.csv").toStdString();
+    {
+      std::ofstream f(strings, std::ios::binary);
+      f << "\xEF\xBB\xBF" "a,b,species\r\n1,2,\"virginica, tall\"\r\n3,4,setosa\r\n5,6,\"virginica, tall\"\r\n7,8,\"s\"\"q\"\r\n";
+    }
+    CsvOptions opt;
+    opt.target = "species";
+    opt.task = CsvTask::Classification;
+    CsvDataset ds(strings, opt);
+    QCOMPARE(ds.size(), int64_t(4));
+    QCOMPARE(ds.class_names(), (std::vector<std::string>{"s\"q", "setosa", "virginica, tall"}));
+    compare_values(ds.targets(), {2, 1, 2, 0});
+    compare_values(ds.features(), {1, 2, 3, 4, 5, 6, 7, 8});
+    QCOMPARE(ds.row_lines(), (std::vector<int64_t>{2, 3, 4, 5}));
+
+    // Numeric labels: K = max + 1, or num_classes.
+    const std::string nums = dir.filePath("num.csv").toStdString();
+    {
+      std::ofstream f(nums, std::ios::binary);
+      f << "label,x\n2,0.1\n0,0.2\n2.0,0.3\n";
+    }
+    CsvOptions o2;
+    o2.target = "label";
+    o2.task = CsvTask::Classification;
+    CsvDataset n1(nums, o2);
+    QCOMPARE(n1.num_classes(), int64_t(3));
+    compare_values(n1.targets(), {2, 0, 2});
+    o2.num_classes = 5;
+    QCOMPARE(CsvDataset(nums, o2).num_classes(), int64_t(5));
+  }
+
+  void csvSplitAndStandardize() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("s.csv").toStdString();
+    {
+      std::ofstream f(path, std::ios::binary);
+      f << "x,c,y\n";
+      for (int i = 0; i < 50; ++i) f << i << ",7," << i * 2 << "\n";
+    }
+    CsvOptions opt;
+    opt.target = "y";
+    CsvDataset ds(path, opt);
+    auto [train, val] = ds.split(0.8, 5, true);
+    QCOMPARE(train.size(), int64_t(40));
+    QCOMPARE(val.size(), int64_t(10));
+    auto [train2, val2] = ds.split(0.8, 5, true);
+    QVERIFY(same(train.features(), train2.features()));
+    QVERIFY(same(val.targets(), val2.targets()));
+    // Train features are standardised with train statistics: mean 0, std 1 (the constant
+    // column maps to 0); validation uses the same statistics.
+    const FeatureStats st = train.feature_stats();
+    QVERIFY(std::fabs(st.mean[0]) < 1e-5f);
+    QVERIFY(std::fabs(st.std[0] - 1.f) < 1e-5f);
+    QCOMPARE(st.std[1], 1.f);
+    const FeatureStats raw = ds.subset(std::vector<int64_t>(split_indices(50, 0.8, 5).first)).feature_stats();
+    for (int64_t i = 0; i < val.size(); ++i) {
+      const float original = float((val.row_lines()[size_t(i)] - 2));  // x = row index
+      QVERIFY(std::fabs(val.features().at({i, 0}) - (original - raw.mean[0]) / raw.std[0]) < 1e-4f);
+      QCOMPARE(val.features().at({i, 1}), 0.f);
+      QCOMPARE(val.targets().at({i}), 2 * original);  // targets are never standardised
+    }
+    // The two parts are disjoint and cover every row.
+    std::set<int64_t> lines(train.row_lines().begin(), train.row_lines().end());
+    lines.insert(val.row_lines().begin(), val.row_lines().end());
+    QCOMPARE(lines.size(), size_t(50));
+    auto [t3, v3] = ds.split(0.8, 6);
+    QVERIFY(t3.row_lines() != train.row_lines());
+  }
+
+  // ---- transforms ----------------------------------------------------------------------------
+  void transformNormalize() {
+    Generator gen(1);
+    Example b{from_vector({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2}), from_vector({0, 1}, {2})};
+    const Example out = Normalize({1, 2}, {2, 4}).apply(b, gen);
+    compare_values(out.input, {0, 0.5f, 0.25f, 0.5f, 2, 2.5f, 1.25f, 1.5f});
+    compare_values(b.input, {1, 2, 3, 4, 5, 6, 7, 8});  // input untouched
+    compare_values((*normalize({1}, {2}))(b, gen).input, {0, 0.5f, 1, 1.5f, 2, 2.5f, 3, 3.5f});
+    VERIFY_CONTAINS(message_of<ShapeError>([&] { Normalize({0, 0, 0}, {1, 1, 1}).apply(b, gen); }), "3 channel");
+    VERIFY_CONTAINS(message_of<ValueError>([&] { Normalize({0}, {0}); }), "positive");
+  }
+
+  void transformOneHot() {
+    Generator gen(1);
+    Example b{zeros({3, 2}), from_vector({2, 0, 1}, {3})};
+    const Example out = OneHot(4).apply(b, gen);
+    QCOMPARE(out.target.shape(), (Shape{3, 4}));
+    compare_values(out.target, {0, 0, 1, 0, 1, 0, 0, 0, 0, 1, 0, 0});
+    Example bad{zeros({1, 2}), from_vector({4}, {1})};
+    VERIFY_CONTAINS(message_of<ValueError>([&] { OneHot(4).apply(bad, gen); }), "not a class index in [0, 3]");
+  }
+
+  void transformRandomShift() {
+    const int64_t n = 16, h = 5, w = 6;
+    Tensor x = arange(float(n * 2 * h * w)).reshape({n, 2, h, w}) + 1.f;
+    Example b{x, zeros({n})};
+    Generator g0(3);
+    QVERIFY(same(RandomShift(0).apply(b, g0).input, x));
+    Generator g1(7), g2(7), g3(8);
+    const Tensor y1 = RandomShift(2).apply(b, g1).input;
+    QVERIFY(same(y1, RandomShift(2).apply(b, g2).input));
+    QVERIFY(!same(y1, RandomShift(2).apply(b, g3).input));
+    // Every example is its input moved by some (dy, dx) in [-2, 2]^2, both channels alike,
+    // zeros where nothing moved in.
+    std::set<std::pair<int64_t, int64_t>> shifts;
+    for (int64_t i = 0; i < n; ++i) {
+      bool found = false;
+      for (int64_t dy = -2; dy <= 2 && !found; ++dy)
+        for (int64_t dx = -2; dx <= 2 && !found; ++dx) {
+          bool ok = true;
+          for (int64_t c = 0; c < 2 && ok; ++c)
+            for (int64_t r = 0; r < h && ok; ++r)
+              for (int64_t q = 0; q < w && ok; ++q) {
+                const int64_t sr = r - dy, sq = q - dx;
+                const float expect = (sr >= 0 && sr < h && sq >= 0 && sq < w) ? x.at({i, c, sr, sq}) : 0.f;
+                ok = y1.at({i, c, r, q}) == expect;
+              }
+          if (ok) {
+            found = true;
+            shifts.insert({dy, dx});
+          }
+        }
+      QVERIFY2(found, qPrintable(QString("example %1 is not a shift of its input").arg(i)));
+    }
+    QVERIFY(shifts.size() > 3);  // offsets vary per example
+    VERIFY_CONTAINS(message_of<ShapeError>([&] { Generator g(1); RandomShift(1).apply({zeros({2, 3}), zeros({2})}, g); }),
+                    "[B, ..., H, W]");
+  }
+
+  void transformCompose() {
+    Generator g1(11), g2(11);
+    Example b{arange(36.f).reshape({1, 1, 6, 6}), from_vector({1}, {1})};
+    TransformPtr t = compose({random_shift(1), normalize({1}, {2}), one_hot(3)});
+    const Example out = t->apply(b, g1);
+    QCOMPARE(out.target.shape(), (Shape{1, 3}));
+    // Same as applying them one after another with the same generator.
+    Example manual = RandomShift(1).apply(b, g2);
+    manual = Normalize({1}, {2}).apply(manual, g2);
+    QVERIFY(same(out.input, manual.input));
+    Example doubled = LambdaTransform([](const Example& e, Generator&) { return Example{e.input * 2.f, e.target}; })
+                          .apply(b, g1);
+    QCOMPARE(doubled.input.at({0, 0, 0, 1}), 2.f);
+  }
+
+  // ---- DataLoader ------------------------------------------------------------------------------
+  void loaderBatchCounts() {
+    auto ds = std::make_shared<ProbeDataset>(10);
+    for (int64_t prefetch : {0, 2}) {
+      DataLoader keep(ds, {.batch_size = 3, .prefetch = prefetch});
+      QCOMPARE(keep.size(), int64_t(4));
+      const auto batches = collect(keep);
+      QCOMPARE(int64_t(batches.size()), int64_t(4));
+      QCOMPARE(batches.back().inputs.shape(), (Shape{1, 2}));
+      QCOMPARE(batches.back().indices, (std::vector<int64_t>{9}));
+      DataLoader drop(ds, {.batch_size = 3, .drop_last = true, .prefetch = prefetch});
+      QCOMPARE(drop.size(), int64_t(3));
+      const auto dropped = collect(drop);
+      QCOMPARE(int64_t(dropped.size()), int64_t(3));
+      for (const Batch& b : dropped) QCOMPARE(b.inputs.shape(), (Shape{3, 2}));
+    }
+    QCOMPARE(DataLoader(ds, {.batch_size = 10, .drop_last = true}).size(), int64_t(1));
+    QCOMPARE(DataLoader(ds, {.batch_size = 11, .drop_last = true}).size(), int64_t(0));
+    QCOMPARE(DataLoader(ds, {.batch_size = 11}).size(), int64_t(1));
+    DataLoader none(ds, {.batch_size = 11, .drop_last = true});
+    QVERIFY(none.begin() == none.end());
+    auto empty_ds = std::make_shared<ProbeDataset>(0);
+    DataLoader empty_loader(empty_ds);
+    QCOMPARE(empty_loader.size(), int64_t(0));
+    QCOMPARE(collect(empty_loader).size(), size_t(0));
+    VERIFY_CONTAINS(message_of<ValueError>([&] { DataLoader(ds, {.batch_size = 0}); }), "batch_size");
+    VERIFY_CONTAINS(message_of<ValueError>([&] { DataLoader(ds, {.prefetch = -1}); }), "prefetch");
+  }
+
+  void loaderSequentialOrderAndContents() {
+    auto ds = image_dataset(7);
+    DataLoader loader(ds, {.batch_size = 3});
+    std::vector<int64_t> seen;
+    for (Batch& b : loader) {
+      QCOMPARE(b.inputs.size(0), int64_t(b.indices.size()));
+      QVERIFY(!b.inputs.requires_grad());
+      for (size_t r = 0; r < b.indices.size(); ++r) {
+        QVERIFY(same(b.inputs.narrow(0, int64_t(r), 1), ds->get_batch({b.indices[r]}).input));
+        QCOMPARE(b.targets.at({int64_t(r)}), float(b.indices[r] % 4));
+      }
+      seen.insert(seen.end(), b.indices.begin(), b.indices.end());
+    }
+    QCOMPARE(seen, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6}));
+  }
+
+  void loaderEveryIndexOncePerEpoch() {
+    auto ds = std::make_shared<ProbeDataset>(103);
+    DataLoader loader(ds, {.batch_size = 8, .shuffle = true, .seed = 4});
+    std::vector<std::vector<int64_t>> orders;
+    for (int epoch = 0; epoch < 3; ++epoch) {
+      QCOMPARE(loader.epoch(), int64_t(epoch));
+      std::vector<int64_t> seen;
+      for (const auto& idx : collect_indices(loader)) seen.insert(seen.end(), idx.begin(), idx.end());
+      orders.push_back(seen);
+      std::vector<int64_t> sorted = seen;
+      std::sort(sorted.begin(), sorted.end());
+      for (int64_t i = 0; i < 103; ++i) QCOMPARE(sorted[size_t(i)], i);
+    }
+    QVERIFY(orders[0] != orders[1]);  // a new order every epoch
+    QVERIFY(orders[1] != orders[2]);
+    // drop_last: no index twice, size * batch_size of them.
+    DataLoader drop(ds, {.batch_size = 8, .shuffle = true, .drop_last = true, .seed = 4});
+    std::set<int64_t> unique;
+    int64_t count = 0;
+    for (const auto& idx : collect_indices(drop)) {
+      unique.insert(idx.begin(), idx.end());
+      count += int64_t(idx.size());
+    }
+    QCOMPARE(count, int64_t(96));
+    QCOMPARE(int64_t(unique.size()), count);
+  }
+
+  void loaderDeterminism() {
+    auto ds = image_dataset(40);
+    const TransformPtr aug = compose({random_shift(2), normalize({0.5f}, {2.f})});
+    const auto run = [&](uint64_t seed, int64_t prefetch, int64_t epoch) {
+      DataLoader loader(ds, {.batch_size = 6, .shuffle = true, .seed = seed, .prefetch = prefetch, .transform = aug});
+      loader.set_epoch(epoch);
+      return collect(loader);
+    };
+    const auto a = run(1, 2, 0);
+    const auto b = run(1, 2, 0);
+    const auto sync = run(1, 0, 0);
+    const auto deep = run(1, 7, 0);
+    const auto other_seed = run(2, 2, 0);
+    const auto other_epoch = run(1, 2, 1);
+    QCOMPARE(a.size(), size_t(7));
+    bool seed_differs = false, epoch_differs = false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      QCOMPARE(a[i].indices, b[i].indices);
+      QVERIFY(same(a[i].inputs, b[i].inputs));
+      QVERIFY(same(a[i].targets, b[i].targets));
+      QVERIFY(same(a[i].inputs, sync[i].inputs));  // prefetch depth does not matter
+      QVERIFY(same(a[i].inputs, deep[i].inputs));
+      seed_differs |= a[i].indices != other_seed[i].indices;
+      epoch_differs |= a[i].indices != other_epoch[i].indices;
+    }
+    QVERIFY(seed_differs);
+    QVERIFY(epoch_differs);
+    // batch_indices predicts a pass; set_epoch replays one.
+    DataLoader loader(ds, {.batch_size = 6, .shuffle = true, .seed = 1});
+    const auto first = collect_indices(loader);
+    QCOMPARE(loader.epoch(), int64_t(1));
+    QCOMPARE(first, loader.batch_indices(0));
+    QVERIFY(collect_indices(loader) != first);
+    loader.set_epoch(0);
+    QCOMPARE(collect_indices(loader), first);
+  }
+
+  void loaderPrefetchIsBounded() {
+    auto ds = std::make_shared<ProbeDataset>(100);
+    DataLoader loader(ds, {.batch_size = 2, .prefetch = 3});
+    auto it = loader.begin();
+    QCOMPARE(it->indices, (std::vector<int64_t>{0, 1}));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    // The consumed batch, plus at most `prefetch` assembled ahead.
+    QVERIFY2(ds->calls.load() <= 4, qPrintable(QString("%1 batches assembled").arg(ds->calls.load())));
+    ++it;
+    QCOMPARE(it->indices, (std::vector<int64_t>{2, 3}));
+  }
+
+  void loaderEarlyExitAndDestruction() {
+    auto ds = std::make_shared<ProbeDataset>(1000);
+    ds->sleep_ms = 2;
+    {
+      DataLoader loader(ds, {.batch_size = 4, .prefetch = 2});
+      int taken = 0;
+      for (Batch& b : loader) {
+        (void)b;
+        if (++taken == 3) break;  // the pass ends with the loop's iterator
+      }
+      const int after_break = ds->calls.load();
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      QCOMPARE(ds->calls.load(), after_break);  // the worker was stopped and joined
+      QVERIFY(after_break <= 3 + 2 + 1);
+    }
+    {
+      // The loader destroyed mid-pass: the pass lives on with its iterator, then stops.
+      auto loader = std::make_unique<DataLoader>(ds, DataLoaderOptions{.batch_size = 4});
+      auto it = loader->begin();
+      ++it;
+      loader.reset();
+      QCOMPARE(it->indices.front(), int64_t(4));
+      ++it;
+      QCOMPARE(it->indices.front(), int64_t(8));
+    }
+    {
+      // Destroyed right after starting, while the worker is busy.
+      DataLoader loader(ds, {.batch_size = 4, .prefetch = 4});
+      auto it = loader.begin();
+    }
+    // A borrowed dataset works the same.
+    ProbeDataset local(10);
+    DataLoader borrowed(local, {.batch_size = 5});
+    QCOMPARE(collect(borrowed).size(), size_t(2));
+  }
+
+  void loaderPropagatesWorkerExceptions() {
+    for (int64_t prefetch : {0, 1, 3}) {
+      auto ds = std::make_shared<ProbeDataset>(20);
+      ds->throw_at = 7;  // in batch 2 of batch_size 3
+      DataLoader loader(ds, {.batch_size = 3, .prefetch = prefetch});
+      std::vector<std::vector<int64_t>> got;
+      std::string error;
+      try {
+        for (Batch& b : loader) got.push_back(b.indices);
+      } catch (const ValueError& e) {
+        error = e.what();
+      }
+      QCOMPARE(got.size(), size_t(2));  // the batches before the failing one arrive first
+      VERIFY_CONTAINS(error, "probe failure at index 7");
+      // A failure in the very first batch is thrown by begin().
+      ds->throw_at = 0;
+      VERIFY_CONTAINS(message_of<ValueError>([&] { loader.begin(); }), "probe failure at index 0");
+      // The next pass starts afresh once the data is fine.
+      ds->throw_at = -1;
+      QCOMPARE(collect(loader).size(), size_t(7));
+    }
+  }
+
+  void loaderWorkerRunsWithoutGrad() {
+    auto ds = std::make_shared<ProbeDataset>(12);
+    QVERIFY(GradMode::enabled());
+    DataLoader loader(ds, {.batch_size = 4, .prefetch = 2,
+                           .transform = std::make_shared<LambdaTransform>([](const Example& e, Generator&) {
+                             if (GradMode::enabled()) throw AutogradError("grad mode on in the transform");
+                             return e;
+                           })});
+    for (Batch& b : loader) QVERIFY(!b.inputs.requires_grad());
+    QVERIFY(!ds->grad_on_seen.load());
+    QVERIFY(GradMode::enabled());  // the consumer's mode is untouched
+    DataLoader sync(ds, {.batch_size = 4, .prefetch = 0});
+    QCOMPARE(collect(sync).size(), size_t(3));
+    QVERIFY(!ds->grad_on_seen.load());
+    QVERIFY(GradMode::enabled());
+  }
+
+  void loaderCoversAnAugmentedMnistEpoch() {
+    const fs::path dir = mnist_dir();
+    if (!fs::exists(dir / "train-images-idx3-ubyte") && !fs::exists(dir / "train-images-idx3-ubyte.gz"))
+      QSKIP("MNIST not found (see mnistReal)");
+    auto train = std::make_shared<MnistDataset>(dir.string(), Split::Train);
+    DataLoader loader(train, {.batch_size = 128, .shuffle = true, .seed = 0,
+                              .transform = compose({random_shift(2), normalize({0.1307f}, {0.3081f})})});
+    QElapsedTimer timer;
+    timer.start();
+    int64_t rows = 0;
+    for (Batch& b : loader) {
+      QCOMPARE(b.inputs.dim(), int64_t(4));
+      rows += b.inputs.size(0);
+    }
+    qInfo("one shuffled, augmented MNIST epoch (469 batches) in %lld ms", timer.elapsed());
+    QCOMPARE(rows, int64_t(60000));
+    QCOMPARE(loader.size(), int64_t(469));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestData)
+#include "test_data.moc"
