@@ -1,0 +1,115 @@
+#include "train/builtin.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "data/mnist.h"
+#include "nn/layers.h"
+#include "optim/adagrad.h"
+#include "optim/adam.h"
+#include "optim/rmsprop.h"
+#include "optim/sgd.h"
+#include "util/error.h"
+
+namespace plexus::train {
+namespace {
+
+std::string join(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+std::shared_ptr<nn::Module> mlp(int64_t hidden, Generator* gen) {
+  auto m = std::make_shared<nn::Sequential>();
+  m->add(std::make_shared<nn::Flatten>())
+      .add(std::make_shared<nn::Linear>(784, hidden, true, gen))
+      .add(std::make_shared<nn::ReLU>())
+      .add(std::make_shared<nn::Linear>(hidden, 10, true, gen));
+  return m;
+}
+
+std::shared_ptr<nn::Module> lenet(Generator* gen) {
+  auto m = std::make_shared<nn::Sequential>();
+  m->add(std::make_shared<nn::Conv2d>(1, 20, 5, Conv2dOptions{}, true, gen))
+      .add(std::make_shared<nn::ReLU>())
+      .add(std::make_shared<nn::MaxPool2d>(2))
+      .add(std::make_shared<nn::Conv2d>(20, 50, 5, Conv2dOptions{}, true, gen))
+      .add(std::make_shared<nn::ReLU>())
+      .add(std::make_shared<nn::MaxPool2d>(2))
+      .add(std::make_shared<nn::Flatten>())
+      .add(std::make_shared<nn::Linear>(800, 500, true, gen))
+      .add(std::make_shared<nn::ReLU>())
+      .add(std::make_shared<nn::Linear>(500, 10, true, gen));
+  return m;
+}
+
+}  // namespace
+
+const std::vector<std::string>& builtin_model_names() {
+  static const std::vector<std::string> names{"mlp", "mlp64", "lenet"};
+  return names;
+}
+
+std::shared_ptr<nn::Module> make_builtin_model(const std::string& name, Generator* gen) {
+  if (name == "mlp") return mlp(128, gen);
+  if (name == "mlp64") return mlp(64, gen);
+  if (name == "lenet") return lenet(gen);
+  throw ValueError("unknown model '" + name + "' (built-in models: " + join(builtin_model_names()) + ")");
+}
+
+const std::vector<std::string>& optimizer_names() {
+  static const std::vector<std::string> names{"sgd", "adam", "adamw", "rmsprop", "adagrad"};
+  return names;
+}
+
+std::unique_ptr<optim::Optimizer> make_optimizer(const OptimizerConfig& c, std::vector<Tensor> params) {
+  if (c.kind == "sgd")
+    return std::make_unique<optim::SGD>(std::move(params), optim::SGDOptions{.lr = c.lr,
+                                                                             .momentum = c.momentum,
+                                                                             .weight_decay = c.weight_decay,
+                                                                             .nesterov = c.nesterov});
+  if (c.kind == "adam" || c.kind == "adamw") {
+    optim::AdamOptions o{.lr = c.lr, .weight_decay = c.weight_decay};
+    if (c.kind == "adamw") {
+      if (!c.weight_decay_set) o.weight_decay = 0.01;
+      return std::make_unique<optim::AdamW>(std::move(params), o);
+    }
+    return std::make_unique<optim::Adam>(std::move(params), o);
+  }
+  if (c.kind == "rmsprop")
+    return std::make_unique<optim::RMSprop>(
+        std::move(params), optim::RMSpropOptions{.lr = c.lr, .weight_decay = c.weight_decay, .momentum = c.momentum});
+  if (c.kind == "adagrad")
+    return std::make_unique<optim::Adagrad>(std::move(params),
+                                            optim::AdagradOptions{.lr = c.lr, .weight_decay = c.weight_decay});
+  throw ValueError("unknown optimizer '" + c.kind + "' (known: " + join(optimizer_names()) + ")");
+}
+
+std::shared_ptr<const data::Dataset> open_image_dataset(const std::string& kind, const std::string& folder, bool train) {
+  const data::Split split = train ? data::Split::Train : data::Split::Test;
+  if (kind == "mnist") return std::make_shared<data::MnistDataset>(folder, split);
+  if (kind == "fashion-mnist") return std::make_shared<data::FashionMnistDataset>(folder, split);
+  throw ValueError("unknown dataset '" + kind + "' (known: mnist, fashion-mnist)");
+}
+
+data::TransformPtr standardize_images(const data::Dataset& dataset) {
+  double sum = 0, sum_sq = 0;
+  int64_t count = 0;
+  const int64_t chunk = 1000;
+  for (int64_t start = 0; start < dataset.size(); start += chunk) {
+    std::vector<int64_t> idx;
+    for (int64_t i = start; i < std::min(dataset.size(), start + chunk); ++i) idx.push_back(i);
+    for (float v : dataset.get_batch(idx).input.to_vector()) {
+      sum += v;
+      sum_sq += double(v) * v;
+      ++count;
+    }
+  }
+  if (count == 0) throw ValueError("standardize_images: the dataset is empty");
+  const double mean = sum / double(count);
+  const double std = std::sqrt(std::max(sum_sq / double(count) - mean * mean, 1e-12));
+  return data::normalize({float(mean)}, {float(std)});
+}
+
+}  // namespace plexus::train

@@ -1,0 +1,87 @@
+#include "train/checkpoint.h"
+
+#include <set>
+
+#include "autograd/grad_mode.h"
+#include "io/safetensors.h"
+#include "util/error.h"
+
+namespace plexus::train {
+namespace {
+constexpr const char* kFormat = "plexus-checkpoint-1";
+const std::string kModel = "model.", kOptim = "optim.";
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+}  // namespace
+
+void save_checkpoint(const std::filesystem::path& path, const nn::Module& model, const optim::Optimizer* optimizer,
+                     const Metadata& metadata) {
+  io::NamedTensors tensors;
+  io::SafetensorsMetadata meta;
+  for (const auto& [k, v] : metadata) {
+    if (starts_with(k, kOptim) || starts_with(k, "plexus."))
+      throw ValueError("save_checkpoint: metadata key '" + k + "' uses a reserved prefix");
+    meta[k] = v;
+  }
+  meta["plexus.format"] = kFormat;
+  for (const auto& [name, t] : model.state()) tensors.emplace_back(kModel + name, t);
+  if (optimizer) {
+    const optim::OptimizerState st = optimizer->state_dict();
+    for (const auto& [name, t] : st.tensors) tensors.emplace_back(kOptim + name, t);
+    for (const auto& [k, v] : st.metadata) meta[kOptim + k] = v;
+  }
+  io::save_safetensors(path, tensors, meta);
+}
+
+Metadata load_checkpoint(const std::filesystem::path& path, nn::Module& model, optim::Optimizer* optimizer) {
+  const io::SafetensorsFile file = io::load_safetensors(path);
+  const std::string where = "checkpoint " + path.string();
+  const auto fmt = file.metadata.find("plexus.format");
+  if (fmt == file.metadata.end() || fmt->second != kFormat)
+    throw IoError(where + ": not a Plexus checkpoint (metadata plexus.format is " +
+                  (fmt == file.metadata.end() ? std::string("missing") : "'" + fmt->second + "'") + ", expected '" +
+                  kFormat + "')");
+
+  // 1. The model: every tensor present, same shape, nothing extra.
+  const nn::NamedTensors state = model.state();
+  for (const auto& [name, t] : state) {
+    const Tensor* found = file.find(kModel + name);
+    if (!found) throw IoError(where + ": tensor '" + name + "' of the model is missing");
+    if (found->shape() != t.shape())
+      throw ShapeError(where + ": tensor '" + name + "' has shape " + to_string(found->shape()) + ", the model expects " +
+                       to_string(t.shape()));
+  }
+  std::set<std::string> known;
+  for (const auto& entry : state) known.insert(kModel + entry.first);
+  optim::OptimizerState opt_state;
+  for (const auto& [name, t] : file.tensors) {
+    if (starts_with(name, kModel)) {
+      if (!known.count(name)) throw IoError(where + ": tensor '" + name.substr(kModel.size()) + "' does not belong to this model");
+    } else if (starts_with(name, kOptim)) {
+      opt_state.tensors.emplace_back(name.substr(kOptim.size()), t);
+    } else {
+      throw IoError(where + ": unexpected tensor '" + name + "'");
+    }
+  }
+  Metadata user;
+  for (const auto& [k, v] : file.metadata) {
+    if (starts_with(k, kOptim)) opt_state.metadata[k.substr(kOptim.size())] = v;
+    else if (!starts_with(k, "plexus.")) user[k] = v;
+  }
+
+  // 2. The optimizer validates its whole state before changing anything.
+  if (optimizer) {
+    if (opt_state.metadata.empty()) throw IoError(where + ": holds no optimizer state");
+    optimizer->load_state_dict(opt_state);
+  }
+
+  // 3. Nothing can fail any more: copy the model's tensors in place (handles stay valid).
+  NoGradGuard no_grad;
+  for (const auto& [name, t] : state) {
+    Tensor dst = t;
+    dst.copy_(*file.find(kModel + name));
+  }
+  return user;
+}
+
+}  // namespace plexus::train

@@ -1,0 +1,29 @@
+#pragma once
+// Checkpoints: a model's parameters and buffers, and optionally its optimizer's state, in
+// one safetensors file that Python's `safetensors` can read. Tensors are named
+// "model.<state name>" (e.g. "model.0.weight") and "optim.<state name>"; the optimizer's
+// metadata is stored under "optim.<key>", next to "plexus.format" and any caller metadata.
+//
+// Saving is atomic (temp file, fsync, rename). Loading checks everything first — every model
+// tensor present with the expected shape, no unknown model tensors, the optimizer state
+// accepted — and changes nothing unless all of it fits; errors name the tensor and the
+// expected versus found shape.
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "nn/module.h"
+#include "optim/optimizer.h"
+
+namespace plexus::train {
+
+using Metadata = std::map<std::string, std::string>;
+
+void save_checkpoint(const std::filesystem::path& path, const nn::Module& model,
+                     const optim::Optimizer* optimizer = nullptr, const Metadata& metadata = {});
+
+// Returns the caller metadata stored with the checkpoint (keys not starting with "optim."
+// or "plexus.").
+Metadata load_checkpoint(const std::filesystem::path& path, nn::Module& model, optim::Optimizer* optimizer = nullptr);
+
+}  // namespace plexus::train

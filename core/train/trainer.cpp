@@ -1,0 +1,200 @@
+#include "train/trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <new>
+
+#include "autograd/grad_mode.h"
+#include "ops/ops.h"
+#include "optim/clip.h"
+#include "train/metrics.h"
+#include "util/error.h"
+
+namespace plexus::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+class Cancelled {};  // unwinds the loop on cancel; never leaves run()
+
+int64_t batch_size_of(const Tensor& inputs) { return inputs.dim() ? inputs.shape()[0] : 1; }
+
+}  // namespace
+
+Trainer::Trainer(nn::Module& model, optim::Optimizer& optimizer, data::DataLoader& train_loader,
+                 data::DataLoader* eval_loader, TrainerOptions options)
+    : model_(model), opt_(optimizer), train_(train_loader), eval_(eval_loader), options_(std::move(options)) {
+  if (options_.epochs < 1) throw ValueError("Trainer: epochs must be at least 1, got " + std::to_string(options_.epochs));
+  if (!options_.loss)
+    options_.loss = [](const Tensor& out, const Tensor& target) { return cross_entropy(out, target); };
+}
+
+void Trainer::publish(Event e) {
+  if (callback_) callback_(e);
+  events_.push(std::move(e));
+}
+
+void Trainer::pause() { paused_ = true; }
+
+void Trainer::resume() {
+  {
+    std::lock_guard lock(pause_mu_);
+    paused_ = false;
+  }
+  pause_cv_.notify_all();
+}
+
+void Trainer::cancel() {
+  {
+    std::lock_guard lock(pause_mu_);
+    cancelled_ = true;
+  }
+  pause_cv_.notify_all();
+}
+
+bool Trainer::wait_while_paused() {
+  if (paused_) {
+    std::unique_lock lock(pause_mu_);
+    pause_cv_.wait(lock, [&] { return !paused_ || cancelled_; });
+  }
+  return !cancelled_;
+}
+
+EpochEnd Trainer::train_epoch(int epoch) {
+  model_.train();
+  train_.set_epoch(epoch - 1);
+  const int64_t batches = train_.size();
+  Average loss_avg;
+  int64_t correct = 0, seen = 0, batch = 0;
+  const auto start = Clock::now();
+  for (data::Batch& b : train_) {
+    if (!wait_while_paused()) throw Cancelled();
+    ++batch;
+    const auto t0 = Clock::now();
+    const Tensor out = model_(b.inputs);
+    const Tensor loss = options_.loss(out, b.targets);
+    if (loss.numel() != 1) throw ShapeError("the loss must be a scalar, got shape " + to_string(loss.shape()));
+    const float value = loss.item();
+    if (!std::isfinite(value))
+      throw Error("the loss became " + std::string(std::isnan(value) ? "NaN" : "infinite") + " at epoch " +
+                  std::to_string(epoch) + ", batch " + std::to_string(batch) +
+                  "; try a lower learning rate or gradient clipping");
+    opt_.zero_grad();
+    loss.backward();
+    if (options_.clip_grad_norm > 0) optim::clip_grad_norm_(opt_.parameters(), options_.clip_grad_norm);
+    opt_.step();
+
+    const int64_t n = batch_size_of(b.inputs);
+    loss_avg.add(value, n);
+    seen += n;
+    if (options_.classification && out.dim() == 2 && b.targets.dim() == 1) {
+      NoGradGuard no_grad;
+      correct += int64_t(sum(eq(argmax(out, 1), b.targets)).item());
+    }
+    elapsed_ += seconds_since(t0);
+    ++batches_done_;
+
+    BatchEnd e;
+    e.epoch = epoch;
+    e.epochs = options_.epochs;
+    e.batch = batch;
+    e.batches = batches;
+    e.loss = value;
+    e.running_loss = loss_avg.value();
+    e.running_accuracy = seen ? double(correct) / double(seen) : 0.0;
+    const double spent = seconds_since(start);
+    e.samples_per_second = spent > 0 ? double(seen) / spent : 0.0;
+    const int64_t remaining = int64_t(options_.epochs - epoch) * batches + (batches - batch);
+    e.eta_seconds = double(remaining) * elapsed_ / double(batches_done_);
+    e.lr = opt_.param_groups().empty() ? 0.0 : opt_.param_groups()[0].lr;
+    publish(e);
+  }
+  EpochEnd end;
+  end.epoch = epoch;
+  end.epochs = options_.epochs;
+  end.train_loss = loss_avg.value();
+  end.train_accuracy = seen ? double(correct) / double(seen) : 0.0;
+  return end;
+}
+
+EpochEnd Trainer::evaluate(data::DataLoader& loader) {
+  NoGradGuard no_grad;
+  const bool was_training = model_.is_training();
+  model_.eval();
+  Average loss_avg;
+  ConfusionMatrix confusion;
+  int64_t top = 0, seen = 0;
+  for (data::Batch& b : loader) {
+    if (cancelled_) break;
+    const Tensor out = model_(b.inputs);
+    loss_avg.add(options_.loss(out, b.targets).item(), batch_size_of(b.inputs));
+    if (options_.classification && out.dim() == 2 && b.targets.dim() == 1) {
+      if (confusion.classes() == 0) confusion = ConfusionMatrix(out.shape()[1]);
+      confusion.add(out, b.targets);
+      top += top_k_correct(out, b.targets, std::min(options_.top_k, out.shape()[1]));
+      seen += out.shape()[0];
+    }
+  }
+  model_.train(was_training);
+  EpochEnd e;
+  e.has_eval = true;
+  e.eval_loss = loss_avg.value();
+  if (seen) {
+    e.eval_accuracy = confusion.accuracy();
+    e.eval_top5 = double(top) / double(seen);
+    e.per_class_accuracy = confusion.per_class_accuracy();
+    e.classes = confusion.classes();
+    e.confusion = confusion.counts();
+  }
+  return e;
+}
+
+RunResult Trainer::run() {
+  RunResult result;
+  const auto start = Clock::now();
+  const bool grad_was_enabled = GradMode::enabled();
+  GradMode::set_enabled(true);  // grad mode is per thread: a fresh worker thread sets its own
+  if (options_.seed) manual_seed(*options_.seed);
+  try {
+    for (int epoch = 1; epoch <= options_.epochs; ++epoch) {
+      const auto epoch_start = Clock::now();
+      EpochEnd e = train_epoch(epoch);
+      if (eval_) {
+        const EpochEnd ev = evaluate(*eval_);
+        if (cancelled_) throw Cancelled();
+        e.has_eval = true;
+        e.eval_loss = ev.eval_loss;
+        e.eval_accuracy = ev.eval_accuracy;
+        e.eval_top5 = ev.eval_top5;
+        e.per_class_accuracy = ev.per_class_accuracy;
+        e.classes = ev.classes;
+        e.confusion = ev.confusion;
+      }
+      e.lr = opt_.param_groups().empty() ? 0.0 : opt_.param_groups()[0].lr;
+      if (scheduler_) scheduler_->step();
+      e.seconds = seconds_since(epoch_start);
+      result.history.push_back(e);
+      result.epochs_completed = epoch;
+      publish(e);
+    }
+  } catch (const Cancelled&) {
+    result.status = RunStatus::Cancelled;
+  } catch (const std::bad_alloc&) {
+    result.status = RunStatus::Failed;
+    result.message = "out of memory during training (epoch " + std::to_string(result.epochs_completed + 1) + ")";
+  } catch (const std::exception& ex) {
+    result.status = RunStatus::Failed;
+    result.message = ex.what();
+  }
+  GradMode::set_enabled(grad_was_enabled);
+  result.seconds = seconds_since(start);
+  if (result.status == RunStatus::Failed) {
+    publish(Failed{result.message});
+  } else {
+    publish(Finished{result.status == RunStatus::Cancelled, result.epochs_completed, result.seconds});
+  }
+  return result;
+}
+
+}  // namespace plexus::train

@@ -1,0 +1,94 @@
+#pragma once
+// Trainer: the epoch loop shared by plexus-cli and the GUI's worker thread.
+//
+// run() trains on the calling thread and reports through events(): a BatchEnd after every
+// batch, an EpochEnd after every epoch (with evaluation on the held-out loader, if any),
+// then exactly one Finished or Failed. Another thread may call pause(), resume() and
+// cancel() at any time: they only set atomics that run() checks between batches, so the
+// model and optimizer are touched by the training thread alone.
+//
+// Errors never escape run(): a non-finite loss (naming epoch and batch), bad data, a shape
+// mismatch or running out of memory end the run with a Failed event and a RunResult that
+// says why; the model keeps the weights of the last good step.
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "data/dataloader.h"
+#include "nn/module.h"
+#include "optim/optimizer.h"
+#include "optim/scheduler.h"
+#include "train/events.h"
+
+namespace plexus::train {
+
+using LossFunction = std::function<Tensor(const Tensor& output, const Tensor& target)>;
+
+struct TrainerOptions {
+  int epochs = 1;
+  LossFunction loss;            // default: cross_entropy (classification)
+  bool classification = true;   // accuracy, top-k, per-class accuracy, confusion matrix
+  int64_t top_k = 5;
+  float clip_grad_norm = 0.f;   // 0 = no clipping
+  std::optional<uint64_t> seed; // seeds the default generator (dropout) at the start of run()
+};
+
+enum class RunStatus { Completed, Cancelled, Failed };
+
+struct RunResult {
+  RunStatus status = RunStatus::Completed;
+  std::string message;          // why it failed
+  int epochs_completed = 0;
+  std::vector<EpochEnd> history;
+  double seconds = 0;
+};
+
+class Trainer {
+ public:
+  Trainer(nn::Module& model, optim::Optimizer& optimizer, data::DataLoader& train_loader,
+          data::DataLoader* eval_loader = nullptr, TrainerOptions options = {});
+
+  void set_scheduler(optim::LRScheduler* scheduler) { scheduler_ = scheduler; }  // stepped per epoch
+  // Also called on the training thread for every event (after it is queued).
+  void set_callback(std::function<void(const Event&)> callback) { callback_ = std::move(callback); }
+
+  RunResult run();
+
+  void pause();
+  void resume();
+  void cancel();
+  bool is_paused() const { return paused_.load(); }
+  bool is_cancelled() const { return cancelled_.load(); }
+
+  EventQueue& events() { return events_; }
+
+  // Mean loss, accuracy, top-k and confusion matrix of the model on `loader`, in eval mode
+  // without gradients. Public so `plexus-cli eval` can use it on a checkpoint.
+  EpochEnd evaluate(data::DataLoader& loader);
+
+ private:
+  void publish(Event e);
+  bool wait_while_paused();  // false when cancelled
+  EpochEnd train_epoch(int epoch);
+
+  nn::Module& model_;
+  optim::Optimizer& opt_;
+  data::DataLoader& train_;
+  data::DataLoader* eval_;
+  TrainerOptions options_;
+  optim::LRScheduler* scheduler_ = nullptr;
+  std::function<void(const Event&)> callback_;
+  EventQueue events_;
+
+  std::atomic<bool> paused_{false}, cancelled_{false};
+  std::mutex pause_mu_;
+  std::condition_variable pause_cv_;
+  double elapsed_ = 0;          // seconds of training so far, for the ETA
+  int64_t batches_done_ = 0;
+};
+
+}  // namespace plexus::train

@@ -1,0 +1,257 @@
+// The training loop end to end: accuracy on real (or generated) digits, events, pause /
+// resume / cancel from another thread, NaN detection, reproducibility, checkpoints.
+#include <QtTest>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include "data/dataloader.h"
+#include "data/mnist.h"
+#include "nn/layers.h"
+#include "optim/sgd.h"
+#include "train/builtin.h"
+#include "train/checkpoint.h"
+#include "train/trainer.h"
+#include "plexus.h"
+
+using namespace plexus;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kMnist = fs::path(PLEXUS_SOURCE_DIR) / "data" / "mnist";
+
+// Ten fixed random 28x28 stroke patterns plus per-image noise and a random shift: a
+// stand-in for MNIST when it has not been fetched.
+std::shared_ptr<data::TensorDataset> generated_digits(int64_t n, uint64_t seed) {
+  Generator shapes(1234), gen(seed);  // the same ten patterns for every split
+  const Tensor prototypes = gt(rand({10, 1, 28, 28}, &shapes), full({}, 0.8f));
+  std::vector<float> labels(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) labels[size_t(i)] = float(i % 10);
+  const Tensor y = from_vector(labels, {n});
+  const Tensor x = clamp(index_select(prototypes, 0, y) + randn({n, 1, 28, 28}, &gen) * 0.3f, 0.f, 1.f);
+  return std::make_shared<data::TensorDataset>(x, y);
+}
+
+std::pair<std::shared_ptr<const data::Dataset>, std::shared_ptr<const data::Dataset>> digits(int64_t train_n,
+                                                                                            int64_t test_n) {
+  if (fs::exists(kMnist / "train-images-idx3-ubyte")) {
+    auto train = std::make_shared<data::MnistDataset>(kMnist.string(), data::Split::Train);
+    auto test = std::make_shared<data::MnistDataset>(kMnist.string(), data::Split::Test);
+    std::vector<int64_t> a, b;
+    for (int64_t i = 0; i < train_n; ++i) a.push_back(i);
+    for (int64_t i = 0; i < test_n; ++i) b.push_back(test->size() - test_n + i);  // the last test images
+    return {std::make_shared<data::Subset>(train, a), std::make_shared<data::Subset>(test, b)};
+  }
+  qInfo("MNIST not found at %s (run scripts/fetch-mnist): training on generated digits instead",
+        kMnist.string().c_str());
+  return {generated_digits(train_n, 1), generated_digits(test_n, 2)};
+}
+
+struct Setup {
+  std::shared_ptr<nn::Module> model;
+  std::unique_ptr<optim::Optimizer> opt;
+  std::unique_ptr<data::DataLoader> train, test;
+};
+
+Setup make_setup(int64_t train_n, int64_t test_n, uint64_t seed = 1, double lr = 0.01) {
+  auto [tr, te] = digits(train_n, test_n);
+  Generator gen(seed);
+  Setup s;
+  s.model = train::make_builtin_model("mlp", &gen);
+  s.opt = train::make_optimizer({.kind = "sgd", .lr = lr, .momentum = 0.9}, s.model->parameters());
+  const auto norm = train::standardize_images(*tr);
+  s.train = std::make_unique<data::DataLoader>(tr, data::DataLoaderOptions{.batch_size = 50, .shuffle = true,
+                                                                           .seed = seed, .transform = norm});
+  s.test = std::make_unique<data::DataLoader>(te, data::DataLoaderOptions{.batch_size = 500, .transform = norm});
+  return s;
+}
+
+std::vector<std::vector<float>> weights(const nn::Module& m) {
+  std::vector<std::vector<float>> out;
+  for (const Tensor& p : m.parameters()) out.push_back(p.to_vector());
+  return out;
+}
+
+}  // namespace
+
+class TestTrainer : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void mlpLearnsDigitsSubset() {
+    Setup s = make_setup(6000, 2000);
+    train::TrainerOptions o;
+    o.epochs = 8;
+    train::Trainer t(*s.model, *s.opt, *s.train, s.test.get(), o);
+    const train::RunResult r = t.run();
+    QVERIFY2(r.status == train::RunStatus::Completed, r.message.c_str());
+    QCOMPARE(r.history.size(), size_t(8));
+    const train::EpochEnd& last = r.history.back();
+    qInfo("held-out accuracy after 8 epochs on 6000 images: %.2f%%", 100 * last.eval_accuracy);
+    QVERIFY2(last.eval_accuracy >= 0.90, qPrintable(QString::number(last.eval_accuracy)));
+    QVERIFY(last.train_loss < r.history.front().train_loss);
+    // The confusion matrix covers the held-out set.
+    int64_t total = 0;
+    for (int64_t c : last.confusion) total += c;
+    QCOMPARE(total, int64_t(2000));
+    QCOMPARE(last.per_class_accuracy.size(), size_t(10));
+  }
+
+  void eventsArriveInOrder() {
+    Setup s = make_setup(500, 100);
+    train::TrainerOptions o;
+    o.epochs = 2;
+    train::Trainer t(*s.model, *s.opt, *s.train, s.test.get(), o);
+    t.run();
+    std::vector<std::string> kinds;
+    int64_t batch_events = 0;
+    while (auto e = t.events().try_pop()) {
+      if (std::holds_alternative<train::BatchEnd>(*e)) {
+        ++batch_events;
+        const auto& b = std::get<train::BatchEnd>(*e);
+        QVERIFY(b.batch >= 1 && b.batch <= b.batches && b.samples_per_second > 0);
+      } else {
+        kinds.push_back(std::holds_alternative<train::EpochEnd>(*e) ? "epoch"
+                        : std::holds_alternative<train::Finished>(*e) ? "finished"
+                                                                       : "failed");
+      }
+    }
+    QCOMPARE(batch_events, int64_t(2 * 10));
+    QCOMPARE(kinds, (std::vector<std::string>{"epoch", "epoch", "finished"}));
+  }
+
+  void pauseResumeAndCancelFromAnotherThread() {
+    Setup s = make_setup(2000, 100);
+    train::TrainerOptions o;
+    o.epochs = 1000;  // only cancel ends it
+    train::Trainer t(*s.model, *s.opt, *s.train, nullptr, o);
+    std::atomic<int64_t> batches{0};
+    t.set_callback([&](const train::Event& e) {
+      if (std::holds_alternative<train::BatchEnd>(e)) ++batches;
+    });
+    train::RunResult result;
+    std::thread worker([&] { result = t.run(); });
+    while (batches < 5) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    t.pause();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const int64_t at_pause = batches;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    QVERIFY(batches <= at_pause + 1);  // at most the batch in flight finished
+    t.resume();
+    while (batches < at_pause + 5) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    t.cancel();
+    worker.join();
+    QCOMPARE(int(result.status), int(train::RunStatus::Cancelled));
+    bool finished_cancelled = false;
+    while (auto e = t.events().try_pop())
+      if (auto* f = std::get_if<train::Finished>(&*e)) finished_cancelled = f->cancelled;
+    QVERIFY(finished_cancelled);
+  }
+
+  void cancelWhilePausedStops() {
+    Setup s = make_setup(500, 100);
+    train::TrainerOptions o;
+    o.epochs = 1000;
+    train::Trainer t(*s.model, *s.opt, *s.train, nullptr, o);
+    t.pause();
+    train::RunResult result;
+    std::thread worker([&] { result = t.run(); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    t.cancel();
+    worker.join();
+    QCOMPARE(int(result.status), int(train::RunStatus::Cancelled));
+    QCOMPARE(result.epochs_completed, 0);
+  }
+
+  void nonFiniteLossStopsWithTheBatch() {
+    Setup s = make_setup(500, 100, 1, 1e6);  // diverges within a few batches
+    train::TrainerOptions o;
+    o.epochs = 5;
+    train::Trainer t(*s.model, *s.opt, *s.train, nullptr, o);
+    const train::RunResult r = t.run();
+    QCOMPARE(int(r.status), int(train::RunStatus::Failed));
+    QVERIFY2(r.message.find("epoch 1, batch ") != std::string::npos, r.message.c_str());
+    QVERIFY2(r.message.find("NaN") != std::string::npos || r.message.find("infinite") != std::string::npos,
+             r.message.c_str());
+    bool failed_event = false;
+    while (auto e = t.events().try_pop()) failed_event = failed_event || std::holds_alternative<train::Failed>(*e);
+    QVERIFY(failed_event);
+  }
+
+  void badTargetsFailTheRunWithoutCrashing() {
+    Setup s = make_setup(200, 100);
+    train::TrainerOptions o;
+    o.loss = [](const Tensor& out, const Tensor& target) { return cross_entropy(out, target + 10.f); };
+    train::Trainer t(*s.model, *s.opt, *s.train, nullptr, o);
+    const train::RunResult r = t.run();
+    QCOMPARE(int(r.status), int(train::RunStatus::Failed));
+    QVERIFY2(r.message.find("not a class index") != std::string::npos, r.message.c_str());
+  }
+
+  void runsAreReproducibleForASeed() {
+    auto run_once = [] {
+      Setup s = make_setup(600, 100, 7);
+      train::TrainerOptions o;
+      o.epochs = 2;
+      train::Trainer(*s.model, *s.opt, *s.train, nullptr, o).run();
+      return weights(*s.model);
+    };
+    QCOMPARE(run_once(), run_once());
+  }
+
+  void checkpointRoundTripIsBitExact() {
+    QTemporaryDir dir;
+    const fs::path file = fs::path(dir.path().toStdString()) / "lenet.safetensors";
+    Generator gen(3);
+    auto a = train::make_builtin_model("lenet", &gen);
+    auto opt_a = train::make_optimizer({.kind = "adam", .lr = 1e-3}, a->parameters());
+    const Tensor x = rand({4, 1, 28, 28}, &gen), y = from_vector({1, 2, 3, 4}, {4});
+    cross_entropy((*a)(x), y).backward();
+    opt_a->step();
+    train::save_checkpoint(file, *a, opt_a.get(), {{"note", "test"}});
+
+    Generator other(99);
+    auto b = train::make_builtin_model("lenet", &other);
+    auto opt_b = train::make_optimizer({.kind = "adam", .lr = 1e-3}, b->parameters());
+    const train::Metadata meta = train::load_checkpoint(file, *b, opt_b.get());
+    QCOMPARE(QString::fromStdString(meta.at("note")), QString("test"));
+    QCOMPARE((*b)(x).to_vector(), (*a)(x).to_vector());
+    QCOMPARE(weights(*b), weights(*a));
+    // Optimizer state came along: one more identical step keeps them identical.
+    for (auto* m : {a.get(), b.get()}) m->zero_grad();
+    cross_entropy((*a)(x), y).backward();
+    cross_entropy((*b)(x), y).backward();
+    opt_a->step();
+    opt_b->step();
+    QCOMPARE(weights(*b), weights(*a));
+  }
+
+  void mismatchedCheckpointLeavesTheModelUnchanged() {
+    QTemporaryDir dir;
+    const fs::path file = fs::path(dir.path().toStdString()) / "mlp.safetensors";
+    auto mlp128 = train::make_builtin_model("mlp");
+    train::save_checkpoint(file, *mlp128);
+    auto mlp64 = train::make_builtin_model("mlp64");
+    const auto before = weights(*mlp64);
+    try {
+      train::load_checkpoint(file, *mlp64);
+      QFAIL("loading a 784-128-10 checkpoint into 784-64-10 must fail");
+    } catch (const ShapeError& e) {
+      const std::string msg = e.what();
+      QVERIFY2(msg.find("1.weight") != std::string::npos && msg.find("[128, 784]") != std::string::npos &&
+                   msg.find("[64, 784]") != std::string::npos,
+               msg.c_str());
+    }
+    QCOMPARE(weights(*mlp64), before);
+    // A missing file and a file that is not a checkpoint are errors too.
+    QVERIFY_THROWS_EXCEPTION(IoError, train::load_checkpoint(file.string() + ".missing", *mlp64));
+    io::save_safetensors(file, {{"x", zeros({2})}});
+    QVERIFY_THROWS_EXCEPTION(IoError, train::load_checkpoint(file, *mlp64));
+    QCOMPARE(weights(*mlp64), before);
+  }
+};
+
+QTEST_APPLESS_MAIN(TestTrainer)
+#include "test_trainer.moc"
