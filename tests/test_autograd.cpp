@@ -19,24 +19,14 @@
 #include "tensor/generator.h"
 #include "tensor/tensor.h"
 #include "util/error.h"
+#include "test_support.h"
 
 using namespace plexus;
 
 namespace {
 
-template <class E, class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("<wrong exception type: ") + e.what() + ">";
-  }
-  return "<no exception>";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using plexus::testing::contains;
+using plexus::testing::message_of;
 
 Tensor leaf(const std::vector<float>& v, const Shape& shape) {
   Tensor t = from_vector(v, shape);

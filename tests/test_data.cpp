@@ -32,6 +32,7 @@
 #include "ops/ops.h"
 #include "tensor/tensor.h"
 #include "util/error.h"
+#include "test_support.h"
 
 using namespace plexus;
 using namespace plexus::data;
@@ -39,19 +40,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-template <class E, class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("<wrong exception type: ") + e.what() + ">";
-  }
-  return "<no exception>";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using plexus::testing::contains;
+using plexus::testing::message_of;
 
 #define VERIFY_CONTAINS(s, part) \
   QVERIFY2(contains((s), (part)), qPrintable(QString("'%1' does not contain '%2'").arg(QString::fromStdString(s), QString::fromStdString(part))))

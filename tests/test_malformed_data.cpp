@@ -15,6 +15,7 @@
 #include "data/mnist.h"
 #include "tensor/generator.h"
 #include "util/error.h"
+#include "test_support.h"
 
 using namespace plexus;
 using namespace plexus::data;
@@ -51,19 +52,6 @@ Bytes idx_file(uint8_t type, const std::vector<uint32_t>& dims, const Bytes& pay
 Bytes concat(Bytes a, const Bytes& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
-}
-
-// what() of the DataError that `f` throws, or a marker saying it threw something else.
-template <class F>
-std::string data_error_of(F&& f) {
-  try {
-    f();
-  } catch (const DataError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("<not a DataError: ") + e.what() + ">";
-  }
-  return "<no exception>";
 }
 
 void verify_all(const std::string& message, const QStringList& parts) {
@@ -131,13 +119,13 @@ class TestMalformedData : public QObject {
     const QString tag = QString::fromLatin1(QTest::currentDataTag()).replace(' ', '_').replace('^', 'p');
     const std::string raw = path(tag + ".idx");
     write_bytes(raw, bytes);
-    const std::string raw_msg = data_error_of([&] { read_idx(raw); });
+    const std::string raw_msg = plexus::testing::message_of<DataError>([&] { read_idx(raw); });
     verify_all(raw_msg, expected + QStringList{QString::fromStdString(raw)});
     QVERIFY2(!contains(raw_msg, "gzip"), raw_msg.c_str());
 
     const std::string gz = path(tag + "-idx.gz");
     write_bytes(gz, gzip(bytes, path(tag + ".scratch.gz")));
-    const std::string gz_msg = data_error_of([&] { read_idx(gz); });
+    const std::string gz_msg = plexus::testing::message_of<DataError>([&] { read_idx(gz); });
     // "ends after" counts bytes of the file vs. the stream; the rest must match exactly.
     QStringList gz_expected;
     for (const QString& e : expected)
@@ -177,7 +165,7 @@ class TestMalformedData : public QObject {
     else if (damage == "method") gz[2] = 0x07;
     const std::string file = path("damaged-" + damage + ".gz");
     write_bytes(file, gz);
-    const std::string msg = data_error_of([&] { read_idx(file); });
+    const std::string msg = plexus::testing::message_of<DataError>([&] { read_idx(file); });
     verify_all(msg, expected + QStringList{QString::fromStdString(file)});
   }
 
@@ -192,7 +180,7 @@ class TestMalformedData : public QObject {
     for (const Bytes* base : {&good, &good_gz}) {
       for (size_t n = 0; n < base->size(); ++n) {
         write_bytes(file, Bytes(base->begin(), base->begin() + std::ptrdiff_t(n)));
-        const std::string msg = data_error_of([&] { read_idx(file); });
+        const std::string msg = plexus::testing::message_of<DataError>([&] { read_idx(file); });
         QVERIFY2(contains(msg, file) && contains(msg, "byte offset"), msg.c_str());
       }
     }
@@ -215,9 +203,9 @@ class TestMalformedData : public QObject {
 
   void idxUnreadablePaths() {
     const std::string missing = path("does-not-exist.idx");
-    verify_all(data_error_of([&] { read_idx(missing); }), {QString::fromStdString(missing), "cannot open"});
+    verify_all(plexus::testing::message_of<DataError>([&] { read_idx(missing); }), {QString::fromStdString(missing), "cannot open"});
     const std::string folder = dir_.path().toStdString();
-    verify_all(data_error_of([&] { read_idx(folder); }), {QString::fromStdString(folder), "not a regular file"});
+    verify_all(plexus::testing::message_of<DataError>([&] { read_idx(folder); }), {QString::fromStdString(folder), "not a regular file"});
   }
 
   // ---- MNIST folders -------------------------------------------------------------------------------
@@ -257,7 +245,7 @@ class TestMalformedData : public QObject {
       const std::string img = d + "/train-images-idx3-ubyte" + suffix, lab = d + "/train-labels-idx1-ubyte" + suffix;
       write_bytes(img, gz ? gzip(images, d + "/scratch") : images);
       write_bytes(lab, gz ? gzip(labels, d + "/scratch") : labels);
-      const std::string msg = data_error_of([&] { MnistDataset(d, Split::Train); });
+      const std::string msg = plexus::testing::message_of<DataError>([&] { MnistDataset(d, Split::Train); });
       verify_all(msg, expected + QStringList{QString::fromStdString(bad_file == "images" ? img : lab)});
     }
   }
@@ -265,11 +253,11 @@ class TestMalformedData : public QObject {
   void mnistMissingFiles() {
     QTemporaryDir folder;
     const std::string d = folder.path().toStdString();
-    verify_all(data_error_of([&] { MnistDataset(d + "/nope", Split::Train); }), {"folder not found", "/nope"});
-    verify_all(data_error_of([&] { FashionMnistDataset(d, Split::Test); }),
+    verify_all(plexus::testing::message_of<DataError>([&] { MnistDataset(d + "/nope", Split::Train); }), {"folder not found", "/nope"});
+    verify_all(plexus::testing::message_of<DataError>([&] { FashionMnistDataset(d, Split::Test); }),
                {"Fashion-MNIST", "t10k-images-idx3-ubyte", "t10k-images-idx3-ubyte.gz", "tried"});
     write_bytes(d + "/train-images-idx3-ubyte", idx_file(0x08, {1, 1, 1}, {0}));
-    verify_all(data_error_of([&] { MnistDataset(d, Split::Train); }), {"train-labels-idx1-ubyte", "labels"});
+    verify_all(plexus::testing::message_of<DataError>([&] { MnistDataset(d, Split::Train); }), {"train-labels-idx1-ubyte", "labels"});
   }
 
   // ---- CSV -------------------------------------------------------------------------------------------
@@ -343,7 +331,7 @@ class TestMalformedData : public QObject {
     CsvOptions opt;
     opt.target = target.toStdString();
     opt.task = classification ? CsvTask::Classification : CsvTask::Regression;
-    const std::string msg = data_error_of([&] { CsvDataset(file, opt); });
+    const std::string msg = plexus::testing::message_of<DataError>([&] { CsvDataset(file, opt); });
     verify_all(msg, expected + QStringList{QString::fromStdString(file)});
   }
 
@@ -354,7 +342,7 @@ class TestMalformedData : public QObject {
     opt.target = "y";
     opt.task = CsvTask::Classification;
     opt.num_classes = 3;
-    verify_all(data_error_of([&] { CsvDataset(file, opt); }),
+    verify_all(plexus::testing::message_of<DataError>([&] { CsvDataset(file, opt); }),
                {QString::fromStdString(file), "line 3, column 2 ('y'), byte offset 10", "out of range [0, 2]"});
   }
 
@@ -364,9 +352,9 @@ class TestMalformedData : public QObject {
     CsvOptions opt;
     opt.target = "y";
     opt.features = {"a", "zzz"};
-    verify_all(data_error_of([&] { CsvDataset(file, opt); }),
+    verify_all(plexus::testing::message_of<DataError>([&] { CsvDataset(file, opt); }),
                {QString::fromStdString(file), "feature column 'zzz' not found"});
-    verify_all(data_error_of([&] { CsvDataset(path("absent.csv"), opt); }), {"absent.csv", "cannot open"});
+    verify_all(plexus::testing::message_of<DataError>([&] { CsvDataset(path("absent.csv"), opt); }), {"absent.csv", "cannot open"});
   }
 
   // Quoted fields with delimiters, quotes and newlines, and CRLF line ends, are valid.

@@ -36,6 +36,7 @@
 #include "tensor/allocator.h"
 #include "tensor/tensor.h"
 #include "util/error.h"
+#include "test_support.h"
 
 using namespace plexus;
 using namespace plexus::optim;
@@ -371,19 +372,8 @@ bool identical(const OptimizerState& a, const OptimizerState& b) {
   return true;
 }
 
-template <class E, class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("<wrong exception type: ") + e.what() + ">";
-  }
-  return "<no exception>";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using plexus::testing::contains;
+using plexus::testing::message_of;
 
 #define EXPECT_MATCH(got, want)                                                       \
   do {                                                                                \

@@ -30,6 +30,7 @@
 #include "tensor/generator.h"
 #include "tensor/tensor.h"
 #include "util/error.h"
+#include "test_support.h"
 
 using namespace plexus;
 using namespace plexus::io;
@@ -37,19 +38,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-template <class E, class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("<wrong exception type: ") + e.what() + ">";
-  }
-  return "<no exception>";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using plexus::testing::contains;
+using plexus::testing::message_of;
 
 std::string read_all(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

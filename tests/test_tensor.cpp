@@ -14,6 +14,7 @@
 #include "tensor/generator.h"
 #include "tensor/tensor.h"
 #include "util/error.h"
+#include "test_support.h"
 
 using namespace plexus;
 
@@ -21,19 +22,8 @@ namespace {
 
 // Runs `f` and returns what() of the exception of type E it throws, or a marker saying
 // that it threw something else or nothing (so a QVERIFY on the text fails visibly).
-template <class E, class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("<wrong exception type: ") + e.what() + ">";
-  }
-  return "<no exception>";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using plexus::testing::contains;
+using plexus::testing::message_of;
 
 // Strings so that QCOMPARE prints both sides on failure.
 QString shape_str(const Shape& s) { return QString::fromStdString(to_string(s)); }

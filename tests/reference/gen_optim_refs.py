@@ -13,11 +13,9 @@ significant digits (round-trips float32), doubles in their shortest exact form.
 
 Option names are the C++ ones: Adam's betas are beta1/beta2, booleans are 0/1.
 """
-import argparse
 import math
-import re
-import sys
 
+import refblock  # same folder
 import torch
 
 torch.set_default_dtype(torch.float32)
@@ -301,22 +299,5 @@ def block():
     return "\n".join(out) + "\n"
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--write", metavar="TEST_CPP", help="replace the generated block in this file")
-    args = ap.parse_args()
-    text = block()
-    if not args.write:
-        sys.stdout.write(text)
-        return
-    with open(args.write) as f:
-        src = f.read()
-    pat = re.compile(r"// BEGIN GENERATED.*?// END GENERATED\n", re.S)
-    if not pat.search(src):
-        sys.exit(f"{args.write}: no BEGIN GENERATED / END GENERATED block")
-    with open(args.write, "w") as f:
-        f.write(pat.sub(lambda _: text, src, count=1))
-
-
 if __name__ == "__main__":
-    main()
+    refblock.main(__doc__, block)
