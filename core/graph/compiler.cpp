@@ -1,0 +1,95 @@
+#include "graph/compiler.h"
+
+#include <map>
+#include <unordered_set>
+
+#include "util/error.h"
+
+namespace plexus::graph {
+
+Tensor GraphModel::forward(const Tensor& x) {
+  std::vector<Tensor> values(slots_);
+  values[0] = x;
+  std::vector<Tensor> args;
+  for (const Step& s : steps_) {
+    args.clear();
+    for (size_t i : s.inputs) args.push_back(values[i]);
+    values[s.outputs.at(0)] = s.run(args);
+  }
+  return values[prediction_];
+}
+
+struct Compiler {
+  static CompiledGraph run(const Graph& g, const DatasetInfo& dataset, uint64_t seed) {
+    CompiledGraph out;
+    out.validation = validate(g, &dataset);
+    if (!out.validation.ok()) {
+      std::string msg = "the graph has problems:";
+      for (const Problem& p : out.validation.problems)
+        if (p.severity == Severity::Error) msg += "\n  " + to_string(p);
+      throw ValueError(msg);
+    }
+    const Registry& registry = Registry::instance();
+    const InferenceResult& shapes = out.validation.shapes;
+    const Node* loss = nullptr;
+    for (const Node& n : g.nodes)
+      if (registry.find(n.type)->is_loss()) loss = &n;
+    const LayerType& loss_type = *registry.find(loss->type);
+    out.loss_node = loss->id;
+    out.classification = loss->type == "CrossEntropy";
+    out.loss = loss_type.loss(Params(*loss, loss_type.params));
+
+    // The nodes the prediction depends on.
+    const Edge* prediction = nullptr;
+    for (const Edge* e : g.edges_into(loss->id))
+      if (e->to.port == "input") prediction = e;
+    std::unordered_set<std::string> needed{prediction->from.node};
+    std::vector<std::string> stack{prediction->from.node};
+    while (!stack.empty()) {
+      const std::string n = stack.back();
+      stack.pop_back();
+      for (const Edge* e : g.edges_into(n))
+        if (needed.insert(e->from.node).second) stack.push_back(e->from.node);
+    }
+
+    auto model = std::make_shared<GraphModel>();
+    std::map<std::pair<std::string, std::string>, size_t> slot;  // (node, output port) -> value slot
+    Generator gen(seed);
+    for (const std::string& id : shapes.order) {
+      if (!needed.count(id)) continue;
+      const Node& node = *g.find(id);
+      const LayerType& type = *registry.find(node.type);
+      if (type.is_input()) {
+        slot[{id, "x"}] = 0;
+        continue;
+      }
+      GraphModel::Step step;
+      step.node = id;
+      std::vector<Shape> in_shapes;
+      for (const auto& [port, edges] : input_edges(g, node, type))
+        for (size_t e : edges) {
+          const Edge& edge = g.edges[e];
+          step.inputs.push_back(slot.at({edge.from.node, edge.from.port}));
+          in_shapes.push_back(*shapes.edge_shapes[e]);
+        }
+      const Params params(node, type.params);
+      BuiltNode built = type.build(BuildContext{node, params, in_shapes, &gen});
+      if (built.module) model->register_module(id, built.module);
+      step.run = std::move(built.run);
+      for (const PortSpec& p : type.outputs) {
+        slot[{id, p.name}] = model->slots_;
+        step.outputs.push_back(model->slots_++);
+      }
+      model->steps_.push_back(std::move(step));
+    }
+    model->prediction_ = slot.at({prediction->from.node, prediction->from.port});
+    out.model = std::move(model);
+    return out;
+  }
+};
+
+CompiledGraph compile(const Graph& graph, const DatasetInfo& dataset, uint64_t seed) {
+  return Compiler::run(graph, dataset, seed);
+}
+
+}  // namespace plexus::graph

@@ -1,0 +1,49 @@
+#pragma once
+// The compiler: a valid graph becomes a model that trains. The model runs a topologically
+// ordered plan over core modules (branches, merges and residual connections included); each
+// layer is registered under its node id, so parameters are named "<node id>.<param>" in
+// checkpoints and in `plexus-cli grad` output.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "graph/registry.h"
+#include "graph/validate.h"
+#include "nn/module.h"
+
+namespace plexus::graph {
+
+class GraphModel : public nn::Module {
+ public:
+  // x: the Input's examples, batched. Returns the prediction fed to the loss node.
+  Tensor forward(const Tensor& x) override;
+  std::string type_name() const override { return "GraphModel"; }
+
+ private:
+  friend struct Compiler;
+  struct Step {
+    std::string node;
+    std::function<Tensor(const std::vector<Tensor>&)> run;
+    std::vector<size_t> inputs;  // value slots, in port order
+    std::vector<size_t> outputs; // value slots written (one per output port)
+  };
+  std::vector<Step> steps_;
+  size_t slots_ = 1;        // slot 0 holds x
+  size_t prediction_ = 0;   // slot of the loss node's input
+};
+
+struct CompiledGraph {
+  std::shared_ptr<GraphModel> model;
+  std::function<Tensor(const Tensor& prediction, const Tensor& target)> loss;
+  bool classification = false;  // the loss is CrossEntropy
+  std::string loss_node;
+  Validation validation;        // its warnings, and the shapes
+};
+
+// Validates first; a graph with errors throws ValueError listing every one of them.
+// `seed` makes the initial weights reproducible.
+CompiledGraph compile(const Graph& graph, const DatasetInfo& dataset, uint64_t seed);
+
+}  // namespace plexus::graph

@@ -1,0 +1,63 @@
+#include "graph/graph.h"
+
+#include <cctype>
+#include <sstream>
+
+namespace plexus::graph {
+
+std::string to_string(const ParamValue& v) {
+  std::ostringstream os;
+  std::visit(
+      [&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          os << (x ? "true" : "false");
+        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+          os << '[';
+          for (size_t i = 0; i < x.size(); ++i) os << (i ? ", " : "") << x[i];
+          os << ']';
+        } else {
+          os << x;
+        }
+      },
+      v);
+  return os.str();
+}
+
+std::string Node::label() const { return type + " '" + (name.empty() ? id : name) + "'"; }
+
+const Node* Graph::find(const std::string& id) const {
+  for (const Node& n : nodes)
+    if (n.id == id) return &n;
+  return nullptr;
+}
+
+Node* Graph::find(const std::string& id) {
+  for (Node& n : nodes)
+    if (n.id == id) return &n;
+  return nullptr;
+}
+
+std::vector<const Edge*> Graph::edges_into(const std::string& node) const {
+  std::vector<const Edge*> out;
+  for (const Edge& e : edges)
+    if (e.to.node == node) out.push_back(&e);
+  return out;
+}
+
+std::vector<const Edge*> Graph::edges_from(const std::string& node) const {
+  std::vector<const Edge*> out;
+  for (const Edge& e : edges)
+    if (e.from.node == node) out.push_back(&e);
+  return out;
+}
+
+bool valid_node_id(const std::string& id) {
+  if (id.empty() || id.size() > 128) return false;
+  if (!(std::isalpha(static_cast<unsigned char>(id[0])) || id[0] == '_')) return false;
+  for (char c : id)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
+  return true;
+}
+
+}  // namespace plexus::graph

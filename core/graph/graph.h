@@ -1,0 +1,85 @@
+#pragma once
+// The model graph a person draws: typed nodes with parameters, edges between named ports,
+// the dataset it trains on and the training settings. Plain data: the registry gives node
+// types their meaning, the validator explains problems, the compiler builds a model.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace plexus::graph {
+
+// A parameter's value: whole number, real number, flag, choice (text) or list of whole numbers.
+using ParamValue = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>>;
+std::string to_string(const ParamValue& v);  // "128", "0.5", "true", "same", "[1, 28, 28]"
+
+struct Position {
+  double x = 0, y = 0;
+  bool operator==(const Position&) const = default;
+};
+
+struct Node {
+  std::string id;    // stable, unique: letters, digits, '_' and '-'; names parameters "<id>.<param>"
+  std::string type;  // a registry type name, e.g. "Linear"
+  std::string name;  // what the user calls it ("fc1"); may repeat, may be empty
+  std::map<std::string, ParamValue> params;  // absent = the type's default
+  Position position;
+  bool operator==(const Node&) const = default;
+  std::string label() const;  // "Linear 'fc1'" (or "Linear 'id'" without a name), for messages
+};
+
+struct PortRef {
+  std::string node, port;
+  bool operator==(const PortRef&) const = default;
+};
+
+struct Edge {
+  PortRef from, to;  // from an output port to an input port
+  bool operator==(const Edge&) const = default;
+};
+
+// Where the examples come from. kind: "mnist", "fashion-mnist" (folder of IDX files) or
+// "csv" (a file; `target` names the label column, `task` is "classification" or "regression").
+struct DatasetBinding {
+  std::string kind;
+  std::string path;
+  std::string target;
+  std::string task;
+  bool operator==(const DatasetBinding&) const = default;
+};
+
+struct TrainingSettings {
+  std::string optimizer = "sgd";  // sgd, adam, adamw, rmsprop, adagrad
+  double lr = 0.1;
+  double momentum = 0;
+  bool nesterov = false;
+  double weight_decay = 0;
+  std::string schedule = "none";  // none, step, cosine
+  int64_t step_size = 1;
+  double gamma = 0.1;
+  int64_t batch_size = 100;
+  int64_t epochs = 5;
+  uint64_t seed = 1;
+  std::string device = "cpu";  // cpu, cuda
+  bool operator==(const TrainingSettings&) const = default;
+};
+
+struct Graph {
+  std::vector<Node> nodes;
+  std::vector<Edge> edges;
+  DatasetBinding dataset;
+  TrainingSettings training;
+  std::string view;  // the editor's view state as a JSON object text, kept verbatim ("" = none)
+  bool operator==(const Graph&) const = default;
+
+  const Node* find(const std::string& id) const;
+  Node* find(const std::string& id);
+  std::vector<const Edge*> edges_into(const std::string& node) const;
+  std::vector<const Edge*> edges_from(const std::string& node) const;
+};
+
+// Node ids may use letters, digits, '_' and '-', and start with a letter or '_'.
+bool valid_node_id(const std::string& id);
+
+}  // namespace plexus::graph

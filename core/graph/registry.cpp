@@ -1,0 +1,616 @@
+// Every layer type Plexus knows, one entry each: ports, parameters, shape rule, builder.
+#include "graph/registry.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "nn/layers.h"
+#include "ops/ops.h"
+#include "util/error.h"
+
+namespace plexus::graph {
+
+std::string to_string(ParamType t) {
+  switch (t) {
+    case ParamType::Int: return "int";
+    case ParamType::Float: return "float";
+    case ParamType::Bool: return "bool";
+    case ParamType::Choice: return "choice";
+    case ParamType::IntList: return "int list";
+  }
+  return "?";
+}
+
+// ---- parameters ---------------------------------------------------------------------------
+const ParamValue& Params::value(const std::string& name) const {
+  const auto it = node_.params.find(name);
+  if (it != node_.params.end()) return it->second;
+  for (const ParamSpec& s : specs_)
+    if (s.name == name) return s.default_value;
+  throw ValueError(node_.label() + " has no parameter '" + name + "'");
+}
+
+namespace {
+template <class T>
+const T& get(const ParamValue& v, const Node& node, const std::string& name, const char* type) {
+  if (const T* x = std::get_if<T>(&v)) return *x;
+  throw ValueError(node.label() + ": parameter '" + name + "' must be " + type + ", got " + to_string(v));
+}
+}  // namespace
+
+int64_t Params::integer(const std::string& name) const { return get<int64_t>(value(name), node_, name, "a whole number"); }
+double Params::real(const std::string& name) const {
+  const ParamValue& v = value(name);
+  if (const int64_t* i = std::get_if<int64_t>(&v)) return double(*i);
+  return get<double>(v, node_, name, "a number");
+}
+bool Params::flag(const std::string& name) const { return get<bool>(value(name), node_, name, "true or false"); }
+const std::string& Params::choice(const std::string& name) const { return get<std::string>(value(name), node_, name, "a text"); }
+const std::vector<int64_t>& Params::list(const std::string& name) const {
+  return get<std::vector<int64_t>>(value(name), node_, name, "a list of whole numbers");
+}
+
+std::vector<std::string> check_params(const Node& node, const LayerType& type) {
+  std::vector<std::string> out;
+  for (const auto& [name, v] : node.params) {
+    const ParamSpec* s = type.param(name);
+    if (!s) {
+      std::string known;
+      for (const ParamSpec& p : type.params) known += (known.empty() ? "" : ", ") + p.name;
+      out.push_back(node.label() + " has no parameter '" + name + "'" +
+                    (known.empty() ? " (it takes none)" : " (it takes: " + known + ")"));
+      continue;
+    }
+    auto range = [&](double x) {
+      return x >= s->min && x <= s->max;
+    };
+    auto range_text = [&] {
+      std::ostringstream os;
+      os << s->min << ".." << s->max;
+      return os.str();
+    };
+    const std::string what = node.label() + ": " + name + " ";
+    switch (s->type) {
+      case ParamType::Int:
+        if (!std::holds_alternative<int64_t>(v)) out.push_back(what + "must be a whole number, got " + to_string(v));
+        else if (!range(double(std::get<int64_t>(v))))
+          out.push_back(what + "is " + to_string(v) + ", outside the range " + range_text());
+        break;
+      case ParamType::Float: {
+        const bool is_num = std::holds_alternative<double>(v) || std::holds_alternative<int64_t>(v);
+        const double x = std::holds_alternative<double>(v) ? std::get<double>(v)
+                         : is_num                           ? double(std::get<int64_t>(v))
+                                                            : 0.0;
+        if (!is_num || !std::isfinite(x)) out.push_back(what + "must be a number, got " + to_string(v));
+        else if (!range(x)) out.push_back(what + "is " + to_string(v) + ", outside the range " + range_text());
+        break;
+      }
+      case ParamType::Bool:
+        if (!std::holds_alternative<bool>(v)) out.push_back(what + "must be true or false, got " + to_string(v));
+        break;
+      case ParamType::Choice: {
+        const std::string* c = std::get_if<std::string>(&v);
+        bool ok = c != nullptr;
+        if (ok) ok = std::find(s->choices.begin(), s->choices.end(), *c) != s->choices.end();
+        if (!ok) {
+          std::string known;
+          for (const auto& x : s->choices) known += (known.empty() ? "" : ", ") + x;
+          out.push_back(what + "must be one of " + known + ", got " + to_string(v));
+        }
+        break;
+      }
+      case ParamType::IntList: {
+        const auto* l = std::get_if<std::vector<int64_t>>(&v);
+        if (!l) {
+          out.push_back(what + "must be a list of whole numbers, got " + to_string(v));
+        } else if (l->size() > 8) {
+          out.push_back(what + "has " + std::to_string(l->size()) + " entries, at most 8 are allowed");
+        } else {
+          for (int64_t x : *l)
+            if (!range(double(x))) {
+              out.push_back(what + "entry " + std::to_string(x) + " is outside the range " + range_text());
+              break;
+            }
+        }
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+// ---- the registry ----------------------------------------------------------------------------
+const ParamSpec* LayerType::param(const std::string& n) const {
+  for (const ParamSpec& p : params)
+    if (p.name == n) return &p;
+  return nullptr;
+}
+const PortSpec* LayerType::input(const std::string& n) const {
+  for (const PortSpec& p : inputs)
+    if (p.name == n) return &p;
+  return nullptr;
+}
+const PortSpec* LayerType::output(const std::string& n) const {
+  for (const PortSpec& p : outputs)
+    if (p.name == n) return &p;
+  return nullptr;
+}
+
+const Registry& Registry::instance() {
+  static const Registry registry;
+  return registry;
+}
+
+const LayerType* Registry::find(const std::string& name) const {
+  for (const LayerType& t : types_)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+namespace {
+
+constexpr double kBig = 1 << 24;
+
+ParamSpec int_param(std::string name, int64_t def, double lo, double hi, std::string doc) {
+  return {std::move(name), ParamType::Int, def, lo, hi, {}, std::move(doc)};
+}
+ParamSpec float_param(std::string name, double def, double lo, double hi, std::string doc) {
+  return {std::move(name), ParamType::Float, def, lo, hi, {}, std::move(doc)};
+}
+ParamSpec bool_param(std::string name, bool def, std::string doc) {
+  return {std::move(name), ParamType::Bool, def, 0, 1, {}, std::move(doc)};
+}
+
+// "[N, 1, 28, 28]": a per-example shape with the batch written as N.
+std::string batched(const Shape& s) {
+  std::string out = "[N";
+  for (int64_t d : s) out += ", " + std::to_string(d);
+  return out + "]";
+}
+
+[[noreturn]] void fail(const std::string& port, const std::string& message) { throw ShapeProblem{port, message}; }
+
+const Shape& one_input(const ShapeContext& c) { return c.inputs.at(0); }
+
+std::string from(const ShapeContext& c, size_t i) { return " from " + c.input_sources.at(i); }
+
+void require_rank(const ShapeContext& c, size_t rank, const char* layout) {
+  const Shape& s = one_input(c);
+  if (s.size() != rank)
+    fail("input", c.node.label() + " expects input " + layout + " but receives " + batched(s) + from(c, 0));
+}
+
+BuiltNode single(std::shared_ptr<nn::Module> m) {
+  nn::Module* raw = m.get();
+  return {std::move(m), [raw](const std::vector<Tensor>& in) { return raw->forward(in.at(0)); }};
+}
+
+// The output size of a window sliding over `in` (convolution or pooling), checked.
+int64_t window_out(const ShapeContext& c, int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dilation,
+                   const char* axis) {
+  const int64_t out = (in + 2 * pad - dilation * (k - 1) - 1) / stride + 1;
+  if (out < 1)
+    fail("input", c.node.label() + ": a kernel of " + std::to_string(k) + " does not fit the " + axis + " of " +
+                      std::to_string(in) + " of input " + batched(one_input(c)) + from(c, 0) +
+                      (pad ? "" : " (add padding or use a smaller kernel)"));
+  return out;
+}
+
+std::vector<Shape> same_shape(const ShapeContext& c) { return {one_input(c)}; }
+
+LayerType activation(std::string name, std::string display, std::string description,
+                     std::function<std::shared_ptr<nn::Module>(const Params&)> make, std::vector<ParamSpec> params = {}) {
+  LayerType t;
+  t.name = std::move(name);
+  t.category = "Activation";
+  t.display_name = std::move(display);
+  t.description = std::move(description);
+  t.inputs = {{"input", "any shape"}};
+  t.outputs = {{"output", "the input's shape"}};
+  t.params = std::move(params);
+  t.shape = same_shape;
+  t.build = [make](const BuildContext& b) { return single(make(b.params)); };
+  return t;
+}
+
+// Loss nodes: `input` is the prediction, `target` the dataset's labels (Input's y).
+LayerType loss_type(std::string name, std::string display, std::string description, std::vector<ParamSpec> params,
+                    ShapeRule rule, LossBuilder loss) {
+  LayerType t;
+  t.name = std::move(name);
+  t.category = "Loss";
+  t.display_name = std::move(display);
+  t.description = std::move(description);
+  t.inputs = {{"input", "the prediction"}, {"target", "the labels: connect the Input's y"}};
+  t.params = std::move(params);
+  t.shape = std::move(rule);
+  t.loss = std::move(loss);
+  return t;
+}
+
+// Regression-style losses compare prediction and target element by element.
+std::vector<Shape> elementwise_loss_rule(const ShapeContext& c) {
+  const Shape &pred = c.inputs.at(0), &target = c.inputs.at(1);
+  if (numel(pred) != numel(target))
+    fail("input", c.node.label() + " compares the prediction " + batched(pred) + from(c, 0) + " with targets " +
+                      batched(target) + from(c, 1) + ": they need the same number of values per example");
+  return {};
+}
+
+// Prediction [N, 1] against targets [N] (a regression column) compares value by value.
+Tensor match_target(const Tensor& pred, const Tensor& target) {
+  return pred.shape() == target.shape() ? pred : pred.reshape(target.shape());
+}
+
+}  // namespace
+
+Registry::Registry() {
+  // ---- Data ----
+  {
+    LayerType t;
+    t.name = "Input";
+    t.category = "Data";
+    t.display_name = "Input";
+    t.description = "The examples of the bound dataset: inputs x and labels y.";
+    t.outputs = {{"x", "one example's input, e.g. [N, 1, 28, 28] for MNIST"}, {"y", "its label"}};
+    t.params = {{"shape", ParamType::IntList, std::vector<int64_t>{}, 1, kBig, {},
+                 "per-example input shape; empty = taken from the dataset"}};
+    t.shape = [](const ShapeContext& c) -> std::vector<Shape> {
+      const std::vector<int64_t>& fixed = c.params.list("shape");
+      if (!c.dataset && fixed.empty())
+        fail("", c.node.label() + " has no shape: bind a dataset in the training settings or set its shape");
+      const Shape x = fixed.empty() ? c.dataset->input_shape : Shape(fixed.begin(), fixed.end());
+      if (c.dataset && !fixed.empty() && x != c.dataset->input_shape)
+        fail("", c.node.label() + " is set to shape " + batched(x) + " but the dataset gives " +
+                     batched(c.dataset->input_shape));
+      return {x, c.dataset ? c.dataset->label_shape : Shape{}};
+    };
+    t.build = [](const BuildContext&) { return BuiltNode{}; };
+    types_.push_back(std::move(t));
+  }
+
+  // ---- Layers ----
+  {
+    LayerType t;
+    t.name = "Linear";
+    t.category = "Layers";
+    t.display_name = "Linear (fully connected)";
+    t.description = "y = x·Wᵀ + b over the last dimension.";
+    t.inputs = {{"input", "[N, ..., in_features]"}};
+    t.outputs = {{"output", "[N, ..., out_features]"}};
+    t.params = {int_param("in_features", 0, 0, kBig, "input features; 0 = taken from the input"),
+                int_param("out_features", 10, 1, kBig, "output features"),
+                bool_param("bias", true, "learn an additive bias")};
+    t.shape = [](const ShapeContext& c) -> std::vector<Shape> {
+      Shape s = one_input(c);
+      if (s.empty()) fail("input", c.node.label() + " needs features but receives a single value per example" + from(c, 0));
+      const int64_t want = c.params.integer("in_features");
+      if (want && want != s.back())
+        fail("input", c.node.label() + " expects " + std::to_string(want) + " input features but receives " +
+                          std::to_string(s.back()) + from(c, 0));
+      s.back() = c.params.integer("out_features");
+      return {s};
+    };
+    t.build = [](const BuildContext& b) {
+      return single(std::make_shared<nn::Linear>(b.inputs.at(0).back(), b.params.integer("out_features"),
+                                                 b.params.flag("bias"), b.gen));
+    };
+    types_.push_back(std::move(t));
+  }
+  {
+    LayerType t;
+    t.name = "Embedding";
+    t.category = "Layers";
+    t.display_name = "Embedding";
+    t.description = "Looks up a learned vector for each whole-number index.";
+    t.inputs = {{"input", "indices of any shape, values in [0, num_embeddings)"}};
+    t.outputs = {{"output", "the input's shape + [embedding_dim]"}};
+    t.params = {int_param("num_embeddings", 1000, 1, kBig, "size of the vocabulary"),
+                int_param("embedding_dim", 64, 1, kBig, "length of each vector")};
+    t.shape = [](const ShapeContext& c) -> std::vector<Shape> {
+      Shape s = one_input(c);
+      s.push_back(c.params.integer("embedding_dim"));
+      return {s};
+    };
+    t.build = [](const BuildContext& b) {
+      return single(std::make_shared<nn::Embedding>(b.params.integer("num_embeddings"),
+                                                    b.params.integer("embedding_dim"), b.gen));
+    };
+    types_.push_back(std::move(t));
+  }
+  {
+    LayerType t;
+    t.name = "Flatten";
+    t.category = "Layers";
+    t.display_name = "Flatten";
+    t.description = "Turns each example into one vector.";
+    t.inputs = {{"input", "any shape"}};
+    t.outputs = {{"output", "[N, product of the input's dims]"}};
+    t.shape = [](const ShapeContext& c) -> std::vector<Shape> { return {{numel(one_input(c))}}; };
+    t.build = [](const BuildContext&) { return single(std::make_shared<nn::Flatten>()); };
+    types_.push_back(std::move(t));
+  }
+  {
+    LayerType t;
+    t.name = "Reshape";
+    t.category = "Layers";
+    t.display_name = "Reshape";
+    t.description = "Gives each example a new shape with the same number of values.";
+    t.inputs = {{"input", "any shape"}};
+    t.outputs = {{"output", "[N, shape...]"}};
+    t.params = {{"shape", ParamType::IntList, std::vector<int64_t>{-1}, -1, kBig, {},
+                 "per-example shape; one entry may be -1 (inferred)"}};
+    t.shape = [](const ShapeContext& c) -> std::vector<Shape> {
+      const std::vector<int64_t>& want = c.params.list("shape");
+      const int64_t n = numel(one_input(c));
+      int64_t known = 1, unknown = 0;
+      for (int64_t d : want) {
+        if (d == -1) ++unknown;
+        else if (d == 0) fail("", c.node.label() + ": shape entries must be positive or -1");
+        else known *= d;
+      }
+      if (unknown > 1) fail("", c.node.label() + ": only one shape entry may be -1");
+      Shape out(want.begin(), want.end());
+      if (unknown) {
+        if (n % known) fail("input", c.node.label() + " cannot reshape " + batched(one_input(c)) + from(c, 0) + " to " +
+                                         batched(out));
+        for (int64_t& d : out)
+          if (d == -1) d = n / known;
+      } else if (known != n) {
+        fail("input", c.node.label() + " cannot reshape " + batched(one_input(c)) + " (" + std::to_string(n) +
+                          " values)" + from(c, 0) + " to " + batched(out) + " (" + std::to_string(known) + " values)");
+      }
+      return {out};
+    };
+    t.build = [](const BuildContext& b) {
+      const std::vector<int64_t>& s = b.params.list("shape");
+      return BuiltNode{nullptr, [s](const std::vector<Tensor>& in) {
+                         Shape full{in.at(0).shape().at(0)};
+                         full.insert(full.end(), s.begin(), s.end());
+                         return reshape(in.at(0), full);
+                       }};
+    };
+    types_.push_back(std::move(t));
+  }
+  {
+    LayerType t;
+    t.name = "Dropout";
+    t.category = "Layers";
+    t.display_name = "Dropout";
+    t.description = "Zeroes values at random while training (rate p); passes everything in evaluation.";
+    t.inputs = {{"input", "any shape"}};
+    t.outputs = {{"output", "the input's shape"}};
+    t.params = {float_param("p", 0.5, 0, 0.99, "probability of zeroing each value")};
+    t.shape = same_shape;
+    t.build = [](const BuildContext& b) { return single(std::make_shared<nn::Dropout>(float(b.params.real("p")))); };
+    types_.push_back(std::move(t));
+  }
+
+  // ---- Convolution ----
+  {
+    LayerType t;
+    t.name = "Conv2d";
+    t.category = "Convolution";
+    t.display_name = "2-D convolution";
+    t.description = "Slides learned kernels over images [N, C, H, W].";
+    t.inputs = {{"input", "[N, in_channels, H, W]"}};
+    t.outputs = {{"output", "[N, out_channels, H', W']"}};
+    t.params = {int_param("in_channels", 0, 0, kBig, "input channels; 0 = taken from the input"),
+                int_param("out_channels", 16, 1, kBig, "number of kernels"),
+                int_param("kernel_size", 3, 1, 64, "kernel height and width"),
+                int_param("stride", 1, 1, 64, "step between windows"),
+                int_param("padding", 0, 0, 64, "zeros added on every side"),
+                int_param("dilation", 1, 1, 64, "spacing of kernel taps"),
+                int_param("groups", 1, 1, kBig, "channel groups (must divide both channel counts)"),
+                bool_param("bias", true, "learn an additive bias")};
+    t.shape = [](const ShapeContext& c) -> std::vector<Shape> {
+      require_rank(c, 3, "[N, C, H, W]");
+      const Shape& s = one_input(c);
+      const int64_t want = c.params.integer("in_channels"), groups = c.params.integer("groups");
+      const int64_t oc = c.params.integer("out_channels");
+      if (want && want != s[0])
+        fail("input", c.node.label() + " expects " + std::to_string(want) + " input channels but receives " +
+                          std::to_string(s[0]) + from(c, 0));
+      if (s[0] % groups || oc % groups)
+        fail("", c.node.label() + ": groups = " + std::to_string(groups) + " must divide the input channels (" +
+                     std::to_string(s[0]) + ") and out_channels (" + std::to_string(oc) + ")");
+      const int64_t k = c.params.integer("kernel_size"), st = c.params.integer("stride"),
+                    p = c.params.integer("padding"), d = c.params.integer("dilation");
+      return {{oc, window_out(c, s[1], k, st, p, d, "height"), window_out(c, s[2], k, st, p, d, "width")}};
+    };
+    t.build = [](const BuildContext& b) {
+      const int64_t p = b.params.integer("padding"), s = b.params.integer("stride"), d = b.params.integer("dilation");
+      const Conv2dOptions o{s, s, p, p, d, d, b.params.integer("groups")};
+      return single(std::make_shared<nn::Conv2d>(b.inputs.at(0)[0], b.params.integer("out_channels"),
+                                                 b.params.integer("kernel_size"), o, b.params.flag("bias"), b.gen));
+    };
+    types_.push_back(std::move(t));
+  }
+  for (const bool is_max : {true, false}) {
+    LayerType t;
+    t.name = is_max ? "MaxPool2d" : "AvgPool2d";
+    t.category = "Convolution";
+    t.display_name = is_max ? "2-D max pooling" : "2-D average pooling";
+    t.description = is_max ? "Keeps the largest value of each window." : "Averages each window.";
+    t.inputs = {{"input", "[N, C, H, W]"}};
+    t.outputs = {{"output", "[N, C, H', W']"}};
+    t.params = {int_param("kernel_size", 2, 1, 64, "window height and width"),
+                int_param("stride", 0, 0, 64, "step between windows; 0 = the kernel size"),
+                int_param("padding", 0, 0, 32, "padding on every side (at most half the kernel)")};
+    t.shape = [](const ShapeContext& c) -> std::vector<Shape> {
+      require_rank(c, 3, "[N, C, H, W]");
+      const Shape& s = one_input(c);
+      const int64_t k = c.params.integer("kernel_size"), p = c.params.integer("padding");
+      const int64_t st = c.params.integer("stride") ? c.params.integer("stride") : k;
+      if (2 * p > k) fail("", c.node.label() + ": padding " + std::to_string(p) + " is more than half the kernel " + std::to_string(k));
+      return {{s[0], window_out(c, s[1], k, st, p, 1, "height"), window_out(c, s[2], k, st, p, 1, "width")}};
+    };
+    t.build = [is_max](const BuildContext& b) {
+      const int64_t k = b.params.integer("kernel_size"), s = b.params.integer("stride"), p = b.params.integer("padding");
+      const Pool2dOptions o{k, k, s, s, p, p, true};
+      return single(is_max ? std::shared_ptr<nn::Module>(std::make_shared<nn::MaxPool2d>(o))
+                           : std::make_shared<nn::AvgPool2d>(o));
+    };
+    types_.push_back(std::move(t));
+  }
+
+  // ---- Normalization ----
+  for (const bool two_d : {false, true}) {
+    LayerType t;
+    t.name = two_d ? "BatchNorm2d" : "BatchNorm1d";
+    t.category = "Normalization";
+    t.display_name = two_d ? "Batch normalization (images)" : "Batch normalization (features)";
+    t.description = "Normalises each channel with batch statistics while training, running ones in evaluation.";
+    t.inputs = {{"input", two_d ? "[N, C, H, W]" : "[N, C] or [N, C, L]"}};
+    t.outputs = {{"output", "the input's shape"}};
+    t.params = {int_param("num_features", 0, 0, kBig, "channels; 0 = taken from the input"),
+                float_param("eps", 1e-5, 1e-12, 1, "added to the variance"),
+                float_param("momentum", 0.1, 0, 1, "weight of each batch in the running statistics")};
+    t.shape = [two_d](const ShapeContext& c) -> std::vector<Shape> {
+      const Shape& s = one_input(c);
+      if (two_d) require_rank(c, 3, "[N, C, H, W]");
+      else if (s.size() != 1 && s.size() != 2)
+        fail("input", c.node.label() + " expects input [N, C] or [N, C, L] but receives " + batched(s) + from(c, 0));
+      const int64_t want = c.params.integer("num_features");
+      if (want && want != s[0])
+        fail("input", c.node.label() + " expects " + std::to_string(want) + " channels but receives " +
+                          std::to_string(s[0]) + from(c, 0));
+      return {s};
+    };
+    t.build = [two_d](const BuildContext& b) {
+      const int64_t n = b.inputs.at(0)[0];
+      const float eps = float(b.params.real("eps")), m = float(b.params.real("momentum"));
+      return single(two_d ? std::shared_ptr<nn::Module>(std::make_shared<nn::BatchNorm2d>(n, eps, m))
+                          : std::make_shared<nn::BatchNorm1d>(n, eps, m));
+    };
+    types_.push_back(std::move(t));
+  }
+
+  // ---- Activation ----
+  types_.push_back(activation("ReLU", "ReLU", "max(x, 0).", [](const Params&) { return std::make_shared<nn::ReLU>(); }));
+  types_.push_back(activation(
+      "LeakyReLU", "Leaky ReLU", "x for x > 0, negative_slope·x otherwise.",
+      [](const Params& p) { return std::make_shared<nn::LeakyReLU>(float(p.real("negative_slope"))); },
+      {float_param("negative_slope", 0.01, 0, 1, "slope for negative inputs")}));
+  types_.push_back(activation("Sigmoid", "Sigmoid", "1 / (1 + e^-x).",
+                              [](const Params&) { return std::make_shared<nn::Sigmoid>(); }));
+  types_.push_back(activation("Tanh", "Tanh", "Hyperbolic tangent.", [](const Params&) { return std::make_shared<nn::Tanh>(); }));
+  types_.push_back(activation("GELU", "GELU", "x·Φ(x), the Gaussian error linear unit.",
+                              [](const Params&) { return std::make_shared<nn::GELU>(); }));
+  {
+    LayerType t = activation(
+        "Softmax", "Softmax", "Turns scores into probabilities along a dimension.",
+        [](const Params& p) { return std::make_shared<nn::Softmax>(p.integer("dim")); },
+        {int_param("dim", -1, -8, 8, "dimension, counting the batch as 0; negative counts from the end")});
+    t.shape = [](const ShapeContext& c) -> std::vector<Shape> {
+      const int64_t rank = int64_t(one_input(c).size()) + 1, dim = c.params.integer("dim");
+      const int64_t d = dim < 0 ? dim + rank : dim;
+      if (d <= 0 || d >= rank)
+        fail("", c.node.label() + ": dim " + std::to_string(dim) + " is not a feature dimension of " +
+                     batched(one_input(c)) + (d == 0 ? " (0 is the batch)" : ""));
+      return {one_input(c)};
+    };
+    types_.push_back(std::move(t));
+  }
+
+  // ---- Merge ----
+  {
+    LayerType t;
+    t.name = "Add";
+    t.category = "Merge";
+    t.display_name = "Add";
+    t.description = "Sums its inputs, e.g. for a residual connection.";
+    t.inputs = {{"inputs", "two or more tensors of the same shape", true, true}};
+    t.outputs = {{"output", "their shape"}};
+    t.shape = [](const ShapeContext& c) -> std::vector<Shape> {
+      if (c.inputs.size() < 2) fail("inputs", c.node.label() + " needs at least two inputs, it has " + std::to_string(c.inputs.size()));
+      for (size_t i = 1; i < c.inputs.size(); ++i)
+        if (c.inputs[i] != c.inputs[0])
+          fail("inputs", c.node.label() + " adds " + batched(c.inputs[0]) + from(c, 0) + " and " +
+                             batched(c.inputs[i]) + from(c, i) + ": the shapes must be equal");
+      return {c.inputs[0]};
+    };
+    t.build = [](const BuildContext&) {
+      return BuiltNode{nullptr, [](const std::vector<Tensor>& in) {
+                         Tensor s = in.at(0);
+                         for (size_t i = 1; i < in.size(); ++i) s = s + in[i];
+                         return s;
+                       }};
+    };
+    types_.push_back(std::move(t));
+  }
+  {
+    LayerType t;
+    t.name = "Concat";
+    t.category = "Merge";
+    t.display_name = "Concatenate";
+    t.description = "Joins its inputs along a dimension.";
+    t.inputs = {{"inputs", "tensors equal in every dimension but dim", true, true}};
+    t.outputs = {{"output", "the joined tensor"}};
+    t.params = {int_param("dim", 1, 1, 8, "dimension to join along, counting the batch as 0")};
+    t.shape = [](const ShapeContext& c) -> std::vector<Shape> {
+      if (c.inputs.empty()) fail("inputs", c.node.label() + " has no inputs");
+      const int64_t d = c.params.integer("dim") - 1;  // per-example index
+      Shape out = c.inputs[0];
+      if (d >= int64_t(out.size()))
+        fail("", c.node.label() + ": dim " + std::to_string(d + 1) + " does not exist in " + batched(out) + from(c, 0));
+      for (size_t i = 1; i < c.inputs.size(); ++i) {
+        Shape a = c.inputs[i], b = c.inputs[0];
+        bool ok = a.size() == b.size();
+        if (ok) {
+          a[size_t(d)] = b[size_t(d)] = 0;
+          ok = a == b;
+        }
+        if (!ok)
+          fail("inputs", c.node.label() + " joins " + batched(c.inputs[0]) + from(c, 0) + " and " +
+                             batched(c.inputs[i]) + from(c, i) + ": they must agree in every dimension but " +
+                             std::to_string(d + 1));
+        out[size_t(d)] += c.inputs[i][size_t(d)];
+      }
+      return {out};
+    };
+    t.build = [](const BuildContext& b) {
+      const int64_t dim = b.params.integer("dim");
+      return BuiltNode{nullptr, [dim](const std::vector<Tensor>& in) { return concat(in, dim); }};
+    };
+    types_.push_back(std::move(t));
+  }
+
+  // ---- Loss ----
+  types_.push_back(loss_type(
+      "CrossEntropy", "Cross-entropy loss", "Classification: softmax over class scores against class labels.",
+      {float_param("label_smoothing", 0, 0, 1, "share of the target spread evenly over all classes")},
+      [](const ShapeContext& c) -> std::vector<Shape> {
+        const Shape &pred = c.inputs.at(0), &target = c.inputs.at(1);
+        if (pred.size() != 1)
+          fail("input", c.node.label() + " expects class scores [N, classes] but receives " + batched(pred) + from(c, 0));
+        if (!target.empty())
+          fail("target", c.node.label() + " expects one class index per example but the targets are " + batched(target));
+        if (c.dataset && c.dataset->classes == 0)
+          fail("target", c.node.label() + " needs class labels, but the dataset is a regression task (use MSE)");
+        if (c.dataset && pred[0] != c.dataset->classes)
+          fail("input", c.node.label() + " receives " + std::to_string(pred[0]) + " class scores" + from(c, 0) +
+                            " but the dataset has " + std::to_string(c.dataset->classes) + " classes");
+        return {};
+      },
+      [](const Params& p) {
+        const float smoothing = float(p.real("label_smoothing"));
+        return [smoothing](const Tensor& pred, const Tensor& target) { return cross_entropy(pred, target, smoothing); };
+      }));
+  types_.push_back(loss_type("MSE", "Mean squared error", "Regression: mean of (prediction - target)².", {},
+                             elementwise_loss_rule, [](const Params&) {
+                               return [](const Tensor& pred, const Tensor& target) {
+                                 return mse_loss(match_target(pred, target), target);
+                               };
+                             }));
+  types_.push_back(loss_type("BCEWithLogits", "Binary cross-entropy (logits)",
+                             "Yes/no targets in [0, 1] against raw scores (a sigmoid is built in).", {},
+                             elementwise_loss_rule, [](const Params&) {
+                               return [](const Tensor& pred, const Tensor& target) {
+                                 return binary_cross_entropy_with_logits(match_target(pred, target), target);
+                               };
+                             }));
+}
+
+}  // namespace plexus::graph

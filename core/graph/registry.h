@@ -1,0 +1,129 @@
+#pragma once
+// The one registry of layer types. Each type says everything the rest of Plexus needs: its
+// ports, its parameters (type, default, range or choices, doc), how output shapes follow from
+// input shapes, and how to build the core module. The compiler, the validator, shape
+// inference, the editor's palette and property panel, and docs/layers.md all read it; adding
+// a layer type means adding one entry in registry.cpp.
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "nn/module.h"
+#include "tensor/shape.h"
+
+namespace plexus::graph {
+
+enum class ParamType { Int, Float, Bool, Choice, IntList };
+std::string to_string(ParamType t);  // "int", "float", "bool", "choice", "int list"
+
+struct ParamSpec {
+  std::string name;
+  ParamType type = ParamType::Int;
+  ParamValue default_value;
+  double min = 0, max = 0;           // inclusive range of Int / Float (and of IntList entries)
+  std::vector<std::string> choices;  // Choice
+  std::string doc;
+};
+
+struct PortSpec {
+  std::string name;
+  std::string doc;
+  bool required = true;
+  bool variadic = false;  // accepts any number of edges (Add, Concat); otherwise at most one
+};
+
+// A node's parameters with the type's defaults filled in. Values were checked by
+// check_params (validator); the getters throw ValueError on a type mismatch.
+class Params {
+ public:
+  Params(const Node& node, const std::vector<ParamSpec>& specs) : node_(node), specs_(specs) {}
+  const ParamValue& value(const std::string& name) const;
+  int64_t integer(const std::string& name) const;
+  double real(const std::string& name) const;  // Float (an Int value is accepted)
+  bool flag(const std::string& name) const;
+  const std::string& choice(const std::string& name) const;
+  const std::vector<int64_t>& list(const std::string& name) const;
+
+ private:
+  const Node& node_;
+  const std::vector<ParamSpec>& specs_;
+};
+
+// What the dataset bound to the graph provides to its Input node, per example.
+struct DatasetInfo {
+  Shape input_shape;   // e.g. [1, 28, 28] or [13]
+  Shape label_shape;   // [] for a class index or a single value
+  int64_t classes = 0; // 0 for regression
+};
+
+// Shapes are per example: the batch dimension is implicit (written "N" in messages).
+struct ShapeContext {
+  const Node& node;
+  const Params& params;
+  std::vector<Shape> inputs;               // connected inputs, in port order (variadic expanded)
+  std::vector<std::string> input_ports;    // the port of each input
+  std::vector<std::string> input_sources;  // label of the node each input comes from, e.g. "'fc1'"
+  const DatasetInfo* dataset = nullptr;    // null when no dataset is bound
+};
+
+// Thrown by a shape rule; the message is shown to the user as is.
+struct ShapeProblem {
+  std::string port;  // the input port at fault ("" = the node)
+  std::string message;
+};
+
+using ShapeRule = std::function<std::vector<Shape>(const ShapeContext&)>;  // one shape per output port
+
+struct BuildContext {
+  const Node& node;
+  const Params& params;
+  std::vector<Shape> inputs;  // per-example input shapes, as in ShapeContext
+  Generator* gen;             // for seeded initialisation
+};
+
+// How a node computes: a module (registered in the model under the node id, so its
+// parameters are named "<id>.<param>") and the function applying it to the inputs.
+struct BuiltNode {
+  std::shared_ptr<nn::Module> module;  // may be null (Add, Concat, Input)
+  std::function<Tensor(const std::vector<Tensor>&)> run;
+};
+
+using Builder = std::function<BuiltNode(const BuildContext&)>;
+// A loss node turns prediction and target (batched) into a scalar.
+using LossBuilder = std::function<std::function<Tensor(const Tensor& prediction, const Tensor& target)>(const Params&)>;
+
+struct LayerType {
+  std::string name;          // "Conv2d", the type name in project files
+  std::string category;      // "Data", "Layers", "Convolution", "Normalization", "Activation", "Merge", "Loss"
+  std::string display_name;  // "2-D convolution"
+  std::string description;   // one line
+  std::vector<PortSpec> inputs, outputs;
+  std::vector<ParamSpec> params;
+  ShapeRule shape;
+  Builder build;             // layers
+  LossBuilder loss;          // loss nodes
+  bool is_input() const { return name == "Input"; }
+  bool is_loss() const { return bool(loss); }
+  const ParamSpec* param(const std::string& name) const;
+  const PortSpec* input(const std::string& name) const;
+  const PortSpec* output(const std::string& name) const;
+};
+
+class Registry {
+ public:
+  static const Registry& instance();
+  const std::vector<LayerType>& types() const { return types_; }  // in palette order
+  const LayerType* find(const std::string& name) const;            // null if unknown
+
+ private:
+  Registry();
+  std::vector<LayerType> types_;
+};
+
+// Problems with a node's parameters: unknown names, wrong types, out-of-range values.
+std::vector<std::string> check_params(const Node& node, const LayerType& type);
+
+}  // namespace plexus::graph

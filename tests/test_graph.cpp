@@ -1,0 +1,159 @@
+// The layer registry, shape inference, validation and the compiler.
+#include <QtTest>
+
+#include "graph/compiler.h"
+#include "graph/inference.h"
+#include "graph/registry.h"
+#include "graph/validate.h"
+#include "plexus.h"
+
+using namespace plexus;
+using namespace plexus::graph;
+
+namespace {
+
+const DatasetInfo kMnist{{1, 28, 28}, {}, 10};
+
+graph::Node node(std::string id, std::string type, std::map<std::string, ParamValue> params = {}) {
+  return graph::Node{id, std::move(type), id, std::move(params), {}};
+}
+graph::Edge edge(std::string from, std::string from_port, std::string to, std::string to_port = "input") {
+  return graph::Edge{{std::move(from), std::move(from_port)}, {std::move(to), std::move(to_port)}};
+}
+
+// Input -> Flatten -> Linear(hidden) -> ReLU -> Linear(10) -> CrossEntropy.
+Graph mlp(int64_t hidden = 32) {
+  Graph g;
+  g.nodes = {node("in", "Input"), node("flat", "Flatten"), node("fc1", "Linear", {{"out_features", hidden}}),
+             node("act", "ReLU"), node("fc2", "Linear", {{"out_features", int64_t(10)}}), node("loss", "CrossEntropy")};
+  g.edges = {edge("in", "x", "flat"), edge("flat", "output", "fc1"), edge("fc1", "output", "act"),
+             edge("act", "output", "fc2"), edge("fc2", "output", "loss"), edge("in", "y", "loss", "target")};
+  return g;
+}
+
+std::vector<std::string> messages(const Validation& v) {
+  std::vector<std::string> out;
+  for (const Problem& p : v.problems) out.push_back(to_string(p));
+  return out;
+}
+
+}  // namespace
+
+class TestGraph : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void registryIsComplete() {
+    const Registry& r = Registry::instance();
+    for (const char* name : {"Input", "Linear", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten", "Reshape", "Dropout",
+                             "BatchNorm1d", "BatchNorm2d", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Softmax",
+                             "Add", "Concat", "Embedding", "CrossEntropy", "MSE", "BCEWithLogits"})
+      QVERIFY2(r.find(name), name);
+    for (const LayerType& t : r.types()) {
+      QVERIFY2(t.shape, t.name.c_str());
+      QVERIFY2(bool(t.build) != t.is_loss(), t.name.c_str());  // layers build, losses compute a loss
+      QVERIFY2(!t.description.empty() && !t.category.empty() && !t.display_name.empty(), t.name.c_str());
+      for (const ParamSpec& p : t.params) {
+        // Every default passes the type's own checks.
+        graph::Node n = node("n", t.name, {{p.name, p.default_value}});
+        QVERIFY2(check_params(n, t).empty(), (t.name + "." + p.name).c_str());
+      }
+    }
+  }
+
+  void shapesOnEveryEdge() {
+    const Validation v = validate(mlp(64), &kMnist);
+    QVERIFY2(v.ok(), messages(v).empty() ? "" : messages(v)[0].c_str());
+    QCOMPARE(*v.shapes.edge_shapes[0], (Shape{1, 28, 28}));
+    QCOMPARE(*v.shapes.edge_shapes[1], (Shape{784}));
+    QCOMPARE(*v.shapes.edge_shapes[2], (Shape{64}));
+    QCOMPARE(*v.shapes.edge_shapes[4], (Shape{10}));
+    QCOMPARE(*v.shapes.edge_shapes[5], (Shape{}));
+  }
+
+  void lenetShapes() {
+    Graph g;
+    g.nodes = {node("in", "Input"),
+               node("c1", "Conv2d", {{"out_channels", int64_t(20)}, {"kernel_size", int64_t(5)}}),
+               node("p1", "MaxPool2d"),
+               node("c2", "Conv2d", {{"out_channels", int64_t(50)}, {"kernel_size", int64_t(5)}}),
+               node("p2", "MaxPool2d"),
+               node("f", "Flatten"),
+               node("fc", "Linear", {{"out_features", int64_t(10)}}),
+               node("loss", "CrossEntropy")};
+    g.edges = {edge("in", "x", "c1"), edge("c1", "output", "p1"), edge("p1", "output", "c2"), edge("c2", "output", "p2"),
+               edge("p2", "output", "f"), edge("f", "output", "fc"), edge("fc", "output", "loss"),
+               edge("in", "y", "loss", "target")};
+    const Validation v = validate(g, &kMnist);
+    QVERIFY(v.ok());
+    QCOMPARE(*v.shapes.edge_shapes[1], (Shape{20, 24, 24}));
+    QCOMPARE(*v.shapes.edge_shapes[3], (Shape{50, 8, 8}));
+    QCOMPARE(*v.shapes.edge_shapes[4], (Shape{50, 4, 4}));
+    QCOMPARE(*v.shapes.edge_shapes[5], (Shape{800}));
+  }
+
+  void featureMismatchNamesBothNodes() {
+    Graph g = mlp(64);
+    g.find("fc2")->params["in_features"] = int64_t(128);
+    const Validation v = validate(g, &kMnist);
+    QVERIFY(!v.ok());
+    QCOMPARE(v.problems.at(0).node, std::string("fc2"));
+    QCOMPARE(v.problems.at(0).message,
+             std::string("Linear 'fc2' expects 128 input features but receives 64 from 'act'"));
+  }
+
+  void compiledMlpMatchesAHandBuiltModel() {
+    const CompiledGraph c = compile(mlp(16), kMnist, 7);
+    QCOMPARE(c.model->named_parameters().size(), size_t(4));
+    QCOMPARE(QString::fromStdString(c.model->named_parameters()[0].first), QString("fc1.weight"));
+    nn::Sequential hand{std::make_shared<nn::Flatten>(), std::make_shared<nn::Linear>(784, 16),
+                        std::make_shared<nn::ReLU>(), std::make_shared<nn::Linear>(16, 10)};
+    {
+      NoGradGuard g;
+      const auto src = c.model->parameters(), dst = hand.parameters();
+      for (size_t i = 0; i < src.size(); ++i) Tensor(dst[i]).copy_(src[i]);
+    }
+    Generator gen(1);
+    const Tensor x = rand({8, 1, 28, 28}, &gen), y = from_vector({0, 1, 2, 3, 4, 5, 6, 7}, {8});
+    const Tensor la = c.loss((*c.model)(x), y), lb = cross_entropy(hand(x), y);
+    QCOMPARE(la.item(), lb.item());
+    la.backward();
+    lb.backward();
+    const auto pa = c.model->parameters(), pb = hand.parameters();
+    for (size_t i = 0; i < pa.size(); ++i) QCOMPARE(pa[i].grad().to_vector(), pb[i].grad().to_vector());
+  }
+
+  void residualGraphTrainsAndGradchecks() {
+    Graph g;
+    g.nodes = {node("in", "Input"), node("fc1", "Linear", {{"out_features", int64_t(6)}}), node("a1", "Tanh"),
+               node("fc2", "Linear", {{"out_features", int64_t(6)}}), node("sum", "Add"),
+               node("cat", "Concat"), node("out", "Linear", {{"out_features", int64_t(3)}}), node("loss", "CrossEntropy")};
+    g.edges = {edge("in", "x", "fc1"),          edge("fc1", "output", "a1"),        edge("a1", "output", "fc2"),
+               edge("fc2", "output", "sum", "inputs"), edge("fc1", "output", "sum", "inputs"),
+               edge("sum", "output", "cat", "inputs"), edge("a1", "output", "cat", "inputs"),
+               edge("cat", "output", "out"),    edge("out", "output", "loss"),      edge("in", "y", "loss", "target")};
+    const DatasetInfo info{{5}, {}, 3};
+    const Validation v = validate(g, &info);
+    QVERIFY2(v.ok(), messages(v).empty() ? "" : messages(v)[0].c_str());
+    QCOMPARE(*v.shapes.edge_shapes[7], (Shape{12}));
+    const CompiledGraph c = compile(g, info, 3);
+    Generator gen(2);
+    const Tensor x = randn({4, 5}, &gen), y = from_vector({0, 2, 1, 0}, {4});
+    const auto r = gradcheck([&](const std::vector<Tensor>&) { return c.loss((*c.model)(x), y); }, c.model->parameters());
+    QVERIFY2(r.ok, r.message.c_str());
+  }
+
+  void compileRefusesAnInvalidGraph() {
+    Graph g = mlp();
+    g.edges.pop_back();  // the loss target is left open
+    try {
+      compile(g, kMnist, 1);
+      QFAIL("compile accepted a graph with an open port");
+    } catch (const ValueError& e) {
+      QVERIFY2(std::string(e.what()).find("target is not connected") != std::string::npos, e.what());
+    }
+  }
+};
+
+QTEST_APPLESS_MAIN(TestGraph)
+#include "test_graph.moc"
