@@ -12,6 +12,27 @@ constexpr const char* kFormat = "plexus-checkpoint-1";
 const std::string kModel = "model.", kOptim = "optim.";
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+// Every tensor of `state` is in `file` under prefix + name, with the same shape.
+void check_model_tensors(const io::SafetensorsFile& file, const nn::NamedTensors& state, const std::string& prefix,
+                         const std::string& where) {
+  for (const auto& [name, t] : state) {
+    const Tensor* found = file.find(prefix + name);
+    if (!found) throw IoError(where + ": tensor '" + name + "' of the model is missing");
+    if (found->shape() != t.shape())
+      throw ShapeError(where + ": tensor '" + name + "' has shape " + to_string(found->shape()) + ", the model expects " +
+                       to_string(t.shape()));
+  }
+}
+
+// Copies the checked tensors in place (handles stay valid). Cannot fail.
+void copy_model_tensors(const io::SafetensorsFile& file, const nn::NamedTensors& state, const std::string& prefix) {
+  NoGradGuard no_grad;
+  for (const auto& [name, t] : state) {
+    Tensor dst = t;
+    dst.copy_(*file.find(prefix + name));
+  }
+}
 }  // namespace
 
 void save_checkpoint(const std::filesystem::path& path, const nn::Module& model, const optim::Optimizer* optimizer,
@@ -44,13 +65,7 @@ Metadata load_checkpoint(const std::filesystem::path& path, nn::Module& model, o
 
   // 1. The model: every tensor present, same shape, nothing extra.
   const nn::NamedTensors state = model.state();
-  for (const auto& [name, t] : state) {
-    const Tensor* found = file.find(kModel + name);
-    if (!found) throw IoError(where + ": tensor '" + name + "' of the model is missing");
-    if (found->shape() != t.shape())
-      throw ShapeError(where + ": tensor '" + name + "' has shape " + to_string(found->shape()) + ", the model expects " +
-                       to_string(t.shape()));
-  }
+  check_model_tensors(file, state, kModel, where);
   std::set<std::string> known;
   for (const auto& entry : state) known.insert(kModel + entry.first);
   optim::OptimizerState opt_state;
@@ -76,12 +91,27 @@ Metadata load_checkpoint(const std::filesystem::path& path, nn::Module& model, o
   }
 
   // 3. Nothing can fail any more: copy the model's tensors in place (handles stay valid).
-  NoGradGuard no_grad;
-  for (const auto& [name, t] : state) {
-    Tensor dst = t;
-    dst.copy_(*file.find(kModel + name));
-  }
+  copy_model_tensors(file, state, kModel);
   return user;
+}
+
+void save_weights(const std::filesystem::path& path, const nn::Module& model, const Metadata& metadata) {
+  io::NamedTensors tensors;
+  for (const auto& [name, t] : model.state()) tensors.emplace_back(name, t);
+  io::save_safetensors(path, tensors, metadata);
+}
+
+Metadata load_weights(const std::filesystem::path& path, nn::Module& model) {
+  const io::SafetensorsFile file = io::load_safetensors(path);
+  const std::string where = "weights " + path.string();
+  const nn::NamedTensors state = model.state();
+  check_model_tensors(file, state, "", where);
+  std::set<std::string> known;
+  for (const auto& entry : state) known.insert(entry.first);
+  for (const auto& [name, t] : file.tensors)
+    if (!known.count(name)) throw IoError(where + ": tensor '" + name + "' does not belong to this model");
+  copy_model_tensors(file, state, "");
+  return file.metadata;
 }
 
 }  // namespace plexus::train

@@ -26,4 +26,12 @@ void save_checkpoint(const std::filesystem::path& path, const nn::Module& model,
 // or "plexus.").
 Metadata load_checkpoint(const std::filesystem::path& path, nn::Module& model, optim::Optimizer* optimizer = nullptr);
 
+// Weights files: a model's parameters and buffers alone, named by their state names with no
+// prefix ("fc1.weight"), as `plexus-cli init` writes them and as PyTorch's safetensors
+// `save_file(model.state_dict())` would. Loading checks the same way as load_checkpoint —
+// every tensor present with the expected shape, nothing unknown, nothing changed unless all
+// of it fits — and errors name the file, the tensor and the expected versus found shape.
+void save_weights(const std::filesystem::path& path, const nn::Module& model, const Metadata& metadata = {});
+Metadata load_weights(const std::filesystem::path& path, nn::Module& model);
+
 }  // namespace plexus::train

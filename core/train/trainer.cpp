@@ -31,8 +31,8 @@ Trainer::Trainer(nn::Module& model, optim::Optimizer& optimizer, data::DataLoade
 }
 
 void Trainer::publish(Event e) {
+  events_.push(e);
   if (callback_) callback_(e);
-  events_.push(std::move(e));
 }
 
 void Trainer::pause() { paused_ = true; }
@@ -189,10 +189,15 @@ RunResult Trainer::run() {
   }
   GradMode::set_enabled(grad_was_enabled);
   result.seconds = seconds_since(start);
-  if (result.status == RunStatus::Failed) {
-    publish(Failed{result.message});
-  } else {
-    publish(Finished{result.status == RunStatus::Cancelled, result.epochs_completed, result.seconds});
+  // The final event reaches the queue even if the callback throws; run() itself never does,
+  // but a failing callback turns the result into a failure that says why.
+  try {
+    if (result.status == RunStatus::Failed) publish(Failed{result.message});
+    else publish(Finished{result.status == RunStatus::Cancelled, result.epochs_completed, result.seconds});
+  } catch (const std::exception& ex) {
+    result.status = RunStatus::Failed;
+    result.message = std::string("reporting the end of the run failed: ") + ex.what();
+    events_.push(Failed{result.message});
   }
   return result;
 }

@@ -53,7 +53,8 @@ class Trainer {
           data::DataLoader* eval_loader = nullptr, TrainerOptions options = {});
 
   void set_scheduler(optim::LRScheduler* scheduler) { scheduler_ = scheduler; }  // stepped per epoch
-  // Also called on the training thread for every event (after it is queued).
+  // Also called on the training thread for every event, after it is queued. An exception
+  // from the callback fails the run (e.g. a checkpoint that cannot be written).
   void set_callback(std::function<void(const Event&)> callback) { callback_ = std::move(callback); }
 
   RunResult run();
