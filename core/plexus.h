@@ -9,6 +9,7 @@
 #include "data/mnist.h"
 #include "data/sampling.h"
 #include "data/transforms.h"
+#include "graph/project.h"
 #include "io/atomic_file.h"
 #include "io/safetensors.h"
 #include "nn/layers.h"

@@ -18,5 +18,6 @@ class AutogradError : public Error { public: using Error::Error; };  // misuse o
 class DeviceError : public Error { public: using Error::Error; };    // unsupported device / CUDA
 class IoError : public Error { public: using Error::Error; };        // file I/O or malformed file content
 class DataError : public IoError { public: using IoError::IoError; };  // malformed dataset file (IDX, CSV)
+class ProjectError : public IoError { public: using IoError::IoError; };  // malformed project file (.plexus)
 
 }  // namespace plexus
