@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "graph/project.h"
+#include "graph/validate.h"
 #include "util/error.h"
 #include "project_fuzz.h"
 #include "test_support.h"
@@ -672,6 +673,7 @@ class TestProject : public QObject {
     uint64_t seed_value = 20240601;
     if (const char* env = std::getenv("PLEXUS_PROJECT_FUZZ_SEED")) seed_value = std::strtoull(env, nullptr, 10);
     std::mt19937_64 rng(seed_value);
+    const DatasetInfo mnist{{1, 28, 28}, {}, 10};
     int loaded = 0, refused = 0;
     for (const std::string& seed : seeds) {
       QVERIFY(parse_project(seed, "seed.plexus") == parse_project(serialize_project(parse_project(seed, "s")), "s"));
@@ -685,6 +687,9 @@ class TestProject : public QObject {
           const Graph back = parse_project(saved, "saved.plexus");
           QVERIFY2(back == g, text.c_str());
           QVERIFY2(serialize_project(back) == saved, text.c_str());
+          // The validator explains whatever loads, without throwing, with or without a dataset.
+          validate(g, &mnist);
+          validate(g, nullptr);
         } catch (const ProjectError& e) {
           ++refused;
           QVERIFY2(std::string(e.what()).starts_with("fuzz.plexus: "), e.what());

@@ -22,15 +22,15 @@ void accumulate_leaf(TensorImpl& leaf, const Tensor& g) {
 
 // Reverse post-order of a DFS = every node before the nodes it feeds gradients into.
 // Owning pointers: freeing one node's edges must not destroy a node still to be visited.
-std::vector<std::shared_ptr<Node>> topological_order(const std::shared_ptr<Node>& root) {
-  std::vector<std::shared_ptr<Node>> post;
-  std::unordered_map<Node*, bool> visited;
-  std::vector<std::pair<std::shared_ptr<Node>, size_t>> stack{{root, 0}};
+std::vector<std::shared_ptr<GradNode>> topological_order(const std::shared_ptr<GradNode>& root) {
+  std::vector<std::shared_ptr<GradNode>> post;
+  std::unordered_map<GradNode*, bool> visited;
+  std::vector<std::pair<std::shared_ptr<GradNode>, size_t>> stack{{root, 0}};
   visited[root.get()] = true;
   while (!stack.empty()) {
     auto& [node, i] = stack.back();
     if (i < node->next.size()) {
-      const std::shared_ptr<Node>& child = node->next[i++].fn;
+      const std::shared_ptr<GradNode>& child = node->next[i++].fn;
       if (child && !visited[child.get()]) {
         visited[child.get()] = true;
         stack.push_back({child, 0});
@@ -44,18 +44,18 @@ std::vector<std::shared_ptr<Node>> topological_order(const std::shared_ptr<Node>
 }
 }  // namespace
 
-Node::~Node() {
+GradNode::~GradNode() {
   // Children whose last owner is this node are moved to a local stack and freed one at a
   // time after their own edges were taken, so no destructor runs more than one level deep.
-  std::vector<std::shared_ptr<Node>> orphans;
-  auto take_children = [&orphans](std::vector<Edge>& edges) {
-    for (Edge& e : edges)
+  std::vector<std::shared_ptr<GradNode>> orphans;
+  auto take_children = [&orphans](std::vector<GradEdge>& edges) {
+    for (GradEdge& e : edges)
       if (e.fn && e.fn.use_count() == 1) orphans.push_back(std::move(e.fn));
     edges.clear();
   };
   take_children(next);
   while (!orphans.empty()) {
-    std::shared_ptr<Node> n = std::move(orphans.back());
+    std::shared_ptr<GradNode> n = std::move(orphans.back());
     orphans.pop_back();
     take_children(n->next);
   }  // n is destroyed here with no edges left
@@ -76,12 +76,12 @@ Tensor Saved::get() const {
 
 void record(Tensor& out, const char* name, const std::vector<Tensor>& inputs,
             std::function<Grads(const Tensor&)> backward) {
-  auto node = std::make_shared<Node>();
+  auto node = std::make_shared<GradNode>();
   node->name = name;
   node->next.reserve(inputs.size());
   node->input_shapes.reserve(inputs.size());
   for (const Tensor& in : inputs) {
-    Edge e;
+    GradEdge e;
     if (in.defined() && in.requires_grad()) {
       if (in.grad_fn()) e.fn = in.grad_fn();
       else e.leaf = in.impl_ptr();
@@ -113,13 +113,13 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
     accumulate_leaf(*root.unsafe_impl(), g0);
     return;
   }
-  const std::vector<std::shared_ptr<Node>> order = topological_order(root.grad_fn());
+  const std::vector<std::shared_ptr<GradNode>> order = topological_order(root.grad_fn());
   for (const auto& n : order)
     if (n->released)
       throw AutogradError(std::string("backward(): trying to backward through the graph a second time (node '") +
                           n->name + "' was freed by the previous backward); pass retain_graph=true the first time");
 
-  std::unordered_map<Node*, Tensor> pending{{order.front().get(), g0}};
+  std::unordered_map<GradNode*, Tensor> pending{{order.front().get(), g0}};
   for (const auto& node : order) {
     auto it = pending.find(node.get());
     if (it == pending.end()) continue;  // no gradient flows here
@@ -127,7 +127,7 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
     pending.erase(it);
     Grads grads = node->backward(g);
     for (size_t i = 0; i < node->next.size(); ++i) {
-      const Edge& e = node->next[i];
+      const GradEdge& e = node->next[i];
       if (!e.connected() || i >= grads.size() || !grads[i].defined()) continue;
       Tensor gi = grads[i];
       if (gi.shape() != node->input_shapes[i]) gi = sum_to(gi, node->input_shapes[i]);

@@ -1,7 +1,8 @@
 #pragma once
-// The recorded graph. Each op that sees an input requiring grad attaches a Node to its
-// output: one Edge per input (to the input's own Node, or to the leaf it accumulates into)
-// and a backward closure mapping the output's gradient to one gradient per input.
+// The recorded graph. Each op that sees an input requiring grad attaches a GradNode to its
+// output: one GradEdge per input (to the input's own GradNode, or to the leaf it accumulates
+// into) and a backward closure mapping the output's gradient to one gradient per input.
+// (Grad-prefixed so they never clash with the model graph's graph::Node and graph::Edge.)
 #include <functional>
 #include <memory>
 #include <vector>
@@ -10,27 +11,27 @@
 
 namespace plexus {
 
-struct Edge {
-  std::shared_ptr<Node> fn;          // input produced by an op
+struct GradEdge {
+  std::shared_ptr<GradNode> fn;      // input produced by an op
   std::shared_ptr<TensorImpl> leaf;  // or a leaf that requires grad
   bool connected() const { return fn || leaf; }
 };
 
 using Grads = std::vector<Tensor>;  // one per input; undefined = no gradient
 
-struct Node {
+struct GradNode {
   const char* name = "";
-  std::vector<Edge> next;
+  std::vector<GradEdge> next;
   std::vector<Shape> input_shapes;  // the engine sums broadcast gradients back to these
   std::function<Grads(const Tensor& grad_output)> backward;
   bool released = false;  // backward ran and freed what it saved
 
-  Node() = default;
-  Node(const Node&) = delete;
-  Node& operator=(const Node&) = delete;
+  GradNode() = default;
+  GradNode(const GradNode&) = delete;
+  GradNode& operator=(const GradNode&) = delete;
   // Frees the nodes only this one keeps alive iteratively (engine.cpp): the default,
   // recursive destruction overflows the stack on a long chain dropped without backward.
-  ~Node();
+  ~GradNode();
 };
 
 // A tensor kept for backward. It remembers the storage version at save time so that

@@ -13,7 +13,7 @@
 
 namespace plexus {
 
-struct Node;  // autograd/node.h
+struct GradNode;  // autograd/node.h
 
 // A block of device memory. `version` counts in-place writes so that backward can detect
 // a tensor saved for it being modified afterwards.
@@ -36,7 +36,7 @@ struct TensorImpl {
   int64_t offset = 0;
   // autograd
   bool requires_grad = false;
-  std::shared_ptr<Node> grad_fn;         // null for leaves
+  std::shared_ptr<GradNode> grad_fn;     // null for leaves
   std::shared_ptr<TensorImpl> grad;      // accumulated gradient of a leaf
 };
 
@@ -69,7 +69,7 @@ class Tensor {
   bool requires_grad() const { return impl().requires_grad; }
   Tensor& requires_grad_(bool on = true);
   bool is_leaf() const { return impl().grad_fn == nullptr; }
-  const std::shared_ptr<Node>& grad_fn() const { return impl().grad_fn; }
+  const std::shared_ptr<GradNode>& grad_fn() const { return impl().grad_fn; }
   Tensor grad() const { return Tensor(impl().grad); }
   void set_grad(const Tensor& g) const { impl().grad = g.impl_; }
   // Reverse-mode from this tensor. A non-scalar needs `grad_output` of the same shape.
