@@ -11,8 +11,10 @@ namespace {
 
 using Geometry = Backend::ConvGeometry;
 
+// Windows that fit; 0 when even one does not (division would round a negative span up to 0).
 int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dilation) {
-  return (in + 2 * pad - dilation * (k - 1) - 1) / stride + 1;
+  const int64_t span = in + 2 * pad - dilation * (k - 1) - 1;
+  return span < 0 ? 0 : span / stride + 1;
 }
 
 std::string dims4(const char* op, const Tensor& x) {
