@@ -51,6 +51,17 @@ const std::vector<int64_t>& Params::list(const std::string& name) const {
   return get<std::vector<int64_t>>(value(name), node_, name, "a list of whole numbers");
 }
 
+namespace {
+// A value as a message shows it: texts quoted, so "128" (a text) is not mistaken for 128.
+std::string shown(const ParamValue& v) {
+  if (const std::string* s = std::get_if<std::string>(&v)) return "the text \"" + *s + "\"";
+  std::string text = to_string(v);
+  // A real number that happens to be whole still shows it is one: "got 128.0", not "got 128".
+  if (std::holds_alternative<double>(v) && text.find_first_of(".eninf") == std::string::npos) text += ".0";
+  return text;
+}
+}  // namespace
+
 std::vector<std::string> check_params(const Node& node, const LayerType& type) {
   std::vector<std::string> out;
   for (const auto& [name, v] : node.params) {
@@ -66,28 +77,29 @@ std::vector<std::string> check_params(const Node& node, const LayerType& type) {
       return x >= s->min && x <= s->max;
     };
     auto range_text = [&] {
+      if (s->type != ParamType::Float) return std::to_string(int64_t(s->min)) + ".." + std::to_string(int64_t(s->max));
       std::ostringstream os;
       os << s->min << ".." << s->max;
       return os.str();
     };
-    const std::string what = node.label() + ": " + name + " ";
+    const auto what = [&] { return node.label() + ": " + name + " "; };
     switch (s->type) {
       case ParamType::Int:
-        if (!std::holds_alternative<int64_t>(v)) out.push_back(what + "must be a whole number, got " + to_string(v));
+        if (!std::holds_alternative<int64_t>(v)) out.push_back(what() + "must be a whole number, got " + shown(v));
         else if (!range(double(std::get<int64_t>(v))))
-          out.push_back(what + "is " + to_string(v) + ", outside the range " + range_text());
+          out.push_back(what() + "is " + to_string(v) + ", outside the range " + range_text());
         break;
       case ParamType::Float: {
         const bool is_num = std::holds_alternative<double>(v) || std::holds_alternative<int64_t>(v);
         const double x = std::holds_alternative<double>(v) ? std::get<double>(v)
                          : is_num                           ? double(std::get<int64_t>(v))
                                                             : 0.0;
-        if (!is_num || !std::isfinite(x)) out.push_back(what + "must be a number, got " + to_string(v));
-        else if (!range(x)) out.push_back(what + "is " + to_string(v) + ", outside the range " + range_text());
+        if (!is_num || !std::isfinite(x)) out.push_back(what() + "must be a number, got " + shown(v));
+        else if (!range(x)) out.push_back(what() + "is " + shown(v) + ", outside the range " + range_text());
         break;
       }
       case ParamType::Bool:
-        if (!std::holds_alternative<bool>(v)) out.push_back(what + "must be true or false, got " + to_string(v));
+        if (!std::holds_alternative<bool>(v)) out.push_back(what() + "must be true or false, got " + shown(v));
         break;
       case ParamType::Choice: {
         const std::string* c = std::get_if<std::string>(&v);
@@ -96,20 +108,20 @@ std::vector<std::string> check_params(const Node& node, const LayerType& type) {
         if (!ok) {
           std::string known;
           for (const auto& x : s->choices) known += (known.empty() ? "" : ", ") + x;
-          out.push_back(what + "must be one of " + known + ", got " + to_string(v));
+          out.push_back(what() + "must be one of " + known + ", got " + shown(v));
         }
         break;
       }
       case ParamType::IntList: {
         const auto* l = std::get_if<std::vector<int64_t>>(&v);
         if (!l) {
-          out.push_back(what + "must be a list of whole numbers, got " + to_string(v));
+          out.push_back(what() + "must be a list of whole numbers, got " + shown(v));
         } else if (l->size() > 8) {
-          out.push_back(what + "has " + std::to_string(l->size()) + " entries, at most 8 are allowed");
+          out.push_back(what() + "has " + std::to_string(l->size()) + " entries, at most 8 are allowed");
         } else {
           for (int64_t x : *l)
             if (!range(double(x))) {
-              out.push_back(what + "entry " + std::to_string(x) + " is outside the range " + range_text());
+              out.push_back(what() + "entry " + std::to_string(x) + " is outside the range " + range_text());
               break;
             }
         }
@@ -186,15 +198,24 @@ BuiltNode single(std::shared_ptr<nn::Module> m) {
   return {std::move(m), [raw](const std::vector<Tensor>& in) { return raw->forward(in.at(0)); }};
 }
 
-// The output size of a window sliding over `in` (convolution or pooling), checked.
+// The output size of a window sliding over `in` (convolution or pooling), checked. A kernel
+// larger than the padded input is refused before dividing: integer division truncates toward
+// zero, so the formula alone would give one output row for, e.g., a kernel of 5 over 4 rows
+// with stride 2.
 int64_t window_out(const ShapeContext& c, int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dilation,
                    const char* axis) {
-  const int64_t out = (in + 2 * pad - dilation * (k - 1) - 1) / stride + 1;
-  if (out < 1)
-    fail("input", c.node.label() + ": a kernel of " + std::to_string(k) + " does not fit the " + axis + " of " +
-                      std::to_string(in) + " of input " + batched(one_input(c)) + from(c, 0) +
-                      (pad ? "" : " (add padding or use a smaller kernel)"));
-  return out;
+  const int64_t span = dilation * (k - 1) + 1;  // parameters are range-checked: no overflow
+  if (in + 2 * pad < span) {
+    const std::string kernel = std::to_string(k) + "x" + std::to_string(k) + " kernel" +
+                               (dilation > 1 ? " with dilation " + std::to_string(dilation) + " (spanning " +
+                                                   std::to_string(span) + ")"
+                                             : "");
+    const std::string size = std::to_string(in) + (pad ? " + 2x" + std::to_string(pad) + " padding" : "");
+    fail("input", c.node.label() + ": its " + kernel + " is larger than the " + axis + " (" + size + ") of input " +
+                      batched(one_input(c)) + from(c, 0) + " (use a smaller kernel" + (pad ? "" : " or add padding") +
+                      ")");
+  }
+  return (in + 2 * pad - span) / stride + 1;
 }
 
 std::vector<Shape> same_shape(const ShapeContext& c) { return {one_input(c)}; }
@@ -258,12 +279,14 @@ Registry::Registry() {
                  "per-example input shape; empty = taken from the dataset"}};
     t.shape = [](const ShapeContext& c) -> std::vector<Shape> {
       const std::vector<int64_t>& fixed = c.params.list("shape");
-      if (!c.dataset && fixed.empty())
+      if (!c.dataset && fixed.empty()) {
+        if (c.dataset_bound) throw ShapeUnknown{};  // the caller reports why it cannot be read
         fail("", c.node.label() + " has no shape: bind a dataset in the training settings or set its shape");
+      }
       const Shape x = fixed.empty() ? c.dataset->input_shape : Shape(fixed.begin(), fixed.end());
       if (c.dataset && !fixed.empty() && x != c.dataset->input_shape)
         fail("", c.node.label() + " is set to shape " + batched(x) + " but the dataset gives " +
-                     batched(c.dataset->input_shape));
+                     batched(c.dataset->input_shape) + " (clear its shape to take the dataset's)");
       return {x, c.dataset ? c.dataset->label_shape : Shape{}};
     };
     t.build = [](const BuildContext&) { return BuiltNode{}; };
@@ -328,7 +351,12 @@ Registry::Registry() {
     t.inputs = {{"input", "any shape"}};
     t.outputs = {{"output", "[N, product of the input's dims]"}};
     t.shape = [](const ShapeContext& c) -> std::vector<Shape> { return {{numel(one_input(c))}}; };
-    t.build = [](const BuildContext&) { return single(std::make_shared<nn::Flatten>()); };
+    t.build = [](const BuildContext& b) {
+      if (!b.inputs.at(0).empty()) return single(std::make_shared<nn::Flatten>());
+      // One value per example arrives batched as [N], with no dim 1 for nn::Flatten to start at.
+      return BuiltNode{nullptr,
+                       [](const std::vector<Tensor>& in) { return reshape(in.at(0), {in.at(0).shape().at(0), 1}); }};
+    };
     types_.push_back(std::move(t));
   }
   {
@@ -348,9 +376,14 @@ Registry::Registry() {
       for (int64_t d : want) {
         if (d == -1) ++unknown;
         else if (d == 0) fail("", c.node.label() + ": shape entries must be positive or -1");
-        else known *= d;
+        else if (__builtin_mul_overflow(known, d, &known))
+          fail("input", c.node.label() + " cannot reshape " + batched(one_input(c)) + " (" + std::to_string(n) +
+                            " values)" + from(c, 0) + " to " + batched(Shape(want.begin(), want.end())) +
+                            " (more than 2^63 values)");
       }
-      if (unknown > 1) fail("", c.node.label() + ": only one shape entry may be -1");
+      if (unknown > 1)
+        fail("", c.node.label() + ": only one shape entry may be -1 (inferred), got " +
+                     to_string(c.params.value("shape")));
       Shape out(want.begin(), want.end());
       if (unknown) {
         if (n % known) fail("input", c.node.label() + " cannot reshape " + batched(one_input(c)) + from(c, 0) + " to " +
@@ -443,7 +476,9 @@ Registry::Registry() {
       const Shape& s = one_input(c);
       const int64_t k = c.params.integer("kernel_size"), p = c.params.integer("padding");
       const int64_t st = c.params.integer("stride") ? c.params.integer("stride") : k;
-      if (2 * p > k) fail("", c.node.label() + ": padding " + std::to_string(p) + " is more than half the kernel " + std::to_string(k));
+      if (2 * p > k)
+        fail("", c.node.label() + ": padding " + std::to_string(p) + " is more than half the kernel size " +
+                     std::to_string(k) + " (at most " + std::to_string(k / 2) + ")");
       return {{s[0], window_out(c, s[1], k, st, p, 1, "height"), window_out(c, s[2], k, st, p, 1, "width")}};
     };
     t.build = [is_max](const BuildContext& b) {
@@ -508,7 +543,7 @@ Registry::Registry() {
       const int64_t d = dim < 0 ? dim + rank : dim;
       if (d <= 0 || d >= rank)
         fail("", c.node.label() + ": dim " + std::to_string(dim) + " is not a feature dimension of " +
-                     batched(one_input(c)) + (d == 0 ? " (0 is the batch)" : ""));
+                     batched(one_input(c)) + (d == 0 ? " (0 is the batch; -1 is the last feature dimension)" : ""));
       return {one_input(c)};
     };
     types_.push_back(std::move(t));
@@ -564,9 +599,10 @@ Registry::Registry() {
         }
         if (!ok)
           fail("inputs", c.node.label() + " joins " + batched(c.inputs[0]) + from(c, 0) + " and " +
-                             batched(c.inputs[i]) + from(c, i) + ": they must agree in every dimension but " +
+                             batched(c.inputs[i]) + from(c, i) + ": they must agree in every dimension except dim " +
                              std::to_string(d + 1));
-        out[size_t(d)] += c.inputs[i][size_t(d)];
+        if (__builtin_add_overflow(out[size_t(d)], c.inputs[i][size_t(d)], &out[size_t(d)]))
+          fail("inputs", c.node.label() + ": joining its inputs gives too many values per example");
       }
       return {out};
     };
@@ -586,7 +622,8 @@ Registry::Registry() {
         if (pred.size() != 1)
           fail("input", c.node.label() + " expects class scores [N, classes] but receives " + batched(pred) + from(c, 0));
         if (!target.empty())
-          fail("target", c.node.label() + " expects one class index per example but the targets are " + batched(target));
+          fail("target", c.node.label() + " expects one class index per example but the targets are " + batched(target) +
+                             from(c, 1));
         if (c.dataset && c.dataset->classes == 0)
           fail("target", c.node.label() + " needs class labels, but the dataset is a regression task (use MSE)");
         if (c.dataset && pred[0] != c.dataset->classes)

@@ -66,8 +66,13 @@ struct ShapeContext {
   std::vector<Shape> inputs;               // connected inputs, in port order (variadic expanded)
   std::vector<std::string> input_ports;    // the port of each input
   std::vector<std::string> input_sources;  // label of the node each input comes from, e.g. "'fc1'"
-  const DatasetInfo* dataset = nullptr;    // null when no dataset is bound
+  const DatasetInfo* dataset = nullptr;    // null when no dataset is bound or it cannot be read
+  bool dataset_bound = false;              // the graph names a dataset (readable or not)
 };
+
+// Thrown by a shape rule that cannot decide yet (e.g. the bound dataset cannot be read): its
+// outputs stay unknown and no problem is reported for the node.
+struct ShapeUnknown {};
 
 // Thrown by a shape rule; the message is shown to the user as is.
 struct ShapeProblem {

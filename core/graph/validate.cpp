@@ -1,7 +1,7 @@
 #include "graph/validate.h"
 
 #include <algorithm>
-#include <unordered_map>
+#include <cctype>
 #include <unordered_set>
 
 namespace plexus::graph {
@@ -14,26 +14,62 @@ std::string port_list(const std::vector<PortSpec>& ports) {
   return s;
 }
 
-std::string quoted(const Graph& g, const std::string& id) {
-  const Node* n = g.find(id);
+std::string quoted(const GraphIndex& index, const std::string& id) {
+  const Node* n = index.find(id);
   return "'" + (n && !n->name.empty() ? n->name : id) + "'";
 }
 
+// "'a'", "'a' and 'b'", "'a', 'b' and 'c'".
+std::string joined(const std::vector<std::string>& items) {
+  std::string s;
+  for (size_t i = 0; i < items.size(); ++i) s += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+  return s;
+}
+
+// Case-insensitive edit distance, for "did you mean" hints.
+size_t distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const bool same =
+          std::tolower(static_cast<unsigned char>(a[i - 1])) == std::tolower(static_cast<unsigned char>(b[j - 1]));
+      const size_t next = std::min({row[j] + 1, row[j - 1] + 1, diag + (same ? 0 : 1)});
+      diag = row[j];
+      row[j] = next;
+    }
+  }
+  return row[b.size()];
+}
+
+// The known type closest to an unknown one, if it is close enough to be a typo.
+std::string closest_type(const std::string& unknown) {
+  std::string best;
+  size_t best_d = 3;  // at most 2 edits
+  for (const LayerType& t : Registry::instance().types()) {
+    const size_t d = distance(unknown, t.name);
+    if (d < best_d && 2 * d < t.name.size()) best = t.name, best_d = d;
+  }
+  return best;
+}
+
 // Nodes that can reach themselves (not merely sit behind a cycle).
-std::vector<std::string> nodes_on_cycles(const Graph& g, const std::vector<std::string>& candidates) {
-  std::unordered_map<std::string, std::vector<std::string>> next;
-  for (const Edge& e : g.edges) next[e.from.node].push_back(e.to.node);
+std::vector<std::string> nodes_on_cycles(const GraphIndex& index, const std::vector<std::string>& candidates) {
+  const Graph& g = index.graph;
   std::vector<std::string> out;
   for (const std::string& start : candidates) {
-    std::unordered_set<std::string> seen;
-    std::vector<std::string> stack = next[start];
+    std::unordered_set<std::string_view> seen;
+    std::vector<std::string_view> stack;
+    for (size_t e : index.edges_from(start)) stack.push_back(g.edges[e].to.node);
     bool found = false;
     while (!stack.empty() && !found) {
-      const std::string n = stack.back();
+      const std::string_view n = stack.back();
       stack.pop_back();
       if (n == start) found = true;
       else if (seen.insert(n).second)
-        for (const std::string& m : next[n]) stack.push_back(m);
+        for (size_t e : index.edges_from(n)) stack.push_back(g.edges[e].to.node);
     }
     if (found) out.push_back(start);
   }
@@ -48,14 +84,31 @@ Validation validate(const Graph& g, const DatasetInfo* dataset) {
     v.problems.push_back({Severity::Error, node, port, std::move(msg)});
   };
   const Registry& registry = Registry::instance();
+  const GraphIndex index(g);
+
+  // Node ids: valid and unique (they name the parameters in checkpoints).
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (!valid_node_id(n.id))
+      error(n.id, "",
+            "node id '" + n.id + "' is not valid: use letters, digits, '_' and '-', starting with a letter or '_'");
+    else if (index.node.at(n.id) != i)
+      error(n.id, "", n.label() + " has the id '" + n.id + "', which " + g.nodes[index.node.at(n.id)].label() +
+                          " already has; node ids must be unique");
+  }
 
   // Edges must join existing nodes through existing ports.
   for (size_t i = 0; i < g.edges.size(); ++i) {
     const Edge& e = g.edges[i];
-    const Node *from = g.find(e.from.node), *to = g.find(e.to.node);
-    const std::string text = "the edge from " + e.from.node + "." + e.from.port + " to " + e.to.node + "." + e.to.port;
+    const Node* from = index.source[i] == GraphIndex::npos ? nullptr : &g.nodes[index.source[i]];
+    const Node* to = index.target[i] == GraphIndex::npos ? nullptr : &g.nodes[index.target[i]];
     if (!from || !to) {
-      error(from ? e.to.node : e.from.node, "", text + " refers to a node that does not exist");
+      const std::string text =
+          "the edge from " + e.from.node + "." + e.from.port + " to " + e.to.node + "." + e.to.port;
+      // Attach it to the end that exists, so the editor can show it.
+      if (from) error(from->id, e.from.port, text + " leads to node '" + e.to.node + "', which does not exist");
+      else if (to) error(to->id, e.to.port, text + " comes from node '" + e.from.node + "', which does not exist");
+      else error("", "", text + " joins nodes '" + e.from.node + "' and '" + e.to.node + "', which do not exist");
       continue;
     }
     const LayerType *ft = registry.find(from->type), *tt = registry.find(to->type);
@@ -66,72 +119,100 @@ Validation validate(const Graph& g, const DatasetInfo* dataset) {
     if (tt && !tt->input(e.to.port)) {
       error(to->id, e.to.port, to->label() + " has no input '" + e.to.port + "' (inputs: " + port_list(tt->inputs) + ")");
     }
+    // The labels are for the loss only: a layer fed from them would learn from the answers
+    // (and the model, which receives only x, could not run it).
+    if (ft && ft->is_input() && e.from.port == "y" && tt && tt->input(e.to.port) &&
+        !(tt->is_loss() && e.to.port == "target"))
+      error(to->id, e.to.port, to->label() + ": " + e.to.port + " is connected to the labels (y) of " + from->label() +
+                                   "; only a loss's target takes the labels, layers take the examples (x)");
   }
 
   // Nodes: known type, valid parameters, ports connected as the type requires.
   std::vector<const Node*> inputs, losses;
-  for (const Node& n : g.nodes) {
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (index.node.at(n.id) != i) continue;  // a repeated id, reported above
     const LayerType* t = registry.find(n.type);
     if (!t) {
-      error(n.id, "", "node " + n.id + " has the unknown type '" + n.type + "'");
+      const std::string near = closest_type(n.type);
+      error(n.id, "", "node '" + (n.name.empty() ? n.id : n.name) + "' has the unknown type '" + n.type + "'" +
+                          (near.empty() ? " (docs/layers.md lists the layer types)"
+                                        : " (did you mean '" + near + "'?)"));
       continue;
     }
     if (t->is_input()) inputs.push_back(&n);
     if (t->is_loss()) losses.push_back(&n);
     for (std::string& m : check_params(n, *t)) error(n.id, "", std::move(m));
-    for (const auto& [port, edges] : input_edges(g, n, *t)) {
+    for (const auto& [port, edges] : input_edges(index, n, *t)) {
       if (edges.empty() && port->required) error(n.id, port->name, n.label() + ": " + port->name + " is not connected");
-      if (edges.size() > 1 && !port->variadic)
+      if (edges.size() > 1 && !port->variadic) {
+        std::vector<std::string> sources;
+        for (size_t e : edges) sources.push_back(quoted(index, g.edges[e].from.node));
         error(n.id, port->name, n.label() + ": " + port->name + " has " + std::to_string(edges.size()) +
-                                    " incoming edges; it takes one");
+                                    " incoming edges (from " + joined(sources) + "); it takes one");
+      }
     }
   }
 
-  v.shapes = infer_shapes(g, dataset);
-  for (const std::string& id : nodes_on_cycles(g, v.shapes.in_cycle))
-    error(id, "", g.find(id)->label() + " is part of a cycle; data must flow one way");
-  for (Problem& p : v.shapes.problems) v.problems.push_back(p);
+  // A loss's target must be the labels. When it is wired to something else, that is the
+  // problem to report; the loss's complaint about the shape of those targets would only repeat it.
+  std::unordered_set<std::string_view> miswired;
+  for (const Node* loss : losses)
+    for (size_t i : index.edges_into(loss->id)) {
+      const Edge& e = g.edges[i];
+      if (e.to.port != "target") continue;
+      const Node* src = index.find(e.from.node);
+      const LayerType* st = src ? registry.find(src->type) : nullptr;
+      if (st && !(st->is_input() && e.from.port == "y") && st->output(e.from.port)) {
+        error(loss->id, "target", loss->label() + ": target must be connected to the labels (y) of the Input, not to " +
+                                      (st->outputs.size() == 1 ? src->label() : e.from.port + " of " + src->label()));
+        miswired.insert(loss->id);
+      }
+    }
 
-  // One Input, one loss, and the loss's target wired to the labels.
+  v.shapes = infer_shapes(index, dataset);
+  for (const std::string& id : nodes_on_cycles(index, v.shapes.in_cycle))
+    error(id, "", index.find(id)->label() + " is part of a cycle; data must flow one way");
+  for (Problem& p : v.shapes.problems)
+    if (!(p.port == "target" && miswired.count(p.node))) v.problems.push_back(p);
+
+  // One Input, one loss.
   if (inputs.empty()) error("", "", "the graph has no Input node: add one to bring in the dataset");
   for (size_t i = 1; i < inputs.size(); ++i)
-    error(inputs[i]->id, "", inputs[i]->label() + " is a second Input node; a graph has exactly one");
+    error(inputs[i]->id, "", inputs[i]->label() + " is a second Input node besides " + quoted(index, inputs[0]->id) +
+                                 "; a graph has exactly one");
   if (losses.empty())
     error("", "", "the graph has no loss node: connect the output to CrossEntropy, MSE or BCEWithLogits");
   for (size_t i = 1; i < losses.size(); ++i)
-    error(losses[i]->id, "", losses[i]->label() + " is a second loss node; a graph trains one loss");
-  for (const Node* loss : losses)
-    for (const Edge* e : g.edges_into(loss->id)) {
-      if (e->to.port != "target") continue;
-      const Node* src = g.find(e->from.node);
-      if (src && registry.find(src->type) && !(registry.find(src->type)->is_input() && e->from.port == "y"))
-        error(loss->id, "target", loss->label() + ": target must come from the Input's labels (y), not from " +
-                                      quoted(g, src->id) + "." + e->from.port);
-    }
+    error(losses[i]->id, "", losses[i]->label() + " is a second loss node besides " + quoted(index, losses[0]->id) +
+                                 "; a graph trains one loss");
 
   // Nodes that do not feed the loss are left out of the model: say so.
   if (losses.size() == 1) {
-    std::unordered_set<std::string> useful{losses[0]->id};
-    std::vector<std::string> stack{losses[0]->id};
+    std::vector<char> useful(g.nodes.size(), 0);  // by index of the first node with an id
+    std::vector<size_t> stack{index.node.at(losses[0]->id)};
+    useful[stack.back()] = 1;
     while (!stack.empty()) {
-      const std::string n = stack.back();
+      const size_t n = stack.back();
       stack.pop_back();
-      for (const Edge* e : g.edges_into(n))
-        if (useful.insert(e->from.node).second) stack.push_back(e->from.node);
+      for (size_t e : index.into[n]) {
+        const size_t src = index.source[e];
+        if (src != GraphIndex::npos && !useful[src]) useful[src] = 1, stack.push_back(src);
+      }
     }
     for (const Node& n : g.nodes)
-      if (!useful.count(n.id) && registry.find(n.type))
+      if (!useful[index.node.at(n.id)] && registry.find(n.type))
         v.problems.push_back({Severity::Warning, n.id, "", n.label() + " does not lead to the loss; it is not used"});
   }
 
   // Keep the problems in node order (then graph-wide ones), errors before warnings.
-  std::unordered_map<std::string, size_t> rank;
-  for (size_t i = 0; i < g.nodes.size(); ++i) rank.emplace(g.nodes[i].id, i);
   std::stable_sort(v.problems.begin(), v.problems.end(), [&](const Problem& a, const Problem& b) {
     if (a.severity != b.severity) return a.severity == Severity::Error;
-    const size_t ra = a.node.empty() ? g.nodes.size() : rank.count(a.node) ? rank.at(a.node) : g.nodes.size();
-    const size_t rb = b.node.empty() ? g.nodes.size() : rank.count(b.node) ? rank.at(b.node) : g.nodes.size();
-    return ra < rb;
+    const auto rank = [&](const Problem& p) {
+      const auto it = p.node.empty() ? index.node.end() : index.node.find(p.node);
+      return it == index.node.end() ? g.nodes.size() : it->second;
+    };
+    return rank(a) < rank(b);
   });
   return v;
 }
