@@ -1,9 +1,12 @@
 // plexus-cli: headless front end for Plexus. Links plexus_core only (no Qt): it parses the
-// command line and wires core pieces together; training itself is core::train::Trainer.
+// command line and wires core pieces together; training itself is core::train::Trainer, a
+// project's run is built by core::graph::make_training_run (graph/run.h).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -16,6 +19,13 @@
 #include "data/dataloader.h"
 #include "data/transforms.h"
 #include "data/mnist.h"
+#include "graph/compiler.h"
+#include "graph/dataset_info.h"
+#include "graph/layer_docs.h"
+#include "graph/project.h"
+#include "graph/run.h"
+#include "graph/validate.h"
+#include "io/safetensors.h"
 #include "optim/scheduler.h"
 #include "train/builtin.h"
 #include "train/checkpoint.h"
@@ -24,6 +34,7 @@
 #include "util/threads.h"
 
 using namespace plexus;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -33,11 +44,47 @@ constexpr std::string_view kUsage = R"(Usage: plexus-cli <command> [options]
 Headless front end for Plexus, a tool for designing and training neural networks.
 
 Commands:
-  train   train a built-in model on an image dataset
-  eval    evaluate a checkpoint on the test split
-  (check and grad arrive with project files)
+  check FILE        validate a project file (.plexus): every problem, the shape on every edge
+  train FILE        train the model a project file describes, with its own settings
+  train --model M   train a built-in model on an image dataset
+  eval              evaluate a built-in model's checkpoint on the test split
+  init              write a project's freshly initialised weights (safetensors)
+  grad              one forward and backward pass of a project: loss and every gradient
+  layers            list every layer type: ports, parameters, defaults, ranges
 
-Options of train and eval:
+check FILE [--quiet]
+  Loads the project, describes its dataset (a dataset that cannot be read is a warning:
+  the graph is then validated without it), validates the graph and the training settings,
+  and prints every problem, one per line ("error fc2.input: ..."), then the shape of every
+  edge ("fc1.output -> act.input  [N, 128]"). --quiet prints the problems only.
+  Exit status 1 when there is any error (warnings are fine).
+
+train FILE [options]
+  Trains the project's graph on its dataset with its training settings; the options below
+  override the file. Relative dataset paths are looked up next to the project file first,
+  then in the current directory. Image datasets are standardised with the training images'
+  mean and std. A regression loss (MSE, BCEWithLogits) reports loss only.
+  --epochs N  --batch-size N  --lr X  --optimizer NAME  --seed N
+  --data PATH          use this dataset folder or file instead of the project's
+  --train-subset N     train on the first N training examples only
+  --metrics F  --save F  --resume F  --quiet  --threads N    (as for the built-in models)
+
+init --project FILE --out W.safetensors [--seed S]
+  Compiles the project with seed S (default: the project's seed) and writes its initial
+  parameters and buffers, each under its name "<node id>.<param>" (e.g. "fc1.weight").
+
+grad --project FILE --weights W.safetensors --input X.safetensors --out G.safetensors
+  Loads the weights (every tensor of the model must be there with its shape, nothing
+  else), reads the batch from X: tensor "x" [N, input shape...] and tensor "y" (class
+  indices as floats [N], or targets), and runs one forward and backward pass in training
+  mode: batch normalization uses the batch's statistics, and dropout draws from the default
+  generator seeded with the project's seed, so the result is reproducible. Writes "loss"
+  (a 0-d tensor) and the gradient of every parameter under the parameter's name.
+
+layers [--markdown]
+  Every layer type of the registry; --markdown writes docs/layers.md's format.
+
+Options of train --model and eval (built-in models):
   --model NAME         mlp (784-128-10), mlp64 (784-64-10) or lenet      [mlp]
   --dataset KIND       mnist or fashion-mnist                              [mnist]
   --data DIR           folder with the IDX files  [data/mnist; fashion-mnist:
@@ -45,7 +92,7 @@ Options of train and eval:
   --batch-size N       examples per batch                                  [100]
   --threads N          CPU threads for the math                  [all hardware threads]
 
-Options of train only:
+Options of train --model only:
   --epochs N           passes over the training set                        [5]
   --optimizer NAME     sgd, adam, adamw, rmsprop or adagrad                 [sgd]
   --lr X               learning rate                                       [0.1]
@@ -75,18 +122,28 @@ struct UsageError {
   std::string message;
 };
 
-// --name value / --flag options, each at most once; values are parsed on request.
+// --name value / --flag options, each at most once, and up to `max_positional` plain
+// arguments (a project FILE); values are parsed on request. Every command calls allow()
+// first: it rejects unknown options, then an option left without its value.
 class Args {
  public:
-  Args(int argc, char** argv, int first, const std::vector<std::string>& flags) {
+  Args(int argc, char** argv, int first, const std::vector<std::string>& flags, size_t max_positional = 0) {
     for (int i = first; i < argc; ++i) {
       std::string a = argv[i];
-      if (!a.starts_with("--")) throw UsageError{"unexpected argument '" + a + "'"};
+      if (!a.starts_with("--")) {
+        if (positional_.size() >= max_positional) throw UsageError{"unexpected argument '" + a + "'"};
+        positional_.push_back(a);
+        continue;
+      }
       if (values_.count(a)) throw UsageError{"option " + a + " given twice"};
       if (std::find(flags.begin(), flags.end(), a) != flags.end()) {
         values_[a] = "";
       } else {
-        if (i + 1 >= argc) throw UsageError{"option " + a + " needs a value"};
+        if (i + 1 >= argc) {
+          missing_value_ = a;  // reported by allow(), after unknown options
+          values_[a] = "";
+          break;
+        }
         values_[a] = argv[++i];
       }
     }
@@ -94,7 +151,13 @@ class Args {
   void allow(const std::vector<std::string>& known) const {
     for (const auto& [k, _] : values_)
       if (std::find(known.begin(), known.end(), k) == known.end()) throw UsageError{"unknown option " + k};
+    if (!missing_value_.empty()) throw UsageError{"option " + missing_value_ + " needs a value"};
   }
+  void require(const std::string& command, const std::vector<std::string>& needed) const {
+    for (const std::string& k : needed)
+      if (!has(k)) throw UsageError{command + " needs " + k + " FILE"};
+  }
+  const std::vector<std::string>& positional() const { return positional_; }
   bool has(const std::string& k) const { return values_.count(k) > 0; }
   std::string str(const std::string& k, const std::string& def) const { return has(k) ? values_.at(k) : def; }
   int64_t integer(const std::string& k, int64_t def, int64_t lo) const {
@@ -120,6 +183,8 @@ class Args {
 
  private:
   std::map<std::string, std::string> values_;
+  std::vector<std::string> positional_;
+  std::string missing_value_;
 };
 
 const std::vector<std::string> kCommonOptions{"--model", "--dataset", "--data", "--batch-size", "--threads"};
@@ -135,25 +200,34 @@ std::string clock_text(double seconds) {
   return buf;
 }
 
-nlohmann::json to_json(const train::Event& event) {
+// One JSON line per event. Accuracy, top-5, per-class accuracy and the confusion matrix are
+// classification metrics: a regression run reports losses only.
+nlohmann::json to_json(const train::Event& event, bool classification) {
   return std::visit(
-      [](const auto& e) -> nlohmann::json {
+      [classification](const auto& e) -> nlohmann::json {
         using T = std::decay_t<decltype(e)>;
         if constexpr (std::is_same_v<T, train::BatchEnd>) {
-          return {{"event", "batch"}, {"epoch", e.epoch}, {"batch", e.batch}, {"batches", e.batches},
-                  {"loss", e.loss}, {"running_loss", e.running_loss}, {"running_accuracy", e.running_accuracy},
-                  {"samples_per_second", e.samples_per_second}, {"lr", e.lr}};
+          nlohmann::json j{{"event", "batch"}, {"epoch", e.epoch}, {"batch", e.batch}, {"batches", e.batches},
+                           {"loss", e.loss}, {"running_loss", e.running_loss}};
+          if (classification) j["running_accuracy"] = e.running_accuracy;
+          j["samples_per_second"] = e.samples_per_second;
+          j["lr"] = e.lr;
+          return j;
         } else if constexpr (std::is_same_v<T, train::EpochEnd>) {
-          nlohmann::json j{{"event", "epoch"}, {"epoch", e.epoch}, {"train_loss", e.train_loss},
-                           {"train_accuracy", e.train_accuracy}, {"lr", e.lr}, {"seconds", e.seconds}};
+          nlohmann::json j{{"event", "epoch"}, {"epoch", e.epoch}, {"train_loss", e.train_loss}};
+          if (classification) j["train_accuracy"] = e.train_accuracy;
+          j["lr"] = e.lr;
+          j["seconds"] = e.seconds;
           if (e.has_eval) {
             j["eval_loss"] = e.eval_loss;
-            j["eval_accuracy"] = e.eval_accuracy;
-            j["eval_top5"] = e.eval_top5;
-            nlohmann::json per = nlohmann::json::array();
-            for (double v : e.per_class_accuracy) per.push_back(std::isnan(v) ? nlohmann::json() : nlohmann::json(v));
-            j["per_class_accuracy"] = per;
-            j["confusion"] = e.confusion;
+            if (classification) {
+              j["eval_accuracy"] = e.eval_accuracy;
+              j["eval_top5"] = e.eval_top5;
+              nlohmann::json per = nlohmann::json::array();
+              for (double v : e.per_class_accuracy) per.push_back(std::isnan(v) ? nlohmann::json() : nlohmann::json(v));
+              j["per_class_accuracy"] = per;
+              j["confusion"] = e.confusion;
+            }
           }
           return j;
         } else if constexpr (std::is_same_v<T, train::Finished>) {
@@ -166,15 +240,277 @@ nlohmann::json to_json(const train::Event& event) {
       event);
 }
 
-void print_epoch(const train::EpochEnd& e) {
-  std::printf("epoch %d/%d: train loss %.4f acc %.2f%%", e.epoch, e.epochs, e.train_loss, 100 * e.train_accuracy);
-  if (e.has_eval)
-    std::printf(" | test loss %.4f acc %.2f%% top-5 %.2f%%", e.eval_loss, 100 * e.eval_accuracy, 100 * e.eval_top5);
+void print_epoch(const train::EpochEnd& e, bool classification) {
+  std::printf("epoch %d/%d: train loss %.4f", e.epoch, e.epochs, e.train_loss);
+  if (classification) std::printf(" acc %.2f%%", 100 * e.train_accuracy);
+  if (e.has_eval) {
+    std::printf(" | test loss %.4f", e.eval_loss);
+    if (classification) std::printf(" acc %.2f%% top-5 %.2f%%", 100 * e.eval_accuracy, 100 * e.eval_top5);
+  }
   std::printf(" | lr %.4g | %.1f s\n", e.lr, e.seconds);
   std::fflush(stdout);
 }
 
+// How a training run reports: progress lines at most once a second (the last batch of an
+// epoch always), an epoch summary, JSON lines to the metrics file, and a hook after every
+// epoch (saving a checkpoint). Shared by the built-in models and project files.
+struct Reporting {
+  bool quiet = false;
+  bool classification = true;
+  std::string metrics_path;  // "" = none
+  std::function<void()> after_epoch;
+};
+
+std::ofstream open_metrics(const std::string& path) {
+  std::ofstream metrics;
+  if (!path.empty()) {
+    metrics.open(path, std::ios::app);
+    if (!metrics) throw IoError("cannot open metrics file " + path);
+  }
+  return metrics;
+}
+
+int run_and_report(train::Trainer& trainer, const Reporting& r) {
+  std::ofstream metrics = open_metrics(r.metrics_path);
+  auto last_print = std::chrono::steady_clock::now();
+  trainer.set_callback([&](const train::Event& event) {
+    if (metrics.is_open()) metrics << to_json(event, r.classification).dump() << '\n' << std::flush;
+    if (const auto* b = std::get_if<train::BatchEnd>(&event)) {
+      const auto now = std::chrono::steady_clock::now();
+      if (r.quiet || (now - last_print < std::chrono::seconds(1) && b->batch != b->batches)) return;
+      last_print = now;
+      std::printf("epoch %d/%d  batch %lld/%lld  loss %.4f", b->epoch, b->epochs, (long long)b->batch,
+                  (long long)b->batches, b->running_loss);
+      if (r.classification) std::printf("  acc %.2f%%", 100 * b->running_accuracy);
+      std::printf("  %.0f samples/s  ETA %s\n", b->samples_per_second, clock_text(b->eta_seconds).c_str());
+      std::fflush(stdout);
+    } else if (const auto* e = std::get_if<train::EpochEnd>(&event)) {
+      print_epoch(*e, r.classification);
+      if (r.after_epoch) r.after_epoch();
+    }
+  });
+  const train::RunResult result = trainer.run();
+  if (result.status == train::RunStatus::Failed) {
+    std::fprintf(stderr, "plexus-cli: training failed: %s\n", result.message.c_str());
+    return 1;
+  }
+  std::printf("finished %d epochs in %.1f s\n", result.epochs_completed, result.seconds);
+  return 0;
+}
+
+// ---- project files ---------------------------------------------------------------------------
+
+// The folder relative dataset paths are looked up in first.
+fs::path project_dir(const std::string& file) { return fs::path(file).parent_path(); }
+
+// The project's dataset description, for commands that need its shapes (init, grad). A
+// folder dataset is described without reading it; a CSV file is read.
+graph::DatasetInfo describe_project_dataset(const graph::Graph& g, const std::string& file) {
+  return graph::describe_dataset(graph::resolve_dataset(g.dataset, project_dir(file), /*must_exist=*/false));
+}
+
+std::string shape_text(const std::optional<Shape>& s) {
+  if (!s) return "?";
+  std::string out = "[N";
+  for (int64_t d : *s) out += ", " + std::to_string(d);
+  return out + "]";
+}
+
+int cmd_check(const Args& args) {
+  args.allow({"--quiet"});
+  if (args.positional().empty()) throw UsageError{"check needs a project FILE"};
+  const std::string file = args.positional()[0];
+  const bool quiet = args.has("--quiet");
+  const graph::Graph g = graph::load_project(file);
+
+  // The dataset: described when it can be; otherwise a warning, and validation goes on
+  // without it (shapes that depend on it stay unknown).
+  std::vector<graph::Problem> problems;
+  auto warn = [&](std::string m) { problems.push_back({graph::Severity::Warning, "", "", std::move(m)}); };
+  std::optional<graph::DatasetInfo> info;
+  std::string dataset_line;
+  if (g.dataset.kind.empty()) {
+    warn("no dataset is bound: shapes that depend on it are unknown");
+  } else {
+    const bool folder_kind = g.dataset.kind == "mnist" || g.dataset.kind == "fashion-mnist";
+    const std::string consequence = folder_kind ? "; training needs it" : ": shapes that depend on it are unknown";
+    try {
+      if (!folder_kind && g.dataset.kind != "csv") graph::describe_dataset(g.dataset);  // names the known kinds
+      const graph::DatasetLocation loc = graph::locate_dataset(g.dataset.path, project_dir(file));
+      if (g.dataset.path.empty()) warn("dataset: no path is set (the folder or file with the data)" + consequence);
+      else if (!loc.found) warn("dataset '" + g.dataset.path + "' not found (looked in " + loc.looked + ")" + consequence);
+      if (loc.found || folder_kind) {  // image datasets are described without reading them
+        graph::DatasetBinding b = g.dataset;
+        b.path = loc.path.string();
+        info = graph::describe_dataset(b);
+        dataset_line = g.dataset.kind + " at " + b.path + ": inputs " + shape_text(info->input_shape) + ", " +
+                       (info->classes ? std::to_string(info->classes) + " classes" : std::string("regression targets"));
+      }
+    } catch (const std::exception& e) {
+      std::string m = e.what();
+      if (!m.starts_with("dataset")) m = "dataset: " + m;
+      warn(m + " (shapes that depend on it are unknown)");
+    }
+  }
+  try {
+    graph::check_training_settings(g.training);
+  } catch (const DeviceError& e) {
+    warn(std::string("training: ") + e.what());
+  } catch (const std::exception& e) {
+    problems.push_back({graph::Severity::Error, "", "", e.what()});
+  }
+
+  const graph::Validation v = graph::validate(g, info ? &*info : nullptr);
+  problems.insert(problems.begin(), v.problems.begin(), v.problems.end());
+  std::stable_sort(problems.begin(), problems.end(), [](const graph::Problem& a, const graph::Problem& b) {
+    return a.severity == graph::Severity::Error && b.severity != graph::Severity::Error;
+  });
+  size_t errors = 0, warnings = 0;
+  for (const graph::Problem& p : problems) {
+    (p.severity == graph::Severity::Error ? errors : warnings) += 1;
+    std::printf("%s\n", graph::to_string(p).c_str());
+  }
+  if (!quiet) {
+    if (!dataset_line.empty()) std::printf("dataset: %s\n", dataset_line.c_str());
+    std::printf("edges:\n");
+    for (size_t i = 0; i < g.edges.size(); ++i) {
+      const graph::Edge& e = g.edges[i];
+      std::printf("  %s.%s -> %s.%s  %s\n", e.from.node.c_str(), e.from.port.c_str(), e.to.node.c_str(),
+                  e.to.port.c_str(), shape_text(v.shapes.edge_shapes[i]).c_str());
+    }
+    std::string summary = std::to_string(g.nodes.size()) + " nodes, " + std::to_string(g.edges.size()) + " edges";
+    if (v.ok() && info) summary += ", " + std::to_string(graph::compile(g, *info, g.training.seed).model->num_parameters()) +
+                                   " trainable parameters";
+    std::printf("%s: %s; %zu error%s, %zu warning%s\n", errors ? "FAILED" : "OK", summary.c_str(), errors,
+                errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
+  }
+  return errors ? 1 : 0;
+}
+
+int cmd_train_project(const Args& args, const std::string& file) {
+  args.allow({"--epochs", "--batch-size", "--lr", "--optimizer", "--seed", "--data", "--train-subset", "--metrics",
+              "--save", "--resume", "--quiet", "--threads"});
+  graph::Graph g = graph::load_project(file);
+  graph::TrainingSettings& s = g.training;
+  s.epochs = args.integer("--epochs", s.epochs, 1);
+  s.batch_size = args.integer("--batch-size", s.batch_size, 1);
+  if (args.has("--lr")) s.lr = args.number("--lr", s.lr);
+  s.optimizer = args.str("--optimizer", s.optimizer);
+  s.seed = uint64_t(args.integer("--seed", int64_t(s.seed), 0));
+  // A --data path comes from the command line: it is relative to the current directory.
+  if (args.has("--data")) g.dataset.path = fs::absolute(args.str("--data", "")).lexically_normal().string();
+  if (args.has("--threads")) set_num_threads(int(args.integer("--threads", 1, 1)));
+
+  graph::RunOptions ro;
+  ro.project_dir = project_dir(file);
+  ro.train_subset = args.integer("--train-subset", 0, 1);
+  graph::TrainingRun run = graph::make_training_run(g, ro);
+  nn::Module& model = *run.compiled.model;
+  for (const graph::Problem& p : run.compiled.validation.problems) std::printf("%s\n", graph::to_string(p).c_str());
+
+  if (args.has("--resume")) {
+    train::load_checkpoint(args.str("--resume", ""), model, run.optimizer.get());
+    std::printf("resumed from %s\n", args.str("--resume", "").c_str());
+  }
+  std::printf("project %s (%lld parameters), %s from %s: %lld train / %lld test examples, %s lr %g, batch %lld, "
+              "%d threads\n",
+              file.c_str(), (long long)model.num_parameters(), run.dataset.kind.c_str(), run.dataset.path.c_str(),
+              (long long)run.data.train->size(), (long long)run.data.test->size(), s.optimizer.c_str(), s.lr,
+              (long long)s.batch_size, num_threads());
+  std::fflush(stdout);
+
+  train::Trainer trainer(model, *run.optimizer, *run.train_loader, run.eval_loader.get(), run.trainer_options);
+  trainer.set_scheduler(run.scheduler.get());
+  Reporting r;
+  r.quiet = args.has("--quiet");
+  r.classification = run.compiled.classification;
+  r.metrics_path = args.str("--metrics", "");
+  if (const std::string save = args.str("--save", ""); !save.empty())
+    r.after_epoch = [&, save] {
+      train::save_checkpoint(save, model, run.optimizer.get(), {{"project", fs::path(file).filename().string()}});
+    };
+  return run_and_report(trainer, r);
+}
+
+int cmd_init(const Args& args) {
+  args.allow({"--project", "--seed", "--out"});
+  args.require("init", {"--project", "--out"});
+  const std::string file = args.str("--project", ""), out = args.str("--out", "");
+  const graph::Graph g = graph::load_project(file);
+  const uint64_t seed = uint64_t(args.integer("--seed", int64_t(g.training.seed), 0));
+  const graph::CompiledGraph c = graph::compile(g, describe_project_dataset(g, file), seed);
+  train::save_weights(out, *c.model, {{"project", fs::path(file).filename().string()}, {"seed", std::to_string(seed)}});
+  std::printf("wrote %zu tensors (%lld parameters) initialised with seed %llu to %s\n", c.model->state().size(),
+              (long long)c.model->num_parameters(), (unsigned long long)seed, out.c_str());
+  return 0;
+}
+
+// Tensor `name` of the batch file, with `what` for the message when it is missing.
+const Tensor& batch_tensor(const io::SafetensorsFile& f, const std::string& path, const char* name, const std::string& what) {
+  const Tensor* t = f.find(name);
+  if (!t) throw IoError("input " + path + ": tensor '" + name + "' is missing (" + what + ")");
+  return *t;
+}
+
+int cmd_grad(const Args& args) {
+  args.allow({"--project", "--weights", "--input", "--out", "--threads"});
+  args.require("grad", {"--project", "--weights", "--input", "--out"});
+  const std::string file = args.str("--project", ""), input = args.str("--input", "");
+  if (args.has("--threads")) set_num_threads(int(args.integer("--threads", 1, 1)));
+  const graph::Graph g = graph::load_project(file);
+  const graph::DatasetInfo info = describe_project_dataset(g, file);
+  const graph::CompiledGraph c = graph::compile(g, info, g.training.seed);
+  train::load_weights(args.str("--weights", ""), *c.model);
+
+  const io::SafetensorsFile batch = io::load_safetensors(input);
+  const Tensor& x = batch_tensor(batch, input, "x", "the inputs " + shape_text(info.input_shape));
+  const Tensor& y = batch_tensor(batch, input, "y", "the labels " + shape_text(info.label_shape));
+  auto check = [&](const Tensor& t, const Shape& example, const char* name) {  // t: [N, example...]
+    const Shape& s = t.shape();
+    if (s.empty() || s[0] < 1 || Shape(s.begin() + 1, s.end()) != example)
+      throw ShapeError("input " + input + ": tensor '" + name + "' has shape " + to_string(s) +
+                       ", the project expects " + shape_text(example));
+  };
+  check(x, info.input_shape, "x");
+  check(y, info.label_shape, "y");
+  if (x.shape()[0] != y.shape()[0])
+    throw ShapeError("input " + input + ": 'x' holds " + std::to_string(x.shape()[0]) + " examples but 'y' holds " +
+                     std::to_string(y.shape()[0]));
+
+  // Training mode: batch statistics, and dropout drawing from the seeded default generator.
+  manual_seed(g.training.seed);
+  nn::Module& model = *c.model;
+  model.train();
+  model.zero_grad();
+  const Tensor loss = c.loss(model(x), y);
+  loss.backward();
+
+  io::NamedTensors out{{"loss", loss.detach().reshape({})}};
+  for (const auto& [name, p] : model.named_parameters())
+    out.emplace_back(name, p.grad().defined() ? p.grad() : zeros(p.shape()));
+  io::save_safetensors(args.str("--out", ""), out, {{"project", fs::path(file).filename().string()}});
+  std::printf("loss %.6g; wrote the gradients of %zu parameters to %s\n", double(loss.item()), out.size() - 1,
+              args.str("--out", "").c_str());
+  return 0;
+}
+
+int cmd_layers(const Args& args) {
+  args.allow({"--markdown"});
+  const std::string text = args.has("--markdown") ? graph::layers_markdown() : graph::layers_text();
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return 0;
+}
+
+// ---- built-in models -------------------------------------------------------------------------
+
 int cmd_train(const Args& args) {
+  if (!args.positional().empty()) {
+    for (const char* o : {"--model", "--dataset"})
+      if (args.has(o))
+        throw UsageError{std::string(o) + " is for the built-in models; a project file names its own " +
+                         (std::string(o) == "--model" ? "graph" : "dataset (use --data to point elsewhere)")};
+    return cmd_train_project(args, args.positional()[0]);
+  }
   std::vector<std::string> known = kCommonOptions;
   for (const char* o : {"--epochs", "--optimizer", "--lr", "--momentum", "--nesterov", "--weight-decay", "--schedule",
                         "--step-size", "--gamma", "--clip-norm", "--shift", "--train-subset", "--seed", "--metrics",
@@ -188,7 +524,6 @@ int cmd_train(const Args& args) {
   const std::string schedule = args.str("--schedule", "none");
   if (schedule != "none" && schedule != "cosine" && schedule != "step")
     throw UsageError{"--schedule must be none, cosine or step, got '" + schedule + "'"};
-  const bool quiet = args.has("--quiet");
   if (args.has("--threads")) set_num_threads(int(args.integer("--threads", 1, 1)));
 
   Generator init_gen(seed);
@@ -228,12 +563,6 @@ int cmd_train(const Args& args) {
     std::printf("resumed from %s\n", args.str("--resume", "").c_str());
   }
 
-  std::ofstream metrics;
-  if (args.has("--metrics")) {
-    metrics.open(args.str("--metrics", ""), std::ios::app);
-    if (!metrics) throw IoError("cannot open metrics file " + args.str("--metrics", ""));
-  }
-
   std::printf("model %s (%lld parameters), %s from %s: %lld train / %lld test images, %s lr %g, batch %lld, %d threads\n",
               model_name.c_str(), (long long)model->num_parameters(), dataset.c_str(), folder.c_str(),
               (long long)train_set->size(), (long long)test_set->size(), oc.kind.c_str(), oc.lr, (long long)batch,
@@ -246,30 +575,12 @@ int cmd_train(const Args& args) {
   to.seed = seed;
   train::Trainer trainer(*model, *optimizer, train_loader, &test_loader, to);
   trainer.set_scheduler(scheduler.get());
-  const std::string save_path = args.str("--save", "");
-  auto last_print = std::chrono::steady_clock::now();
-  trainer.set_callback([&](const train::Event& event) {
-    if (metrics.is_open()) metrics << to_json(event).dump() << '\n' << std::flush;
-    if (const auto* b = std::get_if<train::BatchEnd>(&event)) {
-      const auto now = std::chrono::steady_clock::now();
-      if (quiet || (now - last_print < std::chrono::seconds(1) && b->batch != b->batches)) return;
-      last_print = now;
-      std::printf("epoch %d/%d  batch %lld/%lld  loss %.4f  acc %.2f%%  %.0f samples/s  ETA %s\n", b->epoch, b->epochs,
-                  (long long)b->batch, (long long)b->batches, b->running_loss, 100 * b->running_accuracy,
-                  b->samples_per_second, clock_text(b->eta_seconds).c_str());
-      std::fflush(stdout);
-    } else if (const auto* e = std::get_if<train::EpochEnd>(&event)) {
-      print_epoch(*e);
-      if (!save_path.empty()) train::save_checkpoint(save_path, *model, optimizer.get(), {{"model", model_name}});
-    }
-  });
-  const train::RunResult result = trainer.run();
-  if (result.status == train::RunStatus::Failed) {
-    std::fprintf(stderr, "plexus-cli: training failed: %s\n", result.message.c_str());
-    return 1;
-  }
-  std::printf("finished %d epochs in %.1f s\n", result.epochs_completed, result.seconds);
-  return 0;
+  Reporting r;
+  r.quiet = args.has("--quiet");
+  r.metrics_path = args.str("--metrics", "");
+  if (const std::string save = args.str("--save", ""); !save.empty())
+    r.after_epoch = [&, save] { train::save_checkpoint(save, *model, optimizer.get(), {{"model", model_name}}); };
+  return run_and_report(trainer, r);
 }
 
 int cmd_eval(const Args& args) {
@@ -293,7 +604,7 @@ int cmd_eval(const Args& args) {
   train::Trainer trainer(*model, *optimizer, unused);
   const train::EpochEnd r = trainer.evaluate(loader);
   if (args.has("--json")) {
-    nlohmann::json j = to_json(r);
+    nlohmann::json j = to_json(r, true);
     j["event"] = "eval";
     std::printf("%s\n", j.dump().c_str());
     return 0;
@@ -325,10 +636,12 @@ int main(int argc, char** argv) {
       std::printf("plexus-cli %s\n", PLEXUS_VERSION);
       return 0;
     }
-    if (cmd == "train") return cmd_train(Args(argc, argv, 2, {"--nesterov", "--quiet"}));
+    if (cmd == "train") return cmd_train(Args(argc, argv, 2, {"--nesterov", "--quiet"}, 1));
     if (cmd == "eval") return cmd_eval(Args(argc, argv, 2, {"--json"}));
-    if (cmd == "check" || cmd == "grad")
-      throw UsageError{"'" + std::string(cmd) + "' arrives with project files and is not available yet"};
+    if (cmd == "check") return cmd_check(Args(argc, argv, 2, {"--quiet"}, 1));
+    if (cmd == "init") return cmd_init(Args(argc, argv, 2, {}));
+    if (cmd == "grad") return cmd_grad(Args(argc, argv, 2, {}));
+    if (cmd == "layers") return cmd_layers(Args(argc, argv, 2, {"--markdown"}));
     throw UsageError{cmd.empty() ? "no command given" : "unknown command '" + std::string(cmd) + "'"};
   } catch (const UsageError& e) {
     std::fprintf(stderr, "plexus-cli: %s\n\n", e.message.c_str());

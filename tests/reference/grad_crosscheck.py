@@ -1,0 +1,236 @@
+#!/usr/bin/python3
+"""Cross-checks `plexus-cli init` and `plexus-cli grad` against PyTorch.
+
+Run by hand (the ctest suite does not need Python), with Debian's PyTorch:
+
+    /usr/bin/python3 tests/reference/grad_crosscheck.py [build/app/plexus-cli] [project.plexus ...]
+
+For each project (default: examples/mnist_mlp.plexus, residual_mlp.plexus, mnist_lenet.plexus
+and housing_regression.plexus):
+
+1. `plexus-cli init --project P --seed S --out w.safetensors` writes the initial weights.
+2. The weights file is parsed here by hand (8-byte little-endian header length, JSON header,
+   F32 data), and the same network is built in torch from the project file's graph: every
+   node of a supported type (Input, Flatten, Reshape, Linear, Conv2d, MaxPool2d, AvgPool2d,
+   ReLU, LeakyReLU, Tanh, Sigmoid, GELU, Add, Concat, CrossEntropy, MSE) with its weights.
+3. A random batch (x, y) is written by hand as a safetensors file, `plexus-cli grad` runs on
+   it, and its loss and gradients are compared with torch's, computed in float64, with a
+   relative tolerance of 1e-5 (of the largest magnitude in each tensor).
+
+Exit status 0 when every project matches, 1 otherwise.
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+import torch
+import torch.nn.functional as F
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DEFAULT_PROJECTS = ["mnist_mlp", "residual_mlp", "mnist_lenet", "housing_regression"]
+RTOL = 1e-5
+BATCH = 16
+
+
+# ---- safetensors, by hand ----------------------------------------------------------------
+def read_safetensors(path):
+    data = open(path, "rb").read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n].decode("utf-8"))
+    header.pop("__metadata__", None)
+    buf = data[8 + n:]
+    out = {}
+    for name, e in header.items():
+        if e["dtype"] != "F32":
+            raise SystemExit("%s: tensor %s has dtype %s, expected F32" % (path, name, e["dtype"]))
+        b, end = e["data_offsets"]
+        count = (end - b) // 4
+        values = struct.unpack("<%df" % count, buf[b:end])
+        out[name] = torch.tensor(values, dtype=torch.float32).reshape(e["shape"])
+    return out
+
+
+def write_safetensors(path, tensors):
+    header, data = {}, b""
+    for name, t in tensors.items():
+        t = t.detach().to(torch.float32).contiguous()
+        raw = struct.pack("<%df" % t.numel(), *t.flatten().tolist())
+        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + data)
+
+
+# ---- the graph, in torch -------------------------------------------------------------------
+def param(node, name, default):
+    return node.get("params", {}).get(name, default)
+
+
+def run_graph(project, weights, x, y):
+    """Forward pass of the project's graph with `weights` (float64 leaves); returns the loss."""
+    nodes = {n["id"]: n for n in project["nodes"]}
+    edges = project["edges"]
+    values = {}  # (node, port) -> tensor
+
+    def inputs_of(nid, port):
+        return [values[tuple(e["from"])] for e in edges if e["to"] == [nid, port]]
+
+    # Topological order (Kahn), as the compiler does.
+    indeg = {nid: 0 for nid in nodes}
+    for e in edges:
+        indeg[e["to"][0]] += 1
+    ready = [n["id"] for n in project["nodes"] if indeg[n["id"]] == 0]
+    order = []
+    while ready:
+        nid = ready.pop(0)
+        order.append(nid)
+        for e in edges:
+            if e["from"][0] == nid:
+                indeg[e["to"][0]] -= 1
+                if indeg[e["to"][0]] == 0:
+                    ready.append(e["to"][0])
+
+    loss = None
+    for nid in order:
+        n = nodes[nid]
+        t = n["type"]
+        w = lambda p: weights[nid + "." + p]
+        if t == "Input":
+            values[(nid, "x")], values[(nid, "y")] = x, y
+            continue
+        if t == "Add":
+            ins = inputs_of(nid, "inputs")
+            out = ins[0]
+            for v in ins[1:]:
+                out = out + v
+        elif t == "Concat":
+            out = torch.cat(inputs_of(nid, "inputs"), dim=param(n, "dim", 1))
+        elif t in ("CrossEntropy", "MSE"):
+            (pred,), (target,) = inputs_of(nid, "input"), inputs_of(nid, "target")
+            if t == "CrossEntropy":
+                loss = F.cross_entropy(pred, target.long(), label_smoothing=param(n, "label_smoothing", 0.0))
+            else:
+                loss = F.mse_loss(pred.reshape(target.shape), target)
+            continue
+        else:
+            (v,) = inputs_of(nid, "input")
+            if t == "Linear":
+                out = F.linear(v, w("weight"), w("bias") if param(n, "bias", True) else None)
+            elif t == "Conv2d":
+                s, p, d = param(n, "stride", 1), param(n, "padding", 0), param(n, "dilation", 1)
+                out = F.conv2d(v, w("weight"), w("bias") if param(n, "bias", True) else None, s, p, d,
+                               param(n, "groups", 1))
+            elif t in ("MaxPool2d", "AvgPool2d"):
+                k, p = param(n, "kernel_size", 2), param(n, "padding", 0)
+                s = param(n, "stride", 0) or k
+                out = F.max_pool2d(v, k, s, p) if t == "MaxPool2d" else F.avg_pool2d(v, k, s, p)
+            elif t == "Flatten":
+                out = v.flatten(1)
+            elif t == "Reshape":
+                out = v.reshape([v.shape[0]] + list(param(n, "shape", [-1])))
+            elif t == "ReLU":
+                out = F.relu(v)
+            elif t == "LeakyReLU":
+                out = F.leaky_relu(v, param(n, "negative_slope", 0.01))
+            elif t == "Tanh":
+                out = torch.tanh(v)
+            elif t == "Sigmoid":
+                out = torch.sigmoid(v)
+            elif t == "GELU":
+                out = F.gelu(v)
+            else:
+                raise SystemExit("grad_crosscheck: node type %s is not supported here" % t)
+        values[(nid, "output")] = out
+    return loss
+
+
+def make_batch(project, project_path, gen):
+    ds = project["dataset"]
+    if ds["kind"] in ("mnist", "fashion-mnist"):
+        x = torch.randn([BATCH, 1, 28, 28], generator=gen)
+        y = torch.randint(0, 10, [BATCH], generator=gen).to(torch.float32)
+        return x, y
+    # CSV: as many features as the file has columns besides the target.
+    path = os.path.join(os.path.dirname(project_path), ds["path"])
+    columns = open(path).readline().strip().split(",")
+    features = len(columns) - 1
+    x = torch.randn([BATCH, features], generator=gen)
+    if ds.get("task") == "classification":
+        raise SystemExit("grad_crosscheck: CSV classification projects are not supported here")
+    y = 3 + torch.randn([BATCH], generator=gen)
+    return x, y
+
+
+def rel_error(a, b):
+    scale = max(b.abs().max().item(), 1e-30)
+    return (a.to(torch.float64) - b).abs().max().item() / scale
+
+
+def check(cli, project_path, workdir, seed):
+    project = json.load(open(project_path))
+    name = os.path.splitext(os.path.basename(project_path))[0]
+    w_path = os.path.join(workdir, name + ".weights.safetensors")
+    x_path = os.path.join(workdir, name + ".batch.safetensors")
+    g_path = os.path.join(workdir, name + ".grads.safetensors")
+    subprocess.run([cli, "init", "--project", project_path, "--seed", str(seed), "--out", w_path], check=True,
+                   stdout=subprocess.DEVNULL)
+    weights32 = read_safetensors(w_path)
+    gen = torch.Generator().manual_seed(seed)
+    x, y = make_batch(project, project_path, gen)
+    write_safetensors(x_path, {"x": x, "y": y})
+    subprocess.run([cli, "grad", "--project", project_path, "--weights", w_path, "--input", x_path, "--out", g_path],
+                   check=True, stdout=subprocess.DEVNULL)
+    ours = read_safetensors(g_path)
+
+    weights = {k: v.to(torch.float64).requires_grad_(True) for k, v in weights32.items()}
+    loss = run_graph(project, weights, x.to(torch.float64), y.to(torch.float64))
+    loss.backward()
+
+    worst, ok = 0.0, True
+    lines = []
+    err = abs(ours["loss"].item() - loss.item()) / max(abs(loss.item()), 1e-30)
+    lines.append("    %-22s %-14s rel err %.2e  (ours %.8g, torch %.8g)" % ("loss", "[]", err, ours["loss"].item(),
+                                                                            loss.item()))
+    worst = max(worst, err)
+    if set(ours) - {"loss"} != set(weights):
+        ok = False
+        lines.append("    tensor names differ: ours %s, weights %s" % (sorted(set(ours) - {"loss"}), sorted(weights)))
+    for k, wt in weights.items():
+        if k not in ours:
+            continue
+        if list(ours[k].shape) != list(wt.shape):
+            ok = False
+            lines.append("    %s: shape %s, expected %s" % (k, list(ours[k].shape), list(wt.shape)))
+            continue
+        e = rel_error(ours[k], wt.grad)
+        worst = max(worst, e)
+        lines.append("    %-22s %-14s rel err %.2e" % (k, str(list(wt.shape)), e))
+    ok = ok and worst <= RTOL
+    print("%s %s: %d parameter tensors, batch %d, worst relative error %.2e (tolerance %g)" %
+          ("PASS" if ok else "FAIL", name, len(weights), BATCH, worst, RTOL))
+    print("\n".join(lines))
+    return ok
+
+
+def main():
+    args = sys.argv[1:]
+    cli = os.path.join(REPO, "build", "app", "plexus-cli")
+    if args and not args[0].endswith(".plexus"):
+        cli = args.pop(0)
+    projects = args or [os.path.join(REPO, "examples", p + ".plexus") for p in DEFAULT_PROJECTS]
+    print("torch %s, %s" % (torch.__version__, cli))
+    all_ok = True
+    with tempfile.TemporaryDirectory() as workdir:
+        for i, p in enumerate(projects):
+            all_ok = check(cli, os.path.abspath(p), workdir, seed=11 + i) and all_ok
+    print("CROSSCHECK %s" % ("PASSED" if all_ok else "FAILED"))
+    return 0 if all_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
