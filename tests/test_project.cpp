@@ -47,17 +47,8 @@ namespace {
 using plexus::testing::contains;
 using plexus::testing::message_of;
 
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void write_raw(const fs::path& p, const std::string& bytes) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), std::streamsize(bytes.size()));
-}
+using plexus::testing::read_all;
+using plexus::testing::write_raw;
 
 Node node(std::string id, std::string type, std::string name, std::map<std::string, ParamValue> params, double x,
           double y) {
