@@ -2,6 +2,7 @@
 // The public C++ API of the Plexus core in one include.
 #include "autograd/gradcheck.h"
 #include "autograd/grad_mode.h"
+#include "cuda/cuda.h"
 #include "data/csv.h"
 #include "data/dataloader.h"
 #include "data/dataset.h"

@@ -49,7 +49,7 @@ GradcheckResult gradcheck(const TensorFunction& f, const std::vector<Tensor>& in
     return result;
   }
   Generator gen(opt.seed);
-  const Tensor r = randn(out.shape(), &gen);
+  const Tensor r = randn(out.shape(), &gen).to(out.device());
   const std::vector<float> rv = r.to_vector();
   out.backward(r);
 
@@ -60,17 +60,18 @@ GradcheckResult gradcheck(const TensorFunction& f, const std::vector<Tensor>& in
     if (!in.requires_grad()) continue;
     const std::vector<float> analytical =
         in.grad().defined() ? in.grad().to_vector() : std::vector<float>(size_t(in.numel()), 0.f);
-    float* base = in.storage()->data;
     const std::vector<int64_t> offs = element_offsets(in);
+    const std::vector<float> values = in.to_vector();
     for (size_t e = 0; e < offs.size(); ++e) {
-      float& v = base[offs[e]];
-      const float orig = v;
+      // A one-element view, so the same code perturbs host and device memory.
+      Tensor cell = make_view(in, {}, {}, offs[e]);
+      const float orig = values[e];
       const float hi = orig + opt.eps, lo = orig - opt.eps;
-      v = hi;
+      cell.fill_(hi);
       const double fp = project(f(inputs), rv);
-      v = lo;
+      cell.fill_(lo);
       const double fm = project(f(inputs), rv);
-      v = orig;
+      cell.fill_(orig);
       const double numerical = (fp - fm) / (double(hi) - double(lo));
       const double err = std::fabs(double(analytical[e]) - numerical);
       result.max_error = std::max(result.max_error, err);

@@ -55,6 +55,14 @@ struct DataLoader::Pass {
     worker.join();
   }
 
+  // On the worker thread, so the consumer's copy to the GPU can start at once, asynchronously.
+  static Tensor pinned_copy(const Tensor& t) {
+    if (!t.device().is_cpu() || t.storage()->pinned) return t;
+    Tensor p = empty_pinned(t.shape());
+    p.copy_(t);
+    return p;
+  }
+
   Batch assemble(int64_t b) const {
     Batch out;
     out.indices = batches[size_t(b)];
@@ -67,6 +75,10 @@ struct DataLoader::Pass {
       throw ValueError("DataLoader: batch " + std::to_string(b) + " has an undefined input or target");
     out.inputs = e.input.requires_grad() ? e.input.detach() : e.input;
     out.targets = e.target.requires_grad() ? e.target.detach() : e.target;
+    if (options.pin_memory) {
+      out.inputs = pinned_copy(out.inputs);
+      out.targets = pinned_copy(out.targets);
+    }
     return out;
   }
 

@@ -49,6 +49,9 @@ struct DataLoaderOptions {
   uint64_t seed = 0;
   int64_t prefetch = 2;    // batches assembled ahead by the worker thread; 0 = no thread
   TransformPtr transform = nullptr;  // applied to every assembled batch; may be null
+  // Assemble batches in page-locked memory (see empty_pinned), so the trainer's copies to a
+  // CUDA device run asynchronously. Ordinary memory when there is no CUDA device.
+  bool pin_memory = false;
 };
 
 class DataLoader {

@@ -61,7 +61,7 @@ struct TrainingSettings {
   int64_t batch_size = 100;
   int64_t epochs = 5;
   uint64_t seed = 1;
-  std::string device = "cpu";  // cpu, cuda
+  std::string device = "cpu";  // cpu, cuda or cuda:N (parse_device)
   bool operator==(const TrainingSettings&) const = default;
 };
 

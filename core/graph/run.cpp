@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "cuda/cuda.h"
 #include "ops/backend.h"
 #include "train/builtin.h"
 #include "util/error.h"
@@ -74,8 +75,13 @@ void check_training_settings(const TrainingSettings& s) {
     throw ValueError("training: step_size must be at least 1, got " + std::to_string(s.step_size));
   if (s.schedule == "step" && !(s.gamma > 0))
     throw ValueError("training: gamma must be positive, got " + std::to_string(s.gamma));
-  if (s.device == "cuda") backend(Device::cuda());  // throws DeviceError when this build has no CUDA
-  else if (s.device != "cpu") throw ValueError("training: device must be cpu or cuda, got '" + s.device + "'");
+  Device device;
+  try {
+    device = parse_device(s.device);
+  } catch (const ValueError&) {
+    throw ValueError("training: device must be cpu, cuda or cuda:N, got '" + s.device + "'");
+  }
+  cuda::check_available(device);  // DeviceError: no such GPU here
 }
 
 TrainingRun make_training_run(const Graph& graph, const RunOptions& options) {
@@ -93,6 +99,8 @@ TrainingRun make_training_run(const Graph& graph, const RunOptions& options) {
   }
 
   run.compiled = compile(graph, run.data.info, s.seed);
+  const Device device = parse_device(s.device);
+  run.compiled.model->to(device);
 
   train::OptimizerConfig oc;
   oc.kind = s.optimizer;
@@ -111,9 +119,10 @@ TrainingRun make_training_run(const Graph& graph, const RunOptions& options) {
   if (image_kind(run.dataset.kind)) normalize = train::standardize_images(*run.data.train);
   run.train_loader = std::make_unique<data::DataLoader>(
       run.data.train, data::DataLoaderOptions{.batch_size = s.batch_size, .shuffle = true, .seed = s.seed,
-                                              .transform = normalize});
+                                              .transform = normalize, .pin_memory = !device.is_cpu()});
   run.eval_loader = std::make_unique<data::DataLoader>(
-      run.data.test, data::DataLoaderOptions{.batch_size = options.eval_batch_size, .transform = normalize});
+      run.data.test, data::DataLoaderOptions{.batch_size = options.eval_batch_size, .transform = normalize,
+                                             .pin_memory = !device.is_cpu()});
 
   run.trainer_options.epochs = int(s.epochs);
   run.trainer_options.loss = run.compiled.loss;

@@ -54,7 +54,7 @@ struct TrainingRun {
   TrainingSettings settings;                   // the graph's, as used
   DatasetBinding dataset;                      // path resolved
   DatasetSplits data;                          // train: after train_subset
-  CompiledGraph compiled;                      // initialised with settings.seed
+  CompiledGraph compiled;                      // initialised with settings.seed, on settings.device
   std::unique_ptr<optim::Optimizer> optimizer;
   std::unique_ptr<optim::LRScheduler> scheduler;  // null for schedule "none"
   std::unique_ptr<data::DataLoader> train_loader, eval_loader;
@@ -68,8 +68,8 @@ struct TrainingRun {
 TrainingRun make_training_run(const Graph& graph, const RunOptions& options = {});
 
 // Checks the training settings alone: epochs and batch size at least 1, a positive learning
-// rate, no negative momentum or weight decay, a known optimizer, schedule and device (cuda
-// only where the build has a CUDA backend). Throws ValueError, or DeviceError for the device.
+// rate, no negative momentum or weight decay, a known optimizer, schedule and device (cpu,
+// cuda or cuda:N, a GPU only where one exists). Throws ValueError, or DeviceError for the device.
 void check_training_settings(const TrainingSettings& settings);
 
 }  // namespace plexus::graph

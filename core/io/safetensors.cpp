@@ -77,8 +77,6 @@ std::string make_header(const NamedTensors& tensors, const SafetensorsMetadata& 
       throw ValueError(where + "the tensor name '__metadata__' is reserved by the format");
     if (!seen.insert(name).second) throw ValueError(where + "duplicate tensor name " + in_quotes(name));
     if (!t.defined()) throw ValueError(where + "tensor " + in_quotes(name) + " is undefined");
-    if (!t.device().is_cpu())
-      throw DeviceError(where + "tensor " + in_quotes(name) + " is on " + t.device().str() + "; move it to the CPU first");
     const uint64_t bytes = uint64_t(t.numel()) * sizeof(float);
     root[name] = ojson{{"dtype", "F32"}, {"shape", t.shape()}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
@@ -105,7 +103,8 @@ void write_all(std::ostream& os, const std::string& header, const NamedTensors& 
   NoGradGuard no_grad;
   for (const auto& [name, t] : tensors) {
     if (t.numel() == 0) continue;
-    const Tensor c = t.is_contiguous() ? t : t.detach().contiguous();
+    const Tensor h = t.device().is_cpu() ? t : t.to(Device::cpu());  // device tensors are written from a host copy
+    const Tensor c = h.is_contiguous() ? h : h.detach().contiguous();
     os.write(reinterpret_cast<const char*>(c.data()), std::streamsize(c.numel() * int64_t(sizeof(float))));
   }
 }

@@ -35,7 +35,7 @@ void uniform_(Tensor& t, float lo, float hi, Generator* gen) {
 void normal_(Tensor& t, float mean, float std, Generator* gen) {
   NoGradGuard no_grad;
   t.copy_(randn(t.shape(), gen)).mul_(std);
-  if (mean != 0.f) t.add_(full({}, mean));
+  if (mean != 0.f) t.add_(full({}, mean, t.device()));
 }
 
 void constant_(Tensor& t, float value) {

@@ -26,7 +26,7 @@ Tensor BatchNorm::forward(const Tensor& x) {
                      (dims_ == 2 ? "] or [N, C, L]" : ", H, W]") + ", got " + to_string(x.shape()));
   if (is_training()) {
     NoGradGuard no_grad;
-    num_batches_tracked.add_(full({}, 1.f));
+    num_batches_tracked.add_(full({}, 1.f, num_batches_tracked.device()));
   }
   return batch_norm(x, running_mean, running_var, weight, bias, is_training(), momentum_, eps_);
 }

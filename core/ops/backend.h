@@ -1,8 +1,10 @@
 #pragma once
 // The dispatch seam between the device-independent ops (forward + derivative, autograd)
-// and the per-device kernels. The CPU backend lives in ops/cpu; a CUDA backend implements
-// the same interface. Kernels write into `out` tensors the caller allocated; elementwise
-// kernels accept any strides (inputs already broadcast to the output's shape).
+// and the per-device kernels. The CPU backend lives in ops/cpu, the CUDA backend in
+// core/cuda. Kernels write into `out` tensors the caller allocated; elementwise kernels
+// accept any strides (inputs already broadcast to the output's shape). Raw pointers are the
+// device's own memory. Device kernels run asynchronously: a bad index they meet is reported
+// at the next synchronisation (see cuda/runtime.h).
 #include "tensor/tensor.h"
 
 namespace plexus {
@@ -63,12 +65,21 @@ class Backend {
                       const Shape& index_shape, int64_t dim) = 0;
   virtual void scatter_add(float* out, const Shape& out_shape, const float* src,
                            const float* index, const Shape& index_shape, int64_t dim) = 0;
-  // im2col for one image [C, H, W] into columns [C*kh*kw, oh*ow]; col2im accumulates back.
+  // Geometry of one 2-D window op (convolution or pooling) over one image plane stack.
   struct ConvGeometry {
     int64_t c, h, w, kh, kw, oh, ow, sh, sw, ph, pw, dh, dw;
   };
-  virtual void im2col(float* cols, const float* image, const ConvGeometry& g) = 0;
-  virtual void col2im(float* image, const float* cols, const ConvGeometry& g) = 0;
+  // A whole convolution: x [n, c, h, w], weight [oc, c/groups, kh, kw], out [n, oc, oh, ow],
+  // all contiguous; geo.c is the channels per group (c / groups). Each backend picks its own
+  // lowering (the CPU one im2col + sgemm per image, the CUDA one batched over images).
+  struct ConvProblem {
+    int64_t n, c, oc, groups;
+    ConvGeometry geo;
+  };
+  virtual void conv2d_forward(float* out, const float* x, const float* weight, const ConvProblem& p) = 0;
+  // grad_x / grad_weight are zero-filled on entry, or null when not needed.
+  virtual void conv2d_backward(float* grad_x, float* grad_weight, const float* grad_out, const float* x,
+                               const float* weight, const ConvProblem& p) = 0;
   // Pooling over contiguous [planes, h, w] -> [planes, oh, ow] (dilation 1).
   virtual void max_pool2d(float* out, float* argmax, const float* in, int64_t planes,
                           const ConvGeometry& g) = 0;
@@ -78,8 +89,35 @@ class Backend {
                           bool count_include_pad) = 0;
   virtual void avg_pool2d_backward(float* grad_in, const float* grad_out, int64_t planes,
                                    const ConvGeometry& g, bool count_include_pad) = 0;
+  // Fill `out` (any strides) from `gen`: the CPU draws every number from it; a device draws
+  // one 64-bit key from it per call and runs a counter-based generator keyed by it.
   virtual void random_uniform(const Tensor& out, float lo, float hi, Generator& gen) = 0;
   virtual void random_normal(const Tensor& out, float mean, float std, Generator& gen) = 0;
+
+  // Fused optimizer updates over n contiguous elements, one pass each (PyTorch's rules).
+  struct SgdStep {
+    float lr, momentum, dampening, weight_decay;
+    bool nesterov, maximize;
+    bool first;  // the momentum buffer is uninitialised: it becomes the gradient
+  };
+  // momentum_buffer is null when momentum == 0.
+  virtual void sgd_step(float* param, const float* grad, float* momentum_buffer, int64_t n, const SgdStep& s) = 0;
+  struct AdamStep {
+    double lr, beta1, beta2, eps, weight_decay;
+    bool decoupled;  // AdamW: decay the weights, not the gradient
+    bool amsgrad, maximize;
+    int64_t step;    // 1 on the first update (bias correction)
+  };
+  // The float constants both backends use, computed in double: m = b1*m + (1-b1)*d,
+  // v = b2*v + (1-b2)*d², p *= decay (AdamW), p -= step * (m / (sqrt(v) + eps)), with PyTorch's
+  // bias correction folded into step and eps.
+  struct AdamScalars {
+    float beta1, one_minus_beta1, beta2, one_minus_beta2, weight_decay, step, eps, decay;
+  };
+  static AdamScalars adam_scalars(const AdamStep& s);
+  // max_exp_avg_sq is null unless amsgrad.
+  virtual void adam_step(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, float* max_exp_avg_sq,
+                         int64_t n, const AdamStep& s) = 0;
 };
 
 Backend& backend(Device device);

@@ -1,6 +1,6 @@
-// 2-D convolution (im2col + sgemm per image and group) and pooling, with derivatives:
-// dW += dY · colsᵀ, dX = col2im(Wᵀ · dY); pooling routes gradients to the argmax cell
-// (max) or spreads them over the window (avg).
+// 2-D convolution and pooling, with derivatives. The backends lower convolution to
+// im2col + gemm (dW += dY · colsᵀ, dX = col2im(Wᵀ · dY)); pooling routes gradients to the
+// argmax cell (max) or spreads them over the window (avg).
 #include "autograd/node.h"
 #include "ops/kernels.h"
 #include "ops/ops.h"
@@ -46,42 +46,20 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const C
     throw ShapeError("conv2d: a " + std::to_string(kh) + "x" + std::to_string(kw) + " kernel does not fit input " +
                      to_string(x.shape()) + " with this padding and dilation");
 
-  const int64_t cg = c / groups, og = oc / groups, kdim = cg * kh * kw, plane = oh * ow;
-  const Geometry geo{cg, h, w, kh, kw, oh, ow, o.stride_h, o.stride_w, o.pad_h, o.pad_w, o.dilation_h, o.dilation_w};
+  const Backend::ConvProblem prob{
+      n, c, oc, groups, Geometry{c / groups, h, w, kh, kw, oh, ow, o.stride_h, o.stride_w, o.pad_h, o.pad_w, o.dilation_h, o.dilation_w}};
   const Tensor xc = contiguous_data(x), wc = contiguous_data(weight);
   Tensor out = empty({n, oc, oh, ow}, x.device());
-  Tensor cols = empty({kdim, plane}, x.device());
-  Backend& be = backend(x.device());
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t g = 0; g < groups; ++g) {
-      be.im2col(cols.data(), xc.data() + (i * c + g * cg) * h * w, geo);
-      be.gemm(false, false, og, plane, kdim, 1.f, wc.data() + g * og * kdim, kdim, cols.data(), plane, 0.f,
-              out.data() + (i * oc + g * og) * plane, plane);
-    }
+  backend(x.device()).conv2d_forward(out.data(), xc.data(), wc.data(), prob);
   if (needs_grad(x, weight))
     record(out, "conv2d", {x, weight},
-           [sx = Saved(xc), sw = Saved(wc), geo, n, c, oc, groups, need_x = x.requires_grad(),
+           [sx = Saved(xc), sw = Saved(wc), prob, need_x = x.requires_grad(),
             need_w = weight.requires_grad()](const Tensor& gout) -> Grads {
              const Tensor g = contiguous_data(gout), xv = sx.get(), wv = sw.get();
-             const int64_t cg = geo.c, og = oc / groups, kdim = cg * geo.kh * geo.kw, plane = geo.oh * geo.ow;
-             Backend& be = backend(g.device());
              Tensor gx = need_x ? zeros(xv.shape(), g.device()) : Tensor();
              Tensor gw = need_w ? zeros(wv.shape(), g.device()) : Tensor();
-             Tensor cols = empty({kdim, plane}, g.device());
-             for (int64_t i = 0; i < n; ++i)
-               for (int64_t grp = 0; grp < groups; ++grp) {
-                 const float* gi = g.data() + (i * oc + grp * og) * plane;
-                 if (need_w) {
-                   be.im2col(cols.data(), xv.data() + (i * c + grp * cg) * geo.h * geo.w, geo);
-                   be.gemm(false, true, og, kdim, plane, 1.f, gi, plane, cols.data(), plane, 1.f,
-                           gw.data() + grp * og * kdim, kdim);
-                 }
-                 if (need_x) {
-                   be.gemm(true, false, kdim, plane, og, 1.f, wv.data() + grp * og * kdim, kdim, gi, plane, 0.f,
-                           cols.data(), plane);
-                   be.col2im(gx.data() + (i * c + grp * cg) * geo.h * geo.w, cols.data(), geo);
-                 }
-               }
+             backend(g.device()).conv2d_backward(need_x ? gx.data() : nullptr, need_w ? gw.data() : nullptr, g.data(),
+                                                 xv.data(), wv.data(), prob);
              return {gx, gw};
            });
   if (bias.defined()) return out + bias.reshape({1, oc, 1, 1});

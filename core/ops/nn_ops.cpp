@@ -128,6 +128,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
 }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, float smoothing, Reduction reduction) {
+  check_same_device("cross_entropy", {logits, target});
   check_class_targets(logits, target, "cross_entropy");
   if (!(smoothing >= 0.f && smoothing <= 1.f))
     throw ValueError("cross_entropy: label_smoothing must be in [0, 1], got " + std::to_string(smoothing));

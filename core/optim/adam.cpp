@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "ops/backend.h"
+#include "ops/kernels.h"
 #include "ops/ops.h"
 
 namespace plexus::optim {
@@ -35,42 +37,19 @@ void Adam::validate_group(const ParamGroup& g) const {
 }
 
 void Adam::update(const ParamGroup& g, const Tensor& param, const Tensor& grad, ParamState& state) {
-  const double lr = g.lr, b1 = g.option("beta1"), b2 = g.option("beta2"), eps = g.option("eps");
-  const double wd = g.option("weight_decay");
-  const bool amsgrad = g.flag("amsgrad"), maximize = g.flag("maximize");
-  Tensor p = param;
+  const bool amsgrad = g.flag("amsgrad");
   auto zeros = [&] { return zeros_like(param); };
-  Tensor m = state_tensor(state, "exp_avg", zeros);
-  Tensor v = state_tensor(state, "exp_avg_sq", zeros);
-  const int64_t step = ++state.step;
-
-  Tensor d;
-  if (decoupled_) {
-    if (lr * wd != 0) p.mul_(float(1 - lr * wd));  // AdamW: decay the weights, not the gradient
-    d = effective_grad(grad, param, 0, maximize);
-  } else {
-    d = effective_grad(grad, param, wd, maximize);
-  }
-  m.mul_(float(b1));
-  m.add_(d, float(1 - b1));
-  v.mul_(float(b2));
-  v.add_(mul(d, d), float(1 - b2));
-
-  const double bc1 = 1 - std::pow(b1, double(step));
-  const double bc2_sqrt = std::sqrt(1 - std::pow(b2, double(step)));
-  const double step_size = lr / bc1;
-  Tensor src = v;
-  if (amsgrad) {
-    Tensor vmax = state_tensor(state, "max_exp_avg_sq", zeros);
-    vmax.copy_(maximum(vmax, v));
-    src = vmax;
-  }
-  // PyTorch: denom = sqrt(v) / bc2_sqrt + eps; p -= step_size * m / denom. The same value is
-  // computed with the bias correction folded into the scalars, which saves two passes:
-  //   m / (sqrt(v) / bc2_sqrt + eps) = bc2_sqrt * m / (sqrt(v) + eps * bc2_sqrt)
-  Tensor denom = sqrt(src);
-  add_scalar_(denom, float(eps * bc2_sqrt));
-  p.add_(div(m, denom), float(-step_size * bc2_sqrt));
+  const Tensor m = state_tensor(state, "exp_avg", zeros);
+  const Tensor v = state_tensor(state, "exp_avg_sq", zeros);
+  const Tensor vmax = amsgrad ? state_tensor(state, "max_exp_avg_sq", zeros) : Tensor();
+  const Backend::AdamStep step{g.lr,        g.option("beta1"), g.option("beta2"), g.option("eps"),
+                               g.option("weight_decay"), decoupled_, amsgrad, g.flag("maximize"),
+                               ++state.step};
+  const Tensor d = contiguous_data(grad);
+  fused_update(param, {m, v, vmax}, [&](float* p) {
+    backend(param.device()).adam_step(p, d.data(), m.data(), v.data(), vmax.defined() ? vmax.data() : nullptr,
+                                      param.numel(), step);
+  });
 }
 
 }  // namespace plexus::optim

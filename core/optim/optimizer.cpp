@@ -271,6 +271,20 @@ Tensor Optimizer::effective_grad(const Tensor& grad, const Tensor& param, double
 
 void Optimizer::add_scalar_(Tensor& t, float s) { t.add_(scalar(s, t.device())); }
 
+void Optimizer::fused_update(const Tensor& param, std::initializer_list<Tensor> state,
+                             const std::function<void(float*)>& kernel) {
+  if (param.is_contiguous()) {
+    kernel(param.data());
+    ++param.storage()->version;
+  } else {
+    Tensor p = param.contiguous();
+    kernel(p.data());
+    Tensor(param).copy_(p);
+  }
+  for (const Tensor& t : state)
+    if (t.defined()) ++t.storage()->version;
+}
+
 // ---- checkpoints -------------------------------------------------------------------------
 OptimizerState Optimizer::state_dict() const {
   OptimizerState out;
@@ -368,9 +382,6 @@ Optimizer::PendingLoad Optimizer::prepare_load(const OptimizerState& in) const {
       throw ShapeError(kind() + ".load_state_dict: state tensor '" + full + "': expected shape " +
                        to_string(p.shape()) + " (the shape of group " + std::to_string(gi) + " parameter " +
                        std::to_string(i) + "), got " + to_string(t.shape()));
-    if (!(t.device() == p.device()))
-      throw DeviceError(kind() + ".load_state_dict: state tensor '" + full + "' is on " + t.device().str() +
-                        ", its parameter on " + p.device().str());
     ParamState& st = states[gi][i];
     if (st.find(name)) meta.fail("state tensor '" + full + "' appears twice");
     st.tensors.emplace_back(name, t);  // cloned below, once everything is known to be valid
@@ -389,8 +400,8 @@ Optimizer::PendingLoad Optimizer::prepare_load(const OptimizerState& in) const {
         meta.fail("parameter " + pk + (st.step > 0 ? " has a step count but no state tensors"
                                                    : " has state tensors but no step count"));
       if (st.tensors.empty() && st.step == 0) continue;
-      for (auto& [n, t] : st.tensors) t = t.clone();
       const Tensor& p = groups_[gi].params[i];
+      for (auto& [n, t] : st.tensors) t = t.device() == p.device() ? t.clone() : t.to(p.device());
       pending.state.emplace(p.unsafe_impl(), Entry{p, std::move(st)});
     }
   }

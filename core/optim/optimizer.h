@@ -10,6 +10,7 @@
 //   opt.add_param_group(bias_params, {{"weight_decay", 0.0}});  // other keys: the defaults
 //   for (...) { opt.zero_grad(); loss.backward(); opt.step(); }
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -131,6 +132,9 @@ class Optimizer {
   static Tensor effective_grad(const Tensor& grad, const Tensor& param, double weight_decay, bool maximize,
                                bool* owned = nullptr);
   static void add_scalar_(Tensor& t, float s);  // t += s, in place
+  // Runs a fused update kernel on `param` (a contiguous copy written back when the parameter
+  // is a strided view) and marks the parameter and the given state tensors as modified.
+  static void fused_update(const Tensor& param, std::initializer_list<Tensor> state, const std::function<void(float*)>& kernel);
   // ValueError "<kind>: <what>" unless ok.
   void require(bool ok, const std::string& what) const;
   // ValueError "<kind>: invalid <name> <value> (expected <expected>)" unless ok (NaN never is).

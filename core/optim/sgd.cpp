@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "ops/backend.h"
+#include "ops/kernels.h"
 #include "ops/ops.h"
 
 namespace plexus::optim {
@@ -32,36 +34,24 @@ void SGD::validate_group(const ParamGroup& g) const {
 }
 
 void SGD::update(const ParamGroup& g, const Tensor& param, const Tensor& grad, ParamState& state) {
-  const double momentum = g.option("momentum"), dampening = g.option("dampening");
-  const bool nesterov = g.flag("nesterov");
-  bool owned = false;
-  Tensor d = effective_grad(grad, param, g.option("weight_decay"), g.flag("maximize"), &owned);
+  const double momentum = g.option("momentum");
+  Backend::SgdStep step{float(g.lr), float(momentum), float(g.option("dampening")), float(g.option("weight_decay")),
+                        g.flag("nesterov"), g.flag("maximize"), false};
+  Tensor buf;
   if (momentum != 0) {
-    Tensor buf;
     if (const Tensor* b = state.find("momentum_buffer")) {
       buf = *b;
-      buf.mul_(float(momentum));
-      buf.add_(d, float(1 - dampening));
     } else {
-      // First update: the buffer is the gradient itself (no dampening), as in PyTorch. A
-      // temporary can become the buffer; nesterov below then needs its own copy.
-      buf = owned && !nesterov ? d : d.clone();
+      // First update: the buffer becomes the gradient itself (no dampening), as in PyTorch.
+      buf = empty(param.shape(), param.device());
       state.tensors.emplace_back("momentum_buffer", buf);
-    }
-    if (nesterov) {
-      if (owned) {
-        d.add_(buf, float(momentum));  // d + momentum * buf
-      } else {
-        Tensor t = mul(buf, float(momentum));
-        t.add_(d);
-        d = t;
-      }
-    } else {
-      d = buf;
+      step.first = true;
     }
   }
-  Tensor p = param;
-  p.add_(d, float(-g.lr));
+  const Tensor d = contiguous_data(grad);
+  fused_update(param, {buf}, [&](float* p) {
+    backend(param.device()).sgd_step(p, d.data(), buf.defined() ? buf.data() : nullptr, param.numel(), step);
+  });
 }
 
 }  // namespace plexus::optim

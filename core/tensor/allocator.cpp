@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cuda/cuda.h"
 #include "util/error.h"
 
 namespace plexus {
@@ -89,8 +90,10 @@ Allocator& allocator_for(Device device) {
     static auto* cpu = new CpuCachingAllocator();
     return *cpu;
   }
-  throw DeviceError("no allocator for device " + device.str() + ": this build has no CUDA support");
+  return cuda::device_allocator(device.index);
 }
+
+Allocator& pinned_allocator() { return cuda::host_pinned_allocator(); }
 
 MemoryStats memory_stats(Device device) { return allocator_for(device).stats(); }
 

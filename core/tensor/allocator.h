@@ -1,7 +1,8 @@
 #pragma once
-// Per-device memory. The CPU allocator caches freed blocks by size class so a steady
-// training step reuses the same memory instead of calling malloc (and taking page faults)
-// every time; the CUDA allocator will follow the same interface.
+// Per-device memory. Both allocators cache freed blocks by size class so a steady training
+// step reuses the same memory instead of calling malloc / cudaMalloc (and taking page faults
+// or device synchronisations) every time, as Knet's KnetArray pools and PyTorch's caching
+// allocator do. Reserved memory = bytes_in_use + bytes_cached.
 #include <cstddef>
 #include <cstdint>
 
@@ -27,6 +28,9 @@ class Allocator {
 };
 
 Allocator& allocator_for(Device device);
+// Page-locked host memory for staging copies to a CUDA device (cuda/allocator.cu); a block
+// freed while a copy from it may still be queued is reused only after that copy is done.
+Allocator& pinned_allocator();
 MemoryStats memory_stats(Device device = Device::cpu());
 
 }  // namespace plexus

@@ -1,5 +1,5 @@
 #pragma once
-// Where a tensor's storage lives. CPU today; the CUDA backend plugs in behind ops/backend.h.
+// Where a tensor's storage lives: the CPU or CUDA device N (see cuda/cuda.h for what exists).
 #include <string>
 
 namespace plexus {
@@ -17,5 +17,9 @@ struct Device {
   bool operator==(const Device&) const = default;
   std::string str() const { return is_cpu() ? "cpu" : "cuda:" + std::to_string(index); }
 };
+
+// "cpu", "cuda" (= cuda:0) or "cuda:N"; ValueError naming the text otherwise. Whether the
+// device exists is cuda::check_available's question.
+Device parse_device(const std::string& text);
 
 }  // namespace plexus

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "autograd/grad_mode.h"
+#include "cuda/cuda.h"
 #include "ops/backend.h"
 #include "ops/kernels.h"
 #include "ops/ops.h"
@@ -15,11 +16,15 @@
 
 namespace plexus {
 
-Storage::Storage(int64_t n, Device dev) : numel(n), device(dev) {
-  data = static_cast<float*>(allocator_for(dev).allocate(size_t(n) * sizeof(float)));
+Storage::Storage(int64_t n, Device dev, bool pin) : numel(n), device(dev), pinned(pin) {
+  Allocator& a = pinned ? pinned_allocator() : allocator_for(dev);
+  data = static_cast<float*>(a.allocate(size_t(n) * sizeof(float)));
 }
 
-Storage::~Storage() { allocator_for(device).deallocate(data, size_t(numel) * sizeof(float)); }
+Storage::~Storage() {
+  Allocator& a = pinned ? pinned_allocator() : allocator_for(device);
+  a.deallocate(data, size_t(numel) * sizeof(float));
+}
 
 TensorImpl& Tensor::impl() const {
   if (!impl_) throw ValueError("use of an undefined tensor");
@@ -40,11 +45,8 @@ bool Tensor::is_contiguous() const {
 }
 
 namespace {
-void require_cpu(const Tensor& t, const char* what) {
-  if (!t.device().is_cpu())
-    throw DeviceError(std::string(what) + " reads host memory; move the tensor to the CPU first (it is on " +
-                      t.device().str() + ")");
-}
+// The tensor itself on the CPU, or a host copy of a device tensor (waits for the device).
+Tensor on_host(const Tensor& t) { return t.device().is_cpu() ? t : t.to(Device::cpu()); }
 
 // In-place writes bypass autograd, so they must not touch a tensor that is being tracked.
 void check_inplace(const Tensor& t, const char* op) {
@@ -57,27 +59,25 @@ void check_inplace(const Tensor& t, const char* op) {
 float Tensor::item() const {
   if (numel() != 1)
     throw ShapeError("item(): expected a tensor with one element, got shape " + to_string(shape()));
-  require_cpu(*this, "item()");
-  return *data();
+  return *on_host(*this).data();
 }
 
 float Tensor::at(const std::vector<int64_t>& index) const {
   if (int64_t(index.size()) != dim())
     throw IndexError("at(): expected " + std::to_string(dim()) + " indices, got " + std::to_string(index.size()));
-  require_cpu(*this, "at()");
+  const Tensor h = on_host(*this);
   int64_t off = 0;
   for (int64_t d = 0; d < dim(); ++d) {
     if (index[d] < 0 || index[d] >= shape()[d])
       throw IndexError("at(): index " + std::to_string(index[d]) + " out of range for dim " + std::to_string(d) +
                        " of size " + std::to_string(shape()[d]));
-    off += index[d] * strides()[d];
+    off += index[d] * h.strides()[d];
   }
-  return data()[off];
+  return h.data()[off];
 }
 
 std::vector<float> Tensor::to_vector() const {
-  require_cpu(*this, "to_vector()");
-  const Tensor c = contiguous_data(*this);
+  const Tensor c = contiguous_data(on_host(*this));
   return std::vector<float>(c.data(), c.data() + c.numel());
 }
 
@@ -118,7 +118,17 @@ Tensor Tensor::clone() const {
 
 Tensor Tensor::to(Device d) const {
   if (d == device()) return *this;
-  throw DeviceError("cannot move a tensor to " + d.str() + ": this build has no CUDA backend");
+  cuda::check_available(d);
+  const Tensor src = contiguous_data(*this);
+  Tensor out = empty(shape(), d);
+  if (d.is_cpu()) {
+    cuda::copy_to_host(out.data(), src.data(), device().index, numel());
+  } else if (device().is_cpu()) {
+    cuda::copy_to_device(out.data(), d.index, src.data(), numel());
+  } else {  // between two GPUs: through the host (rare; peer copies are not worth the setup)
+    return to(Device::cpu()).to(d);
+  }
+  return out;
 }
 
 Tensor& Tensor::fill_(float value) {
@@ -130,8 +140,8 @@ Tensor& Tensor::fill_(float value) {
 
 Tensor& Tensor::copy_(const Tensor& src) {
   check_inplace(*this, "copy_");
-  check_same_device("copy_", {*this, src});
-  backend(device()).unary(UnaryOp::Copy, *this, broadcast_view(src, shape(), "copy_"), 0, 0);
+  const Tensor s = src.device() == device() ? src : src.to(device());  // across devices, as in PyTorch
+  backend(device()).unary(UnaryOp::Copy, *this, broadcast_view(s, shape(), "copy_"), 0, 0);
   ++storage()->version;
   return *this;
 }
@@ -196,7 +206,11 @@ std::string Tensor::str() const {
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (!t.defined()) return os << "tensor(undefined)";
-  require_cpu(t, "printing");
+  if (!t.device().is_cpu()) {
+    const Tensor h = t.to(Device::cpu());
+    os << h;
+    return os << " on " << t.device().str();
+  }
   const auto flags = os.flags();
   const auto prec = os.precision();
   os << std::fixed << std::setprecision(4) << "tensor(";
@@ -262,6 +276,15 @@ Tensor randn(const Shape& shape, Generator* gen) {
   Tensor t = empty(shape);
   cpu_backend().random_normal(t, 0.f, 1.f, gen ? *gen : default_generator());
   return t;
+}
+
+Tensor empty_pinned(const Shape& shape) {
+  check_shape(shape, "empty_pinned");
+  auto t = std::make_shared<TensorImpl>();
+  t->storage = std::make_shared<Storage>(plexus::numel(shape), Device::cpu(), cuda::device_count() > 0);
+  t->shape = shape;
+  t->strides = contiguous_strides(shape);
+  return Tensor(std::move(t));
 }
 
 Tensor from_buffer(const float* data, const Shape& shape) {

@@ -18,7 +18,7 @@ struct GradNode;  // autograd/node.h
 // A block of device memory. `version` counts in-place writes so that backward can detect
 // a tensor saved for it being modified afterwards.
 struct Storage {
-  Storage(int64_t numel, Device device);
+  Storage(int64_t numel, Device device, bool pinned = false);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -26,6 +26,7 @@ struct Storage {
   float* data = nullptr;
   int64_t numel = 0;
   Device device;
+  bool pinned = false;  // page-locked host memory (CPU only)
   uint64_t version = 0;
 };
 
@@ -60,7 +61,8 @@ class Tensor {
   TensorImpl* unsafe_impl() const { return impl_.get(); }
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
 
-  // Element access (CPU; slow paths meant for tests, printing and small results).
+  // Element access (slow paths meant for tests, printing and small results); a device tensor
+  // is copied to the host first, which waits for the device.
   float item() const;
   float at(const std::vector<int64_t>& index) const;
   std::vector<float> to_vector() const;  // row-major copy
@@ -91,6 +93,9 @@ class Tensor {
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
   Tensor contiguous() const;
   Tensor clone() const;
+  // A copy on `device` (this tensor itself when it is already there). Host to device copies
+  // are queued on the device's stream and return at once when the source is pinned
+  // (empty_pinned); device to host copies wait for the device.
   Tensor to(Device device) const;
 
   // Reductions (empty dims = all).
@@ -101,7 +106,7 @@ class Tensor {
   // a tensor that requires grad while grad mode is on.
   Tensor& fill_(float value);
   Tensor& zero_() { return fill_(0.f); }
-  Tensor& copy_(const Tensor& src);                  // src broadcast to this shape
+  Tensor& copy_(const Tensor& src);                  // src broadcast to this shape, from any device
   Tensor& add_(const Tensor& other, float alpha = 1.f);  // this += alpha * other
   Tensor& mul_(float value);
 
@@ -125,6 +130,9 @@ Tensor arange(int64_t n);
 Tensor rand(const Shape& shape, Generator* gen = nullptr);   // U[0, 1)
 Tensor randn(const Shape& shape, Generator* gen = nullptr);  // N(0, 1)
 Tensor uniform(const Shape& shape, float lo, float hi, Generator* gen = nullptr);
+// A CPU tensor in page-locked memory when a CUDA device is present (ordinary memory
+// otherwise), so copies to the device are asynchronous. The data loader fills these.
+Tensor empty_pinned(const Shape& shape);
 Tensor from_buffer(const float* data, const Shape& shape);     // copies
 Tensor from_vector(const std::vector<float>& values, const Shape& shape);
 Tensor zeros_like(const Tensor& t);

@@ -30,6 +30,11 @@ Trainer::Trainer(nn::Module& model, optim::Optimizer& optimizer, data::DataLoade
     options_.loss = [](const Tensor& out, const Tensor& target) { return cross_entropy(out, target); };
 }
 
+Device Trainer::model_device() const {
+  const auto params = model_.parameters();
+  return params.empty() ? Device::cpu() : params.front().device();
+}
+
 void Trainer::publish(Event e) {
   events_.push(e);
   if (callback_) callback_(e);
@@ -68,14 +73,25 @@ EpochEnd Trainer::train_epoch(int epoch) {
   Average loss_avg;
   int64_t correct = 0, seen = 0, batch = 0;
   const auto start = Clock::now();
+  const Device device = model_device();
   for (data::Batch& b : train_) {
     if (!wait_while_paused()) throw Cancelled();
     ++batch;
     const auto t0 = Clock::now();
-    const Tensor out = model_(b.inputs);
-    const Tensor loss = options_.loss(out, b.targets);
+    const Tensor x = b.inputs.to(device), y = b.targets.to(device);
+    const Tensor out = model_(x);
+    const Tensor loss = options_.loss(out, y);
     if (loss.numel() != 1) throw ShapeError("the loss must be a scalar, got shape " + to_string(loss.shape()));
-    const float value = loss.item();
+    // One read from the device per batch: the loss and, for classification, the hits.
+    const bool count_hits = options_.classification && out.dim() == 2 && y.dim() == 1;
+    std::vector<float> read;
+    {
+      NoGradGuard no_grad;
+      Tensor stats = loss.reshape({1});
+      if (count_hits) stats = concat({stats, sum(eq(argmax(out, 1), y)).reshape({1})});
+      read = stats.to_vector();
+    }
+    const float value = read[0];
     if (!std::isfinite(value))
       throw Error("the loss became " + std::string(std::isnan(value) ? "NaN" : "infinite") + " at epoch " +
                   std::to_string(epoch) + ", batch " + std::to_string(batch) +
@@ -88,10 +104,7 @@ EpochEnd Trainer::train_epoch(int epoch) {
     const int64_t n = batch_size_of(b.inputs);
     loss_avg.add(value, n);
     seen += n;
-    if (options_.classification && out.dim() == 2 && b.targets.dim() == 1) {
-      NoGradGuard no_grad;
-      correct += int64_t(sum(eq(argmax(out, 1), b.targets)).item());
-    }
+    if (count_hits) correct += int64_t(read[1]);
     elapsed_ += seconds_since(t0);
     ++batches_done_;
 
@@ -125,9 +138,11 @@ EpochEnd Trainer::evaluate(data::DataLoader& loader) {
   Average loss_avg;
   ConfusionMatrix confusion;
   int64_t top = 0, seen = 0;
+  const Device device = model_device();
   for (data::Batch& b : loader) {
     if (cancelled_) break;
-    const Tensor out = model_(b.inputs);
+    // The metrics run on the host: one copy of the outputs instead of several small reads.
+    const Tensor out = model_(b.inputs.to(device)).to(Device::cpu());
     loss_avg.add(options_.loss(out, b.targets).item(), batch_size_of(b.inputs));
     if (options_.classification && out.dim() == 2 && b.targets.dim() == 1) {
       if (confusion.classes() == 0) confusion = ConfusionMatrix(out.shape()[1]);

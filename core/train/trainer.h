@@ -7,6 +7,9 @@
 // cancel() at any time: they only set atomics that run() checks between batches, so the
 // model and optimizer are touched by the training thread alone.
 //
+// Devices. The model may live on the CPU or a CUDA device (Module::to); run() and evaluate()
+// copy every batch to the device of the model's parameters, so loaders stay on the CPU.
+//
 // Errors never escape run(): a non-finite loss (naming epoch and batch), bad data, a shape
 // mismatch or running out of memory end the run with a Failed event and a RunResult that
 // says why; the model keeps the weights of the last good step.
@@ -73,6 +76,7 @@ class Trainer {
 
  private:
   void publish(Event e);
+  Device model_device() const;  // where the batches go: the device of the model's parameters
   bool wait_while_paused();  // false when cancelled
   EpochEnd train_epoch(int epoch);
 

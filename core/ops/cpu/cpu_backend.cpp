@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "ops/backend.h"
+#include "cuda/cuda.h"
 #include "ops/cpu/loops.h"
 #include "util/error.h"
 #include "util/threads.h"
@@ -340,7 +341,8 @@ class CpuBackend final : public Backend {
     walk_index(out_shape, index_shape, dim, index, [&](int64_t e, int64_t off) { out[off] += src[e]; });
   }
 
-  void im2col(float* cols, const float* img, const ConvGeometry& g) override {
+  // One image [c, h, w] into columns [c*kh*kw, oh*ow]; col2im accumulates back.
+  static void im2col(float* cols, const float* img, const ConvGeometry& g) {
     const int64_t plane = g.oh * g.ow;
     for (int64_t c = 0; c < g.c; ++c)
       for (int64_t ki = 0; ki < g.kh; ++ki)
@@ -362,7 +364,7 @@ class CpuBackend final : public Backend {
         }
   }
 
-  void col2im(float* img, const float* cols, const ConvGeometry& g) override {
+  static void col2im(float* img, const float* cols, const ConvGeometry& g) {
     const int64_t plane = g.oh * g.ow;
     for (int64_t c = 0; c < g.c; ++c)
       for (int64_t ki = 0; ki < g.kh; ++ki)
@@ -378,6 +380,39 @@ class CpuBackend final : public Backend {
             }
           }
         }
+  }
+
+  // Per image and group: im2col into a reused buffer, then one sgemm (the buffer stays small
+  // and in cache; batching images would not make OpenBLAS faster on a few cores).
+  void conv2d_forward(float* out, const float* x, const float* w, const ConvProblem& p) override {
+    const ConvGeometry& g = p.geo;
+    const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
+    std::vector<float> cols(size_t(kdim * plane));
+    for (int64_t i = 0; i < p.n; ++i)
+      for (int64_t grp = 0; grp < p.groups; ++grp) {
+        im2col(cols.data(), x + (i * p.c + grp * g.c) * g.h * g.w, g);
+        gemm(false, false, og, plane, kdim, 1.f, w + grp * og * kdim, kdim, cols.data(), plane, 0.f,
+             out + (i * p.oc + grp * og) * plane, plane);
+      }
+  }
+
+  void conv2d_backward(float* gx, float* gw, const float* gout, const float* x, const float* w,
+                       const ConvProblem& p) override {
+    const ConvGeometry& g = p.geo;
+    const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
+    std::vector<float> cols(size_t(kdim * plane));
+    for (int64_t i = 0; i < p.n; ++i)
+      for (int64_t grp = 0; grp < p.groups; ++grp) {
+        const float* gi = gout + (i * p.oc + grp * og) * plane;
+        if (gw) {  // dW += dY · colsᵀ
+          im2col(cols.data(), x + (i * p.c + grp * g.c) * g.h * g.w, g);
+          gemm(false, true, og, kdim, plane, 1.f, gi, plane, cols.data(), plane, 1.f, gw + grp * og * kdim, kdim);
+        }
+        if (gx) {  // dX += col2im(Wᵀ · dY)
+          gemm(true, false, kdim, plane, og, 1.f, w + grp * og * kdim, kdim, gi, plane, 0.f, cols.data(), plane);
+          col2im(gx + (i * p.c + grp * g.c) * g.h * g.w, cols.data(), g);
+        }
+      }
   }
 
   void max_pool2d(float* out, float* argmax, const float* in, int64_t planes, const ConvGeometry& g) override {
@@ -463,6 +498,36 @@ class CpuBackend final : public Backend {
     std::lock_guard lock(gen.mutex());
     map1(out, out, [&](float) { return mean + std * gen.normal(); });
   }
+
+  void sgd_step(float* param, const float* grad, float* buf, int64_t n, const SgdStep& s) override {
+    const float sign = s.maximize ? -1.f : 1.f;
+    for (int64_t i = 0; i < n; ++i) {
+      float d = sign * grad[i];
+      if (s.weight_decay != 0.f) d += s.weight_decay * param[i];
+      if (buf) {
+        const float b = s.first ? d : s.momentum * buf[i] + (1.f - s.dampening) * d;
+        buf[i] = b;
+        d = s.nesterov ? d + s.momentum * b : b;
+      }
+      param[i] -= s.lr * d;
+    }
+  }
+
+  void adam_step(float* param, const float* grad, float* m, float* v, float* vmax, int64_t n,
+                 const AdamStep& s) override {
+    const AdamScalars k = adam_scalars(s);
+    const float sign = s.maximize ? -1.f : 1.f;
+    for (int64_t i = 0; i < n; ++i) {
+      float d = sign * grad[i];
+      if (k.weight_decay != 0.f) d += k.weight_decay * param[i];
+      param[i] *= k.decay;
+      m[i] = k.beta1 * m[i] + k.one_minus_beta1 * d;
+      v[i] = k.beta2 * v[i] + k.one_minus_beta2 * (d * d);
+      float vv = v[i];
+      if (vmax) vv = vmax[i] = std::max(vmax[i], vv);
+      param[i] -= k.step * (m[i] / (std::sqrt(vv) + k.eps));
+    }
+  }
 };
 
 }  // namespace
@@ -477,7 +542,8 @@ Backend& cpu_backend() {
 
 Backend& backend(Device device) {
   if (device.is_cpu()) return cpu_backend();
-  throw DeviceError("device " + device.str() + " is not available: this build has no CUDA backend");
+  cuda::check_available(device);
+  return cuda::device_backend(device.index);
 }
 
 }  // namespace plexus

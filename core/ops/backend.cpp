@@ -1,0 +1,24 @@
+#include "ops/backend.h"
+
+#include <cmath>
+
+namespace plexus {
+
+Backend::AdamScalars Backend::adam_scalars(const AdamStep& s) {
+  // PyTorch: p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps). Multiplying through by sqrt(bc2)
+  // gives the same value with the bias correction folded into two scalars.
+  const double bc1 = 1 - std::pow(double(s.beta1), double(s.step));
+  const double bc2_sqrt = std::sqrt(1 - std::pow(double(s.beta2), double(s.step)));
+  AdamScalars k;
+  k.beta1 = float(s.beta1);
+  k.one_minus_beta1 = float(1 - s.beta1);
+  k.beta2 = float(s.beta2);
+  k.one_minus_beta2 = float(1 - s.beta2);
+  k.weight_decay = s.decoupled ? 0.f : float(s.weight_decay);
+  k.step = float(s.lr / bc1 * bc2_sqrt);
+  k.eps = float(s.eps * bc2_sqrt);
+  k.decay = s.decoupled ? float(1 - s.lr * s.weight_decay) : 1.f;
+  return k;
+}
+
+}  // namespace plexus
