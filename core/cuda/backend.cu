@@ -1,0 +1,788 @@
+// The CUDA backend: one CudaBackend per device, queuing every kernel and cuBLAS call on that
+// device's stream (cuda/runtime.h) without ever synchronising. Numerics follow the CPU backend
+// (core/ops/cpu/cpu_backend.cpp); the kernels live in the cuda/*.cuh headers, one concept each:
+//   strided.cuh           launch basics, collapsed strided geometry for elementwise ops
+//   elementwise_math.cuh  the UnaryOp / BinaryOp formulas
+//   reduce.cuh            sum / max / min over any dims, argmax / argmin
+//   softmax.cuh           softmax, its derivative, fused cross-entropy
+//   index_ops.cuh         index_select / index_add / gather / scatter_add
+//   conv.cuh              im2col / col2im / channel permute for the batched convolution
+//   pool.cuh              max / average pooling
+//   philox.cuh            counter-based random numbers
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <initializer_list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "cuda/conv.cuh"
+#include "cuda/cuda.h"
+#include "cuda/elementwise_math.cuh"
+#include "cuda/group_reduce.cuh"
+#include "cuda/index_ops.cuh"
+#include "cuda/philox.cuh"
+#include "cuda/pool.cuh"
+#include "cuda/reduce.cuh"
+#include "cuda/runtime.h"
+#include "cuda/softmax.cuh"
+#include "cuda/strided.cuh"
+#include "ops/backend.h"
+#include "tensor/tensor.h"
+#include "util/error.h"
+
+namespace plexus::cuda {
+namespace {
+
+// ---- elementwise ---------------------------------------------------------------------------
+// A functor writes element i given its offsets into each operand (operand 0 is the output).
+// The hot ones also have vec4(i): elements i..i+3 of contiguous, 16-byte aligned operands as
+// float4 loads and stores (four times the bytes in flight per thread). An in-place op reads
+// and writes the same element in either form, so aliasing is harmless.
+
+struct FillF {
+  static constexpr bool kVec4 = true;
+  float* out;
+  float value;
+  __device__ void operator()(int64_t, const int64_t* o) const { out[o[0]] = value; }
+  __device__ void vec4(int64_t i) const { *reinterpret_cast<float4*>(out + i) = make_float4(value, value, value, value); }
+  bool aligned() const { return is_aligned(out); }
+};
+struct UnaryF {
+  static constexpr bool kVec4 = true;
+  float* out;
+  const float* a;
+  UnaryOp op;
+  float p0, p1;
+  __device__ float apply(float x) const { return unary_math(op, x, p0, p1); }
+  __device__ void operator()(int64_t, const int64_t* o) const { out[o[0]] = apply(a[o[1]]); }
+  __device__ void vec4(int64_t i) const {
+    const float4 x = *reinterpret_cast<const float4*>(a + i);
+    *reinterpret_cast<float4*>(out + i) = make_float4(apply(x.x), apply(x.y), apply(x.z), apply(x.w));
+  }
+  bool aligned() const { return is_aligned(out) && is_aligned(a); }
+};
+struct BinaryF {
+  static constexpr bool kVec4 = true;
+  float* out;
+  const float* a;
+  const float* b;
+  BinaryOp op;
+  float p0, p1;
+  __device__ float apply(float x, float y) const { return binary_math(op, x, y, p0, p1); }
+  __device__ void operator()(int64_t, const int64_t* o) const { out[o[0]] = apply(a[o[1]], b[o[2]]); }
+  __device__ void vec4(int64_t i) const {
+    const float4 x = *reinterpret_cast<const float4*>(a + i), y = *reinterpret_cast<const float4*>(b + i);
+    *reinterpret_cast<float4*>(out + i) =
+        make_float4(apply(x.x, y.x), apply(x.y, y.y), apply(x.z, y.z), apply(x.w, y.w));
+  }
+  bool aligned() const { return is_aligned(out) && is_aligned(a) && is_aligned(b); }
+};
+struct WhereF {
+  static constexpr bool kVec4 = false;
+  float* out;
+  const float* cond;
+  const float* a;
+  const float* b;
+  __device__ void operator()(int64_t, const int64_t* o) const { out[o[0]] = cond[o[1]] != 0.f ? a[o[2]] : b[o[3]]; }
+};
+// Random fills: element i (the row-major logical index) is a function of (key, i) only.
+struct UniformF {
+  static constexpr bool kVec4 = false;
+  float* out;
+  uint64_t key;
+  float lo, span;
+  __device__ void operator()(int64_t i, const int64_t* o) const { out[o[0]] = lo + span * uniform_at(key, uint64_t(i)); }
+};
+struct NormalF {
+  static constexpr bool kVec4 = false;
+  float* out;
+  uint64_t key;
+  float mean, std;
+  __device__ void operator()(int64_t i, const int64_t* o) const { out[o[0]] = mean + std * normal_at(key, uint64_t(i)); }
+};
+
+template <int N, class F>
+__global__ void elementwise_contiguous(int64_t n, F f) {
+  for (int64_t i = global_thread(); i < n; i += grid_threads()) {
+    int64_t off[N];
+#pragma unroll
+    for (int k = 0; k < N; ++k) off[k] = i;
+    f(i, off);
+  }
+}
+
+// n contiguous elements as n / 4 float4 groups; the first n % 4 threads also take the tail.
+template <int N, class F>
+__global__ void elementwise_vec4(int64_t n, F f) {
+  const int64_t groups = n / 4;
+  for (int64_t i = global_thread(); i < groups; i += grid_threads()) f.vec4(i * 4);
+  const int64_t t = groups * 4 + global_thread();
+  if (t < n) {
+    int64_t off[N];
+#pragma unroll
+    for (int k = 0; k < N; ++k) off[k] = t;
+    f(t, off);
+  }
+}
+
+template <int N, class F>
+__global__ void elementwise_strided(Geometry<N> g, int64_t n, F f) {
+  for (int64_t i = global_thread(); i < n; i += grid_threads()) {
+    int64_t off[N];
+    offsets(g, i, off);
+    f(i, off);
+  }
+}
+
+// ---- small kernels -------------------------------------------------------------------------
+
+// C = beta * C for a GEMM with k = 0 (beta 0 writes zeros, even over NaN).
+__global__ void scale_matrix_kernel(float* c, int64_t m, int64_t n, int64_t ldc, float beta) {
+  const int64_t total = m * n;
+  for (int64_t e = global_thread(); e < total; e += grid_threads()) {
+    const int64_t i = div_nonneg(e, n), j = e - i * n;
+    float& v = c[i * ldc + j];
+    v = beta == 0.f ? 0.f : beta * v;
+  }
+}
+
+// ---- optimizers ----------------------------------------------------------------------------
+// The CPU backend's loops (cpu_backend.cpp sgd_step / adam_step) op for op: __fmul_rn /
+// __fadd_rn / __fsub_rn keep the compiler from fusing them into FMAs, so a CUDA step rounds
+// like a CPU step.
+
+struct SgdArgs {
+  float lr, momentum, keep /*1 - dampening*/, weight_decay, sign;
+  bool nesterov, first;
+};
+
+__global__ void sgd_kernel(float* param, const float* grad, float* momentum_buffer, int64_t n, SgdArgs s) {
+  for (int64_t i = global_thread(); i < n; i += grid_threads()) {
+    const float p = param[i];
+    float d = __fmul_rn(s.sign, grad[i]);
+    if (s.weight_decay != 0.f) d = __fadd_rn(d, __fmul_rn(s.weight_decay, p));
+    if (momentum_buffer) {
+      const float b =
+          s.first ? d : __fadd_rn(__fmul_rn(s.momentum, momentum_buffer[i]), __fmul_rn(s.keep, d));
+      momentum_buffer[i] = b;
+      d = s.nesterov ? __fadd_rn(d, __fmul_rn(s.momentum, b)) : b;
+    }
+    param[i] = __fsub_rn(p, __fmul_rn(s.lr, d));
+  }
+}
+
+struct AdamArgs {
+  Backend::AdamScalars k;
+  float sign;
+};
+
+__global__ void adam_kernel(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, float* max_exp_avg_sq,
+                            int64_t n, AdamArgs a) {
+  const Backend::AdamScalars& k = a.k;
+  for (int64_t i = global_thread(); i < n; i += grid_threads()) {
+    float p = param[i];
+    float d = __fmul_rn(a.sign, grad[i]);
+    if (k.weight_decay != 0.f) d = __fadd_rn(d, __fmul_rn(k.weight_decay, p));
+    p = __fmul_rn(p, k.decay);
+    const float m = __fadd_rn(__fmul_rn(k.beta1, exp_avg[i]), __fmul_rn(k.one_minus_beta1, d));
+    const float v = __fadd_rn(__fmul_rn(k.beta2, exp_avg_sq[i]), __fmul_rn(k.one_minus_beta2, __fmul_rn(d, d)));
+    exp_avg[i] = m;
+    exp_avg_sq[i] = v;
+    float vv = v;
+    if (max_exp_avg_sq) {
+      const float vmax = max_exp_avg_sq[i];
+      vv = vmax < v ? v : vmax;  // std::max(vmax, v)
+      max_exp_avg_sq[i] = vv;
+    }
+    param[i] = __fsub_rn(p, __fmul_rn(k.step, __fdiv_rn(m, __fadd_rn(__fsqrt_rn(vv), k.eps))));
+  }
+}
+
+// ---- the backend ---------------------------------------------------------------------------
+
+constexpr int64_t kColumnsBudget = int64_t(64) << 20;  // floats per im2col buffer (256 MiB)
+constexpr int64_t kMaxBatch = 65535;                    // GEMMs per cuBLAS batched call
+
+int to_int(int64_t v, const char* op, const char* what) {
+  if (v < 0 || v > INT_MAX)
+    throw ValueError(std::string(op) + ": " + what + " = " + std::to_string(v) + " exceeds the cuBLAS limit of " +
+                     std::to_string(INT_MAX));
+  return int(v);
+}
+
+void check_rank(const char* op, const Tensor& out, std::initializer_list<const Tensor*> inputs) {
+  for (const Tensor* t : inputs)
+    if (t->dim() != out.dim())
+      throw ValueError(std::string(op) + ": operand of shape " + to_string(t->shape()) +
+                       " was not broadcast to the output shape " + to_string(out.shape()));
+}
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(int index) : index_(index) {
+    int sms = 0;
+    PLEXUS_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, index));
+    sms_ = std::max(sms, 1);
+    // Grid-stride kernels get up to a few waves of blocks: enough to fill every SM whatever
+    // the kernel's occupancy, few enough that each thread still loops.
+    max_blocks_ = int64_t(sms_) * 32;
+  }
+
+  // -- elementwise --------------------------------------------------------------------------
+
+  void fill(const Tensor& out, float value) override {
+    use_device(index_);
+    elementwise<1>(out.shape(), {out.strides().data()}, FillF{out.data(), value}, "fill");
+  }
+
+  void unary(UnaryOp op, const Tensor& out, const Tensor& a, float p0, float p1) override {
+    use_device(index_);
+    check_rank("unary", out, {&a});
+    elementwise<2>(out.shape(), {out.strides().data(), a.strides().data()}, UnaryF{out.data(), a.data(), op, p0, p1},
+                   "unary");
+  }
+
+  void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, float p0, float p1) override {
+    use_device(index_);
+    check_rank("binary", out, {&a, &b});
+    elementwise<3>(out.shape(), {out.strides().data(), a.strides().data(), b.strides().data()},
+                   BinaryF{out.data(), a.data(), b.data(), op, p0, p1}, "binary");
+  }
+
+  void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) override {
+    use_device(index_);
+    check_rank("where", out, {&cond, &a, &b});
+    elementwise<4>(out.shape(),
+                   {out.strides().data(), cond.strides().data(), a.strides().data(), b.strides().data()},
+                   WhereF{out.data(), cond.data(), a.data(), b.data()}, "where");
+  }
+
+  void random_uniform(const Tensor& out, float lo, float hi, Generator& gen) override {
+    use_device(index_);
+    elementwise<1>(out.shape(), {out.strides().data()}, UniformF{out.data(), draw_key(gen), lo, hi - lo},
+                   "random_uniform");
+  }
+
+  void random_normal(const Tensor& out, float mean, float std, Generator& gen) override {
+    use_device(index_);
+    elementwise<1>(out.shape(), {out.strides().data()}, NormalF{out.data(), draw_key(gen), mean, std},
+                   "random_normal");
+  }
+
+  // -- reductions ---------------------------------------------------------------------------
+
+  void reduce(ReduceOp op, const Tensor& out, const Tensor& in) override {
+    use_device(index_);
+    check_rank("reduce", in, {&out});
+    const int nd = int(in.dim());
+    if (nd > kMaxDims)
+      throw ValueError("reduce: tensors of more than 16 dims are not supported (got " + std::to_string(nd) + ")");
+    // Split the dims: out stride 0 = reduced, else kept (one output element per coordinate).
+    Shape kept_shape, reduced_shape;
+    std::vector<int64_t> kept_out, kept_in, reduced_in;
+    int64_t outputs = 1, extent = 1;
+    for (int d = 0; d < nd; ++d) {
+      const int64_t s = in.shape()[d];
+      if (out.strides()[d] == 0) {
+        extent *= s;
+        reduced_shape.push_back(s);
+        reduced_in.push_back(in.strides()[d]);
+      } else {
+        outputs *= s;
+        kept_shape.push_back(s);
+        kept_out.push_back(out.strides()[d]);
+        kept_in.push_back(in.strides()[d]);
+      }
+    }
+    if (outputs == 0) return;
+    ReducePlan p{};
+    collapse<2>(kept_shape, {kept_out.data(), kept_in.data()}, p.kept, "reduce");
+    collapse<1>(reduced_shape, {reduced_in.data()}, p.reduced, "reduce");  // ndim 0 when extent is 0
+    p.outputs = outputs;
+    p.extent = extent;
+
+    // Layout (see reduce.cuh): short reductions get a thread per output; otherwise the lanes
+    // follow whichever side is contiguous in memory.
+    const bool reduced_unit = p.reduced.ndim > 0 && p.reduced.stride[0][0] == 1;
+    const bool kept_unit = p.kept.ndim > 0 && p.kept.stride[1][0] == 1;
+    const int64_t target_blocks = 4 * int64_t(sms_);
+    if (extent <= 16) {
+      p.lanes = 1;
+      p.lane_stride = 1;
+    } else if (outputs == 1 || reduced_unit || (!kept_unit && extent >= 64)) {
+      p.lane_stride = 1;
+      p.lanes = ceil_div(outputs, kThreads / 32) < target_blocks && extent >= 2048 ? kThreads : 32;
+    } else {
+      p.lanes = 8;
+      p.lane_stride = 32;
+    }
+    p.out_blocks = ceil_div(outputs, kThreads / p.lanes);
+    // Too few blocks to fill the GPU: split each reduction over blockIdx.y (each split still
+    // gives every lane at least 16 elements).
+    int64_t splits = 1;
+    if (p.out_blocks < target_blocks && extent > 0) {
+      splits = std::min(ceil_div(target_blocks, p.out_blocks), ceil_div(extent, int64_t(p.lanes) * 16));
+      splits = std::clamp<int64_t>(splits, 1, 65535);
+    }
+    p.chunk = extent > 0 ? ceil_div(extent, splits) : 0;
+    if (extent > 0) splits = ceil_div(extent, p.chunk);
+    switch (op) {
+      case ReduceOp::Sum: return run_reduce<SumReduce>(p, int(splits), out.data(), in.data());
+      case ReduceOp::Max: return run_reduce<MaxReduce>(p, int(splits), out.data(), in.data());
+      case ReduceOp::Min: return run_reduce<MinReduce>(p, int(splits), out.data(), in.data());
+    }
+  }
+
+  void arg_reduce(bool is_max, float* out, const float* in, int64_t outer, int64_t n, int64_t inner) override {
+    use_device(index_);
+    if (outer == 0 || inner == 0) return;
+    if (inner == 1) {
+      if (n >= 4096) {
+        arg_reduce_rows<kThreads><<<capped(outer), kThreads, 0, stream(index_)>>>(is_max, out, in, outer, n);
+      } else {
+        arg_reduce_rows<32><<<capped(ceil_div(outer, kThreads / 32)), kThreads, 0, stream(index_)>>>(is_max, out, in,
+                                                                                                      outer, n);
+      }
+      check_launch("arg_reduce_rows");
+    } else {
+      arg_reduce_columns<<<blocks(outer * inner), kThreads, 0, stream(index_)>>>(is_max, out, in, outer, n, inner);
+      check_launch("arg_reduce_columns");
+    }
+  }
+
+  // -- matrix products ----------------------------------------------------------------------
+
+  void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+            const float* b, int64_t ldb, float beta, float* c, int64_t ldc) override {
+    use_device(index_);
+    if (m == 0 || n == 0) return;
+    if (k == 0) {  // BLAS leaves C untouched when k = 0; the product is then beta*C
+      scale_matrix_kernel<<<blocks(m * n), kThreads, 0, stream(index_)>>>(c, m, n, ldc, beta);
+      check_launch("scale_matrix_kernel");
+      return;
+    }
+    // Row-major C = op(A) op(B) is column-major Cᵀ = op(B)ᵀ op(A)ᵀ: swap the operands.
+    PLEXUS_CUDA_CHECK(cublasSgemm(cublas(index_), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                  to_int(n, "gemm", "n"), to_int(m, "gemm", "m"), to_int(k, "gemm", "k"), &alpha, b,
+                                  to_int(ldb, "gemm", "ldb"), a, to_int(lda, "gemm", "lda"), &beta, c,
+                                  to_int(ldc, "gemm", "ldc")));
+  }
+
+  // -- softmax and cross-entropy ------------------------------------------------------------
+
+  void softmax(float* out, const float* in, int64_t outer, int64_t n, int64_t inner, bool log) override {
+    use_device(index_);
+    if (outer == 0 || n == 0 || inner == 0) return;
+    if (inner == 1) {
+      with_row_lanes(n, [&](auto lanes) {
+        constexpr int kLanes = decltype(lanes)::value;
+        softmax_rows<kLanes><<<row_grid(outer, kLanes), kThreads, 0, stream(index_)>>>(out, in, outer, n, log);
+      });
+      check_launch("softmax_rows");
+    } else {
+      softmax_columns<<<blocks(outer * inner), kThreads, 0, stream(index_)>>>(out, in, outer, n, inner, log);
+      check_launch("softmax_columns");
+    }
+  }
+
+  void softmax_backward(float* gin, const float* gout, const float* out, int64_t outer, int64_t n, int64_t inner,
+                        bool log) override {
+    use_device(index_);
+    if (outer == 0 || n == 0 || inner == 0) return;
+    if (inner == 1) {
+      with_row_lanes(n, [&](auto lanes) {
+        constexpr int kLanes = decltype(lanes)::value;
+        softmax_backward_rows<kLanes><<<row_grid(outer, kLanes), kThreads, 0, stream(index_)>>>(gin, gout, out, outer,
+                                                                                               n, log);
+      });
+      check_launch("softmax_backward_rows");
+    } else {
+      softmax_backward_columns<<<blocks(outer * inner), kThreads, 0, stream(index_)>>>(gin, gout, out, outer, n,
+                                                                                       inner, log);
+      check_launch("softmax_backward_columns");
+    }
+  }
+
+  void cross_entropy(float* loss, float* lse, const float* logits, const float* target, int64_t n, int64_t c,
+                     float smoothing) override {
+    use_device(index_);
+    if (n == 0) return;
+    FaultRecord* fault = fault_record(index_);
+    with_row_lanes(c, [&](auto lanes) {
+      constexpr int kLanes = decltype(lanes)::value;
+      cross_entropy_rows<kLanes><<<row_grid(n, kLanes), kThreads, 0, stream(index_)>>>(fault, loss, lse, logits,
+                                                                                       target, n, c, smoothing);
+    });
+    check_launch("cross_entropy_rows");
+  }
+
+  void cross_entropy_backward(float* gx, const float* gloss, const float* logits, const float* lse,
+                              const float* target, int64_t n, int64_t c, float smoothing) override {
+    use_device(index_);
+    if (n == 0 || c == 0) return;
+    const float off = smoothing / float(c);
+    cross_entropy_backward_kernel<<<blocks(n * c), kThreads, 0, stream(index_)>>>(fault_record(index_), gx, gloss,
+                                                                                   logits, lse, target, n, c,
+                                                                                   smoothing, off);
+    check_launch("cross_entropy_backward_kernel");
+  }
+
+  // -- indexing -----------------------------------------------------------------------------
+
+  void index_select(float* out, const float* in, const float* index, int64_t outer, int64_t in_n, int64_t idx_n,
+                    int64_t inner) override {
+    use_device(index_);
+    const int64_t total = outer * idx_n * inner;
+    if (total == 0) return;
+    index_select_kernel<<<blocks(total), kThreads, 0, stream(index_)>>>(fault_record(index_), out, in, index, outer,
+                                                                        in_n, idx_n, inner);
+    check_launch("index_select_kernel");
+  }
+
+  void index_add(float* out, const float* src, const float* index, int64_t outer, int64_t out_n, int64_t idx_n,
+                 int64_t inner) override {
+    use_device(index_);
+    const int64_t total = outer * idx_n * inner;
+    if (total == 0) return;
+    index_add_kernel<<<blocks(total), kThreads, 0, stream(index_)>>>(fault_record(index_), out, src, index, outer,
+                                                                     out_n, idx_n, inner);
+    check_launch("index_add_kernel");
+  }
+
+  void gather(float* out, const float* in, const Shape& in_shape, const float* index, const Shape& index_shape,
+              int64_t dim) override {
+    use_device(index_);
+    const IndexedAxis a = indexed_axis("gather", in_shape, index_shape, dim);
+    const int64_t total = numel(index_shape);
+    if (total == 0) return;
+    gather_kernel<<<blocks(total), kThreads, 0, stream(index_)>>>(fault_record(index_), out, in, index, a, total);
+    check_launch("gather_kernel");
+  }
+
+  void scatter_add(float* out, const Shape& out_shape, const float* src, const float* index, const Shape& index_shape,
+                   int64_t dim) override {
+    use_device(index_);
+    const IndexedAxis a = indexed_axis("scatter_add", out_shape, index_shape, dim);
+    const int64_t total = numel(index_shape);
+    if (total == 0) return;
+    scatter_add_kernel<<<blocks(total), kThreads, 0, stream(index_)>>>(fault_record(index_), out, src, index, a,
+                                                                       total);
+    check_launch("scatter_add_kernel");
+  }
+
+  // -- convolution --------------------------------------------------------------------------
+  // Batched over images: per chunk of nb images, one im2col over all channels into
+  // cols [c*kh*kw, nb*plane], then per group one strided-batched GEMM (W_g shared through a
+  // zero stride) writing straight into out[n, oc, oh, ow]. A 1x1, stride-1, unpadded
+  // convolution skips im2col: x itself is the columns of each image.
+
+  void conv2d_forward(float* out, const float* x, const float* weight, const ConvProblem& p) override {
+    use_device(index_);
+    const ConvGeometry& g = p.geo;
+    const int64_t groups = p.groups, og = p.oc / groups, cg = g.c, kdim = cg * g.kh * g.kw, plane = g.oh * g.ow;
+    const int64_t image = p.c * g.h * g.w;
+    if (p.n == 0 || p.oc == 0 || plane == 0) return;
+    if (kdim == 0) {  // no input channels: the sum over them is empty
+      PLEXUS_CUDA_CHECK(cudaMemsetAsync(out, 0, size_t(p.n * p.oc * plane) * sizeof(float), stream(index_)));
+      return;
+    }
+    if (pointwise(g)) {
+      for (int64_t grp = 0; grp < groups; ++grp)
+        gemm_batched(false, false, og, plane, kdim, weight + grp * og * kdim, kdim, 0, x + grp * cg * plane, plane,
+                     image, 0.f, out + grp * og * plane, plane, p.oc * plane, p.n);
+      return;
+    }
+    const int64_t rows = p.c * g.kh * g.kw;
+    const int64_t nb = images_per_chunk(p.n, rows * plane, 0);
+    check_conv_size(p, nb);
+    const Tensor cols = plexus::empty({rows * nb * plane}, Device::cuda(index_));
+    ConvGeometry all = g;
+    all.c = p.c;
+    for (int64_t i0 = 0; i0 < p.n; i0 += nb) {
+      const int64_t count = std::min(nb, p.n - i0), width = count * plane;
+      im2col(cols.data(), x + i0 * image, all, count);
+      for (int64_t grp = 0; grp < groups; ++grp)
+        gemm_batched(false, false, og, plane, kdim, weight + grp * og * kdim, kdim, 0, cols.data() + grp * kdim * width,
+                     width, plane, 0.f, out + (i0 * p.oc + grp * og) * plane, plane, p.oc * plane, count);
+    }
+  }
+
+  // grad_weight_g += gout_g [og, nb*plane] · cols_gᵀ (gout permuted channels-first, one GEMM per
+  // chunk, batched over groups); grad_x: gcols_g = W_gᵀ · gout_g per image (strided-batched),
+  // then col2im as a gather adding into grad_x.
+  void conv2d_backward(float* grad_x, float* grad_weight, const float* grad_out, const float* x, const float* weight,
+                       const ConvProblem& p) override {
+    use_device(index_);
+    const ConvGeometry& g = p.geo;
+    const int64_t groups = p.groups, og = p.oc / groups, cg = g.c, kdim = cg * g.kh * g.kw, plane = g.oh * g.ow;
+    const int64_t image = p.c * g.h * g.w;
+    if ((!grad_x && !grad_weight) || p.n == 0 || p.oc == 0 || plane == 0 || kdim == 0) return;
+    const bool direct_x = grad_x && pointwise(g);
+    if (direct_x) {  // grad_x_b,g [cg, plane] += W_gᵀ · gout_b,g, straight into grad_x
+      for (int64_t grp = 0; grp < groups; ++grp)
+        gemm_batched(true, false, kdim, plane, og, weight + grp * og * kdim, kdim, 0, grad_out + grp * og * plane,
+                     plane, p.oc * plane, 1.f, grad_x + grp * cg * plane, plane, image, p.n);
+      grad_x = nullptr;
+      if (!grad_weight) return;
+    }
+    const int64_t rows = p.c * g.kh * g.kw;
+    const int64_t nb = images_per_chunk(p.n, rows * plane, grad_weight ? p.oc * plane : 0);
+    check_conv_size(p, nb);
+    const Tensor cols = plexus::empty({rows * nb * plane}, Device::cuda(index_));
+    const Tensor gperm = grad_weight ? plexus::empty({p.oc * nb * plane}, Device::cuda(index_)) : Tensor();
+    ConvGeometry all = g;
+    all.c = p.c;
+    for (int64_t i0 = 0; i0 < p.n; i0 += nb) {
+      const int64_t count = std::min(nb, p.n - i0), width = count * plane;
+      const float* gout = grad_out + i0 * p.oc * plane;
+      if (grad_weight) {
+        im2col(cols.data(), x + i0 * image, all, count);
+        channels_first_kernel<<<grid_2d(width, p.oc), kThreads, 0, stream(index_)>>>(
+            gperm.data(), gout, p.oc, count, plane, ConvDivisors{FastDiv(plane), {}, {}, {}});
+        check_launch("channels_first_kernel");
+        gemm_batched(false, true, og, kdim, width, gperm.data(), width, og * width, cols.data(), width, kdim * width,
+                     1.f, grad_weight, kdim, og * kdim, groups);
+      }
+      if (grad_x) {  // cols is free again: the stream runs the weight GEMM before this overwrite
+        for (int64_t grp = 0; grp < groups; ++grp)
+          gemm_batched(true, false, kdim, plane, og, weight + grp * og * kdim, kdim, 0, gout + grp * og * plane, plane,
+                       p.oc * plane, 0.f, cols.data() + grp * kdim * width, width, plane, count);
+        col2im_kernel<<<grid_2d(g.h * g.w, count * p.c), kThreads, 0, stream(index_)>>>(
+            grad_x + i0 * image, cols.data(), all, count, ConvDivisors{FastDiv(g.w), FastDiv(g.sh), FastDiv(g.sw), {}});
+        check_launch("col2im_kernel");
+      }
+    }
+  }
+
+  // -- pooling ------------------------------------------------------------------------------
+
+  void max_pool2d(float* out, float* argmax, const float* in, int64_t planes, const ConvGeometry& g) override {
+    use_device(index_);
+    const int64_t total = planes * g.oh * g.ow;
+    if (total == 0) return;
+    max_pool_kernel<<<blocks(total), kThreads, 0, stream(index_)>>>(out, argmax, in, planes, g);
+    check_launch("max_pool_kernel");
+  }
+
+  void max_pool2d_backward(float* gin, const float* gout, const float* argmax, int64_t planes,
+                           const ConvGeometry& g) override {
+    use_device(index_);
+    const int64_t total = planes * g.h * g.w;
+    if (total == 0 || g.oh * g.ow == 0) return;
+    if (g.kh <= g.sh && g.kw <= g.sw) {
+      max_pool_backward_scatter_kernel<<<blocks(planes * g.oh * g.ow), kThreads, 0, stream(index_)>>>(
+          gin, gout, argmax, planes, g);
+      check_launch("max_pool_backward_scatter_kernel");
+      return;
+    }
+    max_pool_backward_kernel<<<blocks(total), kThreads, 0, stream(index_)>>>(gin, gout, argmax, planes, g);
+    check_launch("max_pool_backward_kernel");
+  }
+
+  void avg_pool2d(float* out, const float* in, int64_t planes, const ConvGeometry& g, bool include_pad) override {
+    use_device(index_);
+    const int64_t total = planes * g.oh * g.ow;
+    if (total == 0) return;
+    avg_pool_kernel<<<blocks(total), kThreads, 0, stream(index_)>>>(out, in, planes, g, include_pad);
+    check_launch("avg_pool_kernel");
+  }
+
+  void avg_pool2d_backward(float* gin, const float* gout, int64_t planes, const ConvGeometry& g,
+                           bool include_pad) override {
+    use_device(index_);
+    const int64_t total = planes * g.h * g.w;
+    if (total == 0 || g.oh * g.ow == 0) return;
+    avg_pool_backward_kernel<<<blocks(total), kThreads, 0, stream(index_)>>>(gin, gout, planes, g, include_pad);
+    check_launch("avg_pool_backward_kernel");
+  }
+
+  // -- optimizers ---------------------------------------------------------------------------
+
+  void sgd_step(float* param, const float* grad, float* momentum_buffer, int64_t n, const SgdStep& s) override {
+    use_device(index_);
+    if (n == 0) return;
+    const SgdArgs args{s.lr, s.momentum, 1.f - s.dampening, s.weight_decay, s.maximize ? -1.f : 1.f,
+                       s.nesterov, s.first};
+    sgd_kernel<<<blocks(n), kThreads, 0, stream(index_)>>>(param, grad, momentum_buffer, n, args);
+    check_launch("sgd_kernel");
+  }
+
+  void adam_step(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, float* max_exp_avg_sq, int64_t n,
+                 const AdamStep& s) override {
+    use_device(index_);
+    if (n == 0) return;
+    if (s.amsgrad && !max_exp_avg_sq) throw ValueError("adam_step: amsgrad needs max_exp_avg_sq");
+    const AdamArgs a{adam_scalars(s), s.maximize ? -1.f : 1.f};
+    adam_kernel<<<blocks(n), kThreads, 0, stream(index_)>>>(param, grad, exp_avg, exp_avg_sq,
+                                                            s.amsgrad ? max_exp_avg_sq : nullptr, n, a);
+    check_launch("adam_kernel");
+  }
+
+ private:
+  static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+  // Lanes per row for the row kernels (softmax.cuh): 8 for short rows, a warp, or the whole
+  // block for long ones; `launch` gets the choice as a std::integral_constant.
+  template <class Launch>
+  static void with_row_lanes(int64_t n, Launch launch) {
+    if (n <= 32)
+      launch(std::integral_constant<int, 8>{});
+    else if (n <= 2048)
+      launch(std::integral_constant<int, 32>{});
+    else
+      launch(std::integral_constant<int, kThreads>{});
+  }
+  unsigned row_grid(int64_t rows, int lanes) const { return capped(ceil_div(rows, kThreads / lanes)); }
+
+  // A 2-D grid for the conv kernels: blockIdx.y over `rows` (looping past 65535), threads over
+  // `columns`, a few elements each, at most ~4 waves of blocks in all.
+  dim3 grid_2d(int64_t columns, int64_t rows) const {
+    const int64_t y = std::clamp<int64_t>(rows, 1, 65535);
+    const int64_t x = std::clamp<int64_t>(ceil_div(columns, kThreads), 1, std::max<int64_t>(1, 4 * max_blocks_ / y));
+    return dim3(unsigned(x), unsigned(y));
+  }
+
+  // im2col of `count` images (all channels) into cols [c*kh*kw, count*plane].
+  void im2col(float* cols, const float* x, const ConvGeometry& all, int64_t count) {
+    const int64_t plane = all.oh * all.ow;
+    im2col_kernel<<<grid_2d(count * plane, all.c * all.kh * all.kw), kThreads, 0, stream(index_)>>>(
+        cols, x, all, count, ConvDivisors{FastDiv(all.kw), FastDiv(all.kh), FastDiv(plane), FastDiv(all.ow)});
+    check_launch("im2col_kernel");
+  }
+
+  // The conv kernels index rows, columns and planes in 32 bits.
+  static void check_conv_size(const ConvProblem& p, int64_t nb) {
+    const ConvGeometry& g = p.geo;
+    constexpr int64_t kLimit = INT_MAX;
+    if (nb * g.oh * g.ow > kLimit || g.h * g.w > kLimit || p.c * g.kh * g.kw > kLimit)
+      throw ValueError("conv2d: an input plane, output plane or kernel of more than 2^31 elements is not supported");
+  }
+
+  // Blocks for a grid-stride loop over n elements: enough for n, at most max_blocks_.
+  unsigned blocks(int64_t n) const { return capped(ceil_div(n, kThreads)); }
+  // A block count for a grid-stride (or block-stride) loop: 1 .. max_blocks_.
+  unsigned capped(int64_t wanted) const { return unsigned(std::clamp<int64_t>(wanted, 1, max_blocks_)); }
+
+  template <int N, class F>
+  void elementwise(const Shape& shape, const std::array<const int64_t*, N>& strides, const F& f, const char* op) {
+    Geometry<N> g;
+    const int64_t n = collapse<N>(shape, strides, g, op);
+    if (n == 0) return;
+    if (is_contiguous_run(g)) {
+      if constexpr (F::kVec4) {
+        if (f.aligned()) {
+          elementwise_vec4<N><<<blocks(ceil_div(n, 4)), kThreads, 0, stream(index_)>>>(n, f);
+          check_launch(op);
+          return;
+        }
+      }
+      elementwise_contiguous<N><<<blocks(n), kThreads, 0, stream(index_)>>>(n, f);
+      check_launch(op);
+    } else {
+      elementwise_strided<N><<<blocks(n), kThreads, 0, stream(index_)>>>(g, n, f);
+      check_launch(op);
+    }
+  }
+
+  static uint64_t draw_key(Generator& gen) {
+    std::lock_guard lock(gen.mutex());
+    return gen.next_u64();
+  }
+
+  template <class R>
+  void run_reduce(const ReducePlan& p, int splits, float* out, const float* in) {
+    using Acc = typename R::Acc;
+    const dim3 grid(unsigned(std::min<int64_t>(p.out_blocks, INT_MAX)), unsigned(splits));
+    if (splits == 1) {
+      reduce_kernel<R><<<grid, kThreads, 0, stream(index_)>>>(p, out, in, nullptr);
+      check_launch("reduce_kernel");
+      return;
+    }
+    const int64_t partial_floats = ceil_div(int64_t(splits) * p.outputs * int64_t(sizeof(Acc)), int64_t(sizeof(float)));
+    const Tensor partial = plexus::empty({partial_floats}, Device::cuda(index_));
+    Acc* buf = reinterpret_cast<Acc*>(partial.data());
+    reduce_kernel<R><<<grid, kThreads, 0, stream(index_)>>>(p, out, in, buf);
+    check_launch("reduce_kernel");
+    reduce_finish<R><<<capped(ceil_div(p.outputs, kThreads / 32)), kThreads, 0, stream(index_)>>>(p, splits, out, buf);
+    check_launch("reduce_finish");
+  }
+
+  // Row-major strided-batched GEMM C_i = alpha op(A_i) op(B_i) + beta C_i (alpha = 1), i < batch,
+  // X_i = X + i * stride_x (stride 0 shares one matrix); split into calls of kMaxBatch GEMMs.
+  void gemm_batched(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, int64_t stride_a,
+                    const float* b, int64_t ldb, int64_t stride_b, float beta, float* c, int64_t ldc,
+                    int64_t stride_c, int64_t batch) {
+    const float alpha = 1.f;
+    if (m == 0 || n == 0 || batch == 0) return;
+    if (batch == 1 || k == 0) {
+      for (int64_t i = 0; i < batch; ++i)
+        gemm(ta, tb, m, n, k, alpha, a + i * stride_a, lda, b + i * stride_b, ldb, beta, c + i * stride_c, ldc);
+      return;
+    }
+    const char* op = "conv2d";
+    const int im = to_int(m, op, "m"), in = to_int(n, op, "n"), ik = to_int(k, op, "k");
+    const int ilda = to_int(lda, op, "lda"), ildb = to_int(ldb, op, "ldb"), ildc = to_int(ldc, op, "ldc");
+    for (int64_t i0 = 0; i0 < batch; i0 += kMaxBatch) {
+      const int count = int(std::min(kMaxBatch, batch - i0));
+      PLEXUS_CUDA_CHECK(cublasSgemmStridedBatched(
+          cublas(index_), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, in, im, ik, &alpha,
+          b + i0 * stride_b, ildb, stride_b, a + i0 * stride_a, ilda, stride_a, &beta, c + i0 * stride_c, ildc,
+          stride_c, count));
+    }
+  }
+
+  // A 1x1 kernel at stride 1 without padding reads each pixel once: x is its own im2col.
+  static bool pointwise(const ConvGeometry& g) {
+    return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
+  }
+
+  // Images per chunk so that each buffer (per_image floats per image) stays within the budget.
+  static int64_t images_per_chunk(int64_t n, int64_t per_image, int64_t per_image2) {
+    int64_t nb = std::min(n, kMaxBatch);
+    nb = std::min(nb, kColumnsBudget / std::max<int64_t>(per_image, 1));
+    if (per_image2 > 0) nb = std::min(nb, kColumnsBudget / per_image2);
+    return std::max<int64_t>(nb, 1);
+  }
+
+  static IndexedAxis indexed_axis(const char* op, const Shape& data_shape, const Shape& index_shape, int64_t dim) {
+    const int nd = int(index_shape.size());
+    if (nd > kMaxDims || int(data_shape.size()) != nd)
+      throw ValueError(std::string(op) + ": index " + to_string(index_shape) + " and data " + to_string(data_shape) +
+                       " must have the same rank, at most 16");
+    if (nd > 0 && (dim < 0 || dim >= nd))
+      throw ValueError(std::string(op) + ": dim " + std::to_string(dim) + " out of range for rank " + std::to_string(nd));
+    IndexedAxis a{};
+    a.ndim = nd;
+    a.dim = nd == 0 ? 0 : int(dim);
+    a.limit = nd == 0 ? 1 : data_shape[dim];
+    const Strides st = contiguous_strides(data_shape);
+    for (int d = 0; d < nd; ++d) {
+      a.size[d] = index_shape[d];
+      a.data_stride[d] = st[d];
+    }
+    return a;
+  }
+
+  int index_;
+  int sms_ = 1;
+  int64_t max_blocks_ = 1;
+};
+
+}  // namespace
+
+// One backend per device, created on first use (the caller checks the index range).
+Backend& device_backend(int index) {
+  constexpr int kMaxDevices = 64;
+  static std::array<std::once_flag, kMaxDevices> once;
+  static std::array<std::unique_ptr<CudaBackend>, kMaxDevices> backends;
+  if (index < 0 || index >= kMaxDevices)
+    throw DeviceError("cuda:" + std::to_string(index) + ": device index out of range");
+  std::call_once(once[size_t(index)], [index] { backends[size_t(index)] = std::make_unique<CudaBackend>(index); });
+  return *backends[size_t(index)];
+}
+
+}  // namespace plexus::cuda

@@ -1,0 +1,63 @@
+#pragma once
+// Internal to the CUDA backend (included by core/cuda/*.cu only).
+//
+// Every CUDA and cuBLAS status is checked where it is returned and becomes a DeviceError
+// naming the call and the error ("cudaMalloc(&p, 1073741824) failed: out of memory
+// (cudaErrorMemoryAllocation)"). Each device has one stream, on which every kernel, cuBLAS
+// call and copy of ours is queued, so work is ordered without events and memory freed by the
+// host can be reused by later work at once (as PyTorch's caching allocator does per stream).
+//
+// Kernels never trap on bad data (a trap would poison the CUDA context): they record the
+// first bad index in a per-device FaultRecord and carry on with a harmless value; the host
+// reads the record whenever it synchronises and throws an IndexError naming the op.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace plexus::cuda {
+
+void check(cudaError_t status, const char* call);
+void check(cublasStatus_t status, const char* call);
+#define PLEXUS_CUDA_CHECK(expr) ::plexus::cuda::check((expr), #expr)
+// After a kernel launch: a bad configuration fails here, naming the kernel.
+void check_launch(const char* kernel);
+
+// Makes `index` the current device of the calling thread (cheap when it already is).
+void use_device(int index);
+cudaStream_t stream(int index);
+cublasHandle_t cublas(int index);
+
+// Ops that can report a fault, for the message.
+enum class FaultOp : int {
+  None = 0, IndexSelect, IndexAdd, Gather, ScatterAdd, CrossEntropy, CrossEntropyBackward, ArgReduce
+};
+struct FaultRecord {
+  int op;              // FaultOp; 0 = no fault
+  float value;         // the offending index value
+  long long position;  // element of the index / target tensor
+  long long limit;     // valid indices are whole numbers in [0, limit)
+};
+FaultRecord* fault_record(int index);  // device memory, zeroed
+
+#ifdef __CUDACC__
+// Records the first fault only; the other fields are read after a synchronisation.
+__device__ inline void report_fault(FaultRecord* r, FaultOp op, float value, long long position, long long limit) {
+  if (atomicCAS(&r->op, 0, int(op)) == 0) {
+    r->value = value;
+    r->position = position;
+    r->limit = limit;
+  }
+}
+// True (and the index in `out`) when v is a whole number in [0, limit).
+__device__ inline bool valid_index(float v, long long limit, long long* out) {
+  if (!(v >= 0.f && v < float(limit)) || v != floorf(v)) return false;
+  *out = (long long)v;
+  return true;
+}
+#endif
+
+// Synchronises the device's stream, then throws for a recorded fault (and clears it).
+void synchronize_stream(int index);
+
+}  // namespace plexus::cuda
