@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cuda/cuda.h"
 #include "data/dataloader.h"
 #include "data/transforms.h"
 #include "data/mnist.h"
@@ -51,6 +52,7 @@ Commands:
   init              write a project's freshly initialised weights (safetensors)
   grad              one forward and backward pass of a project: loss and every gradient
   layers            list every layer type: ports, parameters, defaults, ranges
+  devices           list the devices training can use (the CPU, CUDA GPUs)
 
 check FILE [--quiet]
   Loads the project, describes its dataset (a dataset that cannot be read is a warning:
@@ -67,6 +69,7 @@ train FILE [options]
   --epochs N  --batch-size N  --lr X  --optimizer NAME  --seed N
   --data PATH          use this dataset folder or file instead of the project's
   --train-subset N     train on the first N training examples only
+  --device D           cpu, cuda or cuda:N instead of the project's device
   --metrics F  --save F  --resume F  --quiet  --threads N    (as for the built-in models)
 
 init --project FILE --out W.safetensors [--seed S]
@@ -91,6 +94,7 @@ Options of train --model and eval (built-in models):
                        /usr/share/datasets/fashion-mnist]
   --batch-size N       examples per batch                                  [100]
   --threads N          CPU threads for the math                  [all hardware threads]
+  --device D           cpu, cuda (the first GPU) or cuda:N                 [cpu]
 
 Options of train --model only:
   --epochs N           passes over the training set                        [5]
@@ -187,7 +191,25 @@ class Args {
   std::string missing_value_;
 };
 
-const std::vector<std::string> kCommonOptions{"--model", "--dataset", "--data", "--batch-size", "--threads"};
+const std::vector<std::string> kCommonOptions{"--model", "--dataset", "--data", "--batch-size", "--threads", "--device"};
+
+// The --device option, checked against the machine (DeviceError when the GPU is missing).
+Device device_option(const Args& args) {
+  const std::string text = args.str("--device", "cpu");
+  Device d;
+  try {
+    d = parse_device(text);
+  } catch (const ValueError& e) {
+    throw UsageError{std::string("--device: ") + e.what()};
+  }
+  cuda::check_available(d);
+  return d;
+}
+
+std::string device_text(Device d) {
+  if (d.is_cpu()) return "cpu, " + std::to_string(num_threads()) + " threads";
+  return d.str() + " (" + cuda::properties(d.index).name + ")";
+}
 
 std::string default_folder(const std::string& dataset) {
   return dataset == "fashion-mnist" ? data::MnistDataset::kDebianFashionDir : "data/mnist";
@@ -389,7 +411,7 @@ int cmd_check(const Args& args) {
 
 int cmd_train_project(const Args& args, const std::string& file) {
   args.allow({"--epochs", "--batch-size", "--lr", "--optimizer", "--seed", "--data", "--train-subset", "--metrics",
-              "--save", "--resume", "--quiet", "--threads"});
+              "--save", "--resume", "--quiet", "--threads", "--device"});
   graph::Graph g = graph::load_project(file);
   graph::TrainingSettings& s = g.training;
   s.epochs = args.integer("--epochs", s.epochs, 1);
@@ -397,6 +419,7 @@ int cmd_train_project(const Args& args, const std::string& file) {
   if (args.has("--lr")) s.lr = args.number("--lr", s.lr);
   s.optimizer = args.str("--optimizer", s.optimizer);
   s.seed = uint64_t(args.integer("--seed", int64_t(s.seed), 0));
+  if (args.has("--device")) s.device = device_option(args).str();
   // A --data path comes from the command line: it is relative to the current directory.
   if (args.has("--data")) g.dataset.path = fs::absolute(args.str("--data", "")).lexically_normal().string();
   if (args.has("--threads")) set_num_threads(int(args.integer("--threads", 1, 1)));
@@ -413,10 +436,10 @@ int cmd_train_project(const Args& args, const std::string& file) {
     std::printf("resumed from %s\n", args.str("--resume", "").c_str());
   }
   std::printf("project %s (%lld parameters), %s from %s: %lld train / %lld test examples, %s lr %g, batch %lld, "
-              "%d threads\n",
+              "on %s\n",
               file.c_str(), (long long)model.num_parameters(), run.dataset.kind.c_str(), run.dataset.path.c_str(),
               (long long)run.data.train->size(), (long long)run.data.test->size(), s.optimizer.c_str(), s.lr,
-              (long long)s.batch_size, num_threads());
+              (long long)s.batch_size, device_text(parse_device(s.device)).c_str());
   std::fflush(stdout);
 
   train::Trainer trainer(model, *run.optimizer, *run.train_loader, run.eval_loader.get(), run.trainer_options);
@@ -501,6 +524,18 @@ int cmd_layers(const Args& args) {
   return 0;
 }
 
+int cmd_devices(const Args& args) {
+  args.allow({});
+  std::printf("cpu     %d threads\n", num_threads());
+  for (int i = 0; i < cuda::device_count(); ++i) {
+    const cuda::DeviceProperties p = cuda::properties(i);
+    std::printf("cuda:%d  %s, %.1f GiB, compute capability %d.%d, %d multiprocessors\n", i, p.name.c_str(),
+                double(p.total_memory) / double(int64_t(1) << 30), p.compute_major, p.compute_minor, p.multiprocessors);
+  }
+  if (cuda::device_count() == 0) std::printf("%s\n", cuda::status().c_str());
+  return 0;
+}
+
 // ---- built-in models -------------------------------------------------------------------------
 
 int cmd_train(const Args& args) {
@@ -526,8 +561,10 @@ int cmd_train(const Args& args) {
     throw UsageError{"--schedule must be none, cosine or step, got '" + schedule + "'"};
   if (args.has("--threads")) set_num_threads(int(args.integer("--threads", 1, 1)));
 
+  const Device device = device_option(args);
   Generator init_gen(seed);
   auto model = train::make_builtin_model(model_name, &init_gen);
+  model->to(device);
   train::OptimizerConfig oc;
   oc.kind = args.str("--optimizer", "sgd");
   oc.lr = args.number("--lr", 0.1);
@@ -548,10 +585,11 @@ int cmd_train(const Args& args) {
   // Inputs are standardised with the training images' mean and std (after any shift, whose
   // zero fill is the background), the usual MNIST preprocessing.
   const data::TransformPtr normalize = train::standardize_images(*train_set);
-  data::DataLoaderOptions lo{.batch_size = batch, .shuffle = true, .seed = seed, .transform = normalize};
+  const bool pin = !device.is_cpu();  // asynchronous copies to the GPU
+  data::DataLoaderOptions lo{.batch_size = batch, .shuffle = true, .seed = seed, .transform = normalize, .pin_memory = pin};
   if (const int64_t k = args.integer("--shift", 0, 0)) lo.transform = data::compose({data::random_shift(k), normalize});
   data::DataLoader train_loader(train_set, lo);
-  data::DataLoader test_loader(test_set, {.batch_size = 1000, .transform = normalize});
+  data::DataLoader test_loader(test_set, {.batch_size = 1000, .transform = normalize, .pin_memory = pin});
 
   std::unique_ptr<optim::LRScheduler> scheduler;
   if (schedule == "cosine") scheduler = std::make_unique<optim::CosineAnnealingLR>(*optimizer, epochs);
@@ -563,10 +601,10 @@ int cmd_train(const Args& args) {
     std::printf("resumed from %s\n", args.str("--resume", "").c_str());
   }
 
-  std::printf("model %s (%lld parameters), %s from %s: %lld train / %lld test images, %s lr %g, batch %lld, %d threads\n",
+  std::printf("model %s (%lld parameters), %s from %s: %lld train / %lld test images, %s lr %g, batch %lld, on %s\n",
               model_name.c_str(), (long long)model->num_parameters(), dataset.c_str(), folder.c_str(),
               (long long)train_set->size(), (long long)test_set->size(), oc.kind.c_str(), oc.lr, (long long)batch,
-              num_threads());
+              device_text(device).c_str());
   std::fflush(stdout);
 
   train::TrainerOptions to;
@@ -592,8 +630,10 @@ int cmd_eval(const Args& args) {
   const std::string model_name = args.str("--model", "mlp"), dataset = args.str("--dataset", "mnist");
   const std::string folder = args.str("--data", default_folder(dataset));
   if (args.has("--threads")) set_num_threads(int(args.integer("--threads", 1, 1)));
+  const Device device = device_option(args);
   auto model = train::make_builtin_model(model_name);
   train::load_checkpoint(args.str("--checkpoint", ""), *model);
+  model->to(device);
   const auto test_set = train::open_image_dataset(dataset, folder, false);
   const auto train_set = train::open_image_dataset(dataset, folder, true);
   data::DataLoader loader(test_set, {.batch_size = args.integer("--batch-size", 1000, 1),
@@ -642,6 +682,7 @@ int main(int argc, char** argv) {
     if (cmd == "init") return cmd_init(Args(argc, argv, 2, {}));
     if (cmd == "grad") return cmd_grad(Args(argc, argv, 2, {}));
     if (cmd == "layers") return cmd_layers(Args(argc, argv, 2, {"--markdown"}));
+    if (cmd == "devices") return cmd_devices(Args(argc, argv, 2, {}));
     throw UsageError{cmd.empty() ? "no command given" : "unknown command '" + std::string(cmd) + "'"};
   } catch (const UsageError& e) {
     std::fprintf(stderr, "plexus-cli: %s\n\n", e.message.c_str());

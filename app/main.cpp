@@ -1,6 +1,6 @@
 // plexus: the Plexus desktop application.
-// Placeholder main window until the GUI issues land: a central label and a status
-// bar line that describes the dataset given with --data DIR.
+// Placeholder main window until the GUI issues land: a central label, the training
+// toolbar's device selector, and a status bar line that describes the dataset (--data DIR).
 #include <QApplication>
 #include <QCommandLineOption>
 #include <QCommandLineParser>
@@ -13,10 +13,13 @@
 #include <QStatusBar>
 #include <QStringList>
 #include <QTimer>
+#include <QToolBar>
 #include <QtEndian>
 
 #include <cstdio>
 #include <optional>
+
+#include "device_selector.h"
 
 namespace {
 
@@ -109,6 +112,12 @@ int main(int argc, char** argv) {
     placeholder->setAlignment(Qt::AlignCenter);
     window.setCentralWidget(placeholder);
     window.statusBar()->showMessage(describeDataset(parser.value(dataOption)));
+    QToolBar* toolbar = window.addToolBar(QStringLiteral("Training"));
+    toolbar->setObjectName(QStringLiteral("trainingToolbar"));
+    toolbar->addWidget(new QLabel(QStringLiteral(" Device: ")));
+    auto* device = new plexus::widgets::DeviceSelector(toolbar);
+    device->setObjectName(QStringLiteral("deviceSelector"));
+    toolbar->addWidget(device);
     window.resize(1000, 700);
     window.show();
 
