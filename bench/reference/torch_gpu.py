@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""The PyTorch twin of bench/bench_gpu.cpp: the same training workload, timed the same way.
+
+    python3 bench/reference/torch_gpu.py [--device cuda:0|cpu] [--models mlp,mlp64,lenet]
+                                         [--epochs E] [--mnist DIR] [--graphs]
+
+Works with torch 1.13 (Debian's CPU build) and torch 2.x with CUDA.
+
+Data: the MNIST training split from DIR (train-images-idx3-ubyte[.gz] and
+train-labels-idx1-ubyte[.gz], parsed here) standardised with its own mean and std, or else
+60,000 synthetic N(0, 1) inputs [1, 28, 28] with random classes 0..9 from a fixed seed. The
+whole set is copied to the device once, before any timing.
+
+Models: the Plexus built-ins (core/train/builtin.cpp) with identical layer shapes.
+Training: batch 100, SGD lr 0.1 without momentum, cross-entropy. A step takes batch i as a
+slice of the resident tensors (in order, no copy), runs forward and the loss, reads the loss
+with .item(), then zero_grad(set_to_none=True), backward, step. One warm-up epoch, then E
+timed epochs (default 3), each timed by wall clock from a device synchronisation to the
+next; the median is reported.
+
+PyTorch runs in its best eager configuration: cudnn.benchmark on, SGD tried with
+foreach=False and foreach=True (the faster is reported). TF32 is switched off so that both
+sides do FP32 math. With --graphs (CUDA only), a second variant captures the whole step
+(forward, loss, backward, SGD step) in one CUDA graph, replayed per batch after copying the
+batch into static input/target buffers, and reported as "torch-graphs".
+
+Output: the device and versions, then per model "torch <model> <device> <s/epoch> <loss>"
+(and "torch-graphs ..." with --graphs); lines starting with '#' are commentary. A CUDA device
+requested where none is usable prints "skipped: no CUDA device (<why>)" and exits 0.
+"""
+import argparse
+import gzip
+import os
+import statistics
+import struct
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+BATCH = 100
+SYNTHETIC_SAMPLES = 60000
+LR = 0.1
+MODELS = ("mlp", "mlp64", "lenet")
+
+
+# ---- data ----------------------------------------------------------------------------------
+def read_idx(folder, name, magic):
+    """An IDX file of unsigned bytes (plain name first, then .gz; gzip detected from content)."""
+    for path in (os.path.join(folder, name), os.path.join(folder, name + ".gz")):
+        if os.path.exists(path):
+            break
+    else:
+        sys.exit(f"error: {name}[.gz] not found in {folder}")
+    with open(path, "rb") as f:
+        raw = f.read()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    ndim = magic & 0xFF
+    if len(raw) < 4 + 4 * ndim or struct.unpack(">I", raw[:4])[0] != magic:
+        sys.exit(f"error: {path}: not an IDX file of unsigned bytes with {ndim} dimension(s)")
+    dims = struct.unpack(f">{ndim}I", raw[4:4 + 4 * ndim])
+    data = np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim)
+    if data.size != int(np.prod(dims)):
+        sys.exit(f"error: {path}: {data.size} bytes of data for shape {dims}")
+    return data.reshape(dims)
+
+
+def load_data(mnist_dir, device):
+    if mnist_dir:
+        images = read_idx(mnist_dir, "train-images-idx3-ubyte", 0x803).astype(np.float32) / 255.0
+        labels = read_idx(mnist_dir, "train-labels-idx1-ubyte", 0x801).astype(np.int64)
+        if len(images) != len(labels):
+            sys.exit(f"error: {len(images)} images but {len(labels)} labels")
+        mean = float(images.mean(dtype=np.float64))
+        std = float(images.std(dtype=np.float64))
+        inputs = torch.from_numpy((images - np.float32(mean)) / np.float32(std)).unsqueeze(1)
+        targets = torch.from_numpy(labels)
+        description = f"MNIST {mnist_dir} (mean {mean:.6g}, std {std:.6g})"
+    else:
+        gen = torch.Generator().manual_seed(1)
+        inputs = torch.randn(SYNTHETIC_SAMPLES, 1, 28, 28, generator=gen)
+        targets = torch.randint(0, 10, (SYNTHETIC_SAMPLES,), generator=gen)
+        description = "synthetic N(0, 1), random labels"
+    inputs, targets = inputs.contiguous().to(device), targets.to(device)
+    sync(device)
+    return inputs, targets, description
+
+
+# ---- models (core/train/builtin.cpp) --------------------------------------------------------
+def make_model(name):
+    if name in ("mlp", "mlp64"):
+        hidden = 128 if name == "mlp" else 64
+        return nn.Sequential(nn.Flatten(), nn.Linear(784, hidden), nn.ReLU(), nn.Linear(hidden, 10))
+    return nn.Sequential(
+        nn.Conv2d(1, 20, 5), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(20, 50, 5), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(800, 500), nn.ReLU(), nn.Linear(500, 10))
+
+
+# ---- timing ---------------------------------------------------------------------------------
+def sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def timed_epochs(run_epoch, device, epochs):
+    """One warm-up epoch, then the median seconds of `epochs` timed ones."""
+    run_epoch()
+    seconds = []
+    for _ in range(epochs):
+        sync(device)
+        t0 = time.perf_counter()
+        run_epoch()
+        sync(device)
+        seconds.append(time.perf_counter() - t0)
+    return statistics.median(seconds)
+
+
+def bench_eager(name, inputs, targets, device, epochs, foreach):
+    torch.manual_seed(1)
+    model = make_model(name).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=LR, foreach=foreach)
+    steps = inputs.shape[0] // BATCH
+    last = [0.0]
+
+    def run_epoch():
+        for i in range(steps):
+            x = inputs[i * BATCH:(i + 1) * BATCH]
+            y = targets[i * BATCH:(i + 1) * BATCH]
+            loss = F.cross_entropy(model(x), y)
+            last[0] = loss.item()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+
+    return timed_epochs(run_epoch, device, epochs), last[0]
+
+
+def bench_graphs(name, inputs, targets, device, epochs, foreach):
+    """The whole step in one CUDA graph, as in the PyTorch docs ("whole-network capture")."""
+    torch.manual_seed(1)
+    model = make_model(name).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=LR, foreach=foreach)
+    steps = inputs.shape[0] // BATCH
+    static_x = inputs[:BATCH].clone()
+    static_y = targets[:BATCH].clone()
+
+    # Warm-up on a side stream (cudnn.benchmark picks its algorithms, the optimizer and the
+    # autograd engine set themselves up) before capture.
+    side = torch.cuda.Stream(device)
+    side.wait_stream(torch.cuda.current_stream(device))
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            opt.zero_grad(set_to_none=True)
+            F.cross_entropy(model(static_x), static_y).backward()
+            opt.step()
+    torch.cuda.current_stream(device).wait_stream(side)
+
+    graph = torch.cuda.CUDAGraph()
+    opt.zero_grad(set_to_none=True)  # the grads are then allocated from the graph's pool
+    with torch.cuda.graph(graph):
+        static_loss = F.cross_entropy(model(static_x), static_y)
+        static_loss.backward()
+        opt.step()
+
+    last = [0.0]
+
+    def run_epoch():
+        for i in range(steps):
+            static_x.copy_(inputs[i * BATCH:(i + 1) * BATCH])
+            static_y.copy_(targets[i * BATCH:(i + 1) * BATCH])
+            graph.replay()
+            last[0] = static_loss.item()
+
+    return timed_epochs(run_epoch, device, epochs), last[0]
+
+
+def main():
+    parser = argparse.ArgumentParser(description="PyTorch twin of bench_gpu")
+    parser.add_argument("--device", default="cuda:0")
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--mnist", default="")
+    parser.add_argument("--graphs", action="store_true", help="also time the step captured in a CUDA graph")
+    args = parser.parse_args()
+    models = [m for m in args.models.split(",") if m]
+    unknown = [m for m in models if m not in MODELS]
+    if unknown or not models or args.epochs < 1:
+        parser.error(f"--models takes {', '.join(MODELS)}; --epochs at least 1")
+
+    device = torch.device(args.device)
+    if device.type == "cuda":
+        if not torch.cuda.is_available() or torch.cuda.device_count() == 0:
+            print(f"skipped: no CUDA device (torch {torch.__version__}, CUDA build {torch.version.cuda})")
+            return 0
+        device = torch.device("cuda", device.index if device.index is not None else 0)
+        torch.cuda.set_device(device)
+        print(f"device: {torch.cuda.get_device_name(device)} ({device})")
+        print(f"# torch {torch.__version__}, CUDA {torch.version.cuda}, cuDNN {torch.backends.cudnn.version()}")
+    elif device.type == "cpu":
+        print(f"device: cpu ({torch.get_num_threads()} threads)")
+        print(f"# torch {torch.__version__}")
+    else:
+        parser.error(f"unsupported device {args.device}")
+    device_name = str(device)
+
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    print("# FP32 math: TF32 off (torch.backends.cuda.matmul.allow_tf32 = False, "
+          "torch.backends.cudnn.allow_tf32 = False), as Plexus does not use TF32; cudnn.benchmark = True")
+    if args.graphs and device.type != "cuda":
+        print("# --graphs ignored: CUDA graphs need a CUDA device")
+
+    inputs, targets, description = load_data(args.mnist, device)
+    print(f"data: {description}, {inputs.shape[0]} samples, batch {BATCH}, {inputs.shape[0] // BATCH} steps/epoch; "
+          f"SGD lr {LR}; median of {args.epochs} epochs after 1 warm-up")
+    sys.stdout.flush()
+
+    for name in models:
+        runs = {fe: bench_eager(name, inputs, targets, device, args.epochs, fe) for fe in (False, True)}
+        best = min(runs, key=lambda fe: runs[fe][0])
+        print(f"# torch {name}: SGD foreach=False {runs[False][0]:.4f} s/epoch, foreach=True {runs[True][0]:.4f} "
+              f"s/epoch; reporting foreach={best}")
+        print(f"torch {name} {device_name} {runs[best][0]:.4f} {runs[best][1]:.4f}")
+        if args.graphs and device.type == "cuda":
+            seconds, loss = bench_graphs(name, inputs, targets, device, args.epochs, best)
+            print(f"torch-graphs {name} {device_name} {seconds:.4f} {loss:.4f}  # SGD foreach={best}")
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
