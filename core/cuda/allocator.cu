@@ -1,5 +1,5 @@
-// Device memory through a caching allocator, page-locked host memory for staging, and the
-// copies between them.
+// Device memory through a caching allocator (tensor/caching_pool.h), page-locked host memory
+// for staging, and the copies between them.
 //
 // Device blocks are cached by size class and reused at once when freed: every kernel and copy
 // of a device runs on its one stream, so work queued later cannot overtake work that still
@@ -9,6 +9,7 @@
 // A pinned host block may be the source of a copy that is still queued when its tensor dies,
 // so a freed block carries an event recorded on every active stream and is handed out again
 // only once those events have completed.
+#include <cstdio>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -16,19 +17,14 @@
 
 #include "cuda/cuda.h"
 #include "cuda/runtime.h"
+#include "tensor/caching_pool.h"
 #include "util/error.h"
 
 namespace plexus::cuda {
 namespace {
 
-// 512-byte steps below 1 MiB, then four classes per power of two (at most 25% waste).
-size_t size_class(size_t bytes) {
-  if (bytes <= (size_t(1) << 20)) return (std::max<size_t>(bytes, 1) + 511) & ~size_t(511);
-  size_t pow2 = size_t(1) << 20;
-  while (pow2 * 2 < bytes) pow2 *= 2;
-  const size_t step = pow2 / 4;
-  return (bytes + step - 1) / step * step;
-}
+// 512-byte steps below 1 MiB (cudaMalloc aligns to 256 bytes anyway).
+constexpr size_t kStep = 512, kSmallLimit = size_t(1) << 20;
 
 std::string mib(int64_t bytes) {
   char b[32];
@@ -36,79 +32,34 @@ std::string mib(int64_t bytes) {
   return b;
 }
 
-class DeviceCachingAllocator final : public Allocator {
- public:
-  explicit DeviceCachingAllocator(int index) : index_(index) {}
+struct DeviceMemory {
+  int index;
 
-  void* allocate(size_t bytes) override {
-    const size_t cls = size_class(bytes);
-    std::lock_guard lock(mu_);
-    ++stats_.allocations;
+  void* obtain(size_t bytes) {
+    use_device(index);
     void* p = nullptr;
-    auto& blocks = free_[cls];
-    if (!blocks.empty()) {
-      p = blocks.back();
-      blocks.pop_back();
-      stats_.bytes_cached -= int64_t(cls);
-    } else {
-      use_device(index_);
-      cudaError_t e = cudaMalloc(&p, cls);
-      if (e == cudaErrorMemoryAllocation) {
-        cudaGetLastError();  // out of memory is not sticky; clear it before retrying
-        release_cached();
-        e = cudaMalloc(&p, cls);
-      }
-      if (e == cudaErrorMemoryAllocation) {
-        cudaGetLastError();
-        size_t free_bytes = 0, total = 0;
-        cudaMemGetInfo(&free_bytes, &total);
-        cudaGetLastError();
-        throw DeviceError("out of memory on cuda:" + std::to_string(index_) + ": requested " + std::to_string(bytes) +
-                          " bytes (" + mib(int64_t(bytes)) + "); in use " + mib(stats_.bytes_in_use) + ", cached " +
-                          mib(stats_.bytes_cached) + ", peak " + mib(stats_.peak_bytes_in_use) + ", device free " +
-                          mib(int64_t(free_bytes)) + " of " + mib(int64_t(total)));
-      }
-      check(e, ("cudaMalloc(" + std::to_string(cls) + " bytes)").c_str());
-      ++stats_.system_allocations;
+    const cudaError_t e = cudaMalloc(&p, bytes);
+    if (e == cudaErrorMemoryAllocation) {
+      cudaGetLastError();  // out of memory is not sticky; clear it so the retry starts clean
+      return nullptr;
     }
-    stats_.bytes_in_use += int64_t(cls);
-    stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
+    check(e, ("cudaMalloc(" + std::to_string(bytes) + " bytes)").c_str());
     return p;
   }
-
-  void deallocate(void* ptr, size_t bytes) override {
-    if (!ptr) return;
-    const size_t cls = size_class(bytes);
-    std::lock_guard lock(mu_);
-    free_[cls].push_back(ptr);
-    stats_.bytes_in_use -= int64_t(cls);
-    stats_.bytes_cached += int64_t(cls);
+  // cudaFree waits for the device, so no queued kernel still uses a block it returns.
+  void release(void* p) {
+    use_device(index);
+    check(cudaFree(p), "cudaFree");
   }
-
-  MemoryStats stats() const override {
-    std::lock_guard lock(mu_);
-    return stats_;
+  [[noreturn]] void out_of_memory(size_t bytes, const MemoryStats& s) {
+    size_t free_bytes = 0, total = 0;
+    cudaMemGetInfo(&free_bytes, &total);
+    cudaGetLastError();
+    throw DeviceError("out of memory on cuda:" + std::to_string(index) + ": requested " + std::to_string(bytes) +
+                      " bytes (" + mib(int64_t(bytes)) + "); in use " + mib(s.bytes_in_use) + ", cached " +
+                      mib(s.bytes_cached) + ", peak " + mib(s.peak_bytes_in_use) + ", device free " +
+                      mib(int64_t(free_bytes)) + " of " + mib(int64_t(total)));
   }
-
-  void empty_cache() override {
-    std::lock_guard lock(mu_);
-    release_cached();
-  }
-
- private:
-  void release_cached() {
-    use_device(index_);
-    // cudaFree waits for the device, so no queued kernel still uses a block it returns.
-    for (auto& [cls, blocks] : free_)
-      for (void* p : blocks) check(cudaFree(p), "cudaFree");
-    free_.clear();
-    stats_.bytes_cached = 0;
-  }
-
-  const int index_;
-  mutable std::mutex mu_;
-  std::unordered_map<size_t, std::vector<void*>> free_;
-  MemoryStats stats_;
 };
 
 class PinnedHostAllocator final : public Allocator {
@@ -119,7 +70,7 @@ class PinnedHostAllocator final : public Allocator {
 
  public:
   void* allocate(size_t bytes) override {
-    const size_t cls = size_class(bytes);
+    const size_t cls = size_class(bytes, kStep, kSmallLimit);
     std::lock_guard lock(mu_);
     ++stats_.allocations;
     void* p = nullptr;
@@ -147,7 +98,7 @@ class PinnedHostAllocator final : public Allocator {
 
   void deallocate(void* ptr, size_t bytes) override {
     if (!ptr) return;
-    const size_t cls = size_class(bytes);
+    const size_t cls = size_class(bytes, kStep, kSmallLimit);
     Freed f{ptr, {}};
     for (int d = 0; d < device_count(); ++d) {
       use_device(d);
@@ -217,10 +168,10 @@ Allocator& device_allocator(int index) {
   check_available(Device::cuda(index));
   static std::mutex mu;
   // Leaked on purpose: storages freed during static destruction must still find them.
-  static std::vector<DeviceCachingAllocator*> allocators(size_t(device_count()), nullptr);
+  static std::vector<Allocator*> allocators(size_t(device_count()), nullptr);
   std::lock_guard lock(mu);
   auto& a = allocators[size_t(index)];
-  if (!a) a = new DeviceCachingAllocator(index);
+  if (!a) a = new CachingPool<DeviceMemory>(DeviceMemory{index}, kStep, kSmallLimit);
   return *a;
 }
 
