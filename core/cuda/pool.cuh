@@ -7,6 +7,7 @@
 
 #include "cuda/strided.cuh"
 #include "ops/backend.h"
+#include "ops/scalar_math.h"
 
 namespace plexus::cuda {
 namespace {
@@ -26,39 +27,15 @@ __device__ __forceinline__ WindowRange covering(int64_t i, int64_t k, int64_t st
   return {lo, hi};
 }
 
-// Cells averaged at (y, x): the window clipped to the padded image, or to the image itself
-// when padding does not count (the CPU's pool_count).
-__device__ __forceinline__ int64_t pool_count(const PoolGeometry& g, int64_t y, int64_t x, bool include_pad) {
-  const int64_t y0 = y * g.sh - g.ph, x0 = x * g.sw - g.pw;
-  const int64_t y1 = min(y0 + g.kh, g.h + g.ph), x1 = min(x0 + g.kw, g.w + g.pw);
-  if (include_pad) return (y1 - y0) * (x1 - x0);
-  return (min(y1, g.h) - max(y0, int64_t(0))) * (min(x1, g.w) - max(x0, int64_t(0)));
-}
-
 // argmax: index in the h*w plane as float, -1 when the window saw no cell; a NaN wins.
 __global__ void max_pool_kernel(float* out, float* argmax, const float* in, int64_t planes, PoolGeometry g) {
   const int64_t per = g.oh * g.ow, total = planes * per;
   for (int64_t e = global_thread(); e < total; e += grid_threads()) {
     const int64_t p = div_nonneg(e, per), r = e - p * per;
     const int64_t y = div_nonneg(r, g.ow), xo = r - y * g.ow;
-    const float* x = in + p * g.h * g.w;
-    float best = -kInf;
-    int64_t best_at = -1;
-    for (int64_t ki = 0; ki < g.kh; ++ki) {
-      const int64_t iy = y * g.sh - g.ph + ki;
-      if (iy < 0 || iy >= g.h) continue;
-      for (int64_t kj = 0; kj < g.kw; ++kj) {
-        const int64_t ix = xo * g.sw - g.pw + kj;
-        if (ix < 0 || ix >= g.w) continue;
-        const float v = x[iy * g.w + ix];
-        if (best_at < 0 || v > best || isnan(v)) {
-          best = v;
-          best_at = iy * g.w + ix;
-        }
-      }
-    }
-    out[e] = best;
-    argmax[e] = float(best_at);
+    const math::WindowMax best = math::window_max(in + p * g.h * g.w, g, y, xo);
+    out[e] = best.value;
+    argmax[e] = float(best.at);
   }
 }
 
@@ -101,7 +78,7 @@ __global__ void avg_pool_kernel(float* out, const float* in, int64_t planes, Poo
     double s = 0;
     for (int64_t iy = max(y0, int64_t(0)); iy < min(y0 + g.kh, g.h); ++iy)
       for (int64_t ix = max(x0, int64_t(0)); ix < min(x0 + g.kw, g.w); ++ix) s += x[iy * g.w + ix];
-    out[e] = float(s / double(pool_count(g, y, xo, include_pad)));
+    out[e] = float(s / double(math::pool_count(g, y, xo, include_pad)));
   }
 }
 
@@ -115,7 +92,7 @@ __global__ void avg_pool_backward_kernel(float* grad_in, const float* grad_out, 
     const float* go = grad_out + p * per;
     float acc = 0.f;
     for (int64_t y = ys.lo; y <= ys.hi; ++y)
-      for (int64_t x = xs.lo; x <= xs.hi; ++x) acc += go[y * g.ow + x] / float(pool_count(g, y, x, include_pad));
+      for (int64_t x = xs.lo; x <= xs.hi; ++x) acc += go[y * g.ow + x] / float(math::pool_count(g, y, x, include_pad));
     grad_in[e] += acc;
   }
 }

@@ -10,6 +10,7 @@
 #include "ops/backend.h"
 #include "cuda/cuda.h"
 #include "ops/cpu/loops.h"
+#include "ops/scalar_math.h"
 #include "util/error.h"
 #include "util/threads.h"
 
@@ -52,23 +53,6 @@ void map2(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
                   });
 }
 
-float gelu_f(float x) { return 0.5f * x * (1.f + std::erf(x * float(M_SQRT1_2))); }
-float gelu_grad_f(float x) {
-  const float cdf = 0.5f * (1.f + std::erf(x * float(M_SQRT1_2)));
-  const float pdf = std::exp(-0.5f * x * x) * float(0.5 * M_2_SQRTPI * M_SQRT1_2);
-  return cdf + x * pdf;
-}
-float sigmoid_f(float x) {
-  // Two branches keep exp's argument non-positive: no overflow for large |x|.
-  if (x >= 0) return 1.f / (1.f + std::exp(-x));
-  const float e = std::exp(x);
-  return e / (1.f + e);
-}
-float softplus_f(float x, float beta, float threshold) {
-  const float bx = beta * x;
-  return bx > threshold ? x : std::log1p(std::exp(bx)) / beta;
-}
-
 class CpuBackend final : public Backend {
  public:
   void fill(const Tensor& out, float v) override {
@@ -83,13 +67,13 @@ class CpuBackend final : public Backend {
       case UnaryOp::Log: return map1(out, a, [](float x) { return std::log(x); });
       case UnaryOp::Sqrt: return map1(out, a, [](float x) { return std::sqrt(x); });
       case UnaryOp::Abs: return map1(out, a, [](float x) { return std::fabs(x); });
-      case UnaryOp::Sign: return map1(out, a, [](float x) { return float((x > 0) - (x < 0)); });
+      case UnaryOp::Sign: return map1(out, a, math::sign);
       case UnaryOp::Relu: return map1(out, a, [](float x) { return x > 0 ? x : 0.f; });
       case UnaryOp::LeakyRelu: return map1(out, a, [p0](float x) { return x > 0 ? x : p0 * x; });
-      case UnaryOp::Sigmoid: return map1(out, a, sigmoid_f);
+      case UnaryOp::Sigmoid: return map1(out, a, math::sigmoid);
       case UnaryOp::Tanh: return map1(out, a, [](float x) { return std::tanh(x); });
-      case UnaryOp::Gelu: return map1(out, a, gelu_f);
-      case UnaryOp::Softplus: return map1(out, a, [p0, p1](float x) { return softplus_f(x, p0, p1); });
+      case UnaryOp::Gelu: return map1(out, a, math::gelu);
+      case UnaryOp::Softplus: return map1(out, a, [p0, p1](float x) { return math::softplus(x, p0, p1); });
       case UnaryOp::Pow:
         if (p0 == 2.f) return map1(out, a, [](float x) { return x * x; });
         return map1(out, a, [p0](float x) { return std::pow(x, p0); });
@@ -119,15 +103,15 @@ class CpuBackend final : public Backend {
       case BinaryOp::LeakyReluGrad: return map2(out, a, b, [p0](float g, float x) { return x > 0 ? g : p0 * g; });
       case BinaryOp::SigmoidGrad: return map2(out, a, b, [](float g, float y) { return g * y * (1.f - y); });
       case BinaryOp::TanhGrad: return map2(out, a, b, [](float g, float y) { return g * (1.f - y * y); });
-      case BinaryOp::GeluGrad: return map2(out, a, b, [](float g, float x) { return g * gelu_grad_f(x); });
+      case BinaryOp::GeluGrad: return map2(out, a, b, [](float g, float x) { return g * math::gelu_grad(x); });
       case BinaryOp::SoftplusGrad:
-        return map2(out, a, b, [p0, p1](float g, float x) { return p0 * x > p1 ? g : g * sigmoid_f(p0 * x); });
+        return map2(out, a, b, [p0, p1](float g, float x) { return p0 * x > p1 ? g : g * math::sigmoid(p0 * x); });
       case BinaryOp::PowGrad:
         return map2(out, a, b, [p0](float g, float x) { return g * p0 * std::pow(x, p0 - 1.f); });
       case BinaryOp::ClampGrad:
         return map2(out, a, b, [p0, p1](float g, float x) { return x >= p0 && x <= p1 ? g : 0.f; });
       case BinaryOp::AbsGrad:
-        return map2(out, a, b, [](float g, float x) { return g * float((x > 0) - (x < 0)); });
+        return map2(out, a, b, [](float g, float x) { return g * math::sign(x); });
     }
   }
 
@@ -420,24 +404,10 @@ class CpuBackend final : public Backend {
       const float* x = in + p * g.h * g.w;
       for (int64_t y = 0; y < g.oh; ++y)
         for (int64_t xo = 0; xo < g.ow; ++xo) {
-          float best = -kInf;
-          int64_t best_at = -1;
-          for (int64_t ki = 0; ki < g.kh; ++ki) {
-            const int64_t iy = y * g.sh - g.ph + ki;
-            if (iy < 0 || iy >= g.h) continue;
-            for (int64_t kj = 0; kj < g.kw; ++kj) {
-              const int64_t ix = xo * g.sw - g.pw + kj;
-              if (ix < 0 || ix >= g.w) continue;
-              const float v = x[iy * g.w + ix];
-              if (best_at < 0 || v > best || std::isnan(v)) {
-                best = v;
-                best_at = iy * g.w + ix;
-              }
-            }
-          }
+          const math::WindowMax best = math::window_max(x, g, y, xo);
           const int64_t o = (p * g.oh + y) * g.ow + xo;
-          out[o] = best;
-          argmax[o] = float(best_at);
+          out[o] = best.value;
+          argmax[o] = float(best.at);
         }
     }
   }
@@ -452,15 +422,6 @@ class CpuBackend final : public Backend {
       }
   }
 
-  // Number of window cells averaged at (y, x): the full window when padding counts,
-  // else only the cells inside the image. PyTorch clips the window to the padded image.
-  static int64_t pool_count(const ConvGeometry& g, int64_t y, int64_t x, bool include_pad) {
-    const int64_t y0 = y * g.sh - g.ph, x0 = x * g.sw - g.pw;
-    const int64_t y1 = std::min(y0 + g.kh, g.h + g.ph), x1 = std::min(x0 + g.kw, g.w + g.pw);
-    if (include_pad) return (y1 - y0) * (x1 - x0);
-    return (std::min(y1, g.h) - std::max<int64_t>(y0, 0)) * (std::min(x1, g.w) - std::max<int64_t>(x0, 0));
-  }
-
   void avg_pool2d(float* out, const float* in, int64_t planes, const ConvGeometry& g, bool include_pad) override {
     for (int64_t p = 0; p < planes; ++p) {
       const float* x = in + p * g.h * g.w;
@@ -470,7 +431,7 @@ class CpuBackend final : public Backend {
           for (int64_t iy = std::max<int64_t>(y * g.sh - g.ph, 0); iy < std::min(y * g.sh - g.ph + g.kh, g.h); ++iy)
             for (int64_t ix = std::max<int64_t>(xo * g.sw - g.pw, 0); ix < std::min(xo * g.sw - g.pw + g.kw, g.w); ++ix)
               s += x[iy * g.w + ix];
-          out[(p * g.oh + y) * g.ow + xo] = float(s / double(pool_count(g, y, xo, include_pad)));
+          out[(p * g.oh + y) * g.ow + xo] = float(s / double(math::pool_count(g, y, xo, include_pad)));
         }
     }
   }
@@ -481,7 +442,7 @@ class CpuBackend final : public Backend {
       float* gi = gin + p * g.h * g.w;
       for (int64_t y = 0; y < g.oh; ++y)
         for (int64_t xo = 0; xo < g.ow; ++xo) {
-          const float v = gout[(p * g.oh + y) * g.ow + xo] / float(pool_count(g, y, xo, include_pad));
+          const float v = gout[(p * g.oh + y) * g.ow + xo] / float(math::pool_count(g, y, xo, include_pad));
           for (int64_t iy = std::max<int64_t>(y * g.sh - g.ph, 0); iy < std::min(y * g.sh - g.ph + g.kh, g.h); ++iy)
             for (int64_t ix = std::max<int64_t>(xo * g.sw - g.pw, 0); ix < std::min(xo * g.sw - g.pw + g.kw, g.w); ++ix)
               gi[iy * g.w + ix] += v;
