@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "autograd/grad_mode.h"
+#include "cuda/cuda.h"
 #include "ops/ops.h"
 #include "tensor/allocator.h"
 #include "tensor/generator.h"
@@ -54,6 +55,25 @@ class TestTensor : public QObject {
   Q_OBJECT
 
  private slots:
+  void deviceNamesParseStrictly() {
+    QVERIFY(parse_device("cpu") == Device::cpu());
+    QVERIFY(parse_device("cuda") == Device::cuda(0));
+    QVERIFY(parse_device("cuda:3") == Device::cuda(3));
+    for (const char* bad : {"", "gpu", "CPU", "cuda:", "cuda:-1", "cuda:1x", "cuda: 1", "cuda:99999999999", "cuda0"}) {
+      const std::string msg = message_of<ValueError>([&] { (void)parse_device(bad); });
+      QVERIFY2(msg == "unknown device '" + std::string(bad) + "': expected cpu, cuda or cuda:N", msg.c_str());
+    }
+  }
+
+  // Whatever the machine, a GPU that is not there is a DeviceError naming it and what exists.
+  void missingGpuIsADeviceError() {
+    const Device absent = Device::cuda(plexus::cuda::device_count());
+    const std::string msg = message_of<DeviceError>([&] { (void)ones({2}).to(absent); });
+    QVERIFY2(msg.starts_with(absent.str() + " is not available: "), msg.c_str());
+    QVERIFY2(plexus::cuda::device_count() > 0 || msg.find("no CUDA device") != std::string::npos, msg.c_str());
+    QVERIFY(message_of<DeviceError>([&] { (void)zeros({2}, absent); }).starts_with(absent.str()));
+  }
+
   void freshTensorGeometry() {
     const Tensor a = zeros({2, 3, 4});
     QCOMPARE(shape_str(a.shape()), QString("[2, 3, 4]"));

@@ -130,6 +130,10 @@ int device_count() { return census().count; }
 
 std::string status() {
   const Census& c = census();
+  // Without libcuda the runtime says "driver version is insufficient": say what that means.
+  if (c.error == cudaErrorInsufficientDriver)
+    return "no CUDA device (no NVIDIA driver found, or it is older than this build's CUDA " +
+           std::to_string(CUDART_VERSION / 1000) + " runtime)";
   if (c.error != cudaSuccess)
     return std::string("no CUDA device (") + cudaGetErrorName(c.error) + ": " + cudaGetErrorString(c.error) + ")";
   if (c.count == 0) return "no CUDA device";
