@@ -56,15 +56,15 @@ void GraphDocument::reset(graph::Graph graph, const QString& path, bool modified
   graph_ = std::move(graph);
   undo_.clear();
   if (modified) undo_.resetClean();  // no step leads back to the file's content
-  if (path != path_) {
-    path_ = path;
-    emit filePathChanged(path_);
-  }
+  const bool new_path = path != path_;
+  path_ = path;
   reindex();
   describeDataset();
   revalidate();
+  // Listeners see the whole new state, whichever signal they hear first.
   emit graphReset();
   emit validated();
+  if (new_path) emit filePathChanged(path_);
   if (was_modified != isModified()) emit modifiedChanged(isModified());
 }
 

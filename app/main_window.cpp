@@ -1,0 +1,514 @@
+#include "main_window.h"
+
+#include <QActionGroup>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QGraphicsItem>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMimeData>
+#include <QSettings>
+#include <QStatusBar>
+#include <QToolBar>
+#include <QUndoStack>
+
+#include <exception>
+
+#include "device_selector.h"
+#include "graph/project.h"
+#include "graph_document.h"
+#include "icons.h"
+#include "node_scene.h"
+#include "node_view.h"
+#include "palette.h"
+#include "problems_panel.h"
+#include "property_panel.h"
+#include "recovery.h"
+#include "tensor/device.h"
+#include "theme.h"
+
+namespace plexus::app {
+namespace {
+
+constexpr int kMaxRecent = 10;
+const QString kRecentKey = QStringLiteral("recentFiles");
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+bool isProjectFile(const QUrl& url) {
+  return url.isLocalFile() && url.toLocalFile().endsWith(QStringLiteral(".plexus"), Qt::CaseInsensitive);
+}
+
+// Icons are tinted for the theme, so they are fetched again when it changes.
+void setThemedIcon(QAction* action, const QString& name) {
+  action->setIcon(widgets::icon(name));
+  QObject::connect(&widgets::ThemeManager::instance(), &widgets::ThemeManager::changed, action,
+                   [action, name] { action->setIcon(widgets::icon(name)); });
+}
+
+QAction* makeAction(QObject* parent, const QString& text, const QString& icon_name,
+                    const QList<QKeySequence>& shortcuts = {}) {
+  auto* action = new QAction(text, parent);
+  if (!icon_name.isEmpty()) setThemedIcon(action, icon_name);
+  action->setShortcuts(shortcuts);
+  return action;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  setObjectName(QStringLiteral("mainWindow"));
+  setAcceptDrops(true);
+  document_ = new widgets::GraphDocument(this);
+  scene_ = new widgets::NodeScene(document_, this);
+  view_ = new widgets::NodeView(scene_, this);
+  view_->setObjectName(QStringLiteral("canvas"));
+  setCentralWidget(view_);
+  autosaver_ = std::make_unique<Autosaver>(document_, Autosaver::defaultDirectory());
+
+  ask = [this](const QString& title, const QString& text, QMessageBox::StandardButtons buttons) {
+    return QMessageBox::question(this, title, text, buttons);
+  };
+  showError = [this](const QString& title, const QString& text) { QMessageBox::critical(this, title, text); };
+  chooseOpenPath = [this](const QString& caption) {
+    return QFileDialog::getOpenFileName(this, caption, QString(), tr("Plexus projects (*.plexus)"));
+  };
+  chooseSavePath = [this](const QString& caption) {
+    return QFileDialog::getSaveFileName(this, caption, document_->filePath(), tr("Plexus projects (*.plexus)"));
+  };
+
+  createDocks();
+  createActions();
+
+  connect(document_, &widgets::GraphDocument::modifiedChanged, this, &MainWindow::updateTitle);
+  connect(document_, &widgets::GraphDocument::filePathChanged, this, &MainWindow::updateTitle);
+  connect(document_, &widgets::GraphDocument::validated, this, &MainWindow::updateStatus);
+  connect(document_, &widgets::GraphDocument::settingsChanged, this, &MainWindow::updateStatus);
+  connect(document_, &widgets::GraphDocument::settingsChanged, this, &MainWindow::syncDeviceFromProject);
+  connect(document_, &widgets::GraphDocument::graphReset, this, &MainWindow::syncDeviceFromProject);
+  connect(scene_, &widgets::NodeScene::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
+  connect(scene_, &QGraphicsScene::selectionChanged, this, [this] { properties_->showNodes(scene_->selectedNodeIds()); });
+  connect(view_, &widgets::NodeView::fileDropped, this, &MainWindow::openFile);
+  connect(view_, &widgets::NodeView::zoomChanged, this,
+          [this](double zoom) { zoom_label_->setText(QStringLiteral("%1%").arg(qRound(zoom * 100))); });
+  connect(palette_, &widgets::LayerPalette::addRequested, this, &MainWindow::addNodeAtCentre);
+  connect(problems_, &widgets::ProblemsPanel::nodeActivated, view_, &widgets::NodeView::centerOnNode);
+
+  restoreSettings();
+  updateTitle();
+  updateStatus();
+  properties_->showNodes({});
+}
+
+MainWindow::~MainWindow() = default;
+
+// ---- layout --------------------------------------------------------------------------------
+
+void MainWindow::createDocks() {
+  const auto dock = [this](const QString& title, const QString& name, QWidget* content, Qt::DockWidgetArea area) {
+    auto* d = new QDockWidget(title, this);
+    d->setObjectName(name);
+    d->setWidget(content);
+    addDockWidget(area, d);
+    return d;
+  };
+  palette_ = new widgets::LayerPalette(this);
+  properties_ = new widgets::PropertyPanel(document_, this);
+  problems_ = new widgets::ProblemsPanel(document_, this);
+  QDockWidget* layers = dock(tr("Layers"), QStringLiteral("paletteDock"), palette_, Qt::LeftDockWidgetArea);
+  QDockWidget* props = dock(tr("Properties"), QStringLiteral("propertiesDock"), properties_, Qt::RightDockWidgetArea);
+  QDockWidget* problems = dock(tr("Problems"), QStringLiteral("problemsDock"), problems_, Qt::BottomDockWidgetArea);
+  // First-run proportions: the canvas gets the room; saved layouts replace these.
+  resizeDocks({layers, props}, {230, 300}, Qt::Horizontal);
+  resizeDocks({problems}, {110}, Qt::Vertical);
+
+  validity_label_ = new QLabel(this);
+  dataset_label_ = new QLabel(this);
+  zoom_label_ = new QLabel(QStringLiteral("100%"), this);
+  dataset_label_->setMaximumWidth(420);
+  statusBar()->addPermanentWidget(dataset_label_);
+  statusBar()->addPermanentWidget(validity_label_);
+  statusBar()->addPermanentWidget(zoom_label_);
+}
+
+void MainWindow::createActions() {
+  QUndoStack* undo = document_->undoStack();
+
+  // File
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  QAction* new_action = makeAction(this, tr("&New"), QStringLiteral("new"), {QKeySequence::New});
+  connect(new_action, &QAction::triggered, this, &MainWindow::newProject);
+  QAction* new_window = makeAction(this, tr("New &Window"), {}, {QKeySequence(tr("Ctrl+Shift+N"))});
+  connect(new_window, &QAction::triggered, this, [] {
+    auto* w = new MainWindow;
+    w->setAttribute(Qt::WA_DeleteOnClose);
+    w->show();
+  });
+  QAction* open = makeAction(this, tr("&Open…"), QStringLiteral("open"), {QKeySequence::Open});
+  connect(open, &QAction::triggered, this, [this] {
+    const QString path = chooseOpenPath(tr("Open project"));
+    if (!path.isEmpty()) openFile(path);
+  });
+  recent_menu_ = new QMenu(tr("Open &Recent"), this);
+  connect(recent_menu_, &QMenu::aboutToShow, this, &MainWindow::fillRecentMenu);
+  examples_menu_ = new QMenu(tr("&Examples"), this);
+  connect(examples_menu_, &QMenu::aboutToShow, this, &MainWindow::fillExamplesMenu);
+  QAction* save_action = makeAction(this, tr("&Save"), QStringLiteral("save"), {QKeySequence::Save});
+  connect(save_action, &QAction::triggered, this, &MainWindow::save);
+  QAction* save_as = makeAction(this, tr("Save &As…"), QStringLiteral("save-as"), {QKeySequence::SaveAs});
+  connect(save_as, &QAction::triggered, this, [this] { saveAs(chooseSavePath(tr("Save project as"))); });
+  QAction* quit = makeAction(this, tr("&Quit"), {}, {QKeySequence::Quit});
+  connect(quit, &QAction::triggered, this, &QWidget::close);
+  file->addActions({new_action, new_window, open});
+  file->addMenu(recent_menu_);
+  file->addMenu(examples_menu_);
+  file->addSeparator();
+  file->addActions({save_action, save_as});
+  file->addSeparator();
+  file->addAction(quit);
+
+  // Edit: every edit goes to the scene, which goes to the document's undo stack.
+  QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+  QAction* undo_action = undo->createUndoAction(this, tr("&Undo"));
+  undo_action->setShortcuts(QKeySequence::Undo);
+  QAction* redo_action = undo->createRedoAction(this, tr("&Redo"));
+  redo_action->setShortcuts({QKeySequence::Redo, QKeySequence(tr("Ctrl+Y"))});
+  setThemedIcon(undo_action, QStringLiteral("undo"));
+  setThemedIcon(redo_action, QStringLiteral("redo"));
+  QAction* cut = makeAction(this, tr("Cu&t"), QStringLiteral("cut"), {QKeySequence::Cut});
+  connect(cut, &QAction::triggered, scene_, &widgets::NodeScene::cutToClipboard);
+  QAction* copy = makeAction(this, tr("&Copy"), QStringLiteral("copy"), {QKeySequence::Copy});
+  connect(copy, &QAction::triggered, scene_, &widgets::NodeScene::copyToClipboard);
+  QAction* paste = makeAction(this, tr("&Paste"), QStringLiteral("paste"), {QKeySequence::Paste});
+  connect(paste, &QAction::triggered, this, [this] {
+    // At the mouse when it is over the canvas, else where the nodes were copied from.
+    const QPoint at = view_->viewport()->mapFromGlobal(QCursor::pos());
+    std::optional<QPointF> where;
+    if (view_->viewport()->rect().contains(at)) where = view_->mapToScene(at);
+    scene_->pasteFromClipboard(where);
+  });
+  QAction* duplicate = makeAction(this, tr("D&uplicate"), QStringLiteral("duplicate"), {QKeySequence(tr("Ctrl+D"))});
+  connect(duplicate, &QAction::triggered, scene_, &widgets::NodeScene::duplicateSelection);
+  QAction* remove = makeAction(this, tr("&Delete"), QStringLiteral("delete"),
+                               {QKeySequence::Delete, QKeySequence(Qt::Key_Backspace)});
+  connect(remove, &QAction::triggered, scene_, &widgets::NodeScene::deleteSelection);
+  QAction* select_all = makeAction(this, tr("Select &All"), {}, {QKeySequence::SelectAll});
+  connect(select_all, &QAction::triggered, this, [this] {
+    for (QGraphicsItem* item : scene_->items()) item->setSelected(true);
+  });
+  QAction* layout = makeAction(this, tr("Auto &Layout"), QStringLiteral("auto-layout"), {QKeySequence(tr("Ctrl+L"))});
+  connect(layout, &QAction::triggered, this, [this] {
+    scene_->autoLayout();
+    view_->fitAll();
+  });
+  edit->addActions({undo_action, redo_action});
+  edit->addSeparator();
+  edit->addActions({cut, copy, paste, duplicate, remove});
+  edit->addSeparator();
+  edit->addActions({select_all, layout});
+  // The canvas actions must work whichever dock has focus, but not steal keys from text fields.
+  for (QAction* a : {cut, copy, paste, duplicate, remove, select_all}) a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+  view_->addActions({cut, copy, paste, duplicate, remove, select_all});
+
+  // View
+  QMenu* view_menu = menuBar()->addMenu(tr("&View"));
+  QAction* zoom_in = makeAction(this, tr("Zoom &In"), QStringLiteral("zoom-in"),
+                                {QKeySequence::ZoomIn, QKeySequence(tr("Ctrl+="))});
+  connect(zoom_in, &QAction::triggered, view_, &widgets::NodeView::zoomIn);
+  QAction* zoom_out = makeAction(this, tr("Zoom &Out"), QStringLiteral("zoom-out"), {QKeySequence::ZoomOut});
+  connect(zoom_out, &QAction::triggered, view_, &widgets::NodeView::zoomOut);
+  QAction* actual = makeAction(this, tr("&Actual Size"), {}, {QKeySequence(tr("Ctrl+1"))});
+  connect(actual, &QAction::triggered, view_, &widgets::NodeView::resetZoom);
+  QAction* fit = makeAction(this, tr("&Fit Graph"), QStringLiteral("zoom-fit"), {QKeySequence(tr("Ctrl+0"))});
+  connect(fit, &QAction::triggered, view_, &widgets::NodeView::fitAll);
+  QAction* snap = makeAction(this, tr("&Snap to Grid"), QStringLiteral("grid"));
+  snap->setCheckable(true);
+  snap->setChecked(scene_->snapToGrid());
+  connect(snap, &QAction::toggled, this, [this](bool on) {
+    scene_->setSnapToGrid(on);
+    QSettings().setValue(QStringLiteral("snapToGrid"), on);
+  });
+  snap->setObjectName(QStringLiteral("snapAction"));
+  view_menu->addActions({zoom_in, zoom_out, actual, fit});
+  view_menu->addSeparator();
+  view_menu->addAction(snap);
+  QMenu* theme_menu = view_menu->addMenu(widgets::icon(QStringLiteral("theme")), tr("&Theme"));
+  auto* themes = new QActionGroup(this);
+  for (const auto& [mode, text] : {std::pair{widgets::ThemeMode::System, tr("Follow &System")},
+                                   std::pair{widgets::ThemeMode::Light, tr("&Light")},
+                                   std::pair{widgets::ThemeMode::Dark, tr("&Dark")}}) {
+    QAction* a = theme_menu->addAction(text);
+    a->setCheckable(true);
+    a->setChecked(widgets::ThemeManager::instance().mode() == mode);
+    themes->addAction(a);
+    connect(a, &QAction::triggered, this, [mode] {
+      widgets::ThemeManager::instance().setMode(mode);
+      QSettings().setValue(QStringLiteral("theme"), widgets::toString(mode));
+    });
+  }
+  QMenu* panels = view_menu->addMenu(tr("&Panels"));
+  for (QDockWidget* d : findChildren<QDockWidget*>()) panels->addAction(d->toggleViewAction());
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&About Plexus"), this, [this] {
+    QMessageBox::about(this, tr("About Plexus"),
+                       tr("<h3>Plexus %1</h3><p>Design a neural network by wiring layers together, "
+                          "then train it on the CPU or a CUDA GPU.</p>")
+                           .arg(QApplication::applicationVersion()));
+  });
+
+  QToolBar* bar = addToolBar(tr("Main"));
+  bar->setObjectName(QStringLiteral("mainToolbar"));
+  bar->addActions({new_action, open, save_action});
+  bar->addSeparator();
+  bar->addActions({undo_action, redo_action});
+  bar->addSeparator();
+  bar->addActions({layout, zoom_out, zoom_in, fit});
+  panels->addAction(bar->toggleViewAction());
+
+  QToolBar* training = addToolBar(tr("Training"));
+  training->setObjectName(QStringLiteral("trainingToolbar"));
+  training->addWidget(new QLabel(tr(" Device: ")));
+  device_ = new widgets::DeviceSelector(training);
+  device_->setObjectName(QStringLiteral("deviceSelector"));
+  training->addWidget(device_);
+  connect(device_, &widgets::DeviceSelector::deviceChanged, this, [this](Device device) {
+    graph::TrainingSettings settings = document_->graph().training;
+    settings.device = device.str();
+    document_->setTraining(settings);
+  });
+  panels->addAction(training->toggleViewAction());
+}
+
+void MainWindow::restoreSettings() {
+  QSettings settings;
+  restoreGeometry(settings.value(QStringLiteral("geometry")).toByteArray());
+  restoreState(settings.value(QStringLiteral("windowState")).toByteArray());
+  if (findChild<QAction*>(QStringLiteral("snapAction")))
+    findChild<QAction*>(QStringLiteral("snapAction"))->setChecked(settings.value(QStringLiteral("snapToGrid"), true).toBool());
+}
+
+// ---- status --------------------------------------------------------------------------------
+
+void MainWindow::updateTitle() {
+  setWindowTitle(tr("%1[*] — Plexus").arg(document_->displayName()));
+  setWindowModified(document_->isModified());
+}
+
+void MainWindow::updateStatus() {
+  int errors = 0, warnings = 0;
+  for (const graph::Problem& p : document_->validation().problems)
+    (p.severity == graph::Severity::Error ? errors : warnings) += 1;
+  if (errors + warnings == 0)
+    validity_label_->setText(document_->graph().nodes.empty() ? tr("Empty graph") : tr("✔ Valid"));
+  else
+    validity_label_->setText(tr("%n error(s)", "", errors) + (warnings ? tr(", %n warning(s)", "", warnings) : QString()));
+  const QString dataset = document_->datasetStatus();
+  dataset_label_->setText(dataset_label_->fontMetrics().elidedText(dataset, Qt::ElideMiddle, dataset_label_->maximumWidth()));
+  dataset_label_->setToolTip(dataset);
+  if (auto* dock = findChild<QDockWidget*>(QStringLiteral("problemsDock")))
+    dock->setWindowTitle(errors + warnings ? tr("Problems (%1)").arg(errors + warnings) : tr("Problems"));
+}
+
+void MainWindow::syncDeviceFromProject() {
+  try {
+    const QSignalBlocker quiet(device_);
+    device_->setCurrentDevice(parse_device(document_->graph().training.device));
+  } catch (const std::exception&) {
+    // An unknown device name is the validator's to report; the selector keeps its choice.
+  }
+}
+
+// ---- files ---------------------------------------------------------------------------------
+
+bool MainWindow::maybeSave() {
+  if (!document_->isModified()) return true;
+  const auto answer = ask(tr("Unsaved changes"),
+                          tr("Save the changes to %1 first?").arg(document_->displayName()),
+                          QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+  if (answer == QMessageBox::Save) return save();
+  return answer == QMessageBox::Discard;
+}
+
+void MainWindow::newProject() {
+  if (!maybeSave()) return;
+  document_->reset(graph::Graph{}, QString());
+  statusBar()->showMessage(tr("New project"), 4000);
+}
+
+bool MainWindow::openFile(const QString& path) {
+  if (path.isEmpty() || !maybeSave()) return false;
+  try {
+    document_->load(path);  // throws before changing anything
+  } catch (const std::exception& e) {
+    showError(tr("Cannot open project"), q(e.what()));
+    return false;
+  }
+  if (document_->graph().view.empty())
+    view_->fitAll();
+  else
+    view_->restoreViewState(q(document_->graph().view));
+  rememberRecent(document_->filePath());
+  statusBar()->showMessage(tr("Opened %1").arg(QDir::toNativeSeparators(document_->filePath())), 4000);
+  return true;
+}
+
+bool MainWindow::save() {
+  if (document_->filePath().isEmpty()) return saveAs(chooseSavePath(tr("Save project as")));
+  saveViewState();
+  try {
+    document_->save(document_->filePath());
+  } catch (const std::exception& e) {
+    showError(tr("Cannot save project"), q(e.what()));
+    return false;
+  }
+  statusBar()->showMessage(tr("Saved %1").arg(QDir::toNativeSeparators(document_->filePath())), 4000);
+  return true;
+}
+
+bool MainWindow::saveAs(const QString& chosen) {
+  if (chosen.isEmpty()) return false;
+  QString path = chosen;
+  if (QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".plexus");
+  saveViewState();
+  try {
+    document_->save(path);
+  } catch (const std::exception& e) {
+    showError(tr("Cannot save project"), q(e.what()));
+    return false;
+  }
+  rememberRecent(document_->filePath());
+  statusBar()->showMessage(tr("Saved %1").arg(QDir::toNativeSeparators(document_->filePath())), 4000);
+  return true;
+}
+
+void MainWindow::saveViewState() { document_->setViewState(view_->viewState().toStdString()); }
+
+QStringList MainWindow::recentFiles() { return QSettings().value(kRecentKey).toStringList(); }
+
+void MainWindow::rememberRecent(const QString& path) {
+  QStringList files = recentFiles();
+  files.removeAll(path);
+  files.prepend(path);
+  while (files.size() > kMaxRecent) files.removeLast();
+  QSettings().setValue(kRecentKey, files);
+}
+
+void MainWindow::fillRecentMenu() {
+  recent_menu_->clear();
+  const QStringList files = recentFiles();
+  for (const QString& path : files) {
+    QAction* a = recent_menu_->addAction(QFileInfo(path).fileName(), this, [this, path] {
+      if (!QFileInfo::exists(path)) {  // gone since: forget it
+        QStringList left = recentFiles();
+        left.removeAll(path);
+        QSettings().setValue(kRecentKey, left);
+      }
+      openFile(path);
+    });
+    a->setToolTip(QDir::toNativeSeparators(path));
+    a->setStatusTip(QDir::toNativeSeparators(path));
+  }
+  if (files.isEmpty()) recent_menu_->addAction(tr("No recent projects"))->setEnabled(false);
+  recent_menu_->addSeparator();
+  recent_menu_->addAction(tr("Clear Recent"), this, [] { QSettings().remove(kRecentKey); })->setEnabled(!files.isEmpty());
+}
+
+QStringList MainWindow::examples() {
+  const QString app_dir = QCoreApplication::applicationDirPath();
+  for (const QString& dir : {QStringLiteral(PLEXUS_EXAMPLES_DIR), app_dir + QStringLiteral("/../share/plexus/examples"),
+                             app_dir + QStringLiteral("/../../examples")}) {
+    const QDir d(dir);
+    const QStringList names = d.entryList({QStringLiteral("*.plexus")}, QDir::Files, QDir::Name);
+    if (!names.isEmpty()) {
+      QStringList out;
+      for (const QString& n : names) out << QDir::cleanPath(d.absoluteFilePath(n));
+      return out;
+    }
+  }
+  return {};
+}
+
+void MainWindow::fillExamplesMenu() {
+  examples_menu_->clear();
+  for (const QString& path : examples())
+    examples_menu_->addAction(QFileInfo(path).completeBaseName(), this, [this, path] { openFile(path); })
+        ->setStatusTip(QDir::toNativeSeparators(path));
+  if (examples_menu_->isEmpty()) examples_menu_->addAction(tr("No examples found"))->setEnabled(false);
+}
+
+int MainWindow::offerRecovery() {
+  int recovered = 0;
+  for (const RecoveryEntry& entry : Autosaver::orphans(Autosaver::defaultDirectory())) {
+    const QString what = entry.original.isEmpty() ? tr("an untitled project")
+                                                  : QDir::toNativeSeparators(entry.original);
+    const auto answer = ask(tr("Recover unsaved work"),
+                            tr("Plexus closed unexpectedly while %1 had unsaved changes.\n"
+                               "Recover the version autosaved at %2?")
+                                .arg(what, QLocale().toString(entry.saved, QLocale::ShortFormat)),
+                            QMessageBox::Yes | QMessageBox::No);
+    if (answer != QMessageBox::Yes) {
+      Autosaver::remove(entry.file);
+      continue;
+    }
+    graph::Graph graph;
+    try {
+      graph = graph::load_project(entry.file.toStdString());
+    } catch (const std::exception& e) {
+      showError(tr("Cannot recover"), q(e.what()));
+      continue;  // keep the file: it may be readable by a later version
+    }
+    const bool here = document_->graph().nodes.empty() && document_->filePath().isEmpty() && !document_->isModified();
+    MainWindow* target = this;
+    if (!here) {
+      target = new MainWindow;
+      target->setAttribute(Qt::WA_DeleteOnClose);
+      target->show();
+    }
+    target->document()->reset(std::move(graph), entry.original, /*modified=*/true);
+    target->view()->fitAll();
+    Autosaver::remove(entry.file);
+    target->autosaver()->saveNow();  // from now on this window's own recovery file holds it
+    ++recovered;
+  }
+  return recovered;
+}
+
+void MainWindow::addNodeAtCentre(const QString& type) {
+  const QSizeF size = widgets::NodeScene::nodeSize(graph::Node{{}, type.toStdString(), {}, {}, {}});
+  const QPointF centre = view_->mapToScene(view_->viewport()->rect().center());
+  const QString id = document_->addNode(type, centre - QPointF(size.width() / 2, size.height() / 2));
+  if (!id.isEmpty()) scene_->selectNodes({id});
+}
+
+// ---- window events -------------------------------------------------------------------------
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (!maybeSave()) {
+    event->ignore();
+    return;
+  }
+  QSettings settings;
+  settings.setValue(QStringLiteral("geometry"), saveGeometry());
+  settings.setValue(QStringLiteral("windowState"), saveState());
+  autosaver_->discard();
+  event->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  const QList<QUrl> urls = event->mimeData()->urls();
+  if (urls.size() == 1 && isProjectFile(urls.first())) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  const QList<QUrl> urls = event->mimeData()->urls();
+  if (urls.size() != 1 || !isProjectFile(urls.first())) return;
+  event->acceptProposedAction();
+  openFile(urls.first().toLocalFile());
+}
+
+}  // namespace plexus::app

@@ -1,0 +1,99 @@
+#pragma once
+// The editor window: palette, canvas, property and problems panels around one GraphDocument,
+// with the File / Edit / View menus, the toolbar and the status bar. Wiring only: the widgets
+// show and edit, the document holds the truth, core loads and saves.
+#include <QMainWindow>
+#include <QMessageBox>
+#include <QPointer>
+
+#include <functional>
+#include <memory>
+
+class QLabel;
+class QMenu;
+
+namespace plexus::widgets {
+class DeviceSelector;
+class GraphDocument;
+class LayerPalette;
+class NodeScene;
+class NodeView;
+class ProblemsPanel;
+class PropertyPanel;
+}  // namespace plexus::widgets
+
+namespace plexus::app {
+
+class Autosaver;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  widgets::GraphDocument* document() const { return document_; }
+  widgets::NodeScene* scene() const { return scene_; }
+  widgets::NodeView* view() const { return view_; }
+  widgets::LayerPalette* palette() const { return palette_; }
+  widgets::PropertyPanel* properties() const { return properties_; }
+  widgets::ProblemsPanel* problems() const { return problems_; }
+  Autosaver* autosaver() const { return autosaver_.get(); }
+
+  // File commands. A failure is shown (showError) and leaves the open project untouched.
+  bool openFile(const QString& path);
+  bool save();
+  bool saveAs(const QString& path);
+  void newProject();
+  // Asks to save unsaved changes; false when the user cancels.
+  bool maybeSave();
+  // Offers the projects a crash left behind; accepted ones open (the first here, any others in
+  // new windows). Returns how many were recovered.
+  int offerRecovery();
+  void addNodeAtCentre(const QString& type);
+
+  // The dialogs, replaceable so tests and scripts can answer them without a modal loop.
+  std::function<QMessageBox::StandardButton(const QString& title, const QString& text,
+                                            QMessageBox::StandardButtons buttons)>
+      ask;
+  std::function<void(const QString& title, const QString& text)> showError;
+  std::function<QString(const QString& caption)> chooseOpenPath, chooseSavePath;
+
+  static QStringList recentFiles();
+  // The examples/*.plexus shipped with Plexus (the source tree's, or installed next to the app).
+  static QStringList examples();
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
+
+ private:
+  void createActions();
+  void createDocks();
+  void restoreSettings();
+  void updateTitle();
+  void updateStatus();
+  void rememberRecent(const QString& path);
+  void fillRecentMenu();
+  void fillExamplesMenu();
+  void syncDeviceFromProject();
+  void saveViewState();
+
+  widgets::GraphDocument* document_ = nullptr;
+  widgets::NodeScene* scene_ = nullptr;
+  widgets::NodeView* view_ = nullptr;
+  widgets::LayerPalette* palette_ = nullptr;
+  widgets::PropertyPanel* properties_ = nullptr;
+  widgets::ProblemsPanel* problems_ = nullptr;
+  widgets::DeviceSelector* device_ = nullptr;
+  std::unique_ptr<Autosaver> autosaver_;
+  QMenu* recent_menu_ = nullptr;
+  QMenu* examples_menu_ = nullptr;
+  QLabel* validity_label_ = nullptr;
+  QLabel* dataset_label_ = nullptr;
+  QLabel* zoom_label_ = nullptr;
+};
+
+}  // namespace plexus::app

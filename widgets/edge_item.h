@@ -1,0 +1,61 @@
+#pragma once
+// A wire on the canvas: a cubic Bézier from an output port to an input port, labelled at its
+// middle with the shape of one example flowing through it ("N×1×28×28"). Selectable by
+// clicking near the curve.
+#include <QGraphicsItem>
+#include <QPainterPath>
+#include <QStaticText>
+
+#include <optional>
+
+#include "graph/graph.h"
+#include "tensor/shape.h"
+
+namespace plexus::widgets {
+
+class NodeItem;
+
+// The curve every wire takes, also the one being dragged: it leaves the output to the right
+// and enters the input from the left, an S-bend when the input lies behind the output.
+QPainterPath wirePath(QPointF from, QPointF to);
+
+// "N×128", "N×1×28×28", "N" for a single value per example, "?" when unknown.
+QString shapeLabel(const std::optional<Shape>& shape);
+
+class EdgeItem : public QGraphicsItem {
+ public:
+  enum { Type = UserType + 3 };
+
+  // Both nodes must outlive the item (the scene removes wires before their nodes).
+  EdgeItem(const graph::Edge& edge, NodeItem* from, NodeItem* to);
+
+  int type() const override { return Type; }
+  QRectF boundingRect() const override;
+  QPainterPath shape() const override;  // a band about 10 units wide around the curve, and the label
+  void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+
+  const graph::Edge& edge() const { return edge_; }
+  NodeItem* fromNode() const { return from_; }
+  NodeItem* toNode() const { return to_; }
+  const QPainterPath& path() const { return path_; }  // scene coordinates
+  QString label() const { return label_.text(); }
+  void setLabel(const QString& text);
+  // An end moved: recompute the curve.
+  void updatePath();
+
+ private:
+  QRectF labelRect(qreal scale) const;
+  qreal labelScale(qreal preferred) const;
+
+  graph::Edge edge_;
+  NodeItem* from_;
+  NodeItem* to_;
+  QPainterPath path_;
+  QPointF mid_;  // where the label goes
+  mutable QPainterPath hit_;  // shape(), built when first asked for after a change
+  QRectF bounds_;
+  QStaticText label_;  // laid out once per text, drawn every frame
+  QSizeF label_size_;
+};
+
+}  // namespace plexus::widgets
