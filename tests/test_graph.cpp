@@ -61,6 +61,31 @@ class TestGraph : public QObject {
     }
   }
 
+  // One check of a value, worded to follow the parameter's name; the validator adds the node,
+  // the name and the value around it.
+  void paramValuesAreCheckedInOnePlace() {
+    const LayerType& linear = *Registry::instance().find("Linear");
+    const ParamSpec& out = *linear.param("out_features");
+    QCOMPARE(check_param_value(out, int64_t(64)), std::string());
+    QCOMPARE(check_param_value(out, int64_t(0)), std::string("must be between 1 and 16777216"));
+    QCOMPARE(check_param_value(out, 64.0), std::string("must be a whole number"));
+    QCOMPARE(check_param_value(*linear.param("bias"), std::string("yes")), std::string("must be true or false"));
+    const ParamSpec& p = *Registry::instance().find("Dropout")->param("p");
+    QCOMPARE(check_param_value(p, int64_t(0)), std::string());  // a whole number is a number
+    QCOMPARE(check_param_value(p, 1.5), std::string("must be between 0 and 0.99"));
+    QCOMPARE(check_param_value(p, std::nan("")), std::string("must be a number"));
+    const ParamSpec& shape = *Registry::instance().find("Reshape")->param("shape");
+    QCOMPARE(check_param_value(shape, std::vector<int64_t>{4, -2}),
+             std::string("must have every entry between -1 and 16777216"));
+    QCOMPARE(check_param_value(shape, std::vector<int64_t>(9, 1)), std::string("must have at most 8 entries"));
+    QCOMPARE(check_param_value(shape, int64_t(4)), std::string("must be a list of whole numbers"));
+
+    const std::vector<std::string> problems =
+        check_params(node("fc1", "Linear", {{"out_features", int64_t(0)}, {"bias", std::string("yes")}}), linear);
+    QCOMPARE(problems, (std::vector<std::string>{"Linear 'fc1': bias must be true or false, got the text \"yes\"",
+                                                 "Linear 'fc1': out_features must be between 1 and 16777216, got 0"}));
+  }
+
   void shapesOnEveryEdge() {
     const Validation v = validate(mlp(64), &kMnist);
     QVERIFY2(v.ok(), messages(v).empty() ? "" : messages(v)[0].c_str());

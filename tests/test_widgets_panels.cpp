@@ -17,6 +17,7 @@
 
 #include "graph/registry.h"
 #include "graph_document.h"
+#include "param_editor.h"
 #include "problems_panel.h"
 #include "property_panel.h"
 #include "theme.h"

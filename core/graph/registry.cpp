@@ -1,9 +1,10 @@
 // Every layer type Plexus knows, one entry each: ports, parameters, shape rule, builder.
 #include "graph/registry.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
-#include <sstream>
 
 #include "nn/layers.h"
 #include "ops/ops.h"
@@ -60,7 +61,56 @@ std::string shown(const ParamValue& v) {
   if (std::holds_alternative<double>(v) && text.find_first_of(".eninf") == std::string::npos) text += ".0";
   return text;
 }
+
+// A bound as the messages write it: "16777216", "0.99", "1e-12" (the shortest text that reads
+// back as the same number).
+std::string bound_text(const ParamSpec& spec, double bound) {
+  if (spec.type != ParamType::Float) return std::to_string(int64_t(bound));
+  char buffer[32];
+  return std::string(buffer, std::to_chars(buffer, buffer + sizeof buffer, bound).ptr);
+}
+
+bool in_range(const ParamSpec& spec, double x) { return x >= spec.min && x <= spec.max; }
 }  // namespace
+
+std::string param_range(const ParamSpec& spec) {
+  return "between " + bound_text(spec, spec.min) + " and " + bound_text(spec, spec.max);
+}
+
+std::string check_param_value(const ParamSpec& spec, const ParamValue& value) {
+  switch (spec.type) {
+    case ParamType::Int: {
+      const auto* x = std::get_if<int64_t>(&value);
+      if (!x) return "must be a whole number";
+      return in_range(spec, double(*x)) ? "" : "must be " + param_range(spec);
+    }
+    case ParamType::Float: {
+      // A whole number is a real number too (Params::real takes it).
+      const auto* real = std::get_if<double>(&value);
+      const auto* whole = std::get_if<int64_t>(&value);
+      const double x = real ? *real : whole ? double(*whole) : NAN;
+      if (!std::isfinite(x)) return "must be a number";
+      return in_range(spec, x) ? "" : "must be " + param_range(spec);
+    }
+    case ParamType::Bool: return std::holds_alternative<bool>(value) ? "" : "must be true or false";
+    case ParamType::Choice: {
+      const auto* choice = std::get_if<std::string>(&value);
+      if (choice && std::find(spec.choices.begin(), spec.choices.end(), *choice) != spec.choices.end()) return "";
+      std::string known;
+      for (const std::string& c : spec.choices) known += (known.empty() ? "" : ", ") + c;
+      return "must be one of " + known;
+    }
+    case ParamType::IntList: {
+      const auto* list = std::get_if<std::vector<int64_t>>(&value);
+      if (!list) return "must be a list of whole numbers";
+      if (list->size() > 8) return "must have at most 8 entries";
+      for (int64_t x : *list)
+        if (!in_range(spec, double(x))) return "must have every entry " + param_range(spec);
+      return "";
+    }
+  }
+  return "";
+}
 
 std::vector<std::string> check_params(const Node& node, const LayerType& type) {
   std::vector<std::string> out;
@@ -71,62 +121,8 @@ std::vector<std::string> check_params(const Node& node, const LayerType& type) {
       for (const ParamSpec& p : type.params) known += (known.empty() ? "" : ", ") + p.name;
       out.push_back(node.label() + " has no parameter '" + name + "'" +
                     (known.empty() ? " (it takes none)" : " (it takes: " + known + ")"));
-      continue;
-    }
-    auto range = [&](double x) {
-      return x >= s->min && x <= s->max;
-    };
-    auto range_text = [&] {
-      if (s->type != ParamType::Float) return std::to_string(int64_t(s->min)) + ".." + std::to_string(int64_t(s->max));
-      std::ostringstream os;
-      os << s->min << ".." << s->max;
-      return os.str();
-    };
-    const auto what = [&] { return node.label() + ": " + name + " "; };
-    switch (s->type) {
-      case ParamType::Int:
-        if (!std::holds_alternative<int64_t>(v)) out.push_back(what() + "must be a whole number, got " + shown(v));
-        else if (!range(double(std::get<int64_t>(v))))
-          out.push_back(what() + "is " + to_string(v) + ", outside the range " + range_text());
-        break;
-      case ParamType::Float: {
-        const bool is_num = std::holds_alternative<double>(v) || std::holds_alternative<int64_t>(v);
-        const double x = std::holds_alternative<double>(v) ? std::get<double>(v)
-                         : is_num                           ? double(std::get<int64_t>(v))
-                                                            : 0.0;
-        if (!is_num || !std::isfinite(x)) out.push_back(what() + "must be a number, got " + shown(v));
-        else if (!range(x)) out.push_back(what() + "is " + shown(v) + ", outside the range " + range_text());
-        break;
-      }
-      case ParamType::Bool:
-        if (!std::holds_alternative<bool>(v)) out.push_back(what() + "must be true or false, got " + shown(v));
-        break;
-      case ParamType::Choice: {
-        const std::string* c = std::get_if<std::string>(&v);
-        bool ok = c != nullptr;
-        if (ok) ok = std::find(s->choices.begin(), s->choices.end(), *c) != s->choices.end();
-        if (!ok) {
-          std::string known;
-          for (const auto& x : s->choices) known += (known.empty() ? "" : ", ") + x;
-          out.push_back(what() + "must be one of " + known + ", got " + shown(v));
-        }
-        break;
-      }
-      case ParamType::IntList: {
-        const auto* l = std::get_if<std::vector<int64_t>>(&v);
-        if (!l) {
-          out.push_back(what() + "must be a list of whole numbers, got " + shown(v));
-        } else if (l->size() > 8) {
-          out.push_back(what() + "has " + std::to_string(l->size()) + " entries, at most 8 are allowed");
-        } else {
-          for (int64_t x : *l)
-            if (!range(double(x))) {
-              out.push_back(what() + "entry " + std::to_string(x) + " is outside the range " + range_text());
-              break;
-            }
-        }
-        break;
-      }
+    } else if (const std::string reason = check_param_value(*s, v); !reason.empty()) {
+      out.push_back(node.label() + ": " + name + " " + reason + ", got " + shown(v));
     }
   }
   return out;

@@ -128,7 +128,17 @@ class Registry {
   std::vector<LayerType> types_;
 };
 
-// Problems with a node's parameters: unknown names, wrong types, out-of-range values.
+// The range of an Int, Float or IntList parameter (of each entry) as messages word it:
+// "between 1 and 16777216", "between 0 and 0.99".
+std::string param_range(const ParamSpec& spec);
+
+// "" when `value` suits `spec` (its type, range, choices, at most 8 list entries); else why
+// not, worded to follow the parameter's name: "must be between 1 and 16777216". The one check
+// of a parameter value: the validator and the editor's property panel both use it.
+std::string check_param_value(const ParamSpec& spec, const ParamValue& value);
+
+// Problems with a node's parameters: unknown names, and values check_param_value refuses
+// ("Linear 'fc1': out_features must be between 1 and 16777216, got 0").
 std::vector<std::string> check_params(const Node& node, const LayerType& type);
 
 }  // namespace plexus::graph
