@@ -1,0 +1,139 @@
+#pragma once
+// TrainingPlots: the live curves of the training dashboard, for every run of the session
+// overlaid in its own colour. Three plots, stacked with a shared look:
+//   loss     training loss per batch, raw (thin, translucent) and smoothed (EMA, thick), vs the
+//            global step (epoch - 1) * batches + batch;
+//   epoch    per epoch: validation loss and accuracy (solid), training loss and accuracy
+//            (dashed); loss on the left axis, accuracy in % on the right;
+//   lr       the learning rate per batch, on the loss plot's x range.
+// Wheel zooms, drag pans, double click fits; hovering shows the values under the pointer.
+// Points are appended (never re-set) and the plots replot at most ~20 times a second, however
+// fast the points arrive. It follows ThemeManager.
+#include <QColor>
+#include <QString>
+#include <QTimer>
+#include <QWidget>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "train/events.h"
+
+class QCustomPlot;
+class QCPAxis;
+class QCPGraph;
+class QCPItemTracer;
+class QCPTextElement;
+class QMouseEvent;
+class QSplitter;
+class QToolButton;
+
+namespace plexus::widgets {
+
+class TrainingPlots : public QWidget {
+  Q_OBJECT
+
+ public:
+  enum class Series { RawLoss, SmoothedLoss, LearningRate, TrainLoss, TrainAccuracy, EvalLoss, EvalAccuracy };
+
+  struct RunInfo {
+    QString name, settings, status;  // status: "running", then what finishRun() said
+    QColor colour;
+    bool visible = true;
+    std::optional<double> bestEvalAccuracy;  // a fraction; none before a validated epoch
+  };
+
+  explicit TrainingPlots(QWidget* parent = nullptr);
+  ~TrainingPlots() override;
+
+  int beginRun(const QString& name, const QString& settingsSummary);  // the run's id
+  void addBatches(int run, const std::vector<train::BatchEnd>& batches);
+  void addEpoch(int run, const train::EpochEnd& epoch);
+  void finishRun(int run, const QString& status);  // "completed", "stopped", "failed: …"
+  void setRunVisible(int run, bool visible);
+  void setRunName(int run, const QString& name);
+  void clear();
+
+  int runCount() const { return int(runs_.size()); }
+  int pointCount(int run) const;   // raw batch points
+  RunInfo runInfo(int run) const;  // a default RunInfo for an unknown id
+  QCPGraph* graph(int run, Series series) const;
+
+  QCustomPlot* lossPlot() const { return loss_; }
+  QCustomPlot* epochPlot() const { return epoch_; }
+  QCustomPlot* lrPlot() const { return lr_; }
+
+  bool logScale() const { return logScale_; }
+  void setLogScale(bool on);  // the loss axes of the loss and epoch plots
+
+  // Back to following the data: every visible point in view, as while training.
+  void fit();
+
+  // The three plots stacked, as one image of `size` (default: as on screen).
+  bool exportPng(const QString& path, QSize size = {});
+  // Every point of every run, one tidy row each: run,kind,step,epoch,loss,smoothed_loss,lr,
+  // train_loss,train_accuracy,eval_loss,eval_accuracy (accuracies as fractions; empty = n/a).
+  bool exportCsv(const QString& path) const;
+
+ signals:
+  void runAdded(int run);
+  void runChanged(int run);  // name, status, visibility or best accuracy
+  void cleared();
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
+ private:
+  struct EpochPoint {
+    int epoch = 0;
+    double trainLoss = 0, trainAccuracy = 0, evalLoss = 0, evalAccuracy = 0, lr = 0;
+    bool hasEval = false;
+  };
+  struct Run {
+    QString name, settings, status;
+    bool visible = true;
+    bool hasAccuracy = false;  // a classification run; regression reports accuracy 0
+    int64_t batchesPerEpoch = 0;
+    double ema = 0, emaDecay = 1;  // emaDecay: smoothing^n, to debias the early average
+    std::optional<double> bestEvalAccuracy;
+    std::vector<EpochPoint> epochs;
+    QCPGraph *raw, *smooth, *lr, *trainLoss, *trainAccuracy, *evalLoss, *evalAccuracy;
+  };
+
+  Run* find(int run);
+  const Run* find(int run) const;
+  QCPGraph* newGraph(QCustomPlot* plot, QCPAxis* valueAxis = nullptr);
+  void buildToolBar();
+  void setUpPlots();
+  void setUpAxes();
+  void setUpInteractions(QCustomPlot* plot);
+  void applyTheme();
+  void styleRun(int index);
+  void updateRunVisibility(Run& run);
+  void rebuildLegends();
+  void scheduleReplot();
+  void replotNow();
+  void fitRanges();
+  void stopFollowing() { following_ = false; }
+  void hover(QCustomPlot* plot, QMouseEvent* event);
+  void hideHover();
+  QString hoverHeading(int run) const;
+  QString lossHover(double key, QPoint pixel);
+  QString epochHover(double key, QPoint pixel);
+  QString lrHover(double key, QPoint pixel);
+  void exportPngWithDialog();
+  void exportCsvWithDialog();
+
+  std::vector<Run> runs_;
+  QCustomPlot *loss_, *epoch_, *lr_;
+  QSplitter* splitter_ = nullptr;
+  std::vector<QCPTextElement*> titles_;
+  std::vector<std::pair<Series, QCPGraph*>> styleKey_;  // the epoch plot's legend: which line is which
+  QCPItemTracer *lossTracer_, *epochTracer_, *lrTracer_;
+  QToolButton* logButton_ = nullptr;
+  QTimer replotTimer_;
+  bool following_ = true;  // until the user zooms or pans, the view follows the data
+  bool logScale_ = false;
+};
+
+}  // namespace plexus::widgets
