@@ -1,0 +1,48 @@
+#pragma once
+// TrainingProgress: where a run is: epoch and batch progress bars, samples per second, elapsed
+// time, the estimated time left and the device it runs on. Fed by the dashboard with the
+// run's events; it only shows them.
+#include <QElapsedTimer>
+#include <QString>
+#include <QWidget>
+
+#include "train/events.h"
+
+class QLabel;
+class QProgressBar;
+
+namespace plexus::widgets {
+
+class TrainingProgress : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit TrainingProgress(QWidget* parent = nullptr);
+
+  void begin(int epochs, int64_t batches_per_epoch, const QString& device);
+  void update(const train::BatchEnd& batch);
+  void epochDone(const train::EpochEnd& epoch);
+  // "Completed", "Stopped", "Failed: …"; a completed run shows both bars full.
+  void finish(const QString& status, bool completed);
+
+  QProgressBar* epochBar() const { return epoch_bar_; }
+  QProgressBar* batchBar() const { return batch_bar_; }
+  QString statusText() const;
+
+  // "42 s", "3 min 05 s", "1 h 02 min".
+  static QString duration(double seconds);
+
+ private:
+  void showTimes(double samples_per_second, double eta_seconds);
+
+  QProgressBar* epoch_bar_;
+  QProgressBar* batch_bar_;
+  QLabel* speed_;
+  QLabel* elapsed_;
+  QLabel* eta_;
+  QLabel* device_;
+  QLabel* status_;
+  QElapsedTimer clock_;
+};
+
+}  // namespace plexus::widgets
