@@ -122,6 +122,52 @@ class TestTrainer : public QObject {
     QCOMPARE(kinds, (std::vector<std::string>{"epoch", "epoch", "finished"}));
   }
 
+  void evaluationRecordsPredictionsInLoaderOrder() {
+    Setup s = make_setup(600, 300);
+    train::TrainerOptions o;
+    o.epochs = 2;
+    o.record_predictions = true;
+    train::Trainer t(*s.model, *s.opt, *s.train, s.test.get(), o);
+    const train::RunResult r = t.run();
+    QVERIFY2(r.status == train::RunStatus::Completed, r.message.c_str());
+    const train::EpochEnd& e = r.history.back();
+    QCOMPARE(e.predicted.size(), size_t(300));
+    QCOMPARE(e.confidence.size(), size_t(300));
+
+    // The eval loader yields the examples in dataset order, so prediction i is example i's.
+    std::vector<float> truth;
+    std::vector<int64_t> order;
+    Tensor inputs;
+    for (data::Batch& b : *s.test) {
+      const std::vector<float> targets = b.targets.to_vector();
+      truth.insert(truth.end(), targets.begin(), targets.end());
+      order.insert(order.end(), b.indices.begin(), b.indices.end());
+      inputs = inputs.defined() ? concat({inputs, b.inputs}) : b.inputs;
+    }
+    for (size_t i = 0; i < order.size(); ++i) QCOMPARE(order[i], int64_t(i));
+
+    // They agree with the confusion matrix...
+    std::vector<int64_t> confusion(size_t(e.classes * e.classes), 0);
+    for (size_t i = 0; i < truth.size(); ++i) ++confusion[size_t(int64_t(truth[i]) * e.classes + e.predicted[i])];
+    QCOMPARE(confusion, e.confusion);
+    // ...and with the trained model's softmax, recomputed here in one go.
+    s.model->eval();
+    const Tensor probs = softmax((*s.model)(inputs), 1);
+    const std::vector<float> best = argmax(probs, 1).to_vector(), top = max(probs, {1}).to_vector();
+    for (size_t i = 0; i < truth.size(); ++i) {
+      QCOMPARE(e.predicted[i], int32_t(best[i]));
+      QVERIFY2(e.confidence[i] > 0.f && e.confidence[i] <= 1.f, qPrintable(QString::number(e.confidence[i])));
+      QVERIFY(std::abs(e.confidence[i] - top[i]) < 1e-5f);
+    }
+  }
+
+  void predictionsAreOffByDefault() {
+    Setup s = make_setup(200, 100);
+    train::Trainer t(*s.model, *s.opt, *s.train, s.test.get(), {});
+    const train::RunResult r = t.run();
+    QVERIFY(r.history.back().predicted.empty() && r.history.back().confidence.empty());
+  }
+
   void pauseResumeAndCancelFromAnotherThread() {
     Setup s = make_setup(2000, 100);
     train::TrainerOptions o;

@@ -33,6 +33,10 @@ struct EpochEnd {
   std::vector<double> per_class_accuracy;  // eval split
   int64_t classes = 0;
   std::vector<int64_t> confusion;          // eval split, row-major classes×classes
+  // Eval split, one per example in loader order, with TrainerOptions::record_predictions:
+  // the predicted class (as counted in `confusion`) and its softmax probability.
+  std::vector<int32_t> predicted;
+  std::vector<float> confidence;
   double lr = 0;
   double seconds = 0;                      // this epoch, training + evaluation
 };

@@ -20,6 +20,22 @@ class Cancelled {};  // unwinds the loop on cancel; never leaves run()
 
 int64_t batch_size_of(const Tensor& inputs) { return inputs.dim() ? inputs.shape()[0] : 1; }
 
+// Appends each row's predicted class (argmax, as ConfusionMatrix counts it) and its softmax
+// probability, 1 / sum_j exp(l_j - l_pred): one host pass over logits already in memory.
+void append_predictions(const Tensor& logits, std::vector<int32_t>& predicted, std::vector<float>& confidence) {
+  const Tensor l = logits.to(Device::cpu()).contiguous();  // the model may live on a GPU
+  const std::vector<float> pred = argmax(l, 1).to_vector();
+  const int64_t classes = l.shape()[1];
+  for (size_t i = 0; i < pred.size(); ++i) {
+    const float* row = l.data() + int64_t(i) * classes;
+    const float best = row[int64_t(pred[i])];
+    double total = 0;
+    for (int64_t j = 0; j < classes; ++j) total += std::exp(double(row[j]) - double(best));
+    predicted.push_back(int32_t(pred[i]));
+    confidence.push_back(float(1.0 / total));
+  }
+}
+
 }  // namespace
 
 Trainer::Trainer(nn::Module& model, optim::Optimizer& optimizer, data::DataLoader& train_loader,
@@ -138,6 +154,8 @@ EpochEnd Trainer::evaluate(data::DataLoader& loader) {
   Average loss_avg;
   ConfusionMatrix confusion;
   int64_t top = 0, seen = 0;
+  std::vector<int32_t> predicted;
+  std::vector<float> confidence;
   const Device device = model_device();
   for (data::Batch& b : loader) {
     if (cancelled_) break;
@@ -149,6 +167,7 @@ EpochEnd Trainer::evaluate(data::DataLoader& loader) {
       confusion.add(out, b.targets);
       top += top_k_correct(out, b.targets, std::min(options_.top_k, out.shape()[1]));
       seen += out.shape()[0];
+      if (options_.record_predictions) append_predictions(out, predicted, confidence);
     }
   }
   model_.train(was_training);
@@ -161,6 +180,8 @@ EpochEnd Trainer::evaluate(data::DataLoader& loader) {
     e.per_class_accuracy = confusion.per_class_accuracy();
     e.classes = confusion.classes();
     e.confusion = confusion.counts();
+    e.predicted = std::move(predicted);
+    e.confidence = std::move(confidence);
   }
   return e;
 }
@@ -176,7 +197,7 @@ RunResult Trainer::run() {
       const auto epoch_start = Clock::now();
       EpochEnd e = train_epoch(epoch);
       if (eval_) {
-        const EpochEnd ev = evaluate(*eval_);
+        EpochEnd ev = evaluate(*eval_);
         if (cancelled_) throw Cancelled();
         e.has_eval = true;
         e.eval_loss = ev.eval_loss;
@@ -184,7 +205,9 @@ RunResult Trainer::run() {
         e.eval_top5 = ev.eval_top5;
         e.per_class_accuracy = ev.per_class_accuracy;
         e.classes = ev.classes;
-        e.confusion = ev.confusion;
+        e.confusion = std::move(ev.confusion);
+        e.predicted = std::move(ev.predicted);
+        e.confidence = std::move(ev.confidence);
       }
       e.lr = opt_.param_groups().empty() ? 0.0 : opt_.param_groups()[0].lr;
       if (scheduler_) scheduler_->step();

@@ -38,6 +38,9 @@ struct TrainerOptions {
   int64_t top_k = 5;
   float clip_grad_norm = 0.f;   // 0 = no clipping
   std::optional<uint64_t> seed; // seeds the default generator (dropout) at the start of run()
+  // Classification: evaluation also fills EpochEnd::predicted and ::confidence, from the same
+  // forward pass. The eval loader must not shuffle for them to line up with dataset indices.
+  bool record_predictions = false;
 };
 
 enum class RunStatus { Completed, Cancelled, Failed };
