@@ -1,18 +1,23 @@
 // plexus: the Plexus desktop application. Opens the project given on the command line (or an
-// empty one), offers back work a crash left unsaved, and can render itself to a PNG for docs.
+// empty one) and offers back work a crash left unsaved. For docs and checks it can also start
+// training by itself, render itself to a PNG (of the editor, or of the dashboard after a given
+// epoch) and report how a run ended.
 #include <QApplication>
 #include <QCommandLineOption>
 #include <QCommandLineParser>
 #include <QSettings>
+#include <QStatusBar>
 #include <QTimer>
 
 #include <cstdio>
+#include <memory>
 
 #include "icons.h"
 #include "main_window.h"
 #include "node_scene.h"
 #include "node_view.h"
 #include "theme.h"
+#include "training_controller.h"
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
@@ -34,15 +39,22 @@ int main(int argc, char** argv) {
   QCommandLineOption screenshot_option(QStringLiteral("screenshot"),
                                        QStringLiteral("Save a PNG of the main window to <file> and quit."),
                                        QStringLiteral("file"));
-  screenshot_option.setFlags(QCommandLineOption::HiddenFromHelp);
   QCommandLineOption size_option(QStringLiteral("size"), QStringLiteral("Window size WxH."), QStringLiteral("size"));
-  size_option.setFlags(QCommandLineOption::HiddenFromHelp);
   QCommandLineOption select_option(QStringLiteral("select"), QStringLiteral("Select the node <id>."),
                                    QStringLiteral("id"));
-  select_option.setFlags(QCommandLineOption::HiddenFromHelp);
-  parser.addOptions({screenshot_option, size_option, select_option});
+  QCommandLineOption train_option(QStringLiteral("train"), QStringLiteral("Start training once the project is open."));
+  QCommandLineOption epoch_option(QStringLiteral("at-epoch"),
+                                  QStringLiteral("With --train and --screenshot: take it after epoch <n>, then stop."),
+                                  QStringLiteral("n"));
+  QCommandLineOption done_option(QStringLiteral("until-done"),
+                                 QStringLiteral("With --train: print how the run ended and quit (status 0 when it completed)."));
+  for (QCommandLineOption* o : {&screenshot_option, &size_option, &select_option, &train_option, &epoch_option, &done_option}) {
+    o->setFlags(QCommandLineOption::HiddenFromHelp);
+    parser.addOption(*o);
+  }
   parser.process(app);
 
+  using plexus::app::TrainingController;
   using plexus::widgets::ThemeManager;
   const QString theme_text =
       parser.isSet(theme_option) ? parser.value(theme_option) : QSettings().value(QStringLiteral("theme")).toString();
@@ -65,21 +77,65 @@ int main(int argc, char** argv) {
 
   const QStringList args = parser.positionalArguments();
   if (!args.isEmpty() && !window.openFile(args.first()) && screenshot) return 1;
-  if (!screenshot) QTimer::singleShot(0, &window, [&window] { window.offerRecovery(); });
+  const bool train = parser.isSet(train_option);
+  if (!screenshot && !train) QTimer::singleShot(0, &window, [&window] { window.offerRecovery(); });
+
+  // Leaves without questions: the project is not to be saved by an automated run.
+  const auto quit = [&window](int status) {
+    window.training()->stop();
+    window.training()->waitForFinished(-1);
+    window.document()->reset({}, QString());
+    QCoreApplication::exit(status);
+  };
+  const auto shoot = [&window, quit](const QString& file) {
+    const bool saved = window.grab().save(file, "PNG");
+    if (!saved) std::fprintf(stderr, "plexus: could not write screenshot %s\n", qPrintable(file));
+    quit(saved ? 0 : 1);
+  };
+  if (train) {
+    QTimer::singleShot(0, &window, [&window, quit] {
+      if (!window.startTraining()) {
+        std::fprintf(stderr, "plexus: cannot train: %s\n", qPrintable(window.statusBar()->currentMessage()));
+        quit(1);
+      }
+    });
+  }
+  if (train && parser.isSet(done_option)) {
+    auto last = std::make_shared<plexus::train::EpochEnd>();
+    QObject::connect(window.training(), &TrainingController::epochEnded, &window,
+                     [last](const plexus::train::EpochEnd& e) { *last = e; });
+    QObject::connect(window.training(), &TrainingController::finished, &window,
+                     [last, quit](const plexus::train::Finished& f) {
+                       std::printf("plexus: %s after %d epochs, validation accuracy %.2f%%\n",
+                                   f.cancelled ? "stopped" : "completed", f.epochs_completed, 100 * last->eval_accuracy);
+                       quit(f.cancelled ? 1 : 0);
+                     });
+    QObject::connect(window.training(), &TrainingController::failed, &window, [quit](const QString& message) {
+      std::printf("plexus: %s\n", qPrintable(message));
+      quit(1);
+    });
+  }
 
   if (screenshot) {
     const QString file = parser.value(screenshot_option);
-    const QString select = parser.value(select_option);
-    QTimer::singleShot(100, &window, [&window, file, select] {
-      window.view()->fitAll();
-      if (!select.isEmpty()) window.scene()->selectNodes({select});
-      QTimer::singleShot(100, &window, [&window, file] {
-        const bool saved = window.grab().save(file, "PNG");
-        if (!saved) std::fprintf(stderr, "plexus: could not write screenshot %s\n", qPrintable(file));
-        window.document()->reset({}, QString());  // nothing to ask about on exit
-        QCoreApplication::exit(saved ? 0 : 1);
+    if (train && parser.isSet(epoch_option)) {  // the dashboard, mid-training
+      const int epoch = parser.value(epoch_option).toInt();
+      QObject::connect(window.training(), &TrainingController::epochEnded, &window,
+                       [&window, epoch, file, shoot](const plexus::train::EpochEnd& e) {
+                         if (e.epoch == epoch) QTimer::singleShot(400, &window, [file, shoot] { shoot(file); });
+                       });
+      QObject::connect(window.training(), &TrainingController::failed, &window, [quit](const QString& message) {
+        std::fprintf(stderr, "plexus: %s\n", qPrintable(message));
+        quit(1);
       });
-    });
+    } else {
+      const QString select = parser.value(select_option);
+      QTimer::singleShot(100, &window, [&window, file, select, shoot] {
+        window.view()->fitAll();
+        if (!select.isEmpty()) window.scene()->selectNodes({select});
+        QTimer::singleShot(100, &window, [file, shoot] { shoot(file); });
+      });
+    }
   }
   return QApplication::exec();
 }

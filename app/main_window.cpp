@@ -3,6 +3,7 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDateTime>
 #include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
@@ -12,13 +13,15 @@
 #include <QMenuBar>
 #include <QMimeData>
 #include <QSettings>
+#include <QStandardPaths>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QToolBar>
 #include <QUndoStack>
 
 #include <exception>
 
-#include "device_selector.h"
+#include "dashboard.h"
 #include "graph/project.h"
 #include "graph_document.h"
 #include "icons.h"
@@ -28,8 +31,9 @@
 #include "problems_panel.h"
 #include "property_panel.h"
 #include "recovery.h"
-#include "tensor/device.h"
 #include "theme.h"
+#include "training_controller.h"
+#include "training_panel.h"
 
 namespace plexus::app {
 namespace {
@@ -67,7 +71,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   scene_ = new widgets::NodeScene(document_, this);
   view_ = new widgets::NodeView(scene_, this);
   view_->setObjectName(QStringLiteral("canvas"));
-  setCentralWidget(view_);
+  training_ = new TrainingController(this);
+  dashboard_ = new Dashboard(training_, this);
+  tabs_ = new QTabWidget(this);
+  tabs_->setDocumentMode(true);
+  tabs_->addTab(view_, tr("Editor"));
+  tabs_->addTab(dashboard_, tr("Training"));
+  setCentralWidget(tabs_);
+  connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::tabChanged);
   autosaver_ = std::make_unique<Autosaver>(document_, Autosaver::defaultDirectory());
 
   ask = [this](const QString& title, const QString& text, QMessageBox::StandardButtons buttons) {
@@ -80,6 +91,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   chooseSavePath = [this](const QString& caption) {
     return QFileDialog::getSaveFileName(this, caption, document_->filePath(), tr("Plexus projects (*.plexus)"));
   };
+  chooseCheckpoint = [this](const QString& caption) {
+    return QFileDialog::getOpenFileName(this, caption, QString(), tr("Checkpoints (*.safetensors)"));
+  };
+  chooseWeightsPath = [this](const QString& caption) {
+    return QFileDialog::getSaveFileName(this, caption, QString(), tr("Weights (*.safetensors)"));
+  };
 
   createDocks();
   createActions();
@@ -88,8 +105,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(document_, &widgets::GraphDocument::filePathChanged, this, &MainWindow::updateTitle);
   connect(document_, &widgets::GraphDocument::validated, this, &MainWindow::updateStatus);
   connect(document_, &widgets::GraphDocument::settingsChanged, this, &MainWindow::updateStatus);
-  connect(document_, &widgets::GraphDocument::settingsChanged, this, &MainWindow::syncDeviceFromProject);
-  connect(document_, &widgets::GraphDocument::graphReset, this, &MainWindow::syncDeviceFromProject);
+  connect(training_, &TrainingController::stateChanged, this, &MainWindow::updateRunActions);
+  connect(training_, &TrainingController::failed, this,
+          [this](const QString& message) { statusBar()->showMessage(message, 15000); });  // says it failed
+  connect(training_, &TrainingController::finished, this, [this](const train::Finished& result) {
+    statusBar()->showMessage(result.cancelled ? tr("Training stopped") : tr("Training finished"), 8000);
+  });
   connect(scene_, &widgets::NodeScene::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
   connect(scene_, &QGraphicsScene::selectionChanged, this, [this] { properties_->showNodes(scene_->selectedNodeIds()); });
   connect(view_, &widgets::NodeView::fileDropped, this, &MainWindow::openFile);
@@ -122,6 +143,10 @@ void MainWindow::createDocks() {
   QDockWidget* layers = dock(tr("Layers"), QStringLiteral("paletteDock"), palette_, Qt::LeftDockWidgetArea);
   QDockWidget* props = dock(tr("Properties"), QStringLiteral("propertiesDock"), properties_, Qt::RightDockWidgetArea);
   QDockWidget* problems = dock(tr("Problems"), QStringLiteral("problemsDock"), problems_, Qt::BottomDockWidgetArea);
+  training_panel_ = new widgets::TrainingPanel(document_, this);
+  QDockWidget* settings = dock(tr("Training Settings"), QStringLiteral("trainingDock"), training_panel_, Qt::RightDockWidgetArea);
+  tabifyDockWidget(props, settings);
+  props->raise();
   // First-run proportions: the canvas gets the room; saved layouts replace these.
   resizeDocks({layers, props}, {230, 300}, Qt::Horizontal);
   resizeDocks({problems}, {110}, Qt::Vertical);
@@ -270,18 +295,67 @@ void MainWindow::createActions() {
   bar->addActions({layout, zoom_out, zoom_in, fit});
   panels->addAction(bar->toggleViewAction());
 
-  QToolBar* training = addToolBar(tr("Training"));
-  training->setObjectName(QStringLiteral("trainingToolbar"));
-  training->addWidget(new QLabel(tr(" Device: ")));
-  device_ = new widgets::DeviceSelector(training);
-  device_->setObjectName(QStringLiteral("deviceSelector"));
-  training->addWidget(device_);
-  connect(device_, &widgets::DeviceSelector::deviceChanged, this, [this](Device device) {
-    graph::TrainingSettings settings = document_->graph().training;
-    settings.device = device.str();
-    document_->setTraining(settings);
+  createRunActions();
+  panels->addAction(findChild<QToolBar*>(QStringLiteral("trainingToolbar"))->toggleViewAction());
+}
+
+void MainWindow::createRunActions() {
+  auto* run = new QMenu(tr("&Run"), this);
+  menuBar()->insertMenu(menuBar()->actions().constLast(), run);  // before Help
+  train_action_ = makeAction(this, tr("&Train"), QStringLiteral("train"), {QKeySequence(Qt::Key_F5)});
+  train_action_->setObjectName(QStringLiteral("trainAction"));
+  connect(train_action_, &QAction::triggered, this, [this] { startTraining(); });
+  pause_action_ = makeAction(this, tr("&Pause"), QStringLiteral("pause"), {QKeySequence(Qt::Key_F6)});
+  pause_action_->setCheckable(true);
+  connect(pause_action_, &QAction::triggered, this, [this](bool pause) {
+    if (pause)
+      training_->pause();
+    else
+      training_->resume();
   });
-  panels->addAction(training->toggleViewAction());
+  stop_action_ = makeAction(this, tr("&Stop"), QStringLiteral("stop"), {QKeySequence(tr("Shift+F5"))});
+  connect(stop_action_, &QAction::triggered, training_, &TrainingController::stop);
+  QAction* resume_from = makeAction(this, tr("Train from &Checkpoint…"), {});
+  connect(resume_from, &QAction::triggered, this, [this] {
+    const QString path = chooseCheckpoint(tr("Continue training from a checkpoint"));
+    if (!path.isEmpty()) startTraining(path);
+  });
+  export_action_ = makeAction(this, tr("&Export Weights…"), QStringLiteral("save-as"));
+  connect(export_action_, &QAction::triggered, this, [this] {
+    const QString path = chooseWeightsPath(tr("Export the trained weights"));
+    if (path.isEmpty()) return;
+    const QString error = training_->exportWeights(path);
+    if (!error.isEmpty())
+      showError(tr("Cannot export weights"), error);
+    else
+      statusBar()->showMessage(tr("Exported weights to %1").arg(QDir::toNativeSeparators(path)), 6000);
+  });
+  QAction* editor = makeAction(this, tr("Show &Editor"), {}, {QKeySequence(tr("Alt+1"))});
+  connect(editor, &QAction::triggered, this, &MainWindow::showEditor);
+  QAction* dashboard = makeAction(this, tr("Show Training &Dashboard"), {}, {QKeySequence(tr("Alt+2"))});
+  connect(dashboard, &QAction::triggered, this, &MainWindow::showDashboard);
+  run->addActions({train_action_, pause_action_, stop_action_});
+  run->addSeparator();
+  run->addActions({resume_from, export_action_});
+  run->addSeparator();
+  run->addActions({editor, dashboard});
+
+  QToolBar* bar = addToolBar(tr("Training"));
+  bar->setObjectName(QStringLiteral("trainingToolbar"));
+  bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  bar->addActions({train_action_, pause_action_, stop_action_});
+  updateRunActions();
+}
+
+void MainWindow::updateRunActions() {
+  const bool running = training_->isRunning();
+  train_action_->setEnabled(!running);
+  pause_action_->setEnabled(running);
+  pause_action_->setChecked(training_->isPaused());
+  pause_action_->setText(training_->isPaused() ? tr("&Resume") : tr("&Pause"));
+  stop_action_->setEnabled(running);
+  export_action_->setEnabled(!running);
+  training_panel_->setLocked(running);
 }
 
 void MainWindow::restoreSettings() {
@@ -312,15 +386,6 @@ void MainWindow::updateStatus() {
   dataset_label_->setToolTip(dataset);
   if (auto* dock = findChild<QDockWidget*>(QStringLiteral("problemsDock")))
     dock->setWindowTitle(errors + warnings ? tr("Problems (%1)").arg(errors + warnings) : tr("Problems"));
-}
-
-void MainWindow::syncDeviceFromProject() {
-  try {
-    const QSignalBlocker quiet(device_);
-    device_->setCurrentDevice(parse_device(document_->graph().training.device));
-  } catch (const std::exception&) {
-    // An unknown device name is the validator's to report; the selector keeps its choice.
-  }
 }
 
 // ---- files ---------------------------------------------------------------------------------
@@ -485,13 +550,83 @@ void MainWindow::addNodeAtCentre(const QString& type) {
   if (!id.isEmpty()) scene_->selectNodes({id});
 }
 
+// ---- training ------------------------------------------------------------------------------
+
+bool MainWindow::startTraining(const QString& resume_from) {
+  if (training_->isRunning()) return false;
+  const graph::Validation& validation = document_->validation();
+  if (!validation.ok() || document_->graph().nodes.empty()) {
+    if (auto* dock = findChild<QDockWidget*>(QStringLiteral("problemsDock"))) {
+      dock->show();
+      dock->raise();
+    }
+    showEditor();
+    statusBar()->showMessage(document_->graph().nodes.empty()
+                                 ? tr("Nothing to train: add layers first")
+                                 : tr("Cannot train: fix the problems listed first"),
+                             10000);
+    return false;
+  }
+  const QString project_dir = document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absolutePath();
+  TrainingRequest request{document_->graph(), project_dir, newRunDirectory(), resume_from};
+  dashboard_->beginRun(request.graph, project_dir);
+  training_->start(request);
+  showDashboard();
+  statusBar()->showMessage(tr("Training: checkpoints go to %1").arg(QDir::toNativeSeparators(request.runDir)), 8000);
+  return true;
+}
+
+QString MainWindow::newRunDirectory() const {
+  const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"));
+  const QString forced = qEnvironmentVariable("PLEXUS_RUNS_DIR");  // tests and scripts
+  if (!forced.isEmpty()) return forced + QLatin1Char('/') + stamp;
+  if (document_->filePath().isEmpty())
+    return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/runs/") + stamp;
+  const QFileInfo project(document_->filePath());
+  return project.absolutePath() + QLatin1Char('/') + project.completeBaseName() + QStringLiteral(".runs/") + stamp;
+}
+
+void MainWindow::showEditor() { tabs_->setCurrentWidget(view_); }
+
+// The dashboard needs the room the editing panels take; they come back with the editor.
+void MainWindow::tabChanged() {
+  const bool training = tabs_->currentWidget() == dashboard_;
+  for (const char* name : {"paletteDock", "problemsDock"}) {
+    auto* dock = findChild<QDockWidget*>(QLatin1String(name));
+    if (training) {
+      hidden_for_dashboard_[dock] = dock->isVisible();
+      dock->hide();
+    } else if (hidden_for_dashboard_.value(dock)) {
+      dock->show();
+    }
+  }
+  if (training) findChild<QDockWidget*>(QStringLiteral("trainingDock"))->raise();
+}
+void MainWindow::showDashboard() {
+  tabs_->setCurrentWidget(dashboard_);
+  // The samples are worth seeing before any run; reading them happens in the background.
+  dashboard_->previewDataset(document_->graph(),
+                             document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absolutePath());
+}
+
 // ---- window events -------------------------------------------------------------------------
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+  if (training_->isRunning()) {
+    const auto answer = ask(tr("Training is running"), tr("Stop the training and close?"),
+                            QMessageBox::Yes | QMessageBox::Cancel);
+    if (answer != QMessageBox::Yes) {
+      event->ignore();
+      return;
+    }
+    training_->stop();
+    training_->waitForFinished(-1);  // within one batch: the worker checks between batches
+  }
   if (!maybeSave()) {
     event->ignore();
     return;
   }
+  showEditor();  // the layout to remember is the editor's
   QSettings settings;
   settings.setValue(QStringLiteral("geometry"), saveGeometry());
   settings.setValue(QStringLiteral("windowState"), saveState());

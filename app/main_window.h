@@ -4,6 +4,7 @@
 // show and edit, the document holds the truth, core loads and saves.
 #include <QMainWindow>
 #include <QMessageBox>
+#include <QHash>
 #include <QPointer>
 
 #include <functional>
@@ -13,18 +14,20 @@ class QLabel;
 class QMenu;
 
 namespace plexus::widgets {
-class DeviceSelector;
 class GraphDocument;
 class LayerPalette;
 class NodeScene;
 class NodeView;
 class ProblemsPanel;
 class PropertyPanel;
+class TrainingPanel;
 }  // namespace plexus::widgets
 
 namespace plexus::app {
 
 class Autosaver;
+class Dashboard;
+class TrainingController;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -40,6 +43,12 @@ class MainWindow : public QMainWindow {
   widgets::PropertyPanel* properties() const { return properties_; }
   widgets::ProblemsPanel* problems() const { return problems_; }
   Autosaver* autosaver() const { return autosaver_.get(); }
+  TrainingController* training() const { return training_; }
+  Dashboard* dashboard() const { return dashboard_; }
+  widgets::TrainingPanel* trainingPanel() const { return training_panel_; }
+  QAction* trainAction() const { return train_action_; }
+  QAction* pauseAction() const { return pause_action_; }
+  QAction* stopAction() const { return stop_action_; }
 
   // File commands. A failure is shown (showError) and leaves the open project untouched.
   bool openFile(const QString& path);
@@ -53,12 +62,23 @@ class MainWindow : public QMainWindow {
   int offerRecovery();
   void addNodeAtCentre(const QString& type);
 
+  // Run commands. Train checks the graph first: with errors, the problems panel shows them and
+  // nothing starts. Returns whether a run started.
+  bool startTraining(const QString& resume_from = QString());
+  void showEditor();
+  void showDashboard();
+  // Where a run of the current project keeps its checkpoints: next to a saved project
+  // (<name>.runs/<date-time>), else in the app's data folder; $PLEXUS_RUNS_DIR/<date-time>
+  // when that is set.
+  QString newRunDirectory() const;
+
   // The dialogs, replaceable so tests and scripts can answer them without a modal loop.
   std::function<QMessageBox::StandardButton(const QString& title, const QString& text,
                                             QMessageBox::StandardButtons buttons)>
       ask;
   std::function<void(const QString& title, const QString& text)> showError;
   std::function<QString(const QString& caption)> chooseOpenPath, chooseSavePath;
+  std::function<QString(const QString& caption)> chooseCheckpoint, chooseWeightsPath;
 
   static QStringList recentFiles();
   // The examples/*.plexus shipped with Plexus (the source tree's, or installed next to the app).
@@ -71,14 +91,16 @@ class MainWindow : public QMainWindow {
 
  private:
   void createActions();
+  void createRunActions();
   void createDocks();
+  void updateRunActions();
+  void tabChanged();
   void restoreSettings();
   void updateTitle();
   void updateStatus();
   void rememberRecent(const QString& path);
   void fillRecentMenu();
   void fillExamplesMenu();
-  void syncDeviceFromProject();
   void saveViewState();
 
   widgets::GraphDocument* document_ = nullptr;
@@ -87,7 +109,15 @@ class MainWindow : public QMainWindow {
   widgets::LayerPalette* palette_ = nullptr;
   widgets::PropertyPanel* properties_ = nullptr;
   widgets::ProblemsPanel* problems_ = nullptr;
-  widgets::DeviceSelector* device_ = nullptr;
+  widgets::TrainingPanel* training_panel_ = nullptr;
+  TrainingController* training_ = nullptr;
+  Dashboard* dashboard_ = nullptr;
+  class QTabWidget* tabs_ = nullptr;
+  QAction* train_action_ = nullptr;
+  QAction* pause_action_ = nullptr;
+  QAction* stop_action_ = nullptr;
+  QAction* export_action_ = nullptr;
+  QHash<class QDockWidget*, bool> hidden_for_dashboard_;  // docks the dashboard hid, and whether they were shown
   std::unique_ptr<Autosaver> autosaver_;
   QMenu* recent_menu_ = nullptr;
   QMenu* examples_menu_ = nullptr;

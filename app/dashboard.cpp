@@ -1,0 +1,209 @@
+#include "dashboard.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QLabel>
+#include <QSplitter>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <exception>
+
+#include "confusion_matrix.h"
+#include "data/csv.h"
+#include "data/mnist.h"
+#include "dataset_preview.h"
+#include "graph/run.h"
+#include "run_list.h"
+#include "theme.h"
+#include "training_controller.h"
+#include "training_plots.h"
+#include "training_progress.h"
+
+namespace plexus::app {
+namespace {
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+std::vector<QString> qstrings(const std::vector<std::string>& in) {
+  std::vector<QString> out;
+  for (const std::string& s : in) out.push_back(q(s));
+  return out;
+}
+
+// "sgd, lr 0.1, momentum 0.9, batch 100, 5 epochs, seed 1, cpu" — a run's settings at a glance.
+QString summary(const graph::TrainingSettings& s) {
+  QString text = QStringLiteral("%1, lr %2").arg(q(s.optimizer)).arg(s.lr);
+  if (s.momentum > 0 && (s.optimizer == "sgd" || s.optimizer == "rmsprop")) text += QStringLiteral(", momentum %1").arg(s.momentum);
+  if (s.weight_decay > 0) text += QStringLiteral(", weight decay %1").arg(s.weight_decay);
+  if (s.schedule != "none") text += QStringLiteral(", %1 schedule").arg(q(s.schedule));
+  return text + QStringLiteral(", batch %1, %2 epochs, seed %3, %4")
+                    .arg(s.batch_size)
+                    .arg(s.epochs)
+                    .arg(s.seed)
+                    .arg(q(s.device));
+}
+
+// Opens the split the run evaluates on: the same files (MNIST) or the same seeded split (CSV).
+PreviewData readPreview(graph::DatasetBinding binding, std::filesystem::path project_dir, uint64_t seed) {
+  PreviewData out;
+  try {
+    const graph::DatasetBinding resolved = graph::resolve_dataset(binding, project_dir);
+    graph::DatasetSplits splits = graph::open_dataset(resolved, seed);
+    out.split = splits.test;
+    if (const auto* csv = dynamic_cast<const data::CsvDataset*>(splits.test.get())) {
+      out.class_names = qstrings(csv->class_names());
+      out.feature_names = qstrings(csv->feature_names());
+    } else {
+      out.class_names = qstrings(data::MnistDataset::class_names(resolved.kind == "mnist" ? data::MnistVariant::Digits
+                                                                                         : data::MnistVariant::Fashion));
+    }
+    out.title = QObject::tr("Validation set: %L1 samples").arg(out.split->size());
+  } catch (const std::exception& e) {
+    out.error = q(e.what());
+  }
+  return out;
+}
+
+}  // namespace
+
+Dashboard::Dashboard(TrainingController* controller, QWidget* parent) : QWidget(parent), controller_(controller) {
+  plots_ = new widgets::TrainingPlots(this);
+  runs_ = new widgets::RunList(plots_, this);
+  progress_ = new widgets::TrainingProgress(this);
+  confusion_ = new widgets::ConfusionMatrixView(this);
+  preview_ = new widgets::DatasetPreview(this);
+  error_ = new QLabel(this);
+  error_->setObjectName(QStringLiteral("trainingError"));
+  error_->setWordWrap(true);
+  error_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  error_->hide();
+  checkpoint_ = new QLabel(this);
+  checkpoint_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+  auto* top = new QSplitter(Qt::Horizontal, this);
+  top->addWidget(plots_);
+  top->addWidget(confusion_);
+  top->setStretchFactor(0, 3);
+  top->setStretchFactor(1, 2);
+  auto* bottom = new QSplitter(Qt::Horizontal, this);
+  bottom->addWidget(preview_);
+  bottom->addWidget(runs_);
+  bottom->setStretchFactor(0, 3);
+  bottom->setStretchFactor(1, 1);
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(top);
+  split->addWidget(bottom);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  // The parts' own minimums add up to more than a laptop screen; the splitter shares what
+  // there is instead of forcing the window taller.
+  split->setMinimumSize(320, 240);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(error_);
+  layout->addWidget(progress_);
+  layout->addWidget(checkpoint_);
+  layout->addWidget(split, 1);
+
+  connect(controller_, &TrainingController::started, this, &Dashboard::onStarted);
+  connect(controller_, &TrainingController::batches, this, [this](const std::vector<train::BatchEnd>& batches) {
+    if (batches.empty() || run_ < 0) return;
+    plots_->addBatches(run_, batches);
+    progress_->update(batches.back());
+  });
+  connect(controller_, &TrainingController::epochEnded, this, &Dashboard::onEpoch);
+  connect(controller_, &TrainingController::checkpointSaved, this, [this](const QString& path, const QString& kind) {
+    checkpoint_->setText(tr("Saved the %1 weights: %2").arg(kind, QDir::toNativeSeparators(path)));
+  });
+  connect(controller_, &TrainingController::finished, this, &Dashboard::onFinished);
+  connect(controller_, &TrainingController::failed, this, &Dashboard::onFailed);
+  connect(confusion_, &widgets::ConfusionMatrixView::cellClicked, this, &Dashboard::showCell);
+  connect(&preview_loading_, &QFutureWatcher<PreviewData>::finished, this, [this] {
+    PreviewData data = preview_loading_.result();
+    if (!data.error.isEmpty()) {
+      preview_split_.reset();
+      preview_key_.clear();  // try again next time
+      return;
+    }
+    preview_split_ = data.split;
+    class_names_ = data.class_names;
+    preview_->setDataset(data.split, data.class_names, data.title);
+    preview_->setFeatureNames(data.feature_names);
+    emit previewLoaded();
+  });
+  connect(&widgets::ThemeManager::instance(), &widgets::ThemeManager::changed, this, [this] {
+    if (!error_->isHidden()) showError(error_->text());
+  });
+}
+
+Dashboard::~Dashboard() { preview_loading_.waitForFinished(); }
+
+QString Dashboard::errorText() const { return error_->isHidden() ? QString() : error_->text(); }
+
+void Dashboard::beginRun(const graph::Graph& graph, const QString& project_dir) {
+  run_ = plots_->beginRun(tr("Run %1").arg(++runs_started_), summary(graph.training));
+  error_->hide();
+  checkpoint_->clear();
+  confusion_->clear();
+  preview_->clearPredictions();
+  progress_->begin(int(graph.training.epochs), 0, q(graph.training.device));
+  previewDataset(graph, project_dir);
+}
+
+void Dashboard::previewDataset(const graph::Graph& graph, const QString& project_dir) {
+  if (graph.dataset.kind.empty()) return;
+  // A CSV split depends on the seed; image splits do not.
+  const QString key = QStringLiteral("%1|%2|%3|%4|%5")
+                          .arg(q(graph.dataset.kind), q(graph.dataset.path), q(graph.dataset.target), project_dir)
+                          .arg(graph.dataset.kind == "csv" ? graph.training.seed : 0);
+  if (key == preview_key_) return;
+  preview_key_ = key;
+  preview_loading_.waitForFinished();
+  preview_loading_.setFuture(QtConcurrent::run(readPreview, graph.dataset, std::filesystem::path(project_dir.toStdString()),
+                                               graph.training.seed));
+}
+
+void Dashboard::onStarted(const RunInfo& info) {
+  progress_->begin(info.epochs, info.batchesPerEpoch, info.device);
+  if (!info.classNames.isEmpty()) class_names_.assign(info.classNames.begin(), info.classNames.end());
+}
+
+void Dashboard::onEpoch(const train::EpochEnd& epoch) {
+  if (run_ >= 0) plots_->addEpoch(run_, epoch);
+  progress_->epochDone(epoch);
+  if (epoch.classes > 0 && !epoch.confusion.empty()) confusion_->setMatrix(epoch.confusion, int(epoch.classes), class_names_);
+  if (!epoch.predicted.empty()) preview_->setPredictions({epoch.predicted, epoch.confidence});
+}
+
+void Dashboard::onFinished(const train::Finished& result) {
+  const QString status = result.cancelled ? tr("Stopped after %n epoch(s)", "", result.epochs_completed) : tr("Completed");
+  progress_->finish(status, !result.cancelled);
+  if (run_ >= 0) plots_->finishRun(run_, result.cancelled ? tr("stopped") : tr("completed"));
+}
+
+void Dashboard::onFailed(const QString& message) {
+  showError(message);
+  progress_->finish(tr("Failed"), false);
+  if (run_ >= 0) plots_->finishRun(run_, tr("failed: %1").arg(message));
+}
+
+void Dashboard::showError(const QString& message) {
+  const widgets::Theme& theme = widgets::ThemeManager::instance().theme();
+  error_->setStyleSheet(QStringLiteral("QLabel { background: %1; color: white; padding: 6px; border-radius: 4px; }")
+                            .arg(theme.error.name()));
+  error_->setText(message);
+  error_->show();
+}
+
+void Dashboard::showCell(int true_class, int predicted_class) {
+  if (!preview_split_) return;
+  const std::vector<int64_t> samples =
+      widgets::samplesWith(*preview_split_, preview_->predictions(), true_class, predicted_class);
+  const auto name = [this](int c) { return c < int(class_names_.size()) ? class_names_[size_t(c)] : QString::number(c); };
+  preview_->showSamples(samples, tr("True %1, predicted %2: %Ln sample(s)", "", qint64(samples.size()))
+                                     .arg(name(true_class), name(predicted_class)));
+}
+
+}  // namespace plexus::app

@@ -1,0 +1,85 @@
+#pragma once
+// The training dashboard: progress, live curves with the session's runs, the confusion matrix
+// and the validation samples with the model's predictions. Wiring only: it feeds the widgets
+// with what the TrainingController reports and never touches a model.
+#include <QFutureWatcher>
+#include <QString>
+#include <QWidget>
+
+#include <memory>
+
+#include "dataset_samples.h"
+#include "graph/dataset_info.h"
+#include "graph/graph.h"
+#include "train/events.h"
+
+class QLabel;
+
+namespace plexus::widgets {
+class ConfusionMatrixView;
+class DatasetPreview;
+class RunList;
+class TrainingPlots;
+class TrainingProgress;
+}  // namespace plexus::widgets
+
+namespace plexus::app {
+
+class TrainingController;
+struct RunInfo;
+
+// The validation split of a project's dataset, read off the UI thread for the preview.
+struct PreviewData {
+  std::shared_ptr<const data::Dataset> split;
+  std::vector<QString> class_names, feature_names;
+  QString title, error;
+};
+
+class Dashboard : public QWidget {
+  Q_OBJECT
+
+ public:
+  Dashboard(TrainingController* controller, QWidget* parent = nullptr);
+  ~Dashboard() override;
+
+  // A new run of `graph` is starting: a new curve in the plots, progress reset.
+  void beginRun(const graph::Graph& graph, const QString& project_dir);
+  // Shows the validation split of the project's dataset (read in the background).
+  void previewDataset(const graph::Graph& graph, const QString& project_dir);
+
+  widgets::TrainingPlots* plots() const { return plots_; }
+  widgets::RunList* runs() const { return runs_; }
+  widgets::TrainingProgress* progress() const { return progress_; }
+  widgets::ConfusionMatrixView* confusion() const { return confusion_; }
+  widgets::DatasetPreview* preview() const { return preview_; }
+  QString errorText() const;  // the failure shown, "" when none
+  bool previewReady() const { return bool(preview_split_); }
+
+ signals:
+  void previewLoaded();
+
+ private:
+  void onStarted(const RunInfo& info);
+  void onEpoch(const train::EpochEnd& epoch);
+  void onFinished(const train::Finished& result);
+  void onFailed(const QString& message);
+  void showCell(int true_class, int predicted_class);
+  void showError(const QString& message);
+
+  TrainingController* controller_;
+  widgets::TrainingPlots* plots_;
+  widgets::RunList* runs_;
+  widgets::TrainingProgress* progress_;
+  widgets::ConfusionMatrixView* confusion_;
+  widgets::DatasetPreview* preview_;
+  QLabel* error_;
+  QLabel* checkpoint_;
+  int run_ = -1;          // the plots' id of the current run
+  int runs_started_ = 0;  // for names: "Run 1", "Run 2", ...
+  std::shared_ptr<const data::Dataset> preview_split_;
+  std::vector<QString> class_names_;
+  QFutureWatcher<PreviewData> preview_loading_;
+  QString preview_key_;  // the binding + seed shown, so a second run does not reload it
+};
+
+}  // namespace plexus::app

@@ -1,0 +1,136 @@
+#pragma once
+// TrainingController: the GUI's training engine. A run lives on a worker thread the controller
+// owns: the worker compiles the graph, opens the dataset, owns the model and the optimizer,
+// trains with core's Trainer (exactly as `plexus-cli train` does) and writes the checkpoints.
+// The UI thread only ever sees value snapshots, delivered as signals of this object:
+//
+//   started -> batches* -> epochEnded (checkpointSaved "best")? -> ... ->
+//   (checkpointSaved "final" -> finished) | failed
+//
+// Batches are coalesced: the worker appends them to a buffer that a 50 ms timer on the UI
+// thread drains, so however fast training goes the UI gets at most ~20 batches() a second
+// (plus one before each epoch). Every other event is delivered at once, in order, after the
+// batches before it; none is dropped or merged. pause(), resume() and stop() only set atomics
+// the worker checks between batches. Errors of any kind end the run with failed(): the app
+// never crashes and the controller can start again.
+#include <QObject>
+#include <QString>
+#include <QStringList>
+#include <QTimer>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <variant>
+#include <vector>
+
+#include "graph/graph.h"
+#include "train/events.h"
+
+class QThread;
+
+namespace plexus::nn {
+class Module;
+}
+namespace plexus::train {
+class Trainer;
+}
+
+namespace plexus::app {
+
+struct TrainingRequest {
+  graph::Graph graph;
+  QString projectDir;  // relative dataset paths are looked up here first ("" = current directory)
+  QString runDir;      // checkpoints go here, created when missing ("" = no checkpoints)
+  QString resumeFrom;  // checkpoint (model + optimizer) to load before training; "" = none
+};
+
+// What a run is about to do, sent once its dataset is open and its model compiled.
+struct RunInfo {
+  QString device;            // "cpu, 2 threads" or "cuda:0 (NVIDIA H100 80GB HBM3)"
+  int epochs = 0;
+  int64_t batchesPerEpoch = 0;
+  int64_t trainSize = 0, evalSize = 0;
+  QStringList classNames;    // index = class; empty for regression
+  bool classification = false;
+  int64_t parameters = 0;
+  QString datasetPath;       // as resolved
+};
+
+class TrainingController : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit TrainingController(QObject* parent = nullptr);
+  ~TrainingController() override;  // stops a run and joins its thread; no signal is emitted
+
+  // Returns at once; the run's setup happens on the worker. Ignored (with a warning) while a
+  // run is active.
+  void start(const TrainingRequest& request);
+  void pause();
+  void resume();
+  // Ends the run after the batch in flight (evaluation stops too) with finished(cancelled) and
+  // a final checkpoint. The batches trained so far are delivered before stop() returns, so
+  // at most one more batch event follows.
+  void stop();
+
+  bool isRunning() const { return running_; }  // from start() until finished/failed is emitted
+  bool isPaused() const { return running_ && paused_; }
+  // Waits for the worker (ms < 0: no limit), then delivers what is left, the end included.
+  // False on timeout. For closing the app: stop(), then waitForFinished().
+  bool waitForFinished(int ms);
+
+  // Writes the last completed or stopped run's model as a weights file (train::save_weights).
+  // Returns "" on success, else a message saying why not; refused while a run is active.
+  QString exportWeights(const QString& path);
+
+ signals:
+  void started(const plexus::app::RunInfo& info);
+  // In order; at most one per 50 ms tick, plus one before each epochEnded.
+  void batches(const std::vector<plexus::train::BatchEnd>& batches);
+  void epochEnded(const plexus::train::EpochEnd& epoch);  // classification: with predictions
+  void checkpointSaved(const QString& path, const QString& kind);  // kind: "best" or "final"
+  void finished(const plexus::train::Finished& result);  // completed, or stopped (cancelled)
+  void failed(const QString& message);
+  void stateChanged();  // running or paused changed
+
+ private:
+  struct CheckpointSaved {
+    QString path, kind;
+  };
+  // Worker -> UI, in order. Consecutive batches share one vector.
+  using Item = std::variant<RunInfo, std::vector<train::BatchEnd>, train::EpochEnd, CheckpointSaved,
+                            train::Finished, train::Failed>;
+  class Worker;  // the worker thread's job
+
+  // Worker side.
+  void post(Item item);  // delivered at once (queued to the UI thread)
+  void postBatch(const train::BatchEnd& batch);  // delivered by the next timer tick
+  void attach(train::Trainer* trainer);  // nullptr detaches; applies pending pause/stop
+  void handOver(std::shared_ptr<nn::Module> model);
+
+  // UI side.
+  void deliverAll();
+  void deliverUpTo(uint64_t mark);
+  bool takeNext(Item& item);
+  void emitItem(const Item& item);
+  void endRun();
+
+  // UI thread only.
+  std::unique_ptr<QThread> thread_;
+  QTimer tick_{this};  // drains the batches every 50 ms while a run is active
+  bool running_ = false;
+  bool delivering_ = false;
+
+  std::atomic<bool> paused_{false}, stop_{false};
+
+  std::mutex mu_;  // guards everything below
+  std::deque<Item> outbox_;
+  uint64_t posted_ = 0, taken_ = 0, deliver_until_ = 0;  // item counts, for in-order partial delivery
+  train::Trainer* trainer_ = nullptr;  // the worker's, while it trains
+  std::shared_ptr<nn::Module> model_;  // the last run's, once its worker is done
+};
+
+}  // namespace plexus::app

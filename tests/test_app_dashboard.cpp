@@ -1,0 +1,218 @@
+// The training loop in the GUI, offscreen and end to end: open a project on a small generated
+// dataset, click Train, wait; stop mid-epoch; a diverging run; closing while training.
+#include <QDirIterator>
+#include <QProgressBar>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QToolBar>
+#include <QUndoStack>
+
+#include <filesystem>
+
+#include "confusion_matrix.h"
+#include "dashboard.h"
+#include "dataset_preview.h"
+#include "graph/compiler.h"
+#include "graph/dataset_info.h"
+#include "graph/project.h"
+#include "graph_document.h"
+#include "main_window.h"
+#include "tiny_mnist.h"
+#include "train/checkpoint.h"
+#include "training_controller.h"
+#include "training_plots.h"
+#include "training_progress.h"
+
+using namespace plexus;
+using plexus::app::MainWindow;
+using plexus::app::TrainingController;
+
+namespace {
+
+constexpr int64_t kTrain = 600, kTest = 200, kBatch = 50;
+
+struct Window : MainWindow {
+  QMessageBox::StandardButton answer = QMessageBox::Discard;
+  QStringList asked, errors;
+  Window() {
+    ask = [this](const QString&, const QString& text, QMessageBox::StandardButtons) {
+      asked << text;
+      return answer;
+    };
+    showError = [this](const QString&, const QString& text) { errors << text; };
+    resize(1400, 900);
+  }
+  ~Window() override {  // never leave a run behind, whatever a failed check skipped
+    training()->stop();
+    training()->waitForFinished(-1);
+  }
+  // Clicks the toolbar button of `action`, as a user does.
+  void click(QAction* action) {
+    for (QToolBar* bar : findChildren<QToolBar*>())
+      if (QWidget* button = bar->widgetForAction(action)) {
+        QTest::mouseClick(button, Qt::LeftButton);
+        return;
+      }
+    QFAIL("no toolbar button for the action");
+  }
+};
+
+QStringList filesUnder(const QString& dir, const QString& pattern) {
+  QStringList out;
+  QDirIterator it(dir, {pattern}, QDir::Files, QDirIterator::Subdirectories);
+  while (it.hasNext()) out << it.next();
+  return out;
+}
+
+}  // namespace
+
+class TestDashboard : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir dir_;
+  QString project_;
+
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QSettings().clear();
+    qputenv("PLEXUS_RECOVERY_DIR", (dir_.path() + "/recovery").toUtf8());
+    testing::write_tiny_mnist(std::filesystem::path(dir_.path().toStdString()) / "tiny", kTrain, kTest);
+    // The shipped MLP example on the tiny data: the project a user would have.
+    graph::Graph g = graph::load_project(PLEXUS_SOURCE_DIR "/examples/mnist_mlp.plexus");
+    g.dataset.path = "tiny";  // next to the project file
+    g.training.epochs = 2;
+    g.training.batch_size = kBatch;
+    project_ = dir_.filePath("tiny_mlp.plexus");
+    graph::save_project(project_.toStdString(), g);
+  }
+
+  void clickingTrainRunsToTheEndAndShowsEverything() {
+    Window w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.openFile(project_));
+    QSignalSpy finished(w.training(), &TrainingController::finished);
+    QSignalSpy epochs(w.training(), &TrainingController::epochEnded);
+    w.click(w.trainAction());
+    QVERIFY(w.training()->isRunning());
+    QVERIFY(!w.trainAction()->isEnabled());
+    QVERIFY(finished.wait(120000));
+    QCOMPARE(finished.at(0).at(0).value<train::Finished>().cancelled, false);
+    QCOMPARE(epochs.count(), 2);
+
+    app::Dashboard* d = w.dashboard();
+    QCOMPARE(d->plots()->runCount(), 1);
+    QCOMPARE(d->plots()->pointCount(0), int(2 * kTrain / kBatch));  // every batch, none lost
+    QCOMPARE(d->progress()->epochBar()->value(), d->progress()->epochBar()->maximum());
+    QCOMPARE(d->progress()->batchBar()->value(), d->progress()->batchBar()->maximum());
+    QCOMPARE(d->confusion()->total(), kTest);
+    const auto last = epochs.at(1).at(0).value<train::EpochEnd>();
+    QVERIFY2(last.eval_accuracy > 0.5, qPrintable(QString::number(last.eval_accuracy)));
+    QCOMPARE(int64_t(d->preview()->predictions().predicted.size()), kTest);
+    QVERIFY(d->errorText().isEmpty());
+    QVERIFY(w.trainAction()->isEnabled());
+
+    // The checkpoints are next to the project and load into a freshly compiled model.
+    const QStringList finals = filesUnder(dir_.filePath("tiny_mlp.runs"), "final.safetensors");
+    QCOMPARE(finals.size(), 1);
+    QCOMPARE(filesUnder(dir_.filePath("tiny_mlp.runs"), "best.safetensors").size(), 1);
+    const graph::Graph g = w.document()->graph();
+    graph::CompiledGraph fresh = graph::compile(g, graph::DatasetInfo{{1, 28, 28}, {}, 10}, 99);
+    train::load_checkpoint(finals[0].toStdString(), *fresh.model);
+
+    // Export the trained weights.
+    const QString exported = dir_.filePath("weights.safetensors");
+    w.chooseWeightsPath = [&](const QString&) { return exported; };
+    QCOMPARE(w.training()->exportWeights(exported), QString());
+    QVERIFY(QFileInfo(exported).size() > 0);
+  }
+
+  void stopMidEpochReturnsWithinABatch() {
+    Window w;
+    w.show();
+    QVERIFY(w.openFile(project_));
+    graph::TrainingSettings t = w.document()->graph().training;
+    t.epochs = 500;
+    t.batch_size = 10;
+    w.document()->setTraining(t);
+    QSignalSpy batches(w.training(), &TrainingController::batches);
+    QSignalSpy finished(w.training(), &TrainingController::finished);
+    QVERIFY(w.startTraining());
+    QVERIFY(batches.wait(60000));
+    w.click(w.stopAction());
+    QVERIFY(finished.wait(10000));
+    QVERIFY(finished.at(0).at(0).value<train::Finished>().cancelled);
+    QVERIFY(!w.training()->isRunning());
+    QVERIFY(w.trainAction()->isEnabled());
+    QVERIFY(w.dashboard()->progress()->statusText().startsWith("Stopped"));
+    w.answer = QMessageBox::Discard;
+  }
+
+  void divergingRunShowsAnErrorAndTheAppCarriesOn() {
+    Window w;
+    w.show();
+    QVERIFY(w.openFile(project_));
+    graph::TrainingSettings t = w.document()->graph().training;
+    t.lr = 1e6;
+    w.document()->setTraining(t);
+    QSignalSpy failed(w.training(), &TrainingController::failed);
+    QVERIFY(w.startTraining());
+    QVERIFY(failed.wait(60000));
+    const QString shown = w.dashboard()->errorText();
+    QVERIFY2(shown.contains("NaN") || shown.contains("infinite"), qPrintable(shown));
+    QVERIFY(w.statusBar()->currentMessage().contains("failed"));
+    QVERIFY(!w.training()->isRunning());
+    QVERIFY(w.trainAction()->isEnabled());
+    // The project is intact and can train again.
+    w.document()->undoStack()->undo();
+    QCOMPARE(w.document()->graph().training.lr, 0.1);
+    QSignalSpy finished(w.training(), &TrainingController::finished);
+    QVERIFY(w.startTraining());
+    QVERIFY(finished.wait(120000));
+    QVERIFY(w.dashboard()->errorText().isEmpty());
+    QCOMPARE(w.dashboard()->plots()->runCount(), 2);
+  }
+
+  void aGraphWithProblemsDoesNotStart() {
+    Window w;
+    w.show();
+    QVERIFY(w.openFile(project_));
+    w.document()->remove({}, {w.document()->graph().edges.back()});  // the label no longer reaches the loss
+    QVERIFY(!w.document()->validation().ok());
+    w.click(w.trainAction());
+    QVERIFY(!w.training()->isRunning());
+    QVERIFY(w.statusBar()->currentMessage().contains("problems"));
+    QCOMPARE(w.dashboard()->plots()->runCount(), 0);
+    w.answer = QMessageBox::Discard;
+  }
+
+  void closingWhileTrainingAsksThenStops() {
+    auto* w = new Window;
+    w->show();
+    QVERIFY(w->openFile(project_));
+    graph::TrainingSettings t = w->document()->graph().training;
+    t.epochs = 500;
+    w->document()->setTraining(t);
+    QSignalSpy batches(w->training(), &TrainingController::batches);
+    QVERIFY(w->startTraining());
+    QVERIFY(batches.wait(60000));
+    w->answer = QMessageBox::Cancel;
+    QVERIFY(!w->close());
+    QVERIFY(w->training()->isRunning());
+    // Stop and close; then the unsaved settings change is discarded.
+    w->ask = [](const QString&, const QString& text, QMessageBox::StandardButtons) {
+      return text.contains("Stop the training") ? QMessageBox::Yes : QMessageBox::Discard;
+    };
+    QVERIFY(w->close());
+    QVERIFY(!w->training()->isRunning());
+    delete w;
+  }
+};
+
+QTEST_MAIN(TestDashboard)
+#include "test_app_dashboard.moc"

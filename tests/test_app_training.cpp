@@ -1,0 +1,422 @@
+// The GUI's training engine (app::TrainingController) end to end on a tiny generated
+// MNIST-format dataset: signals and their order, coalescing, checkpoints that load back,
+// pause / resume / stop, failures that leave the controller usable, destruction mid-run and
+// the responsiveness of the UI thread while it trains.
+#include <QtTest>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <optional>
+
+#include "graph/run.h"
+#include "train/checkpoint.h"
+#include "train/trainer.h"
+#include "tiny_mnist.h"
+#include "training_controller.h"
+
+using namespace plexus;
+using app::TrainingController;
+using app::TrainingRequest;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int64_t kTrain = 600, kTest = 200;
+
+// Input -> Flatten -> Linear(32) -> ReLU -> Linear(10) -> CrossEntropy on the "mnist" folder.
+graph::Graph mlp(const fs::path& data, int64_t epochs, int64_t batch_size = 20, double lr = 0.05) {
+  graph::Graph g;
+  auto node = [&](const std::string& id, const std::string& type, std::map<std::string, graph::ParamValue> params = {}) {
+    g.nodes.push_back({id, type, id, std::move(params), {}});
+  };
+  node("in", "Input");
+  node("flat", "Flatten");
+  node("fc1", "Linear", {{"out_features", int64_t(32)}});
+  node("act", "ReLU");
+  node("fc2", "Linear", {{"out_features", int64_t(10)}});
+  node("loss", "CrossEntropy");
+  auto edge = [&](std::string a, std::string ap, std::string b, std::string bp) {
+    g.edges.push_back({{std::move(a), std::move(ap)}, {std::move(b), std::move(bp)}});
+  };
+  edge("in", "x", "flat", "input");
+  edge("flat", "output", "fc1", "input");
+  edge("fc1", "output", "act", "input");
+  edge("act", "output", "fc2", "input");
+  edge("fc2", "output", "loss", "input");
+  edge("in", "y", "loss", "target");
+  g.dataset = {"mnist", data.string(), "", ""};
+  g.training.lr = lr;
+  g.training.momentum = 0.5;
+  g.training.batch_size = batch_size;
+  g.training.epochs = epochs;
+  return g;
+}
+
+// Everything a controller says, in order.
+struct Recorder : QObject {
+  explicit Recorder(TrainingController& c) {
+    connect(&c, &TrainingController::started, this, [this](const app::RunInfo& i) {
+      info = i;
+      order << "started";
+    });
+    connect(&c, &TrainingController::batches, this, [this](const std::vector<train::BatchEnd>& b) {
+      ++batch_signals;
+      batches.insert(batches.end(), b.begin(), b.end());
+      if (order.isEmpty() || order.back() != "batches") order << "batches";
+    });
+    connect(&c, &TrainingController::epochEnded, this, [this](const train::EpochEnd& e) {
+      epochs.push_back(e);
+      order << "epoch";
+    });
+    connect(&c, &TrainingController::checkpointSaved, this, [this](const QString& path, const QString& kind) {
+      checkpoints.push_back({kind, path});
+      order << "checkpoint " + kind;
+    });
+    connect(&c, &TrainingController::finished, this, [this](const train::Finished& f) {
+      finished = f;
+      finished_at.start();
+      order << "finished";
+    });
+    connect(&c, &TrainingController::failed, this, [this](const QString& m) {
+      failed = m;
+      order << "failed";
+    });
+  }
+  bool done() const { return finished || failed; }
+  QString checkpoint(const QString& kind) const {
+    for (const auto& [k, path] : checkpoints)
+      if (k == kind) return path;
+    return {};
+  }
+
+  std::optional<app::RunInfo> info;
+  int batch_signals = 0;
+  std::vector<train::BatchEnd> batches;
+  std::vector<train::EpochEnd> epochs;
+  std::vector<std::pair<QString, QString>> checkpoints;  // kind, path
+  std::optional<train::Finished> finished;
+  QElapsedTimer finished_at;  // started when finished() arrived
+  std::optional<QString> failed;
+  QStringList order;
+};
+
+int thread_count() { return int(std::distance(fs::directory_iterator("/proc/self/task"), fs::directory_iterator())); }
+
+// The eval accuracy of a freshly compiled model with a checkpoint loaded.
+double accuracy_of_checkpoint(const graph::Graph& g, const QString& file) {
+  graph::TrainingRun run = graph::make_training_run(g);
+  train::load_checkpoint(file.toStdString(), *run.compiled.model, run.optimizer.get());
+  train::Trainer t(*run.compiled.model, *run.optimizer, *run.train_loader, run.eval_loader.get(), run.trainer_options);
+  return t.evaluate(*run.eval_loader).eval_accuracy;
+}
+
+}  // namespace
+
+class TestAppTraining : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir tmp_;
+  fs::path data_;
+  std::vector<int32_t> test_labels_;
+
+  TrainingRequest request(graph::Graph g, const QString& run_name = "run") const {
+    return {std::move(g), "", tmp_.path() + "/runs/" + run_name, ""};
+  }
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(tmp_.isValid());
+    data_ = fs::path(tmp_.path().toStdString()) / "digits";
+    fs::create_directories(data_);
+    testing::write_tiny_mnist_split(data_, "train", kTrain, 1);
+    test_labels_ = testing::write_tiny_mnist_split(data_, "t10k", kTest, 2);
+  }
+
+  void runsToCompletionWithEverySignal() {
+    TrainingController c;
+    Recorder rec(c);
+    const graph::Graph g = mlp(data_, 3);
+    QElapsedTimer clock;
+    clock.start();
+    c.start(request(g, "full"));
+    QVERIFY(c.isRunning());
+    QTRY_VERIFY_WITH_TIMEOUT(rec.done(), 60000);
+    const double seconds = double(clock.elapsed()) / 1000;
+    QVERIFY2(!rec.failed, qPrintable(rec.failed.value_or("")));
+    QVERIFY(!c.isRunning());
+    QVERIFY(!rec.finished->cancelled);
+    QCOMPARE(rec.finished->epochs_completed, 3);
+
+    // started first, with what the run is about.
+    QCOMPARE(rec.order.front(), QString("started"));
+    QCOMPARE(rec.info->epochs, 3);
+    QCOMPARE(rec.info->batchesPerEpoch, kTrain / 20);
+    QCOMPARE(rec.info->trainSize, kTrain);
+    QCOMPARE(rec.info->evalSize, kTest);
+    QCOMPARE(rec.info->classNames, QStringList({"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}));
+    QCOMPARE(rec.info->parameters, int64_t(784 * 32 + 32 + 32 * 10 + 10));
+    QVERIFY2(rec.info->device.startsWith("cpu, "), qPrintable(rec.info->device));
+
+    // Every batch arrived, in order, in few signals: one per 50 ms tick plus one per epoch.
+    QCOMPARE(int64_t(rec.batches.size()), 3 * kTrain / 20);
+    for (size_t i = 0; i < rec.batches.size(); ++i) {
+      QCOMPARE(rec.batches[i].epoch, int(i / 30) + 1);
+      QCOMPARE(rec.batches[i].batch, int64_t(i % 30) + 1);
+    }
+    const int allowed = int(std::ceil(seconds * 20)) + 3 + 2;
+    qInfo("%d batches signals for %zu batches in %.2f s (allowed %d)", rec.batch_signals, rec.batches.size(), seconds,
+          allowed);
+    QVERIFY(rec.batch_signals <= allowed);
+
+    // Every epoch, with predictions that agree with its confusion matrix.
+    QCOMPARE(rec.epochs.size(), size_t(3));
+    const train::EpochEnd& last = rec.epochs.back();
+    qInfo("eval accuracy after 3 epochs: %.1f%%", 100 * last.eval_accuracy);
+    QVERIFY(last.eval_accuracy > 0.8);
+    int64_t total = 0;
+    for (int64_t n : last.confusion) total += n;
+    QCOMPARE(total, kTest);
+    QCOMPARE(last.predicted.size(), size_t(kTest));
+    QCOMPARE(last.confidence.size(), size_t(kTest));
+    std::vector<int64_t> confusion(100, 0);
+    for (size_t i = 0; i < size_t(kTest); ++i) ++confusion[size_t(test_labels_[i] * 10 + last.predicted[i])];
+    QCOMPARE(confusion, last.confusion);
+    QVERIFY(std::all_of(last.confidence.begin(), last.confidence.end(), [](float p) { return p > 0 && p <= 1; }));
+
+    // Checkpoints: best when validation improved, final just before finished; both load back
+    // into a freshly compiled model and give the accuracy they were saved with.
+    QCOMPARE(rec.order.back(), QString("finished"));
+    QCOMPARE(rec.order[rec.order.size() - 2], QString("checkpoint final"));
+    const QString best = rec.checkpoint("best"), final_ = rec.checkpoint("final");
+    QVERIFY(QFile::exists(best) && QFile::exists(final_));
+    QVERIFY(best.endsWith("/full/best.safetensors") && final_.endsWith("/full/final.safetensors"));
+    double best_accuracy = 0;
+    for (const auto& e : rec.epochs) best_accuracy = std::max(best_accuracy, e.eval_accuracy);
+    QCOMPARE(accuracy_of_checkpoint(g, best), best_accuracy);
+    QCOMPARE(accuracy_of_checkpoint(g, final_), last.eval_accuracy);
+    const train::Metadata meta = [&] {
+      graph::TrainingRun run = graph::make_training_run(g);
+      return train::load_checkpoint(final_.toStdString(), *run.compiled.model, run.optimizer.get());
+    }();
+    QCOMPARE(meta.at("epoch"), std::string("3"));
+    QVERIFY(meta.at("project").find("\"CrossEntropy\"") != std::string::npos);
+
+    // The trained weights export; they load into a compiled model.
+    const QString weights = tmp_.path() + "/weights.safetensors";
+    QCOMPARE(c.exportWeights(weights), QString());
+    QVERIFY(QFile::exists(weights));
+    graph::TrainingRun fresh = graph::make_training_run(g);
+    train::load_weights(weights.toStdString(), *fresh.compiled.model);
+    QVERIFY(!c.exportWeights("/nonexistent-dir/w.safetensors").isEmpty());
+  }
+
+  void signalsReachObjectsOnOtherThreads() {
+    QThread other;
+    other.start();
+    QObject receiver;
+    receiver.moveToThread(&other);
+    std::atomic<int> infos{0}, batches{0}, epochs{0}, finished{0};
+    TrainingController c;
+    connect(&c, &TrainingController::started, &receiver, [&](const app::RunInfo& i) { infos += i.evalSize == kTest; });
+    connect(&c, &TrainingController::batches, &receiver,
+            [&](const std::vector<train::BatchEnd>& b) { batches += int(b.size()); });
+    connect(&c, &TrainingController::epochEnded, &receiver,
+            [&](const train::EpochEnd& e) { epochs += e.predicted.size() == size_t(kTest); });
+    connect(&c, &TrainingController::finished, &receiver, [&](const train::Finished& f) { finished += !f.cancelled; });
+    c.start(request(mlp(data_, 2), "other-thread"));
+    QTRY_VERIFY_WITH_TIMEOUT(finished == 1, 60000);
+    other.quit();
+    other.wait();
+    QCOMPARE(infos.load(), 1);
+    QCOMPARE(batches.load(), int(2 * kTrain / 20));
+    QCOMPARE(epochs.load(), 2);
+  }
+
+  void resumesFromACheckpoint() {
+    const graph::Graph g = mlp(data_, 1, 20, 1e-6);  // too small a step to learn anything itself
+    TrainingController c;
+    {
+      Recorder rec(c);
+      c.start(request(mlp(data_, 2), "resume-source"));
+      QTRY_VERIFY_WITH_TIMEOUT(rec.done(), 60000);
+      QVERIFY(rec.finished);
+    }
+    Recorder rec(c);
+    TrainingRequest r = request(g, "resumed");
+    r.resumeFrom = tmp_.path() + "/runs/resume-source/final.safetensors";
+    c.start(r);
+    QTRY_VERIFY_WITH_TIMEOUT(rec.done(), 60000);
+    QVERIFY2(rec.finished, qPrintable(rec.failed.value_or("")));
+    QVERIFY(rec.epochs.back().eval_accuracy > 0.8);
+
+    Recorder bad(c);
+    r.resumeFrom = tmp_.path() + "/runs/missing.safetensors";
+    c.start(r);
+    QTRY_VERIFY_WITH_TIMEOUT(bad.done(), 60000);
+    QVERIFY(bad.failed);
+    QVERIFY2(bad.failed->contains("missing.safetensors"), qPrintable(*bad.failed));
+  }
+
+  void stopEndsWithinOneBatch() {
+    TrainingController c;
+    Recorder rec(c);
+    c.start(request(mlp(data_, 1000, 10), "stopped"));
+    QTRY_VERIFY_WITH_TIMEOUT(rec.batches.size() >= 100, 30000);
+    QElapsedTimer clock;
+    clock.start();
+    c.stop();
+    const size_t at_stop = rec.batches.size();
+    QTRY_VERIFY_WITH_TIMEOUT(rec.done(), 10000);
+    QVERIFY(rec.finished && rec.finished->cancelled);
+    qInfo("stop() -> finished() in %lld ms (final checkpoint included), %zu batch events after stop()",
+          clock.elapsed() - rec.finished_at.elapsed(), rec.batches.size() - at_stop);
+    QVERIFY(rec.finished->epochs_completed < 1000);
+    QVERIFY(rec.batches.size() <= at_stop + 1);
+    QVERIFY(!rec.checkpoint("final").isEmpty());
+    QVERIFY(!c.isRunning() && !c.isPaused());
+  }
+
+  void stopFromASlotDeliversTheRestInOrder() {
+    TrainingController c;
+    Recorder rec(c);
+    connect(&c, &TrainingController::epochEnded, this, [&](const train::EpochEnd& e) {
+      if (e.epoch == 2) c.stop();
+    });
+    c.start(request(mlp(data_, 1000, 10), "stopped-from-slot"));
+    QTRY_VERIFY_WITH_TIMEOUT(rec.done(), 30000);
+    QVERIFY(rec.finished && rec.finished->cancelled);
+    QVERIFY(rec.finished->epochs_completed >= 2 && rec.finished->epochs_completed < 1000);
+    QCOMPARE(int(rec.epochs.size()), rec.finished->epochs_completed);
+    QCOMPARE(rec.order.mid(rec.order.size() - 2), QStringList({"checkpoint final", "finished"}));
+    for (size_t i = 1; i < rec.batches.size(); ++i)  // nothing reordered by the nested delivery
+      QVERIFY(rec.batches[i].epoch * 100000 + rec.batches[i].batch >
+              rec.batches[i - 1].epoch * 100000 + rec.batches[i - 1].batch);
+  }
+
+  void pauseHoldsAndResumeGoesOn() {
+    TrainingController c;
+    Recorder rec(c);
+    int state_changes = 0;
+    connect(&c, &TrainingController::stateChanged, this, [&] { ++state_changes; });
+    c.start(request(mlp(data_, 1000, 10), "paused"));
+    QTRY_VERIFY_WITH_TIMEOUT(rec.batches.size() >= 20, 30000);
+    c.pause();
+    QVERIFY(c.isPaused() && c.isRunning());
+    QTest::qWait(150);  // the batch in flight and the buffered ones arrive
+    const size_t held = rec.batches.size();
+    QTest::qWait(300);
+    QCOMPARE(rec.batches.size(), held);
+    c.resume();
+    QVERIFY(!c.isPaused());
+    QTRY_VERIFY_WITH_TIMEOUT(rec.batches.size() > held + 20, 10000);
+    c.stop();
+    QVERIFY(c.waitForFinished(10000));
+    QVERIFY2(rec.finished && rec.finished->cancelled, qPrintable(rec.order.join(", ") + rec.failed.value_or("")));
+    QCOMPARE(state_changes, 4);  // started, paused, resumed, ended
+  }
+
+  void divergenceFailsAndTheControllerIsReusable() {
+    TrainingController c;
+    {
+      Recorder rec(c);
+      c.start(request(mlp(data_, 3, 20, 1e6), "diverged"));
+      QTRY_VERIFY_WITH_TIMEOUT(rec.done(), 60000);
+      QVERIFY(rec.failed && !rec.finished);
+      qInfo("failed: %s", qPrintable(*rec.failed));
+      QVERIFY2(rec.failed->contains("loss became") &&
+                   (rec.failed->contains("NaN") || rec.failed->contains("infinite")),
+               qPrintable(*rec.failed));
+      QVERIFY(!c.isRunning());
+      QVERIFY(!c.exportWeights(tmp_.path() + "/diverged.safetensors").isEmpty());
+    }
+    Recorder rec(c);
+    c.start(request(mlp(data_, 1), "after-failure"));
+    QTRY_VERIFY_WITH_TIMEOUT(rec.done(), 60000);
+    QVERIFY2(rec.finished, qPrintable(rec.failed.value_or("")));
+  }
+
+  void graphErrorsAreListedAndNoThreadIsLeft() {
+    graph::Graph g = mlp(data_, 1);
+    std::erase_if(g.edges, [](const graph::Edge& e) { return e.to.node == "fc2"; });  // fc2 has no input
+    TrainingController c;
+    Recorder rec(c);
+    const int threads_before = thread_count();
+    c.start(request(g));
+    QTRY_VERIFY_WITH_TIMEOUT(rec.done(), 30000);
+    QVERIFY(rec.failed);
+    qInfo("failed: %s", qPrintable(*rec.failed));
+    QVERIFY2(rec.failed->startsWith("Cannot start training: the graph has problems:") && rec.failed->contains("fc2"),
+             qPrintable(*rec.failed));
+    QVERIFY(!c.isRunning() && c.waitForFinished(0));
+    QCOMPARE(thread_count(), threads_before);
+    QCOMPARE(rec.order, QStringList{"failed"});
+  }
+
+  void missingDatasetIsNamed() {
+    TrainingController c;
+    Recorder rec(c);
+    const std::string missing = (fs::path(tmp_.path().toStdString()) / "no-such-folder").string();
+    graph::Graph g = mlp(missing, 1);
+    c.start(request(g));
+    QTRY_VERIFY_WITH_TIMEOUT(rec.done(), 30000);
+    QVERIFY(rec.failed);
+    QVERIFY2(rec.failed->contains(QString::fromStdString(missing)), qPrintable(*rec.failed));
+    QVERIFY(!c.isRunning());
+  }
+
+  void destroyingMidRunIsClean() {
+    const int threads_before = thread_count();
+    for (bool paused : {false, true}) {
+      auto c = std::make_unique<TrainingController>();
+      Recorder rec(*c);
+      c->start(request(mlp(data_, 1000, 10), "destroyed"));
+      QTRY_VERIFY_WITH_TIMEOUT(rec.batches.size() >= 10, 30000);
+      if (paused) c->pause();
+      QElapsedTimer clock;
+      clock.start();
+      c.reset();
+      qInfo("destroyed %s in %lld ms", paused ? "paused" : "running", clock.elapsed());
+      QVERIFY(clock.elapsed() < 5000);
+      QTest::qWait(100);  // nothing the worker posted may arrive now
+      QVERIFY(!rec.done());
+    }
+    // The worker and its loader threads are gone (OpenBLAS keeps its pool, started earlier).
+    QCOMPARE(thread_count(), threads_before);
+  }
+
+  void uiThreadStaysResponsive() {
+    TrainingController c;
+    Recorder rec(c);
+    QElapsedTimer clock;
+    std::vector<double> gaps;
+    QTimer probe;
+    probe.setTimerType(Qt::PreciseTimer);
+    probe.setInterval(10);
+    connect(&probe, &QTimer::timeout, this, [&] {
+      gaps.push_back(double(clock.nsecsElapsed()) / 1e6);
+      clock.restart();
+    });
+    QElapsedTimer run_clock;
+    run_clock.start();
+    c.start(request(mlp(data_, 150, 10), "responsive"));
+    clock.start();
+    probe.start();
+    QTRY_VERIFY_WITH_TIMEOUT(rec.done(), 120000);
+    probe.stop();
+    const double seconds = double(run_clock.elapsed()) / 1000;
+    QVERIFY2(rec.finished, qPrintable(rec.failed.value_or("")));
+    std::sort(gaps.begin(), gaps.end());
+    const double worst = gaps.back(), p99 = gaps[size_t(double(gaps.size() - 1) * 0.99)];
+    qInfo("UI thread during a %zu-batch run of %.1f s: %zu probes of 10 ms, p99 %.1f ms, max %.1f ms; %d batches "
+          "signals",
+          rec.batches.size(), seconds, gaps.size(), p99, worst, rec.batch_signals);
+    QVERIFY2(worst < 60, qPrintable(QString::number(worst)));
+    // Coalesced: one signal per 50 ms tick, plus one before each of the 150 epochs at most.
+    QVERIFY(rec.batch_signals <= int(std::ceil(seconds * 20)) + 150 + 2);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestAppTraining)
+#include "test_app_training.moc"
