@@ -600,14 +600,13 @@ void MainWindow::tabChanged() {
       dock->show();
     }
   }
-  if (training) findChild<QDockWidget*>(QStringLiteral("trainingDock"))->raise();
-}
-void MainWindow::showDashboard() {
-  tabs_->setCurrentWidget(dashboard_);
-  // The samples are worth seeing before any run; reading them happens in the background.
+  if (!training) return;
+  findChild<QDockWidget*>(QStringLiteral("trainingDock"))->raise();
+  // The samples are worth seeing before any run; they are read in the background.
   dashboard_->previewDataset(document_->graph(),
                              document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absolutePath());
 }
+void MainWindow::showDashboard() { tabs_->setCurrentWidget(dashboard_); }
 
 // ---- window events -------------------------------------------------------------------------
 

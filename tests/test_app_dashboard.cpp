@@ -6,6 +6,8 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QTabBar>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QToolBar>
@@ -117,6 +119,14 @@ class TestDashboard : public QObject {
     QVERIFY(d->errorText().isEmpty());
     QVERIFY(w.trainAction()->isEnabled());
 
+    // A click on a confusion-matrix cell shows exactly those samples.
+    w.dashboard()->confusion()->show();
+    const QRect cell = d->confusion()->cellRect(3, 3);
+    QTest::mouseClick(d->confusion(), Qt::LeftButton, {}, cell.center());
+    QCOMPARE(d->preview()->mode(), widgets::DatasetPreview::Mode::Selection);
+    QCOMPARE(int64_t(d->preview()->shownSamples().size()), d->confusion()->count(3, 3));
+    QVERIFY(d->confusion()->count(3, 3) > 0);
+
     // The checkpoints are next to the project and load into a freshly compiled model.
     const QStringList finals = filesUnder(dir_.filePath("tiny_mlp.runs"), "final.safetensors");
     QCOMPARE(finals.size(), 1);
@@ -130,6 +140,23 @@ class TestDashboard : public QObject {
     w.chooseWeightsPath = [&](const QString&) { return exported; };
     QCOMPARE(w.training()->exportWeights(exported), QString());
     QVERIFY(QFileInfo(exported).size() > 0);
+  }
+
+  void theTrainingTabShowsTheValidationSamplesBeforeAnyRun() {
+    Window w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.openFile(project_));
+    QSignalSpy loaded(w.dashboard(), &app::Dashboard::previewLoaded);
+    auto* tabs = w.findChild<QTabWidget*>();
+    QTest::mouseClick(tabs->tabBar(), Qt::LeftButton, {}, tabs->tabBar()->tabRect(1).center());
+    QCOMPARE(tabs->currentWidget(), w.dashboard());
+    QVERIFY(loaded.wait(20000));
+    QCOMPARE(int64_t(w.dashboard()->preview()->shownSamples().size()), kTest);
+    QVERIFY(w.dashboard()->preview()->showsImages());
+    int histogram = 0;
+    for (int c = 0; c < 10; ++c) histogram += w.dashboard()->preview()->histogramCount(c);
+    QCOMPARE(histogram, int(kTest));
   }
 
   void stopMidEpochReturnsWithinABatch() {
