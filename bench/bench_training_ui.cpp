@@ -1,20 +1,21 @@
-// bench_training_ui: what training through the GUI's controller costs, against a 50 ms
-// responsiveness budget and a 5% slowdown budget.
+// bench_training_ui: what training through the GUI costs, against a 50 ms responsiveness
+// budget and a 5% slowdown budget.
 //
-//   bench_training_ui [--mnist [DIR]] [--epochs N] [--threads N] [--repeat N] [--no-checkpoints]
+//   bench_training_ui [--mnist [DIR]] [--epochs N] [--threads N] [--repeat N]
 //
 // The project is examples/mnist_mlp's network (784-128-10, SGD lr 0.1, batch 100) on generated
 // MNIST-format digits (12000 train / 2000 test, written to a temp folder), or on real MNIST
 // with --mnist (default folder: the source tree's data/mnist). Each repetition runs it
 //   - headless, exactly as `plexus-cli train --quiet` does: make_training_run, then a
 //     Trainer on the calling thread with a callback that ignores batches;
-//   - through app::TrainingController with a UI event loop receiving every signal (checkpoints
-//     on, as in the GUI, unless --no-checkpoints), while a 10 ms timer on the UI thread
-//     measures how long it waits between firings.
+//   - in the real main window (offscreen): Train pressed, the dashboard showing and updating
+//     its plots, progress, confusion matrix and predictions, checkpoints written, while a
+//     10 ms timer on the UI thread measures how long it waits between firings.
 // Prints both wall times (setup + training) and training-loop times, the best and the median
 // of the repetitions with their ratios (target < 5% slower), and the UI probe's p99 and max
 // interval (target < 50 ms). Always exits 0: it measures, it does not test.
-#include <QCoreApplication>
+#include <QApplication>
+#include <QStandardPaths>
 #include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -26,14 +27,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "data/idx.h"
+#include "data/synthetic_digits.h"
 #include "graph/run.h"
 #include "train/trainer.h"
+#include "graph/project.h"
+#include "main_window.h"
 #include "training_controller.h"
 #include "util/threads.h"
 
@@ -47,7 +49,6 @@ struct Options {
   int64_t epochs = 10;
   int threads = 0;    // 0 = the default (PLEXUS_NUM_THREADS or all hardware threads)
   int repeat = 3;
-  bool checkpoints = true;
 };
 
 Options parse(int argc, char** argv) {
@@ -59,32 +60,12 @@ Options parse(int argc, char** argv) {
     else if (a == "--epochs" && has_value) o.epochs = std::atoll(argv[++i]);
     else if (a == "--threads" && has_value) o.threads = std::atoi(argv[++i]);
     else if (a == "--repeat" && has_value) o.repeat = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--no-checkpoints") o.checkpoints = false;
     else {
-      std::fprintf(stderr, "usage: bench_training_ui [--mnist [DIR]] [--epochs N] [--threads N] [--repeat N] "
-                           "[--no-checkpoints]\n");
+      std::fprintf(stderr, "usage: bench_training_ui [--mnist [DIR]] [--epochs N] [--threads N] [--repeat N]\n");
       std::exit(2);
     }
   }
   return o;
-}
-
-// Class c lights a 6x6 block at its own place, shifted by up to two pixels, over noise.
-void write_split(const fs::path& dir, const std::string& prefix, int64_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_int_distribution<int> noise(0, 80), bright(180, 255), shift(-2, 2);
-  std::vector<uint8_t> images(static_cast<size_t>(n * 28 * 28)), labels(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    const int c = int((i * 7 + 3) % 10);
-    labels[size_t(i)] = uint8_t(c);
-    uint8_t* img = images.data() + i * 28 * 28;
-    for (int p = 0; p < 28 * 28; ++p) img[p] = uint8_t(noise(gen));
-    const int top = 2 + (c / 5) * 14 + shift(gen), left = 2 + (c % 5) * 5 + shift(gen) / 2;
-    for (int r = std::max(top, 0); r < std::min(top + 6, 28); ++r)
-      for (int col = std::max(left, 0); col < std::min(left + 6, 28); ++col) img[r * 28 + col] = uint8_t(bright(gen));
-  }
-  data::write_idx((dir / (prefix + "-images-idx3-ubyte")).string(), data::IdxType::UInt8, {n, 28, 28}, images);
-  data::write_idx((dir / (prefix + "-labels-idx1-ubyte")).string(), data::IdxType::UInt8, {n}, labels);
 }
 
 graph::Graph mlp(const std::string& data, int64_t epochs) {
@@ -130,23 +111,27 @@ struct UiRun {
   int64_t batch_events = 0;
 };
 
-UiRun through_controller(const graph::Graph& g, const QString& run_dir) {
+// Opens the saved project in a main window and presses Train, as a user does.
+UiRun through_gui(const QString& project) {
   UiRun out;
-  app::TrainingController controller;
+  app::MainWindow window;
+  window.resize(1440, 900);
+  window.show();
+  if (!window.openFile(project)) std::fprintf(stderr, "cannot open %s\n", qPrintable(project));
+  app::TrainingController* controller = window.training();
   QEventLoop loop;
-  std::vector<train::BatchEnd> received;  // what a plot would keep
-  QObject::connect(&controller, &app::TrainingController::batches, [&](const std::vector<train::BatchEnd>& b) {
+  QObject::connect(controller, &app::TrainingController::batches, [&](const std::vector<train::BatchEnd>& b) {
     ++out.batch_signals;
-    received.insert(received.end(), b.begin(), b.end());
+    out.batch_events += int64_t(b.size());
   });
-  QObject::connect(&controller, &app::TrainingController::epochEnded,
+  QObject::connect(controller, &app::TrainingController::epochEnded,
                    [&](const train::EpochEnd& e) { out.timing.accuracy = e.eval_accuracy; });
-  QObject::connect(&controller, &app::TrainingController::finished, [&](const train::Finished& f) {
+  QObject::connect(controller, &app::TrainingController::finished, [&](const train::Finished& f) {
     out.timing.loop = f.seconds;
     loop.quit();
   });
-  QObject::connect(&controller, &app::TrainingController::failed, [&](const QString& m) {
-    std::fprintf(stderr, "controller run failed: %s\n", qPrintable(m));
+  QObject::connect(controller, &app::TrainingController::failed, [&](const QString& m) {
+    std::fprintf(stderr, "GUI run failed: %s\n", qPrintable(m));
     loop.quit();
   });
 
@@ -159,12 +144,11 @@ UiRun through_controller(const graph::Graph& g, const QString& run_dir) {
     since_probe.restart();
   });
   clock.start();
-  controller.start({g, "", run_dir, ""});
+  window.startTraining();
   since_probe.start();
   probe.start();
   loop.exec();
   out.timing.wall = double(clock.nsecsElapsed()) / 1e9;
-  out.batch_events = int64_t(received.size());
   return out;
 }
 
@@ -177,23 +161,26 @@ double percentile(std::vector<double> v, double p) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  QCoreApplication app(argc, argv);
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  QApplication app(argc, argv);
+  QStandardPaths::setTestModeEnabled(true);  // the user's settings and recent files stay as they are
   const Options o = parse(argc, argv);
   if (o.threads > 0) set_num_threads(o.threads);
 
   QTemporaryDir tmp;
+  qputenv("PLEXUS_RUNS_DIR", (tmp.path() + "/runs").toUtf8());
+  qputenv("PLEXUS_RECOVERY_DIR", (tmp.path() + "/recovery").toUtf8());
   std::string data = o.mnist;
   if (data.empty()) {
     data = tmp.path().toStdString() + "/digits";
-    fs::create_directories(data);
-    write_split(data, "train", 12000, 1);
-    write_split(data, "t10k", 2000, 2);
+    data::write_synthetic_digits(data, 12000, 2000);
   }
   const graph::Graph g = mlp(data, o.epochs);
+  const QString project = tmp.path() + "/bench.plexus";
+  graph::save_project(project.toStdString(), g);
   const char* coretype = std::getenv("OPENBLAS_CORETYPE");
-  std::printf("bench_training_ui: %s, 784-128-10 MLP, batch 100, %lld epochs, checkpoints %s\n",
-              o.mnist.empty() ? "generated 12000/2000 digits" : ("MNIST at " + data).c_str(), (long long)o.epochs,
-              o.checkpoints ? "on" : "off");
+  std::printf("bench_training_ui: %s, 784-128-10 MLP, batch 100, %lld epochs, checkpoints on in the GUI\n",
+              o.mnist.empty() ? "generated 12000/2000 digits" : ("MNIST at " + data).c_str(), (long long)o.epochs);
   std::printf("threads: plexus %d, OpenBLAS %d, hardware %u; OPENBLAS_CORETYPE=%s; %s\n", num_threads(),
               openblas_get_num_threads(), std::thread::hardware_concurrency(), coretype ? coretype : "(unset)",
               openblas_get_config());
@@ -201,9 +188,8 @@ int main(int argc, char** argv) {
   std::vector<double> head_wall, head_loop, ui_wall, ui_loop, gaps;
   for (int r = 0; r < o.repeat; ++r) {
     const Timing h = headless(g);
-    const QString run_dir = o.checkpoints ? tmp.path() + "/run" + QString::number(r) : QString();
-    const UiRun u = through_controller(g, run_dir);
-    std::printf("run %d: headless %.3f s (loop %.3f s, acc %.2f%%) | controller %.3f s (loop %.3f s, acc %.2f%%), "
+    const UiRun u = through_gui(project);
+    std::printf("run %d: headless %.3f s (loop %.3f s, acc %.2f%%) | GUI %.3f s (loop %.3f s, acc %.2f%%), "
                 "%lld batches in %d signals, UI probe p99 %.1f ms max %.1f ms\n",
                 r + 1, h.wall, h.loop, 100 * h.accuracy, u.timing.wall, u.timing.loop, 100 * u.timing.accuracy,
                 (long long)u.batch_events, u.batch_signals, percentile(u.gaps, 0.99), percentile(u.gaps, 1.0));
@@ -217,13 +203,13 @@ int main(int argc, char** argv) {
   const double hw = percentile(head_wall, 0), hl = percentile(head_loop, 0);
   const double uw = percentile(ui_wall, 0), ul = percentile(ui_loop, 0);
   const double p99 = percentile(gaps, 0.99), worst = percentile(gaps, 1.0);
-  std::printf("\nbest of %d: headless %.3f s, controller %.3f s: ratio %.3f (training loop %.3f vs %.3f s: %.3f)\n",
+  std::printf("\nbest of %d: headless %.3f s, GUI %.3f s: ratio %.3f (training loop %.3f vs %.3f s: %.3f)\n",
               o.repeat, hw, uw, uw / hw, hl, ul, ul / hl);
-  std::printf("median:    headless %.3f s, controller %.3f s: ratio %.3f (training loop %.3f vs %.3f s: %.3f)\n",
+  std::printf("median:    headless %.3f s, GUI %.3f s: ratio %.3f (training loop %.3f vs %.3f s: %.3f)\n",
               percentile(head_wall, 0.5), percentile(ui_wall, 0.5), percentile(ui_wall, 0.5) / percentile(head_wall, 0.5),
               percentile(head_loop, 0.5), percentile(ui_loop, 0.5), percentile(ui_loop, 0.5) / percentile(head_loop, 0.5));
   std::printf("UI event loop during training: %zu probes of 10 ms, p99 %.1f ms, max %.1f ms\n", gaps.size(), p99, worst);
-  std::printf("%s: controller within 5%% of headless (wall)\n", uw <= 1.05 * hw ? "PASS" : "FAIL");
+  std::printf("%s: the GUI within 5%% of headless (wall)\n", uw <= 1.05 * hw ? "PASS" : "FAIL");
   std::printf("%s: UI thread never waits 50 ms or more\n", worst < 50 ? "PASS" : "FAIL");
   return 0;
 }

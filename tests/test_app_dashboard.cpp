@@ -23,7 +23,7 @@
 #include "graph/project.h"
 #include "graph_document.h"
 #include "main_window.h"
-#include "tiny_mnist.h"
+#include "data/synthetic_digits.h"
 #include "train/checkpoint.h"
 #include "training_controller.h"
 #include "training_plots.h"
@@ -83,7 +83,7 @@ class TestDashboard : public QObject {
     QStandardPaths::setTestModeEnabled(true);
     QSettings().clear();
     qputenv("PLEXUS_RECOVERY_DIR", (dir_.path() + "/recovery").toUtf8());
-    testing::write_tiny_mnist(std::filesystem::path(dir_.path().toStdString()) / "tiny", kTrain, kTest);
+    data::write_synthetic_digits(std::filesystem::path(dir_.path().toStdString()) / "tiny", kTrain, kTest);
     // The shipped MLP example on the tiny data: the project a user would have.
     graph::Graph g = graph::load_project(PLEXUS_SOURCE_DIR "/examples/mnist_mlp.plexus");
     g.dataset.path = "tiny";  // next to the project file

@@ -13,7 +13,7 @@
 #include "graph/run.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
-#include "tiny_mnist.h"
+#include "data/synthetic_digits.h"
 #include "training_controller.h"
 
 using namespace plexus;
@@ -130,8 +130,8 @@ class TestAppTraining : public QObject {
     QVERIFY(tmp_.isValid());
     data_ = fs::path(tmp_.path().toStdString()) / "digits";
     fs::create_directories(data_);
-    testing::write_tiny_mnist_split(data_, "train", kTrain, 1);
-    test_labels_ = testing::write_tiny_mnist_split(data_, "t10k", kTest, 2);
+    data::write_synthetic_digits_split(data_, "train", kTrain, 1);
+    test_labels_ = data::write_synthetic_digits_split(data_, "t10k", kTest, 2);
   }
 
   void runsToCompletionWithEverySignal() {
