@@ -121,6 +121,7 @@ Dashboard::Dashboard(TrainingController* controller, QWidget* parent) : QWidget(
   connect(controller_, &TrainingController::failed, this, &Dashboard::onFailed);
   connect(confusion_, &widgets::ConfusionMatrixView::cellClicked, this, &Dashboard::showCell);
   connect(&preview_loading_, &QFutureWatcher<PreviewData>::finished, this, [this] {
+    if (preview_loading_.isCanceled()) return;  // a run handed over its own samples meanwhile
     PreviewData data = preview_loading_.result();
     if (!data.error.isEmpty()) {
       preview_split_.reset();
@@ -149,16 +150,21 @@ void Dashboard::beginRun(const graph::Graph& graph, const QString& project_dir) 
   confusion_->clear();
   preview_->clearPredictions();
   progress_->begin(int(graph.training.epochs), 0, q(graph.training.device));
-  previewDataset(graph, project_dir);
+  run_key_ = previewKey(graph, project_dir);  // the run itself hands over its samples (onStarted)
+}
+
+QString Dashboard::previewKey(const graph::Graph& graph, const QString& project_dir) {
+  // A CSV split depends on the seed; image splits do not.
+  return QStringLiteral("%1|%2|%3|%4|%5")
+      .arg(q(graph.dataset.kind), q(graph.dataset.path), q(graph.dataset.target), project_dir)
+      .arg(graph.dataset.kind == "csv" ? graph.training.seed : 0);
 }
 
 void Dashboard::previewDataset(const graph::Graph& graph, const QString& project_dir) {
   if (graph.dataset.kind.empty()) return;
-  // A CSV split depends on the seed; image splits do not.
-  const QString key = QStringLiteral("%1|%2|%3|%4|%5")
-                          .arg(q(graph.dataset.kind), q(graph.dataset.path), q(graph.dataset.target), project_dir)
-                          .arg(graph.dataset.kind == "csv" ? graph.training.seed : 0);
-  if (key == preview_key_) return;
+  const QString key = previewKey(graph, project_dir);
+  // The run starting with these samples hands them over itself (onStarted).
+  if (key == preview_key_ || (controller_->isRunning() && key == run_key_)) return;
   preview_key_ = key;
   preview_loading_.waitForFinished();
   preview_loading_.setFuture(QtConcurrent::run(readPreview, graph.dataset, std::filesystem::path(project_dir.toStdString()),
@@ -167,7 +173,14 @@ void Dashboard::previewDataset(const graph::Graph& graph, const QString& project
 
 void Dashboard::onStarted(const RunInfo& info) {
   progress_->begin(info.epochs, info.batchesPerEpoch, info.device);
-  if (!info.classNames.isEmpty()) class_names_.assign(info.classNames.begin(), info.classNames.end());
+  class_names_.assign(info.classNames.begin(), info.classNames.end());
+  if (run_key_ == preview_key_ && preview_split_) return;  // already showing these samples
+  preview_loading_.cancel();
+  preview_key_ = run_key_;
+  preview_split_ = info.evalSplit;
+  preview_->setDataset(info.evalSplit, class_names_, tr("Validation set: %L1 samples").arg(info.evalSize));
+  preview_->setFeatureNames(std::vector<QString>(info.featureNames.begin(), info.featureNames.end()));
+  emit previewLoaded();
 }
 
 void Dashboard::onEpoch(const train::EpochEnd& epoch) {

@@ -59,6 +59,7 @@ class Dashboard : public QWidget {
   void previewLoaded();
 
  private:
+  static QString previewKey(const graph::Graph& graph, const QString& project_dir);
   void onStarted(const RunInfo& info);
   void onEpoch(const train::EpochEnd& epoch);
   void onFinished(const train::Finished& result);
@@ -80,6 +81,7 @@ class Dashboard : public QWidget {
   std::vector<QString> class_names_;
   QFutureWatcher<PreviewData> preview_loading_;
   QString preview_key_;  // the binding + seed shown, so a second run does not reload it
+  QString run_key_;      // the same for the run starting
 };
 
 }  // namespace plexus::app

@@ -7,8 +7,8 @@
 //   started -> batches* -> epochEnded (checkpointSaved "best")? -> ... ->
 //   (checkpointSaved "final" -> finished) | failed
 //
-// Batches are coalesced: the worker appends them to a buffer that a 50 ms timer on the UI
-// thread drains, so however fast training goes the UI gets at most ~20 batches() a second
+// Batches are coalesced: the worker appends them to a buffer that a 100 ms timer on the UI
+// thread drains, so however fast training goes the UI gets about 10 batches() a second
 // (plus one before each epoch). Every other event is delivered at once, in order, after the
 // batches before it; none is dropped or merged. pause(), resume() and stop() only set atomics
 // the worker checks between batches. Errors of any kind end the run with failed(): the app
@@ -26,6 +26,7 @@
 #include <variant>
 #include <vector>
 
+#include "data/dataset.h"
 #include "graph/graph.h"
 #include "train/events.h"
 
@@ -57,6 +58,11 @@ struct RunInfo {
   bool classification = false;
   int64_t parameters = 0;
   QString datasetPath;       // as resolved
+  // The examples evaluated each epoch, untransformed, in the order of EpochEnd::predicted:
+  // the dashboard shows them without reading the dataset a second time. Read-only, so
+  // sharing it with the worker is safe.
+  std::shared_ptr<const data::Dataset> evalSplit;
+  QStringList featureNames;  // CSV columns; empty for images
 };
 
 class TrainingController : public QObject {

@@ -368,6 +368,7 @@ int TrainingPlots::beginRun(const QString& name, const QString& settingsSummary)
   run.status = tr("running");
   run.raw = newGraph(loss_);
   run.raw->setLayer(QStringLiteral("raw"));
+  run.raw->setAntialiased(false);  // thin, faint and dense: smoothing its edges costs most of a replot
   run.smooth = newGraph(loss_);
   run.smooth->setName(name);
   run.lr = newGraph(lr_);
@@ -403,7 +404,7 @@ void TrainingPlots::addBatches(int id, const std::vector<train::BatchEnd>& batch
   run->raw->addData(steps, raw, true);
   run->smooth->addData(steps, smooth, true);
   run->lr->addData(steps, lr, true);
-  scheduleReplot();
+  scheduleReplot({loss_, lr_});  // the per-epoch plot has nothing new
 }
 
 void TrainingPlots::addEpoch(int id, const train::EpochEnd& e) {
@@ -422,7 +423,7 @@ void TrainingPlots::addEpoch(int id, const train::EpochEnd& e) {
   updateRunVisibility(*run);
   rebuildLegends();
   emit runChanged(id);
-  scheduleReplot();
+  scheduleReplot({epoch_});
 }
 
 void TrainingPlots::finishRun(int id, const QString& status) {
@@ -585,15 +586,28 @@ void TrainingPlots::fit() {
   replotNow();
 }
 
-void TrainingPlots::scheduleReplot() {
-  if (!replotTimer_.isActive()) replotTimer_.start();
+// Data usually arrive about ten times a second: replotting in the same wake-up of the UI
+// thread (rather than on a timer of its own) keeps the thread asleep between deliveries.
+void TrainingPlots::scheduleReplot(std::initializer_list<QCustomPlot*> plots) {
+  // Drawing is the dashboard's main cost on the UI thread: only plots with news are redrawn.
+  if (plots.size() == 0)
+    dirty_ << loss_ << epoch_ << lr_;
+  for (QCustomPlot* plot : plots) dirty_.insert(plot);
+  if (replotTimer_.isActive()) return;
+  const qint64 since = lastReplot_.isValid() ? lastReplot_.elapsed() : kReplotIntervalMs;
+  if (since >= kReplotIntervalMs)
+    replotNow();
+  else
+    replotTimer_.start(int(kReplotIntervalMs - since));
 }
 
 void TrainingPlots::replotNow() {
   replotTimer_.stop();
+  lastReplot_.start();
   if (following_) fitRanges();
   // Queued: the loss and lr plots' synced x ranges ask for one too; Qt merges them.
-  for (QCustomPlot* plot : {loss_, epoch_, lr_}) plot->replot(QCustomPlot::rpQueuedReplot);
+  for (QCustomPlot* plot : dirty_) plot->replot(QCustomPlot::rpQueuedReplot);
+  dirty_.clear();
 }
 
 void TrainingPlots::fitRanges() {

@@ -11,6 +11,8 @@
 // fast the points arrive. It follows ThemeManager.
 #include <QColor>
 #include <QString>
+#include <QElapsedTimer>
+#include <QSet>
 #include <QTimer>
 #include <QWidget>
 #include <optional>
@@ -111,7 +113,7 @@ class TrainingPlots : public QWidget {
   void styleRun(int index);
   void updateRunVisibility(Run& run);
   void rebuildLegends();
-  void scheduleReplot();
+  void scheduleReplot(std::initializer_list<QCustomPlot*> plots = {});  // {} = all
   void replotNow();
   void fitRanges();
   void stopFollowing() { following_ = false; }
@@ -132,6 +134,8 @@ class TrainingPlots : public QWidget {
   QCPItemTracer *lossTracer_, *epochTracer_, *lrTracer_;
   QToolButton* logButton_ = nullptr;
   QTimer replotTimer_;
+  QElapsedTimer lastReplot_;
+  QSet<QCustomPlot*> dirty_;  // plots with changes not drawn yet
   bool following_ = true;  // until the user zooms or pans, the view follows the data
   bool logScale_ = false;
 };

@@ -1,6 +1,7 @@
 #include "training_progress.h"
 
 #include <QGridLayout>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QProgressBar>
 
@@ -27,17 +28,26 @@ TrainingProgress::TrainingProgress(QWidget* parent) : QWidget(parent) {
   bold.setBold(true);
   status_->setFont(bold);
 
+  // Text that changes ten times a second must not change the labels' size: a new size
+  // re-lays out and repaints the whole dashboard around them.
+  const QFontMetrics metrics(font());
+  speed_->setFixedWidth(metrics.horizontalAdvance(tr("%L1 samples/s").arg(99999999)));
+  elapsed_->setFixedWidth(metrics.horizontalAdvance(tr("elapsed %1").arg(duration(359999))));
+  eta_->setFixedWidth(metrics.horizontalAdvance(tr("ETA %1").arg(duration(359999))));
+  status_->setMinimumWidth(QFontMetrics(bold).horizontalAdvance(tr("Stopped after 999 epochs")));
+
   auto* grid = new QGridLayout(this);
   grid->setContentsMargins(6, 4, 6, 4);
+  // Two rows, so the strip fits a narrow window: the bars, then the figures under them.
+  auto* figures = new QHBoxLayout;
+  for (QLabel* label : {speed_, elapsed_, eta_, device_}) figures->addWidget(label);
+  figures->addStretch();
   grid->addWidget(status_, 0, 0);
   grid->addWidget(epoch_bar_, 0, 1);
   grid->addWidget(batch_bar_, 0, 2);
-  grid->addWidget(speed_, 0, 3);
-  grid->addWidget(elapsed_, 0, 4);
-  grid->addWidget(eta_, 0, 5);
-  grid->addWidget(device_, 0, 6);
-  grid->setColumnStretch(1, 2);
-  grid->setColumnStretch(2, 2);
+  grid->addLayout(figures, 1, 1, 1, 2);
+  grid->setColumnStretch(1, 1);
+  grid->setColumnStretch(2, 1);
 }
 
 QString TrainingProgress::duration(double seconds) {
