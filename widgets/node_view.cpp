@@ -13,6 +13,7 @@
 
 #include "edge_item.h"
 #include "node_item.h"
+#include "graph_document.h"
 #include "node_scene.h"
 #include "palette.h"
 #include "theme.h"
@@ -49,6 +50,13 @@ NodeView::NodeView(NodeScene* scene, QWidget* parent) : QGraphicsView(scene, par
   setFocusPolicy(Qt::StrongFocus);
   setAcceptDrops(true);
   connect(&ThemeManager::instance(), &ThemeManager::changed, viewport(), qOverload<>(&QWidget::update));
+  // The empty-canvas hint comes and goes with the first node: repaint all of it then.
+  const auto hint_may_change = [this] {
+    if (scene_->document()->graph().nodes.size() <= 1) viewport()->update();
+  };
+  connect(scene_->document(), &GraphDocument::nodeAdded, this, hint_may_change);
+  connect(scene_->document(), &GraphDocument::nodeRemoved, this, hint_may_change);
+  connect(scene_->document(), &GraphDocument::graphReset, this, hint_may_change);
   centerOn(0, 0);
 }
 
@@ -122,6 +130,19 @@ void NodeView::drawBackground(QPainter* painter, const QRectF& rect) {
   painter->setRenderHint(QPainter::Antialiasing, false);  // crisp one-pixel lines
   drawGrid(painter, rect, NodeScene::kGrid, theme.gridMinor);
   drawGrid(painter, rect, NodeScene::kGrid * kMajorEvery, theme.gridMajor);
+  painter->restore();
+}
+
+// An empty canvas says how to start, so a first-time user is not left with a blank grid.
+void NodeView::drawForeground(QPainter* painter, const QRectF&) {
+  if (!scene_->document()->graph().nodes.empty()) return;
+  painter->save();
+  painter->resetTransform();  // viewport pixels: the hint does not zoom
+  painter->setPen(ThemeManager::instance().theme().mutedText);
+  painter->drawText(viewport()->rect().adjusted(40, 40, -40, -40), Qt::AlignCenter | Qt::TextWordWrap,
+                    tr("Drag layers here from the Layers panel, or double-click one.\n"
+                       "Wire an output port to an input port; shapes appear on the wires.\n"
+                       "Or open a ready-made model: File ▸ Examples."));
   painter->restore();
 }
 
