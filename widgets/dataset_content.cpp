@@ -36,4 +36,17 @@ QString DatasetContent::describe(int64_t sample) const {
   return text;
 }
 
+QVariant DatasetContent::sampleData(int64_t sample, int role) const {
+  switch (role) {
+    case Qt::ToolTipRole: return describe(sample);
+    case SampleIndexRole: return QVariant::fromValue<qint64>(sample);
+    case LabelRole: return label(sample);
+    case PredictedRole: return predicted(sample);
+    case PredictedNameRole: return predictions.has(sample) ? className(predicted(sample)) : QString();
+    case ConfidenceRole: return predictions.confidenceOf(sample);
+    case VerdictRole: return int(verdict(sample));
+    default: return {};
+  }
+}
+
 }  // namespace plexus::widgets

@@ -3,6 +3,7 @@
 // its labels and class names, the column names and the latest predictions. The preview owns it
 // and tells the models when a part changes.
 #include <QString>
+#include <QVariant>
 #include <memory>
 #include <vector>
 
@@ -39,6 +40,8 @@ struct DatasetContent {
   QString featureName(int column) const;
   // "Sample 12 · label 7 · predicted 9 (87.1%)", for tooltips.
   QString describe(int64_t sample) const;
+  // What both item models answer alike: the tooltip and the SampleRole values (else none).
+  QVariant sampleData(int64_t sample, int role) const;
 };
 
 }  // namespace plexus::widgets

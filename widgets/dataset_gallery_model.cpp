@@ -49,15 +49,7 @@ QVariant DatasetGalleryModel::data(const QModelIndex& index, int role) const {
       const QImage* picture = thumbnails_.object(sample);
       return picture ? QVariant(*picture) : QVariant();
     }
-    case Qt::ToolTipRole: return content_->describe(sample);
-    case SampleIndexRole: return QVariant::fromValue<qint64>(sample);
-    case LabelRole: return content_->label(sample);
-    case PredictedRole: return content_->predicted(sample);
-    case PredictedNameRole:
-      return content_->predictions.has(sample) ? content_->className(content_->predicted(sample)) : QString();
-    case ConfidenceRole: return content_->predictions.confidenceOf(sample);
-    case VerdictRole: return int(content_->verdict(sample));
-    default: return {};
+    default: return content_->sampleData(sample, role);
   }
 }
 

@@ -71,15 +71,7 @@ QVariant DatasetTableModel::data(const QModelIndex& index, int role) const {
       return kind(index.column()) == Column::Feature || kind(index.column()) == Column::Confidence
                  ? int(Qt::AlignRight | Qt::AlignVCenter)
                  : int(Qt::AlignLeft | Qt::AlignVCenter);
-    case Qt::ToolTipRole: return content_->describe(sample);
-    case SampleIndexRole: return QVariant::fromValue<qint64>(sample);
-    case LabelRole: return content_->label(sample);
-    case PredictedRole: return content_->predicted(sample);
-    case PredictedNameRole:
-      return content_->predictions.has(sample) ? content_->className(content_->predicted(sample)) : QString();
-    case ConfidenceRole: return content_->predictions.confidenceOf(sample);
-    case VerdictRole: return int(content_->verdict(sample));
-    default: return {};
+    default: return content_->sampleData(sample, role);
   }
 }
 
