@@ -136,7 +136,7 @@ class TestGraphDocument : public QObject {
     QCOMPARE(std::get<int64_t>(m.doc.node(m.fc)->params.at("out_features")), int64_t(7));
     QCOMPARE(changed.count(), 1);
     QVERIFY(!m.doc.validation().ok());  // 7 classes of output for 10 classes
-    m.doc.setParam(m.fc, "out_features", std::nullopt);
+    m.doc.resetParam(m.fc, "out_features");
     QVERIFY(!m.doc.node(m.fc)->params.count("out_features"));
     m.doc.undoStack()->undo();
     m.doc.undoStack()->undo();

@@ -34,6 +34,10 @@ GraphDocument::GraphDocument(QObject* parent) : QObject(parent) {
   revalidate();
 }
 
+// Destroying the undo stack says "clean changed"; nobody may hear that from a document (and
+// perhaps a window) half torn down.
+GraphDocument::~GraphDocument() { undo_.disconnect(this); }
+
 const graph::Node* GraphDocument::node(const QString& id) const {
   const auto index = nodeIndex(id);
   return index ? &graph_.nodes[*index] : nullptr;
@@ -297,7 +301,13 @@ void GraphDocument::disconnect(const graph::Edge& edge) {
        {EraseEdge{size_t(it - graph_.edges.begin()), edge}});
 }
 
-void GraphDocument::setParam(const QString& id, const QString& name, const std::optional<graph::ParamValue>& value) {
+void GraphDocument::setParam(const QString& id, const QString& name, const graph::ParamValue& value) {
+  changeParam(id, name, &value);
+}
+
+void GraphDocument::resetParam(const QString& id, const QString& name) { changeParam(id, name, nullptr); }
+
+void GraphDocument::changeParam(const QString& id, const QString& name, const graph::ParamValue* value) {
   const auto index = nodeIndex(id);
   if (!index) return;
   const graph::Node& before = graph_.nodes[*index];

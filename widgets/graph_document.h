@@ -30,6 +30,7 @@ class GraphDocument : public QObject {
 
  public:
   explicit GraphDocument(QObject* parent = nullptr);
+  ~GraphDocument() override;
 
   const graph::Graph& graph() const { return graph_; }
   const graph::Node* node(const QString& id) const;
@@ -69,8 +70,9 @@ class GraphDocument : public QObject {
   QString connectionProblem(const graph::PortRef& from, const graph::PortRef& to) const;
   bool connectPorts(const graph::PortRef& from, const graph::PortRef& to, QString* why = nullptr);
   void disconnect(const graph::Edge& edge);
-  // nullopt = back to the type's default (the parameter is dropped from the file).
-  void setParam(const QString& node, const QString& name, const std::optional<graph::ParamValue>& value);
+  void setParam(const QString& node, const QString& name, const graph::ParamValue& value);
+  // Back to the type's default: the parameter is dropped from the file.
+  void resetParam(const QString& node, const QString& name);
   void rename(const QString& node, const QString& name);
   // Adds a fragment (graph::extract_fragment) shifted by `offset`; returns the new node ids.
   QStringList paste(const graph::Graph& fragment, graph::Position offset, const QString& text);
@@ -96,6 +98,8 @@ class GraphDocument : public QObject {
 
  private:
   void push(const QString& text, std::vector<GraphOp> ops);
+  // One parameter set (value) or removed (nullptr).
+  void changeParam(const QString& node, const QString& name, const graph::ParamValue* value);
   void applyOne(const GraphOp& op);
   void reindex();
   void describeDataset();

@@ -231,7 +231,7 @@ QWidget* ParamEditor::makeEditor() {
         text_ = spin->edit();
         spin->onStep = [this, spin] {
           typed_.reset();
-          commit(ParamValue(int64_t(spin->value())));
+          commit(std::optional<ParamValue>(std::in_place, int64_t(spin->value())));  // in place: GCC 12 misreads a temporary variant under ASan
         };
         connect(spin, &QSpinBox::editingFinished, this, &ParamEditor::finishEditing);
         return spin;
@@ -247,7 +247,7 @@ QWidget* ParamEditor::makeEditor() {
     }
     case ParamType::Bool: {
       auto* box = new QCheckBox(this);
-      connect(box, &QCheckBox::clicked, this, [this](bool on) { commit(ParamValue(on)); });
+      connect(box, &QCheckBox::clicked, this, [this](bool on) { commit(std::optional<ParamValue>(std::in_place, on)); });
       return box;
     }
     case ParamType::Choice: {

@@ -138,7 +138,10 @@ void PropertyPanel::NodePage::addParamRows(QFormLayout* form) {
     label->setBuddy(editor->editor());
     connect(editor, &ParamEditor::committed, this,
             [this, name = qstr(spec.name)](const std::optional<ParamValue>& value) {
-              document_->setParam(id_, name, value);
+              if (value)
+                document_->setParam(id_, name, *value);
+              else
+                document_->resetParam(id_, name);
             });
     form->addRow(label, editor);
     editors_.push_back(editor);
@@ -209,7 +212,7 @@ void PropertyPanel::NodePage::showProblems(const graph::Node& node) {
     remove->setIcon(icon(QStringLiteral("delete")));
     remove->setAutoRaise(true);
     remove->setToolTip(tr("Remove the parameter %1").arg(qstr(name)));
-    connect(remove, &QToolButton::clicked, this, [this, name = qstr(name)] { document_->setParam(id_, name, {}); });
+    connect(remove, &QToolButton::clicked, this, [this, name = qstr(name)] { document_->resetParam(id_, name); });
     line->addWidget(remove);
     extras_->addWidget(row);
   }
