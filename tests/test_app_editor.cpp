@@ -319,6 +319,31 @@ class TestEditorWindow : public QObject {
     QVERIFY(w.document()->graph().nodes.empty());
   }
 
+  void aBrokenRecoveryFileIsReportedAndKept() {
+    const QString dir = app::Autosaver::defaultDirectory();
+    QDir().mkpath(dir);
+    QFile project(dir + "/autosave-999997-1.plexus");
+    QVERIFY(project.open(QIODevice::WriteOnly));
+    project.write("{ \"format\": 1, \"nodes\": [");  // cut off mid-write
+    project.close();
+    QFile sidecar(dir + "/autosave-999997-1.plexus.json");
+    QVERIFY(sidecar.open(QIODevice::WriteOnly));
+    sidecar.write("not json");
+    sidecar.close();
+    const auto orphans = app::Autosaver::orphans(dir);
+    QCOMPARE(orphans.size(), size_t(1));
+    QVERIFY(orphans[0].original.isEmpty());  // an unreadable sidecar names no project
+    Window w;
+    w.answer = QMessageBox::Yes;
+    QCOMPARE(w.offerRecovery(), 0);
+    QVERIFY2(w.asked.size() == 1 && w.asked[0].contains("untitled"), qPrintable(w.asked.join("|")));
+    QCOMPARE(w.errors.size(), 1);
+    QVERIFY2(w.errors[0].contains("autosave-999997-1.plexus"), qPrintable(w.errors[0]));
+    QVERIFY(w.document()->graph().nodes.empty());
+    QVERIFY(QFile::exists(project.fileName()));  // kept: a later version may read it
+    app::Autosaver::remove(project.fileName());
+  }
+
   void droppingAProjectFileOnTheWindowOpensIt() {
     Window w;
     w.show();
