@@ -272,9 +272,17 @@ class TestPanels : public QObject {
   }
 
   // No registry type has a Choice parameter yet, so the editor is tried with one of its own.
+  void aDefaultThatStandsForSomethingSaysSo() {
+    const graph::ParamSpec* in = graph::Registry::instance().find("Linear")->param("in_features");
+    QVERIFY(in);
+    QVERIFY2(paramToolTip(*in).contains("Default: 0 (auto)"), qPrintable(paramToolTip(*in)));
+    const graph::ParamSpec* out = graph::Registry::instance().find("Linear")->param("out_features");
+    QVERIFY2(paramToolTip(*out).contains("Default: 10."), qPrintable(paramToolTip(*out)));
+  }
+
   void comboBoxCommitsAChoice() {
     const graph::ParamSpec spec{"mode", graph::ParamType::Choice, std::string("zeros"), 0, 0,
-                                {"zeros", "reflect", "replicate"}, "padding mode"};
+                                {"zeros", "reflect", "replicate"}, "padding mode", {}};
     ParamEditor editor(spec);
     editor.show();
     QVERIFY(QTest::qWaitForWindowExposed(&editor));

@@ -177,7 +177,9 @@ void NodeItem::setNode(const graph::Node& node) {
     for (const graph::ParamSpec* p : shown) {
       const auto it = node.params.find(p->name);
       const graph::ParamValue& value = it == node.params.end() ? p->default_value : it->second;
-      params_.push_back({qstr(p->name), qstr(graph::to_string(value)), value != p->default_value});
+      const bool changed = value != p->default_value;
+      const std::string text = !changed && !p->default_means.empty() ? p->default_means : graph::to_string(value);
+      params_.push_back({qstr(p->name), qstr(text), changed});
     }
     description_ = qstr(type_->display_name + ": " + type_->description);  // the title may be elided
   } else {

@@ -114,6 +114,7 @@ class IntSpinBox : public QSpinBox {
 // The default as an editor shows it; an empty list says so.
 QString defaultText(const ParamSpec& spec) {
   const QString text = paramText(spec.default_value);
+  if (!spec.default_means.empty()) return QStringLiteral("%1 (%2)").arg(text, qstr(spec.default_means));
   return text.isEmpty() ? QObject::tr("empty") : text;
 }
 

@@ -161,13 +161,19 @@ namespace {
 constexpr double kBig = 1 << 24;
 
 ParamSpec int_param(std::string name, int64_t def, double lo, double hi, std::string doc) {
-  return {std::move(name), ParamType::Int, def, lo, hi, {}, std::move(doc)};
+  return {std::move(name), ParamType::Int, def, lo, hi, {}, std::move(doc), {}};
 }
 ParamSpec float_param(std::string name, double def, double lo, double hi, std::string doc) {
-  return {std::move(name), ParamType::Float, def, lo, hi, {}, std::move(doc)};
+  return {std::move(name), ParamType::Float, def, lo, hi, {}, std::move(doc), {}};
 }
 ParamSpec bool_param(std::string name, bool def, std::string doc) {
-  return {std::move(name), ParamType::Bool, def, 0, 1, {}, std::move(doc)};
+  return {std::move(name), ParamType::Bool, def, 0, 1, {}, std::move(doc), {}};
+}
+// A whole-number parameter whose default 0 stands for something else (`means`).
+ParamSpec int_param_0(std::string name, double hi, std::string doc, std::string means) {
+  ParamSpec p = int_param(std::move(name), 0, 0, hi, std::move(doc));
+  p.default_means = std::move(means);
+  return p;
 }
 
 // "[N, 1, 28, 28]": a per-example shape with the batch written as N.
@@ -272,7 +278,7 @@ Registry::Registry() {
     t.description = "The examples of the bound dataset: inputs x and labels y.";
     t.outputs = {{"x", "one example's input, e.g. [N, 1, 28, 28] for MNIST"}, {"y", "its label"}};
     t.params = {{"shape", ParamType::IntList, std::vector<int64_t>{}, 1, kBig, {},
-                 "per-example input shape; empty = taken from the dataset"}};
+                 "per-example input shape; empty = taken from the dataset", {}}};
     t.shape = [](const ShapeContext& c) -> std::vector<Shape> {
       const std::vector<int64_t>& fixed = c.params.list("shape");
       if (!c.dataset && fixed.empty()) {
@@ -298,7 +304,7 @@ Registry::Registry() {
     t.description = "y = x·Wᵀ + b over the last dimension.";
     t.inputs = {{"input", "[N, ..., in_features]"}};
     t.outputs = {{"output", "[N, ..., out_features]"}};
-    t.params = {int_param("in_features", 0, 0, kBig, "input features; 0 = taken from the input"),
+    t.params = {int_param_0("in_features", kBig, "input features; 0 = taken from the input", "auto"),
                 int_param("out_features", 10, 1, kBig, "output features"),
                 bool_param("bias", true, "learn an additive bias")};
     t.shape = [](const ShapeContext& c) -> std::vector<Shape> {
@@ -364,7 +370,7 @@ Registry::Registry() {
     t.inputs = {{"input", "any shape"}};
     t.outputs = {{"output", "[N, shape...]"}};
     t.params = {{"shape", ParamType::IntList, std::vector<int64_t>{-1}, -1, kBig, {},
-                 "per-example shape; one entry may be -1 (inferred)"}};
+                 "per-example shape; one entry may be -1 (inferred)", {}}};
     t.shape = [](const ShapeContext& c) -> std::vector<Shape> {
       const std::vector<int64_t>& want = c.params.list("shape");
       const int64_t n = numel(one_input(c));
@@ -425,7 +431,7 @@ Registry::Registry() {
     t.description = "Slides learned kernels over images [N, C, H, W].";
     t.inputs = {{"input", "[N, in_channels, H, W]"}};
     t.outputs = {{"output", "[N, out_channels, H', W']"}};
-    t.params = {int_param("in_channels", 0, 0, kBig, "input channels; 0 = taken from the input"),
+    t.params = {int_param_0("in_channels", kBig, "input channels; 0 = taken from the input", "auto"),
                 int_param("out_channels", 16, 1, kBig, "number of kernels"),
                 int_param("kernel_size", 3, 1, 64, "kernel height and width"),
                 int_param("stride", 1, 1, 64, "step between windows"),
@@ -465,7 +471,7 @@ Registry::Registry() {
     t.inputs = {{"input", "[N, C, H, W]"}};
     t.outputs = {{"output", "[N, C, H', W']"}};
     t.params = {int_param("kernel_size", 2, 1, 64, "window height and width"),
-                int_param("stride", 0, 0, 64, "step between windows; 0 = the kernel size"),
+                int_param_0("stride", 64, "step between windows; 0 = the kernel size", "= kernel"),
                 int_param("padding", 0, 0, 32, "padding on every side (at most half the kernel)")};
     t.shape = [](const ShapeContext& c) -> std::vector<Shape> {
       require_rank(c, 3, "[N, C, H, W]");
@@ -495,7 +501,7 @@ Registry::Registry() {
     t.description = "Normalises each channel with batch statistics while training, running ones in evaluation.";
     t.inputs = {{"input", two_d ? "[N, C, H, W]" : "[N, C] or [N, C, L]"}};
     t.outputs = {{"output", "the input's shape"}};
-    t.params = {int_param("num_features", 0, 0, kBig, "channels; 0 = taken from the input"),
+    t.params = {int_param_0("num_features", kBig, "channels; 0 = taken from the input", "auto"),
                 float_param("eps", 1e-5, 1e-12, 1, "added to the variance"),
                 float_param("momentum", 0.1, 0, 1, "weight of each batch in the running statistics")};
     t.shape = [two_d](const ShapeContext& c) -> std::vector<Shape> {

@@ -26,6 +26,9 @@ struct ParamSpec {
   double min = 0, max = 0;           // inclusive range of Int / Float (and of IntList entries)
   std::vector<std::string> choices;  // Choice
   std::string doc;
+  // What the default stands for when it is not meant at face value, in a word or two for
+  // editors ("auto" for a size taken from the input); "" = the value itself.
+  std::string default_means;
 };
 
 struct PortSpec {

@@ -23,13 +23,13 @@ Setting plain(ParamSpec spec) {
 }
 
 ParamSpec real(std::string name, double value, double min, double max, std::string doc) {
-  return {std::move(name), ParamType::Float, value, min, max, {}, std::move(doc)};
+  return {std::move(name), ParamType::Float, value, min, max, {}, std::move(doc), {}};
 }
 ParamSpec whole(std::string name, int64_t value, double min, double max, std::string doc) {
-  return {std::move(name), ParamType::Int, value, min, max, {}, std::move(doc)};
+  return {std::move(name), ParamType::Int, value, min, max, {}, std::move(doc), {}};
 }
 ParamSpec choice(std::string name, std::string value, std::vector<std::string> choices, std::string doc) {
-  return {std::move(name), ParamType::Choice, std::move(value), 0, 0, std::move(choices), std::move(doc)};
+  return {std::move(name), ParamType::Choice, std::move(value), 0, 0, std::move(choices), std::move(doc), {}};
 }
 
 const std::vector<Setting>& settings_table() {
@@ -42,7 +42,7 @@ const std::vector<Setting>& settings_table() {
         // Huge rates are allowed on purpose: a diverging run is stopped with a message.
         plain<&S::lr, double>(real("lr", d.lr, 1e-12, 1e9, "Learning rate: the step size of each update.")),
         plain<&S::momentum, double>(real("momentum", d.momentum, 0, 0.9999, "Momentum (SGD and RMSprop).")),
-        plain<&S::nesterov, bool>({"nesterov", ParamType::Bool, d.nesterov, 0, 0, {}, "Nesterov momentum (SGD)."}),
+        plain<&S::nesterov, bool>({"nesterov", ParamType::Bool, d.nesterov, 0, 0, {}, "Nesterov momentum (SGD).", {}}),
         plain<&S::weight_decay, double>(
             real("weight_decay", d.weight_decay, 0, 1, "L2 penalty on the weights (decoupled for AdamW).")),
         plain<&S::schedule, std::string>(
