@@ -1,10 +1,9 @@
 #include "dataset_class_colours.h"
 
-#include <QPainter>
-#include <QPixmap>
-
 #include <cstdlib>
 #include <iterator>
+
+#include "icons.h"
 
 namespace plexus::widgets {
 
@@ -19,21 +18,6 @@ QColor classColour(int cls, bool dark) {
   return dark ? c.lighter(112) : c;
 }
 
-QIcon classSwatch(int cls, bool dark) {
-  QIcon icon;
-  for (const int size : {12, 16, 24, 32}) {
-    QPixmap pixmap(size, size);
-    pixmap.fill(Qt::transparent);
-    QPainter painter(&pixmap);
-    painter.setRenderHint(QPainter::Antialiasing);
-    painter.setPen(Qt::NoPen);
-    painter.setBrush(classColour(cls, dark));
-    const qreal inset = size / 6.0;
-    painter.drawRoundedRect(QRectF(pixmap.rect()).adjusted(inset, inset, -inset, -inset), size / 8.0, size / 8.0);
-    painter.end();
-    icon.addPixmap(pixmap);
-  }
-  return icon;
-}
+QIcon classSwatch(int cls, bool dark) { return swatchIcon(classColour(cls, dark)); }
 
 }  // namespace plexus::widgets

@@ -3,54 +3,15 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QPainter>
-#include <QPainterPath>
 #include <QShortcut>
 #include <QToolButton>
 
 #include <algorithm>
 
+#include "icons.h"
 #include "theme.h"
 
 namespace plexus::widgets {
-namespace {
-
-enum class Arrow { First, Previous, Next, Last };
-
-// A chevron (a double one with a bar for first/last), drawn in the theme's text colour so it
-// follows light and dark and stays sharp at any size.
-QIcon arrowIcon(Arrow arrow) {
-  const QColor ink = ThemeManager::instance().theme().text;
-  QIcon icon;
-  for (const int size : {16, 24, 32, 48}) {
-    QPixmap pixmap(size, size);
-    pixmap.fill(Qt::transparent);
-    QPainter painter(&pixmap);
-    painter.setRenderHint(QPainter::Antialiasing);
-    const bool left = arrow == Arrow::First || arrow == Arrow::Previous;
-    if (left) {  // drawn pointing right, then mirrored
-      painter.translate(size, 0);
-      painter.scale(-1, 1);
-    }
-    const qreal s = size / 16.0;
-    QPainterPath path;
-    const qreal x = arrow == Arrow::Previous || arrow == Arrow::Next ? 6.5 : 5.0;
-    path.moveTo(x * s, 4 * s);
-    path.lineTo((x + 4) * s, 8 * s);
-    path.lineTo(x * s, 12 * s);
-    if (arrow == Arrow::First || arrow == Arrow::Last) {
-      path.moveTo(11.5 * s, 4 * s);
-      path.lineTo(11.5 * s, 12 * s);
-    }
-    painter.setPen(QPen(ink, 1.6 * s, Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin));
-    painter.drawPath(path);
-    painter.end();
-    icon.addPixmap(pixmap);
-  }
-  return icon;
-}
-
-}  // namespace
 
 DatasetPager::DatasetPager(QWidget* parent) : QWidget(parent), label_(new QLabel(this)), size_(new QComboBox(this)) {
   first_ = addButton(tr("First page (Alt+Home)"), QKeySequence(Qt::ALT | Qt::Key_Home), [] { return 0; });
@@ -98,10 +59,10 @@ QToolButton* DatasetPager::addButton(const QString& tip, const QKeySequence& key
 }
 
 void DatasetPager::updateIcons() {
-  first_->setIcon(arrowIcon(Arrow::First));
-  previous_->setIcon(arrowIcon(Arrow::Previous));
-  next_->setIcon(arrowIcon(Arrow::Next));
-  last_->setIcon(arrowIcon(Arrow::Last));
+  first_->setIcon(icon(QStringLiteral("page-first")));
+  previous_->setIcon(icon(QStringLiteral("page-previous")));
+  next_->setIcon(icon(QStringLiteral("page-next")));
+  last_->setIcon(icon(QStringLiteral("page-last")));
 }
 
 void DatasetPager::setState(int page, int pages) {

@@ -111,6 +111,25 @@ QIcon loadIcon(const QString& name, const QColor& tint) {
 
 QIcon icon(const QString& name) { return loadIcon(name, ThemeManager::instance().theme().text); }
 
+QIcon icon(const QString& name, const QColor& colour) { return loadIcon(name, colour); }
+
+QIcon swatchIcon(const QColor& colour) {
+  QIcon out;
+  for (const int size : {12, 16, 24, 32}) {
+    QPixmap pixmap(size, size);
+    pixmap.fill(Qt::transparent);
+    QPainter painter(&pixmap);
+    painter.setRenderHint(QPainter::Antialiasing);
+    painter.setPen(Qt::NoPen);
+    painter.setBrush(colour);
+    const qreal inset = size / 6.0;
+    painter.drawRoundedRect(QRectF(pixmap.rect()).adjusted(inset, inset, -inset, -inset), size / 8.0, size / 8.0);
+    painter.end();
+    out.addPixmap(pixmap);
+  }
+  return out;
+}
+
 QIcon categoryIcon(const QString& category) {
   const Theme& theme = ThemeManager::instance().theme();
   // The category colours are deep, made to carry white text; as thin strokes on a dark base

@@ -2,6 +2,7 @@
 // The app's icons: our own SVG line icons (resources/icons), drawn in black and tinted at run
 // time with the theme's text colour, so they follow light and dark. They are rendered at the
 // exact pixel size asked for, so they stay sharp at any size and device pixel ratio.
+#include <QColor>
 #include <QIcon>
 #include <QString>
 
@@ -14,6 +15,12 @@ void initResources();
 // resources/icons/<name>.svg ("save", "zoom-in"), tinted for the current theme. An unknown
 // name gives a null icon (and one warning).
 QIcon icon(const QString& name);
+
+// The same in a colour of its own (a red "error", say) instead of the theme's text colour.
+QIcon icon(const QString& name, const QColor& colour);
+
+// A small rounded square of one colour: what stands for a run or a class in lists and legends.
+QIcon swatchIcon(const QColor& colour);
 
 // The icon of a registry category ("Convolution": cat-convolution.svg) in the category's colour
 // (lightened on the dark theme).

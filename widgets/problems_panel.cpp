@@ -2,7 +2,6 @@
 
 #include <QHeaderView>
 #include <QLabel>
-#include <QPainter>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
@@ -27,21 +26,6 @@ QString whereText(const GraphDocument& document, const graph::Problem& p) {
   return p.port.empty() ? where : where + QStringLiteral(" · ") + qstr(p.port);
 }
 
-// The icons are line art in the text colour; severity reads better in its own colour.
-QIcon tinted(const QIcon& source, const QColor& colour) {
-  QIcon out;
-  for (const int size : {16, 24, 32, 48, 64}) {
-    QPixmap pixmap(size, size);
-    pixmap.fill(Qt::transparent);
-    QPainter painter(&pixmap);
-    source.paint(&painter, pixmap.rect());
-    painter.setCompositionMode(QPainter::CompositionMode_SourceIn);
-    painter.fillRect(pixmap.rect(), colour);
-    painter.end();
-    out.addPixmap(pixmap);
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -60,8 +44,9 @@ QString problemSummary(const std::vector<graph::Problem>& problems) {
 
 QIcon severityIcon(graph::Severity severity) {
   const Theme& theme = ThemeManager::instance().theme();
-  return severity == graph::Severity::Error ? tinted(icon(QStringLiteral("error")), theme.error)
-                                            : tinted(icon(QStringLiteral("warning")), theme.warning);
+  // Severity reads better in its own colour than in the text colour.
+  return severity == graph::Severity::Error ? icon(QStringLiteral("error"), theme.error)
+                                            : icon(QStringLiteral("warning"), theme.warning);
 }
 
 ProblemsPanel::ProblemsPanel(GraphDocument* document, QWidget* parent)

@@ -1,9 +1,9 @@
 #include "run_list.h"
 
 #include <QHeaderView>
-#include <QPainter>
 #include <QStyledItemDelegate>
 
+#include "icons.h"
 #include "theme.h"
 #include "training_plots.h"
 
@@ -19,18 +19,6 @@ class ReadOnlyDelegate : public QStyledItemDelegate {
   QWidget* createEditor(QWidget*, const QStyleOptionViewItem&, const QModelIndex&) const override { return nullptr; }
 };
 
-QIcon swatch(const QColor& colour) {
-  QPixmap pixmap(32, 32);  // drawn at 2x, so it stays crisp on high-DPI screens
-  pixmap.setDevicePixelRatio(2);
-  pixmap.fill(Qt::transparent);
-  QPainter painter(&pixmap);
-  painter.setRenderHint(QPainter::Antialiasing);
-  painter.setPen(Qt::NoPen);
-  painter.setBrush(colour);
-  painter.drawRoundedRect(QRectF(2, 2, 12, 12), 3, 3);
-  painter.end();
-  return QIcon(pixmap);
-}
 
 }  // namespace
 
@@ -79,7 +67,7 @@ void RunList::refresh(int run) {
   const TrainingPlots::RunInfo info = plots_->runInfo(run);
   const Theme& theme = ThemeManager::instance().theme();
   const QSignalBlocker block(this);
-  item->setIcon(NameColumn, swatch(info.colour));
+  item->setIcon(NameColumn, swatchIcon(info.colour));
   item->setText(NameColumn, info.name);
   item->setCheckState(NameColumn, info.visible ? Qt::Checked : Qt::Unchecked);
   item->setText(StatusColumn, info.status);
