@@ -14,6 +14,7 @@
 #include "data/mnist.h"
 #include "dataset_preview.h"
 #include "graph/run.h"
+#include "qt_text.h"
 #include "run_list.h"
 #include "theme.h"
 #include "training_controller.h"
@@ -21,27 +22,28 @@
 #include "training_progress.h"
 
 namespace plexus::app {
-namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
+using widgets::qstr;
+
+namespace {
 
 std::vector<QString> qstrings(const std::vector<std::string>& in) {
   std::vector<QString> out;
-  for (const std::string& s : in) out.push_back(q(s));
+  for (const std::string& s : in) out.push_back(qstr(s));
   return out;
 }
 
 // "sgd, lr 0.1, momentum 0.9, batch 100, 5 epochs, seed 1, cpu" — a run's settings at a glance.
 QString summary(const graph::TrainingSettings& s) {
-  QString text = QStringLiteral("%1, lr %2").arg(q(s.optimizer)).arg(s.lr);
+  QString text = QStringLiteral("%1, lr %2").arg(qstr(s.optimizer)).arg(s.lr);
   if (s.momentum > 0 && (s.optimizer == "sgd" || s.optimizer == "rmsprop")) text += QStringLiteral(", momentum %1").arg(s.momentum);
   if (s.weight_decay > 0) text += QStringLiteral(", weight decay %1").arg(s.weight_decay);
-  if (s.schedule != "none") text += QStringLiteral(", %1 schedule").arg(q(s.schedule));
+  if (s.schedule != "none") text += QStringLiteral(", %1 schedule").arg(qstr(s.schedule));
   return text + QStringLiteral(", batch %1, %2 epochs, seed %3, %4")
                     .arg(s.batch_size)
                     .arg(s.epochs)
                     .arg(s.seed)
-                    .arg(q(s.device));
+                    .arg(qstr(s.device));
 }
 
 // Opens the split the run evaluates on: the same files (MNIST) or the same seeded split (CSV).
@@ -60,7 +62,7 @@ PreviewData readPreview(graph::DatasetBinding binding, std::filesystem::path pro
     }
     out.title = QObject::tr("Validation set: %L1 samples").arg(out.split->size());
   } catch (const std::exception& e) {
-    out.error = q(e.what());
+    out.error = qstr(e.what());
   }
   return out;
 }
@@ -149,14 +151,14 @@ void Dashboard::beginRun(const graph::Graph& graph, const QString& project_dir) 
   checkpoint_->clear();
   confusion_->clear();
   preview_->clearPredictions();
-  progress_->begin(int(graph.training.epochs), 0, q(graph.training.device));
+  progress_->begin(int(graph.training.epochs), 0, qstr(graph.training.device));
   run_key_ = previewKey(graph, project_dir);  // the run itself hands over its samples (onStarted)
 }
 
 QString Dashboard::previewKey(const graph::Graph& graph, const QString& project_dir) {
   // A CSV split depends on the seed; image splits do not.
   return QStringLiteral("%1|%2|%3|%4|%5")
-      .arg(q(graph.dataset.kind), q(graph.dataset.path), q(graph.dataset.target), project_dir)
+      .arg(qstr(graph.dataset.kind), qstr(graph.dataset.path), qstr(graph.dataset.target), project_dir)
       .arg(graph.dataset.kind == "csv" ? graph.training.seed : 0);
 }
 

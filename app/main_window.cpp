@@ -30,18 +30,20 @@
 #include "palette.h"
 #include "problems_panel.h"
 #include "property_panel.h"
+#include "qt_text.h"
 #include "recovery.h"
 #include "theme.h"
 #include "training_controller.h"
 #include "training_panel.h"
 
 namespace plexus::app {
+
+using widgets::qstr;
+
 namespace {
 
 constexpr int kMaxRecent = 10;
 const QString kRecentKey = QStringLiteral("recentFiles");
-
-QString q(const std::string& s) { return QString::fromStdString(s); }
 
 bool isProjectFile(const QUrl& url) {
   return url.isLocalFile() && url.toLocalFile().endsWith(QStringLiteral(".plexus"), Qt::CaseInsensitive);
@@ -410,13 +412,13 @@ bool MainWindow::openFile(const QString& path) {
   try {
     document_->load(path);  // throws before changing anything
   } catch (const std::exception& e) {
-    showError(tr("Cannot open project"), q(e.what()));
+    showError(tr("Cannot open project"), qstr(e.what()));
     return false;
   }
   if (document_->graph().view.empty())
     view_->fitAll();
   else
-    view_->restoreViewState(q(document_->graph().view));
+    view_->restoreViewState(qstr(document_->graph().view));
   rememberRecent(document_->filePath());
   statusBar()->showMessage(tr("Opened %1").arg(QDir::toNativeSeparators(document_->filePath())), 4000);
   return true;
@@ -428,7 +430,7 @@ bool MainWindow::save() {
   try {
     document_->save(document_->filePath());
   } catch (const std::exception& e) {
-    showError(tr("Cannot save project"), q(e.what()));
+    showError(tr("Cannot save project"), qstr(e.what()));
     return false;
   }
   statusBar()->showMessage(tr("Saved %1").arg(QDir::toNativeSeparators(document_->filePath())), 4000);
@@ -443,7 +445,7 @@ bool MainWindow::saveAs(const QString& chosen) {
   try {
     document_->save(path);
   } catch (const std::exception& e) {
-    showError(tr("Cannot save project"), q(e.what()));
+    showError(tr("Cannot save project"), qstr(e.what()));
     return false;
   }
   rememberRecent(document_->filePath());
@@ -524,7 +526,7 @@ int MainWindow::offerRecovery() {
     try {
       graph = graph::load_project(entry.file.toStdString());
     } catch (const std::exception& e) {
-      showError(tr("Cannot recover"), q(e.what()));
+      showError(tr("Cannot recover"), qstr(e.what()));
       continue;  // keep the file: it may be readable by a later version
     }
     const bool here = document_->graph().nodes.empty() && document_->filePath().isEmpty() && !document_->isModified();

@@ -12,6 +12,7 @@
 #include "graph/project.h"
 #include "graph/registry.h"
 #include "graph/run.h"
+#include "qt_text.h"
 
 namespace plexus::widgets {
 namespace {
@@ -22,7 +23,6 @@ std::string edgeKey(const graph::Edge& e) {
 
 std::filesystem::path fsPath(const QString& path) { return std::filesystem::path(path.toStdString()); }
 
-QString qstr(const std::string& s) { return QString::fromStdString(s); }
 
 QString portText(const graph::PortRef& p) { return qstr(p.node + "." + p.port); }
 

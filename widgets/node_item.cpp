@@ -10,6 +10,7 @@
 
 #include "edge_item.h"
 #include "node_scene.h"
+#include "qt_text.h"
 #include "theme.h"
 
 namespace plexus::widgets {
@@ -55,7 +56,6 @@ QSizeF cardSize(const graph::LayerType* type) {
   return {kWidth, paramsTop(type) + kParamLine * qreal(lines) + kBottom};
 }
 
-QString qstr(const std::string& s) { return QString::fromStdString(s); }
 
 }  // namespace
 

@@ -15,6 +15,7 @@
 #include "edge_item.h"
 #include "graph/fragment.h"
 #include "node_item.h"
+#include "qt_text.h"
 #include "theme.h"
 
 namespace plexus::widgets {
@@ -26,7 +27,6 @@ constexpr qreal kPasteShift = 40;  // a paste without a position lands this far 
 constexpr qreal kLabelRoom = 30;
 constexpr qreal kWireZ = 1e12;  // above every node, however often nodes were raised
 
-QString qstr(const std::string& s) { return QString::fromStdString(s); }
 QString portText(const graph::PortRef& p) { return qstr(p.node + "." + p.port); }
 
 }  // namespace

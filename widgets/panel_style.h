@@ -5,13 +5,13 @@
 #include <QString>
 #include <string>
 
+#include "qt_text.h"
+
 class QColor;
 class QLineEdit;
 class QWidget;
 
 namespace plexus::widgets {
-
-inline QString qstr(const std::string& s) { return QString::fromStdString(s); }
 
 // Sets one colour of the widget's palette, keeping the others.
 void setColour(QWidget* widget, QPalette::ColorRole role, const QColor& colour);

@@ -9,6 +9,7 @@
 
 #include "graph_document.h"
 #include "icons.h"
+#include "qt_text.h"
 #include "theme.h"
 
 namespace plexus::widgets {
@@ -16,7 +17,6 @@ namespace {
 
 constexpr int kNodeRole = Qt::UserRole;  // the problem's node id on each row
 
-QString qstr(const std::string& s) { return QString::fromStdString(s); }
 
 // "Linear 'fc2' · input", "Graph" for a graph-wide problem.
 QString whereText(const GraphDocument& document, const graph::Problem& p) {
