@@ -53,13 +53,9 @@ PreviewData readPreview(graph::DatasetBinding binding, std::filesystem::path pro
     const graph::DatasetBinding resolved = graph::resolve_dataset(binding, project_dir);
     graph::DatasetSplits splits = graph::open_dataset(resolved, seed);
     out.split = splits.test;
-    if (const auto* csv = dynamic_cast<const data::CsvDataset*>(splits.test.get())) {
-      out.class_names = qstrings(csv->class_names());
+    out.class_names = qstrings(out.split->class_names());
+    if (const auto* csv = dynamic_cast<const data::CsvDataset*>(splits.test.get()))
       out.feature_names = qstrings(csv->feature_names());
-    } else {
-      out.class_names = qstrings(data::MnistDataset::class_names(resolved.kind == "mnist" ? data::MnistVariant::Digits
-                                                                                         : data::MnistVariant::Fashion));
-    }
     out.title = QObject::tr("Validation set: %L1 samples").arg(out.split->size());
   } catch (const std::exception& e) {
     out.error = qstr(e.what());

@@ -44,9 +44,7 @@ QString device_text(const std::string& device) {
 }
 
 QStringList class_names(const data::Dataset& dataset, int64_t classes) {
-  std::vector<std::string> names;
-  if (const auto* m = dynamic_cast<const data::MnistDataset*>(&dataset)) names = m->classes();
-  if (const auto* c = dynamic_cast<const data::CsvDataset*>(&dataset)) names = c->class_names();
+  const std::vector<std::string> names = dataset.class_names();
   QStringList out;
   for (int64_t i = 0; i < classes; ++i)
     out << (size_t(i) < names.size() ? QString::fromStdString(names[size_t(i)]) : QString::number(i));

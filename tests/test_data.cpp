@@ -325,16 +325,21 @@ class TestData : public QObject {
     QCOMPARE(b.input.shape(), (Shape{2, 1, 2, 3}));
     compare_values(b.target, {3, 0});
     QCOMPARE(b.input.at({1, 0, 1, 2}), 110.f / 255.f);
-    QCOMPARE(train.classes().size(), size_t(10));
-    QCOMPARE(train.classes()[7], std::string("7"));
+    QCOMPARE(train.class_names().size(), size_t(10));
+    QCOMPARE(train.class_names()[7], std::string("7"));
     QCOMPARE(train.images_path(), d + "/train-images-idx3-ubyte");
 
     FashionMnistDataset test(d, Split::Test);
     QCOMPARE(test.size(), int64_t(2));
     QVERIFY(test.variant() == MnistVariant::Fashion);
     QCOMPARE(test.labels_path(), d + "/t10k-labels-idx1-ubyte.gz");
-    QCOMPARE(test.classes()[0], std::string("T-shirt/top"));
-    QCOMPARE(test.classes()[9], std::string("Ankle boot"));
+    QCOMPARE(test.class_names()[0], std::string("T-shirt/top"));
+    QCOMPARE(test.class_names()[9], std::string("Ankle boot"));
+    // Any dataset says its class names through the base class; a subset says its parent's.
+    const auto shared = std::make_shared<FashionMnistDataset>(d, Split::Test);
+    const Subset first(shared, {0});
+    QCOMPARE(static_cast<const Dataset&>(first).class_names()[9], std::string("Ankle boot"));
+    QVERIFY(TensorDataset(zeros({2, 3}), zeros({2})).class_names().empty());
   }
 
   void mnistReal() {

@@ -63,7 +63,7 @@ class CsvDataset : public Dataset {
   const std::string& target_name() const { return target_name_; }
   CsvTask task() const { return task_; }
   int64_t num_classes() const { return int64_t(class_names_.size()); }  // 0 for regression
-  const std::vector<std::string>& class_names() const { return class_names_; }
+  std::vector<std::string> class_names() const override { return class_names_; }
   const std::string& path() const { return path_; }
   // The 1-based line on which each row starts in the file (for reporting).
   const std::vector<int64_t>& row_lines() const { return row_lines_; }

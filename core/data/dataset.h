@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <utility>
+#include <string>
 #include <vector>
 
 #include "tensor/tensor.h"
@@ -34,6 +35,9 @@ class Dataset {
   // The default stacks get(); datasets backed by one contiguous tensor override it with
   // a direct row copy, which is what keeps the DataLoader fast.
   virtual Example get_batch(const std::vector<int64_t>& indices) const;
+  // The name of each class, by class index ("T-shirt/top", or a CSV's label text); empty when
+  // the dataset has no class names (regression, or plain tensors).
+  virtual std::vector<std::string> class_names() const { return {}; }
 
  protected:
   void check_index(int64_t index, const char* who) const;  // IndexError naming `who`
@@ -63,6 +67,7 @@ class Subset : public Dataset {
   Example get(int64_t index) const override;
   Example get_batch(const std::vector<int64_t>& indices) const override;
   const std::vector<int64_t>& indices() const { return indices_; }
+  std::vector<std::string> class_names() const override { return parent_->class_names(); }
 
  private:
   std::shared_ptr<const Dataset> parent_;

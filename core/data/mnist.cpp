@@ -35,7 +35,6 @@ const std::vector<std::string>& MnistDataset::class_names(MnistVariant variant) 
   return variant == MnistVariant::Fashion ? fashion : digits;
 }
 
-const std::vector<std::string>& MnistDataset::classes() const { return class_names(variant_); }
 
 MnistDataset::MnistDataset(const std::string& folder, Split split, MnistVariant variant) : variant_(variant) {
   const std::string prefix = split == Split::Train ? "train" : "t10k";

@@ -34,7 +34,7 @@ class MnistDataset : public Dataset {
 
   const Tensor& images() const { return images_; }  // [N, 1, H, W] in [0, 1]
   const Tensor& labels() const { return labels_; }  // [N], whole numbers 0..9
-  const std::vector<std::string>& classes() const;  // 10 names, index = label
+  std::vector<std::string> class_names() const override { return class_names(variant_); }  // 10 names
   MnistVariant variant() const { return variant_; }
   const std::string& images_path() const { return images_path_; }
   const std::string& labels_path() const { return labels_path_; }
