@@ -11,7 +11,6 @@
 
 #include "confusion_matrix.h"
 #include "data/csv.h"
-#include "data/mnist.h"
 #include "dataset_preview.h"
 #include "graph/run.h"
 #include "qt_text.h"

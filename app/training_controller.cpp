@@ -13,7 +13,6 @@
 
 #include "cuda/cuda.h"
 #include "data/csv.h"
-#include "data/mnist.h"
 #include "graph/project.h"
 #include "graph/run.h"
 #include "train/checkpoint.h"
