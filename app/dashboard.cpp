@@ -3,6 +3,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QLabel>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
@@ -78,8 +79,15 @@ Dashboard::Dashboard(TrainingController* controller, QWidget* parent) : QWidget(
   checkpoint_ = new QLabel(this);
   checkpoint_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
+  // On a small screen the three plots would be squeezed until their titles overlap: below
+  // their own minimum they scroll instead.
+  auto* plots_area = new QScrollArea(this);
+  plots_area->setWidget(plots_);
+  plots_area->setWidgetResizable(true);
+  plots_area->setFrameShape(QFrame::NoFrame);
+  plots_area->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   auto* top = new QSplitter(Qt::Horizontal, this);
-  top->addWidget(plots_);
+  top->addWidget(plots_area);
   top->addWidget(confusion_);
   top->setStretchFactor(0, 3);
   top->setStretchFactor(1, 2);
