@@ -372,6 +372,22 @@ class TestGradcheck : public QObject {
     GRADCHECK("matmul, only b requires grad", [w](const TV& v) { return matmul(w.t().narrow(1, 0, 2), v[0]); }, {a});
   }
 
+  void linearLayerOp() {
+    // y = x·Wᵀ + b as one product: every input, with and without bias, 1-D and batched x,
+    // a transposed (non-contiguous) x and weight, and inputs that need no gradient.
+    const Tensor x = normal_leaf({4, 3}, 60), w = normal_leaf({5, 3}, 61), b = normal_leaf({5}, 62);
+    GRADCHECK("linear", [](const TV& v) { return linear(v[0], v[1], v[2]); }, {x, w, b});
+    GRADCHECK("linear without bias", [](const TV& v) { return linear(v[0], v[1]); }, {x, w});
+    GRADCHECK("linear, 1-D input", [](const TV& v) { return linear(v[0], v[1], v[2]); }, {normal_leaf({3}, 63), w, b});
+    GRADCHECK("linear, [2, 2, 3] input", [](const TV& v) { return linear(v[0], v[1], v[2]); },
+              {normal_leaf({2, 2, 3}, 64), w, b});
+    GRADCHECK("linear, transposed input and weight", [](const TV& v) { return linear(v[0], v[1], v[2]); },
+              {transposed_leaf(normal({3, 4}, 65)), transposed_leaf(normal({3, 5}, 66)), b});
+    const Tensor xc = normal({4, 3}, 67);
+    GRADCHECK("linear, input constant", [xc](const TV& v) { return linear(xc, v[0], v[1]); }, {w, b});
+    GRADCHECK("linear, only the input", [w = normal({5, 3}, 68)](const TV& v) { return linear(v[0], w); }, {x});
+  }
+
   void matmulTransposedViews() {
     // Transposed leaves go to BLAS with the transpose flag (no copy).
     const Tensor at = transposed_leaf(normal({3, 2}, 1));  // [2, 3], strides (1, 2)

@@ -4,6 +4,7 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
+#include "ops/kernels.h"
 #include "ops/ops.h"
 #include "util/error.h"
 
@@ -12,11 +13,21 @@ namespace plexus {
 namespace {
 thread_local bool g_grad_enabled = true;
 
-void accumulate_leaf(TensorImpl& leaf, const Tensor& g) {
+// A gradient nothing else refers to (the usual case: a backward closure's fresh result)
+// becomes the leaf's .grad as it is; one that may alias other gradients or views is copied.
+bool exclusively_owned(const Tensor& g) {
+  return g.impl_ptr().use_count() == 1 && g.storage().use_count() == 1 && g.offset() == 0 &&
+         g.storage()->numel == g.numel() && g.is_contiguous();
+}
+
+void accumulate_leaf(TensorImpl& leaf, Tensor&& g) {
   if (leaf.grad) {
     Tensor(leaf.grad).add_(g);
+  } else if (exclusively_owned(g)) {
+    leaf.grad = g.impl_ptr();
   } else {
-    leaf.grad = g.clone().impl_ptr();  // own the buffer: g may alias other gradients
+    note_hidden_copy(g.numel());
+    leaf.grad = g.clone().impl_ptr();
   }
 }
 
@@ -110,7 +121,7 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
 
   NoGradGuard no_grad;
   if (root.is_leaf()) {
-    accumulate_leaf(*root.unsafe_impl(), g0);
+    accumulate_leaf(*root.unsafe_impl(), std::move(g0));
     return;
   }
   const std::vector<std::shared_ptr<GradNode>> order = topological_order(root.grad_fn());
@@ -123,19 +134,20 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
   for (const auto& node : order) {
     auto it = pending.find(node.get());
     if (it == pending.end()) continue;  // no gradient flows here
-    const Tensor g = std::move(it->second);
+    Tensor g = std::move(it->second);
     pending.erase(it);
     Grads grads = node->backward(g);
+    g = Tensor();  // a view of g passed on (reshape's gradient) then owns its storage alone
     for (size_t i = 0; i < node->next.size(); ++i) {
       const GradEdge& e = node->next[i];
       if (!e.connected() || i >= grads.size() || !grads[i].defined()) continue;
-      Tensor gi = grads[i];
+      Tensor gi = std::move(grads[i]);
       if (gi.shape() != node->input_shapes[i]) gi = sum_to(gi, node->input_shapes[i]);
       if (e.fn) {
         auto [slot, fresh] = pending.try_emplace(e.fn.get(), gi);
         if (!fresh) slot->second = slot->second + gi;
       } else {
-        accumulate_leaf(*e.leaf, gi);
+        accumulate_leaf(*e.leaf, std::move(gi));
       }
     }
     if (!retain_graph) {

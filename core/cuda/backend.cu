@@ -420,14 +420,13 @@ class CudaBackend final : public Backend {
     check_launch("cross_entropy_rows");
   }
 
-  void cross_entropy_backward(float* gx, const float* gloss, const float* logits, const float* lse,
-                              const float* target, int64_t n, int64_t c, float smoothing) override {
+  void cross_entropy_backward(float* gx, const float* gloss, int64_t gloss_stride, float scale, const float* logits,
+                              const float* lse, const float* target, int64_t n, int64_t c, float smoothing) override {
     use_device(index_);
     if (n == 0 || c == 0) return;
     const float off = smoothing / float(c);
-    cross_entropy_backward_kernel<<<blocks(n * c), kThreads, 0, stream(index_)>>>(fault_record(index_), gx, gloss,
-                                                                                   logits, lse, target, n, c,
-                                                                                   smoothing, off);
+    cross_entropy_backward_kernel<<<blocks(n * c), kThreads, 0, stream(index_)>>>(
+        fault_record(index_), gx, gloss, gloss_stride, scale, logits, lse, target, n, c, smoothing, off);
     check_launch("cross_entropy_backward_kernel");
   }
 

@@ -153,10 +153,12 @@ __global__ void __launch_bounds__(kThreads) cross_entropy_rows(FaultRecord* faul
   });
 }
 
-// Elementwise over [rows, c]: g = gl * (softmax - s/c), minus gl * (1 - s) at the target.
+// Elementwise over [rows, c]: g = gl * (softmax - s/c), minus gl * (1 - s) at the target,
+// with gl = scale * gloss[r * gloss_stride] (stride 0: the gradient of a sum or mean).
 __global__ void cross_entropy_backward_kernel(FaultRecord* fault, float* gx, const float* gloss,
-                                              const float* logits, const float* lse, const float* target,
-                                              int64_t rows, int64_t c, float smoothing, float off) {
+                                              int64_t gloss_stride, float scale, const float* logits,
+                                              const float* lse, const float* target, int64_t rows, int64_t c,
+                                              float smoothing, float off) {
   const int64_t total = rows * c;
   for (int64_t e = global_thread(); e < total; e += grid_threads()) {
     const int64_t r = div_nonneg(e, c), j = e - r * c;
@@ -167,7 +169,7 @@ __global__ void cross_entropy_backward_kernel(FaultRecord* fault, float* gx, con
       gx[e] = 0.f;
       continue;
     }
-    const float gr = gloss[r];
+    const float gr = scale * gloss[r * gloss_stride];
     float v = gr * (expf(logits[e] - lse[r]) - off);
     if (j == t) v -= gr * (1.f - smoothing);
     gx[e] = v;

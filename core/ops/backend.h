@@ -51,9 +51,11 @@ class Backend {
   // Fused log-softmax + NLL with label smoothing over contiguous logits [n, c].
   virtual void cross_entropy(float* loss, float* lse, const float* logits, const float* target,
                              int64_t n, int64_t c, float smoothing) = 0;
-  virtual void cross_entropy_backward(float* grad_logits, const float* grad_loss,
-                                      const float* logits, const float* lse, const float* target,
-                                      int64_t n, int64_t c, float smoothing) = 0;
+  // Row r's loss gradient is scale * grad_loss[r * grad_loss_stride]: stride 1 for per-row
+  // losses, 0 for the single gradient of their sum (scale 1) or mean (scale 1/n).
+  virtual void cross_entropy_backward(float* grad_logits, const float* grad_loss, int64_t grad_loss_stride,
+                                      float scale, const float* logits, const float* lse,
+                                      const float* target, int64_t n, int64_t c, float smoothing) = 0;
   // Gathers along `dim` of contiguous `in` viewed as [outer, in_n, inner] into
   // [outer, idx_n, inner]: out[o, j, i] = in[o, index[j], i] (index_select); scatter adds back.
   virtual void index_select(float* out, const float* in, const float* index, int64_t outer,

@@ -1,5 +1,6 @@
 // Elementwise ops and their derivatives. Gradients w.r.t. broadcast inputs are returned
 // at the output's shape; the engine sums them back to each input's shape.
+#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -36,8 +37,20 @@ void check_same_device(const char* op, std::initializer_list<Tensor> ts) {
   }
 }
 
+namespace {
+std::atomic<int64_t> g_hidden_copies{0}, g_hidden_copy_elements{0};
+}  // namespace
+
+void note_hidden_copy(int64_t elements) {
+  g_hidden_copies.fetch_add(1, std::memory_order_relaxed);
+  g_hidden_copy_elements.fetch_add(elements, std::memory_order_relaxed);
+}
+
+HiddenCopies hidden_copies() { return {g_hidden_copies.load(), g_hidden_copy_elements.load()}; }
+
 Tensor contiguous_data(const Tensor& a) {
   if (a.is_contiguous()) return a;
+  note_hidden_copy(a.numel());
   Tensor out = empty(a.shape(), a.device());
   backend(a.device()).unary(UnaryOp::Copy, out, a, 0, 0);
   return out;

@@ -16,7 +16,10 @@ Tensor run_binary(BinaryOp op, const Tensor& a, const Tensor& b, const char* nam
 void check_same_device(const char* op, std::initializer_list<Tensor> ts);
 
 // Contiguous tensor with the same data (the input itself when already contiguous); no autograd.
+// A copy it makes is counted in hidden_copies().
 Tensor contiguous_data(const Tensor& a);
+// Counts a copy the caller did not ask for (ops/ops.h: hidden_copies).
+void note_hidden_copy(int64_t elements);
 
 // Copies `src` into the region of `dst` that starts at `start` along `dim` with `step`
 // and has src's shape (the adjoint of slice); no autograd.

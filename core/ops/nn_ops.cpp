@@ -136,14 +136,25 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, float smoothing
   const Tensor x = contiguous_data(logits), t = contiguous_data(target);
   Tensor loss = empty({n}, logits.device()), lse = empty({n}, logits.device());
   backend(logits.device()).cross_entropy(loss.data(), lse.data(), x.data(), t.data(), n, c, smoothing);
-  if (needs_grad(logits))
-    record(loss, "cross_entropy", {logits}, [sx = Saved(x), lse, t, n, c, smoothing](const Tensor& g) -> Grads {
+  // The reduction is part of the op: its one backward reads the scalar gradient of the sum
+  // or mean directly (stride 0), instead of a node that would expand it to n rows first.
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    out = reduce_loss(loss, reduction);
+  }
+  if (needs_grad(logits)) {
+    const float scale = reduction == Reduction::Mean ? 1.f / float(n) : 1.f;
+    const int64_t stride = reduction == Reduction::None ? 1 : 0;
+    record(out, "cross_entropy", {logits}, [sx = Saved(x), lse, t, n, c, smoothing, scale, stride](const Tensor& g) -> Grads {
       const Tensor gc = contiguous_data(g), xv = sx.get();
       Tensor gx = empty(xv.shape(), g.device());
-      backend(g.device()).cross_entropy_backward(gx.data(), gc.data(), xv.data(), lse.data(), t.data(), n, c, smoothing);
+      backend(g.device()).cross_entropy_backward(gx.data(), gc.data(), stride, scale, xv.data(), lse.data(), t.data(),
+                                                 n, c, smoothing);
       return {gx};
     });
-  return reduce_loss(loss, reduction);
+  }
+  return out;
 }
 
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction) {

@@ -71,6 +71,8 @@ Tensor sum_to(const Tensor& a, const Shape& shape);
 // 1-D, 2-D and batched (broadcast batch dims) products through sgemm; transposed views
 // are passed to BLAS as transposes, not copied.
 Tensor matmul(const Tensor& a, const Tensor& b);
+// x [..., in] · weightᵀ [in, out] + bias [out] (undefined = none), as one product.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
 
 // ---- shape and indexing ----------------------------------------------------------------
 Tensor reshape(const Tensor& a, const Shape& shape);  // a view when strides allow, else a copy
@@ -130,5 +132,16 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reducti
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
 Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target,
                                         Reduction reduction = Reduction::Mean);
+
+// ---- diagnostics ------------------------------------------------------------------------
+// Copies made on the way rather than asked for: an operand made contiguous for a kernel (or
+// by contiguous()), a gradient copied because it aliases another. clone(), copy_() and
+// device transfers are not counted. A training step of the built-in models makes none
+// (tests/test_step_invariants.cpp).
+struct HiddenCopies {
+  int64_t copies = 0;
+  int64_t elements = 0;
+};
+HiddenCopies hidden_copies();  // totals since the process started, all threads
 
 }  // namespace plexus

@@ -6,12 +6,14 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <type_traits>
 
 #include "ops/backend.h"
 #include "cuda/cuda.h"
 #include "ops/cpu/loops.h"
 #include "ops/scalar_math.h"
 #include "util/error.h"
+#include "util/parallel.h"
 #include "util/threads.h"
 
 namespace plexus {
@@ -20,37 +22,64 @@ namespace {
 using cpu::for_each_run;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-template <class F>
+// Elementwise loops over this many elements or more are split across the thread pool by
+// their outermost dim (below it, waking a thread costs more than it saves).
+constexpr int64_t kParallelElements = 1 << 15;
+
+template <size_t N, class Inner>
+void parallel_runs(const Shape& shape, const std::array<float*, N>& ptrs, const std::array<const int64_t*, N>& strides,
+                   Inner&& inner) {
+  const int64_t total = numel(shape);
+  size_t d = 0;
+  while (d < shape.size() && shape[d] == 1) ++d;
+  // strides[0] is the output's: one with stride 0 along d (a reduction's slots) stays serial.
+  if (total < kParallelElements || d == shape.size() || strides[0][d] == 0)
+    return for_each_run<N>(shape, ptrs, strides, inner);
+  const int64_t per_row = total / shape[d];
+  parallel_for(shape[d], std::max<int64_t>(1, kParallelElements / 2 / per_row), [&](int64_t b, int64_t e) {
+    Shape part = shape;
+    part[d] = e - b;
+    std::array<float*, N> p = ptrs;
+    for (size_t i = 0; i < N; ++i) p[i] += b * strides[i][d];
+    for_each_run<N>(part, p, strides, inner);
+  });
+}
+
+// Serial maps draw random numbers in element order.
+template <bool Parallel = true, class F>
 void map1(const Tensor& out, const Tensor& a, F f) {
-  for_each_run<2>(out.shape(), {out.data(), a.data()}, {out.strides().data(), a.strides().data()},
-                  [&](const std::array<float*, 2>& p, const std::array<int64_t, 2>& s, int64_t n) {
-                    float* o = p[0];
-                    const float* x = p[1];
-                    if (s[0] == 1 && s[1] == 1) {
-                      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
-                    } else {
-                      for (int64_t i = 0; i < n; ++i) o[i * s[0]] = f(x[i * s[1]]);
-                    }
-                  });
+  auto inner = [&](const std::array<float*, 2>& p, const std::array<int64_t, 2>& s, int64_t n) {
+    float* o = p[0];
+    const float* x = p[1];
+    if (s[0] == 1 && s[1] == 1) {
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i) o[i * s[0]] = f(x[i * s[1]]);
+    }
+  };
+  const std::array<float*, 2> ptrs{out.data(), a.data()};
+  const std::array<const int64_t*, 2> strides{out.strides().data(), a.strides().data()};
+  if constexpr (Parallel) parallel_runs<2>(out.shape(), ptrs, strides, inner);
+  else for_each_run<2>(out.shape(), ptrs, strides, inner);
 }
 
 template <class F>
 void map2(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
-  for_each_run<3>(out.shape(), {out.data(), a.data(), b.data()},
-                  {out.strides().data(), a.strides().data(), b.strides().data()},
-                  [&](const std::array<float*, 3>& p, const std::array<int64_t, 3>& s, int64_t n) {
-                    float* o = p[0];
-                    const float* x = p[1];
-                    const float* y = p[2];
-                    if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
-                      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
-                    } else if (s[0] == 1 && s[1] == 1 && s[2] == 0) {
-                      const float yv = *y;
-                      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], yv);
-                    } else {
-                      for (int64_t i = 0; i < n; ++i) o[i * s[0]] = f(x[i * s[1]], y[i * s[2]]);
-                    }
-                  });
+  parallel_runs<3>(out.shape(), {out.data(), a.data(), b.data()},
+                   {out.strides().data(), a.strides().data(), b.strides().data()},
+                   [&](const std::array<float*, 3>& p, const std::array<int64_t, 3>& s, int64_t n) {
+                     float* o = p[0];
+                     const float* x = p[1];
+                     const float* y = p[2];
+                     if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
+                       for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+                     } else if (s[0] == 1 && s[1] == 1 && s[2] == 0) {
+                       const float yv = *y;
+                       for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], yv);
+                     } else {
+                       for (int64_t i = 0; i < n; ++i) o[i * s[0]] = f(x[i * s[1]], y[i * s[2]]);
+                     }
+                   });
 }
 
 class CpuBackend final : public Backend {
@@ -164,7 +193,8 @@ class CpuBackend final : public Backend {
       kept_strides.push_back(out.strides()[d]);
       span += (in.shape()[d] - 1) * out.strides()[d];
     }
-    std::vector<double> acc(size_t(span), 0.0);
+    thread_local std::vector<double> acc;  // reused: a training step allocates nothing here
+    acc.assign(size_t(span), 0.0);
     for_each_run<2>(in.shape(), {base, in.data()}, {out.strides().data(), in.strides().data()},
                     [&](const std::array<float*, 2>& p, const std::array<int64_t, 2>& s, int64_t n) {
                       double* a = acc.data() + (p[0] - base);
@@ -198,6 +228,11 @@ class CpuBackend final : public Backend {
       }
   }
 
+  // Products of at least kParallelGemmFlops are split into column (or row) blocks, one per
+  // pool thread, each a single-threaded sgemm; OpenBLAS's own threads stay idle.
+  static constexpr double kParallelGemmFlops = 1 << 20;
+  static constexpr int64_t kGemmBlock = 16;  // a multiple of OpenBLAS's register tiles
+
   void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
             const float* b, int64_t ldb, float beta, float* c, int64_t ldc) override {
     if (m == 0 || n == 0) return;
@@ -206,8 +241,23 @@ class CpuBackend final : public Backend {
         for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.f ? 0.f : beta * c[i * ldc + j];
       return;
     }
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m), int(n),
-                int(k), alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
+    auto sgemm = [&](int64_t mm, int64_t nn, const float* aa, const float* bb, float* cc) {
+      cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(mm), int(nn),
+                  int(k), alpha, aa, int(lda), bb, int(ldb), beta, cc, int(ldc));
+    };
+    // Someone who raised OpenBLAS's thread count (a benchmark comparing it) gets its threads.
+    if (2.0 * double(m) * double(n) * double(k) < kParallelGemmFlops || openblas_get_num_threads() > 1)
+      return sgemm(m, n, a, b, c);
+    // Split the longer side of C, so each block keeps a reasonably shaped product.
+    const bool by_cols = n >= m;
+    const int64_t len = by_cols ? n : m, blocks = (len + kGemmBlock - 1) / kGemmBlock;
+    parallel_for(blocks, 1, [&](int64_t b0, int64_t b1) {
+      const int64_t i0 = b0 * kGemmBlock, i1 = std::min(len, b1 * kGemmBlock);
+      if (by_cols)  // C[:, i0:i1] = op(A) · op(B)[:, i0:i1]
+        sgemm(m, i1 - i0, a, tb ? b + i0 * ldb : b + i0, c + i0);
+      else  // C[i0:i1, :] = op(A)[i0:i1, :] · op(B)
+        sgemm(i1 - i0, n, ta ? a + i0 : a + i0 * lda, b, c + i0 * ldc);
+    });
   }
 
   void softmax(float* out, const float* in, int64_t outer, int64_t n, int64_t inner, bool log) override {
@@ -267,13 +317,13 @@ class CpuBackend final : public Backend {
     }
   }
 
-  void cross_entropy_backward(float* gx, const float* gloss, const float* logits, const float* lse,
-                              const float* target, int64_t n, int64_t c, float smoothing) override {
+  void cross_entropy_backward(float* gx, const float* gloss, int64_t gloss_stride, float scale, const float* logits,
+                              const float* lse, const float* target, int64_t n, int64_t c, float smoothing) override {
     const float off = smoothing / float(c);
     for (int64_t r = 0; r < n; ++r) {
       const float* x = logits + r * c;
       float* g = gx + r * c;
-      const float gr = gloss[r];
+      const float gr = scale * gloss[r * gloss_stride];
       for (int64_t j = 0; j < c; ++j) g[j] = gr * (std::exp(x[j] - lse[r]) - off);
       g[int64_t(target[r])] -= gr * (1.f - smoothing);
     }
@@ -325,13 +375,24 @@ class CpuBackend final : public Backend {
     walk_index(out_shape, index_shape, dim, index, [&](int64_t e, int64_t off) { out[off] += src[e]; });
   }
 
-  // One image [c, h, w] into columns [c*kh*kw, oh*ow]; col2im accumulates back.
+  // The outputs x in [lo, hi) whose input column x*sw - pw + kj*dw falls inside the image.
+  static std::pair<int64_t, int64_t> valid_columns(const ConvGeometry& g, int64_t kj) {
+    const int64_t shift = kj * g.dw - g.pw;  // input column of output 0
+    const int64_t lo = shift >= 0 ? 0 : (-shift + g.sw - 1) / g.sw;
+    const int64_t hi = g.w - shift <= 0 ? 0 : std::min(g.ow, (g.w - 1 - shift) / g.sw + 1);
+    return {std::min(lo, hi), hi};
+  }
+
+  // One image [c, h, w] into columns [c*kh*kw, oh*ow], a row segment at a time (a straight
+  // copy at stride 1); col2im accumulates back.
   static void im2col(float* cols, const float* img, const ConvGeometry& g) {
     const int64_t plane = g.oh * g.ow;
     for (int64_t c = 0; c < g.c; ++c)
       for (int64_t ki = 0; ki < g.kh; ++ki)
         for (int64_t kj = 0; kj < g.kw; ++kj) {
           float* row = cols + ((c * g.kh + ki) * g.kw + kj) * plane;
+          const auto [lo, hi] = valid_columns(g, kj);
+          const int64_t shift = kj * g.dw - g.pw;
           for (int64_t y = 0; y < g.oh; ++y) {
             const int64_t iy = y * g.sh - g.ph + ki * g.dh;
             float* dst = row + y * g.ow;
@@ -339,11 +400,12 @@ class CpuBackend final : public Backend {
               std::fill_n(dst, g.ow, 0.f);
               continue;
             }
-            const float* src = img + (c * g.h + iy) * g.w;
-            for (int64_t x = 0; x < g.ow; ++x) {
-              const int64_t ix = x * g.sw - g.pw + kj * g.dw;
-              dst[x] = ix >= 0 && ix < g.w ? src[ix] : 0.f;
-            }
+            const float* src = img + (c * g.h + iy) * g.w + shift;
+            std::fill_n(dst, lo, 0.f);
+            if (g.sw == 1) std::copy(src + lo, src + hi, dst + lo);
+            else
+              for (int64_t x = lo; x < hi; ++x) dst[x] = src[x * g.sw];
+            std::fill(dst + hi, dst + g.ow, 0.f);
           }
         }
   }
@@ -354,76 +416,110 @@ class CpuBackend final : public Backend {
       for (int64_t ki = 0; ki < g.kh; ++ki)
         for (int64_t kj = 0; kj < g.kw; ++kj) {
           const float* row = cols + ((c * g.kh + ki) * g.kw + kj) * plane;
+          const auto [lo, hi] = valid_columns(g, kj);
+          const int64_t shift = kj * g.dw - g.pw;
           for (int64_t y = 0; y < g.oh; ++y) {
             const int64_t iy = y * g.sh - g.ph + ki * g.dh;
             if (iy < 0 || iy >= g.h) continue;
-            float* dst = img + (c * g.h + iy) * g.w;
-            for (int64_t x = 0; x < g.ow; ++x) {
-              const int64_t ix = x * g.sw - g.pw + kj * g.dw;
-              if (ix >= 0 && ix < g.w) dst[ix] += row[y * g.ow + x];
-            }
+            float* dst = img + (c * g.h + iy) * g.w + shift;
+            const float* src = row + y * g.ow;
+            for (int64_t x = lo; x < hi; ++x) dst[x * g.sw] += src[x];
           }
         }
   }
 
-  // Per image and group: im2col into a reused buffer, then one sgemm (the buffer stays small
-  // and in cache; batching images would not make OpenBLAS faster on a few cores).
+  // Images are spread over the pool; per image and group, im2col into the thread's own
+  // buffer (reused across calls, small enough to stay in cache) and one single-threaded sgemm.
+  static std::vector<float>& cols_buffer(int64_t size) {
+    thread_local std::vector<float> cols;
+    if (int64_t(cols.size()) < size) cols.resize(size_t(size));
+    return cols;
+  }
+
   void conv2d_forward(float* out, const float* x, const float* w, const ConvProblem& p) override {
     const ConvGeometry& g = p.geo;
     const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
-    std::vector<float> cols(size_t(kdim * plane));
-    for (int64_t i = 0; i < p.n; ++i)
-      for (int64_t grp = 0; grp < p.groups; ++grp) {
-        im2col(cols.data(), x + (i * p.c + grp * g.c) * g.h * g.w, g);
-        gemm(false, false, og, plane, kdim, 1.f, w + grp * og * kdim, kdim, cols.data(), plane, 0.f,
-             out + (i * p.oc + grp * og) * plane, plane);
-      }
+    parallel_for(p.n, 1, [&](int64_t begin, int64_t end) {
+      float* cols = cols_buffer(kdim * plane).data();
+      for (int64_t i = begin; i < end; ++i)
+        for (int64_t grp = 0; grp < p.groups; ++grp) {
+          im2col(cols, x + (i * p.c + grp * g.c) * g.h * g.w, g);
+          gemm(false, false, og, plane, kdim, 1.f, w + grp * og * kdim, kdim, cols, plane, 0.f,
+               out + (i * p.oc + grp * og) * plane, plane);
+        }
+    });
   }
 
   void conv2d_backward(float* gx, float* gw, const float* gout, const float* x, const float* w,
                        const ConvProblem& p) override {
     const ConvGeometry& g = p.geo;
-    const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
-    std::vector<float> cols(size_t(kdim * plane));
-    for (int64_t i = 0; i < p.n; ++i)
-      for (int64_t grp = 0; grp < p.groups; ++grp) {
-        const float* gi = gout + (i * p.oc + grp * og) * plane;
-        if (gw) {  // dW += dY · colsᵀ
-          im2col(cols.data(), x + (i * p.c + grp * g.c) * g.h * g.w, g);
-          gemm(false, true, og, kdim, plane, 1.f, gi, plane, cols.data(), plane, 1.f, gw + grp * og * kdim, kdim);
+    const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow, wsize = p.oc * kdim;
+    // Each chunk of images sums its weight gradient into its own slot, added up after.
+    const int parts = parallel_parts(p.n, 1);
+    std::vector<float>* partial = nullptr;
+    if (gw && parts > 1) {
+      thread_local std::vector<float> slots;
+      slots.assign(size_t(parts - 1) * size_t(wsize), 0.f);
+      partial = &slots;
+    }
+    parallel_for_chunks(p.n, 1, [&](int chunk, int64_t begin, int64_t end) {
+      float* cols = cols_buffer(kdim * plane).data();
+      float* gw_chunk = !gw || chunk == 0 ? gw : partial->data() + (chunk - 1) * wsize;
+      for (int64_t i = begin; i < end; ++i)
+        for (int64_t grp = 0; grp < p.groups; ++grp) {
+          const float* gi = gout + (i * p.oc + grp * og) * plane;
+          if (gw) {  // dW += dY · colsᵀ
+            im2col(cols, x + (i * p.c + grp * g.c) * g.h * g.w, g);
+            gemm(false, true, og, kdim, plane, 1.f, gi, plane, cols, plane, 1.f, gw_chunk + grp * og * kdim, kdim);
+          }
+          if (gx) {  // dX += col2im(Wᵀ · dY)
+            gemm(true, false, kdim, plane, og, 1.f, w + grp * og * kdim, kdim, gi, plane, 0.f, cols, plane);
+            col2im(gx + (i * p.c + grp * g.c) * g.h * g.w, cols, g);
+          }
         }
-        if (gx) {  // dX += col2im(Wᵀ · dY)
-          gemm(true, false, kdim, plane, og, 1.f, w + grp * og * kdim, kdim, gi, plane, 0.f, cols.data(), plane);
-          col2im(gx + (i * p.c + grp * g.c) * g.h * g.w, cols.data(), g);
-        }
+    });
+    if (partial)
+      for (int c = 1; c < parts; ++c) {
+        const float* src = partial->data() + (c - 1) * wsize;
+        for (int64_t j = 0; j < wsize; ++j) gw[j] += src[j];
       }
   }
 
+  // Pooling runs planes in parallel, each chunk at least this many input cells.
+  static int64_t plane_grain(const ConvGeometry& g) {
+    return std::max<int64_t>(1, kParallelElements / 2 / std::max<int64_t>(1, g.h * g.w));
+  }
+
   void max_pool2d(float* out, float* argmax, const float* in, int64_t planes, const ConvGeometry& g) override {
-    for (int64_t p = 0; p < planes; ++p) {
-      const float* x = in + p * g.h * g.w;
-      for (int64_t y = 0; y < g.oh; ++y)
-        for (int64_t xo = 0; xo < g.ow; ++xo) {
-          const math::WindowMax best = math::window_max(x, g, y, xo);
-          const int64_t o = (p * g.oh + y) * g.ow + xo;
-          out[o] = best.value;
-          argmax[o] = float(best.at);
-        }
-    }
+    parallel_for(planes, plane_grain(g), [&](int64_t begin, int64_t end) {
+      for (int64_t p = begin; p < end; ++p) {
+        const float* x = in + p * g.h * g.w;
+        for (int64_t y = 0; y < g.oh; ++y)
+          for (int64_t xo = 0; xo < g.ow; ++xo) {
+            const math::WindowMax best = math::window_max(x, g, y, xo);
+            const int64_t o = (p * g.oh + y) * g.ow + xo;
+            out[o] = best.value;
+            argmax[o] = float(best.at);
+          }
+      }
+    });
   }
 
   void max_pool2d_backward(float* gin, const float* gout, const float* argmax, int64_t planes,
                            const ConvGeometry& g) override {
     const int64_t per = g.oh * g.ow;
-    for (int64_t p = 0; p < planes; ++p)
-      for (int64_t i = 0; i < per; ++i) {
-        const int64_t at = int64_t(argmax[p * per + i]);
-        if (at >= 0) gin[p * g.h * g.w + at] += gout[p * per + i];
-      }
+    parallel_for(planes, plane_grain(g), [&](int64_t begin, int64_t end) {
+      for (int64_t p = begin; p < end; ++p)
+        for (int64_t i = 0; i < per; ++i) {
+          const int64_t at = int64_t(argmax[p * per + i]);
+          if (at >= 0) gin[p * g.h * g.w + at] += gout[p * per + i];
+        }
+    });
   }
 
   void avg_pool2d(float* out, const float* in, int64_t planes, const ConvGeometry& g, bool include_pad) override {
-    for (int64_t p = 0; p < planes; ++p) {
+    parallel_for(planes, plane_grain(g), [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
       const float* x = in + p * g.h * g.w;
       for (int64_t y = 0; y < g.oh; ++y)
         for (int64_t xo = 0; xo < g.ow; ++xo) {
@@ -434,11 +530,13 @@ class CpuBackend final : public Backend {
           out[(p * g.oh + y) * g.ow + xo] = float(s / double(math::pool_count(g, y, xo, include_pad)));
         }
     }
+    });
   }
 
   void avg_pool2d_backward(float* gin, const float* gout, int64_t planes, const ConvGeometry& g,
                            bool include_pad) override {
-    for (int64_t p = 0; p < planes; ++p) {
+    parallel_for(planes, plane_grain(g), [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
       float* gi = gin + p * g.h * g.w;
       for (int64_t y = 0; y < g.oh; ++y)
         for (int64_t xo = 0; xo < g.ow; ++xo) {
@@ -448,46 +546,71 @@ class CpuBackend final : public Backend {
               gi[iy * g.w + ix] += v;
         }
     }
+    });
   }
 
   void random_uniform(const Tensor& out, float lo, float hi, Generator& gen) override {
     std::lock_guard lock(gen.mutex());
-    map1(out, out, [&](float) { return lo + (hi - lo) * gen.uniform(); });
+    map1<false>(out, out, [&](float) { return lo + (hi - lo) * gen.uniform(); });
   }
 
   void random_normal(const Tensor& out, float mean, float std, Generator& gen) override {
     std::lock_guard lock(gen.mutex());
-    map1(out, out, [&](float) { return mean + std * gen.normal(); });
+    map1<false>(out, out, [&](float) { return mean + std * gen.normal(); });
   }
 
   void sgd_step(float* param, const float* grad, float* buf, int64_t n, const SgdStep& s) override {
     const float sign = s.maximize ? -1.f : 1.f;
-    for (int64_t i = 0; i < n; ++i) {
-      float d = sign * grad[i];
-      if (s.weight_decay != 0.f) d += s.weight_decay * param[i];
-      if (buf) {
-        const float b = s.first ? d : s.momentum * buf[i] + (1.f - s.dampening) * d;
-        buf[i] = b;
-        d = s.nesterov ? d + s.momentum * b : b;
+    parallel_for(n, kParallelElements / 2, [&](int64_t begin, int64_t end) {
+      if (!buf && s.weight_decay == 0.f) {  // plain SGD: one multiply-add, vectorised
+        float* __restrict p = param;
+        const float* __restrict g = grad;
+        const float step = s.lr * sign;
+        for (int64_t i = begin; i < end; ++i) p[i] -= step * g[i];
+        return;
       }
-      param[i] -= s.lr * d;
-    }
+      for (int64_t i = begin; i < end; ++i) {
+        float d = sign * grad[i];
+        if (s.weight_decay != 0.f) d += s.weight_decay * param[i];
+        if (buf) {
+          const float b = s.first ? d : s.momentum * buf[i] + (1.f - s.dampening) * d;
+          buf[i] = b;
+          d = s.nesterov ? d + s.momentum * b : b;
+        }
+        param[i] -= s.lr * d;
+      }
+    });
   }
 
   void adam_step(float* param, const float* grad, float* m, float* v, float* vmax, int64_t n,
                  const AdamStep& s) override {
     const AdamScalars k = adam_scalars(s);
     const float sign = s.maximize ? -1.f : 1.f;
-    for (int64_t i = 0; i < n; ++i) {
-      float d = sign * grad[i];
-      if (k.weight_decay != 0.f) d += k.weight_decay * param[i];
-      param[i] *= k.decay;
-      m[i] = k.beta1 * m[i] + k.one_minus_beta1 * d;
-      v[i] = k.beta2 * v[i] + k.one_minus_beta2 * (d * d);
-      float vv = v[i];
-      if (vmax) vv = vmax[i] = std::max(vmax[i], vv);
-      param[i] -= k.step * (m[i] / (std::sqrt(vv) + k.eps));
-    }
+    // The options are template arguments so that each loop has no branch and vectorises.
+    auto run = [&](auto decay_grad, auto amsgrad) {
+      parallel_for(n, kParallelElements / 2, [&](int64_t begin, int64_t end) {
+        float* __restrict p = param;
+        float* __restrict mm = m;
+        float* __restrict vv = v;
+        float* __restrict vm = vmax;
+        const float* __restrict g = grad;
+        for (int64_t i = begin; i < end; ++i) {
+          float d = sign * g[i];
+          if constexpr (decltype(decay_grad)::value) d += k.weight_decay * p[i];
+          const float pi = p[i] * k.decay;
+          mm[i] = k.beta1 * mm[i] + k.one_minus_beta1 * d;
+          vv[i] = k.beta2 * vv[i] + k.one_minus_beta2 * (d * d);
+          float denom = vv[i];
+          if constexpr (decltype(amsgrad)::value) denom = vm[i] = std::max(vm[i], denom);
+          p[i] = pi - k.step * (mm[i] / (std::sqrt(denom) + k.eps));
+        }
+      });
+    };
+    using yes = std::true_type;
+    using no = std::false_type;
+    const bool wd = k.weight_decay != 0.f;
+    if (vmax) wd ? run(yes{}, yes{}) : run(no{}, yes{});
+    else wd ? run(yes{}, no{}) : run(no{}, no{});
   }
 };
 

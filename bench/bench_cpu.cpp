@@ -1,0 +1,233 @@
+// bench_cpu: CPU training speed of four workloads, the Plexus half of the comparison with
+// PyTorch that scripts/bench-cpu drives (its twin is bench/reference/torch_cpu.py; the
+// workloads, data and timing below are the same there, line for line).
+//
+//   bench_cpu --workload a|b|c|d [--runs R] [--mnist DIR] [--steps S]
+//
+// Workloads (cross-entropy loss throughout):
+//   a  MLP 784-128-10, SGD lr 0.1, batch 100
+//   b  MLP 784-64-10 (the Knet paper's MLP), SGD lr 0.1, batch 100
+//   c  LeNet (conv 5x5x20, ReLU, max-pool 2, conv 5x5x50, ReLU, max-pool 2, 500, ReLU, 10),
+//      SGD lr 0.1, batch 100
+//   d  MLP 784-1024-1024-10, Adam lr 1e-3, batch 128
+// Data: MNIST from DIR (default data/mnist), images standardised with the training split's
+// mean and std (the test split with the same), resident in memory before any timing. An
+// epoch takes the batches in order as views of the resident tensors (no shuffle, no copy),
+// the last partial batch included.
+// A step: forward, loss, loss.item() (as a loop that logs its loss does), zero_grad,
+// backward, optimizer step. A run: a fresh model seeded 1000 + run, one epoch timed by wall
+// clock, then (untimed) test accuracy in eval mode without grad, batch 1000. Before the first
+// run a throwaway model trains 20 steps (warm-up: allocator cache, OpenBLAS buffers).
+// --steps S times only the first S steps of the epoch and skips the evaluation.
+//
+// Output:
+//   device: cpu (N threads, OPENBLAS_CORETYPE=...)
+//   sgemm_peak <GFLOP/s>    OpenBLAS's cblas_sgemm 1024x1024x1024 on as many threads, median of 15
+//   samples <N>             training samples per epoch
+//   flops <w> <FLOP>        the multiply-adds of one epoch's forward and backward passes x 2
+//   run plexus <w> <i> <seconds> <test accuracy %> <last loss>
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "plexus.h"
+#include "train/builtin.h"
+
+using namespace plexus;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Workload {
+  char id;
+  std::string model;  // a built-in model name, or "mlp1024"
+  int64_t batch;
+  bool adam;
+};
+
+const Workload kWorkloads[] = {
+    {'a', "mlp", 100, false},
+    {'b', "mlp64", 100, false},
+    {'c', "lenet", 100, false},
+    {'d', "mlp1024", 128, true},
+};
+
+struct Split {
+  Tensor inputs;   // [N, 1, 28, 28], standardised
+  Tensor targets;  // [N], classes as floats
+};
+
+std::pair<Split, Split> load(const std::string& dir) {
+  const data::MnistDataset train(dir, data::Split::Train), test(dir, data::Split::Test);
+  const Tensor& images = train.images();
+  double sum = 0, sum_sq = 0;
+  const float* p = images.data();
+  for (int64_t i = 0; i < images.numel(); ++i) {
+    sum += p[i];
+    sum_sq += double(p[i]) * p[i];
+  }
+  const float mean = float(sum / double(images.numel()));
+  const float std = float(std::sqrt(sum_sq / double(images.numel()) - double(mean) * mean));
+  return {{(images - mean) / std, train.labels()}, {(test.images() - mean) / std, test.labels()}};
+}
+
+std::shared_ptr<nn::Module> make_model(const Workload& w, Generator* gen) {
+  if (w.model != "mlp1024") return train::make_builtin_model(w.model, gen);
+  auto m = std::make_shared<nn::Sequential>();
+  m->add(std::make_shared<nn::Flatten>())
+      .add(std::make_shared<nn::Linear>(784, 1024, true, gen))
+      .add(std::make_shared<nn::ReLU>())
+      .add(std::make_shared<nn::Linear>(1024, 1024, true, gen))
+      .add(std::make_shared<nn::ReLU>())
+      .add(std::make_shared<nn::Linear>(1024, 10, true, gen));
+  return m;
+}
+
+// Multiply-adds per sample of each weight layer, in order: the forward pass and the weight
+// gradient do each once, the input gradient all but the first layer's (its input needs none).
+std::vector<double> layer_macs(const Workload& w) {
+  if (w.model == "mlp") return {784.0 * 128, 128.0 * 10};
+  if (w.model == "mlp64") return {784.0 * 64, 64.0 * 10};
+  if (w.model == "lenet") return {20.0 * 25 * 24 * 24, 50.0 * 500 * 8 * 8, 800.0 * 500, 500.0 * 10};
+  return {784.0 * 1024, 1024.0 * 1024, 1024.0 * 10};
+}
+
+double epoch_flops(const Workload& w, int64_t samples) {
+  const std::vector<double> macs = layer_macs(w);
+  double per_sample = 0;
+  for (size_t l = 0; l < macs.size(); ++l) per_sample += 2 * macs[l] * (l == 0 ? 2 : 3);
+  return per_sample * double(samples);
+}
+
+// OpenBLAS's own multi-threaded sgemm on the same thread count (Plexus keeps OpenBLAS at
+// one thread and splits products itself; for this measurement OpenBLAS gets them all).
+double sgemm_peak_gflops() {
+  openblas_set_num_threads(num_threads());
+  const int n = 1024;
+  std::vector<float> a(size_t(n) * n, 0.5f), b(size_t(n) * n, 0.25f), c(size_t(n) * n);
+  std::vector<double> rates;
+  for (int i = 0; i < 18; ++i) {
+    const auto t0 = Clock::now();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.f, a.data(), n, b.data(), n, 0.f, c.data(), n);
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (i >= 3) rates.push_back(2.0 * n * n * n / s / 1e9);  // the first calls warm OpenBLAS up
+  }
+  openblas_set_num_threads(1);
+  std::sort(rates.begin(), rates.end());
+  return rates[rates.size() / 2];
+}
+
+struct RunResult {
+  double seconds;
+  float loss;
+};
+
+// Trains `model` over the first `steps` batches (all batches when steps < 0).
+RunResult train_epoch(const Workload& w, nn::Module& model, optim::Optimizer& opt, const Split& train,
+                      int64_t steps) {
+  const int64_t n = train.inputs.size(0);
+  const int64_t batches = (n + w.batch - 1) / w.batch;
+  if (steps < 0 || steps > batches) steps = batches;
+  float loss_value = 0;
+  const auto t0 = Clock::now();
+  for (int64_t i = 0; i < steps; ++i) {
+    const int64_t start = i * w.batch, len = std::min(w.batch, n - start);
+    const Tensor loss = cross_entropy(model(train.inputs.narrow(0, start, len)), train.targets.narrow(0, start, len));
+    loss_value = loss.item();
+    opt.zero_grad();
+    loss.backward();
+    opt.step();
+  }
+  return {std::chrono::duration<double>(Clock::now() - t0).count(), loss_value};
+}
+
+double test_accuracy(nn::Module& model, const Split& test) {
+  NoGradGuard no_grad;
+  model.eval();
+  const int64_t n = test.inputs.size(0);
+  int64_t correct = 0;
+  for (int64_t start = 0; start < n; start += 1000) {
+    const int64_t len = std::min<int64_t>(1000, n - start);
+    const std::vector<float> predicted = argmax(model(test.inputs.narrow(0, start, len)), 1).to_vector();
+    const std::vector<float> truth = test.targets.narrow(0, start, len).to_vector();
+    for (int64_t i = 0; i < len; ++i) correct += predicted[size_t(i)] == truth[size_t(i)];
+  }
+  model.train();
+  return 100.0 * double(correct) / double(n);
+}
+
+std::unique_ptr<optim::Optimizer> make_optimizer(const Workload& w, nn::Module& model) {
+  if (w.adam) return std::make_unique<optim::Adam>(model.parameters(), optim::AdamOptions{.lr = 1e-3});
+  return std::make_unique<optim::SGD>(model.parameters(), optim::SGDOptions{.lr = 0.1});
+}
+
+int usage() {
+  std::fprintf(stderr, "usage: bench_cpu --workload a|b|c|d [--runs R] [--mnist DIR] [--steps S]\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string mnist_dir = "data/mnist";
+  const Workload* workload = nullptr;
+  int runs = 5;
+  int64_t steps = -1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (i + 1 >= argc) return usage();
+    const std::string v = argv[++i];
+    if (a == "--workload") {
+      for (const Workload& w : kWorkloads)
+        if (v.size() == 1 && v[0] == w.id) workload = &w;
+      if (!workload) return usage();
+    } else if (a == "--runs") {
+      runs = std::atoi(v.c_str());
+    } else if (a == "--mnist") {
+      mnist_dir = v;
+    } else if (a == "--steps") {
+      steps = std::atoll(v.c_str());
+    } else {
+      return usage();
+    }
+  }
+  if (!workload || runs < 1) return usage();
+
+  try {
+    const char* coretype = std::getenv("OPENBLAS_CORETYPE");
+    std::printf("device: cpu (%d threads, OPENBLAS_CORETYPE=%s)\n", num_threads(), coretype ? coretype : "(unset)");
+    std::printf("sgemm_peak %.1f\n", sgemm_peak_gflops());
+    const auto [train, test] = load(mnist_dir);
+    const int64_t samples = train.inputs.size(0);
+    std::printf("samples %lld\n", (long long)samples);
+    std::printf("flops %c %.6g\n", workload->id, epoch_flops(*workload, samples));
+    std::fflush(stdout);
+
+    {
+      Generator gen(1);
+      const auto model = make_model(*workload, &gen);
+      const auto opt = make_optimizer(*workload, *model);
+      train_epoch(*workload, *model, *opt, train, 20);
+    }
+    for (int r = 0; r < runs; ++r) {
+      Generator gen(uint64_t(1000 + r));
+      const auto model = make_model(*workload, &gen);
+      const auto opt = make_optimizer(*workload, *model);
+      const RunResult result = train_epoch(*workload, *model, *opt, train, steps);
+      const double accuracy = steps < 0 ? test_accuracy(*model, test) : std::nan("");
+      std::printf("run plexus %c %d %.4f %.2f %.4f\n", workload->id, r, result.seconds, accuracy, result.loss);
+      std::fflush(stdout);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

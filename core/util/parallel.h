@@ -1,0 +1,42 @@
+#pragma once
+// The core's one CPU thread pool. OpenBLAS runs single-threaded inside it: a matrix product
+// is split here into per-thread blocks, like every other large loop, so exactly one set of
+// threads ever spins on the cores (two pools spinning on two cores slow everything down
+// several times). The pool has num_threads() - 1 workers; the calling thread does the
+// first chunk itself. A parallel_for inside another (or while another thread holds the
+// pool) runs serially on its caller, so kernels may nest them freely.
+#include <cstdint>
+#include <type_traits>
+
+namespace plexus {
+
+namespace detail {
+using ChunkFn = void (*)(void* ctx, int chunk, int64_t begin, int64_t end);
+void parallel_run(int64_t n, int64_t grain, ChunkFn fn, void* ctx);
+}  // namespace detail
+
+// How many chunks parallel_for(n, grain, ...) splits [0, n) into at most: min(threads,
+// n / grain), at least 1. Chunk c covers [c * n / parts, (c + 1) * n / parts).
+int parallel_parts(int64_t n, int64_t grain);
+
+// Calls f(chunk, begin, end) on disjoint chunks covering [0, n), in parallel when there are
+// threads and n >= 2 * grain. The chunk index (< parallel_parts(n, grain)) lets a caller
+// keep per-chunk partial results. f must not throw.
+template <class F>
+void parallel_for_chunks(int64_t n, int64_t grain, F&& f) {
+  using Fn = std::remove_reference_t<F>;
+  detail::parallel_run(
+      n, grain, [](void* ctx, int c, int64_t b, int64_t e) { (*static_cast<Fn*>(ctx))(c, b, e); },
+      const_cast<void*>(static_cast<const void*>(&f)));
+}
+
+// The same with f(begin, end).
+template <class F>
+void parallel_for(int64_t n, int64_t grain, F&& f) {
+  parallel_for_chunks(n, grain, [&f](int, int64_t b, int64_t e) { f(b, e); });
+}
+
+// True on a pool worker, and on a caller while it runs a parallel loop.
+bool in_parallel_region();
+
+}  // namespace plexus

@@ -1,0 +1,287 @@
+// The CPU thread pool (util/parallel.h) and the kernels it runs: every index is visited
+// once, nesting and concurrent callers stay correct, and each parallel kernel (the split
+// matrix product, elementwise maps, optimizer updates, convolution over images, pooling)
+// gives the serial result — bit for bit where the order of the sums is unchanged.
+#include <QtTest>
+
+#include <atomic>
+#include <cmath>
+#include <thread>
+#include <vector>
+
+#include "ops/backend.h"
+#include "plexus.h"
+#include "util/parallel.h"
+
+using namespace plexus;
+
+namespace {
+
+Tensor normal(const Shape& s, uint64_t seed) {
+  Generator g(seed);
+  return randn(s, &g);
+}
+
+// Runs f with the given thread count and restores the previous one.
+template <class F>
+auto with_threads(int n, F&& f) {
+  const int before = num_threads();
+  set_num_threads(n);
+  struct Restore {
+    int n;
+    ~Restore() { set_num_threads(n); }
+  } restore{before};
+  return f();
+}
+
+// C = op(A)·op(B) in double, for row-major A [m, k] (or [k, m] when ta) and B likewise.
+std::vector<double> naive_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const std::vector<float>& a,
+                               const std::vector<float>& b) {
+  std::vector<double> c(size_t(m * n), 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < k; ++p)
+        s += double(ta ? a[size_t(p * m + i)] : a[size_t(i * k + p)]) * double(tb ? b[size_t(j * k + p)] : b[size_t(p * n + j)]);
+      c[size_t(i * n + j)] = s;
+    }
+  return c;
+}
+
+double max_abs_diff(const std::vector<float>& x, const std::vector<float>& y) {
+  double m = 0;
+  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::fabs(double(x[i]) - double(y[i])));
+  return m;
+}
+
+}  // namespace
+
+class TestParallel : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void everyIndexOnce() {
+    with_threads(2, [] {
+      for (const int64_t n : {int64_t(0), int64_t(1), int64_t(2), int64_t(7), int64_t(1000), int64_t(100003)}) {
+        std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+        std::atomic<int> chunks{0};
+        parallel_for_chunks(n, 1, [&](int chunk, int64_t b, int64_t e) {
+          QVERIFY(chunk >= 0 && chunk < parallel_parts(n, 1));
+          QVERIFY(b <= e);
+          ++chunks;
+          for (int64_t i = b; i < e; ++i) ++hits[size_t(i)];
+        });
+        for (int64_t i = 0; i < n; ++i) QCOMPARE(hits[size_t(i)].load(), 1);
+        if (n >= 2) QCOMPARE(chunks.load(), 2);  // both threads took part
+      }
+    });
+  }
+
+  void grainKeepsSmallLoopsSerial() {
+    with_threads(2, [] {
+      QCOMPARE(parallel_parts(100, 64), 1);
+      QCOMPARE(parallel_parts(128, 64), 2);
+      QCOMPARE(parallel_parts(1 << 20, 1), 2);
+      const std::thread::id caller = std::this_thread::get_id();
+      bool elsewhere = false;
+      parallel_for(100, 64, [&](int64_t, int64_t) { elsewhere |= std::this_thread::get_id() != caller; });
+      QVERIFY(!elsewhere);
+    });
+  }
+
+  void nestedLoopsRunSerially() {
+    with_threads(2, [] {
+      std::atomic<int64_t> total{0};
+      parallel_for(8, 1, [&](int64_t b, int64_t e) {
+        QVERIFY(in_parallel_region());
+        for (int64_t i = b; i < e; ++i)
+          parallel_for(1000, 1, [&](int64_t ib, int64_t ie) { total += ie - ib; });
+      });
+      QCOMPARE(total.load(), int64_t(8000));
+      QVERIFY(!in_parallel_region());
+    });
+  }
+
+  void concurrentCallersBothFinish() {
+    // A second thread finds the pool busy and runs its loop itself; both sums are whole.
+    with_threads(2, [] {
+      std::atomic<int64_t> a{0}, b{0};
+      auto work = [](std::atomic<int64_t>& sum) {
+        for (int r = 0; r < 200; ++r)
+          parallel_for(10000, 1, [&](int64_t lo, int64_t hi) {
+            int64_t s = 0;
+            for (int64_t i = lo; i < hi; ++i) s += i;
+            sum += s;
+          });
+      };
+      std::thread other([&] { work(b); });
+      work(a);
+      other.join();
+      const int64_t expected = 200 * (int64_t(10000) * 9999 / 2);
+      QCOMPARE(a.load(), expected);
+      QCOMPARE(b.load(), expected);
+    });
+  }
+
+  void threadCountChanges() {
+    for (const int n : {1, 3, 2}) {
+      with_threads(n, [n] {
+        QCOMPARE(num_threads(), n);
+        std::atomic<int> chunks{0};
+        parallel_for_chunks(1000, 1, [&](int, int64_t, int64_t) { ++chunks; });
+        QCOMPARE(chunks.load(), n);
+      });
+    }
+    QVERIFY_THROWS_EXCEPTION(ValueError, set_num_threads(0));
+  }
+
+  void physicalCoresIsSane() {
+    const int cores = physical_cores();
+    QVERIFY(cores >= 1);
+    QVERIFY(cores <= int(std::max(1u, std::thread::hardware_concurrency())));
+  }
+
+  // ---- kernels --------------------------------------------------------------------------
+  void splitProductMatchesReference_data() {
+    QTest::addColumn<bool>("ta");
+    QTest::addColumn<bool>("tb");
+    QTest::addColumn<int>("m");
+    QTest::addColumn<int>("n");
+    QTest::addColumn<int>("k");
+    // Shapes above the split threshold, with sizes that are not multiples of the 16-wide
+    // blocks, splitting by columns (n >= m) and by rows (m > n), in all four layouts.
+    for (const bool ta : {false, true})
+      for (const bool tb : {false, true}) {
+        const std::string t = std::string(ta ? "T" : "N") + (tb ? "T" : "N");
+        QTest::newRow((t + " 100x128x784").c_str()) << ta << tb << 100 << 128 << 784;
+        QTest::newRow((t + " 333x37x101").c_str()) << ta << tb << 333 << 37 << 101;
+        QTest::newRow((t + " 17x501x129").c_str()) << ta << tb << 17 << 501 << 129;
+        QTest::newRow((t + " 128x784x100").c_str()) << ta << tb << 128 << 784 << 100;
+      }
+  }
+  void splitProductMatchesReference() {
+    QFETCH(bool, ta);
+    QFETCH(bool, tb);
+    QFETCH(int, m);
+    QFETCH(int, n);
+    QFETCH(int, k);
+    const std::vector<float> a = normal({int64_t(m) * k}, 1).to_vector(), b = normal({int64_t(k) * n}, 2).to_vector();
+    const std::vector<double> ref = naive_gemm(ta, tb, m, n, k, a, b);
+    for (const int threads : {1, 2}) {
+      std::vector<float> c(size_t(m) * size_t(n), 7.f);  // beta = 0 must overwrite it
+      with_threads(threads, [&] {
+        cpu_backend().gemm(ta, tb, m, n, k, 1.f, a.data(), ta ? m : k, b.data(), tb ? k : n, 0.f, c.data(), n);
+      });
+      double worst = 0;
+      for (size_t i = 0; i < c.size(); ++i) worst = std::max(worst, std::fabs(double(c[i]) - ref[i]));
+      QVERIFY2(worst < 1e-3 * std::sqrt(double(k)), qPrintable(QString("threads %1: max error %2").arg(threads).arg(worst)));
+    }
+    // beta = 1 accumulates onto C in every block.
+    std::vector<float> c(size_t(m) * size_t(n), 1.f);
+    with_threads(2, [&] {
+      cpu_backend().gemm(ta, tb, m, n, k, 0.5f, a.data(), ta ? m : k, b.data(), tb ? k : n, 1.f, c.data(), n);
+    });
+    for (size_t i = 0; i < c.size(); ++i) QVERIFY(std::fabs(double(c[i]) - (1.0 + 0.5 * ref[i])) < 1e-3 * std::sqrt(double(k)));
+  }
+
+  void largeLinearMatchesReference() {
+    // The layer op on the split path: forward and all three gradients against double sums.
+    const int64_t rows = 100, in = 300, out = 200;
+    const Tensor x = normal({rows, in}, 3).requires_grad_(), w = normal({out, in}, 4).requires_grad_(),
+                 b = normal({out}, 5).requires_grad_(), g = normal({rows, out}, 6);
+    with_threads(2, [&] {
+      const Tensor y = linear(x, w, b);
+      y.backward(g);
+    });
+    const std::vector<float> xv = x.to_vector(), wv = w.to_vector(), bv = b.to_vector(), gv = g.to_vector();
+    const std::vector<double> y_ref = naive_gemm(false, true, rows, out, in, xv, wv);
+    const std::vector<float> y = with_threads(2, [&] {
+      NoGradGuard no_grad;
+      return linear(x, w, b).to_vector();
+    });
+    const std::vector<double> dx = naive_gemm(false, false, rows, in, out, gv, wv);
+    const std::vector<double> dw = naive_gemm(true, false, out, in, rows, gv, xv);
+    const std::vector<float> gx = x.grad().to_vector(), gw = w.grad().to_vector(), gb = b.grad().to_vector();
+    for (int64_t i = 0; i < rows * out; ++i) QVERIFY(std::fabs(y[size_t(i)] - (y_ref[size_t(i)] + bv[size_t(i % out)])) < 1e-3);
+    for (size_t i = 0; i < dx.size(); ++i) QVERIFY(std::fabs(gx[i] - dx[i]) < 1e-3);
+    for (size_t i = 0; i < dw.size(); ++i) QVERIFY(std::fabs(gw[i] - dw[i]) < 1e-3);
+    for (int64_t j = 0; j < out; ++j) {
+      double s = 0;
+      for (int64_t r = 0; r < rows; ++r) s += gv[size_t(r * out + j)];
+      QVERIFY(std::fabs(gb[size_t(j)] - s) < 1e-3);
+    }
+  }
+
+  void elementwiseIsIdenticalToSerial() {
+    // Contiguous, transposed, broadcast and sliced operands well above the split size.
+    const Tensor a = normal({300, 400}, 7), b = normal({400, 300}, 8).t(), row = normal({400}, 9);
+    const Tensor sliced = normal({300, 800}, 10).narrow(1, 100, 400);
+    auto compute = [&] {
+      return std::vector<std::vector<float>>{
+          (a + b).to_vector(),      relu(a).to_vector(),          (a * row).to_vector(),
+          tanh(sliced).to_vector(), (sliced - b).to_vector(),     exp(b).to_vector(),
+          where(gt(a, b), a, sliced).to_vector(), b.contiguous().to_vector(), sum(a, {0}).to_vector(),
+          max(b, {1}).to_vector()};
+    };
+    const auto serial = with_threads(1, compute), parallel = with_threads(2, compute);
+    QCOMPARE(parallel.size(), serial.size());
+    for (size_t i = 0; i < serial.size(); ++i) QVERIFY2(parallel[i] == serial[i], qPrintable(QString("result %1").arg(i)));
+  }
+
+  void optimizerUpdatesAreIdenticalToSerial() {
+    // SGD (plain and with momentum + decay) and Adam (plain, AMSGrad) over 100k parameters.
+    auto train = [](int which) {
+      Tensor p = normal({100000}, 11);
+      std::vector<Tensor> params{p.requires_grad_()};
+      std::unique_ptr<optim::Optimizer> opt;
+      if (which == 0) opt = std::make_unique<optim::SGD>(params, optim::SGDOptions{.lr = 0.1});
+      if (which == 1)
+        opt = std::make_unique<optim::SGD>(params, optim::SGDOptions{.lr = 0.1, .momentum = 0.9, .weight_decay = 1e-2});
+      if (which == 2) opt = std::make_unique<optim::Adam>(params, optim::AdamOptions{.lr = 1e-2});
+      if (which == 3) opt = std::make_unique<optim::Adam>(params, optim::AdamOptions{.lr = 1e-2, .weight_decay = 1e-3, .amsgrad = true});
+      for (int step = 0; step < 3; ++step) {
+        opt->zero_grad();
+        sum(p * p * float(step + 1)).backward();
+        opt->step();
+      }
+      return p.to_vector();
+    };
+    for (int which = 0; which < 4; ++which) {
+      const auto serial = with_threads(1, [&] { return train(which); });
+      const auto parallel = with_threads(2, [&] { return train(which); });
+      QVERIFY2(serial == parallel, qPrintable(QString("optimizer %1").arg(which)));
+    }
+  }
+
+  void convolutionMatchesSerial() {
+    // Images split across threads: the same outputs and input gradients bit for bit; the
+    // weight gradient sums per-thread partials, so it matches to rounding.
+    // Stride (2, 1), padding (1, 2), dilation (1, 2): the im2col edge cases on every image.
+    const Tensor x0 = normal({9, 3, 13, 11}, 12), w0 = normal({6, 3, 3, 3}, 13);
+    auto run = [&] {
+      const Tensor x = x0.detach().requires_grad_(), w = w0.detach().requires_grad_();
+      const Tensor y = conv2d(x, w, Tensor(), {2, 1, 1, 2, 1, 2, 1});
+      y.backward(normal(y.shape(), 14));
+      return std::vector<std::vector<float>>{y.to_vector(), x.grad().to_vector(), w.grad().to_vector()};
+    };
+    const auto serial = with_threads(1, run), parallel = with_threads(2, run);
+    QVERIFY(serial[0] == parallel[0]);
+    QVERIFY(serial[1] == parallel[1]);
+    QVERIFY(max_abs_diff(serial[2], parallel[2]) < 1e-4);
+  }
+
+  void poolingIsIdenticalToSerial() {
+    const Tensor x0 = normal({16, 8, 24, 24}, 15);
+    auto run = [&] {
+      const Tensor x = x0.detach().requires_grad_();
+      const Tensor y = max_pool2d(x, {2, 2}) + avg_pool2d(x, {3, 3, 2, 2, 1, 1});
+      sum(y * y).backward();
+      return std::vector<std::vector<float>>{y.to_vector(), x.grad().to_vector()};
+    };
+    const auto serial = with_threads(1, run), parallel = with_threads(2, run);
+    QVERIFY(serial == parallel);
+  }
+};
+
+QTEST_APPLESS_MAIN(TestParallel)
+#include "test_parallel.moc"
