@@ -50,19 +50,22 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const C
       n, c, oc, groups, Geometry{c / groups, h, w, kh, kw, oh, ow, o.stride_h, o.stride_w, o.pad_h, o.pad_w, o.dilation_h, o.dilation_w}};
   const Tensor xc = contiguous_data(x), wc = contiguous_data(weight);
   Tensor out = empty({n, oc, oh, ow}, x.device());
-  backend(x.device()).conv2d_forward(out.data(), xc.data(), wc.data(), prob);
-  if (needs_grad(x, weight))
-    record(out, "conv2d", {x, weight},
-           [sx = Saved(xc), sw = Saved(wc), prob, need_x = x.requires_grad(),
-            need_w = weight.requires_grad()](const Tensor& gout) -> Grads {
+  Backend& be = backend(x.device());
+  be.conv2d_forward(out.data(), xc.data(), wc.data(), prob);
+  // The bias is added in place and differentiated here: no second output, no extra node.
+  if (bias.defined())
+    be.binary(BinaryOp::Add, out, out, broadcast_view(bias.detach().reshape({1, oc, 1, 1}), out.shape(), "conv2d"), 1.f, 0.f);
+  if (needs_grad(x, weight, bias))
+    record(out, "conv2d", {x, weight, bias},
+           [sx = Saved(xc), sw = Saved(wc), prob, need_x = x.requires_grad(), need_w = weight.requires_grad(),
+            need_b = bias.defined() && bias.requires_grad()](const Tensor& gout) -> Grads {
              const Tensor g = contiguous_data(gout), xv = sx.get(), wv = sw.get();
              Tensor gx = need_x ? zeros(xv.shape(), g.device()) : Tensor();
              Tensor gw = need_w ? zeros(wv.shape(), g.device()) : Tensor();
              backend(g.device()).conv2d_backward(need_x ? gx.data() : nullptr, need_w ? gw.data() : nullptr, g.data(),
                                                  xv.data(), wv.data(), prob);
-             return {gx, gw};
+             return {gx, gw, need_b ? sum(g, {0, 2, 3}) : Tensor()};
            });
-  if (bias.defined()) return out + bias.reshape({1, oc, 1, 1});
   return out;
 }
 

@@ -223,9 +223,10 @@ void Optimizer::check_step_ready() const {
     validate_group(g);
     for (size_t i = 0; i < g.params.size(); ++i) {
       const Tensor& p = g.params[i];
-      const std::string where = "group " + std::to_string(gi) + " parameter " + std::to_string(i);
-      require(p.defined(), where + " is undefined");
-      require(seen.insert(p.unsafe_impl()).second, where + " appears more than once in this optimizer");
+      // The message is built only for a failure: this runs every step.
+      auto where = [&] { return "group " + std::to_string(gi) + " parameter " + std::to_string(i); };
+      if (!p.defined()) require(false, where() + " is undefined");
+      if (!seen.insert(p.unsafe_impl()).second) require(false, where() + " appears more than once in this optimizer");
       const Tensor grad = p.grad();
       if (!grad.defined()) continue;
       if (grad.shape() != p.shape())

@@ -181,7 +181,9 @@ class CpuBackend final : public Backend {
   // Sums accumulate in double per output element and are rounded to float once at the end
   // (rounding the running sum after every element drifts by ~1% over a million rows). The
   // distinct output elements are reached through the dims where `out` has a nonzero stride,
-  // so an empty input still writes zeros.
+  // so an empty input still writes zeros. A large input is split along its outermost dim,
+  // each chunk summing into its own accumulators, added up after (a bias gradient sums a
+  // whole batch of feature maps into a few numbers).
   static void reduce_sum(const Tensor& out, const Tensor& in) {
     float* const base = out.data();
     Shape kept;
@@ -193,24 +195,47 @@ class CpuBackend final : public Backend {
       kept_strides.push_back(out.strides()[d]);
       span += (in.shape()[d] - 1) * out.strides()[d];
     }
-    thread_local std::vector<double> acc;  // reused: a training step allocates nothing here
-    acc.assign(size_t(span), 0.0);
-    for_each_run<2>(in.shape(), {base, in.data()}, {out.strides().data(), in.strides().data()},
-                    [&](const std::array<float*, 2>& p, const std::array<int64_t, 2>& s, int64_t n) {
-                      double* a = acc.data() + (p[0] - base);
-                      const float* x = p[1];
-                      if (s[0] == 0) {  // reducing along the run
-                        double r = 0;
-                        for (int64_t i = 0; i < n; ++i) r += double(x[i * s[1]]);
-                        *a += r;
-                      } else {
-                        for (int64_t i = 0; i < n; ++i) a[i * s[0]] += double(x[i * s[1]]);
-                      }
-                    });
+    size_t d = 0;
+    while (d < in.shape().size() && in.shape()[d] == 1) ++d;
+    const int64_t total = in.numel(), rows = d < in.shape().size() ? in.shape()[d] : 1;
+    const int parts = total < kParallelElements ? 1 : parallel_parts(rows, std::max<int64_t>(1, kParallelElements / 2 / std::max<int64_t>(1, total / rows)));
+    thread_local std::vector<double> acc_buffer;  // reused: a training step allocates nothing here
+    acc_buffer.assign(size_t(span) * size_t(parts), 0.0);
+    double* const acc = acc_buffer.data();  // the caller's buffer, also for the pool's threads
+    auto sum_rows = [&](int chunk, int64_t begin, int64_t end) {
+      double* const chunk_acc = acc + size_t(chunk) * size_t(span);
+      Shape part = in.shape();
+      float* src = in.data();
+      float* dst = base;
+      if (d < part.size()) {
+        part[d] = end - begin;
+        src += begin * in.strides()[d];
+        dst += begin * out.strides()[d];
+      }
+      for_each_run<2>(part, {dst, src}, {out.strides().data(), in.strides().data()},
+                      [&](const std::array<float*, 2>& p, const std::array<int64_t, 2>& st, int64_t n) {
+                        double* a = chunk_acc + (p[0] - base);
+                        const float* x = p[1];
+                        if (st[0] == 0) {  // reducing along the run: four chains, not one long one
+                          double r[4] = {0, 0, 0, 0};
+                          int64_t i = 0;
+                          for (; i + 4 <= n; i += 4)
+                            for (int j = 0; j < 4; ++j) r[j] += double(x[(i + j) * st[1]]);
+                          for (; i < n; ++i) r[0] += double(x[i * st[1]]);
+                          *a += (r[0] + r[1]) + (r[2] + r[3]);
+                        } else {
+                          for (int64_t i = 0; i < n; ++i) a[i * st[0]] += double(x[i * st[1]]);
+                        }
+                      });
+    };
+    if (parts > 1) parallel_for_chunks(rows, (rows + parts - 1) / parts, sum_rows);
+    else sum_rows(0, 0, rows);
+    for (int c = 1; c < parts; ++c)
+      for (int64_t i = 0; i < span; ++i) acc[i] += acc[c * span + i];
     for_each_run<1>(kept, {base}, {kept_strides.data()},
-                    [&](const std::array<float*, 1>& p, const std::array<int64_t, 1>& s, int64_t n) {
-                      const double* a = acc.data() + (p[0] - base);
-                      for (int64_t i = 0; i < n; ++i) p[0][i * s[0]] = float(a[i * s[0]]);
+                    [&](const std::array<float*, 1>& p, const std::array<int64_t, 1>& st, int64_t n) {
+                      const double* a = acc + (p[0] - base);
+                      for (int64_t i = 0; i < n; ++i) p[0][i * st[0]] = float(a[i * st[0]]);
                     });
   }
 
@@ -490,8 +515,38 @@ class CpuBackend final : public Backend {
     return std::max<int64_t>(1, kParallelElements / 2 / std::max<int64_t>(1, g.h * g.w));
   }
 
+  // 2x2 windows at stride 2 without padding (nearly every CNN's pooling): four loads and
+  // branch-free selects per output, in scan order like math::window_max (a NaN wins).
+  static void max_pool_2x2(float* out, float* argmax, const float* x, const ConvGeometry& g) {
+    for (int64_t y = 0; y < g.oh; ++y) {
+      const float* r0 = x + 2 * y * g.w;
+      const float* r1 = r0 + g.w;
+      float* o = out + y * g.ow;
+      float* a = argmax + y * g.ow;
+      const float base = float(2 * y * g.w);
+      for (int64_t xo = 0; xo < g.ow; ++xo) {
+        float best = r0[2 * xo], at = base + float(2 * xo);
+        const float cand[3] = {r0[2 * xo + 1], r1[2 * xo], r1[2 * xo + 1]};
+        const float offs[3] = {1.f, float(g.w), float(g.w + 1)};
+        for (int k = 0; k < 3; ++k) {
+          const bool take = cand[k] > best || cand[k] != cand[k];
+          best = take ? cand[k] : best;
+          at = take ? base + float(2 * xo) + offs[k] : at;
+        }
+        o[xo] = best;
+        a[xo] = at;
+      }
+    }
+  }
+
   void max_pool2d(float* out, float* argmax, const float* in, int64_t planes, const ConvGeometry& g) override {
+    const bool two_by_two = g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0;
     parallel_for(planes, plane_grain(g), [&](int64_t begin, int64_t end) {
+      if (two_by_two) {
+        for (int64_t p = begin; p < end; ++p)
+          max_pool_2x2(out + p * g.oh * g.ow, argmax + p * g.oh * g.ow, in + p * g.h * g.w, g);
+        return;
+      }
       for (int64_t p = begin; p < end; ++p) {
         const float* x = in + p * g.h * g.w;
         for (int64_t y = 0; y < g.oh; ++y)
