@@ -26,6 +26,7 @@
 //   flops <w> <FLOP>        the multiply-adds of one epoch's forward and backward passes x 2
 //   run plexus <w> <i> <seconds> <test accuracy %> <last loss>
 //   sgemm_peak <GFLOP/s>    OpenBLAS's cblas_sgemm 1024x1024x1024 on as many threads, median of 15
+//   gemm_peak <GFLOP/s>     Plexus's own CPU product (matmul), the same size and threads, median of 15
 #include <cblas.h>
 
 #include <algorithm>
@@ -37,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/cpu/sgemm.h"
 #include "plexus.h"
 #include "train/builtin.h"
 
@@ -124,6 +126,22 @@ double sgemm_peak_gflops() {
   return rates[rates.size() / 2];
 }
 
+// Plexus's matmul on the same problem: the product its training steps run (its own AVX-512
+// kernel split across the pool, or OpenBLAS per block; ops/cpu/sgemm.h).
+double gemm_peak_gflops() {
+  const int64_t n = 1024;
+  const Tensor a = full({n, n}, 0.5f), b = full({n, n}, 0.25f);
+  std::vector<double> rates;
+  for (int i = 0; i < 18; ++i) {
+    const auto t0 = Clock::now();
+    const Tensor c = matmul(a, b);
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (i >= 3) rates.push_back(2.0 * double(n * n * n) / s / 1e9);
+  }
+  std::sort(rates.begin(), rates.end());
+  return rates[rates.size() / 2];
+}
+
 struct RunResult {
   double seconds;
   float loss;
@@ -202,7 +220,8 @@ int main(int argc, char** argv) {
 
   try {
     const char* coretype = std::getenv("OPENBLAS_CORETYPE");
-    std::printf("device: cpu (%d threads, OPENBLAS_CORETYPE=%s)\n", num_threads(), coretype ? coretype : "(unset)");
+    std::printf("device: cpu (%d threads, OPENBLAS_CORETYPE=%s, matrix product: %s)\n", num_threads(),
+                coretype ? coretype : "(unset)", cpu::own_sgemm_enabled() ? "Plexus AVX-512 kernel" : "OpenBLAS");
     const auto [train, test] = load(mnist_dir);
     const int64_t samples = train.inputs.size(0);
     std::printf("samples %lld\n", (long long)samples);
@@ -226,6 +245,7 @@ int main(int argc, char** argv) {
     }
     // Last: once OpenBLAS has run its own threads they spin for a while, and would slow
     // the training runs above.
+    std::printf("gemm_peak %.1f\n", gemm_peak_gflops());
     std::printf("sgemm_peak %.1f\n", sgemm_peak_gflops());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -11,6 +11,7 @@
 
 #include "ops/backend.h"
 #include "plexus.h"
+#include "test_support.h"
 #include "util/parallel.h"
 
 using namespace plexus;
@@ -34,18 +35,9 @@ auto with_threads(int n, F&& f) {
   return f();
 }
 
-// C = op(A)·op(B) in double, for row-major A [m, k] (or [k, m] when ta) and B likewise.
 std::vector<double> naive_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const std::vector<float>& a,
                                const std::vector<float>& b) {
-  std::vector<double> c(size_t(m * n), 0.0);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double s = 0;
-      for (int64_t p = 0; p < k; ++p)
-        s += double(ta ? a[size_t(p * m + i)] : a[size_t(i * k + p)]) * double(tb ? b[size_t(j * k + p)] : b[size_t(p * n + j)]);
-      c[size_t(i * n + j)] = s;
-    }
-  return c;
+  return testing::reference_gemm(ta, tb, m, n, k, a.data(), ta ? m : k, b.data(), tb ? k : n);
 }
 
 double max_abs_diff(const std::vector<float>& x, const std::vector<float>& y) {

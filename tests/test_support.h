@@ -1,11 +1,13 @@
 #pragma once
 // Small helpers shared by the test suites.
+#include <cstdint>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace plexus::testing {
 
@@ -21,6 +23,21 @@ std::string message_of(F&& f) {
     return std::string("<wrong exception type: ") + e.what() + ">";
   }
   return "<no exception>";
+}
+
+// C = op(A)·op(B) in double, row-major, A's rows lda apart (B's ldb): the reference for
+// the matrix-product kernels.
+inline std::vector<double> reference_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a,
+                                          int64_t lda, const float* b, int64_t ldb) {
+  std::vector<double> c(size_t(m * n), 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < k; ++p)
+        s += double(ta ? a[p * lda + i] : a[i * lda + p]) * double(tb ? b[j * ldb + p] : b[p * ldb + j]);
+      c[size_t(i * n + j)] = s;
+    }
+  return c;
 }
 
 inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }

@@ -1,5 +1,5 @@
-// CPU kernels: strided elementwise loops, reductions, OpenBLAS sgemm, and the direct
-// loops for softmax, losses, indexing, im2col and pooling.
+// CPU kernels: strided elementwise loops, reductions, matrix products (ops/cpu/sgemm.h or
+// OpenBLAS), and the direct loops for softmax, losses, indexing, im2col and pooling.
 #include <cblas.h>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include "ops/backend.h"
 #include "cuda/cuda.h"
 #include "ops/cpu/loops.h"
+#include "ops/cpu/sgemm.h"
 #include "ops/scalar_math.h"
 #include "util/error.h"
 #include "util/parallel.h"
@@ -253,10 +254,10 @@ class CpuBackend final : public Backend {
       }
   }
 
-  // Products of at least kParallelGemmFlops are split into column (or row) blocks, one per
-  // pool thread, each a single-threaded sgemm; OpenBLAS's own threads stay idle.
+  // Products of at least kParallelGemmFlops are split into blocks of C's columns (or rows),
+  // one run of blocks per pool thread, each a single-threaded product: ours on AVX-512 CPUs
+  // (ops/cpu/sgemm.h), else OpenBLAS's, whose own threads stay idle.
   static constexpr double kParallelGemmFlops = 1 << 20;
-  static constexpr int64_t kGemmBlock = 16;  // a multiple of OpenBLAS's register tiles
 
   void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
             const float* b, int64_t ldb, float beta, float* c, int64_t ldc) override {
@@ -266,22 +267,26 @@ class CpuBackend final : public Backend {
         for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.f ? 0.f : beta * c[i * ldc + j];
       return;
     }
-    auto sgemm = [&](int64_t mm, int64_t nn, const float* aa, const float* bb, float* cc) {
+    const bool own = cpu::own_sgemm_enabled();
+    auto product = [&](int64_t mm, int64_t nn, const float* aa, const float* bb, float* cc) {
+      if (own) return cpu::own_sgemm(ta, tb, mm, nn, k, alpha, aa, lda, bb, ldb, beta, cc, ldc, cpu::own_sgemm_thread_workspace());
       cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(mm), int(nn),
                   int(k), alpha, aa, int(lda), bb, int(ldb), beta, cc, int(ldc));
     };
     // Someone who raised OpenBLAS's thread count (a benchmark comparing it) gets its threads.
-    if (2.0 * double(m) * double(n) * double(k) < kParallelGemmFlops || openblas_get_num_threads() > 1)
-      return sgemm(m, n, a, b, c);
-    // Split the longer side of C, so each block keeps a reasonably shaped product.
-    const bool by_cols = n >= m;
-    const int64_t len = by_cols ? n : m, blocks = (len + kGemmBlock - 1) / kGemmBlock;
+    if (2.0 * double(m) * double(n) * double(k) < kParallelGemmFlops || (!own && openblas_get_num_threads() > 1))
+      return product(m, n, a, b, c);
+    // Our kernel prefers columns: each thread packs only its own columns of op(B) and reads
+    // A in place. Blocks are whole register tiles (ours: 32 columns or 24 rows; OpenBLAS: 16).
+    const bool by_cols = own ? n >= 64 || n >= m : n >= m;
+    const int64_t block = !own ? 16 : by_cols ? 32 : 24;
+    const int64_t len = by_cols ? n : m, blocks = (len + block - 1) / block;
     parallel_for(blocks, 1, [&](int64_t b0, int64_t b1) {
-      const int64_t i0 = b0 * kGemmBlock, i1 = std::min(len, b1 * kGemmBlock);
+      const int64_t i0 = b0 * block, i1 = std::min(len, b1 * block);
       if (by_cols)  // C[:, i0:i1] = op(A) · op(B)[:, i0:i1]
-        sgemm(m, i1 - i0, a, tb ? b + i0 * ldb : b + i0, c + i0);
+        product(m, i1 - i0, a, tb ? b + i0 * ldb : b + i0, c + i0);
       else  // C[i0:i1, :] = op(A)[i0:i1, :] · op(B)
-        sgemm(i1 - i0, n, ta ? a + i0 : a + i0 * lda, b, c + i0 * ldc);
+        product(i1 - i0, n, ta ? a + i0 : a + i0 * lda, b, c + i0 * ldc);
     });
   }
 

@@ -1,0 +1,32 @@
+// Which matrix product the CPU backend runs: ours (sgemm_avx512.cpp) where the CPU has
+// AVX-512, else OpenBLAS. Compiled without AVX-512, so the check itself runs anywhere.
+#include "ops/cpu/sgemm.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace plexus::cpu {
+
+bool own_sgemm_enabled() {
+#if defined(PLEXUS_HAVE_AVX512_SGEMM)
+  static const bool enabled = [] {
+    const char* choice = std::getenv("PLEXUS_GEMM");
+    if (choice && std::strcmp(choice, "openblas") == 0) return false;
+    // Valgrind's virtual CPU reports no AVX-512, so it gets OpenBLAS too.
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+  }();
+  return enabled;
+#else
+  return false;
+#endif
+}
+
+float* own_sgemm_thread_workspace() {
+  thread_local std::vector<float> buffer(size_t(kOwnSgemmWorkspace + 16));  // + room to align
+  const auto address = reinterpret_cast<std::uintptr_t>(buffer.data());
+  return buffer.data() + ((64 - address % 64) % 64) / sizeof(float);
+}
+
+}  // namespace plexus::cpu

@@ -1,0 +1,32 @@
+#pragma once
+// Our own single-precision matrix product for CPUs with AVX-512 (row-major, one thread):
+// C = alpha·op(A)·op(B) + beta·C, where op transposes when ta / tb. OpenBLAS stays the
+// product on every other CPU and when PLEXUS_GEMM=openblas.
+//
+// Why our own: the products in a training step are small (a batch of 100 against a layer
+// of 128) and OpenBLAS's kernel for this machine may be pinned to AVX2 (OPENBLAS_CORETYPE),
+// which halves what the vector units can do. The kernel broadcasts A in place (no packing,
+// so threads splitting C by columns don't each repack all of A) against a packed panel of
+// op(B) that stays in L1.
+//
+// This header is included by the AVX-512 translation unit: declarations only, so no inline
+// function compiled with AVX-512 can stand in for another file's copy.
+#include <cstdint>
+
+namespace plexus::cpu {
+
+// True when this CPU runs the AVX-512 kernel and PLEXUS_GEMM does not ask for OpenBLAS.
+bool own_sgemm_enabled();
+
+// Floats of workspace own_sgemm needs (one packed panel of op(B)), 64-byte aligned. The
+// caller passes it, so the AVX-512 file keeps no thread-local storage.
+constexpr int64_t kOwnSgemmWorkspace = 256 * 32;
+
+// The calling thread's workspace: allocated on its first product, reused after.
+float* own_sgemm_thread_workspace();
+
+// The product described above; k > 0, m > 0, n > 0. beta = 0 never reads C.
+void own_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+               const float* b, int64_t ldb, float beta, float* c, int64_t ldc, float* workspace);
+
+}  // namespace plexus::cpu

@@ -1,0 +1,128 @@
+// Our AVX-512 matrix product (core/ops/cpu/sgemm.h) against a double-precision reference:
+// every transpose, shapes around each tile edge (12 rows, 32 columns, 16-deep transposes,
+// 256-deep panels), padded leading dimensions, alpha and beta, and C's cells outside the
+// product left alone. On a CPU without AVX-512 the kernel never runs and the suite skips.
+#include <QtTest>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "ops/cpu/sgemm.h"
+#include "test_support.h"
+
+using namespace plexus;
+
+namespace {
+
+struct Case {
+  bool ta, tb;
+  int64_t m, n, k, pad;  // pad: extra floats at the end of every row of A, B and C
+  float alpha, beta;
+};
+
+// Runs one case and returns the worst error relative to the reference's scale; cells
+// outside the m x n product (row padding) must keep their sentinel bit for bit.
+double run_case(const Case& c, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  const int64_t lda = (c.ta ? c.m : c.k) + c.pad, ldb = (c.tb ? c.k : c.n) + c.pad, ldc = c.n + c.pad;
+  std::vector<float> a(size_t((c.ta ? c.k : c.m) * lda)), b(size_t((c.tb ? c.n : c.k) * ldb));
+  for (float& x : a) x = u(rng);
+  for (float& x : b) x = u(rng);
+  constexpr float kSentinel = -12345.f;
+  std::vector<float> c0(size_t(c.m * ldc));
+  for (int64_t i = 0; i < c.m; ++i)
+    for (int64_t j = 0; j < ldc; ++j)
+      // beta = 0 must not read C: NaN there would otherwise poison the result.
+      c0[size_t(i * ldc + j)] = j >= c.n ? kSentinel : c.beta == 0.f ? std::numeric_limits<float>::quiet_NaN() : u(rng);
+  std::vector<float> out = c0;
+  cpu::own_sgemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a.data(), lda, b.data(), ldb, c.beta, out.data(), ldc,
+                 cpu::own_sgemm_thread_workspace());
+  const std::vector<double> ref = testing::reference_gemm(c.ta, c.tb, c.m, c.n, c.k, a.data(), lda, b.data(), ldb);
+  double worst = 0;
+  for (int64_t i = 0; i < c.m; ++i)
+    for (int64_t j = 0; j < ldc; ++j) {
+      const float got = out[size_t(i * ldc + j)];
+      if (j >= c.n) {
+        if (got != kSentinel) return std::numeric_limits<double>::infinity();
+        continue;
+      }
+      const double prior = c.beta == 0.f ? 0.0 : double(c0[size_t(i * ldc + j)]);
+      const double want = double(c.alpha) * ref[size_t(i * c.n + j)] + double(c.beta) * prior;
+      // Each product term is at most 1 in size: k bounds the magnitude of the sum.
+      const double err = std::fabs(double(got) - want) / std::sqrt(double(c.k) + 1.0);
+      if (!(err <= worst)) worst = err;  // NaN counts as the worst
+      if (std::isnan(got)) return std::numeric_limits<double>::infinity();
+    }
+  return worst;
+}
+
+QString describe(const Case& c) {
+  return QString("ta=%1 tb=%2 m=%3 n=%4 k=%5 pad=%6 alpha=%7 beta=%8")
+      .arg(c.ta).arg(c.tb).arg(c.m).arg(c.n).arg(c.k).arg(c.pad).arg(c.alpha).arg(c.beta);
+}
+
+}  // namespace
+
+class TestSgemm : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void init() {
+    if (!cpu::own_sgemm_enabled()) QSKIP("this CPU has no AVX-512 (or PLEXUS_GEMM=openblas): OpenBLAS does the products");
+  }
+
+  void tileEdgesEveryTranspose() {
+    std::mt19937 rng(7);
+    // Rows around the 12-row tile, columns around the 32-column panel and its 16-lane
+    // halves, depths around the 16-deep transpose and the 256-deep panel.
+    const int64_t ms[] = {1, 5, 11, 12, 13, 24, 25};
+    const int64_t ns[] = {1, 15, 16, 17, 31, 32, 33, 64, 70};
+    const int64_t ks[] = {1, 3, 16, 17, 255, 256, 257, 600};
+    int cases = 0;
+    for (const bool ta : {false, true})
+      for (const bool tb : {false, true})
+        for (const int64_t m : ms)
+          for (const int64_t n : ns)
+            for (const int64_t k : ks) {
+              const Case c{ta, tb, m, n, k, (m + n + k) % 3, 1.f, 0.f};
+              const double err = run_case(c, rng);
+              QVERIFY2(err < 1e-5, qPrintable(describe(c) + QString(": error %1").arg(err)));
+              ++cases;
+            }
+    QCOMPARE(cases, 2 * 2 * 7 * 9 * 8);
+  }
+
+  void alphaAndBeta() {
+    std::mt19937 rng(11);
+    for (const float alpha : {1.f, -0.5f, 2.f})
+      for (const float beta : {0.f, 1.f, 0.25f})
+        for (const bool ta : {false, true})
+          for (const bool tb : {false, true}) {
+            const Case c{ta, tb, 29, 45, 300, 2, alpha, beta};
+            const double err = run_case(c, rng);
+            QVERIFY2(err < 1e-5, qPrintable(describe(c) + QString(": error %1").arg(err)));
+          }
+  }
+
+  void trainingShapes() {
+    // The products of the benchmark workloads (docs/performance.md), whole.
+    std::mt19937 rng(13);
+    const Case cases[] = {
+        {false, true, 100, 128, 784, 0, 1.f, 0.f},   // MLP forward: X · Wᵀ
+        {true, false, 128, 784, 100, 0, 1.f, 1.f},   // its weight gradient, accumulated
+        {false, false, 100, 784, 128, 0, 1.f, 0.f},  // input gradient: G · W
+        {false, false, 20, 576, 25, 0, 1.f, 0.f},    // LeNet conv1 per image
+        {false, true, 50, 500, 64, 0, 1.f, 1.f},     // conv2 weight gradient
+        {true, false, 500, 64, 50, 0, 1.f, 0.f},     // conv2 input gradient
+    };
+    for (const Case& c : cases) {
+      const double err = run_case(c, rng);
+      QVERIFY2(err < 1e-5, qPrintable(describe(c) + QString(": error %1").arg(err)));
+    }
+  }
+};
+
+QTEST_APPLESS_MAIN(TestSgemm)
+#include "test_sgemm.moc"
