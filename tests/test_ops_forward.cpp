@@ -675,6 +675,44 @@ class TestOpsForward : public QObject {
     EXPECT_CLOSE(avg_pool2d(x, rect), ref::avgpool_k23s12p11_exc);
   }
 
+  void maxPool2x2EveryLaneAndTail() {
+    // The 2x2 stride-2 path (four outputs per vector step, a scalar tail) against a scan-
+    // order reference: ties keep the first, a NaN wins, widths leave tails of 0 to 3.
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    for (const int64_t w : {8, 9, 11, 13, 18, 24}) {
+      const int64_t h = 6, oh = 3, ow = w / 2;
+      std::vector<float> v(size_t(2 * h * w));
+      for (size_t i = 0; i < v.size(); ++i) v[i] = float(int64_t(i * 7919 % 23) - 11) / 4.f;  // many ties
+      for (size_t i = 5; i < v.size(); i += 17) v[i] = nan;
+      for (size_t i = 3; i < v.size(); i += 29) v[i] = -inf;
+      const Tensor x = from_vector(v, {1, 2, h, w}).requires_grad_();
+      const Tensor y = max_pool2d(x, Pool2dOptions{});
+      QCOMPARE(y.shape(), (Shape{1, 2, oh, ow}));
+      // Each output's gradient weight is its index + 1, so the input gradient shows which
+      // cell of the window each output chose.
+      std::vector<float> gy(size_t(2 * oh * ow));
+      for (size_t i = 0; i < gy.size(); ++i) gy[i] = float(i + 1);
+      y.backward(from_vector(gy, y.shape()));
+      const std::vector<float> got = y.to_vector(), gx = x.grad().to_vector();
+      std::vector<float> want_gx(v.size(), 0.f);
+      for (int64_t p = 0; p < 2; ++p)
+        for (int64_t yo = 0; yo < oh; ++yo)
+          for (int64_t xo = 0; xo < ow; ++xo) {
+            int64_t at = (p * h + 2 * yo) * w + 2 * xo;
+            for (const int64_t cell : {at + 1, at + w, at + w + 1}) {
+              const float c = v[size_t(cell)], b = v[size_t(at)];
+              if (c > b || std::isnan(c)) at = cell;
+            }
+            const size_t o = size_t((p * oh + yo) * ow + xo);
+            const float want = v[size_t(at)];
+            QVERIFY2(std::isnan(want) ? std::isnan(got[o]) : got[o] == want,
+                     qPrintable(QString("w=%1 output %2: got %3, expected %4").arg(w).arg(o).arg(got[o]).arg(want)));
+            want_gx[size_t(at)] += gy[o];
+          }
+      QVERIFY2(gx == want_gx, qPrintable(QString("w=%1: the gradient went to other cells").arg(w)));
+    }
+  }
+
   void batchNormTrain() {
     const Tensor x = T(in::bn_x);  // [4, 3, 2, 2]
     Tensor rm = T(in::bn_rm), rv = T(in::bn_rv);
