@@ -1,11 +1,14 @@
-// bench_matmul: plexus::matmul against cblas_sgemm called directly on the same input
-// buffers, in the same process, with the same OpenBLAS thread count.
+// bench_matmul: plexus::matmul (its own AVX-512 product where the CPU has one, else OpenBLAS;
+// ops/cpu/sgemm.h) against cblas_sgemm called directly on the same input buffers, in the
+// same process, with the same thread count on both sides.
 //
 //   bench_matmul [--threads N] [--quick]
 //
 // For every shape: check once that both outputs agree, warm up, then alternate blocks of
 // calls to ours and to the direct sgemm (so machine noise hits both sides alike) until each
-// side has run for at least 0.3 s (0.05 s with --quick). Each call is timed on its own; the
+// side has run for at least 0.3 s (0.05 s with --quick). Each block follows ~10 ms of untimed
+// calls of its side, and ours waits 150 ms after OpenBLAS's block for its threads to stop
+// spinning (they would otherwise run on our cores). Each call is timed on its own; the
 // table shows the median and best per-call time as GFLOP/s, and ours/direct ratios
 // (ratio = direct time / our time, so 1.0 means no overhead).
 //
@@ -27,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "ops/cpu/sgemm.h"
 #include "plexus.h"
 
 using namespace plexus;
@@ -63,7 +67,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  // One process-wide setting, so it applies to both sides.
+  // The same thread count for both sides: our pool (which runs our product) and OpenBLAS's.
+  set_num_threads(threads);
   openblas_set_num_threads(threads);
   const double min_side_s = quick ? 0.05 : 0.3;
 
@@ -74,6 +79,8 @@ int main(int argc, char** argv) {
   std::printf("openblas_get_num_threads()=%d (requested --threads %d)\n", openblas_get_num_threads(), threads);
   std::printf("openblas_get_config()=%s\n", openblas_get_config());
   std::printf("openblas_get_corename()=%s\n", openblas_get_corename());
+  std::printf("plexus matrix product: %s, %d threads\n",
+              cpu::own_sgemm_enabled() ? "its own AVX-512 kernel" : "OpenBLAS", num_threads());
   std::printf("nproc=%ld (hardware_concurrency=%u)\n", sysconf(_SC_NPROCESSORS_ONLN),
               std::thread::hardware_concurrency());
   std::printf("min time per side per shape: %.2f s%s\n\n", min_side_s, quick ? " (--quick)" : "");
@@ -157,6 +164,11 @@ int main(int argc, char** argv) {
       // Alternate which side goes first, too.
       for (int side = 0; side < 2; ++side) {
         const bool run_ours = (side == 0) == (round % 2 == 0);
+        // After its last call OpenBLAS's threads spin for about 2^28 cycles before they
+        // sleep; on two cores they would take the cores of our block. Wait them out, then
+        // give each block an untimed lead-in of ~10 ms (threads woken, clocks up) on both sides.
+        if (run_ours && side == 1) std::this_thread::sleep_for(std::chrono::milliseconds(150));
+        for (const auto t0 = Clock::now(); seconds_since(t0) < 0.01;) run_ours ? ours() : direct();
         for (int r = 0; r < block; ++r) {
           const double t = time_one(run_ours ? std::function<void()>(ours) : std::function<void()>(direct));
           (run_ours ? t_ours : t_direct).push_back(t);

@@ -338,9 +338,11 @@ class CpuBackend final : public Backend {
       const float* x = logits + r * c;
       float m = -kInf;
       for (int64_t j = 0; j < c; ++j) m = std::max(m, x[j]);
+      // exp in float (x - m <= 0, so no overflow; 1 ulp), summed in double: a double exp
+      // per logit cost more than the rest of the loss.
       double s = 0, sum_x = 0;
       for (int64_t j = 0; j < c; ++j) {
-        s += std::exp(double(x[j] - m));
+        s += double(std::exp(x[j] - m));
         sum_x += x[j];
       }
       const double l = m + std::log(s);
