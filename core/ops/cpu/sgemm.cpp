@@ -7,6 +7,8 @@
 #include <cstring>
 #include <vector>
 
+#include "util/error.h"
+
 namespace plexus::cpu {
 
 bool own_sgemm_enabled() {
@@ -22,6 +24,15 @@ bool own_sgemm_enabled() {
   return false;
 #endif
 }
+
+#if !defined(PLEXUS_HAVE_AVX512_SGEMM)
+// Built without the AVX-512 file (not x86-64, or another compiler): never enabled, so never
+// called; defined so that callers link on every platform.
+void own_sgemm(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t, float,
+               float*, int64_t, float*) {
+  throw Error("own_sgemm: this build has no AVX-512 matrix product");
+}
+#endif
 
 float* own_sgemm_thread_workspace() {
   thread_local std::vector<float> buffer(size_t(kOwnSgemmWorkspace + 16));  // + room to align
