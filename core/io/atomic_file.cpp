@@ -29,6 +29,15 @@ std::string errno_text(int e) { return std::generic_category().message(e); }
   throw IoError("cannot write '" + path.string() + "': " + step + ": " + errno_text(e));
 }
 
+// fail_next_write_step: step + 1 and the errno, or 0; taken by the first write to reach it.
+std::atomic<int> g_injected_step{0}, g_injected_error{0};
+
+// The injected errno if `step` is the one to fail now, else 0.
+int injected(WriteStep step) {
+  int want = int(step) + 1;
+  return g_injected_step.compare_exchange_strong(want, 0) ? g_injected_error.load() : 0;
+}
+
 // An output stream buffer over a file descriptor that remembers the first write error.
 class FdStreambuf : public std::streambuf {
  public:
@@ -62,6 +71,10 @@ class FdStreambuf : public std::streambuf {
   }
   bool write_all(const char* p, size_t n) {
     if (error_) return false;
+    if (const int e = injected(WriteStep::Write)) {
+      error_ = e;
+      return false;
+    }
     while (n > 0) {
       const ssize_t w = ::write(fd_, p, std::min(n, size_t(1) << 30));
       if (w < 0) {
@@ -103,10 +116,12 @@ class TempFile {
   TempFile(const fs::path& target, const fs::path& dir) : target_(target) {
     for (int attempt = 0;; ++attempt) {
       path_ = dir / temp_name(target);
-      fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      const int forced = injected(WriteStep::Create);
+      fd_ = forced ? -1 : ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
       if (fd_ >= 0) break;
-      if (errno == EINTR || (errno == EEXIST && attempt < 100)) continue;
-      fail(target, "cannot create a temporary file in '" + dir.string() + "'", errno);
+      const int e = forced ? forced : errno;
+      if (e == EINTR || (e == EEXIST && attempt < 100)) continue;
+      fail(target, "cannot create a temporary file in '" + dir.string() + "'", e);
     }
   }
   ~TempFile() {
@@ -126,8 +141,10 @@ class TempFile {
     if (::close(fd) != 0 && errno != EINTR) fail(target_, "closing the temporary file failed", errno);
   }
   void rename_over_target() {
-    if (::rename(path_.c_str(), target_.c_str()) != 0)
-      fail(target_, "cannot rename the temporary file '" + path_.filename().string() + "' over it", errno);
+    const int forced = injected(WriteStep::Rename);
+    if (forced || ::rename(path_.c_str(), target_.c_str()) != 0)
+      fail(target_, "cannot rename the temporary file '" + path_.filename().string() + "' over it",
+           forced ? forced : errno);
     renamed_ = true;
   }
 
@@ -175,10 +192,15 @@ void write_file_atomically(const fs::path& path, const std::function<void(std::o
   int rc;
   do rc = ::fsync(tmp.fd());
   while (rc != 0 && errno == EINTR);
-  if (rc != 0) fail(path, "fsync of the temporary file failed", errno);
+  if (const int e = rc != 0 ? errno : injected(WriteStep::Fsync)) fail(path, "fsync of the temporary file failed", e);
   tmp.close();
   tmp.rename_over_target();
   sync_directory(path, dir);
+}
+
+void fail_next_write_step(WriteStep step, int error) {
+  g_injected_error.store(error);
+  g_injected_step.store(int(step) + 1);
 }
 
 void write_file_atomically(const fs::path& path, std::string_view bytes) {

@@ -28,4 +28,11 @@ void write_file_atomically(const std::filesystem::path& path, const std::functio
 // Same, for content already in memory.
 void write_file_atomically(const std::filesystem::path& path, std::string_view bytes);
 
+// Fault injection for the tests of what a failed save leaves behind (tests/test_faults.cpp):
+// the next time `step` runs in any atomic write, it fails with `error` (an errno value) as
+// though the system had returned it — a full disk while writing, a read-only directory at
+// create, an I/O error at fsync. One-shot; a no-op in normal use.
+enum class WriteStep { Create, Write, Fsync, Rename };
+void fail_next_write_step(WriteStep step, int error);
+
 }  // namespace plexus::io

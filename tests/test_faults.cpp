@@ -1,0 +1,105 @@
+// Saving when the system says no: a project and a checkpoint are saved over an existing file
+// while one step of the atomic write fails as the system would make it fail (io/atomic_file.h
+// fail_next_write_step) — no permission to create the temporary file (a read-only folder), a
+// full disk while writing, an I/O error at fsync, a rename refused. Every time: an IoError
+// that names the file, the step and the system's reason; the previous file byte for byte as
+// it was; no temporary file left behind; and the next save, with the fault gone, succeeds.
+#include <QtTest>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "graph/project.h"
+#include "io/atomic_file.h"
+#include "plexus.h"
+#include "test_support.h"
+#include "train/builtin.h"
+#include "train/checkpoint.h"
+
+using namespace plexus;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Fault {
+  io::WriteStep step;
+  int error;
+  const char* step_text;  // what the message must say about the step
+};
+
+const Fault kFaults[] = {
+    {io::WriteStep::Create, EACCES, "cannot create a temporary file"},
+    {io::WriteStep::Create, EROFS, "cannot create a temporary file"},
+    {io::WriteStep::Write, ENOSPC, "writing the temporary file failed"},
+    {io::WriteStep::Write, EDQUOT, "writing the temporary file failed"},
+    {io::WriteStep::Fsync, EIO, "fsync of the temporary file failed"},
+    {io::WriteStep::Rename, EXDEV, "cannot rename the temporary file"},
+};
+
+std::vector<std::string> entries(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Saves over `target` (which must exist) under every fault, then once without one.
+template <class Save>
+void check_every_fault(const fs::path& target, Save&& save) {
+  const std::string before = testing::read_all(target);
+  const std::vector<std::string> listing = entries(target.parent_path());
+  for (const Fault& f : kFaults) {
+    const QString what = QString("%1 (%2)").arg(f.step_text).arg(f.error);
+    io::fail_next_write_step(f.step, f.error);
+    const std::string message = testing::message_of<IoError>(save);
+    QVERIFY2(testing::contains(message, target.string()), qPrintable(what + ": " + QString::fromStdString(message)));
+    QVERIFY2(testing::contains(message, f.step_text), qPrintable(what + ": " + QString::fromStdString(message)));
+    const std::string reason = std::generic_category().message(f.error);
+    QVERIFY2(testing::contains(message, reason), qPrintable(what + ": " + QString::fromStdString(message)));
+    QVERIFY2(testing::read_all(target) == before, qPrintable(what + ": the previous file changed"));
+    QVERIFY2(entries(target.parent_path()) == listing, qPrintable(what + ": a temporary file was left behind"));
+  }
+  save();  // the fault is spent: this one goes through
+  QVERIFY(testing::read_all(target) != before || before.empty());
+}
+
+}  // namespace
+
+class TestFaults : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() { QVERIFY(dir_.isValid()); }
+
+  void projectSaveKeepsThePreviousFile() {
+    const fs::path target = fs::path(dir_.path().toStdString()) / "project.plexus";
+    graph::Graph g = graph::load_project(fs::path(PLEXUS_SOURCE_DIR) / "examples" / "mnist_mlp.plexus");
+    graph::save_project(target, g);
+    // A changed graph, so that a save that got through would show.
+    QVERIFY(!g.nodes.empty());
+    g.nodes[0].name = "changed";
+    check_every_fault(target, [&] { graph::save_project(target, g); });
+    QCOMPARE(graph::load_project(target).nodes[0].name, std::string("changed"));
+  }
+
+  void checkpointSaveKeepsThePreviousFile() {
+    const fs::path target = fs::path(dir_.path().toStdString()) / "run.safetensors";
+    Generator gen(3);
+    auto model = train::make_builtin_model("mlp", &gen);
+    optim::SGD sgd(model->parameters(), {.lr = 0.1, .momentum = 0.9});
+    train::save_checkpoint(target, *model, &sgd, {{"epoch", "1"}});
+    check_every_fault(target, [&] { train::save_checkpoint(target, *model, &sgd, {{"epoch", "2"}}); });
+    auto reloaded = train::make_builtin_model("mlp", &gen);
+    QCOMPARE(train::load_checkpoint(target, *reloaded).at("epoch"), std::string("2"));
+  }
+
+ private:
+  QTemporaryDir dir_;
+};
+
+QTEST_APPLESS_MAIN(TestFaults)
+#include "test_faults.moc"
