@@ -4,12 +4,18 @@
 // full disk while writing, an I/O error at fsync, a rename refused. Every time: an IoError
 // that names the file, the step and the system's reason; the previous file byte for byte as
 // it was; no temporary file left behind; and the next save, with the fault gone, succeeds.
+// And a save killed mid-write (SIGKILL to a child process) leaves the previous file intact.
 #include <QtTest>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -95,6 +101,47 @@ class TestFaults : public QObject {
     check_every_fault(target, [&] { train::save_checkpoint(target, *model, &sgd, {{"epoch", "2"}}); });
     auto reloaded = train::make_builtin_model("mlp", &gen);
     QCOMPARE(train::load_checkpoint(target, *reloaded).at("epoch"), std::string("2"));
+  }
+
+  void killedMidSaveKeepsThePreviousFile() {
+    // A child process starts replacing the file, writes a megabyte, tells us, and is killed
+    // with SIGKILL (no handler, no cleanup) before it can finish: the previous file stands.
+    const fs::path target = fs::path(dir_.path().toStdString()) / "killed.bin";
+    io::write_file_atomically(target, std::string_view("previous content"));
+    int ready[2];
+    QCOMPARE(::pipe(ready), 0);
+    const pid_t child = ::fork();
+    QVERIFY(child >= 0);
+    if (child == 0) {
+      ::close(ready[0]);
+      io::write_file_atomically(target, [&](std::ostream& os) {
+        const std::string chunk(size_t(1) << 20, 'x');
+        os.write(chunk.data(), std::streamsize(chunk.size()));
+        os.flush();
+        const char byte = 1;
+        if (::write(ready[1], &byte, 1) != 1) ::_exit(2);
+        for (;;) ::pause();
+      });
+      ::_exit(1);  // not reached
+    }
+    ::close(ready[1]);
+    char byte = 0;
+    const ssize_t got = ::read(ready[0], &byte, 1);
+    ::close(ready[0]);
+    QCOMPARE(::kill(child, SIGKILL), 0);
+    int status = 0;
+    QCOMPARE(::waitpid(child, &status, 0), child);
+    QCOMPARE(got, ssize_t(1));  // the child was mid-write when it died
+    QVERIFY(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    QCOMPARE(testing::read_all(target), std::string("previous content"));
+    // What the kill leaves is the hidden, partly written temporary next to it; the next save
+    // is not disturbed by it.
+    int temporaries = 0;
+    for (const std::string& name : entries(target.parent_path()))
+      temporaries += name.rfind(".killed.bin.tmp-", 0) == 0;
+    QCOMPARE(temporaries, 1);
+    io::write_file_atomically(target, std::string_view("new content"));
+    QCOMPARE(testing::read_all(target), std::string("new content"));
   }
 
  private:
