@@ -47,10 +47,8 @@ Errors (missing data, ...) print a message on stderr and exit 1.
 import argparse
 import ctypes
 import ctypes.util
-import gzip
 import math
 import os
-import struct
 import sys
 import time
 
@@ -58,6 +56,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+import idx  # bench/reference/idx.py, beside this script
 
 WARMUP_STEPS = 20
 EVAL_BATCH = 1000
@@ -78,24 +78,10 @@ def fail(message):
 
 # ---- data ----------------------------------------------------------------------------------
 def read_idx(folder, name, magic):
-    """An IDX file of unsigned bytes (plain name first, then .gz; gzip detected from content)."""
-    for path in (os.path.join(folder, name), os.path.join(folder, name + ".gz")):
-        if os.path.exists(path):
-            break
-    else:
-        fail(f"{name}[.gz] not found in {folder} (scripts/fetch-mnist downloads it)")
-    with open(path, "rb") as f:
-        raw = f.read()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    ndim = magic & 0xFF
-    if len(raw) < 4 + 4 * ndim or struct.unpack(">I", raw[:4])[0] != magic:
-        fail(f"{path}: not an IDX file of unsigned bytes with {ndim} dimension(s)")
-    dims = struct.unpack(f">{ndim}I", raw[4:4 + 4 * ndim])
-    data = np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim)
-    if data.size != int(np.prod(dims)):
-        fail(f"{path}: {data.size} bytes of data for shape {dims}")
-    return data.reshape(dims)
+    try:
+        return idx.read_idx(folder, name, magic)
+    except ValueError as e:
+        fail(str(e))
 
 
 def load_split(folder, prefix):

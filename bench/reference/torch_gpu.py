@@ -29,10 +29,8 @@ Output: the device and versions, then per model "torch <model> <device> <s/epoch
 requested where none is usable prints "skipped: no CUDA device (<why>)" and exits 0.
 """
 import argparse
-import gzip
 import os
 import statistics
-import struct
 import sys
 import time
 
@@ -40,6 +38,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+import idx  # bench/reference/idx.py, beside this script
 
 BATCH = 100
 SYNTHETIC_SAMPLES = 60000
@@ -49,24 +49,10 @@ MODELS = ("mlp", "mlp64", "lenet")
 
 # ---- data ----------------------------------------------------------------------------------
 def read_idx(folder, name, magic):
-    """An IDX file of unsigned bytes (plain name first, then .gz; gzip detected from content)."""
-    for path in (os.path.join(folder, name), os.path.join(folder, name + ".gz")):
-        if os.path.exists(path):
-            break
-    else:
-        sys.exit(f"error: {name}[.gz] not found in {folder}")
-    with open(path, "rb") as f:
-        raw = f.read()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    ndim = magic & 0xFF
-    if len(raw) < 4 + 4 * ndim or struct.unpack(">I", raw[:4])[0] != magic:
-        sys.exit(f"error: {path}: not an IDX file of unsigned bytes with {ndim} dimension(s)")
-    dims = struct.unpack(f">{ndim}I", raw[4:4 + 4 * ndim])
-    data = np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim)
-    if data.size != int(np.prod(dims)):
-        sys.exit(f"error: {path}: {data.size} bytes of data for shape {dims}")
-    return data.reshape(dims)
+    try:
+        return idx.read_idx(folder, name, magic)
+    except ValueError as e:
+        sys.exit(f"error: {e}")
 
 
 def load_data(mnist_dir, device):
