@@ -4,7 +4,8 @@
 // full disk while writing, an I/O error at fsync, a rename refused. Every time: an IoError
 // that names the file, the step and the system's reason; the previous file byte for byte as
 // it was; no temporary file left behind; and the next save, with the fault gone, succeeds.
-// And a save killed mid-write (SIGKILL to a child process) leaves the previous file intact.
+// And a save killed mid-write (SIGKILL to a child process) leaves the previous file intact, and
+// the next save removes the temporary the killed one left.
 #include <QtTest>
 
 #include <signal.h>
@@ -135,13 +136,24 @@ class TestFaults : public QObject {
     QVERIFY(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
     QCOMPARE(testing::read_all(target), std::string("previous content"));
     // What the kill leaves is the hidden, partly written temporary next to it; the next save
-    // is not disturbed by it.
-    int temporaries = 0;
-    for (const std::string& name : entries(target.parent_path()))
-      temporaries += name.rfind(".killed.bin.tmp-", 0) == 0;
-    QCOMPARE(temporaries, 1);
+    // is not disturbed by it and removes it (its process is gone). A live process's temporary
+    // (here: our own pid, as if another thread were saving) and other files stay.
+    const auto temporaries = [&] {
+      int n = 0;
+      for (const std::string& name : entries(target.parent_path())) n += name.rfind(".killed.bin.tmp-", 0) == 0;
+      return n;
+    };
+    QCOMPARE(temporaries(), 1);
+    const fs::path live = target.parent_path() / (".killed.bin.tmp-" + std::to_string(::getpid()) + "-0-live");
+    const fs::path other = target.parent_path() / ".other.bin.tmp-999999999-0-x";
+    io::write_file_atomically(live, std::string_view("being written"));
+    io::write_file_atomically(other, std::string_view("not ours"));
+    QCOMPARE(temporaries(), 2);
     io::write_file_atomically(target, std::string_view("new content"));
     QCOMPARE(testing::read_all(target), std::string("new content"));
+    QCOMPARE(temporaries(), 1);
+    QVERIFY(fs::exists(live));
+    QVERIFY(fs::exists(other));
   }
 
  private:

@@ -1,6 +1,7 @@
 #include "io/atomic_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <ostream>
 #include <random>
 #include <streambuf>
@@ -155,6 +157,26 @@ class TempFile {
   bool renamed_ = false;
 };
 
+// A save killed mid-write (SIGKILL, a crash, a power cut) leaves its temporary behind. Each
+// successful save of a file removes the temporaries of that file whose writer process is gone;
+// those of a live process (another Plexus saving the same file right now) are left alone.
+// Best effort: the new file is already in place, so a failure here is not the save's.
+void remove_orphaned_temporaries(const fs::path& target, const fs::path& dir) {
+  std::string prefix = ".";
+  prefix += target.filename().string();
+  prefix += ".tmp-";
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    char* rest = nullptr;
+    const long pid = std::strtol(name.c_str() + prefix.size(), &rest, 10);
+    if (pid <= 0 || *rest != '-' || pid == long(::getpid())) continue;
+    if (::kill(pid_t(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    ::unlink(it->path().c_str());
+  }
+}
+
 void sync_directory(const fs::path& target, const fs::path& dir) {
   int fd;
   do fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -195,7 +217,8 @@ void write_file_atomically(const fs::path& path, const std::function<void(std::o
   if (const int e = rc != 0 ? errno : injected(WriteStep::Fsync)) fail(path, "fsync of the temporary file failed", e);
   tmp.close();
   tmp.rename_over_target();
-  sync_directory(path, dir);
+  remove_orphaned_temporaries(path, dir);
+  sync_directory(path, dir);  // also makes the removals durable
 }
 
 void fail_next_write_step(WriteStep step, int error) {

@@ -10,7 +10,9 @@
 // temporary file is removed). The one failure after which the new content is already in
 // place is the final directory sync (the message says "written, but ...").
 //
-// POSIX only (open/fsync/rename); the temporary is ".<name>.tmp-<pid>-<n>-<random>".
+// POSIX only (open/fsync/rename); the temporary is ".<name>.tmp-<pid>-<n>-<random>". A save
+// killed mid-write leaves its temporary behind (the target itself is intact); the next
+// successful save of the same file removes the temporaries whose process no longer runs.
 //
 // Notes: the new file gets the permissions of the file it replaces, or 0666 & ~umask when
 // it is new. A symbolic link at `path` is replaced by the regular file, not followed.
