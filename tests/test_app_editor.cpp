@@ -4,6 +4,7 @@
 #include <QGraphicsView>
 #include <QLineEdit>
 #include <QMimeData>
+#include <QProcess>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -15,6 +16,7 @@
 #include <QUrl>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <set>
@@ -125,6 +127,26 @@ struct Window : MainWindow {
     if (!QSettings().contains("geometry")) resize(1600, 1000);
   }
 };
+
+// The unsaved edit both the killed child and the test make to the MLP example.
+void editForRecovery(MainWindow& w) {
+  w.document()->rename("fc2", "classifier");
+  w.document()->rename("fc1", "hidden");
+}
+
+// Child mode (test_app_editor --autosave-and-wait PROJECT): a real Plexus window opens the
+// project, makes an unsaved edit, autosaves it, says where, and keeps running until the test
+// kills it. Run by autosaveRecoveredAfterAKill.
+int autosaveAndWait(const QString& project) {
+  QStandardPaths::setTestModeEnabled(true);
+  MainWindow w;
+  if (!w.openFile(project)) return 2;
+  editForRecovery(w);
+  if (!w.autosaver()->saveNow()) return 3;
+  std::printf("%s\n", qPrintable(w.autosaver()->file()));
+  std::fflush(stdout);
+  return QApplication::exec();
+}
 
 }  // namespace
 
@@ -308,6 +330,48 @@ class TestEditorWindow : public QObject {
     after.answer = QMessageBox::Discard;
   }
 
+  // A real crash: another Plexus process autosaves unsaved work and is killed with SIGKILL (no
+  // handler, no cleanup). Its recovery file is not offered while it runs; once it is dead, the
+  // next window offers it and restores exactly the graph the killed process had.
+  void autosaveRecoveredAfterAKill() {
+    const QString dir = app::Autosaver::defaultDirectory();
+    QProcess child;
+    child.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+    child.start(QCoreApplication::applicationFilePath(), {"--autosave-and-wait", kExamples + "/mnist_mlp.plexus"});
+    QVERIFY(child.waitForStarted());
+    while (!child.canReadLine() && child.state() == QProcess::Running) child.waitForReadyRead(1000);
+    const QString written = QString::fromLocal8Bit(child.readLine()).trimmed();
+    QVERIFY2(child.state() == QProcess::Running, qPrintable("the child exited with " + QString::number(child.exitCode())));
+    QVERIFY2(written.startsWith(dir) && QFile::exists(written), qPrintable(written));
+    QVERIFY(app::Autosaver::orphans(dir).empty());  // its writer still runs
+
+    child.kill();  // SIGKILL
+    QVERIFY(child.waitForFinished());
+    QCOMPARE(child.exitStatus(), QProcess::CrashExit);
+    QVERIFY(QFile::exists(written));
+    const auto orphans = app::Autosaver::orphans(dir);
+    QCOMPARE(orphans.size(), size_t(1));
+    QCOMPARE(orphans[0].file, written);
+
+    graph::Graph expected;
+    {
+      Window w;
+      QVERIFY(w.openFile(kExamples + "/mnist_mlp.plexus"));
+      editForRecovery(w);
+      expected = w.document()->graph();
+      w.answer = QMessageBox::Discard;
+    }
+    Window after;
+    after.answer = QMessageBox::Yes;
+    QCOMPARE(after.offerRecovery(), 1);
+    QCOMPARE(after.document()->graph(), expected);
+    QVERIFY(after.document()->isModified());
+    QVERIFY(after.document()->filePath().endsWith("mnist_mlp.plexus"));
+    QVERIFY(!QFile::exists(written));
+    QVERIFY(app::Autosaver::orphans(dir).empty());
+    after.answer = QMessageBox::Discard;
+  }
+
   void declinedRecoveryIsDeleted() {
     const QString dir = app::Autosaver::defaultDirectory();
     QDir().mkpath(dir);
@@ -410,5 +474,12 @@ class TestEditorWindow : public QObject {
   }
 };
 
-QTEST_MAIN(TestEditorWindow)
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  if (argc == 3 && qstrcmp(argv[1], "--autosave-and-wait") == 0) return autosaveAndWait(QString::fromLocal8Bit(argv[2]));
+  app.setAttribute(Qt::AA_Use96Dpi, true);  // as QTEST_MAIN does
+  TestEditorWindow test;
+  QTEST_SET_MAIN_SOURCE_PATH
+  return QTest::qExec(&test, argc, argv);
+}
 #include "test_app_editor.moc"
