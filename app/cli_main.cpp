@@ -32,6 +32,7 @@
 #include "train/checkpoint.h"
 #include "train/trainer.h"
 #include "util/error.h"
+#include "util/system_memory.h"
 #include "util/threads.h"
 
 using namespace plexus;
@@ -56,9 +57,11 @@ Commands:
 
 check FILE [--quiet]
   Loads the project, describes its dataset (a dataset that cannot be read is a warning:
-  the graph is then validated without it), validates the graph and the training settings,
-  and prints every problem, one per line ("error fc2.input: ..."), then the shape of every
-  edge ("fc1.output -> act.input  [N, 128]"). --quiet prints the problems only.
+  the graph is then validated without it), validates the graph (training that would not
+  fit in this machine's memory included) and the training settings, and prints every
+  problem, one per line ("error fc2.input: ..."), then the shape of every edge
+  ("fc1.output -> act.input  [N, 128]") and the memory training needs. --quiet prints the
+  problems only.
   Exit status 1 when there is any error (warnings are fine).
 
 train FILE [options]
@@ -400,9 +403,15 @@ int cmd_check(const Args& args) {
       std::printf("  %s.%s -> %s.%s  %s\n", e.from.node.c_str(), e.from.port.c_str(), e.to.node.c_str(),
                   e.to.port.c_str(), shape_text(v.shapes.edge_shapes[i]).c_str());
     }
+    // From the registry's counts, not by compiling: checking a large graph allocates nothing.
+    if (v.ok() && info) {
+      const uint64_t machine = machine_memory();
+      std::printf("memory: about %s to train with batch size %lld%s\n", memory_text(v.memory.bytes).c_str(),
+                  (long long)v.memory.batch_size,
+                  machine ? (" (this machine has " + memory_text(double(machine)) + ")").c_str() : "");
+    }
     std::string summary = std::to_string(g.nodes.size()) + " nodes, " + std::to_string(g.edges.size()) + " edges";
-    if (v.ok() && info) summary += ", " + std::to_string(graph::compile(g, *info, g.training.seed).model->num_parameters()) +
-                                   " trainable parameters";
+    if (v.ok() && info) summary += ", " + std::to_string(int64_t(v.memory.parameters)) + " trainable parameters";
     std::printf("%s: %s; %zu error%s, %zu warning%s\n", errors ? "FAILED" : "OK", summary.c_str(), errors,
                 errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
   }

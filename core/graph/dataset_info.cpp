@@ -29,19 +29,22 @@ DatasetInfo describe_dataset(const DatasetBinding& b) {
   check_kind(b);
   if (image_kind(b.kind)) return {{1, 28, 28}, {}, 10};
   const data::CsvDataset csv = read_csv(b);
-  return {{int64_t(csv.feature_names().size())}, {}, csv.num_classes()};
+  return {{int64_t(csv.feature_names().size())}, {}, csv.num_classes(), csv.size()};
 }
 
 DatasetSplits open_dataset(const DatasetBinding& b, uint64_t seed) {
   check_kind(b);
   if (image_kind(b.kind)) {
     const auto variant = b.kind == "mnist" ? data::MnistVariant::Digits : data::MnistVariant::Fashion;
-    return {std::make_shared<data::MnistDataset>(b.path, data::Split::Train, variant),
-            std::make_shared<data::MnistDataset>(b.path, data::Split::Test, variant), describe_dataset(b)};
+    DatasetSplits splits{std::make_shared<data::MnistDataset>(b.path, data::Split::Train, variant),
+                         std::make_shared<data::MnistDataset>(b.path, data::Split::Test, variant),
+                         describe_dataset(b)};
+    splits.info.examples = splits.train->size() + splits.test->size();
+    return splits;
   }
   const data::CsvDataset csv = read_csv(b);
   auto [train, test] = csv.split(0.8, seed, /*standardize=*/true);
-  DatasetInfo info{{int64_t(csv.feature_names().size())}, {}, csv.num_classes()};
+  DatasetInfo info{{int64_t(csv.feature_names().size())}, {}, csv.num_classes(), csv.size()};
   return {std::make_shared<data::CsvDataset>(std::move(train)), std::make_shared<data::CsvDataset>(std::move(test)), info};
 }
 

@@ -9,13 +9,14 @@
 
 namespace plexus::graph {
 
-// Cheap where it can be: MNIST-style folders are described without reading the images; a CSV
-// file is read (its classes come from the data). Throws IoError/DataError naming the file.
+// Cheap where it can be: MNIST-style folders are described without reading the images (their
+// number of examples stays unknown, 0); a CSV file is read (its classes come from the data).
+// Throws IoError/DataError naming the file.
 DatasetInfo describe_dataset(const DatasetBinding& binding);
 
 struct DatasetSplits {
   std::shared_ptr<const data::Dataset> train, test;
-  DatasetInfo info;
+  DatasetInfo info;  // its examples: train and test together
 };
 // MNIST-style: the train and test files. CSV: a seeded 80/20 split, features standardised with
 // the training part's statistics.

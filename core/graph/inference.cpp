@@ -9,13 +9,6 @@ namespace {
 
 const std::vector<size_t> kNoEdges;
 
-// "[N, 1, 28, 28]": a per-example shape with the batch written as N.
-std::string batched(const Shape& s) {
-  std::string out = "[N";
-  for (int64_t d : s) out += ", " + std::to_string(d);
-  return out + "]";
-}
-
 // Whether every dim is positive and the element count is at most kMaxValuesPerExample.
 bool countable(const Shape& s) {
   int64_t n = 1;
@@ -25,6 +18,12 @@ bool countable(const Shape& s) {
 }
 
 }  // namespace
+
+std::string batched(const Shape& s) {
+  std::string out = "[N";
+  for (int64_t d : s) out += ", " + std::to_string(d);
+  return out + "]";
+}
 
 GraphIndex::GraphIndex(const Graph& g)
     : graph(g), into(g.nodes.size()), from(g.nodes.size()), source(g.edges.size(), npos), target(g.edges.size(), npos) {

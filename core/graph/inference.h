@@ -43,6 +43,9 @@ struct GraphIndex {
 InferenceResult infer_shapes(const Graph& graph, const DatasetInfo* dataset);
 InferenceResult infer_shapes(const GraphIndex& index, const DatasetInfo* dataset);
 
+// "[N, 1, 28, 28]": a per-example shape with the batch written as N, as messages show shapes.
+std::string batched(const Shape& s);
+
 // Values per example above this are refused by shape inference ("too large"), so element
 // counts and the sums of a Concat always fit in int64.
 inline constexpr int64_t kMaxValuesPerExample = int64_t(1) << 62;

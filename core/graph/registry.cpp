@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "graph/inference.h"
 #include "nn/layers.h"
 #include "ops/ops.h"
 #include "util/error.h"
@@ -176,13 +177,6 @@ ParamSpec int_param_0(std::string name, double hi, std::string doc, std::string 
   return p;
 }
 
-// "[N, 1, 28, 28]": a per-example shape with the batch written as N.
-std::string batched(const Shape& s) {
-  std::string out = "[N";
-  for (int64_t d : s) out += ", " + std::to_string(d);
-  return out + "]";
-}
-
 [[noreturn]] void fail(const std::string& port, const std::string& message) { throw ShapeProblem{port, message}; }
 
 const Shape& one_input(const ShapeContext& c) { return c.inputs.at(0); }
@@ -317,6 +311,10 @@ Registry::Registry() {
       s.back() = c.params.integer("out_features");
       return {s};
     };
+    t.parameter_count = [](const Params& p, const std::vector<Shape>& in) {
+      const double out = double(p.integer("out_features"));
+      return out * double(in.at(0).back()) + (p.flag("bias") ? out : 0);
+    };
     t.build = [](const BuildContext& b) {
       return single(std::make_shared<nn::Linear>(b.inputs.at(0).back(), b.params.integer("out_features"),
                                                  b.params.flag("bias"), b.gen));
@@ -337,6 +335,9 @@ Registry::Registry() {
       Shape s = one_input(c);
       s.push_back(c.params.integer("embedding_dim"));
       return {s};
+    };
+    t.parameter_count = [](const Params& p, const std::vector<Shape>&) {
+      return double(p.integer("num_embeddings")) * double(p.integer("embedding_dim"));
     };
     t.build = [](const BuildContext& b) {
       return single(std::make_shared<nn::Embedding>(b.params.integer("num_embeddings"),
@@ -454,6 +455,11 @@ Registry::Registry() {
                     p = c.params.integer("padding"), d = c.params.integer("dilation");
       return {{oc, window_out(c, s[1], k, st, p, d, "height"), window_out(c, s[2], k, st, p, d, "width")}};
     };
+    t.parameter_count = [](const Params& p, const std::vector<Shape>& in) {
+      const double oc = double(p.integer("out_channels")), k = double(p.integer("kernel_size"));
+      const double per_kernel = double(in.at(0)[0] / p.integer("groups")) * k * k;
+      return oc * per_kernel + (p.flag("bias") ? oc : 0);
+    };
     t.build = [](const BuildContext& b) {
       const int64_t p = b.params.integer("padding"), s = b.params.integer("stride"), d = b.params.integer("dilation");
       const Conv2dOptions o{s, s, p, p, d, d, b.params.integer("groups")};
@@ -515,6 +521,8 @@ Registry::Registry() {
                           std::to_string(s[0]) + from(c, 0));
       return {s};
     };
+    // A scale and a shift per channel (the running statistics are buffers, not learned).
+    t.parameter_count = [](const Params&, const std::vector<Shape>& in) { return 2 * double(in.at(0)[0]); };
     t.build = [two_d](const BuildContext& b) {
       const int64_t n = b.inputs.at(0)[0];
       const float eps = float(b.params.real("eps")), m = float(b.params.real("momentum"));

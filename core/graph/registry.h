@@ -1,9 +1,10 @@
 #pragma once
 // The one registry of layer types. Each type says everything the rest of Plexus needs: its
 // ports, its parameters (type, default, range or choices, doc), how output shapes follow from
-// input shapes, and how to build the core module. The compiler, the validator, shape
-// inference, the editor's palette and property panel, and docs/layers.md all read it; adding
-// a layer type means adding one entry in registry.cpp.
+// input shapes, how many values it learns, and how to build the core module. The compiler, the
+// validator (its memory estimate included), shape inference, the editor's palette and property
+// panel, and docs/layers.md all read it; adding a layer type means adding one entry in
+// registry.cpp.
 #include <functional>
 #include <memory>
 #include <optional>
@@ -60,6 +61,7 @@ struct DatasetInfo {
   Shape input_shape;   // e.g. [1, 28, 28] or [13]
   Shape label_shape;   // [] for a class index or a single value
   int64_t classes = 0; // 0 for regression
+  int64_t examples = 0;  // training and test examples together; 0 when not known without reading them
 };
 
 // Shapes are per example: the batch dimension is implicit (written "N" in messages).
@@ -84,6 +86,11 @@ struct ShapeProblem {
 };
 
 using ShapeRule = std::function<std::vector<Shape>(const ShapeContext&)>;  // one shape per output port
+
+// The number of values a layer learns (its weights and biases), from its parameters and its
+// per-example input shapes (those its shape rule accepted), as the module `build` makes them.
+// A double, so that absurd sizes (2^24 x 2^24 features) count without overflowing.
+using ParameterCount = std::function<double(const Params&, const std::vector<Shape>& inputs)>;
 
 struct BuildContext {
   const Node& node;
@@ -111,6 +118,7 @@ struct LayerType {
   std::vector<PortSpec> inputs, outputs;
   std::vector<ParamSpec> params;
   ShapeRule shape;
+  ParameterCount parameter_count;  // null: it learns nothing
   Builder build;             // layers
   LossBuilder loss;          // loss nodes
   bool is_input() const { return name == "Input"; }

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <unordered_set>
+
+#include "util/system_memory.h"
 
 namespace plexus::graph {
 namespace {
@@ -76,9 +79,50 @@ std::vector<std::string> nodes_on_cycles(const GraphIndex& index, const std::vec
   return out;
 }
 
+// A count as messages write it: every digit while a double holds it exactly, else three.
+std::string count_text(double n) {
+  if (n < 9007199254740992.0) return std::to_string(int64_t(n));
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.3g", n);
+  return buffer;
+}
+
+// The problem, if any, of a graph whose training would not fit in `memory` bytes (an error)
+// or would take more than half of them (a warning), put on the node that holds the most and
+// saying what of it takes the memory and what to change.
+std::optional<Problem> memory_problem(const GraphIndex& index, const Validation& v, const DatasetInfo* dataset,
+                                      uint64_t memory) {
+  const MemoryEstimate& m = v.memory;
+  const NodeMemory* big = m.largest();
+  if (!memory || !big || m.bytes <= double(memory) / 2) return std::nullopt;
+  const bool error = m.bytes > double(memory);
+  const Node& node = *index.find(big->node);
+  std::string message = node.label() + ": training needs about " + memory_text(m.bytes) +
+                        " of memory with batch size " + std::to_string(m.batch_size) + ", more than " +
+                        (error ? "" : "half of ") + "the " + memory_text(double(memory)) + " this machine has; ";
+  const double most = std::max({big->parameter_bytes, big->activation_bytes, big->dataset_bytes});
+  const std::string share = memory_text(most) + " of it";
+  if (most == big->parameter_bytes) {
+    message += "this layer's " + count_text(big->parameters) + " learned values take " + share +
+               " (with their gradients" + (m.optimizer_state ? " and the optimizer's state" : "") +
+               "): make the layer smaller";
+  } else if (most == big->dataset_bytes) {
+    message += "the dataset's " + std::to_string(dataset->examples) + " examples take " + share +
+               " as float32: use a smaller dataset";
+  } else {
+    const Shape& out = v.shapes.outputs.at(big->node).at(0);
+    const bool input = Registry::instance().find(node.type)->is_input();
+    message += (input ? "its examples " + batched(out) + " for a batch take " + share + ": use a smaller batch size"
+                      : "its output " + batched(out) + " for a batch takes " + share +
+                            " (kept for the backward pass, with its gradient): use a smaller batch size or make the "
+                            "output smaller");
+  }
+  return Problem{error ? Severity::Error : Severity::Warning, node.id, "", std::move(message)};
+}
+
 }  // namespace
 
-Validation validate(const Graph& g, const DatasetInfo* dataset) {
+Validation validate(const Graph& g, const DatasetInfo* dataset, const ValidationOptions& options) {
   Validation v;
   auto error = [&](const std::string& node, const std::string& port, std::string msg) {
     v.problems.push_back({Severity::Error, node, port, std::move(msg)});
@@ -175,6 +219,11 @@ Validation validate(const Graph& g, const DatasetInfo* dataset) {
     error(id, "", index.find(id)->label() + " is part of a cycle; data must flow one way");
   for (Problem& p : v.shapes.problems)
     if (!(p.port == "target" && miswired.count(p.node))) v.problems.push_back(p);
+
+  // Training that cannot fit is refused here, before the compiler allocates anything.
+  v.memory = estimate_memory(index, v.shapes, dataset);
+  if (auto p = memory_problem(index, v, dataset, options.memory.value_or(machine_memory())))
+    v.problems.push_back(std::move(*p));
 
   // One Input, one loss.
   if (inputs.empty()) error("", "", "the graph has no Input node: add one to bring in the dataset");

@@ -86,6 +86,14 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const OptimizerConfig& c, std::
   throw ValueError("unknown optimizer '" + c.kind + "' (known: " + join(optimizer_names()) + ")");
 }
 
+int optimizer_state_tensors(const OptimizerConfig& c) {
+  if (c.kind == "sgd") return c.momentum > 0 ? 1 : 0;                  // momentum_buffer
+  if (c.kind == "adam" || c.kind == "adamw") return 2;                 // exp_avg, exp_avg_sq
+  if (c.kind == "rmsprop") return c.momentum > 0 ? 2 : 1;              // square_avg (+ momentum_buffer)
+  if (c.kind == "adagrad") return 1;                                   // sum
+  return 0;
+}
+
 std::shared_ptr<const data::Dataset> open_image_dataset(const std::string& kind, const std::string& folder, bool train) {
   const data::Split split = train ? data::Split::Train : data::Split::Test;
   if (kind == "mnist") return std::make_shared<data::MnistDataset>(folder, split);

@@ -26,6 +26,9 @@ struct OptimizerConfig {
   bool weight_decay_set = false;
 };
 std::unique_ptr<optim::Optimizer> make_optimizer(const OptimizerConfig& config, std::vector<Tensor> params);
+// How many tensors the size of each parameter the optimizer `make_optimizer` builds keeps
+// (momentum buffers, Adam's two moments, ...), for memory estimates; 0 for an unknown kind.
+int optimizer_state_tensors(const OptimizerConfig& config);
 const std::vector<std::string>& optimizer_names();
 
 // "mnist" and "fashion-mnist" read the split's IDX files from `folder`.

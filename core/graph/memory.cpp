@@ -1,0 +1,87 @@
+#include "graph/memory.h"
+
+#include <algorithm>
+
+#include "train/builtin.h"
+
+namespace plexus::graph {
+namespace {
+
+double values(const Shape& s) {
+  double n = 1;
+  for (int64_t d : s) n *= double(d);
+  return n;
+}
+
+// Per node index: whether it feeds a loss (all when the graph has none, so that an
+// unfinished graph is still estimated).
+std::vector<char> counted_nodes(const GraphIndex& index) {
+  const Graph& g = index.graph;
+  const Registry& registry = Registry::instance();
+  std::vector<char> counted(g.nodes.size(), 0);
+  std::vector<size_t> stack;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const LayerType* t = registry.find(g.nodes[i].type);
+    if (t && t->is_loss()) counted[i] = 1, stack.push_back(i);
+  }
+  if (stack.empty()) return std::vector<char>(g.nodes.size(), 1);
+  while (!stack.empty()) {
+    const size_t n = stack.back();
+    stack.pop_back();
+    for (size_t e : index.into[n]) {
+      const size_t src = index.source[e];
+      if (src != GraphIndex::npos && !counted[src]) counted[src] = 1, stack.push_back(src);
+    }
+  }
+  return counted;
+}
+
+}  // namespace
+
+const NodeMemory* MemoryEstimate::largest() const {
+  const auto it = std::max_element(nodes.begin(), nodes.end(),
+                                   [](const NodeMemory& a, const NodeMemory& b) { return a.bytes() < b.bytes(); });
+  return it == nodes.end() ? nullptr : &*it;
+}
+
+MemoryEstimate estimate_memory(const GraphIndex& index, const InferenceResult& shapes, const DatasetInfo* dataset) {
+  const Graph& g = index.graph;
+  const Registry& registry = Registry::instance();
+  MemoryEstimate m;
+  m.batch_size = std::max<int64_t>(g.training.batch_size, 1);
+  m.optimizer_state = train::optimizer_state_tensors({.kind = g.training.optimizer, .momentum = g.training.momentum});
+  const double batch = double(m.batch_size);
+  const double per_parameter = kBytesPerValue * (2 + m.optimizer_state);  // value, gradient, optimizer state
+  const std::vector<char> counted = counted_nodes(index);
+
+  for (const std::string& id : shapes.order) {
+    const size_t i = index.node.at(id);
+    const auto out = shapes.outputs.find(id);
+    const LayerType* type = registry.find(g.nodes[i].type);
+    if (!counted[i] || out == shapes.outputs.end() || !type) continue;
+    const Node& node = g.nodes[i];
+    NodeMemory n{id};
+    double out_values = 0;
+    for (const Shape& s : out->second) out_values += values(s);
+    if (type->is_input()) {
+      // The batch of examples and labels needs no gradient.
+      n.activation_bytes = batch * out_values * kBytesPerValue;
+      if (dataset) n.dataset_bytes = double(dataset->examples) * out_values * kBytesPerValue;
+    } else {
+      n.activation_bytes = 2 * batch * out_values * kBytesPerValue;
+    }
+    if (type->parameter_count) {
+      std::vector<Shape> inputs;
+      for (const auto& [port, edges] : input_edges(index, node, *type))
+        for (size_t e : edges) inputs.push_back(*shapes.edge_shapes[e]);
+      n.parameters = type->parameter_count(Params(node, type->params), inputs);
+      n.parameter_bytes = n.parameters * per_parameter;
+    }
+    m.parameters += n.parameters;
+    m.bytes += n.bytes();
+    m.nodes.push_back(std::move(n));
+  }
+  return m;
+}
+
+}  // namespace plexus::graph
