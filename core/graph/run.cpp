@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "cuda/cuda.h"
+#include "graph/training_params.h"
 #include "ops/backend.h"
 #include "train/builtin.h"
 #include "util/error.h"
@@ -57,12 +58,16 @@ DatasetBinding resolve_dataset(const DatasetBinding& binding, const fs::path& pr
 }
 
 void check_training_settings(const TrainingSettings& s) {
-  if (s.epochs < 1) throw ValueError("training: epochs must be at least 1, got " + std::to_string(s.epochs));
-  if (s.batch_size < 1) throw ValueError("training: batch_size must be at least 1, got " + std::to_string(s.batch_size));
-  if (!(s.lr > 0)) throw ValueError("training: the learning rate must be positive, got " + std::to_string(s.lr));
-  if (s.momentum < 0) throw ValueError("training: momentum must not be negative, got " + std::to_string(s.momentum));
-  if (s.weight_decay < 0)
-    throw ValueError("training: weight_decay must not be negative, got " + std::to_string(s.weight_decay));
+  // Numbers against the ranges the settings form enforces (a project file may hold anything),
+  // where they matter for these settings. The seed takes any unsigned 64-bit value.
+  for (const ParamSpec& spec : training_param_specs()) {
+    if ((spec.type != ParamType::Int && spec.type != ParamType::Float) || spec.name == "seed" ||
+        !training_value_applies(s, spec.name))
+      continue;
+    const ParamValue value = *training_value(s, spec.name);
+    if (const std::string reason = check_param_value(spec, value); !reason.empty())
+      throw ValueError("training: " + spec.name + " " + reason + ", got " + to_string(value));
+  }
   const auto& known = train::optimizer_names();
   if (std::find(known.begin(), known.end(), s.optimizer) == known.end()) {
     std::string list;
@@ -71,10 +76,6 @@ void check_training_settings(const TrainingSettings& s) {
   }
   if (s.schedule != "none" && s.schedule != "step" && s.schedule != "cosine")
     throw ValueError("training: schedule must be none, step or cosine, got '" + s.schedule + "'");
-  if (s.schedule == "step" && s.step_size < 1)
-    throw ValueError("training: step_size must be at least 1, got " + std::to_string(s.step_size));
-  if (s.schedule == "step" && !(s.gamma > 0))
-    throw ValueError("training: gamma must be positive, got " + std::to_string(s.gamma));
   Device device;
   try {
     device = parse_device(s.device);

@@ -67,9 +67,11 @@ struct TrainingRun {
 // default generator) and, for a CSV file, chooses the 80/20 train/test split.
 TrainingRun make_training_run(const Graph& graph, const RunOptions& options = {});
 
-// Checks the training settings alone: epochs and batch size at least 1, a positive learning
-// rate, no negative momentum or weight decay, a known optimizer, schedule and device (cpu,
-// cuda or cuda:N, a GPU only where one exists). Throws ValueError, or DeviceError for the device.
+// Checks the training settings alone: every number within its range in training_param_specs()
+// where it applies (batch size 1 to 2^20, epochs at least 1, a positive learning rate, ...), a
+// known optimizer, schedule and device (cpu, cuda or cuda:N, a GPU only where one exists).
+// Throws ValueError ("training: batch_size must be between 1 and 1048576, got 0"), or
+// DeviceError for the device.
 void check_training_settings(const TrainingSettings& settings);
 
 }  // namespace plexus::graph
