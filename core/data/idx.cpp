@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "util/error.h"
+#include "util/system_memory.h"
 
 namespace plexus::data {
 namespace {
@@ -174,7 +175,13 @@ double IdxArray::value(int64_t i) const {
   return 0.0;
 }
 
-Tensor IdxArray::to_tensor(float scale) const {
+Tensor IdxArray::to_tensor(float scale, std::optional<uint64_t> memory) const {
+  const uint64_t limit = memory.value_or(machine_memory());
+  const double need = double(numel()) * double(sizeof(float)), held = double(bytes.size());
+  if (limit && need + held > double(limit))
+    throw DataError(path + ": its " + dims_str(dims) + " " + idx_type_name(type) + " elements need " +
+                    memory_text(need) + " as float32, besides the " + memory_text(held) +
+                    " read from the file: more than the " + memory_text(double(limit)) + " this machine has");
   Tensor t = empty(Shape(dims.begin(), dims.end()));
   float* out = t.data();
   const int64_t n = numel();

@@ -9,6 +9,7 @@
 // trailing garbage) has been read. Problems throw plexus::DataError naming the file and
 // the byte offset (for gzip: the offset in the decompressed stream, and the message says so).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,8 +47,10 @@ struct IdxArray {
   std::string where(int64_t offset) const;
   // Element i (row-major) converted to double.
   double value(int64_t i) const;
-  // The elements as a float32 tensor of shape `dims`, each multiplied by `scale`.
-  Tensor to_tensor(float scale = 1.f) const;
+  // The elements as a float32 tensor of shape `dims`, each multiplied by `scale`. Throws
+  // DataError naming the file and the sizes, before allocating, when that tensor and the
+  // payload together exceed `memory` bytes (nullopt: this machine's, machine_memory(); 0: no check).
+  Tensor to_tensor(float scale = 1.f, std::optional<uint64_t> memory = std::nullopt) const;
 };
 
 // Reads and validates a whole IDX file (raw or gzip). Throws DataError.
