@@ -100,6 +100,23 @@ expect("FAILED" "${OUT}" "check summary of a broken graph")
 run(1 check ${WORK}/broken.plexus --quiet)
 expect("error fc2.input" "${OUT}" "check --quiet still prints problems")
 
+# Input limits: a layer of 2^24 x 2^24 features cannot be trained on any machine. check says
+# which layer, how much memory, and what to change; init, which would build it, refuses it too.
+set(HUGE ${FIXTURES}/../graphs/broken/memory_parameters_too_large.plexus)
+run(1 check ${HUGE})
+expect("error big: Linear 'big': training needs about 2.0 PiB of memory with batch size 100, more than the "
+       "${OUT}" "check of a graph too large for the memory")
+expect("this layer's 281474993487872 learned values take 2.0 PiB of it (with their gradients): make the layer smaller"
+       "${OUT}" "check names what takes the memory")
+file(REMOVE ${WORK}/huge.safetensors)
+run(1 init --project ${HUGE} --out ${WORK}/huge.safetensors)
+expect("error big: Linear 'big': training needs about 2.0 PiB" "${ERR}" "init of a graph too large for the memory")
+if(EXISTS ${WORK}/huge.safetensors)
+  message(FATAL_ERROR "init of a graph too large for the memory wrote ${WORK}/huge.safetensors")
+endif()
+run(0 check ${EXAMPLES}/mnist_mlp.plexus)
+expect("memory: about 1.9 MiB to train with batch size 100 (this machine has " "${OUT}" "check reports the estimate")
+
 # A dataset that cannot be found is a warning; an image dataset's shapes are still known.
 file(READ ${EXAMPLES}/mnist_mlp.plexus mlp)
 string(REPLACE "\"data/mnist\"" "\"no/such/folder\"" mlp_nodata "${mlp}")
@@ -111,6 +128,16 @@ run(1 train ${WORK}/nodata.plexus --epochs 1)
 expect("dataset 'no/such/folder' not found" "${ERR}" "train without the data")
 run(2 train ${WORK}/nodata.plexus --model mlp)
 expect("--model is for the built-in models" "${ERR}" "train FILE --model")
+
+# A batch size out of range in the file: check and train refuse it by name, before any data.
+foreach(bad 0 -5 1000000000000)
+  string(REPLACE "\"batch_size\": 100" "\"batch_size\": ${bad}" mlp_bad "${mlp_nodata}")
+  file(WRITE ${WORK}/batch.plexus "${mlp_bad}")
+  run(1 check ${WORK}/batch.plexus --quiet)
+  expect("error: training: batch_size must be between 1 and 1048576, got ${bad}" "${OUT}" "check of batch size ${bad}")
+  run(1 train ${WORK}/batch.plexus --epochs 1)
+  expect("training: batch_size must be between 1 and 1048576, got ${bad}" "${ERR}" "train with batch size ${bad}")
+endforeach()
 
 # init -> grad round trip on the housing project (a committed CSV, so no download needed).
 set(BATCH ${FIXTURES}/housing_batch.safetensors)
