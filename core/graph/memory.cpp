@@ -44,6 +44,12 @@ const NodeMemory* MemoryEstimate::largest() const {
   return it == nodes.end() ? nullptr : &*it;
 }
 
+double MemoryEstimate::activation_bytes() const {
+  double sum = 0;
+  for (const NodeMemory& n : nodes) sum += n.activation_bytes;
+  return sum;
+}
+
 MemoryEstimate estimate_memory(const GraphIndex& index, const InferenceResult& shapes, const DatasetInfo* dataset) {
   const Graph& g = index.graph;
   const Registry& registry = Registry::instance();

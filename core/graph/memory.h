@@ -33,6 +33,7 @@ struct MemoryEstimate {
   double bytes = 0;               // the sum over `nodes`
   std::vector<NodeMemory> nodes;  // the nodes counted, in topological order
   const NodeMemory* largest() const;  // the node holding the most; null when none is counted
+  double activation_bytes() const;    // the nodes' outputs for one batch (with gradients)
 };
 
 // Counts the nodes that lead to a loss (every node while the graph has no loss) whose output

@@ -254,6 +254,7 @@ Validation validate(const Graph& g, const DatasetInfo* dataset, const Validation
         v.problems.push_back({Severity::Warning, n.id, "", n.label() + " does not lead to the loss; it is not used"});
   }
 
+  for (Problem& p : v.problems) p.message = one_line(p.message);
   // Keep the problems in node order (then graph-wide ones), errors before warnings.
   std::stable_sort(v.problems.begin(), v.problems.end(), [&](const Problem& a, const Problem& b) {
     if (a.severity != b.severity) return a.severity == Severity::Error;
