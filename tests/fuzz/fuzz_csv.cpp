@@ -1,0 +1,62 @@
+// libFuzzer target: the CSV reader. The first input byte picks the options (task, delimiter,
+// target column, an explicit feature list, a class count for numeric labels); the rest is the
+// file.
+// Bad input must be a DataError naming the file; an accepted file must give consistent,
+// finite features and valid targets, and survive standardising and splitting.
+#include <cmath>
+
+#include "data/csv.h"
+#include "fuzz_support.h"
+#include "util/error.h"
+
+using namespace plexus;
+using namespace plexus::data;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  const uint8_t pick = data[0];
+  CsvOptions options;
+  options.task = pick & 1 ? CsvTask::Classification : CsvTask::Regression;
+  static constexpr char kDelimiters[] = {',', ';', '\t', '|'};
+  options.delimiter = kDelimiters[(pick >> 1) & 3];
+  options.target = pick & 8 ? "label" : "y";
+  if (pick & 16) options.features = {"b", "a"};
+  if (pick & 32) options.num_classes = 3;
+  const fuzz::MemoryFile file({reinterpret_cast<const char*>(data + 1), size - 1});
+
+  std::unique_ptr<CsvDataset> ds;
+  try {
+    ds = std::make_unique<CsvDataset>(file.path(), options);
+  } catch (const DataError& e) {
+    fuzz::require_names(e.what(), file.path());
+    return 0;
+  }
+  const int64_t n = ds->size(), f = int64_t(ds->feature_names().size());
+  fuzz::require(ds->features().shape() == Shape{n, f}, "features are not [rows, features]");
+  fuzz::require(ds->targets().shape() == Shape{n}, "targets are not [rows]");
+  fuzz::require(int64_t(ds->row_lines().size()) == n, "a line number per row");
+  if (!options.features.empty()) fuzz::require(ds->feature_names() == options.features, "feature order changed");
+  for (float v : ds->features().to_vector()) fuzz::require(std::isfinite(v), "a non-finite feature was accepted");
+  const int64_t classes = ds->num_classes();
+  if (options.task == CsvTask::Regression) {
+    fuzz::require(classes == 0, "a regression dataset with classes");
+    for (float v : ds->targets().to_vector()) fuzz::require(std::isfinite(v), "a non-finite target was accepted");
+  } else {
+    for (float v : ds->targets().to_vector())
+      fuzz::require(v >= 0 && v < float(classes) && v == std::floor(v), "a class index out of range");
+  }
+  if (n == 0) return 0;
+  std::vector<int64_t> all(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) all[size_t(i)] = n - 1 - i;
+  const Example batch = ds->get_batch(all);
+  fuzz::require(batch.input.shape() == Shape{n, f}, "get_batch shape");
+  const FeatureStats stats = ds->feature_stats();
+  for (float s : stats.std) fuzz::require(s > 0 && std::isfinite(s), "a zero or non-finite standard deviation");
+  for (float v : ds->standardized(stats).features().to_vector())
+    fuzz::require(!std::isnan(v), "standardising made a NaN");
+  if (n >= 2) {
+    const auto [train, test] = ds->split(0.5, 7, /*standardize=*/true);
+    fuzz::require(train.size() + test.size() == n && train.size() > 0 && test.size() > 0, "split lost rows");
+  }
+  return 0;
+}
