@@ -51,6 +51,20 @@ const std::vector<size_t>& GraphIndex::edges_from(std::string_view id) const {
   return it == node.end() ? kNoEdges : from[it->second];
 }
 
+std::vector<char> GraphIndex::feeding(std::vector<size_t> ends) const {
+  std::vector<char> marked(graph.nodes.size(), 0);
+  for (size_t n : ends) marked[n] = 1;
+  while (!ends.empty()) {
+    const size_t n = ends.back();
+    ends.pop_back();
+    for (size_t e : into[n]) {
+      const size_t src = source[e];
+      if (src != npos && !marked[src]) marked[src] = 1, ends.push_back(src);
+    }
+  }
+  return marked;
+}
+
 std::vector<std::pair<const PortSpec*, std::vector<size_t>>> input_edges(const GraphIndex& index, const Node& node,
                                                                           const LayerType& type) {
   const std::vector<size_t>& into = index.edges_into(node.id);

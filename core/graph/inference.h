@@ -38,6 +38,9 @@ struct GraphIndex {
   // The edges into / out of the node with this id (empty for an unknown id).
   const std::vector<size_t>& edges_into(std::string_view id) const;
   const std::vector<size_t>& edges_from(std::string_view id) const;
+  // Per node index: 1 for the nodes `ends` (node indices) and every node that feeds one of
+  // them through some path, else 0.
+  std::vector<char> feeding(std::vector<size_t> ends) const;
 };
 
 InferenceResult infer_shapes(const Graph& graph, const DatasetInfo* dataset);

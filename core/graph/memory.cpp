@@ -17,23 +17,12 @@ double values(const Shape& s) {
 // unfinished graph is still estimated).
 std::vector<char> counted_nodes(const GraphIndex& index) {
   const Graph& g = index.graph;
-  const Registry& registry = Registry::instance();
-  std::vector<char> counted(g.nodes.size(), 0);
-  std::vector<size_t> stack;
+  std::vector<size_t> losses;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const LayerType* t = registry.find(g.nodes[i].type);
-    if (t && t->is_loss()) counted[i] = 1, stack.push_back(i);
+    const LayerType* t = Registry::instance().find(g.nodes[i].type);
+    if (t && t->is_loss()) losses.push_back(i);
   }
-  if (stack.empty()) return std::vector<char>(g.nodes.size(), 1);
-  while (!stack.empty()) {
-    const size_t n = stack.back();
-    stack.pop_back();
-    for (size_t e : index.into[n]) {
-      const size_t src = index.source[e];
-      if (src != GraphIndex::npos && !counted[src]) counted[src] = 1, stack.push_back(src);
-    }
-  }
-  return counted;
+  return losses.empty() ? std::vector<char>(g.nodes.size(), 1) : index.feeding(std::move(losses));
 }
 
 }  // namespace

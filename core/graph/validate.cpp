@@ -238,17 +238,7 @@ Validation validate(const Graph& g, const DatasetInfo* dataset, const Validation
 
   // Nodes that do not feed the loss are left out of the model: say so.
   if (losses.size() == 1) {
-    std::vector<char> useful(g.nodes.size(), 0);  // by index of the first node with an id
-    std::vector<size_t> stack{index.node.at(losses[0]->id)};
-    useful[stack.back()] = 1;
-    while (!stack.empty()) {
-      const size_t n = stack.back();
-      stack.pop_back();
-      for (size_t e : index.into[n]) {
-        const size_t src = index.source[e];
-        if (src != GraphIndex::npos && !useful[src]) useful[src] = 1, stack.push_back(src);
-      }
-    }
+    const std::vector<char> useful = index.feeding({index.node.at(losses[0]->id)});  // by first node with an id
     for (const Node& n : g.nodes)
       if (!useful[index.node.at(n.id)] && registry.find(n.type))
         v.problems.push_back({Severity::Warning, n.id, "", n.label() + " does not lead to the loss; it is not used"});
