@@ -128,21 +128,23 @@ struct Window : MainWindow {
   }
 };
 
-// The unsaved edit both the killed child and the test make to the MLP example.
-void editForRecovery(MainWindow& w) {
+// The unsaved edits the killed child makes to the MLP example, autosaving after each when
+// `autosave` is given.
+bool editForRecovery(MainWindow& w, bool autosave) {
   w.document()->rename("fc2", "classifier");
+  if (autosave && !w.autosaver()->saveNow()) return false;
   w.document()->rename("fc1", "hidden");
+  return !autosave || w.autosaver()->saveNow();
 }
 
 // Child mode (test_app_editor --autosave-and-wait PROJECT): a real Plexus window opens the
-// project, makes an unsaved edit, autosaves it, says where, and keeps running until the test
-// kills it. Run by autosaveRecoveredAfterAKill.
+// project, makes two unsaved edits with an autosave after each, says where it autosaved, and
+// keeps running until the test kills it. Run by autosaveRecoveredAfterAKill.
 int autosaveAndWait(const QString& project) {
   QStandardPaths::setTestModeEnabled(true);
   MainWindow w;
   if (!w.openFile(project)) return 2;
-  editForRecovery(w);
-  if (!w.autosaver()->saveNow()) return 3;
+  if (!editForRecovery(w, /*autosave=*/true)) return 3;
   std::printf("%s\n", qPrintable(w.autosaver()->file()));
   std::fflush(stdout);
   return QApplication::exec();
@@ -330,9 +332,9 @@ class TestEditorWindow : public QObject {
     after.answer = QMessageBox::Discard;
   }
 
-  // A real crash: another Plexus process autosaves unsaved work and is killed with SIGKILL (no
-  // handler, no cleanup). Its recovery file is not offered while it runs; once it is dead, the
-  // next window offers it and restores exactly the graph the killed process had.
+  // A real crash: another Plexus process autosaves unsaved work twice and is killed with SIGKILL
+  // (no handler, no cleanup). Its recovery file is not offered while it runs; once it is dead,
+  // the next window offers it and restores exactly the graph of the last autosave.
   void autosaveRecoveredAfterAKill() {
     const QString dir = app::Autosaver::defaultDirectory();
     QProcess child;
@@ -357,8 +359,8 @@ class TestEditorWindow : public QObject {
     {
       Window w;
       QVERIFY(w.openFile(kExamples + "/mnist_mlp.plexus"));
-      editForRecovery(w);
-      expected = w.document()->graph();
+      editForRecovery(w, /*autosave=*/false);
+      expected = w.document()->graph();  // both edits: the last autosave is what comes back
       w.answer = QMessageBox::Discard;
     }
     Window after;
