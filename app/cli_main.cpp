@@ -1,6 +1,7 @@
 // plexus-cli: headless front end for Plexus. Links plexus_core only (no Qt): it parses the
 // command line and wires core pieces together; training itself is core::train::Trainer, a
-// project's run is built by core::graph::make_training_run (graph/run.h).
+// project's run is built by core::session::make_training_run (session/run.h) and saved by
+// session::RunCheckpoints, exactly as the GUI's Train button does.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -24,15 +25,17 @@
 #include "graph/dataset_info.h"
 #include "graph/layer_docs.h"
 #include "graph/project.h"
-#include "graph/run.h"
 #include "graph/validate.h"
 #include "io/safetensors.h"
-#include "optim/scheduler.h"
+#include "optim/factory.h"
+#include "session/run.h"
+#include "session/run_folder.h"
 #include "train/builtin.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
 #include "util/error.h"
 #include "util/system_memory.h"
+#include "util/text.h"
 #include "util/threads.h"
 
 using namespace plexus;
@@ -49,7 +52,8 @@ Commands:
   check FILE        validate a project file (.plexus): every problem, the shape on every edge
   train FILE        train the model a project file describes, with its own settings
   train --model M   train a built-in model on an image dataset
-  eval              evaluate a built-in model's checkpoint on the test split
+  eval FILE         evaluate a checkpoint of a project (e.g. a run's best.safetensors)
+  eval [--model M]  evaluate a built-in model's checkpoint on the test split
   init              write a project's freshly initialised weights (safetensors)
   grad              one forward and backward pass of a project: loss and every gradient
   layers            list every layer type: ports, parameters, defaults, ranges
@@ -74,6 +78,15 @@ train FILE [options]
   --train-subset N     train on the first N training examples only
   --device D           cpu, cuda or cuda:N instead of the project's device
   --metrics F  --save F  --resume F  --quiet  --threads N    (as for the built-in models)
+  --save-run           keep the run as the GUI does: best.safetensors whenever the test
+                       score improves and final.safetensors at the end, each with the
+                       project inside, in <project folder>/<name>.runs/<date-time>/
+  --run-dir DIR        the same, in DIR
+
+eval FILE --checkpoint CKPT [--json] [--data PATH] [--batch-size N] [--device D] [--threads N]
+  Evaluates the project's model with the weights of CKPT (a checkpoint of this project, such
+  as a run's best.safetensors or final.safetensors) on the held-out split of its dataset:
+  loss, and for classification accuracy, top-5, per-class accuracy and the confusion matrix.
 
 init --project FILE --out W.safetensors [--seed S]
   Compiles the project with seed S (default: the project's seed) and writes its initial
@@ -118,7 +131,7 @@ Options of train --model only:
   --resume FILE        start from a checkpoint saved with --save
   --quiet              print only the epoch summaries
 
-Options of eval only:
+Options of eval with a built-in model only:
   --checkpoint FILE    the checkpoint to evaluate (required)
   --json               print the result as one JSON object
 
@@ -209,11 +222,6 @@ Device device_option(const Args& args) {
   return d;
 }
 
-std::string device_text(Device d) {
-  if (d.is_cpu()) return "cpu, " + std::to_string(num_threads()) + " threads";
-  return d.str() + " (" + cuda::properties(d.index).name + ")";
-}
-
 std::string default_folder(const std::string& dataset) {
   return dataset == "fashion-mnist" ? data::MnistDataset::kDebianFashionDir : "data/mnist";
 }
@@ -277,13 +285,15 @@ void print_epoch(const train::EpochEnd& e, bool classification) {
 }
 
 // How a training run reports: progress lines at most once a second (the last batch of an
-// epoch always), an epoch summary, JSON lines to the metrics file, and a hook after every
-// epoch (saving a checkpoint). Shared by the built-in models and project files.
+// epoch always), an epoch summary, JSON lines to the metrics file, and hooks after every epoch
+// and after a run that did not fail (saving checkpoints). Shared by the built-in models and
+// project files.
 struct Reporting {
   bool quiet = false;
   bool classification = true;
   std::string metrics_path;  // "" = none
-  std::function<void()> after_epoch;
+  std::function<void(const train::EpochEnd&)> after_epoch;
+  std::function<void(const train::RunResult&)> after_run;
 };
 
 std::ofstream open_metrics(const std::string& path) {
@@ -311,7 +321,7 @@ int run_and_report(train::Trainer& trainer, const Reporting& r) {
       std::fflush(stdout);
     } else if (const auto* e = std::get_if<train::EpochEnd>(&event)) {
       print_epoch(*e, r.classification);
-      if (r.after_epoch) r.after_epoch();
+      if (r.after_epoch) r.after_epoch(*e);
     }
   });
   const train::RunResult result = trainer.run();
@@ -320,6 +330,7 @@ int run_and_report(train::Trainer& trainer, const Reporting& r) {
     return 1;
   }
   std::printf("finished %d epochs in %.1f s\n", result.epochs_completed, result.seconds);
+  if (r.after_run) r.after_run(result);
   return 0;
 }
 
@@ -357,7 +368,7 @@ int cmd_check(const Args& args) {
   if (g.dataset.kind.empty()) {
     warn("no dataset is bound: shapes that depend on it are unknown");
   } else {
-    const bool folder_kind = g.dataset.kind == "mnist" || g.dataset.kind == "fashion-mnist";
+    const bool folder_kind = graph::is_image_dataset(g.dataset.kind);
     const std::string consequence = folder_kind ? "; training needs it" : ": shapes that depend on it are unknown";
     try {
       if (!folder_kind && g.dataset.kind != "csv") graph::describe_dataset(g.dataset);  // names the known kinds
@@ -378,7 +389,7 @@ int cmd_check(const Args& args) {
     }
   }
   try {
-    graph::check_training_settings(g.training);
+    session::check_training_settings(g.training);
   } catch (const DeviceError& e) {
     warn(std::string("training: ") + e.what());
   } catch (const std::exception& e) {
@@ -420,7 +431,7 @@ int cmd_check(const Args& args) {
 
 int cmd_train_project(const Args& args, const std::string& file) {
   args.allow({"--epochs", "--batch-size", "--lr", "--optimizer", "--seed", "--data", "--train-subset", "--metrics",
-              "--save", "--resume", "--quiet", "--threads", "--device"});
+              "--save", "--resume", "--quiet", "--threads", "--device", "--save-run", "--run-dir"});
   graph::Graph g = graph::load_project(file);
   graph::TrainingSettings& s = g.training;
   s.epochs = args.integer("--epochs", s.epochs, 1);
@@ -433,10 +444,10 @@ int cmd_train_project(const Args& args, const std::string& file) {
   if (args.has("--data")) g.dataset.path = fs::absolute(args.str("--data", "")).lexically_normal().string();
   if (args.has("--threads")) set_num_threads(int(args.integer("--threads", 1, 1)));
 
-  graph::RunOptions ro;
+  session::RunOptions ro;
   ro.project_dir = project_dir(file);
   ro.train_subset = args.integer("--train-subset", 0, 1);
-  graph::TrainingRun run = graph::make_training_run(g, ro);
+  session::TrainingRun run = session::make_training_run(g, ro);
   nn::Module& model = *run.compiled.model;
   for (const graph::Problem& p : run.compiled.validation.problems) std::printf("%s\n", graph::to_string(p).c_str());
 
@@ -448,7 +459,13 @@ int cmd_train_project(const Args& args, const std::string& file) {
               "on %s\n",
               file.c_str(), (long long)model.num_parameters(), run.dataset.kind.c_str(), run.dataset.path.c_str(),
               (long long)run.data.train->size(), (long long)run.data.test->size(), s.optimizer.c_str(), s.lr,
-              (long long)s.batch_size, device_text(parse_device(s.device)).c_str());
+              (long long)s.batch_size, session::device_text(parse_device(s.device)).c_str());
+  std::optional<session::RunCheckpoints> checkpoints;
+  if (args.has("--save-run") || args.has("--run-dir")) {
+    const fs::path folder = args.has("--run-dir") ? fs::path(args.str("--run-dir", "")) : session::new_run_folder(file, {});
+    checkpoints.emplace(folder, g, model, *run.optimizer, run.compiled.classification);
+    std::printf("checkpoints go to %s\n", folder.c_str());
+  }
   std::fflush(stdout);
 
   train::Trainer trainer(model, *run.optimizer, *run.train_loader, run.eval_loader.get(), run.trainer_options);
@@ -457,10 +474,17 @@ int cmd_train_project(const Args& args, const std::string& file) {
   r.quiet = args.has("--quiet");
   r.classification = run.compiled.classification;
   r.metrics_path = args.str("--metrics", "");
-  if (const std::string save = args.str("--save", ""); !save.empty())
-    r.after_epoch = [&, save] {
+  const std::string save = args.str("--save", "");
+  r.after_epoch = [&](const train::EpochEnd& e) {
+    if (!save.empty())
       train::save_checkpoint(save, model, run.optimizer.get(), {{"project", fs::path(file).filename().string()}});
-    };
+    if (checkpoints) checkpoints->epoch_ended(e);
+  };
+  r.after_run = [&](const train::RunResult& result) {
+    if (!checkpoints) return;
+    checkpoints->finish(result);
+    std::printf("saved the run in %s: best.safetensors, final.safetensors\n", checkpoints->folder().c_str());
+  };
   return run_and_report(trainer, r);
 }
 
@@ -565,23 +589,25 @@ int cmd_train(const Args& args) {
   const std::string folder = args.str("--data", default_folder(dataset));
   const int64_t batch = args.integer("--batch-size", 100, 1), epochs = args.integer("--epochs", 5, 1);
   const uint64_t seed = uint64_t(args.integer("--seed", 1, 0));
-  const std::string schedule = args.str("--schedule", "none");
-  if (schedule != "none" && schedule != "cosine" && schedule != "step")
-    throw UsageError{"--schedule must be none, cosine or step, got '" + schedule + "'"};
+  const optim::ScheduleConfig schedule{.schedule = args.str("--schedule", "none"),
+                                       .step_size = args.integer("--step-size", 1, 1),
+                                       .gamma = args.number("--gamma", 0.1)};
+  const auto& schedules = optim::schedule_names();
+  if (std::find(schedules.begin(), schedules.end(), schedule.schedule) == schedules.end())
+    throw UsageError{"--schedule must be " + join(schedules, ", ", " or ") + ", got '" + schedule.schedule + "'"};
   if (args.has("--threads")) set_num_threads(int(args.integer("--threads", 1, 1)));
 
   const Device device = device_option(args);
   Generator init_gen(seed);
   auto model = train::make_builtin_model(model_name, &init_gen);
   model->to(device);
-  train::OptimizerConfig oc;
-  oc.kind = args.str("--optimizer", "sgd");
+  optim::OptimizerConfig oc;
+  oc.optimizer = args.str("--optimizer", "sgd");
   oc.lr = args.number("--lr", 0.1);
   oc.momentum = args.number("--momentum", 0);
   oc.nesterov = args.has("--nesterov");
-  oc.weight_decay = args.number("--weight-decay", 0);
-  oc.weight_decay_set = args.has("--weight-decay");
-  auto optimizer = train::make_optimizer(oc, model->parameters());
+  oc.weight_decay = args.number("--weight-decay", optim::default_weight_decay(oc.optimizer));
+  auto optimizer = optim::make_optimizer(oc, model->parameters());
 
   std::shared_ptr<const data::Dataset> train_set = train::open_image_dataset(dataset, folder, true);
   const std::shared_ptr<const data::Dataset> test_set = train::open_image_dataset(dataset, folder, false);
@@ -600,10 +626,7 @@ int cmd_train(const Args& args) {
   data::DataLoader train_loader(train_set, lo);
   data::DataLoader test_loader(test_set, {.batch_size = 1000, .transform = normalize, .pin_memory = pin});
 
-  std::unique_ptr<optim::LRScheduler> scheduler;
-  if (schedule == "cosine") scheduler = std::make_unique<optim::CosineAnnealingLR>(*optimizer, epochs);
-  if (schedule == "step")
-    scheduler = std::make_unique<optim::StepLR>(*optimizer, args.integer("--step-size", 1, 1), args.number("--gamma", 0.1));
+  const std::unique_ptr<optim::LRScheduler> scheduler = optim::make_scheduler(schedule, *optimizer, epochs);
 
   if (args.has("--resume")) {
     train::load_checkpoint(args.str("--resume", ""), *model, optimizer.get());
@@ -612,8 +635,8 @@ int cmd_train(const Args& args) {
 
   std::printf("model %s (%lld parameters), %s from %s: %lld train / %lld test images, %s lr %g, batch %lld, on %s\n",
               model_name.c_str(), (long long)model->num_parameters(), dataset.c_str(), folder.c_str(),
-              (long long)train_set->size(), (long long)test_set->size(), oc.kind.c_str(), oc.lr, (long long)batch,
-              device_text(device).c_str());
+              (long long)train_set->size(), (long long)test_set->size(), oc.optimizer.c_str(), oc.lr, (long long)batch,
+              session::device_text(device).c_str());
   std::fflush(stdout);
 
   train::TrainerOptions to;
@@ -626,11 +649,62 @@ int cmd_train(const Args& args) {
   r.quiet = args.has("--quiet");
   r.metrics_path = args.str("--metrics", "");
   if (const std::string save = args.str("--save", ""); !save.empty())
-    r.after_epoch = [&, save] { train::save_checkpoint(save, *model, optimizer.get(), {{"model", model_name}}); };
+    r.after_epoch = [&, save](const train::EpochEnd&) {
+      train::save_checkpoint(save, *model, optimizer.get(), {{"model", model_name}});
+    };
   return run_and_report(trainer, r);
 }
 
+// The result of `eval`: one JSON object, or lines a person reads. `what` names the model and
+// the data ("mlp on 10000 mnist test images").
+int print_evaluation(const train::EpochEnd& r, bool classification, const std::string& what, bool json) {
+  if (json) {
+    nlohmann::json j = to_json(r, classification);
+    j["event"] = "eval";
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
+  std::printf("%s: loss %.4f", what.c_str(), r.eval_loss);
+  if (!classification) {
+    std::printf("\n");
+    return 0;
+  }
+  std::printf(", accuracy %.2f%%, top-5 %.2f%%\n", 100 * r.eval_accuracy, 100 * r.eval_top5);
+  std::printf("per-class accuracy:");
+  for (size_t c = 0; c < r.per_class_accuracy.size(); ++c) std::printf(" %zu:%.1f%%", c, 100 * r.per_class_accuracy[c]);
+  std::printf("\nconfusion matrix (rows: true class, columns: predicted):\n");
+  for (int64_t i = 0; i < r.classes; ++i) {
+    for (int64_t j = 0; j < r.classes; ++j) std::printf("%6lld", (long long)r.confusion[size_t(i * r.classes + j)]);
+    std::printf("\n");
+  }
+  return 0;
+}
+
+int cmd_eval_project(const Args& args, const std::string& file) {
+  args.allow({"--checkpoint", "--json", "--data", "--batch-size", "--threads", "--device"});
+  if (!args.has("--checkpoint")) throw UsageError{"eval needs --checkpoint FILE"};
+  graph::Graph g = graph::load_project(file);
+  if (args.has("--device")) g.training.device = device_option(args).str();
+  // A --data path comes from the command line: it is relative to the current directory.
+  if (args.has("--data")) g.dataset.path = fs::absolute(args.str("--data", "")).lexically_normal().string();
+  if (args.has("--threads")) set_num_threads(int(args.integer("--threads", 1, 1)));
+  session::RunOptions ro;
+  ro.project_dir = project_dir(file);
+  ro.eval_batch_size = args.integer("--batch-size", 1000, 1);
+  session::EvaluationRun run = session::make_evaluation_run(g, ro);
+  train::load_checkpoint(args.str("--checkpoint", ""), *run.compiled.model);
+  const train::EpochEnd r = train::evaluate(*run.compiled.model, *run.eval_loader, run.trainer_options);
+  return print_evaluation(r, run.compiled.classification,
+                          file + " on " + std::to_string(run.data.test->size()) + " " + run.dataset.kind + " test examples",
+                          args.has("--json"));
+}
+
 int cmd_eval(const Args& args) {
+  if (!args.positional().empty()) {
+    for (const char* o : {"--model", "--dataset"})
+      if (args.has(o)) throw UsageError{std::string(o) + " is for the built-in models; a project file names its own"};
+    return cmd_eval_project(args, args.positional()[0]);
+  }
   std::vector<std::string> known = kCommonOptions;
   known.push_back("--checkpoint");
   known.push_back("--json");
@@ -647,27 +721,10 @@ int cmd_eval(const Args& args) {
   const auto train_set = train::open_image_dataset(dataset, folder, true);
   data::DataLoader loader(test_set, {.batch_size = args.integer("--batch-size", 1000, 1),
                                      .transform = train::standardize_images(*train_set)});
-  // evaluate() needs a Trainer only for its loss and metrics settings; nothing is trained.
-  auto optimizer = train::make_optimizer({}, model->parameters());
-  data::DataLoader unused(test_set, {.batch_size = 1});
-  train::Trainer trainer(*model, *optimizer, unused);
-  const train::EpochEnd r = trainer.evaluate(loader);
-  if (args.has("--json")) {
-    nlohmann::json j = to_json(r, true);
-    j["event"] = "eval";
-    std::printf("%s\n", j.dump().c_str());
-    return 0;
-  }
-  std::printf("%s on %lld %s test images: loss %.4f, accuracy %.2f%%, top-5 %.2f%%\n", model_name.c_str(),
-              (long long)test_set->size(), dataset.c_str(), r.eval_loss, 100 * r.eval_accuracy, 100 * r.eval_top5);
-  std::printf("per-class accuracy:");
-  for (size_t c = 0; c < r.per_class_accuracy.size(); ++c) std::printf(" %zu:%.1f%%", c, 100 * r.per_class_accuracy[c]);
-  std::printf("\nconfusion matrix (rows: true class, columns: predicted):\n");
-  for (int64_t i = 0; i < r.classes; ++i) {
-    for (int64_t j = 0; j < r.classes; ++j) std::printf("%6lld", (long long)r.confusion[size_t(i * r.classes + j)]);
-    std::printf("\n");
-  }
-  return 0;
+  const train::EpochEnd r = train::evaluate(*model, loader, {});
+  return print_evaluation(r, true,
+                          model_name + " on " + std::to_string(test_set->size()) + " " + dataset + " test images",
+                          args.has("--json"));
 }
 
 }  // namespace
@@ -685,8 +742,8 @@ int main(int argc, char** argv) {
       std::printf("plexus-cli %s\n", PLEXUS_VERSION);
       return 0;
     }
-    if (cmd == "train") return cmd_train(Args(argc, argv, 2, {"--nesterov", "--quiet"}, 1));
-    if (cmd == "eval") return cmd_eval(Args(argc, argv, 2, {"--json"}));
+    if (cmd == "train") return cmd_train(Args(argc, argv, 2, {"--nesterov", "--quiet", "--save-run"}, 1));
+    if (cmd == "eval") return cmd_eval(Args(argc, argv, 2, {"--json"}, 1));
     if (cmd == "check") return cmd_check(Args(argc, argv, 2, {"--quiet"}, 1));
     if (cmd == "init") return cmd_init(Args(argc, argv, 2, {}));
     if (cmd == "grad") return cmd_grad(Args(argc, argv, 2, {}));

@@ -13,7 +13,7 @@
 #include "confusion_matrix.h"
 #include "data/csv.h"
 #include "dataset_preview.h"
-#include "graph/run.h"
+#include "graph/dataset_info.h"
 #include "qt_text.h"
 #include "run_list.h"
 #include "theme.h"

@@ -3,7 +3,6 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
-#include <QDateTime>
 #include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
@@ -32,6 +31,7 @@
 #include "property_panel.h"
 #include "qt_text.h"
 #include "recovery.h"
+#include "session/run_folder.h"
 #include "theme.h"
 #include "training_controller.h"
 #include "training_panel.h"
@@ -579,13 +579,9 @@ bool MainWindow::startTraining(const QString& resume_from) {
 }
 
 QString MainWindow::newRunDirectory() const {
-  const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"));
-  const QString forced = qEnvironmentVariable("PLEXUS_RUNS_DIR");  // tests and scripts
-  if (!forced.isEmpty()) return forced + QLatin1Char('/') + stamp;
-  if (document_->filePath().isEmpty())
-    return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/runs/") + stamp;
-  const QFileInfo project(document_->filePath());
-  return project.absolutePath() + QLatin1Char('/') + project.completeBaseName() + QStringLiteral(".runs/") + stamp;
+  const QString project = document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absoluteFilePath();
+  const QString unsaved = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/runs");
+  return QString::fromStdString(session::new_run_folder(project.toStdString(), unsaved.toStdString()).string());
 }
 
 void MainWindow::showEditor() { tabs_->setCurrentWidget(view_); }

@@ -5,16 +5,13 @@
 #include <QThread>
 
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
-#include <limits>
 #include <new>
 #include <string>
 
-#include "cuda/cuda.h"
 #include "data/csv.h"
-#include "graph/project.h"
-#include "graph/run.h"
+#include "session/run.h"
+#include "session/run_folder.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
 #include "util/threads.h"
@@ -31,17 +28,6 @@ struct Overloaded : F... {
 
 fs::path to_path(const QString& s) { return fs::path(s.toStdString()); }
 
-std::string number(double v) {  // shortest text that reads back exactly
-  char buf[32];
-  return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
-}
-
-QString device_text(const std::string& device) {
-  const Device d = parse_device(device);
-  if (d.is_cpu()) return QString("cpu, %1 threads").arg(num_threads());
-  return QString::fromStdString(d.str() + " (" + cuda::properties(d.index).name + ")");
-}
-
 QStringList class_names(const data::Dataset& dataset, int64_t classes) {
   const std::vector<std::string> names = dataset.class_names();
   QStringList out;
@@ -50,9 +36,9 @@ QStringList class_names(const data::Dataset& dataset, int64_t classes) {
   return out;
 }
 
-RunInfo describe(const graph::TrainingRun& run) {
+RunInfo describe(const session::TrainingRun& run) {
   RunInfo info;
-  info.device = device_text(run.settings.device);
+  info.device = QString::fromStdString(session::device_text(parse_device(run.settings.device)));
   info.epochs = int(run.settings.epochs);
   info.batchesPerEpoch = run.train_loader->size();
   info.trainSize = run.data.train->size();
@@ -66,65 +52,6 @@ RunInfo describe(const graph::TrainingRun& run) {
     for (const std::string& name : csv->feature_names()) info.featureNames << QString::fromStdString(name);
   return info;
 }
-
-// best.safetensors (model + optimizer) whenever validation improves, final.safetensors at the
-// end; each with the project and the metrics it was taken at. An empty folder disables both.
-class Checkpoints {
- public:
-  Checkpoints(const QString& dir, const graph::Graph& graph, const nn::Module& model, const optim::Optimizer& opt,
-              bool classification)
-      : dir_(to_path(dir)), model_(model), opt_(opt), classification_(classification) {
-    if (dir_.empty()) return;
-    fs::create_directories(dir_);
-    graph::Graph project = graph;
-    project.view.clear();  // the editor's view state says nothing about the weights
-    project_ = graph::serialize_project(project);
-  }
-
-  // The path of the new best checkpoint, or "" when this epoch is not better.
-  QString epochEnded(const train::EpochEnd& e) {
-    const double s = score(e);
-    if (dir_.empty() || !(s > best_)) return {};
-    best_ = s;
-    return save("best", e.epoch, &e, {});
-  }
-
-  QString finish(const train::RunResult& r) {
-    if (dir_.empty()) return {};
-    return save("final", r.epochs_completed, r.history.empty() ? nullptr : &r.history.back(),
-                {{"cancelled", r.status == train::RunStatus::Cancelled ? "true" : "false"}});
-  }
-
- private:
-  // Higher is better: validation accuracy, or minus the loss for a regression.
-  double score(const train::EpochEnd& e) const {
-    if (classification_) return e.has_eval ? e.eval_accuracy : e.train_accuracy;
-    return -(e.has_eval ? e.eval_loss : e.train_loss);
-  }
-
-  QString save(const std::string& kind, int epoch, const train::EpochEnd* e, train::Metadata meta) const {
-    meta["checkpoint"] = kind;
-    meta["project"] = project_;
-    meta["epoch"] = std::to_string(epoch);
-    if (e) {
-      meta["epochs"] = std::to_string(e->epochs);
-      meta["train_loss"] = number(e->train_loss);
-      if (classification_) meta["train_accuracy"] = number(e->train_accuracy);
-      if (e->has_eval) meta["eval_loss"] = number(e->eval_loss);
-      if (e->has_eval && classification_) meta["eval_accuracy"] = number(e->eval_accuracy);
-    }
-    const fs::path file = dir_ / (kind + ".safetensors");
-    train::save_checkpoint(file, model_, &opt_, meta);  // atomic: temp file, fsync, rename
-    return QString::fromStdString(file.string());
-  }
-
-  fs::path dir_;
-  const nn::Module& model_;
-  const optim::Optimizer& opt_;
-  bool classification_;
-  std::string project_;
-  double best_ = -std::numeric_limits<double>::infinity();
-};
 
 }  // namespace
 
@@ -163,19 +90,20 @@ class TrainingController::Worker {
     // Sized once, explicitly, before the first gemm, as plexus-cli does: OpenBLAS's pool is
     // the only one, and the training runs on this thread alone.
     num_threads();
-    graph::TrainingRun run = graph::make_training_run(request_.graph, {.project_dir = to_path(request_.projectDir)});
+    session::TrainingRun run = session::make_training_run(request_.graph, {.project_dir = to_path(request_.projectDir)});
     nn::Module& model = *run.compiled.model;
     if (!request_.resumeFrom.isEmpty())
       train::load_checkpoint(to_path(request_.resumeFrom), model, run.optimizer.get());
     // Predictions line up with dataset indices only when the eval loader keeps their order.
     run.trainer_options.record_predictions = run.compiled.classification && !run.eval_loader->options().shuffle;
-    Checkpoints checkpoints(request_.runDir, request_.graph, model, *run.optimizer, run.compiled.classification);
+    session::RunCheckpoints checkpoints(to_path(request_.runDir), request_.graph, model, *run.optimizer,
+                                        run.compiled.classification);
     controller_.post(describe(run));
 
     stage_ = "Training failed";
     train::Trainer trainer(model, *run.optimizer, *run.train_loader, run.eval_loader.get(), run.trainer_options);
     trainer.set_scheduler(run.scheduler.get());
-    trainer.set_callback([&](const train::Event& e) { onEvent(trainer, checkpoints, e); });
+    trainer.set_callback([&](const train::Event& e) { onEvent(checkpoints, e); });
     const train::RunResult result = [&] {
       Attached attached(controller_, trainer);
       return trainer.run();
@@ -184,22 +112,19 @@ class TrainingController::Worker {
 
     controller_.handOver(run.compiled.model);
     stage_ = "Training ended, but the final checkpoint could not be saved";
-    if (const QString path = checkpoints.finish(result); !path.isEmpty())
-      controller_.post(CheckpointSaved{path, "final"});
+    if (const fs::path path = checkpoints.finish(result); !path.empty())
+      controller_.post(CheckpointSaved{QString::fromStdString(path.string()), "final"});
     return train::Finished{result.status == train::RunStatus::Cancelled, result.epochs_completed, result.seconds};
   }
 
   // On this thread, after every event. The end of the run is taken from run()'s result.
-  void onEvent(train::Trainer& trainer, Checkpoints& checkpoints, const train::Event& event) {
-    // This callback is the consumer: left alone, the Trainer's own queue would keep every epoch.
-    while (trainer.events().try_pop()) {
-    }
+  void onEvent(session::RunCheckpoints& checkpoints, const train::Event& event) {
     if (const auto* b = std::get_if<train::BatchEnd>(&event)) {
       controller_.postBatch(*b);
     } else if (const auto* e = std::get_if<train::EpochEnd>(&event)) {
       controller_.post(*e);
-      if (const QString path = checkpoints.epochEnded(*e); !path.isEmpty())
-        controller_.post(CheckpointSaved{path, "best"});
+      if (const fs::path path = checkpoints.epoch_ended(*e); !path.empty())
+        controller_.post(CheckpointSaved{QString::fromStdString(path.string()), "best"});
     }
   }
 

@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "data/synthetic_digits.h"
-#include "graph/run.h"
+#include "session/run.h"
 #include "train/trainer.h"
 #include "graph/project.h"
 #include "main_window.h"
@@ -97,7 +97,7 @@ struct Timing {
 Timing headless(const graph::Graph& g) {
   QElapsedTimer clock;
   clock.start();
-  graph::TrainingRun run = graph::make_training_run(g);
+  session::TrainingRun run = session::make_training_run(g);
   train::Trainer trainer(*run.compiled.model, *run.optimizer, *run.train_loader, run.eval_loader.get(),
                          run.trainer_options);
   trainer.set_scheduler(run.scheduler.get());

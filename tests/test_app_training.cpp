@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <optional>
 
-#include "graph/run.h"
+#include "session/run.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
 #include "data/synthetic_digits.h"
@@ -106,7 +106,7 @@ int thread_count() { return int(std::distance(fs::directory_iterator("/proc/self
 
 // The eval accuracy of a freshly compiled model with a checkpoint loaded.
 double accuracy_of_checkpoint(const graph::Graph& g, const QString& file) {
-  graph::TrainingRun run = graph::make_training_run(g);
+  session::TrainingRun run = session::make_training_run(g);
   train::load_checkpoint(file.toStdString(), *run.compiled.model, run.optimizer.get());
   train::Trainer t(*run.compiled.model, *run.optimizer, *run.train_loader, run.eval_loader.get(), run.trainer_options);
   return t.evaluate(*run.eval_loader).eval_accuracy;
@@ -197,7 +197,7 @@ class TestAppTraining : public QObject {
     QCOMPARE(accuracy_of_checkpoint(g, best), best_accuracy);
     QCOMPARE(accuracy_of_checkpoint(g, final_), last.eval_accuracy);
     const train::Metadata meta = [&] {
-      graph::TrainingRun run = graph::make_training_run(g);
+      session::TrainingRun run = session::make_training_run(g);
       return train::load_checkpoint(final_.toStdString(), *run.compiled.model, run.optimizer.get());
     }();
     QCOMPARE(meta.at("epoch"), std::string("3"));
@@ -207,7 +207,7 @@ class TestAppTraining : public QObject {
     const QString weights = tmp_.path() + "/weights.safetensors";
     QCOMPARE(c.exportWeights(weights), QString());
     QVERIFY(QFile::exists(weights));
-    graph::TrainingRun fresh = graph::make_training_run(g);
+    session::TrainingRun fresh = session::make_training_run(g);
     train::load_weights(weights.toStdString(), *fresh.compiled.model);
     QVERIFY(!c.exportWeights("/nonexistent-dir/w.safetensors").isEmpty());
   }

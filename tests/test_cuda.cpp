@@ -46,6 +46,7 @@
 #include "ops/ops.h"
 #include "optim/adagrad.h"
 #include "optim/adam.h"
+#include "optim/factory.h"
 #include "optim/optimizer.h"
 #include "optim/rmsprop.h"
 #include "optim/sgd.h"
@@ -1029,10 +1030,7 @@ class TestCuda : public QObject {
         Generator g(seed);
         auto m = train::make_builtin_model("mlp", &g);
         m->to(d);
-        train::OptimizerConfig oc;
-        oc.kind = "adam";
-        oc.lr = 0.01;
-        auto o = train::make_optimizer(oc, m->parameters());
+        auto o = optim::make_optimizer({.optimizer = "adam", .lr = 0.01}, m->parameters());
         return std::pair{m, std::move(o)};
       };
       Generator data_gen(21);

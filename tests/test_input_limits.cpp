@@ -18,9 +18,9 @@
 #include "graph/dataset_info.h"
 #include "graph/memory.h"
 #include "graph/project.h"
-#include "graph/run.h"
 #include "graph/training_params.h"
 #include "graph/validate.h"
+#include "session/run.h"
 #include "tensor/allocator.h"
 #include "tensor/generator.h"
 #include "test_support.h"
@@ -29,6 +29,7 @@
 
 using namespace plexus;
 using namespace plexus::graph;
+using namespace plexus::session;
 using plexus::testing::contains;
 using plexus::testing::message_of;
 using plexus::testing::write_raw;

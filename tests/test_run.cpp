@@ -1,17 +1,20 @@
-// graph/run.h: a training run from a graph's own settings; dataset paths; weights files.
+// session/run.h: a training run from a graph's own settings; graph/dataset_info.h: dataset
+// paths; weights files.
 #include <QtTest>
 
 #include <filesystem>
 #include <fstream>
 
 #include "graph/project.h"
-#include "graph/run.h"
+#include "graph/dataset_info.h"
 #include "plexus.h"
+#include "session/run.h"
 #include "test_support.h"
 #include "train/checkpoint.h"
 
 using namespace plexus;
 using namespace plexus::graph;
+using namespace plexus::session;
 using plexus::testing::contains;
 using plexus::testing::message_of;
 namespace fs = std::filesystem;

@@ -10,6 +10,7 @@
 #include "data/mnist.h"
 #include "nn/layers.h"
 #include "optim/sgd.h"
+#include "optim/factory.h"
 #include "train/builtin.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
@@ -60,7 +61,7 @@ Setup make_setup(int64_t train_n, int64_t test_n, uint64_t seed = 1, double lr =
   Generator gen(seed);
   Setup s;
   s.model = train::make_builtin_model("mlp", &gen);
-  s.opt = train::make_optimizer({.kind = "sgd", .lr = lr, .momentum = 0.9}, s.model->parameters());
+  s.opt = optim::make_optimizer({.optimizer = "sgd", .lr = lr, .momentum = 0.9}, s.model->parameters());
   const auto norm = train::standardize_images(*tr);
   s.train = std::make_unique<data::DataLoader>(tr, data::DataLoaderOptions{.batch_size = 50, .shuffle = true,
                                                                            .seed = seed, .transform = norm});
@@ -104,18 +105,20 @@ class TestTrainer : public QObject {
     train::TrainerOptions o;
     o.epochs = 2;
     train::Trainer t(*s.model, *s.opt, *s.train, s.test.get(), o);
+    std::vector<train::Event> events;
+    t.set_callback([&](const train::Event& e) { events.push_back(e); });
     t.run();
     std::vector<std::string> kinds;
     int64_t batch_events = 0;
-    while (auto e = t.events().try_pop()) {
-      if (std::holds_alternative<train::BatchEnd>(*e)) {
+    for (const train::Event& e : events) {
+      if (std::holds_alternative<train::BatchEnd>(e)) {
         ++batch_events;
-        const auto& b = std::get<train::BatchEnd>(*e);
+        const auto& b = std::get<train::BatchEnd>(e);
         QVERIFY(b.batch >= 1 && b.batch <= b.batches && b.samples_per_second > 0);
       } else {
-        kinds.push_back(std::holds_alternative<train::EpochEnd>(*e) ? "epoch"
-                        : std::holds_alternative<train::Finished>(*e) ? "finished"
-                                                                       : "failed");
+        kinds.push_back(std::holds_alternative<train::EpochEnd>(e) ? "epoch"
+                        : std::holds_alternative<train::Finished>(e) ? "finished"
+                                                                      : "failed");
       }
     }
     QCOMPARE(batch_events, int64_t(2 * 10));
@@ -174,8 +177,10 @@ class TestTrainer : public QObject {
     o.epochs = 1000;  // only cancel ends it
     train::Trainer t(*s.model, *s.opt, *s.train, nullptr, o);
     std::atomic<int64_t> batches{0};
+    bool finished_cancelled = false;  // written by the worker, read after join()
     t.set_callback([&](const train::Event& e) {
       if (std::holds_alternative<train::BatchEnd>(e)) ++batches;
+      if (auto* f = std::get_if<train::Finished>(&e)) finished_cancelled = f->cancelled;
     });
     train::RunResult result;
     std::thread worker([&] { result = t.run(); });
@@ -190,9 +195,6 @@ class TestTrainer : public QObject {
     t.cancel();
     worker.join();
     QCOMPARE(int(result.status), int(train::RunStatus::Cancelled));
-    bool finished_cancelled = false;
-    while (auto e = t.events().try_pop())
-      if (auto* f = std::get_if<train::Finished>(&*e)) finished_cancelled = f->cancelled;
     QVERIFY(finished_cancelled);
   }
 
@@ -216,13 +218,13 @@ class TestTrainer : public QObject {
     train::TrainerOptions o;
     o.epochs = 5;
     train::Trainer t(*s.model, *s.opt, *s.train, nullptr, o);
+    bool failed_event = false;
+    t.set_callback([&](const train::Event& e) { failed_event = failed_event || std::holds_alternative<train::Failed>(e); });
     const train::RunResult r = t.run();
     QCOMPARE(int(r.status), int(train::RunStatus::Failed));
     QVERIFY2(r.message.find("epoch 1, batch ") != std::string::npos, r.message.c_str());
     QVERIFY2(r.message.find("NaN") != std::string::npos || r.message.find("infinite") != std::string::npos,
              r.message.c_str());
-    bool failed_event = false;
-    while (auto e = t.events().try_pop()) failed_event = failed_event || std::holds_alternative<train::Failed>(*e);
     QVERIFY(failed_event);
   }
 
@@ -252,7 +254,7 @@ class TestTrainer : public QObject {
     const fs::path file = fs::path(dir.path().toStdString()) / "lenet.safetensors";
     Generator gen(3);
     auto a = train::make_builtin_model("lenet", &gen);
-    auto opt_a = train::make_optimizer({.kind = "adam", .lr = 1e-3}, a->parameters());
+    auto opt_a = optim::make_optimizer({.optimizer = "adam", .lr = 1e-3}, a->parameters());
     const Tensor x = rand({4, 1, 28, 28}, &gen), y = from_vector({1, 2, 3, 4}, {4});
     cross_entropy((*a)(x), y).backward();
     opt_a->step();
@@ -260,7 +262,7 @@ class TestTrainer : public QObject {
 
     Generator other(99);
     auto b = train::make_builtin_model("lenet", &other);
-    auto opt_b = train::make_optimizer({.kind = "adam", .lr = 1e-3}, b->parameters());
+    auto opt_b = optim::make_optimizer({.optimizer = "adam", .lr = 1e-3}, b->parameters());
     const train::Metadata meta = train::load_checkpoint(file, *b, opt_b.get());
     QCOMPARE(QString::fromStdString(meta.at("note")), QString("test"));
     QCOMPARE((*b)(x).to_vector(), (*a)(x).to_vector());

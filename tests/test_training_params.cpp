@@ -3,7 +3,7 @@
 #include <QTest>
 
 #include "graph/training_params.h"
-#include "train/builtin.h"
+#include "optim/factory.h"
 #include "util/error.h"
 
 using namespace plexus;
@@ -20,7 +20,7 @@ class TestTrainingParams : public QObject {
       QCOMPARE(training_value(d, s.name), std::optional<ParamValue>(s.default_value));
       QVERIFY2(check_param_value(s, s.default_value).empty(), s.name.c_str());
     }
-    QCOMPARE(training_param_specs().front().choices, train::optimizer_names());
+    QCOMPARE(training_param_specs().front().choices, optim::optimizer_names());
   }
 
   void everySettingWritesItsOwnField() {

@@ -11,7 +11,6 @@
 #include "graph/fragment.h"
 #include "graph/project.h"
 #include "graph/registry.h"
-#include "graph/run.h"
 #include "qt_text.h"
 
 namespace plexus::widgets {

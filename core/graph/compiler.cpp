@@ -36,7 +36,7 @@ struct Compiler {
       if (registry.find(n.type)->is_loss()) loss = &n;
     const LayerType& loss_type = *registry.find(loss->type);
     out.loss_node = loss->id;
-    out.classification = loss->type == "CrossEntropy";
+    out.classification = loss_type.classification;
     out.loss = loss_type.loss(Params(*loss, loss_type.params));
 
     // The nodes the prediction depends on.

@@ -37,7 +37,7 @@ class GraphModel : public nn::Module {
 struct CompiledGraph {
   std::shared_ptr<GraphModel> model;
   std::function<Tensor(const Tensor& prediction, const Tensor& target)> loss;
-  bool classification = false;  // the loss is CrossEntropy
+  bool classification = false;  // the loss type compares class scores with class labels
   std::string loss_node;
   Validation validation;        // its warnings, and the shapes
 };

@@ -5,9 +5,13 @@
 #include "util/error.h"
 
 namespace plexus::graph {
+namespace fs = std::filesystem;
 namespace {
 
-bool image_kind(const std::string& kind) { return kind == "mnist" || kind == "fashion-mnist"; }
+bool path_exists(const fs::path& p) {
+  std::error_code ec;
+  return fs::exists(p, ec);
+}
 
 data::CsvDataset read_csv(const DatasetBinding& b) {
   if (b.task != "classification" && b.task != "regression")
@@ -19,22 +23,58 @@ data::CsvDataset read_csv(const DatasetBinding& b) {
 }
 
 void check_kind(const DatasetBinding& b) {
-  if (!image_kind(b.kind) && b.kind != "csv")
+  if (!is_image_dataset(b.kind) && b.kind != "csv")
     throw ValueError("dataset: unknown kind '" + b.kind + "' (known: mnist, fashion-mnist, csv)");
 }
 
 }  // namespace
 
+bool is_image_dataset(const std::string& kind) { return kind == "mnist" || kind == "fashion-mnist"; }
+
+DatasetLocation locate_dataset(const std::string& path, const fs::path& project_dir) {
+  DatasetLocation loc;
+  if (path.empty()) return {fs::path(), false, "(no path is set)"};
+  const fs::path p(path);
+  if (p.is_absolute() || project_dir.empty()) {
+    loc.path = p;
+    loc.found = path_exists(p);
+    loc.looked = p.string();
+    return loc;
+  }
+  const fs::path near_project = project_dir / p;
+  if (path_exists(near_project)) return {near_project, true, near_project.string()};
+  const fs::path here = fs::path(".") / p;
+  loc.looked = near_project.string() + " or " + here.string();
+  if (path_exists(p)) {
+    loc.path = p;
+    loc.found = true;
+  } else {
+    loc.path = near_project;
+  }
+  return loc;
+}
+
+DatasetBinding resolve_dataset(const DatasetBinding& binding, const fs::path& project_dir, bool must_exist) {
+  if (binding.path.empty()) throw ValueError("dataset: no path is set (the folder or file with the data)");
+  const DatasetLocation loc = locate_dataset(binding.path, project_dir);
+  if (!loc.found && must_exist)
+    throw IoError("dataset '" + binding.path + "' not found (looked in " + loc.looked + ")" +
+                  (binding.kind == "mnist" ? "; run scripts/fetch-mnist to download MNIST into data/mnist" : ""));
+  DatasetBinding out = binding;
+  out.path = loc.path.string();
+  return out;
+}
+
 DatasetInfo describe_dataset(const DatasetBinding& b) {
   check_kind(b);
-  if (image_kind(b.kind)) return {{1, 28, 28}, {}, 10};
+  if (is_image_dataset(b.kind)) return {{1, 28, 28}, {}, 10};
   const data::CsvDataset csv = read_csv(b);
   return {{int64_t(csv.feature_names().size())}, {}, csv.num_classes(), csv.size()};
 }
 
 DatasetSplits open_dataset(const DatasetBinding& b, uint64_t seed) {
   check_kind(b);
-  if (image_kind(b.kind)) {
+  if (is_image_dataset(b.kind)) {
     const auto variant = b.kind == "mnist" ? data::MnistVariant::Digits : data::MnistVariant::Fashion;
     DatasetSplits splits{std::make_shared<data::MnistDataset>(b.path, data::Split::Train, variant),
                          std::make_shared<data::MnistDataset>(b.path, data::Split::Test, variant),

@@ -1,13 +1,36 @@
 #pragma once
 // What a dataset binding means for a graph: per-example input and label shapes, the number of
 // classes, and the datasets themselves for training.
+#include <filesystem>
 #include <memory>
+#include <string>
 
 #include "data/dataset.h"
 #include "graph/graph.h"
 #include "graph/registry.h"
 
 namespace plexus::graph {
+
+// "mnist" and "fashion-mnist": folders of IDX images, described without reading them.
+bool is_image_dataset(const std::string& kind);
+
+// Dataset paths. An absolute path is used as is. A relative path is looked up first in the
+// folder of the project file, then in the current directory; the first that exists wins.
+// So `"path": "data/mnist"` in examples/mnist_mlp.plexus finds the repository's data/mnist
+// when run from the repository root, and `"path": "data/housing.csv"` finds
+// examples/data/housing.csv wherever it is run from.
+struct DatasetLocation {
+  std::filesystem::path path;  // the first candidate that exists; else the project-relative one
+  bool found = false;
+  std::string looked;          // where it looked, for messages: "examples/data/mnist or ./data/mnist"
+};
+// `project_dir`: the folder of the project file ("" = the current directory only).
+DatasetLocation locate_dataset(const std::string& path, const std::filesystem::path& project_dir);
+
+// The binding with its path resolved (see locate_dataset). Throws IoError "dataset 'data/mnist'
+// not found (looked in ...)" when no candidate exists and `must_exist`.
+DatasetBinding resolve_dataset(const DatasetBinding& binding, const std::filesystem::path& project_dir,
+                               bool must_exist = true);
 
 // Cheap where it can be: MNIST-style folders are described without reading the images (their
 // number of examples stays unknown, 0); a CSV file is read (its classes come from the data).

@@ -8,6 +8,8 @@
 #include <variant>
 #include <vector>
 
+#include "optim/config.h"
+
 namespace plexus::graph {
 
 // A parameter's value: whole number, real number, flag, choice (text) or list of whole numbers.
@@ -49,15 +51,10 @@ struct DatasetBinding {
   bool operator==(const DatasetBinding&) const = default;
 };
 
-struct TrainingSettings {
-  std::string optimizer = "sgd";  // sgd, adam, adamw, rmsprop, adagrad
-  double lr = 0.1;
-  double momentum = 0;
-  bool nesterov = false;
-  double weight_decay = 0;
-  std::string schedule = "none";  // none, step, cosine
-  int64_t step_size = 1;
-  double gamma = 0.1;
+// How the graph trains: the optimizer and the learning-rate schedule (optim/config.h), and
+// the batches, epochs, seed and device. graph/training_params.h describes each setting once
+// (range, doc, file key) for the project reader and writer, the settings form and the checks.
+struct TrainingSettings : optim::OptimizerConfig, optim::ScheduleConfig {
   int64_t batch_size = 100;
   int64_t epochs = 5;
   uint64_t seed = 1;

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "util/text.h"
+
 namespace plexus::graph {
 namespace {
 
@@ -16,12 +18,6 @@ std::string number(double x, bool whole) {
   if (whole) os << int64_t(std::llround(x));
   else os << x;
   return os.str();
-}
-
-std::string join(const std::vector<std::string>& items, const std::string& sep) {
-  std::string s;
-  for (const auto& x : items) s += (s.empty() ? "" : sep) + x;
-  return s;
 }
 
 std::string port_text(const PortSpec& p) {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "train/builtin.h"
+#include "optim/factory.h"
 
 namespace plexus::graph {
 namespace {
@@ -44,7 +44,7 @@ MemoryEstimate estimate_memory(const GraphIndex& index, const InferenceResult& s
   const Registry& registry = Registry::instance();
   MemoryEstimate m;
   m.batch_size = std::max<int64_t>(g.training.batch_size, 1);
-  m.optimizer_state = train::optimizer_state_tensors({.kind = g.training.optimizer, .momentum = g.training.momentum});
+  m.optimizer_state = optim::optimizer_state_tensors(g.training);
   const double batch = double(m.batch_size);
   const double per_parameter = kBytesPerValue * (2 + m.optimizer_state);  // value, gradient, optimizer state
   const std::vector<char> counted = counted_nodes(index);

@@ -2,7 +2,6 @@
 #include "graph/registry.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -10,6 +9,7 @@
 #include "nn/layers.h"
 #include "ops/ops.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace plexus::graph {
 
@@ -67,8 +67,7 @@ std::string shown(const ParamValue& v) {
 // back as the same number).
 std::string bound_text(const ParamSpec& spec, double bound) {
   if (spec.type != ParamType::Float) return std::to_string(int64_t(bound));
-  char buffer[32];
-  return std::string(buffer, std::to_chars(buffer, buffer + sizeof buffer, bound).ptr);
+  return shortest_text(bound);
 }
 
 bool in_range(const ParamSpec& spec, double x) { return x >= spec.min && x <= spec.max; }
@@ -233,7 +232,7 @@ LayerType activation(std::string name, std::string display, std::string descript
 
 // Loss nodes: `input` is the prediction, `target` the dataset's labels (Input's y).
 LayerType loss_type(std::string name, std::string display, std::string description, std::vector<ParamSpec> params,
-                    ShapeRule rule, LossBuilder loss) {
+                    ShapeRule rule, LossBuilder loss, bool classification = false) {
   LayerType t;
   t.name = std::move(name);
   t.category = "Loss";
@@ -243,6 +242,7 @@ LayerType loss_type(std::string name, std::string display, std::string descripti
   t.params = std::move(params);
   t.shape = std::move(rule);
   t.loss = std::move(loss);
+  t.classification = classification;
   return t;
 }
 
@@ -644,7 +644,8 @@ Registry::Registry() {
       [](const Params& p) {
         const float smoothing = float(p.real("label_smoothing"));
         return [smoothing](const Tensor& pred, const Tensor& target) { return cross_entropy(pred, target, smoothing); };
-      }));
+      },
+      /*classification=*/true));
   types_.push_back(loss_type("MSE", "Mean squared error", "Regression: mean of (prediction - target)².", {},
                              elementwise_loss_rule, [](const Params&) {
                                return [](const Tensor& pred, const Tensor& target) {

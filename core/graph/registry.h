@@ -121,6 +121,9 @@ struct LayerType {
   ParameterCount parameter_count;  // null: it learns nothing
   Builder build;             // layers
   LossBuilder loss;          // loss nodes
+  // Loss nodes: the prediction is class scores and the target class indices, so training
+  // reports accuracy, top-k, per-class accuracy and a confusion matrix.
+  bool classification = false;
   bool is_input() const { return name == "Input"; }
   bool is_loss() const { return bool(loss); }
   const ParamSpec* param(const std::string& name) const;

@@ -1,10 +1,12 @@
 #pragma once
-// The training settings described the way layer parameters are (ParamSpec: type, default,
-// range or choices, doc), so the editor's settings panel uses the same typed, range-checked
-// fields as the property panel, and there is one description of what each setting accepts.
-// The device is not among them: it is chosen from the devices found at run time.
+// The training settings, each described once: its key in the project file, where it lives in
+// TrainingSettings, and a ParamSpec (type, default, range or choices, doc) as layer parameters
+// have. The project reader and writer, the editor's settings form and the run's checks all
+// walk this one table: adding a setting is a field in TrainingSettings (or in the optim
+// configs it extends) plus a row in training_params.cpp.
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "graph/graph.h"
@@ -12,17 +14,37 @@
 
 namespace plexus::graph {
 
-// In the order a settings form shows them; defaults are TrainingSettings{}'s.
+struct TrainingSetting {
+  using Field = std::variant<std::string TrainingSettings::*, double TrainingSettings::*, bool TrainingSettings::*,
+                             int64_t TrainingSettings::*, uint64_t TrainingSettings::*>;
+  ParamSpec spec;  // spec.name is the key in the project file
+  Field field;
+  // Whether the setting matters for these settings (momentum only for SGD and RMSprop, ...), so
+  // a form can disable it and the checks pass over it; null: always.
+  bool (*applies)(const TrainingSettings&) = nullptr;
+  // In the settings form. The device is not: it is chosen from the devices found at run time.
+  bool in_form = true;
+};
+
+// Every setting, in the order of the project file and the form.
+const std::vector<TrainingSetting>& training_settings();
+
+// The form's settings (in_form), in order; defaults are TrainingSettings{}'s.
 const std::vector<ParamSpec>& training_param_specs();
 
-// A setting's value by ParamSpec name (nullopt for an unknown name).
+// A form setting's value by ParamSpec name (nullopt for an unknown name).
 std::optional<ParamValue> training_value(const TrainingSettings& settings, const std::string& name);
-// Sets one setting; throws ValueError for an unknown name, a wrong type or an out-of-range value
-// (check_param_value's reason).
+// Sets one form setting; throws ValueError for an unknown name, a wrong type or an out-of-range
+// value (check_param_value's reason).
 void set_training_value(TrainingSettings& settings, const std::string& name, const ParamValue& value);
 
-// Whether a setting matters for these settings (momentum only for SGD and RMSprop, Nesterov
-// only for SGD, step_size and gamma only for the step schedule), so a form can disable it.
+// Whether a setting matters for these settings (its row's `applies`); true for unknown names.
 bool training_value_applies(const TrainingSettings& settings, const std::string& name);
+
+// The settings' values against the table: every number within its range where it applies, and
+// every named choice (optimizer, schedule) a known one. Throws ValueError in the form's wording
+// ("training: batch_size must be between 1 and 1048576, got 0", "training: unknown optimizer
+// 'lbfgs' (known: sgd, ...)"). The device is checked where the machine is known (session/run.h).
+void check_training_values(const TrainingSettings& settings);
 
 }  // namespace plexus::graph

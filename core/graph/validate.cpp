@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "util/system_memory.h"
+#include "util/text.h"
 
 namespace plexus::graph {
 namespace {
@@ -17,16 +18,17 @@ std::string port_list(const std::vector<PortSpec>& ports) {
   return s;
 }
 
+// The registry's loss types, for the hint when a graph has none.
+std::vector<std::string> loss_type_names() {
+  std::vector<std::string> names;
+  for (const LayerType& t : Registry::instance().types())
+    if (t.is_loss()) names.push_back(t.name);
+  return names;
+}
+
 std::string quoted(const GraphIndex& index, const std::string& id) {
   const Node* n = index.find(id);
   return "'" + (n && !n->name.empty() ? n->name : id) + "'";
-}
-
-// "'a'", "'a' and 'b'", "'a', 'b' and 'c'".
-std::string joined(const std::vector<std::string>& items) {
-  std::string s;
-  for (size_t i = 0; i < items.size(); ++i) s += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
-  return s;
 }
 
 // Case-insensitive edit distance, for "did you mean" hints.
@@ -193,7 +195,7 @@ Validation validate(const Graph& g, const DatasetInfo* dataset, const Validation
         std::vector<std::string> sources;
         for (size_t e : edges) sources.push_back(quoted(index, g.edges[e].from.node));
         error(n.id, port->name, n.label() + ": " + port->name + " has " + std::to_string(edges.size()) +
-                                    " incoming edges (from " + joined(sources) + "); it takes one");
+                                    " incoming edges (from " + join(sources, ", ", " and ") + "); it takes one");
       }
     }
   }
@@ -231,7 +233,7 @@ Validation validate(const Graph& g, const DatasetInfo* dataset, const Validation
     error(inputs[i]->id, "", inputs[i]->label() + " is a second Input node besides " + quoted(index, inputs[0]->id) +
                                  "; a graph has exactly one");
   if (losses.empty())
-    error("", "", "the graph has no loss node: connect the output to CrossEntropy, MSE or BCEWithLogits");
+    error("", "", "the graph has no loss node: connect the output to " + join(loss_type_names(), ", ", " or "));
   for (size_t i = 1; i < losses.size(); ++i)
     error(losses[i]->id, "", losses[i]->label() + " is a second loss node besides " + quoted(index, losses[0]->id) +
                                  "; a graph trains one loss");

@@ -9,17 +9,12 @@
 #include "autograd/grad_mode.h"
 #include "ops/ops.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace plexus::optim {
 namespace {
 
 constexpr const char* kFormat = "1";
-
-std::string fmt_double(double v) {
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);  // shortest text that reads back exactly
-  return std::string(buf, r.ptr);
-}
 
 std::string fmt_shape(const Shape& s) {
   std::string out;
@@ -155,10 +150,9 @@ void Optimizer::require(bool ok, const std::string& what) const {
 
 void Optimizer::require_range(const std::string& name, double value, bool ok, const std::string& expected) const {
   if (!ok || std::isnan(value))
-    throw ValueError(kind() + ": invalid " + name + " " + num(value) + " (expected " + expected + ")");
+    throw ValueError(kind() + ": invalid " + name + " " + shortest_text(value) + " (expected " + expected + ")");
 }
 
-std::string Optimizer::num(double v) { return fmt_double(v); }
 
 void Optimizer::add_param_group(std::vector<Tensor> params, const std::map<std::string, double>& overrides) {
   ParamGroup g;
@@ -297,9 +291,9 @@ OptimizerState Optimizer::state_dict() const {
     const ParamGroup& g = groups_[gi];
     const std::string gk = group_key(gi);
     out.metadata[gk + ".params"] = std::to_string(g.params.size());
-    out.metadata[gk + ".lr"] = fmt_double(g.lr);
-    if (g.initial_lr) out.metadata[gk + ".initial_lr"] = fmt_double(*g.initial_lr);
-    for (const auto& [k, v] : g.options) out.metadata[gk + "." + k] = fmt_double(v);
+    out.metadata[gk + ".lr"] = shortest_text(g.lr);
+    if (g.initial_lr) out.metadata[gk + ".initial_lr"] = shortest_text(*g.initial_lr);
+    for (const auto& [k, v] : g.options) out.metadata[gk + "." + k] = shortest_text(v);
     for (size_t i = 0; i < g.params.size(); ++i) {
       const std::string pk = param_key(gi, i);
       out.metadata[pk + ".shape"] = fmt_shape(g.params[i].shape());

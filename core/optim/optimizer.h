@@ -139,7 +139,6 @@ class Optimizer {
   void require(bool ok, const std::string& what) const;
   // ValueError "<kind>: invalid <name> <value> (expected <expected>)" unless ok (NaN never is).
   void require_range(const std::string& name, double value, bool ok, const std::string& expected) const;
-  static std::string num(double v);  // shortest exact text, "nan", "inf"
 
  private:
   friend class OptimizerSet;

@@ -1,24 +1,18 @@
 #include "optim/scheduler.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <numbers>
 #include <string>
 
 #include "util/error.h"
+#include "util/text.h"
 
 namespace plexus::optim {
 namespace {
 
 void check(bool ok, const char* who, const std::string& what) {
   if (!ok) throw ValueError(std::string(who) + ": " + what);
-}
-
-std::string num(double v) {
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
 }
 
 }  // namespace
@@ -54,7 +48,7 @@ void LRScheduler::set_epoch(int64_t epoch) {
 StepLR::StepLR(Optimizer& opt, int64_t step_size, double gamma)
     : LRScheduler(opt), step_size_(step_size), gamma_(gamma) {
   check(step_size >= 1, "StepLR", "step_size must be >= 1, got " + std::to_string(step_size));
-  check(gamma > 0 && std::isfinite(gamma), "StepLR", "gamma must be finite and > 0, got " + num(gamma));
+  check(gamma > 0 && std::isfinite(gamma), "StepLR", "gamma must be finite and > 0, got " + shortest_text(gamma));
   start();
 }
 
@@ -67,7 +61,7 @@ MultiStepLR::MultiStepLR(Optimizer& opt, std::vector<int64_t> milestones, double
     : LRScheduler(opt), milestones_(std::move(milestones)), gamma_(gamma) {
   std::sort(milestones_.begin(), milestones_.end());
   check(milestones_.empty() || milestones_.front() >= 0, "MultiStepLR", "milestones must be >= 0");
-  check(gamma > 0 && std::isfinite(gamma), "MultiStepLR", "gamma must be finite and > 0, got " + num(gamma));
+  check(gamma > 0 && std::isfinite(gamma), "MultiStepLR", "gamma must be finite and > 0, got " + shortest_text(gamma));
   start();
 }
 
@@ -78,7 +72,7 @@ double MultiStepLR::lr_at(int64_t epoch, double base_lr) const {
 
 // ---- ExponentialLR -------------------------------------------------------------------------
 ExponentialLR::ExponentialLR(Optimizer& opt, double gamma) : LRScheduler(opt), gamma_(gamma) {
-  check(gamma > 0 && std::isfinite(gamma), "ExponentialLR", "gamma must be finite and > 0, got " + num(gamma));
+  check(gamma > 0 && std::isfinite(gamma), "ExponentialLR", "gamma must be finite and > 0, got " + shortest_text(gamma));
   start();
 }
 
@@ -89,7 +83,7 @@ CosineAnnealingLR::CosineAnnealingLR(Optimizer& opt, int64_t T_max, double eta_m
     : LRScheduler(opt), t_max_(T_max), eta_min_(eta_min) {
   check(T_max >= 1, "CosineAnnealingLR", "T_max must be >= 1, got " + std::to_string(T_max));
   check(eta_min >= 0 && std::isfinite(eta_min), "CosineAnnealingLR",
-        "eta_min must be finite and >= 0, got " + num(eta_min));
+        "eta_min must be finite and >= 0, got " + shortest_text(eta_min));
   start();
 }
 
@@ -102,7 +96,7 @@ LinearWarmup::LinearWarmup(Optimizer& opt, int64_t warmup_steps, double start_fa
     : LRScheduler(opt), warmup_steps_(warmup_steps), start_factor_(start_factor) {
   check(warmup_steps >= 1, "LinearWarmup", "warmup_steps must be >= 1, got " + std::to_string(warmup_steps));
   check(start_factor > 0 && start_factor <= 1, "LinearWarmup",
-        "start_factor must be in (0, 1], got " + num(start_factor));
+        "start_factor must be in (0, 1], got " + shortest_text(start_factor));
   start();
 }
 

@@ -5,6 +5,7 @@
 #include "ops/backend.h"
 #include "ops/kernels.h"
 #include "ops/ops.h"
+#include "util/text.h"
 
 namespace plexus::optim {
 
@@ -29,8 +30,8 @@ void SGD::validate_group(const ParamGroup& g) const {
   require_range("nesterov", nesterov, nesterov == 0 || nesterov == 1, "0 or 1");
   require_range("maximize", maximize, maximize == 0 || maximize == 1, "0 or 1");
   require(!nesterov || (momentum > 0 && dampening == 0),
-          "Nesterov momentum requires momentum > 0 and dampening == 0 (got momentum " + num(momentum) +
-              ", dampening " + num(dampening) + ")");
+          "Nesterov momentum requires momentum > 0 and dampening == 0 (got momentum " + shortest_text(momentum) +
+              ", dampening " + shortest_text(dampening) + ")");
 }
 
 void SGD::update(const ParamGroup& g, const Tensor& param, const Tensor& grad, ParamState& state) {

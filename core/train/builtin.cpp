@@ -5,20 +5,11 @@
 
 #include "data/mnist.h"
 #include "nn/layers.h"
-#include "optim/adagrad.h"
-#include "optim/adam.h"
-#include "optim/rmsprop.h"
-#include "optim/sgd.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace plexus::train {
 namespace {
-
-std::string join(const std::vector<std::string>& names) {
-  std::string s;
-  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
-  return s;
-}
 
 std::shared_ptr<nn::Module> mlp(int64_t hidden, Generator* gen) {
   auto m = std::make_shared<nn::Sequential>();
@@ -56,42 +47,6 @@ std::shared_ptr<nn::Module> make_builtin_model(const std::string& name, Generato
   if (name == "mlp64") return mlp(64, gen);
   if (name == "lenet") return lenet(gen);
   throw ValueError("unknown model '" + name + "' (built-in models: " + join(builtin_model_names()) + ")");
-}
-
-const std::vector<std::string>& optimizer_names() {
-  static const std::vector<std::string> names{"sgd", "adam", "adamw", "rmsprop", "adagrad"};
-  return names;
-}
-
-std::unique_ptr<optim::Optimizer> make_optimizer(const OptimizerConfig& c, std::vector<Tensor> params) {
-  if (c.kind == "sgd")
-    return std::make_unique<optim::SGD>(std::move(params), optim::SGDOptions{.lr = c.lr,
-                                                                             .momentum = c.momentum,
-                                                                             .weight_decay = c.weight_decay,
-                                                                             .nesterov = c.nesterov});
-  if (c.kind == "adam" || c.kind == "adamw") {
-    optim::AdamOptions o{.lr = c.lr, .weight_decay = c.weight_decay};
-    if (c.kind == "adamw") {
-      if (!c.weight_decay_set) o.weight_decay = 0.01;
-      return std::make_unique<optim::AdamW>(std::move(params), o);
-    }
-    return std::make_unique<optim::Adam>(std::move(params), o);
-  }
-  if (c.kind == "rmsprop")
-    return std::make_unique<optim::RMSprop>(
-        std::move(params), optim::RMSpropOptions{.lr = c.lr, .weight_decay = c.weight_decay, .momentum = c.momentum});
-  if (c.kind == "adagrad")
-    return std::make_unique<optim::Adagrad>(std::move(params),
-                                            optim::AdagradOptions{.lr = c.lr, .weight_decay = c.weight_decay});
-  throw ValueError("unknown optimizer '" + c.kind + "' (known: " + join(optimizer_names()) + ")");
-}
-
-int optimizer_state_tensors(const OptimizerConfig& c) {
-  if (c.kind == "sgd") return c.momentum > 0 ? 1 : 0;                  // momentum_buffer
-  if (c.kind == "adam" || c.kind == "adamw") return 2;                 // exp_avg, exp_avg_sq
-  if (c.kind == "rmsprop") return c.momentum > 0 ? 2 : 1;              // square_avg (+ momentum_buffer)
-  if (c.kind == "adagrad") return 1;                                   // sum
-  return 0;
 }
 
 std::shared_ptr<const data::Dataset> open_image_dataset(const std::string& kind, const std::string& folder, bool train) {

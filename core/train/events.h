@@ -1,13 +1,8 @@
 #pragma once
-// What a training run reports, and a thread-safe queue to hand it to another thread (the
-// GUI's controller, or the CLI's printer). Events are plain values: the consumer never
-// touches the model.
-#include <chrono>
-#include <condition_variable>
+// What a training run reports (Trainer::set_callback). Events are plain values, so a front
+// end may copy them to another thread (the GUI's controller queues them to the UI thread)
+// and never touches the model.
 #include <cstdint>
-#include <deque>
-#include <mutex>
-#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -52,54 +47,5 @@ struct Failed {
 };
 
 using Event = std::variant<BatchEnd, EpochEnd, Finished, Failed>;
-
-// Multi-producer, multi-consumer; bounded so a stalled consumer cannot make a long run
-// grow memory: when full, the oldest BatchEnd is dropped (epoch and final events never are).
-class EventQueue {
- public:
-  explicit EventQueue(size_t capacity = 4096) : capacity_(capacity) {}
-
-  void push(Event e) {
-    {
-      std::lock_guard lock(mu_);
-      if (q_.size() >= capacity_)
-        for (auto it = q_.begin(); it != q_.end(); ++it)
-          if (std::holds_alternative<BatchEnd>(*it)) {
-            q_.erase(it);
-            break;
-          }
-      q_.push_back(std::move(e));
-    }
-    cv_.notify_all();
-  }
-
-  std::optional<Event> try_pop() {
-    std::lock_guard lock(mu_);
-    if (q_.empty()) return std::nullopt;
-    Event e = std::move(q_.front());
-    q_.pop_front();
-    return e;
-  }
-
-  // Waits up to `timeout` for an event.
-  std::optional<Event> pop(std::chrono::milliseconds timeout) {
-    std::unique_lock lock(mu_);
-    if (!cv_.wait_for(lock, timeout, [&] { return !q_.empty(); })) return std::nullopt;
-    Event e = std::move(q_.front());
-    q_.pop_front();
-    return e;
-  }
-
-  size_t size() const {
-    std::lock_guard lock(mu_);
-    return q_.size();
-  }
-
- private:
-  size_t capacity_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Event> q_;
-};
 
 }  // namespace plexus::train

@@ -36,23 +36,27 @@ void append_predictions(const Tensor& logits, std::vector<int32_t>& predicted, s
   }
 }
 
+// Where the batches go: the device of the model's parameters.
+Device device_of(const nn::Module& model) {
+  const auto params = model.parameters();
+  return params.empty() ? Device::cpu() : params.front().device();
+}
+
+LossFunction or_cross_entropy(LossFunction loss) {
+  if (loss) return loss;
+  return [](const Tensor& out, const Tensor& target) { return cross_entropy(out, target); };
+}
+
 }  // namespace
 
 Trainer::Trainer(nn::Module& model, optim::Optimizer& optimizer, data::DataLoader& train_loader,
                  data::DataLoader* eval_loader, TrainerOptions options)
     : model_(model), opt_(optimizer), train_(train_loader), eval_(eval_loader), options_(std::move(options)) {
   if (options_.epochs < 1) throw ValueError("Trainer: epochs must be at least 1, got " + std::to_string(options_.epochs));
-  if (!options_.loss)
-    options_.loss = [](const Tensor& out, const Tensor& target) { return cross_entropy(out, target); };
+  options_.loss = or_cross_entropy(std::move(options_.loss));
 }
 
-Device Trainer::model_device() const {
-  const auto params = model_.parameters();
-  return params.empty() ? Device::cpu() : params.front().device();
-}
-
-void Trainer::publish(Event e) {
-  events_.push(e);
+void Trainer::publish(const Event& e) {
   if (callback_) callback_(e);
 }
 
@@ -89,7 +93,7 @@ EpochEnd Trainer::train_epoch(int epoch) {
   Average loss_avg;
   int64_t correct = 0, seen = 0, batch = 0;
   const auto start = Clock::now();
-  const Device device = model_device();
+  const Device device = device_of(model_);
   for (data::Batch& b : train_) {
     if (!wait_while_paused()) throw Cancelled();
     ++batch;
@@ -147,30 +151,34 @@ EpochEnd Trainer::train_epoch(int epoch) {
   return end;
 }
 
-EpochEnd Trainer::evaluate(data::DataLoader& loader) {
+EpochEnd Trainer::evaluate(data::DataLoader& loader) { return train::evaluate(model_, loader, options_, &cancelled_); }
+
+EpochEnd evaluate(nn::Module& model, data::DataLoader& loader, const TrainerOptions& options,
+                  const std::atomic<bool>* cancelled) {
   NoGradGuard no_grad;
-  const bool was_training = model_.is_training();
-  model_.eval();
+  const LossFunction loss = or_cross_entropy(options.loss);
+  const bool was_training = model.is_training();
+  model.eval();
   Average loss_avg;
   ConfusionMatrix confusion;
   int64_t top = 0, seen = 0;
   std::vector<int32_t> predicted;
   std::vector<float> confidence;
-  const Device device = model_device();
+  const Device device = device_of(model);
   for (data::Batch& b : loader) {
-    if (cancelled_) break;
+    if (cancelled && *cancelled) break;
     // The metrics run on the host: one copy of the outputs instead of several small reads.
-    const Tensor out = model_(b.inputs.to(device)).to(Device::cpu());
-    loss_avg.add(options_.loss(out, b.targets).item(), batch_size_of(b.inputs));
-    if (options_.classification && out.dim() == 2 && b.targets.dim() == 1) {
+    const Tensor out = model(b.inputs.to(device)).to(Device::cpu());
+    loss_avg.add(loss(out, b.targets).item(), batch_size_of(b.inputs));
+    if (options.classification && out.dim() == 2 && b.targets.dim() == 1) {
       if (confusion.classes() == 0) confusion = ConfusionMatrix(out.shape()[1]);
       confusion.add(out, b.targets);
-      top += top_k_correct(out, b.targets, std::min(options_.top_k, out.shape()[1]));
+      top += top_k_correct(out, b.targets, std::min(options.top_k, out.shape()[1]));
       seen += out.shape()[0];
-      if (options_.record_predictions) append_predictions(out, predicted, confidence);
+      if (options.record_predictions) append_predictions(out, predicted, confidence);
     }
   }
-  model_.train(was_training);
+  model.train(was_training);
   EpochEnd e;
   e.has_eval = true;
   e.eval_loss = loss_avg.value();
@@ -227,15 +235,19 @@ RunResult Trainer::run() {
   }
   GradMode::set_enabled(grad_was_enabled);
   result.seconds = seconds_since(start);
-  // The final event reaches the queue even if the callback throws; run() itself never does,
-  // but a failing callback turns the result into a failure that says why.
+  // run() itself never throws: a callback failing on the final event turns the result into a
+  // failure that says why, and the callback is told so once more.
   try {
     if (result.status == RunStatus::Failed) publish(Failed{result.message});
     else publish(Finished{result.status == RunStatus::Cancelled, result.epochs_completed, result.seconds});
   } catch (const std::exception& ex) {
     result.status = RunStatus::Failed;
     result.message = std::string("reporting the end of the run failed: ") + ex.what();
-    events_.push(Failed{result.message});
+    try {
+      publish(Failed{result.message});
+    } catch (const std::exception&) {
+      // The result says why; a callback that cannot take a Failed either has nothing more to hear.
+    }
   }
   return result;
 }

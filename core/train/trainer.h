@@ -1,9 +1,9 @@
 #pragma once
 // Trainer: the epoch loop shared by plexus-cli and the GUI's worker thread.
 //
-// run() trains on the calling thread and reports through events(): a BatchEnd after every
-// batch, an EpochEnd after every epoch (with evaluation on the held-out loader, if any),
-// then exactly one Finished or Failed. Another thread may call pause(), resume() and
+// run() trains on the calling thread and reports through one channel, the callback (on that
+// thread): a BatchEnd after every batch, an EpochEnd after every epoch (with evaluation on the
+// held-out loader, if any), then exactly one Finished or Failed. Another thread may call pause(), resume() and
 // cancel() at any time: they only set atomics that run() checks between batches, so the
 // model and optimizer are touched by the training thread alone.
 //
@@ -53,14 +53,21 @@ struct RunResult {
   double seconds = 0;
 };
 
+// Mean loss, and for classification accuracy, top-k, per-class accuracy and the confusion
+// matrix (with predictions when options.record_predictions), of `model` on `loader`, in eval
+// mode without gradients, with the loss and metric settings of `options`. Batches go to the
+// device of the model's parameters. Stops early (partial figures) once `cancelled` is true.
+EpochEnd evaluate(nn::Module& model, data::DataLoader& loader, const TrainerOptions& options,
+                  const std::atomic<bool>* cancelled = nullptr);
+
 class Trainer {
  public:
   Trainer(nn::Module& model, optim::Optimizer& optimizer, data::DataLoader& train_loader,
           data::DataLoader* eval_loader = nullptr, TrainerOptions options = {});
 
   void set_scheduler(optim::LRScheduler* scheduler) { scheduler_ = scheduler; }  // stepped per epoch
-  // Also called on the training thread for every event, after it is queued. An exception
-  // from the callback fails the run (e.g. a checkpoint that cannot be written).
+  // Called on the training thread for every event. An exception from the callback fails the
+  // run (e.g. a checkpoint that cannot be written).
   void set_callback(std::function<void(const Event&)> callback) { callback_ = std::move(callback); }
 
   RunResult run();
@@ -71,15 +78,11 @@ class Trainer {
   bool is_paused() const { return paused_.load(); }
   bool is_cancelled() const { return cancelled_.load(); }
 
-  EventQueue& events() { return events_; }
-
-  // Mean loss, accuracy, top-k and confusion matrix of the model on `loader`, in eval mode
-  // without gradients. Public so `plexus-cli eval` can use it on a checkpoint.
+  // train::evaluate() with this trainer's model and options; stops early when cancelled.
   EpochEnd evaluate(data::DataLoader& loader);
 
  private:
-  void publish(Event e);
-  Device model_device() const;  // where the batches go: the device of the model's parameters
+  void publish(const Event& e);
   bool wait_while_paused();  // false when cancelled
   EpochEnd train_epoch(int epoch);
 
@@ -90,7 +93,6 @@ class Trainer {
   TrainerOptions options_;
   optim::LRScheduler* scheduler_ = nullptr;
   std::function<void(const Event&)> callback_;
-  EventQueue events_;
 
   std::atomic<bool> paused_{false}, cancelled_{false};
   std::mutex pause_mu_;

@@ -1,0 +1,26 @@
+#pragma once
+// Optimizers and learning-rate schedules chosen by name, as plain data: what a project file's
+// training settings hold (graph::TrainingSettings extends both) and what plexus-cli's flags
+// fill. optim/factory.h builds the optimizer and the scheduler they describe.
+#include <cstdint>
+#include <string>
+
+namespace plexus::optim {
+
+struct OptimizerConfig {
+  std::string optimizer = "sgd";  // one of optimizer_names(): sgd, adam, adamw, rmsprop, adagrad
+  double lr = 0.1;
+  double momentum = 0;            // sgd, rmsprop
+  bool nesterov = false;          // sgd
+  double weight_decay = 0;        // adamw: decoupled from the gradient
+  bool operator==(const OptimizerConfig&) const = default;
+};
+
+struct ScheduleConfig {
+  std::string schedule = "none";  // one of schedule_names(): none, step, cosine
+  int64_t step_size = 1;          // step: epochs between decays
+  double gamma = 0.1;             // step: the factor of each decay
+  bool operator==(const ScheduleConfig&) const = default;
+};
+
+}  // namespace plexus::optim

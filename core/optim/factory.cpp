@@ -1,0 +1,53 @@
+#include "optim/factory.h"
+
+#include "optim/adagrad.h"
+#include "optim/adam.h"
+#include "optim/rmsprop.h"
+#include "optim/sgd.h"
+#include "util/error.h"
+#include "util/text.h"
+
+namespace plexus::optim {
+const std::vector<std::string>& optimizer_names() {
+  static const std::vector<std::string> names{"sgd", "adam", "adamw", "rmsprop", "adagrad"};
+  return names;
+}
+
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& c, std::vector<Tensor> params) {
+  if (c.optimizer == "sgd")
+    return std::make_unique<SGD>(
+        std::move(params), SGDOptions{.lr = c.lr, .momentum = c.momentum, .weight_decay = c.weight_decay, .nesterov = c.nesterov});
+  if (c.optimizer == "adam") return std::make_unique<Adam>(std::move(params), AdamOptions{.lr = c.lr, .weight_decay = c.weight_decay});
+  if (c.optimizer == "adamw")
+    return std::make_unique<AdamW>(std::move(params), AdamOptions{.lr = c.lr, .weight_decay = c.weight_decay});
+  if (c.optimizer == "rmsprop")
+    return std::make_unique<RMSprop>(std::move(params),
+                                     RMSpropOptions{.lr = c.lr, .weight_decay = c.weight_decay, .momentum = c.momentum});
+  if (c.optimizer == "adagrad")
+    return std::make_unique<Adagrad>(std::move(params), AdagradOptions{.lr = c.lr, .weight_decay = c.weight_decay});
+  throw ValueError("unknown optimizer '" + c.optimizer + "' (known: " + join(optimizer_names()) + ")");
+}
+
+double default_weight_decay(const std::string& optimizer) { return optimizer == "adamw" ? 0.01 : 0; }
+
+int optimizer_state_tensors(const OptimizerConfig& c) {
+  if (c.optimizer == "sgd") return c.momentum > 0 ? 1 : 0;             // momentum_buffer
+  if (c.optimizer == "adam" || c.optimizer == "adamw") return 2;       // exp_avg, exp_avg_sq
+  if (c.optimizer == "rmsprop") return c.momentum > 0 ? 2 : 1;         // square_avg (+ momentum_buffer)
+  if (c.optimizer == "adagrad") return 1;                              // sum
+  return 0;
+}
+
+const std::vector<std::string>& schedule_names() {
+  static const std::vector<std::string> names{"none", "step", "cosine"};
+  return names;
+}
+
+std::unique_ptr<LRScheduler> make_scheduler(const ScheduleConfig& c, Optimizer& optimizer, int64_t epochs) {
+  if (c.schedule == "none") return nullptr;
+  if (c.schedule == "step") return std::make_unique<StepLR>(optimizer, c.step_size, c.gamma);
+  if (c.schedule == "cosine") return std::make_unique<CosineAnnealingLR>(optimizer, epochs);
+  throw ValueError("unknown schedule '" + c.schedule + "' (known: " + join(schedule_names()) + ")");
+}
+
+}  // namespace plexus::optim

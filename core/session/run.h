@@ -1,0 +1,73 @@
+#pragma once
+// A training run assembled from a project: its dataset (found on disk, see
+// graph::locate_dataset), the loaders (image inputs standardised with the training images' mean
+// and std), the compiled model and loss, the optimizer and the learning-rate schedule, and the
+// Trainer's options. `plexus-cli train FILE` and the GUI's Train button both start here, so a
+// project trains the same way from either. session/ sits above graph/ (plain data) and train/
+// (the loop): it is where the two meet.
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "data/dataloader.h"
+#include "graph/compiler.h"
+#include "graph/dataset_info.h"
+#include "graph/graph.h"
+#include "optim/optimizer.h"
+#include "optim/scheduler.h"
+#include "train/trainer.h"
+
+namespace plexus::session {
+
+// Settings a front end can override without changing the graph (command-line flags).
+struct RunOptions {
+  std::filesystem::path project_dir;  // for relative dataset paths
+  int64_t train_subset = 0;           // train on the first N training examples only (0 = all)
+  int64_t eval_batch_size = 1000;
+};
+
+// Everything a run needs, ready to hand to a train::Trainer:
+//   train::Trainer t(*run.compiled.model, *run.optimizer, *run.train_loader, run.eval_loader.get(),
+//                    run.trainer_options);
+//   t.set_scheduler(run.scheduler.get());
+// The members own what the Trainer refers to; keep the TrainingRun alive (moving it is fine:
+// everything sits behind pointers).
+struct TrainingRun {
+  graph::TrainingSettings settings;               // the graph's, as used
+  graph::DatasetBinding dataset;                  // path resolved
+  graph::DatasetSplits data;                      // train: after train_subset
+  graph::CompiledGraph compiled;                  // initialised with settings.seed, on settings.device
+  std::unique_ptr<optim::Optimizer> optimizer;
+  std::unique_ptr<optim::LRScheduler> scheduler;  // null for schedule "none"
+  std::unique_ptr<data::DataLoader> train_loader, eval_loader;
+  train::TrainerOptions trainer_options;          // epochs, loss, classification, seed
+};
+
+// Checks the settings (ValueError naming the bad one), opens the dataset (IoError/DataError),
+// compiles the graph (ValueError listing every graph error) and builds the rest. The seed
+// initialises the weights, shuffles the batches, seeds dropout (the Trainer seeds the
+// default generator) and, for a CSV file, chooses the 80/20 train/test split.
+TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& options = {});
+
+// The model of a project as a run builds it (compiled with the project's seed, on its device)
+// and the loader of its held-out split, without the training parts: for evaluating a
+// checkpoint of the project (`plexus-cli eval FILE --checkpoint CKPT`).
+struct EvaluationRun {
+  graph::DatasetBinding dataset;  // path resolved
+  graph::DatasetSplits data;
+  graph::CompiledGraph compiled;
+  std::unique_ptr<data::DataLoader> eval_loader;
+  train::TrainerOptions trainer_options;  // loss and classification
+};
+EvaluationRun make_evaluation_run(const graph::Graph& graph, const RunOptions& options = {});
+
+// Checks the training settings: graph::check_training_values (every number within its range
+// where it applies, a known optimizer and schedule), then the device (cpu, cuda or cuda:N, a
+// GPU only where one exists). Throws ValueError ("training: batch_size must be between 1 and
+// 1048576, got 0"), or DeviceError for a GPU this machine lacks.
+void check_training_settings(const graph::TrainingSettings& settings);
+
+// Where a run computes, for people: "cpu, 2 threads" or "cuda:0 (NVIDIA H100 80GB HBM3)".
+std::string device_text(Device device);
+
+}  // namespace plexus::session

@@ -1,0 +1,74 @@
+#include "session/run_folder.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+
+#include "graph/project.h"
+#include "train/checkpoint.h"
+#include "util/text.h"
+
+namespace plexus::session {
+namespace fs = std::filesystem;
+
+fs::path new_run_folder(const fs::path& project_file, const fs::path& unsaved_root,
+                        std::chrono::system_clock::time_point when) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(when.time_since_epoch()).count();
+  const std::time_t seconds = std::time_t(ms / 1000);
+  std::tm local{};
+  localtime_r(&seconds, &local);
+  char stamp[64];
+  std::snprintf(stamp, sizeof stamp, "%04d%02d%02d-%02d%02d%02d-%03d", local.tm_year + 1900, local.tm_mon + 1,
+                local.tm_mday, local.tm_hour, local.tm_min, local.tm_sec, int(ms % 1000));
+  if (const char* forced = std::getenv("PLEXUS_RUNS_DIR"); forced && *forced) return fs::path(forced) / stamp;
+  if (project_file.empty()) return unsaved_root / stamp;
+  return project_file.parent_path() / (project_file.stem().string() + ".runs") / stamp;
+}
+
+RunCheckpoints::RunCheckpoints(fs::path folder, const graph::Graph& project, const nn::Module& model,
+                               const optim::Optimizer& optimizer, bool classification)
+    : folder_(std::move(folder)), model_(model), optimizer_(optimizer), classification_(classification) {
+  if (folder_.empty()) return;
+  fs::create_directories(folder_);
+  graph::Graph g = project;
+  g.view.clear();  // the editor's view state says nothing about the weights
+  project_ = graph::serialize_project(g);
+}
+
+fs::path RunCheckpoints::epoch_ended(const train::EpochEnd& e) {
+  const double s = score(e);
+  if (folder_.empty() || !(s > best_)) return {};
+  best_ = s;
+  return save("best", e.epoch, &e, {});
+}
+
+fs::path RunCheckpoints::finish(const train::RunResult& r) {
+  if (folder_.empty()) return {};
+  return save("final", r.epochs_completed, r.history.empty() ? nullptr : &r.history.back(),
+              {{"cancelled", r.status == train::RunStatus::Cancelled ? "true" : "false"}});
+}
+
+// Higher is better.
+double RunCheckpoints::score(const train::EpochEnd& e) const {
+  if (classification_) return e.has_eval ? e.eval_accuracy : e.train_accuracy;
+  return -(e.has_eval ? e.eval_loss : e.train_loss);
+}
+
+fs::path RunCheckpoints::save(const std::string& kind, int epoch, const train::EpochEnd* e,
+                              std::map<std::string, std::string> meta) const {
+  meta["checkpoint"] = kind;
+  meta["project"] = project_;
+  meta["epoch"] = std::to_string(epoch);
+  if (e) {
+    meta["epochs"] = std::to_string(e->epochs);
+    meta["train_loss"] = shortest_text(e->train_loss);
+    if (classification_) meta["train_accuracy"] = shortest_text(e->train_accuracy);
+    if (e->has_eval) meta["eval_loss"] = shortest_text(e->eval_loss);
+    if (e->has_eval && classification_) meta["eval_accuracy"] = shortest_text(e->eval_accuracy);
+  }
+  const fs::path file = folder_ / (kind + ".safetensors");
+  train::save_checkpoint(file, model_, &optimizer_, meta);  // atomic: temp file, fsync, rename
+  return file;
+}
+
+}  // namespace plexus::session

@@ -1,0 +1,61 @@
+#pragma once
+// Where a training run keeps its checkpoints, and when it writes them: the one policy of the GUI
+// and of `plexus-cli train FILE --save-run`, so both leave the same folder:
+//
+//   <project folder>/<project name>.runs/<yyyyMMdd-HHmmss-zzz>/
+//       best.safetensors    model + optimizer whenever the validation score improves
+//       final.safetensors   model + optimizer at the end (completed or stopped)
+//
+// Each is a train::save_checkpoint file (tensors "model.<node>.<param>", "optim.*") whose
+// metadata holds "checkpoint" (best or final), "project" (the project's text, without the
+// editor's view, so the checkpoint alone says what it is a checkpoint of), "epoch", "epochs",
+// the losses and accuracies of that epoch, and for final "cancelled". Saves are atomic.
+#include <chrono>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <string>
+
+#include "graph/graph.h"
+#include "nn/module.h"
+#include "optim/optimizer.h"
+#include "train/trainer.h"
+
+namespace plexus::session {
+
+// A fresh folder name for a run started at `when` (local time, to the millisecond), inside
+// `<folder of project_file>/<its name>.runs/`; inside `unsaved_root` for a project not saved
+// yet (empty project_file). The environment variable PLEXUS_RUNS_DIR, when set, replaces that
+// parent folder (tests and scripts). Nothing is created.
+std::filesystem::path new_run_folder(const std::filesystem::path& project_file, const std::filesystem::path& unsaved_root,
+                                     std::chrono::system_clock::time_point when = std::chrono::system_clock::now());
+
+class RunCheckpoints {
+ public:
+  // `folder` is created when missing; an empty folder saves nothing.
+  RunCheckpoints(std::filesystem::path folder, const graph::Graph& project, const nn::Module& model,
+                 const optim::Optimizer& optimizer, bool classification);
+
+  // After an epoch: saves best.safetensors when the epoch scores better than every one before
+  // (validation accuracy, or minus the validation loss for a regression; the training figures
+  // without a held-out split) and returns its path; "" when not better.
+  std::filesystem::path epoch_ended(const train::EpochEnd& epoch);
+  // At the end of a run that did not fail: saves final.safetensors and returns its path.
+  std::filesystem::path finish(const train::RunResult& result);
+
+  const std::filesystem::path& folder() const { return folder_; }
+
+ private:
+  double score(const train::EpochEnd& e) const;
+  std::filesystem::path save(const std::string& kind, int epoch, const train::EpochEnd* e,
+                             std::map<std::string, std::string> meta) const;
+
+  std::filesystem::path folder_;
+  const nn::Module& model_;
+  const optim::Optimizer& optimizer_;
+  bool classification_;
+  std::string project_;
+  double best_ = -std::numeric_limits<double>::infinity();
+};
+
+}  // namespace plexus::session
