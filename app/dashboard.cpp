@@ -10,16 +10,16 @@
 
 #include <exception>
 
-#include "confusion_matrix.h"
+#include "common/qt_text.h"
+#include "common/theme.h"
+#include "dashboard/confusion_matrix.h"
+#include "dashboard/run_list.h"
+#include "dashboard/training_plots.h"
+#include "dashboard/training_progress.h"
 #include "data/csv.h"
-#include "dataset_preview.h"
+#include "dataset/dataset_preview.h"
 #include "graph/dataset_info.h"
-#include "qt_text.h"
-#include "run_list.h"
-#include "theme.h"
 #include "training_controller.h"
-#include "training_plots.h"
-#include "training_progress.h"
 
 namespace plexus::app {
 

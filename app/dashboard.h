@@ -8,7 +8,7 @@
 
 #include <memory>
 
-#include "dataset_samples.h"
+#include "dataset/dataset_samples.h"
 #include "graph/dataset_info.h"
 #include "graph/graph.h"
 #include "train/events.h"

@@ -12,11 +12,11 @@
 #include <cstdio>
 #include <memory>
 
-#include "icons.h"
+#include "common/icons.h"
+#include "common/theme.h"
+#include "editor/node_scene.h"
+#include "editor/node_view.h"
 #include "main_window.h"
-#include "node_scene.h"
-#include "node_view.h"
-#include "theme.h"
 #include "training_controller.h"
 
 int main(int argc, char** argv) {

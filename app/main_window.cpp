@@ -20,21 +20,21 @@
 
 #include <exception>
 
+#include "common/icons.h"
+#include "common/qt_text.h"
+#include "common/theme.h"
 #include "dashboard.h"
+#include "editor/model/graph_document.h"
+#include "editor/node_scene.h"
+#include "editor/node_view.h"
+#include "editor/palette.h"
+#include "editor/problems_panel.h"
+#include "editor/property_panel.h"
+#include "editor/training_panel.h"
 #include "graph/project.h"
-#include "graph_document.h"
-#include "icons.h"
-#include "node_scene.h"
-#include "node_view.h"
-#include "palette.h"
-#include "problems_panel.h"
-#include "property_panel.h"
-#include "qt_text.h"
 #include "recovery.h"
 #include "session/run_folder.h"
-#include "theme.h"
 #include "training_controller.h"
-#include "training_panel.h"
 
 namespace plexus::app {
 

@@ -16,8 +16,8 @@
 #include <csignal>
 #include <exception>
 
+#include "editor/model/graph_document.h"
 #include "graph/project.h"
-#include "graph_document.h"
 
 namespace plexus::app {
 namespace {

@@ -22,10 +22,10 @@
 #include <string>
 #include <vector>
 
-#include "graph_document.h"
-#include "node_item.h"
-#include "node_scene.h"
-#include "node_view.h"
+#include "editor/model/graph_document.h"
+#include "editor/node_item.h"
+#include "editor/node_scene.h"
+#include "editor/node_view.h"
 
 using namespace plexus;
 using namespace plexus::widgets;

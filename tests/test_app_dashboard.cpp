@@ -15,19 +15,19 @@
 
 #include <filesystem>
 
-#include "confusion_matrix.h"
+#include "dashboard/confusion_matrix.h"
 #include "dashboard.h"
-#include "dataset_preview.h"
+#include "dataset/dataset_preview.h"
 #include "graph/compiler.h"
 #include "graph/dataset_info.h"
 #include "graph/project.h"
-#include "graph_document.h"
+#include "editor/model/graph_document.h"
 #include "main_window.h"
 #include "data/synthetic_digits.h"
 #include "train/checkpoint.h"
 #include "training_controller.h"
-#include "training_plots.h"
-#include "training_progress.h"
+#include "dashboard/training_plots.h"
+#include "dashboard/training_progress.h"
 
 using namespace plexus;
 using plexus::app::MainWindow;

@@ -22,14 +22,14 @@
 #include <set>
 #include <sstream>
 
+#include "editor/model/graph_document.h"
+#include "editor/node_item.h"
+#include "editor/node_scene.h"
+#include "editor/node_view.h"
+#include "editor/palette.h"
+#include "editor/problems_panel.h"
 #include "graph/project.h"
-#include "graph_document.h"
 #include "main_window.h"
-#include "node_item.h"
-#include "node_scene.h"
-#include "node_view.h"
-#include "palette.h"
-#include "problems_panel.h"
 #include "recovery.h"
 
 using namespace plexus;

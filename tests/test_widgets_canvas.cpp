@@ -10,13 +10,13 @@
 
 #include <memory>
 
-#include "edge_item.h"
-#include "graph_document.h"
-#include "node_item.h"
-#include "node_scene.h"
-#include "node_view.h"
-#include "palette.h"
-#include "theme.h"
+#include "common/theme.h"
+#include "editor/edge_item.h"
+#include "editor/model/graph_document.h"
+#include "editor/node_item.h"
+#include "editor/node_scene.h"
+#include "editor/node_view.h"
+#include "editor/palette.h"
 
 using namespace plexus;
 using namespace plexus::widgets;

@@ -21,12 +21,12 @@
 #include <memory>
 #include <numeric>
 
-#include "confusion_matrix.h"
+#include "common/theme.h"
+#include "dashboard/confusion_matrix.h"
 #include "data/mnist.h"
-#include "dataset_histogram.h"
-#include "dataset_pager.h"
-#include "dataset_preview.h"
-#include "theme.h"
+#include "dataset/dataset_histogram.h"
+#include "dataset/dataset_pager.h"
+#include "dataset/dataset_preview.h"
 
 using namespace plexus;
 using namespace plexus::widgets;

@@ -4,7 +4,7 @@
 #include <QTest>
 
 #include "cuda/cuda.h"
-#include "device_selector.h"
+#include "editor/device_selector.h"
 
 using plexus::Device;
 using plexus::widgets::DeviceEntry;

@@ -4,9 +4,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "editor/model/graph_document.h"
 #include "graph/fragment.h"
 #include "graph/project.h"
-#include "graph_document.h"
 
 using namespace plexus;
 using plexus::widgets::GraphDocument;

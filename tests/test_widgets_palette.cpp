@@ -13,10 +13,10 @@
 #include <QTreeWidget>
 #include <memory>
 
+#include "common/icons.h"
+#include "common/theme.h"
+#include "editor/palette.h"
 #include "graph/registry.h"
-#include "icons.h"
-#include "palette.h"
-#include "theme.h"
 
 using namespace plexus::widgets;
 using plexus::graph::Registry;

@@ -15,12 +15,12 @@
 
 #include <climits>
 
+#include "common/theme.h"
+#include "editor/model/graph_document.h"
+#include "editor/param_editor.h"
+#include "editor/problems_panel.h"
+#include "editor/property_panel.h"
 #include "graph/registry.h"
-#include "graph_document.h"
-#include "param_editor.h"
-#include "problems_panel.h"
-#include "property_panel.h"
-#include "theme.h"
 
 using namespace plexus;
 using namespace plexus::widgets;

@@ -20,9 +20,9 @@
 #include <qcustomplot.h>
 #include <random>
 
-#include "run_list.h"
-#include "theme.h"
-#include "training_plots.h"
+#include "common/theme.h"
+#include "dashboard/run_list.h"
+#include "dashboard/training_plots.h"
 
 using namespace plexus::widgets;
 using plexus::train::BatchEnd;

@@ -9,11 +9,11 @@
 #include <QToolButton>
 #include <QUndoStack>
 
-#include "device_selector.h"
-#include "graph_document.h"
-#include "param_editor.h"
-#include "training_panel.h"
-#include "training_progress.h"
+#include "dashboard/training_progress.h"
+#include "editor/device_selector.h"
+#include "editor/model/graph_document.h"
+#include "editor/param_editor.h"
+#include "editor/training_panel.h"
 
 using namespace plexus;
 using namespace plexus::widgets;

@@ -1,0 +1,41 @@
+#include "common/panel_style.h"
+
+#include <QEvent>
+#include <QLineEdit>
+
+#include <algorithm>
+
+namespace plexus::widgets {
+namespace {
+
+class WheelGuard : public QObject {
+ public:
+  using QObject::QObject;
+  bool eventFilter(QObject* watched, QEvent* event) override {
+    if (event->type() != QEvent::Wheel || static_cast<QWidget*>(watched)->hasFocus()) return false;
+    event->ignore();
+    return true;
+  }
+};
+
+}  // namespace
+
+void setColour(QWidget* widget, QPalette::ColorRole role, const QColor& colour) {
+  QPalette palette = widget->palette();
+  palette.setColor(role, colour);
+  widget->setPalette(palette);
+}
+
+void setTextKeepingCursor(QLineEdit* edit, const QString& text) {
+  if (edit->text() == text) return;
+  const int cursor = edit->cursorPosition();
+  edit->setText(text);
+  edit->setCursorPosition(std::min(cursor, int(text.size())));
+}
+
+void guardWheel(QWidget* widget) {
+  widget->setFocusPolicy(Qt::StrongFocus);
+  widget->installEventFilter(new WheelGuard(widget));
+}
+
+}  // namespace plexus::widgets

@@ -1,0 +1,26 @@
+#pragma once
+// Small helpers the property panel's pages and the parameter editors share: how their fields
+// take colours, text and the mouse wheel.
+#include <QPalette>
+#include <QString>
+#include <string>
+
+#include "common/qt_text.h"
+
+class QColor;
+class QLineEdit;
+class QWidget;
+
+namespace plexus::widgets {
+
+// Sets one colour of the widget's palette, keeping the others.
+void setColour(QWidget* widget, QPalette::ColorRole role, const QColor& colour);
+
+// Text set from the document keeps the cursor where it was, so an undo while typing is calm.
+void setTextKeepingCursor(QLineEdit* edit, const QString& text);
+
+// Scrolling the panel must not change the value under the pointer: the wheel only works on a
+// spin or combo box that has focus.
+void guardWheel(QWidget* widget);
+
+}  // namespace plexus::widgets

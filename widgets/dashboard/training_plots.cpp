@@ -1,0 +1,789 @@
+#include "dashboard/training_plots.h"
+
+#include <QEvent>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QMessageBox>
+#include <QPainter>
+#include <QSaveFile>
+#include <QSplitter>
+#include <QTextStream>
+#include <QToolButton>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <numeric>
+
+#include "common/icons.h"
+#include "common/theme.h"
+
+namespace plexus::widgets {
+namespace {
+
+constexpr double kSmoothing = 0.95;             // EMA weight of the past: calm, yet only ~20 batches behind
+constexpr int kReplotIntervalMs = 50;           // at most 20 replots a second
+constexpr int kHoverRadius = 40;                // pixels from a point that still show its values
+constexpr QMargins kAxisMargins{72, 4, 64, 4};  // the same on every plot, so their axes line up
+
+// One hue per run, in the order runs start; brighter on the dark theme.
+struct RunColour {
+  QRgb light, dark;
+};
+constexpr RunColour kRunColours[] = {
+    {0x2563EB, 0x60A5FA}, {0xEA580C, 0xFB923C}, {0x059669, 0x34D399}, {0x9333EA, 0xC084FC},
+    {0xDB2777, 0xF472B6}, {0x0891B2, 0x22D3EE}, {0xCA8A04, 0xFACC15}, {0x65A30D, 0xA3E635},
+};
+
+QColor runColour(int index, bool dark) {
+  const RunColour& c = kRunColours[size_t(index) % std::size(kRunColours)];
+  return QColor(dark ? c.dark : c.light);
+}
+
+struct PlotColours {
+  QColor background, text, muted, grid, axis;
+};
+
+PlotColours plotColours(const Theme& t) {
+  return {t.dark ? t.canvas : QColor(Qt::white), t.text, t.mutedText, t.dark ? t.gridMajor : t.gridMinor, t.nodeBorder};
+}
+
+// The epoch plot's lines: loss with round markers, accuracy with diamonds; validation solid,
+// training dashed and lighter.
+QPen epochPen(const QColor& colour, bool training) {
+  QPen pen(colour, training ? 1.4 : 2.0);
+  if (training) pen.setStyle(Qt::DashLine);
+  return pen;
+}
+
+QCPScatterStyle epochMarker(const QColor& colour, const QColor& fill, bool accuracy, bool training) {
+  return QCPScatterStyle(accuracy ? QCPScatterStyle::ssDiamond : QCPScatterStyle::ssCircle, QPen(colour, 1.5),
+                         QBrush(fill), training ? 5 : 7);
+}
+
+void styleAxis(QCPAxis* axis, const PlotColours& c) {
+  const QPen pen(c.axis, 1);
+  axis->setBasePen(pen);
+  axis->setTickPen(pen);
+  axis->setSubTickPen(pen);
+  axis->setTickLengthIn(0);
+  axis->setTickLengthOut(4);
+  axis->setSubTicks(false);
+  axis->setTickLabelColor(c.muted);
+  axis->setLabelColor(c.text);
+  axis->grid()->setPen(QPen(c.grid, 1));
+  axis->grid()->setZeroLinePen(Qt::NoPen);
+}
+
+// Log ticks at 1, 2 and 5 times the powers of ten where plain powers of ten would be too few
+// (QCustomPlot falls back to linear steps there, which leave the low end bare).
+class LogTicker : public QCPAxisTickerLog {
+ protected:
+  QVector<double> createTickVector(double tickStep, const QCPRange& range) override {
+    const double decades = range.lower > 0 ? std::log10(range.upper / range.lower) : 0;
+    if (decades <= 0 || decades >= 3) return QCPAxisTickerLog::createTickVector(tickStep, range);
+    QVector<double> ticks;
+    for (int e = int(std::floor(std::log10(range.lower))); e <= int(std::ceil(std::log10(range.upper))); ++e)
+      for (double mantissa : {1.0, 2.0, 5.0})
+        if (const double v = mantissa * std::pow(10.0, e); range.contains(v)) ticks << v;
+    return ticks.size() >= 3 ? ticks : QCPAxisTickerLog::createTickVector(tickStep, range);
+  }
+};
+
+// The union of `rangeOf(graph, found)` over the visible graphs; none when none has data.
+template <typename RangeOf>
+std::optional<QCPRange> unionOf(const std::vector<QCPGraph*>& graphs, RangeOf rangeOf) {
+  std::optional<QCPRange> out;
+  for (QCPGraph* g : graphs) {
+    bool found = false;
+    const QCPRange r = g->visible() ? rangeOf(g, found) : QCPRange();
+    if (found) out = out ? QCPRange(std::min(out->lower, r.lower), std::max(out->upper, r.upper)) : r;
+  }
+  return out;
+}
+
+std::optional<QCPRange> keyRange(const std::vector<QCPGraph*>& graphs) {
+  return unionOf(graphs, [](QCPGraph* g, bool& found) { return g->getKeyRange(found); });
+}
+
+// Positive values only on a log axis.
+std::optional<QCPRange> valueRange(const std::vector<QCPGraph*>& graphs, QCP::SignDomain domain) {
+  return unionOf(graphs, [domain](QCPGraph* g, bool& found) { return g->getValueRange(found, domain); });
+}
+
+// `range` widened by `fraction` of its size on each side (in log space on a log axis); a single
+// value gets a small range around it.
+void setPaddedRange(QCPAxis* axis, QCPRange range, double fraction) {
+  if (axis->scaleType() == QCPAxis::stLogarithmic) {
+    const double factor = range.upper > range.lower ? std::pow(range.upper / range.lower, fraction) : 1.5;
+    axis->setRange(range.lower / factor, range.upper * factor);
+    return;
+  }
+  const double span = range.size() > 0 ? range.size() : (range.lower != 0 ? std::abs(range.lower) * 2 : 2);
+  axis->setRange(range.lower - span * fraction, range.upper + span * fraction);
+}
+
+// The data point of `g` nearest to `pixel` among the two around `key`, if nearer than `best`
+// (a squared pixel distance, updated).
+std::optional<QCPGraphData> nearerPoint(QCPGraph* g, double key, QPoint pixel, double& best) {
+  if (!g->visible() || g->data()->isEmpty()) return std::nullopt;
+  std::optional<QCPGraphData> out;
+  auto it = g->data()->findBegin(key);
+  for (int i = 0; i < 2 && it != g->data()->constEnd(); ++i, ++it) {
+    const QPointF p = g->coordsToPixels(it->key, it->value);
+    const double d = std::pow(p.x() - pixel.x(), 2) + std::pow(p.y() - pixel.y(), 2);
+    if (d < best) {
+      best = d;
+      out = *it;
+    }
+  }
+  return out;
+}
+
+QString number(double v, int precision = 4) { return QString::number(v, 'g', precision); }
+QString percent(double fraction) { return QString::number(100 * fraction, 'f', 1) + QLatin1Char('%'); }
+
+// RFC 4180: quoted only when needed.
+QString csvField(const QString& s) {
+  if (!s.contains(QLatin1Char(',')) && !s.contains(QLatin1Char('"')) && !s.contains(QLatin1Char('\n')) &&
+      !s.contains(QLatin1Char('\r')))
+    return s;
+  return QLatin1Char('"') + QString(s).replace(QLatin1String("\""), QLatin1String("\"\"")) + QLatin1Char('"');
+}
+
+QToolButton* toolButton(QWidget* parent, const QString& objectName, const QString& text, const QString& tip,
+                        const QString& iconName = {}) {
+  auto* button = new QToolButton(parent);
+  button->setObjectName(objectName);
+  button->setText(text);
+  button->setToolTip(tip);
+  button->setAutoRaise(true);
+  if (!iconName.isEmpty()) {
+    button->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    button->setIcon(icon(iconName));
+    // Icons are tinted for the theme, so they are fetched again when it changes.
+    QObject::connect(&ThemeManager::instance(), &ThemeManager::changed, button,
+                     [button, iconName] { button->setIcon(icon(iconName)); });
+  }
+  return button;
+}
+
+QCPTextElement* addHeader(QCustomPlot* plot, const QString& title, bool withLegend) {
+  plot->plotLayout()->insertRow(0);
+  plot->plotLayout()->setRowStretchFactor(0, 0.001);  // as tall as its contents
+  auto* header = new QCPLayoutGrid;
+  header->setMargins(QMargins(10, 6, 10, 4));
+  plot->plotLayout()->addElement(0, 0, header);
+  QFont font = plot->font();
+  font.setBold(true);
+  auto* text = new QCPTextElement(plot, title, font);
+  text->setTextFlags(Qt::AlignLeft | Qt::AlignVCenter);
+  header->addElement(0, 0, text);
+  plot->legend->setVisible(withLegend);
+  if (withLegend) {
+    header->addElement(0, 1, plot->legend);  // beside the title, never over the curves
+    header->setColumnStretchFactor(1, 0.001);
+    plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
+    plot->legend->setIconSize(26, 12);
+    plot->legend->setIconTextPadding(5);
+    plot->legend->setColumnSpacing(14);
+  }
+  return text;
+}
+
+struct Hit {
+  int run = -1;
+  QCPGraph* graph = nullptr;
+  QCPGraphData point;
+};
+
+// The point nearest to `pixel` on any of the graphs each run lists, within the hover radius.
+template <typename GraphsOf>
+Hit nearestHit(int runs, double key, QPoint pixel, GraphsOf graphsOf) {
+  Hit hit;
+  double best = kHoverRadius * kHoverRadius;
+  for (int i = 0; i < runs; ++i)
+    for (QCPGraph* g : graphsOf(i))
+      if (auto p = nearerPoint(g, key, pixel, best)) hit = {i, g, *p};
+  return hit;
+}
+
+void showTracer(QCPItemTracer* tracer, const Hit& hit) {
+  tracer->setGraph(hit.graph);
+  tracer->setGraphKey(hit.point.key);
+  QColor colour = hit.graph->pen().color();
+  colour.setAlpha(255);  // opaque, even on a faint raw line
+  tracer->setPen(QPen(colour, 2));
+  tracer->setVisible(true);
+}
+
+QCPItemTracer* makeTracer(QCustomPlot* plot) {
+  auto* t = new QCPItemTracer(plot);
+  t->setLayer(QStringLiteral("overlay"));  // buffered on its own: moving it redraws nothing else
+  t->setStyle(QCPItemTracer::tsCircle);
+  t->setSize(9);
+  t->setInterpolating(false);
+  t->setVisible(false);
+  return t;
+}
+
+}  // namespace
+
+TrainingPlots::TrainingPlots(QWidget* parent)
+    : QWidget(parent), loss_(new QCustomPlot), epoch_(new QCustomPlot), lr_(new QCustomPlot) {
+  buildToolBar();
+  setUpPlots();
+  replotTimer_.setSingleShot(true);
+  replotTimer_.setInterval(kReplotIntervalMs);
+  connect(&replotTimer_, &QTimer::timeout, this, &TrainingPlots::replotNow);
+  connect(&ThemeManager::instance(), &ThemeManager::changed, this, &TrainingPlots::applyTheme);
+  applyTheme();
+}
+
+TrainingPlots::~TrainingPlots() = default;
+
+void TrainingPlots::buildToolBar() {
+  auto* fitButton =
+      toolButton(this, QStringLiteral("fitButton"), tr("Fit"),
+                 tr("Show every point and follow new ones (or double-click a plot)"), QStringLiteral("zoom-fit"));
+  logButton_ = toolButton(this, QStringLiteral("logScaleButton"), tr("Log scale"), tr("Logarithmic loss axes"));
+  logButton_->setCheckable(true);
+  auto* pngButton = toolButton(this, QStringLiteral("exportPngButton"), tr("PNG…"),
+                               tr("Export the plots as a PNG image"), QStringLiteral("save"));
+  auto* csvButton = toolButton(this, QStringLiteral("exportCsvButton"), tr("CSV…"),
+                               tr("Export every point of every run as CSV"), QStringLiteral("save"));
+  connect(fitButton, &QToolButton::clicked, this, &TrainingPlots::fit);
+  connect(logButton_, &QToolButton::toggled, this, &TrainingPlots::setLogScale);
+  connect(pngButton, &QToolButton::clicked, this, &TrainingPlots::exportPngWithDialog);
+  connect(csvButton, &QToolButton::clicked, this, &TrainingPlots::exportCsvWithDialog);
+
+  auto* bar = new QHBoxLayout;
+  bar->setContentsMargins(0, 0, 0, 0);
+  bar->setSpacing(2);
+  for (QToolButton* b : {fitButton, logButton_}) bar->addWidget(b);
+  bar->addStretch();
+  for (QToolButton* b : {pngButton, csvButton}) bar->addWidget(b);
+
+  splitter_ = new QSplitter(Qt::Vertical, this);
+  splitter_->setChildrenCollapsible(false);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(2);
+  layout->addLayout(bar);
+  layout->addWidget(splitter_, 1);
+}
+
+void TrainingPlots::setUpPlots() {
+  titles_ = {addHeader(loss_, tr("Training loss per batch  (thin: raw, thick: smoothed)"), true),
+             addHeader(epoch_, tr("Per epoch"), true), addHeader(lr_, tr("Learning rate"), false)};
+  setUpAxes();
+  const std::array<int, 3> stretch = {3, 3, 2};
+  for (QCustomPlot* plot : {loss_, epoch_, lr_}) {
+    setUpInteractions(plot);
+    splitter_->addWidget(plot);
+    splitter_->setStretchFactor(splitter_->count() - 1, stretch[size_t(splitter_->count() - 1)]);
+  }
+  // Raw batch losses go below every run's smoothed line.
+  loss_->addLayer(QStringLiteral("raw"), loss_->layer(QStringLiteral("main")), QCustomPlot::limBelow);
+
+  for (Series s : {Series::EvalLoss, Series::EvalAccuracy, Series::TrainLoss, Series::TrainAccuracy}) {
+    const bool accuracy = s == Series::EvalAccuracy || s == Series::TrainAccuracy;
+    QCPGraph* key = newGraph(epoch_, accuracy ? epoch_->yAxis2 : nullptr);
+    // Short names: the legend shares a row with the title and must fit beside it.
+    key->setName(s == Series::EvalLoss       ? tr("val loss")
+                 : s == Series::EvalAccuracy ? tr("val acc")
+                 : s == Series::TrainLoss    ? tr("train loss")
+                                             : tr("train acc"));
+    styleKey_.push_back({s, key});
+  }
+  lossTracer_ = makeTracer(loss_);
+  epochTracer_ = makeTracer(epoch_);
+  lrTracer_ = makeTracer(lr_);
+}
+
+void TrainingPlots::setUpAxes() {
+  loss_->xAxis->setLabel(tr("batch"));
+  loss_->yAxis->setLabel(tr("loss"));
+  epoch_->xAxis->setLabel(tr("epoch"));
+  epoch_->yAxis->setLabel(tr("loss"));
+  epoch_->yAxis2->setLabel(tr("accuracy (%)"));
+  epoch_->yAxis2->setTickLabels(true);  // off by default on the secondary axes
+  lr_->xAxis->setLabel(tr("batch"));
+  lr_->yAxis->setLabel(tr("learning rate"));
+
+  auto epochTicker = QSharedPointer<QCPAxisTickerFixed>::create();
+  epochTicker->setTickStep(1);  // whole epochs only, more apart when there are many
+  epochTicker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+  epoch_->xAxis->setTicker(epochTicker);
+  epoch_->axisRect()->setRangeDragAxes({epoch_->xAxis}, {epoch_->yAxis, epoch_->yAxis2});
+  epoch_->axisRect()->setRangeZoomAxes({epoch_->xAxis}, {epoch_->yAxis, epoch_->yAxis2});
+
+  // The loss and learning-rate plots share their x axis: zoom one, the other follows.
+  connect(loss_->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), lr_, [this](const QCPRange& r) {
+    lr_->xAxis->setRange(r);
+    lr_->replot(QCustomPlot::rpQueuedReplot);
+  });
+  connect(lr_->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), loss_, [this](const QCPRange& r) {
+    loss_->xAxis->setRange(r);
+    loss_->replot(QCustomPlot::rpQueuedReplot);
+  });
+}
+
+void TrainingPlots::setUpInteractions(QCustomPlot* plot) {
+  plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  plot->setNoAntialiasingOnDrag(true);
+  plot->setAutoAddPlottableToLegend(false);
+  plot->setMinimumHeight(140);
+  plot->setMouseTracking(true);  // hover without a button pressed
+  plot->axisRect()->setMinimumMargins(kAxisMargins);
+  plot->installEventFilter(this);  // to hide the hover on leave
+  connect(plot, &QCustomPlot::mouseWheel, this, &TrainingPlots::stopFollowing);
+  connect(plot, &QCustomPlot::mouseDoubleClick, this, &TrainingPlots::fit);
+  connect(plot, &QCustomPlot::mouseMove, this, [this, plot](QMouseEvent* e) { hover(plot, e); });
+}
+
+QCPGraph* TrainingPlots::newGraph(QCustomPlot* plot, QCPAxis* valueAxis) {
+  QCPGraph* g = plot->addGraph(plot->xAxis, valueAxis ? valueAxis : plot->yAxis);
+  g->setSelectable(QCP::stNone);
+  return g;
+}
+
+// ---- runs --------------------------------------------------------------------------------
+
+TrainingPlots::Run* TrainingPlots::find(int run) {
+  return run >= 0 && run < runCount() ? &runs_[size_t(run)] : nullptr;
+}
+
+const TrainingPlots::Run* TrainingPlots::find(int run) const {
+  return run >= 0 && run < runCount() ? &runs_[size_t(run)] : nullptr;
+}
+
+int TrainingPlots::beginRun(const QString& name, const QString& settingsSummary) {
+  Run run;
+  run.name = name;
+  run.settings = settingsSummary;
+  run.status = tr("running");
+  run.raw = newGraph(loss_);
+  run.raw->setLayer(QStringLiteral("raw"));
+  run.raw->setAntialiased(false);  // thin, faint and dense: smoothing its edges costs most of a replot
+  run.smooth = newGraph(loss_);
+  run.smooth->setName(name);
+  run.lr = newGraph(lr_);
+  run.trainLoss = newGraph(epoch_);
+  run.trainAccuracy = newGraph(epoch_, epoch_->yAxis2);
+  run.evalLoss = newGraph(epoch_);
+  run.evalAccuracy = newGraph(epoch_, epoch_->yAxis2);
+  runs_.push_back(run);
+  const int id = runCount() - 1;
+  styleRun(id);
+  updateRunVisibility(runs_.back());
+  rebuildLegends();
+  emit runAdded(id);
+  scheduleReplot();
+  return id;
+}
+
+void TrainingPlots::addBatches(int id, const std::vector<train::BatchEnd>& batches) {
+  Run* run = find(id);
+  if (!run || batches.empty()) return;
+  QVector<double> steps, raw, smooth, lr;
+  for (QVector<double>* v : {&steps, &raw, &smooth, &lr}) v->reserve(qsizetype(batches.size()));
+  for (const train::BatchEnd& b : batches) {
+    run->batchesPerEpoch = b.batches;
+    run->ema = kSmoothing * run->ema + (1 - kSmoothing) * b.loss;
+    run->emaDecay *= kSmoothing;
+    steps << double(int64_t(b.epoch - 1) * b.batches + b.batch);
+    raw << b.loss;
+    smooth << run->ema / (1 - run->emaDecay);  // debiased: no ramp up from 0 at the start
+    lr << b.lr;
+  }
+  // Steps only grow, so these are appends, not re-sorts.
+  run->raw->addData(steps, raw, true);
+  run->smooth->addData(steps, smooth, true);
+  run->lr->addData(steps, lr, true);
+  scheduleReplot({loss_, lr_});  // the per-epoch plot has nothing new
+}
+
+void TrainingPlots::addEpoch(int id, const train::EpochEnd& e) {
+  Run* run = find(id);
+  if (!run) return;
+  // Regression runs report accuracy 0; a classification run has a class count or hits.
+  run->hasAccuracy = run->hasAccuracy || e.classes > 0 || e.train_accuracy > 0 || e.eval_accuracy > 0;
+  run->epochs.push_back({e.epoch, e.train_loss, e.train_accuracy, e.eval_loss, e.eval_accuracy, e.lr, e.has_eval});
+  run->trainLoss->addData(e.epoch, e.train_loss);
+  run->trainAccuracy->addData(e.epoch, 100 * e.train_accuracy);
+  if (e.has_eval) {
+    run->evalLoss->addData(e.epoch, e.eval_loss);
+    run->evalAccuracy->addData(e.epoch, 100 * e.eval_accuracy);
+    if (run->hasAccuracy) run->bestEvalAccuracy = std::max(run->bestEvalAccuracy.value_or(0.0), e.eval_accuracy);
+  }
+  updateRunVisibility(*run);
+  rebuildLegends();
+  emit runChanged(id);
+  scheduleReplot({epoch_});
+}
+
+void TrainingPlots::finishRun(int id, const QString& status) {
+  Run* run = find(id);
+  if (!run) return;
+  run->status = status;
+  emit runChanged(id);
+}
+
+void TrainingPlots::setRunVisible(int id, bool visible) {
+  Run* run = find(id);
+  if (!run || run->visible == visible) return;
+  run->visible = visible;
+  hideHover();  // its tracer may sit on a graph that goes
+  updateRunVisibility(*run);
+  rebuildLegends();
+  emit runChanged(id);
+  scheduleReplot();
+}
+
+void TrainingPlots::setRunName(int id, const QString& name) {
+  Run* run = find(id);
+  const QString trimmed = name.trimmed();
+  if (!run || trimmed.isEmpty() || trimmed == run->name) return;
+  run->name = trimmed;
+  run->smooth->setName(trimmed);  // the legend entry
+  emit runChanged(id);
+  scheduleReplot();
+}
+
+void TrainingPlots::clear() {
+  hideHover();
+  for (Run& run : runs_) {
+    for (QCPGraph* g : {run.raw, run.smooth}) loss_->removeGraph(g);
+    lr_->removeGraph(run.lr);
+    for (QCPGraph* g : {run.trainLoss, run.trainAccuracy, run.evalLoss, run.evalAccuracy}) epoch_->removeGraph(g);
+  }
+  runs_.clear();
+  rebuildLegends();
+  following_ = true;
+  emit cleared();
+  scheduleReplot();
+}
+
+int TrainingPlots::pointCount(int id) const {
+  const Run* run = find(id);
+  return run ? run->raw->dataCount() : 0;
+}
+
+TrainingPlots::RunInfo TrainingPlots::runInfo(int id) const {
+  const Run* run = find(id);
+  if (!run) return {};
+  return {run->name,    run->settings,        run->status, runColour(id, ThemeManager::instance().theme().dark),
+          run->visible, run->bestEvalAccuracy};
+}
+
+QCPGraph* TrainingPlots::graph(int id, Series series) const {
+  const Run* run = find(id);
+  if (!run) return nullptr;
+  switch (series) {
+    case Series::RawLoss:
+      return run->raw;
+    case Series::SmoothedLoss:
+      return run->smooth;
+    case Series::LearningRate:
+      return run->lr;
+    case Series::TrainLoss:
+      return run->trainLoss;
+    case Series::TrainAccuracy:
+      return run->trainAccuracy;
+    case Series::EvalLoss:
+      return run->evalLoss;
+    case Series::EvalAccuracy:
+      return run->evalAccuracy;
+  }
+  return nullptr;
+}
+
+void TrainingPlots::updateRunVisibility(Run& run) {
+  for (QCPGraph* g : {run.raw, run.smooth, run.lr, run.trainLoss, run.evalLoss}) g->setVisible(run.visible);
+  for (QCPGraph* g : {run.trainAccuracy, run.evalAccuracy}) g->setVisible(run.visible && run.hasAccuracy);
+}
+
+// Loss legend: one entry per shown run. Epoch legend: which line style is which series, for
+// the series some shown run has.
+void TrainingPlots::rebuildLegends() {
+  loss_->legend->clearItems();
+  for (const Run& run : runs_)
+    if (run.visible) run.smooth->addToLegend();
+  epoch_->legend->clearItems();
+  for (const auto& [series, key] : styleKey_)
+    for (int i = 0; i < runCount(); ++i)
+      if (const QCPGraph* g = graph(i, series); g->visible() && !g->data()->isEmpty()) {
+        key->addToLegend();
+        break;
+      }
+  epoch_->yAxis2->setVisible(
+      std::any_of(runs_.begin(), runs_.end(), [](const Run& run) { return run.visible && run.hasAccuracy; }));
+}
+
+// ---- look ----------------------------------------------------------------------------------
+
+void TrainingPlots::applyTheme() {
+  const PlotColours c = plotColours(ThemeManager::instance().theme());
+  for (QCustomPlot* plot : {loss_, epoch_, lr_}) {
+    plot->setBackground(c.background);
+    for (QCPAxis* axis : plot->axisRect()->axes()) styleAxis(axis, c);
+    plot->legend->setBrush(Qt::NoBrush);
+    plot->legend->setBorderPen(Qt::NoPen);
+    plot->legend->setTextColor(c.text);
+  }
+  epoch_->yAxis2->grid()->setVisible(false);  // one grid is enough
+  for (QCPTextElement* title : titles_) title->setTextColor(c.text);
+  for (QCPItemTracer* t : {lossTracer_, epochTracer_, lrTracer_}) t->setBrush(c.background);
+  for (const auto& [series, key] : styleKey_) {
+    const bool accuracy = series == Series::EvalAccuracy || series == Series::TrainAccuracy;
+    const bool training = series == Series::TrainLoss || series == Series::TrainAccuracy;
+    key->setPen(epochPen(c.muted, training));
+    key->setScatterStyle(epochMarker(c.muted, c.background, accuracy, training));
+  }
+  for (int i = 0; i < runCount(); ++i) styleRun(i);
+  scheduleReplot();
+}
+
+void TrainingPlots::styleRun(int index) {
+  const Theme& theme = ThemeManager::instance().theme();
+  const QColor colour = runColour(index, theme.dark);
+  const QColor background = plotColours(theme).background;
+  Run& run = runs_[size_t(index)];
+  QColor faint = colour;
+  faint.setAlpha(theme.dark ? 90 : 85);
+  run.raw->setPen(QPen(faint, 1));
+  run.smooth->setPen(QPen(colour, 2.4));
+  run.lr->setPen(QPen(colour, 1.8));
+  for (QCPGraph* g : {run.trainLoss, run.trainAccuracy, run.evalLoss, run.evalAccuracy}) {
+    const bool accuracy = g == run.trainAccuracy || g == run.evalAccuracy;
+    const bool training = g == run.trainLoss || g == run.trainAccuracy;
+    g->setPen(epochPen(colour, training));
+    g->setScatterStyle(epochMarker(colour, training ? background : colour, accuracy, training));
+  }
+}
+
+void TrainingPlots::setLogScale(bool on) {
+  logScale_ = on;
+  {
+    const QSignalBlocker block(logButton_);
+    logButton_->setChecked(on);
+  }
+  for (QCPAxis* axis : {loss_->yAxis, epoch_->yAxis}) {
+    axis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+    axis->setTicker(on ? QSharedPointer<QCPAxisTicker>(new LogTicker) : QSharedPointer<QCPAxisTicker>::create());
+  }
+  fit();  // a linear range makes no sense on a log axis (and the other way round)
+}
+
+// ---- ranges and replots ------------------------------------------------------------------
+
+void TrainingPlots::fit() {
+  following_ = true;
+  replotNow();
+}
+
+// Data usually arrive about ten times a second: replotting in the same wake-up of the UI
+// thread (rather than on a timer of its own) keeps the thread asleep between deliveries.
+void TrainingPlots::scheduleReplot(std::initializer_list<QCustomPlot*> plots) {
+  // Drawing is the dashboard's main cost on the UI thread: only plots with news are redrawn.
+  if (plots.size() == 0)
+    dirty_ << loss_ << epoch_ << lr_;
+  for (QCustomPlot* plot : plots) dirty_.insert(plot);
+  if (replotTimer_.isActive()) return;
+  const qint64 since = lastReplot_.isValid() ? lastReplot_.elapsed() : kReplotIntervalMs;
+  if (since >= kReplotIntervalMs)
+    replotNow();
+  else
+    replotTimer_.start(int(kReplotIntervalMs - since));
+}
+
+void TrainingPlots::replotNow() {
+  replotTimer_.stop();
+  lastReplot_.start();
+  if (following_) fitRanges();
+  // Queued: the loss and lr plots' synced x ranges ask for one too; Qt merges them.
+  for (QCustomPlot* plot : dirty_) plot->replot(QCustomPlot::rpQueuedReplot);
+  dirty_.clear();
+}
+
+void TrainingPlots::fitRanges() {
+  std::vector<QCPGraph*> batchLoss, lr, epochLoss, accuracy;
+  for (const Run& run : runs_) {
+    batchLoss.insert(batchLoss.end(), {run.raw, run.smooth});
+    lr.push_back(run.lr);
+    epochLoss.insert(epochLoss.end(), {run.trainLoss, run.evalLoss});
+    accuracy.insert(accuracy.end(), {run.trainAccuracy, run.evalAccuracy});
+  }
+  const QCP::SignDomain lossDomain = logScale_ ? QCP::sdPositive : QCP::sdBoth;
+  if (auto r = keyRange(batchLoss)) setPaddedRange(loss_->xAxis, *r, 0.01);  // lr_ follows
+  if (auto r = valueRange(batchLoss, lossDomain)) setPaddedRange(loss_->yAxis, *r, 0.05);
+  if (auto r = valueRange(lr, QCP::sdBoth)) setPaddedRange(lr_->yAxis, *r, 0.08);
+  if (auto r = keyRange(epochLoss)) epoch_->xAxis->setRange(r->lower - 0.5, r->upper + 0.5);
+  if (auto r = valueRange(epochLoss, lossDomain)) setPaddedRange(epoch_->yAxis, *r, 0.08);
+  if (auto r = valueRange(accuracy, QCP::sdBoth)) {
+    setPaddedRange(epoch_->yAxis2, *r, 0.08);
+    epoch_->yAxis2->setRange(epoch_->yAxis2->range().bounded(0, 101));  // room for a marker at 100%
+  }
+}
+
+// ---- hover -----------------------------------------------------------------------------------
+
+bool TrainingPlots::eventFilter(QObject* watched, QEvent* event) {
+  if (event->type() == QEvent::Leave) hideHover();
+  return QWidget::eventFilter(watched, event);
+}
+
+void TrainingPlots::hover(QCustomPlot* plot, QMouseEvent* event) {
+  if (event->buttons() != Qt::NoButton) {  // dragging: the user takes over the view
+    stopFollowing();
+    hideHover();
+    return;
+  }
+  const QPoint pixel = event->position().toPoint();
+  const double key = plot->xAxis->pixelToCoord(pixel.x());
+  const QString text = plot == loss_    ? lossHover(key, pixel)
+                       : plot == epoch_ ? epochHover(key, pixel)
+                                        : lrHover(key, pixel);
+  if (text.isEmpty()) {
+    hideHover();
+    return;
+  }
+  QToolTip::showText(plot->mapToGlobal(pixel + QPoint(12, 12)), text, plot);
+  plot->layer(QStringLiteral("overlay"))->replot();
+}
+
+void TrainingPlots::hideHover() {
+  for (QCPItemTracer* t : {lossTracer_, epochTracer_, lrTracer_}) {
+    if (!t->visible()) continue;
+    t->setVisible(false);
+    t->setGraph(nullptr);
+    t->parentPlot()->layer(QStringLiteral("overlay"))->replot();
+  }
+  QToolTip::hideText();
+}
+
+// "■ name" in the run's colour: the first line of every hover text.
+QString TrainingPlots::hoverHeading(int run) const {
+  const RunInfo info = runInfo(run);
+  return QStringLiteral("<span style='color:%1'>&#9632;</span> <b>%2</b>")
+      .arg(info.colour.name(), info.name.toHtmlEscaped());
+}
+
+QString TrainingPlots::lossHover(double key, QPoint pixel) {
+  const Hit hit = nearestHit(runCount(), key, pixel, [this](int i) {
+    return std::array{runs_[size_t(i)].smooth, runs_[size_t(i)].raw};
+  });
+  if (!hit.graph) return {};
+  showTracer(lossTracer_, hit);
+  const Run& run = runs_[size_t(hit.run)];
+  const auto index = run.raw->data()->findBegin(hit.point.key, false) - run.raw->data()->constBegin();
+  const double step = hit.point.key;
+  QString text = hoverHeading(hit.run) + tr("<br>step %1").arg(qint64(step));
+  if (run.batchesPerEpoch > 0) text += tr(" · epoch %1").arg(qint64(step - 1) / run.batchesPerEpoch + 1);
+  return text +
+         tr("<br>loss %1<br>smoothed %2")
+             .arg(number(run.raw->data()->at(int(index))->value), number(run.smooth->data()->at(int(index))->value));
+}
+
+QString TrainingPlots::epochHover(double key, QPoint pixel) {
+  const Hit hit = nearestHit(runCount(), key, pixel, [this](int i) {
+    const Run& r = runs_[size_t(i)];
+    return std::array{r.evalLoss, r.evalAccuracy, r.trainLoss, r.trainAccuracy};
+  });
+  if (!hit.graph) return {};
+  showTracer(epochTracer_, hit);
+  const Run& run = runs_[size_t(hit.run)];
+  const auto e = std::find_if(run.epochs.rbegin(), run.epochs.rend(),
+                              [&](const EpochPoint& p) { return p.epoch == int(std::lround(hit.point.key)); });
+  if (e == run.epochs.rend()) return {};
+  QString text = hoverHeading(hit.run) + tr(" · epoch %1").arg(e->epoch);
+  auto line = [&](const QString& what, double loss, double accuracy) {
+    text += QStringLiteral("<br>%1: loss %2").arg(what, number(loss));
+    if (run.hasAccuracy) text += tr(" · accuracy %1").arg(percent(accuracy));
+  };
+  line(tr("training"), e->trainLoss, e->trainAccuracy);
+  if (e->hasEval) line(tr("validation"), e->evalLoss, e->evalAccuracy);
+  return text;
+}
+
+QString TrainingPlots::lrHover(double key, QPoint pixel) {
+  const Hit hit = nearestHit(runCount(), key, pixel, [this](int i) { return std::array{runs_[size_t(i)].lr}; });
+  if (!hit.graph) return {};
+  showTracer(lrTracer_, hit);
+  return hoverHeading(hit.run) +
+         tr("<br>step %1<br>learning rate %2").arg(qint64(hit.point.key)).arg(number(hit.point.value));
+}
+
+// ---- export ------------------------------------------------------------------------------
+
+bool TrainingPlots::exportPng(const QString& path, QSize size) {
+  if (size.isEmpty()) size = isVisible() ? splitter_->size() : QSize(1200, 900);
+  if (following_) fitRanges();  // the image shows the latest points, not the last replot's
+  const std::array plots = {loss_, epoch_, lr_};
+  // Each plot keeps its share of the height, as on screen.
+  QList<int> shares = splitter_->sizes();
+  if (std::any_of(shares.begin(), shares.end(), [](int h) { return h <= 0; })) shares = {3, 3, 2};
+  const double total = std::accumulate(shares.begin(), shares.end(), 0.0);
+
+  QImage image(size, QImage::Format_ARGB32_Premultiplied);
+  image.fill(plotColours(ThemeManager::instance().theme()).background);
+  QPainter painter(&image);
+  int y = 0;
+  for (size_t i = 0; i < plots.size(); ++i) {
+    const int h = i + 1 < plots.size() ? int(size.height() * shares[qsizetype(i)] / total) : size.height() - y;
+    painter.drawPixmap(0, y, plots[i]->toPixmap(size.width(), h));
+    y += h;
+  }
+  painter.end();
+  QSaveFile file(path);
+  return file.open(QIODevice::WriteOnly) && image.save(&file, "PNG") && file.commit();
+}
+
+bool TrainingPlots::exportCsv(const QString& path) const {
+  QSaveFile file(path);
+  if (!file.open(QIODevice::WriteOnly | QIODevice::Text)) return false;
+  QTextStream out(&file);
+  out << "run,kind,step,epoch,loss,smoothed_loss,lr,train_loss,train_accuracy,eval_loss,eval_accuracy\n";
+  const QString none;
+  for (const Run& run : runs_) {
+    const QString name = csvField(run.name);
+    const auto raw = run.raw->data(), smooth = run.smooth->data(), lr = run.lr->data();
+    for (int i = 0; i < raw->size(); ++i) {
+      const auto step = qint64(raw->at(i)->key);
+      const qint64 epoch = run.batchesPerEpoch > 0 ? (step - 1) / run.batchesPerEpoch + 1 : 0;
+      out << name << ",batch," << step << ',' << epoch << ',' << number(raw->at(i)->value, 10) << ','
+          << number(smooth->at(i)->value, 10) << ',' << number(lr->at(i)->value, 10) << ",,,,\n";
+    }
+    for (const EpochPoint& e : run.epochs) {
+      const QString step = run.batchesPerEpoch > 0 ? QString::number(e.epoch * run.batchesPerEpoch) : none;
+      const bool evalAccuracy = e.hasEval && run.hasAccuracy;
+      out << name << ",epoch," << step << ',' << e.epoch << ",,," << number(e.lr, 10) << ',' << number(e.trainLoss, 10)
+          << ',' << (run.hasAccuracy ? number(e.trainAccuracy, 10) : none) << ','
+          << (e.hasEval ? number(e.evalLoss, 10) : none) << ',' << (evalAccuracy ? number(e.evalAccuracy, 10) : none)
+          << '\n';
+    }
+  }
+  out.flush();
+  return out.status() == QTextStream::Ok && file.commit();
+}
+
+void TrainingPlots::exportPngWithDialog() {
+  const QString path =
+      QFileDialog::getSaveFileName(this, tr("Export plots"), QStringLiteral("training.png"), tr("PNG images (*.png)"));
+  if (!path.isEmpty() && !exportPng(path))
+    QMessageBox::warning(this, tr("Export plots"), tr("Could not write %1.").arg(QDir::toNativeSeparators(path)));
+}
+
+void TrainingPlots::exportCsvWithDialog() {
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export training data"), QStringLiteral("training.csv"),
+                                                    tr("CSV files (*.csv)"));
+  if (!path.isEmpty() && !exportCsv(path))
+    QMessageBox::warning(this, tr("Export training data"),
+                         tr("Could not write %1.").arg(QDir::toNativeSeparators(path)));
+}
+
+}  // namespace plexus::widgets

@@ -1,0 +1,46 @@
+#pragma once
+// The table of a split whose examples are feature vectors (CSV): one row per sample of the
+// preview's current page, one column per feature, then the label and, once there are
+// predictions, the predicted class and its confidence. Only the page's rows are read.
+#include <QAbstractTableModel>
+#include <vector>
+
+#include "dataset/dataset_content.h"
+
+namespace plexus::widgets {
+
+class DatasetTableModel : public QAbstractTableModel {
+  Q_OBJECT
+
+ public:
+  explicit DatasetTableModel(const DatasetContent* content, QObject* parent = nullptr);
+
+  // After the content's dataset or feature names changed (the columns may change).
+  void datasetChanged();
+  // After the content's predictions changed (the prediction columns may appear).
+  void predictionsChanged();
+  void setSamples(const std::vector<int64_t>& samples);
+  const std::vector<int64_t>& samples() const { return samples_; }
+
+  int featureCount() const { return features_; }
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+
+ private:
+  enum class Column { Feature, Label, Predicted, Confidence };
+  Column kind(int column) const;
+  bool showsPredictions() const { return !content_->predictions.predicted.empty(); }
+  QVariant display(int row, int column) const;
+  QVariant foreground(int row, int column) const;
+  void load();
+
+  const DatasetContent* content_;
+  std::vector<int64_t> samples_;
+  int features_ = 0;
+  bool prediction_columns_ = false;
+  std::vector<float> values_, targets_;  // the page's rows: [rows, features_] and [rows]
+};
+
+}  // namespace plexus::widgets

@@ -1,0 +1,120 @@
+#pragma once
+// The open project as the editor sees it: the single truth behind the canvas, the palette, the
+// property panel and the problems panel. It owns a graph::Graph, and every edit goes through a
+// QUndoStack command made of primitive graph operations (graph_edit.h), so everything can be
+// undone. Views listen to the fine-grained signals and never change the graph themselves.
+// After each edit that can change meaning (not a pure move) the graph is validated again and
+// validated() tells views to refresh shapes and problems.
+#include <QObject>
+#include <QPointF>
+#include <QString>
+#include <QStringList>
+#include <QUndoStack>
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "editor/model/graph_edit.h"
+#include "graph/graph.h"
+#include "graph/layout.h"
+#include "graph/validate.h"
+
+namespace plexus::widgets {
+
+class GraphDocument : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit GraphDocument(QObject* parent = nullptr);
+  ~GraphDocument() override;
+
+  const graph::Graph& graph() const { return graph_; }
+  const graph::Node* node(const QString& id) const;
+  QUndoStack* undoStack() { return &undo_; }
+
+  // ---- the file -------------------------------------------------------------------------
+  QString filePath() const { return path_; }  // "" for a project never saved
+  QString displayName() const;                // file name, or "Untitled"
+  bool isModified() const;
+  // Replaces the project; the undo history starts afresh. `modified`: the graph is not what the
+  // file holds (a recovered autosave).
+  void reset(graph::Graph graph, const QString& path, bool modified = false);
+  // Reads a project file. Throws (IoError/ProjectError) and leaves this document untouched.
+  void load(const QString& path);
+  // Atomic save (temp file, fsync, rename); on success the document is clean and takes `path`.
+  void save(const QString& path);
+  // The editor's view state, kept in the file verbatim; not an edit (no undo, not dirtying).
+  void setViewState(const std::string& json) { graph_.view = json; }
+
+  // ---- validation (current after every edit) --------------------------------------------
+  const graph::Validation& validation() const { return validation_; }
+  std::optional<Shape> edgeShape(const graph::Edge& edge) const;  // per example; null if unknown
+  std::vector<graph::Problem> problemsFor(const QString& node) const;
+  // The bound dataset as validation sees it: its description when readable, else why not.
+  const std::optional<graph::DatasetInfo>& datasetInfo() const { return dataset_info_; }
+  QString datasetStatus() const { return dataset_status_; }
+
+  // ---- edits: each is one undo step; a refused edit changes nothing ----------------------
+  // A node of a registry type at `pos` (top-left, scene units); returns its id ("" if unknown type).
+  QString addNode(const QString& type, QPointF pos);
+  // Deletes nodes (with every edge touching them) and edges, as one step.
+  void remove(const QStringList& nodes, const std::vector<graph::Edge>& edges);
+  void moveNodes(const std::map<QString, graph::Position>& positions);
+  // Why wiring from -> to is not allowed ("" = allowed): ports that do not exist, the wrong
+  // direction, the same node, a wire that is already there, or one that would close a cycle.
+  // An input that takes one wire and already has one is allowed: connecting replaces it.
+  QString connectionProblem(const graph::PortRef& from, const graph::PortRef& to) const;
+  bool connectPorts(const graph::PortRef& from, const graph::PortRef& to, QString* why = nullptr);
+  void disconnect(const graph::Edge& edge);
+  void setParam(const QString& node, const QString& name, const graph::ParamValue& value);
+  // Back to the type's default: the parameter is dropped from the file.
+  void resetParam(const QString& node, const QString& name);
+  void rename(const QString& node, const QString& name);
+  // Adds a fragment (graph::extract_fragment) shifted by `offset`; returns the new node ids.
+  QStringList paste(const graph::Graph& fragment, graph::Position offset, const QString& text);
+  void autoLayout(const std::function<graph::LayoutSize(const graph::Node&)>& size = {});
+  void setDataset(const graph::DatasetBinding& dataset);
+  void setTraining(const graph::TrainingSettings& training);
+
+  // Applies primitive operations and tells the views; used by EditCommand only.
+  void apply(const std::vector<GraphOp>& ops);
+
+ signals:
+  void graphReset();
+  void nodeAdded(const QString& id);
+  void nodeRemoved(const QString& id);
+  void nodeChanged(const QString& id);  // name or parameters
+  void nodeMoved(const QString& id);
+  void edgeAdded(const plexus::graph::Edge& edge);
+  void edgeRemoved(const plexus::graph::Edge& edge);
+  void settingsChanged();  // dataset binding or training settings
+  void validated();
+  void modifiedChanged(bool modified);
+  void filePathChanged(const QString& path);
+
+ private:
+  void push(const QString& text, std::vector<GraphOp> ops);
+  // One parameter set (value) or removed (nullptr).
+  void changeParam(const QString& node, const QString& name, const graph::ParamValue* value);
+  void applyOne(const GraphOp& op);
+  void reindex();
+  void describeDataset();
+  void revalidate();
+  std::optional<size_t> nodeIndex(const QString& id) const;
+
+  graph::Graph graph_;
+  QUndoStack undo_;
+  QString path_;
+  bool recovered_ = false;  // modified without any undo step (see reset)
+  std::unordered_map<std::string, size_t> node_index_;
+  graph::Validation validation_;
+  std::unordered_map<std::string, size_t> validated_edges_;  // edge key -> index into edge_shapes
+  std::optional<graph::DatasetInfo> dataset_info_;
+  QString dataset_status_;
+};
+
+}  // namespace plexus::widgets

@@ -1,0 +1,330 @@
+#include "editor/node_item.h"
+
+#include <QCursor>
+#include <QFontMetricsF>
+#include <QGuiApplication>
+#include <QPainter>
+#include <QStyleOptionGraphicsItem>
+
+#include <algorithm>
+
+#include "common/qt_text.h"
+#include "common/theme.h"
+#include "editor/edge_item.h"
+#include "editor/node_scene.h"
+
+namespace plexus::widgets {
+namespace {
+
+// Scene units; the grid is 20, so a card spans whole grid cells horizontally.
+constexpr qreal kWidth = 176;
+constexpr qreal kHeader = 40;
+constexpr qreal kBodyTop = kHeader + 6;
+constexpr qreal kPortRow = 22;
+constexpr qreal kParamLine = 18;
+constexpr qreal kBottom = 8;
+constexpr qreal kRadius = 7;
+constexpr qreal kMargin = 5;  // room outside the card for the selection ring and the shadow
+constexpr qreal kPortRadius = 5;
+constexpr qreal kPortHit = 9;
+constexpr qreal kTextInset = 10;
+constexpr size_t kMaxParams = 3;
+// Below this zoom text is too small to read: draw the shapes only (cheaper, less noise).
+constexpr qreal kTextLod = 0.4;
+
+QFont pixelFont(int pixels, bool bold = false) {
+  QFont f = QGuiApplication::font();
+  f.setPixelSize(pixels);  // pixels = scene units: text fits the fixed geometry on any screen
+  f.setBold(bold);
+  return f;
+}
+const QFont& titleFont() { static const QFont f = pixelFont(12, true); return f; }
+const QFont& smallFont() { static const QFont f = pixelFont(11); return f; }
+const QFont& smallBoldFont() { static const QFont f = pixelFont(11, true); return f; }
+
+// An unknown type has no ports and one line naming the type.
+size_t portRows(const graph::LayerType* type) {
+  return type ? std::max(type->inputs.size(), type->outputs.size()) : 0;
+}
+size_t paramLines(const graph::LayerType* type) { return type ? std::min(type->params.size(), kMaxParams) : 1; }
+
+qreal portY(size_t row) { return kBodyTop + kPortRow * (qreal(row) + 0.5); }
+qreal paramsTop(const graph::LayerType* type) { return kBodyTop + kPortRow * qreal(portRows(type)) + 2; }
+
+QSizeF cardSize(const graph::LayerType* type) {
+  const size_t lines = paramLines(type);
+  return {kWidth, paramsTop(type) + kParamLine * qreal(lines) + kBottom};
+}
+
+
+}  // namespace
+
+QSizeF nodeCardSize(const graph::Node& node) { return cardSize(graph::Registry::instance().find(node.type)); }
+
+// ---- PortItem ------------------------------------------------------------------------------
+
+PortItem::PortItem(NodeItem* node, const graph::PortSpec& spec, bool input, QPointF centre)
+    : QGraphicsItem(node), name_(spec.name), input_(input), required_(spec.required), variadic_(spec.variadic) {
+  setPos(centre);
+  setAcceptHoverEvents(true);
+  setCursor(Qt::CrossCursor);
+  setToolTip(QStringLiteral("%1 — %2").arg(qstr(spec.name), qstr(spec.doc)));
+  setCacheMode(DeviceCoordinateCache);
+}
+
+NodeItem* PortItem::node() const { return static_cast<NodeItem*>(parentItem()); }
+
+graph::PortRef PortItem::ref() const { return {node()->id().toStdString(), name_}; }
+
+QRectF PortItem::labelRect() const {
+  const qreal width = kWidth / 2 - kTextInset - 4;
+  const qreal left = input_ ? kTextInset : -kTextInset - width;
+  return QRectF(left, -kPortRow / 2, width, kPortRow);
+}
+
+QRectF PortItem::boundingRect() const {
+  const qreal r = kPortHit + 1;
+  return QRectF(-r, -r, 2 * r, 2 * r) | labelRect();
+}
+
+QPainterPath PortItem::shape() const {
+  QPainterPath p;
+  p.addEllipse(QPointF(0, 0), kPortHit, kPortHit);
+  return p;
+}
+
+void PortItem::setConnected(bool connected) {
+  if (connected == connected_) return;
+  connected_ = connected;
+  update();
+}
+
+void PortItem::setWireState(WireState state) {
+  if (state == state_) return;
+  state_ = state;
+  update();
+}
+
+void PortItem::hoverEnterEvent(QGraphicsSceneHoverEvent*) {
+  hovered_ = true;
+  update();
+}
+
+void PortItem::hoverLeaveEvent(QGraphicsSceneHoverEvent*) {
+  hovered_ = false;
+  update();
+}
+
+void PortItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
+  const Theme& theme = ThemeManager::instance().theme();
+  const bool refuses = state_ == WireState::Refuses;
+  const bool target = state_ == WireState::Target || (hovered_ && state_ == WireState::Idle);
+  // A required input with nothing wired to it is drawn hollow: the graph is not complete.
+  const bool hollow = input_ && required_ && !connected_;
+
+  const qreal radius = target ? kPortRadius + 2 : kPortRadius;
+  const QColor ring = refuses ? theme.portDimmed : target ? theme.selection : theme.portBorder;
+  const QColor fill = refuses ? theme.portDimmed : hollow ? theme.portFill : theme.portBorder;
+  painter->setPen(QPen(ring, target || hollow ? 2 : 1.2));
+  painter->setBrush(fill);
+  painter->drawEllipse(QPointF(0, 0), radius, radius);
+
+  if (option->levelOfDetailFromTransform(painter->worldTransform()) < kTextLod) return;
+  painter->setFont(smallFont());
+  painter->setPen(refuses ? theme.mutedText : theme.nodeText);
+  const QRectF label = labelRect();
+  const QString text = QFontMetricsF(smallFont()).elidedText(qstr(name_), Qt::ElideRight, label.width());
+  painter->drawText(label, Qt::AlignVCenter | (input_ ? Qt::AlignLeft : Qt::AlignRight), text);
+}
+
+// ---- NodeItem ------------------------------------------------------------------------------
+
+NodeItem::NodeItem(const graph::Node& node)
+    : id_(qstr(node.id)), type_(graph::Registry::instance().find(node.type)), size_(cardSize(type_)) {
+  setFlags(ItemIsMovable | ItemIsSelectable | ItemSendsGeometryChanges);
+  // Rendered once per zoom level into a device-resolution pixmap (sharp on high-DPI screens,
+  // unlike ItemCoordinateCache); dragging then only blits it.
+  setCacheMode(DeviceCoordinateCache);
+  setPos(node.position.x, node.position.y);
+  createPorts();
+  setNode(node);
+}
+
+void NodeItem::createPorts() {
+  if (!type_) return;
+  for (size_t i = 0; i < type_->inputs.size(); ++i)
+    ports_.push_back(new PortItem(this, type_->inputs[i], true, QPointF(0, portY(i))));
+  for (size_t i = 0; i < type_->outputs.size(); ++i)
+    ports_.push_back(new PortItem(this, type_->outputs[i], false, QPointF(kWidth, portY(i))));
+}
+
+void NodeItem::setNode(const graph::Node& node) {
+  const QFontMetricsF title_metrics(titleFont()), small_metrics(smallFont());
+  const qreal text_width = kWidth - 2 * kTextInset;
+  title_ = title_metrics.elidedText(type_ ? qstr(type_->display_name) : QObject::tr("Unknown layer"), Qt::ElideRight,
+                                    text_width);
+  subtitle_ = small_metrics.elidedText(qstr(node.name.empty() ? node.id : node.name), Qt::ElideRight, text_width);
+  params_.clear();
+  if (type_) {
+    // Show what the user changed first, then the type's leading parameters, in the type's order.
+    std::vector<const graph::ParamSpec*> shown;
+    for (const graph::ParamSpec& p : type_->params)
+      if (shown.size() < kMaxParams && node.params.count(p.name) && node.params.at(p.name) != p.default_value)
+        shown.push_back(&p);
+    for (const graph::ParamSpec& p : type_->params)
+      if (shown.size() < kMaxParams && std::find(shown.begin(), shown.end(), &p) == shown.end()) shown.push_back(&p);
+    std::sort(shown.begin(), shown.end());  // pointers into type_->params: the type's order
+    for (const graph::ParamSpec* p : shown) {
+      const auto it = node.params.find(p->name);
+      const graph::ParamValue& value = it == node.params.end() ? p->default_value : it->second;
+      const bool changed = value != p->default_value;
+      const std::string text = !changed && !p->default_means.empty() ? p->default_means : graph::to_string(value);
+      params_.push_back({qstr(p->name), qstr(text), changed});
+    }
+    description_ = qstr(type_->display_name + ": " + type_->description);  // the title may be elided
+  } else {
+    description_ = QObject::tr("Layer type '%1' is not known").arg(qstr(node.type));
+    params_.push_back({QObject::tr("type"), qstr(node.type), true});
+  }
+  refreshToolTip();
+  update();
+}
+
+void NodeItem::setProblems(const std::vector<graph::Problem>& problems) {
+  if (problems == problems_) return;
+  problems_ = problems;
+  severity_.reset();
+  for (const graph::Problem& p : problems_)
+    if (!severity_ || p.severity == graph::Severity::Error) severity_ = p.severity;
+  refreshToolTip();
+  update();
+}
+
+void NodeItem::refreshToolTip() {
+  if (problems_.empty()) {
+    setToolTip(description_);
+    return;
+  }
+  QStringList lines;
+  for (const graph::Problem& p : problems_)
+    lines << (p.severity == graph::Severity::Error ? QObject::tr("Error: %1") : QObject::tr("Warning: %1"))
+                 .arg(qstr(p.message));
+  setToolTip(lines.join('\n'));
+}
+
+PortItem* NodeItem::port(const std::string& name, bool input) const {
+  for (PortItem* p : ports_)
+    if (p->isInput() == input && p->ref().port == name) return p;
+  return nullptr;
+}
+
+QPointF NodeItem::portScenePos(const std::string& name, bool input) const {
+  if (const PortItem* p = port(name, input)) return p->scenePos();
+  return mapToScene(input ? 0 : kWidth, size_.height() / 2);
+}
+
+void NodeItem::attach(EdgeItem* edge) {
+  edges_.push_back(edge);
+  refreshConnections();
+}
+
+void NodeItem::detach(EdgeItem* edge) {
+  edges_.erase(std::remove(edges_.begin(), edges_.end(), edge), edges_.end());
+  refreshConnections();
+}
+
+void NodeItem::refreshConnections() {
+  const std::string id = id_.toStdString();
+  for (PortItem* p : ports_) {
+    const std::string name = p->ref().port;
+    p->setConnected(std::any_of(edges_.begin(), edges_.end(), [&](const EdgeItem* e) {
+      const graph::PortRef& end = p->isInput() ? e->edge().to : e->edge().from;
+      return end.node == id && end.port == name;
+    }));
+  }
+}
+
+QVariant NodeItem::itemChange(GraphicsItemChange change, const QVariant& value) {
+  if (change == ItemPositionChange)
+    if (const auto* scene = qobject_cast<const NodeScene*>(this->scene())) return scene->dragPosition(value.toPointF());
+  if (change == ItemPositionHasChanged)
+    for (EdgeItem* e : edges_) e->updatePath();  // wires follow live, nothing else is touched
+  return QGraphicsItem::itemChange(change, value);
+}
+
+QRectF NodeItem::boundingRect() const {
+  return QRectF(QPointF(0, 0), size_).adjusted(-kMargin, -kMargin, kMargin, kMargin);
+}
+
+QPainterPath NodeItem::shape() const {
+  QPainterPath p;
+  p.addRoundedRect(QRectF(QPointF(0, 0), size_), kRadius, kRadius);
+  return p;
+}
+
+void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
+  const Theme& theme = ThemeManager::instance().theme();
+  const bool detailed = option->levelOfDetailFromTransform(painter->worldTransform()) >= kTextLod;
+  const QRectF card(QPointF(0, 0), size_);
+
+  painter->setPen(Qt::NoPen);
+  painter->setBrush(theme.nodeShadow);
+  painter->drawRoundedRect(card.translated(0, 3), kRadius, kRadius);
+  painter->setBrush(theme.nodeBody);
+  painter->drawRoundedRect(card, kRadius, kRadius);
+  paintHeader(painter, card, detailed);
+  if (detailed) paintParams(painter);
+
+  QPen border(theme.nodeBorder, 1);
+  if (severity_) border = QPen(*severity_ == graph::Severity::Error ? theme.error : theme.warning, 2.5);
+  painter->setPen(border);
+  painter->setBrush(Qt::NoBrush);
+  painter->drawRoundedRect(card, kRadius, kRadius);
+  if (isSelected()) {
+    painter->setPen(QPen(theme.selection, 2.5));
+    painter->drawRoundedRect(card.adjusted(-3, -3, 3, 3), kRadius + 3, kRadius + 3);
+  }
+}
+
+void NodeItem::paintHeader(QPainter* painter, const QRectF& card, bool detailed) const {
+  const Theme& theme = ThemeManager::instance().theme();
+  QPainterPath header;
+  header.addRoundedRect(card, kRadius, kRadius);
+  QPainterPath band;
+  band.addRect(QRectF(0, 0, card.width(), kHeader));
+  painter->setPen(Qt::NoPen);
+  painter->setBrush(theme.category(type_ ? qstr(type_->category) : QString()));  // neutral grey if unknown
+  painter->drawPath(header.intersected(band));
+  if (!detailed) return;
+  painter->setPen(Qt::white);  // category colours are chosen for white text
+  painter->setFont(titleFont());
+  painter->drawText(QRectF(kTextInset, 4, card.width() - 2 * kTextInset, 18), Qt::AlignLeft | Qt::AlignVCenter, title_);
+  painter->setFont(smallFont());
+  painter->setPen(QColor(255, 255, 255, 200));
+  painter->drawText(QRectF(kTextInset, 21, card.width() - 2 * kTextInset, 15), Qt::AlignLeft | Qt::AlignVCenter,
+                    subtitle_);
+}
+
+void NodeItem::paintParams(QPainter* painter) const {
+  const Theme& theme = ThemeManager::instance().theme();
+  qreal y = paramsTop(type_);
+  const qreal width = kWidth - 2 * kTextInset;
+  for (const ParamLine& line : params_) {
+    const QRectF row(kTextInset, y, width, kParamLine);
+    // Values are short ("128", "true") and matter most: the value first, the name gets the rest.
+    const QFont& font = line.changed ? smallBoldFont() : smallFont();
+    const QFontMetricsF value_metrics(font);
+    const QString value = value_metrics.elidedText(line.value, Qt::ElideRight, width * 0.6);
+    const QString name = QFontMetricsF(smallFont()).elidedText(line.name, Qt::ElideRight,
+                                                               width - value_metrics.horizontalAdvance(value) - 6);
+    painter->setFont(smallFont());
+    painter->setPen(theme.nodeSubtext);
+    painter->drawText(row, Qt::AlignLeft | Qt::AlignVCenter, name);
+    painter->setFont(font);
+    painter->setPen(line.changed ? theme.nodeText : theme.nodeSubtext);
+    painter->drawText(row, Qt::AlignRight | Qt::AlignVCenter, value);
+    y += kParamLine;
+  }
+}
+
+}  // namespace plexus::widgets

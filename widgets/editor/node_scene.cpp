@@ -1,0 +1,440 @@
+#include "editor/node_scene.h"
+
+#include <QClipboard>
+#include <QGraphicsPathItem>
+#include <QGraphicsSceneMouseEvent>
+#include <QGuiApplication>
+#include <QMimeData>
+#include <QPixmapCache>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+
+#include "common/qt_text.h"
+#include "common/theme.h"
+#include "editor/edge_item.h"
+#include "editor/node_item.h"
+#include "graph/fragment.h"
+
+namespace plexus::widgets {
+namespace {
+
+constexpr qreal kPasteShift = 40;  // a paste without a position lands this far right and down
+// Auto layout keeps this much more than its column gap free right of each card, so that the
+// shape labels of the wires between columns fit at full size.
+constexpr qreal kLabelRoom = 30;
+constexpr qreal kWireZ = 1e12;  // above every node, however often nodes were raised
+
+QString portText(const graph::PortRef& p) { return qstr(p.node + "." + p.port); }
+
+}  // namespace
+
+NodeScene::NodeScene(GraphDocument* document, QObject* parent) : QGraphicsScene(parent), doc_(document) {
+  // Nodes are cached as device pixmaps; the default 10 MB holds too few of them on a
+  // high-DPI screen, and a cache that thrashes re-renders every node on every frame.
+  QPixmapCache::setCacheLimit(std::max(QPixmapCache::cacheLimit(), 64 * 1024));
+  connect(doc_, &GraphDocument::graphReset, this, &NodeScene::rebuild);
+  connect(doc_, &GraphDocument::nodeAdded, this, &NodeScene::addNodeItem);
+  connect(doc_, &GraphDocument::nodeRemoved, this, &NodeScene::removeNodeItem);
+  connect(doc_, &GraphDocument::nodeChanged, this, &NodeScene::updateNodeItem);
+  connect(doc_, &GraphDocument::nodeMoved, this, &NodeScene::moveNodeItem);
+  connect(doc_, &GraphDocument::edgeAdded, this, &NodeScene::addEdgeItem);
+  connect(doc_, &GraphDocument::edgeRemoved, this, &NodeScene::removeEdgeItem);
+  connect(doc_, &GraphDocument::validated, this, &NodeScene::refreshValidation);
+  connect(&ThemeManager::instance(), &ThemeManager::changed, this, &NodeScene::refreshTheme);
+  rebuild();
+}
+
+// The items go while this scene is whole, and quietly: removing selected items emits
+// selectionChanged, whose listeners would otherwise meet a half-destroyed scene (and maybe an
+// already destroyed document).
+NodeScene::~NodeScene() {
+  blockSignals(true);
+  clear();
+}
+
+// ---- lookups -------------------------------------------------------------------------------
+
+NodeItem* NodeScene::nodeItem(const QString& id) const { return nodes_.value(id); }
+
+EdgeItem* NodeScene::edgeItem(const graph::Edge& edge) const {
+  const NodeItem* from = nodeItem(qstr(edge.from.node));
+  if (!from) return nullptr;
+  for (EdgeItem* e : from->edges())
+    if (e->edge() == edge) return e;
+  return nullptr;
+}
+
+QPointF NodeScene::portScenePos(const graph::PortRef& port, bool input) const {
+  const NodeItem* node = nodeItem(qstr(port.node));
+  return node ? node->portScenePos(port.port, input) : QPointF();
+}
+
+QSizeF NodeScene::nodeSize(const graph::Node& node) { return nodeCardSize(node); }
+
+QStringList NodeScene::selectedNodeIds() const {
+  QStringList ids;
+  for (const graph::Node& n : doc_->graph().nodes)
+    if (const NodeItem* item = nodeItem(qstr(n.id)); item && item->isSelected()) ids << item->id();
+  return ids;
+}
+
+std::vector<graph::Edge> NodeScene::selectedEdges() const {
+  std::vector<graph::Edge> edges;
+  for (QGraphicsItem* item : selectedItems())
+    if (const auto* e = qgraphicsitem_cast<EdgeItem*>(item)) edges.push_back(e->edge());
+  return edges;
+}
+
+void NodeScene::selectNodes(const QStringList& ids) {
+  clearSelection();
+  for (const QString& id : ids)
+    if (NodeItem* item = nodeItem(id)) item->setSelected(true);
+}
+
+QPointF NodeScene::snapped(QPointF p) const {
+  if (!snap_) return p;
+  return {std::round(p.x() / kGrid) * kGrid, std::round(p.y() / kGrid) * kGrid};
+}
+
+QPointF NodeScene::dragPosition(QPointF wanted) const { return drag_start_.empty() ? wanted : snapped(wanted); }
+
+// ---- following the document ----------------------------------------------------------------
+
+void NodeScene::rebuild() {
+  cancelWire();
+  drag_start_.clear();
+  clear();
+  nodes_.clear();
+  for (const graph::Node& n : doc_->graph().nodes) addNodeItem(qstr(n.id));
+  for (const graph::Edge& e : doc_->graph().edges) addEdgeItem(e);
+  refreshValidation();
+}
+
+void NodeScene::addNodeItem(const QString& id) {
+  const graph::Node* node = doc_->node(id);
+  if (!node || nodes_.contains(id)) return;
+  auto* item = new NodeItem(*node);
+  item->setZValue(top_z_);
+  addItem(item);
+  nodes_.insert(id, item);
+}
+
+void NodeScene::removeNodeItem(const QString& id) {
+  NodeItem* item = nodes_.take(id);
+  if (!item) return;
+  cancelWire();  // its ports may be part of the wire being drawn
+  drag_start_.erase(id);
+  for (EdgeItem* e : std::vector<EdgeItem*>(item->edges())) removeEdgeItem(e->edge());
+  delete item;  // also leaves the scene
+}
+
+void NodeScene::updateNodeItem(const QString& id) {
+  const graph::Node* node = doc_->node(id);
+  if (NodeItem* item = nodeItem(id); item && node) item->setNode(*node);
+}
+
+void NodeScene::moveNodeItem(const QString& id) {
+  const graph::Node* node = doc_->node(id);
+  NodeItem* item = nodeItem(id);
+  if (!node || !item) return;
+  const QPointF pos(node->position.x, node->position.y);
+  if (item->pos() != pos) item->setPos(pos);  // after our own drag the item is already there
+}
+
+void NodeScene::addEdgeItem(const graph::Edge& edge) {
+  NodeItem* from = nodeItem(qstr(edge.from.node));
+  NodeItem* to = nodeItem(qstr(edge.to.node));
+  if (!from || !to) return;  // a wire to a missing node: the validator reports it
+  auto* item = new EdgeItem(edge, from, to);
+  item->setLabel(shapeLabel(doc_->edgeShape(edge)));
+  addItem(item);
+  from->attach(item);
+  if (to != from) to->attach(item);
+}
+
+void NodeScene::removeEdgeItem(const graph::Edge& edge) {
+  EdgeItem* item = edgeItem(edge);
+  if (!item) return;
+  item->fromNode()->detach(item);
+  item->toNode()->detach(item);
+  delete item;
+}
+
+void NodeScene::refreshValidation() {
+  std::unordered_map<std::string, std::vector<graph::Problem>> problems;
+  for (const graph::Problem& p : doc_->validation().problems) problems[p.node].push_back(p);
+  for (NodeItem* node : std::as_const(nodes_)) {
+    const auto it = problems.find(node->id().toStdString());
+    node->setProblems(it == problems.end() ? std::vector<graph::Problem>{} : it->second);
+    for (EdgeItem* e : node->edges())
+      if (e->fromNode() == node) e->setLabel(shapeLabel(doc_->edgeShape(e->edge())));
+  }
+}
+
+void NodeScene::refreshTheme() {
+  // update() on each item, not on the scene: cached nodes must be painted again.
+  for (QGraphicsItem* item : items()) item->update();
+  if (wire_) wire_->path->setPen(QPen(ThemeManager::instance().theme().wireDragging, 2));
+}
+
+// ---- dragging nodes ------------------------------------------------------------------------
+
+void NodeScene::beginNodeDrag() {
+  auto* grabbed = qgraphicsitem_cast<NodeItem*>(mouseGrabberItem());
+  if (!grabbed) return;
+  grabbed->setZValue(++top_z_);
+  drag_start_.clear();
+  for (QGraphicsItem* item : selectedItems())
+    if (const auto* node = qgraphicsitem_cast<NodeItem*>(item)) drag_start_[node->id()] = node->pos();
+}
+
+void NodeScene::commitNodeDrag() {
+  // Items moved freely during the drag; the document learns the result in one step.
+  std::map<QString, graph::Position> moved;
+  for (const auto& [id, start] : drag_start_)
+    if (const NodeItem* item = nodeItem(id); item && item->pos() != start)
+      moved[id] = graph::Position{item->pos().x(), item->pos().y()};
+  drag_start_.clear();
+  if (!moved.empty()) doc_->moveNodes(moved);
+}
+
+// ---- drawing wires -------------------------------------------------------------------------
+
+PortItem* NodeScene::portAt(QPointF scene_pos) const {
+  for (QGraphicsItem* item : items(scene_pos, Qt::IntersectsItemShape, Qt::DescendingOrder)) {
+    if (wire_ && item == wire_->path) continue;
+    return qgraphicsitem_cast<PortItem*>(item);  // only the topmost item counts: not a port under a card
+  }
+  return nullptr;
+}
+
+PortItem* NodeScene::portItem(const graph::PortRef& port, bool input) const {
+  const NodeItem* node = nodeItem(qstr(port.node));
+  return node ? node->port(port.port, input) : nullptr;
+}
+
+std::vector<PortItem*> NodeScene::allPorts() const {
+  std::vector<PortItem*> ports;
+  for (const NodeItem* node : nodes_) ports.insert(ports.end(), node->ports().begin(), node->ports().end());
+  return ports;
+}
+
+graph::Edge NodeScene::orient(const WireDrag& wire, const graph::PortRef& port) {
+  return wire.anchor_is_input ? graph::Edge{port, wire.anchor} : graph::Edge{wire.anchor, port};
+}
+
+bool NodeScene::wireAccepts(const PortItem* port) const {
+  if (port->isInput() == wire_->anchor_is_input) return false;
+  const graph::Edge edge = orient(*wire_, port->ref());
+  if (wire_->picked && edge == *wire_->picked) return true;  // back where it came from
+  return doc_->connectionProblem(edge.from, edge.to).isEmpty();
+}
+
+void NodeScene::startWire(PortItem* port, QPointF scene_pos) {
+  WireDrag wire;
+  wire.anchor = port->ref();
+  wire.anchor_is_input = port->isInput();
+  // Pressing on a wired single-wire input lifts that wire's end off it (as in Blender).
+  if (port->isInput() && !port->takesManyWires()) {
+    for (EdgeItem* e : port->node()->edges()) {
+      if (!(e->edge().to == wire.anchor)) continue;
+      wire.picked = e->edge();
+      wire.anchor = e->edge().from;
+      wire.anchor_is_input = false;
+      e->setVisible(false);
+      break;
+    }
+  }
+  wire.path = new QGraphicsPathItem;
+  wire.path->setPen(QPen(ThemeManager::instance().theme().wireDragging, 2));
+  wire.path->setZValue(kWireZ);
+  addItem(wire.path);
+  wire_ = wire;
+
+  const PortItem* anchor = portItem(wire_->anchor, wire_->anchor_is_input);
+  for (PortItem* p : allPorts())
+    p->setWireState(p == anchor ? PortItem::WireState::Idle
+                                : wireAccepts(p) ? PortItem::WireState::Accepts : PortItem::WireState::Refuses);
+  moveWire(scene_pos);
+}
+
+void NodeScene::moveWire(QPointF scene_pos) {
+  PortItem* over = portAt(scene_pos);
+  const bool accepts = over && (over->wireState() == PortItem::WireState::Accepts ||
+                                over->wireState() == PortItem::WireState::Target);
+  PortItem* target = accepts ? over : nullptr;
+  if (target != wire_->target) {
+    if (wire_->target) wire_->target->setWireState(PortItem::WireState::Accepts);
+    if (target) target->setWireState(PortItem::WireState::Target);
+    wire_->target = target;
+  }
+  const QPointF loose = target ? target->scenePos() : scene_pos;  // snaps onto an accepting port
+  const QPointF fixed = portScenePos(wire_->anchor, wire_->anchor_is_input);
+  wire_->path->setPath(wire_->anchor_is_input ? wirePath(loose, fixed) : wirePath(fixed, loose));
+}
+
+void NodeScene::cancelWire() {
+  if (!wire_) return;
+  for (PortItem* p : allPorts()) p->setWireState(PortItem::WireState::Idle);
+  if (wire_->picked)
+    if (EdgeItem* e = edgeItem(*wire_->picked)) e->setVisible(true);
+  delete wire_->path;
+  wire_.reset();
+}
+
+void NodeScene::finishWire(QPointF scene_pos) {
+  const PortItem* over = portAt(scene_pos);
+  const WireDrag wire = *wire_;
+  const std::optional<graph::PortRef> target = over ? std::optional(over->ref()) : std::nullopt;
+  const bool target_is_input = over && over->isInput();
+  cancelWire();  // before editing: the edit's signals must find a quiet scene
+  if (target) {
+    connectWire(wire, *target, target_is_input);
+  } else if (wire.picked) {
+    doc_->disconnect(*wire.picked);  // a lifted wire dropped on the canvas goes away
+  }
+}
+
+void NodeScene::connectWire(const WireDrag& wire, const graph::PortRef& target, bool target_is_input) {
+  if (target_is_input == wire.anchor_is_input) {
+    if (target == wire.anchor) return;  // a click on a port, no drag
+    emit statusMessage(tr("Cannot connect %1 to %2: both are %3; wire an output to an input")
+                           .arg(portText(wire.anchor), portText(target),
+                                target_is_input ? tr("inputs") : tr("outputs")));
+    return;
+  }
+  const graph::Edge edge = orient(wire, target);
+  if (wire.picked && edge == *wire.picked) return;  // put back where it was
+  if (wire.picked && doc_->connectionProblem(edge.from, edge.to).isEmpty()) {
+    doc_->undoStack()->beginMacro(tr("Move wire to %1").arg(portText(edge.to)));
+    doc_->disconnect(*wire.picked);
+    doc_->connectPorts(edge.from, edge.to);
+    doc_->undoStack()->endMacro();
+    return;
+  }
+  QString why;
+  if (!doc_->connectPorts(edge.from, edge.to, &why)) emit statusMessage(why);
+}
+
+// ---- events --------------------------------------------------------------------------------
+
+void NodeScene::mousePressEvent(QGraphicsSceneMouseEvent* event) {
+  if (event->button() == Qt::LeftButton && !wire_) {
+    if (PortItem* port = portAt(event->scenePos())) {
+      startWire(port, event->scenePos());
+      event->accept();
+      return;
+    }
+  }
+  QGraphicsScene::mousePressEvent(event);
+  if (event->button() == Qt::LeftButton) beginNodeDrag();
+}
+
+void NodeScene::mouseMoveEvent(QGraphicsSceneMouseEvent* event) {
+  if (wire_) {
+    moveWire(event->scenePos());
+    event->accept();
+    return;
+  }
+  QGraphicsScene::mouseMoveEvent(event);
+}
+
+void NodeScene::mouseReleaseEvent(QGraphicsSceneMouseEvent* event) {
+  if (wire_ && event->button() == Qt::LeftButton) {
+    finishWire(event->scenePos());
+    event->accept();
+    return;
+  }
+  QGraphicsScene::mouseReleaseEvent(event);
+  if (event->button() == Qt::LeftButton) commitNodeDrag();
+}
+
+// ---- selection edits -----------------------------------------------------------------------
+
+void NodeScene::deleteSelection() {
+  const QStringList ids = selectedNodeIds();
+  const std::vector<graph::Edge> edges = selectedEdges();
+  if (ids.isEmpty() && edges.empty()) return;
+  doc_->remove(ids, edges);
+}
+
+QMimeData* NodeScene::copySelection() const {
+  const QStringList ids = selectedNodeIds();
+  if (ids.isEmpty()) return nullptr;
+  std::vector<std::string> node_ids;
+  for (const QString& id : ids) node_ids.push_back(id.toStdString());
+  const graph::Graph fragment = graph::extract_fragment(doc_->graph(), node_ids);
+  const QByteArray text = QByteArray::fromStdString(graph::fragment_to_text(fragment));
+  auto* data = new QMimeData;
+  data->setData(QString::fromLatin1(kGraphMimeType), text);
+  data->setText(QString::fromUtf8(text));  // through the system clipboard into another window, or a text editor
+  return data;
+}
+
+void NodeScene::copyToClipboard() {
+  if (QMimeData* data = copySelection()) QGuiApplication::clipboard()->setMimeData(data);
+}
+
+void NodeScene::cutToClipboard() {
+  if (selectedNodeIds().isEmpty()) return;
+  copyToClipboard();
+  doc_->undoStack()->beginMacro(tr("Cut"));
+  deleteSelection();
+  doc_->undoStack()->endMacro();
+}
+
+QStringList NodeScene::paste(const QMimeData* data, std::optional<QPointF> at) {
+  const QString mime = QString::fromLatin1(kGraphMimeType);
+  const QByteArray text = !data ? QByteArray() : data->hasFormat(mime) ? data->data(mime) : data->text().toUtf8();
+  if (text.trimmed().isEmpty()) {
+    emit statusMessage(tr("Nothing to paste"));
+    return {};
+  }
+  graph::Graph fragment;
+  try {
+    fragment = graph::fragment_from_text(std::string_view(text.constData(), size_t(text.size())));
+  } catch (const std::exception& e) {
+    emit statusMessage(
+        tr("Cannot paste: the clipboard does not hold Plexus nodes (%1)").arg(QString::fromUtf8(e.what())));
+    return {};
+  }
+  if (fragment.nodes.empty()) {
+    emit statusMessage(tr("Nothing to paste"));
+    return {};
+  }
+  QPointF offset(kPasteShift, kPasteShift);
+  if (at) {
+    QPointF top_left(std::numeric_limits<qreal>::max(), std::numeric_limits<qreal>::max());
+    for (const graph::Node& n : fragment.nodes)
+      top_left = QPointF(std::min(top_left.x(), n.position.x), std::min(top_left.y(), n.position.y));
+    offset = snapped(*at) - top_left;
+  }
+  return pasteFragment(fragment, offset, tr("Paste"));
+}
+
+void NodeScene::pasteFromClipboard(std::optional<QPointF> at) { paste(QGuiApplication::clipboard()->mimeData(), at); }
+
+void NodeScene::duplicateSelection() {
+  std::vector<std::string> ids;
+  for (const QString& id : selectedNodeIds()) ids.push_back(id.toStdString());
+  if (ids.empty()) return;
+  pasteFragment(graph::extract_fragment(doc_->graph(), ids), QPointF(kPasteShift, kPasteShift), tr("Duplicate"));
+}
+
+QStringList NodeScene::pasteFragment(const graph::Graph& fragment, QPointF offset, const QString& text) {
+  const QStringList ids = doc_->paste(fragment, graph::Position{offset.x(), offset.y()}, text);
+  selectNodes(ids);
+  return ids;
+}
+
+void NodeScene::autoLayout() {
+  doc_->autoLayout([](const graph::Node& node) {
+    const QSizeF size = nodeCardSize(node);
+    return graph::LayoutSize{size.width() + kLabelRoom, size.height()};
+  });
+}
+
+}  // namespace plexus::widgets
