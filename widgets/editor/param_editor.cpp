@@ -12,13 +12,13 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
-#include <charconv>
 #include <climits>
 #include <functional>
 
 #include "common/icons.h"
 #include "common/panel_style.h"
 #include "common/theme.h"
+#include "util/text.h"
 
 namespace plexus::widgets {
 namespace {
@@ -26,14 +26,6 @@ namespace {
 using graph::ParamSpec;
 using graph::ParamType;
 using graph::ParamValue;
-
-// The shortest text that reads back as the same double ("1e-05", "0.001"), so a value is shown
-// exactly as it will be saved.
-QString realText(double x) {
-  char buffer[32];
-  const auto end = std::to_chars(buffer, buffer + sizeof buffer, x).ptr;
-  return QString::fromLatin1(buffer, end - buffer);
-}
 
 std::optional<int64_t> wholeNumber(const QString& text) {
   bool ok = false;
@@ -130,7 +122,7 @@ QString paramText(const ParamValue& value) {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, bool>) return x ? QStringLiteral("true") : QStringLiteral("false");
         else if constexpr (std::is_same_v<T, int64_t>) return QString::number(x);
-        else if constexpr (std::is_same_v<T, double>) return realText(x);
+        else if constexpr (std::is_same_v<T, double>) return QString::fromStdString(shortest_text(x));  // shown exactly as it will be saved
         else if constexpr (std::is_same_v<T, std::string>) return qstr(x);
         else {
           QStringList entries;
