@@ -429,6 +429,14 @@ int cmd_check(const Args& args) {
   return errors ? 1 : 0;
 }
 
+// --device, --data and --threads of train FILE and eval FILE: where this machine runs the project.
+void apply_machine_options(const Args& args, graph::Graph& g) {
+  if (args.has("--device")) g.training.device = device_option(args).str();
+  // A --data path comes from the command line: it is relative to the current directory.
+  if (args.has("--data")) g.dataset.path = fs::absolute(args.str("--data", "")).lexically_normal().string();
+  if (args.has("--threads")) set_num_threads(int(args.integer("--threads", 1, 1)));
+}
+
 int cmd_train_project(const Args& args, const std::string& file) {
   args.allow({"--epochs", "--batch-size", "--lr", "--optimizer", "--seed", "--data", "--train-subset", "--metrics",
               "--save", "--resume", "--quiet", "--threads", "--device", "--save-run", "--run-dir"});
@@ -439,10 +447,7 @@ int cmd_train_project(const Args& args, const std::string& file) {
   if (args.has("--lr")) s.lr = args.number("--lr", s.lr);
   s.optimizer = args.str("--optimizer", s.optimizer);
   s.seed = uint64_t(args.integer("--seed", int64_t(s.seed), 0));
-  if (args.has("--device")) s.device = device_option(args).str();
-  // A --data path comes from the command line: it is relative to the current directory.
-  if (args.has("--data")) g.dataset.path = fs::absolute(args.str("--data", "")).lexically_normal().string();
-  if (args.has("--threads")) set_num_threads(int(args.integer("--threads", 1, 1)));
+  apply_machine_options(args, g);
 
   session::RunOptions ro;
   ro.project_dir = project_dir(file);
@@ -684,10 +689,7 @@ int cmd_eval_project(const Args& args, const std::string& file) {
   args.allow({"--checkpoint", "--json", "--data", "--batch-size", "--threads", "--device"});
   if (!args.has("--checkpoint")) throw UsageError{"eval needs --checkpoint FILE"};
   graph::Graph g = graph::load_project(file);
-  if (args.has("--device")) g.training.device = device_option(args).str();
-  // A --data path comes from the command line: it is relative to the current directory.
-  if (args.has("--data")) g.dataset.path = fs::absolute(args.str("--data", "")).lexically_normal().string();
-  if (args.has("--threads")) set_num_threads(int(args.integer("--threads", 1, 1)));
+  apply_machine_options(args, g);
   session::RunOptions ro;
   ro.project_dir = project_dir(file);
   ro.eval_batch_size = args.integer("--batch-size", 1000, 1);
