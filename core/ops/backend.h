@@ -1,10 +1,10 @@
 #pragma once
 // The dispatch seam between the device-independent ops (forward + derivative, autograd)
-// and the per-device kernels. The CPU backend lives in ops/cpu, the CUDA backend in
-// core/cuda. Kernels write into `out` tensors the caller allocated; elementwise kernels
-// accept any strides (inputs already broadcast to the output's shape). Raw pointers are the
-// device's own memory. Device kernels run asynchronously: a bad index they meet is reported
-// at the next synchronisation (see cuda/runtime.h).
+// and the per-device kernels. The CPU backend lives in ops/cpu, the CUDA backend in ops/cuda
+// (on the device runtime of core/cuda). Kernels write into `out` tensors the caller
+// allocated; elementwise kernels accept any strides (inputs already broadcast to the output's
+// shape). Raw pointers are the device's own memory. Device kernels run asynchronously: a bad
+// index they meet is reported at the next synchronisation (see cuda/runtime.h).
 #include "tensor/tensor.h"
 
 namespace plexus {

@@ -9,9 +9,9 @@
 // all -inf softmax row takes m = 0, log-softmax as (x - m) - log(s).
 #include <cstdint>
 
-#include "cuda/group_reduce.cuh"
-#include "cuda/strided.cuh"
-#include "cuda/runtime.h"
+#include "ops/cuda/fault.cuh"
+#include "ops/cuda/group_reduce.cuh"
+#include "ops/cuda/strided.cuh"
 
 namespace plexus::cuda {
 namespace {

@@ -1,6 +1,6 @@
 // The CUDA backend: one CudaBackend per device, queuing every kernel and cuBLAS call on that
 // device's stream (cuda/runtime.h) without ever synchronising. Numerics follow the CPU backend
-// (core/ops/cpu/cpu_backend.cpp); the kernels live in the cuda/*.cuh headers, one concept each:
+// (core/ops/cpu/cpu_backend.cpp); the kernels live in the ops/cuda/*.cuh headers, one concept each:
 //   strided.cuh           launch basics, collapsed strided geometry for elementwise ops
 //   elementwise_math.cuh  the UnaryOp / BinaryOp formulas
 //   reduce.cuh            sum / max / min over any dims, argmax / argmin
@@ -19,18 +19,18 @@
 #include <type_traits>
 #include <vector>
 
-#include "cuda/conv.cuh"
 #include "cuda/cuda.h"
-#include "cuda/elementwise_math.cuh"
-#include "cuda/group_reduce.cuh"
-#include "cuda/index_ops.cuh"
-#include "cuda/philox.cuh"
-#include "cuda/pool.cuh"
-#include "cuda/reduce.cuh"
 #include "cuda/runtime.h"
-#include "cuda/softmax.cuh"
-#include "cuda/strided.cuh"
 #include "ops/backend.h"
+#include "ops/cuda/conv.cuh"
+#include "ops/cuda/elementwise_math.cuh"
+#include "ops/cuda/group_reduce.cuh"
+#include "ops/cuda/index_ops.cuh"
+#include "ops/cuda/philox.cuh"
+#include "ops/cuda/pool.cuh"
+#include "ops/cuda/reduce.cuh"
+#include "ops/cuda/softmax.cuh"
+#include "ops/cuda/strided.cuh"
 #include "tensor/tensor.h"
 #include "util/error.h"
 
