@@ -1,5 +1,6 @@
 #pragma once
-// Scalar formulas both backends share, so the CPU and the GPU compute the same numbers: the
+// Scalar formulas both backends share, so the CPU and the GPU compute the same numbers: every
+// UnaryOp and BinaryOp (unary<Op>, binary<Op>, reached from a runtime op through visit), the
 // smooth nonlinearities with their derivatives, and the windows of pooling. The host compiler
 // builds them into the CPU backend; nvcc builds them for the device into the CUDA backend.
 #include <math.h>
@@ -38,6 +39,97 @@ PLEXUS_HOST_DEVICE float softplus(float x, float beta, float threshold) {
 }
 
 PLEXUS_HOST_DEVICE float sign(float x) { return float((x > 0) - (x < 0)); }
+
+// x + a*y with the product rounded before the sum, as the host computes it (an ISO C++ build
+// does not contract). nvcc would fuse the two into one FMA, rounding once: on the device the
+// two roundings are spelled out.
+PLEXUS_HOST_DEVICE float add_scaled(float x, float a, float y) {
+#ifdef __CUDA_ARCH__
+  return __fadd_rn(x, __fmul_rn(a, y));
+#else
+  return x + a * y;
+#endif
+}
+
+// False for every op: the static_asserts below fire only for an op without a formula.
+template <auto Op>
+constexpr bool kNoFormula = false;
+
+// Each UnaryOp on either device (on the host, expf, logf, ... are what std::exp etc. call for
+// a float).
+template <UnaryOp Op>
+PLEXUS_HOST_DEVICE float unary(float x, [[maybe_unused]] float p0, [[maybe_unused]] float p1) {
+  using enum UnaryOp;
+  if constexpr (Op == Copy) return x;
+  else if constexpr (Op == Neg) return -x;
+  else if constexpr (Op == Exp) return expf(x);
+  else if constexpr (Op == Log) return logf(x);
+  else if constexpr (Op == Sqrt) return sqrtf(x);
+  else if constexpr (Op == Abs) return fabsf(x);
+  else if constexpr (Op == Sign) return sign(x);
+  else if constexpr (Op == Relu) return x > 0 ? x : 0.f;
+  else if constexpr (Op == LeakyRelu) return x > 0 ? x : p0 * x;
+  else if constexpr (Op == Sigmoid) return sigmoid(x);
+  else if constexpr (Op == Tanh) return tanhf(x);
+  else if constexpr (Op == Gelu) return gelu(x);
+  else if constexpr (Op == Softplus) return softplus(x, p0, p1);
+  // x² exactly (powf need not round it correctly). p0 is the same for every element: the
+  // CPU loop is unswitched on it, the GPU branch is uniform.
+  else if constexpr (Op == Pow) return p0 == 2.f ? x * x : powf(x, p0);
+  else if constexpr (Op == Clamp) {
+    // std::min(std::max(x, p0), p1) spelled out, in std's comparison order: a NaN x survives.
+    const float m = x < p0 ? p0 : x;
+    return p1 < m ? p1 : m;
+  }
+  else if constexpr (Op == AddScalar) return x + p0;
+  else if constexpr (Op == MulScalar) return x * p0;
+  else static_assert(kNoFormula<Op>, "a UnaryOp without a formula");
+}
+
+// Each BinaryOp on either device; a NaN `a` wins Maximum / Minimum.
+template <BinaryOp Op>
+PLEXUS_HOST_DEVICE float binary(float a, float b, [[maybe_unused]] float p0, [[maybe_unused]] float p1) {
+  using enum BinaryOp;
+  if constexpr (Op == Add) return p0 == 1.f ? a + b : add_scaled(a, p0, b);  // p0 == 1: one op less, same sum
+  else if constexpr (Op == Sub) return a - b;
+  else if constexpr (Op == Mul) return a * b;
+  else if constexpr (Op == Div) return a / b;
+  else if constexpr (Op == Maximum) return isnan(a) || a > b ? a : b;
+  else if constexpr (Op == Minimum) return isnan(a) || a < b ? a : b;
+  else if constexpr (Op == Eq) return float(a == b);
+  else if constexpr (Op == Ne) return float(a != b);
+  else if constexpr (Op == Lt) return float(a < b);
+  else if constexpr (Op == Le) return float(a <= b);
+  else if constexpr (Op == Gt) return float(a > b);
+  else if constexpr (Op == Ge) return float(a >= b);
+  else if constexpr (Op == ReluGrad) return b > 0 ? a : 0.f;
+  else if constexpr (Op == LeakyReluGrad) return b > 0 ? a : p0 * a;
+  else if constexpr (Op == SigmoidGrad) return a * b * (1.f - b);
+  else if constexpr (Op == TanhGrad) return a * (1.f - b * b);
+  else if constexpr (Op == GeluGrad) return a * gelu_grad(b);
+  else if constexpr (Op == SoftplusGrad) return p0 * b > p1 ? a : a * sigmoid(p0 * b);
+  else if constexpr (Op == PowGrad) return a * p0 * powf(b, p0 - 1.f);
+  else if constexpr (Op == ClampGrad) return b >= p0 && b <= p1 ? a : 0.f;
+  else if constexpr (Op == AbsGrad) return a * sign(b);
+  else static_assert(kNoFormula<Op>, "a BinaryOp without a formula");
+}
+
+// Calls f.template operator()<Op>() for the runtime `op`, one case per entry of the op lists
+// (ops/backend.h). A CPU loop inside f is instantiated per op with its formula inlined; in a
+// kernel the switch is one uniform branch.
+#define PLEXUS_VISIT_CASE(name) \
+  case decltype(op)::name: return f.template operator()<decltype(op)::name>();
+template <class F>
+PLEXUS_HOST_DEVICE decltype(auto) visit(UnaryOp op, F&& f) {
+  switch (op) { PLEXUS_UNARY_OPS(PLEXUS_VISIT_CASE) }
+  __builtin_unreachable();  // op is always one of the enumerators
+}
+template <class F>
+PLEXUS_HOST_DEVICE decltype(auto) visit(BinaryOp op, F&& f) {
+  switch (op) { PLEXUS_BINARY_OPS(PLEXUS_VISIT_CASE) }
+  __builtin_unreachable();
+}
+#undef PLEXUS_VISIT_CASE
 
 // The largest cell of output (y, x)'s pooling window over one [h, w] plane and its index in
 // the plane (-1 when the window covers no cell); a NaN wins, as in PyTorch.

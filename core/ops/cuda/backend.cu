@@ -2,13 +2,14 @@
 // device's stream (cuda/runtime.h) without ever synchronising. Numerics follow the CPU backend
 // (core/ops/cpu/cpu_backend.cpp); the kernels live in the ops/cuda/*.cuh headers, one concept each:
 //   strided.cuh           launch basics, collapsed strided geometry for elementwise ops
-//   elementwise_math.cuh  the UnaryOp / BinaryOp formulas
 //   reduce.cuh            sum / max / min over any dims, argmax / argmin
 //   softmax.cuh           softmax, its derivative, fused cross-entropy
 //   index_ops.cuh         index_select / index_add / gather / scatter_add
 //   conv.cuh              im2col / col2im / channel permute for the batched convolution
 //   pool.cuh              max / average pooling
 //   philox.cuh            counter-based random numbers
+//   fault.cuh             recording a bad index for the host
+// The UnaryOp / BinaryOp formulas are the CPU backend's own (ops/scalar_math.h).
 #include <algorithm>
 #include <array>
 #include <climits>
@@ -23,7 +24,6 @@
 #include "cuda/runtime.h"
 #include "ops/backend.h"
 #include "ops/cuda/conv.cuh"
-#include "ops/cuda/elementwise_math.cuh"
 #include "ops/cuda/group_reduce.cuh"
 #include "ops/cuda/index_ops.cuh"
 #include "ops/cuda/philox.cuh"
@@ -31,6 +31,7 @@
 #include "ops/cuda/reduce.cuh"
 #include "ops/cuda/softmax.cuh"
 #include "ops/cuda/strided.cuh"
+#include "ops/scalar_math.h"
 #include "tensor/tensor.h"
 #include "util/error.h"
 
@@ -57,7 +58,10 @@ struct UnaryF {
   const float* a;
   UnaryOp op;
   float p0, p1;
-  __device__ float apply(float x) const { return unary_math(op, x, p0, p1); }
+  // The op is the same for every element of a launch: math::visit's switch is a uniform branch.
+  __device__ float apply(float x) const {
+    return math::visit(op, [&]<UnaryOp Op>() { return math::unary<Op>(x, p0, p1); });
+  }
   __device__ void operator()(int64_t, const int64_t* o) const { out[o[0]] = apply(a[o[1]]); }
   __device__ void vec4(int64_t i) const {
     const float4 x = *reinterpret_cast<const float4*>(a + i);
@@ -72,7 +76,9 @@ struct BinaryF {
   const float* b;
   BinaryOp op;
   float p0, p1;
-  __device__ float apply(float x, float y) const { return binary_math(op, x, y, p0, p1); }
+  __device__ float apply(float x, float y) const {
+    return math::visit(op, [&]<BinaryOp Op>() { return math::binary<Op>(x, y, p0, p1); });
+  }
   __device__ void operator()(int64_t, const int64_t* o) const { out[o[0]] = apply(a[o[1]], b[o[2]]); }
   __device__ void vec4(int64_t i) const {
     const float4 x = *reinterpret_cast<const float4*>(a + i), y = *reinterpret_cast<const float4*>(b + i);
