@@ -1,8 +1,9 @@
 #pragma once
 // Scalar formulas both backends share, so the CPU and the GPU compute the same numbers: every
 // UnaryOp and BinaryOp (unary<Op>, binary<Op>, reached from a runtime op through visit), the
-// smooth nonlinearities with their derivatives, and the windows of pooling. The host compiler
-// builds them into the CPU backend; nvcc builds them for the device into the CUDA backend.
+// smooth nonlinearities with their derivatives, the windows of pooling, a row's cross-entropy
+// and the optimizer steps per element. The host compiler builds them into the CPU backend;
+// nvcc builds them for the device into the CUDA backend.
 #include <math.h>
 
 #include <cstdint>
@@ -40,16 +41,23 @@ PLEXUS_HOST_DEVICE float softplus(float x, float beta, float threshold) {
 
 PLEXUS_HOST_DEVICE float sign(float x) { return float((x > 0) - (x < 0)); }
 
-// x + a*y with the product rounded before the sum, as the host computes it (an ISO C++ build
-// does not contract). nvcc would fuse the two into one FMA, rounding once: on the device the
-// two roundings are spelled out.
-PLEXUS_HOST_DEVICE float add_scaled(float x, float a, float y) {
+// Arithmetic rounded op by op on both devices. nvcc fuses a product and a sum into one FMA
+// (rounding once) where the host build (ISO C++: no contraction) rounds each; the _rn
+// intrinsics forbid that on the device. Formulas whose GPU result must equal the CPU's bit for
+// bit are spelled with these: Add's a + p0*b and the optimizer steps.
 #ifdef __CUDA_ARCH__
-  return __fadd_rn(x, __fmul_rn(a, y));
+PLEXUS_HOST_DEVICE float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+PLEXUS_HOST_DEVICE float add_rn(float a, float b) { return __fadd_rn(a, b); }
+PLEXUS_HOST_DEVICE float sub_rn(float a, float b) { return __fsub_rn(a, b); }
+PLEXUS_HOST_DEVICE float div_rn(float a, float b) { return __fdiv_rn(a, b); }
+PLEXUS_HOST_DEVICE float sqrt_rn(float a) { return __fsqrt_rn(a); }
 #else
-  return x + a * y;
+PLEXUS_HOST_DEVICE float mul_rn(float a, float b) { return a * b; }
+PLEXUS_HOST_DEVICE float add_rn(float a, float b) { return a + b; }
+PLEXUS_HOST_DEVICE float sub_rn(float a, float b) { return a - b; }
+PLEXUS_HOST_DEVICE float div_rn(float a, float b) { return a / b; }
+PLEXUS_HOST_DEVICE float sqrt_rn(float a) { return sqrtf(a); }
 #endif
-}
 
 // False for every op: the static_asserts below fire only for an op without a formula.
 template <auto Op>
@@ -90,7 +98,7 @@ PLEXUS_HOST_DEVICE float unary(float x, [[maybe_unused]] float p0, [[maybe_unuse
 template <BinaryOp Op>
 PLEXUS_HOST_DEVICE float binary(float a, float b, [[maybe_unused]] float p0, [[maybe_unused]] float p1) {
   using enum BinaryOp;
-  if constexpr (Op == Add) return p0 == 1.f ? a + b : add_scaled(a, p0, b);  // p0 == 1: one op less, same sum
+  if constexpr (Op == Add) return p0 == 1.f ? a + b : add_rn(a, mul_rn(p0, b));  // p0 == 1: one op less, same sum
   else if constexpr (Op == Sub) return a - b;
   else if constexpr (Op == Mul) return a * b;
   else if constexpr (Op == Div) return a / b;
@@ -130,6 +138,41 @@ PLEXUS_HOST_DEVICE decltype(auto) visit(BinaryOp op, F&& f) {
   __builtin_unreachable();
 }
 #undef PLEXUS_VISIT_CASE
+
+// One row's cross-entropy with label smoothing s, from the row's log-sum-exp, its target's
+// logit and the sum of its c logits: (1 - s) (lse - x_t) + s (lse - mean(x)), in double.
+PLEXUS_HOST_DEVICE float cross_entropy_loss(double lse, float target_logit, double logit_sum, int64_t c,
+                                            float smoothing) {
+  return float((1.0 - smoothing) * (lse - target_logit) + smoothing * (lse - logit_sum / double(c)));
+}
+
+// PyTorch's SGD for one element, with momentum buffer *buf (null without momentum): the new
+// parameter.
+PLEXUS_HOST_DEVICE float sgd_update(float p, float g, float* buf, const Backend::SgdStep& s) {
+  float d = mul_rn(s.maximize ? -1.f : 1.f, g);
+  if (s.weight_decay != 0.f) d = add_rn(d, mul_rn(s.weight_decay, p));
+  if (buf) {
+    const float b = s.first ? d : add_rn(mul_rn(s.momentum, *buf), mul_rn(1.f - s.dampening, d));
+    *buf = b;
+    d = s.nesterov ? add_rn(d, mul_rn(s.momentum, b)) : b;
+  }
+  return sub_rn(p, mul_rn(s.lr, d));
+}
+
+// PyTorch's Adam / AdamW for one element, with the scalars of Backend::adam_scalars and sign -1
+// to maximize: updates the moments m, v (and *vmax, v's running maximum, unless null: amsgrad)
+// and returns the new parameter. decay_grad is k.weight_decay != 0: a constant in the CPU's
+// loops, which then have no branch.
+PLEXUS_HOST_DEVICE float adam_update(float p, float g, float& m, float& v, float* vmax, const Backend::AdamScalars& k,
+                                     float sign, bool decay_grad) {
+  float d = mul_rn(sign, g);
+  if (decay_grad) d = add_rn(d, mul_rn(k.weight_decay, p));
+  m = add_rn(mul_rn(k.beta1, m), mul_rn(k.one_minus_beta1, d));
+  v = add_rn(mul_rn(k.beta2, v), mul_rn(k.one_minus_beta2, mul_rn(d, d)));
+  float denom = v;
+  if (vmax) denom = *vmax = *vmax < v ? v : *vmax;  // std::max(*vmax, v)
+  return sub_rn(mul_rn(p, k.decay), mul_rn(k.step, div_rn(m, add_rn(sqrt_rn(denom), k.eps))));
+}
 
 // The largest cell of output (y, x)'s pooling window over one [h, w] plane and its index in
 // the plane (-1 when the window covers no cell); a NaN wins, as in PyTorch.

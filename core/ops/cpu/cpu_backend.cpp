@@ -309,7 +309,7 @@ class CpuBackend final : public Backend {
       const double l = m + std::log(s);
       lse[r] = float(l);
       const int64_t t = int64_t(target[r]);
-      loss[r] = float((1.0 - smoothing) * (l - x[t]) + smoothing * (l - sum_x / double(c)));
+      loss[r] = math::cross_entropy_loss(l, x[t], sum_x, c, smoothing);
     }
   }
 
@@ -618,25 +618,19 @@ class CpuBackend final : public Backend {
   }
 
   void sgd_step(float* param, const float* grad, float* buf, int64_t n, const SgdStep& s) override {
-    const float sign = s.maximize ? -1.f : 1.f;
     parallel_for(n, kParallelElements / 2, [&](int64_t begin, int64_t end) {
-      if (!buf && s.weight_decay == 0.f) {  // plain SGD: one multiply-add, vectorised
+      // Plain SGD: sgd_update's p - lr * (sign * g) as one multiply-add, vectorised (sign is ±1,
+      // so lr * sign rounds nothing).
+      if (!buf && s.weight_decay == 0.f) {
         float* __restrict p = param;
         const float* __restrict g = grad;
-        const float step = s.lr * sign;
+        const float step = s.lr * (s.maximize ? -1.f : 1.f);
         for (int64_t i = begin; i < end; ++i) p[i] -= step * g[i];
         return;
       }
-      for (int64_t i = begin; i < end; ++i) {
-        float d = sign * grad[i];
-        if (s.weight_decay != 0.f) d += s.weight_decay * param[i];
-        if (buf) {
-          const float b = s.first ? d : s.momentum * buf[i] + (1.f - s.dampening) * d;
-          buf[i] = b;
-          d = s.nesterov ? d + s.momentum * b : b;
-        }
-        param[i] -= s.lr * d;
-      }
+      const SgdStep step = s;  // a copy the stores below cannot change: its fields stay in registers
+      for (int64_t i = begin; i < end; ++i)
+        param[i] = math::sgd_update(param[i], grad[i], buf ? buf + i : nullptr, step);
     });
   }
 
@@ -652,16 +646,10 @@ class CpuBackend final : public Backend {
         float* __restrict vv = v;
         float* __restrict vm = vmax;
         const float* __restrict g = grad;
-        for (int64_t i = begin; i < end; ++i) {
-          float d = sign * g[i];
-          if constexpr (decltype(decay_grad)::value) d += k.weight_decay * p[i];
-          const float pi = p[i] * k.decay;
-          mm[i] = k.beta1 * mm[i] + k.one_minus_beta1 * d;
-          vv[i] = k.beta2 * vv[i] + k.one_minus_beta2 * (d * d);
-          float denom = vv[i];
-          if constexpr (decltype(amsgrad)::value) denom = vm[i] = std::max(vm[i], denom);
-          p[i] = pi - k.step * (mm[i] / (std::sqrt(denom) + k.eps));
-        }
+        constexpr bool kAmsgrad = decltype(amsgrad)::value;
+        for (int64_t i = begin; i < end; ++i)
+          p[i] = math::adam_update(p[i], g[i], mm[i], vv[i], kAmsgrad ? &vm[i] : nullptr, k, sign,
+                                   decltype(decay_grad)::value);
       });
     };
     using yes = std::true_type;
