@@ -45,7 +45,7 @@ void synchronize(Device device);
 // ---- for the tensor layer (tensor/*.cpp, ops/cpu/cpu_backend.cpp) ----
 Allocator& device_allocator(int index);  // the caching allocator of cuda:index
 Allocator& host_pinned_allocator();      // page-locked host memory
-Backend& device_backend(int index);      // kernels of cuda:index (backend.cu)
+Backend& device_backend(int index);      // kernels of cuda:index (ops/cuda/backend.cu)
 // Host → device: queued on the device's stream (returns at once for pinned sources).
 void copy_to_device(float* dst, int index, const float* src, int64_t count);
 // Device → host: waits for the device, then reports faults like synchronize().

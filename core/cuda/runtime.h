@@ -1,5 +1,6 @@
 #pragma once
-// Internal to the CUDA backend (included by core/cuda/*.cu only).
+// Internal to the CUDA backend: the device runtime that core/cuda/*.cu and the kernels of
+// core/ops/cuda share. Host code only; no device code is declared here.
 //
 // Every CUDA and cuBLAS status is checked where it is returned and becomes a DeviceError
 // naming the call and the error ("cudaMalloc(&p, 1073741824) failed: out of memory
@@ -8,8 +9,9 @@
 // host can be reused by later work at once (as PyTorch's caching allocator does per stream).
 //
 // Kernels never trap on bad data (a trap would poison the CUDA context): they record the
-// first bad index in a per-device FaultRecord and carry on with a harmless value; the host
-// reads the record whenever it synchronises and throws an IndexError naming the op.
+// first bad index in a per-device FaultRecord (ops/cuda/fault.cuh) and carry on with a
+// harmless value; the host reads the record whenever it synchronises and throws an
+// IndexError naming the op.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -39,23 +41,6 @@ struct FaultRecord {
   long long limit;     // valid indices are whole numbers in [0, limit)
 };
 FaultRecord* fault_record(int index);  // device memory, zeroed
-
-#ifdef __CUDACC__
-// Records the first fault only; the other fields are read after a synchronisation.
-__device__ inline void report_fault(FaultRecord* r, FaultOp op, float value, long long position, long long limit) {
-  if (atomicCAS(&r->op, 0, int(op)) == 0) {
-    r->value = value;
-    r->position = position;
-    r->limit = limit;
-  }
-}
-// True (and the index in `out`) when v is a whole number in [0, limit).
-__device__ inline bool valid_index(float v, long long limit, long long* out) {
-  if (!(v >= 0.f && v < float(limit)) || v != floorf(v)) return false;
-  *out = (long long)v;
-  return true;
-}
-#endif
 
 // Synchronises the device's stream, then throws for a recorded fault (and clears it).
 void synchronize_stream(int index);

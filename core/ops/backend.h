@@ -1,27 +1,34 @@
 #pragma once
 // The dispatch seam between the device-independent ops (forward + derivative, autograd)
-// and the per-device kernels. The CPU backend lives in ops/cpu, the CUDA backend in
-// core/cuda. Kernels write into `out` tensors the caller allocated; elementwise kernels
-// accept any strides (inputs already broadcast to the output's shape). Raw pointers are the
-// device's own memory. Device kernels run asynchronously: a bad index they meet is reported
-// at the next synchronisation (see cuda/runtime.h).
+// and the per-device kernels. The CPU backend lives in ops/cpu, the CUDA backend in ops/cuda
+// (on the device runtime of core/cuda). Kernels write into `out` tensors the caller
+// allocated; elementwise kernels accept any strides (inputs already broadcast to the output's
+// shape). Raw pointers are the device's own memory. Device kernels run asynchronously: a bad
+// index they meet is reported at the next synchronisation (see cuda/runtime.h).
 #include "tensor/tensor.h"
 
 namespace plexus {
 
-enum class UnaryOp {
-  Copy, Neg, Exp, Log, Sqrt, Abs, Sign, Relu, LeakyRelu /*p0 slope*/, Sigmoid, Tanh, Gelu,
-  Softplus /*p0 beta, p1 threshold*/, Pow /*p0 exponent*/, Clamp /*p0 lo, p1 hi*/,
-  AddScalar /*p0*/, MulScalar /*p0*/
-};
+// The elementwise ops as lists, from which the enums below and math::visit (the runtime op to
+// its formula) are generated; each op's formula, for both devices, is in ops/scalar_math.h.
+#define PLEXUS_UNARY_OPS(X)                                                                  \
+  X(Copy) X(Neg) X(Exp) X(Log) X(Sqrt) X(Abs) X(Sign) X(Relu) X(LeakyRelu) /*p0 slope*/      \
+  X(Sigmoid) X(Tanh) X(Gelu) X(Softplus) /*p0 beta, p1 threshold*/ X(Pow) /*p0 exponent*/    \
+  X(Clamp) /*p0 lo, p1 hi*/ X(AddScalar) /*p0*/ X(MulScalar) /*p0*/
 
-enum class BinaryOp {
-  Add /*a + p0*b*/, Sub, Mul, Div, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge,
-  // Derivatives fused with the incoming gradient g (a = g, b = the op's input or output).
-  ReluGrad /*b = x*/, LeakyReluGrad /*x, p0 slope*/, SigmoidGrad /*b = y*/, TanhGrad /*b = y*/,
-  GeluGrad /*x*/, SoftplusGrad /*x, p0 beta, p1 threshold*/, PowGrad /*x, p0 exponent*/,
-  ClampGrad /*x, p0 lo, p1 hi*/, AbsGrad /*x*/
-};
+// Binary ops take a and b; the *Grad ops are derivatives fused with the incoming gradient g
+// (a = g, b = the op's input x or output y).
+#define PLEXUS_BINARY_OPS(X)                                                                 \
+  X(Add) /*a + p0*b*/ X(Sub) X(Mul) X(Div) X(Maximum) X(Minimum)                             \
+  X(Eq) X(Ne) X(Lt) X(Le) X(Gt) X(Ge)                                                        \
+  X(ReluGrad) /*b = x*/ X(LeakyReluGrad) /*x, p0 slope*/ X(SigmoidGrad) /*b = y*/            \
+  X(TanhGrad) /*b = y*/ X(GeluGrad) /*x*/ X(SoftplusGrad) /*x, p0 beta, p1 threshold*/       \
+  X(PowGrad) /*x, p0 exponent*/ X(ClampGrad) /*x, p0 lo, p1 hi*/ X(AbsGrad) /*x*/
+
+#define PLEXUS_ENUMERATOR(name) name,
+enum class UnaryOp { PLEXUS_UNARY_OPS(PLEXUS_ENUMERATOR) };
+enum class BinaryOp { PLEXUS_BINARY_OPS(PLEXUS_ENUMERATOR) };
+#undef PLEXUS_ENUMERATOR
 
 enum class ReduceOp { Sum, Max, Min };
 

@@ -1,7 +1,9 @@
 #pragma once
-// Scalar formulas both backends share, so the CPU and the GPU compute the same numbers: the
-// smooth nonlinearities with their derivatives, and the windows of pooling. The host compiler
-// builds them into the CPU backend; nvcc builds them for the device into the CUDA backend.
+// Scalar formulas both backends share, so the CPU and the GPU compute the same numbers: every
+// UnaryOp and BinaryOp (unary<Op>, binary<Op>, reached from a runtime op through visit), the
+// smooth nonlinearities with their derivatives, the windows of pooling, a row's cross-entropy
+// and the optimizer steps per element. The host compiler builds them into the CPU backend;
+// nvcc builds them for the device into the CUDA backend.
 #include <math.h>
 
 #include <cstdint>
@@ -38,6 +40,139 @@ PLEXUS_HOST_DEVICE float softplus(float x, float beta, float threshold) {
 }
 
 PLEXUS_HOST_DEVICE float sign(float x) { return float((x > 0) - (x < 0)); }
+
+// Arithmetic rounded op by op on both devices. nvcc fuses a product and a sum into one FMA
+// (rounding once) where the host build (ISO C++: no contraction) rounds each; the _rn
+// intrinsics forbid that on the device. Formulas whose GPU result must equal the CPU's bit for
+// bit are spelled with these: Add's a + p0*b and the optimizer steps.
+#ifdef __CUDA_ARCH__
+PLEXUS_HOST_DEVICE float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+PLEXUS_HOST_DEVICE float add_rn(float a, float b) { return __fadd_rn(a, b); }
+PLEXUS_HOST_DEVICE float sub_rn(float a, float b) { return __fsub_rn(a, b); }
+PLEXUS_HOST_DEVICE float div_rn(float a, float b) { return __fdiv_rn(a, b); }
+PLEXUS_HOST_DEVICE float sqrt_rn(float a) { return __fsqrt_rn(a); }
+#else
+PLEXUS_HOST_DEVICE float mul_rn(float a, float b) { return a * b; }
+PLEXUS_HOST_DEVICE float add_rn(float a, float b) { return a + b; }
+PLEXUS_HOST_DEVICE float sub_rn(float a, float b) { return a - b; }
+PLEXUS_HOST_DEVICE float div_rn(float a, float b) { return a / b; }
+PLEXUS_HOST_DEVICE float sqrt_rn(float a) { return sqrtf(a); }
+#endif
+
+// False for every op: the static_asserts below fire only for an op without a formula.
+template <auto Op>
+constexpr bool kNoFormula = false;
+
+// Each UnaryOp on either device (on the host, expf, logf, ... are what std::exp etc. call for
+// a float).
+template <UnaryOp Op>
+PLEXUS_HOST_DEVICE float unary(float x, [[maybe_unused]] float p0, [[maybe_unused]] float p1) {
+  using enum UnaryOp;
+  if constexpr (Op == Copy) return x;
+  else if constexpr (Op == Neg) return -x;
+  else if constexpr (Op == Exp) return expf(x);
+  else if constexpr (Op == Log) return logf(x);
+  else if constexpr (Op == Sqrt) return sqrtf(x);
+  else if constexpr (Op == Abs) return fabsf(x);
+  else if constexpr (Op == Sign) return sign(x);
+  else if constexpr (Op == Relu) return x > 0 ? x : 0.f;
+  else if constexpr (Op == LeakyRelu) return x > 0 ? x : p0 * x;
+  else if constexpr (Op == Sigmoid) return sigmoid(x);
+  else if constexpr (Op == Tanh) return tanhf(x);
+  else if constexpr (Op == Gelu) return gelu(x);
+  else if constexpr (Op == Softplus) return softplus(x, p0, p1);
+  // x² exactly (powf need not round it correctly). p0 is the same for every element: the
+  // CPU loop is unswitched on it, the GPU branch is uniform.
+  else if constexpr (Op == Pow) return p0 == 2.f ? x * x : powf(x, p0);
+  else if constexpr (Op == Clamp) {
+    // std::min(std::max(x, p0), p1) spelled out, in std's comparison order: a NaN x survives.
+    const float m = x < p0 ? p0 : x;
+    return p1 < m ? p1 : m;
+  }
+  else if constexpr (Op == AddScalar) return x + p0;
+  else if constexpr (Op == MulScalar) return x * p0;
+  else static_assert(kNoFormula<Op>, "a UnaryOp without a formula");
+}
+
+// Each BinaryOp on either device; a NaN `a` wins Maximum / Minimum.
+template <BinaryOp Op>
+PLEXUS_HOST_DEVICE float binary(float a, float b, [[maybe_unused]] float p0, [[maybe_unused]] float p1) {
+  using enum BinaryOp;
+  if constexpr (Op == Add) return p0 == 1.f ? a + b : add_rn(a, mul_rn(p0, b));  // p0 == 1: one op less, same sum
+  else if constexpr (Op == Sub) return a - b;
+  else if constexpr (Op == Mul) return a * b;
+  else if constexpr (Op == Div) return a / b;
+  else if constexpr (Op == Maximum) return isnan(a) || a > b ? a : b;
+  else if constexpr (Op == Minimum) return isnan(a) || a < b ? a : b;
+  else if constexpr (Op == Eq) return float(a == b);
+  else if constexpr (Op == Ne) return float(a != b);
+  else if constexpr (Op == Lt) return float(a < b);
+  else if constexpr (Op == Le) return float(a <= b);
+  else if constexpr (Op == Gt) return float(a > b);
+  else if constexpr (Op == Ge) return float(a >= b);
+  else if constexpr (Op == ReluGrad) return b > 0 ? a : 0.f;
+  else if constexpr (Op == LeakyReluGrad) return b > 0 ? a : p0 * a;
+  else if constexpr (Op == SigmoidGrad) return a * b * (1.f - b);
+  else if constexpr (Op == TanhGrad) return a * (1.f - b * b);
+  else if constexpr (Op == GeluGrad) return a * gelu_grad(b);
+  else if constexpr (Op == SoftplusGrad) return p0 * b > p1 ? a : a * sigmoid(p0 * b);
+  else if constexpr (Op == PowGrad) return a * p0 * powf(b, p0 - 1.f);
+  else if constexpr (Op == ClampGrad) return b >= p0 && b <= p1 ? a : 0.f;
+  else if constexpr (Op == AbsGrad) return a * sign(b);
+  else static_assert(kNoFormula<Op>, "a BinaryOp without a formula");
+}
+
+// Calls f.template operator()<Op>() for the runtime `op`, one case per entry of the op lists
+// (ops/backend.h). A CPU loop inside f is instantiated per op with its formula inlined; in a
+// kernel the switch is one uniform branch.
+#define PLEXUS_VISIT_CASE(name) \
+  case decltype(op)::name: return f.template operator()<decltype(op)::name>();
+template <class F>
+PLEXUS_HOST_DEVICE decltype(auto) visit(UnaryOp op, F&& f) {
+  switch (op) { PLEXUS_UNARY_OPS(PLEXUS_VISIT_CASE) }
+  __builtin_unreachable();  // op is always one of the enumerators
+}
+template <class F>
+PLEXUS_HOST_DEVICE decltype(auto) visit(BinaryOp op, F&& f) {
+  switch (op) { PLEXUS_BINARY_OPS(PLEXUS_VISIT_CASE) }
+  __builtin_unreachable();
+}
+#undef PLEXUS_VISIT_CASE
+
+// One row's cross-entropy with label smoothing s, from the row's log-sum-exp, its target's
+// logit and the sum of its c logits: (1 - s) (lse - x_t) + s (lse - mean(x)), in double.
+PLEXUS_HOST_DEVICE float cross_entropy_loss(double lse, float target_logit, double logit_sum, int64_t c,
+                                            float smoothing) {
+  return float((1.0 - smoothing) * (lse - target_logit) + smoothing * (lse - logit_sum / double(c)));
+}
+
+// PyTorch's SGD for one element, with momentum buffer *buf (null without momentum): the new
+// parameter.
+PLEXUS_HOST_DEVICE float sgd_update(float p, float g, float* buf, const Backend::SgdStep& s) {
+  float d = mul_rn(s.maximize ? -1.f : 1.f, g);
+  if (s.weight_decay != 0.f) d = add_rn(d, mul_rn(s.weight_decay, p));
+  if (buf) {
+    const float b = s.first ? d : add_rn(mul_rn(s.momentum, *buf), mul_rn(1.f - s.dampening, d));
+    *buf = b;
+    d = s.nesterov ? add_rn(d, mul_rn(s.momentum, b)) : b;
+  }
+  return sub_rn(p, mul_rn(s.lr, d));
+}
+
+// PyTorch's Adam / AdamW for one element, with the scalars of Backend::adam_scalars and sign -1
+// to maximize: updates the moments m, v (and *vmax, v's running maximum, unless null: amsgrad)
+// and returns the new parameter. decay_grad is k.weight_decay != 0: a constant in the CPU's
+// loops, which then have no branch.
+PLEXUS_HOST_DEVICE float adam_update(float p, float g, float& m, float& v, float* vmax, const Backend::AdamScalars& k,
+                                     float sign, bool decay_grad) {
+  float d = mul_rn(sign, g);
+  if (decay_grad) d = add_rn(d, mul_rn(k.weight_decay, p));
+  m = add_rn(mul_rn(k.beta1, m), mul_rn(k.one_minus_beta1, d));
+  v = add_rn(mul_rn(k.beta2, v), mul_rn(k.one_minus_beta2, mul_rn(d, d)));
+  float denom = v;
+  if (vmax) denom = *vmax = *vmax < v ? v : *vmax;  // std::max(*vmax, v)
+  return sub_rn(mul_rn(p, k.decay), mul_rn(k.step, div_rn(m, add_rn(sqrt_rn(denom), k.eps))));
+}
 
 // The largest cell of output (y, x)'s pooling window over one [h, w] plane and its index in
 // the plane (-1 when the window covers no cell); a NaN wins, as in PyTorch.

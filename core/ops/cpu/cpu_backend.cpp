@@ -53,12 +53,15 @@ void parallel_runs(const Shape& shape, const std::array<float*, N>& ptrs, const 
 template <bool Parallel = true, class F>
 void map1(const Tensor& out, const Tensor& a, F f) {
   auto inner = [&](const std::array<float*, 2>& p, const std::array<int64_t, 2>& s, int64_t n) {
+    // A local copy keeps f's parameters in registers, invariant in the loop: GCC unswitches a
+    // branch on them (Pow's p0 == 2) and vectorises each side.
+    const F fn = f;
     float* o = p[0];
     const float* x = p[1];
     if (s[0] == 1 && s[1] == 1) {
-      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
+      for (int64_t i = 0; i < n; ++i) o[i] = fn(x[i]);
     } else {
-      for (int64_t i = 0; i < n; ++i) o[i * s[0]] = f(x[i * s[1]]);
+      for (int64_t i = 0; i < n; ++i) o[i * s[0]] = fn(x[i * s[1]]);
     }
   };
   const std::array<float*, 2> ptrs{out.data(), a.data()};
@@ -72,16 +75,17 @@ void map2(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
   parallel_runs<3>(out.shape(), {out.data(), a.data(), b.data()},
                    {out.strides().data(), a.strides().data(), b.strides().data()},
                    [&](const std::array<float*, 3>& p, const std::array<int64_t, 3>& s, int64_t n) {
+                     const F fn = f;  // as in map1 (Add's p0 == 1)
                      float* o = p[0];
                      const float* x = p[1];
                      const float* y = p[2];
                      if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
-                       for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+                       for (int64_t i = 0; i < n; ++i) o[i] = fn(x[i], y[i]);
                      } else if (s[0] == 1 && s[1] == 1 && s[2] == 0) {
                        const float yv = *y;
-                       for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], yv);
+                       for (int64_t i = 0; i < n; ++i) o[i] = fn(x[i], yv);
                      } else {
-                       for (int64_t i = 0; i < n; ++i) o[i * s[0]] = f(x[i * s[1]], y[i * s[2]]);
+                       for (int64_t i = 0; i < n; ++i) o[i * s[0]] = fn(x[i * s[1]], y[i * s[2]]);
                      }
                    });
 }
@@ -92,60 +96,17 @@ class CpuBackend final : public Backend {
     map1(out, out, [v](float) { return v; });
   }
 
+  // One loop per op with its formula (ops/scalar_math.h) inlined.
   void unary(UnaryOp op, const Tensor& out, const Tensor& a, float p0, float p1) override {
-    switch (op) {
-      case UnaryOp::Copy: return map1(out, a, [](float x) { return x; });
-      case UnaryOp::Neg: return map1(out, a, [](float x) { return -x; });
-      case UnaryOp::Exp: return map1(out, a, [](float x) { return std::exp(x); });
-      case UnaryOp::Log: return map1(out, a, [](float x) { return std::log(x); });
-      case UnaryOp::Sqrt: return map1(out, a, [](float x) { return std::sqrt(x); });
-      case UnaryOp::Abs: return map1(out, a, [](float x) { return std::fabs(x); });
-      case UnaryOp::Sign: return map1(out, a, math::sign);
-      case UnaryOp::Relu: return map1(out, a, [](float x) { return x > 0 ? x : 0.f; });
-      case UnaryOp::LeakyRelu: return map1(out, a, [p0](float x) { return x > 0 ? x : p0 * x; });
-      case UnaryOp::Sigmoid: return map1(out, a, math::sigmoid);
-      case UnaryOp::Tanh: return map1(out, a, [](float x) { return std::tanh(x); });
-      case UnaryOp::Gelu: return map1(out, a, math::gelu);
-      case UnaryOp::Softplus: return map1(out, a, [p0, p1](float x) { return math::softplus(x, p0, p1); });
-      case UnaryOp::Pow:
-        if (p0 == 2.f) return map1(out, a, [](float x) { return x * x; });
-        return map1(out, a, [p0](float x) { return std::pow(x, p0); });
-      case UnaryOp::Clamp: return map1(out, a, [p0, p1](float x) { return std::min(std::max(x, p0), p1); });
-      case UnaryOp::AddScalar: return map1(out, a, [p0](float x) { return x + p0; });
-      case UnaryOp::MulScalar: return map1(out, a, [p0](float x) { return x * p0; });
-    }
+    math::visit(op, [&]<UnaryOp Op>() {
+      map1(out, a, [p0, p1](float x) { return math::unary<Op>(x, p0, p1); });
+    });
   }
 
   void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, float p0, float p1) override {
-    switch (op) {
-      case BinaryOp::Add:
-        if (p0 == 1.f) return map2(out, a, b, [](float x, float y) { return x + y; });
-        return map2(out, a, b, [p0](float x, float y) { return x + p0 * y; });
-      case BinaryOp::Sub: return map2(out, a, b, [](float x, float y) { return x - y; });
-      case BinaryOp::Mul: return map2(out, a, b, [](float x, float y) { return x * y; });
-      case BinaryOp::Div: return map2(out, a, b, [](float x, float y) { return x / y; });
-      case BinaryOp::Maximum: return map2(out, a, b, [](float x, float y) { return std::isnan(x) || x > y ? x : y; });
-      case BinaryOp::Minimum: return map2(out, a, b, [](float x, float y) { return std::isnan(x) || x < y ? x : y; });
-      case BinaryOp::Eq: return map2(out, a, b, [](float x, float y) { return float(x == y); });
-      case BinaryOp::Ne: return map2(out, a, b, [](float x, float y) { return float(x != y); });
-      case BinaryOp::Lt: return map2(out, a, b, [](float x, float y) { return float(x < y); });
-      case BinaryOp::Le: return map2(out, a, b, [](float x, float y) { return float(x <= y); });
-      case BinaryOp::Gt: return map2(out, a, b, [](float x, float y) { return float(x > y); });
-      case BinaryOp::Ge: return map2(out, a, b, [](float x, float y) { return float(x >= y); });
-      case BinaryOp::ReluGrad: return map2(out, a, b, [](float g, float x) { return x > 0 ? g : 0.f; });
-      case BinaryOp::LeakyReluGrad: return map2(out, a, b, [p0](float g, float x) { return x > 0 ? g : p0 * g; });
-      case BinaryOp::SigmoidGrad: return map2(out, a, b, [](float g, float y) { return g * y * (1.f - y); });
-      case BinaryOp::TanhGrad: return map2(out, a, b, [](float g, float y) { return g * (1.f - y * y); });
-      case BinaryOp::GeluGrad: return map2(out, a, b, [](float g, float x) { return g * math::gelu_grad(x); });
-      case BinaryOp::SoftplusGrad:
-        return map2(out, a, b, [p0, p1](float g, float x) { return p0 * x > p1 ? g : g * math::sigmoid(p0 * x); });
-      case BinaryOp::PowGrad:
-        return map2(out, a, b, [p0](float g, float x) { return g * p0 * std::pow(x, p0 - 1.f); });
-      case BinaryOp::ClampGrad:
-        return map2(out, a, b, [p0, p1](float g, float x) { return x >= p0 && x <= p1 ? g : 0.f; });
-      case BinaryOp::AbsGrad:
-        return map2(out, a, b, [](float g, float x) { return g * math::sign(x); });
-    }
+    math::visit(op, [&]<BinaryOp Op>() {
+      map2(out, a, b, [p0, p1](float x, float y) { return math::binary<Op>(x, y, p0, p1); });
+    });
   }
 
   void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) override {
@@ -348,7 +309,7 @@ class CpuBackend final : public Backend {
       const double l = m + std::log(s);
       lse[r] = float(l);
       const int64_t t = int64_t(target[r]);
-      loss[r] = float((1.0 - smoothing) * (l - x[t]) + smoothing * (l - sum_x / double(c)));
+      loss[r] = math::cross_entropy_loss(l, x[t], sum_x, c, smoothing);
     }
   }
 
@@ -657,25 +618,19 @@ class CpuBackend final : public Backend {
   }
 
   void sgd_step(float* param, const float* grad, float* buf, int64_t n, const SgdStep& s) override {
-    const float sign = s.maximize ? -1.f : 1.f;
     parallel_for(n, kParallelElements / 2, [&](int64_t begin, int64_t end) {
-      if (!buf && s.weight_decay == 0.f) {  // plain SGD: one multiply-add, vectorised
+      // Plain SGD: sgd_update's p - lr * (sign * g) as one multiply-add, vectorised (sign is ±1,
+      // so lr * sign rounds nothing).
+      if (!buf && s.weight_decay == 0.f) {
         float* __restrict p = param;
         const float* __restrict g = grad;
-        const float step = s.lr * sign;
+        const float step = s.lr * (s.maximize ? -1.f : 1.f);
         for (int64_t i = begin; i < end; ++i) p[i] -= step * g[i];
         return;
       }
-      for (int64_t i = begin; i < end; ++i) {
-        float d = sign * grad[i];
-        if (s.weight_decay != 0.f) d += s.weight_decay * param[i];
-        if (buf) {
-          const float b = s.first ? d : s.momentum * buf[i] + (1.f - s.dampening) * d;
-          buf[i] = b;
-          d = s.nesterov ? d + s.momentum * b : b;
-        }
-        param[i] -= s.lr * d;
-      }
+      const SgdStep step = s;  // a copy the stores below cannot change: its fields stay in registers
+      for (int64_t i = begin; i < end; ++i)
+        param[i] = math::sgd_update(param[i], grad[i], buf ? buf + i : nullptr, step);
     });
   }
 
@@ -691,16 +646,10 @@ class CpuBackend final : public Backend {
         float* __restrict vv = v;
         float* __restrict vm = vmax;
         const float* __restrict g = grad;
-        for (int64_t i = begin; i < end; ++i) {
-          float d = sign * g[i];
-          if constexpr (decltype(decay_grad)::value) d += k.weight_decay * p[i];
-          const float pi = p[i] * k.decay;
-          mm[i] = k.beta1 * mm[i] + k.one_minus_beta1 * d;
-          vv[i] = k.beta2 * vv[i] + k.one_minus_beta2 * (d * d);
-          float denom = vv[i];
-          if constexpr (decltype(amsgrad)::value) denom = vm[i] = std::max(vm[i], denom);
-          p[i] = pi - k.step * (mm[i] / (std::sqrt(denom) + k.eps));
-        }
+        constexpr bool kAmsgrad = decltype(amsgrad)::value;
+        for (int64_t i = begin; i < end; ++i)
+          p[i] = math::adam_update(p[i], g[i], mm[i], vv[i], kAmsgrad ? &vm[i] : nullptr, k, sign,
+                                   decltype(decay_grad)::value);
       });
     };
     using yes = std::true_type;

@@ -5,7 +5,7 @@
 // Included by backend.cu only.
 #include <cstdint>
 
-#include "cuda/strided.cuh"
+#include "ops/cuda/strided.cuh"
 
 namespace plexus::cuda {
 namespace {

@@ -13,8 +13,8 @@
 // whose partials (double for sums) go to a buffer that reduce_finish combines.
 #include <cstdint>
 
-#include "cuda/group_reduce.cuh"
-#include "cuda/strided.cuh"
+#include "ops/cuda/group_reduce.cuh"
+#include "ops/cuda/strided.cuh"
 
 namespace plexus::cuda {
 namespace {

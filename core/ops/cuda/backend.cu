@@ -1,14 +1,15 @@
 // The CUDA backend: one CudaBackend per device, queuing every kernel and cuBLAS call on that
 // device's stream (cuda/runtime.h) without ever synchronising. Numerics follow the CPU backend
-// (core/ops/cpu/cpu_backend.cpp); the kernels live in the cuda/*.cuh headers, one concept each:
+// (core/ops/cpu/cpu_backend.cpp); the kernels live in the ops/cuda/*.cuh headers, one concept each:
 //   strided.cuh           launch basics, collapsed strided geometry for elementwise ops
-//   elementwise_math.cuh  the UnaryOp / BinaryOp formulas
 //   reduce.cuh            sum / max / min over any dims, argmax / argmin
 //   softmax.cuh           softmax, its derivative, fused cross-entropy
 //   index_ops.cuh         index_select / index_add / gather / scatter_add
 //   conv.cuh              im2col / col2im / channel permute for the batched convolution
 //   pool.cuh              max / average pooling
 //   philox.cuh            counter-based random numbers
+//   fault.cuh             recording a bad index for the host
+// The UnaryOp / BinaryOp formulas are the CPU backend's own (ops/scalar_math.h).
 #include <algorithm>
 #include <array>
 #include <climits>
@@ -19,18 +20,18 @@
 #include <type_traits>
 #include <vector>
 
-#include "cuda/conv.cuh"
 #include "cuda/cuda.h"
-#include "cuda/elementwise_math.cuh"
-#include "cuda/group_reduce.cuh"
-#include "cuda/index_ops.cuh"
-#include "cuda/philox.cuh"
-#include "cuda/pool.cuh"
-#include "cuda/reduce.cuh"
 #include "cuda/runtime.h"
-#include "cuda/softmax.cuh"
-#include "cuda/strided.cuh"
 #include "ops/backend.h"
+#include "ops/cuda/conv.cuh"
+#include "ops/cuda/group_reduce.cuh"
+#include "ops/cuda/index_ops.cuh"
+#include "ops/cuda/philox.cuh"
+#include "ops/cuda/pool.cuh"
+#include "ops/cuda/reduce.cuh"
+#include "ops/cuda/softmax.cuh"
+#include "ops/cuda/strided.cuh"
+#include "ops/scalar_math.h"
 #include "tensor/tensor.h"
 #include "util/error.h"
 
@@ -57,7 +58,10 @@ struct UnaryF {
   const float* a;
   UnaryOp op;
   float p0, p1;
-  __device__ float apply(float x) const { return unary_math(op, x, p0, p1); }
+  // The op is the same for every element of a launch: math::visit's switch is a uniform branch.
+  __device__ float apply(float x) const {
+    return math::visit(op, [&]<UnaryOp Op>() { return math::unary<Op>(x, p0, p1); });
+  }
   __device__ void operator()(int64_t, const int64_t* o) const { out[o[0]] = apply(a[o[1]]); }
   __device__ void vec4(int64_t i) const {
     const float4 x = *reinterpret_cast<const float4*>(a + i);
@@ -72,7 +76,9 @@ struct BinaryF {
   const float* b;
   BinaryOp op;
   float p0, p1;
-  __device__ float apply(float x, float y) const { return binary_math(op, x, y, p0, p1); }
+  __device__ float apply(float x, float y) const {
+    return math::visit(op, [&]<BinaryOp Op>() { return math::binary<Op>(x, y, p0, p1); });
+  }
   __device__ void operator()(int64_t, const int64_t* o) const { out[o[0]] = apply(a[o[1]], b[o[2]]); }
   __device__ void vec4(int64_t i) const {
     const float4 x = *reinterpret_cast<const float4*>(a + i), y = *reinterpret_cast<const float4*>(b + i);
@@ -151,28 +157,11 @@ __global__ void scale_matrix_kernel(float* c, int64_t m, int64_t n, int64_t ldc,
 }
 
 // ---- optimizers ----------------------------------------------------------------------------
-// The CPU backend's loops (cpu_backend.cpp sgd_step / adam_step) op for op: __fmul_rn /
-// __fadd_rn / __fsub_rn keep the compiler from fusing them into FMAs, so a CUDA step rounds
-// like a CPU step.
+// The update rules are the CPU backend's (ops/scalar_math.h), rounded op by op like a CPU step.
 
-struct SgdArgs {
-  float lr, momentum, keep /*1 - dampening*/, weight_decay, sign;
-  bool nesterov, first;
-};
-
-__global__ void sgd_kernel(float* param, const float* grad, float* momentum_buffer, int64_t n, SgdArgs s) {
-  for (int64_t i = global_thread(); i < n; i += grid_threads()) {
-    const float p = param[i];
-    float d = __fmul_rn(s.sign, grad[i]);
-    if (s.weight_decay != 0.f) d = __fadd_rn(d, __fmul_rn(s.weight_decay, p));
-    if (momentum_buffer) {
-      const float b =
-          s.first ? d : __fadd_rn(__fmul_rn(s.momentum, momentum_buffer[i]), __fmul_rn(s.keep, d));
-      momentum_buffer[i] = b;
-      d = s.nesterov ? __fadd_rn(d, __fmul_rn(s.momentum, b)) : b;
-    }
-    param[i] = __fsub_rn(p, __fmul_rn(s.lr, d));
-  }
+__global__ void sgd_kernel(float* param, const float* grad, float* momentum_buffer, int64_t n, Backend::SgdStep s) {
+  for (int64_t i = global_thread(); i < n; i += grid_threads())
+    param[i] = math::sgd_update(param[i], grad[i], momentum_buffer ? momentum_buffer + i : nullptr, s);
 }
 
 struct AdamArgs {
@@ -182,23 +171,12 @@ struct AdamArgs {
 
 __global__ void adam_kernel(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, float* max_exp_avg_sq,
                             int64_t n, AdamArgs a) {
-  const Backend::AdamScalars& k = a.k;
   for (int64_t i = global_thread(); i < n; i += grid_threads()) {
-    float p = param[i];
-    float d = __fmul_rn(a.sign, grad[i]);
-    if (k.weight_decay != 0.f) d = __fadd_rn(d, __fmul_rn(k.weight_decay, p));
-    p = __fmul_rn(p, k.decay);
-    const float m = __fadd_rn(__fmul_rn(k.beta1, exp_avg[i]), __fmul_rn(k.one_minus_beta1, d));
-    const float v = __fadd_rn(__fmul_rn(k.beta2, exp_avg_sq[i]), __fmul_rn(k.one_minus_beta2, __fmul_rn(d, d)));
+    float m = exp_avg[i], v = exp_avg_sq[i];
+    param[i] = math::adam_update(param[i], grad[i], m, v, max_exp_avg_sq ? max_exp_avg_sq + i : nullptr, a.k, a.sign,
+                                 a.k.weight_decay != 0.f);
     exp_avg[i] = m;
     exp_avg_sq[i] = v;
-    float vv = v;
-    if (max_exp_avg_sq) {
-      const float vmax = max_exp_avg_sq[i];
-      vv = vmax < v ? v : vmax;  // std::max(vmax, v)
-      max_exp_avg_sq[i] = vv;
-    }
-    param[i] = __fsub_rn(p, __fmul_rn(k.step, __fdiv_rn(m, __fadd_rn(__fsqrt_rn(vv), k.eps))));
   }
 }
 
@@ -604,9 +582,7 @@ class CudaBackend final : public Backend {
   void sgd_step(float* param, const float* grad, float* momentum_buffer, int64_t n, const SgdStep& s) override {
     use_device(index_);
     if (n == 0) return;
-    const SgdArgs args{s.lr, s.momentum, 1.f - s.dampening, s.weight_decay, s.maximize ? -1.f : 1.f,
-                       s.nesterov, s.first};
-    sgd_kernel<<<blocks(n), kThreads, 0, stream(index_)>>>(param, grad, momentum_buffer, n, args);
+    sgd_kernel<<<blocks(n), kThreads, 0, stream(index_)>>>(param, grad, momentum_buffer, n, s);
     check_launch("sgd_kernel");
   }
 

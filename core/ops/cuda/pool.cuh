@@ -5,8 +5,8 @@
 // rounding (max pooling with windows that do not overlap scatters from the outputs instead). Included by backend.cu only.
 #include <cstdint>
 
-#include "cuda/strided.cuh"
 #include "ops/backend.h"
+#include "ops/cuda/strided.cuh"
 #include "ops/scalar_math.h"
 
 namespace plexus::cuda {

@@ -5,8 +5,8 @@
 // touches memory out of range. Included by backend.cu only.
 #include <cstdint>
 
-#include "cuda/strided.cuh"
-#include "cuda/runtime.h"
+#include "ops/cuda/fault.cuh"
+#include "ops/cuda/strided.cuh"
 
 namespace plexus::cuda {
 namespace {

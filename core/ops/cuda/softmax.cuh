@@ -9,9 +9,10 @@
 // all -inf softmax row takes m = 0, log-softmax as (x - m) - log(s).
 #include <cstdint>
 
-#include "cuda/group_reduce.cuh"
-#include "cuda/strided.cuh"
-#include "cuda/runtime.h"
+#include "ops/cuda/fault.cuh"
+#include "ops/cuda/group_reduce.cuh"
+#include "ops/cuda/strided.cuh"
+#include "ops/scalar_math.h"
 
 namespace plexus::cuda {
 namespace {
@@ -119,7 +120,7 @@ __global__ void softmax_backward_columns(float* gin, const float* gout, const fl
   }
 }
 
-// loss = (1 - s) * (lse - x[t]) + s * (lse - mean(x)); a target that is not a whole number in
+// loss: math::cross_entropy_loss, as on the CPU; a target that is not a whole number in
 // [0, c) is reported and its row's loss is 0.
 template <int kLanes>
 __global__ void __launch_bounds__(kThreads) cross_entropy_rows(FaultRecord* fault, float* loss, float* lse,
@@ -149,7 +150,7 @@ __global__ void __launch_bounds__(kThreads) cross_entropy_rows(FaultRecord* faul
       loss[row] = 0.f;
       return;
     }
-    loss[row] = float((1.0 - smoothing) * (l - x[t]) + smoothing * (l - sum_x / double(c)));
+    loss[row] = math::cross_entropy_loss(l, x[t], sum_x, c, smoothing);
   });
 }
 

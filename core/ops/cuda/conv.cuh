@@ -9,8 +9,8 @@
 // elements. Included by backend.cu only.
 #include <cstdint>
 
-#include "cuda/strided.cuh"
 #include "ops/backend.h"
+#include "ops/cuda/strided.cuh"
 
 namespace plexus::cuda {
 namespace {
