@@ -1,7 +1,8 @@
 #pragma once
 // TrainingController: the GUI's training engine. A run lives on a worker thread the controller
-// owns: the worker compiles the graph, opens the dataset, owns the model and the optimizer,
-// trains with core's Trainer (exactly as `plexus-cli train` does) and writes the checkpoints.
+// owns: the worker builds the run with session::make_training_run, owns the model and the
+// optimizer, trains with core's Trainer and keeps the run folder with session::RunCheckpoints,
+// exactly as `plexus-cli train FILE --save-run` does.
 // The UI thread only ever sees value snapshots, delivered as signals of this object:
 //
 //   started -> batches* -> epochEnded (checkpointSaved "best")? -> ... ->
