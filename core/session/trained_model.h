@@ -1,0 +1,77 @@
+#pragma once
+// A trained model of a project, ready to use outside training (`plexus-cli eval`, `predict`,
+// `export`, the GUI's Try-it panel): the compiled graph with weights loaded from a run
+// checkpoint or a weights file, and the input preprocessing the run trained with.
+//
+// Raw units. An example's "raw" input is what the dataset reader yields before
+// standardisation: MNIST-style images as pixel / 255 in [0, 1], [C, H, W]; CSV features as
+// written in the file, [F]. The model itself sees (raw - mean) / std (InputNormalization).
+// A run stores its normalisation and class names in every checkpoint's metadata, so a
+// checkpoint is usable without its dataset; a weights file without them has them recomputed
+// from the project's dataset exactly as a run computes them (same split, same seed).
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "data/transforms.h"
+#include "graph/compiler.h"
+#include "graph/graph.h"
+#include "tensor/tensor.h"
+#include "train/checkpoint.h"
+
+namespace plexus::session {
+
+// input = (raw - mean[c]) / std[c], c the channel (dim 1 of [N, C, H, W]) or the feature
+// (dim 1 of [N, F]); a single pair applies to every value (MNIST's one mean for all pixels).
+struct InputNormalization {
+  std::vector<float> mean, std;
+
+  bool empty() const { return mean.empty(); }
+  data::TransformPtr transform() const;  // a data::Normalize for loaders
+  Tensor apply(const Tensor& raw) const;  // raw [N, ...] -> model input, no autograd history
+  bool operator==(const InputNormalization&) const = default;
+};
+
+// Checkpoint and weights-file metadata keys written by a run (RunCheckpoints, Export Weights):
+// "input_mean", "input_std" and "class_names" hold JSON arrays.
+void write_model_metadata(train::Metadata& meta, const InputNormalization& norm,
+                          const std::vector<std::string>& class_names);
+
+// What kind of file holds the weights: a run checkpoint ("plexus.format" metadata, tensors
+// "model.<node>.<param>" and "optim.*") or a weights file (tensors "<node>.<param>").
+enum class WeightsKind { Checkpoint, Weights };
+
+struct TrainedModel {
+  graph::Graph project;                  // the graph the weights belong to
+  graph::DatasetInfo info;               // per-example input shape, classes
+  std::vector<std::string> class_names;  // one per class; empty for regression
+  graph::CompiledGraph compiled;         // weights loaded, in eval mode, on the CPU
+  InputNormalization normalization;
+  WeightsKind kind = WeightsKind::Checkpoint;
+  train::Metadata metadata;              // the file's own metadata (a run's epoch, figures, ...)
+
+  bool classification() const { return compiled.classification; }
+  // Raw inputs [N, input shape...] -> the tensor that feeds the loss (class scores / logits, or
+  // the regression output), without gradients. Throws ShapeError naming expected vs got.
+  Tensor forward(const Tensor& raw) const;
+};
+
+struct LoadOptions {
+  std::filesystem::path project_dir;  // for the project's relative dataset path
+};
+
+// Loads `weights` (either kind) into `project`'s compiled model. Every tensor of the model
+// must be in the file with its shape and nothing else: IoError/ShapeError name the file and
+// the tensor, and expected versus found shape. The normalisation and class names come from
+// the file's metadata, else from the project's dataset (IoError when it cannot be found then,
+// saying why it is needed).
+TrainedModel load_trained_model(const graph::Graph& project, const std::filesystem::path& weights,
+                                const LoadOptions& options = {});
+
+// The project a run checkpoint holds (metadata "project"), parsed; nullopt for a file without
+// one (a weights file). Throws IoError for a file that is not safetensors or whose project text
+// does not parse.
+std::optional<graph::Graph> project_in_checkpoint(const std::filesystem::path& file);
+
+}  // namespace plexus::session
