@@ -233,6 +233,19 @@ std::string clock_text(double seconds) {
   return buf;
 }
 
+// The held-out figures of an evaluation (validation after an epoch, the test split at the end).
+void add_evaluation(nlohmann::json& j, const train::EpochEnd& e, bool classification) {
+  if (!e.has_eval) return;
+  j["eval_loss"] = e.eval_loss;
+  if (!classification) return;
+  j["eval_accuracy"] = e.eval_accuracy;
+  j["eval_top5"] = e.eval_top5;
+  nlohmann::json per = nlohmann::json::array();
+  for (double v : e.per_class_accuracy) per.push_back(std::isnan(v) ? nlohmann::json() : nlohmann::json(v));
+  j["per_class_accuracy"] = per;
+  j["confusion"] = e.confusion;
+}
+
 // One JSON line per event. Accuracy, top-5, per-class accuracy and the confusion matrix are
 // classification metrics: a regression run reports losses only.
 nlohmann::json to_json(const train::Event& event, bool classification) {
@@ -251,17 +264,11 @@ nlohmann::json to_json(const train::Event& event, bool classification) {
           if (classification) j["train_accuracy"] = e.train_accuracy;
           j["lr"] = e.lr;
           j["seconds"] = e.seconds;
-          if (e.has_eval) {
-            j["eval_loss"] = e.eval_loss;
-            if (classification) {
-              j["eval_accuracy"] = e.eval_accuracy;
-              j["eval_top5"] = e.eval_top5;
-              nlohmann::json per = nlohmann::json::array();
-              for (double v : e.per_class_accuracy) per.push_back(std::isnan(v) ? nlohmann::json() : nlohmann::json(v));
-              j["per_class_accuracy"] = per;
-              j["confusion"] = e.confusion;
-            }
-          }
+          add_evaluation(j, e, classification);
+          return j;
+        } else if constexpr (std::is_same_v<T, train::TestEnd>) {
+          nlohmann::json j{{"event", "test"}};
+          add_evaluation(j, e.figures, classification);
           return j;
         } else if constexpr (std::is_same_v<T, train::Finished>) {
           return {{"event", "finished"}, {"cancelled", e.cancelled}, {"epochs", e.epochs_completed},
@@ -322,6 +329,11 @@ int run_and_report(train::Trainer& trainer, const Reporting& r) {
     } else if (const auto* e = std::get_if<train::EpochEnd>(&event)) {
       print_epoch(*e, r.classification);
       if (r.after_epoch) r.after_epoch(*e);
+    } else if (const auto* t = std::get_if<train::TestEnd>(&event)) {
+      std::printf("test (final model): loss %.4f", t->figures.eval_loss);
+      if (r.classification) std::printf(" acc %.2f%% top-5 %.2f%%", 100 * t->figures.eval_accuracy, 100 * t->figures.eval_top5);
+      std::printf("\n");
+      std::fflush(stdout);
     }
   });
   const train::RunResult result = trainer.run();

@@ -125,6 +125,8 @@ class TrainingController::Worker {
       controller_.post(*e);
       if (const fs::path path = checkpoints.epoch_ended(*e); !path.empty())
         controller_.post(CheckpointSaved{QString::fromStdString(path.string()), "best"});
+    } else if (const auto* t = std::get_if<train::TestEnd>(&event)) {
+      controller_.post(*t);
     }
   }
 
@@ -138,6 +140,7 @@ TrainingController::TrainingController(QObject* parent) : QObject(parent) {
   qRegisterMetaType<RunInfo>();
   qRegisterMetaType<std::vector<train::BatchEnd>>();
   qRegisterMetaType<train::EpochEnd>();
+  qRegisterMetaType<train::TestEnd>();
   qRegisterMetaType<train::Finished>();
   // Ten deliveries a second look live, and every wake-up of the UI thread takes a core from
   // training on a small machine. A coarse timer lines up with Qt's other timers (fewer
@@ -302,6 +305,7 @@ void TrainingController::emitItem(const Item& item) {
                  [this](const RunInfo& info) { emit started(info); },
                  [this](const std::vector<train::BatchEnd>& b) { emit batches(b); },
                  [this](const train::EpochEnd& e) { emit epochEnded(e); },
+                 [this](const train::TestEnd& t) { emit tested(t); },
                  [this](const CheckpointSaved& c) { emit checkpointSaved(c.path, c.kind); },
                  [this](const train::Finished& f) {
                    endRun();

@@ -5,7 +5,7 @@
 // exactly as `plexus-cli train FILE --save-run` does.
 // The UI thread only ever sees value snapshots, delivered as signals of this object:
 //
-//   started -> batches* -> epochEnded (checkpointSaved "best")? -> ... ->
+//   started -> batches* -> epochEnded (checkpointSaved "best")? -> ... -> tested? ->
 //   (checkpointSaved "final" -> finished) | failed
 //
 // Batches are coalesced: the worker appends them to a buffer that a 100 ms timer on the UI
@@ -98,6 +98,8 @@ class TrainingController : public QObject {
   // In order; at most one per 50 ms tick, plus one before each epochEnded.
   void batches(const std::vector<plexus::train::BatchEnd>& batches);
   void epochEnded(const plexus::train::EpochEnd& epoch);  // classification: with predictions
+  // The final model on the test split, after the last epoch of a run that was not stopped.
+  void tested(const plexus::train::TestEnd& test);
   void checkpointSaved(const QString& path, const QString& kind);  // kind: "best" or "final"
   void finished(const plexus::train::Finished& result);  // completed, or stopped (cancelled)
   void failed(const QString& message);
@@ -108,7 +110,7 @@ class TrainingController : public QObject {
     QString path, kind;
   };
   // Worker -> UI, in order. Consecutive batches share one vector.
-  using Item = std::variant<RunInfo, std::vector<train::BatchEnd>, train::EpochEnd, CheckpointSaved,
+  using Item = std::variant<RunInfo, std::vector<train::BatchEnd>, train::EpochEnd, train::TestEnd, CheckpointSaved,
                             train::Finished, train::Failed>;
   class Worker;  // the worker thread's job
 

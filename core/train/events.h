@@ -36,6 +36,13 @@ struct EpochEnd {
   double seconds = 0;                      // this epoch, training + evaluation
 };
 
+// After the last epoch of a run that was not stopped: the final model's figures on the test
+// split (the eval_* fields, has_eval true), kept apart from the validation split that chose
+// the best epoch. Only when the Trainer has a test loader.
+struct TestEnd {
+  EpochEnd figures;
+};
+
 struct Finished {
   bool cancelled = false;
   int epochs_completed = 0;
@@ -46,6 +53,6 @@ struct Failed {
   std::string message;
 };
 
-using Event = std::variant<BatchEnd, EpochEnd, Finished, Failed>;
+using Event = std::variant<BatchEnd, EpochEnd, TestEnd, Finished, Failed>;
 
 }  // namespace plexus::train

@@ -53,6 +53,9 @@ Trainer::Trainer(nn::Module& model, optim::Optimizer& optimizer, data::DataLoade
                  data::DataLoader* eval_loader, TrainerOptions options)
     : model_(model), opt_(optimizer), train_(train_loader), eval_(eval_loader), options_(std::move(options)) {
   if (options_.epochs < 1) throw ValueError("Trainer: epochs must be at least 1, got " + std::to_string(options_.epochs));
+  if (options_.first_epoch < 1 || options_.first_epoch > options_.epochs)
+    throw ValueError("Trainer: the first epoch must be between 1 and " + std::to_string(options_.epochs) + ", got " +
+                     std::to_string(options_.first_epoch));
   options_.loss = or_cross_entropy(std::move(options_.loss));
 }
 
@@ -201,7 +204,7 @@ RunResult Trainer::run() {
   GradMode::set_enabled(true);  // grad mode is per thread: a fresh worker thread sets its own
   if (options_.seed) manual_seed(*options_.seed);
   try {
-    for (int epoch = 1; epoch <= options_.epochs; ++epoch) {
+    for (int epoch = options_.first_epoch; epoch <= options_.epochs; ++epoch) {
       const auto epoch_start = Clock::now();
       EpochEnd e = train_epoch(epoch);
       if (eval_) {
@@ -223,6 +226,15 @@ RunResult Trainer::run() {
       result.history.push_back(e);
       result.epochs_completed = epoch;
       publish(e);
+    }
+    if (test_) {
+      TrainerOptions test_options = options_;
+      test_options.record_predictions = false;
+      EpochEnd t = train::evaluate(model_, *test_, test_options, &cancelled_);
+      if (cancelled_) throw Cancelled();
+      t.epoch = t.epochs = options_.epochs;
+      result.test = t;
+      publish(TestEnd{std::move(t)});
     }
   } catch (const Cancelled&) {
     result.status = RunStatus::Cancelled;

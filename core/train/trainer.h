@@ -3,7 +3,8 @@
 //
 // run() trains on the calling thread and reports through one channel, the callback (on that
 // thread): a BatchEnd after every batch, an EpochEnd after every epoch (with evaluation on the
-// held-out loader, if any), then exactly one Finished or Failed. Another thread may call pause(), resume() and
+// validation loader, if any), a TestEnd with the test loader's figures when the run completed
+// (if there is a test loader), then exactly one Finished or Failed. Another thread may call pause(), resume() and
 // cancel() at any time: they only set atomics that run() checks between batches, so the
 // model and optimizer are touched by the training thread alone.
 //
@@ -32,7 +33,10 @@ namespace plexus::train {
 using LossFunction = std::function<Tensor(const Tensor& output, const Tensor& target)>;
 
 struct TrainerOptions {
-  int epochs = 1;
+  int epochs = 1;               // the number of the last epoch
+  // The number of the first epoch: a run continuing an earlier one that completed k epochs
+  // starts at k + 1 (the loader's shuffle and the ETA follow the numbering).
+  int first_epoch = 1;
   LossFunction loss;            // default: cross_entropy (classification)
   bool classification = true;   // accuracy, top-k, per-class accuracy, confusion matrix
   int64_t top_k = 5;
@@ -48,8 +52,9 @@ enum class RunStatus { Completed, Cancelled, Failed };
 struct RunResult {
   RunStatus status = RunStatus::Completed;
   std::string message;          // why it failed
-  int epochs_completed = 0;
+  int epochs_completed = 0;     // the number of the last completed epoch
   std::vector<EpochEnd> history;
+  std::optional<EpochEnd> test; // the TestEnd figures, when there were any
   double seconds = 0;
 };
 
@@ -66,6 +71,8 @@ class Trainer {
           data::DataLoader* eval_loader = nullptr, TrainerOptions options = {});
 
   void set_scheduler(optim::LRScheduler* scheduler) { scheduler_ = scheduler; }  // stepped per epoch
+  // Evaluated once, after the last epoch of a completed run (TestEnd). Never chooses anything.
+  void set_test_loader(data::DataLoader* loader) { test_ = loader; }
   // Called on the training thread for every event. An exception from the callback fails the
   // run (e.g. a checkpoint that cannot be written).
   void set_callback(std::function<void(const Event&)> callback) { callback_ = std::move(callback); }
@@ -90,6 +97,7 @@ class Trainer {
   optim::Optimizer& opt_;
   data::DataLoader& train_;
   data::DataLoader* eval_;
+  data::DataLoader* test_ = nullptr;
   TrainerOptions options_;
   optim::LRScheduler* scheduler_ = nullptr;
   std::function<void(const Event&)> callback_;
