@@ -305,7 +305,14 @@ void Dashboard::addPastRuns(const std::vector<LoadedRun>& runs, bool project) {
     // The newest few overlaid; older ones wait, unchecked, in the list.
     if (project && int(runs.size()) - number >= kShownPastRuns) plots_->setRunVisible(id, false);
   }
-  if (project) runs_started_ = std::max(runs_started_, number);
+  if (project) {
+    // A run started while these were read was numbered before them: it follows them instead.
+    int session = 0;
+    for (int id : plots_->runIds())
+      if (const auto info = plots_->runInfo(id); !info.origin.past && info.name == tr("Run %1").arg(++session))
+        plots_->setRunName(id, tr("Run %1").arg(number + session));
+    runs_started_ = number + session;
+  }
   emit runsLoaded();
 }
 

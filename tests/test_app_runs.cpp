@@ -75,6 +75,18 @@ QStringList runFolders(const QString& project) {
   return out;
 }
 
+// Removes, when it goes, the run folders made while it lived: each test starts from the two runs
+// of initTestCase, however the one before it ended.
+struct NewRunsRemoved {
+  explicit NewRunsRemoved(QString project) : project(std::move(project)), before(runFolders(this->project)) {}
+  ~NewRunsRemoved() {
+    for (const QString& folder : runFolders(project))
+      if (!before.contains(folder)) fs::remove_all(folder.toStdString());
+  }
+  QString project;
+  QStringList before;
+};
+
 int idOf(const TrainingPlots* plots, const QString& name) {
   for (int id : plots->runIds())
     if (plots->runInfo(id).name == name) return id;
@@ -120,6 +132,7 @@ class TestAppRuns : public QObject {
   }
 
   void pastRunsAppearWithTheirCurvesInANewWindow() {
+    const NewRunsRemoved cleanup(project_);
     Window w;
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
@@ -156,7 +169,22 @@ class TestAppRuns : public QObject {
     QVERIFY(w.runList()->itemForRun(latest)->text(RunList::StartedColumn).startsWith("this session, "));
     QVERIFY(plots->runInfo(latest).origin.continuable);  // its final checkpoint is saved
     QCOMPARE(runFolders(project_).size(), 3);
-    fs::remove_all(runFolders(project_).back().toStdString());  // as the other tests expect
+  }
+
+  void aRunStartedWhileThePastOnesAreReadIsNumberedAfterThem() {
+    const NewRunsRemoved cleanup(project_);
+    Window w;
+    w.show();
+    QSignalSpy loaded(w.dashboard(), &app::Dashboard::runsLoaded);
+    QSignalSpy finished(w.training(), &TrainingController::finished);
+    QVERIFY(w.openFile(project_));
+    QVERIFY(w.startTraining());  // before the past runs are read: they arrive through the event loop
+    QCOMPARE(w.plots()->runInfo(w.plots()->runIds().front()).name, QString("Run 1"));
+    QVERIFY(loaded.wait(20000));
+    QVERIFY(finished.count() == 1 || finished.wait(120000));
+    QStringList names;
+    for (int id : w.plots()->runIds()) names << w.plots()->runInfo(id).name;
+    QCOMPARE(names, QStringList({"Run 3", "Run 1", "Run 2"}));  // the live run first, as it began first
   }
 
   void theCheckBoxOverlaysAPastRun() {
@@ -179,6 +207,7 @@ class TestAppRuns : public QObject {
   }
 
   void onlyTheNewestRunsAreOverlaidAndAnUnreadableOneIsListed() {
+    const NewRunsRemoved cleanup(project_);
     const QStringList folders = runFolders(project_);
     const fs::path runs = fs::path(folders[0].toStdString()).parent_path();
     // Two older copies of the first run, and a run whose log is garbage.
@@ -197,12 +226,11 @@ class TestAppRuns : public QObject {
     QVERIFY2(unreadable.status.startsWith("unreadable: ") && unreadable.status.contains("metrics.jsonl:1: not a line of JSON"),
              qPrintable(unreadable.status));
     QCOMPARE(w.plots()->pointCount(ids[2]), 0);
-    for (const char* name : {"20000101-000000-000", "20000101-000000-001", "20000101-000000-002"})
-      fs::remove_all(runs / name);
   }
 
   void deleteAsksAndRemovesTheFolderOnlyWhenConfirmed() {
     // A third run to delete, copied from the first.
+    const NewRunsRemoved cleanup(project_);
     const QString doomed = QFileInfo(runFolders(project_)[0]).absolutePath() + "/20000101-000000-000";
     fs::copy(runFolders(project_)[0].toStdString(), doomed.toStdString());
     Window w;
@@ -248,6 +276,7 @@ class TestAppRuns : public QObject {
   }
 
   void continueTrainsOnFromTheFinalCheckpoint() {
+    const NewRunsRemoved cleanup(project_);
     Window w;
     w.show();
     QVERIFY(w.open(project_));
@@ -274,7 +303,6 @@ class TestAppRuns : public QObject {
     // the run it continues ended.
     const session::RunRecord before = session::read_run(from_folder.toStdString());
     QVERIFY(r.batches.front().loss < 0.5 * before.batches.front().loss);
-    fs::remove_all(runFolders(project_).back().toStdString());
   }
 
   void continuingWithAnotherGraphFailsAndSaysWhy() {

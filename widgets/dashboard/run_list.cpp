@@ -52,10 +52,10 @@ RunList::RunList(TrainingPlots* plots, QWidget* parent) : QTreeWidget(parent), p
   for (int column : {StartedColumn, StatusColumn, BestColumn, SettingsColumn}) setItemDelegateForColumn(column, readOnly);
   header()->setStretchLastSection(true);
 
-  continue_ = new QAction(tr("&Continue from This Run"), this);
+  continue_ = new QAction(tr("Co&ntinue from This Run"), this);
   continue_->setToolTip(tr("Train on from the run's final checkpoint, with its optimizer state, numbering epochs on"));
   connect(continue_, &QAction::triggered, this, [this] { emit continueRequested(currentRun()); });
-  delete_ = new QAction(icon(QStringLiteral("delete")), tr("&Delete Run…"), this);
+  delete_ = new QAction(icon(QStringLiteral("delete")), tr("Delete R&un…"), this);
   delete_->setShortcut(QKeySequence::Delete);
   connect(delete_, &QAction::triggered, this, [this] { emit deleteRequested(currentRun()); });
   connect(&ThemeManager::instance(), &ThemeManager::changed, delete_,
@@ -134,7 +134,11 @@ void RunList::refresh(int run) {
     item->setIcon(NameColumn, swatchIcon(info.colour));
     item->setText(NameColumn, info.name);
     item->setCheckState(NameColumn, info.visible ? Qt::Checked : Qt::Unchecked);
-    item->setText(StartedColumn, startedText(info.origin));
+    // Set once a run's origin is known, after its row was sized.
+    if (const QString started = startedText(info.origin); started != item->text(StartedColumn)) {
+      item->setText(StartedColumn, started);
+      resizeColumnToContents(StartedColumn);
+    }
     item->setForeground(StartedColumn, info.origin.past ? theme.text : theme.mutedText);
     item->setText(StatusColumn, info.status);
     const bool bad = info.status.startsWith(QLatin1String("failed")) || info.status.startsWith(QLatin1String("unreadable"));
