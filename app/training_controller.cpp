@@ -28,27 +28,22 @@ struct Overloaded : F... {
 
 fs::path to_path(const QString& s) { return fs::path(s.toStdString()); }
 
-QStringList class_names(const data::Dataset& dataset, int64_t classes) {
-  const std::vector<std::string> names = dataset.class_names();
-  QStringList out;
-  for (int64_t i = 0; i < classes; ++i)
-    out << (size_t(i) < names.size() ? QString::fromStdString(names[size_t(i)]) : QString::number(i));
-  return out;
-}
-
 RunInfo describe(const session::TrainingRun& run) {
   RunInfo info;
   info.device = QString::fromStdString(session::device_text(parse_device(run.settings.device)));
   info.epochs = int(run.settings.epochs);
   info.batchesPerEpoch = run.train_loader->size();
   info.trainSize = run.data.train->size();
-  info.evalSize = run.data.test->size();
+  // The examples evaluated every epoch: the validation split (the test split only at the end).
+  const std::shared_ptr<const data::Dataset> evaluated = run.data.validation ? run.data.validation : run.data.test;
+  info.evalSize = run.data.validation ? run.data.validation->size() : 0;
+  info.testSize = run.data.test->size();
   info.classification = run.compiled.classification;
-  if (info.classification) info.classNames = class_names(*run.data.test, run.data.info.classes);
+  for (const std::string& name : run.class_names) info.classNames << QString::fromStdString(name);
   info.parameters = run.compiled.model->num_parameters();
   info.datasetPath = QString::fromStdString(run.dataset.path);
-  info.evalSplit = run.data.test;
-  if (const auto* csv = dynamic_cast<const data::CsvDataset*>(run.data.test.get()))
+  info.evalSplit = run.data.validation;
+  if (const auto* csv = dynamic_cast<const data::CsvDataset*>(evaluated.get()))
     for (const std::string& name : csv->feature_names()) info.featureNames << QString::fromStdString(name);
   return info;
 }
@@ -95,14 +90,15 @@ class TrainingController::Worker {
     if (!request_.resumeFrom.isEmpty())
       train::load_checkpoint(to_path(request_.resumeFrom), model, run.optimizer.get());
     // Predictions line up with dataset indices only when the eval loader keeps their order.
-    run.trainer_options.record_predictions = run.compiled.classification && !run.eval_loader->options().shuffle;
-    session::RunCheckpoints checkpoints(to_path(request_.runDir), request_.graph, model, *run.optimizer,
-                                        run.compiled.classification);
+    run.trainer_options.record_predictions =
+        run.compiled.classification && run.eval_loader && !run.eval_loader->options().shuffle;
+    session::RunCheckpoints checkpoints(to_path(request_.runDir), request_.graph, run);
     controller_.post(describe(run));
 
     stage_ = "Training failed";
     train::Trainer trainer(model, *run.optimizer, *run.train_loader, run.eval_loader.get(), run.trainer_options);
     trainer.set_scheduler(run.scheduler.get());
+    trainer.set_test_loader(run.test_loader.get());
     trainer.set_callback([&](const train::Event& e) { onEvent(checkpoints, e); });
     const train::RunResult result = [&] {
       Attached attached(controller_, trainer);

@@ -54,14 +54,16 @@ struct RunInfo {
   QString device;            // "cpu, 2 threads" or "cuda:0 (NVIDIA H100 80GB HBM3)"
   int epochs = 0;
   int64_t batchesPerEpoch = 0;
-  int64_t trainSize = 0, evalSize = 0;
+  int64_t trainSize = 0;
+  int64_t evalSize = 0;      // the validation split, evaluated every epoch (0: none)
+  int64_t testSize = 0;      // the test split, evaluated once at the end
   QStringList classNames;    // index = class; empty for regression
   bool classification = false;
   int64_t parameters = 0;
   QString datasetPath;       // as resolved
-  // The examples evaluated each epoch, untransformed, in the order of EpochEnd::predicted:
-  // the dashboard shows them without reading the dataset a second time. Read-only, so
-  // sharing it with the worker is safe.
+  // The validation examples evaluated each epoch, untransformed, in the order of
+  // EpochEnd::predicted (null without a validation split): the dashboard shows them without
+  // reading the dataset a second time. Read-only, so sharing it with the worker is safe.
   std::shared_ptr<const data::Dataset> evalSplit;
   QStringList featureNames;  // CSV columns; empty for images
 };
