@@ -12,6 +12,7 @@
 #include "data/csv.h"
 #include "session/run.h"
 #include "session/run_folder.h"
+#include "session/trained_model.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
 #include "util/threads.h"
@@ -106,7 +107,11 @@ class TrainingController::Worker {
     }();
     if (result.status == train::RunStatus::Failed) return train::Failed{stage_ + ": " + result.message};
 
-    controller_.handOver(run.compiled.model);
+    // Exported weights say what using them needs (input shape, normalisation, class names), as
+    // the run's checkpoints do.
+    train::Metadata meta;
+    session::write_model_metadata(meta, run.data.info, run.normalization, run.class_names);
+    controller_.handOver(run.compiled.model, std::move(meta));
     stage_ = "Training ended, but the final checkpoint could not be saved";
     if (const fs::path path = checkpoints.finish(result); !path.empty())
       controller_.post(CheckpointSaved{QString::fromStdString(path.string()), "final"});
@@ -215,13 +220,15 @@ bool TrainingController::waitForFinished(int ms) {
 QString TrainingController::exportWeights(const QString& path) {
   if (running_) return tr("Training is running: stop it or let it finish before exporting the weights.");
   std::shared_ptr<nn::Module> model;
+  train::Metadata meta;
   {
     std::lock_guard lock(mu_);
     model = model_;
+    meta = model_meta_;
   }
   if (!model) return tr("There is no trained model to export yet.");
   try {
-    train::save_weights(to_path(path), *model);
+    train::save_weights(to_path(path), *model, meta);
   } catch (const std::exception& e) {
     return QString::fromStdString(e.what());
   }
@@ -259,9 +266,10 @@ void TrainingController::attach(train::Trainer* trainer) {
   if (stop_) trainer->cancel();
 }
 
-void TrainingController::handOver(std::shared_ptr<nn::Module> model) {
+void TrainingController::handOver(std::shared_ptr<nn::Module> model, train::Metadata meta) {
   std::lock_guard lock(mu_);
   model_ = std::move(model);
+  model_meta_ = std::move(meta);
 }
 
 void TrainingController::deliverAll() {

@@ -29,6 +29,7 @@
 
 #include "data/dataset.h"
 #include "graph/graph.h"
+#include "train/checkpoint.h"
 #include "train/events.h"
 
 class QThread;
@@ -120,7 +121,7 @@ class TrainingController : public QObject {
   void post(Item item);  // delivered at once (queued to the UI thread)
   void postBatch(const train::BatchEnd& batch);  // delivered by the next timer tick
   void attach(train::Trainer* trainer);  // nullptr detaches; applies pending pause/stop
-  void handOver(std::shared_ptr<nn::Module> model);
+  void handOver(std::shared_ptr<nn::Module> model, train::Metadata meta);
 
   // UI side.
   void deliverAll();
@@ -142,6 +143,7 @@ class TrainingController : public QObject {
   uint64_t posted_ = 0, taken_ = 0, deliver_until_ = 0;  // item counts, for in-order partial delivery
   train::Trainer* trainer_ = nullptr;  // the worker's, while it trains
   std::shared_ptr<nn::Module> model_;  // the last run's, once its worker is done
+  train::Metadata model_meta_;         // what exported weights carry (session::write_model_metadata)
 };
 
 }  // namespace plexus::app
