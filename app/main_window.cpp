@@ -347,6 +347,14 @@ void MainWindow::createRunActions() {
     else
       statusBar()->showMessage(tr("Exported weights to %1").arg(QDir::toNativeSeparators(path)), 6000);
   });
+  QAction* evaluate = makeAction(this, tr("Evaluate on &Test Set…"), {});
+  evaluate->setObjectName(QStringLiteral("evaluateAction"));
+  connect(evaluate, &QAction::triggered, this, [this] {
+    const QString path = chooseCheckpoint(tr("Evaluate a checkpoint on the test set"));
+    if (path.isEmpty()) return;
+    dashboard_->evaluateCheckpoint(document_->graph(), projectDirectory(), path);
+    showDashboard();
+  });
   QAction* editor = makeAction(this, tr("Show &Editor"), {}, {QKeySequence(tr("Alt+1"))});
   connect(editor, &QAction::triggered, this, &MainWindow::showEditor);
   QAction* dashboard = makeAction(this, tr("Show Training &Dashboard"), {}, {QKeySequence(tr("Alt+2"))});
@@ -368,7 +376,7 @@ void MainWindow::createRunActions() {
                                     : tr("Deleted the run %1").arg(where),
                                8000);
   });
-  run->addActions({resume_from, export_action_});
+  run->addActions({resume_from, evaluate, export_action_});
   run->addSeparator();
   run->addActions({runs->openAction(), runs->continueAction(), runs->deleteAction()});
   run->addSeparator();
@@ -602,7 +610,7 @@ bool MainWindow::startTraining(const QString& resume_from, const QString& contin
                              10000);
     return false;
   }
-  const QString project_dir = document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absolutePath();
+  const QString project_dir = projectDirectory();
   const QString project_file =
       document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absoluteFilePath();
   TrainingRequest request{document_->graph(), project_dir, newRunDirectory(), resume_from, continue_from, project_file};
@@ -635,6 +643,10 @@ void MainWindow::openRunFolder() {
   if (!folder.isEmpty()) dashboard_->openRunFolder(folder);
 }
 
+QString MainWindow::projectDirectory() const {
+  return document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absolutePath();
+}
+
 QString MainWindow::newRunDirectory() const {
   const QString project = document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absoluteFilePath();
   const QString unsaved = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/runs");
@@ -659,7 +671,7 @@ void MainWindow::tabChanged() {
   findChild<QDockWidget*>(QStringLiteral("trainingDock"))->raise();
   // The samples are worth seeing before any run; they are read in the background.
   dashboard_->previewDataset(document_->graph(),
-                             document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absolutePath());
+                             projectDirectory());
 }
 void MainWindow::showDashboard() { tabs_->setCurrentWidget(dashboard_); }
 

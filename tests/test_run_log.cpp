@@ -115,7 +115,7 @@ HousingRun train_housing(const fs::path& folder, int64_t epochs, const RunRecord
   h.graph.training.gamma = 0.5;
   TrainingRun run = from ? make_continued_run(*from, h.graph, h.options) : make_training_run(h.graph, h.options);
   RunLog log(folder, h.graph, run_header(run, kExamples / "housing_regression.plexus", h.options, from));
-  RunCheckpoints checkpoints(folder, h.graph, *run.compiled.model, *run.optimizer, run.compiled.classification);
+  RunCheckpoints checkpoints(folder, h.graph, run);
   train::Trainer trainer(*run.compiled.model, *run.optimizer, *run.train_loader, run.eval_loader.get(),
                          run.trainer_options);
   trainer.set_scheduler(run.scheduler.get());
@@ -278,7 +278,7 @@ class TestRunLog : public QObject {
     graph::Graph g = graph::load_project(kExamples / "housing_regression.plexus");
     TrainingRun run = make_training_run(g, {.project_dir = kExamples, .train_subset = 10});
     RunLog log(folder, g, run_header(run, {}, {}, nullptr));
-    RunCheckpoints checkpoints(folder, g, *run.compiled.model, *run.optimizer, false);
+    RunCheckpoints checkpoints(folder, g, run);
     train::RunResult result;
     result.epochs_completed = 1;
     io::fail_next_write_step(io::WriteStep::Write, ENOSPC);
