@@ -34,6 +34,7 @@
 #include "data/dataset.h"
 #include "graph/graph.h"
 #include "nn/module.h"
+#include "session/trained_model.h"
 #include "train/checkpoint.h"
 #include "train/events.h"
 
@@ -69,6 +70,9 @@ struct RunInfo {
   // reading the dataset a second time. Read-only, so sharing it with the worker is safe.
   std::shared_ptr<const data::Dataset> evalSplit;
   QStringList featureNames;  // CSV columns; empty for images
+  // For using the run's weights outside training (the Try-it panel's session::TrainedModel).
+  graph::DatasetInfo datasetInfo;  // per-example input shape, classes
+  session::InputNormalization normalization;
 };
 
 // A copy of a run's weights, on the CPU, by state name ("fc1.weight").

@@ -428,6 +428,12 @@ class TestAppTraining : public QObject {
     c.start(request(g, "snapshots"));
     QTRY_VERIFY_WITH_TIMEOUT(rec.batches.size() >= 20, 30000);
 
+    // What a TrainedModel of the run needs besides its graph.
+    QCOMPARE(rec.info->datasetInfo.input_shape, Shape({1, 28, 28}));
+    QCOMPARE(rec.info->datasetInfo.classes, int64_t(10));
+    QCOMPARE(rec.info->normalization, session::make_training_run(g).normalization);
+    QCOMPARE(rec.info->normalization.mean.size(), size_t(1));
+
     c.requestWeights();
     QTRY_COMPARE_WITH_TIMEOUT(snapshots.size(), size_t(1), 10000);
     const app::WeightsSnapshot first = snapshots.front();
