@@ -34,8 +34,10 @@ TryItPage::TryItPage(TrainingController* controller, const widgets::GraphDocumen
   });
   connect(controller_, &TrainingController::weightsSnapshot, this, &TryItPage::onWeights);
   connect(controller_, &TrainingController::finished, this, [this](const train::Finished& result) {
-    ended_ = result.cancelled ? tr("stopped after %n epoch(s)", "", result.epochs_completed)
-                              : tr("%n epoch(s)", "", result.epochs_completed);
+    ended_ = tr("%1, epoch %2 of %3")
+                 .arg(result.cancelled ? tr("stopped") : tr("completed"))
+                 .arg(result.epochs_completed)
+                 .arg(run_epochs_);
     final_weights_wanted_ = true;
     if (isVisible()) askForWeights();
   });
@@ -115,7 +117,7 @@ QString TryItPage::projectDir() const {
 
 QString TryItPage::inputText(const Shape& shape) const {
   if (shape.size() == 1 && document_->graph().dataset.kind == "csv")
-    return tr("%n feature(s) from a CSV file", "", int(shape[0]));
+    return shape[0] == 1 ? tr("1 feature from a CSV file") : tr("%1 features from a CSV file").arg(shape[0]);
   return widgets::qstr(to_string(shape));
 }
 

@@ -68,7 +68,7 @@ class TryItPage : public QWidget {
   graph::Graph run_graph_;  // of the run begun last
   int run_epochs_ = 0;
   int64_t run_batches_ = 0;  // per epoch
-  QString ended_;            // how the last run ended: "5 epochs", "stopped after 2 epochs"
+  QString ended_;            // how the last run ended: "completed, epoch 5 of 5"
   bool final_weights_wanted_ = false;  // a run ended and its last weights are not asked for yet
   bool following_run_ = false;         // the run's weights are the model (no checkpoint loaded since)
 };

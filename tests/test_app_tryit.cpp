@@ -1,8 +1,10 @@
 // The Try It page in the real window, offscreen: the MNIST MLP trains on a subset of real MNIST
 // while a "1" drawn with the mouse gets live probabilities from the run's weights; after the
 // run the last weights stay, and a drawn "1" is a 1; Load Checkpoint… of the run's
-// final.safetensors gives what core's TrainedModel gives on the same input. Skipped without
-// data/mnist (scripts/fetch-mnist).
+// final.safetensors gives what core's TrainedModel gives on the same input (skipped without
+// data/mnist: scripts/fetch-mnist). A CSV project is told the page needs an image input.
+#include <QDockWidget>
+#include <QLabel>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -80,11 +82,11 @@ class TestAppTryIt : public QObject {
 
  private slots:
   void initTestCase() {
-    const fs::path mnist = fs::path(PLEXUS_SOURCE_DIR) / "data" / "mnist";
-    if (!fs::exists(mnist / "train-images-idx3-ubyte")) QSKIP("MNIST not in data/mnist (scripts/fetch-mnist)");
     QStandardPaths::setTestModeEnabled(true);
     QSettings().clear();
     qputenv("PLEXUS_RECOVERY_DIR", (dir_.path() + "/recovery").toUtf8());
+    const fs::path mnist = fs::path(PLEXUS_SOURCE_DIR) / "data" / "mnist";
+    if (!fs::exists(mnist / "train-images-idx3-ubyte")) return;  // the run's test skips
     const fs::path subset = fs::path(dir_.path().toStdString()) / "mnist";
     fs::create_directories(subset);
     writeSubset(mnist, subset, "train", kTrain);
@@ -98,6 +100,7 @@ class TestAppTryIt : public QObject {
   }
 
   void liveWeightsThenLastWeightsThenACheckpoint() {
+    if (project_.isEmpty()) QSKIP("MNIST not in data/mnist (scripts/fetch-mnist)");
     Window w;
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
@@ -177,6 +180,20 @@ class TestAppTryIt : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(!panel->errorText().isEmpty(), 30000);
     QVERIFY2(panel->errorText().contains("bogus.safetensors"), qPrintable(panel->errorText()));
     QCOMPARE(panel->modelStatus(), QString("Checkpoint: final.safetensors"));
+  }
+
+  void aCsvProjectIsToldItNeedsAnImageInput() {
+    Window w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.openFile(PLEXUS_SOURCE_DIR "/examples/housing_regression.plexus"));
+    w.showTryIt();
+    auto* message = w.tryIt()->panel()->findChild<QLabel*>("needsImageInput");
+    QVERIFY(message->isVisible());
+    QVERIFY2(message->text().contains("8 features from a CSV file"), qPrintable(message->text()));
+    QVERIFY(!w.tryIt()->panel()->canvas()->isVisible());
+    w.showEditor();  // the editing panels the page hid come back
+    QVERIFY(w.findChild<QDockWidget*>("paletteDock")->isVisible());
   }
 };
 
