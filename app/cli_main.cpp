@@ -706,19 +706,10 @@ int cmd_eval_project(const Args& args, const std::string& file) {
   graph::Graph g = graph::load_project(file);
   apply_machine_options(args, g);
   session::TrainedModel m = session::load_trained_model(g, args.str("--checkpoint", ""), {project_dir(file)});
-  const graph::DatasetBinding dataset = graph::resolve_dataset(g.dataset, project_dir(file));
-  const graph::DatasetSplits splits = graph::open_dataset(dataset, g.training.seed, g.training.validation_fraction);
-  const Device device = parse_device(g.training.device);
-  m.compiled.model->to(device);
-  data::DataLoader loader(splits.test, {.batch_size = args.integer("--batch-size", 1000, 1),
-                                        .transform = m.normalization.transform(),
-                                        .pin_memory = !device.is_cpu()});
-  train::TrainerOptions options;
-  options.loss = m.compiled.loss;
-  options.classification = m.classification();
-  const train::EpochEnd r = train::evaluate(*m.compiled.model, loader, options);
-  return print_evaluation(r, m.classification(),
-                          file + " on " + std::to_string(splits.test->size()) + " " + dataset.kind + " test examples",
+  const session::TestEvaluation t = session::evaluate_on_test(m, {project_dir(file)}, args.integer("--batch-size", 1000, 1),
+                                                               parse_device(g.training.device));
+  return print_evaluation(t.figures, m.classification(),
+                          file + " on " + std::to_string(t.split->size()) + " " + t.dataset_kind + " test examples",
                           args.has("--json"));
 }
 

@@ -337,6 +337,14 @@ void MainWindow::createRunActions() {
     else
       statusBar()->showMessage(tr("Exported weights to %1").arg(QDir::toNativeSeparators(path)), 6000);
   });
+  QAction* evaluate = makeAction(this, tr("Evaluate on &Test Set…"), {});
+  evaluate->setObjectName(QStringLiteral("evaluateAction"));
+  connect(evaluate, &QAction::triggered, this, [this] {
+    const QString path = chooseCheckpoint(tr("Evaluate a checkpoint on the test set"));
+    if (path.isEmpty()) return;
+    dashboard_->evaluateCheckpoint(document_->graph(), projectDirectory(), path);
+    showDashboard();
+  });
   QAction* editor = makeAction(this, tr("Show &Editor"), {}, {QKeySequence(tr("Alt+1"))});
   connect(editor, &QAction::triggered, this, &MainWindow::showEditor);
   QAction* dashboard = makeAction(this, tr("Show Training &Dashboard"), {}, {QKeySequence(tr("Alt+2"))});
@@ -345,7 +353,7 @@ void MainWindow::createRunActions() {
   connect(try_it, &QAction::triggered, this, &MainWindow::showTryIt);
   run->addActions({train_action_, pause_action_, stop_action_});
   run->addSeparator();
-  run->addActions({resume_from, export_action_});
+  run->addActions({resume_from, evaluate, export_action_});
   run->addSeparator();
   run->addActions({editor, dashboard, try_it});
 
@@ -576,7 +584,7 @@ bool MainWindow::startTraining(const QString& resume_from) {
                              10000);
     return false;
   }
-  const QString project_dir = document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absolutePath();
+  const QString project_dir = projectDirectory();
   TrainingRequest request{document_->graph(), project_dir, newRunDirectory(), resume_from};
   dashboard_->beginRun(request.graph, project_dir);
   try_it_->beginRun(request.graph);
@@ -584,6 +592,10 @@ bool MainWindow::startTraining(const QString& resume_from) {
   showDashboard();
   statusBar()->showMessage(tr("Training: checkpoints go to %1").arg(QDir::toNativeSeparators(request.runDir)), 8000);
   return true;
+}
+
+QString MainWindow::projectDirectory() const {
+  return document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absolutePath();
 }
 
 QString MainWindow::newRunDirectory() const {
@@ -611,7 +623,7 @@ void MainWindow::tabChanged() {
   findChild<QDockWidget*>(QStringLiteral("trainingDock"))->raise();
   // The samples are worth seeing before any run; they are read in the background.
   dashboard_->previewDataset(document_->graph(),
-                             document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absolutePath());
+                             projectDirectory());
 }
 void MainWindow::showDashboard() { tabs_->setCurrentWidget(dashboard_); }
 void MainWindow::showTryIt() { tabs_->setCurrentWidget(try_it_); }
