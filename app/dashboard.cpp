@@ -12,6 +12,7 @@
 #include <exception>
 #include <optional>
 
+#include "common/panel_style.h"
 #include "common/qt_text.h"
 #include "common/theme.h"
 #include "dashboard/confusion_matrix.h"
@@ -453,9 +454,7 @@ void Dashboard::onFailed(const QString& message) {
 }
 
 void Dashboard::showError(const QString& message) {
-  const widgets::Theme& theme = widgets::ThemeManager::instance().theme();
-  error_->setStyleSheet(QStringLiteral("QLabel { background: %1; color: white; padding: 6px; border-radius: 4px; }")
-                            .arg(theme.error.name()));
+  widgets::styleAsError(error_);
   error_->setText(message);
   error_->show();
 }

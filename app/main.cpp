@@ -20,6 +20,9 @@
 #include "editor/node_view.h"
 #include "main_window.h"
 #include "training_controller.h"
+#include "tryit/digit_canvas.h"
+#include "tryit/tryit_panel.h"
+#include "tryit_page.h"
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
@@ -53,8 +56,13 @@ int main(int argc, char** argv) {
   QCommandLineOption dashboard_option(
       QStringLiteral("dashboard"),
       QStringLiteral("Show the training dashboard; with --screenshot, take it once the project's past runs are read."));
+  QCommandLineOption try_option(QStringLiteral("try-it"), QStringLiteral("Show the Try It page (with --train: once it runs)."));
+  QCommandLineOption draw_option(QStringLiteral("draw"),
+                                 QStringLiteral("Draw on the Try It canvas: strokes separated by ';', each a list of "
+                                                "points 'x,y' separated by spaces, in 0..1 of the sheet."),
+                                 QStringLiteral("strokes"));
   for (QCommandLineOption* o : {&screenshot_option, &size_option, &select_option, &train_option, &epoch_option, &done_option,
-                                &dashboard_option}) {
+                                &dashboard_option, &try_option, &draw_option}) {
     o->setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOption(*o);
   }
@@ -85,7 +93,14 @@ int main(int argc, char** argv) {
   if (!args.isEmpty() && !window.openFile(args.first()) && screenshot) return 1;
   const bool dashboard = parser.isSet(dashboard_option);
   if (dashboard) window.showDashboard();
-  const bool train = parser.isSet(train_option);
+  const bool train = parser.isSet(train_option), try_it = parser.isSet(try_option);
+  for (const QString& stroke : parser.value(draw_option).split(QLatin1Char(';'), Qt::SkipEmptyParts)) {
+    QPolygonF points;
+    for (const QString& point : stroke.split(QLatin1Char(' '), Qt::SkipEmptyParts))
+      points << QPointF(point.section(QLatin1Char(','), 0, 0).toDouble(), point.section(QLatin1Char(','), 1, 1).toDouble());
+    window.tryIt()->panel()->canvas()->addStroke(points);
+  }
+  if (try_it && !train) window.showTryIt();
   if (!screenshot && !train) QTimer::singleShot(0, &window, [&window] { window.offerRecovery(); });
 
   // Leaves without questions: the project is not to be saved by an automated run.
@@ -101,11 +116,12 @@ int main(int argc, char** argv) {
     quit(saved ? 0 : 1);
   };
   if (train) {
-    QTimer::singleShot(0, &window, [&window, quit] {
+    QTimer::singleShot(0, &window, [&window, quit, try_it] {
       if (!window.startTraining()) {
         std::fprintf(stderr, "plexus: cannot train: %s\n", qPrintable(window.statusBar()->currentMessage()));
         quit(1);
       }
+      if (try_it) window.showTryIt();
     });
   }
   if (train && parser.isSet(done_option)) {
@@ -129,11 +145,15 @@ int main(int argc, char** argv) {
 
   if (screenshot) {
     const QString file = parser.value(screenshot_option);
-    if (train && parser.isSet(epoch_option)) {  // the dashboard, mid-training
+    if (train && parser.isSet(epoch_option)) {  // the dashboard or the Try It page, mid-training
       const int epoch = parser.value(epoch_option).toInt();
       QObject::connect(window.training(), &TrainingController::epochEnded, &window,
-                       [&window, epoch, file, shoot](const plexus::train::EpochEnd& e) {
-                         if (e.epoch == epoch) QTimer::singleShot(400, &window, [file, shoot] { shoot(file); });
+                       [&window, epoch, file, shoot, try_it](const plexus::train::EpochEnd& e) {
+                         if (e.epoch != epoch) return;
+                         if (!try_it) return QTimer::singleShot(400, &window, [file, shoot] { shoot(file); });
+                         // Once the panel shows what the weights of this epoch (or later) make of its input.
+                         QObject::connect(window.tryIt(), &plexus::app::TryItPage::predictionShown, &window,
+                                          [file, shoot] { shoot(file); }, Qt::SingleShotConnection);
                        });
       QObject::connect(window.training(), &TrainingController::failed, &window, [quit](const QString& message) {
         std::fprintf(stderr, "plexus: %s\n", qPrintable(message));

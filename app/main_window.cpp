@@ -38,6 +38,7 @@
 #include "recovery.h"
 #include "session/run_folder.h"
 #include "training_controller.h"
+#include "tryit_page.h"
 
 namespace plexus::app {
 
@@ -82,6 +83,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   tabs_->setDocumentMode(true);
   tabs_->addTab(view_, tr("Editor"));
   tabs_->addTab(dashboard_, tr("Training"));
+  // A page of its own, beside the model and its training: drawing wants room, and the model
+  // tried is the one those two pages made.
+  try_it_ = new TryItPage(training_, document_, this);
+  tabs_->addTab(try_it_, tr("Try It"));
   setCentralWidget(tabs_);
   connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::tabChanged);
   autosaver_ = std::make_unique<Autosaver>(document_, Autosaver::defaultDirectory());
@@ -359,6 +364,8 @@ void MainWindow::createRunActions() {
   connect(editor, &QAction::triggered, this, &MainWindow::showEditor);
   QAction* dashboard = makeAction(this, tr("Show Training &Dashboard"), {}, {QKeySequence(tr("Alt+2"))});
   connect(dashboard, &QAction::triggered, this, &MainWindow::showDashboard);
+  QAction* try_it = makeAction(this, tr("Show T&ry It"), {}, {QKeySequence(tr("Alt+3"))});
+  connect(try_it, &QAction::triggered, this, &MainWindow::showTryIt);
   run->addActions({train_action_, pause_action_, stop_action_});
   run->addSeparator();
   widgets::RunList* runs = dashboard_->runs();
@@ -380,7 +387,7 @@ void MainWindow::createRunActions() {
   run->addSeparator();
   run->addActions({runs->openAction(), runs->continueAction(), runs->deleteAction()});
   run->addSeparator();
-  run->addActions({editor, dashboard});
+  run->addActions({editor, dashboard, try_it});
 
   QToolBar* bar = addToolBar(tr("Training"));
   bar->setObjectName(QStringLiteral("trainingToolbar"));
@@ -615,6 +622,7 @@ bool MainWindow::startTraining(const QString& resume_from, const QString& contin
       document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absoluteFilePath();
   TrainingRequest request{document_->graph(), project_dir, newRunDirectory(), resume_from, continue_from, project_file};
   dashboard_->beginRun(request);
+  try_it_->beginRun(request.graph);
   training_->start(request);
   showDashboard();
   statusBar()->showMessage(tr("Training: checkpoints go to %1").arg(QDir::toNativeSeparators(request.runDir)), 8000);
@@ -655,25 +663,27 @@ QString MainWindow::newRunDirectory() const {
 
 void MainWindow::showEditor() { tabs_->setCurrentWidget(view_); }
 
-// The dashboard needs the room the editing panels take; they come back with the editor.
+// The dashboard and the Try It page need the room the editing panels take; they come back with
+// the editor.
 void MainWindow::tabChanged() {
-  const bool training = tabs_->currentWidget() == dashboard_;
+  const bool editing = tabs_->currentWidget() == view_;
   for (const char* name : {"paletteDock", "problemsDock"}) {
     auto* dock = findChild<QDockWidget*>(QLatin1String(name));
-    if (training) {
-      hidden_for_dashboard_[dock] = dock->isVisible();
+    if (!editing && dock->isVisible()) {
+      hidden_for_pages_.insert(dock);
       dock->hide();
-    } else if (hidden_for_dashboard_.value(dock)) {
+    } else if (editing && hidden_for_pages_.remove(dock)) {
       dock->show();
     }
   }
-  if (!training) return;
+  if (tabs_->currentWidget() != dashboard_) return;
   findChild<QDockWidget*>(QStringLiteral("trainingDock"))->raise();
   // The samples are worth seeing before any run; they are read in the background.
   dashboard_->previewDataset(document_->graph(),
                              projectDirectory());
 }
 void MainWindow::showDashboard() { tabs_->setCurrentWidget(dashboard_); }
+void MainWindow::showTryIt() { tabs_->setCurrentWidget(try_it_); }
 
 // ---- window events -------------------------------------------------------------------------
 

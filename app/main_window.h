@@ -4,7 +4,7 @@
 // show and edit, the document holds the truth, core loads and saves.
 #include <QMainWindow>
 #include <QMessageBox>
-#include <QHash>
+#include <QSet>
 #include <QPointer>
 
 #include <functional>
@@ -28,6 +28,7 @@ namespace plexus::app {
 class Autosaver;
 class Dashboard;
 class TrainingController;
+class TryItPage;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -45,6 +46,7 @@ class MainWindow : public QMainWindow {
   Autosaver* autosaver() const { return autosaver_.get(); }
   TrainingController* training() const { return training_; }
   Dashboard* dashboard() const { return dashboard_; }
+  TryItPage* tryIt() const { return try_it_; }
   widgets::TrainingPanel* trainingPanel() const { return training_panel_; }
   QAction* trainAction() const { return train_action_; }
   QAction* pauseAction() const { return pause_action_; }
@@ -73,6 +75,7 @@ class MainWindow : public QMainWindow {
   void openRunFolder();
   void showEditor();
   void showDashboard();
+  void showTryIt();
   // Where a run of the current project keeps its checkpoints: next to a saved project
   // (<name>.runs/<date-time>), else in the app's data folder; $PLEXUS_RUNS_DIR/<date-time>
   // when that is set.
@@ -122,12 +125,13 @@ class MainWindow : public QMainWindow {
   widgets::TrainingPanel* training_panel_ = nullptr;
   TrainingController* training_ = nullptr;
   Dashboard* dashboard_ = nullptr;
+  TryItPage* try_it_ = nullptr;
   class QTabWidget* tabs_ = nullptr;
   QAction* train_action_ = nullptr;
   QAction* pause_action_ = nullptr;
   QAction* stop_action_ = nullptr;
   QAction* export_action_ = nullptr;
-  QHash<class QDockWidget*, bool> hidden_for_dashboard_;  // docks the dashboard hid, and whether they were shown
+  QSet<class QDockWidget*> hidden_for_pages_;  // docks the dashboard or Try It page hid, to show again
   std::unique_ptr<Autosaver> autosaver_;
   QMenu* recent_menu_ = nullptr;
   QMenu* examples_menu_ = nullptr;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "autograd/grad_mode.h"
 #include "data/csv.h"
 #include "session/continuation.h"
 #include "session/run.h"
@@ -32,6 +33,14 @@ struct Overloaded : F... {
 
 fs::path to_path(const QString& s) { return fs::path(s.toStdString()); }
 
+// Copies on the CPU, without autograd history: the worker goes on changing the originals.
+WeightsSnapshot snapshot(const nn::Module& model, int epoch, int64_t batch, bool final) {
+  NoGradGuard no_grad;
+  nn::NamedTensors state;
+  for (const auto& [name, t] : model.state()) state.emplace_back(name, t.device().is_cpu() ? t.clone() : t.to(Device::cpu()));
+  return {epoch, batch, final, std::make_shared<const nn::NamedTensors>(std::move(state))};
+}
+
 RunInfo describe(const session::TrainingRun& run) {
   RunInfo info;
   info.device = QString::fromStdString(session::device_text(parse_device(run.settings.device)));
@@ -47,6 +56,8 @@ RunInfo describe(const session::TrainingRun& run) {
   info.parameters = run.compiled.model->num_parameters();
   info.datasetPath = QString::fromStdString(run.dataset.path);
   info.evalSplit = run.data.validation;
+  info.datasetInfo = run.data.info;
+  info.normalization = run.normalization;
   if (const auto* csv = dynamic_cast<const data::CsvDataset*>(evaluated.get()))
     for (const std::string& name : csv->feature_names()) info.featureNames << QString::fromStdString(name);
   return info;
@@ -112,7 +123,7 @@ class TrainingController::Worker {
     trainer.set_test_loader(run.test_loader.get());
     trainer.set_callback([&](const train::Event& e) {
       log.record(e);
-      onEvent(checkpoints, e);
+      onEvent(model, checkpoints, e);
     });
     const train::RunResult result = [&] {
       Attached attached(controller_, trainer);
@@ -135,11 +146,13 @@ class TrainingController::Worker {
   }
 
   // On this thread, after every event. The end of the run is taken from run()'s result.
-  void onEvent(session::RunCheckpoints& checkpoints, const train::Event& event) {
+  void onEvent(const nn::Module& model, session::RunCheckpoints& checkpoints, const train::Event& event) {
     if (const auto* b = std::get_if<train::BatchEnd>(&event)) {
       controller_.postBatch(*b);
+      if (controller_.weights_requested_.exchange(false)) controller_.post(snapshot(model, b->epoch, b->batch, false));
     } else if (const auto* e = std::get_if<train::EpochEnd>(&event)) {
       controller_.post(*e);
+      if (controller_.weights_requested_.exchange(false)) controller_.post(snapshot(model, e->epoch, 0, false));
       if (const fs::path path = checkpoints.epoch_ended(*e); !path.empty())
         controller_.post(CheckpointSaved{QString::fromStdString(path.string()), "best"});
     } else if (const auto* t = std::get_if<train::TestEnd>(&event)) {
@@ -159,6 +172,7 @@ TrainingController::TrainingController(QObject* parent) : QObject(parent) {
   qRegisterMetaType<train::EpochEnd>();
   qRegisterMetaType<train::TestEnd>();
   qRegisterMetaType<train::Finished>();
+  qRegisterMetaType<WeightsSnapshot>();
   // Ten deliveries a second look live, and every wake-up of the UI thread takes a core from
   // training on a small machine. A coarse timer lines up with Qt's other timers (fewer
   // wake-ups); it may fire up to 5% early, still well under 20 a second.
@@ -184,6 +198,7 @@ void TrainingController::start(const TrainingRequest& request) {
   }
   stop_ = false;
   paused_ = false;
+  weights_requested_ = false;
   {
     std::lock_guard lock(mu_);
     model_.reset();
@@ -249,6 +264,19 @@ QString TrainingController::exportWeights(const QString& path) {
     return QString::fromStdString(e.what());
   }
   return {};
+}
+
+void TrainingController::requestWeights() {
+  if (running_) {
+    weights_requested_ = true;
+    return;
+  }
+  std::shared_ptr<nn::Module> model;
+  {
+    std::lock_guard lock(mu_);
+    model = model_;
+  }
+  if (model) post(snapshot(*model, 0, 0, true));  // queued too, as a worker's would be
 }
 
 void TrainingController::post(Item item) {
@@ -327,6 +355,7 @@ void TrainingController::emitItem(const Item& item) {
                  [this](const train::EpochEnd& e) { emit epochEnded(e); },
                  [this](const train::TestEnd& t) { emit tested(t); },
                  [this](const CheckpointSaved& c) { emit checkpointSaved(c.path, c.kind); },
+                 [this](const WeightsSnapshot& w) { emit weightsSnapshot(w); },
                  [this](const train::Finished& f) {
                    endRun();
                    emit finished(f);

@@ -14,6 +14,10 @@
 // batches before it; none is dropped or merged. pause(), resume() and stop() only set atomics
 // the worker checks between batches. Errors of any kind end the run with failed(): the app
 // never crashes and the controller can start again.
+//
+// requestWeights() asks for a copy of the model's weights (the Try-it panel's live model): the
+// worker copies them at the next batch or epoch boundary and posts them like any other item,
+// as weightsSnapshot(). The model itself never leaves the worker.
 #include <QObject>
 #include <QString>
 #include <QStringList>
@@ -29,14 +33,13 @@
 
 #include "data/dataset.h"
 #include "graph/graph.h"
+#include "nn/module.h"
+#include "session/trained_model.h"
 #include "train/checkpoint.h"
 #include "train/events.h"
 
 class QThread;
 
-namespace plexus::nn {
-class Module;
-}
 namespace plexus::train {
 class Trainer;
 }
@@ -72,6 +75,17 @@ struct RunInfo {
   // reading the dataset a second time. Read-only, so sharing it with the worker is safe.
   std::shared_ptr<const data::Dataset> evalSplit;
   QStringList featureNames;  // CSV columns; empty for images
+  // For using the run's weights outside training (the Try-it panel's session::TrainedModel).
+  graph::DatasetInfo datasetInfo;  // per-example input shape, classes
+  session::InputNormalization normalization;
+};
+
+// A copy of a run's weights, on the CPU, by state name ("fc1.weight").
+struct WeightsSnapshot {
+  int epoch = 0;      // the epoch it was taken in, 1-based; with batch 0: at that epoch's end
+  int64_t batch = 0;  // batches of that epoch trained by then
+  bool final = false; // the model of a run that has ended
+  std::shared_ptr<const nn::NamedTensors> state;
 };
 
 class TrainingController : public QObject {
@@ -101,6 +115,11 @@ class TrainingController : public QObject {
   // Returns "" on success, else a message saying why not; refused while a run is active.
   QString exportWeights(const QString& path);
 
+  // Asks for a weightsSnapshot(): during a run the worker copies the model at its next batch or
+  // epoch boundary (requests until then are one); otherwise the last completed or stopped run's
+  // model is copied now (nothing when there is none). Delivered queued, in order, either way.
+  void requestWeights();
+
  signals:
   void started(const plexus::app::RunInfo& info);
   // In order; at most one per 50 ms tick, plus one before each epochEnded.
@@ -111,6 +130,7 @@ class TrainingController : public QObject {
   void checkpointSaved(const QString& path, const QString& kind);  // kind: "best" or "final"
   void finished(const plexus::train::Finished& result);  // completed, or stopped (cancelled)
   void failed(const QString& message);
+  void weightsSnapshot(const plexus::app::WeightsSnapshot& weights);
   void stateChanged();  // running or paused changed
 
  private:
@@ -119,7 +139,7 @@ class TrainingController : public QObject {
   };
   // Worker -> UI, in order. Consecutive batches share one vector.
   using Item = std::variant<RunInfo, std::vector<train::BatchEnd>, train::EpochEnd, train::TestEnd, CheckpointSaved,
-                            train::Finished, train::Failed>;
+                            WeightsSnapshot, train::Finished, train::Failed>;
   class Worker;  // the worker thread's job
 
   // Worker side.
@@ -141,7 +161,7 @@ class TrainingController : public QObject {
   bool running_ = false;
   bool delivering_ = false;
 
-  std::atomic<bool> paused_{false}, stop_{false};
+  std::atomic<bool> paused_{false}, stop_{false}, weights_requested_{false};
 
   std::mutex mu_;  // guards everything below
   std::deque<Item> outbox_;

@@ -1,7 +1,7 @@
 // The GUI's training engine (app::TrainingController) end to end on a tiny generated
 // MNIST-format dataset: signals and their order, coalescing, checkpoints that load back,
-// pause / resume / stop, failures that leave the controller usable, destruction mid-run and
-// the responsiveness of the UI thread while it trains.
+// pause / resume / stop, failures that leave the controller usable, destruction mid-run, copies
+// of the weights on request and the responsiveness of the UI thread while it trains.
 #include <QtTest>
 
 #include <algorithm>
@@ -415,6 +415,75 @@ class TestAppTraining : public QObject {
     }
     // The worker and its loader threads are gone (OpenBLAS keeps its pool, started earlier).
     QCOMPARE(thread_count(), threads_before);
+  }
+
+  // The Try-it panel's live model: copies of the weights at batch boundaries, on request.
+  void weightsAreCopiedOnRequest() {
+    TrainingController c;
+    Recorder rec(c);
+    std::vector<app::WeightsSnapshot> snapshots;
+    connect(&c, &TrainingController::weightsSnapshot, this,
+            [&](const app::WeightsSnapshot& w) { snapshots.push_back(w); });
+    const graph::Graph g = mlp(data_, 1000, 10);
+    c.start(request(g, "snapshots"));
+    QTRY_VERIFY_WITH_TIMEOUT(rec.batches.size() >= 20, 30000);
+
+    // What a TrainedModel of the run needs besides its graph.
+    QCOMPARE(rec.info->datasetInfo.input_shape, Shape({1, 28, 28}));
+    QCOMPARE(rec.info->datasetInfo.classes, int64_t(10));
+    QCOMPARE(rec.info->normalization, session::make_training_run(g).normalization);
+    QCOMPARE(rec.info->normalization.mean.size(), size_t(1));
+
+    c.requestWeights();
+    QTRY_COMPARE_WITH_TIMEOUT(snapshots.size(), size_t(1), 10000);
+    const app::WeightsSnapshot first = snapshots.front();
+    QVERIFY(!first.final && first.epoch >= 1);  // at a batch, or at the end of an epoch (batch 0)
+    session::TrainingRun fresh = session::make_training_run(g);
+    const nn::NamedTensors expected = fresh.compiled.model->state();
+    QCOMPARE(first.state->size(), expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) {
+      QCOMPARE((*first.state)[i].first, expected[i].first);
+      QCOMPARE((*first.state)[i].second.shape(), expected[i].second.shape());
+      QVERIFY((*first.state)[i].second.device().is_cpu());
+      QVERIFY(!(*first.state)[i].second.requires_grad());
+    }
+    const std::vector<float> first_values = (*first.state)[0].second.to_vector();
+
+    // Requests while paused wait for the next batch and are answered once.
+    c.pause();
+    QTest::qWait(200);
+    snapshots.clear();
+    for (int i = 0; i < 3; ++i) c.requestWeights();
+    QTest::qWait(300);
+    QCOMPARE(snapshots.size(), size_t(0));
+    c.resume();
+    QTRY_COMPARE_WITH_TIMEOUT(snapshots.size(), size_t(1), 10000);
+    QTest::qWait(300);
+    QCOMPARE(snapshots.size(), size_t(1));
+    // Training went on, and the first copy did not follow it: a copy, not a view.
+    QVERIFY((*snapshots[0].state)[0].second.to_vector() != first_values);
+    QCOMPARE((*first.state)[0].second.to_vector(), first_values);
+
+    // After the run: the final model, as its final checkpoint holds it.
+    c.stop();
+    QVERIFY(c.waitForFinished(10000));
+    QVERIFY(rec.finished);
+    snapshots.clear();
+    c.requestWeights();
+    QCOMPARE(snapshots.size(), size_t(0));  // queued, like the worker's
+    QTRY_COMPARE_WITH_TIMEOUT(snapshots.size(), size_t(1), 10000);
+    QVERIFY(snapshots[0].final);
+    train::load_checkpoint(rec.checkpoint("final").toStdString(), *fresh.compiled.model);
+    const nn::NamedTensors saved = fresh.compiled.model->state();
+    for (size_t i = 0; i < saved.size(); ++i)
+      QCOMPARE((*snapshots[0].state)[i].second.to_vector(), saved[i].second.to_vector());
+
+    // A controller that never trained has nothing to copy.
+    TrainingController idle;
+    QSignalSpy none(&idle, &TrainingController::weightsSnapshot);
+    idle.requestWeights();
+    QTest::qWait(50);
+    QCOMPARE(none.count(), 0);
   }
 
   void uiThreadStaysResponsive() {

@@ -1,9 +1,12 @@
 #include "common/panel_style.h"
 
 #include <QEvent>
+#include <QLabel>
 #include <QLineEdit>
 
 #include <algorithm>
+
+#include "common/theme.h"
 
 namespace plexus::widgets {
 namespace {
@@ -36,6 +39,19 @@ void setTextKeepingCursor(QLineEdit* edit, const QString& text) {
 void guardWheel(QWidget* widget) {
   widget->setFocusPolicy(Qt::StrongFocus);
   widget->installEventFilter(new WheelGuard(widget));
+}
+
+QLabel* sectionLabel(const QString& text, QWidget* parent) {
+  auto* label = new QLabel(text, parent);
+  QFont font = label->font();
+  font.setBold(true);
+  label->setFont(font);
+  return label;
+}
+
+void styleAsError(QLabel* label) {
+  label->setStyleSheet(QStringLiteral("QLabel { background: %1; color: white; padding: 6px; border-radius: 4px; }")
+                           .arg(ThemeManager::instance().theme().error.name()));
 }
 
 }  // namespace plexus::widgets

@@ -1,6 +1,6 @@
 #pragma once
-// Small helpers the property panel's pages and the parameter editors share: how their fields
-// take colours, text and the mouse wheel.
+// Small helpers the panels and the parameter editors share: how their fields take colours, text
+// and the mouse wheel, section headings, error messages.
 #include <QPalette>
 #include <QString>
 #include <string>
@@ -8,6 +8,7 @@
 #include "common/qt_text.h"
 
 class QColor;
+class QLabel;
 class QLineEdit;
 class QWidget;
 
@@ -22,5 +23,12 @@ void setTextKeepingCursor(QLineEdit* edit, const QString& text);
 // Scrolling the panel must not change the value under the pointer: the wheel only works on a
 // spin or combo box that has focus.
 void guardWheel(QWidget* widget);
+
+// A bold label that heads a section of a panel.
+QLabel* sectionLabel(const QString& text, QWidget* parent);
+
+// A label that shows an error: white text on the theme's error colour. Call again when the
+// theme changes.
+void styleAsError(QLabel* label);
 
 }  // namespace plexus::widgets

@@ -37,14 +37,6 @@ QLabel* mutedLabel(const QString& text, QWidget* parent) {
   return label;
 }
 
-QLabel* sectionLabel(const QString& text, QWidget* parent) {
-  auto* label = new QLabel(text, parent);
-  QFont font = label->font();
-  font.setBold(true);
-  label->setFont(font);
-  return label;
-}
-
 // Labels marked "muted" under `root` take the theme's muted text colour.
 void applyMutedColour(QWidget* root) {
   const QColor muted = ThemeManager::instance().theme().mutedText;

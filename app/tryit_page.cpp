@@ -1,0 +1,142 @@
+#include "tryit_page.h"
+
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QVBoxLayout>
+
+#include "common/qt_text.h"
+#include "editor/model/graph_document.h"
+#include "predictor.h"
+#include "training_controller.h"
+#include "tryit/tryit_panel.h"
+
+namespace plexus::app {
+
+TryItPage::TryItPage(TrainingController* controller, const widgets::GraphDocument* document, QWidget* parent)
+    : QWidget(parent), controller_(controller), document_(document) {
+  panel_ = new widgets::TryItPanel(this);
+  predictor_ = new Predictor(this);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(panel_);
+  chooseCheckpoint = [this] {
+    return QFileDialog::getOpenFileName(this, tr("Try a checkpoint of this project"), QString(),
+                                        tr("Checkpoints and weights (*.safetensors)"));
+  };
+
+  // Twice a second looks live; each copy of the weights costs the worker a moment.
+  live_.setInterval(500);
+  connect(&live_, &QTimer::timeout, this, &TryItPage::askForWeights);
+  connect(controller_, &TrainingController::stateChanged, this, &TryItPage::updateLive);
+  connect(controller_, &TrainingController::started, this, &TryItPage::onStarted);
+  connect(controller_, &TrainingController::epochEnded, this, [this] {
+    if (isVisible()) askForWeights();
+  });
+  connect(controller_, &TrainingController::weightsSnapshot, this, &TryItPage::onWeights);
+  connect(controller_, &TrainingController::finished, this, [this](const train::Finished& result) {
+    ended_ = tr("%1, epoch %2 of %3")
+                 .arg(result.cancelled ? tr("stopped") : tr("completed"))
+                 .arg(result.epochs_completed)
+                 .arg(run_epochs_);
+    final_weights_wanted_ = true;
+    if (isVisible()) askForWeights();
+  });
+
+  connect(panel_, &widgets::TryItPanel::inputChanged, predictor_, &Predictor::predict);
+  connect(panel_, &widgets::TryItPanel::loadCheckpointRequested, this, [this] {
+    const QString path = chooseCheckpoint();
+    if (!path.isEmpty()) loadCheckpoint(path);
+  });
+  connect(predictor_, &Predictor::modelChanged, this,
+          [this](const QString& description, const QStringList& class_names, const Shape& input_shape) {
+            if (input_shape != panel_->inputShape()) panel_->setInputShape(input_shape, inputText(input_shape));
+            panel_->setModel(description, class_names);
+          });
+  connect(predictor_, &Predictor::predicted, this, [this](const Prediction& prediction) {
+    if (prediction.probabilities.empty())
+      panel_->showValues(prediction.values);
+    else
+      panel_->showProbabilities(prediction.probabilities);
+    emit predictionShown();
+  });
+  connect(predictor_, &Predictor::failed, panel_, &widgets::TryItPanel::showError);
+
+  connect(document_, &widgets::GraphDocument::validated, this, &TryItPage::projectChanged);
+  projectChanged();
+}
+
+void TryItPage::beginRun(const graph::Graph& graph) {
+  run_graph_ = graph;
+  following_run_ = true;
+}
+
+void TryItPage::onStarted(const RunInfo& info) {
+  predictor_->useRun(run_graph_, info);
+  run_epochs_ = info.epochs;
+  run_batches_ = info.batchesPerEpoch;
+  final_weights_wanted_ = false;
+  if (isVisible()) askForWeights();
+}
+
+void TryItPage::askForWeights() {
+  if (following_run_ && (controller_->isRunning() || final_weights_wanted_)) controller_->requestWeights();
+  final_weights_wanted_ = false;
+}
+
+void TryItPage::updateLive() {
+  if (isVisible() && controller_->isRunning())
+    live_.start();
+  else
+    live_.stop();
+}
+
+void TryItPage::onWeights(const WeightsSnapshot& weights) {
+  if (!following_run_) return;
+  QString description;
+  if (weights.final)
+    description = tr("The last run's weights (%1)").arg(ended_);
+  else if (weights.batch == 0)
+    description = tr("Live weights: end of epoch %1 of %2").arg(weights.epoch).arg(run_epochs_);
+  else
+    description = tr("Live weights: epoch %1 of %2, batch %3 of %4")
+                      .arg(weights.epoch)
+                      .arg(run_epochs_)
+                      .arg(weights.batch)
+                      .arg(run_batches_);
+  predictor_->setWeights(weights, description);
+}
+
+void TryItPage::loadCheckpoint(const QString& path) {
+  following_run_ = false;
+  predictor_->loadFile(document_->graph(), path, projectDir(), tr("Checkpoint: %1").arg(QFileInfo(path).fileName()));
+}
+
+QString TryItPage::projectDir() const {
+  return document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absolutePath();
+}
+
+QString TryItPage::inputText(const Shape& shape) const {
+  if (shape.size() == 1 && document_->graph().dataset.kind == "csv")
+    return shape[0] == 1 ? tr("1 feature from a CSV file") : tr("%1 features from a CSV file").arg(shape[0]);
+  return widgets::qstr(to_string(shape));
+}
+
+// Before there is a model, the panel gets ready for the open project's input.
+void TryItPage::projectChanged() {
+  if (panel_->hasModel() || !document_->datasetInfo()) return;
+  const Shape& shape = document_->datasetInfo()->input_shape;
+  if (shape != panel_->inputShape()) panel_->setInputShape(shape, inputText(shape));
+}
+
+void TryItPage::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  updateLive();
+  askForWeights();
+}
+
+void TryItPage::hideEvent(QHideEvent* event) {
+  QWidget::hideEvent(event);
+  updateLive();
+}
+
+}  // namespace plexus::app

@@ -1,0 +1,76 @@
+#pragma once
+// The Try It page: the Try-it panel fed by a Predictor. Its model is the current run's (live
+// weights while the page is shown: asked for twice a second and after each epoch; the last
+// ones once the run has ended), or a checkpoint loaded with Load Checkpoint… for the open
+// project, which stays until the next run starts. Wiring only: the panel shows, the Predictor computes off the UI thread, the
+// TrainingController hands over copies of the weights.
+#include <QString>
+#include <QTimer>
+#include <QWidget>
+
+#include <functional>
+
+#include "graph/graph.h"
+#include "tensor/shape.h"
+#include "train/events.h"
+
+namespace plexus::widgets {
+class GraphDocument;
+class TryItPanel;
+}  // namespace plexus::widgets
+
+namespace plexus::app {
+
+class Predictor;
+class TrainingController;
+struct RunInfo;
+struct WeightsSnapshot;
+
+class TryItPage : public QWidget {
+  Q_OBJECT
+
+ public:
+  TryItPage(TrainingController* controller, const widgets::GraphDocument* document, QWidget* parent = nullptr);
+
+  // A run of `graph` is starting: its weights become the model as they come.
+  void beginRun(const graph::Graph& graph);
+  // Loads a checkpoint or weights file of the open project (in the background); errors are
+  // shown in the panel.
+  void loadCheckpoint(const QString& path);
+
+  widgets::TryItPanel* panel() const { return panel_; }
+  Predictor* predictor() const { return predictor_; }
+
+  // The Load Checkpoint dialog; replaceable so tests can answer it without a modal loop.
+  std::function<QString()> chooseCheckpoint;
+
+ signals:
+  void predictionShown();  // the panel shows the model's output for its current input
+
+ protected:
+  void showEvent(QShowEvent* event) override;
+  void hideEvent(QHideEvent* event) override;
+
+ private:
+  void onStarted(const RunInfo& info);
+  void onWeights(const WeightsSnapshot& weights);
+  void askForWeights();
+  void updateLive();
+  void projectChanged();
+  QString projectDir() const;
+  QString inputText(const Shape& shape) const;  // for a panel that cannot use it
+
+  TrainingController* controller_;
+  const widgets::GraphDocument* document_;
+  widgets::TryItPanel* panel_;
+  Predictor* predictor_;
+  QTimer live_{this};  // asks for the run's weights while the page is shown during a run
+  graph::Graph run_graph_;  // of the run begun last
+  int run_epochs_ = 0;
+  int64_t run_batches_ = 0;  // per epoch
+  QString ended_;            // how the last run ended: "completed, epoch 5 of 5"
+  bool final_weights_wanted_ = false;  // a run ended and its last weights are not asked for yet
+  bool following_run_ = false;         // the run's weights are the model (no checkpoint loaded since)
+};
+
+}  // namespace plexus::app

@@ -1,0 +1,316 @@
+#include "tryit/tryit_panel.h"
+
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMimeData>
+#include <QStackedWidget>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <exception>
+
+#include "common/icons.h"
+#include "common/panel_style.h"
+#include "common/qt_text.h"
+#include "common/theme.h"
+#include "tryit/digit_canvas.h"
+#include "tryit/model_input.h"
+#include "tryit/probability_bars.h"
+
+namespace plexus::widgets {
+
+namespace {
+
+// Drawings are converted from this many pixels a side: ten times MNIST's, so framing a digit
+// into 20 pixels averages many pixels into each.
+constexpr int kDrawingSide = 280;
+constexpr int kPreviewSide = 140;
+
+bool isImageFile(const QString& path) {
+  const QString suffix = QFileInfo(path).suffix().toLower();
+  return suffix == QLatin1String("png") || suffix == QLatin1String("jpg") || suffix == QLatin1String("jpeg");
+}
+
+QString droppedImage(const QMimeData* mime) {
+  const QList<QUrl> urls = mime->urls();
+  if (urls.size() != 1 || !urls.first().isLocalFile() || !isImageFile(urls.first().toLocalFile())) return {};
+  return urls.first().toLocalFile();
+}
+
+QToolButton* button(const QString& text, const QString& icon_name, const QString& tip, QWidget* parent) {
+  auto* b = new QToolButton(parent);
+  b->setText(text);
+  b->setToolTip(tip);
+  b->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  b->setIcon(icon(icon_name));
+  // Icons are tinted for the theme.
+  QObject::connect(&ThemeManager::instance(), &ThemeManager::changed, b, [b, icon_name] { b->setIcon(icon(icon_name)); });
+  return b;
+}
+
+bool sameValues(const Tensor& a, const Tensor& b) {
+  if (a.defined() != b.defined()) return false;
+  return !a.defined() || (a.shape() == b.shape() && a.to_vector() == b.to_vector());
+}
+
+}  // namespace
+
+TryItPanel::TryItPanel(QWidget* parent) : QWidget(parent) {
+  setObjectName(QStringLiteral("tryItPanel"));
+  setAcceptDrops(true);
+  chooseImage = [this] {
+    return QFileDialog::getOpenFileName(this, tr("Open an image to try"), QString(), tr("Images (*.png *.jpg *.jpeg)"));
+  };
+
+  canvas_ = new DigitCanvas(this);
+  clear_ = button(tr("Clear"), QStringLiteral("delete"), tr("Clear the drawing or the picture"), this);
+  undo_ = button(tr("Undo Stroke"), QStringLiteral("undo"), tr("Take back the last stroke"), this);
+  QToolButton* open = button(tr("Open Image…"), QStringLiteral("open"), tr("Try a PNG or JPEG file"), this);
+  QToolButton* load = button(tr("Load Checkpoint…"), QStringLiteral("open"),
+                             tr("Try the weights of a checkpoint or weights file of this project"), this);
+  open->setObjectName(QStringLiteral("openImage"));
+  load->setObjectName(QStringLiteral("loadCheckpoint"));
+  clear_->setObjectName(QStringLiteral("clearDrawing"));
+  undo_->setObjectName(QStringLiteral("undoStroke"));
+  status_ = new QLabel(this);
+  status_->setObjectName(QStringLiteral("modelStatus"));
+  status_->setWordWrap(true);
+  status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+  preview_ = new QLabel(this);
+  preview_->setObjectName(QStringLiteral("inputPreview"));
+  preview_->setFixedSize(kPreviewSide, kPreviewSide);
+  preview_->setAlignment(Qt::AlignCenter);
+  preview_->setStyleSheet(QStringLiteral("QLabel { background: black; }"));
+  preview_caption_ = new QLabel(this);
+  preview_caption_->setWordWrap(true);
+
+  error_ = new QLabel(this);
+  error_->setObjectName(QStringLiteral("tryItError"));
+  error_->setWordWrap(true);
+  error_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  error_->hide();
+
+  bars_ = new ProbabilityBars(this);
+  value_ = new QLabel(this);
+  value_->setObjectName(QStringLiteral("regressionValue"));
+  value_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+  value_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  QFont big = value_->font();
+  big.setPointSizeF(big.pointSizeF() * 2);
+  big.setBold(true);
+  value_->setFont(big);
+  no_output_ = new QLabel(this);
+  no_output_->setWordWrap(true);
+  no_output_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+  output_ = new QStackedWidget(this);
+  for (QWidget* w : {static_cast<QWidget*>(no_output_), static_cast<QWidget*>(bars_), static_cast<QWidget*>(value_)})
+    output_->addWidget(w);
+
+  prediction_ = sectionLabel(QString(), this);
+  prediction_->setObjectName(QStringLiteral("predictionHeading"));
+
+  // Left: what is fed, drawn or opened. Right: the model, its input and what it makes of it.
+  auto* tools = new QHBoxLayout;
+  for (QToolButton* b : {clear_, undo_, open}) tools->addWidget(b);
+  tools->addStretch();
+  auto* drawing = new QVBoxLayout;
+  drawing->addLayout(tools);
+  drawing->addWidget(canvas_, 1);
+  auto* model = new QHBoxLayout;
+  model->addWidget(sectionLabel(tr("Model"), this));
+  model->addStretch();
+  model->addWidget(load);
+  auto* side = new QVBoxLayout;
+  side->addLayout(model);
+  side->addWidget(status_);
+  side->addSpacing(12);
+  side->addWidget(sectionLabel(tr("Model input"), this));
+  side->addWidget(preview_);
+  side->addWidget(preview_caption_);
+  side->addSpacing(12);
+  side->addWidget(prediction_);
+  side->addWidget(error_);
+  side->addWidget(output_);
+  side->addStretch();
+
+  auto* usable = new QWidget(this);
+  auto* body = new QHBoxLayout(usable);
+  body->setContentsMargins(0, 0, 0, 0);
+  body->addLayout(drawing, 3);
+  body->addSpacing(16);
+  body->addLayout(side, 2);
+  unusable_ = new QLabel(this);
+  unusable_->setObjectName(QStringLiteral("needsImageInput"));
+  unusable_->setAlignment(Qt::AlignCenter);
+  unusable_->setWordWrap(true);
+  pages_ = new QStackedWidget(this);
+  pages_->addWidget(usable);
+  pages_->addWidget(unusable_);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(8, 8, 8, 8);
+  layout->addWidget(pages_);
+
+  connect(canvas_, &DigitCanvas::changed, this, [this] {
+    picture_.reset();  // drawing replaced it
+    updateInput();
+  });
+  connect(clear_, &QToolButton::clicked, this, [this] {
+    picture_.reset();
+    canvas_->clear();
+    updateInput();
+  });
+  connect(undo_, &QToolButton::clicked, canvas_, &DigitCanvas::undo);
+  connect(open, &QToolButton::clicked, this, [this] {
+    const QString path = chooseImage();
+    if (!path.isEmpty()) openImage(path);
+  });
+  connect(load, &QToolButton::clicked, this, &TryItPanel::loadCheckpointRequested);
+  styleAsError(error_);
+  connect(&ThemeManager::instance(), &ThemeManager::changed, this, [this] { styleAsError(error_); });
+
+  setInputShape({1, 28, 28});
+  setModel(QString(), {});
+}
+
+void TryItPanel::setInputShape(const Shape& shape, const QString& what) {
+  shape_ = shape;
+  if (!isImageInput(shape)) {
+    unusable_->setText(tr("Try It needs a model whose input is an image ([channels, height, width] with 1 or 3 "
+                          "channels).\nThis project's input is %1.")
+                           .arg(what.isEmpty() ? qstr(to_string(shape)) : what));
+    pages_->setCurrentWidget(unusable_);
+    setInput(Tensor());
+    return;
+  }
+  pages_->setCurrentIndex(0);
+  preview_caption_->setText(tr("%1 × %2, %3, as the model is fed it")
+                                .arg(shape[2])
+                                .arg(shape[1])
+                                .arg(shape[0] == 1 ? tr("gray") : tr("colour")) +
+                            (isMnistInput(shape) ? tr(";\na drawing is framed as MNIST digits are") : QString()));
+  updateInput();
+}
+
+void TryItPanel::setModel(const QString& description, const QStringList& class_names) {
+  status_->setText(description);
+  clearError();
+  if (description.isEmpty()) {
+    no_output_->setText(tr("No model yet: train the project, or load a checkpoint of it."));
+    output_->setCurrentWidget(no_output_);
+    prediction_->setText(tr("Prediction"));
+    return;
+  }
+  // The same model with new weights keeps its output until the new one comes: no flicker.
+  QWidget* page = class_names.isEmpty() ? static_cast<QWidget*>(value_) : bars_;
+  if (page != output_->currentWidget() || class_names != bars_->classNames()) {
+    bars_->setClassNames(class_names);
+    value_->setText(QStringLiteral("—"));
+    prediction_->setText(tr("Prediction"));
+    output_->setCurrentWidget(page);
+  }
+}
+
+QString TryItPanel::modelStatus() const { return status_->text(); }
+
+bool TryItPanel::hasModel() const { return output_->currentWidget() != no_output_; }
+
+void TryItPanel::showProbabilities(const std::vector<float>& probabilities) {
+  clearError();
+  bars_->setProbabilities(probabilities);
+  const int top = bars_->topClass();
+  prediction_->setText(top < 0 ? tr("Prediction") : tr("Prediction: %1").arg(bars_->classNames()[top]));
+}
+
+void TryItPanel::showValues(const std::vector<float>& values) {
+  clearError();
+  QStringList shown;
+  for (const float v : values) shown << QString::number(v, 'g', 5);
+  value_->setText(shown.join(QStringLiteral(", ")));
+}
+
+QString TryItPanel::valueText() const { return value_->text(); }
+
+void TryItPanel::showError(const QString& message) {
+  error_->setText(message);
+  error_->show();
+}
+
+QString TryItPanel::errorText() const { return error_->isHidden() ? QString() : error_->text(); }
+
+void TryItPanel::clearError() {
+  error_->hide();
+  error_->clear();
+}
+
+bool TryItPanel::openImage(const QString& path) {
+  try {
+    data::Image picture = data::read_image(path.toStdString());
+    canvas_->setPicture(toQImage(picture));
+    picture_ = std::move(picture);
+  } catch (const std::exception& e) {
+    showError(qstr(e.what()));
+    return false;
+  }
+  updateInput();
+  return true;
+}
+
+void TryItPanel::updateInput() {
+  undo_->setEnabled(!canvas_->strokes().empty());
+  clear_->setEnabled(!canvas_->isEmpty());
+  if (!isImageInput(shape_)) return setInput(Tensor());
+  try {
+    if (picture_)
+      setInput(data::image_to_input(*picture_, shape_));
+    else
+      setInput(drawingToInput(canvas_->render(kDrawingSide), shape_).value_or(Tensor()));
+  } catch (const std::exception& e) {
+    showError(qstr(e.what()));
+    setInput(Tensor());
+  }
+}
+
+void TryItPanel::setInput(Tensor input) {
+  if (sameValues(input, input_)) return;
+  input_ = std::move(input);
+  input_image_ = input_.defined() ? inputToImage(input_) : QImage();
+  showPreview();
+  if (!input_.defined()) {
+    bars_->setProbabilities({});
+    value_->setText(QStringLiteral("—"));
+    prediction_->setText(tr("Prediction"));
+  }
+  emit inputChanged(input_);
+}
+
+void TryItPanel::showPreview() {
+  if (input_image_.isNull()) {
+    preview_->clear();
+    return;
+  }
+  // Nearest neighbour at a whole factor where it fits: the model's pixels, each one visible.
+  const int longest = std::max(input_image_.width(), input_image_.height());
+  const int factor = std::max(1, kPreviewSide / longest);
+  const QSize size = longest * factor <= kPreviewSide ? input_image_.size() * factor
+                                                      : input_image_.size().scaled(kPreviewSide, kPreviewSide, Qt::KeepAspectRatio);
+  preview_->setPixmap(QPixmap::fromImage(input_image_.scaled(size, Qt::IgnoreAspectRatio, Qt::FastTransformation)));
+}
+
+void TryItPanel::dragEnterEvent(QDragEnterEvent* event) {
+  if (pages_->currentIndex() == 0 && !droppedImage(event->mimeData()).isEmpty()) event->acceptProposedAction();
+}
+
+void TryItPanel::dropEvent(QDropEvent* event) {
+  const QString path = droppedImage(event->mimeData());
+  if (path.isEmpty()) return;
+  event->acceptProposedAction();
+  openImage(path);
+}
+
+}  // namespace plexus::widgets

@@ -1,0 +1,103 @@
+#pragma once
+// TryItPanel: try a model on one's own input. A canvas to draw on (Clear, Undo), Open Image… and
+// drops of PNG or JPEG files, the exact input the model is fed (at its resolution, magnified),
+// and what the model makes of it: class probabilities as bars, or the value of a regression.
+// A project whose input is not an image gets a message saying the panel needs one.
+//
+// It shows and edits only: it emits the model input (inputChanged) and is handed back the
+// model's output (showProbabilities, showValues); it never touches a model.
+#include <QImage>
+#include <QStringList>
+#include <QWidget>
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "data/image_file.h"
+#include "tensor/shape.h"
+#include "tensor/tensor.h"
+
+class QLabel;
+class QStackedWidget;
+class QToolButton;
+
+namespace plexus::widgets {
+
+class DigitCanvas;
+class ProbabilityBars;
+
+class TryItPanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit TryItPanel(QWidget* parent = nullptr);
+
+  // The model's input shape per example. An image input [C, H, W] (C 1 or 3) enables the panel
+  // and converts the current drawing or picture again; anything else shows why it cannot be used
+  // (`what` names the input, e.g. "13 CSV features").
+  void setInputShape(const Shape& shape, const QString& what = QString());
+  Shape inputShape() const { return shape_; }
+
+  // A model is ready: `description` says which, in a few words ("Live weights: Run 2, epoch 3");
+  // `class_names` (empty for a regression) choose between bars and values. An empty
+  // description: there is no model yet. Clears the shown output.
+  void setModel(const QString& description, const QStringList& class_names);
+  QString modelStatus() const;
+  bool hasModel() const;
+  // The model's output for the input emitted last: probabilities (one per class) or values.
+  void showProbabilities(const std::vector<float>& probabilities);
+  void showValues(const std::vector<float>& values);
+  // Shown until the next output or input (a file that would not open, a checkpoint that would
+  // not load, a model that failed on the input).
+  void showError(const QString& message);
+  QString errorText() const;  // "" when none is shown
+
+  // Shows an image file and feeds it; false (and the reason shown) when it cannot be read.
+  bool openImage(const QString& path);
+  // The current input: [C, H, W] in raw units; undefined when there is none (nothing drawn).
+  const Tensor& input() const { return input_; }
+  QImage inputImage() const { return input_image_; }  // the input as a picture, H x W
+
+  DigitCanvas* canvas() const { return canvas_; }
+  ProbabilityBars* bars() const { return bars_; }
+  QString valueText() const;  // what a regression shows
+
+  // The Open Image dialog; replaceable so tests can answer it without a modal loop.
+  std::function<QString()> chooseImage;
+
+ signals:
+  void inputChanged(const plexus::Tensor& raw);
+  void loadCheckpointRequested();
+
+ protected:
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
+
+ private:
+  void updateInput();
+  void setInput(Tensor input);
+  void clearError();
+  void showPreview();
+
+  Shape shape_;
+  std::optional<data::Image> picture_;  // an opened file, as core decoded it
+  Tensor input_;
+  QImage input_image_;
+  QStackedWidget* pages_;
+  DigitCanvas* canvas_;
+  QLabel* preview_;
+  QLabel* preview_caption_;
+  QLabel* status_;
+  QLabel* prediction_;  // "Prediction: 3"
+  QLabel* unusable_;
+  QLabel* error_;
+  QStackedWidget* output_;
+  ProbabilityBars* bars_;
+  QLabel* value_;
+  QLabel* no_output_;
+  QToolButton* undo_;
+  QToolButton* clear_;
+};
+
+}  // namespace plexus::widgets
