@@ -17,6 +17,7 @@
 #include <QTabWidget>
 #include <QToolBar>
 #include <QUndoStack>
+#include <QtConcurrent>
 
 #include <exception>
 
@@ -31,9 +32,11 @@
 #include "editor/problems_panel.h"
 #include "editor/property_panel.h"
 #include "editor/training_panel.h"
+#include "export/onnx.h"
 #include "graph/project.h"
 #include "recovery.h"
 #include "session/run_folder.h"
+#include "session/trained_model.h"
 #include "training_controller.h"
 
 namespace plexus::app {
@@ -94,10 +97,16 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     return QFileDialog::getSaveFileName(this, caption, document_->filePath(), tr("Plexus projects (*.plexus)"));
   };
   chooseCheckpoint = [this](const QString& caption) {
-    return QFileDialog::getOpenFileName(this, caption, QString(), tr("Checkpoints (*.safetensors)"));
+    return QFileDialog::getOpenFileName(this, caption, latestRunDirectory(), tr("Checkpoints (*.safetensors)"));
   };
   chooseWeightsPath = [this](const QString& caption) {
     return QFileDialog::getSaveFileName(this, caption, QString(), tr("Weights (*.safetensors)"));
+  };
+  chooseOnnxPath = [this](const QString& caption) {
+    const QFileInfo project(document_->filePath());
+    const QString next_to_project =
+        project.fileName().isEmpty() ? QString() : project.absolutePath() + "/" + project.completeBaseName() + ".onnx";
+    return QFileDialog::getSaveFileName(this, caption, next_to_project, tr("ONNX models (*.onnx)"));
   };
 
   createDocks();
@@ -194,7 +203,15 @@ void MainWindow::createActions() {
   file->addMenu(recent_menu_);
   file->addMenu(examples_menu_);
   file->addSeparator();
+  QAction* export_onnx = makeAction(this, tr("Export &ONNX…"), {});
+  connect(export_onnx, &QAction::triggered, this, [this] {
+    const QString checkpoint = chooseCheckpoint(tr("Export a checkpoint as an ONNX model"));
+    const QString out = checkpoint.isEmpty() ? QString() : chooseOnnxPath(tr("Save the ONNX model as"));
+    if (!out.isEmpty()) exportOnnx(checkpoint, out);
+  });
   file->addActions({save_action, save_as});
+  file->addSeparator();
+  file->addAction(export_onnx);
   file->addSeparator();
   file->addAction(quit);
 
@@ -582,6 +599,41 @@ QString MainWindow::newRunDirectory() const {
   const QString project = document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absoluteFilePath();
   const QString unsaved = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/runs");
   return QString::fromStdString(session::new_run_folder(project.toStdString(), unsaved.toStdString()).string());
+}
+
+QString MainWindow::latestRunDirectory() const {
+  const QDir runs(QFileInfo(newRunDirectory()).path());
+  const QStringList found = runs.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name);  // names sort by date
+  if (!found.isEmpty()) return runs.filePath(found.constLast());
+  return document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absolutePath();
+}
+
+QFuture<QString> MainWindow::exportOnnx(const QString& checkpoint, const QString& out) {
+  const QFileInfo project(document_->filePath());
+  const QString dir = project.fileName().isEmpty() ? QString() : project.absolutePath();
+  statusBar()->showMessage(tr("Exporting %1…").arg(QDir::toNativeSeparators(out)));
+  // Loading the weights and writing the model take a while for a large model: off the UI thread.
+  struct Result {
+    QString error, interface;
+  };
+  QFuture<Result> done = QtConcurrent::run([graph = document_->graph(), dir, name = project.completeBaseName(),
+                                            checkpoint, out]() -> Result {
+    try {
+      const session::TrainedModel model = session::load_trained_model(graph, checkpoint.toStdString(), {dir.toStdString()});
+      const exporter::OnnxSummary s = exporter::export_onnx(model, out.toStdString(), {name.toStdString()});
+      return {{}, qstr(s.input + " -> " + s.output)};
+    } catch (const std::exception& e) {
+      return {qstr(e.what()), {}};
+    }
+  });
+  return done.then(this, [this, out](const Result& r) {
+    statusBar()->clearMessage();
+    if (!r.error.isEmpty())
+      showError(tr("Cannot export ONNX"), r.error);
+    else
+      statusBar()->showMessage(tr("Exported %1 (%2)").arg(QDir::toNativeSeparators(out), r.interface), 10000);
+    return r.error;
+  });
 }
 
 void MainWindow::showEditor() { tabs_->setCurrentWidget(view_); }

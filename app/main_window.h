@@ -2,6 +2,7 @@
 // The editor window: palette, canvas, property and problems panels around one GraphDocument,
 // with the File / Edit / View menus, the toolbar and the status bar. Wiring only: the widgets
 // show and edit, the document holds the truth, core loads and saves.
+#include <QFuture>
 #include <QMainWindow>
 #include <QMessageBox>
 #include <QHash>
@@ -71,6 +72,13 @@ class MainWindow : public QMainWindow {
   // (<name>.runs/<date-time>), else in the app's data folder; $PLEXUS_RUNS_DIR/<date-time>
   // when that is set.
   QString newRunDirectory() const;
+  // The open project's most recent run folder, where checkpoint dialogs start ("" = none yet).
+  QString latestRunDirectory() const;
+
+  // File > Export ONNX: the open project with the weights of `checkpoint`, written to `out` on
+  // a worker thread; the status bar reports it, or showError the reason. The future gives the
+  // error text ("" on success) once the report is shown.
+  QFuture<QString> exportOnnx(const QString& checkpoint, const QString& out);
 
   // The dialogs, replaceable so tests and scripts can answer them without a modal loop.
   std::function<QMessageBox::StandardButton(const QString& title, const QString& text,
@@ -78,7 +86,7 @@ class MainWindow : public QMainWindow {
       ask;
   std::function<void(const QString& title, const QString& text)> showError;
   std::function<QString(const QString& caption)> chooseOpenPath, chooseSavePath;
-  std::function<QString(const QString& caption)> chooseCheckpoint, chooseWeightsPath;
+  std::function<QString(const QString& caption)> chooseCheckpoint, chooseWeightsPath, chooseOnnxPath;
 
   static QStringList recentFiles();
   // The examples/*.plexus shipped with Plexus (the source tree's, or installed next to the app).
