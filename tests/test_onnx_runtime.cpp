@@ -34,7 +34,12 @@ class TestOnnxRuntime : public QObject {
     Shape batch{5};
     batch.insert(batch.end(), m.info.input_shape.begin(), m.info.input_shape.end());
     const Tensor raw = random_input(batch, takes_indices(m)), want = plexus_forward(m, raw);
-    const OrtOutput got = run_ort(file, raw, dir_.path());
+    OrtOutput got;
+    try {
+      got = run_ort(file, raw, dir_.path());
+    } catch (const std::exception& e) {
+      QFAIL((what + ": " + e.what()).c_str());
+    }
     QCOMPARE(Shape(got.dims.begin(), got.dims.end()), want.shape());
     const std::vector<float> w = want.to_vector();
     double worst = 0;
