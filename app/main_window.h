@@ -72,6 +72,7 @@ class MainWindow : public QMainWindow {
   // (<name>.runs/<date-time>), else in the app's data folder; $PLEXUS_RUNS_DIR/<date-time>
   // when that is set.
   QString newRunDirectory() const;
+  QString projectDirectory() const;  // of the open project file; "" for an unsaved project
   // The open project's most recent run folder, where checkpoint dialogs start ("" = none yet).
   QString latestRunDirectory() const;
 

@@ -36,6 +36,8 @@ using plexus::app::TrainingController;
 namespace {
 
 constexpr int64_t kTrain = 600, kTest = 200, kBatch = 50;
+// The default validation fraction (0.1) holds 60 of the training images out; 540 train.
+constexpr int64_t kVal = 60, kFit = kTrain - kVal;
 
 struct Window : MainWindow {
   QMessageBox::StandardButton answer = QMessageBox::Discard;
@@ -109,13 +111,15 @@ class TestDashboard : public QObject {
 
     app::Dashboard* d = w.dashboard();
     QCOMPARE(d->plots()->runCount(), 1);
-    QCOMPARE(d->plots()->pointCount(0), int(2 * kTrain / kBatch));  // every batch, none lost
+    QCOMPARE(d->plots()->pointCount(0), int(2 * ((kFit + kBatch - 1) / kBatch)));  // every batch, none lost
     QCOMPARE(d->progress()->epochBar()->value(), d->progress()->epochBar()->maximum());
     QCOMPARE(d->progress()->batchBar()->value(), d->progress()->batchBar()->maximum());
-    QCOMPARE(d->confusion()->total(), kTest);
+    QCOMPARE(d->confusion()->total(), kVal);
+    QVERIFY2(d->testText().contains(QLocale().toString(qlonglong(kTest)) + " examples"), qPrintable(d->testText()));
+    QVERIFY2(d->testText().contains("accuracy"), qPrintable(d->testText()));
     const auto last = epochs.at(1).at(0).value<train::EpochEnd>();
     QVERIFY2(last.eval_accuracy > 0.5, qPrintable(QString::number(last.eval_accuracy)));
-    QCOMPARE(int64_t(d->preview()->predictions().predicted.size()), kTest);
+    QCOMPARE(int64_t(d->preview()->predictions().predicted.size()), kVal);
     QVERIFY(d->errorText().isEmpty());
     QVERIFY(w.trainAction()->isEnabled());
 
@@ -135,6 +139,22 @@ class TestDashboard : public QObject {
     graph::CompiledGraph fresh = graph::compile(g, graph::DatasetInfo{{1, 28, 28}, {}, 10}, 99);
     train::load_checkpoint(finals[0].toStdString(), *fresh.model);
 
+    // Run > Evaluate on Test Set of the final checkpoint shows what the run's end showed.
+    const QString shown = d->testText();
+    const QString accuracy = shown.mid(shown.indexOf("accuracy"));
+    QVERIFY(!accuracy.isEmpty());
+    QSignalSpy evaluated(d, &app::Dashboard::testEvaluated);
+    w.chooseCheckpoint = [&](const QString&) { return finals[0]; };
+    w.findChild<QAction*>("evaluateAction")->trigger();
+    QVERIFY(evaluated.wait(60000));
+    QVERIFY2(d->testText().startsWith("Test set, final.safetensors ("), qPrintable(d->testText()));
+    QCOMPARE(d->testText().mid(d->testText().indexOf("accuracy")), accuracy);
+    // A file that is not a checkpoint: the reason, and the app carries on.
+    w.chooseCheckpoint = [&](const QString&) { return project_; };
+    w.findChild<QAction*>("evaluateAction")->trigger();
+    QVERIFY(evaluated.wait(60000));
+    QVERIFY2(d->testText().startsWith("Cannot evaluate tiny_mlp.plexus: "), qPrintable(d->testText()));
+
     // Export the trained weights.
     const QString exported = dir_.filePath("weights.safetensors");
     w.chooseWeightsPath = [&](const QString&) { return exported; };
@@ -152,11 +172,11 @@ class TestDashboard : public QObject {
     QTest::mouseClick(tabs->tabBar(), Qt::LeftButton, {}, tabs->tabBar()->tabRect(1).center());
     QCOMPARE(tabs->currentWidget(), w.dashboard());
     QVERIFY(loaded.wait(20000));
-    QCOMPARE(int64_t(w.dashboard()->preview()->shownSamples().size()), kTest);
+    QCOMPARE(int64_t(w.dashboard()->preview()->shownSamples().size()), kVal);
     QVERIFY(w.dashboard()->preview()->showsImages());
     int histogram = 0;
     for (int c = 0; c < 10; ++c) histogram += w.dashboard()->preview()->histogramCount(c);
-    QCOMPARE(histogram, int(kTest));
+    QCOMPARE(histogram, int(kVal));
   }
 
   void stopMidEpochReturnsWithinABatch() {
