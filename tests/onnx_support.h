@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "autograd/grad_mode.h"
-#include "data/transforms.h"
 #include "graph/compiler.h"
 #include "graph/inference.h"
 #include "session/trained_model.h"
@@ -109,17 +108,6 @@ inline session::TrainedModel trained_model(graph::Graph g, const Shape& input, s
   return m;
 }
 
-// Plexus's output for raw inputs: standardised as the run's loaders do, then the model.
-inline Tensor plexus_forward(const session::TrainedModel& m, const Tensor& raw) {
-  NoGradGuard no_grad;
-  Tensor x = raw;
-  if (!m.normalization.empty()) {
-    Generator unused;
-    x = data::normalize(m.normalization.mean, m.normalization.std)->apply({raw, Tensor()}, unused).input;
-  }
-  return m.compiled.model->forward(x);
-}
-
 // Random raw inputs of this batched shape: reals in [-2, 2), or whole numbers in [0, 10) for a
 // model that takes indices.
 inline Tensor random_input(const Shape& batch, bool indices, uint64_t seed = 11) {
@@ -135,7 +123,7 @@ inline bool takes_indices(const session::TrainedModel& m) {
   Shape batch{2};
   batch.insert(batch.end(), m.info.input_shape.begin(), m.info.input_shape.end());
   try {
-    plexus_forward(m, random_input(batch, false));
+    m.forward(random_input(batch, false));
     return false;
   } catch (const IndexError&) {
     return true;

@@ -33,7 +33,7 @@ class TestOnnxRuntime : public QObject {
     exporter::export_onnx(m, file.toStdString());
     Shape batch{5};
     batch.insert(batch.end(), m.info.input_shape.begin(), m.info.input_shape.end());
-    const Tensor raw = random_input(batch, takes_indices(m)), want = plexus_forward(m, raw);
+    const Tensor raw = random_input(batch, takes_indices(m)), want = m.forward(raw);
     OrtOutput got;
     try {
       got = run_ort(file, raw, dir_.path());
