@@ -204,6 +204,7 @@ void MainWindow::createActions() {
   file->addMenu(examples_menu_);
   file->addSeparator();
   QAction* export_onnx = makeAction(this, tr("Export &ONNX…"), {});
+  export_onnx->setObjectName(QStringLiteral("exportOnnxAction"));
   connect(export_onnx, &QAction::triggered, this, [this] {
     const QString checkpoint = chooseCheckpoint(tr("Export a checkpoint as an ONNX model"));
     const QString out = checkpoint.isEmpty() ? QString() : chooseOnnxPath(tr("Save the ONNX model as"));
