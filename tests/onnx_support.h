@@ -12,8 +12,8 @@
 
 #include <cmath>
 #include <cstring>
-#include <optional>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -54,8 +54,8 @@ inline graph::Graph chain(std::vector<graph::Node> layers, const std::string& lo
   return g;
 }
 
-// The loss's prediction shape per example, or nullopt when the graph has other errors than
-// that of its target.
+// The shape per example of the loss's prediction; nullopt when a layer on the way refuses its
+// input (the loss's own checks of its target do not count).
 inline std::optional<Shape> prediction_shape(const graph::Graph& g, const graph::DatasetInfo& info) {
   const graph::InferenceResult r = graph::infer_shapes(g, &info);
   for (size_t e = 0; e < g.edges.size(); ++e)
