@@ -21,6 +21,7 @@
 #include "data/dataloader.h"
 #include "data/transforms.h"
 #include "data/mnist.h"
+#include "export/onnx.h"
 #include "graph/compiler.h"
 #include "graph/dataset_info.h"
 #include "graph/layer_docs.h"
@@ -59,6 +60,7 @@ Commands:
   eval FILE         evaluate a checkpoint of a project (e.g. a run's best.safetensors)
   runs FILE         list a project's past runs
   eval [--model M]  evaluate a built-in model's checkpoint on the test split
+  export FILE       write a checkpoint of a project as an ONNX model
   init              write a project's freshly initialised weights (safetensors)
   grad              one forward and backward pass of a project: loss and every gradient
   layers            list every layer type: ports, parameters, defaults, ranges
@@ -98,6 +100,13 @@ eval FILE --checkpoint CKPT [--json] [--data PATH] [--batch-size N] [--device D]
   Evaluates the project's model with the weights of CKPT (a checkpoint of this project, such
   as a run's best.safetensors or final.safetensors) on the held-out split of its dataset:
   loss, and for classification accuracy, top-5, per-class accuracy and the confusion matrix.
+
+export FILE --checkpoint CKPT --onnx OUT.onnx
+  Writes the project's model with the weights of CKPT (a run's best.safetensors or
+  final.safetensors, or a weights file) as an ONNX model, opset 13: input "x", float32
+  [N, input shape...] in raw units (images: pixel / 255; the model standardises them as the
+  run did), output "logits", the tensor that feeds the loss. A node that cannot be exported
+  is named, and nothing is written then.
 
 init --project FILE --out W.safetensors [--seed S]
   Compiles the project with seed S (default: the project's seed) and writes its initial
@@ -632,6 +641,20 @@ int cmd_grad(const Args& args) {
   return 0;
 }
 
+int cmd_export(const Args& args) {
+  args.allow({"--checkpoint", "--onnx"});
+  if (args.positional().empty()) throw UsageError{"export needs a project FILE"};
+  args.require("export", {"--checkpoint", "--onnx"});
+  const std::string file = args.positional()[0], out = args.str("--onnx", "");
+  const session::TrainedModel model =
+      session::load_trained_model(graph::load_project(file), args.str("--checkpoint", ""), {project_dir(file)});
+  const exporter::OnnxSummary s = exporter::export_onnx(model, out, {fs::path(file).stem().string()});
+  std::printf("wrote %s: ONNX opset %lld, %zu nodes, %zu initializers, %zu bytes\n", out.c_str(), (long long)s.opset,
+              s.nodes, s.initializers, s.bytes);
+  std::printf("  input  %s (raw units; the model standardises them)\n  output %s\n", s.input.c_str(), s.output.c_str());
+  return 0;
+}
+
 int cmd_layers(const Args& args) {
   args.allow({"--markdown"});
   const std::string text = args.has("--markdown") ? graph::layers_markdown() : graph::layers_text();
@@ -824,6 +847,7 @@ int main(int argc, char** argv) {
     if (cmd == "runs") return cmd_runs(Args(argc, argv, 2, {"--json"}, 1));
     if (cmd == "init") return cmd_init(Args(argc, argv, 2, {}));
     if (cmd == "grad") return cmd_grad(Args(argc, argv, 2, {}));
+    if (cmd == "export") return cmd_export(Args(argc, argv, 2, {}, 1));
     if (cmd == "layers") return cmd_layers(Args(argc, argv, 2, {"--markdown"}));
     if (cmd == "devices") return cmd_devices(Args(argc, argv, 2, {}));
     throw UsageError{cmd.empty() ? "no command given" : "unknown command '" + std::string(cmd) + "'"};

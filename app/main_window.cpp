@@ -18,8 +18,11 @@
 #include <QTabWidget>
 #include <QToolBar>
 #include <QUndoStack>
+#include <QtConcurrent>
 
 #include <exception>
+#include <filesystem>
+#include <vector>
 
 #include "common/icons.h"
 #include "common/qt_text.h"
@@ -34,9 +37,12 @@
 #include "editor/problems_panel.h"
 #include "editor/property_panel.h"
 #include "editor/training_panel.h"
+#include "export/onnx.h"
 #include "graph/project.h"
 #include "recovery.h"
 #include "session/run_folder.h"
+#include "session/run_log.h"
+#include "session/trained_model.h"
 #include "training_controller.h"
 #include "tryit_page.h"
 
@@ -109,10 +115,16 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     return QFileDialog::getSaveFileName(this, caption, document_->filePath(), tr("Plexus projects (*.plexus)"));
   };
   chooseCheckpoint = [this](const QString& caption) {
-    return QFileDialog::getOpenFileName(this, caption, QString(), tr("Checkpoints (*.safetensors)"));
+    return QFileDialog::getOpenFileName(this, caption, latestRunDirectory(), tr("Checkpoints (*.safetensors)"));
   };
   chooseWeightsPath = [this](const QString& caption) {
     return QFileDialog::getSaveFileName(this, caption, QString(), tr("Weights (*.safetensors)"));
+  };
+  chooseOnnxPath = [this](const QString& caption) {
+    const QFileInfo project(document_->filePath());
+    const QString next_to_project =
+        project.fileName().isEmpty() ? QString() : project.absolutePath() + "/" + project.completeBaseName() + ".onnx";
+    return QFileDialog::getSaveFileName(this, caption, next_to_project, tr("ONNX models (*.onnx)"));
   };
   chooseRunFolder = [this](const QString& caption) {
     const QString project = document_->filePath();
@@ -214,7 +226,16 @@ void MainWindow::createActions() {
   file->addMenu(recent_menu_);
   file->addMenu(examples_menu_);
   file->addSeparator();
+  QAction* export_onnx = makeAction(this, tr("Export &ONNX…"), {});
+  export_onnx->setObjectName(QStringLiteral("exportOnnxAction"));
+  connect(export_onnx, &QAction::triggered, this, [this] {
+    const QString checkpoint = chooseCheckpoint(tr("Export a checkpoint as an ONNX model"));
+    const QString out = checkpoint.isEmpty() ? QString() : chooseOnnxPath(tr("Save the ONNX model as"));
+    if (!out.isEmpty()) exportOnnx(checkpoint, out);
+  });
   file->addActions({save_action, save_as});
+  file->addSeparator();
+  file->addAction(export_onnx);
   file->addSeparator();
   file->addAction(quit);
 
@@ -659,6 +680,38 @@ QString MainWindow::newRunDirectory() const {
   const QString project = document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absoluteFilePath();
   const QString unsaved = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/runs");
   return QString::fromStdString(session::new_run_folder(project.toStdString(), unsaved.toStdString()).string());
+}
+
+QString MainWindow::latestRunDirectory() const {
+  const std::vector<std::filesystem::path> runs = session::list_runs(document_->filePath().toStdString());  // newest first
+  return runs.empty() ? projectDirectory() : qstr(runs.front().string());
+}
+
+QFuture<QString> MainWindow::exportOnnx(const QString& checkpoint, const QString& out) {
+  statusBar()->showMessage(tr("Exporting %1…").arg(QDir::toNativeSeparators(out)));
+  // Loading the weights and writing the model take a while for a large model: off the UI thread.
+  struct Result {
+    QString error, interface;
+  };
+  QFuture<Result> done = QtConcurrent::run([graph = document_->graph(), dir = projectDirectory(),
+                                            name = QFileInfo(document_->filePath()).completeBaseName(), checkpoint,
+                                            out]() -> Result {
+    try {
+      const session::TrainedModel model = session::load_trained_model(graph, checkpoint.toStdString(), {dir.toStdString()});
+      const exporter::OnnxSummary s = exporter::export_onnx(model, out.toStdString(), {name.toStdString()});
+      return {{}, qstr(s.input + " -> " + s.output)};
+    } catch (const std::exception& e) {
+      return {qstr(e.what()), {}};
+    }
+  });
+  return done.then(this, [this, out](const Result& r) {
+    statusBar()->clearMessage();
+    if (!r.error.isEmpty())
+      showError(tr("Cannot export ONNX"), r.error);
+    else
+      statusBar()->showMessage(tr("Exported %1 (%2)").arg(QDir::toNativeSeparators(out), r.interface), 10000);
+    return r.error;
+  });
 }
 
 void MainWindow::showEditor() { tabs_->setCurrentWidget(view_); }

@@ -2,6 +2,7 @@
 // The editor window: palette, canvas, property and problems panels around one GraphDocument,
 // with the File / Edit / View menus, the toolbar and the status bar. Wiring only: the widgets
 // show and edit, the document holds the truth, core loads and saves.
+#include <QFuture>
 #include <QMainWindow>
 #include <QMessageBox>
 #include <QSet>
@@ -81,6 +82,13 @@ class MainWindow : public QMainWindow {
   // when that is set.
   QString newRunDirectory() const;
   QString projectDirectory() const;  // of the open project file; "" for an unsaved project
+  // The open project's most recent run folder, where checkpoint dialogs start ("" = none yet).
+  QString latestRunDirectory() const;
+
+  // File > Export ONNX: the open project with the weights of `checkpoint`, written to `out` on
+  // a worker thread; the status bar reports it, or showError the reason. The future gives the
+  // error text ("" on success) once the report is shown.
+  QFuture<QString> exportOnnx(const QString& checkpoint, const QString& out);
 
   // The dialogs, replaceable so tests and scripts can answer them without a modal loop.
   std::function<QMessageBox::StandardButton(const QString& title, const QString& text,
@@ -91,7 +99,7 @@ class MainWindow : public QMainWindow {
   // default button, so Enter destroys nothing.
   std::function<bool(const QString& title, const QString& text, const QString& action)> confirm;
   std::function<QString(const QString& caption)> chooseOpenPath, chooseSavePath;
-  std::function<QString(const QString& caption)> chooseCheckpoint, chooseWeightsPath, chooseRunFolder;
+  std::function<QString(const QString& caption)> chooseCheckpoint, chooseWeightsPath, chooseRunFolder, chooseOnnxPath;
 
   static QStringList recentFiles();
   // The examples/*.plexus shipped with Plexus (the source tree's, or installed next to the app).

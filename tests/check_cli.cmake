@@ -267,6 +267,20 @@ file(WRITE ${WORK}/broken-log/metrics.jsonl "{\"event\":\"epoch\"}\n")
 run(1 train ${WORK}/housing.plexus --continue ${WORK}/broken-log)
 expect("broken-log/metrics.jsonl:1: expected the run header" "${ERR}" "train --continue of a malformed log")
 
+# export FILE: a run's checkpoint as an ONNX model (test_onnx_mnist runs one); nothing is written
+# when it fails.
+file(REMOVE ${WORK}/housing.onnx ${WORK}/nobias.onnx)
+run(0 export ${WORK}/housing.plexus --checkpoint ${saved_runs}/final.safetensors --onnx ${WORK}/housing.onnx)
+expect("wrote ${WORK}/housing.onnx: ONNX opset 13" "${OUT}" "export FILE")
+expect("input  x float32 [N, 8]" "${OUT}" "export FILE")
+run(2 export ${WORK}/housing.plexus --checkpoint ${saved_runs}/final.safetensors)
+expect("export needs --onnx FILE" "${ERR}" "export without --onnx")
+run(1 export ${WORK}/nobias.plexus --checkpoint ${saved_runs}/final.safetensors --onnx ${WORK}/nobias.onnx)
+expect("tensor 'fc2.bias' does not belong to this model" "${ERR}" "export with a checkpoint of another project")
+if(EXISTS ${WORK}/nobias.onnx)
+  message(FATAL_ERROR "a failed export left ${WORK}/nobias.onnx")
+endif()
+
 # layers: the registry in text and Markdown.
 run(0 layers)
 expect("Conv2d -- 2-D convolution" "${OUT}" "layers")

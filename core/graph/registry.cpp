@@ -216,7 +216,8 @@ int64_t window_out(const ShapeContext& c, int64_t in, int64_t k, int64_t stride,
 std::vector<Shape> same_shape(const ShapeContext& c) { return {one_input(c)}; }
 
 LayerType activation(std::string name, std::string display, std::string description,
-                     std::function<std::shared_ptr<nn::Module>(const Params&)> make, std::vector<ParamSpec> params = {}) {
+                     std::function<std::shared_ptr<nn::Module>(const Params&)> make, OnnxRule onnx,
+                     std::vector<ParamSpec> params = {}) {
   LayerType t;
   t.name = std::move(name);
   t.category = "Activation";
@@ -227,7 +228,18 @@ LayerType activation(std::string name, std::string display, std::string descript
   t.params = std::move(params);
   t.shape = same_shape;
   t.build = [make](const BuildContext& b) { return single(make(b.params)); };
+  t.onnx = std::move(onnx);
   return t;
+}
+
+// The layer options a node's parameters stand for: its module and its ONNX rule both read them.
+Conv2dOptions conv_options(const Params& p) {
+  const int64_t pad = p.integer("padding"), s = p.integer("stride"), d = p.integer("dilation");
+  return {s, s, pad, pad, d, d, p.integer("groups")};
+}
+Pool2dOptions pool_options(const Params& p) {
+  const int64_t k = p.integer("kernel_size"), s = p.integer("stride"), pad = p.integer("padding");
+  return {k, k, s, s, pad, pad, true};
 }
 
 // Loss nodes: `input` is the prediction, `target` the dataset's labels (Input's y).
@@ -286,6 +298,25 @@ Registry::Registry() {
       return {x, c.dataset ? c.dataset->label_shape : Shape{}};
     };
     t.build = [](const BuildContext&) { return BuiltNode{}; };
+    // The model's input x in raw units, standardised as the run's loaders did:
+    // (x - mean) * (1 / std) per channel (data::Normalize). An exported model has no labels y.
+    t.onnx = [](const OnnxContext& c) {
+      const std::vector<float>& mean = c.input_mean, &deviation = c.input_std;
+      if (mean.empty()) return c.out.add_node("Identity", c.input_names, {c.output_names[0]});
+      const Shape& x = c.outputs[0];
+      if (deviation.size() != mean.size() || (mean.size() > 1 && (x.empty() || x[0] != int64_t(mean.size()))))
+        throw OnnxUnsupported{"its input standardisation has " + std::to_string(mean.size()) + " means and " +
+                              std::to_string(deviation.size()) + " standard deviations, but the input " + batched(x) +
+                              " needs one of each, or one per channel (dim 1)"};
+      Shape per_channel(x.size() + 1, 1);  // [1, C, 1, 1] or [1, F]: broadcast over dim 1
+      if (!x.empty()) per_channel[1] = int64_t(mean.size());
+      std::vector<float> inv_std;
+      for (float s : deviation) inv_std.push_back(1.f / s);
+      c.out.add_initializer(c.name("mean"), from_vector(mean, per_channel));
+      c.out.add_initializer(c.name("inv_std"), from_vector(inv_std, per_channel));
+      c.out.add_node("Sub", {c.input_names[0], c.name("mean")}, {c.name("centered")});
+      c.out.add_node("Mul", {c.name("centered"), c.name("inv_std")}, {c.output_names[0]});
+    };
     types_.push_back(std::move(t));
   }
 
@@ -319,6 +350,19 @@ Registry::Registry() {
       return single(std::make_shared<nn::Linear>(b.inputs.at(0).back(), b.params.integer("out_features"),
                                                  b.params.flag("bias"), b.gen));
     };
+    // [N, in]: one Gemm with Wᵀ; [N, ..., in]: MatMul by a transposed copy of W, then the bias.
+    t.onnx = [](const OnnxContext& c) {
+      const bool bias = c.params.flag("bias");
+      if (c.inputs[0].size() == 1) {
+        std::vector<std::string> in{c.input_names[0], c.parameter("weight")};
+        if (bias) in.push_back(c.parameter("bias"));
+        return c.out.add_node("Gemm", in, c.output_names, {{"transB", int64_t(1)}});
+      }
+      c.out.add_initializer(c.name("weight_t"), c.out.weights(c.node.id + ".weight").t().contiguous());
+      const std::string product = bias ? c.name("product") : c.output_names[0];
+      c.out.add_node("MatMul", {c.input_names[0], c.name("weight_t")}, {product});
+      if (bias) c.out.add_node("Add", {product, c.parameter("bias")}, c.output_names);
+    };
     types_.push_back(std::move(t));
   }
   {
@@ -343,6 +387,11 @@ Registry::Registry() {
       return single(std::make_shared<nn::Embedding>(b.params.integer("num_embeddings"),
                                                     b.params.integer("embedding_dim"), b.gen));
     };
+    // Indices arrive as float32 whole numbers; Gather takes int64.
+    t.onnx = [](const OnnxContext& c) {
+      c.out.add_node("Cast", c.input_names, {c.name("indices")}, {{"to", kOnnxInt64}});
+      c.out.add_node("Gather", {c.parameter("weight"), c.name("indices")}, c.output_names, {{"axis", int64_t(0)}});
+    };
     types_.push_back(std::move(t));
   }
   {
@@ -360,6 +409,7 @@ Registry::Registry() {
       return BuiltNode{nullptr,
                        [](const std::vector<Tensor>& in) { return reshape(in.at(0), {in.at(0).shape().at(0), 1}); }};
     };
+    t.onnx = onnx_op("Flatten", {{"axis", int64_t(1)}});  // [N] becomes [N, 1] too
     types_.push_back(std::move(t));
   }
   {
@@ -407,6 +457,13 @@ Registry::Registry() {
                          return reshape(in.at(0), full);
                        }};
     };
+    // The inferred shape, with 0 ("as in the input") for the batch.
+    t.onnx = [](const OnnxContext& c) {
+      std::vector<int64_t> shape{0};
+      shape.insert(shape.end(), c.outputs[0].begin(), c.outputs[0].end());
+      c.out.add_initializer(c.name("shape"), shape);
+      c.out.add_node("Reshape", {c.input_names[0], c.name("shape")}, c.output_names);
+    };
     types_.push_back(std::move(t));
   }
   {
@@ -420,6 +477,7 @@ Registry::Registry() {
     t.params = {float_param("p", 0.5, 0, 0.99, "probability of zeroing each value")};
     t.shape = same_shape;
     t.build = [](const BuildContext& b) { return single(std::make_shared<nn::Dropout>(float(b.params.real("p")))); };
+    t.onnx = onnx_op("Identity");  // evaluation passes everything
     types_.push_back(std::move(t));
   }
 
@@ -461,10 +519,21 @@ Registry::Registry() {
       return oc * per_kernel + (p.flag("bias") ? oc : 0);
     };
     t.build = [](const BuildContext& b) {
-      const int64_t p = b.params.integer("padding"), s = b.params.integer("stride"), d = b.params.integer("dilation");
-      const Conv2dOptions o{s, s, p, p, d, d, b.params.integer("groups")};
       return single(std::make_shared<nn::Conv2d>(b.inputs.at(0)[0], b.params.integer("out_channels"),
-                                                 b.params.integer("kernel_size"), o, b.params.flag("bias"), b.gen));
+                                                 b.params.integer("kernel_size"), conv_options(b.params),
+                                                 b.params.flag("bias"), b.gen));
+    };
+    t.onnx = [](const OnnxContext& c) {
+      const Conv2dOptions o = conv_options(c.params);
+      const int64_t k = c.params.integer("kernel_size");
+      std::vector<std::string> in{c.input_names[0], c.parameter("weight")};
+      if (c.params.flag("bias")) in.push_back(c.parameter("bias"));
+      c.out.add_node("Conv", in, c.output_names,
+                     {{"kernel_shape", std::vector<int64_t>{k, k}},
+                      {"strides", std::vector<int64_t>{o.stride_h, o.stride_w}},
+                      {"pads", std::vector<int64_t>{o.pad_h, o.pad_w, o.pad_h, o.pad_w}},
+                      {"dilations", std::vector<int64_t>{o.dilation_h, o.dilation_w}},
+                      {"group", o.groups}});
     };
     types_.push_back(std::move(t));
   }
@@ -490,10 +559,19 @@ Registry::Registry() {
       return {{s[0], window_out(c, s[1], k, st, p, 1, "height"), window_out(c, s[2], k, st, p, 1, "width")}};
     };
     t.build = [is_max](const BuildContext& b) {
-      const int64_t k = b.params.integer("kernel_size"), s = b.params.integer("stride"), p = b.params.integer("padding");
-      const Pool2dOptions o{k, k, s, s, p, p, true};
+      const Pool2dOptions o = pool_options(b.params);
       return single(is_max ? std::shared_ptr<nn::Module>(std::make_shared<nn::MaxPool2d>(o))
                            : std::make_shared<nn::AvgPool2d>(o));
+    };
+    // Windows that fit (ceil_mode 0); padding is skipped by max and counted by average.
+    t.onnx = [is_max](const OnnxContext& c) {
+      const Pool2dOptions o = pool_options(c.params);
+      OnnxAttributes a{{"kernel_shape", std::vector<int64_t>{o.kernel_h, o.kernel_w}},
+                       {"strides", std::vector<int64_t>{o.stride_h ? o.stride_h : o.kernel_h,
+                                                        o.stride_w ? o.stride_w : o.kernel_w}},
+                       {"pads", std::vector<int64_t>{o.pad_h, o.pad_w, o.pad_h, o.pad_w}}};
+      if (!is_max) a.emplace_back("count_include_pad", int64_t(o.count_include_pad));
+      c.out.add_node(is_max ? "MaxPool" : "AveragePool", c.input_names, c.output_names, a);
     };
     types_.push_back(std::move(t));
   }
@@ -529,24 +607,48 @@ Registry::Registry() {
       return single(two_d ? std::shared_ptr<nn::Module>(std::make_shared<nn::BatchNorm2d>(n, eps, m))
                           : std::make_shared<nn::BatchNorm1d>(n, eps, m));
     };
+    t.onnx = [](const OnnxContext& c) {  // inference: the running statistics
+      c.out.add_node("BatchNormalization",
+                     {c.input_names[0], c.parameter("weight"), c.parameter("bias"), c.parameter("running_mean"),
+                      c.parameter("running_var")},
+                     c.output_names, {{"epsilon", float(c.params.real("eps"))}});
+    };
     types_.push_back(std::move(t));
   }
 
   // ---- Activation ----
-  types_.push_back(activation("ReLU", "ReLU", "max(x, 0).", [](const Params&) { return std::make_shared<nn::ReLU>(); }));
+  types_.push_back(activation("ReLU", "ReLU", "max(x, 0).", [](const Params&) { return std::make_shared<nn::ReLU>(); },
+                              onnx_op("Relu")));
   types_.push_back(activation(
       "LeakyReLU", "Leaky ReLU", "x for x > 0, negative_slope·x otherwise.",
       [](const Params& p) { return std::make_shared<nn::LeakyReLU>(float(p.real("negative_slope"))); },
+      [](const OnnxContext& c) {
+        onnx_op("LeakyRelu", {{"alpha", float(c.params.real("negative_slope"))}})(c);
+      },
       {float_param("negative_slope", 0.01, 0, 1, "slope for negative inputs")}));
   types_.push_back(activation("Sigmoid", "Sigmoid", "1 / (1 + e^-x).",
-                              [](const Params&) { return std::make_shared<nn::Sigmoid>(); }));
-  types_.push_back(activation("Tanh", "Tanh", "Hyperbolic tangent.", [](const Params&) { return std::make_shared<nn::Tanh>(); }));
+                              [](const Params&) { return std::make_shared<nn::Sigmoid>(); }, onnx_op("Sigmoid")));
+  types_.push_back(activation("Tanh", "Tanh", "Hyperbolic tangent.", [](const Params&) { return std::make_shared<nn::Tanh>(); },
+                              onnx_op("Tanh")));
+  // The exact (erf) GELU as core computes it, (0.5·x)·(1 + erf(x·(1/√2))): opset 13 has no Gelu.
   types_.push_back(activation("GELU", "GELU", "x·Φ(x), the Gaussian error linear unit.",
-                              [](const Params&) { return std::make_shared<nn::GELU>(); }));
+                              [](const Params&) { return std::make_shared<nn::GELU>(); },
+                              [](const OnnxContext& c) {
+                                const std::string& x = c.input_names[0];
+                                c.out.add_initializer(c.name("half"), full({}, 0.5f));
+                                c.out.add_initializer(c.name("one"), full({}, 1.f));
+                                c.out.add_initializer(c.name("inv_sqrt2"), full({}, float(M_SQRT1_2)));
+                                c.out.add_node("Mul", {x, c.name("half")}, {c.name("half_x")});
+                                c.out.add_node("Mul", {x, c.name("inv_sqrt2")}, {c.name("scaled")});
+                                c.out.add_node("Erf", {c.name("scaled")}, {c.name("erf")});
+                                c.out.add_node("Add", {c.name("erf"), c.name("one")}, {c.name("one_plus_erf")});
+                                c.out.add_node("Mul", {c.name("half_x"), c.name("one_plus_erf")}, c.output_names);
+                              }));
   {
     LayerType t = activation(
         "Softmax", "Softmax", "Turns scores into probabilities along a dimension.",
         [](const Params& p) { return std::make_shared<nn::Softmax>(p.integer("dim")); },
+        [](const OnnxContext& c) { onnx_op("Softmax", {{"axis", c.params.integer("dim")}})(c); },
         {int_param("dim", -1, -8, 8, "dimension, counting the batch as 0; negative counts from the end")});
     t.shape = [](const ShapeContext& c) -> std::vector<Shape> {
       const int64_t rank = int64_t(one_input(c).size()) + 1, dim = c.params.integer("dim");
@@ -582,6 +684,14 @@ Registry::Registry() {
                          for (size_t i = 1; i < in.size(); ++i) s = s + in[i];
                          return s;
                        }};
+    };
+    t.onnx = [](const OnnxContext& c) {  // left to right, as the sum above
+      std::string sum = c.input_names[0];
+      for (size_t i = 1; i < c.input_names.size(); ++i) {
+        const std::string next = i + 1 == c.input_names.size() ? c.output_names[0] : c.name("sum" + std::to_string(i));
+        c.out.add_node("Add", {sum, c.input_names[i]}, {next});
+        sum = next;
+      }
     };
     types_.push_back(std::move(t));
   }
@@ -620,6 +730,7 @@ Registry::Registry() {
       const int64_t dim = b.params.integer("dim");
       return BuiltNode{nullptr, [dim](const std::vector<Tensor>& in) { return concat(in, dim); }};
     };
+    t.onnx = [](const OnnxContext& c) { onnx_op("Concat", {{"axis", c.params.integer("dim")}})(c); };
     types_.push_back(std::move(t));
   }
 

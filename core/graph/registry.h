@@ -3,8 +3,8 @@
 // ports, its parameters (type, default, range or choices, doc), how output shapes follow from
 // input shapes, how many values it learns, and how to build the core module. The compiler, the
 // validator (its memory estimate included), shape inference, the editor's palette and property
-// panel, and docs/layers.md all read it; adding a layer type means adding one entry in
-// registry.cpp.
+// panel, the ONNX exporter and docs/layers.md all read it; adding a layer type means adding one
+// entry in registry.cpp.
 #include <functional>
 #include <memory>
 #include <optional>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/onnx_rules.h"
 #include "nn/module.h"
 #include "tensor/shape.h"
 
@@ -121,6 +122,9 @@ struct LayerType {
   ParameterCount parameter_count;  // null: it learns nothing
   Builder build;             // layers
   LossBuilder loss;          // loss nodes
+  // How the node exports to ONNX (core/export/onnx.h), in inference mode. Every type but the
+  // losses has one: an exported model ends at the loss node's prediction input.
+  OnnxRule onnx;
   // Loss nodes: the prediction is class scores and the target class indices, so training
   // reports accuracy, top-k, per-class accuracy and a confusion matrix.
   bool classification = false;
