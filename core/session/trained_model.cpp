@@ -75,14 +75,11 @@ StoredInputs stored_inputs(const io::SafetensorsMetadata& meta, const std::strin
 data::TransformPtr InputNormalization::transform() const { return data::normalize(mean, std); }
 
 Tensor InputNormalization::apply(const Tensor& raw) const {
-  NoGradGuard no_grad;
   if (empty()) return raw;
-  // Values broadcast along dim 1: [1, C, 1, ...] for images, [1, F] for features.
-  Shape along(size_t(raw.dim()), 1);
   if (raw.dim() < 2) throw ShapeError("InputNormalization: expected a batch [N, ...], got shape " + to_string(raw.shape()));
-  along[1] = int64_t(mean.size());
-  const Tensor m = from_vector(mean, along), s = from_vector(std, along);
-  return div(sub(raw, m), s);
+  // The loaders' own transform, so a model used outside training sees the very same numbers.
+  Generator unused(0);
+  return transform()->apply({raw, Tensor()}, unused).input;
 }
 
 void write_model_metadata(train::Metadata& meta, const graph::DatasetInfo& info, const InputNormalization& norm,
