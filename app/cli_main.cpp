@@ -30,6 +30,7 @@
 #include "optim/factory.h"
 #include "session/run.h"
 #include "session/run_folder.h"
+#include "session/trained_model.h"
 #include "train/builtin.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
@@ -472,21 +473,23 @@ int cmd_train_project(const Args& args, const std::string& file) {
     train::load_checkpoint(args.str("--resume", ""), model, run.optimizer.get());
     std::printf("resumed from %s\n", args.str("--resume", "").c_str());
   }
-  std::printf("project %s (%lld parameters), %s from %s: %lld train / %lld test examples, %s lr %g, batch %lld, "
-              "on %s\n",
+  std::printf("project %s (%lld parameters), %s from %s: %lld train / %lld validation / %lld test examples, %s lr %g, "
+              "batch %lld, on %s\n",
               file.c_str(), (long long)model.num_parameters(), run.dataset.kind.c_str(), run.dataset.path.c_str(),
-              (long long)run.data.train->size(), (long long)run.data.test->size(), s.optimizer.c_str(), s.lr,
-              (long long)s.batch_size, session::device_text(parse_device(s.device)).c_str());
+              (long long)run.data.train->size(), (long long)(run.data.validation ? run.data.validation->size() : 0),
+              (long long)run.data.test->size(), s.optimizer.c_str(), s.lr, (long long)s.batch_size,
+              session::device_text(parse_device(s.device)).c_str());
   std::optional<session::RunCheckpoints> checkpoints;
   if (args.has("--save-run") || args.has("--run-dir")) {
     const fs::path folder = args.has("--run-dir") ? fs::path(args.str("--run-dir", "")) : session::new_run_folder(file, {});
-    checkpoints.emplace(folder, g, model, *run.optimizer, run.compiled.classification);
+    checkpoints.emplace(folder, g, run);
     std::printf("checkpoints go to %s\n", folder.c_str());
   }
   std::fflush(stdout);
 
   train::Trainer trainer(model, *run.optimizer, *run.train_loader, run.eval_loader.get(), run.trainer_options);
   trainer.set_scheduler(run.scheduler.get());
+  trainer.set_test_loader(run.test_loader.get());
   Reporting r;
   r.quiet = args.has("--quiet");
   r.classification = run.compiled.classification;
@@ -702,14 +705,20 @@ int cmd_eval_project(const Args& args, const std::string& file) {
   if (!args.has("--checkpoint")) throw UsageError{"eval needs --checkpoint FILE"};
   graph::Graph g = graph::load_project(file);
   apply_machine_options(args, g);
-  session::RunOptions ro;
-  ro.project_dir = project_dir(file);
-  ro.eval_batch_size = args.integer("--batch-size", 1000, 1);
-  session::EvaluationRun run = session::make_evaluation_run(g, ro);
-  train::load_checkpoint(args.str("--checkpoint", ""), *run.compiled.model);
-  const train::EpochEnd r = train::evaluate(*run.compiled.model, *run.eval_loader, run.trainer_options);
-  return print_evaluation(r, run.compiled.classification,
-                          file + " on " + std::to_string(run.data.test->size()) + " " + run.dataset.kind + " test examples",
+  session::TrainedModel m = session::load_trained_model(g, args.str("--checkpoint", ""), {project_dir(file)});
+  const graph::DatasetBinding dataset = graph::resolve_dataset(g.dataset, project_dir(file));
+  const graph::DatasetSplits splits = graph::open_dataset(dataset, g.training.seed, g.training.validation_fraction);
+  const Device device = parse_device(g.training.device);
+  m.compiled.model->to(device);
+  data::DataLoader loader(splits.test, {.batch_size = args.integer("--batch-size", 1000, 1),
+                                        .transform = m.normalization.transform(),
+                                        .pin_memory = !device.is_cpu()});
+  train::TrainerOptions options;
+  options.loss = m.compiled.loss;
+  options.classification = m.classification();
+  const train::EpochEnd r = train::evaluate(*m.compiled.model, loader, options);
+  return print_evaluation(r, m.classification(),
+                          file + " on " + std::to_string(splits.test->size()) + " " + dataset.kind + " test examples",
                           args.has("--json"));
 }
 

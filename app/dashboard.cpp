@@ -46,17 +46,21 @@ QString summary(const graph::TrainingSettings& s) {
                     .arg(qstr(s.device));
 }
 
-// Opens the split the run evaluates on: the same files (MNIST) or the same seeded split (CSV).
-PreviewData readPreview(graph::DatasetBinding binding, std::filesystem::path project_dir, uint64_t seed) {
+// Opens the split the run evaluates on every epoch: the same seeded validation split (the test
+// split when the project holds none out).
+PreviewData readPreview(graph::DatasetBinding binding, std::filesystem::path project_dir, uint64_t seed,
+                        double validation_fraction) {
   PreviewData out;
   try {
     const graph::DatasetBinding resolved = graph::resolve_dataset(binding, project_dir);
-    graph::DatasetSplits splits = graph::open_dataset(resolved, seed);
-    out.split = splits.test;
+    graph::DatasetSplits splits = graph::open_dataset(resolved, seed, validation_fraction);
+    const bool validation = bool(splits.validation);
+    out.split = validation ? splits.validation : splits.test;
     out.class_names = qstrings(out.split->class_names());
-    if (const auto* csv = dynamic_cast<const data::CsvDataset*>(splits.test.get()))
+    if (const auto* csv = dynamic_cast<const data::CsvDataset*>(out.split.get()))
       out.feature_names = qstrings(csv->feature_names());
-    out.title = QObject::tr("Validation set: %L1 samples").arg(out.split->size());
+    out.title = (validation ? QObject::tr("Validation set: %L1 samples") : QObject::tr("Test set: %L1 samples"))
+                    .arg(out.split->size());
   } catch (const std::exception& e) {
     out.error = qstr(e.what());
   }
@@ -78,6 +82,10 @@ Dashboard::Dashboard(TrainingController* controller, QWidget* parent) : QWidget(
   error_->hide();
   checkpoint_ = new QLabel(this);
   checkpoint_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  test_ = new QLabel(this);
+  test_->setObjectName(QStringLiteral("testResult"));
+  test_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  test_->hide();
 
   // On a small screen the three plots would be squeezed until their titles overlap: below
   // their own minimum they scroll instead.
@@ -110,6 +118,7 @@ Dashboard::Dashboard(TrainingController* controller, QWidget* parent) : QWidget(
   layout->addWidget(error_);
   layout->addWidget(progress_);
   layout->addWidget(checkpoint_);
+  layout->addWidget(test_);
   layout->addWidget(split, 1);
 
   connect(controller_, &TrainingController::started, this, &Dashboard::onStarted);
@@ -122,6 +131,7 @@ Dashboard::Dashboard(TrainingController* controller, QWidget* parent) : QWidget(
   connect(controller_, &TrainingController::checkpointSaved, this, [this](const QString& path, const QString& kind) {
     checkpoint_->setText(tr("Saved the %1 weights: %2").arg(kind, QDir::toNativeSeparators(path)));
   });
+  connect(controller_, &TrainingController::tested, this, &Dashboard::onTested);
   connect(controller_, &TrainingController::finished, this, &Dashboard::onFinished);
   connect(controller_, &TrainingController::failed, this, &Dashboard::onFailed);
   connect(confusion_, &widgets::ConfusionMatrixView::cellClicked, this, &Dashboard::showCell);
@@ -148,10 +158,14 @@ Dashboard::~Dashboard() { preview_loading_.waitForFinished(); }
 
 QString Dashboard::errorText() const { return error_->isHidden() ? QString() : error_->text(); }
 
+QString Dashboard::testText() const { return test_->isHidden() ? QString() : test_->text(); }
+
 void Dashboard::beginRun(const graph::Graph& graph, const QString& project_dir) {
   run_ = plots_->beginRun(tr("Run %1").arg(++runs_started_), summary(graph.training));
   error_->hide();
   checkpoint_->clear();
+  test_->clear();
+  test_->hide();
   confusion_->clear();
   preview_->clearPredictions();
   progress_->begin(int(graph.training.epochs), 0, qstr(graph.training.device));
@@ -159,10 +173,11 @@ void Dashboard::beginRun(const graph::Graph& graph, const QString& project_dir) 
 }
 
 QString Dashboard::previewKey(const graph::Graph& graph, const QString& project_dir) {
-  // A CSV split depends on the seed; image splits do not.
-  return QStringLiteral("%1|%2|%3|%4|%5")
+  // The validation split depends on the seed and the fraction.
+  return QStringLiteral("%1|%2|%3|%4|%5|%6")
       .arg(qstr(graph.dataset.kind), qstr(graph.dataset.path), qstr(graph.dataset.target), project_dir)
-      .arg(graph.dataset.kind == "csv" ? graph.training.seed : 0);
+      .arg(graph.training.seed)
+      .arg(graph.training.validation_fraction);
 }
 
 void Dashboard::previewDataset(const graph::Graph& graph, const QString& project_dir) {
@@ -173,11 +188,12 @@ void Dashboard::previewDataset(const graph::Graph& graph, const QString& project
   preview_key_ = key;
   preview_loading_.waitForFinished();
   preview_loading_.setFuture(QtConcurrent::run(readPreview, graph.dataset, std::filesystem::path(project_dir.toStdString()),
-                                               graph.training.seed));
+                                               graph.training.seed, graph.training.validation_fraction));
 }
 
 void Dashboard::onStarted(const RunInfo& info) {
   progress_->begin(info.epochs, info.batchesPerEpoch, info.device);
+  test_examples_ = info.testSize;
   class_names_.assign(info.classNames.begin(), info.classNames.end());
   if (run_key_ == preview_key_ && preview_split_) return;  // already showing these samples
   preview_loading_.cancel();
@@ -193,6 +209,20 @@ void Dashboard::onEpoch(const train::EpochEnd& epoch) {
   progress_->epochDone(epoch);
   if (epoch.classes > 0 && !epoch.confusion.empty()) confusion_->setMatrix(epoch.confusion, int(epoch.classes), class_names_);
   if (!epoch.predicted.empty()) preview_->setPredictions({epoch.predicted, epoch.confidence});
+}
+
+void Dashboard::onTested(const train::TestEnd& test) {
+  const train::EpochEnd& t = test.figures;
+  QString text = tr("Test set, final model (%L1 examples): ").arg(test_examples_);
+  if (t.classes > 0)
+    text += tr("accuracy %1 %, top-5 %2 %, loss %3")
+                .arg(100 * t.eval_accuracy, 0, 'f', 2)
+                .arg(100 * t.eval_top5, 0, 'f', 2)
+                .arg(t.eval_loss, 0, 'g', 4);
+  else
+    text += tr("loss %1").arg(t.eval_loss, 0, 'g', 4);
+  test_->setText(text);
+  test_->show();
 }
 
 void Dashboard::onFinished(const train::Finished& result) {

@@ -53,6 +53,7 @@ class Dashboard : public QWidget {
   widgets::ConfusionMatrixView* confusion() const { return confusion_; }
   widgets::DatasetPreview* preview() const { return preview_; }
   QString errorText() const;  // the failure shown, "" when none
+  QString testText() const;   // the final model's test figures shown, "" before a run's end
   bool previewReady() const { return bool(preview_split_); }
 
  signals:
@@ -62,6 +63,7 @@ class Dashboard : public QWidget {
   static QString previewKey(const graph::Graph& graph, const QString& project_dir);
   void onStarted(const RunInfo& info);
   void onEpoch(const train::EpochEnd& epoch);
+  void onTested(const train::TestEnd& test);
   void onFinished(const train::Finished& result);
   void onFailed(const QString& message);
   void showCell(int true_class, int predicted_class);
@@ -75,6 +77,8 @@ class Dashboard : public QWidget {
   widgets::DatasetPreview* preview_;
   QLabel* error_;
   QLabel* checkpoint_;
+  QLabel* test_;
+  int64_t test_examples_ = 0;
   int run_ = -1;          // the plots' id of the current run
   int runs_started_ = 0;  // for names: "Run 1", "Run 2", ...
   std::shared_ptr<const data::Dataset> preview_split_;

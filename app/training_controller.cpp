@@ -12,6 +12,7 @@
 #include "data/csv.h"
 #include "session/run.h"
 #include "session/run_folder.h"
+#include "session/trained_model.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
 #include "util/threads.h"
@@ -28,27 +29,22 @@ struct Overloaded : F... {
 
 fs::path to_path(const QString& s) { return fs::path(s.toStdString()); }
 
-QStringList class_names(const data::Dataset& dataset, int64_t classes) {
-  const std::vector<std::string> names = dataset.class_names();
-  QStringList out;
-  for (int64_t i = 0; i < classes; ++i)
-    out << (size_t(i) < names.size() ? QString::fromStdString(names[size_t(i)]) : QString::number(i));
-  return out;
-}
-
 RunInfo describe(const session::TrainingRun& run) {
   RunInfo info;
   info.device = QString::fromStdString(session::device_text(parse_device(run.settings.device)));
   info.epochs = int(run.settings.epochs);
   info.batchesPerEpoch = run.train_loader->size();
   info.trainSize = run.data.train->size();
-  info.evalSize = run.data.test->size();
+  // The examples evaluated every epoch: the validation split (the test split only at the end).
+  const std::shared_ptr<const data::Dataset> evaluated = run.data.validation ? run.data.validation : run.data.test;
+  info.evalSize = run.data.validation ? run.data.validation->size() : 0;
+  info.testSize = run.data.test->size();
   info.classification = run.compiled.classification;
-  if (info.classification) info.classNames = class_names(*run.data.test, run.data.info.classes);
+  for (const std::string& name : run.class_names) info.classNames << QString::fromStdString(name);
   info.parameters = run.compiled.model->num_parameters();
   info.datasetPath = QString::fromStdString(run.dataset.path);
-  info.evalSplit = run.data.test;
-  if (const auto* csv = dynamic_cast<const data::CsvDataset*>(run.data.test.get()))
+  info.evalSplit = run.data.validation;
+  if (const auto* csv = dynamic_cast<const data::CsvDataset*>(evaluated.get()))
     for (const std::string& name : csv->feature_names()) info.featureNames << QString::fromStdString(name);
   return info;
 }
@@ -95,14 +91,15 @@ class TrainingController::Worker {
     if (!request_.resumeFrom.isEmpty())
       train::load_checkpoint(to_path(request_.resumeFrom), model, run.optimizer.get());
     // Predictions line up with dataset indices only when the eval loader keeps their order.
-    run.trainer_options.record_predictions = run.compiled.classification && !run.eval_loader->options().shuffle;
-    session::RunCheckpoints checkpoints(to_path(request_.runDir), request_.graph, model, *run.optimizer,
-                                        run.compiled.classification);
+    run.trainer_options.record_predictions =
+        run.compiled.classification && run.eval_loader && !run.eval_loader->options().shuffle;
+    session::RunCheckpoints checkpoints(to_path(request_.runDir), request_.graph, run);
     controller_.post(describe(run));
 
     stage_ = "Training failed";
     train::Trainer trainer(model, *run.optimizer, *run.train_loader, run.eval_loader.get(), run.trainer_options);
     trainer.set_scheduler(run.scheduler.get());
+    trainer.set_test_loader(run.test_loader.get());
     trainer.set_callback([&](const train::Event& e) { onEvent(checkpoints, e); });
     const train::RunResult result = [&] {
       Attached attached(controller_, trainer);
@@ -110,7 +107,11 @@ class TrainingController::Worker {
     }();
     if (result.status == train::RunStatus::Failed) return train::Failed{stage_ + ": " + result.message};
 
-    controller_.handOver(run.compiled.model);
+    // Exported weights say what using them needs (input shape, normalisation, class names), as
+    // the run's checkpoints do.
+    train::Metadata meta;
+    session::write_model_metadata(meta, run.data.info, run.normalization, run.class_names);
+    controller_.handOver(run.compiled.model, std::move(meta));
     stage_ = "Training ended, but the final checkpoint could not be saved";
     if (const fs::path path = checkpoints.finish(result); !path.empty())
       controller_.post(CheckpointSaved{QString::fromStdString(path.string()), "final"});
@@ -219,13 +220,15 @@ bool TrainingController::waitForFinished(int ms) {
 QString TrainingController::exportWeights(const QString& path) {
   if (running_) return tr("Training is running: stop it or let it finish before exporting the weights.");
   std::shared_ptr<nn::Module> model;
+  train::Metadata meta;
   {
     std::lock_guard lock(mu_);
     model = model_;
+    meta = model_meta_;
   }
   if (!model) return tr("There is no trained model to export yet.");
   try {
-    train::save_weights(to_path(path), *model);
+    train::save_weights(to_path(path), *model, meta);
   } catch (const std::exception& e) {
     return QString::fromStdString(e.what());
   }
@@ -263,9 +266,10 @@ void TrainingController::attach(train::Trainer* trainer) {
   if (stop_) trainer->cancel();
 }
 
-void TrainingController::handOver(std::shared_ptr<nn::Module> model) {
+void TrainingController::handOver(std::shared_ptr<nn::Module> model, train::Metadata meta) {
   std::lock_guard lock(mu_);
   model_ = std::move(model);
+  model_meta_ = std::move(meta);
 }
 
 void TrainingController::deliverAll() {

@@ -29,6 +29,7 @@
 
 #include "data/dataset.h"
 #include "graph/graph.h"
+#include "train/checkpoint.h"
 #include "train/events.h"
 
 class QThread;
@@ -54,14 +55,16 @@ struct RunInfo {
   QString device;            // "cpu, 2 threads" or "cuda:0 (NVIDIA H100 80GB HBM3)"
   int epochs = 0;
   int64_t batchesPerEpoch = 0;
-  int64_t trainSize = 0, evalSize = 0;
+  int64_t trainSize = 0;
+  int64_t evalSize = 0;      // the validation split, evaluated every epoch (0: none)
+  int64_t testSize = 0;      // the test split, evaluated once at the end
   QStringList classNames;    // index = class; empty for regression
   bool classification = false;
   int64_t parameters = 0;
   QString datasetPath;       // as resolved
-  // The examples evaluated each epoch, untransformed, in the order of EpochEnd::predicted:
-  // the dashboard shows them without reading the dataset a second time. Read-only, so
-  // sharing it with the worker is safe.
+  // The validation examples evaluated each epoch, untransformed, in the order of
+  // EpochEnd::predicted (null without a validation split): the dashboard shows them without
+  // reading the dataset a second time. Read-only, so sharing it with the worker is safe.
   std::shared_ptr<const data::Dataset> evalSplit;
   QStringList featureNames;  // CSV columns; empty for images
 };
@@ -118,7 +121,7 @@ class TrainingController : public QObject {
   void post(Item item);  // delivered at once (queued to the UI thread)
   void postBatch(const train::BatchEnd& batch);  // delivered by the next timer tick
   void attach(train::Trainer* trainer);  // nullptr detaches; applies pending pause/stop
-  void handOver(std::shared_ptr<nn::Module> model);
+  void handOver(std::shared_ptr<nn::Module> model, train::Metadata meta);
 
   // UI side.
   void deliverAll();
@@ -140,6 +143,7 @@ class TrainingController : public QObject {
   uint64_t posted_ = 0, taken_ = 0, deliver_until_ = 0;  // item counts, for in-order partial delivery
   train::Trainer* trainer_ = nullptr;  // the worker's, while it trains
   std::shared_ptr<nn::Module> model_;  // the last run's, once its worker is done
+  train::Metadata model_meta_;         // what exported weights carry (session::write_model_metadata)
 };
 
 }  // namespace plexus::app

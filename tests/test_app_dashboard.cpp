@@ -36,6 +36,8 @@ using plexus::app::TrainingController;
 namespace {
 
 constexpr int64_t kTrain = 600, kTest = 200, kBatch = 50;
+// The default validation fraction (0.1) holds 60 of the training images out; 540 train.
+constexpr int64_t kVal = 60, kFit = kTrain - kVal;
 
 struct Window : MainWindow {
   QMessageBox::StandardButton answer = QMessageBox::Discard;
@@ -109,13 +111,15 @@ class TestDashboard : public QObject {
 
     app::Dashboard* d = w.dashboard();
     QCOMPARE(d->plots()->runCount(), 1);
-    QCOMPARE(d->plots()->pointCount(0), int(2 * kTrain / kBatch));  // every batch, none lost
+    QCOMPARE(d->plots()->pointCount(0), int(2 * ((kFit + kBatch - 1) / kBatch)));  // every batch, none lost
     QCOMPARE(d->progress()->epochBar()->value(), d->progress()->epochBar()->maximum());
     QCOMPARE(d->progress()->batchBar()->value(), d->progress()->batchBar()->maximum());
-    QCOMPARE(d->confusion()->total(), kTest);
+    QCOMPARE(d->confusion()->total(), kVal);
+    QVERIFY2(d->testText().contains(QLocale().toString(qlonglong(kTest)) + " examples"), qPrintable(d->testText()));
+    QVERIFY2(d->testText().contains("accuracy"), qPrintable(d->testText()));
     const auto last = epochs.at(1).at(0).value<train::EpochEnd>();
     QVERIFY2(last.eval_accuracy > 0.5, qPrintable(QString::number(last.eval_accuracy)));
-    QCOMPARE(int64_t(d->preview()->predictions().predicted.size()), kTest);
+    QCOMPARE(int64_t(d->preview()->predictions().predicted.size()), kVal);
     QVERIFY(d->errorText().isEmpty());
     QVERIFY(w.trainAction()->isEnabled());
 
@@ -152,11 +156,11 @@ class TestDashboard : public QObject {
     QTest::mouseClick(tabs->tabBar(), Qt::LeftButton, {}, tabs->tabBar()->tabRect(1).center());
     QCOMPARE(tabs->currentWidget(), w.dashboard());
     QVERIFY(loaded.wait(20000));
-    QCOMPARE(int64_t(w.dashboard()->preview()->shownSamples().size()), kTest);
+    QCOMPARE(int64_t(w.dashboard()->preview()->shownSamples().size()), kVal);
     QVERIFY(w.dashboard()->preview()->showsImages());
     int histogram = 0;
     for (int c = 0; c < 10; ++c) histogram += w.dashboard()->preview()->histogramCount(c);
-    QCOMPARE(histogram, int(kTest));
+    QCOMPARE(histogram, int(kVal));
   }
 
   void stopMidEpochReturnsWithinABatch() {

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "session/run.h"
+#include "session/trained_model.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
 #include "data/synthetic_digits.h"
@@ -23,7 +24,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int64_t kTrain = 600, kTest = 200;
+// The training file's 600 images: the default validation fraction (0.1) holds 60 out.
+constexpr int64_t kTrainFile = 600, kVal = 60, kTrain = kTrainFile - kVal, kTest = 200;
 
 // Input -> Flatten -> Linear(32) -> ReLU -> Linear(10) -> CrossEntropy on the "mnist" folder.
 graph::Graph mlp(const fs::path& data, int64_t epochs, int64_t batch_size = 20, double lr = 0.05) {
@@ -74,6 +76,10 @@ struct Recorder : QObject {
       checkpoints.push_back({kind, path});
       order << "checkpoint " + kind;
     });
+    connect(&c, &TrainingController::tested, this, [this](const train::TestEnd& t) {
+      test = t;
+      order << "tested";
+    });
     connect(&c, &TrainingController::finished, this, [this](const train::Finished& f) {
       finished = f;
       finished_at.start();
@@ -96,6 +102,7 @@ struct Recorder : QObject {
   std::vector<train::BatchEnd> batches;
   std::vector<train::EpochEnd> epochs;
   std::vector<std::pair<QString, QString>> checkpoints;  // kind, path
+  std::optional<train::TestEnd> test;
   std::optional<train::Finished> finished;
   QElapsedTimer finished_at;  // started when finished() arrived
   std::optional<QString> failed;
@@ -110,6 +117,15 @@ double accuracy_of_checkpoint(const graph::Graph& g, const QString& file) {
   train::load_checkpoint(file.toStdString(), *run.compiled.model, run.optimizer.get());
   train::Trainer t(*run.compiled.model, *run.optimizer, *run.train_loader, run.eval_loader.get(), run.trainer_options);
   return t.evaluate(*run.eval_loader).eval_accuracy;
+}
+
+// The test accuracy of a checkpoint, as `plexus-cli eval` computes it: the trained model with the
+// normalisation stored in the checkpoint, on the test split.
+double test_accuracy_of_checkpoint(const graph::Graph& g, const QString& file) {
+  const session::TrainedModel m = session::load_trained_model(g, file.toStdString());
+  session::TrainingRun run = session::make_training_run(g);
+  train::TrainerOptions o = run.trainer_options;
+  return train::evaluate(*m.compiled.model, *run.test_loader, o).eval_accuracy;
 }
 
 }  // namespace
@@ -130,7 +146,7 @@ class TestAppTraining : public QObject {
     QVERIFY(tmp_.isValid());
     data_ = fs::path(tmp_.path().toStdString()) / "digits";
     fs::create_directories(data_);
-    data::write_synthetic_digits_split(data_, "train", kTrain, 1);
+    data::write_synthetic_digits_split(data_, "train", kTrainFile, 1);
     test_labels_ = data::write_synthetic_digits_split(data_, "t10k", kTest, 2);
   }
 
@@ -154,7 +170,9 @@ class TestAppTraining : public QObject {
     QCOMPARE(rec.info->epochs, 3);
     QCOMPARE(rec.info->batchesPerEpoch, kTrain / 20);
     QCOMPARE(rec.info->trainSize, kTrain);
-    QCOMPARE(rec.info->evalSize, kTest);
+    QCOMPARE(rec.info->evalSize, kVal);
+    QCOMPARE(rec.info->testSize, kTest);
+    QVERIFY(rec.info->evalSplit && rec.info->evalSplit->size() == kVal);
     QCOMPARE(rec.info->classNames, QStringList({"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}));
     QCOMPARE(rec.info->parameters, int64_t(784 * 32 + 32 + 32 * 10 + 10));
     QVERIFY2(rec.info->device.startsWith("cpu, "), qPrintable(rec.info->device));
@@ -162,8 +180,8 @@ class TestAppTraining : public QObject {
     // Every batch arrived, in order, in few signals: one per 50 ms tick plus one per epoch.
     QCOMPARE(int64_t(rec.batches.size()), 3 * kTrain / 20);
     for (size_t i = 0; i < rec.batches.size(); ++i) {
-      QCOMPARE(rec.batches[i].epoch, int(i / 30) + 1);
-      QCOMPARE(rec.batches[i].batch, int64_t(i % 30) + 1);
+      QCOMPARE(rec.batches[i].epoch, int(i / (kTrain / 20)) + 1);
+      QCOMPARE(rec.batches[i].batch, int64_t(i % (kTrain / 20)) + 1);
     }
     const int allowed = int(std::ceil(seconds * 20)) + 3 + 2;
     qInfo("%d batches signals for %zu batches in %.2f s (allowed %d)", rec.batch_signals, rec.batches.size(), seconds,
@@ -177,11 +195,12 @@ class TestAppTraining : public QObject {
     QVERIFY(last.eval_accuracy > 0.8);
     int64_t total = 0;
     for (int64_t n : last.confusion) total += n;
-    QCOMPARE(total, kTest);
-    QCOMPARE(last.predicted.size(), size_t(kTest));
-    QCOMPARE(last.confidence.size(), size_t(kTest));
+    QCOMPARE(total, kVal);
+    QCOMPARE(last.predicted.size(), size_t(kVal));
+    QCOMPARE(last.confidence.size(), size_t(kVal));
     std::vector<int64_t> confusion(100, 0);
-    for (size_t i = 0; i < size_t(kTest); ++i) ++confusion[size_t(test_labels_[i] * 10 + last.predicted[i])];
+    for (int64_t i = 0; i < kVal; ++i)
+      ++confusion[size_t(int64_t(rec.info->evalSplit->get(i).target.item()) * 10 + last.predicted[size_t(i)])];
     QCOMPARE(confusion, last.confusion);
     QVERIFY(std::all_of(last.confidence.begin(), last.confidence.end(), [](float p) { return p > 0 && p <= 1; }));
 
@@ -189,6 +208,17 @@ class TestAppTraining : public QObject {
     // into a freshly compiled model and give the accuracy they were saved with.
     QCOMPARE(rec.order.back(), QString("finished"));
     QCOMPARE(rec.order[rec.order.size() - 2], QString("checkpoint final"));
+    QCOMPARE(rec.order[rec.order.size() - 3], QString("tested"));
+    // The test split, once, with the final model: its confusion matrix counts every test image
+    // against the test labels.
+    QVERIFY(rec.test.has_value());
+    int64_t tested = 0;
+    for (int64_t n : rec.test->figures.confusion) tested += n;
+    QCOMPARE(tested, kTest);
+    QCOMPARE(test_accuracy_of_checkpoint(g, rec.checkpoint("final")), rec.test->figures.eval_accuracy);
+    // The checkpoint's own normalisation is the run's, computed on the training split.
+    QVERIFY(session::load_trained_model(g, rec.checkpoint("final").toStdString()).normalization ==
+            session::make_training_run(g).normalization);
     const QString best = rec.checkpoint("best"), final_ = rec.checkpoint("final");
     QVERIFY(QFile::exists(best) && QFile::exists(final_));
     QVERIFY(best.endsWith("/full/best.safetensors") && final_.endsWith("/full/final.safetensors"));
@@ -201,6 +231,7 @@ class TestAppTraining : public QObject {
       return train::load_checkpoint(final_.toStdString(), *run.compiled.model, run.optimizer.get());
     }();
     QCOMPARE(meta.at("epoch"), std::string("3"));
+    QCOMPARE(std::stod(meta.at("test_accuracy")), rec.test->figures.eval_accuracy);
     QVERIFY(meta.at("project").find("\"CrossEntropy\"") != std::string::npos);
 
     // The trained weights export; they load into a compiled model.
@@ -219,11 +250,11 @@ class TestAppTraining : public QObject {
     receiver.moveToThread(&other);
     std::atomic<int> infos{0}, batches{0}, epochs{0}, finished{0};
     TrainingController c;
-    connect(&c, &TrainingController::started, &receiver, [&](const app::RunInfo& i) { infos += i.evalSize == kTest; });
+    connect(&c, &TrainingController::started, &receiver, [&](const app::RunInfo& i) { infos += i.evalSize == kVal; });
     connect(&c, &TrainingController::batches, &receiver,
             [&](const std::vector<train::BatchEnd>& b) { batches += int(b.size()); });
     connect(&c, &TrainingController::epochEnded, &receiver,
-            [&](const train::EpochEnd& e) { epochs += e.predicted.size() == size_t(kTest); });
+            [&](const train::EpochEnd& e) { epochs += e.predicted.size() == size_t(kVal); });
     connect(&c, &TrainingController::finished, &receiver, [&](const train::Finished& f) { finished += !f.cancelled; });
     c.start(request(mlp(data_, 2), "other-thread"));
     QTRY_VERIFY_WITH_TIMEOUT(finished == 1, 60000);

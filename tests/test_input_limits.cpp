@@ -483,14 +483,14 @@ class TestInputLimits : public QObject {
     const DatasetInfo info = describe_dataset({"mnist", dir.string(), "", ""});
     QCOMPARE(info.input_shape, (Shape{1, 28, 28}));
     QCOMPARE(info.examples, int64_t(0));
-    QCOMPARE(message_of<DataError>([&] { open_dataset({"mnist", dir.string(), "", ""}, 1); }),
+    QCOMPARE(message_of<DataError>([&] { open_dataset({"mnist", dir.string(), "", ""}, 1, 0.1); }),
              (dir / "train-images-idx3-ubyte").string() +
                  ": byte offset 4: dimensions [4000000000, 28, 28] hold more than 2147483648 elements, the limit");
 
     write_raw(dir / "train-images-idx3-ubyte", idx_bytes(0x08, {3, 28, 28}, 3 * 784));
     write_raw(dir / "t10k-images-idx3-ubyte", idx_bytes(0x08, {2, 28, 28}, 2 * 784));
     write_raw(dir / "t10k-labels-idx1-ubyte", idx_bytes(0x08, {2}, 2));
-    QCOMPARE(open_dataset({"mnist", dir.string(), "", ""}, 1).info.examples, int64_t(5));
+    QCOMPARE(open_dataset({"mnist", dir.string(), "", ""}, 1, 0.1).info.examples, int64_t(5));
     QCOMPARE(describe_dataset({"csv", (kExamples / "data" / "housing.csv").string(), "price", "regression"}).examples,
              int64_t(500));
   }

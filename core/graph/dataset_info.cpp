@@ -2,6 +2,8 @@
 
 #include "data/csv.h"
 #include "data/mnist.h"
+#include "data/sampling.h"
+#include "util/text.h"
 #include "util/error.h"
 
 namespace plexus::graph {
@@ -72,20 +74,33 @@ DatasetInfo describe_dataset(const DatasetBinding& b) {
   return {{int64_t(csv.feature_names().size())}, {}, csv.num_classes(), csv.size()};
 }
 
-DatasetSplits open_dataset(const DatasetBinding& b, uint64_t seed) {
+DatasetSplits open_dataset(const DatasetBinding& b, uint64_t seed, double validation_fraction) {
   check_kind(b);
+  // Its own stream: the validation draw does not repeat the CSV's train/test draw.
+  const uint64_t validation_seed = data::mix_seed(seed, 0x76616c);
+  DatasetSplits splits;
   if (is_image_dataset(b.kind)) {
     const auto variant = b.kind == "mnist" ? data::MnistVariant::Digits : data::MnistVariant::Fashion;
-    DatasetSplits splits{std::make_shared<data::MnistDataset>(b.path, data::Split::Train, variant),
-                         std::make_shared<data::MnistDataset>(b.path, data::Split::Test, variant),
-                         describe_dataset(b)};
-    splits.info.examples = splits.train->size() + splits.test->size();
-    return splits;
+    auto train = std::make_shared<data::MnistDataset>(b.path, data::Split::Train, variant);
+    splits.test = std::make_shared<data::MnistDataset>(b.path, data::Split::Test, variant);
+    splits.info = describe_dataset(b);
+    splits.info.examples = train->size() + splits.test->size();
+    auto [fit, held] = data::random_split(train, 1.0 - validation_fraction, validation_seed);
+    splits.train = std::move(fit);
+    if (held->size() > 0) splits.validation = std::move(held);
+  } else {
+    const data::CsvDataset csv = read_csv(b);
+    auto [train, test] = csv.split(0.8, seed);
+    auto [fit, held] = train.split(1.0 - validation_fraction, validation_seed);
+    splits.info = {{int64_t(csv.feature_names().size())}, {}, csv.num_classes(), csv.size()};
+    splits.test = std::make_shared<data::CsvDataset>(std::move(test));
+    splits.train = std::make_shared<data::CsvDataset>(std::move(fit));
+    if (held.size() > 0) splits.validation = std::make_shared<data::CsvDataset>(std::move(held));
   }
-  const data::CsvDataset csv = read_csv(b);
-  auto [train, test] = csv.split(0.8, seed, /*standardize=*/true);
-  DatasetInfo info{{int64_t(csv.feature_names().size())}, {}, csv.num_classes(), csv.size()};
-  return {std::make_shared<data::CsvDataset>(std::move(train)), std::make_shared<data::CsvDataset>(std::move(test)), info};
+  if (splits.train->size() == 0)
+    throw ValueError("dataset: a validation fraction of " + shortest_text(validation_fraction) +
+                     " leaves no training examples");
+  return splits;
 }
 
 }  // namespace plexus::graph

@@ -37,12 +37,16 @@ DatasetBinding resolve_dataset(const DatasetBinding& binding, const std::filesys
 // Throws IoError/DataError naming the file.
 DatasetInfo describe_dataset(const DatasetBinding& binding);
 
+// Three splits, in raw units (nothing standardised: session/ computes that from `train`).
+// validation is null when the fraction leaves no examples for it.
 struct DatasetSplits {
-  std::shared_ptr<const data::Dataset> train, test;
-  DatasetInfo info;  // its examples: train and test together
+  std::shared_ptr<const data::Dataset> train, validation, test;
+  DatasetInfo info;  // its examples: all splits together
 };
-// MNIST-style: the train and test files. CSV: a seeded 80/20 split, features standardised with
-// the training part's statistics.
-DatasetSplits open_dataset(const DatasetBinding& binding, uint64_t seed);
+// MNIST-style: the test file is the test split; `validation_fraction` of the training file,
+// drawn with the seed, is the validation split and the rest trains. CSV: a seeded 80/20
+// train/test split, then the same validation split of the training part (a CSV split keeps
+// its type, data::CsvDataset). Throws ValueError when no training examples would be left.
+DatasetSplits open_dataset(const DatasetBinding& binding, uint64_t seed, double validation_fraction);
 
 }  // namespace plexus::graph

@@ -59,6 +59,9 @@ struct TrainingSettings : optim::OptimizerConfig, optim::ScheduleConfig {
   int64_t epochs = 5;
   uint64_t seed = 1;
   std::string device = "cpu";  // cpu, cuda or cuda:N (parse_device)
+  // The share of the training data held out (seeded) to evaluate every epoch and choose the
+  // best checkpoint; the test split is evaluated once, at the end.
+  double validation_fraction = 0.1;
   bool operator==(const TrainingSettings&) const = default;
 };
 

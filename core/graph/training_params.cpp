@@ -80,6 +80,10 @@ const std::vector<TrainingSetting>& training_settings() {
         row(&S::gamma, real("gamma", d.gamma, 1e-6, 1, "Factor applied at each step (step schedule)."), step_applies),
         row(&S::batch_size, whole("batch_size", d.batch_size, 1, 1 << 20, "Examples per training step.")),
         row(&S::epochs, whole("epochs", d.epochs, 1, 1e6, "Passes over the training data.")),
+        row(&S::validation_fraction,
+            real("validation_fraction", d.validation_fraction, 0, 0.9,
+                 "Share of the training data held out (seeded) to check every epoch and pick the best checkpoint; "
+                 "the test split is only used at the end.")),
         // Unsigned in the file, any 64-bit value; the form's whole numbers are signed, 2^53 is plenty.
         row(&S::seed, whole("seed", int64_t(d.seed), 0, 9007199254740992.0,
                             "Seeds the initial weights, the shuffling and dropout: the same seed, the same run.")),

@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "cuda/cuda.h"
+#include "data/csv.h"
 #include "graph/training_params.h"
 #include "optim/factory.h"
 #include "train/builtin.h"
@@ -10,47 +11,25 @@
 #include "util/threads.h"
 
 namespace plexus::session {
-namespace {
 
-// The dataset, opened and split as the graph's settings say, and the loaders' common
-// preprocessing (set once the graph has compiled, so a graph with errors fails at once).
-struct OpenedData {
-  graph::DatasetBinding dataset;
-  graph::DatasetSplits data;
-  data::TransformPtr normalize;
-};
-
-OpenedData open_data(const graph::Graph& graph, const RunOptions& options) {
-  OpenedData d;
-  d.dataset = graph::resolve_dataset(graph.dataset, options.project_dir);
-  d.data = graph::open_dataset(d.dataset, graph.training.seed);
-  if (options.train_subset > 0 && options.train_subset < d.data.train->size()) {
-    std::vector<int64_t> idx(size_t(options.train_subset));
-    std::iota(idx.begin(), idx.end(), int64_t(0));
-    d.data.train = std::make_shared<data::Subset>(d.data.train, std::move(idx));
+InputNormalization input_normalization(const std::string& kind, const data::Dataset& train) {
+  if (graph::is_image_dataset(kind)) {
+    const train::MeanStd m = train::image_mean_std(train);
+    return {{m.mean}, {m.std}};
   }
-  return d;
+  const auto* csv = dynamic_cast<const data::CsvDataset*>(&train);
+  if (!csv) throw ValueError("input_normalization: a '" + kind + "' training split is not a CSV dataset");
+  const data::FeatureStats stats = csv->feature_stats();
+  return {stats.mean, stats.std};
 }
 
-// Images are standardised with the mean and std of the training images used (as `plexus-cli
-// train --model` does); CSV features come standardised from open_dataset.
-void set_normalization(OpenedData& d) {
-  if (graph::is_image_dataset(d.dataset.kind)) d.normalize = train::standardize_images(*d.data.train);
+std::vector<std::string> class_names(const data::Dataset& dataset, int64_t classes) {
+  std::vector<std::string> names = dataset.class_names();
+  names.resize(size_t(std::max<int64_t>(classes, 0)));
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i].empty()) names[i] = std::to_string(i);
+  return names;
 }
-
-graph::CompiledGraph compile_on_device(const graph::Graph& graph, const graph::DatasetInfo& info, Device device) {
-  graph::CompiledGraph compiled = graph::compile(graph, info, graph.training.seed);
-  compiled.model->to(device);
-  return compiled;
-}
-
-std::unique_ptr<data::DataLoader> eval_loader(const OpenedData& d, const RunOptions& options, Device device) {
-  return std::make_unique<data::DataLoader>(
-      d.data.test, data::DataLoaderOptions{.batch_size = options.eval_batch_size, .transform = d.normalize,
-                                           .pin_memory = !device.is_cpu()});
-}
-
-}  // namespace
 
 void check_training_settings(const graph::TrainingSettings& s) {
   graph::check_training_values(s);
@@ -75,38 +54,37 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
   check_training_settings(s);
   const Device device = parse_device(s.device);
 
-  OpenedData opened = open_data(graph, options);
-  run.compiled = compile_on_device(graph, opened.data.info, device);
+  run.dataset = graph::resolve_dataset(graph.dataset, options.project_dir);
+  run.data = graph::open_dataset(run.dataset, s.seed, s.validation_fraction);
+  run.compiled = graph::compile(graph, run.data.info, s.seed);  // before the slower parts: a bad graph fails at once
+  run.compiled.model->to(device);
   run.optimizer = optim::make_optimizer(s, run.compiled.model->parameters());
   run.scheduler = optim::make_scheduler(s, *run.optimizer, s.epochs);
-  set_normalization(opened);
 
+  // Standardised with the whole training split, so a checkpoint's inputs can be prepared again
+  // from the dataset alone, whatever subset this run trained on.
+  run.normalization = input_normalization(run.dataset.kind, *run.data.train);
+  if (run.compiled.classification) run.class_names = class_names(*run.data.train, run.data.info.classes);
+  if (options.train_subset > 0 && options.train_subset < run.data.train->size()) {
+    std::vector<int64_t> idx(size_t(options.train_subset));
+    std::iota(idx.begin(), idx.end(), int64_t(0));
+    run.data.train = std::make_shared<data::Subset>(run.data.train, std::move(idx));
+  }
+
+  const data::TransformPtr normalize = run.normalization.transform();
+  const bool pin = !device.is_cpu();  // asynchronous copies to the GPU
   run.train_loader = std::make_unique<data::DataLoader>(
-      opened.data.train, data::DataLoaderOptions{.batch_size = s.batch_size, .shuffle = true, .seed = s.seed,
-                                                 .transform = opened.normalize, .pin_memory = !device.is_cpu()});
-  run.eval_loader = eval_loader(opened, options, device);
-  run.dataset = std::move(opened.dataset);
-  run.data = std::move(opened.data);
+      run.data.train,
+      data::DataLoaderOptions{.batch_size = s.batch_size, .shuffle = true, .seed = s.seed, .transform = normalize,
+                              .pin_memory = pin});
+  const data::DataLoaderOptions held_out{.batch_size = options.eval_batch_size, .transform = normalize, .pin_memory = pin};
+  if (run.data.validation) run.eval_loader = std::make_unique<data::DataLoader>(run.data.validation, held_out);
+  run.test_loader = std::make_unique<data::DataLoader>(run.data.test, held_out);
 
   run.trainer_options.epochs = int(s.epochs);
   run.trainer_options.loss = run.compiled.loss;
   run.trainer_options.classification = run.compiled.classification;
   run.trainer_options.seed = s.seed;
-  return run;
-}
-
-EvaluationRun make_evaluation_run(const graph::Graph& graph, const RunOptions& options) {
-  check_training_settings(graph.training);
-  const Device device = parse_device(graph.training.device);
-  OpenedData opened = open_data(graph, options);
-  EvaluationRun run;
-  run.compiled = compile_on_device(graph, opened.data.info, device);
-  set_normalization(opened);
-  run.eval_loader = eval_loader(opened, options, device);
-  run.dataset = std::move(opened.dataset);
-  run.data = std::move(opened.data);
-  run.trainer_options.loss = run.compiled.loss;
-  run.trainer_options.classification = run.compiled.classification;
   return run;
 }
 

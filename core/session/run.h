@@ -1,13 +1,14 @@
 #pragma once
 // A training run assembled from a project: its dataset (found on disk, see
-// graph::locate_dataset), the loaders (image inputs standardised with the training images' mean
-// and std), the compiled model and loss, the optimizer and the learning-rate schedule, and the
-// Trainer's options. `plexus-cli train FILE` and the GUI's Train button both start here, so a
-// project trains the same way from either. session/ sits above graph/ (plain data) and train/
-// (the loop): it is where the two meet.
+// graph::locate_dataset) in three splits, the input normalisation (computed on the training
+// split), the loaders, the compiled model and loss, the optimizer and the learning-rate
+// schedule, and the Trainer's options. `plexus-cli train FILE` and the GUI's Train button both
+// start here, so a project trains the same way from either. session/ sits above graph/ (plain
+// data) and train/ (the loop): it is where the two meet.
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "data/dataloader.h"
 #include "graph/compiler.h"
@@ -15,6 +16,7 @@
 #include "graph/graph.h"
 #include "optim/optimizer.h"
 #include "optim/scheduler.h"
+#include "session/trained_model.h"
 #include "train/trainer.h"
 
 namespace plexus::session {
@@ -30,36 +32,36 @@ struct RunOptions {
 //   train::Trainer t(*run.compiled.model, *run.optimizer, *run.train_loader, run.eval_loader.get(),
 //                    run.trainer_options);
 //   t.set_scheduler(run.scheduler.get());
+//   t.set_test_loader(run.test_loader.get());
 // The members own what the Trainer refers to; keep the TrainingRun alive (moving it is fine:
 // everything sits behind pointers).
 struct TrainingRun {
   graph::TrainingSettings settings;               // the graph's, as used
   graph::DatasetBinding dataset;                  // path resolved
   graph::DatasetSplits data;                      // train: after train_subset
+  InputNormalization normalization;               // of the whole training split (before train_subset)
+  std::vector<std::string> class_names;           // classification: one per class
   graph::CompiledGraph compiled;                  // initialised with settings.seed, on settings.device
   std::unique_ptr<optim::Optimizer> optimizer;
   std::unique_ptr<optim::LRScheduler> scheduler;  // null for schedule "none"
-  std::unique_ptr<data::DataLoader> train_loader, eval_loader;
+  std::unique_ptr<data::DataLoader> train_loader;
+  std::unique_ptr<data::DataLoader> eval_loader;  // the validation split; null without one
+  std::unique_ptr<data::DataLoader> test_loader;
   train::TrainerOptions trainer_options;          // epochs, loss, classification, seed
 };
 
 // Checks the settings (ValueError naming the bad one), opens the dataset (IoError/DataError),
 // compiles the graph (ValueError listing every graph error) and builds the rest. The seed
 // initialises the weights, shuffles the batches, seeds dropout (the Trainer seeds the
-// default generator) and, for a CSV file, chooses the 80/20 train/test split.
+// default generator) and chooses the validation split (and a CSV file's train/test split).
 TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& options = {});
 
-// The model of a project as a run builds it (compiled with the project's seed, on its device)
-// and the loader of its held-out split, without the training parts: for evaluating a
-// checkpoint of the project (`plexus-cli eval FILE --checkpoint CKPT`).
-struct EvaluationRun {
-  graph::DatasetBinding dataset;  // path resolved
-  graph::DatasetSplits data;
-  graph::CompiledGraph compiled;
-  std::unique_ptr<data::DataLoader> eval_loader;
-  train::TrainerOptions trainer_options;  // loss and classification
-};
-EvaluationRun make_evaluation_run(const graph::Graph& graph, const RunOptions& options = {});
+// How a run standardises the inputs of a dataset of `kind`, computed on its training split:
+// images one mean and std over all values, CSV files each feature's own.
+InputNormalization input_normalization(const std::string& kind, const data::Dataset& train);
+// The class names of a classification dataset with `classes` classes ("0", "1", ... where the
+// dataset has none).
+std::vector<std::string> class_names(const data::Dataset& dataset, int64_t classes);
 
 // Checks the training settings: graph::check_training_values (every number within its range
 // where it applies, a known optimizer and schedule), then the device (cpu, cuda or cuda:N, a

@@ -25,14 +25,17 @@ fs::path new_run_folder(const fs::path& project_file, const fs::path& unsaved_ro
   return project_file.parent_path() / (project_file.stem().string() + ".runs") / stamp;
 }
 
-RunCheckpoints::RunCheckpoints(fs::path folder, const graph::Graph& project, const nn::Module& model,
-                               const optim::Optimizer& optimizer, bool classification)
-    : folder_(std::move(folder)), model_(model), optimizer_(optimizer), classification_(classification) {
+RunCheckpoints::RunCheckpoints(fs::path folder, const graph::Graph& project, const TrainingRun& run)
+    : folder_(std::move(folder)),
+      model_(*run.compiled.model),
+      optimizer_(*run.optimizer),
+      classification_(run.compiled.classification) {
   if (folder_.empty()) return;
   fs::create_directories(folder_);
   graph::Graph g = project;
   g.view.clear();  // the editor's view state says nothing about the weights
-  project_ = graph::serialize_project(g);
+  model_meta_["project"] = graph::serialize_project(g);
+  write_model_metadata(model_meta_, run.data.info, run.normalization, run.class_names);
 }
 
 fs::path RunCheckpoints::epoch_ended(const train::EpochEnd& e) {
@@ -44,8 +47,12 @@ fs::path RunCheckpoints::epoch_ended(const train::EpochEnd& e) {
 
 fs::path RunCheckpoints::finish(const train::RunResult& r) {
   if (folder_.empty()) return {};
-  return save("final", r.epochs_completed, r.history.empty() ? nullptr : &r.history.back(),
-              {{"cancelled", r.status == train::RunStatus::Cancelled ? "true" : "false"}});
+  train::Metadata meta{{"cancelled", r.status == train::RunStatus::Cancelled ? "true" : "false"}};
+  if (r.test) {
+    meta["test_loss"] = shortest_text(r.test->eval_loss);
+    if (classification_) meta["test_accuracy"] = shortest_text(r.test->eval_accuracy);
+  }
+  return save("final", r.epochs_completed, r.history.empty() ? nullptr : &r.history.back(), std::move(meta));
 }
 
 // Higher is better.
@@ -57,7 +64,7 @@ double RunCheckpoints::score(const train::EpochEnd& e) const {
 fs::path RunCheckpoints::save(const std::string& kind, int epoch, const train::EpochEnd* e,
                               std::map<std::string, std::string> meta) const {
   meta["checkpoint"] = kind;
-  meta["project"] = project_;
+  meta.insert(model_meta_.begin(), model_meta_.end());
   meta["epoch"] = std::to_string(epoch);
   if (e) {
     meta["epochs"] = std::to_string(e->epochs);

@@ -8,8 +8,12 @@
 //
 // Each is a train::save_checkpoint file (tensors "model.<node>.<param>", "optim.*") whose
 // metadata holds "checkpoint" (best or final), "project" (the project's text, without the
-// editor's view, so the checkpoint alone says what it is a checkpoint of), "epoch", "epochs",
-// the losses and accuracies of that epoch, and for final "cancelled". Saves are atomic.
+// editor's view, so the checkpoint alone says what it is a checkpoint of), what using the model
+// needs without the dataset (write_model_metadata: input shape, normalisation, class names),
+// "epoch", "epochs", the losses and accuracies of that epoch (train_*, validation as eval_*),
+// and for final "cancelled" and, after a completed run, the test figures (test_loss,
+// test_accuracy). The best epoch is chosen on the validation split, never the test split.
+// Saves are atomic.
 #include <chrono>
 #include <filesystem>
 #include <limits>
@@ -19,6 +23,7 @@
 #include "graph/graph.h"
 #include "nn/module.h"
 #include "optim/optimizer.h"
+#include "session/run.h"
 #include "train/trainer.h"
 
 namespace plexus::session {
@@ -33,8 +38,8 @@ std::filesystem::path new_run_folder(const std::filesystem::path& project_file, 
 class RunCheckpoints {
  public:
   // `folder` is created when missing; an empty folder saves nothing.
-  RunCheckpoints(std::filesystem::path folder, const graph::Graph& project, const nn::Module& model,
-                 const optim::Optimizer& optimizer, bool classification);
+  // `run` (its model, optimizer, normalisation) must outlive this object.
+  RunCheckpoints(std::filesystem::path folder, const graph::Graph& project, const TrainingRun& run);
 
   // After an epoch: saves best.safetensors when the epoch scores better than every one before
   // (validation accuracy, or minus the validation loss for a regression; the training figures
@@ -54,7 +59,7 @@ class RunCheckpoints {
   const nn::Module& model_;
   const optim::Optimizer& optimizer_;
   bool classification_;
-  std::string project_;
+  train::Metadata model_meta_;  // the project and write_model_metadata's keys
   double best_ = -std::numeric_limits<double>::infinity();
 };
 

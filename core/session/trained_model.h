@@ -33,9 +33,10 @@ struct InputNormalization {
   bool operator==(const InputNormalization&) const = default;
 };
 
-// Checkpoint and weights-file metadata keys written by a run (RunCheckpoints, Export Weights):
-// "input_mean", "input_std" and "class_names" hold JSON arrays.
-void write_model_metadata(train::Metadata& meta, const InputNormalization& norm,
+// What a checkpoint or weights file needs to be used without its dataset, as metadata (run
+// checkpoints, Export Weights): "input_shape" (per example), "input_mean", "input_std" and
+// "class_names" as JSON arrays, "classes" as a number (0 for regression).
+void write_model_metadata(train::Metadata& meta, const graph::DatasetInfo& info, const InputNormalization& norm,
                           const std::vector<std::string>& class_names);
 
 // What kind of file holds the weights: a run checkpoint ("plexus.format" metadata, tensors

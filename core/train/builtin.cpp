@@ -56,7 +56,7 @@ std::shared_ptr<const data::Dataset> open_image_dataset(const std::string& kind,
   throw ValueError("unknown dataset '" + kind + "' (known: mnist, fashion-mnist)");
 }
 
-data::TransformPtr standardize_images(const data::Dataset& dataset) {
+MeanStd image_mean_std(const data::Dataset& dataset) {
   double sum = 0, sum_sq = 0;
   int64_t count = 0;
   const int64_t chunk = 1000;
@@ -69,10 +69,15 @@ data::TransformPtr standardize_images(const data::Dataset& dataset) {
       ++count;
     }
   }
-  if (count == 0) throw ValueError("standardize_images: the dataset is empty");
+  if (count == 0) throw ValueError("standardising images: the dataset is empty");
   const double mean = sum / double(count);
   const double std = std::sqrt(std::max(sum_sq / double(count) - mean * mean, 1e-12));
-  return data::normalize({float(mean)}, {float(std)});
+  return {float(mean), float(std)};
+}
+
+data::TransformPtr standardize_images(const data::Dataset& dataset) {
+  const MeanStd m = image_mean_std(dataset);
+  return data::normalize({m.mean}, {m.std});
 }
 
 }  // namespace plexus::train

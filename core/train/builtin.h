@@ -19,8 +19,13 @@ const std::vector<std::string>& builtin_model_names();
 // "mnist" and "fashion-mnist" read the split's IDX files from `folder`.
 std::shared_ptr<const data::Dataset> open_image_dataset(const std::string& kind, const std::string& folder, bool train);
 
-// A Normalize transform with the mean and std of every input value of `dataset` (one pair for
-// all channels), computed in double over the whole set.
+// The mean and std of every input value of `dataset` (one pair for all channels), computed in
+// double over the whole set.
+struct MeanStd {
+  float mean = 0, std = 1;
+};
+MeanStd image_mean_std(const data::Dataset& dataset);
+// A Normalize transform with image_mean_std(dataset).
 data::TransformPtr standardize_images(const data::Dataset& dataset);
 
 }  // namespace plexus::train

@@ -1,0 +1,182 @@
+#include "session/trained_model.h"
+
+#include <nlohmann/json.hpp>
+
+#include "autograd/grad_mode.h"
+#include "graph/dataset_info.h"
+#include "graph/project.h"
+#include "io/safetensors.h"
+#include "ops/ops.h"
+#include "session/run.h"
+#include "util/error.h"
+
+namespace plexus::session {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kMean = "input_mean";
+constexpr const char* kStd = "input_std";
+constexpr const char* kClasses = "class_names";
+constexpr const char* kInputShape = "input_shape";
+constexpr const char* kClassCount = "classes";
+
+// A metadata value that holds a JSON array of T; nullopt when the key is absent.
+template <class T>
+std::optional<std::vector<T>> json_array(const io::SafetensorsMetadata& meta, const char* key, const std::string& where) {
+  const auto it = meta.find(key);
+  if (it == meta.end()) return std::nullopt;
+  try {
+    return nlohmann::json::parse(it->second).get<std::vector<T>>();
+  } catch (const nlohmann::json::exception&) {
+    throw IoError(where + ": metadata '" + key + "' is not a JSON array of " +
+                  (std::is_same_v<T, std::string> ? "strings" : "numbers") + ": " + it->second);
+  }
+}
+
+// The normalisation and class names of the file's metadata, checked against the model's input.
+struct StoredInputs {
+  std::optional<Shape> input_shape;
+  std::optional<int64_t> classes;
+  std::optional<InputNormalization> normalization;
+  std::optional<std::vector<std::string>> class_names;
+};
+
+StoredInputs stored_inputs(const io::SafetensorsMetadata& meta, const std::string& where) {
+  StoredInputs s;
+  if (auto shape = json_array<int64_t>(meta, kInputShape, where)) s.input_shape = Shape(shape->begin(), shape->end());
+  if (const auto it = meta.find(kClassCount); it != meta.end()) {
+    size_t used = 0;
+    try {
+      s.classes = std::stoll(it->second, &used);
+    } catch (const std::exception&) {
+    }
+    if (!s.classes || used != it->second.size() || *s.classes < 0)
+      throw IoError(where + ": metadata '" + kClassCount + "' is not a whole number >= 0: " + it->second);
+  }
+  auto mean = json_array<float>(meta, kMean, where), stdev = json_array<float>(meta, kStd, where);
+  if (mean.has_value() != stdev.has_value())
+    throw IoError(where + ": metadata has '" + (mean ? kMean : kStd) + "' without '" + (mean ? kStd : kMean) + "'");
+  if (mean) {
+    if (mean->empty() || mean->size() != stdev->size())
+      throw IoError(where + ": metadata '" + kMean + "' and '" + kStd + "' must hold as many values, at least one; got " +
+                    std::to_string(mean->size()) + " and " + std::to_string(stdev->size()));
+    for (float v : *stdev)
+      if (!(v > 0)) throw IoError(where + ": metadata '" + std::string(kStd) + "' holds a value that is not positive");
+    s.normalization = InputNormalization{std::move(*mean), std::move(*stdev)};
+  }
+  s.class_names = json_array<std::string>(meta, kClasses, where);
+  return s;
+}
+
+}  // namespace
+
+data::TransformPtr InputNormalization::transform() const { return data::normalize(mean, std); }
+
+Tensor InputNormalization::apply(const Tensor& raw) const {
+  NoGradGuard no_grad;
+  if (empty()) return raw;
+  // Values broadcast along dim 1: [1, C, 1, ...] for images, [1, F] for features.
+  Shape along(size_t(raw.dim()), 1);
+  if (raw.dim() < 2) throw ShapeError("InputNormalization: expected a batch [N, ...], got shape " + to_string(raw.shape()));
+  along[1] = int64_t(mean.size());
+  const Tensor m = from_vector(mean, along), s = from_vector(std, along);
+  return div(sub(raw, m), s);
+}
+
+void write_model_metadata(train::Metadata& meta, const graph::DatasetInfo& info, const InputNormalization& norm,
+                          const std::vector<std::string>& class_names) {
+  meta[kInputShape] = nlohmann::json(info.input_shape).dump();
+  meta[kClassCount] = std::to_string(info.classes);
+  meta[kMean] = nlohmann::json(norm.mean).dump();
+  meta[kStd] = nlohmann::json(norm.std).dump();
+  if (!class_names.empty()) meta[kClasses] = nlohmann::json(class_names).dump();
+}
+
+Tensor TrainedModel::forward(const Tensor& raw) const {
+  Shape expected{-1};
+  expected.insert(expected.end(), info.input_shape.begin(), info.input_shape.end());
+  const Shape& got = raw.shape();
+  if (got.size() != expected.size() || !std::equal(got.begin() + 1, got.end(), expected.begin() + 1))
+    throw ShapeError("the model takes inputs [N, " + to_string(info.input_shape).substr(1) + ", got shape " +
+                     to_string(got));
+  NoGradGuard no_grad;
+  return (*compiled.model)(normalization.apply(raw));
+}
+
+TrainedModel load_trained_model(const graph::Graph& project, const fs::path& weights, const LoadOptions& options) {
+  const io::SafetensorsHeader header = io::read_safetensors_header(weights);
+  const std::string where = weights.string();
+  TrainedModel m;
+  m.project = project;
+  const auto fmt = header.metadata.find("plexus.format");
+  m.kind = fmt != header.metadata.end() ? WeightsKind::Checkpoint : WeightsKind::Weights;
+  StoredInputs stored = stored_inputs(header.metadata, where);
+
+  // The dataset is opened only for what the file does not say: the shapes of a CSV file, the
+  // normalisation and class names of a weights file that lacks them.
+  std::optional<graph::DatasetSplits> splits;
+  graph::DatasetBinding binding = project.dataset;
+  auto open = [&](const char* why) -> const graph::DatasetSplits& {
+    if (!splits) {
+      try {
+        binding = graph::resolve_dataset(project.dataset, options.project_dir);
+      } catch (const Error& e) {
+        throw IoError(std::string(e.what()) + "; it is needed for " + why + ", which " + where + " does not hold");
+      }
+      splits = graph::open_dataset(binding, project.training.seed, project.training.validation_fraction);
+    }
+    return *splits;
+  };
+  // The project's dataset describes the inputs where that is cheap (image folders are described
+  // without reading them) or the data is at hand; the file's own description must agree with it.
+  const graph::DatasetLocation located = graph::locate_dataset(project.dataset.path, options.project_dir);
+  const bool stored_info = stored.input_shape && stored.classes;
+  if (graph::is_image_dataset(project.dataset.kind) || located.found || !stored_info)
+    m.info = graph::is_image_dataset(project.dataset.kind) ? graph::describe_dataset(project.dataset)
+                                                           : open("the shape of the model's inputs").info;
+  else
+    m.info = {*stored.input_shape, {}, *stored.classes};
+  auto described = [](const Shape& shape, int64_t classes) {
+    return "inputs " + to_string(shape) + " and " +
+           (classes ? std::to_string(classes) + " classes" : std::string("regression targets"));
+  };
+  if (stored_info && (*stored.input_shape != m.info.input_shape || *stored.classes != m.info.classes))
+    throw IoError(where + " was trained for " + described(*stored.input_shape, *stored.classes) +
+                  ", but the project's dataset has " + described(m.info.input_shape, m.info.classes));
+
+  m.compiled = graph::compile(project, m.info, project.training.seed);
+  m.metadata = m.kind == WeightsKind::Checkpoint ? train::load_checkpoint(weights, *m.compiled.model)
+                                                 : train::load_weights(weights, *m.compiled.model);
+  m.compiled.model->eval();
+
+  if (stored.normalization) m.normalization = std::move(*stored.normalization);
+  else m.normalization = input_normalization(binding.kind, *open("the input normalisation").train);
+  if (m.compiled.classification) {
+    if (stored.class_names) m.class_names = std::move(*stored.class_names);
+    else m.class_names = class_names(*open("the class names").train, m.info.classes);
+  }
+  const Shape& in = m.info.input_shape;
+  const int64_t channels = in.empty() ? 0 : in[0];
+  if (m.normalization.mean.size() != 1 && int64_t(m.normalization.mean.size()) != channels)
+    throw IoError(where + ": the input normalisation has " + std::to_string(m.normalization.mean.size()) +
+                  " values, the model's input " + to_string(in) + " needs 1 or " + std::to_string(channels));
+  if (m.compiled.classification && int64_t(m.class_names.size()) != m.info.classes)
+    throw IoError(where + ": names " + std::to_string(m.class_names.size()) + " classes, the model has " +
+                  std::to_string(m.info.classes));
+  return m;
+}
+
+std::optional<graph::Graph> project_in_checkpoint(const fs::path& file) {
+  const io::SafetensorsHeader header = io::read_safetensors_header(file);
+  const auto it = header.metadata.find("project");
+  if (it == header.metadata.end()) return std::nullopt;
+  // Built-in models and `init` store a name, not a project's text.
+  if (it->second.empty() || it->second.front() != '{') return std::nullopt;
+  try {
+    return graph::parse_project(it->second, file.string() + " (its project)");
+  } catch (const Error& e) {
+    throw IoError(e.what());
+  }
+}
+
+}  // namespace plexus::session

@@ -1,0 +1,235 @@
+// The validation split (graph::open_dataset), the normalisation a run computes and stores
+// (session/run.h, session/run_folder.h), and trained models loaded from checkpoints and weights
+// files (session/trained_model.h).
+#include <QtTest>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "data/csv.h"
+#include "data/synthetic_digits.h"
+#include "graph/dataset_info.h"
+#include "graph/project.h"
+#include "io/safetensors.h"
+#include "ops/ops.h"
+#include "session/run.h"
+#include "session/run_folder.h"
+#include "session/trained_model.h"
+#include "test_support.h"
+#include "train/checkpoint.h"
+#include "util/error.h"
+#include "util/text.h"
+
+using namespace plexus;
+using plexus::testing::contains;
+using plexus::testing::message_of;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kExamples = fs::path(PLEXUS_SOURCE_DIR) / "examples";
+
+// Indices of a split into the training file: a Subset's, or every row of a CSV split (by its
+// line numbers, unique per row).
+std::vector<int64_t> lines_of(const data::Dataset& d) {
+  if (const auto* s = dynamic_cast<const data::Subset*>(&d)) return s->indices();
+  if (const auto* c = dynamic_cast<const data::CsvDataset*>(&d)) return c->row_lines();
+  return {};
+}
+
+// The tiny MLP of examples/mnist_mlp.plexus on synthetic digits in `dir`.
+graph::Graph tiny_mlp(const fs::path& dir) {
+  graph::Graph g = graph::load_project(kExamples / "mnist_mlp.plexus");
+  g.dataset.path = (dir / "digits").string();
+  g.training.epochs = 1;
+  g.training.batch_size = 50;
+  return g;
+}
+
+}  // namespace
+
+class TestTrainedModel : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir tmp_;
+  fs::path dir_;
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(tmp_.isValid());
+    dir_ = tmp_.path().toStdString();
+    data::write_synthetic_digits(dir_ / "digits", 500, 100);
+  }
+
+  void imageSplitsAreDisjointSeededAndSized() {
+    const graph::DatasetBinding b{"mnist", (dir_ / "digits").string(), "", ""};
+    const graph::DatasetSplits s = graph::open_dataset(b, 7, 0.2);
+    QCOMPARE(s.train->size(), int64_t(400));
+    QVERIFY(s.validation);
+    QCOMPARE(s.validation->size(), int64_t(100));
+    QCOMPARE(s.test->size(), int64_t(100));
+    const std::vector<int64_t> a = lines_of(*s.train), v = lines_of(*s.validation);
+    std::set<int64_t> all(a.begin(), a.end());
+    all.insert(v.begin(), v.end());
+    QCOMPARE(all.size(), size_t(500));  // together every training image, once
+    // The same seed draws the same split; another seed another.
+    QCOMPARE(lines_of(*graph::open_dataset(b, 7, 0.2).validation), v);
+    QVERIFY(lines_of(*graph::open_dataset(b, 8, 0.2).validation) != v);
+    // Nothing held out: no validation split.
+    QVERIFY(!graph::open_dataset(b, 7, 0).validation);
+    QCOMPARE(graph::open_dataset(b, 7, 0).train->size(), int64_t(500));
+  }
+
+  void csvSplitsStayRawAndHoldOutValidationFromTheTrainingPart() {
+    const graph::Graph g = graph::load_project(kExamples / "housing_regression.plexus");
+    const graph::DatasetBinding b = graph::resolve_dataset(g.dataset, kExamples);
+    const graph::DatasetSplits s = graph::open_dataset(b, 1, 0.25);
+    QCOMPARE(s.test->size(), int64_t(100));  // 20 % of 500 rows
+    QCOMPARE(s.train->size(), int64_t(300));
+    QCOMPARE(s.validation->size(), int64_t(100));
+    std::set<int64_t> rows;
+    for (const auto* d : {s.train.get(), s.validation.get(), s.test.get()})
+      for (int64_t line : lines_of(*d)) QVERIFY(rows.insert(line).second);
+    // Raw: the first training row's features are the file's numbers, not standardised ones.
+    data::CsvOptions options;
+    options.target = b.target;
+    const data::CsvDataset full(b.path, options);
+    const auto& train = dynamic_cast<const data::CsvDataset&>(*s.train);
+    const int64_t line = train.row_lines()[0];
+    const auto at = std::find(full.row_lines().begin(), full.row_lines().end(), line) - full.row_lines().begin();
+    QCOMPARE(train.get(0).input.to_vector(), full.get(at).input.to_vector());
+  }
+
+  void aValidationFractionThatLeavesNothingToTrainOnIsRefused() {
+    graph::Graph g = tiny_mlp(dir_);
+    g.training.validation_fraction = 0.95;
+    QCOMPARE(message_of<ValueError>([&] { session::make_training_run(g); }),
+             std::string("training: validation_fraction must be between 0 and 0.9, got 0.95"));
+  }
+
+  void runsNormaliseWithTheTrainingSplit() {
+    const graph::Graph g = tiny_mlp(dir_);
+    session::TrainingRun run = session::make_training_run(g, {.project_dir = {}, .train_subset = 50});
+    QCOMPARE(run.data.train->size(), int64_t(50));
+    QCOMPARE(run.data.validation->size(), int64_t(50));
+    // The mean of the whole training split (450 images), not of the subset trained on.
+    const graph::DatasetSplits s = graph::open_dataset(graph::resolve_dataset(g.dataset, {}), 1, 0.1);
+    double sum = 0;
+    int64_t n = 0;
+    for (int64_t i = 0; i < s.train->size(); ++i)
+      for (float v : s.train->get(i).input.to_vector()) sum += v, ++n;
+    QCOMPARE(run.normalization.mean.size(), size_t(1));
+    QVERIFY(std::abs(run.normalization.mean[0] - sum / double(n)) < 1e-6);
+    QCOMPARE(run.class_names, (std::vector<std::string>{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}));
+  }
+
+  void checkpointsAndWeightsFilesLoadWithTheRunsInputs() {
+    const graph::Graph g = tiny_mlp(dir_);
+    session::TrainingRun run = session::make_training_run(g);
+    const fs::path folder = dir_ / "run1";
+    session::RunCheckpoints checkpoints(folder, g, run);
+    train::Trainer t(*run.compiled.model, *run.optimizer, *run.train_loader, run.eval_loader.get(), run.trainer_options);
+    t.set_test_loader(run.test_loader.get());
+    const train::RunResult result = t.run();
+    QVERIFY(result.test.has_value());
+    checkpoints.finish(result);
+
+    const session::TrainedModel m = session::load_trained_model(g, folder / "final.safetensors");
+    QVERIFY(m.kind == session::WeightsKind::Checkpoint);
+    QVERIFY(m.normalization == run.normalization);
+    QCOMPARE(m.class_names, run.class_names);
+    QCOMPARE(m.metadata.at("test_accuracy"), shortest_text(result.test->eval_accuracy));
+    // Raw images through forward() give the run's own outputs on normalised inputs.
+    const data::Example batch = run.data.test->get_batch({0, 1, 2, 3});
+    const Tensor raw = batch.input;
+    run.compiled.model->eval();
+    const Tensor expected = (*run.compiled.model)(run.normalization.apply(raw));
+    QCOMPARE(m.forward(raw).to_vector(), expected.to_vector());
+
+    // A weights file with the same metadata: the same model, no dataset needed.
+    train::Metadata meta;
+    session::write_model_metadata(meta, run.data.info, run.normalization, run.class_names);
+    train::save_weights(dir_ / "w.safetensors", *run.compiled.model, meta);
+    graph::Graph moved = g;
+    moved.dataset.path = (dir_ / "gone").string();
+    const session::TrainedModel w = session::load_trained_model(moved, dir_ / "w.safetensors");
+    QVERIFY(w.kind == session::WeightsKind::Weights);
+    QCOMPARE(w.forward(raw).to_vector(), expected.to_vector());
+
+    // A bare weights file (plexus-cli init) takes its normalisation from the dataset, as the run did.
+    train::save_weights(dir_ / "bare.safetensors", *run.compiled.model);
+    const session::TrainedModel bare = session::load_trained_model(g, dir_ / "bare.safetensors");
+    QVERIFY(bare.normalization == run.normalization);
+    QCOMPARE(bare.forward(raw).to_vector(), expected.to_vector());
+    const std::string missing =
+        message_of<IoError>([&] { session::load_trained_model(moved, dir_ / "bare.safetensors"); });
+    QVERIFY2(contains(missing, "not found") && contains(missing, "bare.safetensors does not hold"), missing.c_str());
+
+    // The project inside a checkpoint is the run's, without the editor's view.
+    const std::optional<graph::Graph> inside = session::project_in_checkpoint(folder / "final.safetensors");
+    QVERIFY(inside.has_value());
+    QCOMPARE(inside->nodes, g.nodes);
+    QVERIFY(!session::project_in_checkpoint(dir_ / "bare.safetensors").has_value());
+  }
+
+  void malformedFilesAreRefusedNamingWhatIsWrong() {
+    const graph::Graph g = tiny_mlp(dir_);
+    session::TrainingRun run = session::make_training_run(g);
+    auto write = [&](const std::string& name, const io::NamedTensors& tensors, const io::SafetensorsMetadata& meta) {
+      io::save_safetensors(dir_ / name, tensors, meta);
+      return dir_ / name;
+    };
+    io::NamedTensors good;
+    for (const auto& [name, t] : run.compiled.model->state()) good.emplace_back(name, t);
+
+    // A tensor under another name, or of another shape.
+    io::NamedTensors renamed = good;
+    renamed[0].first = "fc9.weight";
+    std::string m = message_of<IoError>([&] { session::load_trained_model(g, write("renamed.safetensors", renamed, {})); });
+    QVERIFY2(contains(m, "renamed.safetensors") && contains(m, "'" + good[0].first + "' of the model is missing"), m.c_str());
+    io::NamedTensors reshaped = good;
+    reshaped[0].second = zeros({3, 3});
+    m = message_of<ShapeError>([&] { session::load_trained_model(g, write("reshaped.safetensors", reshaped, {})); });
+    QVERIFY2(contains(m, "'" + good[0].first + "' has shape [3, 3]"), m.c_str());
+
+    // Metadata that does not parse or disagrees with the model.
+    m = message_of<IoError>([&] {
+      session::load_trained_model(g, write("meta1.safetensors", good, {{"input_mean", "[0.1"}, {"input_std", "[1]"}}));
+    });
+    QVERIFY2(contains(m, "metadata 'input_mean' is not a JSON array of numbers"), m.c_str());
+    m = message_of<IoError>([&] {
+      session::load_trained_model(g, write("meta2.safetensors", good, {{"input_mean", "[0.1]"}}));
+    });
+    QVERIFY2(contains(m, "has 'input_mean' without 'input_std'"), m.c_str());
+    m = message_of<IoError>([&] {
+      session::load_trained_model(g, write("meta3.safetensors", good, {{"input_mean", "[0.1]"}, {"input_std", "[0]"}}));
+    });
+    QVERIFY2(contains(m, "not positive"), m.c_str());
+    m = message_of<IoError>([&] {
+      session::load_trained_model(g, write("meta4.safetensors", good, {{"input_shape", "[8]"}, {"classes", "0"}}));
+    });
+    QVERIFY2(contains(m, "was trained for inputs [8] and regression targets, but the project's dataset has inputs "
+                         "[1, 28, 28] and 10 classes"),
+             m.c_str());
+
+    // A truncated file.
+    const fs::path whole = write("whole.safetensors", good, {});
+    std::string bytes;
+    {
+      std::ifstream in(whole, std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    std::ofstream(dir_ / "cut.safetensors", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+    m = message_of<IoError>([&] { session::load_trained_model(g, dir_ / "cut.safetensors"); });
+    QVERIFY2(contains(m, "cut.safetensors"), m.c_str());
+
+    // forward() checks the shape of what it is given.
+    const session::TrainedModel ok = session::load_trained_model(g, whole);
+    m = message_of<ShapeError>([&] { ok.forward(zeros({2, 784})); });
+    QCOMPARE(m, std::string("the model takes inputs [N, 1, 28, 28], got shape [2, 784]"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestTrainedModel)
+#include "test_trained_model.moc"
