@@ -24,23 +24,14 @@ import os
 import struct
 import zlib
 
+from gen_housing_batch import safetensors
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 NAMES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 
 
 def cell(c):
     return 1 + 4 * (c // 5), 1 + c % 5  # (row, column) in the 7 x 7 pooled grid
-
-
-def safetensors(tensors, metadata):
-    header, data = {"__metadata__": metadata}, b""
-    for name, shape, values in tensors:
-        raw = struct.pack("<%df" % len(values), *values)
-        header[name] = {"dtype": "F32", "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
-        data += raw
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
-    return struct.pack("<Q", len(text)) + text + data
 
 
 def png(width, height, channels, pixel):
