@@ -784,7 +784,8 @@ void write_value_predictions(const std::string& path, const session::TrainedMode
     const std::vector<float> out = m.forward(test.get_batch(idx).input).to_vector();
     outputs.insert(outputs.end(), out.begin(), out.end());
   }
-  const size_t n = size_t(test.size()), per_target = targets.size() / n, per_output = outputs.size() / n;
+  const size_t n = size_t(test.size());
+  const size_t per_target = n ? targets.size() / n : 1, per_output = n ? outputs.size() / n : 1;
   auto columns = [](const char* name, size_t k) {
     if (k == 1) return std::string(",") + name;
     std::string s;
@@ -980,6 +981,23 @@ std::string prediction_text(const nlohmann::json& id, const nlohmann::json& resu
   return s;
 }
 
+// One example's result: its `top` classes, ranked by score as eval's argmax counts them (ties keep
+// the lower class first), with their probabilities; or a regression's `k` output values.
+void add_prediction(nlohmann::json& result, const session::TrainedModel& m, const float* scores, const float* probs,
+                    size_t k, size_t top) {
+  if (!m.classification()) {
+    result["value"] = k == 1 ? nlohmann::json(scores[0]) : nlohmann::json(std::vector<float>(scores, scores + k));
+    return;
+  }
+  std::vector<size_t> order(k);
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+  nlohmann::json classes = nlohmann::json::array();
+  for (size_t c : std::span(order).first(std::min(k, top)))
+    classes.push_back({{"class", c}, {"name", m.class_names[c]}, {"probability", probs[c]}});
+  result["classes"] = std::move(classes);
+}
+
 int cmd_predict(const Args& args) {
   args.allow({"--checkpoint", "--top", "--json", "--batch-size", "--threads"});
   std::vector<std::string> inputs = args.positional();
@@ -1016,19 +1034,7 @@ int cmd_predict(const Args& args) {
     for (int64_t i = 0; i < n; ++i) {
       const nlohmann::json& id = in.ids[size_t(start + i)];
       nlohmann::json result = id;
-      const float* row = scores.data() + size_t(i) * k;
-      if (m.classification()) {
-        // Ranked by score, as eval's argmax counts them; ties keep the lower class first.
-        std::vector<size_t> order(k);
-        std::iota(order.begin(), order.end(), size_t(0));
-        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return row[a] > row[b]; });
-        nlohmann::json classes = nlohmann::json::array();
-        for (size_t c : std::span(order).first(std::min(k, size_t(top))))
-          classes.push_back({{"class", c}, {"name", m.class_names[c]}, {"probability", probs[size_t(i) * k + c]}});
-        result["classes"] = std::move(classes);
-      } else {
-        result["value"] = k == 1 ? nlohmann::json(row[0]) : nlohmann::json(std::vector<float>(row, row + k));
-      }
+      add_prediction(result, m, scores.data() + size_t(i) * k, probs.data() + size_t(i) * k, k, size_t(top));
       std::printf("%s\n", args.has("--json") ? result.dump().c_str() : prediction_text(id, result).c_str());
     }
   }
