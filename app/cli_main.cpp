@@ -837,29 +837,22 @@ int cmd_eval_project(const Args& args, ProjectSource p) {
   graph::Graph& g = p.graph;
   apply_machine_options(args, g);
   session::TrainedModel m = session::load_trained_model(g, checkpoint, {p.dir});
-  const graph::DatasetBinding dataset = graph::resolve_dataset(g.dataset, p.dir);
-  const graph::DatasetSplits splits = graph::open_dataset(dataset, g.training.seed, g.training.validation_fraction);
-  const int64_t batch_size = args.integer("--batch-size", 1000, 1);
-  // A regression's outputs come from the model itself (on the CPU, where it was loaded); the
-  // evaluation records a classification's predictions from its own forward pass.
-  if (args.has("--predictions") && !m.classification())
-    write_value_predictions(args.str("--predictions", ""), m, *splits.test, batch_size);
-  const Device device = parse_device(g.training.device);
-  m.compiled.model->to(device);
-  data::DataLoader loader(splits.test, {.batch_size = batch_size,
-                                        .transform = m.normalization.transform(),
-                                        .pin_memory = !device.is_cpu()});
-  train::TrainerOptions options;
-  options.loss = m.compiled.loss;
-  options.classification = m.classification();
-  options.record_predictions = args.has("--predictions") && m.classification();
-  const train::EpochEnd r = train::evaluate(*m.compiled.model, loader, options);
-  if (options.record_predictions) write_class_predictions(args.str("--predictions", ""), r, *splits.test);
-  const int64_t n = splits.test->size();
+  const bool predictions = args.has("--predictions");
+  const session::TestEvaluation t = session::evaluate_on_test(m, {p.dir}, args.integer("--batch-size", 1000, 1),
+                                                               parse_device(g.training.device), predictions);
+  const train::EpochEnd& r = t.figures;
+  // The evaluation recorded a classification's predictions from its own forward pass; a
+  // regression's outputs come from the model itself, on the CPU where TrainedModel works.
+  if (predictions && m.classification()) write_class_predictions(args.str("--predictions", ""), r, *t.split);
+  if (predictions && !m.classification()) {
+    m.compiled.model->to(Device::cpu());
+    write_value_predictions(args.str("--predictions", ""), m, *t.split, args.integer("--batch-size", 1000, 1));
+  }
+  const int64_t n = t.split->size();
   nlohmann::json ids{{"checkpoint", checkpoint}, {"examples", n}};
   if (p.file) ids["project"] = *p.file;  // else the checkpoint's own
   return report_evaluation(args, r, m.classification(),
-                           {p.name + " on " + std::to_string(n) + " " + dataset.kind + " test examples", ids,
+                           {p.name + " on " + std::to_string(n) + " " + t.dataset_kind + " test examples", ids,
                             m.class_names});
 }
 

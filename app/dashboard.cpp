@@ -19,6 +19,7 @@
 #include "data/csv.h"
 #include "dataset/dataset_preview.h"
 #include "graph/dataset_info.h"
+#include "session/trained_model.h"
 #include "training_controller.h"
 
 namespace plexus::app {
@@ -149,12 +150,25 @@ Dashboard::Dashboard(TrainingController* controller, QWidget* parent) : QWidget(
     preview_->setFeatureNames(data.feature_names);
     emit previewLoaded();
   });
+  connect(&evaluating_, &QFutureWatcher<Evaluated>::finished, this, [this] {
+    const Evaluated e = evaluating_.result();
+    if (e.error.isEmpty()) {
+      showTest(e.figures, QFileInfo(e.file).fileName(), e.examples);
+    } else {
+      test_->setText(tr("Cannot evaluate %1: %2").arg(QFileInfo(e.file).fileName(), e.error));
+      test_->show();
+    }
+    emit testEvaluated();
+  });
   connect(&widgets::ThemeManager::instance(), &widgets::ThemeManager::changed, this, [this] {
     if (!error_->isHidden()) showError(error_->text());
   });
 }
 
-Dashboard::~Dashboard() { preview_loading_.waitForFinished(); }
+Dashboard::~Dashboard() {
+  preview_loading_.waitForFinished();
+  evaluating_.waitForFinished();
+}
 
 QString Dashboard::errorText() const { return error_->isHidden() ? QString() : error_->text(); }
 
@@ -211,9 +225,30 @@ void Dashboard::onEpoch(const train::EpochEnd& epoch) {
   if (!epoch.predicted.empty()) preview_->setPredictions({epoch.predicted, epoch.confidence});
 }
 
-void Dashboard::onTested(const train::TestEnd& test) {
-  const train::EpochEnd& t = test.figures;
-  QString text = tr("Test set, final model (%L1 examples): ").arg(test_examples_);
+void Dashboard::onTested(const train::TestEnd& test) { showTest(test.figures, tr("final model"), test_examples_); }
+
+void Dashboard::evaluateCheckpoint(const graph::Graph& graph, const QString& project_dir, const QString& file) {
+  evaluating_.waitForFinished();
+  test_->setText(tr("Evaluating %1 on the test set…").arg(QFileInfo(file).fileName()));
+  test_->show();
+  evaluating_.setFuture(QtConcurrent::run([graph, project_dir, file] {
+    Evaluated out;
+    out.file = file;
+    try {
+      const session::LoadOptions where{std::filesystem::path(project_dir.toStdString())};
+      session::TrainedModel m = session::load_trained_model(graph, file.toStdString(), where);
+      const session::TestEvaluation t = session::evaluate_on_test(m, where);
+      out.figures = t.figures;
+      out.examples = t.split->size();
+    } catch (const std::exception& e) {
+      out.error = qstr(e.what());
+    }
+    return out;
+  }));
+}
+
+void Dashboard::showTest(const train::EpochEnd& t, const QString& what, int64_t examples) {
+  QString text = tr("Test set, %1 (%L2 examples): ").arg(what).arg(examples);
   if (t.classes > 0)
     text += tr("accuracy %1 %, top-5 %2 %, loss %3")
                 .arg(100 * t.eval_accuracy, 0, 'f', 2)

@@ -46,6 +46,9 @@ class Dashboard : public QWidget {
   void beginRun(const graph::Graph& graph, const QString& project_dir);
   // Shows the validation split of the project's dataset (read in the background).
   void previewDataset(const graph::Graph& graph, const QString& project_dir);
+  // Evaluates a checkpoint or weights file of `graph` on its test split in the background and
+  // shows the figures where a run's test result goes (or the error); emits testEvaluated.
+  void evaluateCheckpoint(const graph::Graph& graph, const QString& project_dir, const QString& file);
 
   widgets::TrainingPlots* plots() const { return plots_; }
   widgets::RunList* runs() const { return runs_; }
@@ -58,12 +61,14 @@ class Dashboard : public QWidget {
 
  signals:
   void previewLoaded();
+  void testEvaluated();  // evaluateCheckpoint's figures (or error) are shown
 
  private:
   static QString previewKey(const graph::Graph& graph, const QString& project_dir);
   void onStarted(const RunInfo& info);
   void onEpoch(const train::EpochEnd& epoch);
   void onTested(const train::TestEnd& test);
+  void showTest(const train::EpochEnd& figures, const QString& what, int64_t examples);
   void onFinished(const train::Finished& result);
   void onFailed(const QString& message);
   void showCell(int true_class, int predicted_class);
@@ -84,6 +89,12 @@ class Dashboard : public QWidget {
   std::shared_ptr<const data::Dataset> preview_split_;
   std::vector<QString> class_names_;
   QFutureWatcher<PreviewData> preview_loading_;
+  struct Evaluated {
+    train::EpochEnd figures;
+    int64_t examples = 0;
+    QString file, error;
+  };
+  QFutureWatcher<Evaluated> evaluating_;
   QString preview_key_;  // the binding + seed shown, so a second run does not reload it
   QString run_key_;      // the same for the run starting
 };

@@ -14,6 +14,7 @@
 
 #include "common/icons.h"
 #include "common/theme.h"
+#include "dashboard.h"
 #include "editor/node_scene.h"
 #include "editor/node_view.h"
 #include "main_window.h"
@@ -105,9 +106,12 @@ int main(int argc, char** argv) {
     QObject::connect(window.training(), &TrainingController::epochEnded, &window,
                      [last](const plexus::train::EpochEnd& e) { *last = e; });
     QObject::connect(window.training(), &TrainingController::finished, &window,
-                     [last, quit](const plexus::train::Finished& f) {
+                     [&window, last, quit](const plexus::train::Finished& f) {
                        std::printf("plexus: %s after %d epochs, validation accuracy %.2f%%\n",
                                    f.cancelled ? "stopped" : "completed", f.epochs_completed, 100 * last->eval_accuracy);
+                       // What the dashboard shows of the test split, word for word.
+                       const QString test = window.dashboard()->testText();
+                       if (!test.isEmpty()) std::printf("plexus: dashboard: %s\n", qPrintable(test));
                        quit(f.cancelled ? 1 : 0);
                      });
     QObject::connect(window.training(), &TrainingController::failed, &window, [quit](const QString& message) {

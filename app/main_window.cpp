@@ -332,13 +332,21 @@ void MainWindow::createRunActions() {
     else
       statusBar()->showMessage(tr("Exported weights to %1").arg(QDir::toNativeSeparators(path)), 6000);
   });
+  QAction* evaluate = makeAction(this, tr("Evaluate on &Test Set…"), {});
+  evaluate->setObjectName(QStringLiteral("evaluateAction"));
+  connect(evaluate, &QAction::triggered, this, [this] {
+    const QString path = chooseCheckpoint(tr("Evaluate a checkpoint on the test set"));
+    if (path.isEmpty()) return;
+    dashboard_->evaluateCheckpoint(document_->graph(), projectDirectory(), path);
+    showDashboard();
+  });
   QAction* editor = makeAction(this, tr("Show &Editor"), {}, {QKeySequence(tr("Alt+1"))});
   connect(editor, &QAction::triggered, this, &MainWindow::showEditor);
   QAction* dashboard = makeAction(this, tr("Show Training &Dashboard"), {}, {QKeySequence(tr("Alt+2"))});
   connect(dashboard, &QAction::triggered, this, &MainWindow::showDashboard);
   run->addActions({train_action_, pause_action_, stop_action_});
   run->addSeparator();
-  run->addActions({resume_from, export_action_});
+  run->addActions({resume_from, evaluate, export_action_});
   run->addSeparator();
   run->addActions({editor, dashboard});
 
@@ -569,13 +577,17 @@ bool MainWindow::startTraining(const QString& resume_from) {
                              10000);
     return false;
   }
-  const QString project_dir = document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absolutePath();
+  const QString project_dir = projectDirectory();
   TrainingRequest request{document_->graph(), project_dir, newRunDirectory(), resume_from};
   dashboard_->beginRun(request.graph, project_dir);
   training_->start(request);
   showDashboard();
   statusBar()->showMessage(tr("Training: checkpoints go to %1").arg(QDir::toNativeSeparators(request.runDir)), 8000);
   return true;
+}
+
+QString MainWindow::projectDirectory() const {
+  return document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absolutePath();
 }
 
 QString MainWindow::newRunDirectory() const {
@@ -602,7 +614,7 @@ void MainWindow::tabChanged() {
   findChild<QDockWidget*>(QStringLiteral("trainingDock"))->raise();
   // The samples are worth seeing before any run; they are read in the background.
   dashboard_->previewDataset(document_->graph(),
-                             document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absolutePath());
+                             projectDirectory());
 }
 void MainWindow::showDashboard() { tabs_->setCurrentWidget(dashboard_); }
 

@@ -71,6 +71,7 @@ class MainWindow : public QMainWindow {
   // (<name>.runs/<date-time>), else in the app's data folder; $PLEXUS_RUNS_DIR/<date-time>
   // when that is set.
   QString newRunDirectory() const;
+  QString projectDirectory() const;  // of the open project file; "" for an unsaved project
 
   // The dialogs, replaceable so tests and scripts can answer them without a modal loop.
   std::function<QMessageBox::StandardButton(const QString& title, const QString& text,

@@ -139,6 +139,22 @@ class TestDashboard : public QObject {
     graph::CompiledGraph fresh = graph::compile(g, graph::DatasetInfo{{1, 28, 28}, {}, 10}, 99);
     train::load_checkpoint(finals[0].toStdString(), *fresh.model);
 
+    // Run > Evaluate on Test Set of the final checkpoint shows what the run's end showed.
+    const QString shown = d->testText();
+    const QString accuracy = shown.mid(shown.indexOf("accuracy"));
+    QVERIFY(!accuracy.isEmpty());
+    QSignalSpy evaluated(d, &app::Dashboard::testEvaluated);
+    w.chooseCheckpoint = [&](const QString&) { return finals[0]; };
+    w.findChild<QAction*>("evaluateAction")->trigger();
+    QVERIFY(evaluated.wait(60000));
+    QVERIFY2(d->testText().startsWith("Test set, final.safetensors ("), qPrintable(d->testText()));
+    QCOMPARE(d->testText().mid(d->testText().indexOf("accuracy")), accuracy);
+    // A file that is not a checkpoint: the reason, and the app carries on.
+    w.chooseCheckpoint = [&](const QString&) { return project_; };
+    w.findChild<QAction*>("evaluateAction")->trigger();
+    QVERIFY(evaluated.wait(60000));
+    QVERIFY2(d->testText().startsWith("Cannot evaluate tiny_mlp.plexus: "), qPrintable(d->testText()));
+
     // Export the trained weights.
     const QString exported = dir_.filePath("weights.safetensors");
     w.chooseWeightsPath = [&](const QString&) { return exported; };

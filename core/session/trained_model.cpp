@@ -3,11 +3,13 @@
 #include <nlohmann/json.hpp>
 
 #include "autograd/grad_mode.h"
+#include "data/dataloader.h"
 #include "graph/dataset_info.h"
 #include "graph/project.h"
 #include "io/safetensors.h"
 #include "ops/ops.h"
 #include "session/run.h"
+#include "train/trainer.h"
 #include "util/error.h"
 
 namespace plexus::session {
@@ -164,6 +166,25 @@ TrainedModel load_trained_model(const graph::Graph& project, const fs::path& wei
     throw IoError(where + ": names " + std::to_string(m.class_names.size()) + " classes, the model has " +
                   std::to_string(m.info.classes));
   return m;
+}
+
+TestEvaluation evaluate_on_test(TrainedModel& model, const LoadOptions& options, int64_t batch_size, Device device,
+                                bool predictions, const std::atomic<bool>* cancelled) {
+  const graph::Graph& g = model.project;
+  const graph::DatasetBinding dataset = graph::resolve_dataset(g.dataset, options.project_dir);
+  TestEvaluation out;
+  out.split = graph::open_dataset(dataset, g.training.seed, g.training.validation_fraction).test;
+  out.dataset_kind = dataset.kind;
+  model.compiled.model->to(device);
+  data::DataLoader loader(out.split, {.batch_size = batch_size,
+                                      .transform = model.normalization.transform(),
+                                      .pin_memory = !device.is_cpu()});
+  train::TrainerOptions to;
+  to.loss = model.compiled.loss;
+  to.classification = model.classification();
+  to.record_predictions = predictions && model.classification();
+  out.figures = train::evaluate(*model.compiled.model, loader, to, cancelled);
+  return out;
 }
 
 std::optional<graph::Graph> project_in_checkpoint(const fs::path& file) {

@@ -9,7 +9,9 @@
 // A run stores its normalisation and class names in every checkpoint's metadata, so a
 // checkpoint is usable without its dataset; a weights file without them has them recomputed
 // from the project's dataset exactly as a run computes them (same split, same seed).
+#include <atomic>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +21,7 @@
 #include "graph/graph.h"
 #include "tensor/tensor.h"
 #include "train/checkpoint.h"
+#include "train/events.h"
 
 namespace plexus::session {
 
@@ -69,6 +72,19 @@ struct LoadOptions {
 // saying why it is needed).
 TrainedModel load_trained_model(const graph::Graph& project, const std::filesystem::path& weights,
                                 const LoadOptions& options = {});
+
+// The model's figures on its project's test split (opened as a run opens it: same seed, same
+// split): loss and, for classification, accuracy, top-5, per-class accuracy and the confusion
+// matrix, with each example's prediction when `predictions`. On `device`; stops early once
+// `cancelled` is true. IoError/DataError when the dataset cannot be read.
+struct TestEvaluation {
+  train::EpochEnd figures;                      // eval_* fields
+  std::shared_ptr<const data::Dataset> split;   // the test examples, in the order of figures.predicted
+  std::string dataset_kind;
+};
+TestEvaluation evaluate_on_test(TrainedModel& model, const LoadOptions& options, int64_t batch_size = 1000,
+                                Device device = Device::cpu(), bool predictions = false,
+                                const std::atomic<bool>* cancelled = nullptr);
 
 // The project a run checkpoint holds (metadata "project"), parsed; nullopt for a file without
 // one (a weights file). Throws IoError for a file that is not safetensors or whose project text
