@@ -35,11 +35,14 @@
 #include "io/safetensors.h"
 #include "ops/ops.h"
 #include "optim/factory.h"
+#include "session/continuation.h"
 #include "session/run.h"
 #include "session/run_folder.h"
+#include "session/run_log.h"
 #include "session/trained_model.h"
 #include "train/builtin.h"
 #include "train/checkpoint.h"
+#include "train/event_json.h"
 #include "train/trainer.h"
 #include "util/error.h"
 #include "util/system_memory.h"
@@ -61,6 +64,7 @@ Commands:
   train FILE        train the model a project file describes, with its own settings
   train --model M   train a built-in model on an image dataset
   eval [FILE]       evaluate a project's checkpoint or weights file on its test split
+  runs FILE         list a project's past runs
   eval [--model M]  evaluate a built-in model's checkpoint on the test split
   predict [FILE]    use a trained model on images (PNG, JPEG) or rows of a CSV file
   init              write a project's freshly initialised weights (safetensors)
@@ -87,10 +91,16 @@ train FILE [options]
   --train-subset N     train on the first N training examples only
   --device D           cpu, cuda or cuda:N instead of the project's device
   --metrics F  --save F  --resume F  --quiet  --threads N    (as for the built-in models)
-  --save-run           keep the run as the GUI does: best.safetensors whenever the test
-                       score improves and final.safetensors at the end, each with the
-                       project inside, in <project folder>/<name>.runs/<date-time>/
-  --run-dir DIR        the same, in DIR
+  --save-run           keep the run as the GUI does, in <project folder>/<name>.runs/<date-time>/:
+                       best.safetensors whenever the validation score improves and
+                       final.safetensors at the end, each with the project inside;
+                       project.plexus; metrics.jsonl (a header line, then every event)
+  --run-dir DIR        the same, in DIR (which must not hold a run already)
+  --continue RUN_DIR   go on from the run in RUN_DIR: its final checkpoint with the optimizer
+                       state, for --epochs (or the project's epochs) more epochs numbered on
+                       from the run's, with this project's settings; the project must have
+                       the run's layers and edges. Kept in a new run folder (as --save-run,
+                       or --run-dir) whose metrics.jsonl header names RUN_DIR
 
 eval [FILE] --checkpoint CKPT [--json] [--metrics F] [--predictions F] [--data PATH]
      [--batch-size N] [--device D] [--threads N]
@@ -132,6 +142,11 @@ grad --project FILE --weights W.safetensors --input X.safetensors --out G.safete
   mode: batch normalization uses the batch's statistics, and dropout draws from the default
   generator seeded with the project's seed, so the result is reproducible. Writes "loss"
   (a 0-d tensor) and the gradient of every parameter under the parameter's name.
+
+runs FILE [--json]
+  The project's past runs (the folders of <name>.runs/ with a metrics.jsonl), newest first:
+  folder, start, status, epochs, best validation accuracy (or loss) and the test figures. A
+  run whose log cannot be read is listed with the reason. --json prints one JSON array.
 
 layers [--markdown]
   Every layer type of the registry; --markdown writes docs/layers.md's format.
@@ -267,53 +282,6 @@ std::string clock_text(double seconds) {
   return buf;
 }
 
-// The held-out figures of an evaluation (validation after an epoch, the test split at the end).
-void add_evaluation(nlohmann::json& j, const train::EpochEnd& e, bool classification) {
-  if (!e.has_eval) return;
-  j["eval_loss"] = e.eval_loss;
-  if (!classification) return;
-  j["eval_accuracy"] = e.eval_accuracy;
-  j["eval_top5"] = e.eval_top5;
-  nlohmann::json per = nlohmann::json::array();
-  for (double v : e.per_class_accuracy) per.push_back(std::isnan(v) ? nlohmann::json() : nlohmann::json(v));
-  j["per_class_accuracy"] = per;
-  j["confusion"] = e.confusion;
-}
-
-// One JSON line per event. Accuracy, top-5, per-class accuracy and the confusion matrix are
-// classification metrics: a regression run reports losses only.
-nlohmann::json to_json(const train::Event& event, bool classification) {
-  return std::visit(
-      [classification](const auto& e) -> nlohmann::json {
-        using T = std::decay_t<decltype(e)>;
-        if constexpr (std::is_same_v<T, train::BatchEnd>) {
-          nlohmann::json j{{"event", "batch"}, {"epoch", e.epoch}, {"batch", e.batch}, {"batches", e.batches},
-                           {"loss", e.loss}, {"running_loss", e.running_loss}};
-          if (classification) j["running_accuracy"] = e.running_accuracy;
-          j["samples_per_second"] = e.samples_per_second;
-          j["lr"] = e.lr;
-          return j;
-        } else if constexpr (std::is_same_v<T, train::EpochEnd>) {
-          nlohmann::json j{{"event", "epoch"}, {"epoch", e.epoch}, {"train_loss", e.train_loss}};
-          if (classification) j["train_accuracy"] = e.train_accuracy;
-          j["lr"] = e.lr;
-          j["seconds"] = e.seconds;
-          add_evaluation(j, e, classification);
-          return j;
-        } else if constexpr (std::is_same_v<T, train::TestEnd>) {
-          nlohmann::json j{{"event", "test"}};
-          add_evaluation(j, e.figures, classification);
-          return j;
-        } else if constexpr (std::is_same_v<T, train::Finished>) {
-          return {{"event", "finished"}, {"cancelled", e.cancelled}, {"epochs", e.epochs_completed},
-                  {"seconds", e.seconds}};
-        } else {
-          return {{"event", "failed"}, {"message", e.message}};
-        }
-      },
-      event);
-}
-
 void print_epoch(const train::EpochEnd& e, bool classification) {
   std::printf("epoch %d/%d: train loss %.4f", e.epoch, e.epochs, e.train_loss);
   if (classification) std::printf(" acc %.2f%%", 100 * e.train_accuracy);
@@ -326,13 +294,14 @@ void print_epoch(const train::EpochEnd& e, bool classification) {
 }
 
 // How a training run reports: progress lines at most once a second (the last batch of an
-// epoch always), an epoch summary, JSON lines to the metrics file, and hooks after every epoch
-// and after a run that did not fail (saving checkpoints). Shared by the built-in models and
-// project files.
+// epoch always), an epoch summary, JSON lines to the metrics file and the run folder's log, and
+// hooks after every epoch and after the run, failed or not (saving checkpoints). Shared by the
+// built-in models and project files.
 struct Reporting {
   bool quiet = false;
   bool classification = true;
   std::string metrics_path;  // "" = none
+  session::RunLog* log = nullptr;  // a run folder's metrics.jsonl; none without a run folder
   std::function<void(const train::EpochEnd&)> after_epoch;
   std::function<void(const train::RunResult&)> after_run;
 };
@@ -350,7 +319,8 @@ int run_and_report(train::Trainer& trainer, const Reporting& r) {
   std::ofstream metrics = open_metrics(r.metrics_path);
   auto last_print = std::chrono::steady_clock::now();
   trainer.set_callback([&](const train::Event& event) {
-    if (metrics.is_open()) metrics << to_json(event, r.classification).dump() << '\n' << std::flush;
+    if (metrics.is_open()) metrics << train::to_json(event, r.classification).dump() << '\n' << std::flush;
+    if (r.log) r.log->record(event);
     if (const auto* b = std::get_if<train::BatchEnd>(&event)) {
       const auto now = std::chrono::steady_clock::now();
       if (r.quiet || (now - last_print < std::chrono::seconds(1) && b->batch != b->batches)) return;
@@ -371,13 +341,11 @@ int run_and_report(train::Trainer& trainer, const Reporting& r) {
     }
   });
   const train::RunResult result = trainer.run();
-  if (result.status == train::RunStatus::Failed) {
-    std::fprintf(stderr, "plexus-cli: training failed: %s\n", result.message.c_str());
-    return 1;
-  }
-  std::printf("finished %d epochs in %.1f s\n", result.epochs_completed, result.seconds);
+  const bool failed = result.status == train::RunStatus::Failed;
+  if (failed) std::fprintf(stderr, "plexus-cli: training failed: %s\n", result.message.c_str());
+  else std::printf("finished %zu epochs in %.1f s\n", result.history.size(), result.seconds);
   if (r.after_run) r.after_run(result);
-  return 0;
+  return failed ? 1 : 0;
 }
 
 // ---- project files ---------------------------------------------------------------------------
@@ -485,7 +453,9 @@ void apply_machine_options(const Args& args, graph::Graph& g) {
 
 int cmd_train_project(const Args& args, const std::string& file) {
   args.allow({"--epochs", "--batch-size", "--lr", "--optimizer", "--seed", "--data", "--train-subset", "--metrics",
-              "--save", "--resume", "--quiet", "--threads", "--device", "--save-run", "--run-dir"});
+              "--save", "--resume", "--quiet", "--threads", "--device", "--save-run", "--run-dir", "--continue"});
+  if (args.has("--continue") && args.has("--resume"))
+    throw UsageError{"--continue and --resume both start from a checkpoint; give one of them"};
   graph::Graph g = graph::load_project(file);
   graph::TrainingSettings& s = g.training;
   s.epochs = args.integer("--epochs", s.epochs, 1);
@@ -498,7 +468,9 @@ int cmd_train_project(const Args& args, const std::string& file) {
   session::RunOptions ro;
   ro.project_dir = project_dir(file);
   ro.train_subset = args.integer("--train-subset", 0, 1);
-  session::TrainingRun run = session::make_training_run(g, ro);
+  std::optional<session::RunRecord> from;
+  if (args.has("--continue")) from = session::read_run(args.str("--continue", ""));
+  session::TrainingRun run = from ? session::make_continued_run(*from, g, ro) : session::make_training_run(g, ro);
   nn::Module& model = *run.compiled.model;
   for (const graph::Problem& p : run.compiled.validation.problems) std::printf("%s\n", graph::to_string(p).c_str());
 
@@ -506,17 +478,24 @@ int cmd_train_project(const Args& args, const std::string& file) {
     train::load_checkpoint(args.str("--resume", ""), model, run.optimizer.get());
     std::printf("resumed from %s\n", args.str("--resume", "").c_str());
   }
+  if (from)
+    std::printf("continuing the run in %s (%s after epoch %d) with epochs %d to %lld\n", from->folder.c_str(),
+                session::to_string(from->status).c_str(), from->epochs_completed, run.trainer_options.first_epoch,
+                (long long)s.epochs);
   std::printf("project %s (%lld parameters), %s from %s: %lld train / %lld validation / %lld test examples, %s lr %g, "
               "batch %lld, on %s\n",
               file.c_str(), (long long)model.num_parameters(), run.dataset.kind.c_str(), run.dataset.path.c_str(),
               (long long)run.data.train->size(), (long long)(run.data.validation ? run.data.validation->size() : 0),
               (long long)run.data.test->size(), s.optimizer.c_str(), s.lr, (long long)s.batch_size,
               session::device_text(parse_device(s.device)).c_str());
+  // A continued run is kept too: its folder is where the continuation lives.
+  std::optional<session::RunLog> log;
   std::optional<session::RunCheckpoints> checkpoints;
-  if (args.has("--save-run") || args.has("--run-dir")) {
+  if (args.has("--save-run") || args.has("--run-dir") || from) {
     const fs::path folder = args.has("--run-dir") ? fs::path(args.str("--run-dir", "")) : session::new_run_folder(file, {});
+    log.emplace(folder, g, session::run_header(run, file, ro, from ? &*from : nullptr));
     checkpoints.emplace(folder, g, run);
-    std::printf("checkpoints go to %s\n", folder.c_str());
+    std::printf("the run goes to %s\n", folder.c_str());
   }
   std::fflush(stdout);
 
@@ -527,6 +506,7 @@ int cmd_train_project(const Args& args, const std::string& file) {
   r.quiet = args.has("--quiet");
   r.classification = run.compiled.classification;
   r.metrics_path = args.str("--metrics", "");
+  r.log = log ? &*log : nullptr;
   const std::string save = args.str("--save", "");
   r.after_epoch = [&](const train::EpochEnd& e) {
     if (!save.empty())
@@ -535,10 +515,92 @@ int cmd_train_project(const Args& args, const std::string& file) {
   };
   r.after_run = [&](const train::RunResult& result) {
     if (!checkpoints) return;
-    checkpoints->finish(result);
-    std::printf("saved the run in %s: best.safetensors, final.safetensors\n", checkpoints->folder().c_str());
+    session::finish_run(*checkpoints, *log, result);
+    std::vector<std::string> kept;
+    for (const char* name : {"best.safetensors", "final.safetensors", session::kRunLogFile, session::kRunProjectFile})
+      if (fs::exists(checkpoints->folder() / name)) kept.push_back(name);
+    std::printf("saved the run in %s: %s\n", checkpoints->folder().c_str(), join(kept).c_str());
   };
   return run_and_report(trainer, r);
+}
+
+// One past run for `runs --json`: what read_run found, or why it could not.
+nlohmann::json run_json(const fs::path& folder) {
+  nlohmann::json j{{"folder", folder.string()}};
+  session::RunRecord r;
+  try {
+    r = session::read_run(folder);
+  } catch (const std::exception& e) {
+    j["error"] = e.what();
+    return j;
+  }
+  const auto optional = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  j["started"] = r.header.started;
+  j["status"] = session::to_string(r.status);
+  j["message"] = r.message;
+  j["first_epoch"] = r.header.first_epoch;
+  j["epochs_completed"] = r.epochs_completed;
+  j["best_eval_accuracy"] = optional(r.best_eval_accuracy);
+  j["best_eval_loss"] = optional(r.best_eval_loss);
+  nlohmann::json test;
+  if (r.test) {
+    test = train::to_json(train::TestEnd{*r.test}, r.header.classification);
+    test.erase("event");
+  }
+  j["test"] = test;
+  j["continued_from"] = r.header.continued_from.empty() ? nlohmann::json() : nlohmann::json(r.header.continued_from);
+  j["checkpoints"] = nlohmann::json::array();
+  if (r.has_best) j["checkpoints"].push_back("best");
+  if (r.has_final) j["checkpoints"].push_back("final");
+  return j;
+}
+
+// The same as one line a person reads.
+std::string run_line(const nlohmann::json& j) {
+  std::string line = fs::path(j["folder"].get<std::string>()).filename().string() + "  ";
+  if (j.contains("error")) return line + "unreadable: " + j["error"].get<std::string>();
+  std::string status = j["status"].get<std::string>();
+  if (!j["message"].get<std::string>().empty() && status != "completed" && status != "stopped")
+    status += " (" + j["message"].get<std::string>() + ")";
+  std::string started = j["started"].get<std::string>().substr(0, 19);  // to the second, local time
+  if (started.size() > 10) started[10] = ' ';
+  line += started + "  " + status;
+  const int first = j["first_epoch"], last = j["epochs_completed"];
+  line += last < first ? "  no epoch" : "  epochs " + std::to_string(first) + "-" + std::to_string(last);
+  char buf[96];
+  if (!j["best_eval_accuracy"].is_null()) {
+    std::snprintf(buf, sizeof buf, "  best val. acc %.2f%%", 100 * j["best_eval_accuracy"].get<double>());
+    line += buf;
+  } else if (!j["best_eval_loss"].is_null()) {
+    std::snprintf(buf, sizeof buf, "  best val. loss %.4g", j["best_eval_loss"].get<double>());
+    line += buf;
+  }
+  if (const nlohmann::json& t = j["test"]; !t.is_null()) {
+    if (t.contains("eval_accuracy")) std::snprintf(buf, sizeof buf, "  test acc %.2f%%", 100 * t["eval_accuracy"].get<double>());
+    else std::snprintf(buf, sizeof buf, "  test loss %.4g", t["eval_loss"].get<double>());
+    line += buf;
+  }
+  if (!j["continued_from"].is_null())
+    line += "  continues " + fs::path(j["continued_from"].get<std::string>()).filename().string();
+  return line;
+}
+
+int cmd_runs(const Args& args) {
+  args.allow({"--json"});
+  if (args.positional().empty()) throw UsageError{"runs needs a project FILE"};
+  const fs::path file = args.positional()[0];
+  if (!fs::is_regular_file(file)) throw IoError("project " + file.string() + " not found");
+  nlohmann::json runs = nlohmann::json::array();
+  for (const fs::path& folder : session::list_runs(file)) runs.push_back(run_json(folder));
+  if (args.has("--json")) {
+    std::printf("%s\n", runs.dump().c_str());
+    return 0;
+  }
+  const fs::path where = session::runs_folder(file);
+  if (runs.empty()) std::printf("no runs of %s in %s\n", file.c_str(), where.c_str());
+  else std::printf("%zu run%s of %s in %s, newest first:\n", runs.size(), runs.size() == 1 ? "" : "s", file.c_str(), where.c_str());
+  for (const nlohmann::json& j : runs) std::printf("%s\n", run_line(j).c_str());
+  return 0;
 }
 
 int cmd_init(const Args& args) {
@@ -722,9 +784,10 @@ struct EvalSubject {
 // The result of `eval`: one JSON object (printed with --json, written to --metrics F), or lines a
 // person reads.
 int report_evaluation(const Args& args, const train::EpochEnd& r, bool classification, const EvalSubject& s) {
-  nlohmann::json j = s.ids;
+  // The figures under the keys of a metrics file's "test" line.
+  nlohmann::json j = train::to_json(train::TestEnd{r}, classification);
+  j.update(s.ids);
   j["event"] = "eval";
-  add_evaluation(j, r, classification);
   if (classification) j["class_names"] = s.class_names;
   if (args.has("--metrics")) io::write_file_atomically(args.str("--metrics", ""), j.dump() + "\n");
   if (args.has("--json")) {
@@ -1053,6 +1116,7 @@ int main(int argc, char** argv) {
     if (cmd == "eval") return cmd_eval(Args(argc, argv, 2, {"--json"}, 1));
     if (cmd == "predict") return cmd_predict(Args(argc, argv, 2, {"--json"}, size_t(argc)));
     if (cmd == "check") return cmd_check(Args(argc, argv, 2, {"--quiet"}, 1));
+    if (cmd == "runs") return cmd_runs(Args(argc, argv, 2, {"--json"}, 1));
     if (cmd == "init") return cmd_init(Args(argc, argv, 2, {}));
     if (cmd == "grad") return cmd_grad(Args(argc, argv, 2, {}));
     if (cmd == "layers") return cmd_layers(Args(argc, argv, 2, {"--markdown"}));

@@ -4,11 +4,13 @@
 #include <QFileInfo>
 #include <QLabel>
 #include <QScrollArea>
+#include <QSet>
 #include <QSplitter>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <exception>
+#include <optional>
 
 #include "common/qt_text.h"
 #include "common/theme.h"
@@ -19,6 +21,7 @@
 #include "data/csv.h"
 #include "dataset/dataset_preview.h"
 #include "graph/dataset_info.h"
+#include "session/run_log.h"
 #include "session/trained_model.h"
 #include "training_controller.h"
 
@@ -68,7 +71,44 @@ PreviewData readPreview(graph::DatasetBinding binding, std::filesystem::path pro
   return out;
 }
 
+// The final model's figures on the test split, for a run's tool tip.
+QString testNote(const train::EpochEnd& test, bool classification) {
+  QString text = QObject::tr("Test (final model): loss %1").arg(QString::number(test.eval_loss, 'g', 4));
+  if (classification) text += QObject::tr(", accuracy %1%").arg(QString::number(100 * test.eval_accuracy, 'f', 2));
+  return text;
+}
+
+QString folderName(const QString& folder) { return QFileInfo(folder).fileName(); }
+
+// Paths compare as the same folder however they are spelt; "" stays "".
+QString canonical(const QString& folder) {
+  if (folder.isEmpty()) return {};
+  const QString c = QFileInfo(folder).canonicalFilePath();
+  return c.isEmpty() ? QDir::cleanPath(QFileInfo(folder).absoluteFilePath()) : c;
+}
+
 }  // namespace
+
+// A run folder read in the background: its record, or why it could not be read.
+struct Dashboard::LoadedRun {
+  QString folder;
+  std::optional<session::RunRecord> record;
+  QString error;
+};
+
+std::vector<Dashboard::LoadedRun> Dashboard::readRuns(const std::vector<std::filesystem::path>& folders) {
+  std::vector<LoadedRun> out;
+  for (const std::filesystem::path& folder : folders) {
+    LoadedRun run{qstr(folder.string()), std::nullopt, {}};
+    try {
+      run.record = session::read_run(folder);
+    } catch (const std::exception& e) {
+      run.error = qstr(e.what());
+    }
+    out.push_back(std::move(run));
+  }
+  return out;
+}
 
 Dashboard::Dashboard(TrainingController* controller, QWidget* parent) : QWidget(parent), controller_(controller) {
   plots_ = new widgets::TrainingPlots(this);
@@ -100,10 +140,13 @@ Dashboard::Dashboard(TrainingController* controller, QWidget* parent) : QWidget(
   top->addWidget(confusion_);
   top->setStretchFactor(0, 3);
   top->setStretchFactor(1, 2);
+  // Until a run of this session evaluates, the curves of past runs have the room.
+  confusion_->hide();
   auto* bottom = new QSplitter(Qt::Horizontal, this);
   bottom->addWidget(preview_);
   bottom->addWidget(runs_);
-  bottom->setStretchFactor(0, 3);
+  // The run list has past runs to compare too: it gets as much room as the samples.
+  bottom->setStretchFactor(0, 1);
   bottom->setStretchFactor(1, 1);
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(top);
@@ -131,8 +174,14 @@ Dashboard::Dashboard(TrainingController* controller, QWidget* parent) : QWidget(
   connect(controller_, &TrainingController::epochEnded, this, &Dashboard::onEpoch);
   connect(controller_, &TrainingController::checkpointSaved, this, [this](const QString& path, const QString& kind) {
     checkpoint_->setText(tr("Saved the %1 weights: %2").arg(kind, QDir::toNativeSeparators(path)));
+    if (kind != QLatin1String("final")) return;
+    widgets::TrainingPlots::RunOrigin origin = plots_->runInfo(run_).origin;
+    origin.continuable = true;
+    plots_->setRunOrigin(run_, origin);
   });
   connect(controller_, &TrainingController::tested, this, &Dashboard::onTested);
+  connect(controller_, &TrainingController::stateChanged, this,
+          [this] { runs_->setTraining(controller_->isRunning()); });
   connect(controller_, &TrainingController::finished, this, &Dashboard::onFinished);
   connect(controller_, &TrainingController::failed, this, &Dashboard::onFailed);
   connect(confusion_, &widgets::ConfusionMatrixView::cellClicked, this, &Dashboard::showCell);
@@ -174,13 +223,25 @@ QString Dashboard::errorText() const { return error_->isHidden() ? QString() : e
 
 QString Dashboard::testText() const { return test_->isHidden() ? QString() : test_->text(); }
 
-void Dashboard::beginRun(const graph::Graph& graph, const QString& project_dir) {
+void Dashboard::beginRun(const TrainingRequest& request) {
+  const graph::Graph& graph = request.graph;
+  const QString& project_dir = request.projectDir;
   run_ = plots_->beginRun(tr("Run %1").arg(++runs_started_), summary(graph.training));
+  widgets::TrainingPlots::RunOrigin origin{request.runDir, QDateTime::currentDateTime(), false, false, {}};
+  if (!request.continueFrom.isEmpty()) {
+    QString continued = folderName(request.continueFrom);
+    for (int id : plots_->runIds())
+      if (const auto info = plots_->runInfo(id); canonical(info.origin.folder) == canonical(request.continueFrom))
+        continued = info.name;
+    origin.note = tr("Continues %1").arg(continued);
+  }
+  plots_->setRunOrigin(run_, origin);
   error_->hide();
   checkpoint_->clear();
   test_->clear();
   test_->hide();
   confusion_->clear();
+  confusion_->show();
   preview_->clearPredictions();
   progress_->begin(int(graph.training.epochs), 0, qstr(graph.training.device));
   run_key_ = previewKey(graph, project_dir);  // the run itself hands over its samples (onStarted)
@@ -205,6 +266,114 @@ void Dashboard::previewDataset(const graph::Graph& graph, const QString& project
                                                graph.training.seed, graph.training.validation_fraction));
 }
 
+void Dashboard::showProjectRuns(const QString& project_file) {
+  const int load = ++project_load_;
+  for (int id : plots_->runIds())
+    if (!plots_->runInfo(id).active) plots_->removeRun(id);
+  runs_started_ = 0;
+  auto* watcher = new QFutureWatcher<std::vector<LoadedRun>>(this);
+  connect(watcher, &QFutureWatcher<std::vector<LoadedRun>>::finished, this, [this, watcher, load] {
+    watcher->deleteLater();
+    if (load == project_load_) addPastRuns(watcher->result(), true);
+  });
+  const std::filesystem::path file = project_file.toStdString();
+  watcher->setFuture(QtConcurrent::run([file] { return readRuns(session::list_runs(file)); }));
+}
+
+void Dashboard::openRunFolder(const QString& folder) {
+  auto* watcher = new QFutureWatcher<std::vector<LoadedRun>>(this);
+  connect(watcher, &QFutureWatcher<std::vector<LoadedRun>>::finished, this, [this, watcher] {
+    watcher->deleteLater();
+    const std::vector<LoadedRun> runs = watcher->result();
+    if (!runs.front().error.isEmpty())
+      emit runOpenFailed(runs.front().error);
+    else
+      addPastRuns(runs, false);
+  });
+  watcher->setFuture(QtConcurrent::run(readRuns, std::vector<std::filesystem::path>{folder.toStdString()}));
+}
+
+// `runs` newest first, as list_runs gives them; they join the plots oldest first.
+void Dashboard::addPastRuns(const std::vector<LoadedRun>& runs, bool project) {
+  QSet<QString> shown;
+  for (int id : plots_->runIds()) shown.insert(canonical(plots_->runInfo(id).origin.folder));
+  int number = 0;
+  for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+    ++number;
+    if (shown.contains(canonical(it->folder))) continue;
+    const QString name = project ? tr("Run %1").arg(number) : folderName(it->folder);
+    widgets::TrainingPlots::RunOrigin origin{it->folder, {}, true, false, {}};
+    if (!it->record) {
+      const int id = plots_->beginRun(name, QString());
+      plots_->finishRun(id, tr("unreadable: %1").arg(it->error));
+      plots_->setRunOrigin(id, origin);
+      continue;
+    }
+    const session::RunRecord& r = *it->record;
+    const int id = plots_->beginRun(name, summary(r.header.settings));
+    plots_->addBatches(id, r.batches);
+    for (const train::EpochEnd& e : r.epochs) plots_->addEpoch(id, e);
+    plots_->finishRun(id, r.status == session::RunStatus::Failed ? tr("failed: %1").arg(qstr(r.message))
+                          : r.status == session::RunStatus::Incomplete ? tr("interrupted")
+                                                                      : qstr(session::to_string(r.status)));
+    origin.started = QDateTime::fromString(qstr(r.header.started), Qt::ISODateWithMs);
+    origin.continuable = r.has_final;
+    QStringList note;
+    if (r.status == session::RunStatus::Incomplete) note << tr("The app closed during this run (%1).").arg(qstr(r.message));
+    if (!r.header.continued_from.empty()) note << tr("Continues %1").arg(folderName(qstr(r.header.continued_from)));
+    if (r.header.train_subset > 0) note << tr("Trained on the first %L1 examples").arg(r.header.train_subset);
+    if (r.test) note << testNote(*r.test, r.header.classification);
+    origin.note = note.join(QLatin1Char('\n'));
+    plots_->setRunOrigin(id, origin);
+    // The newest few overlaid; older ones wait, unchecked, in the list.
+    if (project && int(runs.size()) - number >= kShownPastRuns) plots_->setRunVisible(id, false);
+  }
+  if (project) {
+    // A run started while these were read was numbered before them: it follows them instead.
+    int session = 0;
+    for (int id : plots_->runIds())
+      if (const auto info = plots_->runInfo(id); !info.origin.past && info.name == tr("Run %1").arg(++session))
+        plots_->setRunName(id, tr("Run %1").arg(number + session));
+    runs_started_ = number + session;
+  }
+  emit runsLoaded();
+}
+
+void Dashboard::deleteRun(int run) {
+  const widgets::TrainingPlots::RunInfo info = plots_->runInfo(run);
+  if (info.origin.folder.isEmpty() || info.active) return;
+  // While its files go, the run can be neither continued nor deleted again.
+  widgets::TrainingPlots::RunOrigin going = info.origin;
+  going.folder.clear();
+  going.continuable = false;
+  plots_->setRunOrigin(run, going);
+  plots_->finishRun(run, tr("deleting…"));
+  struct Outcome {
+    bool removed = false;
+    QString error;
+  };
+  auto* watcher = new QFutureWatcher<Outcome>(this);
+  connect(watcher, &QFutureWatcher<Outcome>::finished, this, [this, watcher, run, info] {
+    watcher->deleteLater();
+    const Outcome outcome = watcher->result();
+    if (outcome.error.isEmpty()) {
+      plots_->removeRun(run);
+    } else {  // as it was: the folder, or what is left of it, is still there
+      plots_->setRunOrigin(run, info.origin);
+      plots_->finishRun(run, info.status);
+    }
+    emit runDeleted(info.origin.folder, outcome.error, outcome.error.isEmpty() && !outcome.removed);
+  });
+  const std::filesystem::path folder = info.origin.folder.toStdString();
+  watcher->setFuture(QtConcurrent::run([folder] {
+    try {
+      return Outcome{session::delete_run(folder), {}};
+    } catch (const std::exception& e) {
+      return Outcome{false, qstr(e.what())};
+    }
+  }));
+}
+
 void Dashboard::onStarted(const RunInfo& info) {
   progress_->begin(info.epochs, info.batchesPerEpoch, info.device);
   test_examples_ = info.testSize;
@@ -225,7 +394,13 @@ void Dashboard::onEpoch(const train::EpochEnd& epoch) {
   if (!epoch.predicted.empty()) preview_->setPredictions({epoch.predicted, epoch.confidence});
 }
 
-void Dashboard::onTested(const train::TestEnd& test) { showTest(test.figures, tr("final model"), test_examples_); }
+void Dashboard::onTested(const train::TestEnd& test) {
+  showTest(test.figures, tr("final model"), test_examples_);
+  widgets::TrainingPlots::RunOrigin origin = plots_->runInfo(run_).origin;
+  origin.note += (origin.note.isEmpty() ? QString() : QStringLiteral("\n")) +
+                 testNote(test.figures, test.figures.classes > 0);
+  plots_->setRunOrigin(run_, origin);
+}
 
 void Dashboard::evaluateCheckpoint(const graph::Graph& graph, const QString& project_dir, const QString& file) {
   evaluating_.waitForFinished();
@@ -270,6 +445,11 @@ void Dashboard::onFailed(const QString& message) {
   showError(message);
   progress_->finish(tr("Failed"), false);
   if (run_ >= 0) plots_->finishRun(run_, tr("failed: %1").arg(message));
+  // A run that failed before it began training left no folder to delete.
+  if (widgets::TrainingPlots::RunOrigin origin = plots_->runInfo(run_).origin; !QFileInfo::exists(origin.folder)) {
+    origin.folder.clear();
+    plots_->setRunOrigin(run_, origin);
+  }
 }
 
 void Dashboard::showError(const QString& message) {

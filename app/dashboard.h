@@ -1,12 +1,15 @@
 #pragma once
-// The training dashboard: progress, live curves with the session's runs, the confusion matrix
-// and the validation samples with the model's predictions. Wiring only: it feeds the widgets
-// with what the TrainingController reports and never touches a model.
+// The training dashboard: progress, curves of this session's runs and of the project's past runs
+// (read from their run folders in the background), the confusion matrix and the validation
+// samples with the model's predictions. Wiring only: it feeds the widgets with what the
+// TrainingController reports and what core reads from disk, and never touches a model.
 #include <QFutureWatcher>
 #include <QString>
 #include <QWidget>
 
+#include <filesystem>
 #include <memory>
+#include <vector>
 
 #include "dataset/dataset_samples.h"
 #include "graph/dataset_info.h"
@@ -27,6 +30,7 @@ namespace plexus::app {
 
 class TrainingController;
 struct RunInfo;
+struct TrainingRequest;
 
 // The validation split of a project's dataset, read off the UI thread for the preview.
 struct PreviewData {
@@ -42,8 +46,19 @@ class Dashboard : public QWidget {
   Dashboard(TrainingController* controller, QWidget* parent = nullptr);
   ~Dashboard() override;
 
-  // A new run of `graph` is starting: a new curve in the plots, progress reset.
-  void beginRun(const graph::Graph& graph, const QString& project_dir);
+  // A new run is starting: a new curve in the plots (kept in request.runDir), progress reset.
+  void beginRun(const TrainingRequest& request);
+  // The past runs of the project saved in `project_file` (session::list_runs) replace the runs
+  // shown, but for one that is training. The newest kShownPastRuns are shown, the others
+  // listed unchecked; a run whose log cannot be read is listed with the reason. runsLoaded()
+  // follows.
+  void showProjectRuns(const QString& project_file);
+  // Adds the run kept in `folder` (any project's); runsLoaded(), or runOpenFailed() saying why not.
+  void openRunFolder(const QString& folder);
+  // Deletes the run's folder (session::delete_run) in the background, then the run from the
+  // plots; runDeleted() says how it went. Not for a run that is training or has no folder.
+  void deleteRun(int run);
+  static constexpr int kShownPastRuns = 3;
   // Shows the validation split of the project's dataset (read in the background).
   void previewDataset(const graph::Graph& graph, const QString& project_dir);
   // Evaluates a checkpoint or weights file of `graph` on its test split in the background and
@@ -62,9 +77,16 @@ class Dashboard : public QWidget {
  signals:
   void previewLoaded();
   void testEvaluated();  // evaluateCheckpoint's figures (or error) are shown
+  void runsLoaded();
+  void runOpenFailed(const QString& message);
+  // error: "" on success; folderKept: the folder held other files and stayed (they are intact).
+  void runDeleted(const QString& folder, const QString& error, bool folderKept);
 
  private:
   static QString previewKey(const graph::Graph& graph, const QString& project_dir);
+  struct LoadedRun;
+  static std::vector<LoadedRun> readRuns(const std::vector<std::filesystem::path>& folders);
+  void addPastRuns(const std::vector<LoadedRun>& runs, bool project);
   void onStarted(const RunInfo& info);
   void onEpoch(const train::EpochEnd& epoch);
   void onTested(const train::TestEnd& test);
@@ -97,6 +119,7 @@ class Dashboard : public QWidget {
   QFutureWatcher<Evaluated> evaluating_;
   QString preview_key_;  // the binding + seed shown, so a second run does not reload it
   QString run_key_;      // the same for the run starting
+  int project_load_ = 0;  // counts showProjectRuns calls: a superseded load's result is dropped
 };
 
 }  // namespace plexus::app

@@ -1,7 +1,7 @@
 // plexus: the Plexus desktop application. Opens the project given on the command line (or an
 // empty one) and offers back work a crash left unsaved. For docs and checks it can also start
-// training by itself, render itself to a PNG (of the editor, or of the dashboard after a given
-// epoch) and report how a run ended.
+// training by itself, render itself to a PNG (of the editor, of the dashboard after a given
+// epoch, or of the dashboard with the project's past runs) and report how a run ended.
 #include <QApplication>
 #include <QCommandLineOption>
 #include <QCommandLineParser>
@@ -15,6 +15,7 @@
 #include "common/icons.h"
 #include "common/theme.h"
 #include "dashboard.h"
+#include "dashboard/training_plots.h"
 #include "editor/node_scene.h"
 #include "editor/node_view.h"
 #include "main_window.h"
@@ -49,7 +50,11 @@ int main(int argc, char** argv) {
                                   QStringLiteral("n"));
   QCommandLineOption done_option(QStringLiteral("until-done"),
                                  QStringLiteral("With --train: print how the run ended and quit (status 0 when it completed)."));
-  for (QCommandLineOption* o : {&screenshot_option, &size_option, &select_option, &train_option, &epoch_option, &done_option}) {
+  QCommandLineOption dashboard_option(
+      QStringLiteral("dashboard"),
+      QStringLiteral("Show the training dashboard; with --screenshot, take it once the project's past runs are read."));
+  for (QCommandLineOption* o : {&screenshot_option, &size_option, &select_option, &train_option, &epoch_option, &done_option,
+                                &dashboard_option}) {
     o->setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOption(*o);
   }
@@ -78,6 +83,8 @@ int main(int argc, char** argv) {
 
   const QStringList args = parser.positionalArguments();
   if (!args.isEmpty() && !window.openFile(args.first()) && screenshot) return 1;
+  const bool dashboard = parser.isSet(dashboard_option);
+  if (dashboard) window.showDashboard();
   const bool train = parser.isSet(train_option);
   if (!screenshot && !train) QTimer::singleShot(0, &window, [&window] { window.offerRecovery(); });
 
@@ -131,6 +138,11 @@ int main(int argc, char** argv) {
       QObject::connect(window.training(), &TrainingController::failed, &window, [quit](const QString& message) {
         std::fprintf(stderr, "plexus: %s\n", qPrintable(message));
         quit(1);
+      });
+    } else if (dashboard) {  // the past runs are read in the background
+      QObject::connect(window.dashboard(), &plexus::app::Dashboard::runsLoaded, &window, [&window, file, shoot] {
+        window.dashboard()->plots()->fit();
+        QTimer::singleShot(400, &window, [file, shoot] { shoot(file); });
       });
     } else {
       const QString select = parser.value(select_option);

@@ -11,6 +11,7 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMimeData>
+#include <QPushButton>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QStatusBar>
@@ -24,6 +25,8 @@
 #include "common/qt_text.h"
 #include "common/theme.h"
 #include "dashboard.h"
+#include "dashboard/run_list.h"
+#include "dashboard/training_plots.h"
 #include "editor/model/graph_document.h"
 #include "editor/node_scene.h"
 #include "editor/node_view.h"
@@ -87,6 +90,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     return QMessageBox::question(this, title, text, buttons);
   };
   showError = [this](const QString& title, const QString& text) { QMessageBox::critical(this, title, text); };
+  confirm = [this](const QString& title, const QString& text, const QString& action) {
+    QMessageBox box(QMessageBox::Warning, title, text, QMessageBox::Cancel, this);
+    QPushButton* yes = box.addButton(action, QMessageBox::DestructiveRole);
+    box.setDefaultButton(QMessageBox::Cancel);
+    box.exec();
+    return box.clickedButton() == yes;
+  };
   chooseOpenPath = [this](const QString& caption) {
     return QFileDialog::getOpenFileName(this, caption, QString(), tr("Plexus projects (*.plexus)"));
   };
@@ -98,6 +108,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   };
   chooseWeightsPath = [this](const QString& caption) {
     return QFileDialog::getSaveFileName(this, caption, QString(), tr("Weights (*.safetensors)"));
+  };
+  chooseRunFolder = [this](const QString& caption) {
+    const QString project = document_->filePath();
+    const QString start = project.isEmpty() ? QString() : QString::fromStdString(session::runs_folder(project.toStdString()).string());
+    return QFileDialog::getExistingDirectory(this, caption, start);
   };
 
   createDocks();
@@ -346,7 +361,24 @@ void MainWindow::createRunActions() {
   connect(dashboard, &QAction::triggered, this, &MainWindow::showDashboard);
   run->addActions({train_action_, pause_action_, stop_action_});
   run->addSeparator();
+  widgets::RunList* runs = dashboard_->runs();
+  connect(runs, &widgets::RunList::continueRequested, this, &MainWindow::continueRun);
+  connect(runs, &widgets::RunList::deleteRequested, this, &MainWindow::deleteRun);
+  connect(runs, &widgets::RunList::openRequested, this, &MainWindow::openRunFolder);
+  connect(dashboard_, &Dashboard::runOpenFailed, this,
+          [this](const QString& message) { showError(tr("Cannot open the run folder"), message); });
+  connect(dashboard_, &Dashboard::runDeleted, this, [this](const QString& folder, const QString& error, bool kept) {
+    const QString where = QDir::toNativeSeparators(folder);
+    if (!error.isEmpty())
+      showError(tr("Cannot delete the run"), error);
+    else
+      statusBar()->showMessage(kept ? tr("Deleted the run's files; %1 holds other files and was kept").arg(where)
+                                    : tr("Deleted the run %1").arg(where),
+                               8000);
+  });
   run->addActions({resume_from, evaluate, export_action_});
+  run->addSeparator();
+  run->addActions({runs->openAction(), runs->continueAction(), runs->deleteAction()});
   run->addSeparator();
   run->addActions({editor, dashboard});
 
@@ -428,6 +460,7 @@ bool MainWindow::openFile(const QString& path) {
   else
     view_->restoreViewState(qstr(document_->graph().view));
   rememberRecent(document_->filePath());
+  dashboard_->showProjectRuns(document_->filePath());
   statusBar()->showMessage(tr("Opened %1").arg(QDir::toNativeSeparators(document_->filePath())), 4000);
   return true;
 }
@@ -562,7 +595,7 @@ void MainWindow::addNodeAtCentre(const QString& type) {
 
 // ---- training ------------------------------------------------------------------------------
 
-bool MainWindow::startTraining(const QString& resume_from) {
+bool MainWindow::startTraining(const QString& resume_from, const QString& continue_from) {
   if (training_->isRunning()) return false;
   const graph::Validation& validation = document_->validation();
   if (!validation.ok() || document_->graph().nodes.empty()) {
@@ -578,12 +611,36 @@ bool MainWindow::startTraining(const QString& resume_from) {
     return false;
   }
   const QString project_dir = projectDirectory();
-  TrainingRequest request{document_->graph(), project_dir, newRunDirectory(), resume_from};
-  dashboard_->beginRun(request.graph, project_dir);
+  const QString project_file =
+      document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absoluteFilePath();
+  TrainingRequest request{document_->graph(), project_dir, newRunDirectory(), resume_from, continue_from, project_file};
+  dashboard_->beginRun(request);
   training_->start(request);
   showDashboard();
   statusBar()->showMessage(tr("Training: checkpoints go to %1").arg(QDir::toNativeSeparators(request.runDir)), 8000);
   return true;
+}
+
+bool MainWindow::continueRun(int run) {
+  const widgets::TrainingPlots::RunInfo info = dashboard_->plots()->runInfo(run);
+  if (!info.origin.continuable) return false;
+  return startTraining({}, info.origin.folder);
+}
+
+void MainWindow::deleteRun(int run) {
+  const widgets::TrainingPlots::RunInfo info = dashboard_->plots()->runInfo(run);
+  if (info.origin.folder.isEmpty() || info.active) return;
+  if (confirm(tr("Delete run"),
+              tr("Delete “%1” from the disk?\n\n%2\n\nIts checkpoints, metrics and project copy go; this cannot be "
+                 "undone.")
+                  .arg(info.name, QDir::toNativeSeparators(info.origin.folder)),
+              tr("Delete")))
+    dashboard_->deleteRun(run);
+}
+
+void MainWindow::openRunFolder() {
+  const QString folder = chooseRunFolder(tr("Open a run folder"));
+  if (!folder.isEmpty()) dashboard_->openRunFolder(folder);
 }
 
 QString MainWindow::projectDirectory() const {

@@ -63,8 +63,14 @@ class MainWindow : public QMainWindow {
   void addNodeAtCentre(const QString& type);
 
   // Run commands. Train checks the graph first: with errors, the problems panel shows them and
-  // nothing starts. Returns whether a run started.
-  bool startTraining(const QString& resume_from = QString());
+  // nothing starts. Returns whether a run started. `continue_from`: a run folder to continue
+  // (its final checkpoint and epoch numbering; session::make_continued_run).
+  bool startTraining(const QString& resume_from = QString(), const QString& continue_from = QString());
+  // The run list's commands, on a run of the dashboard's plots: continue it with the open
+  // project; delete its folder after asking (naming it); add a run folder chosen by the user.
+  bool continueRun(int run);
+  void deleteRun(int run);
+  void openRunFolder();
   void showEditor();
   void showDashboard();
   // Where a run of the current project keeps its checkpoints: next to a saved project
@@ -78,8 +84,11 @@ class MainWindow : public QMainWindow {
                                             QMessageBox::StandardButtons buttons)>
       ask;
   std::function<void(const QString& title, const QString& text)> showError;
+  // Before what cannot be undone: true when the user presses `action` ("Delete"). Cancel is the
+  // default button, so Enter destroys nothing.
+  std::function<bool(const QString& title, const QString& text, const QString& action)> confirm;
   std::function<QString(const QString& caption)> chooseOpenPath, chooseSavePath;
-  std::function<QString(const QString& caption)> chooseCheckpoint, chooseWeightsPath;
+  std::function<QString(const QString& caption)> chooseCheckpoint, chooseWeightsPath, chooseRunFolder;
 
   static QStringList recentFiles();
   // The examples/*.plexus shipped with Plexus (the source tree's, or installed next to the app).

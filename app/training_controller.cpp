@@ -7,11 +7,14 @@
 #include <algorithm>
 #include <filesystem>
 #include <new>
+#include <optional>
 #include <string>
 
 #include "data/csv.h"
+#include "session/continuation.h"
 #include "session/run.h"
 #include "session/run_folder.h"
+#include "session/run_log.h"
 #include "session/trained_model.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
@@ -86,26 +89,39 @@ class TrainingController::Worker {
     // Sized once, explicitly, before the first gemm, as plexus-cli does: OpenBLAS's pool is
     // the only one, and the training runs on this thread alone.
     num_threads();
-    session::TrainingRun run = session::make_training_run(request_.graph, {.project_dir = to_path(request_.projectDir)});
+    const session::RunOptions options{.project_dir = to_path(request_.projectDir)};
+    std::optional<session::RunRecord> from;
+    if (!request_.continueFrom.isEmpty()) from = session::read_run(to_path(request_.continueFrom));
+    graph::Graph& graph = request_.graph;
+    session::TrainingRun run =
+        from ? session::make_continued_run(*from, graph, options) : session::make_training_run(graph, options);
     nn::Module& model = *run.compiled.model;
     if (!request_.resumeFrom.isEmpty())
       train::load_checkpoint(to_path(request_.resumeFrom), model, run.optimizer.get());
     // Predictions line up with dataset indices only when the eval loader keeps their order.
     run.trainer_options.record_predictions =
         run.compiled.classification && run.eval_loader && !run.eval_loader->options().shuffle;
-    session::RunCheckpoints checkpoints(to_path(request_.runDir), request_.graph, run);
+    session::RunLog log(to_path(request_.runDir), graph,
+                        session::run_header(run, to_path(request_.projectFile), options, from ? &*from : nullptr));
+    session::RunCheckpoints checkpoints(to_path(request_.runDir), graph, run);
     controller_.post(describe(run));
 
     stage_ = "Training failed";
     train::Trainer trainer(model, *run.optimizer, *run.train_loader, run.eval_loader.get(), run.trainer_options);
     trainer.set_scheduler(run.scheduler.get());
     trainer.set_test_loader(run.test_loader.get());
-    trainer.set_callback([&](const train::Event& e) { onEvent(checkpoints, e); });
+    trainer.set_callback([&](const train::Event& e) {
+      log.record(e);
+      onEvent(checkpoints, e);
+    });
     const train::RunResult result = [&] {
       Attached attached(controller_, trainer);
       return trainer.run();
     }();
-    if (result.status == train::RunStatus::Failed) return train::Failed{stage_ + ": " + result.message};
+    if (result.status == train::RunStatus::Failed) {
+      session::finish_run(checkpoints, log, result);  // the log's end line says why
+      return train::Failed{stage_ + ": " + result.message};
+    }
 
     // Exported weights say what using them needs (input shape, normalisation, class names), as
     // the run's checkpoints do.
@@ -113,7 +129,7 @@ class TrainingController::Worker {
     session::write_model_metadata(meta, run.data.info, run.normalization, run.class_names);
     controller_.handOver(run.compiled.model, std::move(meta));
     stage_ = "Training ended, but the final checkpoint could not be saved";
-    if (const fs::path path = checkpoints.finish(result); !path.empty())
+    if (const fs::path path = session::finish_run(checkpoints, log, result); !path.empty())
       controller_.post(CheckpointSaved{QString::fromStdString(path.string()), "final"});
     return train::Finished{result.status == train::RunStatus::Cancelled, result.epochs_completed, result.seconds};
   }

@@ -1,8 +1,8 @@
 #pragma once
 // TrainingController: the GUI's training engine. A run lives on a worker thread the controller
 // owns: the worker builds the run with session::make_training_run, owns the model and the
-// optimizer, trains with core's Trainer and keeps the run folder with session::RunCheckpoints,
-// exactly as `plexus-cli train FILE --save-run` does.
+// optimizer, trains with core's Trainer and keeps the run folder with session::RunCheckpoints
+// and session::RunLog, exactly as `plexus-cli train FILE --save-run` does.
 // The UI thread only ever sees value snapshots, delivered as signals of this object:
 //
 //   started -> batches* -> epochEnded (checkpointSaved "best")? -> ... -> tested? ->
@@ -48,6 +48,11 @@ struct TrainingRequest {
   QString projectDir;  // relative dataset paths are looked up here first ("" = current directory)
   QString runDir;      // checkpoints go here, created when missing ("" = no checkpoints)
   QString resumeFrom;  // checkpoint (model + optimizer) to load before training; "" = none
+  // A run folder to continue (session::make_continued_run): its final checkpoint, its epoch
+  // numbering, graph.training.epochs more epochs; "" = none. (These two have initialisers so
+  // that a request written without them needs none: -Wmissing-field-initializers.)
+  QString continueFrom = {};
+  QString projectFile = {};  // for the run log's header ("" = not saved)
 };
 
 // What a run is about to do, sent once its dataset is open and its model compiled.

@@ -402,7 +402,7 @@ class TestAppTraining : public QObject {
     for (bool paused : {false, true}) {
       auto c = std::make_unique<TrainingController>();
       Recorder rec(*c);
-      c->start(request(mlp(data_, 1000, 10), "destroyed"));
+      c->start(request(mlp(data_, 1000, 10), paused ? "destroyed-paused" : "destroyed"));  // a folder per run
       QTRY_VERIFY_WITH_TIMEOUT(rec.batches.size() >= 10, 30000);
       if (paused) c->pause();
       QElapsedTimer clock;

@@ -185,7 +185,7 @@ class TestPlots : public QObject {
     QTreeWidgetItem* item = list.itemForRun(b);
     QCOMPARE(item->text(RunList::NameColumn), QStringLiteral("sgd"));
     QCOMPARE(item->text(RunList::StatusColumn), QStringLiteral("completed"));
-    QVERIFY(item->text(RunList::AccuracyColumn).endsWith('%'));
+    QVERIFY(item->text(RunList::BestColumn).endsWith('%'));
     QVERIFY(item->toolTip(RunList::NameColumn).contains("SGD lr 0.1"));
     QCOMPARE(legendNames(plots.lossPlot()), QStringList({"adam", "sgd"}));
 
@@ -229,6 +229,67 @@ class TestPlots : public QObject {
     QCOMPARE(list.topLevelItemCount(), 0);
     QCOMPARE(plots.runCount(), 0);
     QCOMPARE(plots.lossPlot()->graphCount(), 0);
+  }
+
+  void aRemovedRunTakesItsCurvesAndRowAndTheOthersKeepTheirColours() {
+    TrainingPlots plots;
+    RunList list(&plots);
+    QSignalSpy removed(&plots, &TrainingPlots::runRemoved);
+    const int a = addRun(plots, "a", "", 2, 20, 0.1, 0.1, 1);
+    const int b = addRun(plots, "b", "", 2, 20, 0.2, 0.1, 2);
+    const int c = addRun(plots, "c", "", 2, 20, 0.3, 0.1, 3);
+    const QColor colourC = plots.runInfo(c).colour;
+    const int graphs = plots.lossPlot()->graphCount();
+    plots.removeRun(b);
+    QCOMPARE(removed.count(), 1);
+    QCOMPARE(plots.runIds(), (std::vector<int>{a, c}));
+    QCOMPARE(plots.lossPlot()->graphCount(), graphs - 2);  // its raw and smoothed losses
+    QVERIFY(!plots.graph(b, Series::SmoothedLoss));
+    QCOMPARE(plots.runInfo(c).colour, colourC);
+    QCOMPARE(legendNames(plots.lossPlot()), QStringList({"a", "c"}));
+    QCOMPARE(list.topLevelItemCount(), 2);
+    QVERIFY(!list.itemForRun(b));
+    const int d = plots.beginRun("d", "");  // a new run never takes a removed run's id
+    QVERIFY(d != a && d != b && d != c);
+  }
+
+  void theRunListsActionsFollowTheSelectedRun() {
+    TrainingPlots plots;
+    RunList list(&plots);
+    const int kept = addRun(plots, "kept", "", 1, 10, 0.1, 0.1, 1);
+    plots.setRunOrigin(kept, {"/runs/kept", QDateTime(QDate(2025, 6, 1), QTime(14, 3)), true, true, "Test: 97%"});
+    const int live = plots.beginRun("live", "");
+    plots.setRunOrigin(live, {"/runs/live", QDateTime::currentDateTime(), false, false, {}});
+    QVERIFY(!list.continueAction()->isEnabled() && !list.deleteAction()->isEnabled());  // nothing selected
+
+    list.setCurrentItem(list.itemForRun(kept));
+    QVERIFY(list.continueAction()->isEnabled() && list.deleteAction()->isEnabled());
+    QCOMPARE(list.itemForRun(kept)->text(RunList::StartedColumn), QStringLiteral("2025-06-01 14:03"));
+    QVERIFY(list.itemForRun(kept)->toolTip(RunList::NameColumn).contains("Test: 97%"));
+    list.setTraining(true);  // one run at a time
+    QVERIFY(!list.continueAction()->isEnabled() && list.deleteAction()->isEnabled());
+    QSignalSpy deleteRequested(&list, &RunList::deleteRequested);
+    list.deleteAction()->trigger();
+    QCOMPARE(deleteRequested.count(), 1);
+    QCOMPARE(deleteRequested.at(0).at(0).toInt(), kept);
+
+    list.setCurrentItem(list.itemForRun(live));  // training: neither continued nor deleted
+    QVERIFY(!list.continueAction()->isEnabled() && !list.deleteAction()->isEnabled());
+    QVERIFY(list.itemForRun(live)->text(RunList::StartedColumn).startsWith("this session, "));
+    plots.finishRun(live, "completed");
+    QVERIFY(list.deleteAction()->isEnabled());
+
+    // A regression's best is its lowest validation loss.
+    const int regression = plots.beginRun("regression", "");
+    EpochEnd e;
+    e.epoch = 1;
+    e.has_eval = true;
+    e.eval_loss = 0.25;
+    plots.addEpoch(regression, e);
+    e.epoch = 2;
+    e.eval_loss = 0.5;
+    plots.addEpoch(regression, e);
+    QCOMPARE(list.itemForRun(regression)->text(RunList::BestColumn), QStringLiteral("loss 0.25"));
   }
 
   void theLogToggleSwitchesTheLossAxes() {

@@ -11,6 +11,12 @@
 namespace plexus::session {
 namespace fs = std::filesystem;
 
+fs::path runs_folder(const fs::path& project_file) {
+  if (const char* forced = std::getenv("PLEXUS_RUNS_DIR"); forced && *forced) return forced;
+  if (project_file.empty()) return {};
+  return project_file.parent_path() / (project_file.stem().string() + ".runs");
+}
+
 fs::path new_run_folder(const fs::path& project_file, const fs::path& unsaved_root,
                         std::chrono::system_clock::time_point when) {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(when.time_since_epoch()).count();
@@ -20,9 +26,8 @@ fs::path new_run_folder(const fs::path& project_file, const fs::path& unsaved_ro
   char stamp[64];
   std::snprintf(stamp, sizeof stamp, "%04d%02d%02d-%02d%02d%02d-%03d", local.tm_year + 1900, local.tm_mon + 1,
                 local.tm_mday, local.tm_hour, local.tm_min, local.tm_sec, int(ms % 1000));
-  if (const char* forced = std::getenv("PLEXUS_RUNS_DIR"); forced && *forced) return fs::path(forced) / stamp;
-  if (project_file.empty()) return unsaved_root / stamp;
-  return project_file.parent_path() / (project_file.stem().string() + ".runs") / stamp;
+  const fs::path parent = runs_folder(project_file);
+  return (parent.empty() ? unsaved_root : parent) / stamp;
 }
 
 RunCheckpoints::RunCheckpoints(fs::path folder, const graph::Graph& project, const TrainingRun& run)

@@ -5,6 +5,7 @@
 //   <project folder>/<project name>.runs/<yyyyMMdd-HHmmss-zzz>/
 //       best.safetensors    model + optimizer whenever the validation score improves
 //       final.safetensors   model + optimizer at the end (completed or stopped)
+//       project.plexus, metrics.jsonl   the project and every event (session/run_log.h)
 //
 // Each is a train::save_checkpoint file (tensors "model.<node>.<param>", "optim.*") whose
 // metadata holds "checkpoint" (best or final), "project" (the project's text, without the
@@ -28,10 +29,14 @@
 
 namespace plexus::session {
 
+// The folder a project's runs go in: `<folder of project_file>/<its name>.runs/`, or the
+// environment variable PLEXUS_RUNS_DIR when set (tests and scripts); "" for a project not saved
+// yet (empty project_file) without PLEXUS_RUNS_DIR.
+std::filesystem::path runs_folder(const std::filesystem::path& project_file);
+
 // A fresh folder name for a run started at `when` (local time, to the millisecond), inside
-// `<folder of project_file>/<its name>.runs/`; inside `unsaved_root` for a project not saved
-// yet (empty project_file). The environment variable PLEXUS_RUNS_DIR, when set, replaces that
-// parent folder (tests and scripts). Nothing is created.
+// runs_folder(project_file), or inside `unsaved_root` for a project not saved yet. Nothing is
+// created.
 std::filesystem::path new_run_folder(const std::filesystem::path& project_file, const std::filesystem::path& unsaved_root,
                                      std::chrono::system_clock::time_point when = std::chrono::system_clock::now());
 

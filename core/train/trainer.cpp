@@ -199,6 +199,7 @@ EpochEnd evaluate(nn::Module& model, data::DataLoader& loader, const TrainerOpti
 
 RunResult Trainer::run() {
   RunResult result;
+  result.epochs_completed = options_.first_epoch - 1;  // a continued run counts on from its predecessor
   const auto start = Clock::now();
   const bool grad_was_enabled = GradMode::enabled();
   GradMode::set_enabled(true);  // grad mode is per thread: a fresh worker thread sets its own

@@ -1,6 +1,10 @@
 #include "dashboard/run_list.h"
 
+#include <QAction>
+#include <QContextMenuEvent>
+#include <QDir>
 #include <QHeaderView>
+#include <QMenu>
 #include <QStyledItemDelegate>
 
 #include "common/icons.h"
@@ -19,27 +23,63 @@ class ReadOnlyDelegate : public QStyledItemDelegate {
   QWidget* createEditor(QWidget*, const QStyleOptionViewItem&, const QModelIndex&) const override { return nullptr; }
 };
 
+QString startedText(const TrainingPlots::RunOrigin& origin) {
+  if (!origin.started.isValid()) return QStringLiteral("—");
+  const QString time = origin.started.toString(QStringLiteral("HH:mm"));
+  if (!origin.past) return RunList::tr("this session, %1").arg(time);
+  return origin.started.toString(QStringLiteral("yyyy-MM-dd ")) + time;
+}
+
+// Accuracy for a classification run, the loss for a regression.
+QString bestText(const TrainingPlots::RunInfo& info) {
+  if (info.bestEvalAccuracy) return QString::number(100 * *info.bestEvalAccuracy, 'f', 1) + QLatin1Char('%');
+  if (info.bestEvalLoss) return RunList::tr("loss %1").arg(QString::number(*info.bestEvalLoss, 'g', 4));
+  return QStringLiteral("—");
+}
 
 }  // namespace
 
 RunList::RunList(TrainingPlots* plots, QWidget* parent) : QTreeWidget(parent), plots_(plots) {
-  setColumnCount(4);
-  setHeaderLabels({tr("Run"), tr("Status"), tr("Best val. acc."), tr("Settings")});
+  setColumnCount(5);
+  setHeaderLabels({tr("Run"), tr("Started"), tr("Status"), tr("Best val."), tr("Settings")});
+  headerItem()->setToolTip(BestColumn, tr("Best validation accuracy (the lowest validation loss for a regression)"));
   setRootIsDecorated(false);
   setUniformRowHeights(true);
   setAllColumnsShowFocus(true);
   setAlternatingRowColors(true);
   setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed);
   auto* readOnly = new ReadOnlyDelegate(this);
-  for (int column : {StatusColumn, AccuracyColumn, SettingsColumn}) setItemDelegateForColumn(column, readOnly);
+  for (int column : {StartedColumn, StatusColumn, BestColumn, SettingsColumn}) setItemDelegateForColumn(column, readOnly);
   header()->setStretchLastSection(true);
 
-  for (int run = 0; run < plots_->runCount(); ++run) addRun(run);
+  continue_ = new QAction(tr("Co&ntinue from This Run"), this);
+  continue_->setToolTip(tr("Train on from the run's final checkpoint, with its optimizer state, numbering epochs on"));
+  connect(continue_, &QAction::triggered, this, [this] { emit continueRequested(currentRun()); });
+  delete_ = new QAction(icon(QStringLiteral("delete")), tr("Delete R&un…"), this);
+  delete_->setShortcut(QKeySequence::Delete);
+  connect(delete_, &QAction::triggered, this, [this] { emit deleteRequested(currentRun()); });
+  connect(&ThemeManager::instance(), &ThemeManager::changed, delete_,
+          [this] { delete_->setIcon(icon(QStringLiteral("delete"))); });
+  open_ = new QAction(icon(QStringLiteral("open")), tr("&Open Run Folder…"), this);
+  connect(open_, &QAction::triggered, this, &RunList::openRequested);
+  connect(&ThemeManager::instance(), &ThemeManager::changed, open_,
+          [this] { open_->setIcon(icon(QStringLiteral("open"))); });
+  // Delete acts on the run list only when it has focus; elsewhere the key belongs to others.
+  delete_->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+  addAction(delete_);
+
+  for (int run : plots_->runIds()) addRun(run);
   connect(plots_, &TrainingPlots::runAdded, this, &RunList::addRun);
   connect(plots_, &TrainingPlots::runChanged, this, &RunList::refresh);
-  connect(plots_, &TrainingPlots::cleared, this, &QTreeWidget::clear);
+  connect(plots_, &TrainingPlots::runRemoved, this, &RunList::removeRun);
+  connect(plots_, &TrainingPlots::cleared, this, [this] {
+    clear();
+    updateActions();
+  });
   connect(this, &QTreeWidget::itemChanged, this, &RunList::edited);
+  connect(this, &QTreeWidget::currentItemChanged, this, &RunList::updateActions);
   connect(&ThemeManager::instance(), &ThemeManager::changed, this, &RunList::refreshAll);  // swatch colours
+  updateActions();
 }
 
 QTreeWidgetItem* RunList::itemForRun(int run) const {
@@ -48,17 +88,40 @@ QTreeWidgetItem* RunList::itemForRun(int run) const {
   return nullptr;
 }
 
+int RunList::currentRun() const {
+  return currentItem() ? currentItem()->data(NameColumn, kRunRole).toInt() : -1;
+}
+
+void RunList::setTraining(bool training) {
+  training_ = training;
+  updateActions();
+}
+
+void RunList::contextMenuEvent(QContextMenuEvent* event) {
+  if (QTreeWidgetItem* item = itemAt(viewport()->mapFromGlobal(event->globalPos()))) setCurrentItem(item);
+  QMenu menu(this);
+  menu.addActions({continue_, delete_});
+  menu.addSeparator();
+  menu.addAction(open_);
+  menu.exec(event->globalPos());
+}
+
 void RunList::addRun(int run) {
   auto* item = new QTreeWidgetItem;
   item->setFlags(Qt::ItemIsSelectable | Qt::ItemIsEnabled | Qt::ItemIsUserCheckable | Qt::ItemIsEditable);
   item->setData(NameColumn, kRunRole, run);
-  item->setTextAlignment(AccuracyColumn, Qt::AlignRight | Qt::AlignVCenter);
+  item->setTextAlignment(BestColumn, Qt::AlignRight | Qt::AlignVCenter);
   {
     const QSignalBlocker block(this);  // not an edit by the user
     addTopLevelItem(item);
   }
   refresh(run);
-  for (int column : {NameColumn, StatusColumn, AccuracyColumn}) resizeColumnToContents(column);
+  for (int column : {NameColumn, StartedColumn, StatusColumn, BestColumn}) resizeColumnToContents(column);
+}
+
+void RunList::removeRun(int run) {
+  delete itemForRun(run);
+  updateActions();
 }
 
 void RunList::refresh(int run) {
@@ -66,22 +129,45 @@ void RunList::refresh(int run) {
   if (!item) return;
   const TrainingPlots::RunInfo info = plots_->runInfo(run);
   const Theme& theme = ThemeManager::instance().theme();
-  const QSignalBlocker block(this);
-  item->setIcon(NameColumn, swatchIcon(info.colour));
-  item->setText(NameColumn, info.name);
-  item->setCheckState(NameColumn, info.visible ? Qt::Checked : Qt::Unchecked);
-  item->setText(StatusColumn, info.status);
-  item->setForeground(StatusColumn, info.status.startsWith(QLatin1String("failed")) ? theme.error : theme.text);
-  item->setText(AccuracyColumn, info.bestEvalAccuracy ? QString::number(100 * *info.bestEvalAccuracy, 'f', 1) + '%'
-                                                      : QStringLiteral("—"));
-  item->setText(SettingsColumn, info.settings);
-  const QString tip = QStringLiteral("<b>%1</b> · %2<br>%3")
-                          .arg(info.name.toHtmlEscaped(), info.status.toHtmlEscaped(), info.settings.toHtmlEscaped());
-  for (int column = 0; column < columnCount(); ++column) item->setToolTip(column, tip);
+  {
+    const QSignalBlocker block(this);
+    item->setIcon(NameColumn, swatchIcon(info.colour));
+    item->setText(NameColumn, info.name);
+    item->setCheckState(NameColumn, info.visible ? Qt::Checked : Qt::Unchecked);
+    // Set once a run's origin is known, after its row was sized.
+    if (const QString started = startedText(info.origin); started != item->text(StartedColumn)) {
+      item->setText(StartedColumn, started);
+      resizeColumnToContents(StartedColumn);
+    }
+    item->setForeground(StartedColumn, info.origin.past ? theme.text : theme.mutedText);
+    item->setText(StatusColumn, info.status);
+    const bool bad = info.status.startsWith(QLatin1String("failed")) || info.status.startsWith(QLatin1String("unreadable"));
+    item->setForeground(StatusColumn, bad ? theme.error : theme.text);
+    item->setText(BestColumn, bestText(info));
+    item->setText(SettingsColumn, info.settings);
+  }
+  QString tip = QStringLiteral("<b>%1</b> · %2<br>%3").arg(info.name.toHtmlEscaped(), info.status.toHtmlEscaped(),
+                                                          info.settings.toHtmlEscaped());
+  if (!info.origin.note.isEmpty())
+    tip += QStringLiteral("<br>") + info.origin.note.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>"));
+  if (!info.origin.folder.isEmpty())
+    tip += QStringLiteral("<br><i>%1</i>").arg(QDir::toNativeSeparators(info.origin.folder).toHtmlEscaped());
+  {
+    const QSignalBlocker block(this);
+    for (int column = 0; column < columnCount(); ++column) item->setToolTip(column, tip);
+  }
+  if (run == currentRun()) updateActions();
 }
 
 void RunList::refreshAll() {
   for (int i = 0; i < topLevelItemCount(); ++i) refresh(topLevelItem(i)->data(NameColumn, kRunRole).toInt());
+}
+
+void RunList::updateActions() {
+  const int run = currentRun();
+  const TrainingPlots::RunInfo info = plots_->runInfo(run);
+  continue_->setEnabled(run >= 0 && info.origin.continuable && !training_);
+  delete_->setEnabled(run >= 0 && !info.origin.folder.isEmpty() && !info.active);
 }
 
 // The check box and the name both live in the name column.

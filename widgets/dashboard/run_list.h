@@ -1,9 +1,17 @@
 #pragma once
 // RunList: the runs of a TrainingPlots, one row each: a check box to show or hide the run's
-// curves, its colour and name (double-click or F2 to rename; the plot legend follows), its
-// status, its best validation accuracy and a summary of its settings (also the row's tool
-// tip). It stays in sync with the plots as runs start, progress and finish.
+// curves, its colour and name (double-click or F2 to rename; the plot legend follows), when it
+// started ("this session" for runs trained since the app started, the date for past runs read
+// from their folders), its status, its best validation accuracy (or loss, for a regression)
+// and a summary of its settings (the row's tool tip adds its folder and test figures). It
+// stays in sync with the plots as runs start, progress, finish and go.
+//
+// Its actions, in the context menu and for the Run menu: Continue from This Run (a run with a
+// final checkpoint, while nothing trains), Delete Run… (Delete; a run with a folder that is not
+// training) and Open Run Folder…. They only ask: whoever owns the runs answers the signals.
 #include <QTreeWidget>
+
+class QAction;
 
 namespace plexus::widgets {
 
@@ -13,19 +21,39 @@ class RunList : public QTreeWidget {
   Q_OBJECT
 
  public:
-  enum Column { NameColumn, StatusColumn, AccuracyColumn, SettingsColumn };
+  enum Column { NameColumn, StartedColumn, StatusColumn, BestColumn, SettingsColumn };
 
   explicit RunList(TrainingPlots* plots, QWidget* parent = nullptr);
 
   QTreeWidgetItem* itemForRun(int run) const;  // nullptr for an unknown run
+  int currentRun() const;                      // the selected run's id, -1 when none
+
+  QAction* continueAction() const { return continue_; }
+  QAction* deleteAction() const { return delete_; }
+  QAction* openAction() const { return open_; }
+
+  // While a run trains, none can be continued.
+  void setTraining(bool training);
+
+ signals:
+  void continueRequested(int run);
+  void deleteRequested(int run);
+  void openRequested();
+
+ protected:
+  void contextMenuEvent(QContextMenuEvent* event) override;
 
  private:
   void addRun(int run);
+  void removeRun(int run);
   void refresh(int run);
   void refreshAll();
+  void updateActions();
   void edited(QTreeWidgetItem* item, int column);
 
   TrainingPlots* plots_;
+  QAction *continue_, *delete_, *open_;
+  bool training_ = false;
 };
 
 }  // namespace plexus::widgets

@@ -171,7 +171,11 @@ QToolButton* toolButton(QWidget* parent, const QString& objectName, const QStrin
   return button;
 }
 
-QCPTextElement* addHeader(QCustomPlot* plot, const QString& title, bool withLegend) {
+// Where a plot's legend goes: beside its title, or on a row of its own below it (the loss plot's
+// names every run shown, which would not fit beside the title).
+enum class Legend { None, Beside, Below };
+
+QCPTextElement* addHeader(QCustomPlot* plot, const QString& title, Legend legend) {
   plot->plotLayout()->insertRow(0);
   plot->plotLayout()->setRowStretchFactor(0, 0.001);  // as tall as its contents
   auto* header = new QCPLayoutGrid;
@@ -182,10 +186,19 @@ QCPTextElement* addHeader(QCustomPlot* plot, const QString& title, bool withLege
   auto* text = new QCPTextElement(plot, title, font);
   text->setTextFlags(Qt::AlignLeft | Qt::AlignVCenter);
   header->addElement(0, 0, text);
-  plot->legend->setVisible(withLegend);
-  if (withLegend) {
-    header->addElement(0, 1, plot->legend);  // beside the title, never over the curves
-    header->setColumnStretchFactor(1, 0.001);
+  plot->legend->setVisible(legend != Legend::None);
+  if (legend != Legend::None) {
+    // In the header, never over the curves.
+    if (legend == Legend::Beside) {
+      header->addElement(0, 1, plot->legend);
+      header->setColumnStretchFactor(1, 0.001);
+    } else {  // left-aligned: an empty element takes the rest of the row
+      auto* row = new QCPLayoutGrid;
+      header->addElement(1, 0, row);
+      row->addElement(0, 0, plot->legend);
+      row->addElement(0, 1, new QCPLayoutElement(plot));
+      row->setColumnStretchFactor(0, 0.001);
+    }
     plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
     plot->legend->setIconSize(26, 12);
     plot->legend->setIconTextPadding(5);
@@ -195,7 +208,7 @@ QCPTextElement* addHeader(QCustomPlot* plot, const QString& title, bool withLege
 }
 
 struct Hit {
-  int run = -1;
+  int run = -1;  // an index into the runs, not an id
   QCPGraph* graph = nullptr;
   QCPGraphData point;
 };
@@ -277,8 +290,8 @@ void TrainingPlots::buildToolBar() {
 }
 
 void TrainingPlots::setUpPlots() {
-  titles_ = {addHeader(loss_, tr("Training loss per batch  (thin: raw, thick: smoothed)"), true),
-             addHeader(epoch_, tr("Per epoch"), true), addHeader(lr_, tr("Learning rate"), false)};
+  titles_ = {addHeader(loss_, tr("Training loss per batch  (thin: raw, thick: smoothed)"), Legend::Below),
+             addHeader(epoch_, tr("Per epoch"), Legend::Beside), addHeader(lr_, tr("Learning rate"), Legend::None)};
   setUpAxes();
   const std::array<int, 3> stretch = {3, 3, 2};
   for (QCustomPlot* plot : {loss_, epoch_, lr_}) {
@@ -354,15 +367,23 @@ QCPGraph* TrainingPlots::newGraph(QCustomPlot* plot, QCPAxis* valueAxis) {
 // ---- runs --------------------------------------------------------------------------------
 
 TrainingPlots::Run* TrainingPlots::find(int run) {
-  return run >= 0 && run < runCount() ? &runs_[size_t(run)] : nullptr;
+  const auto it = std::find_if(runs_.begin(), runs_.end(), [run](const Run& r) { return r.id == run; });
+  return it == runs_.end() ? nullptr : &*it;
 }
 
 const TrainingPlots::Run* TrainingPlots::find(int run) const {
-  return run >= 0 && run < runCount() ? &runs_[size_t(run)] : nullptr;
+  return const_cast<TrainingPlots*>(this)->find(run);
+}
+
+std::vector<int> TrainingPlots::runIds() const {
+  std::vector<int> ids;
+  for (const Run& run : runs_) ids.push_back(run.id);
+  return ids;
 }
 
 int TrainingPlots::beginRun(const QString& name, const QString& settingsSummary) {
   Run run;
+  run.id = nextId_++;
   run.name = name;
   run.settings = settingsSummary;
   run.status = tr("running");
@@ -377,8 +398,8 @@ int TrainingPlots::beginRun(const QString& name, const QString& settingsSummary)
   run.evalLoss = newGraph(epoch_);
   run.evalAccuracy = newGraph(epoch_, epoch_->yAxis2);
   runs_.push_back(run);
-  const int id = runCount() - 1;
-  styleRun(id);
+  const int id = run.id;
+  styleRun(runs_.back());
   updateRunVisibility(runs_.back());
   rebuildLegends();
   emit runAdded(id);
@@ -419,6 +440,7 @@ void TrainingPlots::addEpoch(int id, const train::EpochEnd& e) {
     run->evalLoss->addData(e.epoch, e.eval_loss);
     run->evalAccuracy->addData(e.epoch, 100 * e.eval_accuracy);
     if (run->hasAccuracy) run->bestEvalAccuracy = std::max(run->bestEvalAccuracy.value_or(0.0), e.eval_accuracy);
+    run->bestEvalLoss = std::min(run->bestEvalLoss.value_or(e.eval_loss), e.eval_loss);
   }
   updateRunVisibility(*run);
   rebuildLegends();
@@ -430,6 +452,7 @@ void TrainingPlots::finishRun(int id, const QString& status) {
   Run* run = find(id);
   if (!run) return;
   run->status = status;
+  run->active = false;
   emit runChanged(id);
 }
 
@@ -454,14 +477,35 @@ void TrainingPlots::setRunName(int id, const QString& name) {
   scheduleReplot();
 }
 
+void TrainingPlots::setRunOrigin(int id, const RunOrigin& origin) {
+  Run* run = find(id);
+  if (!run) return;
+  run->origin = origin;
+  emit runChanged(id);
+}
+
+void TrainingPlots::removeGraphs(const Run& run) {
+  for (QCPGraph* g : {run.raw, run.smooth}) loss_->removeGraph(g);
+  lr_->removeGraph(run.lr);
+  for (QCPGraph* g : {run.trainLoss, run.trainAccuracy, run.evalLoss, run.evalAccuracy}) epoch_->removeGraph(g);
+}
+
+void TrainingPlots::removeRun(int id) {
+  const Run* run = find(id);
+  if (!run) return;
+  hideHover();  // its tracer may sit on a graph that goes
+  removeGraphs(*run);
+  runs_.erase(runs_.begin() + (run - runs_.data()));
+  rebuildLegends();
+  emit runRemoved(id);
+  scheduleReplot();
+}
+
 void TrainingPlots::clear() {
   hideHover();
-  for (Run& run : runs_) {
-    for (QCPGraph* g : {run.raw, run.smooth}) loss_->removeGraph(g);
-    lr_->removeGraph(run.lr);
-    for (QCPGraph* g : {run.trainLoss, run.trainAccuracy, run.evalLoss, run.evalAccuracy}) epoch_->removeGraph(g);
-  }
+  for (const Run& run : runs_) removeGraphs(run);
   runs_.clear();
+  nextId_ = 0;
   rebuildLegends();
   following_ = true;
   emit cleared();
@@ -476,28 +520,32 @@ int TrainingPlots::pointCount(int id) const {
 TrainingPlots::RunInfo TrainingPlots::runInfo(int id) const {
   const Run* run = find(id);
   if (!run) return {};
-  return {run->name,    run->settings,        run->status, runColour(id, ThemeManager::instance().theme().dark),
-          run->visible, run->bestEvalAccuracy};
+  return {run->name,          run->settings,         run->status, runColour(id, ThemeManager::instance().theme().dark),
+          run->visible,       run->active,           run->bestEvalAccuracy,
+          run->bestEvalLoss,  run->origin};
 }
 
 QCPGraph* TrainingPlots::graph(int id, Series series) const {
   const Run* run = find(id);
-  if (!run) return nullptr;
+  return run ? graphOf(*run, series) : nullptr;
+}
+
+QCPGraph* TrainingPlots::graphOf(const Run& run, Series series) {
   switch (series) {
     case Series::RawLoss:
-      return run->raw;
+      return run.raw;
     case Series::SmoothedLoss:
-      return run->smooth;
+      return run.smooth;
     case Series::LearningRate:
-      return run->lr;
+      return run.lr;
     case Series::TrainLoss:
-      return run->trainLoss;
+      return run.trainLoss;
     case Series::TrainAccuracy:
-      return run->trainAccuracy;
+      return run.trainAccuracy;
     case Series::EvalLoss:
-      return run->evalLoss;
+      return run.evalLoss;
     case Series::EvalAccuracy:
-      return run->evalAccuracy;
+      return run.evalAccuracy;
   }
   return nullptr;
 }
@@ -515,8 +563,8 @@ void TrainingPlots::rebuildLegends() {
     if (run.visible) run.smooth->addToLegend();
   epoch_->legend->clearItems();
   for (const auto& [series, key] : styleKey_)
-    for (int i = 0; i < runCount(); ++i)
-      if (const QCPGraph* g = graph(i, series); g->visible() && !g->data()->isEmpty()) {
+    for (const Run& run : runs_)
+      if (const QCPGraph* g = graphOf(run, series); g->visible() && !g->data()->isEmpty()) {
         key->addToLegend();
         break;
       }
@@ -544,15 +592,14 @@ void TrainingPlots::applyTheme() {
     key->setPen(epochPen(c.muted, training));
     key->setScatterStyle(epochMarker(c.muted, c.background, accuracy, training));
   }
-  for (int i = 0; i < runCount(); ++i) styleRun(i);
+  for (Run& run : runs_) styleRun(run);
   scheduleReplot();
 }
 
-void TrainingPlots::styleRun(int index) {
+void TrainingPlots::styleRun(Run& run) {
   const Theme& theme = ThemeManager::instance().theme();
-  const QColor colour = runColour(index, theme.dark);
+  const QColor colour = runColour(run.id, theme.dark);
   const QColor background = plotColours(theme).background;
-  Run& run = runs_[size_t(index)];
   QColor faint = colour;
   faint.setAlpha(theme.dark ? 90 : 85);
   run.raw->setPen(QPen(faint, 1));
@@ -667,10 +714,9 @@ void TrainingPlots::hideHover() {
 }
 
 // "■ name" in the run's colour: the first line of every hover text.
-QString TrainingPlots::hoverHeading(int run) const {
-  const RunInfo info = runInfo(run);
+QString TrainingPlots::hoverHeading(const Run& run) const {
   return QStringLiteral("<span style='color:%1'>&#9632;</span> <b>%2</b>")
-      .arg(info.colour.name(), info.name.toHtmlEscaped());
+      .arg(runColour(run.id, ThemeManager::instance().theme().dark).name(), run.name.toHtmlEscaped());
 }
 
 QString TrainingPlots::lossHover(double key, QPoint pixel) {
@@ -682,7 +728,7 @@ QString TrainingPlots::lossHover(double key, QPoint pixel) {
   const Run& run = runs_[size_t(hit.run)];
   const auto index = run.raw->data()->findBegin(hit.point.key, false) - run.raw->data()->constBegin();
   const double step = hit.point.key;
-  QString text = hoverHeading(hit.run) + tr("<br>step %1").arg(qint64(step));
+  QString text = hoverHeading(run) + tr("<br>step %1").arg(qint64(step));
   if (run.batchesPerEpoch > 0) text += tr(" · epoch %1").arg(qint64(step - 1) / run.batchesPerEpoch + 1);
   return text +
          tr("<br>loss %1<br>smoothed %2")
@@ -700,7 +746,7 @@ QString TrainingPlots::epochHover(double key, QPoint pixel) {
   const auto e = std::find_if(run.epochs.rbegin(), run.epochs.rend(),
                               [&](const EpochPoint& p) { return p.epoch == int(std::lround(hit.point.key)); });
   if (e == run.epochs.rend()) return {};
-  QString text = hoverHeading(hit.run) + tr(" · epoch %1").arg(e->epoch);
+  QString text = hoverHeading(run) + tr(" · epoch %1").arg(e->epoch);
   auto line = [&](const QString& what, double loss, double accuracy) {
     text += QStringLiteral("<br>%1: loss %2").arg(what, number(loss));
     if (run.hasAccuracy) text += tr(" · accuracy %1").arg(percent(accuracy));
@@ -714,7 +760,7 @@ QString TrainingPlots::lrHover(double key, QPoint pixel) {
   const Hit hit = nearestHit(runCount(), key, pixel, [this](int i) { return std::array{runs_[size_t(i)].lr}; });
   if (!hit.graph) return {};
   showTracer(lrTracer_, hit);
-  return hoverHeading(hit.run) +
+  return hoverHeading(runs_[size_t(hit.run)]) +
          tr("<br>step %1<br>learning rate %2").arg(qint64(hit.point.key)).arg(number(hit.point.value));
 }
 

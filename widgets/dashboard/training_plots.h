@@ -1,6 +1,6 @@
 #pragma once
-// TrainingPlots: the live curves of the training dashboard, for every run of the session
-// overlaid in its own colour. Three plots, stacked with a shared look:
+// TrainingPlots: the curves of the training dashboard, for every run shown (this session's,
+// live, and past runs read from their folders) overlaid in its own colour. Three plots, stacked with a shared look:
 //   loss     training loss per batch, raw (thin, translucent) and smoothed (EMA, thick), vs the
 //            global step (epoch - 1) * batches + batch;
 //   epoch    per epoch: validation loss and accuracy (solid), training loss and accuracy
@@ -10,6 +10,7 @@
 // Points are appended (never re-set) and the plots replot at most ~20 times a second, however
 // fast the points arrive. It follows ThemeManager.
 #include <QColor>
+#include <QDateTime>
 #include <QString>
 #include <QElapsedTimer>
 #include <QSet>
@@ -38,25 +39,41 @@ class TrainingPlots : public QWidget {
  public:
   enum class Series { RawLoss, SmoothedLoss, LearningRate, TrainLoss, TrainAccuracy, EvalLoss, EvalAccuracy };
 
+  // Where a run is kept, as the dashboard knows it; the plots only pass it on to the run list.
+  struct RunOrigin {
+    QString folder;            // its run folder; "" when it has none
+    QDateTime started;
+    bool past = false;         // read from its folder, not trained in this session
+    bool continuable = false;  // it has a final checkpoint to continue from
+    QString note;              // more for its tool tip (test figures, what it continues)
+  };
+
   struct RunInfo {
     QString name, settings, status;  // status: "running", then what finishRun() said
     QColor colour;
     bool visible = true;
+    bool active = false;  // begun and not finished
     std::optional<double> bestEvalAccuracy;  // a fraction; none before a validated epoch
+    std::optional<double> bestEvalLoss;      // none before a validated epoch
+    RunOrigin origin;
   };
 
   explicit TrainingPlots(QWidget* parent = nullptr);
   ~TrainingPlots() override;
 
+  // A run's id is its own (removed runs' ids are not given out again); its colour follows from it.
   int beginRun(const QString& name, const QString& settingsSummary);  // the run's id
   void addBatches(int run, const std::vector<train::BatchEnd>& batches);
   void addEpoch(int run, const train::EpochEnd& epoch);
   void finishRun(int run, const QString& status);  // "completed", "stopped", "failed: …"
   void setRunVisible(int run, bool visible);
   void setRunName(int run, const QString& name);
+  void setRunOrigin(int run, const RunOrigin& origin);
+  void removeRun(int run);  // its curves and its row in the run list go
   void clear();
 
   int runCount() const { return int(runs_.size()); }
+  std::vector<int> runIds() const;  // in the order the runs began
   int pointCount(int run) const;   // raw batch points
   RunInfo runInfo(int run) const;  // a default RunInfo for an unknown id
   QCPGraph* graph(int run, Series series) const;
@@ -79,7 +96,8 @@ class TrainingPlots : public QWidget {
 
  signals:
   void runAdded(int run);
-  void runChanged(int run);  // name, status, visibility or best accuracy
+  void runChanged(int run);  // name, status, visibility, best figures or origin
+  void runRemoved(int run);
   void cleared();
 
  protected:
@@ -92,25 +110,30 @@ class TrainingPlots : public QWidget {
     bool hasEval = false;
   };
   struct Run {
+    int id = 0;
     QString name, settings, status;
     bool visible = true;
+    bool active = true;
     bool hasAccuracy = false;  // a classification run; regression reports accuracy 0
     int64_t batchesPerEpoch = 0;
     double ema = 0, emaDecay = 1;  // emaDecay: smoothing^n, to debias the early average
-    std::optional<double> bestEvalAccuracy;
+    std::optional<double> bestEvalAccuracy, bestEvalLoss;
+    RunOrigin origin;
     std::vector<EpochPoint> epochs;
     QCPGraph *raw, *smooth, *lr, *trainLoss, *trainAccuracy, *evalLoss, *evalAccuracy;
   };
 
   Run* find(int run);
   const Run* find(int run) const;
+  static QCPGraph* graphOf(const Run& run, Series series);
+  void removeGraphs(const Run& run);
   QCPGraph* newGraph(QCustomPlot* plot, QCPAxis* valueAxis = nullptr);
   void buildToolBar();
   void setUpPlots();
   void setUpAxes();
   void setUpInteractions(QCustomPlot* plot);
   void applyTheme();
-  void styleRun(int index);
+  void styleRun(Run& run);
   void updateRunVisibility(Run& run);
   void rebuildLegends();
   void scheduleReplot(std::initializer_list<QCustomPlot*> plots = {});  // {} = all
@@ -119,7 +142,7 @@ class TrainingPlots : public QWidget {
   void stopFollowing() { following_ = false; }
   void hover(QCustomPlot* plot, QMouseEvent* event);
   void hideHover();
-  QString hoverHeading(int run) const;
+  QString hoverHeading(const Run& run) const;
   QString lossHover(double key, QPoint pixel);
   QString epochHover(double key, QPoint pixel);
   QString lrHover(double key, QPoint pixel);
@@ -127,6 +150,7 @@ class TrainingPlots : public QWidget {
   void exportCsvWithDialog();
 
   std::vector<Run> runs_;
+  int nextId_ = 0;  // never reused while the plots live (clear() aside): an id names one run
   QCustomPlot *loss_, *epoch_, *lr_;
   QSplitter* splitter_ = nullptr;
   std::vector<QCPTextElement*> titles_;

@@ -1,0 +1,330 @@
+#include "session/run_log.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <system_error>
+
+#include "graph/project.h"
+#include "graph/training_params.h"
+#include "io/atomic_file.h"
+#include "train/event_json.h"
+#include "util/error.h"
+
+namespace plexus::session {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// "2025-06-01T14:03:12.345+02:00": local time, as QDateTime and Python read ISO 8601.
+std::string now_text() {
+  const auto now = std::chrono::system_clock::now();
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  const std::time_t seconds = std::time_t(ms / 1000);
+  std::tm local{};
+  localtime_r(&seconds, &local);
+  char date[32], zone[8];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &local);
+  std::strftime(zone, sizeof zone, "%z", &local);  // +0200
+  char out[64];
+  std::snprintf(out, sizeof out, "%s.%03d%.3s:%.2s", date, int(ms % 1000), zone, zone + 3);
+  return out;
+}
+
+json settings_json(const graph::TrainingSettings& s) {
+  json out = json::object();
+  for (const graph::TrainingSetting& row : graph::training_settings())
+    std::visit([&](auto field) { out[row.spec.name] = s.*field; }, row.field);
+  return out;
+}
+
+// The header's settings back, by the same table: each key of the right type, none unknown.
+graph::TrainingSettings settings_from_json(const json& j, const std::string& where) {
+  train::JsonFields f(j, where + ": settings");
+  graph::TrainingSettings s;
+  for (const graph::TrainingSetting& row : graph::training_settings()) {
+    const std::string& key = row.spec.name;
+    if (!f.has(key)) continue;  // a setting newer than the log keeps its default
+    std::visit(
+        [&](auto field) {
+          using T = std::decay_t<decltype(s.*field)>;
+          if constexpr (std::is_same_v<T, std::string>) s.*field = f.text(key);
+          else if constexpr (std::is_same_v<T, bool>) s.*field = f.boolean(key);
+          else if constexpr (std::is_same_v<T, double>) s.*field = f.number(key);
+          else if constexpr (std::is_same_v<T, int64_t>) s.*field = f.integer(key);
+          else {
+            const int64_t v = f.integer(key);
+            if (v < 0) f.fail(key, "a whole number >= 0");
+            s.*field = uint64_t(v);
+          }
+        },
+        row.field);
+  }
+  f.finish();
+  return s;
+}
+
+json header_json(const RunHeader& h) {
+  return {{"event", "run"},
+          {"format", kRunLogFormat},
+          {"started", h.started},
+          {"project", h.project},
+          {"device", h.device},
+          {"classification", h.classification},
+          {"first_epoch", h.first_epoch},
+          {"train_subset", h.train_subset},
+          {"settings", settings_json(h.settings)},
+          {"continued_from", h.continued_from.empty() ? json() : json(h.continued_from)}};
+}
+
+RunHeader header_from_json(const json& j, const std::string& where) {
+  train::JsonFields f(j, where);
+  if (const std::string kind = f.text("event"); kind != "run")
+    throw DataError(where + ": expected the run header ({\"event\":\"run\", ...}) first, got event '" + kind + "'");
+  if (f.integer("format") != kRunLogFormat)
+    f.fail("format", std::to_string(kRunLogFormat) + " (the run log format this build reads)");
+  RunHeader h;
+  h.started = f.text("started");
+  h.project = f.text("project");
+  h.device = f.text("device");
+  h.classification = f.boolean("classification");
+  const int64_t first = f.integer("first_epoch");
+  if (first < 1 || first > 1'000'000'000) f.fail("first_epoch", "an epoch number (1 or more)");
+  h.first_epoch = int(first);
+  h.train_subset = f.integer("train_subset");
+  h.settings = settings_from_json(f.object("settings"), where);
+  h.continued_from = f.text_or_null("continued_from").value_or("");
+  f.finish();
+  return h;
+}
+
+}  // namespace
+
+// ---- writing ---------------------------------------------------------------------------------
+
+RunHeader run_header(const TrainingRun& run, const fs::path& project_file, const RunOptions& options,
+                     const RunRecord* continued) {
+  RunHeader h;
+  if (!project_file.empty()) h.project = fs::absolute(project_file).lexically_normal().string();
+  h.device = device_text(parse_device(run.settings.device));
+  h.classification = run.compiled.classification;
+  h.first_epoch = run.trainer_options.first_epoch;
+  h.train_subset = options.train_subset;
+  h.settings = run.settings;
+  if (continued) h.continued_from = fs::absolute(continued->folder).lexically_normal().string();
+  return h;
+}
+
+RunLog::RunLog(fs::path folder, const graph::Graph& project, RunHeader header)
+    : folder_(std::move(folder)), classification_(header.classification) {
+  if (folder_.empty()) return;
+  fs::create_directories(folder_);
+  const fs::path log = folder_ / kRunLogFile;
+  // "x": exclusive, so two runs never share a log.
+  file_.reset(std::fopen(log.c_str(), "wx"));
+  if (!file_) {
+    if (errno == EEXIST) throw IoError("run folder " + folder_.string() + " already holds a run (" + kRunLogFile + ")");
+    throw IoError("cannot create " + log.string() + ": " + std::strerror(errno));
+  }
+  graph::Graph g = project;
+  g.view.clear();  // the editor's view says nothing about the run
+  graph::save_project(folder_ / kRunProjectFile, g);
+  header.started = now_text();
+  write_line(header_json(header).dump());
+}
+
+RunLog::~RunLog() = default;
+
+void RunLog::write_line(const std::string& line) {
+  if (!file_) return;
+  // One write and a flush per line: a crash loses at most the line being written.
+  if (std::fprintf(file_.get(), "%s\n", line.c_str()) < 0 || std::fflush(file_.get()) != 0)
+    throw IoError("cannot write " + (folder_ / kRunLogFile).string() + ": " + std::strerror(errno));
+}
+
+void RunLog::record(const train::Event& event) {
+  if (std::holds_alternative<train::Finished>(event) || std::holds_alternative<train::Failed>(event)) return;
+  write_line(train::to_json(event, classification_).dump());
+}
+
+void RunLog::end(const train::RunResult& r) {
+  if (r.status == train::RunStatus::Failed) write_line(train::to_json(train::Failed{r.message}, classification_).dump());
+  else
+    write_line(train::to_json(train::Finished{r.status == train::RunStatus::Cancelled, r.epochs_completed, r.seconds},
+                              classification_)
+                   .dump());
+}
+
+fs::path finish_run(RunCheckpoints& checkpoints, RunLog& log, const train::RunResult& result) {
+  if (result.status == train::RunStatus::Failed) {
+    log.end(result);
+    return {};
+  }
+  fs::path saved;
+  try {
+    saved = checkpoints.finish(result);
+  } catch (const std::exception& e) {
+    train::RunResult failed = result;
+    failed.status = train::RunStatus::Failed;
+    failed.message = std::string("the final checkpoint could not be saved: ") + e.what();
+    log.end(failed);
+    throw;
+  }
+  log.end(result);
+  return saved;
+}
+
+// ---- reading ---------------------------------------------------------------------------------
+
+std::string to_string(RunStatus s) {
+  switch (s) {
+    case RunStatus::Completed:
+      return "completed";
+    case RunStatus::Stopped:
+      return "stopped";
+    case RunStatus::Failed:
+      return "failed";
+    case RunStatus::Incomplete:
+      break;
+  }
+  return "incomplete";
+}
+
+namespace {
+
+// Keeps every stride-th batch; when that makes too many, every other one of those.
+class BatchSampler {
+ public:
+  void add(const train::BatchEnd& b) {
+    if (seen_++ % stride_ == 0) {
+      kept_.push_back(b);
+      if (kept_.size() >= kRunBatchPoints) {
+        for (size_t i = 1; i < (kept_.size() + 1) / 2; ++i) kept_[i] = kept_[2 * i];
+        kept_.resize((kept_.size() + 1) / 2);
+        stride_ *= 2;
+      }
+    }
+    last_ = b;
+  }
+  std::vector<train::BatchEnd> take() {
+    if (seen_ > 0 && (seen_ - 1) % stride_ != 0) kept_.push_back(last_);
+    return std::move(kept_);
+  }
+  int64_t seen() const { return seen_; }
+
+ private:
+  std::vector<train::BatchEnd> kept_;
+  train::BatchEnd last_;
+  int64_t seen_ = 0, stride_ = 1;
+};
+
+}  // namespace
+
+RunRecord read_run(const fs::path& folder) {
+  const fs::path path = folder / kRunLogFile;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError("not a run folder: " + folder.string() + " has no readable " + kRunLogFile);
+  RunRecord r;
+  r.folder = folder;
+  BatchSampler batches;
+  bool have_header = false, ended = false;
+  std::string line;
+  for (int64_t number = 1; std::getline(in, line); ++number) {
+    const std::string where = path.string() + ":" + std::to_string(number);
+    // getline stops at the end of the file without a newline only on a line cut short.
+    const bool cut_short = in.eof();
+    json j;
+    try {
+      j = train::parse_json_line(line, where);
+    } catch (const DataError&) {
+      if (!cut_short) throw;
+      if (number == 1) throw DataError(where + ": the run header is cut short");
+      r.message = "its last line is cut short";
+      break;
+    }
+    if (number == 1) {
+      r.header = header_from_json(j, where);
+      have_header = true;
+      r.epochs_completed = r.header.first_epoch - 1;
+      continue;
+    }
+    if (ended) throw DataError(where + ": a line after the end of the run");
+    const train::Event event = train::event_from_json(j, where);
+    if (const auto* b = std::get_if<train::BatchEnd>(&event)) {
+      batches.add(*b);
+    } else if (const auto* e = std::get_if<train::EpochEnd>(&event)) {
+      if (e->epoch <= r.epochs_completed)
+        throw DataError(where + ": epoch " + std::to_string(e->epoch) + " after epoch " +
+                        std::to_string(r.epochs_completed));
+      r.epochs_completed = e->epoch;
+      if (e->has_eval) {
+        r.best_eval_loss = std::min(r.best_eval_loss.value_or(e->eval_loss), e->eval_loss);
+        if (r.header.classification)
+          r.best_eval_accuracy = std::max(r.best_eval_accuracy.value_or(e->eval_accuracy), e->eval_accuracy);
+      }
+      r.epochs.push_back(*e);
+    } else if (const auto* t = std::get_if<train::TestEnd>(&event)) {
+      r.test = t->figures;
+    } else if (const auto* f = std::get_if<train::Finished>(&event)) {
+      r.status = f->cancelled ? RunStatus::Stopped : RunStatus::Completed;
+      r.seconds = f->seconds;
+      ended = true;
+    } else {
+      r.status = RunStatus::Failed;
+      r.message = std::get<train::Failed>(event).message;
+      ended = true;
+    }
+  }
+  if (in.bad()) throw IoError("cannot read " + path.string());
+  if (!have_header) throw DataError(path.string() + ": empty, expected the run header on line 1");
+  if (!ended && r.message.empty()) r.message = "it has no end line";
+  r.batch_lines = batches.seen();
+  r.batches = batches.take();
+  std::error_code ec;
+  r.has_best = fs::is_regular_file(folder / "best.safetensors", ec);
+  r.has_final = fs::is_regular_file(folder / "final.safetensors", ec);
+  return r;
+}
+
+std::vector<fs::path> list_runs(const fs::path& project_file) {
+  const fs::path parent = runs_folder(project_file);
+  std::vector<fs::path> out;
+  std::error_code ec;
+  if (parent.empty() || !fs::is_directory(parent, ec)) return out;
+  for (const fs::directory_entry& entry : fs::directory_iterator(parent, ec))
+    if (entry.is_directory(ec) && fs::is_regular_file(entry.path() / kRunLogFile, ec)) out.push_back(entry.path());
+  // Folder names are start times (yyyyMMdd-HHmmss-zzz), so names sort by age.
+  std::sort(out.begin(), out.end(), [](const fs::path& a, const fs::path& b) { return a.filename() > b.filename(); });
+  return out;
+}
+
+bool delete_run(const fs::path& folder) {
+  std::error_code ec;
+  if (!fs::is_regular_file(folder / kRunLogFile, ec))
+    throw IoError("not a run folder: " + folder.string() + " has no " + kRunLogFile + "; nothing was deleted");
+  const std::vector<std::string> names = {kRunLogFile, kRunProjectFile, "best.safetensors", "final.safetensors"};
+  std::vector<fs::path> doomed;
+  bool others = false;
+  for (const fs::directory_entry& entry : fs::directory_iterator(folder)) {
+    const std::string name = entry.path().filename().string();
+    // io::write_file_atomically's temporaries: ".<name>.tmp-<pid>-<n>-<random>".
+    const bool ours = std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+      return name == n || name.rfind("." + n + ".tmp-", 0) == 0;
+    });
+    if (ours && !entry.is_directory(ec)) doomed.push_back(entry.path());
+    else others = true;
+  }
+  // The log last: a folder left half-deleted by an error is still a run folder to delete again.
+  std::stable_partition(doomed.begin(), doomed.end(), [](const fs::path& p) { return p.filename() != kRunLogFile; });
+  for (const fs::path& p : doomed)
+    if (!fs::remove(p, ec) && ec) throw IoError("cannot delete " + p.string() + ": " + ec.message());
+  if (others) return false;
+  if (!fs::remove(folder, ec) && ec) throw IoError("cannot delete " + folder.string() + ": " + ec.message());
+  return true;
+}
+
+}  // namespace plexus::session

@@ -1,0 +1,131 @@
+#pragma once
+// A run folder's account of its run, next to its checkpoints (session/run_folder.h), so a run
+// outlasts the app that trained it: plexus-cli and the GUI write it the same way (RunLog), the
+// dashboard and `plexus-cli runs` read it back (read_run, list_runs).
+//
+//   project.plexus   the project as it trained, without the editor's view (written atomically
+//                    at the start)
+//   metrics.jsonl    a header line, then one line per event exactly as `plexus-cli train
+//                    --metrics` writes them (train/event_json.h), each flushed at once, so an
+//                    app that dies leaves a readable prefix; the last line says how it ended
+//
+// The header: {"event":"run","format":1,"started":"2025-06-01T14:03:12.345+02:00",
+//   "project":"/path/to/mnist_mlp.plexus" (or "" when not saved),"device":"cpu, 2 threads",
+//   "classification":true,"first_epoch":1,"train_subset":0,"settings":{the project's
+//   "training" keys, epochs = the number of the last epoch},"continued_from":null or the
+//   folder of the run this one continues}
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "session/run.h"
+#include "session/run_folder.h"
+#include "train/events.h"
+#include "train/trainer.h"
+
+namespace plexus::session {
+
+inline constexpr const char* kRunLogFile = "metrics.jsonl";
+inline constexpr const char* kRunProjectFile = "project.plexus";
+inline constexpr int kRunLogFormat = 1;
+// read_run keeps at most this many batch points for the curves, evenly spread.
+inline constexpr size_t kRunBatchPoints = 4000;
+
+struct RunHeader {
+  std::string started;  // local time, ISO 8601 with milliseconds and offset; RunLog sets it
+  std::string project;  // the project file ("" for a project not saved)
+  std::string device;   // session::device_text
+  bool classification = true;
+  int first_epoch = 1;  // above 1 when the run continues another
+  int64_t train_subset = 0;          // 0 = every training example
+  graph::TrainingSettings settings;  // as used; settings.epochs is the number of the last epoch
+  std::string continued_from;        // the run folder this run continues; "" for none
+};
+
+struct RunRecord;
+
+// The header of `run` (from make_training_run or make_continued_run) of the project in
+// `project_file` ("" when not saved), built with `options`, continuing `continued` (or nullptr).
+RunHeader run_header(const TrainingRun& run, const std::filesystem::path& project_file, const RunOptions& options,
+                     const RunRecord* continued);
+
+class RunLog {
+ public:
+  // Creates `folder`, writes project.plexus and the header of metrics.jsonl (header.started is
+  // now). Refuses (IoError) a folder that already holds a metrics.jsonl: a run is never
+  // written over. An empty folder writes nothing.
+  RunLog(std::filesystem::path folder, const graph::Graph& project, RunHeader header);
+  ~RunLog();
+  RunLog(const RunLog&) = delete;
+  RunLog& operator=(const RunLog&) = delete;
+
+  // On the training thread, for every event: batches, epochs and the test are written at once.
+  // Finished and Failed are not: the end line is end()'s, written after the final checkpoint
+  // (see finish_run) so that a log that says "finished" has its final.safetensors.
+  void record(const train::Event& event);
+  // The last line: finished (completed or stopped) or failed, from the run's result.
+  void end(const train::RunResult& result);
+
+  const std::filesystem::path& folder() const { return folder_; }
+
+ private:
+  void write_line(const std::string& line);
+
+  std::filesystem::path folder_;
+  bool classification_ = true;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_{nullptr, &std::fclose};
+};
+
+// The end of a run, in the order that keeps its folder honest: final.safetensors (unless the
+// run failed), then the end line of metrics.jsonl. When the checkpoint cannot be saved the log
+// ends with a failed line saying so, and the error propagates. Returns the checkpoint's path
+// ("" when none was saved).
+std::filesystem::path finish_run(RunCheckpoints& checkpoints, RunLog& log, const train::RunResult& result);
+
+enum class RunStatus {
+  Completed,
+  Stopped,
+  Failed,
+  Incomplete,  // no end line: the app stopped before the run did
+};
+std::string to_string(RunStatus status);  // "completed", "stopped", "failed", "incomplete"
+
+// A past run as its folder tells it.
+struct RunRecord {
+  std::filesystem::path folder;
+  RunHeader header;
+  std::vector<train::EpochEnd> epochs;  // every epoch line, in order
+  // At most kRunBatchPoints batch lines, evenly spread over the run, the last one included.
+  std::vector<train::BatchEnd> batches;
+  int64_t batch_lines = 0;              // all of them
+  std::optional<train::EpochEnd> test;  // the final model on the test split
+  RunStatus status = RunStatus::Incomplete;
+  std::string message;       // why it failed; for an incomplete run, what the log's end lacks
+  int epochs_completed = 0;  // the number of its last completed epoch (first_epoch - 1: none)
+  double seconds = 0;        // of training, from the end line
+  std::optional<double> best_eval_accuracy, best_eval_loss;  // over its validated epochs
+  bool has_best = false, has_final = false;                  // its checkpoints on disk
+};
+
+// Reads `folder`/metrics.jsonl. A last line cut short (an app that died mid-write) is left out
+// and the run is incomplete; anything else malformed — no header, a line that is not JSON, an
+// unknown event or key, a value of the wrong type, epochs out of order, a line after the end —
+// is a DataError naming the file and the line. IoError when there is no log to read.
+RunRecord read_run(const std::filesystem::path& folder);
+
+// The run folders (those with a metrics.jsonl) of a saved project, in runs_folder(project_file),
+// newest first. None for a project not saved or without runs.
+std::vector<std::filesystem::path> list_runs(const std::filesystem::path& project_file);
+
+// Deletes a run folder: the files a run writes (metrics.jsonl, project.plexus, the checkpoints
+// and temporaries of their atomic saves), then the folder itself when nothing else is in it.
+// Returns false when the folder was kept because it holds other files (they are untouched).
+// IoError when a file cannot be removed, or when `folder` is not a run folder (no
+// metrics.jsonl): nothing is removed then.
+bool delete_run(const std::filesystem::path& folder);
+
+}  // namespace plexus::session

@@ -1,0 +1,217 @@
+#include "train/event_json.h"
+
+#include <cmath>
+#include <limits>
+
+#include "util/error.h"
+
+namespace plexus::train {
+namespace {
+
+using nlohmann::json;
+
+// A number JSON can hold: null for NaN and infinities (nlohmann would write null anyway; this
+// says so where it happens).
+json real(double v) { return std::isfinite(v) ? json(v) : json(); }
+
+void add_evaluation(json& j, const EpochEnd& e, bool classification) {
+  if (!e.has_eval) return;
+  j["eval_loss"] = real(e.eval_loss);
+  if (!classification) return;
+  j["eval_accuracy"] = real(e.eval_accuracy);
+  j["eval_top5"] = real(e.eval_top5);
+  json per = json::array();
+  for (double v : e.per_class_accuracy) per.push_back(real(v));  // NaN: a class with no examples
+  j["per_class_accuracy"] = per;
+  j["confusion"] = e.confusion;
+}
+
+// "got 3", "got \"two\"", for messages: the value as JSON, cut short.
+std::string shown(const json& v) {
+  std::string text = v.dump();
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return text;
+}
+
+double real_of(const json& v) { return v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>(); }
+
+// The eval_* keys, when there are any, into `e` (has_eval set).
+void read_evaluation(JsonFields& f, EpochEnd& e) {
+  if (!f.has("eval_loss")) return;
+  e.has_eval = true;
+  e.eval_loss = f.number("eval_loss");
+  if (!f.has("eval_accuracy")) return;
+  e.eval_accuracy = f.number("eval_accuracy");
+  e.eval_top5 = f.number("eval_top5");
+  for (const json& v : f.array("per_class_accuracy")) {
+    if (!v.is_number() && !v.is_null()) f.fail("per_class_accuracy", "an array of numbers");
+    e.per_class_accuracy.push_back(real_of(v));
+  }
+  e.classes = int64_t(e.per_class_accuracy.size());
+  const json& confusion = f.array("confusion");
+  if (confusion.size() != size_t(e.classes * e.classes))
+    f.fail("confusion", "an array of " + std::to_string(e.classes * e.classes) + " counts (classes x classes)");
+  for (const json& v : confusion) {
+    if (!v.is_number_integer() || v.get<int64_t>() < 0) f.fail("confusion", "an array of counts");
+    e.confusion.push_back(v.get<int64_t>());
+  }
+}
+
+int to_int(JsonFields& f, const std::string& key) {
+  const int64_t v = f.integer(key);
+  if (v < 0 || v > std::numeric_limits<int>::max()) f.fail(key, "a count");
+  return int(v);
+}
+
+}  // namespace
+
+json to_json(const Event& event, bool classification) {
+  return std::visit(
+      [classification](const auto& e) -> json {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, BatchEnd>) {
+          json j{{"event", "batch"}, {"epoch", e.epoch}, {"batch", e.batch}, {"batches", e.batches},
+                 {"loss", real(e.loss)}, {"running_loss", real(e.running_loss)}};
+          if (classification) j["running_accuracy"] = real(e.running_accuracy);
+          j["samples_per_second"] = real(e.samples_per_second);
+          j["lr"] = real(e.lr);
+          return j;
+        } else if constexpr (std::is_same_v<T, EpochEnd>) {
+          json j{{"event", "epoch"}, {"epoch", e.epoch}, {"train_loss", real(e.train_loss)}};
+          if (classification) j["train_accuracy"] = real(e.train_accuracy);
+          j["lr"] = real(e.lr);
+          j["seconds"] = real(e.seconds);
+          add_evaluation(j, e, classification);
+          return j;
+        } else if constexpr (std::is_same_v<T, TestEnd>) {
+          json j{{"event", "test"}};
+          add_evaluation(j, e.figures, classification);
+          return j;
+        } else if constexpr (std::is_same_v<T, Finished>) {
+          return {{"event", "finished"}, {"cancelled", e.cancelled}, {"epochs", e.epochs_completed},
+                  {"seconds", real(e.seconds)}};
+        } else {
+          return {{"event", "failed"}, {"message", e.message}};
+        }
+      },
+      event);
+}
+
+Event event_from_json(const json& j, const std::string& where) {
+  JsonFields f(j, where);
+  const std::string kind = f.text("event");
+  Event out;
+  if (kind == "batch") {
+    BatchEnd b;
+    b.epoch = to_int(f, "epoch");
+    b.batch = f.integer("batch");
+    b.batches = f.integer("batches");
+    b.loss = f.number("loss");
+    b.running_loss = f.number("running_loss");
+    if (f.has("running_accuracy")) b.running_accuracy = f.number("running_accuracy");
+    b.samples_per_second = f.number("samples_per_second");
+    b.lr = f.number("lr");
+    out = b;
+  } else if (kind == "epoch") {
+    EpochEnd e;
+    e.epoch = to_int(f, "epoch");
+    e.train_loss = f.number("train_loss");
+    if (f.has("train_accuracy")) e.train_accuracy = f.number("train_accuracy");
+    e.lr = f.number("lr");
+    e.seconds = f.number("seconds");
+    read_evaluation(f, e);
+    out = e;
+  } else if (kind == "test") {
+    TestEnd t;
+    read_evaluation(f, t.figures);
+    if (!t.figures.has_eval) f.fail("eval_loss", "a number (the test split's loss)");
+    out = t;
+  } else if (kind == "finished") {
+    Finished e;
+    e.cancelled = f.boolean("cancelled");
+    e.epochs_completed = to_int(f, "epochs");
+    e.seconds = f.number("seconds");
+    out = e;
+  } else if (kind == "failed") {
+    out = Failed{f.text("message")};
+  } else {
+    throw DataError(where + ": unknown event '" + kind + "' (expected batch, epoch, test, finished or failed)");
+  }
+  f.finish();
+  return out;
+}
+
+json parse_json_line(std::string_view line, const std::string& where) {
+  json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw DataError(where + ": not a line of JSON");
+  if (!j.is_object()) throw DataError(where + ": expected a JSON object, got " + shown(j));
+  return j;
+}
+
+// ---- JsonFields --------------------------------------------------------------------------
+
+JsonFields::JsonFields(const json& object, std::string where) : object_(object), where_(std::move(where)) {}
+
+void JsonFields::fail(const std::string& key, const std::string& expected) const {
+  const auto it = object_.find(key);
+  throw DataError(where_ + ": key '" + key + "' must be " + expected +
+                  (it == object_.end() ? std::string(", but it is missing") : ", got " + shown(*it)));
+}
+
+const json& JsonFields::get(const std::string& key) {
+  read_.insert(key);
+  static const json missing;
+  const auto it = object_.find(key);
+  return it == object_.end() ? missing : *it;
+}
+
+int64_t JsonFields::integer(const std::string& key) {
+  const json& v = get(key);
+  if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX)))
+    fail(key, "a whole number");
+  return v.get<int64_t>();
+}
+
+double JsonFields::number(const std::string& key) {
+  const json& v = get(key);
+  if (!v.is_number() && !(v.is_null() && has(key))) fail(key, "a number");
+  return real_of(v);
+}
+
+bool JsonFields::boolean(const std::string& key) {
+  const json& v = get(key);
+  if (!v.is_boolean()) fail(key, "true or false");
+  return v.get<bool>();
+}
+
+std::string JsonFields::text(const std::string& key) {
+  const json& v = get(key);
+  if (!v.is_string()) fail(key, "a string");
+  return v.get<std::string>();
+}
+
+std::optional<std::string> JsonFields::text_or_null(const std::string& key) {
+  const json& v = get(key);
+  if (v.is_null() && has(key)) return std::nullopt;
+  if (!v.is_string()) fail(key, "null or a string");
+  return v.get<std::string>();
+}
+
+const json& JsonFields::array(const std::string& key) {
+  const json& v = get(key);
+  if (!v.is_array()) fail(key, "an array");
+  return v;
+}
+
+const json& JsonFields::object(const std::string& key) {
+  const json& v = get(key);
+  if (!v.is_object()) fail(key, "an object");
+  return v;
+}
+
+void JsonFields::finish() const {
+  for (const auto& [key, value] : object_.items())
+    if (!read_.count(key)) throw DataError(where_ + ": unexpected key '" + key + "'");
+}
+
+}  // namespace plexus::train

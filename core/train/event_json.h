@@ -1,0 +1,68 @@
+#pragma once
+// Training events as JSON objects, one per line of a JSON-lines file: what `plexus-cli train
+// --metrics FILE` appends and what a run folder's metrics.jsonl holds after its header
+// (session/run_log.h). docs/training.md lists the keys:
+//
+//   {"event":"batch","epoch":1,"batch":10,"batches":600,"loss":..,"running_loss":..,
+//    "running_accuracy":..,"samples_per_second":..,"lr":..}
+//   {"event":"epoch","epoch":1,"train_loss":..,"train_accuracy":..,"lr":..,"seconds":..,
+//    "eval_loss":..,"eval_accuracy":..,"eval_top5":..,"per_class_accuracy":[..],"confusion":[..]}
+//   {"event":"test", "eval_loss":.., ...}          the final model on the test split
+//   {"event":"finished","cancelled":false,"epochs":5,"seconds":..}
+//   {"event":"failed","message":"..."}
+//
+// Accuracies are classification figures: a regression run writes losses only. A number that is
+// not finite is written as null (JSON has no NaN) and read back as NaN.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "train/events.h"
+
+namespace plexus::train {
+
+nlohmann::json to_json(const Event& event, bool classification);
+
+// Reads back what to_json wrote. Strict: an unknown event, a missing key or a value of the
+// wrong type is a DataError that starts with `where` (a file and line: "run/metrics.jsonl:7")
+// and names the key ("key 'epoch' must be a whole number, got \"two\""). Keys the event does
+// not have are refused too, so a misspelt key is not silently ignored.
+Event event_from_json(const nlohmann::json& j, const std::string& where);
+
+// One line of a JSON-lines file as a JSON object; a DataError starting with `where` when it
+// is not one.
+nlohmann::json parse_json_line(std::string_view line, const std::string& where);
+
+// The keys of one JSON object, read strictly, for readers of JSON lines (events, a run log's
+// header): each getter throws a DataError naming `where` and the key when the key is missing
+// or its value has another type; finish() refuses the keys no getter asked for.
+class JsonFields {
+ public:
+  JsonFields(const nlohmann::json& object, std::string where);
+
+  bool has(const std::string& key) const { return object_.contains(key); }
+  int64_t integer(const std::string& key);
+  double number(const std::string& key);  // null reads as NaN
+  bool boolean(const std::string& key);
+  std::string text(const std::string& key);
+  std::optional<std::string> text_or_null(const std::string& key);  // present, null or a string
+  const nlohmann::json& array(const std::string& key);
+  const nlohmann::json& object(const std::string& key);
+  void finish() const;
+
+  const std::string& where() const { return where_; }
+  [[noreturn]] void fail(const std::string& key, const std::string& expected) const;
+
+ private:
+  const nlohmann::json& get(const std::string& key);
+
+  const nlohmann::json& object_;
+  std::string where_;
+  std::set<std::string> read_;
+};
+
+}  // namespace plexus::train

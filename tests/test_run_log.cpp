@@ -1,0 +1,502 @@
+// Runs that last: training events as JSON lines (train/event_json.h), a run folder's log and
+// project written by RunLog and read back by read_run, malformed logs, list_runs, delete_run,
+// and continuing a run from its final checkpoint (session/continuation.h).
+#include <QtTest>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "graph/project.h"
+#include "io/atomic_file.h"
+#include "session/continuation.h"
+#include "session/run_log.h"
+#include "test_support.h"
+#include "train/checkpoint.h"
+#include "train/event_json.h"
+#include "util/error.h"
+
+using namespace plexus;
+using namespace plexus::session;
+using plexus::testing::contains;
+using plexus::testing::message_of;
+using plexus::testing::read_all;
+using plexus::testing::write_raw;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kExamples = fs::path(PLEXUS_SOURCE_DIR) / "examples";
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("plexus_test_run_log_" + std::to_string(::getpid())) / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+train::EpochEnd classified_epoch(int epoch) {
+  train::EpochEnd e;
+  e.epoch = epoch;
+  e.train_loss = 1.0 / epoch;
+  e.train_accuracy = 0.5 + 0.1 * epoch;
+  e.has_eval = true;
+  e.eval_loss = 1.5 / epoch;
+  e.eval_accuracy = 0.4 + 0.1 * epoch;
+  e.eval_top5 = 0.9;
+  e.per_class_accuracy = {0.25, std::nan("")};  // the second class had no examples
+  e.classes = 2;
+  e.confusion = {1, 3, 0, 0};
+  e.lr = 0.1;
+  e.seconds = 2.5;
+  return e;
+}
+
+train::BatchEnd batch(int epoch, int64_t index, int64_t batches, double loss) {
+  train::BatchEnd b;
+  b.epoch = epoch;
+  b.batch = index;
+  b.batches = batches;
+  b.loss = loss;
+  b.running_loss = loss;
+  b.running_accuracy = 0.5;
+  b.samples_per_second = 1000;
+  b.lr = 0.1;
+  return b;
+}
+
+std::string line(const train::Event& e, bool classification = true) { return train::to_json(e, classification).dump(); }
+
+train::Event round_trip(const train::Event& e, bool classification = true) {
+  return train::event_from_json(train::parse_json_line(line(e, classification), "t:1"), "t:1");
+}
+
+// A valid header line, as RunLog writes it.
+std::string header_line(const std::string& extra = "") {
+  return R"({"event":"run","format":1,"started":"2025-06-01T14:03:12.345+02:00","project":"/p/mlp.plexus",)"
+         R"("device":"cpu, 2 threads","classification":true,"first_epoch":1,"train_subset":0,)"
+         R"("settings":{"lr":0.05,"epochs":3,"optimizer":"adam"},"continued_from":null)" +
+         extra + "}";
+}
+
+// Writes `text` to `file`, making its folder.
+void put(const fs::path& file, const std::string& text) {
+  fs::create_directories(file.parent_path());
+  write_raw(file, text);
+}
+
+fs::path write_log(const std::string& name, const std::string& text) {
+  const fs::path dir = temp_dir(name);
+  put(dir / kRunLogFile, text);
+  return dir;
+}
+
+// The DataError read_run throws for a log with this text.
+std::string read_error(const std::string& name, const std::string& text) {
+  const fs::path dir = write_log(name, text);
+  return message_of<DataError>([&] { read_run(dir); });
+}
+
+// The housing example (a committed CSV) trained for `epochs`, kept in `folder` as both front
+// ends keep a run; `from` continues a run.
+struct HousingRun {
+  graph::Graph graph;
+  train::RunResult result;
+  RunOptions options{.project_dir = kExamples, .train_subset = 100};
+};
+
+HousingRun train_housing(const fs::path& folder, int64_t epochs, const RunRecord* from = nullptr) {
+  HousingRun h;
+  h.graph = graph::load_project(kExamples / "housing_regression.plexus");
+  h.graph.training.epochs = epochs;
+  h.graph.training.schedule = "step";
+  h.graph.training.step_size = 1;
+  h.graph.training.gamma = 0.5;
+  TrainingRun run = from ? make_continued_run(*from, h.graph, h.options) : make_training_run(h.graph, h.options);
+  RunLog log(folder, h.graph, run_header(run, kExamples / "housing_regression.plexus", h.options, from));
+  RunCheckpoints checkpoints(folder, h.graph, run);
+  train::Trainer trainer(*run.compiled.model, *run.optimizer, *run.train_loader, run.eval_loader.get(),
+                         run.trainer_options);
+  trainer.set_scheduler(run.scheduler.get());
+  trainer.set_callback([&](const train::Event& e) {
+    log.record(e);
+    if (const auto* epoch = std::get_if<train::EpochEnd>(&e)) checkpoints.epoch_ended(*epoch);
+  });
+  h.result = trainer.run();
+  finish_run(checkpoints, log, h.result);
+  return h;
+}
+
+}  // namespace
+
+class TestRunLog : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void cleanupTestCase() {
+    std::error_code ec;
+    fs::remove_all(fs::temp_directory_path() / ("plexus_test_run_log_" + std::to_string(::getpid())), ec);
+  }
+
+  // ---- events as JSON lines ------------------------------------------------------------------
+
+  void everyEventReadsBackAsItWasWritten() {
+    const train::BatchEnd b = batch(2, 7, 30, 0.75);
+    const auto rb = std::get<train::BatchEnd>(round_trip(b));
+    QCOMPARE(rb.epoch, 2);
+    QCOMPARE(rb.batch, int64_t(7));
+    QCOMPARE(rb.batches, int64_t(30));
+    QCOMPARE(rb.loss, 0.75);
+    QCOMPARE(rb.running_accuracy, 0.5);
+    QCOMPARE(rb.samples_per_second, 1000.0);
+
+    const train::EpochEnd e = classified_epoch(3);
+    const auto re = std::get<train::EpochEnd>(round_trip(e));
+    QCOMPARE(re.epoch, 3);
+    QCOMPARE(re.train_loss, e.train_loss);
+    QCOMPARE(re.train_accuracy, e.train_accuracy);
+    QVERIFY(re.has_eval);
+    QCOMPARE(re.eval_loss, e.eval_loss);
+    QCOMPARE(re.eval_accuracy, e.eval_accuracy);
+    QCOMPARE(re.eval_top5, 0.9);
+    QCOMPARE(re.classes, int64_t(2));
+    QCOMPARE(re.per_class_accuracy[0], 0.25);
+    QVERIFY(std::isnan(re.per_class_accuracy[1]));  // written as null
+    QCOMPARE(re.confusion, e.confusion);
+    QCOMPARE(re.lr, 0.1);
+    QCOMPARE(re.seconds, 2.5);
+
+    const auto rt = std::get<train::TestEnd>(round_trip(train::TestEnd{e}));
+    QVERIFY(rt.figures.has_eval);
+    QCOMPARE(rt.figures.eval_accuracy, e.eval_accuracy);
+    QVERIFY(contains(line(train::TestEnd{e}), R"("event":"test")"));
+
+    const auto rf = std::get<train::Finished>(round_trip(train::Finished{true, 4, 12.5}));
+    QVERIFY(rf.cancelled);
+    QCOMPARE(rf.epochs_completed, 4);
+    QCOMPARE(rf.seconds, 12.5);
+    QCOMPARE(std::get<train::Failed>(round_trip(train::Failed{"the loss became NaN"})).message,
+             std::string("the loss became NaN"));
+  }
+
+  void aRegressionWritesLossesOnly() {
+    const std::string text = line(classified_epoch(1), /*classification=*/false);
+    QVERIFY2(!contains(text, "accuracy") && !contains(text, "confusion") && contains(text, "eval_loss"), text.c_str());
+    const auto e = std::get<train::EpochEnd>(round_trip(classified_epoch(1), false));
+    QVERIFY(e.has_eval);
+    QCOMPARE(e.train_accuracy, 0.0);
+    QCOMPARE(e.classes, int64_t(0));
+  }
+
+  void malformedEventLinesNameTheLineAndTheKey() {
+    using train::event_from_json;
+    using train::parse_json_line;
+    const auto error = [](const std::string& text) {
+      return message_of<DataError>([&] { event_from_json(parse_json_line(text, "m.jsonl:4"), "m.jsonl:4"); });
+    };
+    QCOMPARE(error(R"({"event":"batch","epoch":1)"), std::string("m.jsonl:4: not a line of JSON"));
+    QCOMPARE(error("[1, 2]"), std::string("m.jsonl:4: expected a JSON object, got [1,2]"));
+    QCOMPARE(error(R"({"event":"lunch"})"),
+             std::string("m.jsonl:4: unknown event 'lunch' (expected batch, epoch, test, finished or failed)"));
+    QCOMPARE(error(R"({"epoch":1})"), std::string("m.jsonl:4: key 'event' must be a string, but it is missing"));
+    QCOMPARE(error(R"({"event":"epoch","epoch":"two","train_loss":1,"lr":0.1,"seconds":1})"),
+             std::string("m.jsonl:4: key 'epoch' must be a whole number, got \"two\""));
+    QCOMPARE(error(R"({"event":"epoch","epoch":2,"train_loss":1,"lr":0.1})"),
+             std::string("m.jsonl:4: key 'seconds' must be a number, but it is missing"));
+    QCOMPARE(error(R"({"event":"epoch","epoch":2,"train_loss":1,"lr":0.1,"seconds":1,"colour":"red"})"),
+             std::string("m.jsonl:4: unexpected key 'colour'"));
+    QCOMPARE(error(R"({"event":"finished","cancelled":"no","epochs":2,"seconds":1})"),
+             std::string("m.jsonl:4: key 'cancelled' must be true or false, got \"no\""));
+    QCOMPARE(error(R"({"event":"epoch","epoch":-1,"train_loss":1,"lr":0.1,"seconds":1})"),
+             std::string("m.jsonl:4: key 'epoch' must be a count, got -1"));
+    const std::string confusion = error(
+        R"({"event":"test","eval_loss":1,"eval_accuracy":0.5,"eval_top5":1,"per_class_accuracy":[0.5,0.5],"confusion":[1,2,3]})");
+    QVERIFY2(contains(confusion, "key 'confusion' must be an array of 4 counts"), confusion.c_str());
+    QCOMPARE(error(R"({"event":"test"})"),
+             std::string("m.jsonl:4: key 'eval_loss' must be a number (the test split's loss), but it is missing"));
+  }
+
+  // ---- writing and reading a run folder ---------------------------------------------------
+
+  void aTrainedRunReadsBackWithEveryEpoch() {
+    const fs::path folder = temp_dir("trained") / "run";
+    const HousingRun h = train_housing(folder, 3);
+    QVERIFY2(h.result.status == train::RunStatus::Completed, h.result.message.c_str());
+    for (const char* f : {"metrics.jsonl", "project.plexus", "best.safetensors", "final.safetensors"})
+      QVERIFY2(fs::is_regular_file(folder / f), f);
+    // project.plexus is the project as it trained, without the editor's view.
+    graph::Graph expected = h.graph;
+    expected.view.clear();
+    QCOMPARE(read_all(folder / kRunProjectFile), graph::serialize_project(expected));
+
+    const RunRecord r = read_run(folder);
+    QCOMPARE(r.status, RunStatus::Completed);
+    QVERIFY(r.message.empty());
+    QCOMPARE(r.header.project, (kExamples / "housing_regression.plexus").lexically_normal().string());
+    QVERIFY2(r.header.device.starts_with("cpu, "), r.header.device.c_str());
+    QVERIFY(!r.header.classification);
+    QCOMPARE(r.header.first_epoch, 1);
+    QCOMPARE(r.header.train_subset, int64_t(100));
+    QVERIFY(r.header.settings == h.graph.training);  // every setting, through the table
+    QVERIFY(r.header.continued_from.empty());
+    QVERIFY(r.header.started.size() == 29 && r.header.started[10] == 'T');
+    QCOMPARE(r.epochs.size(), size_t(3));
+    QCOMPARE(r.epochs_completed, 3);
+    double best = 1e300;
+    for (size_t i = 0; i < 3; ++i) {
+      QCOMPARE(r.epochs[i].epoch, int(i) + 1);
+      QCOMPARE(r.epochs[i].eval_loss, h.result.history[i].eval_loss);
+      QCOMPARE(r.epochs[i].lr, h.result.history[i].lr);
+      best = std::min(best, h.result.history[i].eval_loss);
+    }
+    QCOMPARE(*r.best_eval_loss, best);
+    QVERIFY(!r.best_eval_accuracy);  // a regression
+    QCOMPARE(r.batch_lines, int64_t(3 * 4));  // 100 examples in batches of 32
+    QCOMPARE(r.batches.size(), size_t(12));
+    QCOMPARE(r.seconds, h.result.seconds);
+    QVERIFY(r.has_best && r.has_final);
+  }
+
+  void aLogIsNeverWrittenOverAndAnEmptyFolderWritesNothing() {
+    const fs::path folder = temp_dir("twice");
+    const graph::Graph g = graph::load_project(kExamples / "housing_regression.plexus");
+    { RunLog first(folder, g, {}); }
+    const std::string before = read_all(folder / kRunLogFile);
+    const std::string msg = message_of<IoError>([&] { RunLog second(folder, g, {}); });
+    QVERIFY2(contains(msg, "already holds a run"), msg.c_str());
+    QCOMPARE(read_all(folder / kRunLogFile), before);
+
+    RunLog none({}, g, {});
+    none.record(batch(1, 1, 1, 1.0));
+    none.end({});
+    QVERIFY(none.folder().empty());
+  }
+
+  void aFinalCheckpointThatCannotBeSavedEndsTheLogWithWhy() {
+    const fs::path folder = temp_dir("unsaved");
+    graph::Graph g = graph::load_project(kExamples / "housing_regression.plexus");
+    TrainingRun run = make_training_run(g, {.project_dir = kExamples, .train_subset = 10});
+    RunLog log(folder, g, run_header(run, {}, {}, nullptr));
+    RunCheckpoints checkpoints(folder, g, run);
+    train::RunResult result;
+    result.epochs_completed = 1;
+    io::fail_next_write_step(io::WriteStep::Write, ENOSPC);
+    QVERIFY(contains(message_of<IoError>([&] { finish_run(checkpoints, log, result); }), "final.safetensors"));
+    const RunRecord r = read_run(folder);
+    QCOMPARE(r.status, RunStatus::Failed);
+    QVERIFY2(r.message.starts_with("the final checkpoint could not be saved: "), r.message.c_str());
+    QVERIFY(!r.has_final);
+    QVERIFY(r.header.project.empty());  // a project not saved
+  }
+
+  void theRunsStatusComesFromItsLastLine() {
+    const std::string epoch = line(classified_epoch(1));
+    const fs::path stopped = write_log("stopped", header_line() + "\n" + epoch + "\n" + line(train::Finished{true, 1, 3}) + "\n");
+    QCOMPARE(read_run(stopped).status, RunStatus::Stopped);
+    const fs::path failed = write_log("failed", header_line() + "\n" + line(train::Failed{"out of memory"}) + "\n");
+    const RunRecord f = read_run(failed);
+    QCOMPARE(f.status, RunStatus::Failed);
+    QCOMPARE(f.message, std::string("out of memory"));
+    QCOMPARE(f.epochs_completed, 0);
+    // No end line: the app died during the run; what it wrote is there.
+    const fs::path died = write_log("died", header_line() + "\n" + line(batch(1, 1, 2, 2.0)) + "\n" + epoch + "\n");
+    const RunRecord d = read_run(died);
+    QCOMPARE(d.status, RunStatus::Incomplete);
+    QCOMPARE(d.message, std::string("it has no end line"));
+    QCOMPARE(d.epochs.size(), size_t(1));
+    QCOMPARE(*d.best_eval_accuracy, 0.5);
+    QCOMPARE(to_string(d.status), std::string("incomplete"));
+    QCOMPARE(d.header.settings.lr, 0.05);
+    QCOMPARE(d.header.settings.optimizer, std::string("adam"));
+    QCOMPARE(d.header.settings.batch_size, int64_t(100));  // not in the header: the default
+    QVERIFY(!d.has_best && !d.has_final);
+  }
+
+  void aLastLineCutShortIsLeftOut() {
+    const std::string epoch1 = line(classified_epoch(1)), epoch2 = line(classified_epoch(2));
+    const fs::path dir = write_log("cut", header_line() + "\n" + epoch1 + "\n" + epoch2.substr(0, epoch2.size() / 2));
+    const RunRecord r = read_run(dir);
+    QCOMPARE(r.status, RunStatus::Incomplete);
+    QCOMPARE(r.message, std::string("its last line is cut short"));
+    QCOMPARE(r.epochs.size(), size_t(1));
+    QCOMPARE(r.epochs_completed, 1);
+    // A whole last line without its newline is still read.
+    const fs::path whole = write_log("whole", header_line() + "\n" + epoch1 + "\n" + line(train::Finished{false, 1, 2}));
+    QCOMPARE(read_run(whole).status, RunStatus::Completed);
+  }
+
+  void malformedLogsAreRefusedWithFileAndLine() {
+    const std::string epoch = line(classified_epoch(1));
+    const auto at = [](const std::string& name, int line_number) {
+      return (fs::temp_directory_path() / ("plexus_test_run_log_" + std::to_string(::getpid())) / name / kRunLogFile)
+                 .string() +
+             ":" + std::to_string(line_number) + ": ";
+    };
+    QCOMPARE(read_error("garbage", header_line() + "\n" + epoch + "\nlunch at noon\n" + epoch + "\n"),
+             at("garbage", 3) + "not a line of JSON");
+    QCOMPARE(read_error("headless", epoch + "\n"),
+             at("headless", 1) + "expected the run header ({\"event\":\"run\", ...}) first, got event 'epoch'");
+    QCOMPARE(read_error("empty", ""),
+             (fs::temp_directory_path() / ("plexus_test_run_log_" + std::to_string(::getpid())) / "empty" / kRunLogFile)
+                     .string() +
+                 ": empty, expected the run header on line 1");
+    QCOMPARE(read_error("header-cut", header_line().substr(0, 40)), at("header-cut", 1) + "the run header is cut short");
+    QCOMPARE(read_error("wrong-type", header_line() + "\n" + R"({"event":"batch","epoch":1,"batch":"1"})" + "\n"),
+             at("wrong-type", 2) + "key 'batch' must be a whole number, got \"1\"");
+    std::string header = header_line();
+    header.replace(header.find(R"("first_epoch":1)"), 15, R"("first_epoch":true)");
+    QCOMPARE(read_error("header-type", header + "\n"), at("header-type", 1) + "key 'first_epoch' must be a whole number, got true");
+    header = header_line();
+    header.replace(header.find(R"("lr":0.05)"), 9, R"("lr":"fast")");
+    QCOMPARE(read_error("settings-type", header + "\n"), at("settings-type", 1) + "settings: key 'lr' must be a number, got \"fast\"");
+    QCOMPARE(read_error("header-extra", header_line(R"(,"colour":"red")") + "\n"), at("header-extra", 1) + "unexpected key 'colour'");
+    header = header_line();
+    header.replace(header.find(R"("format":1)"), 10, R"("format":2)");
+    QCOMPARE(read_error("format", header + "\n"),
+             at("format", 1) + "key 'format' must be 1 (the run log format this build reads), got 2");
+    QCOMPARE(read_error("after-end", header_line() + "\n" + line(train::Finished{false, 0, 1}) + "\n" + epoch + "\n"),
+             at("after-end", 3) + "a line after the end of the run");
+    QCOMPARE(read_error("order", header_line() + "\n" + line(classified_epoch(2)) + "\n" + epoch + "\n"),
+             at("order", 3) + "epoch 1 after epoch 2");
+    const fs::path not_a_run = temp_dir("not-a-run");
+    QVERIFY(contains(message_of<IoError>([&] { read_run(not_a_run); }), "not a run folder"));
+  }
+
+  void longRunsKeepAnEvenSampleOfTheirBatches() {
+    std::string text = header_line() + "\n";
+    const int64_t total = 10007;
+    for (int64_t i = 1; i <= total; ++i) text += line(batch(int((i - 1) / 1000) + 1, (i - 1) % 1000 + 1, 1000, double(i))) + "\n";
+    const RunRecord r = read_run(write_log("long", text));
+    QCOMPARE(r.batch_lines, total);
+    QVERIFY(r.batches.size() <= kRunBatchPoints && r.batches.size() >= kRunBatchPoints / 4);
+    QCOMPARE(r.batches.front().loss, 1.0);
+    QCOMPARE(r.batches.back().loss, double(total));  // the last batch is always there
+    const double stride = r.batches[1].loss - r.batches[0].loss;
+    for (size_t i = 1; i + 1 < r.batches.size(); ++i) QCOMPARE(r.batches[i].loss - r.batches[i - 1].loss, stride);
+    qInfo("%lld batch lines kept as %zu points, every %g-th", (long long)total, r.batches.size(), stride);
+  }
+
+  void listRunsFindsTheProjectsRunsNewestFirst() {
+    const fs::path dir = temp_dir("list");
+    const fs::path project = dir / "mlp.plexus";
+    QVERIFY(list_runs(project).empty());
+    for (const char* name : {"20250101-100000-000", "20250301-100000-000", "20250201-100000-000"})
+      put(dir / "mlp.runs" / name / kRunLogFile, header_line() + "\n");
+    fs::create_directories(dir / "mlp.runs" / "20250401-100000-000");  // checkpoints only, no log
+    const std::vector<fs::path> runs = list_runs(project);
+    QCOMPARE(runs.size(), size_t(3));
+    QCOMPARE(runs[0].filename().string(), std::string("20250301-100000-000"));
+    QCOMPARE(runs[2].filename().string(), std::string("20250101-100000-000"));
+    QVERIFY(list_runs({}).empty());
+    setenv("PLEXUS_RUNS_DIR", (dir / "mlp.runs").c_str(), 1);
+    QCOMPARE(list_runs(dir / "elsewhere" / "other.plexus").size(), size_t(3));
+    unsetenv("PLEXUS_RUNS_DIR");
+  }
+
+  void deletingARunRemovesOnlyWhatARunWrites() {
+    const fs::path dir = temp_dir("delete");
+    for (const char* f : {"metrics.jsonl", "project.plexus", "best.safetensors", "final.safetensors",
+                          ".final.safetensors.tmp-1-2-3"})
+      put(dir / "run" / f, "x");
+    QVERIFY(delete_run(dir / "run"));
+    QVERIFY(!fs::exists(dir / "run"));
+
+    put(dir / "shared" / kRunLogFile, "x");
+    put(dir / "shared" / "notes.txt", "keep me");
+    QVERIFY(!delete_run(dir / "shared"));
+    QVERIFY(!fs::exists(dir / "shared" / kRunLogFile));
+    QCOMPARE(read_all(dir / "shared" / "notes.txt"), std::string("keep me"));
+
+    put(dir / "plain" / "final.safetensors", "x");
+    QVERIFY(contains(message_of<IoError>([&] { delete_run(dir / "plain"); }), "not a run folder"));
+    QVERIFY(fs::exists(dir / "plain" / "final.safetensors"));
+  }
+
+  // ---- continuing ---------------------------------------------------------------------------
+
+  void aContinuedRunGoesOnFromTheFinalCheckpoint() {
+    const fs::path dir = temp_dir("continue");
+    train_housing(dir / "first", 2);
+    const RunRecord first = read_run(dir / "first");
+
+    // Before training, the continued model is the final checkpoint's: the same validation loss.
+    graph::Graph g = graph::load_project(kExamples / "housing_regression.plexus");
+    g.training.epochs = 3;
+    g.training.schedule = "step";
+    g.training.step_size = 1;
+    g.training.gamma = 0.5;
+    g.training.lr = 0.004;  // not the run's 0.01: the project's settings decide
+    TrainingRun run = make_continued_run(first, g, {.project_dir = kExamples, .train_subset = 100});
+    QCOMPARE(g.training.epochs, int64_t(5));
+    QCOMPARE(run.trainer_options.first_epoch, 3);
+    QCOMPARE(run.trainer_options.epochs, 5);
+    QCOMPARE(train::evaluate(*run.compiled.model, *run.eval_loader, run.trainer_options).eval_loss,
+             first.epochs.back().eval_loss);
+    // The step schedule goes on at epoch 2: the project's lr halved twice (the checkpoint holds
+    // the run's 0.01 halved twice).
+    QCOMPARE(run.optimizer->param_groups()[0].lr, 0.004 * 0.25);
+    // Without a schedule, the project's lr as it is.
+    graph::Graph constant = graph::load_project(kExamples / "housing_regression.plexus");
+    constant.training.lr = 0.02;
+    QCOMPARE(make_continued_run(first, constant, {.project_dir = kExamples})
+                 .optimizer->param_groups()[0]
+                 .lr,
+             0.02);
+
+    const HousingRun second = train_housing(dir / "second", 3, &first);
+    QVERIFY2(second.result.status == train::RunStatus::Completed, second.result.message.c_str());
+    const RunRecord r = read_run(dir / "second");
+    QCOMPARE(r.header.first_epoch, 3);
+    QCOMPARE(r.header.settings.epochs, int64_t(5));
+    QCOMPARE(r.header.continued_from, fs::absolute(dir / "first").lexically_normal().string());
+    QCOMPARE(r.epochs.size(), size_t(3));
+    QCOMPARE(r.epochs.front().epoch, 3);
+    QCOMPARE(r.epochs.back().epoch, 5);
+    QCOMPARE(r.epochs_completed, 5);
+    QCOMPARE(r.epochs.front().lr, second.graph.training.lr * 0.25);
+    QCOMPARE(r.batches.front().epoch, 3);
+  }
+
+  void aRunOfAnotherGraphOrWithoutAFinalCheckpointIsRefused() {
+    const fs::path dir = temp_dir("refused");
+    train_housing(dir / "run", 1);
+    const RunRecord from = read_run(dir / "run");
+    graph::Graph g = graph::load_project(kExamples / "housing_regression.plexus");
+    g.find("fc1")->params["out_features"] = int64_t(16);
+    const std::string msg = message_of<ValueError>([&] { make_continued_run(from, g, {.project_dir = kExamples}); });
+    QVERIFY2(contains(msg, "with this project: node 'fc1' (Linear): out_features is 16 here, 64 in the run"), msg.c_str());
+
+    // Names and positions are not structure; a missing edge or node is.
+    graph::Graph same = graph::load_project(kExamples / "housing_regression.plexus");
+    const graph::Graph trained = graph::load_project(dir / "run" / kRunProjectFile);
+    same.find("fc1")->name = "first layer";
+    same.find("fc1")->position = {5, 5};
+    QCOMPARE(structure_difference(same, trained), std::string());
+    same.edges.pop_back();
+    QVERIFY(structure_difference(same, trained).starts_with("the run has the edge "));
+    same.nodes.push_back({"extra", "ReLU", "", {}, {}});
+    QCOMPARE(structure_difference(same, trained), std::string("this project has node 'extra' (ReLU), the run does not"));
+
+    fs::remove(dir / "run" / "final.safetensors");
+    const std::string none = message_of<ValueError>(
+        [&] { make_continued_run(read_run(dir / "run"), g, {.project_dir = kExamples}); });
+    QVERIFY2(contains(none, "it has no final checkpoint (the run completed)"), none.c_str());
+  }
+
+  void aContinuedRunStoppedAtOnceCountsTheEpochsBeforeIt() {
+    graph::Graph g = graph::load_project(kExamples / "housing_regression.plexus");
+    TrainingRun run = make_training_run(g, {.project_dir = kExamples, .train_subset = 100});
+    train::TrainerOptions o = run.trainer_options;
+    o.first_epoch = 4;
+    o.epochs = 6;
+    train::Trainer trainer(*run.compiled.model, *run.optimizer, *run.train_loader, run.eval_loader.get(), o);
+    trainer.cancel();
+    const train::RunResult r = trainer.run();
+    QCOMPARE(r.status, train::RunStatus::Cancelled);
+    QCOMPARE(r.epochs_completed, 3);
+  }
+};
+
+QTEST_APPLESS_MAIN(TestRunLog)
+#include "test_run_log.moc"
