@@ -64,9 +64,9 @@ Commands:
   train FILE        train the model a project file describes, with its own settings
   train --model M   train a built-in model on an image dataset
   eval [FILE]       evaluate a project's checkpoint or weights file on its test split
-  runs FILE         list a project's past runs
   eval [--model M]  evaluate a built-in model's checkpoint on the test split
   predict [FILE]    use a trained model on images (PNG, JPEG) or rows of a CSV file
+  runs FILE         list a project's past runs
   init              write a project's freshly initialised weights (safetensors)
   grad              one forward and backward pass of a project: loss and every gradient
   layers            list every layer type: ports, parameters, defaults, ranges
