@@ -2,6 +2,7 @@
 // command line and wires core pieces together; training itself is core::train::Trainer, a
 // project's run is built by core::session::make_training_run (session/run.h) and saved by
 // session::RunCheckpoints, exactly as the GUI's Train button does.
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -10,7 +11,9 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <numeric>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,7 +21,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cuda/cuda.h"
+#include "data/csv.h"
 #include "data/dataloader.h"
+#include "data/image_file.h"
 #include "data/transforms.h"
 #include "data/mnist.h"
 #include "export/onnx.h"
@@ -27,7 +32,9 @@
 #include "graph/layer_docs.h"
 #include "graph/project.h"
 #include "graph/validate.h"
+#include "io/atomic_file.h"
 #include "io/safetensors.h"
+#include "ops/ops.h"
 #include "optim/factory.h"
 #include "session/continuation.h"
 #include "session/run.h"
@@ -57,10 +64,11 @@ Commands:
   check FILE        validate a project file (.plexus): every problem, the shape on every edge
   train FILE        train the model a project file describes, with its own settings
   train --model M   train a built-in model on an image dataset
-  eval FILE         evaluate a checkpoint of a project (e.g. a run's best.safetensors)
-  runs FILE         list a project's past runs
+  eval [FILE]       evaluate a project's checkpoint or weights file on its test split
   eval [--model M]  evaluate a built-in model's checkpoint on the test split
+  predict [FILE]    use a trained model on images (PNG, JPEG) or rows of a CSV file
   export FILE       write a checkpoint of a project as an ONNX model
+  runs FILE         list a project's past runs
   init              write a project's freshly initialised weights (safetensors)
   grad              one forward and backward pass of a project: loss and every gradient
   layers            list every layer type: ports, parameters, defaults, ranges
@@ -78,8 +86,10 @@ check FILE [--quiet]
 train FILE [options]
   Trains the project's graph on its dataset with its training settings; the options below
   override the file. Relative dataset paths are looked up next to the project file first,
-  then in the current directory. Image datasets are standardised with the training images'
-  mean and std. A regression loss (MSE, BCEWithLogits) reports loss only.
+  then in the current directory. The project's validation_fraction of the training data
+  (seeded) is evaluated after every epoch and chooses the best checkpoint; the test split is
+  evaluated once, with the final model, when the run completes. Inputs are standardised with
+  the training split's mean and std. A regression loss (MSE, BCEWithLogits) reports loss only.
   --epochs N  --batch-size N  --lr X  --optimizer NAME  --seed N
   --data PATH          use this dataset folder or file instead of the project's
   --train-subset N     train on the first N training examples only
@@ -96,10 +106,34 @@ train FILE [options]
                        the run's layers and edges. Kept in a new run folder (as --save-run,
                        or --run-dir) whose metrics.jsonl header names RUN_DIR
 
-eval FILE --checkpoint CKPT [--json] [--data PATH] [--batch-size N] [--device D] [--threads N]
-  Evaluates the project's model with the weights of CKPT (a checkpoint of this project, such
-  as a run's best.safetensors or final.safetensors) on the held-out split of its dataset:
+eval [FILE] --checkpoint CKPT [--json] [--metrics F] [--predictions F] [--data PATH]
+     [--batch-size N] [--device D] [--threads N]
+  Evaluates the project's model with the weights of CKPT on the test split of its dataset:
   loss, and for classification accuracy, top-5, per-class accuracy and the confusion matrix.
+  CKPT is a run checkpoint (a run's best.safetensors or final.safetensors, tensors
+  "model.<node>.<param>") or a weights file (tensors "<node>.<param>", from init or the
+  GUI's Export Weights). Without FILE, the project is the one a run checkpoint holds; its
+  relative dataset path is looked up in the folder holding the run's <name>.runs folder, then
+  in the current directory. A checkpoint of a built-in model (train --model) is evaluated as
+  that model.
+  --json               print the result as one JSON object
+  --metrics F          write that JSON object to F
+  --predictions F      write one CSV line per test example to F: index,label,predicted,
+                       probability (a regression: index,target,prediction)
+
+predict [FILE] --checkpoint CKPT INPUT... [--top K] [--json] [--batch-size N] [--threads N]
+  Runs the trained model on each INPUT and prints, per example, the K most likely classes
+  with their probabilities (softmax), or the regression output. FILE (a first argument
+  ending in .plexus) and CKPT are as for eval. For an image dataset the INPUTs are PNG or
+  JPEG images of any size: converted to the model's channels (gray: ITU-R BT.601 luma) and
+  size (shrunk by area averaging, enlarged bilinearly), scaled to [0, 1] as the training
+  images were, then normalised as in training. For a CSV dataset the INPUTs are CSV files
+  whose header names the project's feature columns (matched by name when the project's data
+  file is at hand, else every column but the target, in order); a target column is ignored.
+  --top K              classes shown per example                          [3]
+  --json               one JSON object per example: {"input", ("row",) "classes":
+                       [{"class", "name", "probability"}...]} or {"input", ("row",) "value"}
+  --batch-size N       examples per forward pass                          [100]
 
 export FILE --checkpoint CKPT --onnx OUT.onnx
   Writes the project's model with the weights of CKPT (a run's best.safetensors or
@@ -157,8 +191,9 @@ Options of train --model only:
   --quiet              print only the epoch summaries
 
 Options of eval with a built-in model only:
-  --checkpoint FILE    the checkpoint to evaluate (required)
-  --json               print the result as one JSON object
+  --checkpoint FILE    the checkpoint to evaluate (required); its model (metadata "model")
+                       is the default for --model
+  --json  --metrics F  --predictions F    (as for eval FILE)
 
 Exit status: 0 success, 1 a problem with the input or the run, 2 bad usage.
 )";
@@ -760,23 +795,39 @@ int cmd_train(const Args& args) {
   return run_and_report(trainer, r);
 }
 
-// The result of `eval`: one JSON object, or lines a person reads. `what` names the model and
-// the data ("mlp on 10000 mnist test images").
-int print_evaluation(const train::EpochEnd& r, bool classification, const std::string& what, bool json) {
-  if (json) {
-    nlohmann::json j = train::to_json(r, classification);
-    j["event"] = "eval";
+// ---- trained models: eval and predict ----------------------------------------------------------
+
+// What an evaluation was of, for its report: `what` for people ("mnist_mlp.plexus on 10000 mnist
+// test examples"), `ids` the JSON object's first keys (the model or project, the checkpoint, the
+// number of examples), and the class names (empty for a regression).
+struct EvalSubject {
+  std::string what;
+  nlohmann::json ids;
+  std::vector<std::string> class_names;
+};
+
+// The result of `eval`: one JSON object (printed with --json, written to --metrics F), or lines a
+// person reads.
+int report_evaluation(const Args& args, const train::EpochEnd& r, bool classification, const EvalSubject& s) {
+  // The figures under the keys of a metrics file's "test" line.
+  nlohmann::json j = train::to_json(train::TestEnd{r}, classification);
+  j.update(s.ids);
+  j["event"] = "eval";
+  if (classification) j["class_names"] = s.class_names;
+  if (args.has("--metrics")) io::write_file_atomically(args.str("--metrics", ""), j.dump() + "\n");
+  if (args.has("--json")) {
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
-  std::printf("%s: loss %.4f", what.c_str(), r.eval_loss);
+  std::printf("%s: loss %.4f", s.what.c_str(), r.eval_loss);
   if (!classification) {
     std::printf("\n");
     return 0;
   }
   std::printf(", accuracy %.2f%%, top-5 %.2f%%\n", 100 * r.eval_accuracy, 100 * r.eval_top5);
   std::printf("per-class accuracy:");
-  for (size_t c = 0; c < r.per_class_accuracy.size(); ++c) std::printf(" %zu:%.1f%%", c, 100 * r.per_class_accuracy[c]);
+  for (size_t c = 0; c < r.per_class_accuracy.size(); ++c)
+    std::printf(" %s:%.1f%%", s.class_names[c].c_str(), 100 * r.per_class_accuracy[c]);
   std::printf("\nconfusion matrix (rows: true class, columns: predicted):\n");
   for (int64_t i = 0; i < r.classes; ++i) {
     for (int64_t j = 0; j < r.classes; ++j) std::printf("%6lld", (long long)r.confusion[size_t(i * r.classes + j)]);
@@ -785,45 +836,290 @@ int print_evaluation(const train::EpochEnd& r, bool classification, const std::s
   return 0;
 }
 
-int cmd_eval_project(const Args& args, const std::string& file) {
-  args.allow({"--checkpoint", "--json", "--data", "--batch-size", "--threads", "--device"});
+// The shortest text that reads back as the same float.
+std::string float_text(float v) {
+  char buf[32];
+  const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+  return std::string(buf, end);
+}
+
+// The whole split's targets, in order.
+std::vector<float> targets_of(const data::Dataset& split) {
+  std::vector<int64_t> all(size_t(split.size()));
+  std::iota(all.begin(), all.end(), int64_t(0));
+  return split.get_batch(all).target.to_vector();
+}
+
+// --predictions F of a classification: the predicted class and its probability that the
+// evaluation recorded for each example of `test` (loader order = dataset order).
+void write_class_predictions(const std::string& path, const train::EpochEnd& r, const data::Dataset& test) {
+  const std::vector<float> labels = targets_of(test);
+  io::write_file_atomically(path, [&](std::ostream& out) {
+    out << "index,label,predicted,probability\n";
+    for (size_t i = 0; i < labels.size(); ++i)
+      out << i << ',' << int64_t(labels[i]) << ',' << r.predicted[i] << ',' << float_text(r.confidence[i]) << '\n';
+  });
+}
+
+// --predictions F of a regression: the model's output for each example of `test`, in batches.
+void write_value_predictions(const std::string& path, const session::TrainedModel& m, const data::Dataset& test,
+                             int64_t batch_size) {
+  const std::vector<float> targets = targets_of(test);
+  std::vector<float> outputs;
+  for (int64_t start = 0; start < test.size(); start += batch_size) {
+    std::vector<int64_t> idx(size_t(std::min(batch_size, test.size() - start)));
+    std::iota(idx.begin(), idx.end(), start);
+    const std::vector<float> out = m.forward(test.get_batch(idx).input).to_vector();
+    outputs.insert(outputs.end(), out.begin(), out.end());
+  }
+  const size_t n = size_t(test.size());
+  const size_t per_target = n ? targets.size() / n : 1, per_output = n ? outputs.size() / n : 1;
+  auto columns = [](const char* name, size_t k) {
+    if (k == 1) return std::string(",") + name;
+    std::string s;
+    for (size_t j = 0; j < k; ++j) s += std::string(",") + name + "_" + std::to_string(j);
+    return s;
+  };
+  io::write_file_atomically(path, [&](std::ostream& out) {
+    out << "index" << columns("target", per_target) << columns("prediction", per_output) << '\n';
+    for (size_t i = 0; i < n; ++i) {
+      out << i;
+      for (size_t j = 0; j < per_target; ++j) out << ',' << float_text(targets[i * per_target + j]);
+      for (size_t j = 0; j < per_output; ++j) out << ',' << float_text(outputs[i * per_output + j]);
+      out << '\n';
+    }
+  });
+}
+
+// The project of `eval` and `predict`: FILE, else the one a run checkpoint holds. `dir` is where
+// its relative dataset path is looked up first.
+struct ProjectSource {
+  graph::Graph graph;
+  fs::path dir;
+  std::string name;                 // for people
+  std::optional<std::string> file;  // FILE, when given
+};
+
+// A run's checkpoint lies in <project folder>/<name>.runs/<run>/ (session/run_folder.h): that
+// project folder; "" (the current directory) for a checkpoint elsewhere.
+fs::path run_project_folder(const fs::path& checkpoint) {
+  const fs::path runs = checkpoint.parent_path().parent_path();
+  return runs.filename().string().ends_with(".runs") ? runs.parent_path() : fs::path();
+}
+
+std::optional<ProjectSource> find_project(const std::optional<std::string>& file, const std::string& checkpoint) {
+  if (file) return ProjectSource{graph::load_project(*file), project_dir(*file), *file, file};
+  if (std::optional<graph::Graph> g = session::project_in_checkpoint(checkpoint))
+    return ProjectSource{std::move(*g), run_project_folder(checkpoint), "the project in " + checkpoint, std::nullopt};
+  return std::nullopt;
+}
+
+const std::vector<std::string> kEvalOutputOptions{"--checkpoint", "--json", "--metrics", "--predictions"};
+
+int cmd_eval_project(const Args& args, ProjectSource p) {
+  std::vector<std::string> known = kEvalOutputOptions;
+  for (const char* o : {"--data", "--batch-size", "--threads", "--device"}) known.push_back(o);
+  args.allow(known);
   if (!args.has("--checkpoint")) throw UsageError{"eval needs --checkpoint FILE"};
-  graph::Graph g = graph::load_project(file);
+  const std::string checkpoint = args.str("--checkpoint", "");
+  graph::Graph& g = p.graph;
   apply_machine_options(args, g);
-  session::TrainedModel m = session::load_trained_model(g, args.str("--checkpoint", ""), {project_dir(file)});
-  const session::TestEvaluation t = session::evaluate_on_test(m, {project_dir(file)}, args.integer("--batch-size", 1000, 1),
-                                                               parse_device(g.training.device));
-  return print_evaluation(t.figures, m.classification(),
-                          file + " on " + std::to_string(t.split->size()) + " " + t.dataset_kind + " test examples",
-                          args.has("--json"));
+  session::TrainedModel m = session::load_trained_model(g, checkpoint, {p.dir});
+  const bool predictions = args.has("--predictions");
+  const session::TestEvaluation t = session::evaluate_on_test(m, {p.dir}, args.integer("--batch-size", 1000, 1),
+                                                               parse_device(g.training.device), predictions);
+  const train::EpochEnd& r = t.figures;
+  // The evaluation recorded a classification's predictions from its own forward pass; a
+  // regression's outputs come from the model itself, on the CPU where TrainedModel works.
+  if (predictions && m.classification()) write_class_predictions(args.str("--predictions", ""), r, *t.split);
+  if (predictions && !m.classification()) {
+    m.compiled.model->to(Device::cpu());
+    write_value_predictions(args.str("--predictions", ""), m, *t.split, args.integer("--batch-size", 1000, 1));
+  }
+  const int64_t n = t.split->size();
+  nlohmann::json ids{{"checkpoint", checkpoint}, {"examples", n}};
+  if (p.file) ids["project"] = *p.file;  // else the checkpoint's own
+  return report_evaluation(args, r, m.classification(),
+                           {p.name + " on " + std::to_string(n) + " " + t.dataset_kind + " test examples", ids,
+                            m.class_names});
 }
 
 int cmd_eval(const Args& args) {
+  std::optional<std::string> file;
   if (!args.positional().empty()) {
     for (const char* o : {"--model", "--dataset"})
       if (args.has(o)) throw UsageError{std::string(o) + " is for the built-in models; a project file names its own"};
-    return cmd_eval_project(args, args.positional()[0]);
+    file = args.positional()[0];
   }
   std::vector<std::string> known = kCommonOptions;
-  known.push_back("--checkpoint");
-  known.push_back("--json");
-  args.allow(known);
+  known.insert(known.end(), kEvalOutputOptions.begin(), kEvalOutputOptions.end());
+  if (!file) args.allow(known);  // before the checkpoint is read: usage errors first
   if (!args.has("--checkpoint")) throw UsageError{"eval needs --checkpoint FILE"};
-  const std::string model_name = args.str("--model", "mlp"), dataset = args.str("--dataset", "mnist");
+  const std::string checkpoint = args.str("--checkpoint", "");
+  // Without FILE or --model: the checkpoint says what it is of (a project, or a built-in model).
+  const bool builtin = args.has("--model") || args.has("--dataset");
+  if (file || !builtin)
+    if (std::optional<ProjectSource> p = find_project(file, checkpoint)) return cmd_eval_project(args, std::move(*p));
+  const io::SafetensorsMetadata meta = io::read_safetensors_header(checkpoint).metadata;
+  const auto stored_model = meta.find("model");
+  if (!builtin && stored_model == meta.end())
+    throw IoError(checkpoint + " holds no project (and is no built-in model's checkpoint): pass the project FILE it "
+                  "belongs to, as in: plexus-cli eval FILE --checkpoint " + checkpoint);
+
+  const std::string model_name = args.str("--model", stored_model != meta.end() ? stored_model->second : "mlp");
+  const std::string dataset = args.str("--dataset", "mnist");
   const std::string folder = args.str("--data", default_folder(dataset));
   if (args.has("--threads")) set_num_threads(int(args.integer("--threads", 1, 1)));
   const Device device = device_option(args);
   auto model = train::make_builtin_model(model_name);
-  train::load_checkpoint(args.str("--checkpoint", ""), *model);
+  train::load_checkpoint(checkpoint, *model);
   model->to(device);
   const auto test_set = train::open_image_dataset(dataset, folder, false);
   const auto train_set = train::open_image_dataset(dataset, folder, true);
   data::DataLoader loader(test_set, {.batch_size = args.integer("--batch-size", 1000, 1),
                                      .transform = train::standardize_images(*train_set)});
-  const train::EpochEnd r = train::evaluate(*model, loader, {});
-  return print_evaluation(r, true,
-                          model_name + " on " + std::to_string(test_set->size()) + " " + dataset + " test images",
-                          args.has("--json"));
+  train::TrainerOptions options;
+  options.record_predictions = args.has("--predictions");
+  const train::EpochEnd r = train::evaluate(*model, loader, options);
+  if (options.record_predictions) write_class_predictions(args.str("--predictions", ""), r, *test_set);
+  return report_evaluation(args, r, true,
+                           {model_name + " on " + std::to_string(test_set->size()) + " " + dataset + " test images",
+                            {{"model", model_name}, {"checkpoint", checkpoint}, {"examples", test_set->size()}},
+                            test_set->class_names()});
+}
+
+// The examples predict reads from its INPUTs, in raw units, with what identifies each in the output.
+struct PredictInputs {
+  std::vector<float> values;         // example after example
+  std::vector<nlohmann::json> ids;   // {"input": FILE} or {"input": FILE, "row": R}
+};
+
+void read_images(const std::vector<std::string>& files, const Shape& chw, PredictInputs& in) {
+  for (const std::string& f : files) {
+    const data::Image image = data::read_image(f);
+    Tensor x;
+    try {
+      x = data::image_to_input(image, chw);
+    } catch (const ShapeError& e) {
+      throw ShapeError(f + ": " + e.what());
+    }
+    const std::vector<float> v = x.to_vector();
+    in.values.insert(in.values.end(), v.begin(), v.end());
+    in.ids.push_back({{"input", f}});
+  }
+}
+
+// CSV rows: the project's feature columns by name when its data file is at hand (its header
+// minus the target), else every column of the input but the target, in order (a warning says so:
+// columns in another order than in training would go unnoticed).
+void read_rows(const std::vector<std::string>& files, const ProjectSource& p, int64_t features, PredictInputs& in) {
+  const graph::DatasetLocation data = graph::locate_dataset(p.graph.dataset.path, p.dir);
+  const std::string& target = p.graph.dataset.target;
+  auto without_target = [&](std::vector<std::string> names) {
+    names.erase(std::remove(names.begin(), names.end(), target), names.end());
+    return names;
+  };
+  std::optional<std::vector<std::string>> known;
+  if (data.found) known = without_target(data::read_csv_header(data.path.string()));
+  else
+    std::fprintf(stderr, "plexus-cli: warning: the project's data file '%s' is not at hand (looked in %s), so the "
+                 "feature columns cannot be matched by name: every column but the target '%s' is taken, in order\n",
+                 p.graph.dataset.path.c_str(), data.looked.c_str(), target.c_str());
+  for (const std::string& f : files) {
+    char head[8] = {};
+    std::ifstream(f, std::ios::binary).read(head, sizeof head);
+    if (data::is_image_data(reinterpret_cast<const uint8_t*>(head), sizeof head))
+      throw DataError(f + ": an image, but the model takes rows of a CSV file (its dataset is a CSV file)");
+    const std::vector<std::string> names = known ? *known : without_target(data::read_csv_header(f));
+    if (int64_t(names.size()) != features)
+      throw ShapeError(f + ": " + std::to_string(names.size()) + " feature columns (" + join(names, ", ") +
+                       ") besides the target '" + target + "', but the model takes " + std::to_string(features));
+    const Tensor x = data::read_csv_features(f, names);
+    const std::vector<float> v = x.to_vector();
+    in.values.insert(in.values.end(), v.begin(), v.end());
+    for (int64_t r = 1; r <= x.size(0); ++r) in.ids.push_back({{"input", f}, {"row", r}});
+  }
+}
+
+// One example's line for people: "digit.png: 7 (98.12%), 2 (1.10%)" or "rows.csv row 2: 3.967".
+std::string prediction_text(const nlohmann::json& id, const nlohmann::json& result) {
+  std::string s = id["input"].get<std::string>();
+  if (id.contains("row")) s += " row " + std::to_string(id["row"].get<int64_t>());
+  s += ":";
+  char buf[64];
+  if (result.contains("classes")) {
+    for (const auto& c : result["classes"]) {
+      std::snprintf(buf, sizeof buf, " (%.2f%%),", 100 * c["probability"].get<double>());
+      s += " " + c["name"].get<std::string>() + buf;
+    }
+    s.pop_back();
+  } else {
+    for (const auto& v : result["value"].is_array() ? result["value"] : nlohmann::json::array({result["value"]})) {
+      std::snprintf(buf, sizeof buf, " %.6g", v.get<double>());
+      s += buf;
+    }
+  }
+  return s;
+}
+
+// One example's result: its `top` classes, ranked by score as eval's argmax counts them (ties keep
+// the lower class first), with their probabilities; or a regression's `k` output values.
+void add_prediction(nlohmann::json& result, const session::TrainedModel& m, const float* scores, const float* probs,
+                    size_t k, size_t top) {
+  if (!m.classification()) {
+    result["value"] = k == 1 ? nlohmann::json(scores[0]) : nlohmann::json(std::vector<float>(scores, scores + k));
+    return;
+  }
+  std::vector<size_t> order(k);
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+  nlohmann::json classes = nlohmann::json::array();
+  for (size_t c : std::span(order).first(std::min(k, top)))
+    classes.push_back({{"class", c}, {"name", m.class_names[c]}, {"probability", probs[c]}});
+  result["classes"] = std::move(classes);
+}
+
+int cmd_predict(const Args& args) {
+  args.allow({"--checkpoint", "--top", "--json", "--batch-size", "--threads"});
+  std::vector<std::string> inputs = args.positional();
+  std::optional<std::string> file;
+  if (!inputs.empty() && inputs[0].ends_with(".plexus")) {
+    file = inputs[0];
+    inputs.erase(inputs.begin());
+  }
+  if (!args.has("--checkpoint")) throw UsageError{"predict needs --checkpoint FILE"};
+  if (inputs.empty()) throw UsageError{"predict needs at least one INPUT: an image (PNG, JPEG) or a CSV file of rows"};
+  const int64_t top = args.integer("--top", 3, 1), batch_size = args.integer("--batch-size", 100, 1);
+  if (args.has("--threads")) set_num_threads(int(args.integer("--threads", 1, 1)));
+  const std::string checkpoint = args.str("--checkpoint", "");
+  const std::optional<ProjectSource> p = find_project(file, checkpoint);
+  if (!p)
+    throw IoError(checkpoint + " holds no project: pass the project FILE it belongs to, as in: plexus-cli predict "
+                  "FILE --checkpoint " + checkpoint + " INPUT...");
+  const session::TrainedModel m = session::load_trained_model(p->graph, checkpoint, {p->dir});
+
+  PredictInputs in;
+  const Shape& shape = m.info.input_shape;
+  if (p->graph.dataset.kind == "csv") read_rows(inputs, *p, shape.at(0), in);
+  else read_images(inputs, shape, in);
+  Shape batch_shape{int64_t(in.ids.size())};
+  batch_shape.insert(batch_shape.end(), shape.begin(), shape.end());
+  const Tensor x = from_vector(in.values, batch_shape);
+
+  for (int64_t start = 0; start < x.size(0); start += batch_size) {
+    const int64_t n = std::min(batch_size, x.size(0) - start);
+    const Tensor out = m.forward(x.narrow(0, start, n));
+    const std::vector<float> scores = out.to_vector();
+    const std::vector<float> probs = m.classification() ? softmax(out, 1).to_vector() : scores;
+    const size_t k = scores.size() / size_t(n);
+    for (int64_t i = 0; i < n; ++i) {
+      const nlohmann::json& id = in.ids[size_t(start + i)];
+      nlohmann::json result = id;
+      add_prediction(result, m, scores.data() + size_t(i) * k, probs.data() + size_t(i) * k, k, size_t(top));
+      std::printf("%s\n", args.has("--json") ? result.dump().c_str() : prediction_text(id, result).c_str());
+    }
+  }
+  return 0;
 }
 
 }  // namespace
@@ -843,6 +1139,7 @@ int main(int argc, char** argv) {
     }
     if (cmd == "train") return cmd_train(Args(argc, argv, 2, {"--nesterov", "--quiet", "--save-run"}, 1));
     if (cmd == "eval") return cmd_eval(Args(argc, argv, 2, {"--json"}, 1));
+    if (cmd == "predict") return cmd_predict(Args(argc, argv, 2, {"--json"}, size_t(argc)));
     if (cmd == "check") return cmd_check(Args(argc, argv, 2, {"--quiet"}, 1));
     if (cmd == "runs") return cmd_runs(Args(argc, argv, 2, {"--json"}, 1));
     if (cmd == "init") return cmd_init(Args(argc, argv, 2, {}));

@@ -55,6 +55,18 @@ if(EXISTS ${MNIST}/train-images-idx3-ubyte)
   expect("\"eval_accuracy\"" "${OUT}" "eval --json")
   run(1 eval --data ${MNIST} --model lenet --checkpoint ${WORK}/c.safetensors)
   expect("missing" "${ERR}" "checkpoint of another model")
+  # A built-in model's checkpoint names its model: eval needs no --model; --predictions lists
+  # every test image.
+  run(0 train --model mlp64 --data ${MNIST} --train-subset 500 --epochs 1 --quiet --save ${WORK}/c64.safetensors)
+  file(REMOVE ${WORK}/c64.csv)
+  run(0 eval --data ${MNIST} --checkpoint ${WORK}/c64.safetensors --predictions ${WORK}/c64.csv)
+  expect("mlp64 on 10000 mnist test images: loss" "${OUT}" "eval of a built-in model's checkpoint")
+  file(STRINGS ${WORK}/c64.csv lines)
+  list(LENGTH lines n)
+  list(GET lines 1 first)
+  if(NOT n EQUAL 10001 OR NOT first MATCHES "^0,7,[0-9],(1|0\\.[0-9]+|[0-9.]+e-[0-9]+)$")
+    message(FATAL_ERROR "eval --predictions of a built-in model: ${n} lines, the first example: ${first}")
+  endif()
 else()
   message(STATUS "MNIST not in ${MNIST}: skipping the training run (run scripts/fetch-mnist)")
 endif()
@@ -287,3 +299,170 @@ expect("Conv2d -- 2-D convolution" "${OUT}" "layers")
 run(0 layers --markdown)
 expect("# Layer types" "${OUT}" "layers --markdown")
 run(2 layers --json)
+
+# ---- eval and predict: trained models -------------------------------------------------------
+# One clear error for a bad file: exit 1, one line naming it, no usage text.
+function(expect_one_error text what)
+  expect("${text}" "${ERR}" "${what}")
+  string(REGEX MATCHALL "\n" newlines "${ERR}")
+  list(LENGTH newlines lines)
+  if(NOT lines EQUAL 1 OR NOT ERR MATCHES "^plexus-cli: ")
+    message(FATAL_ERROR "${what}: expected one line 'plexus-cli: ...' on stderr, got:\n${ERR}")
+  endif()
+endfunction()
+
+# A weights file (init's tensors "<node>.<param>", no normalisation stored: the project's data
+# gives it) evaluates like a run checkpoint; --json, --metrics and --predictions report it.
+run(0 eval ${WORK}/housing.plexus --checkpoint ${WORK}/w.safetensors)
+expect("housing.plexus on 100 csv test examples: loss " "${OUT}" "eval of a weights file")
+file(REMOVE ${WORK}/eval.json ${WORK}/eval.csv)
+run(0 eval ${WORK}/housing.plexus --checkpoint ${WORK}/w.safetensors --json --metrics ${WORK}/eval.json
+    --predictions ${WORK}/eval.csv)
+file(READ ${WORK}/eval.json metrics_json)
+if(NOT metrics_json STREQUAL OUT)
+  message(FATAL_ERROR "eval --metrics wrote\n${metrics_json}\nbut --json printed\n${OUT}")
+endif()
+string(JSON examples GET "${OUT}" examples)
+string(JSON project GET "${OUT}" project)
+string(JSON loss GET "${OUT}" eval_loss)
+if(NOT examples EQUAL 100 OR NOT project STREQUAL "${WORK}/housing.plexus" OR NOT loss MATCHES "^[0-9.]+(e[-+]?[0-9]+)?$")
+  message(FATAL_ERROR "eval --json: unexpected object ${OUT}")
+endif()
+file(STRINGS ${WORK}/eval.csv prediction_lines)
+list(LENGTH prediction_lines n)
+list(GET prediction_lines 0 header)
+list(GET prediction_lines 1 first)
+if(NOT n EQUAL 101 OR NOT header STREQUAL "index,target,prediction" OR NOT first MATCHES "^0,[-0-9.e]+,[-0-9.e]+$")
+  message(FATAL_ERROR "eval --predictions: expected a header and 100 rows, got ${n} lines starting\n${header}\n${first}")
+endif()
+
+# A run checkpoint holds its project: eval needs no FILE. A relative dataset path is looked up
+# next to the run folder's project (rel/data/housing.csv, from ${WORK}), then in the current
+# directory; the same checkpoint elsewhere does not find it and says so.
+file(REMOVE_RECURSE ${WORK}/rel ${WORK}/lonely)
+file(READ ${EXAMPLES}/housing_regression.plexus housing_relative)
+file(WRITE ${WORK}/rel/rel.plexus "${housing_relative}")
+file(COPY ${EXAMPLES}/data/housing.csv DESTINATION ${WORK}/rel/data)
+run(0 train rel/rel.plexus --epochs 1 --quiet --save-run)
+file(GLOB rel_run LIST_DIRECTORIES true ${WORK}/rel/rel.runs/*)
+file(RELATIVE_PATH rel_run ${WORK} ${rel_run})
+run(0 eval --checkpoint ${rel_run}/final.safetensors)
+expect("the project in ${rel_run}/final.safetensors on 100 csv test examples: loss " "${OUT}" "eval without FILE")
+run(0 eval --checkpoint ${saved_runs}/best.safetensors --json)
+string(JSON has_project ERROR_VARIABLE no_project GET "${OUT}" project)
+if(NOT no_project)
+  message(FATAL_ERROR "eval --json without FILE names a project file: ${OUT}")
+endif()
+file(COPY ${WORK}/${rel_run}/final.safetensors DESTINATION ${WORK}/lonely)
+run(1 eval --checkpoint lonely/final.safetensors)
+expect_one_error("dataset 'data/housing.csv' not found" "eval of a checkpoint away from its project's data")
+# A weights file holds no project: FILE is needed, and the error says so.
+run(1 eval --checkpoint ${WORK}/w.safetensors)
+expect_one_error("w.safetensors holds no project (and is no built-in model's checkpoint): pass the project FILE"
+                 "eval of a weights file without FILE")
+
+# Malformed checkpoints: a missing tensor, a tensor of the wrong shape, a file cut short in its
+# header or in its data.
+run(1 eval ${WORK}/housing.plexus --checkpoint ${WORK}/w-nobias.safetensors)
+expect_one_error("w-nobias.safetensors: tensor 'fc2.bias' of the model is missing" "eval with a missing tensor")
+run(1 eval ${WORK}/housing.plexus --checkpoint ${WORK}/w-mlp.safetensors)
+expect_one_error("tensor 'fc1.weight' has shape [128, 784], the model expects [64, 8]" "eval with a wrong shape")
+file(SIZE ${saved_runs}/final.safetensors checkpoint_size)
+math(EXPR cut_data "${checkpoint_size} - 100")
+foreach(cut 300 ${cut_data})
+  execute_process(COMMAND head -c ${cut} ${saved_runs}/final.safetensors OUTPUT_FILE ${WORK}/cut.safetensors)
+  run(1 eval --checkpoint ${WORK}/cut.safetensors)
+  expect_one_error("safetensors file '${WORK}/cut.safetensors': " "eval of a checkpoint cut after ${cut} bytes")
+  expect("past the end" "${ERR}" "eval of a checkpoint cut after ${cut} bytes")
+  run(1 eval ${WORK}/housing.plexus --checkpoint ${WORK}/cut.safetensors)
+  expect_one_error("safetensors file '${WORK}/cut.safetensors': " "eval FILE of a checkpoint cut after ${cut} bytes")
+endforeach()
+
+# predict: usage.
+run(0 --help)
+expect("predict [FILE] --checkpoint CKPT INPUT..." "${OUT}" "--help predict")
+run(2 predict)
+expect("predict needs --checkpoint FILE" "${ERR}" "predict without arguments")
+run(2 predict ${FIXTURES}/three.png)
+expect("predict needs --checkpoint FILE" "${ERR}" "predict without a checkpoint")
+run(2 predict --checkpoint ${FIXTURES}/pooled_digits.safetensors)
+expect("predict needs at least one INPUT" "${ERR}" "predict without inputs")
+run(2 predict ${FIXTURES}/pooled_digits.plexus --checkpoint ${FIXTURES}/pooled_digits.safetensors)
+expect("predict needs at least one INPUT" "${ERR}" "predict with a project but no inputs")
+run(2 predict --checkpoint ${FIXTURES}/pooled_digits.safetensors --top 0 ${FIXTURES}/three.png)
+expect("option --top needs a whole number >= 1, got '0'" "${ERR}" "predict --top 0")
+run(2 predict --checkpoint ${FIXTURES}/pooled_digits.safetensors --bogus ${FIXTURES}/three.png)
+expect("unknown option --bogus" "${ERR}" "predict with an unknown option")
+
+# predict on pictures (committed fixtures, see gen_predict_fixtures.py): a hand-built classifier
+# whose probabilities are known. A 28 x 28 gray picture is taken as it is; a 56 x 56 RGB one is
+# shrunk and converted to luma.
+set(POOLED ${FIXTURES}/pooled_digits.plexus --checkpoint ${FIXTURES}/pooled_digits.safetensors)
+run(0 predict ${POOLED} ${FIXTURES}/three.png ${FIXTURES}/seven_rgb.png)
+expect("three.png: three (85.85%), zero (1.57%), one (1.57%)\n" "${OUT}" "predict on a gray picture")
+expect("seven_rgb.png: seven (" "${OUT}" "predict on a larger RGB picture")
+set(batched "${OUT}")
+run(0 predict ${POOLED} ${FIXTURES}/three.png ${FIXTURES}/seven_rgb.png --batch-size 1)
+if(NOT OUT STREQUAL batched)
+  message(FATAL_ERROR "predict --batch-size 1 printed\n${OUT}\ninstead of\n${batched}")
+endif()
+run(0 predict ${POOLED} ${FIXTURES}/three.png --json --top 1)
+string(JSON input GET "${OUT}" input)
+string(JSON class GET "${OUT}" classes 0 class)
+string(JSON name GET "${OUT}" classes 0 name)
+string(JSON probability GET "${OUT}" classes 0 probability)
+string(JSON shown LENGTH "${OUT}" classes)
+if(NOT input STREQUAL "${FIXTURES}/three.png" OR NOT class EQUAL 3 OR NOT name STREQUAL "three"
+   OR NOT probability MATCHES "^0\\.8584" OR NOT shown EQUAL 1)
+  message(FATAL_ERROR "predict --json --top 1: unexpected object ${OUT}")
+endif()
+run(1 predict ${POOLED} ${FIXTURES}/three.png ${FIXTURES}/cut.png)
+expect_one_error("${FIXTURES}/cut.png: truncated PNG: the file ends at byte offset 40" "predict on a truncated PNG")
+run(1 predict ${POOLED} ${WORK}/no-such-picture.png)
+expect_one_error("no-such-picture.png: cannot open: No such file or directory" "predict on a missing file")
+run(1 predict ${POOLED} ${EXAMPLES}/data/housing.csv)
+expect_one_error("housing.csv: not a PNG or JPEG image" "predict on a CSV file for an image model")
+run(1 predict --checkpoint ${FIXTURES}/pooled_digits.safetensors ${FIXTURES}/three.png)
+expect_one_error("pooled_digits.safetensors holds no project: pass the project FILE" "predict of a weights file without FILE")
+
+# predict on CSV rows, with the run checkpoint alone: the project's feature columns are matched by
+# name (its data file is at hand), in any order, the target column present or not.
+file(WRITE ${WORK}/rows.csv "area_m2,rooms,age_years,distance_km,floor,garden_m2,noise_db,school_score,price
+122.0,4,79.9,4.22,11,0.0,65.3,5.80,3.967
+152.7,5,47.5,7.65,3,0.0,47.4,7.34,
+")
+file(WRITE ${WORK}/shuffled.csv "school_score,noise_db,id,garden_m2,floor,distance_km,age_years,rooms,area_m2
+5.80,65.3,a,0.0,11,4.22,79.9,4,122.0
+7.34,47.4,b,0.0,3,7.65,47.5,5,152.7
+")
+run(0 predict --checkpoint ${saved_runs}/final.safetensors rows.csv)
+string(REGEX MATCHALL "rows.csv row [12]: [-0-9.e]+\n" values "${OUT}")
+list(LENGTH values n)
+if(NOT n EQUAL 2)
+  message(FATAL_ERROR "predict on CSV rows: expected two values, got:\n${OUT}")
+endif()
+set(by_position "${OUT}")
+run(0 predict --checkpoint ${saved_runs}/final.safetensors shuffled.csv)
+string(REPLACE "shuffled.csv" "rows.csv" by_name "${OUT}")
+if(NOT by_name STREQUAL by_position)
+  message(FATAL_ERROR "predict matched the columns by position, not name:\n${by_position}\nversus\n${OUT}")
+endif()
+run(0 predict --checkpoint ${saved_runs}/final.safetensors rows.csv --json)
+string(REGEX MATCH "^[^\n]*" first_row "${OUT}")
+string(JSON row GET "${first_row}" row)
+string(JSON value GET "${first_row}" value)
+if(NOT row EQUAL 1 OR NOT value MATCHES "^-?[0-9.]+(e[-+]?[0-9]+)?$")
+  message(FATAL_ERROR "predict --json on CSV rows: unexpected object ${first_row}")
+endif()
+file(WRITE ${WORK}/bad-rows.csv "area_m2,rooms,age_years,distance_km,floor,garden_m2,noise_db,school_score
+122.0,four,79.9,4.22,11,0.0,65.3,5.80
+")
+run(1 predict --checkpoint ${saved_runs}/final.safetensors bad-rows.csv)
+expect_one_error("bad-rows.csv: line 2, column 2 ('rooms'), byte offset 80: 'four' is not a number"
+                 "predict on a CSV row with a bad cell")
+file(WRITE ${WORK}/few-columns.csv "area_m2,rooms\n1,2\n")
+run(1 predict --checkpoint ${saved_runs}/final.safetensors few-columns.csv)
+expect_one_error("few-columns.csv: line 1, byte offset 0: feature column 'age_years' not found in the header"
+                 "predict on a CSV file without a feature column")
+run(1 predict --checkpoint ${saved_runs}/final.safetensors ${FIXTURES}/three.png)
+expect_one_error("three.png: an image, but the model takes rows of a CSV file" "predict on a picture for a CSV model")

@@ -416,6 +416,22 @@ class TestData : public QObject {
     QCOMPARE(ds.get_batch({2, 0}).input.shape(), (Shape{2, 2}));
   }
 
+  // Feature rows for a trained model: named columns in the order asked for, the target and
+  // other columns present or not, their cells never parsed.
+  void csvFeatureRowsAndHeader() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("rows.csv").toStdString();
+    {
+      std::ofstream f(path, std::ios::binary);
+      f << "\xEF\xBB\xBFid,x1,\" x2 \",y\r\n7,0.5,+2,not a number\r\n\r\n8,-1e2, 3 ,\r\n";
+    }
+    QCOMPARE(read_csv_header(path), (std::vector<std::string>{"id", "x1", " x2 ", "y"}));
+    const Tensor x = read_csv_features(path, {" x2 ", "x1"});
+    QCOMPARE(x.shape(), (Shape{2, 2}));
+    compare_values(x, {2, 0.5f, 3, -100});
+    compare_values(read_csv_features(path, {"id"}), {7, 8});
+  }
+
   void csvClassificationLabels() {
     QTemporaryDir dir;
     // String labels (sorted order), quoted with embedded commas and quotes, CRLF, a BOM.

@@ -433,6 +433,17 @@ class TestImageFile : public QObject {
 
   // ---- malformed files ---------------------------------------------------------------------
 
+  void content_not_name_decides_the_format() {
+    const std::string png = encode_png(gray8(2, 2)), jpeg = encode_jpeg(8, 8, JCS_GRAYSCALE, 1, Bytes(64, 9));
+    const auto is_image = [](const std::string& b) {
+      return is_image_data(reinterpret_cast<const uint8_t*>(b.data()), b.size());
+    };
+    QVERIFY(is_image(png) && is_image(jpeg) && is_image(png.substr(0, 8)) && is_image(jpeg.substr(0, 3)));
+    QVERIFY(!is_image(png.substr(0, 7)) && !is_image(jpeg.substr(0, 2)) && !is_image("") && !is_image("a,b\n1,2\n"));
+    write_raw_file("photo.csv", jpeg);  // the name says CSV, the bytes say JPEG
+    QCOMPARE(read_image(path("photo.csv")).width, 8);
+  }
+
   void empty_file_and_wrong_magic() {
     write_raw_file("empty.png", "");
     verify_all(message_of<DataError>([&] { read_image(path("empty.png")); }),

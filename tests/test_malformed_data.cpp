@@ -357,6 +357,31 @@ class TestMalformedData : public QObject {
     verify_all(plexus::testing::message_of<DataError>([&] { CsvDataset(path("absent.csv"), opt); }), {"absent.csv", "cannot open"});
   }
 
+  // read_csv_features: the errors of CsvDataset, for the columns it reads.
+  void csvFeatureRowsMalformed() {
+    // "<file>: <where>: <what>" for `text` read with `features`.
+    const auto check = [&](const QString& name, const std::string& text, const std::vector<std::string>& features,
+                           const QString& where, const QString& what) {
+      const std::string file = path(name);
+      write_text(file, text);
+      verify_all(plexus::testing::message_of<DataError>([&] { read_csv_features(file, features); }),
+                 {QString::fromStdString(file) + ": " + where + ": ", what});
+    };
+    check("e.csv", "", {"a"}, "line 1, byte offset 0", "empty file; expected a header row");
+    check("h.csv", "a,b\n", {"a"}, "line 2, byte offset 4", "no data rows after the header");
+    check("m.csv", "a,b\n1,2\n", {"a", "c"}, "line 1, byte offset 0",
+          "feature column 'c' not found in the header; columns: 'a', 'b'");
+    check("n.csv", "a,b\n1,2\n3,x\n", {"b"}, "line 3, column 2 ('b'), byte offset 10", "'x' is not a number");
+    check("c.csv", "a,b\n1,2\n3\n", {"a"}, "line 3, column 2, byte offset 9",
+          "expected 2 fields as in the header, found 1");
+    check("d.csv", "a,a\n1,2\n", {"a"}, "line 1, column 2, byte offset 2", "duplicate column name 'a'");
+    check("q.csv", "a,b\n\"1,2\n", {"a"}, "line 2, column 1 ('a'), byte offset 4", "unterminated quoted field");
+    verify_all(plexus::testing::message_of<DataError>([&] { read_csv_header(path("absent.csv")); }),
+               {"absent.csv", "cannot open"});
+    verify_all(plexus::testing::message_of<ValueError>([&] { read_csv_features(path("n.csv"), {"a", "a"}); }),
+               {"feature column 'a' listed twice"});
+  }
+
   // Quoted fields with delimiters, quotes and newlines, and CRLF line ends, are valid.
   void csvValidQuotingAndCrlf() {
     const std::string file = path("valid.csv");

@@ -211,18 +211,13 @@ std::string join(const std::vector<std::string>& names) {
   return s;
 }
 
-}  // namespace
+void check_delimiter(char delimiter, const char* who) {
+  if (delimiter == '"' || delimiter == '\n' || delimiter == '\r')
+    throw ValueError(std::string(who) + ": the delimiter cannot be a quote or a line end");
+}
 
-CsvDataset::CsvDataset(const std::string& path, const CsvOptions& options) : path_(path), task_(options.task) {
-  if (options.target.empty()) throw ValueError("CsvDataset: no target column named in CsvOptions::target");
-  if (options.delimiter == '"' || options.delimiter == '\n' || options.delimiter == '\r')
-    throw ValueError("CsvDataset: the delimiter cannot be a quote or a line end");
-  const std::string text = read_file(path);
-  Locator loc(path);
-  Reader reader(text, options.delimiter, loc);
-
-  // Header.
-  Record header;
+// The header record's column names: unique, quoted names as written, others trimmed.
+std::vector<std::string> read_header(Reader& reader, const Locator& loc, const std::string& text, Record& header) {
   if (!reader.next(header)) {
     const bool blank = text.size() > 0;
     loc.fail(reader.line(), 0, reader.offset(),
@@ -237,22 +232,56 @@ CsvDataset::CsvDataset(const std::string& path, const CsvOptions& options) : pat
         loc.fail(f.line, int64_t(c) + 1, f.offset,
                  "duplicate column name " + shown(names[c]) + " (also column " + std::to_string(k + 1) + ")");
   }
+  return names;
+}
+
+size_t column_of(const std::vector<std::string>& names, const std::string& name, const char* role, const Record& header,
+                 const Locator& loc) {
+  const auto it = std::find(names.begin(), names.end(), name);
+  if (it == names.end())
+    loc.fail(header.line, 0, header.offset,
+             std::string(role) + " column " + shown(name) + " not found in the header; columns: " + join(names));
+  return size_t(it - names.begin());
+}
+
+// Every record has the header's number of fields.
+void check_field_count(const Record& rec, size_t ncols, Locator& loc) {
+  if (rec.fields.size() == ncols) return;
+  const bool extra = rec.fields.size() > ncols;
+  const int64_t col = int64_t(std::min(rec.fields.size(), ncols)) + 1;
+  const int64_t off = extra ? rec.fields[ncols].offset : rec.end_offset;
+  loc.set_header(nullptr);  // the column past the header has no name
+  loc.fail(rec.line, col, off,
+           "expected " + std::to_string(ncols) + " fields as in the header, found " + std::to_string(rec.fields.size()));
+}
+
+float feature_value(const Record& rec, size_t c, const Locator& loc) {
+  const Field& f = rec.fields[c];
+  float v = 0;
+  const NumStatus st = parse_number(f.text, v);
+  if (st != NumStatus::Ok) loc.fail(f.line, int64_t(c) + 1, f.offset, number_problem(st, f.text, "feature"));
+  return v;
+}
+
+}  // namespace
+
+CsvDataset::CsvDataset(const std::string& path, const CsvOptions& options) : path_(path), task_(options.task) {
+  if (options.target.empty()) throw ValueError("CsvDataset: no target column named in CsvOptions::target");
+  check_delimiter(options.delimiter, "CsvDataset");
+  const std::string text = read_file(path);
+  Locator loc(path);
+  Reader reader(text, options.delimiter, loc);
+  Record header;
+  const std::vector<std::string> names = read_header(reader, loc, text, header);
   loc.set_header(&names);
-  const auto column_of = [&](const std::string& name, const char* role) -> size_t {
-    const auto it = std::find(names.begin(), names.end(), name);
-    if (it == names.end())
-      loc.fail(header.line, 0, header.offset,
-               std::string(role) + " column " + shown(name) + " not found in the header; columns: " + join(names));
-    return size_t(it - names.begin());
-  };
-  const size_t target_col = column_of(options.target, "target");
+  const size_t target_col = column_of(names, options.target, "target", header, loc);
   std::vector<size_t> feature_cols;
   if (options.features.empty()) {
     for (size_t c = 0; c < names.size(); ++c)
       if (c != target_col) feature_cols.push_back(c);
   } else {
     for (const std::string& name : options.features) {
-      const size_t c = column_of(name, "feature");
+      const size_t c = column_of(names, name, "feature", header, loc);
       if (c == target_col) throw ValueError("CsvDataset: column " + shown(name) + " is both the target and a feature");
       if (std::find(feature_cols.begin(), feature_cols.end(), c) != feature_cols.end())
         throw ValueError("CsvDataset: feature column " + shown(name) + " listed twice");
@@ -272,23 +301,9 @@ CsvDataset::CsvDataset(const std::string& path, const CsvOptions& options) : pat
   std::vector<Field> target_cells;  // classification: decided after all rows are read
   Record rec;
   while (reader.next(rec)) {
-    if (rec.fields.size() != ncols) {
-      const bool extra = rec.fields.size() > ncols;
-      const int64_t col = int64_t(std::min(rec.fields.size(), ncols)) + 1;
-      const int64_t off = extra ? rec.fields[ncols].offset : rec.end_offset;
-      loc.set_header(nullptr);  // the column past the header has no name
-      loc.fail(rec.line, col, off,
-               "expected " + std::to_string(ncols) + " fields as in the header, found " +
-                   std::to_string(rec.fields.size()));
-    }
+    check_field_count(rec, ncols, loc);
     row_lines_.push_back(rec.line);
-    for (size_t c : feature_cols) {
-      const Field& f = rec.fields[c];
-      float v = 0;
-      const NumStatus st = parse_number(f.text, v);
-      if (st != NumStatus::Ok) loc.fail(f.line, int64_t(c) + 1, f.offset, number_problem(st, f.text, "feature"));
-      feats.push_back(v);
-    }
+    for (size_t c : feature_cols) feats.push_back(feature_value(rec, c, loc));
     Field& t = rec.fields[target_col];
     if (task_ == CsvTask::Regression) {
       float v = 0;
@@ -417,6 +432,42 @@ std::pair<CsvDataset, CsvDataset> CsvDataset::split(double train_fraction, uint6
     val = val.standardized(st);
   }
   return {std::move(train), std::move(val)};
+}
+
+std::vector<std::string> read_csv_header(const std::string& path, char delimiter) {
+  check_delimiter(delimiter, "read_csv_header");
+  const std::string text = read_file(path);
+  Locator loc(path);
+  Reader reader(text, delimiter, loc);
+  Record header;
+  return read_header(reader, loc, text, header);
+}
+
+Tensor read_csv_features(const std::string& path, const std::vector<std::string>& features, char delimiter) {
+  check_delimiter(delimiter, "read_csv_features");
+  if (features.empty()) throw ValueError("read_csv_features: no feature columns named");
+  const std::string text = read_file(path);
+  Locator loc(path);
+  Reader reader(text, delimiter, loc);
+  Record header;
+  const std::vector<std::string> names = read_header(reader, loc, text, header);
+  loc.set_header(&names);
+  std::vector<size_t> cols;
+  for (const std::string& name : features) {
+    const size_t c = column_of(names, name, "feature", header, loc);
+    if (std::find(cols.begin(), cols.end(), c) != cols.end())
+      throw ValueError("read_csv_features: feature column " + shown(name) + " listed twice");
+    cols.push_back(c);
+  }
+  std::vector<float> values;
+  int64_t n = 0;
+  Record rec;
+  for (; reader.next(rec); ++n) {
+    check_field_count(rec, names.size(), loc);
+    for (size_t c : cols) values.push_back(feature_value(rec, c, loc));
+  }
+  if (n == 0) loc.fail(reader.line(), 0, reader.offset(), "no data rows after the header");
+  return from_buffer(values.data(), {n, int64_t(cols.size())});
 }
 
 }  // namespace plexus::data

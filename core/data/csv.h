@@ -89,4 +89,13 @@ class CsvDataset : public Dataset {
   Tensor features_, targets_;
 };
 
+// The column names of a CSV file's header (read and checked as CsvDataset does).
+std::vector<std::string> read_csv_header(const std::string& path, char delimiter = ',');
+
+// Feature rows without targets, for a trained model (plexus-cli predict): the columns named in
+// `features`, in that order, of every row, as [N, F] floats in the file's units. Other columns
+// (a target, an id) may be there and are not parsed. The format and the errors are
+// CsvDataset's; a feature column the header lacks is an error listing the header's columns.
+Tensor read_csv_features(const std::string& path, const std::vector<std::string>& features, char delimiter = ',');
+
 }  // namespace plexus::data

@@ -36,6 +36,14 @@ constexpr uint8_t kJpegMagic[3] = {0xff, 0xd8, 0xff};
 // file with thousands of them would take minutes. Real encoders write about ten.
 constexpr int kMaxJpegScans = 1000;
 
+bool is_png(const uint8_t* data, size_t size) {
+  return size >= sizeof kPngMagic && std::memcmp(data, kPngMagic, sizeof kPngMagic) == 0;
+}
+
+bool is_jpeg(const uint8_t* data, size_t size) {
+  return size >= sizeof kJpegMagic && std::memcmp(data, kJpegMagic, sizeof kJpegMagic) == 0;
+}
+
 std::string hex_bytes(const uint8_t* data, size_t n) {
   std::string s;
   char buf[4];
@@ -373,12 +381,12 @@ Taps axis_taps(int64_t in, int64_t out) {
 
 }  // namespace
 
+bool is_image_data(const uint8_t* data, size_t size) { return is_png(data, size) || is_jpeg(data, size); }
+
 Image decode_image(const uint8_t* data, size_t size, const std::string& name) {
   if (size == 0) throw DataError(name + ": empty file; expected a PNG or JPEG image");
-  if (size >= sizeof kPngMagic && std::memcmp(data, kPngMagic, sizeof kPngMagic) == 0)
-    return decode_png(data, size, name);
-  if (size >= sizeof kJpegMagic && std::memcmp(data, kJpegMagic, sizeof kJpegMagic) == 0)
-    return decode_jpeg(data, size, name);
+  if (is_png(data, size)) return decode_png(data, size, name);
+  if (is_jpeg(data, size)) return decode_jpeg(data, size, name);
   const size_t shown = std::min<size_t>(size, 8);
   throw DataError(name + ": not a PNG or JPEG image: it starts with bytes " + hex_bytes(data, shown) +
                   " (a PNG starts with 89 50 4e 47 0d 0a 1a 0a, a JPEG with ff d8 ff)");

@@ -32,6 +32,9 @@ Image read_image(const std::filesystem::path& file);
 // The same from bytes in memory; `name` stands for the file in messages.
 Image decode_image(const uint8_t* data, size_t size, const std::string& name);
 
+// Whether `data` starts as a PNG or JPEG file does: the magic bytes decode_image goes by.
+bool is_image_data(const uint8_t* data, size_t size);
+
 // Writes an 8-bit gray or RGB PNG atomically (temp file, fsync, rename). IoError on failure;
 // ValueError for an image whose fields disagree (channels, pixel count, more than the limit).
 void write_png(const std::filesystem::path& file, const Image& image);

@@ -17,8 +17,10 @@ X = [[0.5, -1.25, 0.75, 0.0, 1.5, -0.5, 0.25, -1.0],
 Y = [4.25, 3.5, 5.0, 2.75]
 
 
-def safetensors(tensors):
-    header, data = {}, b""
+def safetensors(tensors, metadata=None):
+    """The bytes of a safetensors file of float32 tensors (name, shape, values), with metadata
+    (a dict of strings) when given; gen_predict_fixtures.py writes its weights with it too."""
+    header, data = ({"__metadata__": metadata} if metadata else {}), b""
     for name, shape, values in tensors:
         raw = struct.pack("<%df" % len(values), *values)
         header[name] = {"dtype": "F32", "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
@@ -28,7 +30,8 @@ def safetensors(tensors):
     return struct.pack("<Q", len(text)) + text + data
 
 
-out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "housing_batch.safetensors")
-with open(out, "wb") as f:
-    f.write(safetensors([("x", [4, 8], [v for row in X for v in row]), ("y", [4], Y)]))
-print("wrote", out)
+if __name__ == "__main__":
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "housing_batch.safetensors")
+    with open(out, "wb") as f:
+        f.write(safetensors([("x", [4, 8], [v for row in X for v in row]), ("y", [4], Y)]))
+    print("wrote", out)
