@@ -1,7 +1,9 @@
 # The model a person trains in the GUI is the model the command line uses: the MNIST MLP example
 # trained by clicking Train (plexus --train, offscreen) reaches 97% validation accuracy, and its
-# final checkpoint evaluates with `plexus-cli eval` to the test accuracy the dashboard showed.
-# Variables: GUI, CLI (executables), SOURCE (the repository), WORK (a scratch folder).
+# final checkpoint evaluates with `plexus-cli eval` to the test accuracy the dashboard showed, and
+# `plexus-cli predict` on 20 MNIST test images saved as PNGs gives each the class and probability
+# that eval --predictions gives it (test_predict_cli, on this checkpoint).
+# Variables: GUI, CLI, PREDICT_TEST (executables), SOURCE (the repository), WORK (a scratch folder).
 cmake_policy(VERSION 3.25)
 if(NOT EXISTS ${SOURCE}/data/mnist/train-images-idx3-ubyte)
   message("MNIST not in data/mnist: skipped")
@@ -47,3 +49,8 @@ if(NOT CMAKE_MATCH_1 STREQUAL shown)
   message(FATAL_ERROR "eval gives ${CMAKE_MATCH_1}% on the test split, the dashboard showed ${shown}%")
 endif()
 message("the dashboard showed ${shown}% on the test split; plexus-cli eval gives ${CMAKE_MATCH_1}%")
+
+set(ENV{PLEXUS_PREDICT_CHECKPOINT} ${final})
+set(ENV{PLEXUS_MNIST_DIR} ${SOURCE}/data/mnist)
+run("predict on 20 PNGs against eval --predictions" ${PREDICT_TEST})
+message("predict and eval agree on the GUI run's checkpoint:\n${OUT}")
