@@ -293,11 +293,13 @@ std::string clock_text(double seconds) {
   return buf;
 }
 
-void print_epoch(const train::EpochEnd& e, bool classification) {
+// `held_out` names what each epoch is evaluated on: "val" for a project's validation split,
+// "test" for the built-in models (which hold out no validation split).
+void print_epoch(const train::EpochEnd& e, bool classification, const char* held_out) {
   std::printf("epoch %d/%d: train loss %.4f", e.epoch, e.epochs, e.train_loss);
   if (classification) std::printf(" acc %.2f%%", 100 * e.train_accuracy);
   if (e.has_eval) {
-    std::printf(" | test loss %.4f", e.eval_loss);
+    std::printf(" | %s loss %.4f", held_out, e.eval_loss);
     if (classification) std::printf(" acc %.2f%% top-5 %.2f%%", 100 * e.eval_accuracy, 100 * e.eval_top5);
   }
   std::printf(" | lr %.4g | %.1f s\n", e.lr, e.seconds);
@@ -311,6 +313,7 @@ void print_epoch(const train::EpochEnd& e, bool classification) {
 struct Reporting {
   bool quiet = false;
   bool classification = true;
+  const char* held_out = "test";  // what epochs are evaluated on (print_epoch)
   std::string metrics_path;  // "" = none
   session::RunLog* log = nullptr;  // a run folder's metrics.jsonl; none without a run folder
   std::function<void(const train::EpochEnd&)> after_epoch;
@@ -342,7 +345,7 @@ int run_and_report(train::Trainer& trainer, const Reporting& r) {
       std::printf("  %.0f samples/s  ETA %s\n", b->samples_per_second, clock_text(b->eta_seconds).c_str());
       std::fflush(stdout);
     } else if (const auto* e = std::get_if<train::EpochEnd>(&event)) {
-      print_epoch(*e, r.classification);
+      print_epoch(*e, r.classification, r.held_out);
       if (r.after_epoch) r.after_epoch(*e);
     } else if (const auto* t = std::get_if<train::TestEnd>(&event)) {
       std::printf("test (final model): loss %.4f", t->figures.eval_loss);
@@ -516,6 +519,7 @@ int cmd_train_project(const Args& args, const std::string& file) {
   Reporting r;
   r.quiet = args.has("--quiet");
   r.classification = run.compiled.classification;
+  r.held_out = "val";
   r.metrics_path = args.str("--metrics", "");
   r.log = log ? &*log : nullptr;
   const std::string save = args.str("--save", "");
