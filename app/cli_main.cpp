@@ -1013,22 +1013,24 @@ void read_images(const std::vector<std::string>& files, const Shape& chw, Predic
   }
 }
 
-// CSV rows: the project's feature columns by name when its data file is at hand (its header
-// minus the target), else every column of the input but the target, in order (a warning says so:
-// columns in another order than in training would go unnoticed).
-void read_rows(const std::vector<std::string>& files, const ProjectSource& p, int64_t features, PredictInputs& in) {
-  const graph::DatasetLocation data = graph::locate_dataset(p.graph.dataset.path, p.dir);
+// CSV rows: the model's feature columns by name (a run's checkpoint names them; for a weights
+// file without them, the project's data file's header minus the target), else every column of
+// the input but the target, in order (a warning says so: columns in another order than in
+// training would go unnoticed).
+void read_rows(const std::vector<std::string>& files, const ProjectSource& p, const session::TrainedModel& model,
+               int64_t features, PredictInputs& in) {
   const std::string& target = p.graph.dataset.target;
   auto without_target = [&](std::vector<std::string> names) {
     names.erase(std::remove(names.begin(), names.end(), target), names.end());
     return names;
   };
   std::optional<std::vector<std::string>> known;
-  if (data.found) known = without_target(data::read_csv_header(data.path.string()));
+  if (!model.feature_names.empty()) known = model.feature_names;
   else
-    std::fprintf(stderr, "plexus-cli: warning: the project's data file '%s' is not at hand (looked in %s), so the "
-                 "feature columns cannot be matched by name: every column but the target '%s' is taken, in order\n",
-                 p.graph.dataset.path.c_str(), data.looked.c_str(), target.c_str());
+    std::fprintf(stderr, "plexus-cli: warning: the checkpoint does not name the feature columns and the project's "
+                 "data file '%s' is not at hand, so they cannot be matched by name: every column but the target '%s' "
+                 "is taken, in order\n",
+                 p.graph.dataset.path.c_str(), target.c_str());
   for (const std::string& f : files) {
     char head[8] = {};
     std::ifstream(f, std::ios::binary).read(head, sizeof head);
@@ -1104,7 +1106,7 @@ int cmd_predict(const Args& args) {
 
   PredictInputs in;
   const Shape& shape = m.info.input_shape;
-  if (p->graph.dataset.kind == "csv") read_rows(inputs, *p, shape.at(0), in);
+  if (p->graph.dataset.kind == "csv") read_rows(inputs, *p, m, shape.at(0), in);
   else read_images(inputs, shape, in);
   Shape batch_shape{int64_t(in.ids.size())};
   batch_shape.insert(batch_shape.end(), shape.begin(), shape.end());

@@ -149,7 +149,7 @@ class TestTrainedModel : public QObject {
 
     // A weights file with the same metadata: the same model, no dataset needed.
     train::Metadata meta;
-    session::write_model_metadata(meta, run.data.info, run.normalization, run.class_names);
+    session::write_model_metadata(meta, run.data.info, run.normalization, run.class_names, run.feature_names);
     train::save_weights(dir_ / "w.safetensors", *run.compiled.model, meta);
     graph::Graph moved = g;
     moved.dataset.path = (dir_ / "gone").string();
@@ -171,6 +171,33 @@ class TestTrainedModel : public QObject {
     QVERIFY(inside.has_value());
     QCOMPARE(inside->nodes, g.nodes);
     QVERIFY(!session::project_in_checkpoint(dir_ / "bare.safetensors").has_value());
+  }
+
+  void csvCheckpointsNameTheirFeatureColumns() {
+    graph::Graph g = graph::load_project(kExamples / "housing_regression.plexus");
+    g.dataset.path = (kExamples / "data" / "housing.csv").string();
+    g.training.epochs = 1;
+    session::TrainingRun run = session::make_training_run(g);
+    QCOMPARE(run.feature_names, dynamic_cast<const data::CsvDataset&>(*run.data.train).feature_names());
+    QCOMPARE(int64_t(run.feature_names.size()), run.data.info.input_shape[0]);
+    session::RunCheckpoints checkpoints(dir_ / "housing-run", g, run);
+    train::Trainer t(*run.compiled.model, *run.optimizer, *run.train_loader, run.eval_loader.get(), run.trainer_options);
+    checkpoints.finish(t.run());
+    // Without the data file the checkpoint still says which column is which.
+    graph::Graph moved = g;
+    moved.dataset.path = (dir_ / "gone.csv").string();
+    const session::TrainedModel m = session::load_trained_model(moved, dir_ / "housing-run" / "final.safetensors");
+    QCOMPARE(m.feature_names, run.feature_names);
+    QVERIFY(m.class_names.empty());
+    // A checkpoint naming more columns than the model takes is refused.
+    io::NamedTensors tensors;
+    for (const auto& [name, tensor] : run.compiled.model->state()) tensors.emplace_back(name, tensor);
+    train::Metadata meta;
+    session::write_model_metadata(meta, run.data.info, run.normalization, {}, {"a", "b"});
+    io::save_safetensors(dir_ / "two_names.safetensors", tensors, meta);
+    const std::string why =
+        message_of<IoError>([&] { session::load_trained_model(moved, dir_ / "two_names.safetensors"); });
+    QVERIFY2(contains(why, "names 2 feature columns, the model's input is [8]"), why.c_str());
   }
 
   void malformedFilesAreRefusedNamingWhatIsWrong() {

@@ -65,6 +65,7 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
   // from the dataset alone, whatever subset this run trained on.
   run.normalization = input_normalization(run.dataset.kind, *run.data.train);
   if (run.compiled.classification) run.class_names = class_names(*run.data.train, run.data.info.classes);
+  if (const auto* csv = dynamic_cast<const data::CsvDataset*>(run.data.train.get())) run.feature_names = csv->feature_names();
   if (options.train_subset > 0 && options.train_subset < run.data.train->size()) {
     std::vector<int64_t> idx(size_t(options.train_subset));
     std::iota(idx.begin(), idx.end(), int64_t(0));

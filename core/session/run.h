@@ -41,6 +41,7 @@ struct TrainingRun {
   graph::DatasetSplits data;                      // train: after train_subset
   InputNormalization normalization;               // of the whole training split (before train_subset)
   std::vector<std::string> class_names;           // classification: one per class
+  std::vector<std::string> feature_names;         // a CSV file's feature columns; else empty
   graph::CompiledGraph compiled;                  // initialised with settings.seed, on settings.device
   std::unique_ptr<optim::Optimizer> optimizer;
   std::unique_ptr<optim::LRScheduler> scheduler;  // null for schedule "none"

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "autograd/grad_mode.h"
+#include "data/csv.h"
 #include "data/dataloader.h"
 #include "graph/dataset_info.h"
 #include "graph/project.h"
@@ -21,6 +22,7 @@ constexpr const char* kStd = "input_std";
 constexpr const char* kClasses = "class_names";
 constexpr const char* kInputShape = "input_shape";
 constexpr const char* kClassCount = "classes";
+constexpr const char* kFeatures = "feature_names";
 
 // A metadata value that holds a JSON array of T; nullopt when the key is absent.
 template <class T>
@@ -40,7 +42,7 @@ struct StoredInputs {
   std::optional<Shape> input_shape;
   std::optional<int64_t> classes;
   std::optional<InputNormalization> normalization;
-  std::optional<std::vector<std::string>> class_names;
+  std::optional<std::vector<std::string>> class_names, feature_names;
 };
 
 StoredInputs stored_inputs(const io::SafetensorsMetadata& meta, const std::string& where) {
@@ -67,6 +69,7 @@ StoredInputs stored_inputs(const io::SafetensorsMetadata& meta, const std::strin
     s.normalization = InputNormalization{std::move(*mean), std::move(*stdev)};
   }
   s.class_names = json_array<std::string>(meta, kClasses, where);
+  s.feature_names = json_array<std::string>(meta, kFeatures, where);
   return s;
 }
 
@@ -83,7 +86,8 @@ Tensor InputNormalization::apply(const Tensor& raw) const {
 }
 
 void write_model_metadata(train::Metadata& meta, const graph::DatasetInfo& info, const InputNormalization& norm,
-                          const std::vector<std::string>& class_names) {
+                          const std::vector<std::string>& class_names, const std::vector<std::string>& feature_names) {
+  if (!feature_names.empty()) meta[kFeatures] = nlohmann::json(feature_names).dump();
   meta[kInputShape] = nlohmann::json(info.input_shape).dump();
   meta[kClassCount] = std::to_string(info.classes);
   meta[kMean] = nlohmann::json(norm.mean).dump();
@@ -154,7 +158,16 @@ TrainedModel load_trained_model(const graph::Graph& project, const fs::path& wei
     if (stored.class_names) m.class_names = std::move(*stored.class_names);
     else m.class_names = class_names(*open("the class names").train, m.info.classes);
   }
+  if (stored.feature_names) {
+    m.feature_names = std::move(*stored.feature_names);
+  } else if (project.dataset.kind == "csv" && (splits || located.found)) {  // optional: names check the columns
+    const auto* csv = dynamic_cast<const data::CsvDataset*>(open("the feature columns' names").train.get());
+    if (csv) m.feature_names = csv->feature_names();
+  }
   const Shape& in = m.info.input_shape;
+  if (!m.feature_names.empty() && (in.size() != 1 || int64_t(m.feature_names.size()) != in[0]))
+    throw IoError(where + ": names " + std::to_string(m.feature_names.size()) + " feature columns, the model's input is " +
+                  to_string(in));
   const int64_t channels = in.empty() ? 0 : in[0];
   if (m.normalization.mean.size() != 1 && int64_t(m.normalization.mean.size()) != channels)
     throw IoError(where + ": the input normalisation has " + std::to_string(m.normalization.mean.size()) +

@@ -37,10 +37,12 @@ struct InputNormalization {
 };
 
 // What a checkpoint or weights file needs to be used without its dataset, as metadata (run
-// checkpoints, Export Weights): "input_shape" (per example), "input_mean", "input_std" and
-// "class_names" as JSON arrays, "classes" as a number (0 for regression).
+// checkpoints, Export Weights): "input_shape" (per example), "input_mean", "input_std",
+// "class_names" and, for a CSV file, "feature_names" (its feature columns, in the model's order)
+// as JSON arrays, "classes" as a number (0 for regression).
 void write_model_metadata(train::Metadata& meta, const graph::DatasetInfo& info, const InputNormalization& norm,
-                          const std::vector<std::string>& class_names);
+                          const std::vector<std::string>& class_names,
+                          const std::vector<std::string>& feature_names = {});
 
 // What kind of file holds the weights: a run checkpoint ("plexus.format" metadata, tensors
 // "model.<node>.<param>" and "optim.*") or a weights file (tensors "<node>.<param>").
@@ -50,6 +52,7 @@ struct TrainedModel {
   graph::Graph project;                  // the graph the weights belong to
   graph::DatasetInfo info;               // per-example input shape, classes
   std::vector<std::string> class_names;  // one per class; empty for regression
+  std::vector<std::string> feature_names; // a CSV dataset's feature columns, in input order; else empty
   graph::CompiledGraph compiled;         // weights loaded, in eval mode, on the CPU
   InputNormalization normalization;
   WeightsKind kind = WeightsKind::Checkpoint;
