@@ -396,10 +396,10 @@ int cmd_check(const Args& args) {
   if (g.dataset.kind.empty()) {
     warn("no dataset is bound: shapes that depend on it are unknown");
   } else {
-    const bool folder_kind = graph::is_image_dataset(g.dataset.kind);
+    const bool folder_kind = graph::is_idx_dataset(g.dataset.kind);
     const std::string consequence = folder_kind ? "; training needs it" : ": shapes that depend on it are unknown";
     try {
-      if (!folder_kind && g.dataset.kind != "csv") graph::describe_dataset(g.dataset);  // names the known kinds
+      graph::check_dataset_values(g.dataset);  // a known kind, settings within range
       const graph::DatasetLocation loc = graph::locate_dataset(g.dataset.path, project_dir(file));
       if (g.dataset.path.empty()) warn("dataset: no path is set (the folder or file with the data)" + consequence);
       else if (!loc.found) warn("dataset '" + g.dataset.path + "' not found (looked in " + loc.looked + ")" + consequence);

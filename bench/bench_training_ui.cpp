@@ -81,7 +81,7 @@ graph::Graph mlp(const std::string& data, int64_t epochs) {
   g.edges = {{{"in", "x"}, {"flat", "input"}},   {{"flat", "output"}, {"fc1", "input"}},
              {{"fc1", "output"}, {"act", "input"}}, {{"act", "output"}, {"fc2", "input"}},
              {{"fc2", "output"}, {"loss", "input"}}, {{"in", "y"}, {"loss", "target"}}};
-  g.dataset = {"mnist", data, "", ""};
+  g.dataset = {.kind = "mnist", .path = data};
   g.training.lr = 0.1;
   g.training.batch_size = 100;
   g.training.epochs = epochs;

@@ -48,7 +48,7 @@ graph::Graph mlp(const fs::path& data, int64_t epochs, int64_t batch_size = 20, 
   edge("act", "output", "fc2", "input");
   edge("fc2", "output", "loss", "input");
   edge("in", "y", "loss", "target");
-  g.dataset = {"mnist", data.string(), "", ""};
+  g.dataset = {.kind = "mnist", .path = data.string()};
   g.training.lr = lr;
   g.training.momentum = 0.5;
   g.training.batch_size = batch_size;

@@ -56,7 +56,7 @@ Graph mlp() {
              node("act", "ReLU"), node("fc2", "Linear", {{"out_features", int64_t(10)}}), node("loss", "CrossEntropy")};
   g.edges = {edge("in", "x", "flat"), edge("flat", "output", "fc1"), edge("fc1", "output", "act"),
              edge("act", "output", "fc2"), edge("fc2", "output", "loss"), edge("in", "y", "loss", "target")};
-  g.dataset = {"mnist", "data/mnist", "", ""};
+  g.dataset = {.kind = "mnist", .path = "data/mnist"};
   return g;
 }
 
@@ -76,7 +76,7 @@ Graph lenet() {
              edge("c2", "output", "bn"),   edge("bn", "output", "p2"),   edge("p2", "output", "f"),
              edge("f", "output", "drop"),  edge("drop", "output", "fc"), edge("fc", "output", "loss"),
              edge("in", "y", "loss", "target")};
-  g.dataset = {"mnist", "data/mnist", "", ""};
+  g.dataset = {.kind = "mnist", .path = "data/mnist"};
   return g;
 }
 
@@ -99,7 +99,7 @@ Graph residual() {
              edge("sm", "output", "out"),
              edge("out", "output", "loss"),
              edge("in", "y", "loss", "target")};
-  g.dataset = {"csv", "data/iris.csv", "species", "classification"};
+  g.dataset = {.kind = "csv", .path = "data/iris.csv", .target = "species", .task = "classification"};
   return g;
 }
 
@@ -118,7 +118,7 @@ Graph regression() {
   g.edges = {edge("in", "x", "bn"),   edge("bn", "output", "fc1"), edge("fc1", "output", "act"),
              edge("act", "output", "rs"), edge("rs", "output", "lr"), edge("lr", "output", "fl"),
              edge("fl", "output", "fc2"), edge("fc2", "output", "loss"), edge("in", "y", "loss", "target")};
-  g.dataset = {"csv", "data/housing.csv", "price", "regression"};
+  g.dataset = {.kind = "csv", .path = "data/housing.csv", .target = "price", .task = "regression"};
   return g;
 }
 

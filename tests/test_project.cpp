@@ -24,6 +24,7 @@
 #include <typeinfo>
 #include <vector>
 
+#include "graph/dataset_params.h"
 #include "graph/project.h"
 #include "graph/validate.h"
 #include "util/error.h"
@@ -71,7 +72,7 @@ Graph mnist_mlp() {
   g.edges = {edge("in", "x", "flat", "input"),    edge("flat", "output", "fc1", "input"),
              edge("fc1", "output", "relu1", "input"), edge("relu1", "output", "fc2", "input"),
              edge("fc2", "output", "loss", "input"),  edge("in", "y", "loss", "target")};
-  g.dataset = {"mnist", "data/mnist", "", ""};
+  g.dataset = {.kind = "mnist", .path = "data/mnist"};
   g.training.momentum = 0.9;
   g.view = R"({"zoom":1.0,"center":[490.0,180.0]})";
   return g;
@@ -111,7 +112,7 @@ Graph conv_net() {
              edge("pool", "output", "bn", "input"), edge("bn", "output", "act", "input"),
              edge("act", "output", "drop", "input"), edge("drop", "output", "fc", "input"),
              edge("fc", "output", "loss", "input"), edge("in", "y", "loss", "target")};
-  g.dataset = {"csv", "data/wine.csv", "quality", "regression"};
+  g.dataset = {.kind = "csv", .path = "data/wine.csv", .target = "quality", .task = "regression"};
   g.training = TrainingSettings{"adamw", 3e-4, 0.95, true, 0.01, "cosine", 7, 0.5, 32, 100,
                                 std::numeric_limits<uint64_t>::max(), "cuda"};
   return g;
@@ -126,7 +127,7 @@ Graph messy() {
              node("_c", "", "", {{"", int64_t(1)}}, 0, 0)};
   g.edges = {edge("a", "output", "b-2", "input"), edge("b-2", "output", "a", "input"),
              edge("ghost", "out", "a", "input"), edge("", "", "", "")};
-  g.dataset = {"", "only a path", "", ""};
+  g.dataset = {.path = "only a path"};
   g.training.seed = 0;
   g.view =
       R"({"zoom":1.25,"center":[-3.5,2.0],"selected":["a","b-2"],"panels":{"open":true,"sizes":[200,300]},)"
@@ -276,6 +277,65 @@ class TestProject : public QObject {
     QCOMPARE(back.training.seed, std::numeric_limits<uint64_t>::max());
     // The empty graph: only format, nodes, edges and the training settings.
     QVERIFY(contains(serialize_project(Graph{}), "\"nodes\": [],\n  \"edges\": [],\n  \"training\": {"));
+  }
+
+  // Settings beyond kind and path: written only when they differ from the defaults (so older
+  // projects stay as they were), augmentation in its own object; all read back exactly.
+  void datasetSettings() {
+    Graph g;
+    g.dataset = {.kind = "image_folder", .path = "photos"};
+    QCOMPARE(serialize_project(g).find("height"), std::string::npos);
+    g.dataset.height = 64;
+    g.dataset.color = "rgb";
+    g.dataset.fit = "pad";
+    g.dataset.bad_files = "skip";
+    g.dataset.cache_mb = 100;
+    g.dataset.augment_flip = true;
+    g.dataset.augment_rotation = 7.5;
+    g.dataset.augment_seed = 42;
+    const std::string text = serialize_project(g);
+    QVERIFY2(text.find("  \"dataset\": {\n    \"kind\": \"image_folder\",\n    \"path\": \"photos\",\n    \"height\": 64,\n"
+                       "    \"color\": \"rgb\",\n    \"fit\": \"pad\",\n    \"bad_files\": \"skip\",\n    \"cache_mb\": 100,\n"
+                       "    \"augment\": {\n      \"flip\": true,\n      \"rotation\": 7.5,\n      \"seed\": 42\n    }\n  }") !=
+                 std::string::npos,
+             text.c_str());
+    QVERIFY(parse_project(text, "p.plexus") == g);
+    QCOMPARE(serialize_project(parse_project(text, "p.plexus")), text);
+
+    Graph csv;
+    csv.dataset = {.kind = "csv", .path = "d.csv", .target = "label", .task = "classification", .features = {"b", "a,c"}};
+    const std::string csv_text = serialize_project(csv);
+    QVERIFY2(csv_text.find("\"features\": [\"b\", \"a,c\"]") != std::string::npos, csv_text.c_str());
+    QVERIFY(parse_project(csv_text, "p.plexus") == csv);
+
+    // Meaning is checked where the data is used: a file may hold an out-of-range size.
+    Graph wrong = parse_project(project("", "", R"(, "dataset": {"kind": "image_folder", "height": 0, "fit": "zoom"})"),
+                                "p.plexus");
+    QCOMPARE(wrong.dataset.height, int64_t(0));
+    QVERIFY_THROWS_EXCEPTION(ValueError, check_dataset_values(wrong.dataset));
+    try {
+      check_dataset_values(wrong.dataset);
+    } catch (const ValueError& e) {
+      QCOMPARE(std::string(e.what()), std::string("dataset: height must be between 1 and 4096, got 0"));
+    }
+    wrong.dataset.height = 28;
+    try {
+      check_dataset_values(wrong.dataset);
+      QFAIL("an unknown fit passed");
+    } catch (const ValueError& e) {
+      QCOMPARE(std::string(e.what()), std::string("dataset: unknown fit 'zoom' (known: crop, pad, stretch)"));
+    }
+    // Settings of another kind are not checked (the form hides them) and for_kind resets them.
+    Graph idx;
+    idx.dataset = {.kind = "mnist", .path = "data/mnist"};
+    idx.dataset.height = 0;
+    check_dataset_values(idx.dataset);
+    idx.dataset.augment_shift = 99;
+    QVERIFY_THROWS_EXCEPTION(ValueError, check_dataset_values(idx.dataset));
+    const DatasetBinding reset = for_kind(idx.dataset, "csv");
+    QCOMPARE(reset.height, int64_t(28));
+    QCOMPARE(reset.augment_shift, int64_t(0));
+    QCOMPARE(reset.task, std::string("classification"));
   }
 
   void realNumbersAreWrittenToReadBackExactly() {
@@ -467,7 +527,19 @@ class TestProject : public QObject {
         {project("", "", R"(, "dataset": {"kind": "csv", "target": 3})"),
          "p.plexus: dataset.target: expected a string, got an integer (3) (line 1, column 78)"},
         {project("", "", R"(, "dataset": {"file": "x"})"),
-         "p.plexus: dataset: unknown key \"file\"; a dataset has kind, path, target and task (line 1, column 53)"},
+         "p.plexus: dataset: unknown key \"file\"; a dataset has kind, path, target, task, features, augment, height, width, "
+         "color, fit, bad_files, cache_mb, loader_threads and stats_sample (line 1, column 53)"},
+        {project("", "", R"(, "dataset": {"augment": {"zoom": 2}})"),
+         "p.plexus: dataset.augment: unknown key \"zoom\"; augment has shift, flip, rotation, brightness, contrast and seed "
+         "(line 1, column 65)"},
+        {project("", "", R"(, "dataset": {"augment": {"flip": 1}})"),
+         "p.plexus: dataset.augment.flip: expected true or false, got an integer (1) (line 1, column 73)"},
+        {project("", "", R"(, "dataset": {"features": "a,b"})"),
+         "p.plexus: dataset.features: expected a list of column names, got a string (\"a,b\") (line 1, column 65)"},
+        {project("", "", R"(, "dataset": {"features": ["a", 2]})"),
+         "p.plexus: dataset.features[1]: expected a string, got an integer (2) (line 1, column 71)"},
+        {project("", "", R"(, "dataset": {"height": "big"})"),
+         "p.plexus: dataset.height: expected an integer, got a string (\"big\") (line 1, column 63)"},
         {project("", "", R"(, "training": {"lr": "fast"})"),
          "p.plexus: training.lr: expected a number, got a string (\"fast\") (line 1, column 60)"},
         {project("", "", R"(, "training": {"epochs": 2.5})"),

@@ -63,7 +63,7 @@ class TestTrainedModel : public QObject {
   }
 
   void imageSplitsAreDisjointSeededAndSized() {
-    const graph::DatasetBinding b{"mnist", (dir_ / "digits").string(), "", ""};
+    const graph::DatasetBinding b{.kind = "mnist", .path = (dir_ / "digits").string()};
     const graph::DatasetSplits s = graph::open_dataset(b, 7, 0.2);
     QCOMPARE(s.train->size(), int64_t(400));
     QVERIFY(s.validation);

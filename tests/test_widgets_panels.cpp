@@ -46,7 +46,7 @@ graph::Graph classifier() {
              wire("flat", "output", "fc1", "input"), wire("fc1", "output", "relu", "input"),
              wire("relu", "output", "fc2", "input"), wire("fc2", "output", "loss", "input"),
              wire("in", "y", "loss", "target")};
-  g.dataset = {"mnist", "data/mnist", "", ""};
+  g.dataset = {.kind = "mnist", .path = "data/mnist"};
   return g;
 }
 
@@ -434,7 +434,7 @@ class TestPanels : public QObject {
     const int steps = e.steps();
     kind->setFocus();
     QTest::keyClick(kind, Qt::Key_Down);
-    QCOMPARE(e.doc.graph().dataset, (graph::DatasetBinding{kind->currentText().toStdString(), "data/mnist", "", ""}));
+    QCOMPARE(e.doc.graph().dataset, (graph::DatasetBinding{.kind = kind->currentText().toStdString(), .path = "data/mnist"}));
     QCOMPARE(e.steps(), steps + 1);
 
     QTest::keyClick(kind, Qt::Key_Down);  // csv

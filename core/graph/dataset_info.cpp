@@ -21,17 +21,11 @@ data::CsvDataset read_csv(const DatasetBinding& b) {
   data::CsvOptions o;
   o.target = b.target;
   o.task = b.task == "classification" ? data::CsvTask::Classification : data::CsvTask::Regression;
+  o.features = b.features;
   return data::CsvDataset(b.path, o);
 }
 
-void check_kind(const DatasetBinding& b) {
-  if (!is_image_dataset(b.kind) && b.kind != "csv")
-    throw ValueError("dataset: unknown kind '" + b.kind + "' (known: mnist, fashion-mnist, csv)");
-}
-
 }  // namespace
-
-bool is_image_dataset(const std::string& kind) { return kind == "mnist" || kind == "fashion-mnist"; }
 
 DatasetLocation locate_dataset(const std::string& path, const fs::path& project_dir) {
   DatasetLocation loc;
@@ -68,18 +62,18 @@ DatasetBinding resolve_dataset(const DatasetBinding& binding, const fs::path& pr
 }
 
 DatasetInfo describe_dataset(const DatasetBinding& b) {
-  check_kind(b);
-  if (is_image_dataset(b.kind)) return {{1, 28, 28}, {}, 10};
+  check_dataset_values(b);
+  if (is_idx_dataset(b.kind)) return {{1, 28, 28}, {}, 10};
   const data::CsvDataset csv = read_csv(b);
   return {{int64_t(csv.feature_names().size())}, {}, csv.num_classes(), csv.size()};
 }
 
 DatasetSplits open_dataset(const DatasetBinding& b, uint64_t seed, double validation_fraction) {
-  check_kind(b);
+  check_dataset_values(b);
   // Its own stream: the validation draw does not repeat the CSV's train/test draw.
   const uint64_t validation_seed = data::mix_seed(seed, 0x76616c);
   DatasetSplits splits;
-  if (is_image_dataset(b.kind)) {
+  if (is_idx_dataset(b.kind)) {
     const auto variant = b.kind == "mnist" ? data::MnistVariant::Digits : data::MnistVariant::Fashion;
     auto train = std::make_shared<data::MnistDataset>(b.path, data::Split::Train, variant);
     splits.test = std::make_shared<data::MnistDataset>(b.path, data::Split::Test, variant);

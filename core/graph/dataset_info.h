@@ -6,13 +6,11 @@
 #include <string>
 
 #include "data/dataset.h"
+#include "graph/dataset_params.h"
 #include "graph/graph.h"
 #include "graph/registry.h"
 
 namespace plexus::graph {
-
-// "mnist" and "fashion-mnist": folders of IDX images, described without reading them.
-bool is_image_dataset(const std::string& kind);
 
 // Dataset paths. An absolute path is used as is. A relative path is looked up first in the
 // folder of the project file, then in the current directory; the first that exists wins.

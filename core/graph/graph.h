@@ -41,13 +41,31 @@ struct Edge {
   bool operator==(const Edge&) const = default;
 };
 
-// Where the examples come from. kind: "mnist", "fashion-mnist" (folder of IDX files) or
-// "csv" (a file; `target` names the label column, `task` is "classification" or "regression").
+// Where the examples come from. kind: "mnist", "fashion-mnist" (folder of IDX files),
+// "image_folder" (a folder of class folders of pictures) or "csv" (a file; `target` names the
+// label column, `task` is "classification" or "regression"). The settings after `features` are
+// described (range, default, which kinds they apply to) by graph/dataset_params.h.
 struct DatasetBinding {
-  std::string kind;
-  std::string path;
-  std::string target;
-  std::string task;
+  std::string kind{};
+  std::string path{};
+  std::string target{};
+  std::string task{};
+  std::vector<std::string> features{};  // csv: the feature columns, in order; empty = all but the target
+  // image_folder: how each picture becomes an input, and what happens to bad files.
+  int64_t height = 28, width = 28;
+  std::string color = "gray";        // gray | rgb
+  std::string fit = "crop";          // crop | pad | stretch
+  std::string bad_files = "strict";  // strict | skip
+  int64_t cache_mb = 0;              // decoded-image cache; 0 = a quarter of the memory
+  int64_t loader_threads = 2;        // threads decoding ahead of the trainer
+  int64_t stats_sample = 1000;       // training pictures the standardisation is computed on
+  // Augmentation of training batches, for every image kind (the file's "augment" object).
+  int64_t augment_shift = 0;         // pixels, each way
+  bool augment_flip = false;         // horizontal, half of the pictures
+  double augment_rotation = 0;       // degrees, each way
+  double augment_brightness = 0;     // relative, each way
+  double augment_contrast = 0;
+  uint64_t augment_seed = 0;
   bool operator==(const DatasetBinding&) const = default;
 };
 

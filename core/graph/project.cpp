@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "graph/dataset_params.h"
 #include "graph/json_text.h"
 #include "graph/training_params.h"
 #include "io/atomic_file.h"
@@ -20,6 +21,13 @@
 
 namespace plexus::graph {
 namespace {
+
+// The settings table of each struct with one.
+template <class S>
+const std::vector<SettingRow<S>>& settings_table() {
+  if constexpr (std::is_same_v<S, TrainingSettings>) return training_settings();
+  else return dataset_settings();
+}
 
 using namespace json;
 
@@ -212,27 +220,38 @@ class ProjectReader {
 
   void read_dataset(const Value& v, DatasetBinding& d) const {
     const Object& o = object(v, "dataset", "an object");
-    check_keys(o, "dataset", {"kind", "path", "target", "task"}, "a dataset has kind, path, target and task");
+    read_settings(o, "dataset", "a dataset has", d, "", {"kind", "path", "target", "task", "features", "augment"});
     if (const Member* m = find(o, "kind")) d.kind = string(m->value, "dataset.kind");
     if (const Member* m = find(o, "path")) d.path = string(m->value, "dataset.path");
     if (const Member* m = find(o, "target")) d.target = string(m->value, "dataset.target");
     if (const Member* m = find(o, "task")) d.task = string(m->value, "dataset.task");
+    if (const Member* m = find(o, "features")) {
+      const Array& a = array(m->value, "dataset.features", "a list of column names");
+      for (size_t i = 0; i < a.size(); ++i) d.features.push_back(string(a[i], index_path("dataset.features", i)));
+    }
+    if (const Member* m = find(o, "augment"))
+      read_settings(object(m->value, "dataset.augment", "an object"), "dataset.augment", "augment has", d, "augment", {});
   }
 
   void read_training(const Value& v, TrainingSettings& t) const {
-    const Object& o = object(v, "training", "an object");
-    std::vector<std::string_view> keys;
-    std::vector<std::string> names;
-    for (const TrainingSetting& s : training_settings()) {
-      keys.push_back(s.spec.name);
-      names.push_back(s.spec.name);
-    }
-    check_keys(o, "training", keys, cat("training has ", join(names, ", ", " and ")));
-    for (const Member& m : o) {
-      const TrainingSetting& s = *std::find_if(training_settings().begin(), training_settings().end(),
-                                               [&](const TrainingSetting& row) { return row.spec.name == m.key; });
-      std::visit([&](auto member) { read_value(m.value, key_path("training", m.key), t.*member); }, s.field);
-    }
+    read_settings(object(v, "training", "an object"), "training", "training has", t, "", {});
+  }
+
+  // The members of `o` that are rows of S's table in `group`, besides the `other` keys the caller
+  // reads; any other key is refused, naming the ones allowed.
+  template <class S>
+  void read_settings(const Object& o, const std::string& path, const char* has, S& out, const std::string& group,
+                     std::vector<std::string_view> other) const {
+    const auto& table = settings_table<S>();
+    std::vector<std::string> names(other.begin(), other.end());
+    for (const SettingRow<S>& row : table)
+      if (row.group == group) names.push_back(row.spec.name);
+    std::vector<std::string_view> keys(names.begin(), names.end());
+    check_keys(o, path, keys, cat(has, " ", join(names, ", ", " and ")));
+    for (const Member& m : o)
+      for (const SettingRow<S>& row : table)
+        if (row.group == group && row.spec.name == m.key)
+          std::visit([&](auto member) { read_value(m.value, key_path(path, m.key), out.*member); }, row.field);
   }
 
   // A training setting by the type of its field.
@@ -264,20 +283,7 @@ class ProjectWriter {
     write_nodes(g.nodes);
     out_ += ",\n  \"edges\": ";
     write_edges(g.edges);
-    const DatasetBinding& d = g.dataset;
-    if (!d.kind.empty() || !d.path.empty() || !d.target.empty() || !d.task.empty()) {
-      out_ += ",\n  \"dataset\": {";
-      const char* sep = "\n";
-      for (const auto& [key, value] : {std::pair<const char*, const std::string*>{"kind", &d.kind},
-                                       {"path", &d.path}, {"target", &d.target}, {"task", &d.task}}) {
-        if (value->empty()) continue;
-        out_ += sep;
-        sep = ",\n";
-        member(2, key);
-        text(*value, cat("dataset.", key));
-      }
-      out_ += "\n  }";
-    }
+    write_dataset(g.dataset);
     write_training(g.training);
     if (!g.view.empty()) {
       out_ += ",\n  \"view\": ";
@@ -400,6 +406,53 @@ class ProjectWriter {
       out_ += i + 1 < edges.size() ? ",\n" : "\n";
     }
     out_ += "  ]";
+  }
+
+  // Only what differs from the defaults, so a project states what its author chose.
+  void write_dataset(const DatasetBinding& d) {
+    if (d == DatasetBinding{}) return;
+    out_ += ",\n  \"dataset\": {";
+    const char* sep = "\n";
+    const auto next = [&](std::string_view key, int level) {
+      out_ += sep;
+      sep = ",\n";
+      member(level, key);
+    };
+    for (const auto& [key, value] : {std::pair<const char*, const std::string*>{"kind", &d.kind},
+                                     {"path", &d.path}, {"target", &d.target}, {"task", &d.task}}) {
+      if (value->empty()) continue;
+      next(key, 2);
+      text(*value, cat("dataset.", key));
+    }
+    if (!d.features.empty()) {
+      next("features", 2);
+      out_ += '[';
+      for (size_t i = 0; i < d.features.size(); ++i) {
+        if (i) out_ += ", ";
+        text(d.features[i], index_path("dataset.features", i));
+      }
+      out_ += ']';
+    }
+    const auto chosen = [&](const DatasetSetting& row) { return setting_value(d, row.field) != row.spec.default_value; };
+    for (const DatasetSetting& row : dataset_settings()) {
+      if (!row.group.empty() || !chosen(row)) continue;
+      next(row.spec.name, 2);
+      std::visit([&](auto field) { write_value(d.*field, cat("dataset.", row.spec.name)); }, row.field);
+    }
+    bool augmented = false;
+    for (const DatasetSetting& row : dataset_settings()) {
+      if (row.group != "augment" || !chosen(row)) continue;
+      if (!augmented) {
+        next("augment", 2);
+        out_ += '{';
+        sep = "\n";
+        augmented = true;
+      }
+      next(row.spec.name, 3);
+      std::visit([&](auto field) { write_value(d.*field, cat("dataset.augment.", row.spec.name)); }, row.field);
+    }
+    if (augmented) out_ += "\n    }";
+    out_ += "\n  }";
   }
 
   void write_training(const TrainingSettings& t) {

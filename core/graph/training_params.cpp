@@ -15,48 +15,22 @@ using S = TrainingSettings;
 // A row; the member may be one of a base (optim::OptimizerConfig, optim::ScheduleConfig).
 template <class T, class Base>
 TrainingSetting row(T Base::*member, ParamSpec spec, bool (*applies)(const S&) = nullptr) {
-  return {std::move(spec), static_cast<T S::*>(member), applies};
+  return {std::move(spec), static_cast<T S::*>(member), applies, true, {}};
 }
 
 ParamSpec real(std::string name, double value, double min, double max, std::string doc) {
-  return {std::move(name), ParamType::Float, value, min, max, {}, std::move(doc), {}};
+  return real_spec(std::move(name), value, min, max, std::move(doc));
 }
 ParamSpec whole(std::string name, int64_t value, double min, double max, std::string doc) {
-  return {std::move(name), ParamType::Int, value, min, max, {}, std::move(doc), {}};
+  return whole_spec(std::move(name), value, min, max, std::move(doc));
 }
 ParamSpec choice(std::string name, std::string value, std::vector<std::string> choices, std::string doc) {
-  return {std::move(name), ParamType::Choice, std::move(value), 0, 0, std::move(choices), std::move(doc), {}};
+  return choice_spec(std::move(name), std::move(value), std::move(choices), std::move(doc));
 }
 
 bool momentum_applies(const S& s) { return s.optimizer == "sgd" || s.optimizer == "rmsprop"; }
 bool nesterov_applies(const S& s) { return s.optimizer == "sgd"; }
 bool step_applies(const S& s) { return s.schedule == "step"; }
-
-// What a setting holds, as a ParamValue. The seed is unsigned; forms see it as a whole number.
-ParamValue get(const S& s, const TrainingSetting::Field& field) {
-  return std::visit(
-      [&](auto member) -> ParamValue {
-        if constexpr (std::is_same_v<decltype(member), uint64_t S::*>) return int64_t(s.*member);
-        else return s.*member;
-      },
-      field);
-}
-
-void put(S& s, const TrainingSetting::Field& field, const ParamValue& v) {
-  std::visit(
-      [&](auto member) {
-        using T = std::decay_t<decltype(s.*member)>;
-        if constexpr (std::is_same_v<T, uint64_t>) s.*member = uint64_t(std::get<int64_t>(v));
-        else s.*member = std::get<T>(v);
-      },
-      field);
-}
-
-const TrainingSetting* find_form_setting(const std::string& name) {
-  for (const TrainingSetting& s : training_settings())
-    if (s.in_form && s.spec.name == name) return &s;
-  return nullptr;
-}
 
 }  // namespace
 
@@ -106,19 +80,13 @@ const std::vector<ParamSpec>& training_param_specs() {
 }
 
 std::optional<ParamValue> training_value(const TrainingSettings& settings, const std::string& name) {
-  const TrainingSetting* s = find_form_setting(name);
+  const TrainingSetting* s = find_setting(training_settings(), name);
   if (!s) return std::nullopt;
-  return get(settings, s->field);
+  return setting_value(settings, s->field);
 }
 
 void set_training_value(TrainingSettings& settings, const std::string& name, const ParamValue& value) {
-  const TrainingSetting* s = find_form_setting(name);
-  if (!s) throw ValueError("training: unknown setting '" + name + "'");
-  ParamValue v = value;
-  if (s->spec.type == ParamType::Float && std::holds_alternative<int64_t>(v)) v = double(std::get<int64_t>(v));
-  if (const std::string reason = check_param_value(s->spec, v); !reason.empty())
-    throw ValueError("training: " + name + " " + reason + ", got " + to_string(value));
-  put(settings, s->field, v);
+  set_setting(training_settings(), "training", settings, name, value);
 }
 
 bool training_value_applies(const TrainingSettings& settings, const std::string& name) {
@@ -128,24 +96,7 @@ bool training_value_applies(const TrainingSettings& settings, const std::string&
 }
 
 void check_training_values(const TrainingSettings& settings) {
-  for (const TrainingSetting& s : training_settings()) {
-    if (s.applies && !s.applies(settings)) continue;
-    const ParamSpec& spec = s.spec;
-    if (spec.type == ParamType::Choice) {
-      const std::string& value = settings.*std::get<std::string S::*>(s.field);
-      if (!spec.choices.empty() && std::find(spec.choices.begin(), spec.choices.end(), value) == spec.choices.end())
-        throw ValueError("training: unknown " + spec.name + " '" + value + "' (known: " + join(spec.choices) + ")");
-      continue;
-    }
-    // Numbers against the ranges the form enforces (a project file may hold anything). The
-    // unsigned seed takes any value.
-    if ((spec.type != ParamType::Int && spec.type != ParamType::Float) ||
-        std::holds_alternative<uint64_t S::*>(s.field))
-      continue;
-    const ParamValue value = get(settings, s.field);
-    if (const std::string reason = check_param_value(spec, value); !reason.empty())
-      throw ValueError("training: " + spec.name + " " + reason + ", got " + to_string(value));
-  }
+  check_setting_values(training_settings(), "training", settings);
 }
 
 }  // namespace plexus::graph

@@ -6,25 +6,17 @@
 // configs it extends) plus a row in training_params.cpp.
 #include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "graph/graph.h"
 #include "graph/registry.h"
+#include "graph/settings_table.h"
 
 namespace plexus::graph {
 
-struct TrainingSetting {
-  using Field = std::variant<std::string TrainingSettings::*, double TrainingSettings::*, bool TrainingSettings::*,
-                             int64_t TrainingSettings::*, uint64_t TrainingSettings::*>;
-  ParamSpec spec;  // spec.name is the key in the project file
-  Field field;
-  // Whether the setting matters for these settings (momentum only for SGD and RMSprop, ...), so
-  // a form can disable it and the checks pass over it; null: always.
-  bool (*applies)(const TrainingSettings&) = nullptr;
-  // In the settings form. The device is not: it is chosen from the devices found at run time.
-  bool in_form = true;
-};
+// A row of the table (graph/settings_table.h); the device's row is not in the form: it is chosen
+// from the devices found at run time.
+using TrainingSetting = SettingRow<TrainingSettings>;
 
 // Every setting, in the order of the project file and the form.
 const std::vector<TrainingSetting>& training_settings();

@@ -134,8 +134,8 @@ TrainedModel load_trained_model(const graph::Graph& project, const fs::path& wei
   // without reading them) or the data is at hand; the file's own description must agree with it.
   const graph::DatasetLocation located = graph::locate_dataset(project.dataset.path, options.project_dir);
   const bool stored_info = stored.input_shape && stored.classes;
-  if (graph::is_image_dataset(project.dataset.kind) || located.found || !stored_info)
-    m.info = graph::is_image_dataset(project.dataset.kind) ? graph::describe_dataset(project.dataset)
+  if (graph::is_idx_dataset(project.dataset.kind) || located.found || !stored_info)
+    m.info = graph::is_idx_dataset(project.dataset.kind) ? graph::describe_dataset(project.dataset)
                                                            : open("the shape of the model's inputs").info;
   else
     m.info = {*stored.input_shape, {}, *stored.classes};

@@ -1,0 +1,123 @@
+#include "graph/dataset_params.h"
+
+#include <algorithm>
+
+#include "util/error.h"
+#include "util/text.h"
+
+namespace plexus::graph {
+namespace {
+
+using B = DatasetBinding;
+
+bool folder_only(const B& b) { return b.kind == "image_folder"; }
+bool images_only(const B& b) { return is_image_dataset(b.kind); }
+
+template <class T>
+DatasetSetting row(T B::*member, ParamSpec spec, bool (*applies)(const B&), std::string group = {}) {
+  return {std::move(spec), member, applies, true, std::move(group)};
+}
+
+}  // namespace
+
+const std::vector<std::string>& dataset_kinds() {
+  static const std::vector<std::string> kinds{"mnist", "fashion-mnist", "image_folder", "csv"};
+  return kinds;
+}
+
+bool is_idx_dataset(const std::string& kind) { return kind == "mnist" || kind == "fashion-mnist"; }
+bool is_image_dataset(const std::string& kind) { return is_idx_dataset(kind) || kind == "image_folder"; }
+
+const std::vector<DatasetSetting>& dataset_settings() {
+  static const std::vector<DatasetSetting> table = [] {
+    const B d;
+    return std::vector<DatasetSetting>{
+        row(&B::height, whole_spec("height", d.height, 1, 4096, "Height of the model's input: every picture is resized to it."),
+            folder_only),
+        row(&B::width, whole_spec("width", d.width, 1, 4096, "Width of the model's input."), folder_only),
+        row(&B::color, choice_spec("color", d.color, {"gray", "rgb"}, "One gray channel or three colour channels."),
+            folder_only),
+        row(&B::fit,
+            choice_spec("fit", d.fit, {"crop", "pad", "stretch"},
+                        "How a picture of another shape fits: scaled to cover and centre-cropped, scaled to fit and "
+                        "padded with black, or stretched."),
+            folder_only),
+        row(&B::bad_files,
+            choice_spec("bad_files", d.bad_files, {"strict", "skip"},
+                        "A corrupt, empty or unreadable file stops the run (strict) or is left out and listed (skip)."),
+            folder_only),
+        row(&B::cache_mb,
+            whole_spec("cache_mb", d.cache_mb, 0, 1 << 20,
+                       "Memory for decoded pictures, in MB; pictures beyond it are decoded again when needed.",
+                       "a quarter of the memory"),
+            folder_only),
+        row(&B::loader_threads,
+            whole_spec("loader_threads", d.loader_threads, 1, 64, "Threads decoding pictures ahead of the trainer."),
+            folder_only),
+        row(&B::stats_sample,
+            whole_spec("stats_sample", d.stats_sample, 1, 1 << 24,
+                       "Training pictures (a seeded sample) the input standardisation is computed on."),
+            folder_only),
+        row(&B::augment_shift,
+            whole_spec("shift", d.augment_shift, 0, 64, "Shifts each training picture by up to this many pixels each way."),
+            images_only, "augment"),
+        row(&B::augment_flip, flag_spec("flip", d.augment_flip, "Mirrors half of the training pictures left to right."),
+            images_only, "augment"),
+        row(&B::augment_rotation,
+            real_spec("rotation", d.augment_rotation, 0, 180, "Rotates each training picture by up to this many degrees."),
+            images_only, "augment"),
+        row(&B::augment_brightness,
+            real_spec("brightness", d.augment_brightness, 0, 0.99,
+                      "Scales each training picture's brightness by up to this share either way."),
+            images_only, "augment"),
+        row(&B::augment_contrast,
+            real_spec("contrast", d.augment_contrast, 0, 0.99, "Scales each training picture's contrast by up to this share."),
+            images_only, "augment"),
+        row(&B::augment_seed,
+            whole_spec("seed", int64_t(d.augment_seed), 0, 9007199254740992.0,
+                       "Seeds the augmentation's random draws (with the training seed and the batch)."),
+            images_only, "augment"),
+    };
+  }();
+  return table;
+}
+
+std::optional<ParamValue> dataset_value(const DatasetBinding& binding, const std::string& name) {
+  const DatasetSetting* s = find_setting(dataset_settings(), name);
+  if (!s) return std::nullopt;
+  return setting_value(binding, s->field);
+}
+
+void set_dataset_value(DatasetBinding& binding, const std::string& name, const ParamValue& value) {
+  set_setting(dataset_settings(), "dataset", binding, name, value);
+}
+
+bool dataset_value_applies(const DatasetBinding& binding, const std::string& name) {
+  const DatasetSetting* s = find_setting(dataset_settings(), name);
+  return !s || !s->applies || s->applies(binding);
+}
+
+void check_dataset_values(const DatasetBinding& binding) {
+  const auto& kinds = dataset_kinds();
+  if (std::find(kinds.begin(), kinds.end(), binding.kind) == kinds.end())
+    throw ValueError("dataset: unknown kind '" + binding.kind + "' (known: " + join(kinds) + ")");
+  check_setting_values(dataset_settings(), "dataset", binding);
+}
+
+DatasetBinding for_kind(DatasetBinding binding, const std::string& kind) {
+  binding.kind = kind;
+  const DatasetBinding defaults;
+  for (const DatasetSetting& s : dataset_settings())
+    if (s.applies && !s.applies(binding))
+      std::visit([&](auto member) { binding.*member = defaults.*member; }, s.field);
+  if (kind != "csv") {
+    binding.target.clear();
+    binding.task.clear();
+    binding.features.clear();
+  } else if (binding.task.empty()) {
+    binding.task = "classification";
+  }
+  return binding;
+}
+
+}  // namespace plexus::graph
