@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "autograd/grad_mode.h"
+#include "data/augment.h"
 #include "data/csv.h"
 #include "data/dataloader.h"
 #include "data/dataset.h"
@@ -695,7 +696,7 @@ class TestData : public QObject {
 
   void loaderWorkersGiveTheSameBatches() {
     auto ds = image_dataset(50);
-    const TransformPtr aug = compose({random_shift(2), normalize({0.5f}, {2.f})});
+    const TransformPtr aug = compose({augmentation({.shift = 2, .flip = true, .rotation = 20}), normalize({0.5f}, {2.f})});
     const auto run = [&](int64_t prefetch, int64_t workers) {
       DataLoader loader(ds, {.batch_size = 4, .shuffle = true, .seed = 3, .prefetch = prefetch, .workers = workers,
                              .transform = aug});
