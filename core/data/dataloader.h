@@ -13,9 +13,9 @@
 // depth and worker count: the same seed and epoch give the same batches, bit for bit.
 //
 // Threads. With prefetch > 0 each pass owns `workers` threads that assemble batches ahead of
-// the consumer (condition variables, no polling). Each free worker takes the lowest batch not
-// yet taken, so batch b is assembled by whichever worker is free, and the consumer receives
-// the batches strictly in order. At most max(prefetch, workers) batches are assembled or being
+// the consumer (condition variables, no polling). A free worker claims the lowest batch no
+// worker has claimed, so batch b is assembled by whichever worker is free; the consumer
+// receives the batches strictly in order. At most max(prefetch, workers) batches are assembled or being
 // assembled ahead of the one the consumer holds: prefetch bounds the memory held ahead, and is
 // raised to the worker count so that no worker is idle for want of room. Workers run with grad
 // mode off (grad mode is thread-local) and produce tensors that do not require grad.
