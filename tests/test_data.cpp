@@ -1,12 +1,14 @@
 // The data package: IDX round trips (raw and gzip, every element type), in-memory datasets
 // and splits, MNIST / Fashion-MNIST (synthetic folders, and the real files when present),
 // CSV datasets, transforms, and the DataLoader (batch counts, order, determinism, prefetch
-// bounds, early exit, exceptions from the worker, grad mode on the worker thread).
+// bounds, early exit, exceptions from the workers, grad mode on the worker threads, several
+// workers in parallel).
 // Malformed inputs are covered by test_malformed_data.
 #include <QtTest/QtTest>
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "autograd/grad_mode.h"
+#include "data/augment.h"
 #include "data/csv.h"
 #include "data/dataloader.h"
 #include "data/dataset.h"
@@ -97,7 +100,8 @@ fs::path fashion_dir() {
 }
 
 // A dataset built from get() only, to exercise the default get_batch. Optionally throws
-// for one index, records the grad mode of the calling thread, counts calls, sleeps.
+// for one index, records the grad mode of the calling thread, counts calls, sleeps (longer
+// for the batch holding slow_at, so that it finishes after the batches behind it).
 class ProbeDataset : public Dataset {
  public:
   explicit ProbeDataset(int64_t n) : n_(n) {}
@@ -110,10 +114,12 @@ class ProbeDataset : public Dataset {
   Example get_batch(const std::vector<int64_t>& indices) const override {
     calls.fetch_add(1);
     if (GradMode::enabled()) grad_on_seen.store(true);
-    if (sleep_ms) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
+    const bool slow = std::find(indices.begin(), indices.end(), slow_at) != indices.end();
+    if (sleep_ms || slow) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms + (slow ? 30 : 0)));
     return Dataset::get_batch(indices);
   }
   int64_t throw_at = -1;
+  int64_t slow_at = -1;
   int sleep_ms = 0;
   mutable std::atomic<int> calls{0};
   mutable std::atomic<bool> grad_on_seen{false};
@@ -605,6 +611,7 @@ class TestData : public QObject {
     QCOMPARE(collect(empty_loader).size(), size_t(0));
     VERIFY_CONTAINS(message_of<ValueError>([&] { DataLoader(ds, {.batch_size = 0}); }), "batch_size");
     VERIFY_CONTAINS(message_of<ValueError>([&] { DataLoader(ds, {.prefetch = -1}); }), "prefetch");
+    VERIFY_CONTAINS(message_of<ValueError>([&] { DataLoader(ds, {.workers = 0}); }), "workers");
   }
 
   void loaderSequentialOrderAndContents() {
@@ -687,6 +694,99 @@ class TestData : public QObject {
     QCOMPARE(collect_indices(loader), first);
   }
 
+  void loaderWorkersGiveTheSameBatches() {
+    auto ds = image_dataset(50);
+    const TransformPtr aug = compose({augmentation({.shift = 2, .flip = true, .rotation = 20}), normalize({0.5f}, {2.f})});
+    const auto run = [&](int64_t prefetch, int64_t workers) {
+      DataLoader loader(ds, {.batch_size = 4, .shuffle = true, .seed = 3, .prefetch = prefetch, .workers = workers,
+                             .transform = aug});
+      loader.set_epoch(2);
+      return collect(loader);
+    };
+    const auto sync = run(0, 1);
+    QCOMPARE(sync.size(), size_t(13));
+    for (const auto& [prefetch, workers] : {std::pair<int64_t, int64_t>{2, 1}, {2, 2}, {4, 4}, {1, 4}, {8, 2}}) {
+      const auto got = run(prefetch, workers);
+      QCOMPARE(got.size(), sync.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        QCOMPARE(got[i].indices, sync[i].indices);
+        QVERIFY2(same(got[i].inputs, sync[i].inputs),
+                 qPrintable(QString("batch %1 differs with prefetch %2, %3 workers").arg(i).arg(prefetch).arg(workers)));
+        QVERIFY(same(got[i].targets, sync[i].targets));
+      }
+    }
+  }
+
+  void loaderWorkersRunInParallel() {
+    auto ds = std::make_shared<ProbeDataset>(16);
+    ds->sleep_ms = 50;
+    DataLoader loader(ds, {.batch_size = 2, .prefetch = 4, .workers = 4});
+    QElapsedTimer timer;
+    timer.start();
+    QCOMPARE(collect(loader).size(), size_t(8));
+    // One after the other the 8 batches would take 400 ms; four at a time about 100 ms.
+    QVERIFY2(timer.elapsed() < 300, qPrintable(QString("8 batches of 50 ms with 4 workers took %1 ms").arg(timer.elapsed())));
+  }
+
+  void loaderWorkersStayWithinPrefetch() {
+    // Ahead of the consumer: at most max(prefetch, workers) batches, assembled or in progress.
+    for (const auto& [prefetch, workers] : {std::pair<int64_t, int64_t>{2, 4}, {5, 3}}) {
+      auto ds = std::make_shared<ProbeDataset>(100);
+      DataLoader loader(ds, {.batch_size = 2, .prefetch = prefetch, .workers = workers});
+      auto it = loader.begin();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      const int ahead = int(std::max(prefetch, workers));
+      QVERIFY2(ds->calls.load() <= 1 + ahead, qPrintable(QString("%1 batches assembled").arg(ds->calls.load())));
+      for (int64_t b = 1; b < 10; ++b) {
+        ++it;
+        QCOMPARE(it->indices.front(), 2 * b);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      QVERIFY(ds->calls.load() <= 10 + ahead);
+    }
+  }
+
+  void loaderWorkersStopPromptlyOnBreak() {
+    auto ds = std::make_shared<ProbeDataset>(1000);
+    ds->sleep_ms = 20;
+    DataLoader loader(ds, {.batch_size = 4, .prefetch = 4, .workers = 4});
+    QElapsedTimer timer;
+    {
+      auto it = loader.begin();
+      ++it;
+      timer.start();
+    }  // the last iterator goes: every worker finishes at most its batch and is joined
+    const qint64 join_ms = timer.elapsed();
+    QVERIFY2(join_ms < 150, qPrintable(QString("stopping 4 workers busy with 20 ms batches took %1 ms").arg(join_ms)));
+    const int after = ds->calls.load();
+    QVERIFY2(after <= 2 + 4, qPrintable(QString("%1 batches assembled for 2 taken").arg(after)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    QCOMPARE(ds->calls.load(), after);
+  }
+
+  void loaderWorkersDeliverErrorsInOrder() {
+    for (const bool slow_failure : {false, true}) {
+      auto ds = std::make_shared<ProbeDataset>(30);
+      ds->sleep_ms = 2;
+      ds->throw_at = 16;  // in batch 5 of batch_size 3
+      if (slow_failure) ds->slow_at = 15;  // batch 5 fails after batches 6 and 7 are assembled
+      DataLoader loader(ds, {.batch_size = 3, .prefetch = 3, .workers = 3});
+      std::vector<std::vector<int64_t>> got;
+      std::string error;
+      try {
+        for (Batch& b : loader) got.push_back(b.indices);
+      } catch (const ValueError& e) {
+        error = e.what();
+      }
+      auto expected = loader.batch_indices(0);
+      expected.resize(5);
+      QCOMPARE(got, expected);  // batches 0 to 4, in order, then the error
+      VERIFY_CONTAINS(error, "probe failure at index 16");
+      ds->throw_at = -1;
+      QCOMPARE(collect(loader).size(), size_t(10));  // the next pass starts afresh
+    }
+  }
+
   void loaderPrefetchIsBounded() {
     auto ds = std::make_shared<ProbeDataset>(100);
     DataLoader loader(ds, {.batch_size = 2, .prefetch = 3});
@@ -761,12 +861,14 @@ class TestData : public QObject {
   void loaderWorkerRunsWithoutGrad() {
     auto ds = std::make_shared<ProbeDataset>(12);
     QVERIFY(GradMode::enabled());
-    DataLoader loader(ds, {.batch_size = 4, .prefetch = 2,
-                           .transform = std::make_shared<LambdaTransform>([](const Example& e, Generator&) {
-                             if (GradMode::enabled()) throw AutogradError("grad mode on in the transform");
-                             return e;
-                           })});
-    for (Batch& b : loader) QVERIFY(!b.inputs.requires_grad());
+    for (int64_t workers : {1, 3}) {
+      DataLoader loader(ds, {.batch_size = 4, .prefetch = 2, .workers = workers,
+                             .transform = std::make_shared<LambdaTransform>([](const Example& e, Generator&) {
+                               if (GradMode::enabled()) throw AutogradError("grad mode on in the transform");
+                               return e;
+                             })});
+      for (Batch& b : loader) QVERIFY(!b.inputs.requires_grad());
+    }
     QVERIFY(!ds->grad_on_seen.load());
     QVERIFY(GradMode::enabled());  // the consumer's mode is untouched
     DataLoader sync(ds, {.batch_size = 4, .prefetch = 0});

@@ -50,6 +50,7 @@ train::EpochEnd classified_epoch(int epoch) {
   e.confusion = {1, 3, 0, 0};
   e.lr = 0.1;
   e.seconds = 2.5;
+  e.data_wait_seconds = 0.25;
   return e;
 }
 
@@ -166,6 +167,11 @@ class TestRunLog : public QObject {
     QCOMPARE(re.confusion, e.confusion);
     QCOMPARE(re.lr, 0.1);
     QCOMPARE(re.seconds, 2.5);
+    QCOMPARE(re.data_wait_seconds, 0.25);
+    // A log written before data_wait_seconds existed reads it as 0.
+    const auto old = std::get<train::EpochEnd>(train::event_from_json(
+        train::parse_json_line(R"({"event":"epoch","epoch":2,"train_loss":1,"lr":0.1,"seconds":1})", "t:2"), "t:2"));
+    QCOMPARE(old.data_wait_seconds, 0.0);
 
     const auto rt = std::get<train::TestEnd>(round_trip(train::TestEnd{e}));
     QVERIFY(rt.figures.has_eval);

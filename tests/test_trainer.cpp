@@ -1,5 +1,6 @@
 // The training loop end to end: accuracy on real (or generated) digits, events, pause /
-// resume / cancel from another thread, NaN detection, reproducibility, checkpoints.
+// resume / cancel from another thread, NaN detection, reproducibility, checkpoints, the time
+// spent waiting on data.
 #include <QtTest>
 
 #include <atomic>
@@ -68,6 +69,22 @@ Setup make_setup(int64_t train_n, int64_t test_n, uint64_t seed = 1, double lr =
   s.test = std::make_unique<data::DataLoader>(te, data::DataLoaderOptions{.batch_size = 500, .transform = norm});
   return s;
 }
+
+// Another dataset's examples, each batch `ms` milliseconds late: data slower than the model.
+class SlowDataset : public data::Dataset {
+ public:
+  SlowDataset(std::shared_ptr<const data::Dataset> inner, int ms) : inner_(std::move(inner)), ms_(ms) {}
+  int64_t size() const override { return inner_->size(); }
+  data::Example get(int64_t index) const override { return inner_->get(index); }
+  data::Example get_batch(const std::vector<int64_t>& indices) const override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms_));
+    return inner_->get_batch(indices);
+  }
+
+ private:
+  std::shared_ptr<const data::Dataset> inner_;
+  int ms_;
+};
 
 std::vector<std::vector<float>> weights(const nn::Module& m) {
   std::vector<std::vector<float>> out;
@@ -236,6 +253,37 @@ class TestTrainer : public QObject {
     const train::RunResult r = t.run();
     QCOMPARE(int(r.status), int(train::RunStatus::Failed));
     QVERIFY2(r.message.find("not a class index") != std::string::npos, r.message.c_str());
+  }
+
+  void dataWaitIsMeasured() {
+    auto [tr, te] = digits(500, 100);
+    Generator gen(1);
+    auto model = train::make_builtin_model("mlp", &gen);
+    auto opt = optim::make_optimizer({.optimizer = "sgd", .lr = 0.01}, model->parameters());
+    // Slow data without prefetch: each of the 10 batches keeps training waiting 20 ms. The
+    // evaluation's slow batches (2 of 100 ms) are not training's wait.
+    data::DataLoader slow(std::make_shared<SlowDataset>(tr, 20), {.batch_size = 50, .prefetch = 0});
+    data::DataLoader slow_eval(std::make_shared<SlowDataset>(te, 100), {.batch_size = 50, .prefetch = 0});
+    train::TrainerOptions o;
+    o.epochs = 1;
+    const train::RunResult r = train::Trainer(*model, *opt, slow, &slow_eval, o).run();
+    QVERIFY2(r.status == train::RunStatus::Completed, r.message.c_str());
+    const train::EpochEnd& e = r.history.front();
+    QVERIFY2(e.data_wait_seconds >= 10 * 0.020 && e.data_wait_seconds < 10 * 0.020 + 0.15,
+             qPrintable(QString("waited %1 s for 10 batches of 20 ms").arg(e.data_wait_seconds)));
+    QVERIFY(e.seconds >= e.data_wait_seconds + 2 * 0.100);
+
+    // In-memory data assembled ahead of a model that takes longer per batch: training hardly waits.
+    auto lenet = train::make_builtin_model("lenet", &gen);
+    auto lenet_opt = optim::make_optimizer({.optimizer = "sgd", .lr = 0.01}, lenet->parameters());
+    data::DataLoader fast(tr, {.batch_size = 50, .transform = train::standardize_images(*tr)});
+    const train::RunResult rf = train::Trainer(*lenet, *lenet_opt, fast, nullptr, o).run();
+    QVERIFY2(rf.status == train::RunStatus::Completed, rf.message.c_str());
+    const train::EpochEnd& f = rf.history.front();
+    qInfo("waited on data: %.3f s of %.3f s with 20 ms batches, %.3f s of %.3f s in memory", e.data_wait_seconds,
+          e.seconds, f.data_wait_seconds, f.seconds);
+    QVERIFY2(f.data_wait_seconds >= 0 && f.data_wait_seconds < 0.25 * f.seconds,
+             qPrintable(QString("waited %1 s of %2 s").arg(f.data_wait_seconds).arg(f.seconds)));
   }
 
   void runsAreReproducibleForASeed() {

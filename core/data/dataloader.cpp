@@ -1,8 +1,9 @@
 #include "data/dataloader.h"
 
+#include <algorithm>
 #include <condition_variable>
-#include <deque>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -14,7 +15,7 @@
 namespace plexus::data {
 
 // One pass over the data: the batches of one epoch, the consumer's position, and (with
-// prefetch) the worker thread and the bounded queue between them.
+// prefetch) the worker threads and the batches they assembled ahead.
 struct DataLoader::Pass {
   struct Item {
     Batch batch;
@@ -31,28 +32,34 @@ struct DataLoader::Pass {
   bool finished = false;
   Batch current;
 
-  // Shared with the worker, under mu.
+  // Shared with the workers, under mu. Batches [taken, claimed) are ahead of the consumer:
+  // assembled (in `assembled`) or being assembled.
   std::mutex mu;
-  std::condition_variable space;  // the queue has room, or stop was requested
-  std::condition_variable ready;  // the queue has an item
-  std::deque<Item> queue;
+  std::condition_variable room;   // a batch may be claimed, or stop was requested
+  std::condition_variable ready;  // a batch joined `assembled`
+  std::map<int64_t, Item> assembled;
+  int64_t taken = 0;    // batches handed to the consumer
+  int64_t claimed = 0;  // batches handed to workers; they claim in order
+  bool failed = false;  // a batch failed: the pass ends there, so claim no more
   bool stop = false;
-  std::thread worker;
+  std::vector<std::thread> workers;
 
   ~Pass() { shutdown(); }
 
   void start() {
-    if (options.prefetch > 0 && !batches.empty()) worker = std::thread([this] { run(); });
+    const int64_t count = options.prefetch > 0 ? std::min(options.workers, int64_t(batches.size())) : 0;
+    for (int64_t w = 0; w < count; ++w) workers.emplace_back([this] { run(); });
   }
 
   void shutdown() {
-    if (!worker.joinable()) return;
+    if (workers.empty()) return;
     {
       std::lock_guard lock(mu);
       stop = true;
     }
-    space.notify_all();
-    worker.join();
+    room.notify_all();
+    for (std::thread& w : workers) w.join();
+    workers.clear();
   }
 
   // On the worker thread, so the consumer's copy to the GPU can start at once, asynchronously.
@@ -82,15 +89,19 @@ struct DataLoader::Pass {
     return out;
   }
 
-  // The worker: assemble batches in order, at most options.prefetch ahead of the consumer.
+  // A worker: claim the lowest unclaimed batch while fewer than max(prefetch, workers) are
+  // ahead of the consumer, assemble it, file it under its index; until none is left.
   void run() {
     NoGradGuard no_grad;  // grad mode is per thread; this one never records history
     const auto n = int64_t(batches.size());
-    for (int64_t b = 0; b < n; ++b) {
+    const int64_t ahead = std::max(options.prefetch, options.workers);
+    for (;;) {
+      int64_t b = 0;
       {
         std::unique_lock lock(mu);
-        space.wait(lock, [&] { return stop || int64_t(queue.size()) < options.prefetch; });
-        if (stop) return;
+        room.wait(lock, [&] { return stop || failed || claimed == n || claimed < taken + ahead; });
+        if (stop || failed || claimed == n) return;
+        b = claimed++;
       }
       Item item;
       try {
@@ -98,13 +109,12 @@ struct DataLoader::Pass {
       } catch (...) {
         item.error = std::current_exception();
       }
-      const bool failed = item.error != nullptr;
       {
         std::lock_guard lock(mu);
-        queue.push_back(std::move(item));
+        failed |= item.error != nullptr;
+        assembled.emplace(b, std::move(item));
       }
-      ready.notify_one();
-      if (failed) return;  // the pass ends at the failing batch
+      ready.notify_one();  // only the consumer waits on `ready`
     }
   }
 
@@ -126,16 +136,16 @@ struct DataLoader::Pass {
       }
     } else {
       std::unique_lock lock(mu);
-      ready.wait(lock, [&] { return !queue.empty(); });
-      item = std::move(queue.front());
-      queue.pop_front();
+      ready.wait(lock, [&] { return assembled.contains(next); });
+      item = std::move(assembled.extract(next).mapped());
+      taken = next + 1;
       lock.unlock();
-      space.notify_one();
+      room.notify_one();  // one more batch may be claimed
     }
     ++next;
     if (item.error) {
       finished = true;
-      shutdown();  // the worker stopped after pushing the error
+      shutdown();  // workers claim nothing once a batch failed; the busy ones finish theirs
       std::rethrow_exception(item.error);
     }
     current = std::move(item.batch);
@@ -146,6 +156,7 @@ namespace {
 void check_options(const DataLoaderOptions& o) {
   if (o.batch_size < 1) throw ValueError("DataLoader: batch_size must be >= 1, got " + std::to_string(o.batch_size));
   if (o.prefetch < 0) throw ValueError("DataLoader: prefetch must be >= 0, got " + std::to_string(o.prefetch));
+  if (o.workers < 1) throw ValueError("DataLoader: workers must be >= 1, got " + std::to_string(o.workers));
 }
 }  // namespace
 

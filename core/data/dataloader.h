@@ -1,6 +1,6 @@
 #pragma once
-// DataLoader: iterates a Dataset in batches, optionally shuffled and transformed, with a
-// background thread assembling the next batches while the consumer trains on the current.
+// DataLoader: iterates a Dataset in batches, optionally shuffled and transformed, with
+// background threads assembling the next batches while the consumer trains on the current.
 //
 //   DataLoader loader(train_set, {.batch_size = 64, .shuffle = true, .seed = 1});
 //   for (int epoch = 0; epoch < 10; ++epoch)
@@ -9,23 +9,28 @@
 // Epochs. Every begin() starts one pass over the data using epoch number epoch() and then
 // advances it by one; set_epoch(e) chooses the epoch of the next pass (e.g. when resuming).
 // Pass e shuffles with Generator(seed + e) and seeds the transform of its batch b with
-// transform_seed(seed, e, b), so a run is reproducible, whatever the thread timing and
-// prefetch depth: the same seed and epoch give the same batches, bit for bit.
+// transform_seed(seed, e, b), so a run is reproducible, whatever the thread timing, prefetch
+// depth and worker count: the same seed and epoch give the same batches, bit for bit.
 //
-// Threads. With prefetch > 0 each pass owns a worker thread that assembles up to `prefetch`
-// batches ahead into a bounded queue (condition variables, no polling). The worker runs with
-// grad mode off (grad mode is thread-local) and produces tensors that do not require grad.
+// Threads. With prefetch > 0 each pass owns `workers` threads that assemble batches ahead of
+// the consumer (condition variables, no polling). A free worker claims the lowest batch no
+// worker has claimed, so batch b is assembled by whichever worker is free; the consumer
+// receives the batches strictly in order. At most max(prefetch, workers) batches are assembled or being
+// assembled ahead of the one the consumer holds: prefetch bounds the memory held ahead, and is
+// raised to the worker count so that no worker is idle for want of room. Workers run with grad
+// mode off (grad mode is thread-local) and produce tensors that do not require grad.
 // An exception thrown by the dataset or the transform is delivered to the consumer, in
 // order, by the iterator step that would have returned the failing batch; the pass then
-// ends. A pass belongs to its iterators, not to the loader: when the last copy of its
-// iterator goes away (the loop finished, `break`, an exception unwinding) the worker is told
-// to stop, finishes at most the batch it is assembling, and is joined. Destroying the loader
-// mid-pass is therefore safe too: the pass lives on with its iterator (holding the dataset,
-// when shared) and shuts down with it. prefetch = 0 assembles batches on the consumer's
-// thread instead.
+// ends (batches after it that other workers had already begun are discarded). A pass belongs
+// to its iterators, not to the loader: when the last copy of its iterator goes away (the loop
+// finished, `break`, an exception unwinding) the workers are told to stop, each finishes at
+// most the batch it is assembling, and all are joined. Destroying the loader mid-pass is
+// therefore safe too: the pass lives on with its iterator (holding the dataset, when shared)
+// and shuts down with it. prefetch = 0 assembles batches on the consumer's thread instead
+// (workers is then unused).
 //
-// The dataset must be safe to read from another thread (see data/dataset.h). Passes are
-// independent: several may run at once, each with its own worker.
+// The dataset must be safe to read from several threads at once (see data/dataset.h). Passes
+// are independent: several may run at once, each with its own workers.
 #include <cstdint>
 #include <iterator>
 #include <memory>
@@ -47,7 +52,8 @@ struct DataLoaderOptions {
   bool shuffle = false;
   bool drop_last = false;  // drop a final batch smaller than batch_size
   uint64_t seed = 0;
-  int64_t prefetch = 2;    // batches assembled ahead by the worker thread; 0 = no thread
+  int64_t prefetch = 2;    // batches assembled ahead by the worker threads; 0 = no threads
+  int64_t workers = 1;     // threads assembling batches when prefetch > 0 (see Threads above)
   TransformPtr transform = nullptr;  // applied to every assembled batch; may be null
   // Assemble batches in page-locked memory (see empty_pinned), so the trainer's copies to a
   // CUDA device run asynchronously. Ordinary memory when there is no CUDA device.

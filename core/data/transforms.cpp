@@ -8,20 +8,14 @@
 #include "util/error.h"
 
 namespace plexus::data {
-namespace {
+uint64_t transform_seed(uint64_t seed, int64_t epoch, int64_t batch) {
+  return mix_seed(seed + uint64_t(epoch), uint64_t(batch), 0x7261'6e73'666f'726dull);  // "ransform"
+}
 
-// A contiguous tensor with no history holding `t`'s values (shares storage when possible;
-// only read from).
-Tensor plain(const Tensor& t) {
+Tensor transform_input(const Tensor& t) {
   if (!t.defined()) throw ValueError("transform: undefined tensor in the batch");
   Tensor d = t.detach();
   return d.is_contiguous() ? d : d.contiguous();
-}
-
-}  // namespace
-
-uint64_t transform_seed(uint64_t seed, int64_t epoch, int64_t batch) {
-  return mix_seed(seed + uint64_t(epoch), uint64_t(batch), 0x7261'6e73'666f'726dull);  // "ransform"
 }
 
 // ---- Normalize ------------------------------------------------------------------------
@@ -37,7 +31,7 @@ Normalize::Normalize(std::vector<float> mean, std::vector<float> std) : mean_(st
 }
 
 Example Normalize::apply(const Example& batch, Generator&) const {
-  const Tensor x = plain(batch.input);
+  const Tensor x = transform_input(batch.input);
   const int64_t channels = int64_t(mean_.size());
   if (channels > 1 && (x.dim() < 2 || x.size(1) != channels))
     throw ShapeError("Normalize: " + std::to_string(channels) + " channel statistics, but the input batch is " +
@@ -64,7 +58,7 @@ OneHot::OneHot(int64_t num_classes, float on, float off) : k_(num_classes), on_(
 }
 
 Example OneHot::apply(const Example& batch, Generator&) const {
-  const Tensor t = plain(batch.target);
+  const Tensor t = transform_input(batch.target);
   Shape shape = t.shape();
   shape.push_back(k_);
   Tensor y = full(shape, off_);
@@ -87,7 +81,7 @@ RandomShift::RandomShift(int64_t max_shift) : k_(max_shift) {
 }
 
 Example RandomShift::apply(const Example& batch, Generator& gen) const {
-  const Tensor x = plain(batch.input);
+  const Tensor x = transform_input(batch.input);
   if (x.dim() < 3)
     throw ShapeError("RandomShift: input batch must be [B, ..., H, W], got " + to_string(x.shape()));
   const int64_t b = x.size(0), h = x.size(-2), w = x.size(-1);

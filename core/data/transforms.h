@@ -1,6 +1,7 @@
 #pragma once
 // Batch transforms applied by the DataLoader after a batch is assembled (on its prefetch
-// thread): normalisation, one-hot targets, random image shifts, and composition.
+// threads): normalisation, one-hot targets, random image shifts, and composition (more image
+// augmentation: data/augment.h).
 //
 // A transform maps a batch {input [B, ...], target [B, ...]} to a new one. It must not
 // modify the tensors it is given (it returns new ones), must be safe to call from several
@@ -30,6 +31,10 @@ using TransformPtr = std::shared_ptr<const Transform>;
 // The seed of the generator for batch `batch` of epoch `epoch` of a loader seeded `seed`.
 uint64_t transform_seed(uint64_t seed, int64_t epoch, int64_t batch);
 
+// A batch tensor as a transform reads it: contiguous, without history, sharing `t`'s storage
+// when it can (so only read from it). ValueError when `t` is undefined.
+Tensor transform_input(const Tensor& t);
+
 // input = (input - mean[c]) / std[c] for channel c = dim 1 of input [B, C, ...] (features
 // of [B, F]). A single mean/std applies to every channel. std must be positive.
 class Normalize final : public Transform {
@@ -55,7 +60,8 @@ class OneHot final : public Transform {
 
 // Shifts every image of input [B, ..., H, W] by its own random (dy, dx), each uniform in
 // [-max_shift, max_shift], filling the uncovered border with zeros. Two draws per example,
-// dy then dx, in batch order.
+// dy then dx, in batch order. This is also the random crop: padding by max_shift zeros and
+// cropping back to H×W at a random offset shifts the image by the same amounts.
 class RandomShift final : public Transform {
  public:
   explicit RandomShift(int64_t max_shift);

@@ -81,6 +81,7 @@ json to_json(const Event& event, bool classification) {
           if (classification) j["train_accuracy"] = real(e.train_accuracy);
           j["lr"] = real(e.lr);
           j["seconds"] = real(e.seconds);
+          j["data_wait_seconds"] = real(e.data_wait_seconds);
           add_evaluation(j, e, classification);
           return j;
         } else if constexpr (std::is_same_v<T, TestEnd>) {
@@ -119,6 +120,7 @@ Event event_from_json(const json& j, const std::string& where) {
     if (f.has("train_accuracy")) e.train_accuracy = f.number("train_accuracy");
     e.lr = f.number("lr");
     e.seconds = f.number("seconds");
+    if (f.has("data_wait_seconds")) e.data_wait_seconds = f.number("data_wait_seconds");  // absent before it was kept
     read_evaluation(f, e);
     out = e;
   } else if (kind == "test") {

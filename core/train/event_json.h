@@ -6,7 +6,8 @@
 //   {"event":"batch","epoch":1,"batch":10,"batches":600,"loss":..,"running_loss":..,
 //    "running_accuracy":..,"samples_per_second":..,"lr":..}
 //   {"event":"epoch","epoch":1,"train_loss":..,"train_accuracy":..,"lr":..,"seconds":..,
-//    "eval_loss":..,"eval_accuracy":..,"eval_top5":..,"per_class_accuracy":[..],"confusion":[..]}
+//    "data_wait_seconds":..,"eval_loss":..,"eval_accuracy":..,"eval_top5":..,
+//    "per_class_accuracy":[..],"confusion":[..]}
 //   {"event":"test", "eval_loss":.., ...}          the final model on the test split
 //   {"event":"finished","cancelled":false,"epochs":5,"seconds":..}
 //   {"event":"failed","message":"..."}

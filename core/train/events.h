@@ -34,6 +34,10 @@ struct EpochEnd {
   std::vector<float> confidence;
   double lr = 0;
   double seconds = 0;                      // this epoch, training + evaluation
+  // Of `seconds`, the time the training loop spent waiting for the train loader's next batch
+  // (inside its begin() and ++); evaluation not counted. A large share means the data, not
+  // the model, limits the speed.
+  double data_wait_seconds = 0;
 };
 
 // After the last epoch of a run that was not stopped: the final model's figures on the test
