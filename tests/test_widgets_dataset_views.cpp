@@ -1,8 +1,8 @@
 // The dataset views: the preview pages through a generated 28x28 image dataset (written as real
 // MNIST IDX files) and a feature-vector dataset, filters by class, counts classes, marks the
-// model's mistakes and lists them most confident first, shows a given selection; the confusion
-// matrix sums, hit-tests and reports clicks. Also writes screenshots of both, light and dark, to
-// the temp dir for a human to look at.
+// model's mistakes and lists them most confident first, shows a given selection, RGB pictures
+// in colour and large ones whole; the confusion matrix sums, hit-tests and reports clicks. Also
+// writes screenshots of both, light and dark, to the temp dir for a human to look at.
 #include <QAbstractItemModel>
 #include <QApplication>
 #include <QComboBox>
@@ -18,6 +18,7 @@
 #include <QTest>
 #include <QToolButton>
 #include <QToolTip>
+#include <functional>
 #include <memory>
 #include <numeric>
 
@@ -27,6 +28,7 @@
 #include "dataset/dataset_histogram.h"
 #include "dataset/dataset_pager.h"
 #include "dataset/dataset_preview.h"
+#include "dataset/dataset_tile_delegate.h"
 
 using namespace plexus;
 using namespace plexus::widgets;
@@ -109,6 +111,33 @@ class Wrapped : public data::Dataset {
  private:
   std::shared_ptr<const data::Dataset> inner_;
 };
+
+// n pictures [channels, height, width] with the given pixels and labels, in memory.
+using PixelFn = std::function<float(int sample, int channel, int y, int x)>;
+std::shared_ptr<data::TensorDataset> pictures(int n, int channels, int height, int width, const PixelFn& pixel,
+                                              const std::function<int(int)>& label) {
+  std::vector<float> x, y;
+  for (int i = 0; i < n; ++i) {
+    for (int c = 0; c < channels; ++c)
+      for (int r = 0; r < height; ++r)
+        for (int col = 0; col < width; ++col) x.push_back(pixel(i, c, r, col));
+    y.push_back(float(label(i)));
+  }
+  return std::make_shared<data::TensorDataset>(from_vector(x, {n, channels, height, width}), from_vector(y, {n}));
+}
+
+// The colour the gallery draws at (fx, fy) of the picture of its item `row` (fractions of the
+// picture's width and height).
+QColor tilePixel(const DatasetPreview& preview, int row, double fx = 0.5, double fy = 0.5) {
+  const auto* delegate = static_cast<DatasetTileDelegate*>(preview.gallery()->itemDelegate());
+  const QRect picture = delegate->pictureRect(preview.gallery()->visualRect(preview.gallery()->model()->index(row, 0)));
+  const QImage shot = preview.gallery()->viewport()->grab().toImage();
+  return shot.pixelColor(picture.left() + int(fx * (picture.width() - 1)), picture.top() + int(fy * (picture.height() - 1)));
+}
+
+QImage thumbnail(const DatasetPreview& preview, int row) {
+  return preview.gallery()->model()->index(row, 0).data(Qt::DecorationRole).value<QImage>();
+}
 
 // Feature vectors: 4 features, 3 classes.
 std::shared_ptr<data::TensorDataset> featureDataset(int n) {
@@ -397,6 +426,50 @@ class TestDatasetViews : public QObject {
     QCOMPARE(table->rowCount(), 10);
     QCOMPARE(table->headerData(4, Qt::Horizontal).toString(), QStringLiteral("Target"));
     QCOMPARE(table->index(5, 4).data().toString(), QStringLiteral("2"));
+  }
+
+  void rgbPicturesShowInColour() {
+    // Sample i is pure red, green or blue (i % 3); standardised values are stretched alike.
+    auto primary = [](int i, int c, int, int) { return c == i % 3 ? 1.f : 0.f; };
+    DatasetPreview preview;
+    preview.setDataset(pictures(6, 3, 8, 8, primary, [](int i) { return i % 3; }), {"red", "green", "blue"}, "rgb");
+    preview.resize(760, 620);
+    preview.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&preview));
+    QVERIFY(preview.showsImages());
+    const QList<QLabel*> labels = preview.findChildren<QLabel*>();
+    QVERIFY(std::any_of(labels.begin(), labels.end(),
+                        [](QLabel* l) { return l->text().contains(QStringLiteral("8\u00d78 RGB")); }));
+    QCOMPARE(thumbnail(preview, 0).pixelColor(2, 2), QColor(255, 0, 0));
+    QCOMPARE(thumbnail(preview, 1).pixelColor(2, 2), QColor(0, 255, 0));
+    QCOMPARE(tilePixel(preview, 2), QColor(0, 0, 255));
+    QCOMPARE(tilePixel(preview, 0), QColor(255, 0, 0));
+
+    auto standardised = [](int i, int c, int, int) { return c == i % 3 ? 2.5f : -1.5f; };
+    preview.setDataset(pictures(3, 3, 8, 8, standardised, [](int i) { return i; }), {"red", "green", "blue"}, "rgb");
+    QCOMPARE(tilePixel(preview, 1), QColor(0, 255, 0));
+  }
+
+  void largePicturesFitTheirTiles() {
+    // A 64x64 picture with a white frame; a wide 120x40 one.
+    auto framed = [](int, int, int y, int x) { return x < 2 || y < 2 || x > 61 || y > 61 ? 1.f : 0.f; };
+    DatasetPreview preview;
+    preview.setDataset(pictures(4, 1, 64, 64, framed, [](int) { return 0; }), {"framed"}, "framed");
+    preview.resize(760, 620);
+    preview.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&preview));
+    const auto* delegate = static_cast<DatasetTileDelegate*>(preview.gallery()->itemDelegate());
+    QCOMPARE(delegate->shownPictureSize(), QSize(64, 64));
+    const QRect tile = preview.gallery()->visualRect(preview.gallery()->model()->index(0, 0));
+    QVERIFY(tile.contains(delegate->pictureRect(tile)));
+    for (const auto& [fx, fy] : {std::pair{0.0, 0.0}, {1.0, 0.0}, {0.0, 1.0}, {1.0, 1.0}, {0.5, 0.0}, {0.0, 0.5}})
+      QCOMPARE(tilePixel(preview, 0, fx, fy), QColor(Qt::white));
+    QCOMPARE(tilePixel(preview, 0, 0.5, 0.5), QColor(Qt::black));
+
+    preview.setDataset(pictures(2, 1, 40, 120, framed, [](int) { return 0; }), {"wide"}, "wide");
+    QCOMPARE(delegate->shownPictureSize(), QSize(64, 21));
+    const QRect wide = preview.gallery()->visualRect(preview.gallery()->model()->index(0, 0));
+    QVERIFY(wide.contains(delegate->pictureRect(wide)));
   }
 
   void confusionMatrixSumsAndReportsClicks() {

@@ -30,10 +30,10 @@ void DatasetGalleryModel::loadMissing(const std::vector<int64_t>& samples) {
     if (!thumbnails_.object(s)) missing.push_back(s);  // object() also marks the page's pictures as recent
   if (missing.empty()) return;
   const Tensor inputs = content_->dataset->get_batch(missing).input.contiguous();
-  const QSize size = imageSize(Shape(inputs.shape().begin() + 1, inputs.shape().end()));
-  const int64_t stride = int64_t(size.width()) * size.height();
+  const Shape example(inputs.shape().begin() + 1, inputs.shape().end());
+  const int64_t stride = numel(example);
   for (size_t i = 0; i < missing.size(); ++i)
-    thumbnails_.insert(missing[i], new QImage(greyscaleImage(inputs.data() + int64_t(i) * stride, size)));
+    thumbnails_.insert(missing[i], new QImage(thumbnailImage(inputs.data() + int64_t(i) * stride, example)));
 }
 
 int DatasetGalleryModel::rowCount(const QModelIndex& parent) const {

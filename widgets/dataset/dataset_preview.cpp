@@ -136,8 +136,9 @@ void DatasetPreview::setDataset(std::shared_ptr<const data::Dataset> split, std:
   content_.predictions = {};
   const int64_t n = content_.dataset ? content_.dataset->size() : 0;
   content_.labels = content_.classes() > 0 && n > 0 ? datasetLabels(*content_.dataset) : std::vector<int32_t>();
-  images_ = n > 0 && isImageShape(content_.dataset->get(0).input.shape());
-  if (images_) delegate_->setPictureSize(imageSize(content_.dataset->get(0).input.shape()));
+  input_ = n > 0 ? content_.dataset->get(0).input.shape() : Shape();
+  images_ = isImageShape(input_);
+  if (images_) delegate_->setPictureSize(imageSize(input_));
   counts_ = countPerClass(content_.labels, content_.classes());
   title_->setText(title);
   selection_.clear();
@@ -256,12 +257,15 @@ void DatasetPreview::fillModeBox() {
   mode_box_->setCurrentIndex(mode_box_->findData(int(mode_)));
 }
 
-// "10,000 samples · 28×28 · 10 classes"
+// "10,000 samples · 28×28 · 10 classes", "500 samples · 64×64 RGB · 5 classes"
 void DatasetPreview::updateSubtitle() {
   QStringList parts;
   if (content_.dataset) parts << tr("%1 samples").arg(number(content_.dataset->size()));
-  if (images_) parts << QStringLiteral("%1\u00d7%2").arg(delegate_->pictureSize().width()).arg(delegate_->pictureSize().height());
-  else if (table_model_->featureCount() > 0) parts << tr("%1 features").arg(table_model_->featureCount());
+  if (images_) {
+    const QSize size = delegate_->pictureSize();
+    const bool rgb = input_.size() == 3 && input_[0] == 3;
+    parts << QStringLiteral("%1\u00d7%2").arg(size.width()).arg(size.height()) + (rgb ? tr(" RGB") : QString());
+  } else if (table_model_->featureCount() > 0) parts << tr("%1 features").arg(table_model_->featureCount());
   if (content_.classes() > 0) parts << tr("%1 classes").arg(content_.classes());
   subtitle_->setText(parts.join(QStringLiteral(" \u00b7 ")));
 }

@@ -1,8 +1,8 @@
 #pragma once
-// DatasetPreview: a look at the samples of one split. Image datasets (inputs [1, H, W] or [H, W])
-// show as a gallery of thumbnails with their labels; feature vectors (CSV) as a table. Both are
-// paged, and only the shown page is ever read from the dataset. Above them: a class filter with
-// each class's count and a histogram of the classes (click a bar to filter).
+// DatasetPreview: a look at the samples of one split. Image datasets (inputs [1, H, W],
+// [3, H, W] or [H, W]) show as a gallery of thumbnails with their labels; feature vectors (CSV)
+// as a table. Both are paged, and only the shown page is ever read from the dataset. Above them:
+// a class filter with each class's count and a histogram of the classes (click a bar to filter).
 //
 // Modes: all samples; the misclassified ones (once there are predictions), the most confident
 // mistakes first; or a given selection (showSamples, e.g. the samples of a clicked
@@ -109,6 +109,7 @@ class DatasetPreview : public QWidget {
   Mode mode_ = Mode::All;
   int filter_ = -1;
   int page_ = 0;
+  Shape input_;  // an example's input shape
   bool images_ = false;
   int fitted_columns_ = 0;  // the table's column count when its columns were last fitted
 
