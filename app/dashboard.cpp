@@ -22,6 +22,7 @@
 #include "data/csv.h"
 #include "dataset/dataset_preview.h"
 #include "graph/dataset_info.h"
+#include "graph/dataset_params.h"
 #include "session/run_log.h"
 #include "session/trained_model.h"
 #include "training_controller.h"
@@ -51,25 +52,39 @@ QString summary(const graph::TrainingSettings& s) {
                     .arg(qstr(s.device));
 }
 
-// Opens the split the run evaluates on every epoch: the same seeded validation split (the test
-// split when the project holds none out).
+// How a run with this binding augments its training batches (null: not at all).
+data::TransformPtr runAugmentation(const graph::DatasetBinding& binding) {
+  // the run's augmentation: replaced by session's builder when it lands
+  return binding.augment_shift > 0 ? data::random_shift(binding.augment_shift) : nullptr;
+}
+
+// Opens the splits as a run does: the same seeded validation split.
 PreviewData readPreview(graph::DatasetBinding binding, std::filesystem::path project_dir, uint64_t seed,
                         double validation_fraction) {
   PreviewData out;
   try {
     const graph::DatasetBinding resolved = graph::resolve_dataset(binding, project_dir);
     graph::DatasetSplits splits = graph::open_dataset(resolved, seed, validation_fraction);
-    const bool validation = bool(splits.validation);
-    out.split = validation ? splits.validation : splits.test;
-    out.class_names = qstrings(out.split->class_names());
-    if (const auto* csv = dynamic_cast<const data::CsvDataset*>(out.split.get()))
+    out.train = splits.train;
+    out.validation = splits.validation;
+    out.test = splits.test;
+    out.augmentation = runAugmentation(binding);
+    out.class_names = qstrings(splits.train->class_names());
+    if (const auto* csv = dynamic_cast<const data::CsvDataset*>(splits.train.get()))
       out.feature_names = qstrings(csv->feature_names());
-    out.title = (validation ? QObject::tr("Validation set: %L1 samples") : QObject::tr("Test set: %L1 samples"))
-                    .arg(out.split->size());
   } catch (const std::exception& e) {
     out.error = qstr(e.what());
   }
   return out;
+}
+
+// The preview's tabs. The training images are the ones augmented; the split the run evaluates
+// every epoch (validation, else test) is the one its predictions are of.
+std::vector<widgets::PreviewSplit> previewSplits(const PreviewData& data) {
+  std::vector<widgets::PreviewSplit> splits{{QObject::tr("Training"), data.train, true, false}};
+  if (data.validation) splits.push_back({QObject::tr("Validation"), data.validation, false, true});
+  splits.push_back({QObject::tr("Test"), data.test, false, !data.validation});
+  return splits;
 }
 
 // The final model's figures on the test split, for a run's tool tip.
@@ -188,17 +203,13 @@ Dashboard::Dashboard(TrainingController* controller, QWidget* parent) : QWidget(
   connect(confusion_, &widgets::ConfusionMatrixView::cellClicked, this, &Dashboard::showCell);
   connect(&preview_loading_, &QFutureWatcher<PreviewData>::finished, this, [this] {
     if (preview_loading_.isCanceled()) return;  // a run handed over its own samples meanwhile
-    PreviewData data = preview_loading_.result();
+    const PreviewData data = preview_loading_.result();
     if (!data.error.isEmpty()) {
       preview_split_.reset();
       preview_key_.clear();  // try again next time
       return;
     }
-    preview_split_ = data.split;
-    class_names_ = data.class_names;
-    preview_->setDataset(data.split, data.class_names, data.title);
-    preview_->setFeatureNames(data.feature_names);
-    emit previewLoaded();
+    showSplits(data);
   });
   connect(&evaluating_, &QFutureWatcher<Evaluated>::finished, this, [this] {
     const Evaluated e = evaluating_.result();
@@ -246,14 +257,19 @@ void Dashboard::beginRun(const TrainingRequest& request) {
   preview_->clearPredictions();
   progress_->begin(int(graph.training.epochs), 0, qstr(graph.training.device));
   run_key_ = previewKey(graph, project_dir);  // the run itself hands over its samples (onStarted)
+  run_augmentation_ = runAugmentation(graph.dataset);
 }
 
 QString Dashboard::previewKey(const graph::Graph& graph, const QString& project_dir) {
-  // The validation split depends on the seed and the fraction.
-  return QStringLiteral("%1|%2|%3|%4|%5|%6")
-      .arg(qstr(graph.dataset.kind), qstr(graph.dataset.path), qstr(graph.dataset.target), project_dir)
-      .arg(graph.training.seed)
-      .arg(graph.training.validation_fraction);
+  // Every dataset setting (how pictures are read, the augmentation shown, ...); the validation
+  // split also depends on the seed and the fraction.
+  const graph::DatasetBinding& b = graph.dataset;
+  QStringList key{qstr(b.kind), qstr(b.path), qstr(b.target), qstr(b.task), project_dir};
+  for (const std::string& feature : b.features) key << qstr(feature);
+  for (const graph::DatasetSetting& setting : graph::dataset_settings())
+    key << qstr(graph::to_string(*graph::dataset_value(b, setting.name())));
+  key << QString::number(graph.training.seed) << QString::number(graph.training.validation_fraction);
+  return key.join(QLatin1Char('|'));
 }
 
 void Dashboard::previewDataset(const graph::Graph& graph, const QString& project_dir) {
@@ -382,9 +398,16 @@ void Dashboard::onStarted(const RunInfo& info) {
   if (run_key_ == preview_key_ && preview_split_) return;  // already showing these samples
   preview_loading_.cancel();
   preview_key_ = run_key_;
-  preview_split_ = info.evalSplit;
-  preview_->setDataset(info.evalSplit, class_names_, tr("Validation set: %L1 samples").arg(info.evalSize));
-  preview_->setFeatureNames(std::vector<QString>(info.featureNames.begin(), info.featureNames.end()));
+  showSplits({info.trainSplit, info.evalSplit, info.testSplit, run_augmentation_, class_names_,
+              std::vector<QString>(info.featureNames.begin(), info.featureNames.end()), {}});
+}
+
+void Dashboard::showSplits(const PreviewData& data) {
+  preview_split_ = data.validation ? data.validation : data.test;
+  class_names_ = data.class_names;
+  preview_->setSplits(previewSplits(data), data.class_names);
+  preview_->setAugmentation(data.augmentation);
+  preview_->setFeatureNames(data.feature_names);
   emit previewLoaded();
 }
 

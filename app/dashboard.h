@@ -1,8 +1,9 @@
 #pragma once
 // The training dashboard: progress, curves of this session's runs and of the project's past runs
-// (read from their run folders in the background), the confusion matrix and the validation
-// samples with the model's predictions. Wiring only: it feeds the widgets with what the
-// TrainingController reports and what core reads from disk, and never touches a model.
+// (read from their run folders in the background), the confusion matrix and the samples of the
+// dataset's splits, the validation samples with the model's predictions. Wiring only: it feeds
+// the widgets with what the TrainingController reports and what core reads from disk, and never
+// touches a model.
 #include <QFutureWatcher>
 #include <QString>
 #include <QWidget>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "data/transforms.h"
 #include "dataset/dataset_samples.h"
 #include "graph/dataset_info.h"
 #include "graph/graph.h"
@@ -32,11 +34,13 @@ class TrainingController;
 struct RunInfo;
 struct TrainingRequest;
 
-// The validation split of a project's dataset, read off the UI thread for the preview.
+// The splits of a project's dataset, opened off the UI thread for the preview (validation may
+// be null), and how the run augments the training images.
 struct PreviewData {
-  std::shared_ptr<const data::Dataset> split;
+  std::shared_ptr<const data::Dataset> train, validation, test;
+  data::TransformPtr augmentation;
   std::vector<QString> class_names, feature_names;
-  QString title, error;
+  QString error;
 };
 
 class Dashboard : public QWidget {
@@ -59,7 +63,8 @@ class Dashboard : public QWidget {
   // plots; runDeleted() says how it went. Not for a run that is training or has no folder.
   void deleteRun(int run);
   static constexpr int kShownPastRuns = 3;
-  // Shows the validation split of the project's dataset (read in the background).
+  // Shows the splits of the project's dataset (opened in the background), the validation split
+  // (else the test split) first.
   void previewDataset(const graph::Graph& graph, const QString& project_dir);
   // Evaluates a checkpoint or weights file of `graph` on its test split in the background and
   // shows the figures where a run's test result goes (or the error); emits testEvaluated.
@@ -87,6 +92,7 @@ class Dashboard : public QWidget {
   struct LoadedRun;
   static std::vector<LoadedRun> readRuns(const std::vector<std::filesystem::path>& folders);
   void addPastRuns(const std::vector<LoadedRun>& runs, bool project);
+  void showSplits(const PreviewData& data);
   void onStarted(const RunInfo& info);
   void onEpoch(const train::EpochEnd& epoch);
   void onTested(const train::TestEnd& test);
@@ -108,7 +114,7 @@ class Dashboard : public QWidget {
   int64_t test_examples_ = 0;
   int run_ = -1;          // the plots' id of the current run
   int runs_started_ = 0;  // for names: "Run 1", "Run 2", ...
-  std::shared_ptr<const data::Dataset> preview_split_;
+  std::shared_ptr<const data::Dataset> preview_split_;  // the split the runs evaluate, shown
   std::vector<QString> class_names_;
   QFutureWatcher<PreviewData> preview_loading_;
   struct Evaluated {
@@ -119,6 +125,7 @@ class Dashboard : public QWidget {
   QFutureWatcher<Evaluated> evaluating_;
   QString preview_key_;  // the binding + seed shown, so a second run does not reload it
   QString run_key_;      // the same for the run starting
+  data::TransformPtr run_augmentation_;  // the run starting's, for the splits it hands over
   int project_load_ = 0;  // counts showProjectRuns calls: a superseded load's result is dropped
 };
 

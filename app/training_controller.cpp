@@ -56,6 +56,8 @@ RunInfo describe(const session::TrainingRun& run) {
   info.parameters = run.compiled.model->num_parameters();
   info.datasetPath = QString::fromStdString(run.dataset.path);
   info.evalSplit = run.data.validation;
+  info.trainSplit = run.data.train;
+  info.testSplit = run.data.test;
   info.datasetInfo = run.data.info;
   info.normalization = run.normalization;
   if (const auto* csv = dynamic_cast<const data::CsvDataset*>(evaluated.get()))

@@ -74,6 +74,9 @@ struct RunInfo {
   // EpochEnd::predicted (null without a validation split): the dashboard shows them without
   // reading the dataset a second time. Read-only, so sharing it with the worker is safe.
   std::shared_ptr<const data::Dataset> evalSplit;
+  // The training examples (after any train_subset) and the test examples, untransformed too:
+  // the dashboard's preview shows them beside the validation examples.
+  std::shared_ptr<const data::Dataset> trainSplit, testSplit;
   QStringList featureNames;  // CSV columns; empty for images
   // For using the run's weights outside training (the Try-it panel's session::TrainedModel).
   graph::DatasetInfo datasetInfo;  // per-example input shape, classes

@@ -1,6 +1,8 @@
 // The training loop in the GUI, offscreen and end to end: open a project on a small generated
 // dataset, click Train, wait; stop mid-epoch; a diverging run; closing while training.
+#include <QCheckBox>
 #include <QDirIterator>
+#include <QListView>
 #include <QProgressBar>
 #include <QSettings>
 #include <QSignalSpy>
@@ -130,10 +132,22 @@ class TestDashboard : public QObject {
     QVERIFY(d->errorText().isEmpty());
     QVERIFY(w.trainAction()->isEnabled());
 
-    // A click on a confusion-matrix cell shows exactly those samples.
+    // The run handed over its splits; the predictions are the validation split's alone.
+    widgets::DatasetPreview* preview = d->preview();
+    QCOMPARE(preview->splitCount(), 3);
+    QCOMPARE(preview->splitBar()->tabText(0), QStringLiteral("Training (%1)").arg(kFit));
+    QCOMPARE(preview->currentSplit(), 1);
+    QCOMPARE(int64_t(preview->shownSamples().size()), kVal);
+    QVERIFY(preview->gallery()->model()->index(0, 0).data(widgets::VerdictRole).toInt() != int(widgets::Verdict::None));
+    preview->showSplit(2);
+    QCOMPARE(int64_t(preview->shownSamples().size()), kTest);
+    QCOMPARE(preview->gallery()->model()->index(0, 0).data(widgets::VerdictRole).toInt(), int(widgets::Verdict::None));
+
+    // A click on a confusion-matrix cell shows exactly those samples, of the validation split.
     w.dashboard()->confusion()->show();
     const QRect cell = d->confusion()->cellRect(3, 3);
     QTest::mouseClick(d->confusion(), Qt::LeftButton, {}, cell.center());
+    QCOMPARE(d->preview()->currentSplit(), 1);
     QCOMPARE(d->preview()->mode(), widgets::DatasetPreview::Mode::Selection);
     QCOMPARE(int64_t(d->preview()->shownSamples().size()), d->confusion()->count(3, 3));
     QVERIFY(d->confusion()->count(3, 3) > 0);
@@ -179,11 +193,44 @@ class TestDashboard : public QObject {
     QTest::mouseClick(tabs->tabBar(), Qt::LeftButton, {}, tabs->tabBar()->tabRect(1).center());
     QCOMPARE(tabs->currentWidget(), w.dashboard());
     QVERIFY(loaded.wait(20000));
-    QCOMPARE(int64_t(w.dashboard()->preview()->shownSamples().size()), kVal);
-    QVERIFY(w.dashboard()->preview()->showsImages());
-    int histogram = 0;
-    for (int c = 0; c < 10; ++c) histogram += w.dashboard()->preview()->histogramCount(c);
-    QCOMPARE(histogram, int(kVal));
+    widgets::DatasetPreview* preview = w.dashboard()->preview();
+    QCOMPARE(int64_t(preview->shownSamples().size()), kVal);
+    QVERIFY(preview->showsImages());
+    const auto histogramTotal = [&] {
+      int total = 0;
+      for (int c = 0; c < 10; ++c) total += preview->histogramCount(c);
+      return total;
+    };
+    QCOMPARE(histogramTotal(), int(kVal));
+
+    // Every split, each with its counts; the project augments nothing.
+    QTabBar* splits = preview->splitBar();
+    QCOMPARE(splits->count(), 3);
+    QCOMPARE(splits->tabText(1), QStringLiteral("Validation (%1)").arg(kVal));
+    QCOMPARE(splits->tabText(2), QStringLiteral("Test (%1)").arg(kTest));
+    QTest::mouseClick(splits, Qt::LeftButton, {}, splits->tabRect(0).center());
+    QCOMPARE(int64_t(preview->shownSamples().size()), kFit);
+    QCOMPARE(histogramTotal(), int(kFit));
+    QVERIFY(!preview->augmentedBox()->isEnabled());
+
+    // Augmentation set: the preview reloads, and the training images can be shown shifted.
+    graph::DatasetBinding shifted = w.document()->graph().dataset;
+    shifted.augment_shift = 3;
+    w.document()->setDataset(shifted);
+    w.dashboard()->previewDataset(w.document()->graph(), dir_.path());
+    QVERIFY(loaded.wait(20000));
+    preview->showSplit(0);
+    QVERIFY(preview->augmentedBox()->isEnabled());
+    const auto thumbnails = [&] {
+      std::vector<QImage> out;
+      for (int row = 0; row < 10; ++row)
+        out.push_back(preview->gallery()->model()->index(row, 0).data(Qt::DecorationRole).value<QImage>());
+      return out;
+    };
+    const std::vector<QImage> plain = thumbnails();
+    QTest::mouseClick(preview->augmentedBox(), Qt::LeftButton);
+    QVERIFY(preview->showsAugmented());
+    QVERIFY(thumbnails() != plain);
   }
 
   void stopMidEpochReturnsWithinABatch() {

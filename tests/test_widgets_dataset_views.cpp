@@ -1,10 +1,13 @@
 // The dataset views: the preview pages through a generated 28x28 image dataset (written as real
 // MNIST IDX files) and a feature-vector dataset, filters by class, counts classes, marks the
-// model's mistakes and lists them most confident first, shows a given selection; the confusion
-// matrix sums, hit-tests and reports clicks. Also writes screenshots of both, light and dark, to
-// the temp dir for a human to look at.
+// model's mistakes and lists them most confident first, shows a given selection; it switches
+// between splits (each with its counts and histogram, predictions staying with the evaluated
+// one), shows the training images augmented, RGB pictures in colour and large ones whole. The
+// confusion matrix sums, hit-tests and reports clicks. Also writes screenshots of both, light and
+// dark, to the temp dir for a human to look at.
 #include <QAbstractItemModel>
 #include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
@@ -13,20 +16,26 @@
 #include <QListView>
 #include <QPainter>
 #include <QSignalSpy>
+#include <QStandardItemModel>
+#include <QTabBar>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QToolButton>
 #include <QToolTip>
+#include <functional>
 #include <memory>
 #include <numeric>
 
 #include "common/theme.h"
 #include "dashboard/confusion_matrix.h"
 #include "data/mnist.h"
+#include "data/transforms.h"
 #include "dataset/dataset_histogram.h"
 #include "dataset/dataset_pager.h"
 #include "dataset/dataset_preview.h"
+#include "dataset/dataset_tile_delegate.h"
+#include "ops/ops.h"
 
 using namespace plexus;
 using namespace plexus::widgets;
@@ -110,6 +119,83 @@ class Wrapped : public data::Dataset {
   std::shared_ptr<const data::Dataset> inner_;
 };
 
+// Counts the batches read, to see which pages are read again.
+class Counting : public data::Dataset {
+ public:
+  explicit Counting(std::shared_ptr<const data::Dataset> inner) : inner_(std::move(inner)) {}
+  int64_t size() const override { return inner_->size(); }
+  data::Example get(int64_t index) const override { return inner_->get(index); }
+  data::Example get_batch(const std::vector<int64_t>& indices) const override {
+    ++batches;
+    return inner_->get_batch(indices);
+  }
+  mutable int batches = 0;
+
+ private:
+  std::shared_ptr<const data::Dataset> inner_;
+};
+
+// n pictures [channels, height, width] with the given pixels and labels, in memory.
+using PixelFn = std::function<float(int sample, int channel, int y, int x)>;
+std::shared_ptr<data::TensorDataset> pictures(int n, int channels, int height, int width, const PixelFn& pixel,
+                                              const std::function<int(int)>& label) {
+  std::vector<float> x, y;
+  for (int i = 0; i < n; ++i) {
+    for (int c = 0; c < channels; ++c)
+      for (int r = 0; r < height; ++r)
+        for (int col = 0; col < width; ++col) x.push_back(pixel(i, c, r, col));
+    y.push_back(float(label(i)));
+  }
+  return std::make_shared<data::TensorDataset>(from_vector(x, {n, channels, height, width}), from_vector(y, {n}));
+}
+
+// Three splits of 8x8 greyscale pictures, each split a shade of its own (the training pictures
+// a dark-to-light gradient), with known classes: training 45 (15 per class), validation 12
+// (8 of class 0, 4 of class 2), test 20 (all class 1).
+std::vector<PreviewSplit> threeSplits() {
+  auto gradient = [](int, int, int, int x) { return float(x) / 7.f; };
+  return {{QStringLiteral("Training"), pictures(45, 1, 8, 8, gradient, [](int i) { return i % 3; }), true, false},
+          {QStringLiteral("Validation"), pictures(12, 1, 8, 8, [](int, int, int, int) { return 0.5f; },
+                                                  [](int i) { return i < 8 ? 0 : 2; }),
+           false, true},
+          {QStringLiteral("Test"), pictures(20, 1, 8, 8, [](int, int, int, int) { return 0.9f; }, [](int) { return 1; }),
+           false, false}};
+}
+
+std::vector<QString> abc() { return {"a", "b", "c"}; }
+
+// Inverts every pixel: 1 - x.
+data::TransformPtr invert() {
+  return std::make_shared<data::LambdaTransform>([](const data::Example& batch, Generator&) {
+    return data::Example{1.f - batch.input, batch.target};
+  });
+}
+
+// Paints every picture of the batch one random grey.
+data::TransformPtr randomGrey() {
+  return std::make_shared<data::LambdaTransform>([](const data::Example& batch, Generator& gen) {
+    return data::Example{full(batch.input.shape(), gen.uniform()), batch.target};
+  });
+}
+
+// The colour the gallery draws at (fx, fy) of the picture of its item `row` (fractions of the
+// picture's width and height).
+QColor tilePixel(const DatasetPreview& preview, int row, double fx = 0.5, double fy = 0.5) {
+  const auto* delegate = static_cast<DatasetTileDelegate*>(preview.gallery()->itemDelegate());
+  const QRect picture = delegate->pictureRect(preview.gallery()->visualRect(preview.gallery()->model()->index(row, 0)));
+  const QImage shot = preview.gallery()->viewport()->grab().toImage();
+  return shot.pixelColor(picture.left() + int(fx * (picture.width() - 1)), picture.top() + int(fy * (picture.height() - 1)));
+}
+
+QImage thumbnail(const DatasetPreview& preview, int row) {
+  return preview.gallery()->model()->index(row, 0).data(Qt::DecorationRole).value<QImage>();
+}
+
+// One split, the one evaluated.
+std::vector<PreviewSplit> only(std::shared_ptr<const data::Dataset> dataset) {
+  return {{QStringLiteral("Test"), std::move(dataset), false, true}};
+}
+
 // Feature vectors: 4 features, 3 classes.
 std::shared_ptr<data::TensorDataset> featureDataset(int n) {
   std::vector<float> x, y;
@@ -186,7 +272,7 @@ class TestDatasetViews : public QObject {
   std::shared_ptr<data::MnistDataset> mnist_;
 
   void showPreview(DatasetPreview& preview) {
-    preview.setDataset(mnist_, digitNames(), QStringLiteral("MNIST · test split"));
+    preview.setSplits(only(mnist_), digitNames());
     preview.resize(760, 620);
     preview.show();
     QVERIFY(QTest::qWaitForWindowExposed(&preview));
@@ -364,7 +450,7 @@ class TestDatasetViews : public QObject {
 
   void featureVectorsShowAsATable() {
     DatasetPreview preview;
-    preview.setDataset(featureDataset(kSamples), {"setosa", "versicolor", "virginica"}, QStringLiteral("iris.csv"));
+    preview.setSplits(only(featureDataset(kSamples)), {"setosa", "versicolor", "virginica"});
     preview.setFeatureNames({"sepal length", "sepal width", "petal length", "petal width"});
     preview.resize(640, 480);
     preview.show();
@@ -391,12 +477,211 @@ class TestDatasetViews : public QObject {
     QCOMPARE(table->index(0, 5).data(Qt::ForegroundRole).value<QColor>(), ThemeManager::instance().theme().error);
 
     // Regression: no classes, so no filter or histogram; the target is a number.
-    preview.setDataset(featureDataset(10), {}, QStringLiteral("housing.csv"));
+    preview.setSplits(only(featureDataset(10)), {});
     QVERIFY(preview.histogram()->isHidden());
     QVERIFY(preview.classBox()->isHidden());
     QCOMPARE(table->rowCount(), 10);
     QCOMPARE(table->headerData(4, Qt::Horizontal).toString(), QStringLiteral("Target"));
     QCOMPARE(table->index(5, 4).data().toString(), QStringLiteral("2"));
+  }
+
+  void eachSplitShowsItsSamplesCountsAndHistogram() {
+    DatasetPreview preview;
+    preview.setSplits(threeSplits(), abc());
+    preview.resize(760, 620);
+    preview.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&preview));
+    QTabBar* tabs = preview.findChild<QTabBar*>(QStringLiteral("previewSplit"));
+    QCOMPARE(tabs, preview.splitBar());
+    QCOMPARE(tabs->count(), 3);
+    QCOMPARE(tabs->tabText(0), QStringLiteral("Training (45)"));
+    QCOMPARE(tabs->tabText(1), QStringLiteral("Validation (12)"));
+    QCOMPARE(tabs->tabText(2), QStringLiteral("Test (20)"));
+
+    // The evaluated split first.
+    QCOMPARE(preview.currentSplit(), 1);
+    QCOMPARE(tabs->currentIndex(), 1);
+    QCOMPARE(int(preview.shownSamples().size()), 12);
+    QCOMPARE(preview.histogramCount(0), 8);
+    QCOMPARE(preview.histogramCount(1), 0);
+    QCOMPARE(preview.histogramCount(2), 4);
+    QCOMPARE(preview.classBox()->itemText(0), QStringLiteral("All classes (12)"));
+    QCOMPARE(preview.classBox()->itemText(3), QStringLiteral("c (4)"));
+    QCOMPARE(thumbnail(preview, 0).pixelColor(3, 3).red(), 128);
+
+    QTest::mouseClick(tabs, Qt::LeftButton, {}, tabs->tabRect(0).center());
+    QCOMPARE(preview.currentSplit(), 0);
+    QCOMPARE(int(preview.shownSamples().size()), 45);
+    QCOMPARE(preview.statusText(), QStringLiteral("45 samples"));
+    for (int c = 0; c < 3; ++c) QCOMPARE(preview.histogramCount(c), 15);
+    QCOMPARE(preview.classBox()->itemText(0), QStringLiteral("All classes (45)"));
+    QCOMPARE(thumbnail(preview, 0).pixelColor(7, 3).red(), 255);  // the gradient's light end
+
+    // The class filter stays while the splits change.
+    preview.setClassFilter(2);
+    QCOMPARE(int(preview.shownSamples().size()), 15);
+    QTest::mouseClick(tabs, Qt::LeftButton, {}, tabs->tabRect(2).center());
+    QCOMPARE(preview.currentSplit(), 2);
+    QCOMPARE(preview.classFilter(), 2);
+    QVERIFY(preview.shownSamples().empty());
+    QCOMPARE(preview.histogramCount(1), 20);
+    preview.setClassFilter(-1);
+    QCOMPARE(int(preview.shownSamples().size()), 20);
+    QCOMPARE(thumbnail(preview, 0).pixelColor(3, 3).red(), 230);
+  }
+
+  void predictionsStayWithTheEvaluatedSplit() {
+    DatasetPreview preview;
+    preview.setSplits(threeSplits(), abc());
+    preview.resize(760, 620);
+    preview.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&preview));
+    // Validation: samples 0-7 are class 0, 8-11 class 2; the model says class 0 for all.
+    const Predictions p{std::vector<int32_t>(12, 0), std::vector<float>(12, 0.9f)};
+    preview.setPredictions(p);
+    QAbstractItemModel* items = preview.gallery()->model();
+    QCOMPARE(itemOf(items, 9).data(VerdictRole).toInt(), int(Verdict::Wrong));
+    preview.setMode(DatasetPreview::Mode::Misclassified);
+    QCOMPARE(preview.shownSamples(), range(8, 12));
+
+    // The training split has no predictions: none shown, and no mistakes to list.
+    preview.showSplit(0);
+    QCOMPARE(preview.mode(), DatasetPreview::Mode::All);
+    for (int row = 0; row < items->rowCount(); ++row)
+      QCOMPARE(items->index(row, 0).data(VerdictRole).toInt(), int(Verdict::None));
+    auto* modes = qobject_cast<QStandardItemModel*>(preview.modeBox()->model());
+    QVERIFY(!modes->item(1)->isEnabled());
+    preview.setMode(DatasetPreview::Mode::Misclassified);
+    QCOMPARE(preview.mode(), DatasetPreview::Mode::All);
+    // Predictions arriving meanwhile are kept for their split.
+    Predictions later = p;
+    later.predicted[0] = 2;
+    preview.setPredictions(later);
+    QCOMPARE(itemOf(items, 0).data(VerdictRole).toInt(), int(Verdict::None));
+    QCOMPARE(preview.predictions().predicted, later.predicted);
+
+    preview.showSplit(1);
+    QVERIFY(modes->item(1)->isEnabled());
+    QCOMPARE(itemOf(items, 0).data(VerdictRole).toInt(), int(Verdict::Wrong));
+    QCOMPARE(itemOf(items, 1).data(VerdictRole).toInt(), int(Verdict::Right));
+
+    // A selection (a confusion-matrix cell) is of the evaluated split, whichever is shown.
+    preview.showSplit(2);
+    preview.showSamples({8, 9}, QStringLiteral("true c, predicted a"));
+    QCOMPARE(preview.currentSplit(), 1);
+    QCOMPARE(preview.splitBar()->currentIndex(), 1);
+    QCOMPARE(preview.mode(), DatasetPreview::Mode::Selection);
+    QCOMPARE(preview.visibleSamples(), range(8, 10));
+    preview.showSplit(0);
+    QCOMPARE(preview.modeBox()->findData(int(DatasetPreview::Mode::Selection)), -1);
+    preview.showSplit(1);
+    QCOMPARE(preview.modeBox()->findText(QStringLiteral("true c, predicted a")), 2);
+  }
+
+  void showAugmentedTransformsTheTrainingPage() {
+    std::vector<PreviewSplit> splits = threeSplits();
+    auto counting = std::make_shared<Counting>(splits[0].dataset);
+    splits[0].dataset = counting;
+    DatasetPreview preview;
+    preview.setSplits(splits, abc());
+    preview.resize(760, 620);
+    preview.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&preview));
+    QCheckBox* augmented = preview.findChild<QCheckBox*>(QStringLiteral("previewAugmented"));
+    QToolButton* reroll = preview.findChild<QToolButton*>(QStringLiteral("previewReroll"));
+    QCOMPARE(augmented, preview.augmentedBox());
+    QCOMPARE(reroll, preview.rerollButton());
+
+    // Without a transform, nothing to show; with one, only on the training split.
+    preview.showSplit(0);
+    QVERIFY(!augmented->isEnabled());
+    preview.setAugmentation(invert());
+    QVERIFY(augmented->isEnabled());
+    QVERIFY(!reroll->isEnabled());
+    preview.showSplit(1);
+    QVERIFY(!augmented->isEnabled());
+    preview.showSplit(0);
+
+    const QColor dark = tilePixel(preview, 0, 0.05), light = tilePixel(preview, 0, 0.95);
+    QVERIFY2(dark.lightness() < 30 && light.lightness() > 225, qPrintable(dark.name() + " " + light.name()));
+    const QImage plain = thumbnail(preview, 0);
+    QTest::mouseClick(augmented, Qt::LeftButton);
+    QVERIFY(preview.showsAugmented());
+    QVERIFY(reroll->isEnabled());
+    const QImage inverted = thumbnail(preview, 0);
+    for (int x = 0; x < 8; ++x) QCOMPARE(inverted.pixelColor(x, 4).red(), 255 - plain.pixelColor(x, 4).red());
+    QCOMPARE(tilePixel(preview, 0, 0.05), light);
+    QCOMPARE(tilePixel(preview, 0, 0.95), dark);
+    // Another split is shown as it is; back on training, the toggle still holds.
+    preview.showSplit(2);
+    QVERIFY(!preview.showsAugmented());
+    QCOMPARE(thumbnail(preview, 0).pixelColor(3, 3).red(), 230);
+    preview.showSplit(0);
+    QVERIFY(preview.showsAugmented());
+    QCOMPARE(tilePixel(preview, 0, 0.05), light);
+    QTest::mouseClick(augmented, Qt::LeftButton);
+    QVERIFY(!preview.showsAugmented());
+    QCOMPARE(thumbnail(preview, 0), plain);
+    QCOMPARE(tilePixel(preview, 0, 0.05), dark);
+
+    // Random transforms: the same variants until shuffled, and a shuffle reads nothing again.
+    preview.setAugmentation(randomGrey());
+    QTest::mouseClick(augmented, Qt::LeftButton);
+    const QColor first = thumbnail(preview, 0).pixelColor(0, 0);
+    preview.setClassFilter(1);
+    preview.setClassFilter(-1);
+    QCOMPARE(thumbnail(preview, 0).pixelColor(0, 0), first);
+    const int reads = counting->batches;
+    QTest::mouseClick(reroll, Qt::LeftButton);
+    QVERIFY(thumbnail(preview, 0).pixelColor(0, 0) != first);
+    QCOMPARE(counting->batches, reads);
+    preview.setAugmentation(nullptr);
+    QVERIFY(!augmented->isEnabled());
+    QVERIFY(!preview.showsAugmented());
+  }
+
+  void rgbPicturesShowInColour() {
+    // Sample i is pure red, green or blue (i % 3); standardised values are stretched alike.
+    auto primary = [](int i, int c, int, int) { return c == i % 3 ? 1.f : 0.f; };
+    DatasetPreview preview;
+    preview.setSplits(only(pictures(6, 3, 8, 8, primary, [](int i) { return i % 3; })), {"red", "green", "blue"});
+    preview.resize(760, 620);
+    preview.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&preview));
+    QVERIFY(preview.showsImages());
+    const QList<QLabel*> labels = preview.findChildren<QLabel*>();
+    QVERIFY(std::any_of(labels.begin(), labels.end(),
+                        [](QLabel* l) { return l->text().contains(QStringLiteral("8\u00d78 RGB")); }));
+    QCOMPARE(thumbnail(preview, 0).pixelColor(2, 2), QColor(255, 0, 0));
+    QCOMPARE(thumbnail(preview, 1).pixelColor(2, 2), QColor(0, 255, 0));
+    QCOMPARE(tilePixel(preview, 2), QColor(0, 0, 255));
+    QCOMPARE(tilePixel(preview, 0), QColor(255, 0, 0));
+
+    auto standardised = [](int i, int c, int, int) { return c == i % 3 ? 2.5f : -1.5f; };
+    preview.setSplits(only(pictures(3, 3, 8, 8, standardised, [](int i) { return i; })), {"red", "green", "blue"});
+    QCOMPARE(tilePixel(preview, 1), QColor(0, 255, 0));
+  }
+
+  void largePicturesFitTheirTiles() {
+    // A 64x64 picture with a white frame; a wide 120x40 one.
+    auto framed = [](int, int, int y, int x) { return x < 2 || y < 2 || x > 61 || y > 61 ? 1.f : 0.f; };
+    DatasetPreview preview;
+    preview.setSplits(only(pictures(4, 1, 64, 64, framed, [](int) { return 0; })), {"framed"});
+    preview.resize(760, 620);
+    preview.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&preview));
+    const auto* delegate = static_cast<DatasetTileDelegate*>(preview.gallery()->itemDelegate());
+    QCOMPARE(delegate->shownPictureSize(), QSize(64, 64));
+    const QRect tile = preview.gallery()->visualRect(preview.gallery()->model()->index(0, 0));
+    QVERIFY(tile.contains(delegate->pictureRect(tile)));
+    for (const auto& [fx, fy] : {std::pair{0.0, 0.0}, {1.0, 0.0}, {0.0, 1.0}, {1.0, 1.0}, {0.5, 0.0}, {0.0, 0.5}})
+      QCOMPARE(tilePixel(preview, 0, fx, fy), QColor(Qt::white));
+    QCOMPARE(tilePixel(preview, 0, 0.5, 0.5), QColor(Qt::black));
+
+    preview.setSplits(only(pictures(2, 1, 40, 120, framed, [](int) { return 0; })), {"wide"});
+    QCOMPARE(delegate->shownPictureSize(), QSize(64, 21));
+    const QRect wide = preview.gallery()->visualRect(preview.gallery()->model()->index(0, 0));
+    QVERIFY(wide.contains(delegate->pictureRect(wide)));
   }
 
   void confusionMatrixSumsAndReportsClicks() {
@@ -482,7 +767,7 @@ class TestDatasetViews : public QObject {
       QVERIFY(preview.grab().save(QDir::temp().filePath("preview-" + suffix + ".png")));
 
       DatasetPreview table;
-      table.setDataset(featureDataset(kSamples), {"setosa", "versicolor", "virginica"}, QStringLiteral("iris.csv"));
+      table.setSplits(only(featureDataset(kSamples)), {"setosa", "versicolor", "virginica"});
       table.setFeatureNames({"sepal length", "sepal width", "petal length", "petal width"});
       table.setPredictions(featurePredictions());
       table.resize(640, 420);

@@ -1,5 +1,6 @@
 #include "dataset/dataset_preview.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -8,11 +9,14 @@
 #include <QLocale>
 #include <QStackedWidget>
 #include <QStandardItemModel>
+#include <QTabBar>
 #include <QTableView>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include <algorithm>
 
+#include "common/icons.h"
 #include "common/panel_style.h"
 #include "common/theme.h"
 #include "dataset/dataset_class_colours.h"
@@ -28,6 +32,9 @@ namespace {
 
 QString number(int64_t n) { return QLocale().toString(qlonglong(n)); }
 
+// The augmented pages' randomness: fixed, so a page shows the same variants until shuffled.
+constexpr uint64_t kAugmentationSeed = 0x5eed'a06e;
+
 }  // namespace
 
 std::vector<int64_t> samplesWith(const data::Dataset& dataset, const Predictions& predictions, int trueClass,
@@ -37,9 +44,11 @@ std::vector<int64_t> samplesWith(const data::Dataset& dataset, const Predictions
 
 DatasetPreview::DatasetPreview(QWidget* parent)
     : QWidget(parent),
-      title_(new QLabel(this)),
+      split_bar_(new QTabBar(this)),
       subtitle_(new QLabel(this)),
       status_(new QLabel(this)),
+      augmented_(new QCheckBox(this)),
+      reroll_(new QToolButton(this)),
       mode_box_(new QComboBox(this)),
       class_box_(new QComboBox(this)),
       histogram_(new ClassHistogram(this)),
@@ -51,9 +60,16 @@ DatasetPreview::DatasetPreview(QWidget* parent)
       gallery_model_(new DatasetGalleryModel(&content_, this)),
       table_model_(new DatasetTableModel(&content_, this)),
       delegate_(new DatasetTileDelegate(this)) {
-  QFont bold = title_->font();
-  bold.setBold(true);
-  title_->setFont(bold);
+  split_bar_->setObjectName(QStringLiteral("previewSplit"));
+  split_bar_->setDocumentMode(true);
+  split_bar_->setExpanding(false);
+  split_bar_->setToolTip(tr("Which split of the dataset to show"));
+  augmented_->setObjectName(QStringLiteral("previewAugmented"));
+  augmented_->setText(tr("Show augmented"));
+  reroll_->setObjectName(QStringLiteral("previewReroll"));
+  reroll_->setToolTip(tr("Other random variants of these images"));
+  reroll_->setAutoRaise(true);
+  reroll_->setIconSize(QSize(16, 16));
 
   // The gallery: fixed-size tiles flowing left to right, wrapping with the width.
   gallery_->setViewMode(QListView::IconMode);
@@ -82,6 +98,7 @@ DatasetPreview::DatasetPreview(QWidget* parent)
 
   mode_box_->setToolTip(tr("Which samples to show"));
   class_box_->setToolTip(tr("Show only the samples of one class"));
+  class_box_->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // the counts grow with the split
   guardWheel(mode_box_);
   guardWheel(class_box_);
 
@@ -91,13 +108,24 @@ DatasetPreview::DatasetPreview(QWidget* parent)
   footer->addWidget(status_);
 
   auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(8, 8, 8, 8);
+  layout->setContentsMargins(8, 4, 8, 8);
   layout->setSpacing(6);
   layout->addLayout(buildHeader());
   layout->addWidget(histogram_);
   layout->addWidget(stack_, 1);
   layout->addLayout(footer);
 
+  connect(split_bar_, &QTabBar::currentChanged, this, [this](int i) {
+    if (i >= 0 && i != current_) showSplit(i);
+  });
+  connect(augmented_, &QCheckBox::toggled, this, [this] {
+    updateAugmentation();
+    showPage();
+  });
+  connect(reroll_, &QToolButton::clicked, this, [this] {
+    ++variant_;
+    showPage();
+  });
   connect(mode_box_, &QComboBox::activated, this, [this](int i) { setMode(Mode(mode_box_->itemData(i).toInt())); });
   connect(class_box_, &QComboBox::activated, this, [this](int i) { setClassFilter(class_box_->itemData(i).toInt()); });
   connect(histogram_, &ClassHistogram::classClicked, this,
@@ -107,6 +135,7 @@ DatasetPreview::DatasetPreview(QWidget* parent)
   connect(&ThemeManager::instance(), &ThemeManager::changed, this, &DatasetPreview::applyTheme);
 
   fillModeBox();
+  updateAugmentation();
   applyTheme();
   rebuild();
 }
@@ -117,45 +146,98 @@ DatasetPreview::~DatasetPreview() {
   table_->setModel(nullptr);
 }
 
+// The splits with the augmentation's buttons beside them (they are about the split), then what
+// the split holds and which of its samples to show.
 QLayout* DatasetPreview::buildHeader() {
-  auto* titles = new QVBoxLayout;
-  titles->setSpacing(0);
-  titles->addWidget(title_);
-  titles->addWidget(subtitle_);
-  auto* header = new QHBoxLayout;
-  header->addLayout(titles, 1);
-  header->addWidget(mode_box_);
-  header->addWidget(class_box_);
+  auto* splits = new QHBoxLayout;
+  splits->addWidget(split_bar_, 1);
+  splits->addWidget(augmented_);
+  splits->addWidget(reroll_);
+  auto* samples = new QHBoxLayout;
+  samples->addWidget(subtitle_, 1);
+  samples->addWidget(mode_box_);
+  samples->addWidget(class_box_);
+  auto* header = new QVBoxLayout;
+  header->setSpacing(4);
+  header->addLayout(splits);
+  header->addLayout(samples);
   return header;
 }
 
-void DatasetPreview::setDataset(std::shared_ptr<const data::Dataset> split, std::vector<QString> classNames,
-                                const QString& title) {
-  content_.dataset = std::move(split);
+void DatasetPreview::setSplits(std::vector<PreviewSplit> splits, std::vector<QString> classNames) {
+  splits_.clear();
+  for (PreviewSplit& split : splits) splits_.push_back({std::move(split), false, {}, {}});
+  const auto evaluated = std::find_if(splits_.begin(), splits_.end(), [](const Split& s) { return s.split.evaluated; });
+  evaluated_ = evaluated == splits_.end() ? -1 : int(evaluated - splits_.begin());
   content_.classNames = std::move(classNames);
-  content_.predictions = {};
-  const int64_t n = content_.dataset ? content_.dataset->size() : 0;
-  content_.labels = content_.classes() > 0 && n > 0 ? datasetLabels(*content_.dataset) : std::vector<int32_t>();
-  images_ = n > 0 && isImageShape(content_.dataset->get(0).input.shape());
-  if (images_) delegate_->setPictureSize(imageSize(content_.dataset->get(0).input.shape()));
-  counts_ = countPerClass(content_.labels, content_.classes());
-  title_->setText(title);
+  predictions_ = {};
   selection_.clear();
+  selected_ = -1;
   caption_.clear();
   mode_ = Mode::All;
   filter_ = -1;
+  current_ = -1;
+  fillSplitBar();
+  showSplit(std::max(evaluated_, 0));
+}
+
+// The class filter stays: the same class can be looked at in every split.
+void DatasetPreview::showSplit(int split) {
+  current_ = splits_.empty() ? -1 : std::clamp(split, 0, int(splits_.size()) - 1);
+  Split* shown = current_ >= 0 ? &splits_[size_t(current_)] : nullptr;
+  content_.dataset = shown ? shown->split.dataset : nullptr;
+  const int64_t n = content_.dataset ? content_.dataset->size() : 0;
+  if (shown && !shown->labelled) {
+    shown->labels = content_.classes() > 0 && n > 0 ? datasetLabels(*content_.dataset) : std::vector<int32_t>();
+    shown->counts = countPerClass(shown->labels, content_.classes());
+    shown->labelled = true;
+  }
+  content_.labels = shown ? shown->labels : std::vector<int32_t>();
+  content_.predictions = current_ >= 0 && current_ == evaluated_ ? predictions_ : Predictions();
+  input_ = n > 0 ? content_.dataset->get(0).input.shape() : Shape();
+  images_ = isImageShape(input_);
+  if (images_) delegate_->setPictureSize(imageSize(input_));
+  if (!modeAvailable(mode_)) mode_ = Mode::All;
   page_ = 0;
 
+  split_bar_->setCurrentIndex(current_);
   gallery_model_->resetCache();
   table_model_->datasetChanged();
   fitted_columns_ = 0;
-  histogram_->setCounts(counts_, content_.classNames);
+  histogram_->setCounts(shown ? shown->counts : std::vector<int64_t>(), content_.classNames);
   histogram_->setVisible(content_.classes() > 0);
   class_box_->setVisible(content_.classes() > 0);
   fillClassBox();
   fillModeBox();
   updateSubtitle();
+  updateAugmentation();
   rebuild();
+}
+
+void DatasetPreview::setAugmentation(data::TransformPtr transform) {
+  augmentation_ = std::move(transform);
+  updateAugmentation();
+  showPage();
+}
+
+bool DatasetPreview::showsAugmented() const { return canAugment() && augmented_->isChecked(); }
+
+bool DatasetPreview::canAugment() const {
+  return images_ && augmentation_ && current_ >= 0 && splits_[size_t(current_)].split.augmentable;
+}
+
+// The toggle stays as the user left it; it only applies to images of the augmentable split, and
+// is left out where no split is.
+void DatasetPreview::updateAugmentation() {
+  const bool augmentable = current_ >= 0 && splits_[size_t(current_)].split.augmentable;
+  const bool any = std::any_of(splits_.begin(), splits_.end(), [](const Split& s) { return s.split.augmentable; });
+  augmented_->setVisible(images_ && any);
+  reroll_->setVisible(images_ && any);
+  augmented_->setEnabled(canAugment());
+  reroll_->setEnabled(showsAugmented());
+  augmented_->setToolTip(!augmentable    ? tr("Only the training images are augmented")
+                         : !augmentation_ ? tr("The training images are not augmented: see the dataset's settings")
+                                          : tr("Show the training images as the run's augmentation changes them"));
 }
 
 void DatasetPreview::setFeatureNames(std::vector<QString> names) {
@@ -166,6 +248,8 @@ void DatasetPreview::setFeatureNames(std::vector<QString> names) {
 }
 
 void DatasetPreview::setPredictions(const Predictions& predictions) {
+  predictions_ = predictions;
+  if (current_ < 0 || current_ != evaluated_) return;  // shown with their split
   content_.predictions = predictions;
   gallery_model_->predictionsChanged();
   table_model_->predictionsChanged();
@@ -177,6 +261,8 @@ void DatasetPreview::setPredictions(const Predictions& predictions) {
 void DatasetPreview::clearPredictions() { setPredictions({}); }
 
 void DatasetPreview::showSamples(const std::vector<int64_t>& indices, const QString& caption) {
+  if (evaluated_ >= 0 && current_ != evaluated_) showSplit(evaluated_);
+  selected_ = current_;
   const int64_t n = content_.dataset ? content_.dataset->size() : 0;
   selection_.clear();
   std::copy_if(indices.begin(), indices.end(), std::back_inserter(selection_),
@@ -190,8 +276,7 @@ void DatasetPreview::showSamples(const std::vector<int64_t>& indices, const QStr
 }
 
 void DatasetPreview::setMode(Mode mode) {
-  if (mode == Mode::Selection && caption_.isEmpty() && selection_.empty()) mode = Mode::All;
-  mode_ = mode;
+  mode_ = modeAvailable(mode) ? mode : Mode::All;
   page_ = 0;
   rebuild();
 }
@@ -233,35 +318,56 @@ QToolButton* DatasetPreview::lastButton() const { return pager_->lastButton(); }
 
 QWidget* DatasetPreview::currentView() const { return stack_->currentWidget(); }
 
+// A tab per split: "Training (54,000)".
+void DatasetPreview::fillSplitBar() {
+  const QSignalBlocker quiet(split_bar_);
+  while (split_bar_->count() > 0) split_bar_->removeTab(0);
+  for (const Split& s : splits_)
+    split_bar_->addTab(tr("%1 (%2)").arg(s.split.name, number(s.split.dataset ? s.split.dataset->size() : 0)));
+  split_bar_->setVisible(!splits_.empty());
+}
+
 // "All classes (250)", then each class with its swatch and count.
 void DatasetPreview::fillClassBox() {
   const bool dark = ThemeManager::instance().theme().dark;
   class_box_->clear();
   class_box_->addItem(tr("All classes (%1)").arg(number(int64_t(content_.labels.size()))), -1);
   for (int c = 0; c < content_.classes(); ++c)
-    class_box_->addItem(classSwatch(c, dark), tr("%1 (%2)").arg(content_.className(c), number(counts_[size_t(c)])), c);
+    class_box_->addItem(classSwatch(c, dark),
+                        tr("%1 (%2)").arg(content_.className(c), number(histogram_->count(c))), c);
   class_box_->setCurrentIndex(class_box_->findData(filter_));
 }
 
-// All samples, Misclassified (only with classes; it explains itself until there are
-// predictions), and the selection by its caption once there is one.
+// All samples, Misclassified (only with classes, on the evaluated split; it explains itself
+// until there are predictions), and the selection by its caption on the split it was made on.
 void DatasetPreview::fillModeBox() {
   mode_box_->clear();
   mode_box_->addItem(tr("All samples"), int(Mode::All));
   mode_box_->addItem(tr("Misclassified"), int(Mode::Misclassified));
   if (auto* items = qobject_cast<QStandardItemModel*>(mode_box_->model()))
-    items->item(1)->setEnabled(content_.classes() > 0);
-  if (!caption_.isEmpty() || !selection_.empty())
+    items->item(1)->setEnabled(modeAvailable(Mode::Misclassified));
+  if (modeAvailable(Mode::Selection))
     mode_box_->addItem(caption_.isEmpty() ? tr("Selection") : caption_, int(Mode::Selection));
   mode_box_->setCurrentIndex(mode_box_->findData(int(mode_)));
 }
 
-// "10,000 samples · 28×28 · 10 classes"
+bool DatasetPreview::modeAvailable(Mode mode) const {
+  switch (mode) {
+    case Mode::All: return true;
+    case Mode::Misclassified: return content_.classes() > 0 && current_ >= 0 && current_ == evaluated_;
+    case Mode::Selection: return current_ == selected_ && (!caption_.isEmpty() || !selection_.empty());
+  }
+  return false;
+}
+
+// "28×28 · 10 classes", "64×64 RGB · 5 classes", "4 features" (the split's size is on its tab).
 void DatasetPreview::updateSubtitle() {
   QStringList parts;
-  if (content_.dataset) parts << tr("%1 samples").arg(number(content_.dataset->size()));
-  if (images_) parts << QStringLiteral("%1\u00d7%2").arg(delegate_->pictureSize().width()).arg(delegate_->pictureSize().height());
-  else if (table_model_->featureCount() > 0) parts << tr("%1 features").arg(table_model_->featureCount());
+  if (images_) {
+    const QSize size = delegate_->pictureSize();
+    const bool rgb = input_.size() == 3 && input_[0] == 3;
+    parts << QStringLiteral("%1\u00d7%2").arg(size.width()).arg(size.height()) + (rgb ? tr(" RGB") : QString());
+  } else if (table_model_->featureCount() > 0) parts << tr("%1 features").arg(table_model_->featureCount());
   if (content_.classes() > 0) parts << tr("%1 classes").arg(content_.classes());
   subtitle_->setText(parts.join(QStringLiteral(" \u00b7 ")));
 }
@@ -271,6 +377,7 @@ void DatasetPreview::applyTheme() {
   setColour(subtitle_, QPalette::WindowText, theme.mutedText);
   setColour(status_, QPalette::WindowText, theme.mutedText);
   setColour(placeholder_, QPalette::WindowText, theme.mutedText);
+  reroll_->setIcon(icon(QStringLiteral("shuffle")));
   fillClassBox();  // the swatches follow the theme
   gallery_->viewport()->update();
   table_->viewport()->update();
@@ -305,7 +412,8 @@ void DatasetPreview::showPage() {
     return;
   }
   if (images_) {
-    gallery_model_->setSamples(page);
+    gallery_model_->setSamples(page, showsAugmented() ? augmentation_ : nullptr,
+                               data::transform_seed(kAugmentationSeed, int64_t(variant_), page_));
     gallery_->scrollToTop();
     stack_->setCurrentWidget(gallery_);
   } else {

@@ -1,26 +1,32 @@
 #pragma once
-// DatasetPreview: a look at the samples of one split. Image datasets (inputs [1, H, W] or [H, W])
+// DatasetPreview: a look at the samples of a dataset's splits, one split at a time (a tab per
+// split, with its number of samples). Image datasets (inputs [1, H, W], [3, H, W] or [H, W])
 // show as a gallery of thumbnails with their labels; feature vectors (CSV) as a table. Both are
 // paged, and only the shown page is ever read from the dataset. Above them: a class filter with
-// each class's count and a histogram of the classes (click a bar to filter).
+// each class's count in the shown split and a histogram of its classes (click a bar to filter).
 //
 // Modes: all samples; the misclassified ones (once there are predictions), the most confident
 // mistakes first; or a given selection (showSamples, e.g. the samples of a clicked
-// confusion-matrix cell). With predictions every sample also shows what the model said, wrong
-// ones marked in red. Follows the theme.
+// confusion-matrix cell). Predictions and selections belong to the split the model is evaluated
+// on: with predictions every sample of it also shows what the model said, wrong ones marked in
+// red; the other splits show none. The training split can be shown through the run's
+// augmentation ("Show augmented"; the shuffle button draws new variants). Follows the theme.
 #include <QString>
 #include <QWidget>
 #include <memory>
 #include <vector>
 
 #include "data/dataset.h"
+#include "data/transforms.h"
 #include "dataset/dataset_content.h"
 #include "dataset/dataset_samples.h"
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QListView;
 class QStackedWidget;
+class QTabBar;
 class QTableView;
 class QToolButton;
 
@@ -37,6 +43,14 @@ class DatasetTileDelegate;
 std::vector<int64_t> samplesWith(const data::Dataset& dataset, const Predictions& predictions, int trueClass,
                                  int predictedClass);
 
+// One split the preview can show.
+struct PreviewSplit {
+  QString name;                                  // "Training"
+  std::shared_ptr<const data::Dataset> dataset;  // in raw units
+  bool augmentable = false;  // the training split: it can be shown through the augmentation
+  bool evaluated = false;    // the split the model's predictions are of (at most one)
+};
+
 class DatasetPreview : public QWidget {
   Q_OBJECT
 
@@ -46,16 +60,25 @@ class DatasetPreview : public QWidget {
   explicit DatasetPreview(QWidget* parent = nullptr);
   ~DatasetPreview() override;
 
-  // The split to show and its class names (empty for a regression split: no filter, histogram
-  // or mistakes). Forgets predictions and any selection; shows all samples from page 1.
-  void setDataset(std::shared_ptr<const data::Dataset> split, std::vector<QString> classNames, const QString& title);
+  // The splits to show and their class names (empty for regression: no filter, histogram or
+  // mistakes). Forgets predictions and any selection; shows all samples of the evaluated split
+  // (else the first) from page 1. A split's labels are read when it is first shown.
+  void setSplits(std::vector<PreviewSplit> splits, std::vector<QString> classNames);
+  void showSplit(int split);  // an index into the splits
+  int currentSplit() const { return current_; }
+  int splitCount() const { return int(splits_.size()); }
+  // How the run augments its training batches (null: not at all).
+  void setAugmentation(data::TransformPtr transform);
+  // Whether the gallery shows the training images through the augmentation now.
+  bool showsAugmented() const;
   // Column names of the table (feature vectors); missing ones are called x0, x1, ...
   void setFeatureNames(std::vector<QString> names);
-  // By sample index of the split; may arrive repeatedly during training.
+  // By sample index of the evaluated split; may arrive repeatedly during training.
   void setPredictions(const Predictions& predictions);
   void clearPredictions();
-  const Predictions& predictions() const { return content_.predictions; }
-  // Shows exactly these samples (in this order) in the Selection mode, named `caption`.
+  const Predictions& predictions() const { return predictions_; }
+  // Shows exactly these samples of the evaluated split (in this order; the current split where
+  // none is evaluated) in the Selection mode, named `caption`.
   void showSamples(const std::vector<int64_t>& indices, const QString& caption);
 
   void setMode(Mode mode);
@@ -77,6 +100,9 @@ class DatasetPreview : public QWidget {
   QString statusText() const;
 
   // The parts, for tests and for keyboard focus.
+  QTabBar* splitBar() const { return split_bar_; }
+  QCheckBox* augmentedBox() const { return augmented_; }
+  QToolButton* rerollButton() const { return reroll_; }
   QComboBox* modeBox() const { return mode_box_; }
   QComboBox* classBox() const { return class_box_; }
   ClassHistogram* histogram() const { return histogram_; }
@@ -91,30 +117,51 @@ class DatasetPreview : public QWidget {
   QWidget* currentView() const;
 
  private:
+  // A split with its labels, read the first time it is shown.
+  struct Split {
+    PreviewSplit split;
+    bool labelled = false;
+    std::vector<int32_t> labels;
+    std::vector<int64_t> counts;  // per class
+  };
+
   QLayout* buildHeader();
+  void fillSplitBar();
   void fillClassBox();
   void fillModeBox();
+  bool modeAvailable(Mode mode) const;
+  bool canAugment() const;  // the shown split's images through the augmentation
   void updateSubtitle();
+  void updateAugmentation();
   void applyTheme();
   void rebuild();
   void showPage();
   void fitTableColumns();
   QString emptyText() const;
 
-  DatasetContent content_;
-  std::vector<int64_t> selection_;  // the Selection mode's samples
+  DatasetContent content_;         // the shown split's
+  std::vector<Split> splits_;
+  int current_ = -1;
+  int evaluated_ = -1;             // the split of predictions_ (-1: none)
+  Predictions predictions_;
+  std::vector<int64_t> selection_;  // the Selection mode's samples, of split selected_
+  int selected_ = -1;
   QString caption_;
   std::vector<int64_t> shown_;      // the current mode's samples after the class filter
-  std::vector<int64_t> counts_;     // per class
+  data::TransformPtr augmentation_;
+  uint64_t variant_ = 0;            // counts the shuffles: part of the augmentation's seed
   Mode mode_ = Mode::All;
   int filter_ = -1;
   int page_ = 0;
+  Shape input_;  // an example's input shape in the shown split
   bool images_ = false;
   int fitted_columns_ = 0;  // the table's column count when its columns were last fitted
 
-  QLabel* title_;
+  QTabBar* split_bar_;
   QLabel* subtitle_;
   QLabel* status_;
+  QCheckBox* augmented_;
+  QToolButton* reroll_;
   QComboBox* mode_box_;
   QComboBox* class_box_;
   ClassHistogram* histogram_;

@@ -13,7 +13,7 @@ namespace plexus::widgets {
 namespace {
 
 constexpr int kPad = 6;
-constexpr int kPictureBox = 56;  // the picture's longer side, in logical pixels
+constexpr int kPictureBox = 64;  // at most the picture's longer side, in logical pixels
 constexpr int kMinTextWidth = 72;
 
 QColor successColour(const Theme& theme) { return theme.dark ? QColor(0x4ADE80) : QColor(0x16A34A); }

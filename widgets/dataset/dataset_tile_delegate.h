@@ -1,8 +1,9 @@
 #pragma once
-// How the gallery draws one sample: its picture scaled crisply (whole multiples, nearest
-// neighbour, so pixels stay square), the label with its class colour, and once there are
-// predictions the predicted class and confidence: a red frame and cross on a mistake, a small
-// green tick on a correct one. Reads the item roles of DatasetGalleryModel.
+// How the gallery draws one sample: its picture (small ones enlarged by whole multiples, nearest
+// neighbour, so pixels stay square; large ones shrunk smoothly; the aspect ratio kept), the label
+// with its class colour, and once there are predictions the predicted class and confidence: a
+// red frame and cross on a mistake, a small green tick on a correct one. Reads the item roles of
+// DatasetGalleryModel.
 #include <QStyledItemDelegate>
 
 namespace plexus::widgets {
@@ -16,14 +17,14 @@ class DatasetTileDelegate : public QStyledItemDelegate {
   // The dataset's image size (every tile is the same size).
   void setPictureSize(QSize size) { picture_ = size; }
   QSize pictureSize() const { return picture_; }
-  // The size the picture is drawn at, in logical pixels.
+  // The size the picture is drawn at, in logical pixels, and where in a tile.
   QSize shownPictureSize() const;
+  QRect pictureRect(const QRect& tile) const;
 
   void paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const override;
   QSize sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const override;
 
  private:
-  QRect pictureRect(const QRect& tile) const;
   void paintFrame(QPainter* painter, const QStyleOptionViewItem& option) const;
   void paintPicture(QPainter* painter, const QRect& target, const QModelIndex& index) const;
   void paintVerdict(QPainter* painter, const QRect& picture, int verdict) const;
