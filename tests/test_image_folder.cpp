@@ -284,6 +284,8 @@ class TestImageFolder : public QObject {
     const size_t sof = jpeg.find("\xff\xc0");
     for (size_t i : {sof + 5, sof + 7}) jpeg[i] = char(0xea), jpeg[i + 1] = char(0x60);
     VERIFY_CONTAINS(check(jpeg), "h.img: the JPEG header declares 60000 x 60000 pixels");
+    // Markers without a length (TEM) and fill bytes before the frame are stepped over.
+    VERIFY_CONTAINS(check(jpeg.substr(0, 2) + "\xff\x01\xff" + jpeg.substr(2)), "60000 x 60000 pixels");
     VERIFY_CONTAINS(check("hello"), "h.img: not a PNG, JPEG or BMP image");
     VERIFY_CONTAINS(check(""), "h.img: empty file");
   }

@@ -439,6 +439,11 @@ bool jpeg_frame_size(const uint8_t* data, size_t size, uint32_t& width, uint32_t
       ++at;
       continue;
     }
+    if (marker == 0x01 || (marker >= 0xd0 && marker <= 0xd8)) {  // TEM, RSTn, SOI: no length follows
+      at += 2;
+      continue;
+    }
+    if (marker == 0xd9) return false;  // EOI
     const bool frame = marker >= 0xc0 && marker <= 0xcf && marker != 0xc4 && marker != 0xc8 && marker != 0xcc;
     if (frame) {
       if (at + 9 > size) return false;
