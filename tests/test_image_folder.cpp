@@ -204,6 +204,11 @@ class TestImageFolder : public QObject {
     QCOMPARE(gray.channels, 1);
     QVERIFY(gray.pixels == read_image(dir / "gray.png").pixels);
 
+    // Two gray entries and two stray bytes before the pixels: still a 2-entry gray palette.
+    const Image padded = decode(bmp(2, 1, 8, {{1, 0}}, {10, 10, 10, 0, 200, 200, 200, 0, 1, 2}));
+    QCOMPARE(padded.channels, 1);
+    QCOMPARE(padded.pixels, Bytes({200, 10}));
+
     // Three colors (blue, green, red, reserved), indices into them.
     const Bytes colors = {0, 0, 255, 0, 0, 255, 0, 0, 30, 20, 10, 0};
     const Image color = decode(bmp(2, 2, 8, {{0, 1}, {2, 0}}, colors));

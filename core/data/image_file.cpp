@@ -393,7 +393,7 @@ void check_bmp_palette_indices(const uint8_t* data, const BmpHeader& h, const st
 
 // A palette all of gray (R = G = B), the only way a BMP stores a gray picture.
 bool bmp_palette_is_gray(const uint8_t* data, const BmpHeader& h) {
-  const uint8_t* entry = data + h.offset - 4 * h.palette;  // blue, green, red, reserved
+  const uint8_t* entry = data + 14 + h.header_size;  // where stb_image reads it: blue, green, red, reserved
   for (int64_t i = 0; i < h.palette; ++i, entry += 4)
     if (entry[0] != entry[1] || entry[1] != entry[2]) return false;
   return true;
