@@ -421,7 +421,7 @@ expect_one_error("${FIXTURES}/cut.png: truncated PNG: the file ends at byte offs
 run(1 predict ${POOLED} ${WORK}/no-such-picture.png)
 expect_one_error("no-such-picture.png: cannot open: No such file or directory" "predict on a missing file")
 run(1 predict ${POOLED} ${EXAMPLES}/data/housing.csv)
-expect_one_error("housing.csv: not a PNG or JPEG image" "predict on a CSV file for an image model")
+expect_one_error("housing.csv: not a PNG, JPEG or BMP image" "predict on a CSV file for an image model")
 run(1 predict --checkpoint ${FIXTURES}/pooled_digits.safetensors ${FIXTURES}/three.png)
 expect_one_error("pooled_digits.safetensors holds no project: pass the project FILE" "predict of a weights file without FILE")
 

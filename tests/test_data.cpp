@@ -306,6 +306,32 @@ class TestData : public QObject {
     VERIFY_CONTAINS(message_of<IndexError>([&] { Subset(ds, {10}); }), "index 10");
   }
 
+  // target_batch: the targets of get_batch, from every dataset kind without reading inputs.
+  void targetBatchEqualsGetBatchTargets() {
+    QTemporaryDir dir;
+    const std::string d = dir.path().toStdString();
+    write_bytes(d + "/t10k-images-idx3-ubyte", idx_bytes(0x08, {3, 1, 2}, std::vector<uint8_t>(6, 1)));
+    write_bytes(d + "/t10k-labels-idx1-ubyte", idx_bytes(0x08, {3}, {7, 2, 5}));
+    {
+      std::ofstream f(d + "/c.csv", std::ios::binary);
+      f << "x,y\n1,b\n2,a\n3,c\n";
+    }
+    CsvOptions csv;
+    csv.target = "y";
+    csv.task = CsvTask::Classification;
+    const auto memory = std::make_shared<TensorDataset>(zeros({4, 2}), from_vector({3, 1, 4, 1}, {4}));
+    const std::vector<std::shared_ptr<const Dataset>> datasets = {
+        memory, std::make_shared<Subset>(memory, std::vector<int64_t>{3, 2, 0}),
+        std::make_shared<MnistDataset>(d, Split::Test), std::make_shared<CsvDataset>(d + "/c.csv", csv),
+        std::make_shared<ProbeDataset>(3)};
+    for (const auto& ds : datasets) {
+      const std::vector<int64_t> indices = {2, 0, 2, 1};
+      QCOMPARE(ds->target_batch(indices).to_vector(), ds->get_batch(indices).target.to_vector());
+      QCOMPARE(ds->target_batch(indices).shape(), (Shape{4}));
+      VERIFY_CONTAINS(message_of<IndexError>([&] { ds->target_batch({ds->size()}); }), "out of range");
+    }
+  }
+
   // ---- MNIST -------------------------------------------------------------------------------
   void mnistSyntheticFolder() {
     QTemporaryDir dir;

@@ -447,10 +447,10 @@ class TestImageFile : public QObject {
   void empty_file_and_wrong_magic() {
     write_raw_file("empty.png", "");
     verify_all(message_of<DataError>([&] { read_image(path("empty.png")); }),
-               {QString::fromStdString(path("empty.png")) + ": empty file; expected a PNG or JPEG image"});
+               {QString::fromStdString(path("empty.png")) + ": empty file; expected a PNG, JPEG or BMP image"});
     verify_all(decode_error(std::string("GIF89a\x01\x00\x01\x00", 10), "anim.gif"),
-               {"anim.gif: not a PNG or JPEG image: it starts with bytes 47 49 46 38 39 61 01 00"});
-    verify_all(decode_error("P", "one.png"), {"one.png: not a PNG or JPEG image: it starts with bytes 50 ("});
+               {"anim.gif: not a PNG, JPEG or BMP image: it starts with bytes 47 49 46 38 39 61 01 00"});
+    verify_all(decode_error("P", "one.png"), {"one.png: not a PNG, JPEG or BMP image: it starts with bytes 50 ("});
   }
 
   void missing_file_and_directory() {
@@ -471,7 +471,7 @@ class TestImageFile : public QObject {
                                              std::tuple{jpeg, size_t(3), "truncated JPEG: the file ends at byte offset "}}) {
       for (size_t n = 1; n < bytes.size(); ++n) {
         const std::string err = decode_error(bytes.substr(0, n), "cut.img");
-        const char* expected = n < magic ? "not a PNG or JPEG image" : what;
+        const char* expected = n < magic ? "not a PNG, JPEG or BMP image" : what;
         QVERIFY2(contains(err, "cut.img: ") && contains(err, expected),
                  qPrintable(QString("cut at %1 of %2: %3").arg(n).arg(bytes.size()).arg(QString::fromStdString(err))));
       }

@@ -371,6 +371,11 @@ Example CsvDataset::get(int64_t index) const {
   return {gather_rows(features_, one).reshape({features_.size(1)}), gather_rows(targets_, one).reshape({})};
 }
 
+Tensor CsvDataset::target_batch(const std::vector<int64_t>& indices) const {
+  for (int64_t i : indices) check_index(i, "CsvDataset::target_batch");
+  return gather_rows(targets_, indices);
+}
+
 Example CsvDataset::get_batch(const std::vector<int64_t>& indices) const {
   for (int64_t i : indices) check_index(i, "CsvDataset::get_batch");
   return {gather_rows(features_, indices), gather_rows(targets_, indices)};

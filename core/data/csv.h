@@ -55,6 +55,7 @@ class CsvDataset : public Dataset {
 
   int64_t size() const override { return features_.size(0); }
   Example get(int64_t index) const override;  // input [F], target []
+  Tensor target_batch(const std::vector<int64_t>& indices) const override;  // [B]
   Example get_batch(const std::vector<int64_t>& indices) const override;  // [B, F], [B]
 
   const Tensor& features() const { return features_; }  // [N, F]

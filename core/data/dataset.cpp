@@ -70,6 +70,8 @@ Example Dataset::get_batch(const std::vector<int64_t>& indices) const {
   return {stack_copies(inputs, indices, "input"), stack_copies(targets, indices, "target")};
 }
 
+Tensor Dataset::target_batch(const std::vector<int64_t>& indices) const { return get_batch(indices).target; }
+
 Tensor gather_rows(const Tensor& source, const std::vector<int64_t>& indices) {
   Shape row(source.shape().begin() + 1, source.shape().end());
   Tensor out = empty(prepend(int64_t(indices.size()), row));
@@ -112,6 +114,11 @@ Example TensorDataset::get_batch(const std::vector<int64_t>& indices) const {
   return {gather_rows(inputs_, indices), gather_rows(targets_, indices)};
 }
 
+Tensor TensorDataset::target_batch(const std::vector<int64_t>& indices) const {
+  for (int64_t i : indices) check_index(i, "TensorDataset::target_batch");
+  return gather_rows(targets_, indices);
+}
+
 // ---- Subset ----------------------------------------------------------------------------
 
 Subset::Subset(std::shared_ptr<const Dataset> parent, std::vector<int64_t> indices)
@@ -129,14 +136,22 @@ Example Subset::get(int64_t index) const {
   return parent_->get(indices_[size_t(index)]);
 }
 
-Example Subset::get_batch(const std::vector<int64_t>& indices) const {
+std::vector<int64_t> Subset::parent_indices(const std::vector<int64_t>& indices, const char* who) const {
   std::vector<int64_t> mapped;
   mapped.reserve(indices.size());
   for (int64_t i : indices) {
-    check_index(i, "Subset::get_batch");
+    check_index(i, who);
     mapped.push_back(indices_[size_t(i)]);
   }
-  return parent_->get_batch(mapped);
+  return mapped;
+}
+
+Example Subset::get_batch(const std::vector<int64_t>& indices) const {
+  return parent_->get_batch(parent_indices(indices, "Subset::get_batch"));
+}
+
+Tensor Subset::target_batch(const std::vector<int64_t>& indices) const {
+  return parent_->target_batch(parent_indices(indices, "Subset::target_batch"));
 }
 
 std::pair<std::shared_ptr<Subset>, std::shared_ptr<Subset>> random_split(std::shared_ptr<const Dataset> dataset,

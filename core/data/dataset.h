@@ -35,6 +35,10 @@ class Dataset {
   // The default stacks get(); datasets backed by one contiguous tensor override it with
   // a direct row copy, which is what keeps the DataLoader fast.
   virtual Example get_batch(const std::vector<int64_t>& indices) const;
+  // The targets [B, ...] of those examples alone, equal to get_batch(indices).target. The default
+  // is just that; datasets whose inputs are costly to read (image files) override it, as do the
+  // in-memory ones, so a class histogram never reads an input.
+  virtual Tensor target_batch(const std::vector<int64_t>& indices) const;
   // The name of each class, by class index ("T-shirt/top", or a CSV's label text); empty when
   // the dataset has no class names (regression, or plain tensors).
   virtual std::vector<std::string> class_names() const { return {}; }
@@ -51,6 +55,7 @@ class TensorDataset : public Dataset {
   int64_t size() const override { return n_; }
   Example get(int64_t index) const override;
   Example get_batch(const std::vector<int64_t>& indices) const override;
+  Tensor target_batch(const std::vector<int64_t>& indices) const override;
   const Tensor& inputs() const { return inputs_; }
   const Tensor& targets() const { return targets_; }
 
@@ -66,10 +71,13 @@ class Subset : public Dataset {
   int64_t size() const override { return int64_t(indices_.size()); }
   Example get(int64_t index) const override;
   Example get_batch(const std::vector<int64_t>& indices) const override;
+  Tensor target_batch(const std::vector<int64_t>& indices) const override;
   const std::vector<int64_t>& indices() const { return indices_; }
   std::vector<std::string> class_names() const override { return parent_->class_names(); }
 
  private:
+  std::vector<int64_t> parent_indices(const std::vector<int64_t>& indices, const char* who) const;  // checked
+
   std::shared_ptr<const Dataset> parent_;
   std::vector<int64_t> indices_;
 };

@@ -17,6 +17,17 @@
 #include <jerror.h>  // after jpeglib.h: the message codes (JWRN_*)
 #include <png.h>
 
+// stb_image for the BMP pixel formats, compiled here with only its BMP decoder and its
+// functions static to this file. It reads from memory only; its failure reason is thread-local.
+#define STB_IMAGE_IMPLEMENTATION
+#define STB_IMAGE_STATIC
+#define STBI_ONLY_BMP
+#define STBI_NO_STDIO
+#define STBI_NO_LINEAR
+#define STBI_NO_HDR
+#define STBI_FAILURE_USERMSG
+#include <stb/stb_image.h>
+
 #include "io/atomic_file.h"
 #include "util/error.h"
 
@@ -44,6 +55,19 @@ bool is_jpeg(const uint8_t* data, size_t size) {
   return size >= sizeof kJpegMagic && std::memcmp(data, kJpegMagic, sizeof kJpegMagic) == 0;
 }
 
+uint32_t le32(const uint8_t* p) { return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24; }
+uint16_t le16(const uint8_t* p) { return uint16_t(p[0] | p[1] << 8); }
+uint32_t be32(const uint8_t* p) { return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | uint32_t(p[3]); }
+uint16_t be16(const uint8_t* p) { return uint16_t(p[0] << 8 | p[1]); }
+
+// The sizes of the BMP info headers: OS/2 1.x (12), Windows 3 (40), Adobe's (56), V4 (108), V5 (124).
+bool is_bmp_header_size(uint32_t n) { return n == 12 || n == 40 || n == 56 || n == 108 || n == 124; }
+
+// "BM" alone is too weak a magic (a CSV's header may start "BMI,"): the info header's size must be known too.
+bool is_bmp(const uint8_t* data, size_t size) {
+  return size >= 18 && data[0] == 'B' && data[1] == 'M' && is_bmp_header_size(le32(data + 14));
+}
+
 std::string hex_bytes(const uint8_t* data, size_t n) {
   std::string s;
   char buf[4];
@@ -62,21 +86,6 @@ bool exceeds_pixel_limit(uint64_t width, uint64_t height) {
   throw DataError(name + ": the " + format + " header declares " + std::to_string(width) + " x " +
                   std::to_string(height) + " pixels, more than the limit of " + std::to_string(kImageMaxPixels) +
                   " pixels (2^26, e.g. 8192 x 8192)");
-}
-
-// The fields of an Image must agree before anything indexes its pixels.
-void check_image(const Image& image, const std::string& where) {
-  if (image.channels != 1 && image.channels != 3)
-    throw ValueError(where + ": an image has 1 (gray) or 3 (RGB) channels, got " + std::to_string(image.channels));
-  if (image.width < 1 || image.height < 1 || image.width > kImageMaxPixels || image.height > kImageMaxPixels ||
-      image.width * image.height > kImageMaxPixels)
-    throw ValueError(where + ": an image of " + std::to_string(image.width) + " x " + std::to_string(image.height) +
-                     " pixels; expected 1 to " + std::to_string(kImageMaxPixels) + " pixels");
-  const int64_t want = image.width * image.height * image.channels;
-  if (int64_t(image.pixels.size()) != want)
-    throw ValueError(where + ": the image holds " + std::to_string(image.pixels.size()) + " bytes of pixels, expected " +
-                     std::to_string(image.width) + " x " + std::to_string(image.height) + " x " +
-                     std::to_string(image.channels) + " = " + std::to_string(want));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -300,6 +309,203 @@ Image decode_jpeg(const uint8_t* data, size_t size, const std::string& name) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// BMP. stb_image unpacks the pixels, but it reads past the end of its data as zeros and indexes
+// a palette with any byte, so everything it takes on trust is checked here first: the header
+// fields, that the file holds every row, and that every palette index names an entry.
+
+struct BmpHeader {
+  uint32_t header_size = 0;  // the info header's
+  uint32_t offset = 0;       // of the pixels
+  int64_t width = 0, height = 0;
+  int bits = 0;              // per pixel
+  uint32_t compression = 0;  // 0 none, 3 bit fields
+  int64_t palette = 0;       // entries, for 8 bits and fewer
+  int64_t stride = 0;        // bytes per stored row, padded to 4
+};
+
+[[noreturn]] void throw_corrupt_bmp(const std::string& name, size_t offset, const std::string& what) {
+  throw DataError(name + ": corrupt BMP at byte offset " + std::to_string(offset) + ": " + what);
+}
+
+[[noreturn]] void throw_truncated(const std::string& name, const char* format, size_t size) {
+  throw DataError(name + ": truncated " + format + ": the file ends at byte offset " + std::to_string(size) +
+                  " before the image is complete");
+}
+
+BmpHeader read_bmp_header(const uint8_t* data, size_t size, const std::string& name) {
+  BmpHeader h;
+  h.header_size = le32(data + 14);
+  if (h.header_size == 12)
+    throw DataError(name + ": an OS/2 1.x BMP (12-byte header); only Windows BMPs (40-, 56-, 108- or 124-byte "
+                    "headers) can be read");
+  if (size < 14 + size_t(h.header_size)) throw_truncated(name, "BMP", size);
+  h.offset = le32(data + 10);
+  const int32_t width = int32_t(le32(data + 18)), height = int32_t(le32(data + 22));
+  if (le16(data + 26) != 1) throw_corrupt_bmp(name, 26, "the number of planes is " + std::to_string(le16(data + 26)) + ", not 1");
+  h.bits = le16(data + 28);
+  h.compression = le32(data + 30);
+  if (width <= 0 || height == 0 || height == INT32_MIN)
+    throw_corrupt_bmp(name, 18, "a width of " + std::to_string(width) + " and a height of " + std::to_string(height));
+  h.width = width;
+  h.height = height < 0 ? -int64_t(height) : height;  // negative: rows stored top-down
+  if (exceeds_pixel_limit(uint64_t(h.width), uint64_t(h.height))) throw_too_large(name, "BMP", uint64_t(h.width), uint64_t(h.height));
+  if (h.bits != 1 && h.bits != 4 && h.bits != 8 && h.bits != 16 && h.bits != 24 && h.bits != 32)
+    throw_corrupt_bmp(name, 28, std::to_string(h.bits) + " bits per pixel (1, 4, 8, 16, 24 or 32 are possible)");
+  if (h.compression == 1 || h.compression == 2)
+    throw DataError(name + ": a run-length encoded BMP; only uncompressed BMPs can be read");
+  if (h.compression == 4 || h.compression == 5)
+    throw DataError(name + ": a BMP holding a JPEG or PNG; only uncompressed BMPs can be read");
+  if (h.compression != 0 && !(h.compression == 3 && (h.bits == 16 || h.bits == 32)))
+    throw_corrupt_bmp(name, 30, "compression " + std::to_string(h.compression) + " with " + std::to_string(h.bits) +
+                                    " bits per pixel");
+  // What precedes the pixels: the info header, a 40-byte one's three bit-field masks, or a palette.
+  const uint64_t header_end = 14 + uint64_t(h.header_size) + (h.header_size == 40 && h.compression == 3 ? 12 : 0);
+  if (h.bits <= 8) {
+    h.palette = h.offset >= header_end ? int64_t((h.offset - header_end) / 4) : 0;
+    if (h.palette < 1 || h.palette > 256)
+      throw_corrupt_bmp(name, 10, "the pixels start at byte offset " + std::to_string(h.offset) + ", leaving room for " +
+                                      std::to_string(h.palette) + " palette entries; a " + std::to_string(h.bits) +
+                                      "-bit BMP has 1 to 256");
+  } else if (h.offset != header_end) {
+    throw_corrupt_bmp(name, 10, "the pixels start at byte offset " + std::to_string(h.offset) +
+                                    " instead of right after the header, at " + std::to_string(header_end));
+  }
+  h.stride = (h.width * h.bits + 31) / 32 * 4;
+  if (uint64_t(h.offset) + uint64_t(h.stride) * uint64_t(h.height) > size) throw_truncated(name, "BMP", size);
+  return h;
+}
+
+// Every pixel's palette index must name an entry (stb_image would read whatever lies beyond).
+void check_bmp_palette_indices(const uint8_t* data, const BmpHeader& h, const std::string& name) {
+  const int per_byte = 8 / h.bits, mask = (1 << h.bits) - 1;
+  for (int64_t y = 0; y < h.height; ++y) {
+    const uint8_t* row = data + h.offset + y * h.stride;
+    for (int64_t x = 0; x < h.width; ++x) {
+      const int shift = 8 - h.bits * int(x % per_byte + 1);
+      const int index = row[x / per_byte] >> shift & mask;
+      if (index >= h.palette)
+        throw_corrupt_bmp(name, size_t(h.offset + y * h.stride + x / per_byte),
+                          "palette index " + std::to_string(index) + " of a palette of " + std::to_string(h.palette) +
+                              " entries");
+    }
+  }
+}
+
+// A palette all of gray (R = G = B), the only way a BMP stores a gray picture.
+bool bmp_palette_is_gray(const uint8_t* data, const BmpHeader& h) {
+  const uint8_t* entry = data + 14 + h.header_size;  // where stb_image reads it: blue, green, red, reserved
+  for (int64_t i = 0; i < h.palette; ++i, entry += 4)
+    if (entry[0] != entry[1] || entry[1] != entry[2]) return false;
+  return true;
+}
+
+Image decode_bmp(const uint8_t* data, size_t size, const std::string& name) {
+  const BmpHeader h = read_bmp_header(data, size, name);
+  if (h.bits <= 8) check_bmp_palette_indices(data, h, name);
+  // The checks above bound what stb_image reads to `size` bytes, itself at most kMaxFileBytes.
+  int width = 0, height = 0, channels = 0;
+  struct Freer {
+    stbi_uc* p;
+    ~Freer() { stbi_image_free(p); }
+  } decoded{stbi_load_from_memory(data, int(size), &width, &height, &channels, 0)};
+  if (!decoded.p) throw DataError(name + ": corrupt BMP: " + stbi_failure_reason());
+  if (width != h.width || height != h.height || (channels != 3 && channels != 4))
+    throw DataError(name + ": corrupt BMP: decoded as " + std::to_string(width) + " x " + std::to_string(height) + " x " +
+                    std::to_string(channels) + " against its header's " + std::to_string(h.width) + " x " +
+                    std::to_string(h.height));
+  Image image;
+  image.width = width;
+  image.height = height;
+  image.channels = h.bits <= 8 && bmp_palette_is_gray(data, h) ? 1 : 3;
+  const size_t n = size_t(width) * size_t(height);
+  image.pixels.resize(n * size_t(image.channels));
+  const uint8_t* in = decoded.p;
+  uint8_t* out = image.pixels.data();
+  // Alpha (32-bit BMPs that use it) is composited on black as for PNGs; stb_image reports an
+  // alpha channel that is all 0 as all 255 (such files leave it unused).
+  for (size_t i = 0; i < n; ++i, in += channels)
+    for (int c = 0; c < image.channels; ++c)
+      *out++ = channels == 4 ? uint8_t((unsigned(in[c]) * in[3] + 127) / 255) : in[c];
+  return image;
+}
+
+// The dimensions a JPEG's frame header (SOFn) declares, found by walking the marker segments
+// before it; false when it does not lie within `size` bytes.
+bool jpeg_frame_size(const uint8_t* data, size_t size, uint32_t& width, uint32_t& height) {
+  size_t at = 2;
+  while (at + 4 <= size && data[at] == 0xff) {
+    const uint8_t marker = data[at + 1];
+    if (marker == 0xff) {  // fill byte
+      ++at;
+      continue;
+    }
+    if (marker == 0x01 || (marker >= 0xd0 && marker <= 0xd8)) {  // TEM, RSTn, SOI: no length follows
+      at += 2;
+      continue;
+    }
+    if (marker == 0xd9) return false;  // EOI
+    const bool frame = marker >= 0xc0 && marker <= 0xcf && marker != 0xc4 && marker != 0xc8 && marker != 0xcc;
+    if (frame) {
+      if (at + 9 > size) return false;
+      height = be16(data + at + 5);
+      width = be16(data + at + 7);
+      return true;
+    }
+    if (marker == 0xda) return false;  // scan data before any frame: decoding will say so
+    at += 2 + size_t(be16(data + at + 2));
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// JPEG writing into memory (libjpeg's own buffer), errors as in reading.
+
+struct JpegWrite {
+  jpeg_compress_struct cinfo{};
+  jpeg_error_mgr errors{};
+  std::jmp_buf jump{};
+  char message[JMSG_LENGTH_MAX] = {};
+  bool created = false;
+  unsigned char* buffer = nullptr;
+  unsigned long size = 0;
+
+  ~JpegWrite() {
+    if (created) jpeg_destroy_compress(&cinfo);
+    std::free(buffer);
+  }
+};
+
+[[noreturn]] void jpeg_write_fail(j_common_ptr cinfo) {
+  auto* w = static_cast<JpegWrite*>(cinfo->client_data);
+  (*cinfo->err->format_message)(cinfo, w->message);
+  std::longjmp(w->jump, 1);
+}
+
+bool run_jpeg_write(JpegWrite& w, const Image& image, int quality) {
+  if (setjmp(w.jump)) return false;
+  jpeg_create_compress(&w.cinfo);
+  w.created = true;
+  w.cinfo.client_data = &w;
+  jpeg_mem_dest(&w.cinfo, &w.buffer, &w.size);
+  w.cinfo.image_width = JDIMENSION(image.width);
+  w.cinfo.image_height = JDIMENSION(image.height);
+  w.cinfo.input_components = int(image.channels);
+  w.cinfo.in_color_space = image.channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  jpeg_set_defaults(&w.cinfo);
+  jpeg_set_quality(&w.cinfo, quality, TRUE);
+  for (int i = 0; i < w.cinfo.num_components; ++i) w.cinfo.comp_info[i].h_samp_factor = w.cinfo.comp_info[i].v_samp_factor = 1;
+  jpeg_start_compress(&w.cinfo, TRUE);
+  const size_t row_bytes = size_t(image.width) * size_t(image.channels);
+  while (w.cinfo.next_scanline < w.cinfo.image_height) {
+    // libjpeg takes rows as non-const pointers but only reads them.
+    JSAMPROW row = const_cast<uint8_t*>(image.pixels.data()) + size_t(w.cinfo.next_scanline) * row_bytes;
+    jpeg_write_scanlines(&w.cinfo, &row, 1);
+  }
+  jpeg_finish_compress(&w.cinfo);
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
 // PNG writing into memory (then one atomic file write); libpng's errors as in reading.
 
 struct PngWrite {
@@ -345,51 +551,75 @@ bool run_png_write(PngWrite& w, const Image& image) {
   return true;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Resizing: each output index along an axis is a weighted sum of input indices ("taps"), the
-// weights summing to 1. Both axes are resized separately, so the same rules hold per axis.
+// The encoders, `where` naming the image or its file in messages.
+std::string png_bytes(const Image& image, const std::string& where) {
+  check_image(image, where);
+  PngWrite w;
+  w.png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &w, png_write_fail, png_ignore_warning);
+  if (w.png) w.info = png_create_info_struct(w.png);
+  if (!w.png || !w.info) throw IoError(where + ": cannot encode the PNG: libpng could not allocate its state");
+  if (!run_png_write(w, image)) throw IoError(where + ": cannot encode the PNG: " + w.message);
+  return std::move(w.bytes);
+}
 
-using Taps = std::vector<std::vector<std::pair<int64_t, double>>>;
-
-Taps axis_taps(int64_t in, int64_t out) {
-  Taps taps(static_cast<size_t>(out));
-  for (int64_t j = 0; j < out; ++j) {
-    auto& t = taps[size_t(j)];
-    if (in == out) {
-      t.emplace_back(j, 1.0);
-    } else if (out < in) {
-      // Area average. In units of 1/(in*out) of the axis, input pixel i spans [i*out, (i+1)*out)
-      // and output pixel j spans [j*in, (j+1)*in): the overlaps are whole numbers, so the
-      // weights are exact fractions of `in`.
-      const int64_t lo = j * in, hi = (j + 1) * in;
-      for (int64_t i = lo / out; i * out < hi; ++i) {
-        const int64_t overlap = std::min(hi, (i + 1) * out) - std::max(lo, i * out);
-        if (overlap > 0) t.emplace_back(i, double(overlap) / double(in));
-      }
-    } else {
-      // Bilinear with pixel centres aligned (output centre j + 1/2 maps to input x + 1/2), the
-      // edges clamped: x = ((2j + 1) * in - out) / (2 * out).
-      const double x = std::clamp(double((2 * j + 1) * in - out) / double(2 * out), 0.0, double(in - 1));
-      const int64_t i0 = int64_t(x);
-      const double f = x - double(i0);
-      t.emplace_back(i0, 1.0 - f);
-      if (f > 0) t.emplace_back(i0 + 1, f);
-    }
-  }
-  return taps;
+std::string jpeg_bytes(const Image& image, int quality, const std::string& where) {
+  check_image(image, where);
+  if (quality < 1 || quality > 100)
+    throw ValueError(where + ": JPEG quality " + std::to_string(quality) + "; expected 1 to 100");
+  if (image.width > JPEG_MAX_DIMENSION || image.height > JPEG_MAX_DIMENSION)
+    throw ValueError(where + ": an image of " + std::to_string(image.width) + " x " + std::to_string(image.height) +
+                     " pixels; a JPEG has at most " + std::to_string(JPEG_MAX_DIMENSION) + " per side");
+  JpegWrite w;
+  w.cinfo.err = jpeg_std_error(&w.errors);
+  w.errors.error_exit = jpeg_write_fail;
+  if (!run_jpeg_write(w, image, quality)) throw IoError(where + ": cannot encode the JPEG: " + w.message);
+  return std::string(reinterpret_cast<const char*>(w.buffer), w.size);
 }
 
 }  // namespace
 
-bool is_image_data(const uint8_t* data, size_t size) { return is_png(data, size) || is_jpeg(data, size); }
+bool is_image_data(const uint8_t* data, size_t size) {
+  return is_png(data, size) || is_jpeg(data, size) || is_bmp(data, size);
+}
 
 Image decode_image(const uint8_t* data, size_t size, const std::string& name) {
-  if (size == 0) throw DataError(name + ": empty file; expected a PNG or JPEG image");
+  if (size == 0) throw DataError(name + ": empty file; expected a PNG, JPEG or BMP image");
   if (is_png(data, size)) return decode_png(data, size, name);
   if (is_jpeg(data, size)) return decode_jpeg(data, size, name);
+  if (is_bmp(data, size)) return decode_bmp(data, size, name);
   const size_t shown = std::min<size_t>(size, 8);
-  throw DataError(name + ": not a PNG or JPEG image: it starts with bytes " + hex_bytes(data, shown) +
-                  " (a PNG starts with 89 50 4e 47 0d 0a 1a 0a, a JPEG with ff d8 ff)");
+  throw DataError(name + ": not a PNG, JPEG or BMP image: it starts with bytes " + hex_bytes(data, shown) +
+                  " (a PNG starts with 89 50 4e 47 0d 0a 1a 0a, a JPEG with ff d8 ff, a BMP with 42 4d)");
+}
+
+void check_image_header(const uint8_t* data, size_t size, const std::string& name) {
+  if (size == 0 || !is_image_data(data, size)) decode_image(data, size, name);  // throws its message
+  // PNG: the IHDR chunk comes first, its width and height at bytes 16 to 23.
+  if (is_png(data, size) && size >= 24 && std::memcmp(data + 12, "IHDR", 4) == 0 &&
+      exceeds_pixel_limit(be32(data + 16), be32(data + 20)))
+    throw_too_large(name, "PNG", be32(data + 16), be32(data + 20));
+  uint32_t width = 0, height = 0;
+  if (is_jpeg(data, size) && jpeg_frame_size(data, size, width, height) && exceeds_pixel_limit(width, height))
+    throw_too_large(name, "JPEG", width, height);
+  if (is_bmp(data, size) && size >= 26) {
+    const int64_t w = int32_t(le32(data + 18)), h = std::abs(int64_t(int32_t(le32(data + 22))));
+    if (w > 0 && exceeds_pixel_limit(uint64_t(w), uint64_t(h))) throw_too_large(name, "BMP", uint64_t(w), uint64_t(h));
+  }
+}
+
+// The fields of an Image must agree before anything indexes its pixels.
+void check_image(const Image& image, const std::string& where) {
+  if (image.channels != 1 && image.channels != 3)
+    throw ValueError(where + ": an image has 1 (gray) or 3 (RGB) channels, got " + std::to_string(image.channels));
+  if (image.width < 1 || image.height < 1 || image.width > kImageMaxPixels || image.height > kImageMaxPixels ||
+      image.width * image.height > kImageMaxPixels)
+    throw ValueError(where + ": an image of " + std::to_string(image.width) + " x " + std::to_string(image.height) +
+                     " pixels; expected 1 to " + std::to_string(kImageMaxPixels) + " pixels");
+  const int64_t want = image.width * image.height * image.channels;
+  if (int64_t(image.pixels.size()) != want)
+    throw ValueError(where + ": the image holds " + std::to_string(image.pixels.size()) + " bytes of pixels, expected " +
+                     std::to_string(image.width) + " x " + std::to_string(image.height) + " x " +
+                     std::to_string(image.channels) + " = " + std::to_string(want));
 }
 
 Image read_image(const fs::path& file) {
@@ -407,6 +637,7 @@ Image read_image(const fs::path& file) {
     throw DataError(name + ": " + std::to_string(st.st_size) + " bytes; an image file may have at most " +
                     std::to_string(kMaxFileBytes) + " (512 MiB)");
   std::vector<uint8_t> bytes;
+  if (S_ISREG(st.st_mode)) bytes.reserve(size_t(st.st_size));
   uint8_t buf[1 << 16];
   for (;;) {
     const ssize_t got = ::read(fd, buf, sizeof buf);
@@ -424,53 +655,59 @@ Image read_image(const fs::path& file) {
   return decode_image(bytes.data(), bytes.size(), name);
 }
 
-void write_png(const fs::path& file, const Image& image) {
-  check_image(image, file.string());
-  PngWrite w;
-  w.png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &w, png_write_fail, png_ignore_warning);
-  if (w.png) w.info = png_create_info_struct(w.png);
-  if (!w.png || !w.info) throw IoError(file.string() + ": cannot encode the PNG: libpng could not allocate its state");
-  if (!run_png_write(w, image)) throw IoError(file.string() + ": cannot encode the PNG: " + w.message);
-  io::write_file_atomically(file, w.bytes);
-}
-
-Tensor image_to_input(const Image& image, const Shape& chw) {
-  if (chw.size() != 3 || (chw[0] != 1 && chw[0] != 3) || chw[1] < 1 || chw[2] < 1)
-    throw ShapeError("image_to_input: a picture becomes an input of shape [C, H, W] with C 1 (gray) or 3 (RGB), "
-                     "not " + to_string(chw));
-  check_image(image, "image_to_input");
-  const int64_t channels = chw[0], height = chw[1], width = chw[2];
-  const int64_t iw = image.width, ih = image.height, ic = image.channels;
-  const uint8_t* px = image.pixels.data();
-  // Channel c of the model's input at source pixel i, in pixel units (0 to 255). Luma's weights
-  // are whole thousandths, so equal R, G and B give exactly that value.
-  auto source = [&](int64_t c, int64_t i) -> double {
-    const uint8_t* p = px + i * ic;
-    if (ic == 1) return p[0];
-    if (channels == 3) return p[c];
-    return double(299 * p[0] + 587 * p[1] + 114 * p[2]) / 1000.0;
+std::string encode_bmp(const Image& image) {
+  check_image(image, "encode_bmp");
+  const bool gray = image.channels == 1;
+  const uint32_t palette_bytes = gray ? 256 * 4 : 0, offset = 14 + 40 + palette_bytes;
+  const size_t row_bytes = size_t(image.width) * size_t(image.channels);
+  const size_t stride = (row_bytes + 3) / 4 * 4;
+  const uint64_t file_size = offset + uint64_t(stride) * uint64_t(image.height);  // < 2^32 within the pixel limit
+  std::string out(size_t(file_size), '\0');
+  auto put = [&](size_t at, uint32_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) out[at + size_t(i)] = char(v >> (8 * i));
   };
-
-  const Taps across = axis_taps(iw, width), down = axis_taps(ih, height);
-  Tensor out = empty({channels, height, width});
-  float* o = out.data();
-  std::vector<double> rows(size_t(ih * width));  // one channel resized across, not yet down
-  for (int64_t c = 0; c < channels; ++c) {
-    for (int64_t y = 0; y < ih; ++y)
-      for (int64_t x = 0; x < width; ++x) {
-        double v = 0;
-        for (const auto& [i, w] : across[size_t(x)]) v += w * source(c, y * iw + i);
-        rows[size_t(y * width + x)] = v;
+  out[0] = 'B';
+  out[1] = 'M';
+  put(2, uint32_t(file_size), 4);
+  put(10, offset, 4);
+  put(14, 40, 4);  // BITMAPINFOHEADER
+  put(18, uint32_t(image.width), 4);
+  put(22, uint32_t(image.height), 4);  // positive: rows bottom-up, as most writers store them
+  put(26, 1, 2);
+  put(28, gray ? 8 : 24, 2);
+  put(34, uint32_t(stride * size_t(image.height)), 4);
+  put(38, 2835, 4);  // 72 dpi, in pixels per metre
+  put(42, 2835, 4);
+  if (gray) {
+    put(46, 256, 4);
+    for (uint32_t i = 0; i < 256; ++i) put(54 + 4 * i, i * 0x010101u, 4);
+  }
+  for (int64_t y = 0; y < image.height; ++y) {
+    const uint8_t* in = image.pixels.data() + size_t(image.height - 1 - y) * row_bytes;
+    char* row = out.data() + offset + size_t(y) * stride;
+    if (gray) {
+      std::memcpy(row, in, row_bytes);
+    } else {
+      for (int64_t x = 0; x < image.width; ++x, in += 3, row += 3) {  // stored blue, green, red
+        row[0] = char(in[2]);
+        row[1] = char(in[1]);
+        row[2] = char(in[0]);
       }
-    for (int64_t y = 0; y < height; ++y)
-      for (int64_t x = 0; x < width; ++x) {
-        double v = 0;
-        for (const auto& [i, w] : down[size_t(y)]) v += w * rows[size_t(i * width + x)];
-        // The MNIST reader's own arithmetic (float(byte) * (1/255)), so equal pixels give equal floats.
-        o[(c * height + y) * width + x] = float(v) * (1.f / 255.f);
-      }
+    }
   }
   return out;
+}
+
+std::string encode_png(const Image& image) { return png_bytes(image, "encode_png"); }
+
+std::string encode_jpeg(const Image& image, int quality) { return jpeg_bytes(image, quality, "encode_jpeg"); }
+
+void write_png(const fs::path& file, const Image& image) {
+  io::write_file_atomically(file, png_bytes(image, file.string()));
+}
+
+void write_jpeg(const fs::path& file, const Image& image, int quality) {
+  io::write_file_atomically(file, jpeg_bytes(image, quality, file.string()));
 }
 
 }  // namespace plexus::data

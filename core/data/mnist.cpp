@@ -81,6 +81,11 @@ Example MnistDataset::get(int64_t index) const {
   return {x.reshape({images_.size(1), images_.size(2), images_.size(3)}), y.reshape({})};
 }
 
+Tensor MnistDataset::target_batch(const std::vector<int64_t>& indices) const {
+  for (int64_t i : indices) check_index(i, "MnistDataset::target_batch");
+  return gather_rows(labels_, indices);
+}
+
 Example MnistDataset::get_batch(const std::vector<int64_t>& indices) const {
   for (int64_t i : indices) check_index(i, "MnistDataset::get_batch");
   return {gather_rows(images_, indices), gather_rows(labels_, indices)};

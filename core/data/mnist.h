@@ -30,6 +30,7 @@ class MnistDataset : public Dataset {
 
   int64_t size() const override { return images_.size(0); }
   Example get(int64_t index) const override;  // input [1, H, W], target [] (the class)
+  Tensor target_batch(const std::vector<int64_t>& indices) const override;  // [B]
   Example get_batch(const std::vector<int64_t>& indices) const override;  // [B, 1, H, W], [B]
 
   const Tensor& images() const { return images_; }  // [N, 1, H, W] in [0, 1]

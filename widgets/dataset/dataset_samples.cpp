@@ -30,7 +30,8 @@ Tensor labelTensor(const data::Dataset& dataset) {
   return {};
 }
 
-// Any dataset: targets come with the inputs, so read them in batches rather than one by one.
+// Any dataset, in batches: target_batch reads no inputs where the dataset can avoid it (a
+// subset of an image folder need not decode its pictures to count its classes).
 std::vector<int32_t> readLabels(const data::Dataset& dataset) {
   constexpr int64_t kBatch = 1024;
   std::vector<int32_t> labels;
@@ -38,7 +39,7 @@ std::vector<int32_t> readLabels(const data::Dataset& dataset) {
   for (int64_t start = 0; start < dataset.size(); start += kBatch) {
     std::vector<int64_t> indices(size_t(std::min(kBatch, dataset.size() - start)));
     std::iota(indices.begin(), indices.end(), start);
-    const Tensor targets = dataset.get_batch(indices).target;
+    const Tensor targets = dataset.target_batch(indices);
     const std::vector<float> values = targets.to_vector();
     const bool scalar = targets.numel() == int64_t(indices.size());
     for (size_t i = 0; i < indices.size(); ++i) labels.push_back(scalar ? classOf(values[i]) : -1);
