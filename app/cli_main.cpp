@@ -37,6 +37,7 @@
 #include "ops/ops.h"
 #include "optim/factory.h"
 #include "session/continuation.h"
+#include "session/data_pipeline.h"
 #include "session/run.h"
 #include "session/run_folder.h"
 #include "session/run_log.h"
@@ -469,6 +470,16 @@ void apply_machine_options(const Args& args, graph::Graph& g) {
   if (args.has("--threads")) set_num_threads(int(args.integer("--threads", 1, 1)));
 }
 
+// Files an image folder left out (bad_files "skip"), from the `first`th on: counted, and the
+// first 20 listed with the reason.
+void print_skipped(const std::vector<data::SkippedFile>& skipped, size_t first, const char* when) {
+  if (skipped.size() <= first) return;
+  const size_t n = skipped.size() - first, shown = std::min<size_t>(n, 20);
+  std::printf("%s %zu file%s of the image folder (bad_files: skip):\n", when, n, n == 1 ? "" : "s");
+  for (size_t i = first; i < first + shown; ++i) std::printf("  %s: %s\n", skipped[i].path.c_str(), skipped[i].reason.c_str());
+  if (n > shown) std::printf("  ... and %zu more\n", n - shown);
+}
+
 int cmd_train_project(const Args& args, const std::string& file) {
   args.allow({"--epochs", "--batch-size", "--lr", "--optimizer", "--seed", "--data", "--train-subset", "--metrics",
               "--save", "--resume", "--quiet", "--threads", "--device", "--save-run", "--run-dir", "--continue"});
@@ -506,6 +517,8 @@ int cmd_train_project(const Args& args, const std::string& file) {
               (long long)run.data.train->size(), (long long)(run.data.validation ? run.data.validation->size() : 0),
               (long long)run.data.test->size(), s.optimizer.c_str(), s.lr, (long long)s.batch_size,
               session::device_text(parse_device(s.device)).c_str());
+  const size_t skipped_at_start = run.data.skipped().size();
+  print_skipped(run.data.skipped(), 0, "left out");
   // A continued run is kept too: its folder is where the continuation lives.
   std::optional<session::RunLog> log;
   std::optional<session::RunCheckpoints> checkpoints;
@@ -533,6 +546,7 @@ int cmd_train_project(const Args& args, const std::string& file) {
     if (checkpoints) checkpoints->epoch_ended(e);
   };
   r.after_run = [&](const train::RunResult& result) {
+    print_skipped(run.data.skipped(), skipped_at_start, "while training, could not decode and left out");
     if (!checkpoints) return;
     session::finish_run(*checkpoints, *log, result);
     std::vector<std::string> kept;
@@ -1002,12 +1016,14 @@ struct PredictInputs {
   std::vector<nlohmann::json> ids;   // {"input": FILE} or {"input": FILE, "row": R}
 };
 
-void read_images(const std::vector<std::string>& files, const Shape& chw, PredictInputs& in) {
+// Pictures prepared as the project's training pictures were (session::picture_input).
+void read_images(const std::vector<std::string>& files, const graph::DatasetBinding& binding, const Shape& chw,
+                 PredictInputs& in) {
   for (const std::string& f : files) {
     const data::Image image = data::read_image(f);
     Tensor x;
     try {
-      x = data::image_to_input(image, chw);
+      x = session::picture_input(image, binding, chw);
     } catch (const ShapeError& e) {
       throw ShapeError(f + ": " + e.what());
     }
@@ -1111,7 +1127,7 @@ int cmd_predict(const Args& args) {
   PredictInputs in;
   const Shape& shape = m.info.input_shape;
   if (p->graph.dataset.kind == "csv") read_rows(inputs, *p, m, shape.at(0), in);
-  else read_images(inputs, shape, in);
+  else read_images(inputs, p->graph.dataset, shape, in);
   Shape batch_shape{int64_t(in.ids.size())};
   batch_shape.insert(batch_shape.end(), shape.begin(), shape.end());
   const Tensor x = from_vector(in.values, batch_shape);

@@ -2,6 +2,7 @@
 # "test (final model): ..." line; the epochs print the validation split's):
 #   -DCLI=plexus-cli -DPROJECT=file.plexus -DARGS=--epochs;1;...
 #   -DMAX_TEST_LOSS=x (regression: loss only, no accuracy printed) or -DMIN_TEST_ACCURACY=percent
+#   -DMIN_VAL_ACCURACY=percent: the last epoch's validation accuracy
 execute_process(COMMAND ${CLI} train ${PROJECT} --quiet ${ARGS} RESULT_VARIABLE code OUTPUT_VARIABLE out
                 ERROR_VARIABLE err)
 message("${out}${err}")
@@ -26,5 +27,15 @@ if(DEFINED MIN_TEST_ACCURACY)
   endif()
   if(CMAKE_MATCH_1 LESS MIN_TEST_ACCURACY)
     message(FATAL_ERROR "test accuracy ${CMAKE_MATCH_1}% is below ${MIN_TEST_ACCURACY}%")
+  endif()
+endif()
+if(DEFINED MIN_VAL_ACCURACY)
+  string(REGEX MATCHALL "epoch [0-9]+/[0-9]+: [^\n]*" epochs "${out}")
+  list(GET epochs -1 last_epoch)
+  if(NOT last_epoch MATCHES "\\| val loss [0-9.]+ acc ([0-9.]+)%")
+    message(FATAL_ERROR "no validation accuracy in: ${last_epoch}")
+  endif()
+  if(CMAKE_MATCH_1 LESS MIN_VAL_ACCURACY)
+    message(FATAL_ERROR "validation accuracy ${CMAKE_MATCH_1}% is below ${MIN_VAL_ACCURACY}%")
   endif()
 endif()

@@ -1,5 +1,8 @@
 #include "graph/dataset_info.h"
 
+#include <algorithm>
+#include <set>
+
 #include "data/csv.h"
 #include "data/mnist.h"
 #include "data/sampling.h"
@@ -25,7 +28,59 @@ data::CsvDataset read_csv(const DatasetBinding& b) {
   return data::CsvDataset(b.path, o);
 }
 
+// An image folder's classes from its folder names alone (data/image_folder.h's layout): the
+// sub-folders of DIR, or with a train/ folder the union of its, val/'s, validation/'s and
+// test/'s. The scan that opens the data checks the pictures themselves.
+std::vector<std::string> image_folder_classes(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw IoError("image folder " + dir.string() + ": not a folder");
+  const auto folders = [&](const fs::path& d) {
+    std::vector<std::string> names;
+    for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      std::error_code dir_ec;
+      if (!name.starts_with('.') && it->is_directory(dir_ec)) names.push_back(name);
+    }
+    if (ec) throw IoError("image folder " + d.string() + ": cannot list it: " + ec.message());
+    return names;
+  };
+  std::vector<std::string> classes;
+  if (fs::is_directory(dir / "train", ec)) {
+    for (const char* split : {"train", "val", "validation", "test"})
+      if (fs::is_directory(dir / split, ec))
+        for (std::string& c : folders(dir / split)) classes.push_back(std::move(c));
+  } else {
+    classes = folders(dir);
+  }
+  std::sort(classes.begin(), classes.end());
+  classes.erase(std::unique(classes.begin(), classes.end()), classes.end());
+  if (classes.size() < 2)
+    throw DataError("image folder " + dir.string() + ": needs at least 2 classes (one folder of pictures per class), found " +
+                    std::to_string(classes.size()));
+  return classes;
+}
+
+data::ImageFolderOptions folder_options(const DatasetBinding& b) {
+  return {image_format(b), b.bad_files == "skip" ? data::BadFiles::Skip : data::BadFiles::Strict, b.cache_mb << 20};
+}
+
 }  // namespace
+
+data::ImageFormat image_format(const DatasetBinding& b) {
+  return {b.color == "rgb" ? 3 : 1, b.height, b.width, data::parse_image_fit(b.fit)};
+}
+
+std::vector<data::SkippedFile> DatasetSplits::skipped() const {
+  std::vector<data::SkippedFile> out;
+  if (!image_folder) return out;
+  std::set<std::string> seen;
+  for (const auto& split : {image_folder->train, image_folder->validation, image_folder->test}) {
+    if (!split) continue;
+    for (data::SkippedFile& f : split->skipped())
+      if (seen.insert(f.path).second) out.push_back(std::move(f));
+  }
+  return out;
+}
 
 DatasetLocation locate_dataset(const std::string& path, const fs::path& project_dir) {
   DatasetLocation loc;
@@ -64,6 +119,10 @@ DatasetBinding resolve_dataset(const DatasetBinding& binding, const fs::path& pr
 DatasetInfo describe_dataset(const DatasetBinding& b) {
   check_dataset_values(b);
   if (is_idx_dataset(b.kind)) return {{1, 28, 28}, {}, 10};
+  if (b.kind == "image_folder") {
+    const data::ImageFormat f = image_format(b);
+    return {{f.channels, f.height, f.width}, {}, int64_t(image_folder_classes(b.path).size())};
+  }
   const data::CsvDataset csv = read_csv(b);
   return {{int64_t(csv.feature_names().size())}, {}, csv.num_classes(), csv.size()};
 }
@@ -82,6 +141,30 @@ DatasetSplits open_dataset(const DatasetBinding& b, uint64_t seed, double valida
     auto [fit, held] = data::random_split(train, 1.0 - validation_fraction, validation_seed);
     splits.train = std::move(fit);
     if (held->size() > 0) splits.validation = std::move(held);
+  } else if (b.kind == "image_folder") {
+    auto folder = std::make_shared<data::ImageFolder>(data::open_image_folder(b.path, folder_options(b)));
+    std::shared_ptr<const data::Dataset> rest = folder->train;
+    if (folder->test) {
+      splits.test = folder->test;
+    } else {
+      auto [fit, test] = data::random_split(folder->train, 0.8, seed);  // as for a CSV file
+      rest = std::move(fit);
+      splits.test = std::move(test);
+    }
+    if (folder->validation) {
+      splits.validation = folder->validation;
+      splits.train = std::move(rest);
+    } else {
+      auto [fit, held] = data::random_split(rest, 1.0 - validation_fraction, validation_seed);
+      splits.train = std::move(fit);
+      if (held->size() > 0) splits.validation = std::move(held);
+    }
+    const data::ImageFormat f = image_format(b);
+    int64_t examples = folder->train->size();
+    if (folder->validation) examples += folder->validation->size();
+    if (folder->test) examples += folder->test->size();
+    splits.info = {{f.channels, f.height, f.width}, {}, int64_t(folder->scan.class_names.size()), examples};
+    splits.image_folder = std::move(folder);
   } else {
     const data::CsvDataset csv = read_csv(b);
     auto [train, test] = csv.split(0.8, seed);

@@ -6,6 +6,8 @@
 #include <string>
 
 #include "data/dataset.h"
+#include "data/image_file.h"
+#include "data/image_folder.h"
 #include "graph/dataset_params.h"
 #include "graph/graph.h"
 #include "graph/registry.h"
@@ -30,21 +32,31 @@ DatasetLocation locate_dataset(const std::string& path, const std::filesystem::p
 DatasetBinding resolve_dataset(const DatasetBinding& binding, const std::filesystem::path& project_dir,
                                bool must_exist = true);
 
-// Cheap where it can be: MNIST-style folders are described without reading the images (their
-// number of examples stays unknown, 0); a CSV file is read (its classes come from the data).
-// Throws IoError/DataError naming the file.
+// Cheap where it can be: MNIST-style folders are described without reading the images, an image
+// folder from its class folders' names alone (their number of examples stays unknown, 0); a CSV
+// file is read (its classes come from the data). Throws IoError/DataError naming the file, or
+// ValueError for settings out of range (check_dataset_values).
 DatasetInfo describe_dataset(const DatasetBinding& binding);
+
+// What an image folder's pictures are prepared to: its height, width, color and fit settings.
+data::ImageFormat image_format(const DatasetBinding& binding);
 
 // Three splits, in raw units (nothing standardised: session/ computes that from `train`).
 // validation is null when the fraction leaves no examples for it.
 struct DatasetSplits {
   std::shared_ptr<const data::Dataset> train, validation, test;
   DatasetInfo info;  // its examples: all splits together
+  std::shared_ptr<const data::ImageFolder> image_folder;  // an image folder's datasets and scan; else null
+  // An image folder's files left out (bad_files "skip"): the scan's, then those that failed to
+  // decode since, each once. Empty for other kinds.
+  std::vector<data::SkippedFile> skipped() const;
 };
 // MNIST-style: the test file is the test split; `validation_fraction` of the training file,
 // drawn with the seed, is the validation split and the rest trains. CSV: a seeded 80/20
 // train/test split, then the same validation split of the training part (a CSV split keeps
-// its type, data::CsvDataset). Throws ValueError when no training examples would be left.
+// its type, data::CsvDataset). Image folder: its test/ and val/ folders where it has them,
+// otherwise drawn as for a CSV file (data::open_image_folder; pictures decoded lazily through
+// one bounded cache). Throws ValueError when no training examples would be left.
 DatasetSplits open_dataset(const DatasetBinding& binding, uint64_t seed, double validation_fraction);
 
 }  // namespace plexus::graph

@@ -4,6 +4,7 @@
 
 #include "cuda/cuda.h"
 #include "data/csv.h"
+#include "session/data_pipeline.h"
 #include "graph/training_params.h"
 #include "optim/factory.h"
 #include "train/builtin.h"
@@ -11,17 +12,6 @@
 #include "util/threads.h"
 
 namespace plexus::session {
-
-InputNormalization input_normalization(const std::string& kind, const data::Dataset& train) {
-  if (graph::is_image_dataset(kind)) {
-    const train::MeanStd m = train::image_mean_std(train);
-    return {{m.mean}, {m.std}};
-  }
-  const auto* csv = dynamic_cast<const data::CsvDataset*>(&train);
-  if (!csv) throw ValueError("input_normalization: a '" + kind + "' training split is not a CSV dataset");
-  const data::FeatureStats stats = csv->feature_stats();
-  return {stats.mean, stats.std};
-}
 
 std::vector<std::string> class_names(const data::Dataset& dataset, int64_t classes) {
   std::vector<std::string> names = dataset.class_names();
@@ -63,7 +53,7 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
 
   // Standardised with the whole training split, so a checkpoint's inputs can be prepared again
   // from the dataset alone, whatever subset this run trained on.
-  run.normalization = input_normalization(run.dataset.kind, *run.data.train);
+  run.normalization = input_normalization(run.dataset, *run.data.train, s.seed);
   if (run.compiled.classification) run.class_names = class_names(*run.data.train, run.data.info.classes);
   if (const auto* csv = dynamic_cast<const data::CsvDataset*>(run.data.train.get())) run.feature_names = csv->feature_names();
   if (options.train_subset > 0 && options.train_subset < run.data.train->size()) {
@@ -73,12 +63,19 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
   }
 
   const data::TransformPtr normalize = run.normalization.transform();
+  // Augmentation works on raw pixels, before they are standardised; training batches only.
+  const data::TransformPtr augment = training_augmentation(run.dataset);
   const bool pin = !device.is_cpu();  // asynchronous copies to the GPU
+  const int64_t workers = loader_workers(run.dataset);
   run.train_loader = std::make_unique<data::DataLoader>(
-      run.data.train,
-      data::DataLoaderOptions{.batch_size = s.batch_size, .shuffle = true, .seed = s.seed, .transform = normalize,
-                              .pin_memory = pin});
-  const data::DataLoaderOptions held_out{.batch_size = options.eval_batch_size, .transform = normalize, .pin_memory = pin};
+      run.data.train, data::DataLoaderOptions{.batch_size = s.batch_size,
+                                              .shuffle = true,
+                                              .seed = s.seed,
+                                              .workers = workers,
+                                              .transform = augment ? data::compose({augment, normalize}) : normalize,
+                                              .pin_memory = pin});
+  const data::DataLoaderOptions held_out{
+      .batch_size = options.eval_batch_size, .workers = workers, .transform = normalize, .pin_memory = pin};
   if (run.data.validation) run.eval_loader = std::make_unique<data::DataLoader>(run.data.validation, held_out);
   run.test_loader = std::make_unique<data::DataLoader>(run.data.test, held_out);
 

@@ -57,9 +57,6 @@ struct TrainingRun {
 // default generator) and chooses the validation split (and a CSV file's train/test split).
 TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& options = {});
 
-// How a run standardises the inputs of a dataset of `kind`, computed on its training split:
-// images one mean and std over all values, CSV files each feature's own.
-InputNormalization input_normalization(const std::string& kind, const data::Dataset& train);
 // The class names of a classification dataset with `classes` classes ("0", "1", ... where the
 // dataset has none).
 std::vector<std::string> class_names(const data::Dataset& dataset, int64_t classes);

@@ -9,6 +9,7 @@
 #include "graph/project.h"
 #include "io/safetensors.h"
 #include "ops/ops.h"
+#include "session/data_pipeline.h"
 #include "session/run.h"
 #include "train/trainer.h"
 #include "util/error.h"
@@ -153,7 +154,7 @@ TrainedModel load_trained_model(const graph::Graph& project, const fs::path& wei
   m.compiled.model->eval();
 
   if (stored.normalization) m.normalization = std::move(*stored.normalization);
-  else m.normalization = input_normalization(binding.kind, *open("the input normalisation").train);
+  else m.normalization = input_normalization(binding, *open("the input normalisation").train, project.training.seed);
   if (m.compiled.classification) {
     if (stored.class_names) m.class_names = std::move(*stored.class_names);
     else m.class_names = class_names(*open("the class names").train, m.info.classes);
@@ -187,6 +188,7 @@ TestEvaluation evaluate_on_test(TrainedModel& model, const LoadOptions& options,
   out.dataset_kind = dataset.kind;
   model.compiled.model->to(device);
   data::DataLoader loader(out.split, {.batch_size = batch_size,
+                                      .workers = loader_workers(dataset),
                                       .transform = model.normalization.transform(),
                                       .pin_memory = !device.is_cpu()});
   train::TrainerOptions to;

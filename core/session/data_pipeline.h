@@ -1,0 +1,38 @@
+#pragma once
+// How a project's dataset binding becomes what loaders and a trained model's users need: the
+// picture format of an image folder, the augmentation of training batches, the input
+// standardisation, the loader threads, and one picture prepared exactly as a run prepares its
+// training pictures (plexus-cli predict, the Try It tab).
+#include <cstdint>
+#include <vector>
+
+#include "data/dataset.h"
+#include "data/image_file.h"
+#include "data/transforms.h"
+#include "graph/graph.h"
+#include "session/trained_model.h"
+#include "tensor/shape.h"
+
+namespace plexus::session {
+
+// The augmentation of training batches the binding asks for (rotation, shift, flip, jitter; see
+// data/augment.h), drawing from the loader's per-batch generator mixed with the binding's
+// augment seed; null when it asks for none or the kind has no pictures.
+data::TransformPtr training_augmentation(const graph::DatasetBinding& binding);
+
+// How a run standardises inputs, computed on its training split: IDX images one mean and std
+// over all values; an image folder each channel's over a seeded sample of stats_sample
+// pictures; a CSV file each feature's own.
+InputNormalization input_normalization(const graph::DatasetBinding& binding, const data::Dataset& train,
+                                       uint64_t seed);
+
+// Loader threads assembling batches: an image folder's loader_threads (decoding is the work),
+// one for data already in memory.
+int64_t loader_workers(const graph::DatasetBinding& binding);
+
+// One picture as a model input [C, H, W] in raw units, prepared as the binding's training
+// pictures are: an image folder's format (size, color, fit, whole pixel levels), or for the
+// IDX kinds data::image_to_input to `chw`.
+Tensor picture_input(const data::Image& picture, const graph::DatasetBinding& binding, const Shape& chw);
+
+}  // namespace plexus::session
