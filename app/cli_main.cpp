@@ -304,8 +304,8 @@ void print_epoch(const train::EpochEnd& e, bool classification, const char* held
     if (classification) std::printf(" acc %.2f%% top-5 %.2f%%", 100 * e.eval_accuracy, 100 * e.eval_top5);
   }
   std::printf(" | lr %.4g | %.1f s", e.lr, e.seconds);
-  // Of those seconds, the share training waited on data, when it is worth a look.
-  const double waited = e.seconds > 0 ? e.data_wait_seconds / e.seconds : 0.0;
+  // The share of the training loop's time spent waiting on data, when it is worth a look.
+  const double waited = e.train_seconds > 0 ? e.data_wait_seconds / e.train_seconds : 0.0;
   if (waited >= 0.01) std::printf(", waited on data %.0f%%", 100 * waited);
   std::printf("\n");
   std::fflush(stdout);

@@ -51,6 +51,7 @@ train::EpochEnd classified_epoch(int epoch) {
   e.lr = 0.1;
   e.seconds = 2.5;
   e.data_wait_seconds = 0.25;
+  e.train_seconds = 2.25;
   return e;
 }
 
@@ -168,10 +169,12 @@ class TestRunLog : public QObject {
     QCOMPARE(re.lr, 0.1);
     QCOMPARE(re.seconds, 2.5);
     QCOMPARE(re.data_wait_seconds, 0.25);
-    // A log written before data_wait_seconds existed reads it as 0.
+    QCOMPARE(re.train_seconds, 2.25);
+    // A log written before data_wait_seconds and train_seconds existed reads them as 0.
     const auto old = std::get<train::EpochEnd>(train::event_from_json(
         train::parse_json_line(R"({"event":"epoch","epoch":2,"train_loss":1,"lr":0.1,"seconds":1})", "t:2"), "t:2"));
     QCOMPARE(old.data_wait_seconds, 0.0);
+    QCOMPARE(old.train_seconds, 0.0);
 
     const auto rt = std::get<train::TestEnd>(round_trip(train::TestEnd{e}));
     QVERIFY(rt.figures.has_eval);

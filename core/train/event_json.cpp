@@ -81,6 +81,7 @@ json to_json(const Event& event, bool classification) {
           if (classification) j["train_accuracy"] = real(e.train_accuracy);
           j["lr"] = real(e.lr);
           j["seconds"] = real(e.seconds);
+          j["train_seconds"] = real(e.train_seconds);
           j["data_wait_seconds"] = real(e.data_wait_seconds);
           add_evaluation(j, e, classification);
           return j;
@@ -120,7 +121,9 @@ Event event_from_json(const json& j, const std::string& where) {
     if (f.has("train_accuracy")) e.train_accuracy = f.number("train_accuracy");
     e.lr = f.number("lr");
     e.seconds = f.number("seconds");
-    if (f.has("data_wait_seconds")) e.data_wait_seconds = f.number("data_wait_seconds");  // absent before it was kept
+    // Absent before they were kept.
+    if (f.has("train_seconds")) e.train_seconds = f.number("train_seconds");
+    if (f.has("data_wait_seconds")) e.data_wait_seconds = f.number("data_wait_seconds");
     read_evaluation(f, e);
     out = e;
   } else if (kind == "test") {

@@ -34,9 +34,10 @@ struct EpochEnd {
   std::vector<float> confidence;
   double lr = 0;
   double seconds = 0;                      // this epoch, training + evaluation
-  // Of `seconds`, the time the training loop spent waiting for the train loader's next batch
-  // (inside its begin() and ++); evaluation not counted. A large share means the data, not
-  // the model, limits the speed.
+  double train_seconds = 0;                // of those, the training loop's (no evaluation)
+  // Of `train_seconds`, the time the training loop spent waiting for the train loader's next
+  // batch (inside its begin() and ++). A large share means the data, not the model, limits
+  // the speed.
   double data_wait_seconds = 0;
 };
 

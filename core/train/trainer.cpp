@@ -162,6 +162,7 @@ EpochEnd Trainer::train_epoch(int epoch) {
   end.train_loss = loss_avg.value();
   end.train_accuracy = seen ? double(correct) / double(seen) : 0.0;
   end.data_wait_seconds = data_wait;
+  end.train_seconds = seconds_since(start);
   return end;
 }
 
