@@ -125,9 +125,6 @@ PropertyPanel::NodePage::NodePage(GraphDocument* document, const graph::Node& no
 void PropertyPanel::NodePage::addParamRows(QFormLayout* form) {
   for (const graph::ParamSpec& spec : layer_->params) {
     auto* editor = new ParamEditor(spec, this);
-    auto* label = new QLabel(qstr(spec.name), this);
-    label->setToolTip(paramToolTip(spec));
-    label->setBuddy(editor->editor());
     connect(editor, &ParamEditor::committed, this,
             [this, name = qstr(spec.name)](const std::optional<ParamValue>& value) {
               if (value)
@@ -135,7 +132,7 @@ void PropertyPanel::NodePage::addParamRows(QFormLayout* form) {
               else
                 document_->resetParam(id_, name);
             });
-    form->addRow(label, editor);
+    form->addRow(paramLabel(editor, this), editor);
     editors_.push_back(editor);
   }
 }
