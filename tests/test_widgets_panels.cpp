@@ -4,11 +4,14 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QFile>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QPainter>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QToolButton>
 #include <QTreeWidget>
@@ -20,6 +23,7 @@
 #include "editor/param_editor.h"
 #include "editor/problems_panel.h"
 #include "editor/property_panel.h"
+#include "graph/dataset_params.h"
 #include "graph/registry.h"
 
 using namespace plexus;
@@ -91,7 +95,38 @@ struct Editor {
     return panel.findChild<ParamEditor*>(QString::fromLatin1(name));
   }
   int steps() { return doc.undoStack()->count(); }
+  // The editors on the page shown (the project page, hidden, keeps its own).
+  QList<ParamEditor*> shownEditors() {
+    QList<ParamEditor*> shown = panel.findChildren<ParamEditor*>();
+    shown.removeIf([](ParamEditor* editor) { return !editor->isVisible(); });
+    return shown;
+  }
 };
+
+bool writeFile(const QString& path, const char* text) {
+  QFile file(path);
+  return file.open(QIODevice::WriteOnly) && file.write(text) == qint64(qstrlen(text));
+}
+
+QLabel* heading(const PropertyPanel& panel, const QString& text) {
+  for (QLabel* label : panel.findChildren<QLabel*>())
+    if (label->text() == text) return label;
+  return nullptr;
+}
+
+QStringList checkedFeatures(const QListWidget* list) {
+  QStringList checked;
+  for (int i = 0; i < list->count(); ++i)
+    if (list->item(i)->checkState() == Qt::Checked) checked << list->item(i)->text();
+  return checked;
+}
+
+// Checks or unchecks a column with the keyboard, as a user can.
+void toggleFeature(QListWidget* list, const QString& column) {
+  list->setFocus();
+  list->setCurrentItem(list->findItems(column, Qt::MatchExactly).value(0));
+  QTest::keyClick(list, Qt::Key_Space);
+}
 
 }  // namespace
 
@@ -107,7 +142,7 @@ class TestPanels : public QObject {
       g.nodes.push_back(node("n", type.name));
       Editor e(g);
       e.panel.showNodes({"n"});
-      const auto editors = e.panel.findChildren<ParamEditor*>();
+      const auto editors = e.shownEditors();
       QCOMPARE(editors.size(), qsizetype(type.params.size()));
       for (const graph::ParamSpec& spec : type.params) {
         ParamEditor* editor = e.panel.findChild<ParamEditor*>(QString::fromStdString(spec.name));
@@ -389,7 +424,7 @@ class TestPanels : public QObject {
     QVERIFY(label->text().contains(QStringLiteral("3 nodes selected")));
     QVERIFY(label->text().contains(QStringLiteral("2 × Linear")));
     QVERIFY(label->text().contains(QStringLiteral("1 × ReLU")));
-    QVERIFY(e.panel.findChildren<ParamEditor*>().isEmpty());
+    QVERIFY(e.shownEditors().isEmpty());
   }
 
   void unknownTypeCanStillBeRenamed() {
@@ -399,7 +434,7 @@ class TestPanels : public QObject {
     Editor e(g);
     QVERIFY(e.ready());
     e.panel.showNodes({"odd"});
-    QVERIFY(e.panel.findChildren<ParamEditor*>().isEmpty());
+    QVERIFY(e.shownEditors().isEmpty());
     bool said = false;
     for (QLabel* l : e.panel.findChildren<QLabel*>())
       said = said || l->text().contains(QStringLiteral("Unknown layer type"));
@@ -423,30 +458,36 @@ class TestPanels : public QObject {
     e.panel.showNodes({});
     auto* kind = e.panel.findChild<QComboBox*>("datasetKind");
     QVERIFY(kind->isVisible());
-    QCOMPARE(kind->currentText(), QStringLiteral("mnist"));
+    QCOMPARE(kind->currentData().toString(), QStringLiteral("mnist"));
+    QCOMPARE(kind->currentText(), QStringLiteral("MNIST digits"));
+    QStringList kinds;  // the table's kinds, in its order, and no dataset
+    for (int i = 0; i < kind->count(); ++i) kinds << kind->itemData(i).toString();
+    QCOMPARE(kinds, QStringList({"mnist", "fashion-mnist", "image_folder", "csv", ""}));
     QCOMPARE(e.panel.findChild<QLineEdit*>("datasetPath")->text(), QStringLiteral("data/mnist"));
     QCOMPARE(e.panel.findChild<QLabel*>("datasetStatus")->text(), e.doc.datasetStatus());
     QVERIFY(e.panel.findChild<QLabel*>("graphSummary")->text().contains(
         QStringLiteral("%1 nodes, %2 wires").arg(e.doc.graph().nodes.size()).arg(e.doc.graph().edges.size())));
-    auto* target = e.panel.findChild<QLineEdit*>("datasetTarget");
+    auto* target = e.panel.findChild<QComboBox*>("datasetTarget");
     QVERIFY(!target->isVisible());  // only a CSV file has columns
 
     const int steps = e.steps();
     kind->setFocus();
     QTest::keyClick(kind, Qt::Key_Down);
-    QCOMPARE(e.doc.graph().dataset, (graph::DatasetBinding{.kind = kind->currentText().toStdString(), .path = "data/mnist"}));
+    QCOMPARE(e.doc.graph().dataset,
+             (graph::DatasetBinding{.kind = kind->currentData().toString().toStdString(), .path = "data/mnist"}));
     QCOMPARE(e.steps(), steps + 1);
 
+    QTest::keyClick(kind, Qt::Key_Down);  // image_folder
     QTest::keyClick(kind, Qt::Key_Down);  // csv
     QCOMPARE(e.doc.graph().dataset.kind, std::string("csv"));
     QCOMPARE(e.doc.graph().dataset.task, std::string("classification"));
     QVERIFY(target->isVisible());
-    typeInto(target, "label");
+    typeInto(target->lineEdit(), "label");  // no readable file: any column can be typed
     QCOMPARE(e.doc.graph().dataset.target, std::string("label"));
-    QCOMPARE(e.steps(), steps + 3);
+    QCOMPARE(e.steps(), steps + 4);
 
     e.doc.undoStack()->undo();
-    QCOMPARE(target->text(), QString());
+    QCOMPARE(target->currentText(), QString());
     typeInto(e.panel.findChild<QLineEdit*>("datasetPath"), "elsewhere/data.csv");
     QCOMPARE(e.doc.graph().dataset.path, std::string("elsewhere/data.csv"));
     QCOMPARE(e.panel.findChild<QLabel*>("datasetStatus")->text(), e.doc.datasetStatus());
@@ -454,6 +495,146 @@ class TestPanels : public QObject {
     QTest::keyClick(kind, Qt::Key_Down);  // (none)
     QCOMPARE(e.doc.graph().dataset, graph::DatasetBinding{});
     QVERIFY(!e.panel.findChild<QLineEdit*>("datasetPath")->isEnabled());
+  }
+
+  // An image folder shows how its pictures become inputs and the augmentation, each setting an
+  // editor from the dataset table; the CSV fields go.
+  void imageFolderShowsItsSettings() {
+    Editor e;
+    QVERIFY(e.ready());
+    e.panel.showNodes({});
+    auto* kind = e.panel.findChild<QComboBox*>("datasetKind");
+    kind->setFocus();
+    QTest::keyClick(kind, Qt::Key_Down);
+    QTest::keyClick(kind, Qt::Key_Down);
+    QCOMPARE(e.doc.graph().dataset.kind, std::string("image_folder"));
+    for (const graph::DatasetSetting& row : graph::dataset_settings()) {
+      auto* editor = e.panel.findChild<ParamEditor*>(QString::fromStdString("dataset." + row.name()));
+      QVERIFY2(editor && editor->isVisible(), row.name().c_str());
+    }
+    QVERIFY(heading(e.panel, "Images")->isVisible());
+    QVERIFY(heading(e.panel, "Augmentation")->isVisible());
+    for (const char* csvOnly : {"datasetTarget", "datasetTask", "datasetFeatures"})
+      QVERIFY2(!e.panel.findChild<QWidget*>(csvOnly)->isVisible(), csvOnly);
+
+    // A typed height is one undo step, and undo shows the old value in the same editor.
+    const int steps = e.steps();
+    auto* height = e.panel.findChild<ParamEditor*>("dataset.height");
+    typeInto(height->editor(), "64");
+    QCOMPARE(e.doc.graph().dataset.height, int64_t(64));
+    QCOMPARE(e.steps(), steps + 1);
+    QVERIFY(height->resetButton()->isEnabled());
+    e.doc.undoStack()->undo();
+    QCOMPARE(e.doc.graph().dataset.height, graph::DatasetBinding{}.height);
+    QCOMPARE(fieldText(height->editor()), QStringLiteral("28"));
+    QVERIFY(!height->resetButton()->isEnabled());  // back at the default
+    e.doc.undoStack()->redo();
+    QCOMPARE(fieldText(height->editor()), QStringLiteral("64"));
+    typeInto(height->editor(), "0");  // refused with the reason, kept to be fixed
+    QCOMPARE(e.doc.graph().dataset.height, int64_t(64));
+    QVERIFY2(height->error().contains("between"), qPrintable(height->error()));
+
+    typeInto(e.panel.findChild<ParamEditor*>("dataset.augment.rotation")->editor(), "15");
+    auto* flip = qobject_cast<QCheckBox*>(e.panel.findChild<ParamEditor*>("dataset.augment.flip")->editor());
+    QTest::mouseClick(flip, Qt::LeftButton);
+    QCOMPARE(e.doc.graph().dataset.augment_rotation, 15.0);
+    QVERIFY(e.doc.graph().dataset.augment_flip);
+    QCOMPARE(e.steps(), steps + 3);
+
+    // Back to MNIST: the folder's settings go back to their defaults; augmentation stays.
+    kind->setFocus();
+    QTest::keyClick(kind, Qt::Key_Up);
+    QTest::keyClick(kind, Qt::Key_Up);
+    QCOMPARE(e.doc.graph().dataset.kind, std::string("mnist"));
+    QCOMPARE(e.doc.graph().dataset.height, graph::DatasetBinding{}.height);
+    QCOMPARE(e.doc.graph().dataset.augment_rotation, 15.0);
+    QCOMPARE(e.steps(), steps + 5);
+    QVERIFY(!height->isVisible());
+    QVERIFY(!heading(e.panel, "Images")->isVisible());
+    QVERIFY(e.panel.findChild<ParamEditor*>("dataset.augment.rotation")->isVisible());
+    QVERIFY(heading(e.panel, "Augmentation")->isVisible());
+
+    // A CSV file has no pictures: no augmentation either.
+    QTest::keyClick(kind, Qt::Key_Down);
+    QTest::keyClick(kind, Qt::Key_Down);
+    QTest::keyClick(kind, Qt::Key_Down);
+    QCOMPARE(e.doc.graph().dataset.kind, std::string("csv"));
+    QCOMPARE(e.doc.graph().dataset.augment_rotation, 0.0);
+    QVERIFY(!heading(e.panel, "Augmentation")->isVisible());
+    QVERIFY(!e.panel.findChild<ParamEditor*>("dataset.augment.rotation")->isVisible());
+    e.doc.undoStack()->undo();
+    QCOMPARE(e.doc.graph().dataset.augment_rotation, 15.0);
+  }
+
+  // A CSV file's header gives the target's choices and the feature columns to check.
+  void csvColumnsComeFromTheHeader() {
+    QTemporaryDir dir;
+    QVERIFY(writeFile(dir.filePath("data.csv"), "id,x1,x2,label\n1,0.5,1.5,a\n2,0.1,0.2,b\n"));
+    graph::Graph g = classifier();
+    g.dataset = {.kind = "csv", .path = "data.csv", .target = "label", .task = "classification"};
+    Editor e;
+    e.doc.reset(g, dir.filePath("project.plexus"));  // data.csv is found next to the project
+    QVERIFY(e.ready());
+    e.panel.showNodes({});
+    auto* target = e.panel.findChild<QComboBox*>("datasetTarget");
+    QStringList items;
+    for (int i = 0; i < target->count(); ++i) items << target->itemText(i);
+    QCOMPARE(items, QStringList({"id", "x1", "x2", "label"}));
+    QCOMPARE(target->currentText(), QStringLiteral("label"));
+    auto* features = e.panel.findChild<QListWidget*>("datasetFeatures");
+    QVERIFY(features->isVisible());
+    QCOMPARE(checkedFeatures(features), QStringList({"id", "x1", "x2"}));  // none listed: all
+    QCOMPARE(features->count(), 3);
+
+    // Unchecking one stores the others, in the file's order; checking it again stores none.
+    const int steps = e.steps();
+    toggleFeature(features, "id");
+    QCOMPARE(e.doc.graph().dataset.features, (std::vector<std::string>{"x1", "x2"}));
+    QCOMPARE(checkedFeatures(features), QStringList({"x1", "x2"}));
+    toggleFeature(features, "id");
+    QVERIFY(e.doc.graph().dataset.features.empty());
+    QCOMPARE(e.steps(), steps + 2);
+    e.doc.undoStack()->undo();
+    QCOMPARE(checkedFeatures(features), QStringList({"x1", "x2"}));
+
+    // The last feature cannot go: a model reads at least one column.
+    toggleFeature(features, "x1");
+    toggleFeature(features, "x2");
+    QCOMPARE(e.doc.graph().dataset.features, std::vector<std::string>{"x2"});
+    QCOMPARE(checkedFeatures(features), QStringList({"x2"}));
+    QVERIFY(e.panel.findChild<QLabel*>("datasetStatus")->text().contains("at least one feature"));
+
+    // Picking another target from the list: it leaves the features.
+    target->setFocus();
+    QTest::keyClick(target, Qt::Key_Up);  // x2
+    QCOMPARE(e.doc.graph().dataset.target, std::string("x2"));
+    QVERIFY(e.doc.graph().dataset.features.empty());
+    QCOMPARE(checkedFeatures(features), QStringList({"id", "x1", "label"}));
+    // A typed column name commits too.
+    typeInto(target->lineEdit(), "label");
+    QCOMPARE(e.doc.graph().dataset.target, std::string("label"));
+  }
+
+  void unreadableCsvSaysWhy() {
+    QTemporaryDir dir;
+    QVERIFY(writeFile(dir.filePath("bad.csv"), "a,\"b\n1,2\n"));  // the quote never ends
+    graph::Graph g = classifier();
+    g.dataset = {.kind = "csv", .path = dir.filePath("missing.csv").toStdString(), .target = "y", .task = "regression"};
+    Editor e(g);
+    QVERIFY(e.ready());
+    e.panel.showNodes({});
+    auto* status = e.panel.findChild<QLabel*>("datasetStatus");
+    QVERIFY2(status->text().contains("missing.csv"), qPrintable(status->text()));
+    QCOMPARE(status->palette().color(QPalette::WindowText), ThemeManager::instance().theme().error);
+    QVERIFY(!e.panel.findChild<QListWidget*>("datasetFeatures")->isVisible());
+
+    typeInto(e.panel.findChild<QLineEdit*>("datasetPath"), dir.filePath("bad.csv"));
+    QVERIFY2(status->text().startsWith("The columns cannot be read") && status->text().contains("bad.csv"),
+             qPrintable(status->text()));
+    auto* target = e.panel.findChild<QComboBox*>("datasetTarget");
+    QCOMPARE(target->count(), 0);
+    typeInto(target->lineEdit(), "b");  // still typed freely
+    QCOMPARE(e.doc.graph().dataset.target, std::string("b"));
   }
 
   void problemsAreListedAndLeadToTheirNode() {
@@ -554,6 +735,37 @@ class TestPanels : public QObject {
         QVERIFY(QTest::qWaitForWindowExposed(&problems));
         QVERIFY(problems.grab().save("/tmp/problems.png"));
       }
+    }
+    ThemeManager::instance().setMode(ThemeMode::Light);
+  }
+
+  // Screenshots of the dataset part of the project page at the dock's width: an image folder
+  // with augmentation (both themes) and a CSV file with its columns.
+  void renderDatasetScreenshots() {
+    QTemporaryDir dir;
+    QVERIFY(writeFile(dir.filePath("houses.csv"),
+                      "id,rooms,area_m2,year_built,distance_to_centre_km,price\n1,3,72.5,1984,4.2,310000\n"));
+    graph::Graph folder = classifier();
+    folder.dataset = graph::for_kind({.path = "data/flowers"}, "image_folder");
+    folder.dataset.height = folder.dataset.width = 64;
+    folder.dataset.color = "rgb";
+    folder.dataset.augment_shift = 4;
+    folder.dataset.augment_flip = true;
+    folder.dataset.augment_rotation = 10;
+    graph::Graph csv = classifier();
+    csv.dataset = {.kind = "csv", .path = "houses.csv", .target = "price", .task = "regression",
+                   .features = {"rooms", "area_m2", "distance_to_centre_km"}};
+    for (const auto& [g, mode, file] : {std::tuple{folder, ThemeMode::Light, "/tmp/dataset-image-folder.png"},
+                                        std::tuple{folder, ThemeMode::Dark, "/tmp/dataset-image-folder-dark.png"},
+                                        std::tuple{csv, ThemeMode::Light, "/tmp/dataset-csv.png"}}) {
+      ThemeManager::instance().setMode(mode);
+      Editor e;
+      e.doc.reset(g, dir.filePath("project.plexus"));
+      e.panel.resize(300, 940);
+      QVERIFY(e.ready());
+      e.panel.showNodes({});
+      QCoreApplication::processEvents();  // settle the layouts before grabbing
+      QVERIFY(e.panel.grab().save(file));
     }
     ThemeManager::instance().setMode(ThemeMode::Light);
   }

@@ -341,4 +341,11 @@ void ParamEditor::applyTheme() {
   updateLook();
 }
 
+QLabel* paramLabel(const ParamEditor* editor, QWidget* parent) {
+  auto* label = new QLabel(qstr(editor->spec().name), parent);
+  label->setToolTip(paramToolTip(editor->spec()));
+  label->setBuddy(editor->editor());
+  return label;
+}
+
 }  // namespace plexus::widgets

@@ -71,4 +71,7 @@ class ParamEditor : public QWidget {
   QLabel* error_;
 };
 
+// The label of an editor's row in a form: the parameter's name, its tooltip, the editor as buddy.
+QLabel* paramLabel(const ParamEditor* editor, QWidget* parent);
+
 }  // namespace plexus::widgets

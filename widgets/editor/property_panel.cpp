@@ -2,6 +2,8 @@
 
 #include <QApplication>
 #include <QComboBox>
+#include <QCompleter>
+#include <QDateTime>
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -10,20 +12,27 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <exception>
 #include <functional>
 #include <map>
+#include <tuple>
 
 #include "common/icons.h"
 #include "common/panel_style.h"
 #include "common/theme.h"
+#include "data/csv.h"
 #include "editor/model/graph_document.h"
 #include "editor/param_editor.h"
 #include "editor/problems_panel.h"
+#include "editor/settings_form.h"
+#include "graph/dataset_params.h"
 
 namespace plexus::widgets {
 namespace {
@@ -125,9 +134,6 @@ PropertyPanel::NodePage::NodePage(GraphDocument* document, const graph::Node& no
 void PropertyPanel::NodePage::addParamRows(QFormLayout* form) {
   for (const graph::ParamSpec& spec : layer_->params) {
     auto* editor = new ParamEditor(spec, this);
-    auto* label = new QLabel(qstr(spec.name), this);
-    label->setToolTip(paramToolTip(spec));
-    label->setBuddy(editor->editor());
     connect(editor, &ParamEditor::committed, this,
             [this, name = qstr(spec.name)](const std::optional<ParamValue>& value) {
               if (value)
@@ -135,7 +141,7 @@ void PropertyPanel::NodePage::addParamRows(QFormLayout* form) {
               else
                 document_->resetParam(id_, name);
             });
-    form->addRow(label, editor);
+    form->addRow(paramLabel(editor, this), editor);
     editors_.push_back(editor);
   }
 }
@@ -249,15 +255,36 @@ void PropertyPanel::NodePage::retire() {
 
 // ---- the project page (nothing selected) ----------------------------------------------------
 
+namespace {
+
+// The columns of a CSV file's header, read again only when the file changes.
+struct CsvColumns {
+  QString file;  // absolute; "" when no readable file is bound
+  QDateTime modified;
+  qint64 size = -1;
+  QStringList names;
+  QString error;  // why the header cannot be read
+};
+
+}  // namespace
+
 class PropertyPanel::ProjectPage : public QWidget {
  public:
   ProjectPage(GraphDocument* document, QWidget* parent);
   void refresh();
-  void applyTheme() { applyMutedColour(this); }
+  void applyTheme();
 
  private:
+  void addSettingRows();
   void showBinding(const graph::DatasetBinding& binding);
+  void readColumns(const graph::DatasetBinding& binding);
+  void showColumns(const graph::DatasetBinding& binding);
+  void showTarget(const QString& column);
+  void showStatus(const QString& text, bool problem);  // a problem shows in the error colour
+  void colourStatus();
   void commitKind(const QString& kind);
+  void commitTarget(const QString& target);
+  void commitFeatures();
   void commitField(const std::function<void(graph::DatasetBinding&)>& change);
   void browse();
 
@@ -267,12 +294,19 @@ class PropertyPanel::ProjectPage : public QWidget {
   QComboBox* kind_;
   QLineEdit* path_;
   QPushButton* browse_;
-  QLineEdit* target_;
-  QComboBox* task_;
   QLabel* status_;
   QLabel* examples_;
+  QComboBox* target_;  // editable: a column the file lacks, or of a file not readable, can be typed
+  QComboBox* task_;
+  QListWidget* features_;
+  // The headings of the setting rows, each shown while a row under it applies.
+  std::vector<std::pair<QLabel*, std::vector<std::string>>> headings_;
+  SettingsForm* settings_;
   QLabel* summary_;
   std::optional<graph::DatasetBinding> shown_;
+  CsvColumns columns_;
+  std::optional<std::tuple<QStringList, std::string, std::vector<std::string>>> shown_features_;
+  bool status_problem_ = false;
 };
 
 namespace {
@@ -293,7 +327,21 @@ QString storedPath(const QString& chosen, const QString& projectFile) {
   return relative.startsWith(QLatin1String("..")) ? chosen : relative;
 }
 
-bool imageKind(const std::string& kind) { return kind == "mnist" || kind == "fashion-mnist"; }
+// How a kind reads in the Kind combo and what it expects; the project file keeps the kind.
+QString kindLabel(const std::string& kind) {
+  if (kind == "mnist") return QObject::tr("MNIST digits");
+  if (kind == "fashion-mnist") return QObject::tr("Fashion-MNIST");
+  if (kind == "image_folder") return QObject::tr("Image folder");
+  if (kind == "csv") return QObject::tr("CSV file");
+  return qstr(kind);
+}
+
+QString kindToolTip(const std::string& kind) {
+  if (graph::is_idx_dataset(kind)) return QObject::tr("A folder with the IDX files of %1").arg(kindLabel(kind));
+  if (kind == "image_folder") return QObject::tr("A folder with one folder of pictures per class");
+  if (kind == "csv") return QObject::tr("A CSV file: one example per row, a header naming the columns");
+  return {};
+}
 
 }  // namespace
 
@@ -305,13 +353,17 @@ PropertyPanel::ProjectPage::ProjectPage(GraphDocument* document, QWidget* parent
       kind_(new QComboBox(this)),
       path_(new QLineEdit(this)),
       browse_(new QPushButton(tr("Browse…"), this)),
-      target_(new QLineEdit(this)),
-      task_(new QComboBox(this)),
-      status_(mutedLabel({}, this)),
+      status_(new QLabel(this)),
       examples_(mutedLabel({}, this)),
+      target_(new QComboBox(this)),
+      task_(new QComboBox(this)),
+      features_(new QListWidget(this)),
       summary_(new QLabel(this)) {
   kind_->setObjectName(QStringLiteral("datasetKind"));
-  for (const char* kind : {"mnist", "fashion-mnist", "csv"}) kind_->addItem(QString::fromLatin1(kind), kind);
+  for (const std::string& kind : graph::dataset_kinds()) {
+    kind_->addItem(kindLabel(kind), qstr(kind));
+    kind_->setItemData(kind_->count() - 1, kindToolTip(kind), Qt::ToolTipRole);
+  }
   kind_->addItem(tr("(none)"), QString());
   guardWheel(kind_);
   connect(kind_, &QComboBox::activated, this, [this](int i) { commitKind(kind_->itemData(i).toString()); });
@@ -324,28 +376,45 @@ PropertyPanel::ProjectPage::ProjectPage(GraphDocument* document, QWidget* parent
   auto* pathRow = new QHBoxLayout;
   pathRow->addWidget(path_, 1);
   pathRow->addWidget(browse_);
+  status_->setObjectName(QStringLiteral("datasetStatus"));
+  status_->setWordWrap(true);
+  status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
   target_->setObjectName(QStringLiteral("datasetTarget"));
-  target_->setPlaceholderText(tr("label column"));
-  connect(target_, &QLineEdit::editingFinished, this,
-          [this] { commitField([this](auto& b) { b.target = target_->text().trimmed().toStdString(); }); });
+  target_->setEditable(true);
+  target_->setInsertPolicy(QComboBox::NoInsert);
+  target_->lineEdit()->setPlaceholderText(tr("label column"));
+  // Typing offers the matching columns in a popup; inline completion would change the text typed.
+  if (QCompleter* completer = target_->completer()) {
+    completer->setCompletionMode(QCompleter::PopupCompletion);
+    completer->setCaseSensitivity(Qt::CaseSensitive);  // as the file's column names are
+    completer->setFilterMode(Qt::MatchContains);
+  }
+  guardWheel(target_);
+  connect(target_->lineEdit(), &QLineEdit::editingFinished, this, [this] { commitTarget(target_->currentText()); });
+  connect(target_, &QComboBox::textActivated, this, &ProjectPage::commitTarget);
   task_->setObjectName(QStringLiteral("datasetTask"));
   for (const char* task : {"classification", "regression"}) task_->addItem(QString::fromLatin1(task));
   guardWheel(task_);
   connect(task_, &QComboBox::activated, this,
           [this](int i) { commitField([this, i](auto& b) { b.task = task_->itemText(i).toStdString(); }); });
+  features_->setObjectName(QStringLiteral("datasetFeatures"));
+  features_->setToolTip(tr("The columns the model reads. All checked: every column but the target, "
+                           "as the file has them."));
+  connect(features_, &QListWidget::itemChanged, this, &ProjectPage::commitFeatures);
 
   form_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
   form_->addRow(tr("Kind"), kind_);
   form_->addRow(tr("Path"), pathRow);
   form_->addRow(tr("Target column"), target_);
   form_->addRow(tr("Task"), task_);
+  form_->addRow(tr("Features"), features_);
+  addSettingRows();
 
   auto* title = sectionLabel(tr("Project"), this);
   QFont font = title->font();
   font.setPointSizeF(font.pointSizeF() * 1.2);
   title->setFont(font);
-  status_->setObjectName(QStringLiteral("datasetStatus"));
   summary_->setObjectName(QStringLiteral("graphSummary"));
   summary_->setWordWrap(true);
 
@@ -356,6 +425,8 @@ PropertyPanel::ProjectPage::ProjectPage(GraphDocument* document, QWidget* parent
   layout->addSpacing(6);
   layout->addWidget(sectionLabel(tr("Dataset"), this));
   layout->addLayout(form_);
+  // Under the form, not in it: with rows hidden, Qt 6.4's QFormLayout writes out of bounds laying
+  // out a spanning row whose height depends on its width, as a wrapped label's does (valgrind).
   layout->addWidget(status_);
   layout->addWidget(examples_);
   layout->addSpacing(6);
@@ -365,10 +436,57 @@ PropertyPanel::ProjectPage::ProjectPage(GraphDocument* document, QWidget* parent
   applyTheme();
 }
 
+// The image settings and the augmentation: one row per setting of the dataset table, shown
+// for the kinds it applies to.
+void PropertyPanel::ProjectPage::addSettingRows() {
+  settings_ = new SettingsForm(
+      this, form_,
+      {.value = [this](const std::string& name) { return *graph::dataset_value(document_->graph().dataset, name); },
+       .applies = [this](const std::string& name) { return graph::dataset_value_applies(document_->graph().dataset, name); },
+       .store =
+           [this](const std::string& name, const ParamValue& value) {
+             graph::DatasetBinding next = document_->graph().dataset;
+             graph::set_dataset_value(next, name, value);
+             document_->setDataset(next);
+           },
+       .refused = [this](const QString& why) { showStatus(why, true); }},
+      SettingsForm::Inapplicable::Hidden);
+  std::optional<std::string> group;
+  for (const graph::DatasetSetting& row : graph::dataset_settings()) {
+    if (row.group != group) {  // the table's rows outside a group describe an image folder's pictures
+      group = row.group;
+      auto* heading = sectionLabel(row.group == "augment" ? tr("Augmentation") : tr("Images"), this);
+      heading->setContentsMargins(0, 8, 0, 0);
+      form_->addRow(heading);
+      headings_.push_back({heading, {}});
+    }
+    settings_->add(row.name(), row.spec, QStringLiteral("dataset.%1").arg(qstr(row.name())));
+    headings_.back().second.push_back(row.name());
+  }
+}
+
+void PropertyPanel::ProjectPage::applyTheme() {
+  applyMutedColour(this);
+  settings_->applyTheme();
+  colourStatus();
+}
+
+void PropertyPanel::ProjectPage::colourStatus() {
+  const Theme& theme = ThemeManager::instance().theme();
+  setColour(status_, QPalette::WindowText, status_problem_ ? theme.error : theme.mutedText);
+}
+
 void PropertyPanel::ProjectPage::refresh() {
-  if (shown_ != document_->graph().dataset) showBinding(document_->graph().dataset);
+  const graph::DatasetBinding& b = document_->graph().dataset;
+  readColumns(b);
+  if (shown_ != b) showBinding(b);
+  showColumns(b);
   file_->setText(document_->displayName());
-  status_->setText(document_->datasetStatus());
+  if (!columns_.error.isEmpty())
+    showStatus(tr("The columns cannot be read: %1").arg(columns_.error), true);
+  else
+    showStatus(document_->datasetStatus(),
+               !b.kind.empty() && (!document_->datasetInfo() || !document_->datasetLocation().found));
   const auto& info = document_->datasetInfo();
   examples_->setVisible(info.has_value());
   if (info) {
@@ -381,31 +499,121 @@ void PropertyPanel::ProjectPage::refresh() {
   summary_->setText(tr("%1, %2\n%3").arg(nodes, wires, problemSummary(document_->validation().problems)));
 }
 
+void PropertyPanel::ProjectPage::showStatus(const QString& text, bool problem) {
+  status_->setText(text);
+  status_problem_ = problem;
+  colourStatus();
+}
+
 // Fields the document changed are updated; the others keep what is being typed.
 void PropertyPanel::ProjectPage::showBinding(const graph::DatasetBinding& b) {
   const auto changed = [&](auto field) { return !shown_ || (*shown_).*field != b.*field; };
   if (changed(&graph::DatasetBinding::kind)) chooseText(kind_, qstr(b.kind), Qt::UserRole);
   if (changed(&graph::DatasetBinding::path)) setTextKeepingCursor(path_, qstr(b.path));
-  if (changed(&graph::DatasetBinding::target)) setTextKeepingCursor(target_, qstr(b.target));
+  if (changed(&graph::DatasetBinding::target)) showTarget(qstr(b.target));
   if (changed(&graph::DatasetBinding::task)) chooseText(task_, qstr(b.task));
   const bool bound = !b.kind.empty(), csv = b.kind == "csv";
   path_->setEnabled(bound);
   browse_->setEnabled(bound);
   form_->setRowVisible(target_, csv);
   form_->setRowVisible(task_, csv);
+  for (const auto& [heading, rows] : headings_)
+    form_->setRowVisible(heading, std::ranges::any_of(rows, [&](const std::string& name) {
+                           return graph::dataset_value_applies(b, name);
+                         }));
+  settings_->refresh();
   shown_ = b;
 }
 
-void PropertyPanel::ProjectPage::commitKind(const QString& kind) {
-  graph::DatasetBinding next = document_->graph().dataset;
-  if (kind.isEmpty()) {
-    next = {};  // no dataset: nothing else applies
-  } else {
-    next.kind = kind.toStdString();
-    if (next.kind == "csv" && next.task.empty()) next.task = "classification";
-    if (next.kind != "csv") next.target.clear(), next.task.clear();  // only a CSV file has columns
+// Cheap enough for every refresh: the file is read again only when it changed.
+void PropertyPanel::ProjectPage::readColumns(const graph::DatasetBinding& b) {
+  const graph::DatasetLocation where = document_->datasetLocation();
+  const QFileInfo file(where.found ? qstr(where.path.string()) : QString());
+  if (b.kind != "csv" || !where.found || !file.isFile() || !file.isReadable()) {
+    columns_ = {};
+    return;
   }
-  document_->setDataset(next);
+  if (file.absoluteFilePath() == columns_.file && file.lastModified() == columns_.modified &&
+      file.size() == columns_.size)
+    return;
+  columns_ = {file.absoluteFilePath(), file.lastModified(), file.size(), {}, {}};
+  try {
+    for (const std::string& name : data::read_csv_header(where.path.string())) columns_.names << qstr(name);
+  } catch (const std::exception& e) {
+    columns_.error = qstr(e.what());
+  }
+}
+
+// The target's choices and the feature list come from the header; features are checked as the
+// binding says (none listed: all of them).
+void PropertyPanel::ProjectPage::showColumns(const graph::DatasetBinding& b) {
+  QStringList items;
+  for (int i = 0; i < target_->count(); ++i) items << target_->itemText(i);
+  if (items != columns_.names) {
+    const QString typed = target_->currentText();  // the items change under what is being typed
+    {
+      const QSignalBlocker quiet(target_);
+      target_->clear();
+      target_->addItems(columns_.names);
+    }
+    showTarget(typed);
+  }
+
+  const bool listed = b.kind == "csv" && std::ranges::any_of(columns_.names, [&](const QString& name) {
+                        return name.toStdString() != b.target;
+                      });
+  form_->setRowVisible(features_, listed);
+  auto shown = std::make_tuple(columns_.names, b.target, b.features);
+  if (!listed || shown_features_ == shown) return;
+  shown_features_ = std::move(shown);
+  const QSignalBlocker quiet(features_);
+  features_->clear();
+  for (const QString& name : columns_.names) {
+    if (name.toStdString() == b.target) continue;
+    auto* item = new QListWidgetItem(name, features_);
+    item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
+    const bool chosen = b.features.empty() || std::ranges::find(b.features, name.toStdString()) != b.features.end();
+    item->setCheckState(chosen ? Qt::Checked : Qt::Unchecked);
+  }
+  // As tall as its rows, up to a few; more scroll.
+  const int rows = std::min(features_->count(), 8);
+  features_->setFixedHeight(rows * features_->sizeHintForRow(0) + 2 * features_->frameWidth() + 2);
+}
+
+// The column as the current item when the file has it, so the arrow keys move on from there.
+void PropertyPanel::ProjectPage::showTarget(const QString& column) {
+  const QSignalBlocker quiet(target_);
+  target_->setCurrentIndex(target_->findText(column));
+  setTextKeepingCursor(target_->lineEdit(), column);
+}
+
+void PropertyPanel::ProjectPage::commitKind(const QString& kind) {
+  // Settings that do not apply to the new kind go back to their defaults.
+  document_->setDataset(kind.isEmpty() ? graph::DatasetBinding{}
+                                       : graph::for_kind(document_->graph().dataset, kind.toStdString()));
+}
+
+void PropertyPanel::ProjectPage::commitTarget(const QString& target) {
+  const std::string name = target.trimmed().toStdString();
+  commitField([&](auto& b) {
+    b.target = name;
+    std::erase(b.features, name);  // the target is no feature
+  });
+}
+
+// All checked is stored as no list, so columns added to the file later are read too.
+void PropertyPanel::ProjectPage::commitFeatures() {
+  std::vector<std::string> checked;
+  for (int i = 0; i < features_->count(); ++i)
+    if (features_->item(i)->checkState() == Qt::Checked) checked.push_back(features_->item(i)->text().toStdString());
+  if (checked.empty()) {
+    shown_features_.reset();  // checked again as the binding has it
+    showColumns(document_->graph().dataset);
+    showStatus(tr("A model needs at least one feature column."), true);
+    return;
+  }
+  if (int(checked.size()) == features_->count()) checked.clear();
+  commitField([&](auto& b) { b.features = checked; });
 }
 
 void PropertyPanel::ProjectPage::commitField(const std::function<void(graph::DatasetBinding&)>& change) {
@@ -419,7 +627,7 @@ void PropertyPanel::ProjectPage::browse() {
   const QString project = document_->filePath();
   const QDir base = project.isEmpty() ? QDir::current() : QFileInfo(project).absoluteDir();
   const QString start = base.absoluteFilePath(qstr(b.path));
-  const QString chosen = imageKind(b.kind)
+  const QString chosen = graph::is_image_dataset(b.kind)
                             ? QFileDialog::getExistingDirectory(this, tr("Dataset folder"), start)
                             : QFileDialog::getOpenFileName(this, tr("CSV file"), start,
                                                            tr("CSV files (*.csv);;All files (*)"));

@@ -2,7 +2,9 @@
 // PropertyPanel: edits what the canvas selects. One node: its name and one typed editor per
 // parameter of its registry type (ParamEditor, param_editor.h; the registry is the only list of
 // parameters), with inline validation, reset to default and the node's problems. Several nodes:
-// what is selected. Nothing: the project, i.e. the dataset binding and a summary of the graph.
+// what is selected. Nothing: the project, i.e. the dataset binding (its kind, path, a CSV file's
+// target and feature columns from its header, an image folder's settings and the augmentation,
+// the last two a SettingsForm of graph::dataset_settings()) and a summary of the graph.
 // Every change goes through GraphDocument as one undo step; the panel follows the document's
 // signals and keeps its editors (with focus and cursor) when only values change, e.g. on undo.
 #include <QString>

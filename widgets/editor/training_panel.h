@@ -1,14 +1,10 @@
 #pragma once
 // TrainingPanel: the project's training settings (optimizer, learning rate and schedule, batch
-// size, epochs, seed, device). Its fields are the property panel's ParamEditors, built from
-// graph::training_param_specs(); every change is one undo step of the document, so settings
-// are saved with the project like the graph.
+// size, epochs, seed, device). Its fields are a SettingsForm of the property panel's
+// ParamEditors, built from graph::training_param_specs(); every change is one undo step of the
+// document, so settings are saved with the project like the graph.
 #include <QWidget>
-#include <map>
-#include <optional>
 #include <string>
-
-#include "graph/graph.h"
 
 class QLabel;
 
@@ -17,6 +13,7 @@ namespace plexus::widgets {
 class DeviceSelector;
 class GraphDocument;
 class ParamEditor;
+class SettingsForm;
 
 class TrainingPanel : public QWidget {
   Q_OBJECT
@@ -31,10 +28,9 @@ class TrainingPanel : public QWidget {
 
  private:
   void refresh();
-  void commit(const std::string& name, const std::optional<graph::ParamValue>& value);
 
   GraphDocument* doc_;
-  std::map<std::string, ParamEditor*> editors_;
+  SettingsForm* form_;
   DeviceSelector* device_;
   QLabel* device_note_;
   QLabel* error_;

@@ -94,6 +94,14 @@ void GraphDocument::save(const QString& path) {
 
 // ---- validation ----------------------------------------------------------------------------
 
+std::filesystem::path GraphDocument::projectDir() const {
+  return path_.isEmpty() ? std::filesystem::path() : fsPath(QFileInfo(path_).absolutePath());
+}
+
+graph::DatasetLocation GraphDocument::datasetLocation() const {
+  return graph::locate_dataset(graph_.dataset.path, projectDir());
+}
+
 void GraphDocument::describeDataset() {
   dataset_info_.reset();
   const graph::DatasetBinding& binding = graph_.dataset;
@@ -101,10 +109,9 @@ void GraphDocument::describeDataset() {
     dataset_status_ = tr("No dataset bound: shapes that depend on it are unknown");
     return;
   }
-  const std::filesystem::path dir = path_.isEmpty() ? std::filesystem::path() : fsPath(QFileInfo(path_).absolutePath());
-  const graph::DatasetLocation where = graph::locate_dataset(binding.path, dir);
+  const graph::DatasetLocation where = datasetLocation();
   try {
-    dataset_info_ = graph::describe_dataset(graph::resolve_dataset(binding, dir, /*must_exist=*/false));
+    dataset_info_ = graph::describe_dataset(graph::resolve_dataset(binding, projectDir(), /*must_exist=*/false));
     dataset_status_ = where.found ? tr("Dataset: %1 (%2)").arg(qstr(binding.kind), qstr(where.path.string()))
                                   : tr("Dataset %1 not found (looked in %2): training needs it")
                                         .arg(qstr(binding.path), qstr(where.looked));

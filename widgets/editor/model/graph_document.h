@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "editor/model/graph_edit.h"
+#include "graph/dataset_info.h"
 #include "graph/graph.h"
 #include "graph/layout.h"
 #include "graph/validate.h"
@@ -57,6 +58,9 @@ class GraphDocument : public QObject {
   // The bound dataset as validation sees it: its description when readable, else why not.
   const std::optional<graph::DatasetInfo>& datasetInfo() const { return dataset_info_; }
   QString datasetStatus() const { return dataset_status_; }
+  // Where the binding's path leads: a relative path is looked up next to the project file
+  // first (graph::locate_dataset).
+  graph::DatasetLocation datasetLocation() const;
 
   // ---- edits: each is one undo step; a refused edit changes nothing ----------------------
   // A node of a registry type at `pos` (top-left, scene units); returns its id ("" if unknown type).
@@ -102,6 +106,7 @@ class GraphDocument : public QObject {
   void changeParam(const QString& node, const QString& name, const graph::ParamValue* value);
   void applyOne(const GraphOp& op);
   void reindex();
+  std::filesystem::path projectDir() const;  // "" for a project never saved
   void describeDataset();
   void revalidate();
   std::optional<size_t> nodeIndex(const QString& id) const;
