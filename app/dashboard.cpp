@@ -23,6 +23,7 @@
 #include "dataset/dataset_preview.h"
 #include "graph/dataset_info.h"
 #include "graph/dataset_params.h"
+#include "session/data_pipeline.h"
 #include "session/run_log.h"
 #include "session/trained_model.h"
 #include "training_controller.h"
@@ -52,12 +53,6 @@ QString summary(const graph::TrainingSettings& s) {
                     .arg(qstr(s.device));
 }
 
-// How a run with this binding augments its training batches (null: not at all).
-data::TransformPtr runAugmentation(const graph::DatasetBinding& binding) {
-  // the run's augmentation: replaced by session's builder when it lands
-  return binding.augment_shift > 0 ? data::random_shift(binding.augment_shift) : nullptr;
-}
-
 // Opens the splits as a run does: the same seeded validation split.
 PreviewData readPreview(graph::DatasetBinding binding, std::filesystem::path project_dir, uint64_t seed,
                         double validation_fraction) {
@@ -68,7 +63,7 @@ PreviewData readPreview(graph::DatasetBinding binding, std::filesystem::path pro
     out.train = splits.train;
     out.validation = splits.validation;
     out.test = splits.test;
-    out.augmentation = runAugmentation(binding);
+    out.augmentation = session::training_augmentation(binding);
     out.class_names = qstrings(splits.train->class_names());
     if (const auto* csv = dynamic_cast<const data::CsvDataset*>(splits.train.get()))
       out.feature_names = qstrings(csv->feature_names());
@@ -257,7 +252,7 @@ void Dashboard::beginRun(const TrainingRequest& request) {
   preview_->clearPredictions();
   progress_->begin(int(graph.training.epochs), 0, qstr(graph.training.device));
   run_key_ = previewKey(graph, project_dir);  // the run itself hands over its samples (onStarted)
-  run_augmentation_ = runAugmentation(graph.dataset);
+  run_augmentation_ = session::training_augmentation(graph.dataset);
 }
 
 QString Dashboard::previewKey(const graph::Graph& graph, const QString& project_dir) {
