@@ -63,6 +63,7 @@ PreviewData readPreview(graph::DatasetBinding binding, std::filesystem::path pro
     out.train = splits.train;
     out.validation = splits.validation;
     out.test = splits.test;
+    out.input = splits.info.input_shape;
     out.augmentation = session::training_augmentation(binding);
     out.class_names = qstrings(splits.train->class_names());
     if (const auto* csv = dynamic_cast<const data::CsvDataset*>(splits.train.get()))
@@ -76,9 +77,9 @@ PreviewData readPreview(graph::DatasetBinding binding, std::filesystem::path pro
 // The preview's tabs. The training images are the ones augmented; the split the run evaluates
 // every epoch (validation, else test) is the one its predictions are of.
 std::vector<widgets::PreviewSplit> previewSplits(const PreviewData& data) {
-  std::vector<widgets::PreviewSplit> splits{{QObject::tr("Training"), data.train, true, false}};
-  if (data.validation) splits.push_back({QObject::tr("Validation"), data.validation, false, true});
-  splits.push_back({QObject::tr("Test"), data.test, false, !data.validation});
+  std::vector<widgets::PreviewSplit> splits{{QObject::tr("Training"), data.train, true, false, data.input}};
+  if (data.validation) splits.push_back({QObject::tr("Validation"), data.validation, false, true, data.input});
+  splits.push_back({QObject::tr("Test"), data.test, false, !data.validation, data.input});
   return splits;
 }
 
@@ -393,8 +394,8 @@ void Dashboard::onStarted(const RunInfo& info) {
   if (run_key_ == preview_key_ && preview_split_) return;  // already showing these samples
   preview_loading_.cancel();
   preview_key_ = run_key_;
-  showSplits({info.trainSplit, info.evalSplit, info.testSplit, run_augmentation_, class_names_,
-              std::vector<QString>(info.featureNames.begin(), info.featureNames.end()), {}});
+  showSplits({info.trainSplit, info.evalSplit, info.testSplit, info.datasetInfo.input_shape, run_augmentation_,
+              class_names_, std::vector<QString>(info.featureNames.begin(), info.featureNames.end()), {}});
 }
 
 void Dashboard::showSplits(const PreviewData& data) {

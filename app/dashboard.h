@@ -38,6 +38,7 @@ struct TrainingRequest;
 // be null), and how the run augments the training images.
 struct PreviewData {
   std::shared_ptr<const data::Dataset> train, validation, test;
+  Shape input;  // an example's input shape
   data::TransformPtr augmentation;
   std::vector<QString> class_names, feature_names;
   QString error;

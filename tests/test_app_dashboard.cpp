@@ -138,9 +138,11 @@ class TestDashboard : public QObject {
     QCOMPARE(preview->splitBar()->tabText(0), QStringLiteral("Training (%1)").arg(kFit));
     QCOMPARE(preview->currentSplit(), 1);
     QCOMPARE(int64_t(preview->shownSamples().size()), kVal);
+    QTRY_VERIFY(!preview->isLoading());  // pages are read in the background
     QVERIFY(preview->gallery()->model()->index(0, 0).data(widgets::VerdictRole).toInt() != int(widgets::Verdict::None));
     preview->showSplit(2);
     QCOMPARE(int64_t(preview->shownSamples().size()), kTest);
+    QTRY_VERIFY(!preview->isLoading());
     QCOMPARE(preview->gallery()->model()->index(0, 0).data(widgets::VerdictRole).toInt(), int(widgets::Verdict::None));
 
     // A click on a confusion-matrix cell shows exactly those samples, of the validation split.
@@ -221,6 +223,7 @@ class TestDashboard : public QObject {
     QVERIFY(loaded.wait(20000));
     preview->showSplit(0);
     QVERIFY(preview->augmentedBox()->isEnabled());
+    QTRY_VERIFY(!preview->isLoading());
     const auto thumbnails = [&] {
       std::vector<QImage> out;
       for (int row = 0; row < 10; ++row)
@@ -230,6 +233,7 @@ class TestDashboard : public QObject {
     const std::vector<QImage> plain = thumbnails();
     QTest::mouseClick(preview->augmentedBox(), Qt::LeftButton);
     QVERIFY(preview->showsAugmented());
+    QTRY_VERIFY(!preview->isLoading());
     QVERIFY(thumbnails() != plain);
   }
 
