@@ -241,6 +241,8 @@ void Dashboard::buildSkipped() {
   skipped_button_->setText(tr("Show Files"));
   skipped_button_->setCheckable(true);
   skipped_button_->setAutoRaise(true);
+  skipped_button_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  skipped_button_->setArrowType(Qt::RightArrow);
   skipped_list_ = new QPlainTextEdit(skipped_row_);
   skipped_list_->setObjectName(QStringLiteral("skippedFileList"));
   skipped_list_->setReadOnly(true);
@@ -260,6 +262,7 @@ void Dashboard::buildSkipped() {
   connect(skipped_button_, &QToolButton::toggled, this, [this](bool on) {
     skipped_list_->setVisible(on);
     skipped_button_->setText(on ? tr("Hide Files") : tr("Show Files"));
+    skipped_button_->setArrowType(on ? Qt::DownArrow : Qt::RightArrow);
   });
 }
 
