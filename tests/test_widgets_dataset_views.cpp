@@ -785,6 +785,17 @@ class TestDatasetViews : public QObject {
     QCOMPARE(preview.gallery()->model()->index(0, 0).data(SampleIndexRole).toLongLong(), 100);
   }
 
+  void handingOverSplitsReadsThePageOnce() {
+    // As the dashboard does: the splits, then the augmentation and the column names.
+    auto counting = std::make_shared<Counting>(mnist_);
+    DatasetPreview preview;
+    preview.setSplits(only(counting), digitNames());
+    preview.setAugmentation(invert());
+    preview.setFeatureNames({});
+    QVERIFY(pageRead(preview));
+    QCOMPARE(counting->batches, 2);  // the labels (a batch: Counting keeps no label tensor) and the page
+  }
+
   void aPageThatCannotBeReadSaysWhy() {
     DatasetPreview preview;
     preview.setSplits(only(std::make_shared<Broken>(mnist_, 100)), digitNames());

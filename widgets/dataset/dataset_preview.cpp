@@ -240,10 +240,12 @@ void DatasetPreview::showSplit(int split) {
   rebuild();
 }
 
+// A page shown as read stays: reading it again would only repeat the read in flight.
 void DatasetPreview::setAugmentation(data::TransformPtr transform) {
+  const bool augmented = showsAugmented();
   augmentation_ = std::move(transform);
   updateAugmentation();
-  showPage();
+  if (augmented || showsAugmented()) showPage();
 }
 
 bool DatasetPreview::showsAugmented() const { return canAugment() && augmented_->isChecked(); }
@@ -268,9 +270,9 @@ void DatasetPreview::updateAugmentation() {
 
 void DatasetPreview::setFeatureNames(std::vector<QString> names) {
   content_.featureNames = std::move(names);
-  table_model_->datasetChanged();
+  table_model_->featureNamesChanged();
   fitted_columns_ = 0;
-  rebuild();
+  fitTableColumns();
 }
 
 void DatasetPreview::setPredictions(const Predictions& predictions) {

@@ -17,6 +17,10 @@ void DatasetTableModel::datasetChanged() {
   endResetModel();
 }
 
+void DatasetTableModel::featureNamesChanged() {
+  if (features_ > 0) emit headerDataChanged(Qt::Horizontal, 0, features_ - 1);
+}
+
 void DatasetTableModel::predictionsChanged() {
   if (prediction_columns_ != showsPredictions()) {
     beginResetModel();

@@ -27,8 +27,10 @@ class DatasetTableModel : public QAbstractTableModel {
 
   explicit DatasetTableModel(const DatasetContent* content, QObject* parent = nullptr);
 
-  // After the content's dataset, input shape or feature names changed (the columns may change).
+  // After the content's dataset or input shape changed (the columns may change).
   void datasetChanged();
+  // After the content's feature names changed: the column headers change.
+  void featureNamesChanged();
   // After the content's predictions changed (the prediction columns may appear).
   void predictionsChanged();
   Page page(const std::vector<int64_t>& samples) const { return {samples, content_->dataset, {}, {}}; }
