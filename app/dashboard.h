@@ -2,9 +2,8 @@
 // The training dashboard: progress, curves of this session's runs and of the project's past runs
 // (read from their run folders in the background), the confusion matrix and the samples of the
 // dataset's splits, the validation samples with the model's predictions, and the files of an
-// image folder a run left out. Wiring only: it feeds
-// the widgets with what the TrainingController reports and what core reads from disk, and never
-// touches a model.
+// image folder a run left out. Wiring only: it feeds the widgets with what the
+// TrainingController reports and what core reads from disk, and never touches a model.
 #include <QFutureWatcher>
 #include <QString>
 #include <QWidget>

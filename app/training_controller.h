@@ -87,7 +87,7 @@ struct RunInfo {
   session::InputNormalization normalization;
 };
 
-// The files of an image folder a run leaves out (data::ImageFolderScan::skipped): those the scan
+// The files of an image folder a run leaves out (graph::DatasetSplits::skipped): those the scan
 // did not take, and with bad_files "skip" the bad pictures, then those that failed to decode.
 struct SkippedFiles {
   static constexpr size_t kListed = 200;
