@@ -67,7 +67,7 @@ Commands:
   train --model M   train a built-in model on an image dataset
   eval [FILE]       evaluate a project's checkpoint or weights file on its test split
   eval [--model M]  evaluate a built-in model's checkpoint on the test split
-  predict [FILE]    use a trained model on images (PNG, JPEG) or rows of a CSV file
+  predict [FILE]    use a trained model on images (PNG, JPEG, BMP) or rows of a CSV file
   export FILE       write a checkpoint of a project as an ONNX model
   runs FILE         list a project's past runs
   init              write a project's freshly initialised weights (safetensors)
@@ -125,9 +125,9 @@ eval [FILE] --checkpoint CKPT [--json] [--metrics F] [--predictions F] [--data P
 predict [FILE] --checkpoint CKPT INPUT... [--top K] [--json] [--batch-size N] [--threads N]
   Runs the trained model on each INPUT and prints, per example, the K most likely classes
   with their probabilities (softmax), or the regression output. FILE (a first argument
-  ending in .plexus) and CKPT are as for eval. For an image dataset the INPUTs are PNG or
-  JPEG images of any size: converted to the model's channels (gray: ITU-R BT.601 luma) and
-  size (shrunk by area averaging, enlarged bilinearly), scaled to [0, 1] as the training
+  ending in .plexus) and CKPT are as for eval. For an image dataset the INPUTs are PNG,
+  JPEG or BMP images of any size: converted to the model's channels (gray: ITU-R BT.601 luma)
+  and size (shrunk by area averaging, enlarged bilinearly), scaled to [0, 1] as the training
   images were, then normalised as in training. For a CSV dataset the INPUTs are CSV files
   whose header names the project's feature columns (matched by name when the project's data
   file is at hand, else every column but the target, in order); a target column is ignored.

@@ -2,10 +2,13 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QPlainTextEdit>
 #include <QScrollArea>
 #include <QSet>
 #include <QSplitter>
+#include <QToolButton>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -23,6 +26,7 @@
 #include "dataset/dataset_preview.h"
 #include "graph/dataset_info.h"
 #include "graph/dataset_params.h"
+#include "session/data_pipeline.h"
 #include "session/run_log.h"
 #include "session/trained_model.h"
 #include "training_controller.h"
@@ -52,12 +56,6 @@ QString summary(const graph::TrainingSettings& s) {
                     .arg(qstr(s.device));
 }
 
-// How a run with this binding augments its training batches (null: not at all).
-data::TransformPtr runAugmentation(const graph::DatasetBinding& binding) {
-  // the run's augmentation: replaced by session's builder when it lands
-  return binding.augment_shift > 0 ? data::random_shift(binding.augment_shift) : nullptr;
-}
-
 // Opens the splits as a run does: the same seeded validation split.
 PreviewData readPreview(graph::DatasetBinding binding, std::filesystem::path project_dir, uint64_t seed,
                         double validation_fraction) {
@@ -68,7 +66,8 @@ PreviewData readPreview(graph::DatasetBinding binding, std::filesystem::path pro
     out.train = splits.train;
     out.validation = splits.validation;
     out.test = splits.test;
-    out.augmentation = runAugmentation(binding);
+    out.input = splits.info.input_shape;
+    out.augmentation = session::training_augmentation(binding);
     out.class_names = qstrings(splits.train->class_names());
     if (const auto* csv = dynamic_cast<const data::CsvDataset*>(splits.train.get()))
       out.feature_names = qstrings(csv->feature_names());
@@ -81,9 +80,9 @@ PreviewData readPreview(graph::DatasetBinding binding, std::filesystem::path pro
 // The preview's tabs. The training images are the ones augmented; the split the run evaluates
 // every epoch (validation, else test) is the one its predictions are of.
 std::vector<widgets::PreviewSplit> previewSplits(const PreviewData& data) {
-  std::vector<widgets::PreviewSplit> splits{{QObject::tr("Training"), data.train, true, false}};
-  if (data.validation) splits.push_back({QObject::tr("Validation"), data.validation, false, true});
-  splits.push_back({QObject::tr("Test"), data.test, false, !data.validation});
+  std::vector<widgets::PreviewSplit> splits{{QObject::tr("Training"), data.train, true, false, data.input}};
+  if (data.validation) splits.push_back({QObject::tr("Validation"), data.validation, false, true, data.input});
+  splits.push_back({QObject::tr("Test"), data.test, false, !data.validation, data.input});
   return splits;
 }
 
@@ -143,6 +142,7 @@ Dashboard::Dashboard(TrainingController* controller, QWidget* parent) : QWidget(
   test_->setObjectName(QStringLiteral("testResult"));
   test_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   test_->hide();
+  buildSkipped();
 
   // On a small screen the three plots would be squeezed until their titles overlap: below
   // their own minimum they scroll instead.
@@ -179,6 +179,7 @@ Dashboard::Dashboard(TrainingController* controller, QWidget* parent) : QWidget(
   layout->addWidget(progress_);
   layout->addWidget(checkpoint_);
   layout->addWidget(test_);
+  layout->addWidget(skipped_row_);
   layout->addWidget(split, 1);
 
   connect(controller_, &TrainingController::started, this, &Dashboard::onStarted);
@@ -198,6 +199,7 @@ Dashboard::Dashboard(TrainingController* controller, QWidget* parent) : QWidget(
   connect(controller_, &TrainingController::tested, this, &Dashboard::onTested);
   connect(controller_, &TrainingController::stateChanged, this,
           [this] { runs_->setTraining(controller_->isRunning()); });
+  connect(controller_, &TrainingController::filesSkipped, this, &Dashboard::showSkipped);
   connect(controller_, &TrainingController::finished, this, &Dashboard::onFinished);
   connect(controller_, &TrainingController::failed, this, &Dashboard::onFailed);
   connect(confusion_, &widgets::ConfusionMatrixView::cellClicked, this, &Dashboard::showCell);
@@ -223,6 +225,44 @@ Dashboard::Dashboard(TrainingController* controller, QWidget* parent) : QWidget(
   });
   connect(&widgets::ThemeManager::instance(), &widgets::ThemeManager::changed, this, [this] {
     if (!error_->isHidden()) showError(error_->text());
+    widgets::setColour(skipped_, QPalette::WindowText, widgets::ThemeManager::instance().theme().warning);
+  });
+}
+
+// The line about an image folder's files left out, with a button that lists them below it.
+void Dashboard::buildSkipped() {
+  skipped_row_ = new QWidget(this);
+  skipped_ = new QLabel(skipped_row_);
+  skipped_->setObjectName(QStringLiteral("skippedFiles"));
+  skipped_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  widgets::setColour(skipped_, QPalette::WindowText, widgets::ThemeManager::instance().theme().warning);
+  skipped_button_ = new QToolButton(skipped_row_);
+  skipped_button_->setObjectName(QStringLiteral("showSkippedFiles"));
+  skipped_button_->setText(tr("Show Files"));
+  skipped_button_->setCheckable(true);
+  skipped_button_->setAutoRaise(true);
+  skipped_button_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  skipped_button_->setArrowType(Qt::RightArrow);
+  skipped_list_ = new QPlainTextEdit(skipped_row_);
+  skipped_list_->setObjectName(QStringLiteral("skippedFileList"));
+  skipped_list_->setReadOnly(true);
+  skipped_list_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  skipped_list_->setMaximumHeight(8 * QFontMetrics(skipped_list_->font()).height());
+  skipped_list_->hide();
+  auto* line = new QHBoxLayout;
+  line->addWidget(skipped_);
+  line->addWidget(skipped_button_);
+  line->addStretch(1);
+  auto* layout = new QVBoxLayout(skipped_row_);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(2);
+  layout->addLayout(line);
+  layout->addWidget(skipped_list_);
+  skipped_row_->hide();
+  connect(skipped_button_, &QToolButton::toggled, this, [this](bool on) {
+    skipped_list_->setVisible(on);
+    skipped_button_->setText(on ? tr("Hide Files") : tr("Show Files"));
+    skipped_button_->setArrowType(on ? Qt::DownArrow : Qt::RightArrow);
   });
 }
 
@@ -234,6 +274,8 @@ Dashboard::~Dashboard() {
 QString Dashboard::errorText() const { return error_->isHidden() ? QString() : error_->text(); }
 
 QString Dashboard::testText() const { return test_->isHidden() ? QString() : test_->text(); }
+
+QString Dashboard::skippedText() const { return skipped_row_->isHidden() ? QString() : skipped_->text(); }
 
 void Dashboard::beginRun(const TrainingRequest& request) {
   const graph::Graph& graph = request.graph;
@@ -252,12 +294,14 @@ void Dashboard::beginRun(const TrainingRequest& request) {
   checkpoint_->clear();
   test_->clear();
   test_->hide();
+  skipped_row_->hide();
+  skipped_button_->setChecked(false);
   confusion_->clear();
   confusion_->show();
   preview_->clearPredictions();
   progress_->begin(int(graph.training.epochs), 0, qstr(graph.training.device));
   run_key_ = previewKey(graph, project_dir);  // the run itself hands over its samples (onStarted)
-  run_augmentation_ = runAugmentation(graph.dataset);
+  run_augmentation_ = session::training_augmentation(graph.dataset);
 }
 
 QString Dashboard::previewKey(const graph::Graph& graph, const QString& project_dir) {
@@ -398,8 +442,8 @@ void Dashboard::onStarted(const RunInfo& info) {
   if (run_key_ == preview_key_ && preview_split_) return;  // already showing these samples
   preview_loading_.cancel();
   preview_key_ = run_key_;
-  showSplits({info.trainSplit, info.evalSplit, info.testSplit, run_augmentation_, class_names_,
-              std::vector<QString>(info.featureNames.begin(), info.featureNames.end()), {}});
+  showSplits({info.trainSplit, info.evalSplit, info.testSplit, info.datasetInfo.input_shape, run_augmentation_,
+              class_names_, std::vector<QString>(info.featureNames.begin(), info.featureNames.end()), {}});
 }
 
 void Dashboard::showSplits(const PreviewData& data) {
@@ -480,6 +524,26 @@ void Dashboard::showError(const QString& message) {
   widgets::styleAsError(error_);
   error_->setText(message);
   error_->show();
+}
+
+// Each file with why; the tool tip names the first few, the list all that came (the first
+// SkippedFiles::kListed).
+void Dashboard::showSkipped(const SkippedFiles& skipped) {
+  constexpr int kInToolTip = 10;
+  skipped_->setText(skipped.count == 1 ? tr("Left out 1 file of the image folder (bad files: %1)").arg(skipped.badFiles)
+                                       : tr("Left out %L1 files of the image folder (bad files: %2)")
+                                             .arg(skipped.count)
+                                             .arg(skipped.badFiles));
+  QStringList lines;
+  for (const data::SkippedFile& f : skipped.files)
+    lines << QStringLiteral("%1: %2").arg(QDir::toNativeSeparators(qstr(f.path)), qstr(f.reason));
+  const int64_t unlisted = skipped.count - int64_t(lines.size());
+  QStringList tip = lines.mid(0, kInToolTip);
+  if (const int64_t more = skipped.count - int64_t(tip.size()); more > 0) tip << tr("… and %L1 more (Show Files)").arg(more);
+  skipped_->setToolTip(tip.join(QLatin1Char('\n')));
+  if (unlisted > 0) lines << tr("… and %L1 more").arg(unlisted);
+  skipped_list_->setPlainText(lines.join(QLatin1Char('\n')));
+  skipped_row_->show();
 }
 
 void Dashboard::showCell(int true_class, int predicted_class) {

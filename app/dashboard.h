@@ -1,9 +1,9 @@
 #pragma once
 // The training dashboard: progress, curves of this session's runs and of the project's past runs
 // (read from their run folders in the background), the confusion matrix and the samples of the
-// dataset's splits, the validation samples with the model's predictions. Wiring only: it feeds
-// the widgets with what the TrainingController reports and what core reads from disk, and never
-// touches a model.
+// dataset's splits, the validation samples with the model's predictions, and the files of an
+// image folder a run left out. Wiring only: it feeds the widgets with what the
+// TrainingController reports and what core reads from disk, and never touches a model.
 #include <QFutureWatcher>
 #include <QString>
 #include <QWidget>
@@ -19,6 +19,8 @@
 #include "train/events.h"
 
 class QLabel;
+class QPlainTextEdit;
+class QToolButton;
 
 namespace plexus::widgets {
 class ConfusionMatrixView;
@@ -32,12 +34,14 @@ namespace plexus::app {
 
 class TrainingController;
 struct RunInfo;
+struct SkippedFiles;
 struct TrainingRequest;
 
 // The splits of a project's dataset, opened off the UI thread for the preview (validation may
 // be null), and how the run augments the training images.
 struct PreviewData {
   std::shared_ptr<const data::Dataset> train, validation, test;
+  Shape input;  // an example's input shape
   data::TransformPtr augmentation;
   std::vector<QString> class_names, feature_names;
   QString error;
@@ -77,6 +81,12 @@ class Dashboard : public QWidget {
   widgets::DatasetPreview* preview() const { return preview_; }
   QString errorText() const;  // the failure shown, "" when none
   QString testText() const;   // the final model's test figures shown, "" before a run's end
+  // "Left out 3 files of the image folder (bad files: skip)", "" when the run left none out; its
+  // tool tip and the list under Show Files name them.
+  QString skippedText() const;
+  QLabel* skippedLine() const { return skipped_; }
+  QToolButton* skippedButton() const { return skipped_button_; }
+  QPlainTextEdit* skippedList() const { return skipped_list_; }
   bool previewReady() const { return bool(preview_split_); }
 
  signals:
@@ -101,6 +111,8 @@ class Dashboard : public QWidget {
   void onFailed(const QString& message);
   void showCell(int true_class, int predicted_class);
   void showError(const QString& message);
+  void showSkipped(const SkippedFiles& skipped);
+  void buildSkipped();
 
   TrainingController* controller_;
   widgets::TrainingPlots* plots_;
@@ -111,6 +123,10 @@ class Dashboard : public QWidget {
   QLabel* error_;
   QLabel* checkpoint_;
   QLabel* test_;
+  QWidget* skipped_row_;
+  QLabel* skipped_;
+  QToolButton* skipped_button_;
+  QPlainTextEdit* skipped_list_;
   int64_t test_examples_ = 0;
   int run_ = -1;          // the plots' id of the current run
   int runs_started_ = 0;  // for names: "Run 1", "Run 2", ...

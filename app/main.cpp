@@ -1,8 +1,10 @@
 // plexus: the Plexus desktop application. Opens the project given on the command line (or an
 // empty one) and offers back work a crash left unsaved. For docs and checks it can also start
 // training by itself, render itself to a PNG (of the editor, of the dashboard after a given
-// epoch, or of the dashboard with the project's past runs) and report how a run ended.
+// epoch, of the dashboard with the project's past runs, or of its dataset preview showing the
+// augmented training images) and report how a run ended.
 #include <QApplication>
+#include <QCheckBox>
 #include <QCommandLineOption>
 #include <QCommandLineParser>
 #include <QSettings>
@@ -16,6 +18,7 @@
 #include "common/theme.h"
 #include "dashboard.h"
 #include "dashboard/training_plots.h"
+#include "dataset/dataset_preview.h"
 #include "editor/node_scene.h"
 #include "editor/node_view.h"
 #include "main_window.h"
@@ -56,13 +59,17 @@ int main(int argc, char** argv) {
   QCommandLineOption dashboard_option(
       QStringLiteral("dashboard"),
       QStringLiteral("Show the training dashboard; with --screenshot, take it once the project's past runs are read."));
+  QCommandLineOption augmented_option(
+      QStringLiteral("preview-augmented"),
+      QStringLiteral("Show the dashboard's dataset preview on its Training tab with Show augmented on; with "
+                     "--screenshot, take a PNG of the preview once that page is shown."));
   QCommandLineOption try_option(QStringLiteral("try-it"), QStringLiteral("Show the Try It page (with --train: once it runs)."));
   QCommandLineOption draw_option(QStringLiteral("draw"),
                                  QStringLiteral("Draw on the Try It canvas: strokes separated by ';', each a list of "
                                                 "points 'x,y' separated by spaces, in 0..1 of the sheet."),
                                  QStringLiteral("strokes"));
   for (QCommandLineOption* o : {&screenshot_option, &size_option, &select_option, &train_option, &epoch_option, &done_option,
-                                &dashboard_option, &try_option, &draw_option}) {
+                                &dashboard_option, &augmented_option, &try_option, &draw_option}) {
     o->setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOption(*o);
   }
@@ -91,8 +98,20 @@ int main(int argc, char** argv) {
 
   const QStringList args = parser.positionalArguments();
   if (!args.isEmpty() && !window.openFile(args.first()) && screenshot) return 1;
-  const bool dashboard = parser.isSet(dashboard_option);
-  if (dashboard) window.showDashboard();
+  const bool dashboard = parser.isSet(dashboard_option), augmented = parser.isSet(augmented_option);
+  plexus::widgets::DatasetPreview* preview = window.dashboard()->preview();
+  // Once the splits are read (showing the dashboard starts that). Connected first, so a screenshot's
+  // handler of the same signal finds the augmented page asked for.
+  if (augmented) {
+    QObject::connect(
+        window.dashboard(), &plexus::app::Dashboard::previewLoaded, &window,
+        [preview] {
+          preview->showSplit(0);
+          preview->augmentedBox()->setChecked(true);
+        },
+        Qt::SingleShotConnection);
+  }
+  if (dashboard || augmented) window.showDashboard();
   const bool train = parser.isSet(train_option), try_it = parser.isSet(try_option);
   for (const QString& stroke : parser.value(draw_option).split(QLatin1Char(';'), Qt::SkipEmptyParts)) {
     QPolygonF points;
@@ -110,11 +129,12 @@ int main(int argc, char** argv) {
     window.document()->reset({}, QString());
     QCoreApplication::exit(status);
   };
-  const auto shoot = [&window, quit](const QString& file) {
-    const bool saved = window.grab().save(file, "PNG");
+  const auto shootWidget = [quit](QWidget* widget, const QString& file) {
+    const bool saved = widget->grab().save(file, "PNG");
     if (!saved) std::fprintf(stderr, "plexus: could not write screenshot %s\n", qPrintable(file));
     quit(saved ? 0 : 1);
   };
+  const auto shoot = [&window, shootWidget](const QString& file) { shootWidget(&window, file); };
   if (train) {
     QTimer::singleShot(0, &window, [&window, quit, try_it] {
       if (!window.startTraining()) {
@@ -159,6 +179,18 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "plexus: %s\n", qPrintable(message));
         quit(1);
       });
+    } else if (augmented) {  // once the augmented page is drawn, in the background too
+      QObject::connect(
+          window.dashboard(), &plexus::app::Dashboard::previewLoaded, &window,
+          [&window, preview, file, shootWidget] {
+            const auto shootPreview = [&window, preview, file, shootWidget] {
+              QTimer::singleShot(400, &window, [preview, file, shootWidget] { shootWidget(preview, file); });
+            };
+            if (!preview->isLoading()) return shootPreview();
+            QObject::connect(preview, &plexus::widgets::DatasetPreview::pageShown, &window, shootPreview,
+                             Qt::SingleShotConnection);
+          },
+          Qt::SingleShotConnection);
     } else if (dashboard) {  // the past runs are read in the background
       QObject::connect(window.dashboard(), &plexus::app::Dashboard::runsLoaded, &window, [&window, file, shoot] {
         window.dashboard()->plots()->fit();

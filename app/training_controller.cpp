@@ -65,6 +65,14 @@ RunInfo describe(const session::TrainingRun& run) {
   return info;
 }
 
+SkippedFiles skippedFiles(const session::TrainingRun& run) {
+  std::vector<data::SkippedFile> all = run.data.skipped();
+  SkippedFiles out{int64_t(all.size()), {}, QString::fromStdString(run.dataset.bad_files)};
+  all.resize(std::min(all.size(), SkippedFiles::kListed));
+  out.files = std::move(all);
+  return out;
+}
+
 }  // namespace
 
 // The worker thread's whole job. It talks to the controller only through post(), postBatch(),
@@ -118,6 +126,8 @@ class TrainingController::Worker {
                         session::run_header(run, to_path(request_.projectFile), options, from ? &*from : nullptr));
     session::RunCheckpoints checkpoints(to_path(request_.runDir), graph, run);
     controller_.post(describe(run));
+    const SkippedFiles skipped = skippedFiles(run);
+    if (skipped.count > 0) controller_.post(skipped);
 
     stage_ = "Training failed";
     train::Trainer trainer(model, *run.optimizer, *run.train_loader, run.eval_loader.get(), run.trainer_options);
@@ -131,6 +141,8 @@ class TrainingController::Worker {
       Attached attached(controller_, trainer);
       return trainer.run();
     }();
+    // Pictures that failed to decode while training joined the list.
+    if (SkippedFiles now = skippedFiles(run); now.count != skipped.count) controller_.post(std::move(now));
     if (result.status == train::RunStatus::Failed) {
       session::finish_run(checkpoints, log, result);  // the log's end line says why
       return train::Failed{stage_ + ": " + result.message};
@@ -175,6 +187,7 @@ TrainingController::TrainingController(QObject* parent) : QObject(parent) {
   qRegisterMetaType<train::TestEnd>();
   qRegisterMetaType<train::Finished>();
   qRegisterMetaType<WeightsSnapshot>();
+  qRegisterMetaType<SkippedFiles>();
   // Ten deliveries a second look live, and every wake-up of the UI thread takes a core from
   // training on a small machine. A coarse timer lines up with Qt's other timers (fewer
   // wake-ups); it may fire up to 5% early, still well under 20 a second.
@@ -358,6 +371,7 @@ void TrainingController::emitItem(const Item& item) {
                  [this](const train::TestEnd& t) { emit tested(t); },
                  [this](const CheckpointSaved& c) { emit checkpointSaved(c.path, c.kind); },
                  [this](const WeightsSnapshot& w) { emit weightsSnapshot(w); },
+                 [this](const SkippedFiles& s) { emit filesSkipped(s); },
                  [this](const train::Finished& f) {
                    endRun();
                    emit finished(f);

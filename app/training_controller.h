@@ -5,8 +5,11 @@
 // and session::RunLog, exactly as `plexus-cli train FILE --save-run` does.
 // The UI thread only ever sees value snapshots, delivered as signals of this object:
 //
-//   started -> batches* -> epochEnded (checkpointSaved "best")? -> ... -> tested? ->
-//   (checkpointSaved "final" -> finished) | failed
+//   started -> filesSkipped? -> batches* -> epochEnded (checkpointSaved "best")? -> ... ->
+//   filesSkipped? -> tested? -> (checkpointSaved "final" -> finished) | failed
+//
+// (filesSkipped: an image folder's files left out, when there are any at the start, and again
+// after training when pictures failed to decode meanwhile.)
 //
 // Batches are coalesced: the worker appends them to a buffer that a 100 ms timer on the UI
 // thread drains, so however fast training goes the UI gets about 10 batches() a second
@@ -32,6 +35,7 @@
 #include <vector>
 
 #include "data/dataset.h"
+#include "data/image_folder.h"
 #include "graph/graph.h"
 #include "nn/module.h"
 #include "session/trained_model.h"
@@ -83,6 +87,15 @@ struct RunInfo {
   session::InputNormalization normalization;
 };
 
+// The files of an image folder a run leaves out (graph::DatasetSplits::skipped): those the scan
+// did not take, and with bad_files "skip" the bad pictures, then those that failed to decode.
+struct SkippedFiles {
+  static constexpr size_t kListed = 200;
+  int64_t count = 0;                     // all of them
+  std::vector<data::SkippedFile> files;  // the first kListed, each with why
+  QString badFiles;                      // the dataset's bad_files setting: "strict" or "skip"
+};
+
 // A copy of a run's weights, on the CPU, by state name ("fc1.weight").
 struct WeightsSnapshot {
   int epoch = 0;      // the epoch it was taken in, 1-based; with batch 0: at that epoch's end
@@ -131,6 +144,7 @@ class TrainingController : public QObject {
   // The final model on the test split, after the last epoch of a run that was not stopped.
   void tested(const plexus::train::TestEnd& test);
   void checkpointSaved(const QString& path, const QString& kind);  // kind: "best" or "final"
+  void filesSkipped(const plexus::app::SkippedFiles& skipped);
   void finished(const plexus::train::Finished& result);  // completed, or stopped (cancelled)
   void failed(const QString& message);
   void weightsSnapshot(const plexus::app::WeightsSnapshot& weights);
@@ -142,7 +156,7 @@ class TrainingController : public QObject {
   };
   // Worker -> UI, in order. Consecutive batches share one vector.
   using Item = std::variant<RunInfo, std::vector<train::BatchEnd>, train::EpochEnd, train::TestEnd, CheckpointSaved,
-                            WeightsSnapshot, train::Finished, train::Failed>;
+                            WeightsSnapshot, SkippedFiles, train::Finished, train::Failed>;
   class Worker;  // the worker thread's job
 
   // Worker side.

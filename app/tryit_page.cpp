@@ -7,6 +7,7 @@
 #include "common/qt_text.h"
 #include "editor/model/graph_document.h"
 #include "predictor.h"
+#include "session/data_pipeline.h"
 #include "training_controller.h"
 #include "tryit/tryit_panel.h"
 
@@ -68,6 +69,7 @@ TryItPage::TryItPage(TrainingController* controller, const widgets::GraphDocumen
 void TryItPage::beginRun(const graph::Graph& graph) {
   run_graph_ = graph;
   following_run_ = true;
+  preparePicturesFor(graph.dataset);
 }
 
 void TryItPage::onStarted(const RunInfo& info) {
@@ -108,6 +110,7 @@ void TryItPage::onWeights(const WeightsSnapshot& weights) {
 
 void TryItPage::loadCheckpoint(const QString& path) {
   following_run_ = false;
+  preparePicturesFor(document_->graph().dataset);
   predictor_->loadFile(document_->graph(), path, projectDir(), tr("Checkpoint: %1").arg(QFileInfo(path).fileName()));
 }
 
@@ -123,9 +126,22 @@ QString TryItPage::inputText(const Shape& shape) const {
 
 // Before there is a model, the panel gets ready for the open project's input.
 void TryItPage::projectChanged() {
-  if (panel_->hasModel() || !document_->datasetInfo()) return;
+  if (panel_->hasModel()) return;
+  preparePicturesFor(document_->graph().dataset);
+  if (!document_->datasetInfo()) return;
   const Shape& shape = document_->datasetInfo()->input_shape;
   if (shape != panel_->inputShape()) panel_->setInputShape(shape, inputText(shape));
+}
+
+// An image folder's pictures are fitted, sized and coloured by its settings; the IDX kinds' by
+// data::image_to_input. A model keeps the settings it was trained with, however the project
+// changes since.
+void TryItPage::preparePicturesFor(const graph::DatasetBinding& binding) {
+  if (binding == pictures_for_) return;
+  pictures_for_ = binding;
+  panel_->setPictureConverter([binding](const data::Image& picture, const Shape& chw) {
+    return session::picture_input(picture, binding, chw);
+  });
 }
 
 void TryItPage::showEvent(QShowEvent* event) {

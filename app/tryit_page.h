@@ -2,7 +2,9 @@
 // The Try It page: the Try-it panel fed by a Predictor. Its model is the current run's (live
 // weights while the page is shown: asked for twice a second and after each epoch; the last
 // ones once the run has ended), or a checkpoint loaded with Load Checkpoint… for the open
-// project, which stays until the next run starts. Wiring only: the panel shows, the Predictor computes off the UI thread, the
+// project, which stays until the next run starts. Pictures opened in the panel are prepared as
+// that model's training prepared its own (session::picture_input with its dataset settings).
+// Wiring only: the panel shows, the Predictor computes off the UI thread, the
 // TrainingController hands over copies of the weights.
 #include <QString>
 #include <QTimer>
@@ -57,6 +59,7 @@ class TryItPage : public QWidget {
   void askForWeights();
   void updateLive();
   void projectChanged();
+  void preparePicturesFor(const graph::DatasetBinding& binding);
   QString projectDir() const;
   QString inputText(const Shape& shape) const;  // for a panel that cannot use it
 
@@ -66,6 +69,7 @@ class TryItPage : public QWidget {
   Predictor* predictor_;
   QTimer live_{this};  // asks for the run's weights while the page is shown during a run
   graph::Graph run_graph_;  // of the run begun last
+  graph::DatasetBinding pictures_for_;  // the dataset settings the panel's pictures are prepared for
   int run_epochs_ = 0;
   int64_t run_batches_ = 0;  // per epoch
   QString ended_;            // how the last run ended: "completed, epoch 5 of 5"

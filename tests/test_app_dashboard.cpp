@@ -1,8 +1,11 @@
 // The training loop in the GUI, offscreen and end to end: open a project on a small generated
-// dataset, click Train, wait; stop mid-epoch; a diverging run; closing while training.
+// dataset, click Train, wait; stop mid-epoch; a diverging run; closing while training; the files
+// of an image folder a run leaves out.
 #include <QCheckBox>
 #include <QDirIterator>
+#include <QLabel>
 #include <QListView>
+#include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QSettings>
 #include <QSignalSpy>
@@ -13,9 +16,11 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QToolBar>
+#include <QToolButton>
 #include <QUndoStack>
 
 #include <filesystem>
+#include <fstream>
 
 #include "dashboard/confusion_matrix.h"
 #include "dashboard.h"
@@ -25,6 +30,7 @@
 #include "graph/project.h"
 #include "editor/model/graph_document.h"
 #include "main_window.h"
+#include "data/image_file.h"
 #include "data/synthetic_digits.h"
 #include "train/checkpoint.h"
 #include "training_controller.h"
@@ -138,9 +144,11 @@ class TestDashboard : public QObject {
     QCOMPARE(preview->splitBar()->tabText(0), QStringLiteral("Training (%1)").arg(kFit));
     QCOMPARE(preview->currentSplit(), 1);
     QCOMPARE(int64_t(preview->shownSamples().size()), kVal);
+    QTRY_VERIFY(!preview->isLoading());  // pages are read in the background
     QVERIFY(preview->gallery()->model()->index(0, 0).data(widgets::VerdictRole).toInt() != int(widgets::Verdict::None));
     preview->showSplit(2);
     QCOMPARE(int64_t(preview->shownSamples().size()), kTest);
+    QTRY_VERIFY(!preview->isLoading());
     QCOMPARE(preview->gallery()->model()->index(0, 0).data(widgets::VerdictRole).toInt(), int(widgets::Verdict::None));
 
     // A click on a confusion-matrix cell shows exactly those samples, of the validation split.
@@ -221,6 +229,7 @@ class TestDashboard : public QObject {
     QVERIFY(loaded.wait(20000));
     preview->showSplit(0);
     QVERIFY(preview->augmentedBox()->isEnabled());
+    QTRY_VERIFY(!preview->isLoading());
     const auto thumbnails = [&] {
       std::vector<QImage> out;
       for (int row = 0; row < 10; ++row)
@@ -230,6 +239,7 @@ class TestDashboard : public QObject {
     const std::vector<QImage> plain = thumbnails();
     QTest::mouseClick(preview->augmentedBox(), Qt::LeftButton);
     QVERIFY(preview->showsAugmented());
+    QTRY_VERIFY(!preview->isLoading());
     QVERIFY(thumbnails() != plain);
   }
 
@@ -290,6 +300,61 @@ class TestDashboard : public QObject {
     QVERIFY(w.statusBar()->currentMessage().contains("problems"));
     QCOMPARE(sessionRuns(w), 0);
     w.answer = QMessageBox::Discard;
+  }
+
+  void filesLeftOutOfAnImageFolderAreListed() {
+    // Ten class folders of digits as PNG, an empty PNG (the scan leaves it out) and one cut off
+    // after its header (it passes the scan, then fails to decode while training).
+    namespace fs = std::filesystem;
+    const fs::path folder = fs::path(dir_.path().toStdString()) / "digits";
+    const data::SyntheticDigits digits = data::make_synthetic_digits(60, 7);
+    for (size_t i = 0; i < digits.labels.size(); ++i) {
+      const fs::path cls = folder / std::to_string(digits.labels[i]);
+      fs::create_directories(cls);
+      const auto* pixels = digits.images.data() + i * 28 * 28;
+      data::write_png(cls / (std::to_string(i) + ".png"), data::Image{28, 28, 1, {pixels, pixels + 28 * 28}});
+    }
+    std::ofstream(folder / "7" / "empty.png").flush();
+    const std::string png = data::encode_png(data::Image{28, 28, 1, {digits.images.begin(), digits.images.begin() + 784}});
+    std::ofstream(folder / "3" / "cut.png", std::ios::binary).write(png.data(), 60);
+
+    graph::Graph g = graph::load_project(PLEXUS_SOURCE_DIR "/examples/digits_folder.plexus");
+    g.dataset.path = "digits";
+    g.dataset.bad_files = "skip";
+    g.dataset.stats_sample = 1;  // so the cut picture is first decoded by training, not by the statistics
+    g.training.epochs = 1;
+    g.training.batch_size = 10;
+    const QString project = dir_.filePath("digits_folder.plexus");
+    graph::save_project(project.toStdString(), g);
+
+    Window w;
+    w.show();
+    QVERIFY(w.openFile(project));
+    QSignalSpy skipped(w.training(), &TrainingController::filesSkipped);
+    QSignalSpy finished(w.training(), &TrainingController::finished);
+    QVERIFY(w.startTraining());
+    QVERIFY(finished.wait(120000));
+    // The scan's at the start, then the picture that failed to decode as well.
+    QCOMPARE(skipped.size(), 2);
+    QCOMPARE(skipped.first().at(0).value<app::SkippedFiles>().count, 1);
+    QCOMPARE(skipped.last().at(0).value<app::SkippedFiles>().count, 2);
+
+    app::Dashboard* d = w.dashboard();
+    QCOMPARE(d->skippedText(), QStringLiteral("Left out 2 files of the image folder (bad files: skip)"));
+    const QString tip = d->skippedLine()->toolTip();
+    QVERIFY2(tip.contains("empty.png: empty file"), qPrintable(tip));
+    QVERIFY2(tip.contains("cut.png: "), qPrintable(tip));
+    QVERIFY(d->skippedList()->isHidden());
+    QTest::mouseClick(d->skippedButton(), Qt::LeftButton);
+    QVERIFY(d->skippedList()->isVisible());
+    QCOMPARE(d->skippedList()->toPlainText().split('\n').size(), 2);
+
+    // A run of a dataset without left-out files shows none.
+    QVERIFY(w.openFile(project_));
+    QVERIFY(w.startTraining());
+    QVERIFY(d->skippedText().isEmpty());
+    w.training()->stop();
+    QVERIFY(w.training()->waitForFinished(60000));
   }
 
   void closingWhileTrainingAsksThenStops() {

@@ -2,7 +2,9 @@
 // while a "1" drawn with the mouse gets live probabilities from the run's weights; after the
 // run the last weights stay, and a drawn "1" is a 1; Load Checkpoint… of the run's
 // final.safetensors gives what core's TrainedModel gives on the same input (skipped without
-// data/mnist: scripts/fetch-mnist). A CSV project is told the page needs an image input.
+// data/mnist: scripts/fetch-mnist). A picture opened for an image-folder project is prepared
+// as its training pictures are (fit, size, colour). A CSV project is told the page needs an
+// image input.
 #include <QDockWidget>
 #include <QLabel>
 #include <QSettings>
@@ -16,11 +18,13 @@
 #include <filesystem>
 
 #include "data/idx.h"
+#include "data/image_file.h"
 #include "editor/model/graph_document.h"
 #include "graph/project.h"
 #include "main_window.h"
 #include "ops/ops.h"
 #include "predictor.h"
+#include "session/data_pipeline.h"
 #include "session/trained_model.h"
 #include "training_controller.h"
 #include "tryit/digit_canvas.h"
@@ -180,6 +184,43 @@ class TestAppTryIt : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(!panel->errorText().isEmpty(), 30000);
     QVERIFY2(panel->errorText().contains("bogus.safetensors"), qPrintable(panel->errorText()));
     QCOMPARE(panel->modelStatus(), QString("Checkpoint: final.safetensors"));
+  }
+
+  void imageFolderPicturesArePreparedAsInTraining() {
+    // Two class folders, and a project on them that pads its pictures into its 28 x 28 input.
+    const fs::path folder = fs::path(dir_.path().toStdString()) / "shapes";
+    for (const char* cls : {"bars", "dots"}) {
+      fs::create_directories(folder / cls);
+      data::write_png(folder / cls / "a.png", data::Image{28, 28, 1, std::vector<uint8_t>(28 * 28, 200)});
+    }
+    graph::Graph g = graph::load_project(PLEXUS_SOURCE_DIR "/examples/digits_folder.plexus");
+    g.dataset.path = folder.string();
+    g.dataset.fit = "pad";
+    const QString project = dir_.filePath("shapes.plexus");
+    graph::save_project(project.toStdString(), g);
+    Window w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.openFile(project));
+    widgets::TryItPanel* panel = w.tryIt()->panel();
+    QCOMPARE(panel->inputShape(), Shape({1, 28, 28}));
+
+    // A wide white picture: padded above and below, not stretched over the whole input.
+    const data::Image wide{84, 28, 1, std::vector<uint8_t>(84 * 28, 255)};
+    const QString file = dir_.filePath("wide.png");
+    data::write_png(file.toStdString(), wide);
+    QVERIFY(panel->openImage(file));
+    const std::vector<float> expected = session::picture_input(wide, g.dataset, {1, 28, 28}).to_vector();
+    QCOMPARE(panel->input().to_vector(), expected);
+    QCOMPARE(expected.front(), 0.f);           // padding
+    QCOMPARE(expected[14 * 28 + 14], 1.f);     // the picture
+    QVERIFY(expected != data::image_to_input(wide, {1, 28, 28}).to_vector());
+
+    // The project's fit changes before there is a model: the picture is prepared again.
+    graph::DatasetBinding stretched = g.dataset;
+    stretched.fit = "stretch";
+    w.document()->setDataset(stretched);
+    QTRY_COMPARE(panel->input().to_vector(), session::picture_input(wide, stretched, {1, 28, 28}).to_vector());
   }
 
   void aCsvProjectIsToldItNeedsAnImageInput() {

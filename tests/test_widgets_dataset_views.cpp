@@ -4,12 +4,14 @@
 // between splits (each with its counts and histogram, predictions staying with the evaluated
 // one), shows the training images augmented, RGB pictures in colour and large ones whole. The
 // confusion matrix sums, hit-tests and reports clicks. Also writes screenshots of both, light and
-// dark, to the temp dir for a human to look at.
+// dark, to the temp dir for a human to look at. Pages are read in the background: a slow dataset
+// leaves the widget responsive and a page that cannot be read says why.
 #include <QAbstractItemModel>
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QLabel>
 #include <QMouseEvent>
@@ -23,9 +25,11 @@
 #include <QTest>
 #include <QToolButton>
 #include <QToolTip>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <numeric>
+#include <thread>
 
 #include "common/theme.h"
 #include "dashboard/confusion_matrix.h"
@@ -36,6 +40,7 @@
 #include "dataset/dataset_preview.h"
 #include "dataset/dataset_tile_delegate.h"
 #include "ops/ops.h"
+#include "util/error.h"
 
 using namespace plexus;
 using namespace plexus::widgets;
@@ -134,6 +139,51 @@ class Counting : public data::Dataset {
  private:
   std::shared_ptr<const data::Dataset> inner_;
 };
+
+// Takes a while to read a batch, as a page of large photos does.
+class Slow : public data::Dataset {
+ public:
+  explicit Slow(std::shared_ptr<const data::Dataset> inner) : inner_(std::move(inner)) {}
+  int64_t size() const override { return inner_->size(); }
+  data::Example get(int64_t index) const override { return inner_->get(index); }
+  data::Example get_batch(const std::vector<int64_t>& indices) const override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    return inner_->get_batch(indices);
+  }
+  Tensor target_batch(const std::vector<int64_t>& indices) const override { return inner_->target_batch(indices); }
+
+ private:
+  std::shared_ptr<const data::Dataset> inner_;
+};
+
+// Samples from `bad` on cannot be read, as a picture that will not decode in strict mode.
+class Broken : public data::Dataset {
+ public:
+  Broken(std::shared_ptr<const data::Dataset> inner, int64_t bad) : inner_(std::move(inner)), bad_(bad) {}
+  int64_t size() const override { return inner_->size(); }
+  data::Example get(int64_t index) const override {
+    check(index);
+    return inner_->get(index);
+  }
+  data::Example get_batch(const std::vector<int64_t>& indices) const override {
+    for (const int64_t i : indices) check(i);
+    return inner_->get_batch(indices);
+  }
+  Tensor target_batch(const std::vector<int64_t>& indices) const override { return inner_->target_batch(indices); }
+
+ private:
+  void check(int64_t i) const {
+    if (i >= bad_) throw DataError("/photos/seven/img_" + std::to_string(i) + ".png: truncated PNG");
+  }
+
+  std::shared_ptr<const data::Dataset> inner_;
+  int64_t bad_;
+};
+
+// Waits until the preview shows the page asked for last: pages are read in the background.
+bool pageRead(const DatasetPreview& preview) {
+  return QTest::qWaitFor([&] { return !preview.isLoading(); }, 10000);
+}
 
 // n pictures [channels, height, width] with the given pixels and labels, in memory.
 using PixelFn = std::function<float(int sample, int channel, int y, int x)>;
@@ -276,6 +326,7 @@ class TestDatasetViews : public QObject {
     preview.resize(760, 620);
     preview.show();
     QVERIFY(QTest::qWaitForWindowExposed(&preview));
+    QVERIFY(pageRead(preview));
   }
 
  private slots:
@@ -426,6 +477,7 @@ class TestDatasetViews : public QObject {
     QCOMPARE(shown, wrong);
     QCOMPARE(preview.visibleSamples(), preview.shownSamples());  // 28 fit on one page
     QCOMPARE(preview.statusText(), QStringLiteral("28 misclassified (11.2% of 250)"));
+    QVERIFY(pageRead(preview));
     for (int row = 0; row < preview.gallery()->model()->rowCount(); ++row)
       QCOMPARE(preview.gallery()->model()->index(row, 0).data(VerdictRole).toInt(), int(Verdict::Wrong));
   }
@@ -440,6 +492,7 @@ class TestDatasetViews : public QObject {
     QCOMPARE(preview.classFilter(), -1);
     QCOMPARE(preview.visibleSamples(), picked);
     QCOMPARE(preview.modeBox()->currentText(), QStringLiteral("true 4, predicted 9"));
+    QVERIFY(pageRead(preview));
     QCOMPARE(preview.gallery()->model()->rowCount(), 5);
     QCOMPARE(preview.gallery()->model()->index(0, 0).data(SampleIndexRole).toLongLong(), 240);
 
@@ -455,6 +508,7 @@ class TestDatasetViews : public QObject {
     preview.resize(640, 480);
     preview.show();
     QVERIFY(QTest::qWaitForWindowExposed(&preview));
+    QVERIFY(pageRead(preview));
     QVERIFY(!preview.showsImages());
     QCOMPARE(preview.currentView(), static_cast<QWidget*>(preview.table()));
     QAbstractItemModel* table = preview.table()->model();
@@ -467,6 +521,7 @@ class TestDatasetViews : public QObject {
     QCOMPARE(preview.histogramCount(0), 84);
 
     QTest::mouseClick(preview.lastButton(), Qt::LeftButton);
+    QVERIFY(pageRead(preview));
     QCOMPARE(table->rowCount(), 50);
     QCOMPARE(table->headerData(0, Qt::Vertical).toLongLong(), 200);
 
@@ -478,6 +533,7 @@ class TestDatasetViews : public QObject {
 
     // Regression: no classes, so no filter or histogram; the target is a number.
     preview.setSplits(only(featureDataset(10)), {});
+    QVERIFY(pageRead(preview));
     QVERIFY(preview.histogram()->isHidden());
     QVERIFY(preview.classBox()->isHidden());
     QCOMPARE(table->rowCount(), 10);
@@ -507,6 +563,7 @@ class TestDatasetViews : public QObject {
     QCOMPARE(preview.histogramCount(2), 4);
     QCOMPARE(preview.classBox()->itemText(0), QStringLiteral("All classes (12)"));
     QCOMPARE(preview.classBox()->itemText(3), QStringLiteral("c (4)"));
+    QVERIFY(pageRead(preview));
     QCOMPARE(thumbnail(preview, 0).pixelColor(3, 3).red(), 128);
 
     QTest::mouseClick(tabs, Qt::LeftButton, {}, tabs->tabRect(0).center());
@@ -515,6 +572,7 @@ class TestDatasetViews : public QObject {
     QCOMPARE(preview.statusText(), QStringLiteral("45 samples"));
     for (int c = 0; c < 3; ++c) QCOMPARE(preview.histogramCount(c), 15);
     QCOMPARE(preview.classBox()->itemText(0), QStringLiteral("All classes (45)"));
+    QVERIFY(pageRead(preview));
     QCOMPARE(thumbnail(preview, 0).pixelColor(7, 3).red(), 255);  // the gradient's light end
 
     // The class filter stays while the splits change.
@@ -527,6 +585,7 @@ class TestDatasetViews : public QObject {
     QCOMPARE(preview.histogramCount(1), 20);
     preview.setClassFilter(-1);
     QCOMPARE(int(preview.shownSamples().size()), 20);
+    QVERIFY(pageRead(preview));
     QCOMPARE(thumbnail(preview, 0).pixelColor(3, 3).red(), 230);
   }
 
@@ -539,6 +598,7 @@ class TestDatasetViews : public QObject {
     // Validation: samples 0-7 are class 0, 8-11 class 2; the model says class 0 for all.
     const Predictions p{std::vector<int32_t>(12, 0), std::vector<float>(12, 0.9f)};
     preview.setPredictions(p);
+    QVERIFY(pageRead(preview));
     QAbstractItemModel* items = preview.gallery()->model();
     QCOMPARE(itemOf(items, 9).data(VerdictRole).toInt(), int(Verdict::Wrong));
     preview.setMode(DatasetPreview::Mode::Misclassified);
@@ -547,6 +607,7 @@ class TestDatasetViews : public QObject {
     // The training split has no predictions: none shown, and no mistakes to list.
     preview.showSplit(0);
     QCOMPARE(preview.mode(), DatasetPreview::Mode::All);
+    QVERIFY(pageRead(preview));
     for (int row = 0; row < items->rowCount(); ++row)
       QCOMPARE(items->index(row, 0).data(VerdictRole).toInt(), int(Verdict::None));
     auto* modes = qobject_cast<QStandardItemModel*>(preview.modeBox()->model());
@@ -562,6 +623,7 @@ class TestDatasetViews : public QObject {
 
     preview.showSplit(1);
     QVERIFY(modes->item(1)->isEnabled());
+    QVERIFY(pageRead(preview));
     QCOMPARE(itemOf(items, 0).data(VerdictRole).toInt(), int(Verdict::Wrong));
     QCOMPARE(itemOf(items, 1).data(VerdictRole).toInt(), int(Verdict::Right));
 
@@ -601,6 +663,7 @@ class TestDatasetViews : public QObject {
     preview.showSplit(1);
     QVERIFY(!augmented->isEnabled());
     preview.showSplit(0);
+    QVERIFY(pageRead(preview));
 
     const QColor dark = tilePixel(preview, 0, 0.05), light = tilePixel(preview, 0, 0.95);
     QVERIFY2(dark.lightness() < 30 && light.lightness() > 225, qPrintable(dark.name() + " " + light.name()));
@@ -608,6 +671,7 @@ class TestDatasetViews : public QObject {
     QTest::mouseClick(augmented, Qt::LeftButton);
     QVERIFY(preview.showsAugmented());
     QVERIFY(reroll->isEnabled());
+    QVERIFY(pageRead(preview));
     const QImage inverted = thumbnail(preview, 0);
     for (int x = 0; x < 8; ++x) QCOMPARE(inverted.pixelColor(x, 4).red(), 255 - plain.pixelColor(x, 4).red());
     QCOMPARE(tilePixel(preview, 0, 0.05), light);
@@ -615,24 +679,30 @@ class TestDatasetViews : public QObject {
     // Another split is shown as it is; back on training, the toggle still holds.
     preview.showSplit(2);
     QVERIFY(!preview.showsAugmented());
+    QVERIFY(pageRead(preview));
     QCOMPARE(thumbnail(preview, 0).pixelColor(3, 3).red(), 230);
     preview.showSplit(0);
     QVERIFY(preview.showsAugmented());
+    QVERIFY(pageRead(preview));
     QCOMPARE(tilePixel(preview, 0, 0.05), light);
     QTest::mouseClick(augmented, Qt::LeftButton);
     QVERIFY(!preview.showsAugmented());
+    QVERIFY(pageRead(preview));
     QCOMPARE(thumbnail(preview, 0), plain);
     QCOMPARE(tilePixel(preview, 0, 0.05), dark);
 
     // Random transforms: the same variants until shuffled, and a shuffle reads nothing again.
     preview.setAugmentation(randomGrey());
     QTest::mouseClick(augmented, Qt::LeftButton);
+    QVERIFY(pageRead(preview));
     const QColor first = thumbnail(preview, 0).pixelColor(0, 0);
     preview.setClassFilter(1);
     preview.setClassFilter(-1);
+    QVERIFY(pageRead(preview));
     QCOMPARE(thumbnail(preview, 0).pixelColor(0, 0), first);
     const int reads = counting->batches;
     QTest::mouseClick(reroll, Qt::LeftButton);
+    QVERIFY(pageRead(preview));
     QVERIFY(thumbnail(preview, 0).pixelColor(0, 0) != first);
     QCOMPARE(counting->batches, reads);
     preview.setAugmentation(nullptr);
@@ -648,6 +718,7 @@ class TestDatasetViews : public QObject {
     preview.resize(760, 620);
     preview.show();
     QVERIFY(QTest::qWaitForWindowExposed(&preview));
+    QVERIFY(pageRead(preview));
     QVERIFY(preview.showsImages());
     const QList<QLabel*> labels = preview.findChildren<QLabel*>();
     QVERIFY(std::any_of(labels.begin(), labels.end(),
@@ -659,6 +730,7 @@ class TestDatasetViews : public QObject {
 
     auto standardised = [](int i, int c, int, int) { return c == i % 3 ? 2.5f : -1.5f; };
     preview.setSplits(only(pictures(3, 3, 8, 8, standardised, [](int i) { return i; })), {"red", "green", "blue"});
+    QVERIFY(pageRead(preview));
     QCOMPARE(tilePixel(preview, 1), QColor(0, 255, 0));
   }
 
@@ -670,6 +742,7 @@ class TestDatasetViews : public QObject {
     preview.resize(760, 620);
     preview.show();
     QVERIFY(QTest::qWaitForWindowExposed(&preview));
+    QVERIFY(pageRead(preview));
     const auto* delegate = static_cast<DatasetTileDelegate*>(preview.gallery()->itemDelegate());
     QCOMPARE(delegate->shownPictureSize(), QSize(64, 64));
     const QRect tile = preview.gallery()->visualRect(preview.gallery()->model()->index(0, 0));
@@ -679,9 +752,86 @@ class TestDatasetViews : public QObject {
     QCOMPARE(tilePixel(preview, 0, 0.5, 0.5), QColor(Qt::black));
 
     preview.setSplits(only(pictures(2, 1, 40, 120, framed, [](int) { return 0; })), {"wide"});
+    QVERIFY(pageRead(preview));
     QCOMPARE(delegate->shownPictureSize(), QSize(64, 21));
     const QRect wide = preview.gallery()->visualRect(preview.gallery()->model()->index(0, 0));
     QVERIFY(wide.contains(delegate->pictureRect(wide)));
+  }
+
+  void aSlowPageLeavesTheWidgetResponsive() {
+    DatasetPreview preview;
+    preview.resize(760, 620);
+    preview.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&preview));
+    QSignalSpy shown(&preview, &DatasetPreview::pageShown);
+    QElapsedTimer clock;
+    clock.start();
+    preview.setSplits(only(std::make_shared<Slow>(mnist_)), digitNames());
+    QVERIFY2(clock.elapsed() < 250, qPrintable(QString::number(clock.elapsed())));
+    QVERIFY(preview.isLoading());
+    QCOMPARE(preview.placeholderText(), QStringLiteral("Loading…"));  // no page on screen to keep
+    QCOMPARE(preview.gallery()->model()->rowCount(), 0);
+    // The user moves on before the first page is read: only the second one is shown.
+    QTest::mouseClick(preview.nextButton(), Qt::LeftButton);
+    QVERIFY(clock.elapsed() < 250);
+    QTRY_VERIFY_WITH_TIMEOUT(!preview.isLoading(), 10000);
+    QCOMPARE(shown.count(), 1);
+    QCOMPARE(preview.currentView(), static_cast<QWidget*>(preview.gallery()));
+    QCOMPARE(preview.gallery()->model()->rowCount(), 100);
+    QCOMPARE(preview.gallery()->model()->index(0, 0).data(SampleIndexRole).toLongLong(), 100);
+    QVERIFY(!thumbnail(preview, 0).isNull());
+    QTest::qWait(400);  // the first page's read ends too, and is dropped
+    QCOMPARE(shown.count(), 1);
+    QCOMPARE(preview.gallery()->model()->index(0, 0).data(SampleIndexRole).toLongLong(), 100);
+  }
+
+  void handingOverSplitsReadsThePageOnce() {
+    // As the dashboard does: the splits, then the augmentation and the column names.
+    auto counting = std::make_shared<Counting>(mnist_);
+    DatasetPreview preview;
+    preview.setSplits(only(counting), digitNames());
+    preview.setAugmentation(invert());
+    preview.setFeatureNames({});
+    QVERIFY(pageRead(preview));
+    QCOMPARE(counting->batches, 2);  // the labels (a batch: Counting keeps no label tensor) and the page
+  }
+
+  void aPageThatCannotBeReadSaysWhy() {
+    DatasetPreview preview;
+    preview.setSplits(only(std::make_shared<Broken>(mnist_, 100)), digitNames());
+    preview.resize(760, 620);
+    preview.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&preview));
+    QVERIFY(pageRead(preview));
+    QCOMPARE(preview.placeholderText(), QString());
+    QCOMPARE(preview.gallery()->model()->rowCount(), 100);
+
+    QTest::mouseClick(preview.nextButton(), Qt::LeftButton);
+    QVERIFY(pageRead(preview));
+    QCOMPARE(preview.placeholderText(),
+             QStringLiteral("Cannot show this page: /photos/seven/img_100.png: truncated PNG"));
+    QCOMPARE(preview.gallery()->model()->rowCount(), 0);
+    QCOMPARE(preview.pager()->pageLabel()->text(), QStringLiteral("Page 2 of 3"));
+
+    // The other pages still show.
+    QTest::mouseClick(preview.previousButton(), Qt::LeftButton);
+    QVERIFY(pageRead(preview));
+    QCOMPARE(preview.placeholderText(), QString());
+    QCOMPARE(preview.gallery()->model()->rowCount(), 100);
+    QVERIFY(!thumbnail(preview, 99).isNull());
+
+    // So does the augmented page, and its error alike.
+    std::vector<PreviewSplit> splits = only(std::make_shared<Broken>(mnist_, 100));
+    splits[0].augmentable = true;
+    preview.setSplits(splits, digitNames());
+    preview.setAugmentation(invert());
+    QTest::mouseClick(preview.augmentedBox(), Qt::LeftButton);
+    QVERIFY(pageRead(preview));
+    QVERIFY(preview.showsAugmented());
+    QCOMPARE(preview.gallery()->model()->rowCount(), 100);
+    preview.setPage(2);
+    QVERIFY(pageRead(preview));
+    QVERIFY(preview.placeholderText().startsWith(QStringLiteral("Cannot show this page: /photos/seven/img_200.png")));
   }
 
   void confusionMatrixSumsAndReportsClicks() {
@@ -773,6 +923,7 @@ class TestDatasetViews : public QObject {
       table.resize(640, 420);
       table.show();
       QVERIFY(QTest::qWaitForWindowExposed(&table));
+      QVERIFY(pageRead(table));
       QVERIFY(table.grab().save(QDir::temp().filePath("preview-table-" + suffix + ".png")));
 
       ConfusionMatrixView view;

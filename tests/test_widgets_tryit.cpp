@@ -3,7 +3,8 @@
 // mass at the centre, the longer side 20 pixels, wherever and however small it is drawn), other
 // input sizes take the whole canvas; the bars show given probabilities with the top class
 // highlighted; a regression shows its value and a non-image project says why the panel cannot
-// be used; image files open and drop, feeding exactly what core's image_to_input makes of them.
+// be used; image files open and drop, feeding exactly what core's image_to_input makes of them
+// (or the app's own picture conversion); an RGB input shows in colour.
 // Also writes screenshots to the temp dir (light and dark) for a human to look at.
 #include <QApplication>
 #include <QDir>
@@ -23,6 +24,7 @@
 
 #include "common/theme.h"
 #include "data/image_file.h"
+#include "ops/ops.h"
 #include "tryit/digit_canvas.h"
 #include "tryit/model_input.h"
 #include "tryit/probability_bars.h"
@@ -363,6 +365,37 @@ class TestTryIt : public QObject {
     QVERIFY(accepted);
     QVERIFY2(panel()->errorText().contains("broken.png"), qPrintable(panel()->errorText()));
     QCOMPARE(panel()->input().to_vector(), kept);
+  }
+
+  void theAppsConversionAndColourInputs() {
+    // A red BMP on an RGB input: the input and its preview are red.
+    QImage red(40, 20, QImage::Format_RGB888);
+    red.fill(Qt::red);
+    const QString file = tmp_.filePath("red.bmp");
+    QVERIFY(red.save(file, "BMP"));
+    panel()->setInputShape({3, 16, 16});
+    bool accepted = false;
+    dropFile(panel(), file, &accepted);
+    QVERIFY(accepted);
+    QVERIFY2(panel()->errorText().isEmpty(), qPrintable(panel()->errorText()));
+    QCOMPARE(panel()->inputImage().pixelColor(8, 8), QColor(255, 0, 0));
+    const QImage shown = panel()->findChild<QLabel*>("inputPreview")->pixmap().toImage();
+    QCOMPARE(shown.pixelColor(shown.width() / 2, shown.height() / 2), QColor(255, 0, 0));
+
+    // The app's conversion replaces core's default: the picture shown is converted again.
+    Shape asked;
+    int64_t width = 0;
+    panel()->setPictureConverter([&](const data::Image& picture, const Shape& chw) {
+      asked = chw;
+      width = picture.width;
+      return full(chw, 0.5f);
+    });
+    QCOMPARE(asked, Shape({3, 16, 16}));
+    QCOMPARE(width, int64_t(40));
+    QCOMPARE(panel()->input().to_vector(), std::vector<float>(3 * 16 * 16, 0.5f));
+    // Drawings keep their own framing.
+    drawStroke(panel()->canvas(), {{0.5, 0.2}, {0.5, 0.8}});
+    QVERIFY(panel()->input().to_vector() != std::vector<float>(3 * 16 * 16, 0.5f));
   }
 
   void screenshots() {

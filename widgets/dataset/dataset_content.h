@@ -9,6 +9,7 @@
 
 #include "data/dataset.h"
 #include "dataset/dataset_samples.h"
+#include "tensor/shape.h"
 
 namespace plexus::widgets {
 
@@ -27,6 +28,7 @@ enum SampleRole {
 
 struct DatasetContent {
   std::shared_ptr<const data::Dataset> dataset;
+  Shape input;                        // an example's input shape
   std::vector<QString> classNames;    // empty: not a classification split
   std::vector<QString> featureNames;  // table columns; missing ones are named x<i>
   std::vector<int32_t> labels;        // by sample; empty without classes

@@ -9,7 +9,7 @@ namespace {
 constexpr int kCachedPictures = 4000;  // a few pages of the largest page size
 
 // One picture per example of a batch of images [B, ...].
-std::vector<QImage> pictures(const Tensor& batch) {
+std::vector<QImage> drawBatch(const Tensor& batch) {
   const Tensor inputs = batch.contiguous();
   const Shape example(inputs.shape().begin() + 1, inputs.shape().end());
   const int64_t stride = numel(example);
@@ -20,52 +20,61 @@ std::vector<QImage> pictures(const Tensor& batch) {
 
 }  // namespace
 
+void DatasetGalleryModel::Page::read() {
+  if (augment) {
+    if (!batch.input.defined()) batch = dataset->get_batch(samples);
+    Generator gen(seed);
+    pictures = drawBatch(augment->apply(batch, gen).input);
+  } else if (!missing.empty()) {
+    pictures = drawBatch(dataset->get_batch(missing).input);
+  }
+}
+
 DatasetGalleryModel::DatasetGalleryModel(const DatasetContent* content, QObject* parent)
     : QAbstractListModel(parent), content_(content), thumbnails_(kCachedPictures) {}
 
-void DatasetGalleryModel::setSamples(const std::vector<int64_t>& samples, const data::TransformPtr& augment,
-                                     uint64_t seed) {
-  beginResetModel();
-  samples_ = samples;
-  augmented_.clear();
-  if (augment && !samples_.empty()) {
-    loadAugmented(samples_, *augment, seed);
+DatasetGalleryModel::Page DatasetGalleryModel::page(const std::vector<int64_t>& samples,
+                                                    const data::TransformPtr& augment, uint64_t seed) const {
+  Page page{samples, content_->dataset, {}, samples.empty() ? nullptr : augment, seed, {}, {}};
+  if (page.augment) {
+    if (samples == batch_samples_) page.batch = batch_;
   } else {
-    batch_samples_.clear();
-    batch_ = {};
-    loadMissing(samples_);
+    for (const int64_t s : samples)
+      if (!thumbnails_.contains(s)) page.missing.push_back(s);
+  }
+  return page;
+}
+
+void DatasetGalleryModel::setPage(Page page) {
+  beginResetModel();
+  samples_ = std::move(page.samples);
+  if (page.augment) {
+    augmented_ = std::move(page.pictures);
+    batch_samples_ = samples_;
+    batch_ = std::move(page.batch);
+  } else {
+    augmented_.clear();
+    // The page's cached pictures become the most recent first, so that adding the new ones
+    // cannot push them out.
+    for (const int64_t s : samples_) thumbnails_.object(s);
+    for (size_t i = 0; i < page.missing.size() && i < page.pictures.size(); ++i)
+      thumbnails_.insert(page.missing[i], new QImage(std::move(page.pictures[i])));
   }
   endResetModel();
 }
 
 void DatasetGalleryModel::resetCache() {
+  beginResetModel();
+  samples_.clear();
+  augmented_.clear();
   thumbnails_.clear();
   batch_samples_.clear();
   batch_ = {};
+  endResetModel();
 }
 
 void DatasetGalleryModel::predictionsChanged() {
   if (!samples_.empty()) emit dataChanged(index(0), index(int(samples_.size()) - 1));
-}
-
-void DatasetGalleryModel::loadMissing(const std::vector<int64_t>& samples) {
-  std::vector<int64_t> missing;
-  for (const int64_t s : samples)
-    if (!thumbnails_.object(s)) missing.push_back(s);  // object() also marks the page's pictures as recent
-  if (missing.empty()) return;
-  std::vector<QImage> read = pictures(content_->dataset->get_batch(missing).input);
-  for (size_t i = 0; i < missing.size(); ++i) thumbnails_.insert(missing[i], new QImage(std::move(read[i])));
-}
-
-// A new variant of the same page transforms the batch already read.
-void DatasetGalleryModel::loadAugmented(const std::vector<int64_t>& samples, const data::Transform& augment,
-                                        uint64_t seed) {
-  if (samples != batch_samples_) {
-    batch_ = content_->dataset->get_batch(samples);
-    batch_samples_ = samples;
-  }
-  Generator gen(seed);
-  augmented_ = pictures(augment.apply(batch_, gen).input);
 }
 
 int DatasetGalleryModel::rowCount(const QModelIndex& parent) const {

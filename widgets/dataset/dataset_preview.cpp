@@ -2,6 +2,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -11,10 +12,13 @@
 #include <QStandardItemModel>
 #include <QTabBar>
 #include <QTableView>
+#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
+#include <exception>
 
 #include "common/icons.h"
 #include "common/panel_style.h"
@@ -34,6 +38,19 @@ QString number(int64_t n) { return QLocale().toString(qlonglong(n)); }
 
 // The augmented pages' randomness: fixed, so a page shows the same variants until shuffled.
 constexpr uint64_t kAugmentationSeed = 0x5eed'a06e;
+
+// A page read faster than this just replaces the last one; a slower one shows "Loading…".
+constexpr int kLoadingDelayMs = 150;
+
+// A split given without its input shape: its first example's. A read that fails leaves it
+// unknown; reading the page then says why.
+Shape firstInput(const data::Dataset& dataset) {
+  try {
+    return dataset.get(0).input.shape();
+  } catch (const std::exception&) {
+    return {};
+  }
+}
 
 }  // namespace
 
@@ -56,6 +73,7 @@ DatasetPreview::DatasetPreview(QWidget* parent)
       gallery_(new QListView(stack_)),
       table_(new QTableView(stack_)),
       placeholder_(new QLabel(stack_)),
+      loading_delay_(new QTimer(this)),
       pager_(new DatasetPager(this)),
       gallery_model_(new DatasetGalleryModel(&content_, this)),
       table_model_(new DatasetTableModel(&content_, this)),
@@ -90,8 +108,12 @@ DatasetPreview::DatasetPreview(QWidget* parent)
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
   table_->horizontalHeader()->setStretchLastSection(true);
 
+  placeholder_->setObjectName(QStringLiteral("previewPlaceholder"));
   placeholder_->setAlignment(Qt::AlignCenter);
   placeholder_->setWordWrap(true);
+  placeholder_->setTextInteractionFlags(Qt::TextSelectableByMouse);  // an error's path can be copied
+  loading_delay_->setSingleShot(true);
+  loading_delay_->setInterval(kLoadingDelayMs);
   stack_->addWidget(gallery_);
   stack_->addWidget(table_);
   stack_->addWidget(placeholder_);
@@ -133,6 +155,9 @@ DatasetPreview::DatasetPreview(QWidget* parent)
   connect(pager_, &DatasetPager::pageRequested, this, &DatasetPreview::setPage);
   connect(pager_, &DatasetPager::pageSizeChanged, this, [this] { setPage(0); });
   connect(&ThemeManager::instance(), &ThemeManager::changed, this, &DatasetPreview::applyTheme);
+  connect(loading_delay_, &QTimer::timeout, this, [this] {
+    if (loading_) showPlaceholder(tr("Loading…"));
+  });
 
   fillModeBox();
   updateAugmentation();
@@ -190,13 +215,14 @@ void DatasetPreview::showSplit(int split) {
   if (shown && !shown->labelled) {
     shown->labels = content_.classes() > 0 && n > 0 ? datasetLabels(*content_.dataset) : std::vector<int32_t>();
     shown->counts = countPerClass(shown->labels, content_.classes());
+    if (shown->split.input.empty() && n > 0) shown->split.input = firstInput(*content_.dataset);
     shown->labelled = true;
   }
   content_.labels = shown ? shown->labels : std::vector<int32_t>();
   content_.predictions = current_ >= 0 && current_ == evaluated_ ? predictions_ : Predictions();
-  input_ = n > 0 ? content_.dataset->get(0).input.shape() : Shape();
-  images_ = isImageShape(input_);
-  if (images_) delegate_->setPictureSize(imageSize(input_));
+  content_.input = shown ? shown->split.input : Shape();
+  images_ = isImageShape(content_.input);
+  if (images_) delegate_->setPictureSize(imageSize(content_.input));
   if (!modeAvailable(mode_)) mode_ = Mode::All;
   page_ = 0;
 
@@ -214,10 +240,12 @@ void DatasetPreview::showSplit(int split) {
   rebuild();
 }
 
+// A page shown as read stays: reading it again would only repeat the read in flight.
 void DatasetPreview::setAugmentation(data::TransformPtr transform) {
+  const bool augmented = showsAugmented();
   augmentation_ = std::move(transform);
   updateAugmentation();
-  showPage();
+  if (augmented || showsAugmented()) showPage();
 }
 
 bool DatasetPreview::showsAugmented() const { return canAugment() && augmented_->isChecked(); }
@@ -242,9 +270,9 @@ void DatasetPreview::updateAugmentation() {
 
 void DatasetPreview::setFeatureNames(std::vector<QString> names) {
   content_.featureNames = std::move(names);
-  table_model_->datasetChanged();
+  table_model_->featureNamesChanged();
   fitted_columns_ = 0;
-  rebuild();
+  fitTableColumns();
 }
 
 void DatasetPreview::setPredictions(const Predictions& predictions) {
@@ -318,6 +346,10 @@ QToolButton* DatasetPreview::lastButton() const { return pager_->lastButton(); }
 
 QWidget* DatasetPreview::currentView() const { return stack_->currentWidget(); }
 
+QString DatasetPreview::placeholderText() const {
+  return stack_->currentWidget() == placeholder_ ? placeholder_->text() : QString();
+}
+
 // A tab per split: "Training (54,000)".
 void DatasetPreview::fillSplitBar() {
   const QSignalBlocker quiet(split_bar_);
@@ -365,7 +397,7 @@ void DatasetPreview::updateSubtitle() {
   QStringList parts;
   if (images_) {
     const QSize size = delegate_->pictureSize();
-    const bool rgb = input_.size() == 3 && input_[0] == 3;
+    const bool rgb = content_.input.size() == 3 && content_.input[0] == 3;
     parts << QStringLiteral("%1\u00d7%2").arg(size.width()).arg(size.height()) + (rgb ? tr(" RGB") : QString());
   } else if (table_model_->featureCount() > 0) parts << tr("%1 features").arg(table_model_->featureCount());
   if (content_.classes() > 0) parts << tr("%1 classes").arg(content_.classes());
@@ -405,23 +437,71 @@ void DatasetPreview::showPage() {
   pager_->setState(page_, pageCount());
   status_->setText(statusText());
   if (page.empty()) {
-    placeholder_->setText(emptyText());
-    stack_->setCurrentWidget(placeholder_);
-    gallery_model_->setSamples({});
-    table_model_->setSamples({});
-    return;
-  }
-  if (images_) {
-    gallery_model_->setSamples(page, showsAugmented() ? augmentation_ : nullptr,
-                               data::transform_seed(kAugmentationSeed, int64_t(variant_), page_));
-    gallery_->scrollToTop();
-    stack_->setCurrentWidget(gallery_);
+    ++generation_;  // a page still being read is not wanted any more
+    loading_ = false;
+    loading_delay_->stop();
+    gallery_model_->setPage({});
+    table_model_->setPage({});
+    showPlaceholder(emptyText());
+    emit pageShown();
+  } else if (images_) {
+    readPage(gallery_model_,
+             gallery_model_->page(page, showsAugmented() ? augmentation_ : nullptr,
+                                  data::transform_seed(kAugmentationSeed, int64_t(variant_), page_)),
+             gallery_);
   } else {
-    table_model_->setSamples(page);
-    fitTableColumns();
-    table_->scrollToTop();
-    stack_->setCurrentWidget(table_);
+    readPage(table_model_, table_model_->page(page), table_);
   }
+}
+
+// The page is read on the thread pool, never here: decoding a page of large pictures takes
+// seconds, and a picture that will not decode throws. Only the latest page asked for is shown.
+template <class Model>
+void DatasetPreview::readPage(Model* model, typename Model::Page page, QAbstractItemView* view) {
+  const uint64_t generation = ++generation_;
+  loading_delay_->stop();
+  loading_ = page.needsReading();
+  if (!loading_) return showRead(model, std::move(page), view);
+  // With no page on screen to keep meanwhile, say so at once.
+  if (stack_->currentWidget() == placeholder_) showPlaceholder(tr("Loading…"));
+  else loading_delay_->start();
+  auto read = std::make_shared<typename Model::Page>(std::move(page));
+  auto* watcher = new QFutureWatcher<QString>(this);
+  connect(watcher, &QFutureWatcher<QString>::finished, this, [this, watcher, generation, model, read, view] {
+    watcher->deleteLater();
+    if (generation != generation_) return;  // the user has moved on
+    loading_ = false;
+    loading_delay_->stop();
+    if (const QString error = watcher->result(); !error.isEmpty()) {
+      model->setPage({});
+      showPlaceholder(tr("Cannot show this page: %1").arg(error));
+      emit pageShown();
+      return;
+    }
+    showRead(model, std::move(*read), view);
+  });
+  watcher->setFuture(QtConcurrent::run([read]() -> QString {
+    try {
+      read->read();
+      return {};
+    } catch (const std::exception& e) {
+      return QString::fromStdString(e.what());
+    }
+  }));
+}
+
+template <class Model>
+void DatasetPreview::showRead(Model* model, typename Model::Page page, QAbstractItemView* view) {
+  model->setPage(std::move(page));
+  if (view == table_) fitTableColumns();
+  view->scrollToTop();
+  stack_->setCurrentWidget(view);
+  emit pageShown();
+}
+
+void DatasetPreview::showPlaceholder(const QString& text) {
+  placeholder_->setText(text);
+  stack_->setCurrentWidget(placeholder_);
 }
 
 // Sized to the contents once per set of columns, not on every page: the user may have

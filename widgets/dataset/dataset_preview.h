@@ -2,8 +2,11 @@
 // DatasetPreview: a look at the samples of a dataset's splits, one split at a time (a tab per
 // split, with its number of samples). Image datasets (inputs [1, H, W], [3, H, W] or [H, W])
 // show as a gallery of thumbnails with their labels; feature vectors (CSV) as a table. Both are
-// paged, and only the shown page is ever read from the dataset. Above them: a class filter with
-// each class's count in the shown split and a histogram of its classes (click a bar to filter).
+// paged, and only the shown page is ever read from the dataset, in the background (pictures
+// can take a while to decode): the last page stays until the new one is read, "Loading…" shows
+// when that takes a while, and a page that cannot be read says why. Above them: a class filter
+// with each class's count in the shown split and a histogram of its classes (click a bar to
+// filter).
 //
 // Modes: all samples; the misclassified ones (once there are predictions), the most confident
 // mistakes first; or a given selection (showSamples, e.g. the samples of a clicked
@@ -20,7 +23,9 @@
 #include "data/transforms.h"
 #include "dataset/dataset_content.h"
 #include "dataset/dataset_samples.h"
+#include "tensor/shape.h"
 
+class QAbstractItemView;
 class QCheckBox;
 class QComboBox;
 class QLabel;
@@ -28,6 +33,7 @@ class QListView;
 class QStackedWidget;
 class QTabBar;
 class QTableView;
+class QTimer;
 class QToolButton;
 
 namespace plexus::widgets {
@@ -49,6 +55,9 @@ struct PreviewSplit {
   std::shared_ptr<const data::Dataset> dataset;  // in raw units
   bool augmentable = false;  // the training split: it can be shown through the augmentation
   bool evaluated = false;    // the split the model's predictions are of (at most one)
+  // An example's input shape; empty: the first example's, read when the split is first shown
+  // (give it for datasets that read files: that read is on the UI thread).
+  Shape input = {};
 };
 
 class DatasetPreview : public QWidget {
@@ -98,6 +107,11 @@ class DatasetPreview : public QWidget {
   int histogramCount(int cls) const;
   bool showsImages() const { return images_; }
   QString statusText() const;
+  // Whether the current page is still being read (the previous one, or "Loading…", shows).
+  bool isLoading() const { return loading_; }
+  // What shows instead of a page ("Loading…", why it cannot be read, why it is empty); "" while a
+  // page shows.
+  QString placeholderText() const;
 
   // The parts, for tests and for keyboard focus.
   QTabBar* splitBar() const { return split_bar_; }
@@ -115,6 +129,9 @@ class DatasetPreview : public QWidget {
   QTableView* table() const { return table_; }
   // The view showing the page now (gallery or table), or the placeholder when it is empty.
   QWidget* currentView() const;
+
+ signals:
+  void pageShown();  // the current page is read and shown, or the reason it cannot be
 
  private:
   // A split with its labels, read the first time it is shown.
@@ -136,6 +153,11 @@ class DatasetPreview : public QWidget {
   void applyTheme();
   void rebuild();
   void showPage();
+  template <class Model>
+  void readPage(Model* model, typename Model::Page page, QAbstractItemView* view);
+  template <class Model>
+  void showRead(Model* model, typename Model::Page page, QAbstractItemView* view);
+  void showPlaceholder(const QString& text);
   void fitTableColumns();
   QString emptyText() const;
 
@@ -153,9 +175,10 @@ class DatasetPreview : public QWidget {
   Mode mode_ = Mode::All;
   int filter_ = -1;
   int page_ = 0;
-  Shape input_;  // an example's input shape in the shown split
   bool images_ = false;
   int fitted_columns_ = 0;  // the table's column count when its columns were last fitted
+  uint64_t generation_ = 0;  // counts the pages asked for: a read of a page left since is dropped
+  bool loading_ = false;
 
   QTabBar* split_bar_;
   QLabel* subtitle_;
@@ -169,6 +192,7 @@ class DatasetPreview : public QWidget {
   QListView* gallery_;
   QTableView* table_;
   QLabel* placeholder_;
+  QTimer* loading_delay_;  // "Loading…" only for a read that takes a while: no flicker
   DatasetPager* pager_;
   DatasetGalleryModel* gallery_model_;
   DatasetTableModel* table_model_;

@@ -9,13 +9,16 @@ DatasetTableModel::DatasetTableModel(const DatasetContent* content, QObject* par
 
 void DatasetTableModel::datasetChanged() {
   beginResetModel();
-  const auto& dataset = content_->dataset;
-  features_ = dataset && dataset->size() > 0 ? int(dataset->get(0).input.numel()) : 0;
+  features_ = content_->input.empty() ? 0 : int(numel(content_->input));
   prediction_columns_ = showsPredictions();
   samples_.clear();
   values_.clear();
   targets_.clear();
   endResetModel();
+}
+
+void DatasetTableModel::featureNamesChanged() {
+  if (features_ > 0) emit headerDataChanged(Qt::Horizontal, 0, features_ - 1);
 }
 
 void DatasetTableModel::predictionsChanged() {
@@ -28,23 +31,22 @@ void DatasetTableModel::predictionsChanged() {
   }
 }
 
-void DatasetTableModel::setSamples(const std::vector<int64_t>& samples) {
-  beginResetModel();
-  samples_ = samples;
-  load();
-  endResetModel();
+void DatasetTableModel::Page::read() {
+  if (samples.empty()) return;
+  const data::Example batch = dataset->get_batch(samples);
+  values = batch.input.contiguous().to_vector();
+  // One target per row; a vector target shows its first value.
+  const std::vector<float> all = batch.target.contiguous().to_vector();
+  const size_t per_row = all.size() / samples.size();
+  for (size_t r = 0; r < samples.size(); ++r) targets.push_back(per_row ? all[r * per_row] : 0.f);
 }
 
-void DatasetTableModel::load() {
-  values_.clear();
-  targets_.clear();
-  if (samples_.empty()) return;
-  const data::Example batch = content_->dataset->get_batch(samples_);
-  values_ = batch.input.contiguous().to_vector();
-  // One target per row; a vector target shows its first value.
-  const std::vector<float> targets = batch.target.contiguous().to_vector();
-  const size_t per_row = targets.size() / samples_.size();
-  for (size_t r = 0; r < samples_.size(); ++r) targets_.push_back(per_row ? targets[r * per_row] : 0.f);
+void DatasetTableModel::setPage(Page page) {
+  beginResetModel();
+  samples_ = std::move(page.samples);
+  values_ = std::move(page.values);
+  targets_ = std::move(page.targets);
+  endResetModel();
 }
 
 int DatasetTableModel::rowCount(const QModelIndex& parent) const {
@@ -78,7 +80,10 @@ QVariant DatasetTableModel::data(const QModelIndex& index, int role) const {
 QVariant DatasetTableModel::display(int row, int column) const {
   const int64_t sample = samples_[size_t(row)];
   switch (kind(column)) {
-    case Column::Feature: return QString::number(values_[size_t(row) * size_t(features_) + size_t(column)], 'g', 5);
+    case Column::Feature: {
+      const size_t at = size_t(row) * size_t(features_) + size_t(column);
+      return at < values_.size() ? QString::number(values_[at], 'g', 5) : QString();
+    }
     case Column::Label:
       return content_->classes() > 0 ? content_->className(content_->label(sample))
                                      : QString::number(targets_[size_t(row)], 'g', 6);

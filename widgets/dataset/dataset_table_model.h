@@ -1,8 +1,10 @@
 #pragma once
 // The table of a split whose examples are feature vectors (CSV): one row per sample of the
 // preview's current page, one column per feature, then the label and, once there are
-// predictions, the predicted class and its confidence. Only the page's rows are read.
+// predictions, the predicted class and its confidence. Only the page's rows are read: page()
+// says which (on the UI thread), Page::read() reads them (on any thread), setPage() shows them.
 #include <QAbstractTableModel>
+#include <memory>
 #include <vector>
 
 #include "dataset/dataset_content.h"
@@ -13,13 +15,26 @@ class DatasetTableModel : public QAbstractTableModel {
   Q_OBJECT
 
  public:
+  // A page of rows. read() touches nothing of the model.
+  struct Page {
+    std::vector<int64_t> samples;
+    std::shared_ptr<const data::Dataset> dataset;
+    std::vector<float> values, targets;  // read: [rows, features] and one target per row
+
+    bool needsReading() const { return !samples.empty(); }
+    void read();  // throws what the dataset throws
+  };
+
   explicit DatasetTableModel(const DatasetContent* content, QObject* parent = nullptr);
 
-  // After the content's dataset or feature names changed (the columns may change).
+  // After the content's dataset or input shape changed (the columns may change).
   void datasetChanged();
+  // After the content's feature names changed: the column headers change.
+  void featureNamesChanged();
   // After the content's predictions changed (the prediction columns may appear).
   void predictionsChanged();
-  void setSamples(const std::vector<int64_t>& samples);
+  Page page(const std::vector<int64_t>& samples) const { return {samples, content_->dataset, {}, {}}; }
+  void setPage(Page page);  // once read
   const std::vector<int64_t>& samples() const { return samples_; }
 
   int featureCount() const { return features_; }
@@ -34,7 +49,6 @@ class DatasetTableModel : public QAbstractTableModel {
   bool showsPredictions() const { return !content_->predictions.predicted.empty(); }
   QVariant display(int row, int column) const;
   QVariant foreground(int row, int column) const;
-  void load();
 
   const DatasetContent* content_;
   std::vector<int64_t> samples_;

@@ -73,20 +73,4 @@ QImage toQImage(const data::Image& image) {
   return QImage(image.pixels.data(), int(image.width), int(image.height), row_bytes, format).copy();
 }
 
-QImage inputToImage(const Tensor& chw) {
-  const std::vector<float> values = chw.contiguous().to_vector();
-  const auto channels = int(chw.size(0)), height = int(chw.size(1)), width = int(chw.size(2));
-  const size_t plane = size_t(height) * size_t(width);
-  QImage out(width, height, channels == 1 ? QImage::Format_Grayscale8 : QImage::Format_RGB888);
-  for (int y = 0; y < height; ++y) {
-    uchar* row = out.scanLine(y);
-    for (int x = 0; x < width; ++x)
-      for (int c = 0; c < channels; ++c) {
-        const float v = values[size_t(c) * plane + size_t(y) * size_t(width) + size_t(x)];
-        row[x * channels + c] = uchar(std::lround(std::clamp(v, 0.f, 1.f) * 255));
-      }
-  }
-  return out;
-}
-
 }  // namespace plexus::widgets

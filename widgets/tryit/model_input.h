@@ -1,8 +1,8 @@
 #pragma once
-// What the Try-it panel feeds a model: a picture (a drawing or an image file) turned into one
-// raw example [C, H, W] (pixel / 255, as the dataset readers give them). Every picture goes
-// through core's data::image_to_input, so a file gives the same numbers here as in
-// `plexus-cli predict`.
+// What the Try-it panel feeds a model: a drawing turned into one raw example [C, H, W]
+// (pixel / 255, as the dataset readers give them) through core's data::image_to_input, and the
+// conversions between Qt's and core's pictures. (Image files are converted as the app says:
+// TryItPanel::setPictureConverter.)
 #include <QImage>
 
 #include <optional>
@@ -29,7 +29,5 @@ std::optional<Tensor> drawingToInput(const QImage& drawing, const Shape& chw);
 // Conversions between Qt's and core's pictures (8-bit gray or RGB).
 data::Image toDataImage(const QImage& image);
 QImage toQImage(const data::Image& image);
-// A raw input [C, H, W] (C 1 or 3, values in [0, 1]) as a picture of H x W pixels.
-QImage inputToImage(const Tensor& chw);
 
 }  // namespace plexus::widgets

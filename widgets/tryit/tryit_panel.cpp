@@ -18,6 +18,7 @@
 #include "common/panel_style.h"
 #include "common/qt_text.h"
 #include "common/theme.h"
+#include "dataset/dataset_thumbnail.h"
 #include "tryit/digit_canvas.h"
 #include "tryit/model_input.h"
 #include "tryit/probability_bars.h"
@@ -31,9 +32,11 @@ namespace {
 constexpr int kDrawingSide = 280;
 constexpr int kPreviewSide = 140;
 
+// The extensions core's decoder reads (data::read_image goes by the content).
 bool isImageFile(const QString& path) {
   const QString suffix = QFileInfo(path).suffix().toLower();
-  return suffix == QLatin1String("png") || suffix == QLatin1String("jpg") || suffix == QLatin1String("jpeg");
+  return suffix == QLatin1String("png") || suffix == QLatin1String("jpg") || suffix == QLatin1String("jpeg") ||
+         suffix == QLatin1String("bmp");
 }
 
 QString droppedImage(const QMimeData* mime) {
@@ -60,17 +63,20 @@ bool sameValues(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-TryItPanel::TryItPanel(QWidget* parent) : QWidget(parent) {
+TryItPanel::TryItPanel(QWidget* parent)
+    : QWidget(parent),
+      convert_([](const data::Image& picture, const Shape& chw) { return data::image_to_input(picture, chw); }) {
   setObjectName(QStringLiteral("tryItPanel"));
   setAcceptDrops(true);
   chooseImage = [this] {
-    return QFileDialog::getOpenFileName(this, tr("Open an image to try"), QString(), tr("Images (*.png *.jpg *.jpeg)"));
+    return QFileDialog::getOpenFileName(this, tr("Open an image to try"), QString(),
+                                        tr("Images (*.png *.jpg *.jpeg *.bmp)"));
   };
 
   canvas_ = new DigitCanvas(this);
   clear_ = button(tr("Clear"), QStringLiteral("delete"), tr("Clear the drawing or the picture"), this);
   undo_ = button(tr("Undo Stroke"), QStringLiteral("undo"), tr("Take back the last stroke"), this);
-  QToolButton* open = button(tr("Open Image…"), QStringLiteral("open"), tr("Try a PNG or JPEG file"), this);
+  QToolButton* open = button(tr("Open Image…"), QStringLiteral("open"), tr("Try a PNG, JPEG or BMP file"), this);
   QToolButton* load = button(tr("Load Checkpoint…"), QStringLiteral("open"),
                              tr("Try the weights of a checkpoint or weights file of this project"), this);
   open->setObjectName(QStringLiteral("openImage"));
@@ -248,6 +254,11 @@ void TryItPanel::clearError() {
   error_->clear();
 }
 
+void TryItPanel::setPictureConverter(PictureConverter convert) {
+  convert_ = std::move(convert);
+  if (picture_) updateInput();
+}
+
 bool TryItPanel::openImage(const QString& path) {
   try {
     data::Image picture = data::read_image(path.toStdString());
@@ -267,7 +278,7 @@ void TryItPanel::updateInput() {
   if (!isImageInput(shape_)) return setInput(Tensor());
   try {
     if (picture_)
-      setInput(data::image_to_input(*picture_, shape_));
+      setInput(convert_(*picture_, shape_));
     else
       setInput(drawingToInput(canvas_->render(kDrawingSide), shape_).value_or(Tensor()));
   } catch (const std::exception& e) {
@@ -279,7 +290,12 @@ void TryItPanel::updateInput() {
 void TryItPanel::setInput(Tensor input) {
   if (sameValues(input, input_)) return;
   input_ = std::move(input);
-  input_image_ = input_.defined() ? inputToImage(input_) : QImage();
+  if (input_.defined()) {
+    const Tensor pixels = input_.contiguous();
+    input_image_ = thumbnailImage(pixels.data(), pixels.shape());
+  } else {
+    input_image_ = QImage();
+  }
   showPreview();
   if (!input_.defined()) {
     bars_->setProbabilities({});

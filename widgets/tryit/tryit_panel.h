@@ -1,7 +1,8 @@
 #pragma once
 // TryItPanel: try a model on one's own input. A canvas to draw on (Clear, Undo), Open Image… and
-// drops of PNG or JPEG files, the exact input the model is fed (at its resolution, magnified),
-// and what the model makes of it: class probabilities as bars, or the value of a regression.
+// drops of PNG, JPEG or BMP files, the exact input the model is fed (at its resolution,
+// magnified, in colour for an RGB model), and what the model makes of it: class probabilities
+// as bars, or the value of a regression.
 // A project whose input is not an image gets a message saying the panel needs one.
 //
 // It shows and edits only: it emits the model input (inputChanged) and is handed back the
@@ -53,6 +54,12 @@ class TryItPanel : public QWidget {
   void showError(const QString& message);
   QString errorText() const;  // "" when none is shown
 
+  // How an opened picture becomes the model's input of shape [C, H, W]: as the model's training
+  // prepared its pictures (the app gives session::picture_input with the project's dataset
+  // settings). data::image_to_input until set. Converts the shown picture again.
+  using PictureConverter = std::function<Tensor(const data::Image& picture, const Shape& chw)>;
+  void setPictureConverter(PictureConverter convert);
+
   // Shows an image file and feeds it; false (and the reason shown) when it cannot be read.
   bool openImage(const QString& path);
   // The current input: [C, H, W] in raw units; undefined when there is none (nothing drawn).
@@ -82,6 +89,7 @@ class TryItPanel : public QWidget {
 
   Shape shape_;
   std::optional<data::Image> picture_;  // an opened file, as core decoded it
+  PictureConverter convert_;
   Tensor input_;
   QImage input_image_;
   QStackedWidget* pages_;
