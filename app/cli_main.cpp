@@ -1114,7 +1114,7 @@ int cmd_predict(const Args& args) {
     inputs.erase(inputs.begin());
   }
   if (!args.has("--checkpoint")) throw UsageError{"predict needs --checkpoint FILE"};
-  if (inputs.empty()) throw UsageError{"predict needs at least one INPUT: an image (PNG, JPEG) or a CSV file of rows"};
+  if (inputs.empty()) throw UsageError{"predict needs at least one INPUT: an image (PNG, JPEG, BMP) or a CSV file of rows"};
   const int64_t top = args.integer("--top", 3, 1), batch_size = args.integer("--batch-size", 100, 1);
   if (args.has("--threads")) set_num_threads(int(args.integer("--threads", 1, 1)));
   const std::string checkpoint = args.str("--checkpoint", "");
