@@ -11,14 +11,7 @@ endif()
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 
-function(run what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err
-                  WORKING_DIRECTORY ${SOURCE})
-  if(NOT code EQUAL 0)
-    message(FATAL_ERROR "${what}: exit ${code}\nstdout: ${out}\nstderr: ${err}")
-  endif()
-  set(OUT "${out}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/run_command.cmake)
 
 run("make_image_folder" ${MAKE_FOLDER} ${WORK}/digits-png --per-class 500 --source mnist:data/mnist)
 # The example with its dataset path pointing at the generated folder (a path next to the project).

@@ -15,8 +15,10 @@
 #include "session/run.h"
 #include "train/trainer.h"
 #include "util/error.h"
+#include "test_support.h"
 
 using namespace plexus;
+using plexus::testing::contains;
 namespace fs = std::filesystem;
 
 namespace {
@@ -32,11 +34,6 @@ void write_digits(const fs::path& dir, int per_class, int classes = 10, uint32_t
     fs::create_directories(dir / std::to_string(c));
     data::write_png(dir / std::to_string(c) / (std::to_string(written[size_t(c)]++) + ".png"), image);
   }
-}
-
-void write_file(const fs::path& file, const std::string& bytes) {
-  fs::create_directories(file.parent_path());
-  std::ofstream(file, std::ios::binary) << bytes;
 }
 
 // Input -> Flatten -> Linear(classes) -> CrossEntropy on the folder.
@@ -70,8 +67,6 @@ std::string error_of(const graph::Graph& g) {
   }
   return "(no error)";
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
 
@@ -153,9 +148,9 @@ class TestImageFolderRuns : public QObject {
   void badFilesFoundByTheScan() {
     const fs::path dir = root() / "scan";
     write_digits(dir, 5, 3);
-    write_file(dir / "1" / "empty.png", "");
-    write_file(dir / "2" / "text.jpg", "this is not a picture");
-    write_file(dir / "0" / "notes.txt", "a file of another kind");
+    testing::write_raw(dir / "1" / "empty.png", "");
+    testing::write_raw(dir / "2" / "text.jpg", "this is not a picture");
+    testing::write_raw(dir / "0" / "notes.txt", "a file of another kind");
     graph::Graph g = softmax(dir, 3);
     const std::string strict = error_of(g);
     QVERIFY2(contains(strict, "empty.png") || contains(strict, "text.jpg"), strict.c_str());
@@ -178,9 +173,8 @@ class TestImageFolderRuns : public QObject {
   void truncatedPictureWhileTraining() {
     const fs::path dir = root() / "truncated";
     write_digits(dir, 5, 3);
-    std::ifstream in(dir / "1" / "0.png", std::ios::binary);
-    const std::string png((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    write_file(dir / "1" / "cut.png", png.substr(0, png.size() / 2));
+    const std::string png = testing::read_all(dir / "1" / "0.png");
+    testing::write_raw(dir / "1" / "cut.png", png.substr(0, png.size() / 2));
     graph::Graph g = softmax(dir, 3);
     g.training.validation_fraction = 0;
     // Standardising reads every picture (stats_sample >= 16): the run does not start.
