@@ -1,11 +1,12 @@
 // The data package: IDX round trips (raw and gzip, every element type), in-memory datasets
 // and splits, MNIST / Fashion-MNIST (synthetic folders, and the real files when present),
 // CSV datasets, transforms, and the DataLoader (batch counts, order, determinism, prefetch
-// bounds, early exit, exceptions from the workers, grad mode on the worker threads, several
-// workers in parallel).
+// bounds, early exit, exceptions from the workers, grad mode and scheduling policy on the worker
+// threads, several workers in parallel).
 // Malformed inputs are covered by test_malformed_data.
 #include <QtTest/QtTest>
 
+#include <sched.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -901,6 +902,26 @@ class TestData : public QObject {
     QCOMPARE(collect(sync).size(), size_t(3));
     QVERIFY(!ds->grad_on_seen.load());
     QVERIFY(GradMode::enabled());
+  }
+
+  // Workers run as SCHED_BATCH (no wake-up preemption of the consumer); the consumer's own
+  // policy, and batches assembled on it (prefetch 0), are left as they are.
+  void loaderWorkersRunAsBatchThreads() {
+    auto ds = std::make_shared<ProbeDataset>(12);
+    const int consumer = sched_getscheduler(0);
+    QVERIFY(consumer != SCHED_BATCH);
+    for (int64_t prefetch : {0, 2}) {
+      std::atomic<int> batch_threads{0}, others{0};
+      DataLoader loader(ds, {.batch_size = 4, .prefetch = prefetch, .workers = 2,
+                             .transform = std::make_shared<LambdaTransform>([&](const Example& e, Generator&) {
+                               ++(sched_getscheduler(0) == SCHED_BATCH ? batch_threads : others);
+                               return e;
+                             })});
+      QCOMPARE(collect(loader).size(), size_t(3));
+      QCOMPARE(batch_threads.load(), prefetch ? 3 : 0);
+      QCOMPARE(others.load(), prefetch ? 0 : 3);
+      QCOMPARE(sched_getscheduler(0), consumer);
+    }
   }
 
   void loaderCoversAnAugmentedMnistEpoch() {

@@ -27,7 +27,10 @@
 // most the batch it is assembling, and all are joined. Destroying the loader mid-pass is
 // therefore safe too: the pass lives on with its iterator (holding the dataset, when shared)
 // and shuts down with it. prefetch = 0 assembles batches on the consumer's thread instead
-// (workers is then unused).
+// (workers is then unused). On Linux the workers run as SCHED_BATCH: a fair share of the CPU as
+// any thread, but waking one (the consumer does, each time it takes a batch) does not preempt
+// the consumer, so on a machine whose cores the training threads fill, the trainer is not taken
+// off its core while a worker assembles the next batch.
 //
 // The dataset must be safe to read from several threads at once (see data/dataset.h). Passes
 // are independent: several may run at once, each with its own workers.
