@@ -21,7 +21,8 @@
 //            (default examples/digits_folder.plexus: a LeNet-sized model, Adam, batch 50);
 //            its dataset path is replaced by --folder, its cache_mb and loader_threads by
 //            --cache-mb and --loader-threads when given (defaults: the project's, i.e. cache 0 =
-//            a quarter of the memory, 2 threads), its epochs by --epochs (default 2).
+//            a quarter of the memory, 2 threads), its epochs by --epochs (default 2); its
+//            augmentation is turned off.
 // --prefetch the training loader's prefetch depth instead of the run's (to try others).
 // --threads  compute threads (util/threads.h; default: one per physical core). OpenBLAS stays
 //            at one thread as everywhere in the core; OPENBLAS_CORETYPE is printed when set.
@@ -267,6 +268,14 @@ int main(int argc, char** argv) {
     if (g.dataset.kind != "image_folder") throw ValueError(project + ": not an image_folder project");
     if (cache_mb >= 0) g.dataset.cache_mb = cache_mb;
     if (loader_threads > 0) g.dataset.loader_threads = loader_threads;
+    // The pictures as stored, in both runs: augmentation costs the same from a folder as from
+    // memory, and the in-memory reference has none.
+    const graph::DatasetBinding plain;
+    g.dataset.augment_shift = plain.augment_shift;
+    g.dataset.augment_flip = plain.augment_flip;
+    g.dataset.augment_rotation = plain.augment_rotation;
+    g.dataset.augment_brightness = plain.augment_brightness;
+    g.dataset.augment_contrast = plain.augment_contrast;
     g.training.epochs = epochs;
     g.training.device = "cpu";
 
