@@ -17,17 +17,7 @@
 #include <jerror.h>  // after jpeglib.h: the message codes (JWRN_*)
 #include <png.h>
 
-// stb_image for the BMP pixel formats, compiled here with only its BMP decoder and its
-// functions static to this file. It reads from memory only; its failure reason is thread-local.
-#define STB_IMAGE_IMPLEMENTATION
-#define STB_IMAGE_STATIC
-#define STBI_ONLY_BMP
-#define STBI_NO_STDIO
-#define STBI_NO_LINEAR
-#define STBI_NO_HDR
-#define STBI_FAILURE_USERMSG
-#include <stb/stb_image.h>
-
+#include "data/stb_bmp.h"
 #include "io/atomic_file.h"
 #include "util/error.h"
 
@@ -404,11 +394,9 @@ Image decode_bmp(const uint8_t* data, size_t size, const std::string& name) {
   if (h.bits <= 8) check_bmp_palette_indices(data, h, name);
   // The checks above bound what stb_image reads to `size` bytes, itself at most kMaxFileBytes.
   int width = 0, height = 0, channels = 0;
-  struct Freer {
-    stbi_uc* p;
-    ~Freer() { stbi_image_free(p); }
-  } decoded{stbi_load_from_memory(data, int(size), &width, &height, &channels, 0)};
-  if (!decoded.p) throw DataError(name + ": corrupt BMP: " + stbi_failure_reason());
+  std::string failure;
+  const stb::Pixels decoded = stb::load_bmp(data, size, width, height, channels, failure);
+  if (!decoded) throw DataError(name + ": corrupt BMP: " + failure);
   if (width != h.width || height != h.height || (channels != 3 && channels != 4))
     throw DataError(name + ": corrupt BMP: decoded as " + std::to_string(width) + " x " + std::to_string(height) + " x " +
                     std::to_string(channels) + " against its header's " + std::to_string(h.width) + " x " +
@@ -419,7 +407,7 @@ Image decode_bmp(const uint8_t* data, size_t size, const std::string& name) {
   image.channels = h.bits <= 8 && bmp_palette_is_gray(data, h) ? 1 : 3;
   const size_t n = size_t(width) * size_t(height);
   image.pixels.resize(n * size_t(image.channels));
-  const uint8_t* in = decoded.p;
+  const uint8_t* in = decoded.get();
   uint8_t* out = image.pixels.data();
   // Alpha (32-bit BMPs that use it) is composited on black as for PNGs; stb_image reports an
   // alpha channel that is all 0 as all 255 (such files leave it unused).
