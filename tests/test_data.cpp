@@ -135,6 +135,17 @@ std::vector<std::vector<int64_t>> collect_indices(DataLoader& loader) {
   return out;
 }
 
+// The batches' indices until a pass ends or throws; the ValueError's message, if one was thrown.
+std::vector<std::vector<int64_t>> collect_until_error(DataLoader& loader, std::string& error) {
+  std::vector<std::vector<int64_t>> out;
+  try {
+    for (Batch& b : loader) out.push_back(b.indices);
+  } catch (const ValueError& e) {
+    error = e.what();
+  }
+  return out;
+}
+
 std::vector<Batch> collect(DataLoader& loader) {
   std::vector<Batch> out;
   for (Batch& b : loader) out.push_back(b);
@@ -798,13 +809,8 @@ class TestData : public QObject {
       ds->throw_at = 16;  // in batch 5 of batch_size 3
       if (slow_failure) ds->slow_at = 15;  // batch 5 fails after batches 6 and 7 are assembled
       DataLoader loader(ds, {.batch_size = 3, .prefetch = 3, .workers = 3});
-      std::vector<std::vector<int64_t>> got;
       std::string error;
-      try {
-        for (Batch& b : loader) got.push_back(b.indices);
-      } catch (const ValueError& e) {
-        error = e.what();
-      }
+      const std::vector<std::vector<int64_t>> got = collect_until_error(loader, error);
       auto expected = loader.batch_indices(0);
       expected.resize(5);
       QCOMPARE(got, expected);  // batches 0 to 4, in order, then the error
@@ -867,13 +873,8 @@ class TestData : public QObject {
       auto ds = std::make_shared<ProbeDataset>(20);
       ds->throw_at = 7;  // in batch 2 of batch_size 3
       DataLoader loader(ds, {.batch_size = 3, .prefetch = prefetch});
-      std::vector<std::vector<int64_t>> got;
       std::string error;
-      try {
-        for (Batch& b : loader) got.push_back(b.indices);
-      } catch (const ValueError& e) {
-        error = e.what();
-      }
+      const std::vector<std::vector<int64_t>> got = collect_until_error(loader, error);
       QCOMPARE(got.size(), size_t(2));  // the batches before the failing one arrive first
       VERIFY_CONTAINS(error, "probe failure at index 7");
       // A failure in the very first batch is thrown by begin().

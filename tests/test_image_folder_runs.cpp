@@ -215,6 +215,15 @@ class TestImageFolderRuns : public QObject {
     QCOMPARE(run.data.skipped().size(), size_t(1));
 
     QVERIFY(contains(error_of(softmax(root() / "missing")), "missing"));
+    // The editor's cheap description keeps the scan's layout rules.
+    const fs::path val_only = root() / "val-only";
+    write_digits(val_only / "val", 2, 2);
+    try {
+      graph::describe_dataset(softmax(val_only, 2).dataset);
+      QFAIL("a val/ folder without train/ was described");
+    } catch (const DataError& e) {
+      QVERIFY2(contains(e.what(), "no 'train' folder"), e.what());
+    }
     graph::Graph wrong = softmax(one);
     wrong.dataset.height = 0;
     QCOMPARE(error_of(wrong), std::string("dataset: height must be between 1 and 4096, got 0"));

@@ -163,6 +163,28 @@ class Scanner {
   BadFiles bad_files_;
 };
 
+// The folders directly in `dir`, with the layout checked: `dir` is a folder, and val/,
+// validation/ or test/ come only beside train/ (a "train" folder means the folder is split), not
+// both val/ and validation/.
+std::set<std::string> top_folders(const fs::path& dir) {
+  const std::string name = dir.string();
+  std::error_code ec;
+  const fs::file_status status = fs::status(dir, ec);
+  if (!fs::exists(status)) throw DataError(name + ": no such folder");
+  if (!fs::is_directory(status)) throw DataError(name + ": not a folder; an image dataset is a folder of class folders");
+  std::set<std::string> top;
+  for (const fs::directory_entry& e : list(dir))
+    if (is_folder(e)) top.insert(e.path().filename().string());
+  if (!top.contains("train"))
+    for (const char* split : {"val", "validation", "test"})
+      if (top.contains(split))
+        throw DataError(name + ": has a '" + split + "' folder but no 'train' folder; a folder split in advance has "
+                        "train/ (and val/ or test/), each holding one folder per class");
+  if (top.contains("val") && top.contains("validation"))
+    throw DataError(name + ": has both a 'val' and a 'validation' folder; keep one");
+  return top;
+}
+
 std::string quoted_list(const std::vector<std::string>& names) {
   std::string s;
   for (const std::string& n : names) s += (s.empty() ? "'" : ", '") + n + "'";
@@ -177,27 +199,30 @@ std::vector<int64_t> ImageFolderScan::class_counts(const Split& split) const {
   return counts;
 }
 
+std::vector<std::string> image_folder_classes(const fs::path& dir) {
+  const std::set<std::string> top = top_folders(dir);
+  std::set<std::string> names;
+  if (!top.contains("train")) {
+    names = top;
+  } else {
+    for (const char* split : {"train", "val", "validation", "test"})
+      if (top.contains(split))
+        for (const fs::directory_entry& e : list(dir / split))
+          if (is_folder(e)) names.insert(e.path().filename().string());
+  }
+  std::vector<std::string> classes(names.begin(), names.end());
+  if (classes.size() < 2)
+    throw DataError(dir.string() + ": needs at least 2 classes (one folder of pictures per class), found " +
+                    std::to_string(classes.size()) + (classes.empty() ? "" : ": " + quoted_list(classes)));
+  return classes;
+}
+
 ImageFolderScan scan_image_folder(const fs::path& dir, const ImageFolderOptions& options) {
   ImageFolderScan scan;
   scan.dir = dir;
   const std::string name = dir.string();
-  std::error_code ec;
-  const fs::file_status status = fs::status(dir, ec);
-  if (!fs::exists(status)) throw DataError(name + ": no such folder");
-  if (!fs::is_directory(status)) throw DataError(name + ": not a folder; an image dataset is a folder of class folders");
-
-  // Splits: a "train" folder says so.
-  std::set<std::string> top;
-  for (const fs::directory_entry& e : list(dir))
-    if (is_folder(e)) top.insert(e.path().filename().string());
+  const std::set<std::string> top = top_folders(dir);
   scan.has_splits = top.contains("train");
-  if (!scan.has_splits)
-    for (const char* split : {"val", "validation", "test"})
-      if (top.contains(split))
-        throw DataError(name + ": has a '" + split + "' folder but no 'train' folder; a folder split in advance has "
-                        "train/ (and val/ or test/), each holding one folder per class");
-  if (top.contains("val") && top.contains("validation"))
-    throw DataError(name + ": has both a 'val' and a 'validation' folder; keep one");
 
   Scanner scanner(scan, options.bad_files);
   struct Part {

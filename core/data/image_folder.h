@@ -83,6 +83,11 @@ struct ImageFolderScan {
 // fewer than 2 classes, and (Strict) any bad picture or class folder without pictures.
 ImageFolderScan scan_image_folder(const std::filesystem::path& dir, const ImageFolderOptions& options);
 
+// The class names the folder names promise, without opening a file (cheap enough for an editor
+// describing the dataset as it is edited): the scan's layout rules and errors, and at least 2
+// classes. The scan may still leave a class out (Skip, no usable pictures).
+std::vector<std::string> image_folder_classes(const std::filesystem::path& dir);
+
 // One split of a scanned folder. Examples: input [C, H, W] in raw units (pixel / 255, as the
 // MNIST reader gives; no normalisation), target [] the class index. Pictures are decoded on the
 // thread that asks (the DataLoader's workers, several at once) and kept in a DecodedImageCache,

@@ -1,6 +1,5 @@
 #include "graph/dataset_info.h"
 
-#include <algorithm>
 #include <set>
 
 #include "data/csv.h"
@@ -26,38 +25,6 @@ data::CsvDataset read_csv(const DatasetBinding& b) {
   o.task = b.task == "classification" ? data::CsvTask::Classification : data::CsvTask::Regression;
   o.features = b.features;
   return data::CsvDataset(b.path, o);
-}
-
-// An image folder's classes from its folder names alone (data/image_folder.h's layout): the
-// sub-folders of DIR, or with a train/ folder the union of its, val/'s, validation/'s and
-// test/'s. The scan that opens the data checks the pictures themselves.
-std::vector<std::string> image_folder_classes(const fs::path& dir) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw IoError("image folder " + dir.string() + ": not a folder");
-  const auto folders = [&](const fs::path& d) {
-    std::vector<std::string> names;
-    for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
-      const std::string name = it->path().filename().string();
-      std::error_code dir_ec;
-      if (!name.starts_with('.') && it->is_directory(dir_ec)) names.push_back(name);
-    }
-    if (ec) throw IoError("image folder " + d.string() + ": cannot list it: " + ec.message());
-    return names;
-  };
-  std::vector<std::string> classes;
-  if (fs::is_directory(dir / "train", ec)) {
-    for (const char* split : {"train", "val", "validation", "test"})
-      if (fs::is_directory(dir / split, ec))
-        for (std::string& c : folders(dir / split)) classes.push_back(std::move(c));
-  } else {
-    classes = folders(dir);
-  }
-  std::sort(classes.begin(), classes.end());
-  classes.erase(std::unique(classes.begin(), classes.end()), classes.end());
-  if (classes.size() < 2)
-    throw DataError("image folder " + dir.string() + ": needs at least 2 classes (one folder of pictures per class), found " +
-                    std::to_string(classes.size()));
-  return classes;
 }
 
 data::ImageFolderOptions folder_options(const DatasetBinding& b) {
@@ -121,7 +88,7 @@ DatasetInfo describe_dataset(const DatasetBinding& b) {
   if (is_idx_dataset(b.kind)) return {{1, 28, 28}, {}, 10};
   if (b.kind == "image_folder") {
     const data::ImageFormat f = image_format(b);
-    return {{f.channels, f.height, f.width}, {}, int64_t(image_folder_classes(b.path).size())};
+    return {{f.channels, f.height, f.width}, {}, int64_t(data::image_folder_classes(b.path).size())};
   }
   const data::CsvDataset csv = read_csv(b);
   return {{int64_t(csv.feature_names().size())}, {}, csv.num_classes(), csv.size()};
