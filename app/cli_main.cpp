@@ -95,6 +95,8 @@ train FILE [options]
   --data PATH          use this dataset folder or file instead of the project's
   --train-subset N     train on the first N training examples only
   --device D           cpu, cuda or cuda:N instead of the project's device
+  --precision P        fp32 or bf16 (GPU products) instead of the project's precision
+  --no-cuda-graphs     run every GPU step op by op (the project's cuda_graphs: false)
   --metrics F  --save F  --resume F  --quiet  --threads N    (as for the built-in models)
   --save-run           keep the run as the GUI does, in <project folder>/<name>.runs/<date-time>/:
                        best.safetensors whenever the validation score improves and
@@ -183,6 +185,9 @@ Options of train --model only:
   --step-size N        epochs between lr decays of the step schedule       [1]
   --gamma X            lr factor of the step schedule                      [0.1]
   --clip-norm X        clip the gradient norm to X (0 = off)               [0]
+  --precision P        fp32, or bf16 products with fp32 accumulation (GPU) [fp32]
+  --no-cuda-graphs     on a GPU, run every step op by op instead of replaying
+                       the captured step as a CUDA graph
   --shift K            augment: shift training images by up to K pixels    [0]
   --train-subset N     train on the first N training images only           [all]
   --seed N             seeds initialisation, shuffling, dropout            [1]
@@ -357,6 +362,9 @@ int run_and_report(train::Trainer& trainer, const Reporting& r) {
       if (r.classification) std::printf(" acc %.2f%% top-5 %.2f%%", 100 * t->figures.eval_accuracy, 100 * t->figures.eval_top5);
       std::printf("\n");
       std::fflush(stdout);
+    } else if (const auto* n = std::get_if<train::Notice>(&event)) {
+      std::printf("note: %s\n", n->text.c_str());
+      std::fflush(stdout);
     }
   });
   const train::RunResult result = trainer.run();
@@ -482,7 +490,8 @@ void print_skipped(const std::vector<data::SkippedFile>& skipped, size_t first, 
 
 int cmd_train_project(const Args& args, const std::string& file) {
   args.allow({"--epochs", "--batch-size", "--lr", "--optimizer", "--seed", "--data", "--train-subset", "--metrics",
-              "--save", "--resume", "--quiet", "--threads", "--device", "--save-run", "--run-dir", "--continue"});
+              "--save", "--resume", "--quiet", "--threads", "--device", "--save-run", "--run-dir", "--continue",
+              "--precision", "--no-cuda-graphs"});
   if (args.has("--continue") && args.has("--resume"))
     throw UsageError{"--continue and --resume both start from a checkpoint; give one of them"};
   graph::Graph g = graph::load_project(file);
@@ -492,6 +501,8 @@ int cmd_train_project(const Args& args, const std::string& file) {
   if (args.has("--lr")) s.lr = args.number("--lr", s.lr);
   s.optimizer = args.str("--optimizer", s.optimizer);
   s.seed = uint64_t(args.integer("--seed", int64_t(s.seed), 0));
+  s.precision = args.str("--precision", s.precision);
+  if (args.has("--no-cuda-graphs")) s.cuda_graphs = false;
   apply_machine_options(args, g);
 
   session::RunOptions ro;
@@ -724,8 +735,9 @@ int cmd_devices(const Args& args) {
   std::printf("cpu     %d threads\n", num_threads());
   for (int i = 0; i < cuda::device_count(); ++i) {
     const cuda::DeviceProperties p = cuda::properties(i);
-    std::printf("cuda:%d  %s, %.1f GiB, compute capability %d.%d, %d multiprocessors\n", i, p.name.c_str(),
-                double(p.total_memory) / double(int64_t(1) << 30), p.compute_major, p.compute_minor, p.multiprocessors);
+    std::printf("cuda:%d  %s, %.1f GiB, compute capability %d.%d, %d multiprocessors; convolutions: %s\n", i,
+                p.name.c_str(), double(p.total_memory) / double(int64_t(1) << 30), p.compute_major, p.compute_minor,
+                p.multiprocessors, cuda::convolution_engine(i).c_str());
   }
   if (cuda::device_count() == 0) std::printf("%s\n", cuda::status().c_str());
   return 0;
@@ -744,7 +756,7 @@ int cmd_train(const Args& args) {
   std::vector<std::string> known = kCommonOptions;
   for (const char* o : {"--epochs", "--optimizer", "--lr", "--momentum", "--nesterov", "--weight-decay", "--schedule",
                         "--step-size", "--gamma", "--clip-norm", "--shift", "--train-subset", "--seed", "--metrics",
-                        "--save", "--resume", "--quiet"})
+                        "--save", "--resume", "--quiet", "--precision", "--no-cuda-graphs"})
     known.push_back(o);
   args.allow(known);
   const std::string model_name = args.str("--model", "mlp"), dataset = args.str("--dataset", "mnist");
@@ -805,6 +817,12 @@ int cmd_train(const Args& args) {
   to.epochs = int(epochs);
   to.clip_grad_norm = float(args.number("--clip-norm", 0));
   to.seed = seed;
+  try {
+    to.precision = parse_precision(args.str("--precision", "fp32"));
+  } catch (const ValueError& e) {
+    throw UsageError{std::string("--precision: ") + e.what()};
+  }
+  to.cuda_graphs = !args.has("--no-cuda-graphs");
   train::Trainer trainer(*model, *optimizer, train_loader, &test_loader, to);
   trainer.set_scheduler(scheduler.get());
   Reporting r;

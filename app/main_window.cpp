@@ -142,6 +142,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(training_, &TrainingController::stateChanged, this, &MainWindow::updateRunActions);
   connect(training_, &TrainingController::failed, this,
           [this](const QString& message) { statusBar()->showMessage(message, 15000); });  // says it failed
+  connect(training_, &TrainingController::notice, this, [this](const QString& text) { statusBar()->showMessage(text, 15000); });
   connect(training_, &TrainingController::finished, this, [this](const train::Finished& result) {
     statusBar()->showMessage(result.cancelled ? tr("Training stopped") : tr("Training finished"), 8000);
   });

@@ -171,6 +171,8 @@ class TrainingController::Worker {
         controller_.post(CheckpointSaved{QString::fromStdString(path.string()), "best"});
     } else if (const auto* t = std::get_if<train::TestEnd>(&event)) {
       controller_.post(*t);
+    } else if (const auto* n = std::get_if<train::Notice>(&event)) {
+      controller_.post(*n);
     }
   }
 
@@ -372,6 +374,7 @@ void TrainingController::emitItem(const Item& item) {
                  [this](const CheckpointSaved& c) { emit checkpointSaved(c.path, c.kind); },
                  [this](const WeightsSnapshot& w) { emit weightsSnapshot(w); },
                  [this](const SkippedFiles& s) { emit filesSkipped(s); },
+                 [this](const train::Notice& n) { emit notice(QString::fromStdString(n.text)); },
                  [this](const train::Finished& f) {
                    endRun();
                    emit finished(f);

@@ -147,6 +147,7 @@ class TrainingController : public QObject {
   void filesSkipped(const plexus::app::SkippedFiles& skipped);
   void finished(const plexus::train::Finished& result);  // completed, or stopped (cancelled)
   void failed(const QString& message);
+  void notice(const QString& text);  // how the run executes (train::Notice)
   void weightsSnapshot(const plexus::app::WeightsSnapshot& weights);
   void stateChanged();  // running or paused changed
 
@@ -156,7 +157,7 @@ class TrainingController : public QObject {
   };
   // Worker -> UI, in order. Consecutive batches share one vector.
   using Item = std::variant<RunInfo, std::vector<train::BatchEnd>, train::EpochEnd, train::TestEnd, CheckpointSaved,
-                            WeightsSnapshot, SkippedFiles, train::Finished, train::Failed>;
+                            WeightsSnapshot, SkippedFiles, train::Notice, train::Finished, train::Failed>;
   class Worker;  // the worker thread's job
 
   // Worker side.

@@ -15,6 +15,7 @@
 #include "io/safetensors.h"
 #include "nn/layers.h"
 #include "ops/ops.h"
+#include "ops/precision.h"
 #include "optim/adagrad.h"
 #include "optim/adam.h"
 #include "optim/clip.h"

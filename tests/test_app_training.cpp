@@ -243,6 +243,21 @@ class TestAppTraining : public QObject {
     QVERIFY(!c.exportWeights("/nonexistent-dir/w.safetensors").isEmpty());
   }
 
+  // How a run executes reaches the UI once, as notice(): here bf16 asked for on the CPU.
+  void noticesReachTheUi() {
+    TrainingController c;
+    Recorder rec(c);
+    QStringList notices;
+    connect(&c, &TrainingController::notice, &c, [&notices](const QString& text) { notices << text; });
+    graph::Graph g = mlp(data_, 1);
+    g.training.precision = "bf16";
+    c.start(request(g, "notice"));
+    QTRY_VERIFY_WITH_TIMEOUT(rec.done(), 60000);
+    QVERIFY2(!rec.failed, qPrintable(rec.failed.value_or("")));
+    QCOMPARE(notices.size(), 1);
+    QVERIFY2(notices[0].contains("bf16 applies to CUDA devices"), qPrintable(notices[0]));
+  }
+
   void signalsReachObjectsOnOtherThreads() {
     QThread other;
     other.start();

@@ -29,6 +29,7 @@
 #include <filesystem>
 #include <functional>
 #include <initializer_list>
+#include <limits>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -44,6 +45,7 @@
 #include "data/mnist.h"
 #include "nn/layers.h"
 #include "ops/ops.h"
+#include "ops/precision.h"
 #include "optim/adagrad.h"
 #include "optim/adam.h"
 #include "optim/factory.h"
@@ -56,6 +58,7 @@
 #include "train/builtin.h"
 #include "train/checkpoint.h"
 #include "train/events.h"
+#include "train/step.h"
 #include "train/trainer.h"
 #include "util/error.h"
 
@@ -879,11 +882,122 @@ struct TrainOutcome {
   train::RunResult result;
   double first_loss = std::nan("");
   bool params_on_device = true;
+  std::vector<std::string> notices;
 };
+
+// ---- the training step as a CUDA graph ----
+
+// A module that reads the device back in its forward pass: a step holding it cannot be
+// captured.
+class ReadsHost final : public nn::Module {
+ public:
+  Tensor forward(const Tensor& x) override {
+    (void)x.sum().item();
+    return x;
+  }
+  std::string type_name() const override { return "ReadsHost"; }
+};
+
+struct StepModel {
+  std::shared_ptr<nn::Module> model;
+  std::unique_ptr<optim::Optimizer> opt;
+};
+
+// The models and optimizers a captured step must replay exactly: plain SGD, momentum,
+// dropout (random keys per replay) with Adam (bias correction per step), batch norm (running
+// statistics) with AdamW.
+StepModel make_step_model(const std::string& name) {
+  Generator gen(1);
+  StepModel m;
+  auto seq = std::make_shared<nn::Sequential>();
+  if (name == "mlp sgd" || name == "reads host") {
+    m.model = train::make_builtin_model("mlp", &gen);
+    if (name == "reads host") {
+      seq->add(std::make_shared<ReadsHost>()).add(m.model);
+      m.model = seq;
+    }
+  } else if (name == "lenet momentum") {
+    m.model = train::make_builtin_model("lenet", &gen);
+  } else if (name == "dropout adam") {
+    seq->add(std::make_shared<nn::Flatten>())
+        .add(std::make_shared<nn::Linear>(784, 64, true, &gen))
+        .add(std::make_shared<nn::ReLU>())
+        .add(std::make_shared<nn::Dropout>(0.3f))
+        .add(std::make_shared<nn::Linear>(64, 10, true, &gen));
+    m.model = seq;
+  } else {  // "batchnorm adamw"
+    seq->add(std::make_shared<nn::Flatten>())
+        .add(std::make_shared<nn::Linear>(784, 64, true, &gen))
+        .add(std::make_shared<nn::BatchNorm1d>(64))
+        .add(std::make_shared<nn::GELU>())
+        .add(std::make_shared<nn::Linear>(64, 10, true, &gen));
+    m.model = seq;
+  }
+  m.model->to(kGpu);
+  const auto params = m.model->parameters();
+  if (name == "lenet momentum")
+    m.opt = std::make_unique<optim::SGD>(params, optim::SGDOptions{.lr = 0.05, .momentum = 0.9, .nesterov = true});
+  else if (name == "dropout adam")
+    m.opt = std::make_unique<optim::Adam>(params, optim::AdamOptions{.lr = 1e-3});
+  else if (name == "batchnorm adamw")
+    m.opt = std::make_unique<optim::AdamW>(params, optim::AdamOptions{.lr = 1e-3});
+  else
+    m.opt = std::make_unique<optim::SGD>(params, optim::SGDOptions{.lr = 0.05});
+  return m;
+}
+
+train::StepOptions step_options(bool graphs) {
+  return {.loss = [](const Tensor& out, const Tensor& y) { return cross_entropy(out, y); }, .cuda_graphs = graphs};
+}
+
+// Batch i of a fixed sequence: 32 examples, but 13 for batch 6 (a short batch, run eagerly
+// beside a captured graph); inputs on the host, as a loader gives them.
+std::pair<Tensor, Tensor> step_batch(int i) {
+  Generator gen(100 + uint64_t(i));
+  const int64_t n = i == 6 ? 13 : 32;
+  std::vector<float> labels(static_cast<size_t>(n));
+  for (float& l : labels) l = float(gen.next_u64() % 10);
+  return {randn({n, 1, 28, 28}, &gen), from_vector(labels, {n})};
+}
+
+struct StepRun {
+  std::vector<float> losses;
+  std::vector<std::vector<float>> weights;
+  std::string note;
+  bool replaying = false;
+};
+
+StepRun run_steps(const std::string& name, bool graphs, int steps) {
+  StepModel m = make_step_model(name);
+  manual_seed(7);  // dropout's keys
+  train::TrainingStep step(*m.model, *m.opt, step_options(graphs));
+  StepRun r;
+  for (int i = 0; i < steps; ++i) {
+    const auto [x, y] = step_batch(i);
+    const train::StepResult s = step.run(x, y);
+    if (!s.updated) throw Error("step " + std::to_string(i) + ": loss " + std::to_string(s.loss));
+    r.losses.push_back(s.loss);
+  }
+  for (const Tensor& p : m.model->parameters()) r.weights.push_back(p.to_vector());
+  for (const Tensor& b : m.model->buffers()) r.weights.push_back(b.to_vector());
+  r.note = step.graph_note();
+  r.replaying = step.replaying();
+  return r;
+}
+
+// Largest |a - b| / max(1, |a|) over two runs' weights.
+double weight_difference(const StepRun& a, const StepRun& b) {
+  double worst = 0;
+  for (size_t t = 0; t < a.weights.size(); ++t)
+    for (size_t i = 0; i < a.weights[t].size(); ++i)
+      worst = std::max(worst, double(std::fabs(a.weights[t][i] - b.weights[t][i])) /
+                                  std::max(1.0, double(std::fabs(a.weights[t][i]))));
+  return worst;
+}
 
 TrainOutcome train_on(Device device, const std::string& model_name, std::shared_ptr<const data::Dataset> train_set,
                       std::shared_ptr<const data::Dataset> test_set, data::TransformPtr norm, int epochs, double lr,
-                      int64_t batch) {
+                      int64_t batch, Precision precision = Precision::FP32) {
   TrainOutcome o;
   auto model = make_model(model_name, 7);
   model->to(device);
@@ -896,9 +1010,11 @@ TrainOutcome train_on(Device device, const std::string& model_name, std::shared_
   data::DataLoader test_loader(std::move(test_set), {.batch_size = 500, .transform = norm, .pin_memory = pin});
   train::TrainerOptions options;
   options.epochs = epochs;
+  options.precision = precision;
   train::Trainer trainer(*model, opt, train_loader, &test_loader, options);
   trainer.set_callback([&o](const train::Event& e) {
     if (const auto* b = std::get_if<train::BatchEnd>(&e); b && b->epoch == 1 && b->batch == 1) o.first_loss = b->loss;
+    if (const auto* n = std::get_if<train::Notice>(&e)) o.notices.push_back(n->text);
   });
   o.result = trainer.run();
   for (const Tensor& p : model->parameters()) o.params_on_device = o.params_on_device && p.device() == device;
@@ -926,8 +1042,9 @@ class TestCuda : public QObject {
     qInfo("%s", cuda::status().c_str());
     if (cuda::device_count() == 0) QSKIP("skipped: no CUDA device");
     const cuda::DeviceProperties p = cuda::properties(0);
-    qInfo("cuda:0 is %s: %.1f GiB, compute capability %d.%d, %d multiprocessors", p.name.c_str(),
-          double(p.total_memory) / double(1 << 30), p.compute_major, p.compute_minor, p.multiprocessors);
+    qInfo("cuda:0 is %s: %.1f GiB, compute capability %d.%d, %d multiprocessors; convolutions: %s", p.name.c_str(),
+          double(p.total_memory) / double(1 << 30), p.compute_major, p.compute_minor, p.multiprocessors,
+          cuda::convolution_engine(0).c_str());
   }
 
   // Every test ends with the device idle and no fault pending: an asynchronous error is
@@ -1646,6 +1763,152 @@ class TestCuda : public QObject {
   }
 
   // ---- failures the device must survive (at the end: see mixedDevicesAreRefused) ----
+  // ---- the training step as a CUDA graph (train/step.h, cuda/graph.h) ----
+  void graphStepMatchesEager_data() {
+    QTest::addColumn<QString>("model");
+    for (const char* m : {"mlp sgd", "lenet momentum", "dropout adam", "batchnorm adamw"}) QTest::newRow(m) << QString(m);
+  }
+
+  // Captured after two steps, replayed for the rest, a short batch run eagerly in between:
+  // the same losses and weights as every step run eagerly (the same kernels in the same
+  // order; random keys and the update's scalars refreshed for each replay).
+  void graphStepMatchesEager() {
+    GUARD_BEGIN
+      QFETCH(QString, model);
+      const StepRun eager = run_steps(model.toStdString(), false, 12);
+      const StepRun graph = run_steps(model.toStdString(), true, 12);
+      QVERIFY2(!eager.replaying && eager.note.empty(), eager.note.c_str());
+      QVERIFY2(graph.replaying, graph.note.c_str());
+      QVERIFY2(contains(graph.note, "runs as a CUDA graph"), graph.note.c_str());
+      for (size_t i = 0; i < eager.losses.size(); ++i)
+        QVERIFY2(std::fabs(eager.losses[i] - graph.losses[i]) <= 1e-5f * std::max(1.f, std::fabs(eager.losses[i])),
+                 qPrintable(QString("step %1: eager loss %2, graph %3").arg(i).arg(eager.losses[i], 0, 'g', 9)
+                                .arg(graph.losses[i], 0, 'g', 9)));
+      const double diff = weight_difference(eager, graph);
+      qInfo("%s: 12 steps, largest weight difference eager vs graph %.3g", qPrintable(model), diff);
+      QVERIFY2(diff <= 1e-5, qPrintable(QString("weights differ by %1").arg(diff)));
+    GUARD_END
+  }
+
+  // A NaN loss inside a replay skips the update on the device: the weights stay those of the
+  // last good step, and the next good batch updates again.
+  void graphSkipsTheUpdateOnANonFiniteLoss() {
+    GUARD_BEGIN
+      StepModel m = make_step_model("dropout adam");
+      train::TrainingStep step(*m.model, *m.opt, step_options(true));
+      for (int i = 0; i < 4; ++i) QVERIFY(step.run(step_batch(i).first, step_batch(i).second).updated);
+      QVERIFY2(step.replaying(), step.graph_note().c_str());
+      std::vector<std::vector<float>> before;
+      for (const Tensor& p : m.model->parameters()) before.push_back(p.to_vector());
+      const auto [x, y] = step_batch(0);
+      const train::StepResult bad = step.run(x * std::numeric_limits<float>::quiet_NaN(), y);
+      QVERIFY(!bad.updated);
+      QVERIFY(std::isnan(bad.loss));
+      std::vector<std::vector<float>> after;
+      for (const Tensor& p : m.model->parameters()) after.push_back(p.to_vector());
+      QVERIFY2(before == after, "a skipped update changed the weights");
+      const train::StepResult good = step.run(x, y);
+      QVERIFY(good.updated && std::isfinite(good.loss));
+      std::vector<std::vector<float>> later;
+      for (const Tensor& p : m.model->parameters()) later.push_back(p.to_vector());
+      QVERIFY(later != after);
+    GUARD_END
+  }
+
+  // Steps that cannot be a graph run eagerly, say why, and train exactly as eager steps.
+  void graphFallsBackAndSaysWhy() {
+    GUARD_BEGIN
+      const StepRun eager = run_steps("reads host", false, 6);
+      const StepRun fallback = run_steps("reads host", true, 6);
+      QVERIFY(!fallback.replaying);
+      QVERIFY2(contains(fallback.note, "CUDA graphs not used: "), fallback.note.c_str());
+      qInfo("reading the host inside the step: %s", fallback.note.c_str());
+      QCOMPARE(fallback.losses.size(), eager.losses.size());
+      QVERIFY(weight_difference(eager, fallback) <= 1e-6);
+
+      StepModel m = make_step_model("mlp sgd");
+      train::StepOptions clip = step_options(true);
+      clip.clip_grad_norm = 1.f;
+      train::TrainingStep clipped(*m.model, *m.opt, clip);
+      QVERIFY2(contains(clipped.graph_note(), "gradient clipping"), clipped.graph_note().c_str());
+      optim::RMSprop rms(m.model->parameters(), {.lr = 1e-3});
+      train::TrainingStep rms_step(*m.model, rms, step_options(true));
+      QVERIFY2(contains(rms_step.graph_note(), "RMSprop update"), rms_step.graph_note().c_str());
+      for (int i = 0; i < 4; ++i) QVERIFY(rms_step.run(step_batch(i).first, step_batch(i).second).updated);
+      QVERIFY(!rms_step.replaying());
+    GUARD_END
+  }
+
+  // A graph's private memory goes back to the caching allocator with it: capturing and
+  // dropping steps over and over does not grow what is in use.
+  void graphMemoryIsReturned() {
+    GUARD_BEGIN
+      StepModel m = make_step_model("lenet momentum");
+      std::vector<int64_t> in_use;
+      for (int round = 0; round < 3; ++round) {
+        {
+          train::TrainingStep step(*m.model, *m.opt, step_options(true));
+          for (int i = 0; i < 5; ++i) QVERIFY(step.run(step_batch(i).first, step_batch(i).second).updated);
+          QVERIFY(step.replaying());
+        }
+        m.opt->zero_grad();
+        cuda::synchronize(kGpu);
+        in_use.push_back(memory_stats(kGpu).bytes_in_use);
+      }
+      qInfo("bytes in use after each round: %lld, %lld, %lld", (long long)in_use[0], (long long)in_use[1],
+            (long long)in_use[2]);
+      QCOMPARE(in_use[1], in_use[0]);
+      QCOMPARE(in_use[2], in_use[0]);
+    GUARD_END
+  }
+
+  // ---- bf16 products (ops/precision.h) ----
+  // bf16 operands with FP32 accumulation: close to the FP32 product (relative error between
+  // bf16's rounding and 1e-2), but not equal to it (the tensor cores really ran in bf16). The
+  // CPU ignores the setting.
+  void bf16ProductsAndConvolutions() {
+    GUARD_BEGIN
+      const auto rel = [](const Tensor& a, const Tensor& b) {
+        const Tensor d = (a - b).to(kCpu), r = b.to(kCpu);
+        return std::sqrt(double(sum(d * d).item()) / double(sum(r * r).item()));
+      };
+      const Tensor a = normal({256, 512}, 1).to(kGpu), b = normal({512, 128}, 2).to(kGpu);
+      const Tensor x = normal({8, 16, 16, 16}, 3).to(kGpu), w = normal({32, 16, 3, 3}, 4).to(kGpu);
+      const Tensor mm32 = matmul(a, b), conv32 = conv2d(x, w, Tensor(), {.pad_h = 1, .pad_w = 1});
+      Tensor mm16, conv16, cpu16;
+      {
+        const PrecisionGuard bf16(Precision::BF16);
+        QCOMPARE(int(matmul_precision()), int(Precision::BF16));
+        mm16 = matmul(a, b);
+        conv16 = conv2d(x, w, Tensor(), {.pad_h = 1, .pad_w = 1});
+        cpu16 = matmul(a.to(kCpu), b.to(kCpu));
+      }
+      QCOMPARE(int(matmul_precision()), int(Precision::FP32));
+      const double e_mm = rel(mm16, mm32), e_conv = rel(conv16, conv32);
+      qInfo("bf16 vs fp32, relative error: matmul %.3g, conv2d %.3g", e_mm, e_conv);
+      QVERIFY2(e_mm > 1e-4 && e_mm < 1e-2, qPrintable(QString("matmul: %1").arg(e_mm)));
+      QVERIFY2(e_conv > 1e-4 && e_conv < 1e-2, qPrintable(QString("conv2d: %1").arg(e_conv)));
+      QVERIFY(cpu16.to_vector() == matmul(a.to(kCpu), b.to(kCpu)).to_vector());
+    GUARD_END
+  }
+
+  // Training with bf16 products reaches the FP32 run's accuracy.
+  void trainingInBf16MatchesFp32() {
+    GUARD_BEGIN
+      const auto train_set = synthetic_digits(2000, 1), test_set = synthetic_digits(500, 2);
+      const auto norm = train::standardize_images(*train_set);
+      const TrainOutcome fp32 = train_on(kGpu, "lenet", train_set, test_set, norm, 2, 0.05, 50);
+      const TrainOutcome bf16 = train_on(kGpu, "lenet", train_set, test_set, norm, 2, 0.05, 50, Precision::BF16);
+      QVERIFY2(bf16.result.status == train::RunStatus::Completed, bf16.result.message.c_str());
+      const double a32 = fp32.result.history.back().eval_accuracy, a16 = bf16.result.history.back().eval_accuracy;
+      qInfo("lenet, 2 epochs: eval accuracy fp32 %.2f%%, bf16 %.2f%%", 100 * a32, 100 * a16);
+      QVERIFY2(a16 >= 0.9 && std::fabs(a16 - a32) <= 0.02, qPrintable(QString("fp32 %1, bf16 %2").arg(a32).arg(a16)));
+      QVERIFY(bf16.first_loss != fp32.first_loss);  // the products really changed
+      QCOMPARE(bf16.notices.size(), size_t(1));
+      QVERIFY2(contains(bf16.notices[0], "runs as a CUDA graph"), bf16.notices[0].c_str());
+    GUARD_END
+  }
+
   void outOfMemoryIsADeviceError() {
     GUARD_BEGIN
       const int64_t n = int64_t(1) << 40;  // 4 TiB of floats

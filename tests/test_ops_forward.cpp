@@ -435,6 +435,19 @@ class TestOpsForward : public QObject {
   Q_OBJECT
 
  private slots:
+  // A NaN passes through the rectifiers (as in PyTorch), so a diverging run is seen as such.
+  void rectifiersKeepNaN() {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const Tensor x = from_vector({nan, -1.f, 2.f}, {3});
+    for (const Tensor& y : {relu(x), leaky_relu(x, 0.1f)}) {
+      const std::vector<float> v = y.to_vector();
+      QVERIFY(std::isnan(v[0]));
+      QCOMPARE(v[2], 2.f);
+    }
+    QCOMPARE(relu(x).to_vector()[1], 0.f);
+    QCOMPARE(leaky_relu(x, 0.1f).to_vector()[1], -0.1f);
+  }
+
   void elementwiseFunctions() {
     const Tensor x = T(in::ew);
     EXPECT_CLOSE(neg(x), ref::neg_ew);

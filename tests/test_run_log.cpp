@@ -187,6 +187,8 @@ class TestRunLog : public QObject {
     QCOMPARE(rf.seconds, 12.5);
     QCOMPARE(std::get<train::Failed>(round_trip(train::Failed{"the loss became NaN"})).message,
              std::string("the loss became NaN"));
+    QCOMPARE(std::get<train::Notice>(round_trip(train::Notice{"the training step runs as a CUDA graph"})).text,
+             std::string("the training step runs as a CUDA graph"));
   }
 
   void aRegressionWritesLossesOnly() {
@@ -207,7 +209,7 @@ class TestRunLog : public QObject {
     QCOMPARE(error(R"({"event":"batch","epoch":1)"), std::string("m.jsonl:4: not a line of JSON"));
     QCOMPARE(error("[1, 2]"), std::string("m.jsonl:4: expected a JSON object, got [1,2]"));
     QCOMPARE(error(R"({"event":"lunch"})"),
-             std::string("m.jsonl:4: unknown event 'lunch' (expected batch, epoch, test, finished or failed)"));
+             std::string("m.jsonl:4: unknown event 'lunch' (expected batch, epoch, test, notice, finished or failed)"));
     QCOMPARE(error(R"({"epoch":1})"), std::string("m.jsonl:4: key 'event' must be a string, but it is missing"));
     QCOMPARE(error(R"({"event":"epoch","epoch":"two","train_loss":1,"lr":0.1,"seconds":1})"),
              std::string("m.jsonl:4: key 'epoch' must be a whole number, got \"two\""));
@@ -303,8 +305,10 @@ class TestRunLog : public QObject {
     const std::string epoch = line(classified_epoch(1));
     const fs::path stopped = write_log("stopped", header_line() + "\n" + epoch + "\n" + line(train::Finished{true, 1, 3}) + "\n");
     QCOMPARE(read_run(stopped).status, RunStatus::Stopped);
-    const fs::path failed = write_log("failed", header_line() + "\n" + line(train::Failed{"out of memory"}) + "\n");
+    const fs::path failed = write_log("failed", header_line() + "\n" + line(train::Notice{"CUDA graphs not used: x"}) +
+                                                    "\n" + line(train::Failed{"out of memory"}) + "\n");
     const RunRecord f = read_run(failed);
+    QCOMPARE(f.notices, std::vector<std::string>{"CUDA graphs not used: x"});
     QCOMPARE(f.status, RunStatus::Failed);
     QCOMPARE(f.message, std::string("out of memory"));
     QCOMPARE(f.epochs_completed, 0);

@@ -4,6 +4,8 @@
 #include <QtTest>
 
 #include <atomic>
+#include <cmath>
+#include <limits>
 #include <filesystem>
 #include <thread>
 
@@ -14,6 +16,7 @@
 #include "optim/factory.h"
 #include "train/builtin.h"
 #include "train/checkpoint.h"
+#include "train/step.h"
 #include "train/trainer.h"
 #include "plexus.h"
 
@@ -243,6 +246,54 @@ class TestTrainer : public QObject {
     QVERIFY2(r.message.find("NaN") != std::string::npos || r.message.find("infinite") != std::string::npos,
              r.message.c_str());
     QVERIFY(failed_event);
+  }
+
+  // bf16 is for CUDA devices: on the CPU the run computes in FP32, exactly as an FP32 run,
+  // and says so once.
+  void bf16OnTheCpuIsFp32WithANotice() {
+    std::vector<std::vector<float>> result[2];
+    for (const Precision p : {Precision::FP32, Precision::BF16}) {
+      Setup s = make_setup(300, 100);
+      train::TrainerOptions o;
+      o.precision = p;
+      train::Trainer t(*s.model, *s.opt, *s.train, nullptr, o);
+      std::vector<std::string> notices;
+      t.set_callback([&](const train::Event& e) {
+        if (const auto* n = std::get_if<train::Notice>(&e)) notices.push_back(n->text);
+      });
+      QCOMPARE(int(t.run().status), int(train::RunStatus::Completed));
+      if (p == Precision::BF16) {
+        QCOMPARE(notices.size(), size_t(1));
+        QVERIFY2(notices[0].find("bf16 applies to CUDA devices") != std::string::npos, notices[0].c_str());
+      } else {
+        QVERIFY(notices.empty());  // no CUDA graph note on the CPU either
+      }
+      result[p == Precision::BF16] = weights(*s.model);
+    }
+    QVERIFY(result[0] == result[1]);
+  }
+
+  // The step the Trainer runs, used directly: on the CPU it is eager, says nothing about CUDA
+  // graphs, and a non-finite loss leaves the weights as they were.
+  void trainingStepOnTheCpu() {
+    Setup s = make_setup(100, 100);
+    train::TrainingStep step(*s.model, *s.opt,
+                             {.loss = [](const Tensor& o, const Tensor& y) { return cross_entropy(o, y); }});
+    Generator gen(3);
+    const Tensor x = randn({8, 1, 28, 28}, &gen);
+    const Tensor y = from_vector({0, 1, 2, 3, 4, 5, 6, 7}, {8});
+    const auto before = weights(*s.model);
+    const train::StepResult r = step.run(x, y);
+    QVERIFY(r.updated && std::isfinite(r.loss));
+    QVERIFY(r.hits_counted && r.hits >= 0 && r.hits <= 8);
+    QVERIFY(weights(*s.model) != before);
+    QVERIFY(step.graph_note().empty());
+    QVERIFY(!step.replaying());
+    const auto good = weights(*s.model);
+    const train::StepResult bad = step.run(x * std::numeric_limits<float>::quiet_NaN(), y);
+    QVERIFY(!bad.updated);
+    QVERIFY(std::isnan(bad.loss));
+    QVERIFY(weights(*s.model) == good);
   }
 
   void badTargetsFailTheRunWithoutCrashing() {

@@ -15,7 +15,7 @@ class TestTrainingParams : public QObject {
  private slots:
   void defaultsAreTheSettingsDefaults() {
     const TrainingSettings d;
-    QCOMPARE(training_param_specs().size(), size_t(12));
+    QCOMPARE(training_param_specs().size(), size_t(14));
     for (const ParamSpec& s : training_param_specs()) {
       QCOMPARE(training_value(d, s.name), std::optional<ParamValue>(s.default_value));
       QVERIFY2(check_param_value(s, s.default_value).empty(), s.name.c_str());
@@ -57,12 +57,22 @@ class TestTrainingParams : public QObject {
     refused("lr", 0.0, "must be between");
     refused("epochs", int64_t(0), "must be between 1");
     refused("optimizer", std::string("lbfgs"), "must be one of");
+    refused("precision", std::string("fp16"), "must be one of");
     refused("batch_size", 3.5, "whole number");
     refused("nope", int64_t(1), "unknown setting");
     QCOMPARE(t, before);
     set_training_value(t, "lr", int64_t(2));  // a whole number is a real number too
     QCOMPARE(t.lr, 2.0);
     QVERIFY(!training_value(t, "nope"));
+    // A file may name any precision; the run's checks refuse an unknown one by name.
+    TrainingSettings f;
+    f.precision = "fp16";
+    try {
+      check_training_values(f);
+      QFAIL("precision fp16 accepted");
+    } catch (const ValueError& e) {
+      QVERIFY2(std::string(e.what()).find("precision 'fp16'") != std::string::npos, e.what());
+    }
   }
 
   void settingsApplyOnlyWhereTheyMatter() {

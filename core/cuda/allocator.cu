@@ -10,6 +10,7 @@
 // so a freed block carries an event recorded on every active stream and is handed out again
 // only once those events have completed.
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -164,16 +165,26 @@ class PinnedHostAllocator final : public Allocator {
 
 }  // namespace
 
-Allocator& device_allocator(int index) {
+namespace {
+using DevicePool = CachingPool<DeviceMemory>;
+
+DevicePool& device_pool(int index) {
   check_available(Device::cuda(index));
   static std::mutex mu;
   // Leaked on purpose: storages freed during static destruction must still find them.
-  static std::vector<Allocator*> allocators(size_t(device_count()), nullptr);
+  static std::vector<DevicePool*> pools(size_t(device_count()), nullptr);
   std::lock_guard lock(mu);
-  auto& a = allocators[size_t(index)];
-  if (!a) a = new CachingPool<DeviceMemory>(DeviceMemory{index}, kStep, kSmallLimit);
+  auto& a = pools[size_t(index)];
+  if (!a) a = new DevicePool(DeviceMemory{index}, kStep, kSmallLimit);
   return *a;
 }
+}  // namespace
+
+Allocator& device_allocator(int index) { return device_pool(index); }
+
+uint32_t open_private_pool(int index) { return device_pool(index).open_private(); }
+void close_private_pool(int index) { device_pool(index).close_private(); }
+void release_private_pool(int index, uint32_t id) { device_pool(index).release_private(id); }
 
 Allocator& host_pinned_allocator() {
   static auto* pinned = new PinnedHostAllocator();
@@ -190,6 +201,23 @@ void copy_to_device(float* dst, int index, const float* src, int64_t count) {
 void copy_to_host(float* dst, const float* src, int index, int64_t count) {
   if (count > 0) {
     use_device(index);
+    // Small reads (a loss, a few statistics) bounce through page-locked memory: a truly
+    // asynchronous copy, so the one wait in synchronize_stream covers it and the fault record.
+    constexpr int64_t kBounce = 16384;  // floats
+    if (count <= kBounce) {
+      static std::mutex mu;
+      static std::unordered_map<int, float*> buffers;  // one per device, kept for the process
+      std::lock_guard lock(mu);
+      float*& bounce = buffers[index];
+      if (!bounce)
+        check(cudaHostAlloc(reinterpret_cast<void**>(&bounce), kBounce * sizeof(float), cudaHostAllocDefault),
+              "cudaHostAlloc (bounce buffer for reads from the GPU)");
+      check(cudaMemcpyAsync(bounce, src, size_t(count) * sizeof(float), cudaMemcpyDeviceToHost, stream(index)),
+            "cudaMemcpyAsync (device to host)");
+      synchronize_stream(index);
+      std::memcpy(dst, bounce, size_t(count) * sizeof(float));
+      return;
+    }
     check(cudaMemcpyAsync(dst, src, size_t(count) * sizeof(float), cudaMemcpyDeviceToHost, stream(index)),
           "cudaMemcpyAsync (device to host)");
   }

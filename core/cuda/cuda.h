@@ -34,6 +34,10 @@ struct DeviceProperties {
 };
 DeviceProperties properties(int index);  // DeviceError when there is no such device
 
+// What runs the convolutions on cuda:index: "cuDNN 9.19.0" (ops/cuda/cudnn_conv.h) or
+// "Plexus im2col + cuBLAS" (no cuDNN in the build or at run time, or PLEXUS_CUDNN=0).
+std::string convolution_engine(int index);
+
 // Throws DeviceError naming the device and what is there ("cuda:1 is not available: 1 CUDA
 // device (cuda:0)") unless `device` is the CPU or a CUDA device that exists.
 void check_available(Device device);

@@ -19,7 +19,13 @@ struct DeviceState {
   cudaStream_t stream = nullptr;
   cublasHandle_t cublas = nullptr;
   FaultRecord* faults = nullptr;
+  FaultRecord* faults_host = nullptr;  // pinned: the record comes back with the same wait
+  void* cublas_workspace = nullptr;
 };
+
+// cuBLAS's workspace, ours rather than one it allocates per call, so that its products can be
+// captured in a CUDA graph (cuda/graph.h); 32 MiB is what it asks for on Hopper.
+constexpr size_t kCublasWorkspace = size_t(32) << 20;
 std::array<DeviceState, kMaxDevices> g_devices;
 
 // cudaGetDeviceCount once: its answer (and a missing driver) does not change while we run.
@@ -53,7 +59,10 @@ DeviceState& state(int index) {
     PLEXUS_CUDA_CHECK(cublasSetStream(s.cublas, s.stream));
     // Plain FP32 products (no TF32), so results match the CPU's to float rounding.
     PLEXUS_CUDA_CHECK(cublasSetMathMode(s.cublas, CUBLAS_DEFAULT_MATH));
+    PLEXUS_CUDA_CHECK(cudaMalloc(&s.cublas_workspace, kCublasWorkspace));
+    PLEXUS_CUDA_CHECK(cublasSetWorkspace(s.cublas, s.cublas_workspace, kCublasWorkspace));
     PLEXUS_CUDA_CHECK(cudaMalloc(&s.faults, sizeof(FaultRecord)));
+    PLEXUS_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&s.faults_host), sizeof(FaultRecord), cudaHostAllocDefault));
     PLEXUS_CUDA_CHECK(cudaMemsetAsync(s.faults, 0, sizeof(FaultRecord), s.stream));
   });
   return s;
@@ -113,9 +122,10 @@ FaultRecord* fault_record(int index) { return state(index).faults; }
 void synchronize_stream(int index) {
   DeviceState& s = state(index);
   use_device(index);
+  // The record is queued behind the work, so one wait brings both.
+  PLEXUS_CUDA_CHECK(cudaMemcpyAsync(s.faults_host, s.faults, sizeof(FaultRecord), cudaMemcpyDeviceToHost, s.stream));
   PLEXUS_CUDA_CHECK(cudaStreamSynchronize(s.stream));
-  FaultRecord r{};
-  PLEXUS_CUDA_CHECK(cudaMemcpy(&r, s.faults, sizeof r, cudaMemcpyDeviceToHost));
+  const FaultRecord r = *s.faults_host;
   if (r.op == 0) return;
   PLEXUS_CUDA_CHECK(cudaMemset(s.faults, 0, sizeof(FaultRecord)));
   throw IndexError(std::string(fault_op_name(r.op)) + " on cuda:" + std::to_string(index) + ": index " + number(r.value) +

@@ -15,7 +15,12 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
+
+namespace plexus {
+class Generator;
+}
 
 namespace plexus::cuda {
 
@@ -44,5 +49,29 @@ FaultRecord* fault_record(int index);  // device memory, zeroed
 
 // Synchronises the device's stream, then throws for a recorded fault (and clears it).
 void synchronize_stream(int index);
+
+// Private pools of the device's caching allocator (tensor/caching_pool.h), for graphs.
+uint32_t open_private_pool(int index);
+void close_private_pool(int index);
+void release_private_pool(int index, uint32_t id);
+
+// ---- A training step recorded as a CUDA graph (cuda/graph.h, cuda/graph.cu) ----------------
+// Kernels whose arguments change from step to step — random keys, the optimizer's scalars —
+// read them from a table in device memory while a step is captured, and the table is filled
+// again before every replay. On the thread that captures, for that device:
+//   Eager       no capture: launch with the values themselves;
+//   Capturing   stage the values (below) and launch with the device address;
+//   Refreshing  the host side of the update runs again before a replay: stage the new values
+//               and launch nothing (the graph does).
+enum class StepMode { Eager, Capturing, Refreshing };
+StepMode step_mode(int index);
+// Capturing: copies `bytes` of `value` into the next slot and returns its device address.
+// Refreshing: overwrites the slot at the same position in the sequence and returns nullptr.
+const void* stage_step_value(int index, const void* value, size_t bytes);
+// Capturing: a slot holding `key` now and a fresh draw from `gen` before every later replay.
+const uint64_t* stage_random_key(int index, uint64_t key, Generator& gen);
+// Capturing: a device word that is non-zero when the captured step's loss was not finite;
+// updates skip themselves then, so the weights stay those of the last good step. Else null.
+const int* step_skip_flag(int index);
 
 }  // namespace plexus::cuda

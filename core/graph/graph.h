@@ -80,6 +80,10 @@ struct TrainingSettings : optim::OptimizerConfig, optim::ScheduleConfig {
   // The share of the training data held out (seeded) to evaluate every epoch and choose the
   // best checkpoint; the test split is evaluated once, at the end.
   double validation_fraction = 0.1;
+  // On a CUDA device: the products' arithmetic (ops/precision.h) and whether the steady
+  // training step is replayed as a CUDA graph (train/step.h). No effect on the CPU.
+  std::string precision = "fp32";
+  bool cuda_graphs = true;
   bool operator==(const TrainingSettings&) const = default;
 };
 

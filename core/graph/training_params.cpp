@@ -61,6 +61,13 @@ const std::vector<TrainingSetting>& training_settings() {
         // Unsigned in the file, any 64-bit value; the form's whole numbers are signed, 2^53 is plenty.
         row(&S::seed, whole("seed", int64_t(d.seed), 0, 9007199254740992.0,
                             "Seeds the initial weights, the shuffling and dropout: the same seed, the same run.")),
+        row(&S::precision,
+            choice("precision", d.precision, {"fp32", "bf16"},
+                   "Arithmetic of products and convolutions on a GPU: fp32, or bf16 operands with fp32 accumulation "
+                   "(weights and gradients stay fp32). The CPU always computes in fp32.")),
+        row(&S::cuda_graphs, flag_spec("cuda_graphs", d.cuda_graphs,
+                                       "On a GPU, replay the steady training step as one CUDA graph (fewer launches; "
+                                       "steps that cannot be captured run one op at a time).")),
         row(&S::device, choice("device", d.device, {}, "Where training runs: cpu, cuda or cuda:N.")),
     };
     rows.back().in_form = false;

@@ -21,4 +21,13 @@ Backend::AdamScalars Backend::adam_scalars(const AdamStep& s) {
   return k;
 }
 
+void Backend::sgd_step_many(const std::vector<UpdateTensor>& ts, const std::vector<SgdStep>& steps) {
+  for (size_t i = 0; i < ts.size(); ++i) sgd_step(ts[i].param, ts[i].grad, ts[i].s0, ts[i].n, steps[i]);
+}
+
+void Backend::adam_step_many(const std::vector<UpdateTensor>& ts, const std::vector<AdamStep>& steps) {
+  for (size_t i = 0; i < ts.size(); ++i)
+    adam_step(ts[i].param, ts[i].grad, ts[i].s0, ts[i].s1, ts[i].s2, ts[i].n, steps[i]);
+}
+
 }  // namespace plexus

@@ -98,6 +98,23 @@ class Backend {
                           bool count_include_pad) = 0;
   virtual void avg_pool2d_backward(float* grad_in, const float* grad_out, int64_t planes,
                                    const ConvGeometry& g, bool count_include_pad) = 0;
+  // Batch norm over a contiguous x viewed as [n, c, s] (s: the size of the dims after the
+  // channel). Per channel: mean, biased variance and invstd = 1/sqrt(var + eps) of its n*s
+  // values (sums in double).
+  virtual void batch_norm_stats(float* mean, float* var, float* invstd, const float* x, int64_t n, int64_t c,
+                                int64_t s, float eps) = 0;
+  // y = (x - mean) * invstd * weight + bias, per channel; weight and bias may be null.
+  virtual void batch_norm_apply(float* y, const float* x, const float* mean, const float* invstd, const float* weight,
+                                const float* bias, int64_t n, int64_t c, int64_t s) = 0;
+  // Per channel: sum_dy = Σ dy and sum_dy_xhat = Σ dy * (x - mean) * invstd.
+  virtual void batch_norm_backward_reduce(float* sum_dy, float* sum_dy_xhat, const float* dy, const float* x,
+                                          const float* mean, const float* invstd, int64_t n, int64_t c, int64_t s) = 0;
+  // dx = weight * invstd * (dy - (sum_dy + xhat * sum_dy_xhat) / (n*s)) with statistics of the
+  // batch (sums given), or weight * invstd * dy with fixed ones (sums null); weight may be null.
+  virtual void batch_norm_backward_input(float* dx, const float* dy, const float* x, const float* mean,
+                                         const float* invstd, const float* weight, const float* sum_dy,
+                                         const float* sum_dy_xhat, int64_t n, int64_t c, int64_t s) = 0;
+
   // Fill `out` (any strides) from `gen`: the CPU draws every number from it; a device draws
   // one 64-bit key from it per call and runs a counter-based generator keyed by it.
   virtual void random_uniform(const Tensor& out, float lo, float hi, Generator& gen) = 0;
@@ -127,6 +144,19 @@ class Backend {
   // max_exp_avg_sq is null unless amsgrad.
   virtual void adam_step(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, float* max_exp_avg_sq,
                          int64_t n, const AdamStep& s) = 0;
+
+  // Several parameters' updates at once, steps[i] for ts[i] (one launch on a device instead of
+  // one per parameter; this base runs them one by one). State pointers as the single-tensor
+  // rules take them: SGD s0 = momentum buffer; Adam s0, s1, s2 = exp_avg, exp_avg_sq,
+  // max_exp_avg_sq (null where unused).
+  struct UpdateTensor {
+    float* param;
+    const float* grad;
+    float *s0, *s1, *s2;
+    int64_t n;
+  };
+  virtual void sgd_step_many(const std::vector<UpdateTensor>& ts, const std::vector<SgdStep>& steps);
+  virtual void adam_step_many(const std::vector<UpdateTensor>& ts, const std::vector<AdamStep>& steps);
 };
 
 Backend& backend(Device device);

@@ -1,6 +1,7 @@
 // Neural-network ops: softmax / log_softmax, dropout, batch_norm, and the losses.
-// Fused where it matters (softmax, cross-entropy); composed from differentiable ops where
-// the composition is already exact and clear (batch_norm, mse, nll).
+// Fused where it matters (softmax, cross-entropy, batch_norm: a pass for the statistics and
+// one to normalise, two back); composed from differentiable ops where the composition is
+// already exact and clear (mse, nll).
 #include <cmath>
 
 #include "autograd/node.h"
@@ -97,33 +98,52 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
     if (t->defined() && t->shape() != Shape{c})
       throw ShapeError("batch_norm: parameters and running statistics must have shape [" + std::to_string(c) +
                        "], got " + to_string(t->shape()));
-  std::vector<int64_t> dims{0};
-  Shape bshape(x.dim(), 1);
-  bshape[1] = c;
-  for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
-  const int64_t count = x.numel() / std::max<int64_t>(c, 1);
-
-  Tensor mu, var;
-  if (training || !running_mean.defined()) {
-    if (count <= 1)
-      throw ValueError("batch_norm: training needs more than one value per channel, got input " + to_string(x.shape()));
-    mu = mean(x, dims, true);
-    const Tensor centered = x - mu;
-    var = mean(centered * centered, dims, true);
-    if (training && running_mean.defined()) {
-      NoGradGuard no_grad;
-      Tensor rm = running_mean, rv = running_var;
-      rm.mul_(1.f - momentum).add_(mu.reshape({c}), momentum);
-      // The running variance is the unbiased estimate, as in PyTorch.
-      rv.mul_(1.f - momentum).add_(var.reshape({c}), momentum * float(count) / float(count - 1));
+  check_same_device("batch_norm", {x, running_mean, running_var, weight, bias});
+  const int64_t n = x.shape()[0], s = n * c == 0 ? 0 : x.numel() / (n * c), count = n * s;
+  const Tensor xc = contiguous_data(x);
+  Backend& be = backend(x.device());
+  const bool batch_stats = training || !running_mean.defined();
+  Tensor mean_t, invstd;
+  {
+    NoGradGuard no_grad;
+    if (batch_stats) {
+      if (count <= 1)
+        throw ValueError("batch_norm: training needs more than one value per channel, got input " + to_string(x.shape()));
+      mean_t = empty({c}, x.device());
+      invstd = empty({c}, x.device());
+      const Tensor var = empty({c}, x.device());
+      be.batch_norm_stats(mean_t.data(), var.data(), invstd.data(), xc.data(), n, c, s, eps);
+      if (training && running_mean.defined()) {
+        Tensor rm = running_mean, rv = running_var;
+        rm.mul_(1.f - momentum).add_(mean_t, momentum);
+        // The running variance is the unbiased estimate, as in PyTorch.
+        rv.mul_(1.f - momentum).add_(var, momentum * float(count) / float(count - 1));
+      }
+    } else {
+      mean_t = contiguous_data(running_mean);
+      invstd = contiguous_data(pow(running_var + eps, -0.5f));
     }
-  } else {
-    mu = running_mean.reshape(bshape);
-    var = running_var.reshape(bshape);
   }
-  Tensor y = (x - mu) / sqrt(var + eps);
-  if (weight.defined()) y = y * weight.reshape(bshape);
-  if (bias.defined()) y = y + bias.reshape(bshape);
+  const Tensor w = weight.defined() ? contiguous_data(weight) : Tensor();
+  const Tensor b = bias.defined() ? contiguous_data(bias) : Tensor();
+  Tensor y = empty(x.shape(), x.device());
+  be.batch_norm_apply(y.data(), xc.data(), mean_t.data(), invstd.data(), w.defined() ? w.data() : nullptr,
+                      b.defined() ? b.data() : nullptr, n, c, s);
+  if (needs_grad(x, weight, bias)) {
+    record(y, "batch_norm", {x, weight, bias},
+           [sx = Saved(xc), mean_t, invstd, sw = w.defined() ? Saved(w) : Saved(), batch_stats, n, c, s](const Tensor& g) -> Grads {
+             const Tensor dy = contiguous_data(g), xv = sx.get(), wv = sw.get();
+             Backend& bk = backend(dy.device());
+             const Tensor sum_dy = empty({c}, dy.device()), sum_dy_xhat = empty({c}, dy.device());
+             bk.batch_norm_backward_reduce(sum_dy.data(), sum_dy_xhat.data(), dy.data(), xv.data(), mean_t.data(),
+                                           invstd.data(), n, c, s);
+             Tensor dx = empty(xv.shape(), dy.device());
+             bk.batch_norm_backward_input(dx.data(), dy.data(), xv.data(), mean_t.data(), invstd.data(),
+                                          wv.defined() ? wv.data() : nullptr, batch_stats ? sum_dy.data() : nullptr,
+                                          batch_stats ? sum_dy_xhat.data() : nullptr, n, c, s);
+             return {dx, wv.defined() ? sum_dy_xhat : Tensor(), sum_dy};
+           });
+  }
   return y;
 }
 

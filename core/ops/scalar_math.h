@@ -75,8 +75,8 @@ PLEXUS_HOST_DEVICE float unary(float x, [[maybe_unused]] float p0, [[maybe_unuse
   else if constexpr (Op == Sqrt) return sqrtf(x);
   else if constexpr (Op == Abs) return fabsf(x);
   else if constexpr (Op == Sign) return sign(x);
-  else if constexpr (Op == Relu) return x > 0 ? x : 0.f;
-  else if constexpr (Op == LeakyRelu) return x > 0 ? x : p0 * x;
+  else if constexpr (Op == Relu) return x <= 0 ? 0.f : x;  // NaN stays NaN, as in PyTorch
+  else if constexpr (Op == LeakyRelu) return x <= 0 ? p0 * x : x;
   else if constexpr (Op == Sigmoid) return sigmoid(x);
   else if constexpr (Op == Tanh) return tanhf(x);
   else if constexpr (Op == Gelu) return gelu(x);

@@ -37,19 +37,26 @@ void Adam::validate_group(const ParamGroup& g) const {
 }
 
 void Adam::update(const ParamGroup& g, const Tensor& param, const Tensor& grad, ParamState& state) {
+  update_group(g, {{param, grad, &state}});
+}
+
+void Adam::update_group(const ParamGroup& g, const std::vector<Item>& items) {
   const bool amsgrad = g.flag("amsgrad");
-  auto zeros = [&] { return zeros_like(param); };
-  const Tensor m = state_tensor(state, "exp_avg", zeros);
-  const Tensor v = state_tensor(state, "exp_avg_sq", zeros);
-  const Tensor vmax = amsgrad ? state_tensor(state, "max_exp_avg_sq", zeros) : Tensor();
-  const Backend::AdamStep step{g.lr,        g.option("beta1"), g.option("beta2"), g.option("eps"),
-                               g.option("weight_decay"), decoupled_, amsgrad, g.flag("maximize"),
-                               ++state.step};
-  const Tensor d = contiguous_data(grad);
-  fused_update(param, {m, v, vmax}, [&](float* p) {
-    backend(param.device()).adam_step(p, d.data(), m.data(), v.data(), vmax.defined() ? vmax.data() : nullptr,
-                                      param.numel(), step);
-  });
+  Batch<Backend::AdamStep> batch;
+  for (const Item& it : items) {
+    auto zeros = [&] { return zeros_like(it.param); };
+    const Tensor m = state_tensor(*it.state, "exp_avg", zeros);
+    const Tensor v = state_tensor(*it.state, "exp_avg_sq", zeros);
+    const Tensor vmax = amsgrad ? state_tensor(*it.state, "max_exp_avg_sq", zeros) : Tensor();
+    const Backend::AdamStep step{g.lr,        g.option("beta1"), g.option("beta2"), g.option("eps"),
+                                 g.option("weight_decay"), decoupled_, amsgrad, g.flag("maximize"),
+                                 ++it.state->step};
+    float* vm = vmax.defined() ? vmax.data() : nullptr;
+    batch.add(it.param, it.grad, {m, v, vmax}, {m.data(), v.data(), vm}, step, [&](float* p, const float* d) {
+      backend(it.param.device()).adam_step(p, d, m.data(), v.data(), vm, it.param.numel(), step);
+    });
+  }
+  batch.run([](Backend& be, const auto& ts, const auto& steps) { be.adam_step_many(ts, steps); });
 }
 
 }  // namespace plexus::optim

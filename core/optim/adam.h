@@ -30,11 +30,13 @@ class Adam : public Optimizer {
  public:
   Adam(std::vector<Tensor> params, const AdamOptions& options = {});
   std::string kind() const override { return decoupled_ ? "AdamW" : "Adam"; }
+  bool replayable() const override { return true; }
 
  protected:
   Adam(std::vector<Tensor> params, const AdamOptions& options, bool decoupled);
   void validate_group(const ParamGroup& group) const override;
   void update(const ParamGroup& group, const Tensor& param, const Tensor& grad, ParamState& state) override;
+  void update_group(const ParamGroup& group, const std::vector<Item>& items) override;
   StateSpec state_spec() const override { return {{"exp_avg", "exp_avg_sq"}, {"max_exp_avg_sq"}, true}; }
 
  private:

@@ -237,14 +237,20 @@ void Optimizer::check_step_ready() const {
 void Optimizer::run_step() {
   NoGradGuard no_grad;
   for (const ParamGroup& g : groups_) {
+    std::vector<Item> items;
     for (const Tensor& p : g.params) {
-      const Tensor grad = p.grad();
+      Tensor grad = p.grad();
       if (!grad.defined()) continue;
       auto it = state_.find(p.unsafe_impl());
       if (it == state_.end()) it = state_.emplace(p.unsafe_impl(), Entry{p, {}}).first;
-      update(g, p, grad, it->second.state);
+      items.push_back({p, std::move(grad), &it->second.state});
     }
+    if (!items.empty()) update_group(g, items);
   }
+}
+
+void Optimizer::update_group(const ParamGroup& group, const std::vector<Item>& items) {
+  for (const Item& i : items) update(group, i.param, i.grad, *i.state);
 }
 
 void Optimizer::step() {

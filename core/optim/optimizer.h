@@ -9,6 +9,7 @@
 //   SGD opt(model_params, {.lr = 0.1, .momentum = 0.9});
 //   opt.add_param_group(bias_params, {{"weight_decay", 0.0}});  // other keys: the defaults
 //   for (...) { opt.zero_grad(); loss.backward(); opt.step(); }
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -18,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "ops/backend.h"
+#include "ops/kernels.h"
 #include "tensor/tensor.h"
 
 namespace plexus::optim {
@@ -75,6 +78,10 @@ class Optimizer {
   virtual void step();
   void zero_grad();  // every parameter's grad becomes undefined
 
+  // True when step() launches exactly one fused backend update per parameter and nothing
+  // else, so a CUDA graph can replay it with its scalars staged afresh (cuda/graph.h).
+  virtual bool replayable() const { return false; }
+
   std::vector<ParamGroup>& param_groups() { return groups_; }
   const std::vector<ParamGroup>& param_groups() const { return groups_; }
   // Adds a group. `overrides` may set "lr" and any option; the rest come from the defaults
@@ -106,6 +113,14 @@ class Optimizer {
   // Updates one parameter in place. Runs under NoGradGuard; `grad` is defined and has the
   // parameter's shape; `state` is empty on the parameter's first update.
   virtual void update(const ParamGroup& group, const Tensor& param, const Tensor& grad, ParamState& state) = 0;
+  // Every parameter of `group` that has a gradient, in order. This base calls update() for
+  // each; rules with a multi-tensor kernel override it (one launch on a device, not one per
+  // parameter).
+  struct Item {
+    Tensor param, grad;
+    ParamState* state;
+  };
+  virtual void update_group(const ParamGroup& group, const std::vector<Item>& items);
 
   // The state tensors a rule keeps. `core` ones exist from a parameter's first update on;
   // `optional` ones depend on options (momentum, amsgrad, ...) and are created when first
@@ -135,6 +150,41 @@ class Optimizer {
   // Runs a fused update kernel on `param` (a contiguous copy written back when the parameter
   // is a strided view) and marks the parameter and the given state tensors as modified.
   static void fused_update(const Tensor& param, std::initializer_list<Tensor> state, const std::function<void(float*)>& kernel);
+  // Collects one group's updates for a multi-tensor kernel (Backend::*_step_many): a
+  // contiguous parameter joins the batch; a strided one is updated at once through
+  // fused_update with the single-tensor kernel `one(p, grad)`, as is one on another device
+  // than the batch's.
+  template <class Step>
+  class Batch {
+   public:
+    template <class One>
+    void add(const Tensor& param, const Tensor& grad, std::initializer_list<Tensor> state,
+             std::array<float*, 3> state_data, const Step& step, One&& one) {
+      const Tensor d = contiguous_data(grad);
+      if (!param.is_contiguous() || (!ts_.empty() && !(param.device() == device_))) {
+        fused_update(param, state, [&](float* p) { one(p, d.data()); });
+        return;
+      }
+      device_ = param.device();
+      grads_.push_back(d);
+      ts_.push_back({param.data(), d.data(), state_data[0], state_data[1], state_data[2], param.numel()});
+      steps_.push_back(step);
+      ++param.storage()->version;
+      for (const Tensor& t : state)
+        if (t.defined()) ++t.storage()->version;
+    }
+    template <class Many>
+    void run(Many&& many) {
+      if (!ts_.empty()) many(backend(device_), ts_, steps_);
+    }
+
+   private:
+    Device device_ = Device::cpu();
+    std::vector<Tensor> grads_;  // alive until the kernel is queued
+    std::vector<Backend::UpdateTensor> ts_;
+    std::vector<Step> steps_;
+  };
+
   // ValueError "<kind>: <what>" unless ok.
   void require(bool ok, const std::string& what) const;
   // ValueError "<kind>: invalid <name> <value> (expected <expected>)" unless ok (NaN never is).

@@ -35,24 +35,33 @@ void SGD::validate_group(const ParamGroup& g) const {
 }
 
 void SGD::update(const ParamGroup& g, const Tensor& param, const Tensor& grad, ParamState& state) {
+  update_group(g, {{param, grad, &state}});
+}
+
+void SGD::update_group(const ParamGroup& g, const std::vector<Item>& items) {
   const double momentum = g.option("momentum");
-  Backend::SgdStep step{float(g.lr), float(momentum), float(g.option("dampening")), float(g.option("weight_decay")),
-                        g.flag("nesterov"), g.flag("maximize"), false};
-  Tensor buf;
-  if (momentum != 0) {
-    if (const Tensor* b = state.find("momentum_buffer")) {
-      buf = *b;
-    } else {
-      // First update: the buffer becomes the gradient itself (no dampening), as in PyTorch.
-      buf = empty(param.shape(), param.device());
-      state.tensors.emplace_back("momentum_buffer", buf);
-      step.first = true;
+  const Backend::SgdStep common{float(g.lr), float(momentum), float(g.option("dampening")),
+                                float(g.option("weight_decay")), g.flag("nesterov"), g.flag("maximize"), false};
+  Batch<Backend::SgdStep> batch;
+  for (const Item& it : items) {
+    Backend::SgdStep step = common;
+    Tensor buf;
+    if (momentum != 0) {
+      if (const Tensor* b = it.state->find("momentum_buffer")) {
+        buf = *b;
+      } else {
+        // First update: the buffer becomes the gradient itself (no dampening), as in PyTorch.
+        buf = empty(it.param.shape(), it.param.device());
+        it.state->tensors.emplace_back("momentum_buffer", buf);
+        step.first = true;
+      }
     }
+    float* b = buf.defined() ? buf.data() : nullptr;
+    batch.add(it.param, it.grad, {buf}, {b, nullptr, nullptr}, step, [&](float* p, const float* d) {
+      backend(it.param.device()).sgd_step(p, d, b, it.param.numel(), step);
+    });
   }
-  const Tensor d = contiguous_data(grad);
-  fused_update(param, {buf}, [&](float* p) {
-    backend(param.device()).sgd_step(p, d.data(), buf.defined() ? buf.data() : nullptr, param.numel(), step);
-  });
+  batch.run([](Backend& be, const auto& ts, const auto& steps) { be.sgd_step_many(ts, steps); });
 }
 
 }  // namespace plexus::optim

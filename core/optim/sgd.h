@@ -26,10 +26,12 @@ class SGD : public Optimizer {
  public:
   SGD(std::vector<Tensor> params, const SGDOptions& options);
   std::string kind() const override { return "SGD"; }
+  bool replayable() const override { return true; }
 
  protected:
   void validate_group(const ParamGroup& group) const override;
   void update(const ParamGroup& group, const Tensor& param, const Tensor& grad, ParamState& state) override;
+  void update_group(const ParamGroup& group, const std::vector<Item>& items) override;
   StateSpec state_spec() const override { return {{}, {"momentum_buffer"}, false}; }
 };
 

@@ -83,6 +83,8 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
   run.trainer_options.loss = run.compiled.loss;
   run.trainer_options.classification = run.compiled.classification;
   run.trainer_options.seed = s.seed;
+  run.trainer_options.precision = parse_precision(s.precision);
+  run.trainer_options.cuda_graphs = s.cuda_graphs;
   return run;
 }
 

@@ -269,6 +269,8 @@ RunRecord read_run(const fs::path& folder) {
       r.epochs.push_back(*e);
     } else if (const auto* t = std::get_if<train::TestEnd>(&event)) {
       r.test = t->figures;
+    } else if (const auto* n = std::get_if<train::Notice>(&event)) {
+      r.notices.push_back(n->text);
     } else if (const auto* f = std::get_if<train::Finished>(&event)) {
       r.status = f->cancelled ? RunStatus::Stopped : RunStatus::Completed;
       r.seconds = f->seconds;

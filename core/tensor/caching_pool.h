@@ -6,8 +6,17 @@
 //   void release(void* p);
 //   [[noreturn]] void out_of_memory(size_t requested, const MemoryStats& stats);
 // Running out first returns the cache to the source and retries once.
+//
+// Private pools (CUDA graph capture, cuda/graph.cu): while one is open, every allocation is
+// served from blocks it owns and blocks it owns return to it when freed, so the memory a
+// captured graph reads and writes is never handed to anyone else while the graph lives. A
+// block of the shared pool freed while a private pool is open is held back too: the captured
+// work still refers to it. Releasing the private pool gives all of this to the shared pool.
 #include <cstddef>
+#include <cstdint>
+#include <iterator>
 #include <mutex>
+#include <stdexcept>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -38,20 +47,23 @@ class CachingPool final : public Allocator {
     const size_t cls = size_class(bytes, step_, small_limit_);
     std::lock_guard lock(mu_);
     ++stats_.allocations;
+    const bool priv = open_ != 0;
+    std::vector<void*>& blocks = priv ? privates_[open_].free[cls] : free_[cls];
     void* p = nullptr;
-    std::vector<void*>& blocks = free_[cls];
     if (!blocks.empty()) {
       p = blocks.back();
       blocks.pop_back();
       stats_.bytes_cached -= int64_t(cls);
     } else {
       p = source_.obtain(cls);
-      if (!p) {
+      // No cache release while capturing: freeing device memory would end the capture.
+      if (!p && !priv) {
         release_cached();
         p = source_.obtain(cls);
       }
       if (!p) source_.out_of_memory(bytes, stats_);
       ++stats_.system_allocations;
+      if (priv) owner_[p] = open_;
     }
     stats_.bytes_in_use += int64_t(cls);
     if (stats_.bytes_in_use > stats_.peak_bytes_in_use) stats_.peak_bytes_in_use = stats_.bytes_in_use;
@@ -62,9 +74,47 @@ class CachingPool final : public Allocator {
     if (!ptr) return;
     const size_t cls = size_class(bytes, step_, small_limit_);
     std::lock_guard lock(mu_);
-    free_[cls].push_back(ptr);
     stats_.bytes_in_use -= int64_t(cls);
     stats_.bytes_cached += int64_t(cls);
+    if (!owner_.empty()) {
+      if (const auto it = owner_.find(ptr); it != owner_.end()) {
+        privates_[it->second].free[cls].push_back(ptr);
+        return;
+      }
+    }
+    if (open_ != 0) {
+      privates_[open_].held.emplace_back(cls, ptr);
+      return;
+    }
+    free_[cls].push_back(ptr);
+  }
+
+  // Opens a new private pool (see above) and returns its id; one is open at a time.
+  uint32_t open_private() {
+    std::lock_guard lock(mu_);
+    if (open_ != 0) throw std::logic_error("CachingPool: a private pool is already open");
+    open_ = ++last_private_;
+    privates_[open_];
+    return open_;
+  }
+  // Allocations go to the shared pool again; the private pool stays reserved.
+  void close_private() {
+    std::lock_guard lock(mu_);
+    open_ = 0;
+  }
+  // The private pool's blocks join the shared pool: free ones at once, the rest when freed.
+  void release_private(uint32_t id) {
+    std::lock_guard lock(mu_);
+    if (open_ == id) open_ = 0;
+    const auto it = privates_.find(id);
+    if (it == privates_.end()) return;
+    for (auto& [cls, blocks] : it->second.free) {
+      std::vector<void*>& shared = free_[cls];
+      shared.insert(shared.end(), blocks.begin(), blocks.end());
+    }
+    for (const auto& [cls, p] : it->second.held) free_[cls].push_back(p);
+    privates_.erase(it);
+    for (auto o = owner_.begin(); o != owner_.end();) o = o->second == id ? owner_.erase(o) : std::next(o);
   }
 
   MemoryStats stats() const override {
@@ -78,11 +128,12 @@ class CachingPool final : public Allocator {
   }
 
  private:
-  void release_cached() {
-    for (auto& [cls, blocks] : free_)
+  void release_cached() {  // the shared pool's cache; private pools keep theirs
+    for (auto& [cls, blocks] : free_) {
       for (void* p : blocks) source_.release(p);
+      stats_.bytes_cached -= int64_t(cls * blocks.size());
+    }
     free_.clear();
-    stats_.bytes_cached = 0;
   }
 
   Source source_;
@@ -90,6 +141,14 @@ class CachingPool final : public Allocator {
   mutable std::mutex mu_;
   std::unordered_map<size_t, std::vector<void*>> free_;
   MemoryStats stats_;
+
+  struct Private {
+    std::unordered_map<size_t, std::vector<void*>> free;
+    std::vector<std::pair<size_t, void*>> held;  // shared blocks freed while it was open
+  };
+  std::unordered_map<uint32_t, Private> privates_;
+  std::unordered_map<void*, uint32_t> owner_;  // blocks obtained for a private pool
+  uint32_t open_ = 0, last_private_ = 0;
 };
 
 }  // namespace plexus

@@ -92,8 +92,10 @@ json to_json(const Event& event, bool classification) {
         } else if constexpr (std::is_same_v<T, Finished>) {
           return {{"event", "finished"}, {"cancelled", e.cancelled}, {"epochs", e.epochs_completed},
                   {"seconds", real(e.seconds)}};
-        } else {
+        } else if constexpr (std::is_same_v<T, Failed>) {
           return {{"event", "failed"}, {"message", e.message}};
+        } else {
+          return {{"event", "notice"}, {"text", e.text}};
         }
       },
       event);
@@ -139,8 +141,10 @@ Event event_from_json(const json& j, const std::string& where) {
     out = e;
   } else if (kind == "failed") {
     out = Failed{f.text("message")};
+  } else if (kind == "notice") {
+    out = Notice{f.text("text")};
   } else {
-    throw DataError(where + ": unknown event '" + kind + "' (expected batch, epoch, test, finished or failed)");
+    throw DataError(where + ": unknown event '" + kind + "' (expected batch, epoch, test, notice, finished or failed)");
   }
   f.finish();
   return out;

@@ -11,6 +11,7 @@
 //   {"event":"test", "eval_loss":.., ...}          the final model on the test split
 //   {"event":"finished","cancelled":false,"epochs":5,"seconds":..}
 //   {"event":"failed","message":"..."}
+//   {"event":"notice","text":"the training step runs as a CUDA graph (...)"}
 //
 // Accuracies are classification figures: a regression run writes losses only. A number that is
 // not finite is written as null (JSON has no NaN) and read back as NaN.

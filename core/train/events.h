@@ -58,6 +58,12 @@ struct Failed {
   std::string message;
 };
 
-using Event = std::variant<BatchEnd, EpochEnd, TestEnd, Finished, Failed>;
+// Something the user should know about how the run executes, said once: the training step
+// runs as a CUDA graph or why not, a precision that does not apply to the device.
+struct Notice {
+  std::string text;
+};
+
+using Event = std::variant<BatchEnd, EpochEnd, TestEnd, Finished, Failed, Notice>;
 
 }  // namespace plexus::train

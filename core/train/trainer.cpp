@@ -89,19 +89,18 @@ bool Trainer::wait_while_paused() {
   return !cancelled_;
 }
 
-EpochEnd Trainer::train_epoch(int epoch) {
+EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, bool& graph_noted) {
   model_.train();
   train_.set_epoch(epoch - 1);
   const int64_t batches = train_.size();
   Average loss_avg;
   int64_t correct = 0, seen = 0, batch = 0;
   const auto start = Clock::now();
-  const Device device = device_of(model_);
   // The range-for written out, to time the loader's begin() and ++: the wait for data.
   double data_wait = 0;
-  const auto waiting = [&data_wait](auto&& step) {
+  const auto waiting = [&data_wait](auto&& advance) {
     const auto t = Clock::now();
-    step();
+    advance();
     data_wait += seconds_since(t);
   };
   data::DataLoader::Iterator it;
@@ -111,33 +110,21 @@ EpochEnd Trainer::train_epoch(int epoch) {
     if (!wait_while_paused()) throw Cancelled();
     ++batch;
     const auto t0 = Clock::now();
-    const Tensor x = b.inputs.to(device), y = b.targets.to(device);
-    const Tensor out = model_(x);
-    const Tensor loss = options_.loss(out, y);
-    if (loss.numel() != 1) throw ShapeError("the loss must be a scalar, got shape " + to_string(loss.shape()));
-    // One read from the device per batch: the loss and, for classification, the hits.
-    const bool count_hits = options_.classification && out.dim() == 2 && y.dim() == 1;
-    std::vector<float> read;
-    {
-      NoGradGuard no_grad;
-      Tensor stats = loss.reshape({1});
-      if (count_hits) stats = concat({stats, sum(eq(argmax(out, 1), y)).reshape({1})});
-      read = stats.to_vector();
+    const StepResult r = step.run(b.inputs, b.targets);
+    if (!step.graph_note().empty() && !graph_noted) {
+      graph_noted = true;
+      publish(Notice{step.graph_note()});
     }
-    const float value = read[0];
-    if (!std::isfinite(value))
+    const float value = r.loss;
+    if (!r.updated)
       throw Error("the loss became " + std::string(std::isnan(value) ? "NaN" : "infinite") + " at epoch " +
                   std::to_string(epoch) + ", batch " + std::to_string(batch) +
                   "; try a lower learning rate or gradient clipping");
-    opt_.zero_grad();
-    loss.backward();
-    if (options_.clip_grad_norm > 0) optim::clip_grad_norm_(opt_.parameters(), options_.clip_grad_norm);
-    opt_.step();
 
     const int64_t n = batch_size_of(b.inputs);
     loss_avg.add(value, n);
     seen += n;
-    if (count_hits) correct += int64_t(read[1]);
+    if (r.hits_counted) correct += r.hits;
     elapsed_ += seconds_since(t0);
     ++batches_done_;
 
@@ -216,10 +203,19 @@ RunResult Trainer::run() {
   const bool grad_was_enabled = GradMode::enabled();
   GradMode::set_enabled(true);  // grad mode is per thread: a fresh worker thread sets its own
   if (options_.seed) manual_seed(*options_.seed);
+  const bool on_gpu = device_of(model_).is_cuda();
+  const PrecisionGuard precision(on_gpu ? options_.precision : Precision::FP32);
   try {
+    if (!on_gpu && options_.precision != Precision::FP32)
+      publish(Notice{std::string("precision ") + precision_name(options_.precision) +
+                     " applies to CUDA devices; this run on the CPU computes in fp32"});
+    TrainingStep step(model_, opt_,
+                      {.loss = options_.loss, .classification = options_.classification,
+                       .clip_grad_norm = options_.clip_grad_norm, .cuda_graphs = options_.cuda_graphs});
+    bool graph_noted = false;
     for (int epoch = options_.first_epoch; epoch <= options_.epochs; ++epoch) {
       const auto epoch_start = Clock::now();
-      EpochEnd e = train_epoch(epoch);
+      EpochEnd e = train_epoch(epoch, step, graph_noted);
       if (eval_) {
         EpochEnd ev = evaluate(*eval_);
         if (cancelled_) throw Cancelled();

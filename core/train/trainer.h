@@ -25,12 +25,12 @@
 #include "data/dataloader.h"
 #include "nn/module.h"
 #include "optim/optimizer.h"
+#include "ops/precision.h"
 #include "optim/scheduler.h"
 #include "train/events.h"
+#include "train/step.h"
 
 namespace plexus::train {
-
-using LossFunction = std::function<Tensor(const Tensor& output, const Tensor& target)>;
 
 struct TrainerOptions {
   int epochs = 1;               // the number of the last epoch
@@ -45,6 +45,11 @@ struct TrainerOptions {
   // Classification: evaluation also fills EpochEnd::predicted and ::confidence, from the same
   // forward pass. The eval loader must not shuffle for them to line up with dataset indices.
   bool record_predictions = false;
+  // On a CUDA device: replay the steady training step as a CUDA graph (train/step.h).
+  bool cuda_graphs = true;
+  // Products and convolutions on a CUDA device (ops/precision.h); the CPU computes in FP32
+  // and says so with a Notice.
+  Precision precision = Precision::FP32;
 };
 
 enum class RunStatus { Completed, Cancelled, Failed };
@@ -91,7 +96,7 @@ class Trainer {
  private:
   void publish(const Event& e);
   bool wait_while_paused();  // false when cancelled
-  EpochEnd train_epoch(int epoch);
+  EpochEnd train_epoch(int epoch, TrainingStep& step, bool& graph_noted);
 
   nn::Module& model_;
   optim::Optimizer& opt_;

@@ -13,6 +13,7 @@
 
 #include "ops/backend.h"
 #include "cuda/cuda.h"
+#include "ops/cpu/batch_norm.h"
 #include "ops/cpu/loops.h"
 #include "ops/cpu/sgemm.h"
 #include "ops/scalar_math.h"
@@ -615,6 +616,24 @@ class CpuBackend final : public Backend {
   void random_normal(const Tensor& out, float mean, float std, Generator& gen) override {
     std::lock_guard lock(gen.mutex());
     map1<false>(out, out, [&](float) { return mean + std * gen.normal(); });
+  }
+
+  void batch_norm_stats(float* mean, float* var, float* invstd, const float* x, int64_t n, int64_t c, int64_t s,
+                        float eps) override {
+    cpu::batch_norm_stats(mean, var, invstd, x, n, c, s, eps);
+  }
+  void batch_norm_apply(float* y, const float* x, const float* mean, const float* invstd, const float* weight,
+                        const float* bias, int64_t n, int64_t c, int64_t s) override {
+    cpu::batch_norm_apply(y, x, mean, invstd, weight, bias, n, c, s);
+  }
+  void batch_norm_backward_reduce(float* sum_dy, float* sum_dy_xhat, const float* dy, const float* x,
+                                  const float* mean, const float* invstd, int64_t n, int64_t c, int64_t s) override {
+    cpu::batch_norm_backward_reduce(sum_dy, sum_dy_xhat, dy, x, mean, invstd, n, c, s);
+  }
+  void batch_norm_backward_input(float* dx, const float* dy, const float* x, const float* mean, const float* invstd,
+                                 const float* weight, const float* sum_dy, const float* sum_dy_xhat, int64_t n,
+                                 int64_t c, int64_t s) override {
+    cpu::batch_norm_backward_input(dx, dy, x, mean, invstd, weight, sum_dy, sum_dy_xhat, n, c, s);
   }
 
   void sgd_step(float* param, const float* grad, float* buf, int64_t n, const SgdStep& s) override {

@@ -23,7 +23,9 @@
 #include "cuda/cuda.h"
 #include "cuda/runtime.h"
 #include "ops/backend.h"
+#include "ops/cuda/batch_norm.cuh"
 #include "ops/cuda/conv.cuh"
+#include "ops/cuda/cudnn_conv.h"
 #include "ops/cuda/group_reduce.cuh"
 #include "ops/cuda/index_ops.cuh"
 #include "ops/cuda/philox.cuh"
@@ -31,6 +33,7 @@
 #include "ops/cuda/reduce.cuh"
 #include "ops/cuda/softmax.cuh"
 #include "ops/cuda/strided.cuh"
+#include "ops/precision.h"
 #include "ops/scalar_math.h"
 #include "tensor/tensor.h"
 #include "util/error.h"
@@ -95,20 +98,33 @@ struct WhereF {
   const float* b;
   __device__ void operator()(int64_t, const int64_t* o) const { out[o[0]] = cond[o[1]] != 0.f ? a[o[2]] : b[o[3]]; }
 };
+// A kernel argument that changes from step to step: inside a captured step (runtime.h,
+// StepMode) it is read from the graph's table, which is refilled before every replay.
+template <class T>
+struct PerStep {
+  T value;
+  const T* slot;  // null outside a capture
+  __device__ T get() const { return slot ? *slot : value; }
+};
+
 // Random fills: element i (the row-major logical index) is a function of (key, i) only.
 struct UniformF {
   static constexpr bool kVec4 = false;
   float* out;
-  uint64_t key;
+  PerStep<uint64_t> key;
   float lo, span;
-  __device__ void operator()(int64_t i, const int64_t* o) const { out[o[0]] = lo + span * uniform_at(key, uint64_t(i)); }
+  __device__ void operator()(int64_t i, const int64_t* o) const {
+    out[o[0]] = lo + span * uniform_at(key.get(), uint64_t(i));
+  }
 };
 struct NormalF {
   static constexpr bool kVec4 = false;
   float* out;
-  uint64_t key;
+  PerStep<uint64_t> key;
   float mean, std;
-  __device__ void operator()(int64_t i, const int64_t* o) const { out[o[0]] = mean + std * normal_at(key, uint64_t(i)); }
+  __device__ void operator()(int64_t i, const int64_t* o) const {
+    out[o[0]] = mean + std * normal_at(key.get(), uint64_t(i));
+  }
 };
 
 template <int N, class F>
@@ -159,7 +175,11 @@ __global__ void scale_matrix_kernel(float* c, int64_t m, int64_t n, int64_t ldc,
 // ---- optimizers ----------------------------------------------------------------------------
 // The update rules are the CPU backend's (ops/scalar_math.h), rounded op by op like a CPU step.
 
-__global__ void sgd_kernel(float* param, const float* grad, float* momentum_buffer, int64_t n, Backend::SgdStep s) {
+// `skip`: a captured step's non-finite loss (runtime.h, step_skip_flag); null when eager.
+__global__ void sgd_kernel(float* param, const float* grad, float* momentum_buffer, int64_t n,
+                           PerStep<Backend::SgdStep> step, const int* skip) {
+  if (skip && *skip) return;
+  const Backend::SgdStep s = step.get();
   for (int64_t i = global_thread(); i < n; i += grid_threads())
     param[i] = math::sgd_update(param[i], grad[i], momentum_buffer ? momentum_buffer + i : nullptr, s);
 }
@@ -170,7 +190,9 @@ struct AdamArgs {
 };
 
 __global__ void adam_kernel(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, float* max_exp_avg_sq,
-                            int64_t n, AdamArgs a) {
+                            int64_t n, PerStep<AdamArgs> args, const int* skip) {
+  if (skip && *skip) return;
+  const AdamArgs a = args.get();
   for (int64_t i = global_thread(); i < n; i += grid_threads()) {
     float m = exp_avg[i], v = exp_avg_sq[i];
     param[i] = math::adam_update(param[i], grad[i], m, v, max_exp_avg_sq ? max_exp_avg_sq + i : nullptr, a.k, a.sign,
@@ -178,6 +200,51 @@ __global__ void adam_kernel(float* param, const float* grad, float* exp_avg, flo
     exp_avg[i] = m;
     exp_avg_sq[i] = v;
   }
+}
+
+// Multi-tensor updates: up to kManyTensors parameters per launch, each cut into blocks of
+// kManyChunk elements; block b belongs to the tensor whose first block is the last one <= b.
+constexpr int kManyTensors = 16;
+constexpr int64_t kManyChunk = 2048;
+
+struct ManyTensors {
+  float* param[kManyTensors];
+  const float* grad[kManyTensors];
+  float *s0[kManyTensors], *s1[kManyTensors], *s2[kManyTensors];
+  int64_t n[kManyTensors];
+  uint32_t first_block[kManyTensors + 1];
+  int count;
+};
+
+template <class Args>
+struct ManyArgs {
+  Args a[kManyTensors];
+};
+
+struct SgdMany {
+  __device__ void operator()(const ManyTensors& t, int k, int64_t i, const Backend::SgdStep& s) const {
+    t.param[k][i] = math::sgd_update(t.param[k][i], t.grad[k][i], t.s0[k] ? t.s0[k] + i : nullptr, s);
+  }
+};
+struct AdamMany {
+  __device__ void operator()(const ManyTensors& t, int k, int64_t i, const AdamArgs& a) const {
+    float m = t.s0[k][i], v = t.s1[k][i];
+    t.param[k][i] = math::adam_update(t.param[k][i], t.grad[k][i], m, v, t.s2[k] ? t.s2[k] + i : nullptr, a.k, a.sign,
+                                      a.k.weight_decay != 0.f);
+    t.s0[k][i] = m;
+    t.s1[k][i] = v;
+  }
+};
+
+template <class Args, class Update>
+__global__ void update_many_kernel(ManyTensors t, PerStep<ManyArgs<Args>> args, const int* skip, Update update) {
+  if (skip && *skip) return;
+  int k = 0;
+  while (k + 1 < t.count && blockIdx.x >= t.first_block[k + 1]) ++k;
+  const Args a = args.slot ? args.slot->a[k] : args.value.a[k];
+  const int64_t begin = int64_t(blockIdx.x - t.first_block[k]) * kManyChunk;
+  const int64_t end = min(begin + kManyChunk, t.n[k]);
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) update(t, k, i, a);
 }
 
 // ---- the backend ---------------------------------------------------------------------------
@@ -241,13 +308,13 @@ class CudaBackend final : public Backend {
 
   void random_uniform(const Tensor& out, float lo, float hi, Generator& gen) override {
     use_device(index_);
-    elementwise<1>(out.shape(), {out.strides().data()}, UniformF{out.data(), draw_key(gen), lo, hi - lo},
+    elementwise<1>(out.shape(), {out.strides().data()}, UniformF{out.data(), random_key(gen), lo, hi - lo},
                    "random_uniform");
   }
 
   void random_normal(const Tensor& out, float mean, float std, Generator& gen) override {
     use_device(index_);
-    elementwise<1>(out.shape(), {out.strides().data()}, NormalF{out.data(), draw_key(gen), mean, std},
+    elementwise<1>(out.shape(), {out.strides().data()}, NormalF{out.data(), random_key(gen), mean, std},
                    "random_normal");
   }
 
@@ -344,10 +411,11 @@ class CudaBackend final : public Backend {
       return;
     }
     // Row-major C = op(A) op(B) is column-major Cᵀ = op(B)ᵀ op(A)ᵀ: swap the operands.
-    PLEXUS_CUDA_CHECK(cublasSgemm(cublas(index_), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                  to_int(n, "gemm", "n"), to_int(m, "gemm", "m"), to_int(k, "gemm", "k"), &alpha, b,
-                                  to_int(ldb, "gemm", "ldb"), a, to_int(lda, "gemm", "lda"), &beta, c,
-                                  to_int(ldc, "gemm", "ldc")));
+    PLEXUS_CUDA_CHECK(cublasGemmEx(cublas(index_), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                   to_int(n, "gemm", "n"), to_int(m, "gemm", "m"), to_int(k, "gemm", "k"), &alpha, b,
+                                   CUDA_R_32F, to_int(ldb, "gemm", "ldb"), a, CUDA_R_32F, to_int(lda, "gemm", "lda"),
+                                   &beta, c, CUDA_R_32F, to_int(ldc, "gemm", "ldc"), compute_type(),
+                                   CUBLAS_GEMM_DEFAULT));
   }
 
   // -- softmax and cross-entropy ------------------------------------------------------------
@@ -452,13 +520,15 @@ class CudaBackend final : public Backend {
   }
 
   // -- convolution --------------------------------------------------------------------------
-  // Batched over images: per chunk of nb images, one im2col over all channels into
+  // Through cuDNN where the build has it and the problem suits it (cudnn_conv.h). Otherwise
+  // batched over images: per chunk of nb images, one im2col over all channels into
   // cols [c*kh*kw, nb*plane], then per group one strided-batched GEMM (W_g shared through a
   // zero stride) writing straight into out[n, oc, oh, ow]. A 1x1, stride-1, unpadded
   // convolution skips im2col: x itself is the columns of each image.
 
   void conv2d_forward(float* out, const float* x, const float* weight, const ConvProblem& p) override {
     use_device(index_);
+    if (cudnn_conv_forward(index_, out, x, weight, p)) return;
     const ConvGeometry& g = p.geo;
     const int64_t groups = p.groups, og = p.oc / groups, cg = g.c, kdim = cg * g.kh * g.kw, plane = g.oh * g.ow;
     const int64_t image = p.c * g.h * g.w;
@@ -494,6 +564,7 @@ class CudaBackend final : public Backend {
   void conv2d_backward(float* grad_x, float* grad_weight, const float* grad_out, const float* x, const float* weight,
                        const ConvProblem& p) override {
     use_device(index_);
+    if ((grad_x || grad_weight) && cudnn_conv_backward(index_, grad_x, grad_weight, grad_out, x, weight, p)) return;
     const ConvGeometry& g = p.geo;
     const int64_t groups = p.groups, og = p.oc / groups, cg = g.c, kdim = cg * g.kh * g.kw, plane = g.oh * g.ow;
     const int64_t image = p.c * g.h * g.w;
@@ -533,6 +604,38 @@ class CudaBackend final : public Backend {
         check_launch("col2im_kernel");
       }
     }
+  }
+
+  // -- batch norm (batch_norm.cuh) ---------------------------------------------------------
+
+  void batch_norm_stats(float* mean, float* var, float* invstd, const float* x, int64_t n, int64_t c, int64_t s,
+                        float eps) override {
+    bn_sums<false>(mean, var, invstd, x, nullptr, nullptr, nullptr, n, c, s, eps);
+  }
+
+  void batch_norm_apply(float* y, const float* x, const float* mean, const float* invstd, const float* weight,
+                        const float* bias, int64_t n, int64_t c, int64_t s) override {
+    use_device(index_);
+    if (n * c * s == 0) return;
+    bn_rows<false><<<grid_2d(s, n * c), kBnThreads, 0, stream(index_)>>>(y, x, nullptr, mean, invstd, weight, bias,
+                                                                          nullptr, nullptr, 0.f, n * c, c, s);
+    check_launch("bn_rows");
+  }
+
+  void batch_norm_backward_reduce(float* sum_dy, float* sum_dy_xhat, const float* dy, const float* x,
+                                  const float* mean, const float* invstd, int64_t n, int64_t c, int64_t s) override {
+    bn_sums<true>(sum_dy, sum_dy_xhat, nullptr, x, dy, mean, invstd, n, c, s, 0.f);
+  }
+
+  void batch_norm_backward_input(float* dx, const float* dy, const float* x, const float* mean, const float* invstd,
+                                 const float* weight, const float* sum_dy, const float* sum_dy_xhat, int64_t n,
+                                 int64_t c, int64_t s) override {
+    use_device(index_);
+    if (n * c * s == 0) return;
+    const float inv_count = 1.f / float(std::max<int64_t>(1, n * s));
+    bn_rows<true><<<grid_2d(s, n * c), kBnThreads, 0, stream(index_)>>>(dx, x, dy, mean, invstd, weight, nullptr, sum_dy,
+                                                                         sum_dy_xhat, inv_count, n * c, c, s);
+    check_launch("bn_rows");
   }
 
   // -- pooling ------------------------------------------------------------------------------
@@ -582,8 +685,22 @@ class CudaBackend final : public Backend {
   void sgd_step(float* param, const float* grad, float* momentum_buffer, int64_t n, const SgdStep& s) override {
     use_device(index_);
     if (n == 0) return;
-    sgd_kernel<<<blocks(n), kThreads, 0, stream(index_)>>>(param, grad, momentum_buffer, n, s);
+    PerStep<SgdStep> step{s, nullptr};
+    if (!stage(step)) return;
+    sgd_kernel<<<blocks(n), kThreads, 0, stream(index_)>>>(param, grad, momentum_buffer, n, step, step_skip_flag(index_));
     check_launch("sgd_kernel");
+  }
+
+  void sgd_step_many(const std::vector<UpdateTensor>& ts, const std::vector<SgdStep>& steps) override {
+    update_many<SgdStep>(ts, [&](size_t i) { return steps[i]; }, SgdMany{}, "update_many_kernel (SGD)");
+  }
+
+  void adam_step_many(const std::vector<UpdateTensor>& ts, const std::vector<AdamStep>& steps) override {
+    for (size_t i = 0; i < ts.size(); ++i)
+      if (steps[i].amsgrad && !ts[i].s2) throw ValueError("adam_step: amsgrad needs max_exp_avg_sq");
+    update_many<AdamArgs>(
+        ts, [&](size_t i) { return AdamArgs{adam_scalars(steps[i]), steps[i].maximize ? -1.f : 1.f}; }, AdamMany{},
+        "update_many_kernel (Adam)");
   }
 
   void adam_step(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, float* max_exp_avg_sq, int64_t n,
@@ -591,9 +708,11 @@ class CudaBackend final : public Backend {
     use_device(index_);
     if (n == 0) return;
     if (s.amsgrad && !max_exp_avg_sq) throw ValueError("adam_step: amsgrad needs max_exp_avg_sq");
-    const AdamArgs a{adam_scalars(s), s.maximize ? -1.f : 1.f};
+    PerStep<AdamArgs> args{{adam_scalars(s), s.maximize ? -1.f : 1.f}, nullptr};
+    if (!stage(args)) return;
     adam_kernel<<<blocks(n), kThreads, 0, stream(index_)>>>(param, grad, exp_avg, exp_avg_sq,
-                                                            s.amsgrad ? max_exp_avg_sq : nullptr, n, a);
+                                                            s.amsgrad ? max_exp_avg_sq : nullptr, n, args,
+                                                            step_skip_flag(index_));
     check_launch("adam_kernel");
   }
 
@@ -619,6 +738,29 @@ class CudaBackend final : public Backend {
     const int64_t y = std::clamp<int64_t>(rows, 1, 65535);
     const int64_t x = std::clamp<int64_t>(ceil_div(columns, kThreads), 1, std::max<int64_t>(1, 4 * max_blocks_ / y));
     return dim3(unsigned(x), unsigned(y));
+  }
+
+  // Per-channel sums of batch norm: partials over (channel, slice of images), then a finish.
+  // Enough slices to fill the device, each of at least ~4K values and under 2^31.
+  template <bool kBackward>
+  void bn_sums(float* out_a, float* out_b, float* out_c, const float* x, const float* dy, const float* mean,
+               const float* invstd, int64_t n, int64_t c, int64_t s, float eps) {
+    use_device(index_);
+    if (c == 0) return;
+    if (s >= (int64_t(1) << 31)) throw ValueError("batch_norm: more than 2^31 values per image and channel");
+    const int64_t by_device = ceil_div(4 * int64_t(sms_), c), by_size = std::max<int64_t>(1, n * s / 4096);
+    int64_t slices = std::clamp<int64_t>(std::min(by_device, by_size), 1, 65535);
+    int64_t per_slice = ceil_div(std::max<int64_t>(n, 1), slices);
+    per_slice = std::min(per_slice, std::max<int64_t>(1, ((int64_t(1) << 31) - 1) / std::max<int64_t>(s, 1)));
+    slices = ceil_div(std::max<int64_t>(n, 1), per_slice);
+    const Tensor partial = plexus::empty({c * slices * 4}, Device::cuda(index_));  // double2 each
+    auto* p = reinterpret_cast<double2*>(partial.data());
+    bn_partials<kBackward><<<dim3(unsigned(c), unsigned(slices)), kBnThreads, 0, stream(index_)>>>(
+        p, x, dy, n, c, s, per_slice, FastDiv(std::max<int64_t>(s, 1)));
+    check_launch("bn_partials");
+    bn_finish<kBackward><<<unsigned(ceil_div(c, kThreads)), kThreads, 0, stream(index_)>>>(
+        p, slices, c, double(n * s), eps, out_a, out_b, out_c, mean, invstd);
+    check_launch("bn_finish");
   }
 
   // im2col of `count` images (all channels) into cols [c*kh*kw, count*plane].
@@ -663,9 +805,26 @@ class CudaBackend final : public Backend {
     }
   }
 
-  static uint64_t draw_key(Generator& gen) {
-    std::lock_guard lock(gen.mutex());
-    return gen.next_u64();
+  // A random op's key, drawn from `gen`; in a captured step, redrawn before every replay.
+  PerStep<uint64_t> random_key(Generator& gen) const {
+    if (step_mode(index_) == StepMode::Refreshing)
+      throw DeviceError("a random op ran while the update was staged for a replay of the captured step");
+    uint64_t key;
+    {
+      std::lock_guard lock(gen.mutex());
+      key = gen.next_u64();
+    }
+    return {key, stage_random_key(index_, key, gen)};
+  }
+
+  // Update values: staged in the graph's table when capturing or refreshing (runtime.h).
+  // False when refreshing: the graph launches the kernel, not this call.
+  template <class T>
+  bool stage(PerStep<T>& v) const {
+    const StepMode mode = step_mode(index_);
+    if (mode == StepMode::Eager) return true;
+    v.slot = static_cast<const T*>(stage_step_value(index_, &v.value, sizeof(T)));
+    return mode == StepMode::Capturing;
   }
 
   template <class R>
@@ -703,11 +862,48 @@ class CudaBackend final : public Backend {
     const int ilda = to_int(lda, op, "lda"), ildb = to_int(ldb, op, "ldb"), ildc = to_int(ldc, op, "ldc");
     for (int64_t i0 = 0; i0 < batch; i0 += kMaxBatch) {
       const int count = int(std::min(kMaxBatch, batch - i0));
-      PLEXUS_CUDA_CHECK(cublasSgemmStridedBatched(
+      PLEXUS_CUDA_CHECK(cublasGemmStridedBatchedEx(
           cublas(index_), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, in, im, ik, &alpha,
-          b + i0 * stride_b, ildb, stride_b, a + i0 * stride_a, ilda, stride_a, &beta, c + i0 * stride_c, ildc,
-          stride_c, count));
+          b + i0 * stride_b, CUDA_R_32F, ildb, stride_b, a + i0 * stride_a, CUDA_R_32F, ilda, stride_a, &beta,
+          c + i0 * stride_c, CUDA_R_32F, ildc, stride_c, count, compute_type(), CUBLAS_GEMM_DEFAULT));
     }
+  }
+
+  // Launches of update_many_kernel over `ts` in groups of kManyTensors; args(i) gives tensor
+  // i's per-step arguments, staged per launch in a captured step like any update's.
+  template <class Args, class ArgsOf, class Update>
+  void update_many(const std::vector<UpdateTensor>& ts, ArgsOf&& args, Update update, const char* name) {
+    use_device(index_);
+    for (size_t first = 0; first < ts.size(); first += kManyTensors) {
+      ManyTensors t{};
+      PerStep<ManyArgs<Args>> a{};
+      uint32_t blocks_total = 0;
+      for (size_t i = first; i < std::min(ts.size(), first + kManyTensors); ++i) {
+        const int k = t.count++;
+        t.param[k] = ts[i].param;
+        t.grad[k] = ts[i].grad;
+        t.s0[k] = ts[i].s0;
+        t.s1[k] = ts[i].s1;
+        t.s2[k] = ts[i].s2;
+        t.n[k] = ts[i].n;
+        t.first_block[k] = blocks_total;
+        a.value.a[k] = args(i);
+        const int64_t more = ceil_div(ts[i].n, kManyChunk);
+        if (int64_t(blocks_total) + more >= int64_t(UINT32_MAX))
+          throw ValueError("optimizer update: too many elements for one launch");
+        blocks_total += uint32_t(more);
+      }
+      t.first_block[t.count] = blocks_total;
+      if (!stage(a)) continue;  // refreshing: the graph launches it
+      if (blocks_total == 0) continue;
+      update_many_kernel<Args><<<blocks_total, kThreads, 0, stream(index_)>>>(t, a, step_skip_flag(index_), update);
+      check_launch(name);
+    }
+  }
+
+  // FP32 products, or bf16 operands with FP32 accumulation on the tensor cores (ops/precision.h).
+  static cublasComputeType_t compute_type() {
+    return matmul_precision() == Precision::BF16 ? CUBLAS_COMPUTE_32F_FAST_16BF : CUBLAS_COMPUTE_32F;
   }
 
   // A 1x1 kernel at stride 1 without padding reads each pixel once: x is its own im2col.

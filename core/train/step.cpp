@@ -1,0 +1,123 @@
+#include "train/step.h"
+
+#include <cmath>
+
+#include "autograd/grad_mode.h"
+#include "cuda/graph.h"
+#include "ops/ops.h"
+#include "optim/clip.h"
+#include "util/error.h"
+
+namespace plexus::train {
+namespace {
+
+Device device_of(const nn::Module& model) {
+  const auto params = model.parameters();
+  return params.empty() ? Device::cpu() : params.front().device();
+}
+
+}  // namespace
+
+TrainingStep::TrainingStep(nn::Module& model, optim::Optimizer& optimizer, StepOptions options)
+    : model_(model), opt_(optimizer), options_(std::move(options)), device_(device_of(model)) {
+  if (!options_.loss) throw ValueError("TrainingStep: no loss function");
+  if (!device_.is_cuda() || !options_.cuda_graphs) return;
+  if (options_.clip_grad_norm > 0)
+    note_ = "CUDA graphs not used: gradient clipping reads the gradients' norm on the host every step";
+  else if (!opt_.replayable())
+    note_ = "CUDA graphs not used: the " + opt_.kind() + " update is not one fused kernel per parameter";
+  else
+    graphs_possible_ = true;
+}
+
+TrainingStep::~TrainingStep() = default;
+
+bool TrainingStep::replaying() const { return graph_ && graph_->captured(); }
+
+Tensor TrainingStep::statistics(const Tensor& out, const Tensor& target, const Tensor& loss) const {
+  if (loss.numel() != 1) throw ShapeError("the loss must be a scalar, got shape " + to_string(loss.shape()));
+  NoGradGuard no_grad;
+  Tensor stats = loss.reshape({1});
+  if (options_.classification && out.dim() == 2 && target.dim() == 1)
+    stats = concat({stats, sum(eq(argmax(out, 1), target)).reshape({1})});
+  return stats;
+}
+
+StepResult TrainingStep::read(const Tensor& stats, bool update_ran) const {
+  const std::vector<float> v = stats.to_vector();
+  StepResult r;
+  r.loss = v[0];
+  r.hits_counted = v.size() > 1;
+  if (r.hits_counted) r.hits = int64_t(v[1]);
+  r.updated = update_ran && std::isfinite(r.loss);
+  return r;
+}
+
+StepResult TrainingStep::eager(const Tensor& x, const Tensor& y) {
+  const Tensor out = model_(x);
+  const Tensor loss = options_.loss(out, y);
+  // One read from the device per batch, before the update: a non-finite loss skips it.
+  StepResult r = read(statistics(out, y, loss), true);
+  if (!r.updated) return r;
+  opt_.zero_grad();
+  loss.backward();
+  if (options_.clip_grad_norm > 0) optim::clip_grad_norm_(opt_.parameters(), options_.clip_grad_norm);
+  opt_.step();
+  return r;
+}
+
+void TrainingStep::stop_graphs(const std::string& why) {
+  graphs_possible_ = false;
+  graph_.reset();
+  static_x_ = static_y_ = static_stats_ = Tensor();
+  note_ = "CUDA graphs not used: " + why;
+}
+
+bool TrainingStep::try_capture(const Tensor& inputs, const Tensor& targets) {
+  graph_ = std::make_unique<cuda::CapturedStep>(device_.index);
+  static_x_ = empty(inputs.shape(), device_);
+  static_y_ = empty(targets.shape(), device_);
+  static_x_.copy_(inputs);
+  static_y_.copy_(targets);
+  const std::optional<std::string> failed = graph_->capture([&] {
+    const Tensor out = model_(static_x_);
+    const Tensor loss = options_.loss(out, static_y_);
+    static_stats_ = statistics(out, static_y_, loss);
+    graph_->skip_update_unless_finite(static_stats_.narrow(0, 0, 1));
+    opt_.zero_grad();
+    loss.backward();
+    opt_.step();
+  });
+  if (failed) {
+    stop_graphs(*failed);
+    return false;
+  }
+  note_ = "the training step runs as a CUDA graph (captured after " + std::to_string(options_.warmup_steps) +
+          " eager steps of batch shape " + to_string(inputs.shape()) + ")";
+  return true;
+}
+
+StepResult TrainingStep::replay(const Tensor& inputs, const Tensor& targets) {
+  static_x_.copy_(inputs);
+  static_y_.copy_(targets);
+  graph_->replay([&] { opt_.step(); });
+  return read(static_stats_, true);
+}
+
+StepResult TrainingStep::run(const Tensor& inputs, const Tensor& targets) {
+  if (graphs_possible_) {
+    if (replaying() && inputs.shape() == static_x_.shape() && targets.shape() == static_y_.shape())
+      return replay(inputs, targets);
+    if (!graph_) {
+      const bool same = inputs.shape() == last_x_ && targets.shape() == last_y_;
+      same_shape_steps_ = same ? same_shape_steps_ + 1 : 1;
+      last_x_ = inputs.shape();
+      last_y_ = targets.shape();
+      // The first steps allocate the optimizer's state and let the caches settle.
+      if (same_shape_steps_ > options_.warmup_steps && try_capture(inputs, targets)) return replay(inputs, targets);
+    }
+  }
+  return eager(inputs.to(device_), targets.to(device_));
+}
+
+}  // namespace plexus::train
