@@ -1,30 +1,44 @@
-// bench_gpu: training speed of the built-in models on a device, for a ratio against PyTorch
-// running the same workload (bench/reference/torch_gpu.py; scripts/bench-gpu runs both and
+// bench_gpu: training speed of a set of workloads on a device, for ratios against PyTorch
+// running the same workloads (bench/reference/torch_gpu.py; scripts/bench-gpu runs both and
 // prints the table).
 //
-//   bench_gpu [--device cuda:0|cpu] [--models mlp,mlp64,lenet] [--epochs E] [--mnist DIR]
+//   bench_gpu [--device cuda:0|cpu] [--models a,b,...] [--epochs E] [--mnist DIR]
+//             [--precision fp32|bf16] [--no-graphs] [--steps S]
 //
-// Data: the MNIST training split from DIR (train-images-idx3-ubyte[.gz], train-labels-idx1-
-// ubyte[.gz]) standardised with its own mean and std, or else 60,000 synthetic N(0, 1) inputs
-// [1, 28, 28] with random classes 0..9 from a fixed seed (speed does not depend on the
-// values). The whole set is copied to the device once, before any timing.
+// Workloads (name: model, batch, optimizer, data):
+//   mlp            784-128-10                 batch 100   SGD lr 0.1             MNIST-shaped
+//   mlp64          784-64-10                  batch 100   SGD lr 0.1             MNIST-shaped
+//   lenet          LeNet (train/builtin.cpp)  batch 100   SGD lr 0.1             MNIST-shaped
+//   lenet-b1024    LeNet                      batch 1024  SGD lr 0.1             MNIST-shaped
+//   mlp1024-adam   784-1024-1024-10           batch 1024  Adam lr 1e-3           MNIST-shaped
+//   resnet8        CIFAR ResNet-8 (below)     batch 1024  SGD lr 0.1, mom. 0.9   CIFAR-shaped
+// MNIST-shaped data: the MNIST training split from DIR standardised with its own mean and std,
+// or else 60,000 synthetic N(0, 1) inputs [1, 28, 28] with random classes 0..9 from a fixed
+// seed. CIFAR-shaped: 25,600 synthetic N(0, 1) inputs [3, 32, 32], random classes. Each set is
+// copied to the device once, before any timing (speed does not depend on the values).
 //
-// Training: batch 100, SGD lr 0.1 without momentum, cross-entropy. A step takes batch i as
-// a narrow of the resident tensors (in order, no copy), runs forward and the loss, reads the
-// loss with item() (one device-to-host read per step, as a loop logging its loss does), then
-// zero_grad, backward, step. An epoch is every full batch (600 steps for 60,000 samples).
-// One warm-up epoch, then E timed epochs (default 3), each timed by wall clock from a device
-// synchronisation to the next; the median is reported.
+// Training: cross-entropy. A step runs train::TrainingStep (what the Trainer runs) on batch i,
+// a narrow of the resident tensors in order, which reads the loss back every step (one
+// device-to-host read, as a loop logging its loss does). An epoch is every full batch. One
+// warm-up epoch, then E timed epochs (default 3), each timed by wall clock from a device
+// synchronisation to the next; the median is reported. Each workload runs eagerly (every op
+// launched from the host) and with the steady step replayed as a CUDA graph (skipped with
+// --no-graphs); with --precision bf16 a third run replays the graph with bf16 products.
+// --steps S caps the steps of an epoch (for a profiler's short run).
 //
-// Output: the device, then per model one line "plexus <model> <device> <s/epoch> <loss>"
-// (loss = the last step's). A CUDA device requested where none is usable prints
-// "skipped: " and cuda::status() ("no CUDA device (<why>)") and exits 0.
+// Output: the device, then per workload and variant one line
+// "<variant> <workload> <device> <s/epoch> <loss>" with variant plexus (eager), plexus-graphs
+// or plexus-bf16 (loss = the last step's), and "# ..." lines saying how the graph went. A
+// CUDA device requested where none is usable prints "skipped: " and cuda::status() ("no
+// CUDA device (<why>)") and exits 0.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <functional>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -32,17 +46,17 @@
 #include "cuda/cuda.h"
 #include "plexus.h"
 #include "train/builtin.h"
+#include "train/step.h"
 
 using namespace plexus;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr int64_t kBatch = 100;
-constexpr int64_t kSyntheticSamples = 60000;
+constexpr int64_t kMnistSamples = 60000, kCifarSamples = 25600;
 
 struct ResidentData {
-  Tensor inputs;   // [N, 1, 28, 28] on the device
+  Tensor inputs;   // [N, C, H, W] on the device
   Tensor targets;  // [N], classes as floats, on the device
   std::string description;
 };
@@ -51,61 +65,158 @@ void sync(Device device) {
   if (device.is_cuda()) cuda::synchronize(device);
 }
 
-ResidentData load_data(const std::string& mnist_dir, Device device) {
-  Tensor inputs, targets;
-  std::string description;
-  if (!mnist_dir.empty()) {
-    const data::MnistDataset mnist(mnist_dir, data::Split::Train);
-    const Tensor& images = mnist.images();  // one contiguous [N, 1, 28, 28] tensor in [0, 1]
-    double sum = 0, sum_sq = 0;
-    const float* p = images.data();
-    for (int64_t i = 0; i < images.numel(); ++i) {
-      sum += p[i];
-      sum_sq += double(p[i]) * p[i];
-    }
-    const double mean = sum / double(images.numel());
-    const double std = std::sqrt(sum_sq / double(images.numel()) - mean * mean);
-    inputs = (images - float(mean)) / float(std);
-    targets = mnist.labels();
-    std::ostringstream s;
-    s << "MNIST " << mnist_dir << " (mean " << mean << ", std " << std << ")";
-    description = s.str();
-  } else {
-    Generator gen(1);
-    inputs = randn({kSyntheticSamples, 1, 28, 28}, &gen);
-    std::vector<float> classes(kSyntheticSamples);
-    for (float& c : classes) c = float(gen.next_u64() % 10);
-    targets = from_vector(classes, {kSyntheticSamples});
-    description = "synthetic N(0, 1), random labels";
-  }
-  ResidentData d{inputs.to(device), targets.to(device), description};
-  sync(device);
-  return d;
+ResidentData synthetic(int64_t n, const Shape& sample, Device device) {
+  Generator gen(1);
+  Shape shape{n};
+  shape.insert(shape.end(), sample.begin(), sample.end());
+  const Tensor inputs = randn(shape, &gen);
+  std::vector<float> classes(static_cast<size_t>(n));
+  for (float& c : classes) c = float(gen.next_u64() % 10);
+  return {inputs.to(device), from_vector(classes, {n}).to(device),
+          "synthetic N(0, 1) " + to_string(sample) + ", random labels"};
 }
 
-// Seconds per epoch (median of `epochs` timed epochs after one warm-up) and the last loss.
-std::pair<double, float> bench_model(const std::string& name, const ResidentData& data, Device device,
-                                     int epochs) {
-  Generator gen(1);
-  const auto model = train::make_builtin_model(name, &gen);
-  model->to(device);
-  optim::SGD sgd(model->parameters(), {.lr = 0.1});
+ResidentData load_mnist(const std::string& mnist_dir, Device device) {
+  if (mnist_dir.empty()) return synthetic(kMnistSamples, {1, 28, 28}, device);
+  const data::MnistDataset mnist(mnist_dir, data::Split::Train);
+  const Tensor& images = mnist.images();  // one contiguous [N, 1, 28, 28] tensor in [0, 1]
+  double sum = 0, sum_sq = 0;
+  const float* p = images.data();
+  for (int64_t i = 0; i < images.numel(); ++i) {
+    sum += p[i];
+    sum_sq += double(p[i]) * p[i];
+  }
+  const double mean = sum / double(images.numel());
+  const double std = std::sqrt(sum_sq / double(images.numel()) - mean * mean);
+  std::ostringstream s;
+  s << "MNIST " << mnist_dir << " (mean " << mean << ", std " << std << ")";
+  return {((images - float(mean)) / float(std)).to(device), mnist.labels().to(device), s.str()};
+}
 
-  const int64_t steps = data.inputs.size(0) / kBatch;
-  float loss_value = 0;
+// ResNet's basic block (He et al. 2016): two 3x3 convolutions with batch norm, and the input
+// added back (through a strided 1x1 convolution and batch norm where the shape changes).
+class BasicBlock final : public nn::Module {
+ public:
+  BasicBlock(int64_t in, int64_t out, int64_t stride, Generator* gen) {
+    const Conv2dOptions first{.stride_h = stride, .stride_w = stride, .pad_h = 1, .pad_w = 1};
+    conv1_ = register_module("conv1", std::make_shared<nn::Conv2d>(in, out, 3, first, false, gen));
+    bn1_ = register_module("bn1", std::make_shared<nn::BatchNorm2d>(out));
+    conv2_ = register_module("conv2", std::make_shared<nn::Conv2d>(out, out, 3, Conv2dOptions{.pad_h = 1, .pad_w = 1},
+                                                                   false, gen));
+    bn2_ = register_module("bn2", std::make_shared<nn::BatchNorm2d>(out));
+    if (stride != 1 || in != out) {
+      const Conv2dOptions down{.stride_h = stride, .stride_w = stride};
+      shortcut_ = register_module("shortcut", std::make_shared<nn::Sequential>());
+      shortcut_->add(std::make_shared<nn::Conv2d>(in, out, 1, down, false, gen))
+          .add(std::make_shared<nn::BatchNorm2d>(out));
+    }
+  }
+  Tensor forward(const Tensor& x) override {
+    const Tensor y = (*bn2_)((*conv2_)(relu((*bn1_)((*conv1_)(x)))));
+    return relu(y + (shortcut_ ? (*shortcut_)(x) : x));
+  }
+  std::string type_name() const override { return "BasicBlock"; }
+
+ private:
+  std::shared_ptr<nn::Conv2d> conv1_, conv2_;
+  std::shared_ptr<nn::BatchNorm2d> bn1_, bn2_;
+  std::shared_ptr<nn::Sequential> shortcut_;
+};
+
+// CIFAR ResNet-8: a 3x3 stem of 16 channels, one basic block per stage (16, 32, 64 channels,
+// the last two halving the resolution), global average pooling, a linear classifier.
+std::shared_ptr<nn::Module> resnet8(Generator* gen) {
+  auto m = std::make_shared<nn::Sequential>();
+  m->add(std::make_shared<nn::Conv2d>(3, 16, 3, Conv2dOptions{.pad_h = 1, .pad_w = 1}, false, gen))
+      .add(std::make_shared<nn::BatchNorm2d>(16))
+      .add(std::make_shared<nn::ReLU>())
+      .add(std::make_shared<BasicBlock>(16, 16, 1, gen))
+      .add(std::make_shared<BasicBlock>(16, 32, 2, gen))
+      .add(std::make_shared<BasicBlock>(32, 64, 2, gen))
+      .add(std::make_shared<nn::AvgPool2d>(8))
+      .add(std::make_shared<nn::Flatten>())
+      .add(std::make_shared<nn::Linear>(64, 10, true, gen));
+  return m;
+}
+
+std::shared_ptr<nn::Module> mlp1024(Generator* gen) {
+  auto m = std::make_shared<nn::Sequential>();
+  m->add(std::make_shared<nn::Flatten>())
+      .add(std::make_shared<nn::Linear>(784, 1024, true, gen))
+      .add(std::make_shared<nn::ReLU>())
+      .add(std::make_shared<nn::Linear>(1024, 1024, true, gen))
+      .add(std::make_shared<nn::ReLU>())
+      .add(std::make_shared<nn::Linear>(1024, 10, true, gen));
+  return m;
+}
+
+struct Workload {
+  std::string name;
+  int64_t batch;
+  bool cifar;  // CIFAR-shaped data, else MNIST-shaped
+  std::function<std::shared_ptr<nn::Module>(Generator*)> model;
+  std::function<std::unique_ptr<optim::Optimizer>(std::vector<Tensor>)> optimizer;
+};
+
+const std::vector<Workload>& workloads() {
+  const auto sgd = [](double momentum) {
+    return [momentum](std::vector<Tensor> p) -> std::unique_ptr<optim::Optimizer> {
+      return std::make_unique<optim::SGD>(std::move(p), optim::SGDOptions{.lr = 0.1, .momentum = momentum});
+    };
+  };
+  const auto builtin = [](const char* name) {
+    return [name](Generator* gen) { return train::make_builtin_model(name, gen); };
+  };
+  static const std::vector<Workload> all{
+      {"mlp", 100, false, builtin("mlp"), sgd(0)},
+      {"mlp64", 100, false, builtin("mlp64"), sgd(0)},
+      {"lenet", 100, false, builtin("lenet"), sgd(0)},
+      {"lenet-b1024", 1024, false, builtin("lenet"), sgd(0)},
+      {"mlp1024-adam", 1024, false, mlp1024,
+       [](std::vector<Tensor> p) -> std::unique_ptr<optim::Optimizer> {
+         return std::make_unique<optim::Adam>(std::move(p), optim::AdamOptions{.lr = 1e-3});
+       }},
+      {"resnet8", 1024, true, resnet8, sgd(0.9)},
+  };
+  return all;
+}
+
+const Workload* find_workload(const std::string& name) {
+  for (const Workload& w : workloads())
+    if (w.name == name) return &w;
+  return nullptr;
+}
+
+struct Timing {
+  double seconds;  // median per epoch
+  float loss;      // the last step's
+  std::string graph_note;
+};
+
+int64_t g_max_steps = 0;  // --steps; 0 = every full batch
+
+Timing bench(const Workload& w, const ResidentData& data, Device device, int epochs, bool graphs, Precision precision) {
+  const PrecisionGuard guard(precision);
+  Generator gen(1);
+  const auto model = w.model(&gen);
+  model->to(device);
+  const auto opt = w.optimizer(model->parameters());
+  train::TrainingStep step(*model, *opt,
+                           {.loss = [](const Tensor& out, const Tensor& y) { return cross_entropy(out, y); },
+                            .classification = false,
+                            .cuda_graphs = graphs});
+  int64_t steps = data.inputs.size(0) / w.batch;
+  if (g_max_steps > 0) steps = std::min(steps, g_max_steps);
+  float loss = 0;
   auto run_epoch = [&] {
     for (int64_t i = 0; i < steps; ++i) {
-      const Tensor x = data.inputs.narrow(0, i * kBatch, kBatch);
-      const Tensor y = data.targets.narrow(0, i * kBatch, kBatch);
-      const Tensor loss = cross_entropy((*model)(x), y);
-      loss_value = loss.item();
-      sgd.zero_grad();
-      loss.backward();
-      sgd.step();
+      const train::StepResult r =
+          step.run(data.inputs.narrow(0, i * w.batch, w.batch), data.targets.narrow(0, i * w.batch, w.batch));
+      if (!r.updated) throw Error(w.name + ": the loss became " + std::to_string(r.loss));
+      loss = r.loss;
     }
   };
-
-  run_epoch();  // warm-up: allocator caches, library handles, kernel selection
+  run_epoch();  // warm-up: allocator caches, library handles, kernel selection, the capture
   std::vector<double> seconds;
   for (int e = 0; e < epochs; ++e) {
     sync(device);
@@ -117,7 +228,7 @@ std::pair<double, float> bench_model(const std::string& name, const ResidentData
   std::sort(seconds.begin(), seconds.end());
   const size_t n = seconds.size();
   const double median = n % 2 ? seconds[n / 2] : 0.5 * (seconds[n / 2 - 1] + seconds[n / 2]);
-  return {median, loss_value};
+  return {median, loss, step.graph_note()};
 }
 
 std::vector<std::string> split_commas(const std::string& text) {
@@ -128,9 +239,17 @@ std::vector<std::string> split_commas(const std::string& text) {
   return parts;
 }
 
+std::string workload_names() {
+  std::string names;
+  for (const Workload& w : workloads()) names += (names.empty() ? "" : ",") + w.name;
+  return names;
+}
+
 int usage() {
   std::fprintf(stderr,
-               "usage: bench_gpu [--device cuda:0|cpu] [--models mlp,mlp64,lenet] [--epochs E] [--mnist DIR]\n");
+               "usage: bench_gpu [--device cuda:0|cpu] [--models %s] [--epochs E] [--mnist DIR] "
+               "[--precision fp32|bf16] [--no-graphs] [--steps S]\n",
+               workload_names().c_str());
   return 2;
 }
 
@@ -140,26 +259,38 @@ int main(int argc, char** argv) {
   std::string device_text = "cuda:0", mnist_dir;
   std::vector<std::string> models{"mlp", "mlp64", "lenet"};
   int epochs = 3;
+  bool graphs = true;
+  Precision precision = Precision::FP32;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--no-graphs") {
+      graphs = false;
+      continue;
+    }
     if (i + 1 >= argc) return usage();
     if (a == "--device") device_text = argv[++i];
     else if (a == "--models") models = split_commas(argv[++i]);
     else if (a == "--epochs") epochs = std::atoi(argv[++i]);
     else if (a == "--mnist") mnist_dir = argv[++i];
-    else return usage();
+    else if (a == "--steps") g_max_steps = std::atoll(argv[++i]);
+    else if (a == "--precision") {
+      try {
+        precision = parse_precision(argv[++i]);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return 2;
+      }
+    } else return usage();
   }
   if (epochs < 1 || models.empty()) return usage();
+  for (const std::string& m : models)
+    if (!find_workload(m)) {
+      std::fprintf(stderr, "error: unknown workload '%s' (known: %s)\n", m.c_str(), workload_names().c_str());
+      return 2;
+    }
 
   try {
     const Device device = parse_device(device_text);
-    for (const std::string& m : models) {
-      const auto& known = train::builtin_model_names();
-      if (std::find(known.begin(), known.end(), m) == known.end()) {
-        std::fprintf(stderr, "error: unknown model '%s' (built-in: mlp, mlp64, lenet)\n", m.c_str());
-        return 2;
-      }
-    }
     if (device.is_cuda()) {
       if (cuda::device_count() == 0) {
         std::printf("skipped: %s\n", cuda::status().c_str());  // "no CUDA device (why)"
@@ -169,20 +300,35 @@ int main(int argc, char** argv) {
       const cuda::DeviceProperties p = cuda::properties(device.index);
       std::printf("device: %s (%s, compute %d.%d, %d SMs, %.1f GiB)\n", p.name.c_str(), device.str().c_str(),
                   p.compute_major, p.compute_minor, p.multiprocessors, double(p.total_memory) / (1 << 30));
+      std::printf("convolutions: %s\n", cuda::convolution_engine(device.index).c_str());
     } else {
       std::printf("device: cpu (%d threads)\n", num_threads());
+      graphs = false;
+      precision = Precision::FP32;
     }
-
-    const ResidentData data = load_data(mnist_dir, device);
-    std::printf("data: %s, %lld samples, batch %lld, %lld steps/epoch; SGD lr 0.1; median of %d epochs after 1 "
-                "warm-up\n",
-                data.description.c_str(), (long long)data.inputs.size(0), (long long)kBatch,
-                (long long)(data.inputs.size(0) / kBatch), epochs);
+    std::printf("settings: median of %d epochs after 1 warm-up; variants: eager%s%s\n", epochs,
+                graphs ? ", CUDA graphs" : "", precision == Precision::BF16 ? ", CUDA graphs + bf16 products" : "");
     std::fflush(stdout);
+
+    ResidentData mnist, cifar;
     for (const std::string& m : models) {
-      const auto [seconds, loss] = bench_model(m, data, device, epochs);
-      std::printf("plexus %s %s %.4f %.4f\n", m.c_str(), device.str().c_str(), seconds, loss);
-      std::fflush(stdout);
+      const Workload& w = *find_workload(m);
+      ResidentData& data = w.cifar ? cifar : mnist;
+      if (!data.inputs.defined()) {
+        data = w.cifar ? synthetic(kCifarSamples, {3, 32, 32}, device) : load_mnist(mnist_dir, device);
+        sync(device);
+        std::printf("data: %s, %lld samples\n", data.description.c_str(), (long long)data.inputs.size(0));
+      }
+      const auto report = [&](const char* variant, const Timing& t) {
+        std::printf("%s %s %s %.4f %.4f\n", variant, m.c_str(), device.str().c_str(), t.seconds, t.loss);
+        if (!t.graph_note.empty()) std::printf("# %s %s: %s\n", variant, m.c_str(), t.graph_note.c_str());
+        std::fflush(stdout);
+      };
+      std::printf("# %s: batch %lld, %lld steps/epoch\n", m.c_str(), (long long)w.batch,
+                  (long long)(data.inputs.size(0) / w.batch));
+      report("plexus", bench(w, data, device, epochs, false, Precision::FP32));
+      if (graphs) report("plexus-graphs", bench(w, data, device, epochs, true, Precision::FP32));
+      if (precision == Precision::BF16) report("plexus-bf16", bench(w, data, device, epochs, graphs, precision));
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -1,28 +1,33 @@
 #!/usr/bin/env python3
 """The PyTorch twin of bench/bench_gpu.cpp: the same training workload, timed the same way.
 
-    python3 bench/reference/torch_gpu.py [--device cuda:0|cpu] [--models mlp,mlp64,lenet]
+    python3 bench/reference/torch_gpu.py [--device cuda:0|cpu] [--models a,b,...]
                                          [--epochs E] [--mnist DIR] [--graphs]
 
 Works with torch 1.13 (Debian's CPU build) and torch 2.x with CUDA.
 
-Data: the MNIST training split from DIR (train-images-idx3-ubyte[.gz] and
+Workloads: bench_gpu.cpp's, with identical layer shapes, batch sizes, optimizers and data
+shapes: mlp, mlp64, lenet (batch 100, SGD lr 0.1), lenet-b1024 (batch 1024, SGD lr 0.1),
+mlp1024-adam (784-1024-1024-10, batch 1024, Adam lr 1e-3), resnet8 (CIFAR ResNet-8, batch
+1024, SGD lr 0.1 momentum 0.9).
+Data: MNIST-shaped, the MNIST training split from DIR (train-images-idx3-ubyte[.gz] and
 train-labels-idx1-ubyte[.gz], parsed here) standardised with its own mean and std, or else
-60,000 synthetic N(0, 1) inputs [1, 28, 28] with random classes 0..9 from a fixed seed. The
-whole set is copied to the device once, before any timing.
+60,000 synthetic N(0, 1) inputs [1, 28, 28] with random classes 0..9 from a fixed seed;
+CIFAR-shaped, 25,600 synthetic N(0, 1) inputs [3, 32, 32]. Each set is copied to the device
+once, before any timing.
 
-Models: the Plexus built-ins (core/train/builtin.cpp) with identical layer shapes.
-Training: batch 100, SGD lr 0.1 without momentum, cross-entropy. A step takes batch i as a
-slice of the resident tensors (in order, no copy), runs forward and the loss, reads the loss
-with .item(), then zero_grad(set_to_none=True), backward, step. One warm-up epoch, then E
-timed epochs (default 3), each timed by wall clock from a device synchronisation to the
-next; the median is reported.
+Training: cross-entropy. A step takes batch i as a slice of the resident tensors (in order,
+no copy), runs forward and the loss, reads the loss with .item(), then
+zero_grad(set_to_none=True), backward, step. One warm-up epoch, then E timed epochs (default
+3), each timed by wall clock from a device synchronisation to the next; the median is
+reported.
 
-PyTorch runs in its best eager configuration: cudnn.benchmark on, SGD tried with
+PyTorch runs in its best eager configuration: cudnn.benchmark on, the optimizer tried with
 foreach=False and foreach=True (the faster is reported). TF32 is switched off so that both
 sides do FP32 math. With --graphs (CUDA only), a second variant captures the whole step
-(forward, loss, backward, SGD step) in one CUDA graph, replayed per batch after copying the
-batch into static input/target buffers, and reported as "torch-graphs".
+(forward, loss, backward, optimizer step; Adam with capturable=True) in one CUDA graph,
+replayed per batch after copying the batch into static input/target buffers, and reported as
+"torch-graphs".
 
 Output: the device and versions, then per model "torch <model> <device> <s/epoch> <loss>"
 (and "torch-graphs ..." with --graphs); lines starting with '#' are commentary. A CUDA device
@@ -41,10 +46,17 @@ from torch import nn
 
 import idx  # bench/reference/idx.py, beside this script
 
-BATCH = 100
 SYNTHETIC_SAMPLES = 60000
-LR = 0.1
-MODELS = ("mlp", "mlp64", "lenet")
+CIFAR_SAMPLES = 25600
+# name: (batch, optimizer, CIFAR-shaped data)
+WORKLOADS = {
+    "mlp": (100, "sgd", False),
+    "mlp64": (100, "sgd", False),
+    "lenet": (100, "sgd", False),
+    "lenet-b1024": (1024, "sgd", False),
+    "mlp1024-adam": (1024, "adam", False),
+    "resnet8": (1024, "sgd-momentum", True),
+}
 
 
 # ---- data ----------------------------------------------------------------------------------
@@ -76,11 +88,44 @@ def load_data(mnist_dir, device):
     return inputs, targets, description
 
 
+def cifar_data(device):
+    gen = torch.Generator().manual_seed(1)
+    inputs = torch.randn(CIFAR_SAMPLES, 3, 32, 32, generator=gen)
+    targets = torch.randint(0, 10, (CIFAR_SAMPLES,), generator=gen)
+    inputs, targets = inputs.to(device), targets.to(device)
+    sync(device)
+    return inputs, targets, "synthetic N(0, 1) [3, 32, 32], random labels"
+
+
 # ---- models (core/train/builtin.cpp) --------------------------------------------------------
+class BasicBlock(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.shortcut = None
+        if stride != 1 or cin != cout:
+            self.shortcut = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = self.bn2(self.conv2(F.relu(self.bn1(self.conv1(x)))))
+        return F.relu(y + (self.shortcut(x) if self.shortcut is not None else x))
+
+
 def make_model(name):
     if name in ("mlp", "mlp64"):
         hidden = 128 if name == "mlp" else 64
         return nn.Sequential(nn.Flatten(), nn.Linear(784, hidden), nn.ReLU(), nn.Linear(hidden, 10))
+    if name == "mlp1024-adam":
+        return nn.Sequential(nn.Flatten(), nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
+                             nn.Linear(1024, 10))
+    if name == "resnet8":
+        return nn.Sequential(
+            nn.Conv2d(3, 16, 3, 1, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU(),
+            BasicBlock(16, 16, 1), BasicBlock(16, 32, 2), BasicBlock(32, 64, 2),
+            nn.AvgPool2d(8), nn.Flatten(), nn.Linear(64, 10))
     return nn.Sequential(
         nn.Conv2d(1, 20, 5), nn.ReLU(), nn.MaxPool2d(2),
         nn.Conv2d(20, 50, 5), nn.ReLU(), nn.MaxPool2d(2),
@@ -106,10 +151,18 @@ def timed_epochs(run_epoch, device, epochs):
     return statistics.median(seconds)
 
 
+def make_optimizer(name, params, foreach, capturable=False):
+    kind = WORKLOADS[name][1]
+    if kind == "adam":
+        return torch.optim.Adam(params, lr=1e-3, foreach=foreach, capturable=capturable)
+    return torch.optim.SGD(params, lr=0.1, momentum=0.9 if kind == "sgd-momentum" else 0.0, foreach=foreach)
+
+
 def bench_eager(name, inputs, targets, device, epochs, foreach):
     torch.manual_seed(1)
     model = make_model(name).to(device)
-    opt = torch.optim.SGD(model.parameters(), lr=LR, foreach=foreach)
+    opt = make_optimizer(name, model.parameters(), foreach)
+    BATCH = WORKLOADS[name][0]
     steps = inputs.shape[0] // BATCH
     last = [0.0]
 
@@ -130,7 +183,8 @@ def bench_graphs(name, inputs, targets, device, epochs, foreach):
     """The whole step in one CUDA graph, as in the PyTorch docs ("whole-network capture")."""
     torch.manual_seed(1)
     model = make_model(name).to(device)
-    opt = torch.optim.SGD(model.parameters(), lr=LR, foreach=foreach)
+    opt = make_optimizer(name, model.parameters(), foreach, capturable=True)
+    BATCH = WORKLOADS[name][0]
     steps = inputs.shape[0] // BATCH
     static_x = inputs[:BATCH].clone()
     static_y = targets[:BATCH].clone()
@@ -168,15 +222,15 @@ def bench_graphs(name, inputs, targets, device, epochs, foreach):
 def main():
     parser = argparse.ArgumentParser(description="PyTorch twin of bench_gpu")
     parser.add_argument("--device", default="cuda:0")
-    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--models", default="mlp,mlp64,lenet")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--mnist", default="")
     parser.add_argument("--graphs", action="store_true", help="also time the step captured in a CUDA graph")
     args = parser.parse_args()
     models = [m for m in args.models.split(",") if m]
-    unknown = [m for m in models if m not in MODELS]
+    unknown = [m for m in models if m not in WORKLOADS]
     if unknown or not models or args.epochs < 1:
-        parser.error(f"--models takes {', '.join(MODELS)}; --epochs at least 1")
+        parser.error(f"--models takes {', '.join(WORKLOADS)}; --epochs at least 1")
 
     device = torch.device(args.device)
     if device.type == "cuda":
@@ -202,20 +256,23 @@ def main():
     if args.graphs and device.type != "cuda":
         print("# --graphs ignored: CUDA graphs need a CUDA device")
 
-    inputs, targets, description = load_data(args.mnist, device)
-    print(f"data: {description}, {inputs.shape[0]} samples, batch {BATCH}, {inputs.shape[0] // BATCH} steps/epoch; "
-          f"SGD lr {LR}; median of {args.epochs} epochs after 1 warm-up")
-    sys.stdout.flush()
-
+    print(f"settings: median of {args.epochs} epochs after 1 warm-up")
+    datasets = {}
     for name in models:
+        cifar = WORKLOADS[name][2]
+        if cifar not in datasets:
+            datasets[cifar] = cifar_data(device) if cifar else load_data(args.mnist, device)
+            print(f"data: {datasets[cifar][2]}, {datasets[cifar][0].shape[0]} samples")
+        inputs, targets, _ = datasets[cifar]
+        print(f"# {name}: batch {WORKLOADS[name][0]}, {inputs.shape[0] // WORKLOADS[name][0]} steps/epoch")
         runs = {fe: bench_eager(name, inputs, targets, device, args.epochs, fe) for fe in (False, True)}
         best = min(runs, key=lambda fe: runs[fe][0])
-        print(f"# torch {name}: SGD foreach=False {runs[False][0]:.4f} s/epoch, foreach=True {runs[True][0]:.4f} "
+        print(f"# torch {name}: foreach=False {runs[False][0]:.4f} s/epoch, foreach=True {runs[True][0]:.4f} "
               f"s/epoch; reporting foreach={best}")
         print(f"torch {name} {device_name} {runs[best][0]:.4f} {runs[best][1]:.4f}")
         if args.graphs and device.type == "cuda":
             seconds, loss = bench_graphs(name, inputs, targets, device, args.epochs, best)
-            print(f"torch-graphs {name} {device_name} {seconds:.4f} {loss:.4f}  # SGD foreach={best}")
+            print(f"torch-graphs {name} {device_name} {seconds:.4f} {loss:.4f}  # foreach={best}")
         sys.stdout.flush()
     return 0
 
