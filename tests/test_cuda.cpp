@@ -159,6 +159,13 @@ constexpr Tol kExact{0, 0};
 constexpr Tol kElem{1e-4, 1e-5};
 constexpr Tol kSum{1e-3, 1e-4};
 constexpr Tol kGemm{1e-3, 1e-3};
+// Convolutions through cuDNN may run FFT or Winograd algorithms (as PyTorch's benchmark mode
+// does), whose error is relative to a plane's largest value (measured up to 3e-3 of it on an
+// H100); our own lowering (PLEXUS_CUDNN=0) is held to kGemm.
+Tol conv_tolerance() {
+  const bool cudnn = cuda::device_count() > 0 && cuda::convolution_engine(0).rfind("cuDNN", 0) == 0;
+  return cudnn ? Tol{1e-3, 1e-2} : kGemm;
+}
 
 // Empty when every element of `got` is within tolerance of `want`; else says where not.
 std::string mismatch(const std::vector<float>& got, const std::vector<float>& want, Tol tol) {
@@ -641,6 +648,7 @@ std::vector<Case> build_cases() {
       {"[16,1,28,28] x [20,1,5,5] (LeNet conv1)", {16, 1, 28, 28}, {20, 1, 5, 5}, true, {}},
       {"[16,20,12,12] x [50,20,5,5] (LeNet conv2)", {16, 20, 12, 12}, {50, 20, 5, 5}, true, {}},
   };
+  const Tol kConv = conv_tolerance();
   uint64_t cseed = 250;
   for (const Conv& c : convs) {
     const Shape xs = c.x, ws = c.w;
@@ -653,15 +661,15 @@ std::vector<Case> build_cases() {
           if (has_bias) v.push_back(leaf(normal({ws[0]}, s + 2)));
           return v;
         },
-        [opt](const TV& v) { return conv2d(v[0], v[1], v.size() > 2 ? v[2] : Tensor(), opt); }, kGemm);
+        [opt](const TV& v) { return conv2d(v[0], v[1], v.size() > 2 ? v[2] : Tensor(), opt); }, kConv);
   }
   def("conv2d permuted input, transposed-kernel weight",
       [] { return TV{leaf(perm(normal({1, 4, 5, 2}, 300), {0, 3, 1, 2})), leaf(perm(normal({2, 2, 3, 2}, 301), {0, 1, 3, 2}))}; },
-      [](const TV& v) { return conv2d(v[0], v[1], Tensor(), {1, 1, 1, 1, 1, 1, 1}); }, kGemm);
+      [](const TV& v) { return conv2d(v[0], v[1], Tensor(), {1, 1, 1, 1, 1, 1, 1}); }, kConv);
   def("conv2d, weight constant", [] { return TV{leaf(normal({2, 2, 4, 4}, 302)), normal({3, 2, 3, 3}, 303)}; },
-      [](const TV& v) { return conv2d(v[0], v[1]); }, kGemm);
+      [](const TV& v) { return conv2d(v[0], v[1]); }, kConv);
   def("conv2d, input constant", [] { return TV{normal({2, 2, 4, 4}, 304), leaf(normal({3, 2, 3, 3}, 305))}; },
-      [](const TV& v) { return conv2d(v[0], v[1]); }, kGemm);
+      [](const TV& v) { return conv2d(v[0], v[1]); }, kConv);
 
   // ---- pooling ----
   struct Pool {

@@ -3,6 +3,8 @@
 // (PLEXUS_CUDNN, core/CMakeLists.txt). FP32 arithmetic with FMA math only (no TF32, like our
 // cuBLAS products), deterministic algorithms only (the same seed, the same run). The best
 // algorithm of a shape is measured once (cudnnFind, as PyTorch's cudnn.benchmark) and cached;
+// it may compute in a transformed domain (FFT, Winograd), whose rounding error is relative to
+// a plane's largest value rather than to each element (test_cuda allows for it);
 // inside a CUDA graph capture, where nothing may wait for the device, a shape not measured
 // yet takes cuDNN's heuristic choice. Each returns false when it does not handle the problem
 // (no cuDNN in the build or at run time, PLEXUS_CUDNN=0 in the environment, bf16
