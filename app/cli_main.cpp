@@ -166,7 +166,8 @@ layers [--markdown]
   Every layer type of the registry; --markdown writes docs/layers.md's format.
 
 Options of train --model and eval (built-in models):
-  --model NAME         mlp (784-128-10), mlp64 (784-64-10) or lenet      [mlp]
+  --model NAME         mlp (784-128-10), mlp64 (784-64-10),               [mlp]
+                       mlp1024 (784-1024-1024-10) or lenet
   --dataset KIND       mnist or fashion-mnist                              [mnist]
   --data DIR           folder with the IDX files  [data/mnist; fashion-mnist:
                        /usr/share/datasets/fashion-mnist]

@@ -81,15 +81,7 @@ std::pair<Split, Split> load(const std::string& dir) {
 }
 
 std::shared_ptr<nn::Module> make_model(const Workload& w, Generator* gen) {
-  if (w.model != "mlp1024") return train::make_builtin_model(w.model, gen);
-  auto m = std::make_shared<nn::Sequential>();
-  m->add(std::make_shared<nn::Flatten>())
-      .add(std::make_shared<nn::Linear>(784, 1024, true, gen))
-      .add(std::make_shared<nn::ReLU>())
-      .add(std::make_shared<nn::Linear>(1024, 1024, true, gen))
-      .add(std::make_shared<nn::ReLU>())
-      .add(std::make_shared<nn::Linear>(1024, 10, true, gen));
-  return m;
+  return train::make_builtin_model(w.model, gen);
 }
 
 // Multiply-adds per sample of each weight layer, in order: the forward pass and the weight

@@ -139,17 +139,6 @@ std::shared_ptr<nn::Module> resnet8(Generator* gen) {
   return m;
 }
 
-std::shared_ptr<nn::Module> mlp1024(Generator* gen) {
-  auto m = std::make_shared<nn::Sequential>();
-  m->add(std::make_shared<nn::Flatten>())
-      .add(std::make_shared<nn::Linear>(784, 1024, true, gen))
-      .add(std::make_shared<nn::ReLU>())
-      .add(std::make_shared<nn::Linear>(1024, 1024, true, gen))
-      .add(std::make_shared<nn::ReLU>())
-      .add(std::make_shared<nn::Linear>(1024, 10, true, gen));
-  return m;
-}
-
 struct Workload {
   std::string name;
   int64_t batch;
@@ -172,7 +161,7 @@ const std::vector<Workload>& workloads() {
       {"mlp64", 100, false, builtin("mlp64"), sgd(0)},
       {"lenet", 100, false, builtin("lenet"), sgd(0)},
       {"lenet-b1024", 1024, false, builtin("lenet"), sgd(0)},
-      {"mlp1024-adam", 1024, false, mlp1024,
+      {"mlp1024-adam", 1024, false, builtin("mlp1024"),
        [](std::vector<Tensor> p) -> std::unique_ptr<optim::Optimizer> {
          return std::make_unique<optim::Adam>(std::move(p), optim::AdamOptions{.lr = 1e-3});
        }},

@@ -11,12 +11,16 @@
 namespace plexus::train {
 namespace {
 
-std::shared_ptr<nn::Module> mlp(int64_t hidden, Generator* gen) {
+// 784 -> hidden[0] -> ... -> 10 with ReLU between.
+std::shared_ptr<nn::Module> mlp(std::initializer_list<int64_t> hidden, Generator* gen) {
   auto m = std::make_shared<nn::Sequential>();
-  m->add(std::make_shared<nn::Flatten>())
-      .add(std::make_shared<nn::Linear>(784, hidden, true, gen))
-      .add(std::make_shared<nn::ReLU>())
-      .add(std::make_shared<nn::Linear>(hidden, 10, true, gen));
+  m->add(std::make_shared<nn::Flatten>());
+  int64_t in = 784;
+  for (int64_t h : hidden) {
+    m->add(std::make_shared<nn::Linear>(in, h, true, gen)).add(std::make_shared<nn::ReLU>());
+    in = h;
+  }
+  m->add(std::make_shared<nn::Linear>(in, 10, true, gen));
   return m;
 }
 
@@ -38,13 +42,14 @@ std::shared_ptr<nn::Module> lenet(Generator* gen) {
 }  // namespace
 
 const std::vector<std::string>& builtin_model_names() {
-  static const std::vector<std::string> names{"mlp", "mlp64", "lenet"};
+  static const std::vector<std::string> names{"mlp", "mlp64", "mlp1024", "lenet"};
   return names;
 }
 
 std::shared_ptr<nn::Module> make_builtin_model(const std::string& name, Generator* gen) {
-  if (name == "mlp") return mlp(128, gen);
-  if (name == "mlp64") return mlp(64, gen);
+  if (name == "mlp") return mlp({128}, gen);
+  if (name == "mlp64") return mlp({64}, gen);
+  if (name == "mlp1024") return mlp({1024, 1024}, gen);
   if (name == "lenet") return lenet(gen);
   throw ValueError("unknown model '" + name + "' (built-in models: " + join(builtin_model_names()) + ")");
 }

@@ -147,6 +147,23 @@ bool pick(const Perf* results, int count, Algo& algo, size_t& workspace) {
 // Measuring waits for the device, which a graph capture forbids: heuristics then.
 bool measuring_allowed(int index) { return step_mode(index) == StepMode::Eager; }
 
+// An algorithm for one direction of a plan, unless chosen already: `find(count, &n, perf)`
+// measures, `guess(count, &n, perf)` asks the heuristics (then it is measured next time).
+template <class Perf, class Algo, class Find, class Guess>
+bool choose(int index, bool& chosen, Algo& algo, size_t& ws, Find&& find, Guess&& guess) {
+  if (chosen) return true;
+  constexpr int kMax = 8;  // more than any direction's algorithm count
+  Perf r[kMax];
+  int n = 0;
+  const bool measure = measuring_allowed(index);
+  check(measure ? find(kMax, &n, r) : guess(kMax, &n, r),
+        measure ? "choosing a convolution algorithm (cudnnFind...Algorithm)"
+                : "choosing a convolution algorithm (cudnnGet...Algorithm_v7)");
+  if (!pick(r, n, algo, ws)) return false;
+  chosen = measure;
+  return true;
+}
+
 Tensor workspace(int index, size_t bytes) {
   return bytes ? plexus::empty({int64_t((bytes + 3) / 4)}, Device::cuda(index)) : Tensor();
 }
@@ -179,17 +196,14 @@ bool cudnn_conv_forward(int index, float* out, const float* x, const float* weig
   use_device(index);
   cudnnHandle_t h = handle(index);
   Plan& plan = plan_for(index, p);
-  if (!plan.fwd_chosen) {
-    constexpr int kMax = CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
-    cudnnConvolutionFwdAlgoPerf_t r[kMax];
-    int n = 0;
-    if (measuring_allowed(index))
-      PLEXUS_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(h, plan.x, plan.w, plan.conv, plan.y, kMax, &n, r));
-    else
-      PLEXUS_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, plan.x, plan.w, plan.conv, plan.y, kMax, &n, r));
-    if (!pick(r, n, plan.fwd, plan.fwd_ws)) return false;
-    plan.fwd_chosen = measuring_allowed(index);  // a heuristic pick is measured later
-  }
+  using FwdPerf = cudnnConvolutionFwdAlgoPerf_t;
+  const auto find = [&](int k, int* n, FwdPerf* r) {
+    return cudnnFindConvolutionForwardAlgorithm(h, plan.x, plan.w, plan.conv, plan.y, k, n, r);
+  };
+  const auto guess = [&](int k, int* n, FwdPerf* r) {
+    return cudnnGetConvolutionForwardAlgorithm_v7(h, plan.x, plan.w, plan.conv, plan.y, k, n, r);
+  };
+  if (!choose<FwdPerf>(index, plan.fwd_chosen, plan.fwd, plan.fwd_ws, find, guess)) return false;
   const Tensor ws = workspace(index, plan.fwd_ws);
   const float one = 1.f, zero = 0.f;
   PLEXUS_CUDNN_CHECK(cudnnConvolutionForward(h, &one, plan.x, x, plan.w, weight, plan.conv, plan.fwd,
@@ -203,29 +217,25 @@ bool cudnn_conv_backward(int index, float* grad_x, float* grad_weight, const flo
   use_device(index);
   cudnnHandle_t h = handle(index);
   Plan& plan = plan_for(index, p);
-  if (grad_x && !plan.data_chosen) {
-    constexpr int kMax = CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT;
-    cudnnConvolutionBwdDataAlgoPerf_t r[kMax];
-    int n = 0;
-    if (measuring_allowed(index))
-      PLEXUS_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(h, plan.w, plan.y, plan.conv, plan.x, kMax, &n, r));
-    else
-      PLEXUS_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, plan.w, plan.y, plan.conv, plan.x, kMax, &n, r));
-    if (!pick(r, n, plan.data, plan.data_ws)) return false;
-    plan.data_chosen = measuring_allowed(index);
-  }
-  if (grad_weight && !plan.filter_chosen) {
-    constexpr int kMax = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT;
-    cudnnConvolutionBwdFilterAlgoPerf_t r[kMax];
-    int n = 0;
-    if (measuring_allowed(index))
-      PLEXUS_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(h, plan.x, plan.y, plan.conv, plan.w, kMax, &n, r));
-    else
-      PLEXUS_CUDNN_CHECK(
-          cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, plan.x, plan.y, plan.conv, plan.w, kMax, &n, r));
-    if (!pick(r, n, plan.filter, plan.filter_ws)) return false;
-    plan.filter_chosen = measuring_allowed(index);
-  }
+  using DataPerf = cudnnConvolutionBwdDataAlgoPerf_t;
+  using FilterPerf = cudnnConvolutionBwdFilterAlgoPerf_t;
+  const auto find_data = [&](int k, int* n, DataPerf* r) {
+    return cudnnFindConvolutionBackwardDataAlgorithm(h, plan.w, plan.y, plan.conv, plan.x, k, n, r);
+  };
+  const auto guess_data = [&](int k, int* n, DataPerf* r) {
+    return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, plan.w, plan.y, plan.conv, plan.x, k, n, r);
+  };
+  const auto find_filter = [&](int k, int* n, FilterPerf* r) {
+    return cudnnFindConvolutionBackwardFilterAlgorithm(h, plan.x, plan.y, plan.conv, plan.w, k, n, r);
+  };
+  const auto guess_filter = [&](int k, int* n, FilterPerf* r) {
+    return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, plan.x, plan.y, plan.conv, plan.w, k, n, r);
+  };
+  if (grad_x && !choose<DataPerf>(index, plan.data_chosen, plan.data, plan.data_ws, find_data, guess_data))
+    return false;
+  if (grad_weight &&
+      !choose<FilterPerf>(index, plan.filter_chosen, plan.filter, plan.filter_ws, find_filter, guess_filter))
+    return false;
   const float one = 1.f;  // both add into what is there (zeros from the caller, or a sum)
   if (grad_weight) {
     const Tensor ws = workspace(index, plan.filter_ws);
