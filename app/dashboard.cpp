@@ -138,6 +138,13 @@ Dashboard::Dashboard(TrainingController* controller, QWidget* parent) : QWidget(
   error_->hide();
   checkpoint_ = new QLabel(this);
   checkpoint_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  // How the run executes (train::Notice): a CUDA graph or why not, a precision the device
+  // does not have. Kept for the whole run, unlike the status bar's message.
+  notes_ = new QLabel(this);
+  notes_->setObjectName(QStringLiteral("runNotes"));
+  notes_->setWordWrap(true);
+  notes_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  notes_->hide();
   test_ = new QLabel(this);
   test_->setObjectName(QStringLiteral("testResult"));
   test_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -178,6 +185,7 @@ Dashboard::Dashboard(TrainingController* controller, QWidget* parent) : QWidget(
   layout->addWidget(error_);
   layout->addWidget(progress_);
   layout->addWidget(checkpoint_);
+  layout->addWidget(notes_);
   layout->addWidget(test_);
   layout->addWidget(skipped_row_);
   layout->addWidget(split, 1);
@@ -200,6 +208,10 @@ Dashboard::Dashboard(TrainingController* controller, QWidget* parent) : QWidget(
   connect(controller_, &TrainingController::stateChanged, this,
           [this] { runs_->setTraining(controller_->isRunning()); });
   connect(controller_, &TrainingController::filesSkipped, this, &Dashboard::showSkipped);
+  connect(controller_, &TrainingController::notice, this, [this](const QString& text) {
+    notes_->setText(notes_->text().isEmpty() ? text : notes_->text() + QLatin1Char('\n') + text);
+    notes_->show();
+  });
   connect(controller_, &TrainingController::finished, this, &Dashboard::onFinished);
   connect(controller_, &TrainingController::failed, this, &Dashboard::onFailed);
   connect(confusion_, &widgets::ConfusionMatrixView::cellClicked, this, &Dashboard::showCell);
@@ -276,6 +288,7 @@ QString Dashboard::errorText() const { return error_->isHidden() ? QString() : e
 QString Dashboard::testText() const { return test_->isHidden() ? QString() : test_->text(); }
 
 QString Dashboard::skippedText() const { return skipped_row_->isHidden() ? QString() : skipped_->text(); }
+QString Dashboard::notesText() const { return notes_->isHidden() ? QString() : notes_->text(); }
 
 void Dashboard::beginRun(const TrainingRequest& request) {
   const graph::Graph& graph = request.graph;
@@ -292,6 +305,8 @@ void Dashboard::beginRun(const TrainingRequest& request) {
   plots_->setRunOrigin(run_, origin);
   error_->hide();
   checkpoint_->clear();
+  notes_->clear();
+  notes_->hide();
   test_->clear();
   test_->hide();
   skipped_row_->hide();

@@ -84,6 +84,7 @@ class Dashboard : public QWidget {
   // "Left out 3 files of the image folder (bad files: skip)", "" when the run left none out; its
   // tool tip and the list under Show Files name them.
   QString skippedText() const;
+  QString notesText() const;  // the run's notices, one per line; empty when hidden
   QLabel* skippedLine() const { return skipped_; }
   QToolButton* skippedButton() const { return skipped_button_; }
   QPlainTextEdit* skippedList() const { return skipped_list_; }
@@ -122,6 +123,7 @@ class Dashboard : public QWidget {
   widgets::DatasetPreview* preview_;
   QLabel* error_;
   QLabel* checkpoint_;
+  QLabel* notes_;
   QLabel* test_;
   QWidget* skipped_row_;
   QLabel* skipped_;

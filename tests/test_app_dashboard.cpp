@@ -289,6 +289,30 @@ class TestDashboard : public QObject {
     QCOMPARE(sessionRuns(w), 2);
   }
 
+  // bf16 asked for on the CPU: the run computes in FP32 and the dashboard keeps saying so,
+  // after the status bar has moved on; the next run starts with no notes.
+  void runNotesStayOnTheDashboard() {
+    Window w;
+    w.show();
+    QVERIFY(w.openFile(project_));
+    graph::TrainingSettings t = w.document()->graph().training;
+    t.precision = "bf16";
+    w.document()->setTraining(t);
+    QSignalSpy finished(w.training(), &TrainingController::finished);
+    w.click(w.trainAction());
+    QVERIFY(finished.wait(120000));
+    const QString notes = w.dashboard()->notesText();
+    QVERIFY2(notes.contains("precision bf16 applies to CUDA devices; this run on the CPU computes in fp32"),
+             qPrintable(notes));
+    QCOMPARE(w.statusBar()->currentMessage(), QStringLiteral("Training finished"));
+    w.document()->undoStack()->undo();
+    QCOMPARE(w.document()->graph().training.precision, std::string("fp32"));
+    QVERIFY(w.startTraining());
+    QVERIFY(w.dashboard()->notesText().isEmpty());
+    QVERIFY(finished.wait(120000));
+    QVERIFY(w.dashboard()->notesText().isEmpty());
+  }
+
   void aGraphWithProblemsDoesNotStart() {
     Window w;
     w.show();
