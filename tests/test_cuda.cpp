@@ -1847,6 +1847,33 @@ class TestCuda : public QObject {
     GUARD_END
   }
 
+  // Batches whose shape keeps changing are never captured, and the step says so; once the
+  // shape settles the step is captured after all.
+  void changingShapesAreNotCapturedAndSaySo() {
+    GUARD_BEGIN
+      StepModel m = make_step_model("mlp sgd");
+      train::TrainingStep step(*m.model, *m.opt, step_options(true));
+      Generator gen(9);
+      const auto batch = [&gen](int64_t n) {
+        std::vector<float> labels(static_cast<size_t>(n));
+        for (float& l : labels) l = float(gen.next_u64() % 10);
+        return std::make_pair(randn({n, 1, 28, 28}, &gen), from_vector(labels, {n}));
+      };
+      for (int i = 0; i < 25; ++i) {
+        const auto [x, y] = batch(16 + i % 2);
+        QVERIFY(step.run(x, y).updated);
+      }
+      QVERIFY(!step.replaying());
+      QVERIFY2(contains(step.graph_note(), "the batch shape keeps changing"), step.graph_note().c_str());
+      for (int i = 0; i < 4; ++i) {
+        const auto [x, y] = batch(16);
+        QVERIFY(step.run(x, y).updated);
+      }
+      QVERIFY2(step.replaying(), step.graph_note().c_str());
+      QVERIFY2(contains(step.graph_note(), "runs as a CUDA graph"), step.graph_note().c_str());
+    GUARD_END
+  }
+
   // A graph's private memory goes back to the caching allocator with it: capturing and
   // dropping steps over and over does not grow what is in use.
   void graphMemoryIsReturned() {

@@ -115,6 +115,9 @@ StepResult TrainingStep::run(const Tensor& inputs, const Tensor& targets) {
       last_y_ = targets.shape();
       // The first steps allocate the optimizer's state and let the caches settle.
       if (same_shape_steps_ > options_.warmup_steps && try_capture(inputs, targets)) return replay(inputs, targets);
+      if (++uncaptured_steps_ == kShapeNoteAfter && graphs_possible_)
+        note_ = "CUDA graphs not used so far: the batch shape keeps changing (now " + to_string(inputs.shape()) +
+                "); a graph replays one shape";
     }
   }
   return eager(inputs.to(device_), targets.to(device_));

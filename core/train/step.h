@@ -52,7 +52,8 @@ class TrainingStep {
   StepResult run(const Tensor& inputs, const Tensor& targets);
 
   // Empty until the step has been captured or found unfit for a CUDA graph, then one line for
-  // the user ("the training step runs as a CUDA graph ..." / "CUDA graphs not used: ...").
+  // the user ("the training step runs as a CUDA graph ..." / "CUDA graphs not used: ..."); it
+  // may change once more (shapes that kept changing settle and the step is captured).
   const std::string& graph_note() const { return note_; }
   bool replaying() const;
 
@@ -72,6 +73,8 @@ class TrainingStep {
   bool graphs_possible_ = false;
   Shape last_x_, last_y_;
   int same_shape_steps_ = 0;
+  int uncaptured_steps_ = 0;
+  static constexpr int kShapeNoteAfter = 20;  // steps without a capture before saying why
   std::unique_ptr<cuda::CapturedStep> graph_;
   Tensor static_x_, static_y_, static_stats_;
   std::string note_;

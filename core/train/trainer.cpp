@@ -89,7 +89,7 @@ bool Trainer::wait_while_paused() {
   return !cancelled_;
 }
 
-EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, bool& graph_noted) {
+EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_note) {
   model_.train();
   train_.set_epoch(epoch - 1);
   const int64_t batches = train_.size();
@@ -111,9 +111,9 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, bool& graph_noted) 
     ++batch;
     const auto t0 = Clock::now();
     const StepResult r = step.run(b.inputs, b.targets);
-    if (!step.graph_note().empty() && !graph_noted) {
-      graph_noted = true;
-      publish(Notice{step.graph_note()});
+    if (step.graph_note() != graph_note) {
+      graph_note = step.graph_note();
+      publish(Notice{graph_note});
     }
     const float value = r.loss;
     if (!r.updated)
@@ -212,10 +212,10 @@ RunResult Trainer::run() {
     TrainingStep step(model_, opt_,
                       {.loss = options_.loss, .classification = options_.classification,
                        .clip_grad_norm = options_.clip_grad_norm, .cuda_graphs = options_.cuda_graphs});
-    bool graph_noted = false;
+    std::string graph_note;  // the last one published
     for (int epoch = options_.first_epoch; epoch <= options_.epochs; ++epoch) {
       const auto epoch_start = Clock::now();
-      EpochEnd e = train_epoch(epoch, step, graph_noted);
+      EpochEnd e = train_epoch(epoch, step, graph_note);
       if (eval_) {
         EpochEnd ev = evaluate(*eval_);
         if (cancelled_) throw Cancelled();

@@ -96,7 +96,7 @@ class Trainer {
  private:
   void publish(const Event& e);
   bool wait_while_paused();  // false when cancelled
-  EpochEnd train_epoch(int epoch, TrainingStep& step, bool& graph_noted);
+  EpochEnd train_epoch(int epoch, TrainingStep& step, std::string& graph_note);
 
   nn::Module& model_;
   optim::Optimizer& opt_;
