@@ -4,6 +4,7 @@
 
 #include "cuda/cuda.h"
 #include "data/csv.h"
+#include "graph/compute.h"
 #include "session/data_pipeline.h"
 #include "graph/training_params.h"
 #include "optim/factory.h"
@@ -83,6 +84,8 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
   run.trainer_options.loss = run.compiled.loss;
   run.trainer_options.classification = run.compiled.classification;
   run.trainer_options.seed = s.seed;
+  run.trainer_options.flops_per_example =
+      graph::estimate_compute(graph::GraphIndex(graph), run.compiled.validation.shapes).training_flops;
   return run;
 }
 

@@ -45,6 +45,11 @@ struct TrainerOptions {
   // Classification: evaluation also fills EpochEnd::predicted and ::confidence, from the same
   // forward pass. The eval loader must not shuffle for them to line up with dataset indices.
   bool record_predictions = false;
+  // For the events' speed figures (BatchEnd::gflops, ::peak_gflops): the FLOPs one example's
+  // training step computes (graph::estimate_compute) and the peak GFLOP/s of the device it
+  // runs on (train::machine_peak). 0 = not counted / not measured: the events say 0 too.
+  double flops_per_example = 0;
+  double peak_gflops = 0;
 };
 
 enum class RunStatus { Completed, Cancelled, Failed };
