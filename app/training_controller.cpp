@@ -2,6 +2,7 @@
 
 #include <QDeadlineTimer>
 #include <QScopeGuard>
+#include <QStandardPaths>
 #include <QThread>
 
 #include <algorithm>
@@ -41,8 +42,9 @@ WeightsSnapshot snapshot(const nn::Module& model, int epoch, int64_t batch, bool
   return {epoch, batch, final, std::make_shared<const nn::NamedTensors>(std::move(state))};
 }
 
-RunInfo describe(const session::TrainingRun& run) {
+RunInfo describe(const session::TrainingRun& run, train::MachinePeak peak) {
   RunInfo info;
+  info.peak = std::move(peak);
   info.device = QString::fromStdString(session::device_text(parse_device(run.settings.device)));
   info.epochs = int(run.settings.epochs);
   info.batchesPerEpoch = run.train_loader->size();
@@ -79,8 +81,8 @@ SkippedFiles skippedFiles(const session::TrainingRun& run) {
 // attach() and handOver(), which lock; everything else it touches is its own.
 class TrainingController::Worker {
  public:
-  Worker(TrainingController& controller, TrainingRequest request)
-      : controller_(controller), request_(std::move(request)) {}
+  Worker(TrainingController& controller, TrainingRequest request, QString peak_cache)
+      : controller_(controller), request_(std::move(request)), peak_cache_(std::move(peak_cache)) {}
 
   void operator()() {
     Item end;
@@ -125,7 +127,11 @@ class TrainingController::Worker {
     session::RunLog log(to_path(request_.runDir), graph,
                         session::run_header(run, to_path(request_.projectFile), options, from ? &*from : nullptr));
     session::RunCheckpoints checkpoints(to_path(request_.runDir), graph, run);
-    controller_.post(describe(run));
+    // Here, on the thread and with the threads that train: measured once per machine (a
+    // fraction of a second), then read from the cache.
+    train::MachinePeak peak = train::machine_peak(parse_device(run.settings.device), to_path(peak_cache_));
+    run.trainer_options.peak_gflops = peak.gflops;
+    controller_.post(describe(run, std::move(peak)));
     const SkippedFiles skipped = skippedFiles(run);
     if (skipped.count > 0) controller_.post(skipped);
 
@@ -176,6 +182,7 @@ class TrainingController::Worker {
 
   TrainingController& controller_;
   TrainingRequest request_;
+  QString peak_cache_;
   std::string stage_ = "Cannot start training";  // what failed, for the message
 };
 
@@ -194,6 +201,9 @@ TrainingController::TrainingController(QObject* parent) : QObject(parent) {
   tick_.setInterval(100);
   tick_.setTimerType(Qt::CoarseTimer);
   connect(&tick_, &QTimer::timeout, this, &TrainingController::deliverAll);
+  // Shared with plexus-cli where XDG_CACHE_HOME is the same (train::default_peak_cache).
+  if (const QString caches = QStandardPaths::writableLocation(QStandardPaths::GenericCacheLocation); !caches.isEmpty())
+    peak_cache_ = caches + "/plexus/machine-peak.json";
 }
 
 TrainingController::~TrainingController() {
@@ -219,7 +229,7 @@ void TrainingController::start(const TrainingRequest& request) {
     model_.reset();
   }
   running_ = true;
-  thread_.reset(QThread::create(Worker(*this, request)));
+  thread_.reset(QThread::create(Worker(*this, request, peak_cache_)));
   thread_->setObjectName("plexus-training");
   thread_->start();
   tick_.start();

@@ -41,6 +41,7 @@
 #include "session/trained_model.h"
 #include "train/checkpoint.h"
 #include "train/events.h"
+#include "train/peak.h"
 
 class QThread;
 
@@ -85,6 +86,8 @@ struct RunInfo {
   // For using the run's weights outside training (the Try-it panel's session::TrainedModel).
   graph::DatasetInfo datasetInfo;  // per-example input shape, classes
   session::InputNormalization normalization;
+  // The device's peak the events' peak_gflops came from, when and on what it was measured.
+  train::MachinePeak peak;
 };
 
 // The files of an image folder a run leaves out (graph::DatasetSplits::skipped): those the scan
@@ -174,6 +177,7 @@ class TrainingController : public QObject {
 
   // UI thread only.
   std::unique_ptr<QThread> thread_;
+  QString peak_cache_;  // train::machine_peak's cache file, beside the user's other caches
   QTimer tick_{this};  // drains the batches every 50 ms while a run is active
   bool running_ = false;
   bool delivering_ = false;

@@ -104,7 +104,7 @@ class TestTrainingPanel : public QObject {
 
   void progressFollowsARun() {
     TrainingProgress p;
-    p.begin(3, 50, "CPU");
+    p.begin(3, 50, "CPU", "2026-11-25");
     train::BatchEnd b;
     b.epoch = 2;
     b.epochs = 3;
