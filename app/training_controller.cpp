@@ -5,6 +5,8 @@
 #include <QStandardPaths>
 #include <QThread>
 
+#include <time.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <new>
@@ -33,6 +35,19 @@ struct Overloaded : F... {
 };
 
 fs::path to_path(const QString& s) { return fs::path(s.toStdString()); }
+
+// Deliveries of a run come between these intervals, paced so that showing them (the slots and
+// the drawing they cause) takes the UI thread about kUiShare of one core: on a machine whose
+// cores all train, every moment the UI thread runs is taken from a training thread.
+constexpr int kMinTickMs = 100, kMaxTickMs = 1000;
+constexpr double kUiShare = 0.03;
+
+// The CPU time the calling thread has used, in seconds.
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) + double(t.tv_nsec) / 1e9;
+}
 
 // Copies on the CPU, without autograd history: the worker goes on changing the originals.
 WeightsSnapshot snapshot(const nn::Module& model, int epoch, int64_t batch, bool final) {
@@ -195,12 +210,10 @@ TrainingController::TrainingController(QObject* parent) : QObject(parent) {
   qRegisterMetaType<train::Finished>();
   qRegisterMetaType<WeightsSnapshot>();
   qRegisterMetaType<SkippedFiles>();
-  // Ten deliveries a second look live, and every wake-up of the UI thread takes a core from
-  // training on a small machine. A coarse timer lines up with Qt's other timers (fewer
-  // wake-ups); it may fire up to 5% early, still well under 20 a second.
-  tick_.setInterval(100);
+  // A coarse timer lines up with Qt's other timers (fewer wake-ups of the UI thread); it may
+  // fire up to 5% early.
   tick_.setTimerType(Qt::CoarseTimer);
-  connect(&tick_, &QTimer::timeout, this, &TrainingController::deliverAll);
+  connect(&tick_, &QTimer::timeout, this, &TrainingController::onTick);
   // Shared with plexus-cli where XDG_CACHE_HOME is the same (train::default_peak_cache).
   if (const QString caches = QStandardPaths::writableLocation(QStandardPaths::GenericCacheLocation); !caches.isEmpty())
     peak_cache_ = caches + "/plexus/machine-peak.json";
@@ -232,7 +245,8 @@ void TrainingController::start(const TrainingRequest& request) {
   thread_.reset(QThread::create(Worker(*this, request, peak_cache_)));
   thread_->setObjectName("plexus-training");
   thread_->start();
-  tick_.start();
+  tick_cpu_ = thread_cpu_seconds();
+  tick_.start(kMinTickMs);
   emit stateChanged();
 }
 
@@ -305,14 +319,20 @@ void TrainingController::requestWeights() {
 }
 
 void TrainingController::post(Item item) {
+  // The start and the end of a run are shown at once (and the weights of an ended run: no
+  // tick is running then); epochs and what comes with them ride the next tick, so a burst of
+  // short epochs is drawn once.
+  const auto* weights = std::get_if<WeightsSnapshot>(&item);
+  const bool at_once = std::holds_alternative<RunInfo>(item) || std::holds_alternative<train::Finished>(item) ||
+                       std::holds_alternative<train::Failed>(item) || (weights && weights->final);
   uint64_t mark = 0;
   {
     std::lock_guard lock(mu_);
     outbox_.push_back(std::move(item));
     mark = ++posted_;
   }
-  // Up to this item only: batches posted after it wait for the tick, or a fast run would get
-  // a batches() signal per epoch more.
+  if (!at_once) return;
+  // Up to this item only: batches posted after it wait for the tick.
   QMetaObject::invokeMethod(this, [this, mark] { deliverUpTo(mark); }, Qt::QueuedConnection);
 }
 
@@ -339,6 +359,17 @@ void TrainingController::handOver(std::shared_ptr<nn::Module> model, train::Meta
   std::lock_guard lock(mu_);
   model_ = std::move(model);
   model_meta_ = std::move(meta);
+}
+
+void TrainingController::onTick() {
+  deliverAll();
+  // What the UI thread spent since the last tick, in the slots and the drawing they caused,
+  // sets the next interval: costly drawing comes less often instead of slowing training.
+  const double cpu = thread_cpu_seconds();
+  const double spent = cpu - tick_cpu_;
+  tick_cpu_ = cpu;
+  if (tick_.isActive())  // the run may have ended in this delivery
+    tick_.setInterval(std::clamp(int(1000 * spent / kUiShare), kMinTickMs, kMaxTickMs));
 }
 
 void TrainingController::deliverAll() {
