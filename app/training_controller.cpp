@@ -319,12 +319,11 @@ void TrainingController::requestWeights() {
 }
 
 void TrainingController::post(Item item) {
-  // The start and the end of a run are shown at once (and the weights of an ended run: no
-  // tick is running then); epochs and what comes with them ride the next tick, so a burst of
-  // short epochs is drawn once.
-  const auto* weights = std::get_if<WeightsSnapshot>(&item);
-  const bool at_once = std::holds_alternative<RunInfo>(item) || std::holds_alternative<train::Finished>(item) ||
-                       std::holds_alternative<train::Failed>(item) || (weights && weights->final);
+  // The start and the end of a run are shown at once, and weights, which someone asked for
+  // (an ended run's come when no tick runs); epochs and what comes with them ride the next
+  // tick, so a burst of short epochs is drawn once.
+  const bool at_once = std::holds_alternative<RunInfo>(item) || std::holds_alternative<WeightsSnapshot>(item) ||
+                       std::holds_alternative<train::Finished>(item) || std::holds_alternative<train::Failed>(item);
   uint64_t mark = 0;
   {
     std::lock_guard lock(mu_);

@@ -15,8 +15,8 @@
 // drains every 100 ms to 1 s, so however fast training goes the UI gets at most 10 batches() a
 // second. The interval follows what showing the last delivery cost the UI thread, so that it
 // takes about 3% of one core (on a small machine every moment of it is taken from training):
-// cheap drawing comes ten times a second, costly drawing less often. Epochs, checkpoints, test
-// figures and weights come with the batches, in order; started, finished and failed at once.
+// cheap drawing comes ten times a second, costly drawing less often. Epochs, checkpoints and
+// test figures come with the batches, in order; started, weights, finished and failed at once.
 // None is dropped or merged. pause(), resume() and stop() only set atomics
 // the worker checks between batches. Errors of any kind end the run with failed(): the app
 // never crashes and the controller can start again.
