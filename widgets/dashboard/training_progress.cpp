@@ -31,7 +31,9 @@ TrainingProgress::TrainingProgress(QWidget* parent) : QWidget(parent) {
   // Text that changes ten times a second must not change the labels' size: a new size
   // re-lays out and repaints the whole dashboard around them.
   const QFontMetrics metrics(font());
-  speed_->setFixedWidth(metrics.horizontalAdvance(speed(99999999, 99999, 99999, QStringLiteral("2000-00-00"))));
+  // The speed's row takes the bars' width whatever its text (a narrow window clips its end).
+  speed_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+  speed_->setMinimumWidth(metrics.horizontalAdvance(tr("%L1 samples/s").arg(99999999)));
   speed_->setObjectName(QStringLiteral("trainingSpeed"));
   elapsed_->setFixedWidth(metrics.horizontalAdvance(tr("elapsed %1").arg(duration(359999))));
   eta_->setFixedWidth(metrics.horizontalAdvance(tr("ETA %1").arg(duration(359999))));
@@ -39,14 +41,15 @@ TrainingProgress::TrainingProgress(QWidget* parent) : QWidget(parent) {
 
   auto* grid = new QGridLayout(this);
   grid->setContentsMargins(6, 4, 6, 4);
-  // Two rows, so the strip fits a narrow window: the bars, then the figures under them.
+  // Rows, so the strip fits a narrow window: the bars, the times under them, then the speed.
   auto* figures = new QHBoxLayout;
-  for (QLabel* label : {speed_, elapsed_, eta_, device_}) figures->addWidget(label);
+  for (QLabel* label : {elapsed_, eta_, device_}) figures->addWidget(label);
   figures->addStretch();
   grid->addWidget(status_, 0, 0);
   grid->addWidget(epoch_bar_, 0, 1);
   grid->addWidget(batch_bar_, 0, 2);
   grid->addLayout(figures, 1, 1, 1, 2);
+  grid->addWidget(speed_, 2, 1, 1, 2);
   grid->setColumnStretch(1, 1);
   grid->setColumnStretch(2, 1);
 }
