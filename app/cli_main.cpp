@@ -540,7 +540,7 @@ int cmd_train_project(const Args& args, const std::string& file) {
               (long long)run.data.train->size(), (long long)(run.data.validation ? run.data.validation->size() : 0),
               (long long)run.data.test->size(), s.optimizer.c_str(), s.lr, (long long)s.batch_size,
               session::device_text(parse_device(s.device)).c_str());
-  std::printf("counted %.3g MFLOP per example and training step (docs/performance.md, \"Speed shown\")\n",
+  std::printf("a training step computes %.3g MFLOP per example (its products, counted: docs/performance.md)\n",
               run.trainer_options.flops_per_example / 1e6);
   run.trainer_options.peak_gflops = machine_peak(parse_device(s.device));
   const size_t skipped_at_start = run.data.skipped().size();
