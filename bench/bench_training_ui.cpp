@@ -14,11 +14,12 @@
 //     log written. The first run is timed (and the UI thread's CPU time taken); in the second a
 //     10 ms timer on the UI thread measures how long it waits between firings (its own wake-ups
 //     would otherwise count as the GUI's cost).
-// Prints per model the training loop's samples/s both ways (the training examples over the
-// epochs' train_seconds: evaluation, setup and checkpoints left out) and the wall times (setup +
-// training), the best and the median of the repetitions with their ratios (target: the GUI
-// within 5%), and the UI probe's p99 and max interval (target < 50 ms). Always exits 0: it
-// measures, it does not test.
+// Each repetition runs the two timed runs back to back, the headless one first in odd and second
+// in even repetitions. Prints per model the training loop's samples/s both ways (the training
+// examples over the epochs' train_seconds: evaluation, setup and checkpoints left out) and the
+// wall times (setup + training): the best and the median of each side with their ratio, the
+// median of the repetitions' own ratios (target: the GUI within 5%), and the UI probe's p99 and
+// max interval (target < 50 ms). Always exits 0: it measures, it does not test.
 #include <QApplication>
 #include <QStandardPaths>
 #include <QElapsedTimer>
@@ -190,12 +191,15 @@ void bench_model(const std::string& model, const std::string& data, const QStrin
   std::printf("\n%s (examples/mnist_%s.plexus), batch %lld, %lld epochs\n", model.c_str(), model.c_str(),
               (long long)g.training.batch_size, (long long)g.training.epochs);
 
-  std::vector<double> head_wall, head_rate, ui_wall, ui_rate, gaps;
+  std::vector<double> head_wall, head_rate, ui_wall, ui_rate, ratios, gaps;
   for (int r = 0; r < o.repeat; ++r) {
-    const Timing h = headless(g);
+    // Alternately first, so that neither side always finds the machine as the other left it.
+    Timing h;
+    if (r % 2 == 0) h = headless(g);
     // The probe's own wake-ups are not the GUI's cost: time one run without it, and measure
     // the latency in another.
     const UiRun u = through_gui(project, false);
+    if (r % 2 == 1) h = headless(g);
     const UiRun probed = through_gui(project, true);
     std::printf("run %d: headless %.3f s, %.0f samples/s (acc %.2f%%) | GUI %.3f s, %.0f samples/s (acc %.2f%%): "
                 "%.3f; %lld batches in %d signals, UI thread CPU %.3f s, UI probe p99 %.1f ms max %.1f ms\n",
@@ -208,6 +212,7 @@ void bench_model(const std::string& model, const std::string& data, const QStrin
     head_rate.push_back(h.samples_per_second());
     ui_wall.push_back(u.timing.wall);
     ui_rate.push_back(u.timing.samples_per_second());
+    ratios.push_back(u.timing.samples_per_second() / h.samples_per_second());
     gaps.insert(gaps.end(), probed.gaps.begin(), probed.gaps.end());
   }
   // The best of the repetitions is the least disturbed by whatever else the machine does.
@@ -221,10 +226,15 @@ void bench_model(const std::string& model, const std::string& data, const QStrin
               model.c_str(), percentile(head_rate, 0.5), percentile(ui_rate, 0.5),
               percentile(ui_rate, 0.5) / percentile(head_rate, 0.5), percentile(head_wall, 0.5),
               percentile(ui_wall, 0.5), percentile(ui_wall, 0.5) / percentile(head_wall, 0.5));
+  // Each repetition's pair ran back to back, so their ratio shares the machine's state; its
+  // median is the least swayed by this VM's slow spells.
+  const double paired = percentile(ratios, 0.5);
+  std::printf("%s GUI/headless samples/s per repetition: median %.3f (min %.3f, max %.3f)\n", model.c_str(), paired,
+              percentile(ratios, 0), percentile(ratios, 1));
   std::printf("%s UI event loop during training: %zu probes of 10 ms, p99 %.1f ms, max %.1f ms\n", model.c_str(),
               gaps.size(), percentile(gaps, 0.99), percentile(gaps, 1.0));
-  std::printf("%s: %s: the GUI's training loop within 5%% of headless (best samples/s)\n", model.c_str(),
-              ur >= 0.95 * hr ? "PASS" : "FAIL");
+  std::printf("%s: %s: the GUI's training loop within 5%% of headless (median of the repetitions' ratios)\n",
+              model.c_str(), paired >= 0.95 ? "PASS" : "FAIL");
   std::printf("%s: %s: UI thread never waits 50 ms or more\n", model.c_str(), percentile(gaps, 1.0) < 50 ? "PASS" : "FAIL");
 }
 
