@@ -62,14 +62,15 @@ class Pool {
     std::unique_lock lock(busy_, std::try_to_lock);
     if (!lock) return false;
     // Published under a sequence lock (odd while written): a worker may still be reading the
-    // previous job, preempted since, and must see that it changed.
+    // previous job, preempted since, and must see that it changed. The fields are stored with
+    // release (no fences: ThreadSanitizer does not model them), so a worker that reads one
+    // new value also sees the odd mark before it.
     const uint64_t before = sequence_.load(std::memory_order_relaxed);
     sequence_.store(before + 1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_release);
-    fn_.store(fn, std::memory_order_relaxed);
-    ctx_.store(ctx, std::memory_order_relaxed);
-    n_.store(n, std::memory_order_relaxed);
-    parts_.store(parts, std::memory_order_relaxed);
+    fn_.store(fn, std::memory_order_release);
+    ctx_.store(ctx, std::memory_order_release);
+    n_.store(n, std::memory_order_release);
+    parts_.store(parts, std::memory_order_release);
     remaining_.store(parts - 1, std::memory_order_relaxed);
     const uint64_t job = before + 2;
     sequence_.store(job);  // seq_cst: pairs with the sleepers_ count in wait_for_change()
@@ -102,11 +103,11 @@ class Pool {
   bool read_job(Job& job) const {
     job.id = sequence_.load(std::memory_order_acquire);
     if (job.id & 1) return false;
-    job.fn = fn_.load(std::memory_order_relaxed);
-    job.ctx = ctx_.load(std::memory_order_relaxed);
-    job.n = n_.load(std::memory_order_relaxed);
-    job.parts = parts_.load(std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_acquire);
+    // Acquire, each: the second look at the sequence cannot move before them.
+    job.fn = fn_.load(std::memory_order_acquire);
+    job.ctx = ctx_.load(std::memory_order_acquire);
+    job.n = n_.load(std::memory_order_acquire);
+    job.parts = parts_.load(std::memory_order_acquire);
     return sequence_.load(std::memory_order_relaxed) == job.id;
   }
 
