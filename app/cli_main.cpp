@@ -45,6 +45,7 @@
 #include "train/builtin.h"
 #include "train/checkpoint.h"
 #include "train/event_json.h"
+#include "train/peak.h"
 #include "train/trainer.h"
 #include "util/error.h"
 #include "util/system_memory.h"
@@ -300,6 +301,27 @@ std::string clock_text(double seconds) {
   return buf;
 }
 
+// "41200 samples/s, 98.4 GFLOP/s, 43% of peak": the speed figures that are known (a model's
+// FLOPs are counted for project files, the peak where it could be measured).
+std::string speed_text(double samples_per_second, double gflops, double peak_gflops) {
+  char buf[96];
+  int n = std::snprintf(buf, sizeof buf, "%.0f samples/s", samples_per_second);
+  if (gflops > 0) n += std::snprintf(buf + n, sizeof buf - size_t(n), ", %.*f GFLOP/s", gflops < 100 ? 1 : 0, gflops);
+  if (const double share = train::share_of_peak(gflops, peak_gflops); share > 0)
+    std::snprintf(buf + n, sizeof buf - size_t(n), ", %.0f%% of peak", 100 * share);
+  return buf;
+}
+
+// Measures (or finds in the cache) the peak of the device this thread will train on, and says
+// what a run's "% of peak" is measured against.
+double machine_peak(Device device, Precision precision) {
+  const train::MachinePeak peak = train::machine_peak(device, train::default_peak_cache(), precision);
+  if (peak.gflops > 0)
+    std::printf("this machine's peak: %.0f GFLOP/s (our matrix product on %s, measured %s)\n", peak.gflops,
+                peak.key.c_str(), peak.measured.c_str());
+  return peak.gflops;
+}
+
 // `held_out` names what each epoch is evaluated on: "val" for a project's validation split,
 // "test" for the built-in models (which hold out no validation split).
 void print_epoch(const train::EpochEnd& e, bool classification, const char* held_out) {
@@ -309,7 +331,7 @@ void print_epoch(const train::EpochEnd& e, bool classification, const char* held
     std::printf(" | %s loss %.4f", held_out, e.eval_loss);
     if (classification) std::printf(" acc %.2f%% top-5 %.2f%%", 100 * e.eval_accuracy, 100 * e.eval_top5);
   }
-  std::printf(" | lr %.4g | %.1f s", e.lr, e.seconds);
+  std::printf(" | lr %.4g | %.1f s, %s", e.lr, e.seconds, speed_text(e.samples_per_second, e.gflops, e.peak_gflops).c_str());
   // The share of the training loop's time spent waiting on data, when it is worth a look.
   const double waited = e.train_seconds > 0 ? e.data_wait_seconds / e.train_seconds : 0.0;
   if (waited >= 0.01) std::printf(", waited on data %.0f%%", 100 * waited);
@@ -353,7 +375,8 @@ int run_and_report(train::Trainer& trainer, const Reporting& r) {
       std::printf("epoch %d/%d  batch %lld/%lld  loss %.4f", b->epoch, b->epochs, (long long)b->batch,
                   (long long)b->batches, b->running_loss);
       if (r.classification) std::printf("  acc %.2f%%", 100 * b->running_accuracy);
-      std::printf("  %.0f samples/s  ETA %s\n", b->samples_per_second, clock_text(b->eta_seconds).c_str());
+      std::printf("  %s  ETA %s\n", speed_text(b->samples_per_second, b->gflops, b->peak_gflops).c_str(),
+                  clock_text(b->eta_seconds).c_str());
       std::fflush(stdout);
     } else if (const auto* e = std::get_if<train::EpochEnd>(&event)) {
       print_epoch(*e, r.classification, r.held_out);
@@ -529,6 +552,9 @@ int cmd_train_project(const Args& args, const std::string& file) {
               (long long)run.data.train->size(), (long long)(run.data.validation ? run.data.validation->size() : 0),
               (long long)run.data.test->size(), s.optimizer.c_str(), s.lr, (long long)s.batch_size,
               session::device_text(parse_device(s.device)).c_str());
+  std::printf("a training step computes %.3g MFLOP per example (its products, counted: docs/performance.md)\n",
+              run.trainer_options.flops_per_example / 1e6);
+  run.trainer_options.peak_gflops = machine_peak(parse_device(s.device), run.trainer_options.precision);
   const size_t skipped_at_start = run.data.skipped().size();
   print_skipped(run.data.skipped(), 0, "left out");
   // A continued run is kept too: its folder is where the continuation lives.
@@ -824,6 +850,7 @@ int cmd_train(const Args& args) {
     throw UsageError{std::string("--precision: ") + e.what()};
   }
   to.cuda_graphs = !args.has("--no-cuda-graphs");
+  to.peak_gflops = machine_peak(device, to.precision);  // a built-in model has no graph: its FLOPs are not counted
   train::Trainer trainer(*model, *optimizer, train_loader, &test_loader, to);
   trainer.set_scheduler(scheduler.get());
   Reporting r;

@@ -314,7 +314,7 @@ void Dashboard::beginRun(const TrainingRequest& request) {
   confusion_->clear();
   confusion_->show();
   preview_->clearPredictions();
-  progress_->begin(int(graph.training.epochs), 0, qstr(graph.training.device));
+  progress_->begin(int(graph.training.epochs), 0, qstr(graph.training.device), {});
   run_key_ = previewKey(graph, project_dir);  // the run itself hands over its samples (onStarted)
   run_augmentation_ = session::training_augmentation(graph.dataset);
 }
@@ -451,7 +451,7 @@ void Dashboard::deleteRun(int run) {
 }
 
 void Dashboard::onStarted(const RunInfo& info) {
-  progress_->begin(info.epochs, info.batchesPerEpoch, info.device);
+  progress_->begin(info.epochs, info.batchesPerEpoch, info.device, qstr(info.peak.measured));
   test_examples_ = info.testSize;
   class_names_.assign(info.classNames.begin(), info.classNames.end());
   if (run_key_ == preview_key_ && preview_split_) return;  // already showing these samples

@@ -2,7 +2,10 @@
 
 #include <QDeadlineTimer>
 #include <QScopeGuard>
+#include <QStandardPaths>
 #include <QThread>
+
+#include <time.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -33,6 +36,19 @@ struct Overloaded : F... {
 
 fs::path to_path(const QString& s) { return fs::path(s.toStdString()); }
 
+// Deliveries of a run come between these intervals, paced so that showing them (the slots and
+// the drawing they cause) takes the UI thread about kUiShare of one core: on a machine whose
+// cores all train, every moment the UI thread runs is taken from a training thread.
+constexpr int kMinTickMs = 100, kMaxTickMs = 1000;
+constexpr double kUiShare = 0.03;
+
+// The CPU time the calling thread has used, in seconds.
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) + double(t.tv_nsec) / 1e9;
+}
+
 // Copies on the CPU, without autograd history: the worker goes on changing the originals.
 WeightsSnapshot snapshot(const nn::Module& model, int epoch, int64_t batch, bool final) {
   NoGradGuard no_grad;
@@ -41,8 +57,9 @@ WeightsSnapshot snapshot(const nn::Module& model, int epoch, int64_t batch, bool
   return {epoch, batch, final, std::make_shared<const nn::NamedTensors>(std::move(state))};
 }
 
-RunInfo describe(const session::TrainingRun& run) {
+RunInfo describe(const session::TrainingRun& run, train::MachinePeak peak) {
   RunInfo info;
+  info.peak = std::move(peak);
   info.device = QString::fromStdString(session::device_text(parse_device(run.settings.device)));
   info.epochs = int(run.settings.epochs);
   info.batchesPerEpoch = run.train_loader->size();
@@ -79,8 +96,8 @@ SkippedFiles skippedFiles(const session::TrainingRun& run) {
 // attach() and handOver(), which lock; everything else it touches is its own.
 class TrainingController::Worker {
  public:
-  Worker(TrainingController& controller, TrainingRequest request)
-      : controller_(controller), request_(std::move(request)) {}
+  Worker(TrainingController& controller, TrainingRequest request, QString peak_cache)
+      : controller_(controller), request_(std::move(request)), peak_cache_(std::move(peak_cache)) {}
 
   void operator()() {
     Item end;
@@ -125,7 +142,12 @@ class TrainingController::Worker {
     session::RunLog log(to_path(request_.runDir), graph,
                         session::run_header(run, to_path(request_.projectFile), options, from ? &*from : nullptr));
     session::RunCheckpoints checkpoints(to_path(request_.runDir), graph, run);
-    controller_.post(describe(run));
+    // Here, on the thread and with the threads that train: measured once per machine (a
+    // fraction of a second), then read from the cache.
+    train::MachinePeak peak = train::machine_peak(parse_device(run.settings.device), to_path(peak_cache_),
+                                                  run.trainer_options.precision);
+    run.trainer_options.peak_gflops = peak.gflops;
+    controller_.post(describe(run, std::move(peak)));
     const SkippedFiles skipped = skippedFiles(run);
     if (skipped.count > 0) controller_.post(skipped);
 
@@ -178,6 +200,7 @@ class TrainingController::Worker {
 
   TrainingController& controller_;
   TrainingRequest request_;
+  QString peak_cache_;
   std::string stage_ = "Cannot start training";  // what failed, for the message
 };
 
@@ -190,12 +213,13 @@ TrainingController::TrainingController(QObject* parent) : QObject(parent) {
   qRegisterMetaType<train::Finished>();
   qRegisterMetaType<WeightsSnapshot>();
   qRegisterMetaType<SkippedFiles>();
-  // Ten deliveries a second look live, and every wake-up of the UI thread takes a core from
-  // training on a small machine. A coarse timer lines up with Qt's other timers (fewer
-  // wake-ups); it may fire up to 5% early, still well under 20 a second.
-  tick_.setInterval(100);
+  // A coarse timer lines up with Qt's other timers (fewer wake-ups of the UI thread); it may
+  // fire up to 5% early.
   tick_.setTimerType(Qt::CoarseTimer);
-  connect(&tick_, &QTimer::timeout, this, &TrainingController::deliverAll);
+  connect(&tick_, &QTimer::timeout, this, &TrainingController::onTick);
+  // Shared with plexus-cli where XDG_CACHE_HOME is the same (train::default_peak_cache).
+  if (const QString caches = QStandardPaths::writableLocation(QStandardPaths::GenericCacheLocation); !caches.isEmpty())
+    peak_cache_ = caches + "/plexus/machine-peak.json";
 }
 
 TrainingController::~TrainingController() {
@@ -221,10 +245,11 @@ void TrainingController::start(const TrainingRequest& request) {
     model_.reset();
   }
   running_ = true;
-  thread_.reset(QThread::create(Worker(*this, request)));
+  thread_.reset(QThread::create(Worker(*this, request, peak_cache_)));
   thread_->setObjectName("plexus-training");
   thread_->start();
-  tick_.start();
+  tick_cpu_ = thread_cpu_seconds();
+  tick_.start(kMinTickMs);
   emit stateChanged();
 }
 
@@ -297,14 +322,19 @@ void TrainingController::requestWeights() {
 }
 
 void TrainingController::post(Item item) {
+  // The start and the end of a run are shown at once, and weights, which someone asked for
+  // (an ended run's come when no tick runs); epochs and what comes with them ride the next
+  // tick, so a burst of short epochs is drawn once.
+  const bool at_once = std::holds_alternative<RunInfo>(item) || std::holds_alternative<WeightsSnapshot>(item) ||
+                       std::holds_alternative<train::Finished>(item) || std::holds_alternative<train::Failed>(item);
   uint64_t mark = 0;
   {
     std::lock_guard lock(mu_);
     outbox_.push_back(std::move(item));
     mark = ++posted_;
   }
-  // Up to this item only: batches posted after it wait for the tick, or a fast run would get
-  // a batches() signal per epoch more.
+  if (!at_once) return;
+  // Up to this item only: batches posted after it wait for the tick.
   QMetaObject::invokeMethod(this, [this, mark] { deliverUpTo(mark); }, Qt::QueuedConnection);
 }
 
@@ -331,6 +361,17 @@ void TrainingController::handOver(std::shared_ptr<nn::Module> model, train::Meta
   std::lock_guard lock(mu_);
   model_ = std::move(model);
   model_meta_ = std::move(meta);
+}
+
+void TrainingController::onTick() {
+  deliverAll();
+  // What the UI thread spent since the last tick, in the slots and the drawing they caused,
+  // sets the next interval: costly drawing comes less often instead of slowing training.
+  const double cpu = thread_cpu_seconds();
+  const double spent = cpu - tick_cpu_;
+  tick_cpu_ = cpu;
+  if (tick_.isActive())  // the run may have ended in this delivery
+    tick_.setInterval(std::clamp(int(1000 * spent / kUiShare), kMinTickMs, kMaxTickMs));
 }
 
 void TrainingController::deliverAll() {

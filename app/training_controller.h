@@ -11,10 +11,13 @@
 // (filesSkipped: an image folder's files left out, when there are any at the start, and again
 // after training when pictures failed to decode meanwhile.)
 //
-// Batches are coalesced: the worker appends them to a buffer that a 100 ms timer on the UI
-// thread drains, so however fast training goes the UI gets about 10 batches() a second
-// (plus one before each epoch). Every other event is delivered at once, in order, after the
-// batches before it; none is dropped or merged. pause(), resume() and stop() only set atomics
+// Deliveries are paced: the worker appends its events to a buffer that a timer on the UI thread
+// drains every 100 ms to 1 s, so however fast training goes the UI gets at most 10 batches() a
+// second. The interval follows what showing the last delivery cost the UI thread, so that it
+// takes about 3% of one core (on a small machine every moment of it is taken from training):
+// cheap drawing comes ten times a second, costly drawing less often. Epochs, checkpoints and
+// test figures come with the batches, in order; started, weights, finished and failed at once.
+// None is dropped or merged. pause(), resume() and stop() only set atomics
 // the worker checks between batches. Errors of any kind end the run with failed(): the app
 // never crashes and the controller can start again.
 //
@@ -41,6 +44,7 @@
 #include "session/trained_model.h"
 #include "train/checkpoint.h"
 #include "train/events.h"
+#include "train/peak.h"
 
 class QThread;
 
@@ -85,6 +89,8 @@ struct RunInfo {
   // For using the run's weights outside training (the Try-it panel's session::TrainedModel).
   graph::DatasetInfo datasetInfo;  // per-example input shape, classes
   session::InputNormalization normalization;
+  // The device's peak the events' peak_gflops came from, when and on what it was measured.
+  train::MachinePeak peak;
 };
 
 // The files of an image folder a run leaves out (graph::DatasetSplits::skipped): those the scan
@@ -138,7 +144,7 @@ class TrainingController : public QObject {
 
  signals:
   void started(const plexus::app::RunInfo& info);
-  // In order; at most one per 50 ms tick, plus one before each epochEnded.
+  // In order; at most one per tick (100 ms or more).
   void batches(const std::vector<plexus::train::BatchEnd>& batches);
   void epochEnded(const plexus::train::EpochEnd& epoch);  // classification: with predictions
   // The final model on the test split, after the last epoch of a run that was not stopped.
@@ -167,6 +173,7 @@ class TrainingController : public QObject {
   void handOver(std::shared_ptr<nn::Module> model, train::Metadata meta);
 
   // UI side.
+  void onTick();
   void deliverAll();
   void deliverUpTo(uint64_t mark);
   bool takeNext(Item& item);
@@ -175,7 +182,9 @@ class TrainingController : public QObject {
 
   // UI thread only.
   std::unique_ptr<QThread> thread_;
-  QTimer tick_{this};  // drains the batches every 50 ms while a run is active
+  QString peak_cache_;  // train::machine_peak's cache file, beside the user's other caches
+  QTimer tick_{this};  // delivers what the worker posted, while a run is active
+  double tick_cpu_ = 0;  // the UI thread's CPU seconds at the last tick
   bool running_ = false;
   bool delivering_ = false;
 

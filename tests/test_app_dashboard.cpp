@@ -7,6 +7,7 @@
 #include <QListView>
 #include <QPlainTextEdit>
 #include <QProgressBar>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -117,6 +118,8 @@ class TestDashboard : public QObject {
     QVERIFY(w.openFile(project_));
     QSignalSpy finished(w.training(), &TrainingController::finished);
     QSignalSpy epochs(w.training(), &TrainingController::epochEnded);
+    QSignalSpy started(w.training(), &TrainingController::started);
+    QSignalSpy batches(w.training(), &TrainingController::batches);
     w.click(w.trainAction());
     QVERIFY(w.training()->isRunning());
     QVERIFY(!w.trainAction()->isEnabled());
@@ -125,6 +128,25 @@ class TestDashboard : public QObject {
     QCOMPARE(epochs.count(), 2);
 
     app::Dashboard* d = w.dashboard();
+    // The speed: the last batch's rate, the FLOPs the example's products need at that rate
+    // (2 x (2 x 784·128 + 3 x 128·10) per example: graph/compute.h) and the share of this
+    // machine's peak, measured by the worker and kept in the user's cache folder.
+    const app::RunInfo info = started.at(0).at(0).value<app::RunInfo>();
+    QVERIFY2(info.peak.gflops > 0, info.peak.key.c_str());
+    QVERIFY(QFile::exists(QStandardPaths::writableLocation(QStandardPaths::GenericCacheLocation) +
+                          "/plexus/machine-peak.json"));
+    const train::BatchEnd last_batch = batches.last().at(0).value<std::vector<train::BatchEnd>>().back();
+    QCOMPARE(last_batch.gflops, last_batch.samples_per_second * 409088 / 1e9);
+    QCOMPARE(last_batch.peak_gflops, info.peak.gflops);
+    const QString speed = d->progress()->speedText();
+    const QRegularExpression pattern(R"(^([\d,]+) samples/s · ([\d.,]+) GFLOP/s · (\d+) % of this machine's peak )"
+                                   R"(\(([\d,]+) GFLOP/s, measured (\d{4}-\d\d-\d\d)\)$)");
+    const QRegularExpressionMatch m = pattern.match(speed);
+    QVERIFY2(m.hasMatch(), qPrintable(speed));
+    QCOMPARE(m.captured(1), QLocale().toString(last_batch.samples_per_second, 'f', 0));
+    QCOMPARE(m.captured(3).toInt(), int(std::lround(100 * last_batch.gflops / info.peak.gflops)));
+    QCOMPARE(m.captured(4), QLocale().toString(info.peak.gflops, 'f', 0));
+    QCOMPARE(m.captured(5), QString::fromStdString(info.peak.measured));
     QCOMPARE(d->plots()->runCount(), 1);
     QCOMPARE(d->plots()->pointCount(0), int(2 * ((kFit + kBatch - 1) / kBatch)));  // every batch, none lost
     QCOMPARE(d->progress()->epochBar()->value(), d->progress()->epochBar()->maximum());

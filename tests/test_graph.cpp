@@ -2,7 +2,9 @@
 #include <QtTest>
 
 #include "graph/compiler.h"
+#include "graph/compute.h"
 #include "graph/inference.h"
+#include "graph/project.h"
 #include "graph/registry.h"
 #include "graph/validate.h"
 #include "plexus.h"
@@ -115,6 +117,68 @@ class TestGraph : public QObject {
     QCOMPARE(*v.shapes.edge_shapes[3], (Shape{50, 8, 8}));
     QCOMPARE(*v.shapes.edge_shapes[4], (Shape{50, 4, 4}));
     QCOMPARE(*v.shapes.edge_shapes[5], (Shape{800}));
+  }
+
+  // The registry's multiply-add rules, added up as graph/compute.h says, give for the examples
+  // what bench/bench_cpu.cpp counts by hand for the same networks (its layer_macs and
+  // epoch_flops): per weight layer M multiply-adds forward, M for the weight gradient, M for the
+  // input gradient except the first layer's, 2 FLOPs each.
+  void trainingFlopsOfTheExamples() {
+    const auto count = [](const char* file) {
+      const Graph g = load_project(std::string(PLEXUS_SOURCE_DIR "/examples/") + file);
+      const Validation v = validate(g, &kMnist);
+      return estimate_compute(GraphIndex(g), v.shapes);
+    };
+    const auto by_hand = [](const std::vector<double>& macs) {
+      double flops = 0;
+      for (size_t l = 0; l < macs.size(); ++l) flops += 2 * macs[l] * (l == 0 ? 2 : 3);
+      return flops;
+    };
+    const ComputeEstimate mlp = count("mnist_mlp.plexus");
+    const std::vector<double> mlp_macs{784.0 * 128, 128.0 * 10};
+    QCOMPARE(mlp.nodes.size(), size_t(2));
+    QCOMPARE(mlp.forward_macs, mlp_macs[0] + mlp_macs[1]);
+    QCOMPARE(mlp.training_flops, by_hand(mlp_macs));
+    QCOMPARE(mlp.training_flops, 2.0 * (2 * 100352 + 3 * 1280));  // 409,088 FLOPs per example
+
+    const ComputeEstimate lenet = count("mnist_lenet.plexus");
+    const std::vector<double> lenet_macs{20.0 * 25 * 24 * 24, 50.0 * 500 * 8 * 8, 800.0 * 500, 500.0 * 10};
+    QCOMPARE(lenet.nodes.size(), lenet_macs.size());
+    for (size_t l = 0; l < lenet_macs.size(); ++l) {
+      QCOMPARE(lenet.nodes[l].macs, lenet_macs[l]);
+      QCOMPARE(lenet.nodes[l].input_grad, l > 0);
+    }
+    QCOMPARE(lenet.training_flops, by_hand(lenet_macs));
+  }
+
+  // What needs an input gradient follows what is learned upstream, not the position: a layer
+  // after the Input through a pooling and an activation still needs none, one after any
+  // learned layer does. Only products count; nodes that do not lead to the loss do not.
+  void trainingFlopsFollowWhatIsLearned() {
+    Graph g;
+    g.nodes = {node("in", "Input"),
+               node("pool", "AvgPool2d"),
+               node("c1", "Conv2d", {{"out_channels", int64_t(4)}, {"kernel_size", int64_t(3)}}),
+               node("bn", "BatchNorm2d"),
+               node("f", "Flatten"),
+               node("fc", "Linear", {{"out_features", int64_t(10)}, {"bias", false}}),
+               node("loss", "CrossEntropy"),
+               node("dangling", "Linear", {{"out_features", int64_t(7)}})};
+    g.edges = {edge("in", "x", "pool"), edge("pool", "output", "c1"), edge("c1", "output", "bn"),
+               edge("bn", "output", "f"), edge("f", "output", "fc"), edge("fc", "output", "loss"),
+               edge("in", "y", "loss", "target"), edge("f", "output", "dangling")};
+    const Validation v = validate(g, &kMnist);
+    QVERIFY2(v.ok(), messages(v).empty() ? "" : messages(v)[0].c_str());
+    const ComputeEstimate c = estimate_compute(GraphIndex(g), v.shapes);
+    // 28x28 pooled by 2 is 14x14; a 3x3 kernel over one channel leaves 4 x 12 x 12.
+    const double conv = 4.0 * 12 * 12 * 9, fc = 4.0 * 12 * 12 * 10;
+    QCOMPARE(c.nodes.size(), size_t(2));
+    QCOMPARE(c.nodes[0].node, std::string("c1"));
+    QVERIFY(!c.nodes[0].input_grad);
+    QCOMPARE(c.nodes[1].node, std::string("fc"));
+    QVERIFY(c.nodes[1].input_grad);
+    QCOMPARE(c.forward_macs, conv + fc);
+    QCOMPARE(c.training_flops, 2 * (2 * conv + 3 * fc));
   }
 
   void featureMismatchNamesBothNodes() {

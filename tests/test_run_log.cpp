@@ -152,8 +152,21 @@ class TestRunLog : public QObject {
     QCOMPARE(rb.loss, 0.75);
     QCOMPARE(rb.running_accuracy, 0.5);
     QCOMPARE(rb.samples_per_second, 1000.0);
+    // Speed figures that are not known are left out, and read back as 0.
+    QVERIFY(!contains(line(b), "gflops"));
+    QCOMPARE(rb.gflops, 0.0);
+    QCOMPARE(rb.peak_gflops, 0.0);
+    train::BatchEnd fast = b;
+    fast.gflops = 0.4;
+    fast.peak_gflops = 228;
+    const auto rfast = std::get<train::BatchEnd>(round_trip(fast));
+    QCOMPARE(rfast.gflops, 0.4);
+    QCOMPARE(rfast.peak_gflops, 228.0);
 
-    const train::EpochEnd e = classified_epoch(3);
+    train::EpochEnd e = classified_epoch(3);
+    e.samples_per_second = 41200;
+    e.gflops = 16.9;
+    e.peak_gflops = 228;
     const auto re = std::get<train::EpochEnd>(round_trip(e));
     QCOMPARE(re.epoch, 3);
     QCOMPARE(re.train_loss, e.train_loss);
@@ -170,11 +183,16 @@ class TestRunLog : public QObject {
     QCOMPARE(re.seconds, 2.5);
     QCOMPARE(re.data_wait_seconds, 0.25);
     QCOMPARE(re.train_seconds, 2.25);
-    // A log written before data_wait_seconds and train_seconds existed reads them as 0.
+    QCOMPARE(re.samples_per_second, 41200.0);
+    QCOMPARE(re.gflops, 16.9);
+    QCOMPARE(re.peak_gflops, 228.0);
+    // A log written before data_wait_seconds, train_seconds and the speed existed reads them as 0.
     const auto old = std::get<train::EpochEnd>(train::event_from_json(
         train::parse_json_line(R"({"event":"epoch","epoch":2,"train_loss":1,"lr":0.1,"seconds":1})", "t:2"), "t:2"));
     QCOMPARE(old.data_wait_seconds, 0.0);
     QCOMPARE(old.train_seconds, 0.0);
+    QCOMPARE(old.samples_per_second, 0.0);
+    QCOMPARE(old.gflops, 0.0);
 
     const auto rt = std::get<train::TestEnd>(round_trip(train::TestEnd{e}));
     QVERIFY(rt.figures.has_eval);

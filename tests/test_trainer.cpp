@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "data/dataloader.h"
@@ -17,6 +18,7 @@
 #include "train/builtin.h"
 #include "train/checkpoint.h"
 #include "train/step.h"
+#include "train/peak.h"
 #include "train/trainer.h"
 #include "plexus.h"
 
@@ -124,6 +126,8 @@ class TestTrainer : public QObject {
     Setup s = make_setup(500, 100);
     train::TrainerOptions o;
     o.epochs = 2;
+    o.flops_per_example = 4e5;
+    o.peak_gflops = 200;
     train::Trainer t(*s.model, *s.opt, *s.train, s.test.get(), o);
     std::vector<train::Event> events;
     t.set_callback([&](const train::Event& e) { events.push_back(e); });
@@ -135,14 +139,59 @@ class TestTrainer : public QObject {
         ++batch_events;
         const auto& b = std::get<train::BatchEnd>(e);
         QVERIFY(b.batch >= 1 && b.batch <= b.batches && b.samples_per_second > 0);
+        // The speed figures: the counted FLOPs at that rate, and the peak to set them against.
+        QCOMPARE(b.gflops, b.samples_per_second * 4e5 / 1e9);
+        QCOMPARE(b.peak_gflops, 200.0);
+      } else if (const auto* epoch = std::get_if<train::EpochEnd>(&e)) {
+        QCOMPARE(epoch->samples_per_second, 500 / epoch->train_seconds);
+        QCOMPARE(epoch->gflops, epoch->samples_per_second * 4e5 / 1e9);
+        QCOMPARE(epoch->peak_gflops, 200.0);
+        kinds.push_back("epoch");
       } else {
-        kinds.push_back(std::holds_alternative<train::EpochEnd>(e) ? "epoch"
-                        : std::holds_alternative<train::Finished>(e) ? "finished"
-                                                                      : "failed");
+        kinds.push_back(std::holds_alternative<train::Finished>(e) ? "finished" : "failed");
       }
     }
     QCOMPARE(batch_events, int64_t(2 * 10));
     QCOMPARE(kinds, (std::vector<std::string>{"epoch", "epoch", "finished"}));
+  }
+
+  // The peak is measured once (our own matrix product), then read from the cache file under
+  // its key; a cache that is not JSON is measured past and replaced.
+  void machinePeakIsMeasuredOnceAndCached() {
+    QTemporaryDir dir;
+    const fs::path cache = fs::path(dir.path().toStdString()) / "sub" / "machine-peak.json";
+    const train::MachinePeak first = train::machine_peak(Device::cpu(), cache);
+    QVERIFY(!first.cached);
+    QVERIFY2(first.gflops > 0.1, qPrintable(QString::number(first.gflops)));
+    QVERIFY2(first.key.rfind("cpu ", 0) == 0 && first.key.find(", " + std::to_string(num_threads()) + " threads") !=
+                                                     std::string::npos,
+             first.key.c_str());
+    QVERIFY(QDate::fromString(QString::fromStdString(first.measured), Qt::ISODate).isValid());
+    QVERIFY(fs::exists(cache));
+    const train::MachinePeak second = train::machine_peak(Device::cpu(), cache);
+    QVERIFY(second.cached);
+    QCOMPARE(second.gflops, first.gflops);
+    QCOMPARE(second.measured, first.measured);
+    QCOMPARE(second.key, first.key);
+    { std::ofstream(cache) << "not json"; }
+    const train::MachinePeak again = train::machine_peak(Device::cpu(), cache);
+    QVERIFY(!again.cached && again.gflops > 0.1);
+    QVERIFY(train::machine_peak(Device::cpu(), cache).cached);
+  }
+
+  void peakCacheFollowsXdg() {
+    const QByteArray xdg = qgetenv("XDG_CACHE_HOME"), home = qgetenv("HOME");
+    const auto restore = qScopeGuard([&] {
+      xdg.isNull() ? qunsetenv("XDG_CACHE_HOME") : qputenv("XDG_CACHE_HOME", xdg);
+      qputenv("HOME", home);
+    });
+    qputenv("XDG_CACHE_HOME", "/somewhere/cache");
+    QCOMPARE(train::default_peak_cache(), fs::path("/somewhere/cache/plexus/machine-peak.json"));
+    qunsetenv("XDG_CACHE_HOME");
+    qputenv("HOME", "/home/someone");
+    QCOMPARE(train::default_peak_cache(), fs::path("/home/someone/.cache/plexus/machine-peak.json"));
+    qunsetenv("HOME");
+    QCOMPARE(train::default_peak_cache(), fs::path());
   }
 
   void evaluationRecordsPredictionsInLoaderOrder() {

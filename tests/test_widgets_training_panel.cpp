@@ -104,7 +104,7 @@ class TestTrainingPanel : public QObject {
 
   void progressFollowsARun() {
     TrainingProgress p;
-    p.begin(3, 50, "CPU");
+    p.begin(3, 50, "CPU", "2026-11-25");
     train::BatchEnd b;
     b.epoch = 2;
     b.epochs = 3;
@@ -115,6 +115,18 @@ class TestTrainingPanel : public QObject {
     p.update(b);
     QCOMPARE(p.epochBar()->value(), 1);
     QCOMPARE(p.batchBar()->value(), 25);
+    // A model whose products were not counted shows its rate alone.
+    QCOMPARE(p.speedText(), QLocale().toString(1234) + " samples/s");
+    b.samples_per_second = 41200;
+    b.gflops = 98.4;
+    b.peak_gflops = 228;
+    p.update(b);
+    QCOMPARE(p.speedText(), QLocale().toString(41200) + " samples/s · " + QLocale().toString(98.4, 'f', 1) +
+                                " GFLOP/s · 43 % of this machine's peak (228 GFLOP/s, measured 2026-11-25)");
+    b.peak_gflops = 0;  // a peak that could not be measured
+    b.gflops = 1234.5;
+    p.update(b);
+    QCOMPARE(p.speedText(), QLocale().toString(41200) + " samples/s · " + QLocale().toString(1235) + " GFLOP/s");
     QVERIFY(p.findChildren<QLabel*>().size() >= 5);
     p.finish("Completed", true);
     QCOMPARE(p.epochBar()->value(), 3);

@@ -79,6 +79,14 @@ std::vector<std::pair<const PortSpec*, std::vector<size_t>>> input_edges(const G
   return out;
 }
 
+std::vector<Shape> input_shapes(const GraphIndex& index, const InferenceResult& shapes, const Node& node,
+                                const LayerType& type) {
+  std::vector<Shape> inputs;
+  for (const auto& [port, edges] : input_edges(index, node, type))
+    for (size_t e : edges) inputs.push_back(*shapes.edge_shapes[e]);
+  return inputs;
+}
+
 std::vector<std::pair<const PortSpec*, std::vector<size_t>>> input_edges(const Graph& graph, const Node& node,
                                                                           const LayerType& type) {
   std::vector<std::pair<const PortSpec*, std::vector<size_t>>> out;

@@ -59,4 +59,9 @@ std::vector<std::pair<const PortSpec*, std::vector<size_t>>> input_edges(const G
 std::vector<std::pair<const PortSpec*, std::vector<size_t>>> input_edges(const GraphIndex& index, const Node& node,
                                                                           const LayerType& type);
 
+// The shapes arriving at `node`'s inputs in port order (variadic ports in edge order), for a
+// node whose outputs `shapes` knows (so every input shape is known).
+std::vector<Shape> input_shapes(const GraphIndex& index, const InferenceResult& shapes, const Node& node,
+                                const LayerType& type);
+
 }  // namespace plexus::graph

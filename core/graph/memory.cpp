@@ -13,9 +13,9 @@ double values(const Shape& s) {
   return n;
 }
 
-// Per node index: whether it feeds a loss (all when the graph has none, so that an
-// unfinished graph is still estimated).
-std::vector<char> counted_nodes(const GraphIndex& index) {
+}  // namespace
+
+std::vector<char> trained_nodes(const GraphIndex& index) {
   const Graph& g = index.graph;
   std::vector<size_t> losses;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -24,8 +24,6 @@ std::vector<char> counted_nodes(const GraphIndex& index) {
   }
   return losses.empty() ? std::vector<char>(g.nodes.size(), 1) : index.feeding(std::move(losses));
 }
-
-}  // namespace
 
 const NodeMemory* MemoryEstimate::largest() const {
   const auto it = std::max_element(nodes.begin(), nodes.end(),
@@ -47,7 +45,7 @@ MemoryEstimate estimate_memory(const GraphIndex& index, const InferenceResult& s
   m.optimizer_state = optim::optimizer_state_tensors(g.training);
   const double batch = double(m.batch_size);
   const double per_parameter = kBytesPerValue * (2 + m.optimizer_state);  // value, gradient, optimizer state
-  const std::vector<char> counted = counted_nodes(index);
+  const std::vector<char> counted = trained_nodes(index);
 
   for (const std::string& id : shapes.order) {
     const size_t i = index.node.at(id);
@@ -66,10 +64,7 @@ MemoryEstimate estimate_memory(const GraphIndex& index, const InferenceResult& s
       n.activation_bytes = 2 * batch * out_values * kBytesPerValue;
     }
     if (type->parameter_count) {
-      std::vector<Shape> inputs;
-      for (const auto& [port, edges] : input_edges(index, node, *type))
-        for (size_t e : edges) inputs.push_back(*shapes.edge_shapes[e]);
-      n.parameters = type->parameter_count(Params(node, type->params), inputs);
+      n.parameters = type->parameter_count(Params(node, type->params), input_shapes(index, shapes, node, *type));
       n.parameter_bytes = n.parameters * per_parameter;
     }
     m.parameters += n.parameters;

@@ -36,6 +36,10 @@ struct MemoryEstimate {
   double activation_bytes() const;    // the nodes' outputs for one batch (with gradients)
 };
 
+// Per node index: whether training computes the node: it feeds a loss (every node while the
+// graph has no loss, so that an unfinished graph is still estimated).
+std::vector<char> trained_nodes(const GraphIndex& index);
+
 // Counts the nodes that lead to a loss (every node while the graph has no loss) whose output
 // shapes `shapes` knows, with the graph's batch size and optimizer settings.
 MemoryEstimate estimate_memory(const GraphIndex& index, const InferenceResult& shapes, const DatasetInfo* dataset);

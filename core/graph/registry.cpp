@@ -346,6 +346,10 @@ Registry::Registry() {
       const double out = double(p.integer("out_features"));
       return out * double(in.at(0).back()) + (p.flag("bias") ? out : 0);
     };
+    // Every output value is a dot product over the input features.
+    t.macs = [](const Params&, const std::vector<Shape>& in, const std::vector<Shape>& out) {
+      return double(numel(out.at(0))) * double(in.at(0).back());
+    };
     t.build = [](const BuildContext& b) {
       return single(std::make_shared<nn::Linear>(b.inputs.at(0).back(), b.params.integer("out_features"),
                                                  b.params.flag("bias"), b.gen));
@@ -517,6 +521,11 @@ Registry::Registry() {
       const double oc = double(p.integer("out_channels")), k = double(p.integer("kernel_size"));
       const double per_kernel = double(in.at(0)[0] / p.integer("groups")) * k * k;
       return oc * per_kernel + (p.flag("bias") ? oc : 0);
+    };
+    // Every output value is a dot product over one kernel's window: its group's channels × k × k.
+    t.macs = [](const Params& p, const std::vector<Shape>& in, const std::vector<Shape>& out) {
+      const double k = double(p.integer("kernel_size"));
+      return double(numel(out.at(0))) * double(in.at(0)[0] / p.integer("groups")) * k * k;
     };
     t.build = [](const BuildContext& b) {
       return single(std::make_shared<nn::Conv2d>(b.inputs.at(0)[0], b.params.integer("out_channels"),

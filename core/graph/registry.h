@@ -93,6 +93,14 @@ using ShapeRule = std::function<std::vector<Shape>(const ShapeContext&)>;  // on
 // A double, so that absurd sizes (2^24 x 2^24 features) count without overflowing.
 using ParameterCount = std::function<double(const Params&, const std::vector<Shape>& inputs)>;
 
+// The multiply-adds of one example's forward pass through a layer's matrix products and
+// convolutions, from its parameters and per-example input and output shapes (those its shape
+// rule gave). Elementwise work, pooling and normalisation are not counted: next to the
+// products they are small and bound by memory, not arithmetic. graph/compute.h turns these
+// into a training step's FLOPs.
+using MacCount =
+    std::function<double(const Params&, const std::vector<Shape>& inputs, const std::vector<Shape>& outputs)>;
+
 struct BuildContext {
   const Node& node;
   const Params& params;
@@ -120,6 +128,7 @@ struct LayerType {
   std::vector<ParamSpec> params;
   ShapeRule shape;
   ParameterCount parameter_count;  // null: it learns nothing
+  MacCount macs;                   // null: no products counted
   Builder build;             // layers
   LossBuilder loss;          // loss nodes
   // How the node exports to ONNX (core/export/onnx.h), in inference mode. Every type but the

@@ -4,6 +4,7 @@
 
 #include "cuda/cuda.h"
 #include "data/csv.h"
+#include "graph/compute.h"
 #include "session/data_pipeline.h"
 #include "graph/training_params.h"
 #include "optim/factory.h"
@@ -85,6 +86,8 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
   run.trainer_options.seed = s.seed;
   run.trainer_options.precision = parse_precision(s.precision);
   run.trainer_options.cuda_graphs = s.cuda_graphs;
+  run.trainer_options.flops_per_example =
+      graph::estimate_compute(graph::GraphIndex(graph), run.compiled.validation.shapes).training_flops;
   return run;
 }
 

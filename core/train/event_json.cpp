@@ -57,6 +57,17 @@ void read_evaluation(JsonFields& f, EpochEnd& e) {
   }
 }
 
+// The speed figures that are known: gflops and peak_gflops are 0 (left out) when the run's
+// products were not counted or its device's peak not measured.
+void add_speed(json& j, double gflops, double peak_gflops) {
+  if (gflops > 0) j["gflops"] = real(gflops);
+  if (peak_gflops > 0) j["peak_gflops"] = real(peak_gflops);
+}
+void read_speed(JsonFields& f, double& gflops, double& peak_gflops) {
+  if (f.has("gflops")) gflops = f.number("gflops");
+  if (f.has("peak_gflops")) peak_gflops = f.number("peak_gflops");
+}
+
 int to_int(JsonFields& f, const std::string& key) {
   const int64_t v = f.integer(key);
   if (v < 0 || v > std::numeric_limits<int>::max()) f.fail(key, "a count");
@@ -74,6 +85,7 @@ json to_json(const Event& event, bool classification) {
                  {"loss", real(e.loss)}, {"running_loss", real(e.running_loss)}};
           if (classification) j["running_accuracy"] = real(e.running_accuracy);
           j["samples_per_second"] = real(e.samples_per_second);
+          add_speed(j, e.gflops, e.peak_gflops);
           j["lr"] = real(e.lr);
           return j;
         } else if constexpr (std::is_same_v<T, EpochEnd>) {
@@ -83,6 +95,8 @@ json to_json(const Event& event, bool classification) {
           j["seconds"] = real(e.seconds);
           j["train_seconds"] = real(e.train_seconds);
           j["data_wait_seconds"] = real(e.data_wait_seconds);
+          j["samples_per_second"] = real(e.samples_per_second);
+          add_speed(j, e.gflops, e.peak_gflops);
           add_evaluation(j, e, classification);
           return j;
         } else if constexpr (std::is_same_v<T, TestEnd>) {
@@ -114,6 +128,7 @@ Event event_from_json(const json& j, const std::string& where) {
     b.running_loss = f.number("running_loss");
     if (f.has("running_accuracy")) b.running_accuracy = f.number("running_accuracy");
     b.samples_per_second = f.number("samples_per_second");
+    read_speed(f, b.gflops, b.peak_gflops);  // absent before they were kept, and when not known
     b.lr = f.number("lr");
     out = b;
   } else if (kind == "epoch") {
@@ -126,6 +141,8 @@ Event event_from_json(const json& j, const std::string& where) {
     // Absent before they were kept.
     if (f.has("train_seconds")) e.train_seconds = f.number("train_seconds");
     if (f.has("data_wait_seconds")) e.data_wait_seconds = f.number("data_wait_seconds");
+    if (f.has("samples_per_second")) e.samples_per_second = f.number("samples_per_second");
+    read_speed(f, e.gflops, e.peak_gflops);
     read_evaluation(f, e);
     out = e;
   } else if (kind == "test") {

@@ -4,16 +4,19 @@
 // (session/run_log.h). docs/training.md lists the keys:
 //
 //   {"event":"batch","epoch":1,"batch":10,"batches":600,"loss":..,"running_loss":..,
-//    "running_accuracy":..,"samples_per_second":..,"lr":..}
+//    "running_accuracy":..,"samples_per_second":..,"gflops":..,"peak_gflops":..,"lr":..}
 //   {"event":"epoch","epoch":1,"train_loss":..,"train_accuracy":..,"lr":..,"seconds":..,
-//    "data_wait_seconds":..,"eval_loss":..,"eval_accuracy":..,"eval_top5":..,
+//    "train_seconds":..,"data_wait_seconds":..,"samples_per_second":..,"gflops":..,
+//    "peak_gflops":..,"eval_loss":..,"eval_accuracy":..,"eval_top5":..,
 //    "per_class_accuracy":[..],"confusion":[..]}
 //   {"event":"test", "eval_loss":.., ...}          the final model on the test split
 //   {"event":"finished","cancelled":false,"epochs":5,"seconds":..}
 //   {"event":"failed","message":"..."}
 //   {"event":"notice","text":"the training step runs as a CUDA graph (...)"}
 //
-// Accuracies are classification figures: a regression run writes losses only. A number that is
+// Accuracies are classification figures: a regression run writes losses only. gflops and
+// peak_gflops are left out when not known (a model whose products were not counted, a peak not
+// measured). A number that is
 // not finite is written as null (JSON has no NaN) and read back as NaN.
 #include <nlohmann/json.hpp>
 

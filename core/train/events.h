@@ -15,10 +15,19 @@ struct BatchEnd {
   double loss = 0;                   // this batch
   double running_loss = 0;           // mean over the epoch so far
   double running_accuracy = 0;       // classification only
-  double samples_per_second = 0;
+  double samples_per_second = 0;     // over the epoch so far, waiting for data included
+  // That rate in FLOPs the model's counted products need (graph/compute.h), and the device's
+  // measured peak to set it against (train/peak.h); 0 when not counted or not measured.
+  double gflops = 0;
+  double peak_gflops = 0;
   double eta_seconds = 0;            // whole run
   double lr = 0;
 };
+
+// Achieved over peak, 0.43 for 43 %; 0 when either is unknown.
+inline double share_of_peak(double gflops, double peak_gflops) {
+  return gflops > 0 && peak_gflops > 0 ? gflops / peak_gflops : 0;
+}
 
 struct EpochEnd {
   int epoch = 0, epochs = 0;
@@ -39,6 +48,10 @@ struct EpochEnd {
   // batch (inside its begin() and ++). A large share means the data, not the model, limits
   // the speed.
   double data_wait_seconds = 0;
+  // The training loop's speed over the whole epoch, as BatchEnd's (0 when not counted).
+  double samples_per_second = 0;
+  double gflops = 0;
+  double peak_gflops = 0;
 };
 
 // After the last epoch of a run that was not stopped: the final model's figures on the test

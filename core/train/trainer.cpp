@@ -138,6 +138,8 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
     e.running_accuracy = seen ? double(correct) / double(seen) : 0.0;
     const double spent = seconds_since(start);
     e.samples_per_second = spent > 0 ? double(seen) / spent : 0.0;
+    e.gflops = e.samples_per_second * options_.flops_per_example / 1e9;
+    e.peak_gflops = options_.peak_gflops;
     const int64_t remaining = int64_t(options_.epochs - epoch) * batches + (batches - batch);
     e.eta_seconds = double(remaining) * elapsed_ / double(batches_done_);
     e.lr = opt_.param_groups().empty() ? 0.0 : opt_.param_groups()[0].lr;
@@ -150,6 +152,9 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
   end.train_accuracy = seen ? double(correct) / double(seen) : 0.0;
   end.data_wait_seconds = data_wait;
   end.train_seconds = seconds_since(start);
+  end.samples_per_second = end.train_seconds > 0 ? double(seen) / end.train_seconds : 0.0;
+  end.gflops = end.samples_per_second * options_.flops_per_example / 1e9;
+  end.peak_gflops = options_.peak_gflops;
   return end;
 }
 

@@ -50,6 +50,11 @@ struct TrainerOptions {
   // Products and convolutions on a CUDA device (ops/precision.h); the CPU computes in FP32
   // and says so with a Notice.
   Precision precision = Precision::FP32;
+  // For the events' speed figures (BatchEnd::gflops, ::peak_gflops): the FLOPs one example's
+  // training step computes (graph::estimate_compute) and the peak GFLOP/s of the device it
+  // runs on (train::machine_peak). 0 = not counted / not measured: the events say 0 too.
+  double flops_per_example = 0;
+  double peak_gflops = 0;
 };
 
 enum class RunStatus { Completed, Cancelled, Failed };

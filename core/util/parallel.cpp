@@ -18,18 +18,34 @@ namespace {
 
 thread_local bool t_in_region = false;
 
-// After a job a worker spins this long for the next one before it sleeps: a training step
-// issues parallel loops microseconds apart, and waking a sleeping thread costs tens of µs.
+// After a job a worker spins this long for the next one before it sleeps, and the caller this
+// long for the workers' chunks: a training step issues parallel loops microseconds apart, and
+// waking a sleeping thread costs tens of µs.
 constexpr auto kSpin = std::chrono::microseconds(200);
 
+// Spins until `done()` or kSpin has passed; true when done.
+template <class Done>
+bool spin_until(Done done) {
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 0;; ++i) {
+    if (done()) return true;
+    _mm_pause();
+    if ((i & 255) == 255 && std::chrono::steady_clock::now() > until) return false;
+  }
+}
+
+// Chunk c of a job is run by whoever claims it first: worker c, or the caller once its own
+// chunk is done. A worker that lost its core (to a GUI's thread, another process: the pool
+// has as many threads as cores, so any other runnable thread preempts one of them) thus costs
+// the job at most the chunk it had started, instead of the caller spinning until it runs again.
 class Pool {
  public:
-  explicit Pool(int threads) : threads_(threads) {
+  explicit Pool(int threads) : threads_(threads), claimed_(size_t(threads)) {
     for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { work(i); });
   }
   ~Pool() {
     stop_.store(true);
-    generation_.fetch_add(1);
+    sequence_.fetch_add(2);
     {
       std::lock_guard lock(sleep_mu_);
       wake_.notify_all();
@@ -45,63 +61,119 @@ class Pool {
   bool try_run(int parts, int64_t n, detail::ChunkFn fn, void* ctx) {
     std::unique_lock lock(busy_, std::try_to_lock);
     if (!lock) return false;
-    fn_ = fn;
-    ctx_ = ctx;
-    n_ = n;
-    parts_ = parts;
-    remaining_.store(int(workers_.size()), std::memory_order_relaxed);
-    generation_.fetch_add(1);  // seq_cst: pairs with the sleepers_ count in wait_for_change()
+    // Published under a sequence lock (odd while written): a worker may still be reading the
+    // previous job, preempted since, and must see that it changed. The fields are stored with
+    // release (no fences: ThreadSanitizer does not model them), so a worker that reads one
+    // new value also sees the odd mark before it.
+    const uint64_t before = sequence_.load(std::memory_order_relaxed);
+    sequence_.store(before + 1, std::memory_order_relaxed);
+    fn_.store(fn, std::memory_order_release);
+    ctx_.store(ctx, std::memory_order_release);
+    n_.store(n, std::memory_order_release);
+    parts_.store(parts, std::memory_order_release);
+    remaining_.store(parts - 1, std::memory_order_relaxed);
+    const uint64_t job = before + 2;
+    sequence_.store(job);  // seq_cst: pairs with the sleepers_ count in wait_for_change()
     if (sleepers_.load() > 0) {
       std::lock_guard sleep_lock(sleep_mu_);
       wake_.notify_all();
     }
     t_in_region = true;
     fn(ctx, 0, 0, n / parts);
+    for (int c = 1; c < parts; ++c)  // the chunks no worker has started yet
+      if (claim(c, job)) {
+        fn(ctx, c, c * n / parts, (c + 1) * n / parts);
+        remaining_.fetch_sub(1);
+      }
     t_in_region = false;
-    while (remaining_.load(std::memory_order_acquire) > 0) _mm_pause();
+    wait_for_workers();
     return true;
   }
 
  private:
+  struct Job {
+    uint64_t id = 0;
+    detail::ChunkFn fn = nullptr;
+    void* ctx = nullptr;
+    int64_t n = 0;
+    int parts = 1;
+  };
+
+  // The job published now; false while one is being written.
+  bool read_job(Job& job) const {
+    job.id = sequence_.load(std::memory_order_acquire);
+    if (job.id & 1) return false;
+    // Acquire, each: the second look at the sequence cannot move before them.
+    job.fn = fn_.load(std::memory_order_acquire);
+    job.ctx = ctx_.load(std::memory_order_acquire);
+    job.n = n_.load(std::memory_order_acquire);
+    job.parts = parts_.load(std::memory_order_acquire);
+    return sequence_.load(std::memory_order_relaxed) == job.id;
+  }
+
+  // True for the one thread that takes chunk c of job `job` (ids only grow, so a worker that
+  // read an older job cannot take a newer one's chunk).
+  bool claim(int c, uint64_t job) {
+    std::atomic<uint64_t>& mark = claimed_[size_t(c)];
+    uint64_t seen = mark.load(std::memory_order_relaxed);
+    while (seen < job)
+      if (mark.compare_exchange_weak(seen, job)) return true;
+    return false;
+  }
+
   void work(int index) {
     t_in_region = true;
-    uint32_t seen = 0;  // the value at construction: a job published before we start still counts
+    uint64_t seen = 0;  // the value at construction: a job published before we start still counts
     for (;;) {
       wait_for_change(seen);
-      seen = generation_.load(std::memory_order_acquire);
       if (stop_.load()) return;
-      if (index < parts_) fn_(ctx_, index, index * n_ / parts_, (index + 1) * n_ / parts_);
-      remaining_.fetch_sub(1, std::memory_order_release);
+      Job job;
+      if (!read_job(job)) continue;  // being written: look again
+      seen = job.id;
+      if (index >= job.parts || !claim(index, job.id)) continue;
+      job.fn(job.ctx, index, index * job.n / job.parts, (index + 1) * job.n / job.parts);
+      // seq_cst, both: either the caller sees the count reach 0, or we see it waiting.
+      if (remaining_.fetch_sub(1) == 1 && caller_waits_.load()) {
+        std::lock_guard lock(done_mu_);
+        done_.notify_one();
+      }
     }
   }
 
-  void wait_for_change(uint32_t seen) {
-    const auto until = std::chrono::steady_clock::now() + kSpin;
-    for (int i = 0;; ++i) {
-      if (generation_.load(std::memory_order_acquire) != seen) return;
-      _mm_pause();
-      if ((i & 255) == 255 && std::chrono::steady_clock::now() > until) break;
-    }
+  // The caller, after its chunks: the workers' usually end within microseconds; past the
+  // spin it sleeps, leaving its core to a worker that was preempted mid-chunk.
+  void wait_for_workers() {
+    if (spin_until([&] { return remaining_.load(std::memory_order_acquire) == 0; })) return;
+    std::unique_lock lock(done_mu_);
+    caller_waits_.store(true);
+    done_.wait(lock, [&] { return remaining_.load() == 0; });
+    caller_waits_.store(false);
+  }
+
+  void wait_for_change(uint64_t seen) {
+    if (spin_until([&] { return sequence_.load(std::memory_order_acquire) != seen; })) return;
     std::unique_lock lock(sleep_mu_);
     sleepers_.fetch_add(1);  // seq_cst: either the caller sees it and notifies, or we see its bump
-    wake_.wait(lock, [&] { return generation_.load() != seen; });
+    wake_.wait(lock, [&] { return sequence_.load() != seen; });
     sleepers_.fetch_sub(1);
   }
 
   const int threads_;
   std::vector<std::thread> workers_;
   std::mutex busy_;
-  std::atomic<uint32_t> generation_{0};
-  std::atomic<int> remaining_{0};
+  std::atomic<uint64_t> sequence_{0};  // the current job's id (even), odd while one is written
+  std::vector<std::atomic<uint64_t>> claimed_;  // per chunk: the last job whose chunk was taken
+  std::atomic<int> remaining_{0};      // the current job's chunks past the first not done yet
   std::atomic<int> sleepers_{0};
   std::atomic<bool> stop_{false};
-  std::mutex sleep_mu_;
-  std::condition_variable wake_;
-  // The current job; written by the caller before generation_ is bumped.
-  detail::ChunkFn fn_ = nullptr;
-  void* ctx_ = nullptr;
-  int64_t n_ = 0;
-  int parts_ = 1;
+  std::atomic<bool> caller_waits_{false};
+  std::mutex sleep_mu_, done_mu_;
+  std::condition_variable wake_, done_;
+  // The current job, written by the caller inside the sequence lock.
+  std::atomic<detail::ChunkFn> fn_{nullptr};
+  std::atomic<void*> ctx_{nullptr};
+  std::atomic<int64_t> n_{0};
+  std::atomic<int> parts_{1};
 };
 
 // Replaced when num_threads() changes; the last user of an old pool joins its workers.

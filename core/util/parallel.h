@@ -3,7 +3,8 @@
 // is split here into per-thread blocks, like every other large loop, so exactly one set of
 // threads ever spins on the cores (two pools spinning on two cores slow everything down
 // several times). The pool has num_threads() - 1 workers; the calling thread does the
-// first chunk itself. A parallel_for inside another (or while another thread holds the
+// first chunk itself, then any chunk no worker has started (a worker whose core another
+// thread took), so a preempted thread delays a loop by at most the chunk it is in. A parallel_for inside another (or while another thread holds the
 // pool) runs serially on its caller, so kernels may nest them freely.
 #include <cstdint>
 #include <type_traits>

@@ -31,21 +31,25 @@ TrainingProgress::TrainingProgress(QWidget* parent) : QWidget(parent) {
   // Text that changes ten times a second must not change the labels' size: a new size
   // re-lays out and repaints the whole dashboard around them.
   const QFontMetrics metrics(font());
-  speed_->setFixedWidth(metrics.horizontalAdvance(tr("%L1 samples/s").arg(99999999)));
+  // The speed's row takes the bars' width whatever its text (a narrow window clips its end).
+  speed_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+  speed_->setMinimumWidth(metrics.horizontalAdvance(tr("%L1 samples/s").arg(99999999)));
+  speed_->setObjectName(QStringLiteral("trainingSpeed"));
   elapsed_->setFixedWidth(metrics.horizontalAdvance(tr("elapsed %1").arg(duration(359999))));
   eta_->setFixedWidth(metrics.horizontalAdvance(tr("ETA %1").arg(duration(359999))));
   status_->setMinimumWidth(QFontMetrics(bold).horizontalAdvance(tr("Stopped after 999 epochs")));
 
   auto* grid = new QGridLayout(this);
   grid->setContentsMargins(6, 4, 6, 4);
-  // Two rows, so the strip fits a narrow window: the bars, then the figures under them.
+  // Rows, so the strip fits a narrow window: the bars, the times under them, then the speed.
   auto* figures = new QHBoxLayout;
-  for (QLabel* label : {speed_, elapsed_, eta_, device_}) figures->addWidget(label);
+  for (QLabel* label : {elapsed_, eta_, device_}) figures->addWidget(label);
   figures->addStretch();
   grid->addWidget(status_, 0, 0);
   grid->addWidget(epoch_bar_, 0, 1);
   grid->addWidget(batch_bar_, 0, 2);
   grid->addLayout(figures, 1, 1, 1, 2);
+  grid->addWidget(speed_, 2, 1, 1, 2);
   grid->setColumnStretch(1, 1);
   grid->setColumnStretch(2, 1);
 }
@@ -57,7 +61,21 @@ QString TrainingProgress::duration(double seconds) {
   return tr("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60, 2, 10, QLatin1Char('0'));
 }
 
-void TrainingProgress::begin(int epochs, int64_t batches_per_epoch, const QString& device) {
+QString TrainingProgress::speed(double samples_per_second, double gflops, double peak_gflops,
+                                const QString& peak_measured) {
+  QString text = tr("%L1 samples/s").arg(samples_per_second, 0, 'f', 0);
+  if (gflops <= 0) return text;
+  text += tr(" · %L1 GFLOP/s").arg(gflops, 0, 'f', gflops < 100 ? 1 : 0);
+  if (const double share = train::share_of_peak(gflops, peak_gflops); share > 0)
+    text += tr(" · %1 % of this machine's peak (%L2 GFLOP/s, measured %3)")
+                .arg(100 * share, 0, 'f', 0)
+                .arg(peak_gflops, 0, 'f', 0)
+                .arg(peak_measured);
+  return text;
+}
+
+void TrainingProgress::begin(int epochs, int64_t batches_per_epoch, const QString& device, const QString& peak_measured) {
+  peak_measured_ = peak_measured;
   epoch_bar_->setRange(0, epochs);
   epoch_bar_->setValue(0);
   epoch_bar_->setFormat(tr("Epoch %v of %m"));
@@ -70,7 +88,7 @@ void TrainingProgress::begin(int epochs, int64_t batches_per_epoch, const QStrin
   speed_->clear();
   eta_->clear();
   clock_.start();
-  showTimes(0, -1);
+  showTimes(-1);
 }
 
 void TrainingProgress::update(const train::BatchEnd& batch) {
@@ -78,7 +96,9 @@ void TrainingProgress::update(const train::BatchEnd& batch) {
   epoch_bar_->setFormat(tr("Epoch %1 of %2").arg(batch.epoch).arg(batch.epochs));
   batch_bar_->setMaximum(int(batch.batches));
   batch_bar_->setValue(int(batch.batch));
-  showTimes(batch.samples_per_second, batch.eta_seconds);
+  if (batch.samples_per_second > 0)
+    speed_->setText(speed(batch.samples_per_second, batch.gflops, batch.peak_gflops, peak_measured_));
+  showTimes(batch.eta_seconds);
 }
 
 void TrainingProgress::epochDone(const train::EpochEnd& epoch) {
@@ -98,8 +118,9 @@ void TrainingProgress::finish(const QString& status, bool completed) {
 
 QString TrainingProgress::statusText() const { return status_->text(); }
 
-void TrainingProgress::showTimes(double samples_per_second, double eta_seconds) {
-  if (samples_per_second > 0) speed_->setText(tr("%L1 samples/s").arg(samples_per_second, 0, 'f', 0));
+QString TrainingProgress::speedText() const { return speed_->text(); }
+
+void TrainingProgress::showTimes(double eta_seconds) {
   elapsed_->setText(tr("elapsed %1").arg(duration(clock_.elapsed() / 1000.0)));
   eta_->setText(eta_seconds >= 0 ? tr("ETA %1").arg(duration(eta_seconds)) : QString());
 }

@@ -1,6 +1,7 @@
 #pragma once
-// TrainingProgress: where a run is: epoch and batch progress bars, samples per second, elapsed
-// time, the estimated time left and the device it runs on. Fed by the dashboard with the
+// TrainingProgress: where a run is: epoch and batch progress bars, its speed (samples per
+// second, the GFLOP/s its counted products need and their share of the machine's measured
+// peak), elapsed time, the estimated time left and the device it runs on. Fed by the dashboard with the
 // run's events; it only shows them.
 #include <QElapsedTimer>
 #include <QString>
@@ -19,7 +20,9 @@ class TrainingProgress : public QWidget {
  public:
   explicit TrainingProgress(QWidget* parent = nullptr);
 
-  void begin(int epochs, int64_t batches_per_epoch, const QString& device);
+  // `peak_measured`: the day the device's peak (the events' peak_gflops) was measured, "" when
+  // not known yet.
+  void begin(int epochs, int64_t batches_per_epoch, const QString& device, const QString& peak_measured);
   void update(const train::BatchEnd& batch);
   void epochDone(const train::EpochEnd& epoch);
   // "Completed", "Stopped", "Failed: …"; a completed run shows both bars full.
@@ -28,12 +31,17 @@ class TrainingProgress : public QWidget {
   QProgressBar* epochBar() const { return epoch_bar_; }
   QProgressBar* batchBar() const { return batch_bar_; }
   QString statusText() const;
+  QString speedText() const;
+
+  // "41,200 samples/s · 98.4 GFLOP/s · 43 % of this machine's peak (228 GFLOP/s, measured
+  // 2026-11-25)": the figures that are known (0 = not).
+  static QString speed(double samples_per_second, double gflops, double peak_gflops, const QString& peak_measured);
 
   // "42 s", "3 min 05 s", "1 h 02 min".
   static QString duration(double seconds);
 
  private:
-  void showTimes(double samples_per_second, double eta_seconds);
+  void showTimes(double eta_seconds);
 
   QProgressBar* epoch_bar_;
   QProgressBar* batch_bar_;
@@ -43,6 +51,7 @@ class TrainingProgress : public QWidget {
   QLabel* device_;
   QLabel* status_;
   QElapsedTimer clock_;
+  QString peak_measured_;
 };
 
 }  // namespace plexus::widgets
