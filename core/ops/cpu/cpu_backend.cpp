@@ -433,24 +433,38 @@ class CpuBackend final : public Backend {
         }
   }
 
-  // Images are spread over the pool; per image and group, im2col into the thread's own
-  // buffer (reused across calls, small enough to stay in cache) and one single-threaded sgemm.
+  // Images are spread over the pool. With our AVX-512 product each image and group is one
+  // implicit product (ops/cpu/sgemm.h: panels packed straight from the image, the input
+  // gradient added straight into it); otherwise im2col into the thread's own buffer
+  // (reused across calls, small enough to stay in cache) and one single-threaded sgemm.
   static std::vector<float>& cols_buffer(int64_t size) {
     thread_local std::vector<float> cols;
     if (int64_t(cols.size()) < size) cols.resize(size_t(size));
     return cols;
   }
 
+  static cpu::ConvShape conv_shape(const ConvGeometry& g) {
+    return {g.c, g.h, g.w, g.kh, g.kw, g.oh, g.ow, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw};
+  }
+
   void conv2d_forward(float* out, const float* x, const float* w, const ConvProblem& p) override {
     const ConvGeometry& g = p.geo;
     const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
+    const bool own = cpu::own_sgemm_enabled();
+    const cpu::ConvShape shape = conv_shape(g);
     parallel_for(p.n, 1, [&](int64_t begin, int64_t end) {
-      float* cols = cols_buffer(kdim * plane).data();
+      float* cols = own ? cpu::own_sgemm_thread_workspace() : cols_buffer(kdim * plane).data();
       for (int64_t i = begin; i < end; ++i)
         for (int64_t grp = 0; grp < p.groups; ++grp) {
-          im2col(cols, x + (i * p.c + grp * g.c) * g.h * g.w, g);
-          gemm(false, false, og, plane, kdim, 1.f, w + grp * og * kdim, kdim, cols, plane, 0.f,
-               out + (i * p.oc + grp * og) * plane, plane);
+          const float* img = x + (i * p.c + grp * g.c) * g.h * g.w;
+          const float* wg = w + grp * og * kdim;
+          float* o = out + (i * p.oc + grp * og) * plane;
+          if (own) {
+            cpu::conv_forward_image(o, img, wg, og, shape, nullptr, false, cols);
+            continue;
+          }
+          im2col(cols, img, g);
+          gemm(false, false, og, plane, kdim, 1.f, wg, kdim, cols, plane, 0.f, o, plane);
         }
     });
   }
@@ -459,6 +473,8 @@ class CpuBackend final : public Backend {
                        const ConvProblem& p) override {
     const ConvGeometry& g = p.geo;
     const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow, wsize = p.oc * kdim;
+    const bool own = cpu::own_sgemm_enabled();
+    const cpu::ConvShape shape = conv_shape(g);
     // Each chunk of images sums its weight gradient into its own slot, added up after.
     const int parts = parallel_parts(p.n, 1);
     std::vector<float>* partial = nullptr;
@@ -468,18 +484,25 @@ class CpuBackend final : public Backend {
       partial = &slots;
     }
     parallel_for_chunks(p.n, 1, [&](int chunk, int64_t begin, int64_t end) {
-      float* cols = cols_buffer(kdim * plane).data();
+      float* cols = gx || !own ? cols_buffer(kdim * plane).data() : nullptr;
       float* gw_chunk = !gw || chunk == 0 ? gw : partial->data() + (chunk - 1) * wsize;
       for (int64_t i = begin; i < end; ++i)
         for (int64_t grp = 0; grp < p.groups; ++grp) {
           const float* gi = gout + (i * p.oc + grp * og) * plane;
-          if (gw) {  // dW += dY · colsᵀ
-            im2col(cols, x + (i * p.c + grp * g.c) * g.h * g.w, g);
-            gemm(false, true, og, kdim, plane, 1.f, gi, plane, cols, plane, 1.f, gw_chunk + grp * og * kdim, kdim);
+          const float* img = x + (i * p.c + grp * g.c) * g.h * g.w;
+          float* gimg = gx ? gx + (i * p.c + grp * g.c) * g.h * g.w : nullptr;
+          float* gwg = gw ? gw_chunk + grp * og * kdim : nullptr;
+          const float* wg = w + grp * og * kdim;
+          if (gw && own) {
+            cpu::conv_weight_grad_image(gwg, gi, img, og, shape, cpu::own_sgemm_thread_workspace());
+          } else if (gw) {  // dW += dY · colsᵀ
+            im2col(cols, img, g);
+            gemm(false, true, og, kdim, plane, 1.f, gi, plane, cols, plane, 1.f, gwg, kdim);
           }
           if (gx) {  // dX += col2im(Wᵀ · dY)
-            gemm(true, false, kdim, plane, og, 1.f, w + grp * og * kdim, kdim, gi, plane, 0.f, cols, plane);
-            col2im(gx + (i * p.c + grp * g.c) * g.h * g.w, cols, g);
+            gemm(true, false, kdim, plane, og, 1.f, wg, kdim, gi, plane, 0.f, cols, plane);
+            if (own && g.sh == 1 && g.sw == 1) cpu::col2im_unit_stride(gimg, cols, shape);
+            else col2im(gimg, cols, g);
           }
         }
     });

@@ -29,4 +29,23 @@ float* own_sgemm_thread_workspace();
 void own_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                const float* b, int64_t ldb, float beta, float* c, int64_t ldc, float* workspace);
 
+// A convolution of one image (one group) as the same product, its im2col matrix never
+// stored: the kernel reads the packed panels straight from the image. The image is
+// [c, h, w], the weight [og, c, kh, kw], the output [og, oh, ow]; the fields are those of
+// Backend::ConvGeometry. `workspace` as for own_sgemm.
+struct ConvShape {
+  int64_t c, h, w, kh, kw, oh, ow, sh, sw, ph, pw, dh, dw;
+};
+// out = w · cols(img), plus bias[o] per output channel when bias is not null, then
+// max(·, 0) when relu; out is written, never read before.
+void conv_forward_image(float* out, const float* img, const float* w, int64_t og, const ConvShape& g,
+                        const float* bias, bool relu, float* workspace);
+// gw += gout · cols(img)ᵀ.
+void conv_weight_grad_image(float* gw, const float* gout, const float* img, int64_t og, const ConvShape& g,
+                            float* workspace);
+// img += col2im(cols) at stride 1 (sh = sw = 1): each image cell sums its taps' columns in a
+// register and is written once (adding tap rows into the image one by one would chain
+// overlapping loads behind stores).
+void col2im_unit_stride(float* img, const float* cols, const ConvShape& g);
+
 }  // namespace plexus::cpu

@@ -1,0 +1,70 @@
+// bench_conv: the CPU time of LeNet's layers one op at a time (batch 100, the pool's default
+// threads), to see where a training step of workload (c) of bench_cpu goes.
+//
+//   bench_conv [--reps R]
+//
+// Each line: the op, forward µs and backward µs (median of R repetitions, default 200).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "plexus.h"
+
+using namespace plexus;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Times f(input) forward and its backward from a fixed upstream gradient.
+void time_op(const char* name, const Tensor& input0, const std::vector<Tensor>& params,
+             const std::function<Tensor(const Tensor&)>& f, int reps) {
+  Tensor input = input0.detach();
+  input.requires_grad_(input0.requires_grad());
+  std::vector<double> fwd, bwd;
+  for (int r = 0; r < reps + 5; ++r) {
+    for (const Tensor& p : params) p.set_grad(Tensor());
+    const auto t0 = Clock::now();
+    const Tensor y = f(input);
+    const auto t1 = Clock::now();
+    y.backward(ones(y.shape()));
+    const auto t2 = Clock::now();
+    if (r < 5) continue;
+    fwd.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    bwd.push_back(std::chrono::duration<double, std::micro>(t2 - t1).count());
+  }
+  std::printf("%-32s fwd %8.1f us  bwd %8.1f us\n", name, median(fwd), median(bwd));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 200;
+  for (int i = 1; i + 1 < argc; i += 2)
+    if (std::string(argv[i]) == "--reps") reps = std::atoi(argv[i + 1]);
+  std::printf("device: cpu (%d threads)\n", num_threads());
+  Generator gen(1);
+  auto leaf = [&](const Shape& s, bool grad = true) {
+    Tensor t = randn(s, &gen);
+    t.requires_grad_(grad);
+    return t;
+  };
+  const Tensor x1 = leaf({100, 1, 28, 28}, false), w1 = leaf({20, 1, 5, 5}), b1 = leaf({20});
+  const Tensor x2 = leaf({100, 20, 12, 12}), w2 = leaf({50, 20, 5, 5}), b2 = leaf({50});
+  const Tensor r1 = leaf({100, 20, 24, 24}), r2 = leaf({100, 50, 8, 8});
+  time_op("conv1 1->20 5x5 (no dX)", x1, {w1, b1}, [&](const Tensor& x) { return conv2d(x, w1, b1); }, reps);
+  time_op("relu [100,20,24,24]", r1, {}, [](const Tensor& x) { return relu(x); }, reps);
+  time_op("max_pool 2 [100,20,24,24]", r1, {}, [](const Tensor& x) { return max_pool2d(x, {2, 2}); }, reps);
+  time_op("conv2 20->50 5x5", x2, {w2, b2}, [&](const Tensor& x) { return conv2d(x, w2, b2); }, reps);
+  time_op("relu [100,50,8,8]", r2, {}, [](const Tensor& x) { return relu(x); }, reps);
+  time_op("max_pool 2 [100,50,8,8]", r2, {}, [](const Tensor& x) { return max_pool2d(x, {2, 2}); }, reps);
+  return 0;
+}
