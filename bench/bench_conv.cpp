@@ -1,5 +1,6 @@
-// bench_conv: the CPU time of LeNet's layers one op at a time (batch 100, the pool's default
-// threads), to see where a training step of workload (c) of bench_cpu goes.
+// bench_conv: the CPU time of LeNet's layers one op at a time, and of each convolution with
+// its ReLU and pooling fused (batch 100, the pool's default threads; PLEXUS_NUM_THREADS=1
+// for one core), to see where a training step of workload (c) of bench_cpu goes.
 //
 //   bench_conv [--reps R]
 //
@@ -66,5 +67,10 @@ int main(int argc, char** argv) {
   time_op("conv2 20->50 5x5", x2, {w2, b2}, [&](const Tensor& x) { return conv2d(x, w2, b2); }, reps);
   time_op("relu [100,50,8,8]", r2, {}, [](const Tensor& x) { return relu(x); }, reps);
   time_op("max_pool 2 [100,50,8,8]", r2, {}, [](const Tensor& x) { return max_pool2d(x, {2, 2}); }, reps);
+  // What nn::Sequential runs for LeNet: each conv with its ReLU and pooling as one op.
+  time_op("conv1 + relu + max_pool fused", x1, {w1, b1},
+          [&](const Tensor& x) { return conv2d_relu_max_pool2d(x, w1, b1, {}, true, true); }, reps);
+  time_op("conv2 + relu + max_pool fused", x2, {w2, b2},
+          [&](const Tensor& x) { return conv2d_relu_max_pool2d(x, w2, b2, {}, true, true); }, reps);
   return 0;
 }

@@ -101,6 +101,45 @@ class TestConv : public QObject {
     QVERIFY2(worst(b.grad().to_vector(), want.gb) < tol, "bias gradient");
   }
 
+  // conv2d_relu_max_pool2d against the three ops it fuses, on the same cases (planes too
+  // small to pool take the composed path, so they match trivially).
+  void fusedMatchesComposed_data() { matchesDirectConvolution_data(); }
+
+  void fusedMatchesComposed() {
+    QFETCH(int, index);
+    const Case& c = cases()[size_t(index)];
+    for (const auto& [relu, pool] : {std::pair{true, true}, {true, false}, {false, true}}) {
+      Generator gen(uint64_t(200 + index));
+      const Tensor x0 = randn(c.x, &gen), w0 = randn(c.w, &gen), b0 = randn({c.w[0]}, &gen);
+      auto run = [&](bool fused) {
+        Tensor x = x0.detach(), w = w0.detach(), b = b0.detach();
+        x.requires_grad_();
+        w.requires_grad_();
+        b.requires_grad_();
+        Tensor y;
+        if (fused) {
+          y = conv2d_relu_max_pool2d(x, w, b, c.opt, relu, pool);
+        } else {
+          y = conv2d(x, w, b, c.opt);
+          if (relu) y = plexus::relu(y);
+          if (pool) y = max_pool2d(y, {2, 2});
+        }
+        Generator g2(7);
+        y.backward(randn(y.shape(), &g2));
+        return std::vector<std::vector<float>>{y.to_vector(), x.grad().to_vector(), w.grad().to_vector(),
+                                               b.grad().to_vector()};
+      };
+      if (pool && (conv2d(x0, w0, Tensor(), c.opt).size(2) < 2 || conv2d(x0, w0, Tensor(), c.opt).size(3) < 2)) continue;
+      const auto fused = run(true), composed = run(false);
+      const char* what[] = {"output", "input gradient", "weight gradient", "bias gradient"};
+      for (size_t k = 0; k < fused.size(); ++k) {
+        const std::vector<double> want(composed[k].begin(), composed[k].end());
+        QVERIFY2(fused[k].size() == want.size() && worst(fused[k], want) < 1e-6,
+                 qPrintable(QString("%1 (relu %2, pool %3)").arg(what[k]).arg(relu).arg(pool)));
+      }
+    }
+  }
+
  private:
   static const std::vector<Case>& cases() {
     static const std::vector<Case> all = {

@@ -43,6 +43,9 @@ void conv_forward_image(float* out, const float* img, const float* w, int64_t og
 // gw += gout · cols(img)ᵀ.
 void conv_weight_grad_image(float* gw, const float* gout, const float* img, int64_t og, const ConvShape& g,
                             float* workspace);
+// out[r] += the sum of a's row r (rows x cols, contiguous): a bias's gradient.
+void add_row_sums(float* out, const float* a, int64_t rows, int64_t cols);
+
 // img += col2im(cols) at stride 1 (sh = sw = 1): each image cell sums its taps' columns in a
 // register and is written once (adding tap rows into the image one by one would chain
 // overlapping loads behind stores).

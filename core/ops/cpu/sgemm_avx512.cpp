@@ -353,6 +353,14 @@ void conv_weight_grad_image(float* gw, const float* gout, const float* img, int6
   blocked_product<false>(og, kdim, plane, gout, plane, panel, pack, StoreScaled{gw, kdim, 1.f, 1.f});
 }
 
+void add_row_sums(float* out, const float* a, int64_t rows, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r, a += cols) {
+    __m512 sum = _mm512_setzero_ps();
+    for (int64_t j = 0; j < cols; j += 16) sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(first_lanes(cols - j), a + j));
+    out[r] += _mm512_reduce_add_ps(sum);
+  }
+}
+
 void col2im_unit_stride(float* img, const float* cols, const ConvShape& g) {
   const int64_t plane = g.oh * g.ow;
   for (int64_t ch = 0; ch < g.c; ++ch)
