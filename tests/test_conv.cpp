@@ -101,6 +101,29 @@ class TestConv : public QObject {
     QVERIFY2(worst(b.grad().to_vector(), want.gb) < tol, "bias gradient");
   }
 
+  // A NaN in the image makes NaN conv outputs; pooling lets a NaN win its window (as
+  // max_pool2d does) and the ReLU turns it into 0 (as relu does).
+  void fusedPoolingPassesNaNLikeComposed() {
+    Generator gen(5);
+    std::vector<float> xv = randn({2, 3, 14, 13}, &gen).to_vector();
+    xv[size_t(3 * 14 * 13 + 5 * 13 + 6)] = std::nanf("");
+    const Tensor x = from_vector(xv, {2, 3, 14, 13}), w = randn({4, 3, 3, 3}, &gen), b = randn({4}, &gen);
+    for (const bool relu : {false, true}) {
+      const std::vector<float> fused = conv2d_relu_max_pool2d(x, w, b, {}, relu, true).to_vector();
+      Tensor y = conv2d(x, w, b);
+      if (relu) y = plexus::relu(y);
+      const std::vector<float> composed = max_pool2d(y, {2, 2}).to_vector();
+      QCOMPARE(fused.size(), composed.size());
+      int nans = 0;
+      for (size_t i = 0; i < fused.size(); ++i) {
+        nans += std::isnan(composed[i]);
+        QVERIFY2(std::isnan(fused[i]) == std::isnan(composed[i]) && (std::isnan(fused[i]) || fused[i] == composed[i]),
+                 qPrintable(QString("cell %1 (relu %2): %3 vs %4").arg(i).arg(relu).arg(fused[i]).arg(composed[i])));
+      }
+      QCOMPARE(nans > 0, !relu);
+    }
+  }
+
   // conv2d_relu_max_pool2d against the three ops it fuses, on the same cases (planes too
   // small to pool take the composed path, so they match trivially).
   void fusedMatchesComposed_data() { matchesDirectConvolution_data(); }

@@ -500,7 +500,8 @@ class CpuBackend final : public Backend {
                                   cpu::own_sgemm_thread_workspace());
           if (e.max_pool)
             for (int64_t o = 0; o < og; ++o)
-              max_pool_2x2(out + first + o * out_plane, argmax + first + o * out_plane, conv_out + o * plane, pool);
+              cpu::max_pool_2x2(out + first + o * out_plane, argmax + first + o * out_plane, conv_out + o * plane, g.ow,
+                                pool.oh, pool.ow);
         }
     });
     return true;
@@ -530,9 +531,7 @@ class CpuBackend final : public Backend {
           const float* oi = out + first;
           if (e.max_pool) {  // to each window's argmax, where the ReLU let it through
             std::fill_n(gconv, og * plane, 0.f);
-            for (int64_t o = 0; o < og; ++o)
-              for (int64_t q = o * out_plane; q < (o + 1) * out_plane; ++q)
-                if (!e.relu || oi[q] > 0.f) gconv[o * plane + int64_t(argmax[first + q])] = gi[q];
+            cpu::unpool_2x2_grad(gconv, gi, oi, argmax + first, og, out_plane, plane, e.relu);
             gi = gconv;
           } else if (e.relu) {
             for (int64_t q = 0; q < og * plane; ++q) gconv[q] = oi[q] > 0.f ? gi[q] : 0.f;

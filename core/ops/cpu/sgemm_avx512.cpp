@@ -353,6 +353,52 @@ void conv_weight_grad_image(float* gw, const float* gout, const float* img, int6
   blocked_product<false>(og, kdim, plane, gout, plane, panel, pack, StoreScaled{gw, kdim, 1.f, 1.f});
 }
 
+void max_pool_2x2(float* out, float* argmax, const float* x, int64_t w, int64_t oh, int64_t ow) {
+  // Even and odd columns of 32 consecutive floats (two registers).
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  const __m512 lane2 = _mm512_setr_ps(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const float offs[3] = {1.f, float(w), float(w + 1)};
+  for (int64_t y = 0; y < oh; ++y) {
+    const float* r0 = x + 2 * y * w;
+    const float* r1 = r0 + w;
+    for (int64_t xo = 0; xo < ow; xo += 16) {
+      const __mmask16 m = first_lanes(ow - xo), lo = first_lanes(2 * (ow - xo)), hi = first_lanes(2 * (ow - xo) - 16);
+      const float* a = r0 + 2 * xo;
+      const float* b = r1 + 2 * xo;
+      const __m512 a0 = _mm512_maskz_loadu_ps(lo, a), a1 = _mm512_maskz_loadu_ps(hi, a + 16);
+      const __m512 b0 = _mm512_maskz_loadu_ps(lo, b), b1 = _mm512_maskz_loadu_ps(hi, b + 16);
+      // The window in scan order, as math::window_max: a later cell wins when greater or NaN.
+      const __m512 cand[3] = {_mm512_permutex2var_ps(a0, odd, a1), _mm512_permutex2var_ps(b0, even, b1),
+                              _mm512_permutex2var_ps(b0, odd, b1)};
+      __m512 best = _mm512_permutex2var_ps(a0, even, a1);
+      const __m512 first = _mm512_add_ps(_mm512_set1_ps(float(2 * y * w + 2 * xo)), lane2);
+      __m512 at = first;
+      for (int k = 0; k < 3; ++k) {
+        const __mmask16 take = _mm512_cmp_ps_mask(cand[k], best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(cand[k], cand[k], _CMP_UNORD_Q);
+        best = _mm512_mask_mov_ps(best, take, cand[k]);
+        at = _mm512_mask_mov_ps(at, take, _mm512_add_ps(first, _mm512_set1_ps(offs[k])));
+      }
+      _mm512_mask_storeu_ps(out + y * ow + xo, m, best);
+      _mm512_mask_storeu_ps(argmax + y * ow + xo, m, at);
+    }
+  }
+}
+
+void unpool_2x2_grad(float* gconv, const float* gout, const float* out, const float* argmax, int64_t planes,
+                     int64_t pooled, int64_t plane, bool relu) {
+  for (int64_t o = 0; o < planes; ++o, gconv += plane, gout += pooled, out += pooled, argmax += pooled)
+    for (int64_t q = 0; q < pooled; q += 16) {
+      const __mmask16 m = first_lanes(pooled - q);
+      const __m512 g = _mm512_maskz_loadu_ps(m, gout + q);
+      // Where the ReLU let the window's maximum through; each window's argmax is its own
+      // cell, so the scatter has no conflicts.
+      const __mmask16 pass = relu ? _mm512_mask_cmp_ps_mask(m, _mm512_maskz_loadu_ps(m, out + q), _mm512_setzero_ps(), _CMP_GT_OQ) : m;
+      const __m512i at = _mm512_cvttps_epi32(_mm512_maskz_loadu_ps(m, argmax + q));
+      _mm512_mask_i32scatter_ps(gconv, m, at, _mm512_maskz_mov_ps(pass, g), 4);
+    }
+}
+
 void add_row_sums(float* out, const float* a, int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r, a += cols) {
     __m512 sum = _mm512_setzero_ps();
@@ -367,21 +413,29 @@ void col2im_unit_stride(float* img, const float* cols, const ConvShape& g) {
     for (int64_t iy = 0; iy < g.h; ++iy)
       for (int64_t ix0 = 0; ix0 < g.w; ix0 += 16) {
         // Image cell (iy, ix) gathers cols[(ch, ki, kj)][(y, x)] of every tap with
-        // y = iy + ph - ki*dh and x = ix + pw - kj*dw inside the output.
-        __m512 sum = _mm512_setzero_ps();
+        // y = iy + ph - ki*dh and x = ix + pw - kj*dw inside the output; two sums, so the
+        // additions are two dependency chains rather than one.
+        __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps();
         for (int64_t ki = 0; ki < g.kh; ++ki) {
           const int64_t y = iy + g.ph - ki * g.dh;
           if (y < 0 || y >= g.oh) continue;
           const float* row = cols + (ch * g.kh + ki) * g.kw * plane + y * g.ow;
-          for (int64_t kj = 0; kj < g.kw; ++kj, row += plane) {
-            const int64_t shift = ix0 + g.pw - kj * g.dw;  // lane l reads output column l + shift
-            const __mmask16 m = lane_range(-shift > 0 ? -shift : 0, smaller(16, g.ow - shift));
-            if (m) sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(m, row + shift));
+          // Lane l of tap kj reads output column l + ix0 + pw - kj*dw.
+          auto tap = [&](int64_t kj) {
+            const int64_t shift = ix0 + g.pw - kj * g.dw;
+            return _mm512_maskz_loadu_ps(lane_range(-shift > 0 ? -shift : 0, smaller(16, g.ow - shift)),
+                                         row + kj * plane + shift);
+          };
+          int64_t kj = 0;
+          for (; kj + 2 <= g.kw; kj += 2) {
+            sum0 = _mm512_add_ps(sum0, tap(kj));
+            sum1 = _mm512_add_ps(sum1, tap(kj + 1));
           }
+          if (kj < g.kw) sum0 = _mm512_add_ps(sum0, tap(kj));
         }
         float* at = img + (ch * g.h + iy) * g.w + ix0;
         const __mmask16 m = first_lanes(g.w - ix0);
-        _mm512_mask_storeu_ps(at, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, at), sum));
+        _mm512_mask_storeu_ps(at, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, at), _mm512_add_ps(sum0, sum1)));
       }
 }
 
