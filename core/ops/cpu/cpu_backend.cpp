@@ -742,6 +742,13 @@ class CpuBackend final : public Backend {
                  const AdamStep& s) override {
     const AdamScalars k = adam_scalars(s);
     const float sign = s.maximize ? -1.f : 1.f;
+    if (cpu::own_sgemm_enabled()) {  // AVX-512: the same formula 16 lanes at a time
+      const cpu::AdamConstants c{k.beta1, k.one_minus_beta1, k.beta2, k.one_minus_beta2, k.weight_decay, k.step, k.eps, k.decay};
+      return parallel_for(n, kParallelElements / 2, [&](int64_t begin, int64_t end) {
+        cpu::adam_update(param + begin, grad + begin, m + begin, v + begin, vmax ? vmax + begin : nullptr, end - begin,
+                         c, sign, k.weight_decay != 0.f);
+      });
+    }
     // The options are template arguments so that each loop has no branch and vectorises.
     auto run = [&](auto decay_grad, auto amsgrad) {
       parallel_for(n, kParallelElements / 2, [&](int64_t begin, int64_t end) {

@@ -1,4 +1,7 @@
 #pragma once
+// The CPU kernels written for AVX-512 (sgemm_avx512.cpp): the matrix product, convolution as
+// an implicit product with its epilogues, and Adam's update.
+//
 // Our own single-precision matrix product for CPUs with AVX-512 (row-major, one thread):
 // C = alpha·op(A)·op(B) + beta·C, where op transposes when ta / tb. OpenBLAS stays the
 // product on every other CPU and when PLEXUS_GEMM=openblas.
@@ -61,5 +64,13 @@ void add_row_sums(float* out, const float* a, int64_t rows, int64_t cols);
 // register and is written once (adding tap rows into the image one by one would chain
 // overlapping loads behind stores).
 void col2im_unit_stride(float* img, const float* cols, const ConvShape& g);
+
+// Adam's update of n parameters, exactly math::adam_update per element (the same operations,
+// each rounded once, in the same order), 16 at a time. The fields are Backend::AdamScalars'.
+struct AdamConstants {
+  float beta1, one_minus_beta1, beta2, one_minus_beta2, weight_decay, step, eps, decay;
+};
+void adam_update(float* p, const float* g, float* m, float* v, float* vmax, int64_t n, const AdamConstants& k,
+                 float sign, bool decay_grad);
 
 }  // namespace plexus::cpu

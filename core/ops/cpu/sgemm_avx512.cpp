@@ -439,6 +439,42 @@ void col2im_unit_stride(float* img, const float* cols, const ConvShape& g) {
       }
 }
 
+namespace {
+
+// One rounding each, as math::adam_update's scalar operations (the _round forms are never
+// contracted into fused multiply-adds, which would round differently).
+constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+__m512 mul(__m512 a, __m512 b) { return _mm512_mul_round_ps(a, b, kNearest); }
+__m512 add(__m512 a, __m512 b) { return _mm512_add_round_ps(a, b, kNearest); }
+
+}  // namespace
+
+void adam_update(float* p, const float* g, float* m, float* v, float* vmax, int64_t n, const AdamConstants& k,
+                 float sign, bool decay_grad) {
+  const __m512 b1 = _mm512_set1_ps(k.beta1), c1 = _mm512_set1_ps(k.one_minus_beta1);
+  const __m512 b2 = _mm512_set1_ps(k.beta2), c2 = _mm512_set1_ps(k.one_minus_beta2);
+  const __m512 wd = _mm512_set1_ps(k.weight_decay), step = _mm512_set1_ps(k.step), eps = _mm512_set1_ps(k.eps);
+  const __m512 decay = _mm512_set1_ps(k.decay), sg = _mm512_set1_ps(sign);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 in = first_lanes(n - i);
+    const __m512 pi = _mm512_maskz_loadu_ps(in, p + i);
+    __m512 d = mul(sg, _mm512_maskz_loadu_ps(in, g + i));
+    if (decay_grad) d = add(d, mul(wd, pi));
+    const __m512 mi = add(mul(b1, _mm512_maskz_loadu_ps(in, m + i)), mul(c1, d));
+    const __m512 vi = add(mul(b2, _mm512_maskz_loadu_ps(in, v + i)), mul(c2, mul(d, d)));
+    _mm512_mask_storeu_ps(m + i, in, mi);
+    _mm512_mask_storeu_ps(v + i, in, vi);
+    __m512 denom = vi;
+    if (vmax) {  // *vmax < v ? v : *vmax
+      const __m512 old = _mm512_maskz_loadu_ps(in, vmax + i);
+      denom = _mm512_mask_mov_ps(old, _mm512_cmp_ps_mask(old, vi, _CMP_LT_OQ), vi);
+      _mm512_mask_storeu_ps(vmax + i, in, denom);
+    }
+    const __m512 ratio = _mm512_div_round_ps(mi, add(_mm512_sqrt_round_ps(denom, kNearest), eps), kNearest);
+    _mm512_mask_storeu_ps(p + i, in, _mm512_sub_round_ps(mul(pi, decay), mul(step, ratio), kNearest));
+  }
+}
+
 void own_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                const float* b, int64_t ldb, float beta, float* c, int64_t ldc, float* workspace) {
   if (ta)
