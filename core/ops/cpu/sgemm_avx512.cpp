@@ -409,34 +409,38 @@ void add_row_sums(float* out, const float* a, int64_t rows, int64_t cols) {
 
 void col2im_unit_stride(float* img, const float* cols, const ConvShape& g) {
   const int64_t plane = g.oh * g.ow;
-  for (int64_t ch = 0; ch < g.c; ++ch)
-    for (int64_t iy = 0; iy < g.h; ++iy)
-      for (int64_t ix0 = 0; ix0 < g.w; ix0 += 16) {
-        // Image cell (iy, ix) gathers cols[(ch, ki, kj)][(y, x)] of every tap with
-        // y = iy + ph - ki*dh and x = ix + pw - kj*dw inside the output; two sums, so the
-        // additions are two dependency chains rather than one.
+  for (int64_t ix0 = 0; ix0 < g.w; ix0 += 16) {
+    // Image cell (iy, ix) gathers cols[(ch, ki, kj)][(y, x)] of every tap with
+    // y = iy + ph - ki*dh and x = ix + pw - kj*dw inside the output: lane l of tap kj reads
+    // output column l + shift(kj), valid where that is in [0, ow). The lanes of the first 32
+    // taps are worked out once per 16 image columns.
+    auto shift = [&](int64_t kj) { return ix0 + g.pw - kj * g.dw; };
+    auto lanes = [&](int64_t kj) { return lane_range(-shift(kj) > 0 ? -shift(kj) : 0, smaller(16, g.ow - shift(kj))); };
+    __mmask16 table[32];
+    for (int64_t kj = 0; kj < smaller(g.kw, 32); ++kj) table[kj] = lanes(kj);
+    auto tap = [&](const float* row, int64_t kj) {
+      return _mm512_maskz_loadu_ps(kj < 32 ? table[kj] : lanes(kj), row + kj * plane + shift(kj));
+    };
+    const __mmask16 m = first_lanes(g.w - ix0);
+    for (int64_t ch = 0; ch < g.c; ++ch)
+      for (int64_t iy = 0; iy < g.h; ++iy) {
+        // Two sums: the additions are two dependency chains rather than one.
         __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps();
         for (int64_t ki = 0; ki < g.kh; ++ki) {
           const int64_t y = iy + g.ph - ki * g.dh;
           if (y < 0 || y >= g.oh) continue;
           const float* row = cols + (ch * g.kh + ki) * g.kw * plane + y * g.ow;
-          // Lane l of tap kj reads output column l + ix0 + pw - kj*dw.
-          auto tap = [&](int64_t kj) {
-            const int64_t shift = ix0 + g.pw - kj * g.dw;
-            return _mm512_maskz_loadu_ps(lane_range(-shift > 0 ? -shift : 0, smaller(16, g.ow - shift)),
-                                         row + kj * plane + shift);
-          };
           int64_t kj = 0;
           for (; kj + 2 <= g.kw; kj += 2) {
-            sum0 = _mm512_add_ps(sum0, tap(kj));
-            sum1 = _mm512_add_ps(sum1, tap(kj + 1));
+            sum0 = _mm512_add_ps(sum0, tap(row, kj));
+            sum1 = _mm512_add_ps(sum1, tap(row, kj + 1));
           }
-          if (kj < g.kw) sum0 = _mm512_add_ps(sum0, tap(kj));
+          if (kj < g.kw) sum0 = _mm512_add_ps(sum0, tap(row, kj));
         }
         float* at = img + (ch * g.h + iy) * g.w + ix0;
-        const __mmask16 m = first_lanes(g.w - ix0);
         _mm512_mask_storeu_ps(at, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, at), _mm512_add_ps(sum0, sum1)));
       }
+  }
 }
 
 namespace {
