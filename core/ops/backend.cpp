@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "util/error.h"
+
 namespace plexus {
 
 Backend::AdamScalars Backend::adam_scalars(const AdamStep& s) {
@@ -19,6 +21,16 @@ Backend::AdamScalars Backend::adam_scalars(const AdamStep& s) {
   k.eps = float(s.eps * bc2_sqrt);
   k.decay = s.decoupled ? float(1 - s.lr * s.weight_decay) : 1.f;
   return k;
+}
+
+void Backend::conv2d_forward_fused(float*, float*, const float*, const float*, const float*, const ConvEpilogue&,
+                                   const ConvProblem&) {
+  throw Error("conv2d_forward_fused: this backend has no fused convolution (has_fused_conv2d() is false)");
+}
+
+void Backend::conv2d_backward_fused(float*, float*, float*, const float*, const float*, const float*, const float*,
+                                    const float*, const ConvEpilogue&, const ConvProblem&) {
+  throw Error("conv2d_backward_fused: this backend has no fused convolution (has_fused_conv2d() is false)");
 }
 
 }  // namespace plexus

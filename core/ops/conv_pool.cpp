@@ -52,18 +52,17 @@ Backend::ConvProblem conv_problem(const Tensor& x, const Tensor& weight, const T
 }
 
 // The convolution with its epilogue (bias, ReLU, 2x2 max pooling) in the backend's fused
-// kernels, differentiated as one node; undefined when the backend has no such kernels.
-Tensor fused_conv(const Tensor& x, const Tensor& weight, const Tensor& bias, const Backend::ConvProblem& prob,
-                  const Backend::ConvEpilogue& e) {
+// kernels (be.has_fused_conv2d()), differentiated as one node.
+Tensor fused_conv(Backend& be, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                  const Backend::ConvProblem& prob, const Backend::ConvEpilogue& e) {
   const Geometry& g = prob.geo;
   const Tensor xc = contiguous_data(x), wc = contiguous_data(weight);
   const Tensor bc = bias.defined() ? contiguous_data(bias) : Tensor();
   const Shape shape = e.max_pool ? Shape{prob.n, prob.oc, g.oh / 2, g.ow / 2} : Shape{prob.n, prob.oc, g.oh, g.ow};
   Tensor out = empty(shape, x.device());
   const Tensor argmax = e.max_pool ? empty(shape, x.device()) : Tensor();
-  if (!backend(x.device()).conv2d_forward_fused(out.data(), e.max_pool ? argmax.data() : nullptr, xc.data(), wc.data(),
-                                                bc.defined() ? bc.data() : nullptr, e, prob))
-    return Tensor();
+  be.conv2d_forward_fused(out.data(), e.max_pool ? argmax.data() : nullptr, xc.data(), wc.data(),
+                          bc.defined() ? bc.data() : nullptr, e, prob);
   if (needs_grad(x, weight, bias))
     record(out, e.max_pool ? "conv2d_relu_max_pool2d" : e.relu ? "conv2d_relu" : "conv2d", {x, weight, bias},
            [sx = Saved(xc), sw = Saved(wc), so = e.relu || e.max_pool ? Saved(out) : Saved(), argmax, prob, e,
@@ -74,11 +73,10 @@ Tensor fused_conv(const Tensor& x, const Tensor& weight, const Tensor& bias, con
              Tensor gx = need_x ? zeros(xv.shape(), g.device()) : Tensor();
              Tensor gw = need_w ? zeros(wv.shape(), g.device()) : Tensor();
              Tensor gb = need_b ? zeros({prob.oc}, g.device()) : Tensor();
-             if (!backend(g.device()).conv2d_backward_fused(
-                     need_x ? gx.data() : nullptr, need_w ? gw.data() : nullptr, need_b ? gb.data() : nullptr, g.data(),
-                     ov.defined() ? ov.data() : nullptr, argmax.defined() ? argmax.data() : nullptr, xv.data(),
-                     wv.data(), e, prob))
-               throw Error("conv2d: the backend fused the forward pass but not its backward");
+             backend(g.device()).conv2d_backward_fused(
+                 need_x ? gx.data() : nullptr, need_w ? gw.data() : nullptr, need_b ? gb.data() : nullptr, g.data(),
+                 ov.defined() ? ov.data() : nullptr, argmax.defined() ? argmax.data() : nullptr, xv.data(), wv.data(), e,
+                 prob);
              return {gx, gw, gb};
            });
   return out;
@@ -88,11 +86,11 @@ Tensor fused_conv(const Tensor& x, const Tensor& weight, const Tensor& bias, con
 
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& o) {
   const Backend::ConvProblem prob = conv_problem(x, weight, bias, o);
-  if (Tensor out = fused_conv(x, weight, bias, prob, {}); out.defined()) return out;
+  Backend& be = backend(x.device());
+  if (be.has_fused_conv2d()) return fused_conv(be, x, weight, bias, prob, {});
   const int64_t oc = prob.oc;
   const Tensor xc = contiguous_data(x), wc = contiguous_data(weight);
   Tensor out = empty({prob.n, oc, prob.geo.oh, prob.geo.ow}, x.device());
-  Backend& be = backend(x.device());
   be.conv2d_forward(out.data(), xc.data(), wc.data(), prob);
   // The bias is added in place and differentiated here: no second output, no extra node.
   if (bias.defined())
@@ -114,9 +112,10 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const C
 Tensor conv2d_relu_max_pool2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& o,
                               bool relu, bool max_pool) {
   const Backend::ConvProblem prob = conv_problem(x, weight, bias, o);
+  Backend& be = backend(x.device());
   // A plane too small to pool takes the composed path, which reports it as max_pool2d does.
-  if (!max_pool || (prob.geo.oh >= 2 && prob.geo.ow >= 2))
-    if (Tensor out = fused_conv(x, weight, bias, prob, {relu, max_pool}); out.defined()) return out;
+  if (be.has_fused_conv2d() && (!max_pool || (prob.geo.oh >= 2 && prob.geo.ow >= 2)))
+    return fused_conv(be, x, weight, bias, prob, {relu, max_pool});
   Tensor y = conv2d(x, weight, bias, o);
   if (relu) y = plexus::relu(y);
   return max_pool ? max_pool2d(y, {2, 2}) : y;

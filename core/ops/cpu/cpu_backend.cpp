@@ -481,9 +481,10 @@ class CpuBackend final : public Backend {
     int64_t wsize_, bsize_;
   };
 
-  bool conv2d_forward_fused(float* out, float* argmax, const float* x, const float* w, const float* bias,
+  bool has_fused_conv2d() const override { return cpu::own_sgemm_enabled(); }
+
+  void conv2d_forward_fused(float* out, float* argmax, const float* x, const float* w, const float* bias,
                             const ConvEpilogue& e, const ConvProblem& p) override {
-    if (!cpu::own_sgemm_enabled()) return false;
     const ConvGeometry& g = p.geo;
     const ConvGeometry pool = pool_of(g);
     const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
@@ -504,13 +505,11 @@ class CpuBackend final : public Backend {
                                 pool.oh, pool.ow);
         }
     });
-    return true;
   }
 
-  bool conv2d_backward_fused(float* gx, float* gw, float* gb, const float* gout, const float* out,
+  void conv2d_backward_fused(float* gx, float* gw, float* gb, const float* gout, const float* out,
                              const float* argmax, const float* x, const float* w, const ConvEpilogue& e,
                              const ConvProblem& p) override {
-    if (!cpu::own_sgemm_enabled()) return false;
     const ConvGeometry& g = p.geo;
     const ConvGeometry pool = pool_of(g);
     const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
@@ -550,11 +549,10 @@ class CpuBackend final : public Backend {
         }
     });
     slots.sum();
-    return true;
   }
 
   void conv2d_forward(float* out, const float* x, const float* w, const ConvProblem& p) override {
-    if (conv2d_forward_fused(out, nullptr, x, w, nullptr, {}, p)) return;
+    if (has_fused_conv2d()) return conv2d_forward_fused(out, nullptr, x, w, nullptr, {}, p);
     const ConvGeometry& g = p.geo;
     const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
     parallel_for(p.n, 1, [&](int64_t begin, int64_t end) {
@@ -570,7 +568,7 @@ class CpuBackend final : public Backend {
 
   void conv2d_backward(float* gx, float* gw, const float* gout, const float* x, const float* w,
                        const ConvProblem& p) override {
-    if (conv2d_backward_fused(gx, gw, nullptr, gout, nullptr, nullptr, x, w, {}, p)) return;
+    if (has_fused_conv2d()) return conv2d_backward_fused(gx, gw, nullptr, gout, nullptr, nullptr, x, w, {}, p);
     const ConvGeometry& g = p.geo;
     const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
     const int parts = parallel_parts(p.n, 1);
