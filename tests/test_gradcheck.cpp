@@ -581,6 +581,19 @@ class TestGradcheck : public QObject {
     GRADCHECK("conv2d, input constant", [xc = normal({1, 2, 4, 4}, 43)](const TV& v) { return conv2d(xc, v[0]); }, {w});
   }
 
+  void conv2dReluMaxPool2d() {
+    // The fused op; conv outputs of odd size (5x4) lose their last row to the pooling.
+    const Tensor x = normal_leaf({2, 2, 7, 6}, 61), w = normal_leaf({3, 2, 3, 3}, 62), b = normal_leaf({3}, 63);
+    GRADCHECK("conv2d_relu_max_pool2d", [](const TV& v) { return conv2d_relu_max_pool2d(v[0], v[1], v[2], {}, true, true); },
+              {x, w, b});
+    GRADCHECK("conv2d_relu_max_pool2d: pooling only, padding 1, no bias",
+              [](const TV& v) { return conv2d_relu_max_pool2d(v[0], v[1], Tensor(), {1, 1, 1, 1, 1, 1, 1}, false, true); },
+              {x, w});
+    GRADCHECK("conv2d_relu_max_pool2d: ReLU only, stride 2, groups 2",
+              [](const TV& v) { return conv2d_relu_max_pool2d(v[0], v[1], v[2], {2, 2, 1, 1, 1, 1, 2}, true, false); },
+              {normal_leaf({2, 4, 7, 6}, 64), normal_leaf({4, 2, 3, 3}, 65), normal_leaf({4}, 66)});
+  }
+
   void maxPool2d() {
     struct Case {
       const char* name;

@@ -1,4 +1,5 @@
-// Our AVX-512 matrix product (core/ops/cpu/sgemm.h) against a double-precision reference:
+// Our AVX-512 kernels (core/ops/cpu/sgemm.h): the matrix product against a double-precision
+// reference, and Adam's update against the scalar formula bit for bit. The product:
 // every transpose, shapes around each tile edge (12 rows, 32 columns, 16-deep transposes,
 // 256-deep panels), padded leading dimensions, alpha and beta, and C's cells outside the
 // product left alone. On a CPU without AVX-512 the kernel never runs and the suite skips.
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "ops/cpu/sgemm.h"
+#include "ops/scalar_math.h"
 #include "test_support.h"
 
 using namespace plexus;
@@ -120,6 +122,55 @@ class TestSgemm : public QObject {
     for (const Case& c : cases) {
       const double err = run_case(c, rng);
       QVERIFY2(err < 1e-5, qPrintable(describe(c) + QString(": error %1").arg(err)));
+    }
+  }
+  void adamMatchesScalarFormulaBitForBit() {
+    // Lengths around the 16 lanes; plain, weight decay (L2 and decoupled), amsgrad, maximize;
+    // moments of every size, a zero gradient, a NaN and an infinity among the gradients.
+    std::mt19937 rng(17);
+    std::normal_distribution<float> normal(0.f, 1.f);
+    for (const int64_t n : {1, 15, 16, 17, 40}) {
+      for (int variant = 0; variant < 5; ++variant) {
+        Backend::AdamStep step{};
+        step.lr = 1e-3;
+        step.beta1 = 0.9;
+        step.beta2 = 0.999;
+        step.eps = 1e-8;
+        step.step = 1 + variant * 3;
+        step.weight_decay = variant == 1 || variant == 2 ? 0.01 : 0.0;
+        step.decoupled = variant == 2;
+        step.amsgrad = variant == 3;
+        step.maximize = variant == 4;
+        const Backend::AdamScalars k = Backend::adam_scalars(step);
+        const float sign = step.maximize ? -1.f : 1.f;
+        const size_t len = size_t(n);
+        std::vector<float> p(len), g(len), m(len), v(len), vmax(len);
+        for (int64_t i = 0; i < n; ++i) {
+          p[size_t(i)] = normal(rng);
+          g[size_t(i)] = i % 7 == 3 ? 0.f : normal(rng) * std::pow(10.f, float(i % 5) - 3.f);
+          m[size_t(i)] = normal(rng) * 1e-2f;
+          v[size_t(i)] = std::fabs(normal(rng)) * std::pow(10.f, -float(i % 9));
+          vmax[size_t(i)] = v[size_t(i)] * (i % 2 ? 2.f : 0.5f);
+        }
+        if (n > 10) {
+          g[9] = std::nanf("");
+          g[10] = std::numeric_limits<float>::infinity();
+        }
+        std::vector<float> wp = p, wm = m, wv = v, wvmax = vmax;
+        for (size_t i = 0; i < size_t(n); ++i)
+          wp[i] = math::adam_update(p[i], g[i], wm[i], wv[i], step.amsgrad ? &wvmax[i] : nullptr, k, sign,
+                                    k.weight_decay != 0.f);
+        const cpu::AdamConstants c{k.beta1, k.one_minus_beta1, k.beta2, k.one_minus_beta2, k.weight_decay, k.step, k.eps, k.decay};
+        cpu::adam_update(p.data(), g.data(), m.data(), v.data(), step.amsgrad ? vmax.data() : nullptr, n, c, sign,
+                         k.weight_decay != 0.f);
+        const auto same = [](const std::vector<float>& a, const std::vector<float>& b) {
+          return std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+        };
+        const QString what = QString("n=%1 variant %2").arg(n).arg(variant);
+        QVERIFY2(same(p, wp), qPrintable(what + ": parameters"));
+        QVERIFY2(same(m, wm) && same(v, wv), qPrintable(what + ": moments"));
+        QVERIFY2(same(vmax, wvmax), qPrintable(what + ": max of v"));
+      }
     }
   }
 };

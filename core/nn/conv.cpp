@@ -25,6 +25,10 @@ Conv2d::Conv2d(int64_t in, int64_t out, int64_t kh, int64_t kw, const Conv2dOpti
 
 Tensor Conv2d::forward(const Tensor& x) { return conv2d(x, weight, bias, opt_); }
 
+Tensor Conv2d::forward_fused(const Tensor& x, bool relu, bool max_pool) {
+  return conv2d_relu_max_pool2d(x, weight, bias, opt_, relu, max_pool);
+}
+
 std::string Conv2d::extra_repr() const {
   const Shape& s = weight.shape();
   return "in=" + std::to_string(s[1] * opt_.groups) + ", out=" + std::to_string(s[0]) + ", kernel=" +

@@ -13,6 +13,9 @@ class Conv2d : public Module {
          bool bias = true, Generator* gen = nullptr)
       : Conv2d(in_channels, out_channels, kernel, kernel, options, bias, gen) {}
   Tensor forward(const Tensor& x) override;
+  // forward, then a ReLU and / or 2x2 max pooling at stride 2 folded into the convolution
+  // (conv2d_relu_max_pool2d): what nn::Sequential runs for Conv2d → ReLU → MaxPool2d(2).
+  Tensor forward_fused(const Tensor& x, bool relu, bool max_pool);
   std::string type_name() const override { return "Conv2d"; }
   std::string extra_repr() const override;
   const Conv2dOptions& options() const { return opt_; }
@@ -28,6 +31,7 @@ class MaxPool2d : public Module {
   explicit MaxPool2d(int64_t kernel) : opt_{.kernel_h = kernel, .kernel_w = kernel} {}
   Tensor forward(const Tensor& x) override { return max_pool2d(x, opt_); }
   std::string type_name() const override { return "MaxPool2d"; }
+  const Pool2dOptions& options() const { return opt_; }
   std::string extra_repr() const override;
 
  private:

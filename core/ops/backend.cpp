@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "util/error.h"
+
 namespace plexus {
 
 Backend::AdamScalars Backend::adam_scalars(const AdamStep& s) {
@@ -28,6 +30,16 @@ void Backend::sgd_step_many(const std::vector<UpdateTensor>& ts, const std::vect
 void Backend::adam_step_many(const std::vector<UpdateTensor>& ts, const std::vector<AdamStep>& steps) {
   for (size_t i = 0; i < ts.size(); ++i)
     adam_step(ts[i].param, ts[i].grad, ts[i].s0, ts[i].s1, ts[i].s2, ts[i].n, steps[i]);
+}
+
+void Backend::conv2d_forward_fused(float*, float*, const float*, const float*, const float*, const ConvEpilogue&,
+                                   const ConvProblem&) {
+  throw Error("conv2d_forward_fused: this backend has no fused convolution (has_fused_conv2d() is false)");
+}
+
+void Backend::conv2d_backward_fused(float*, float*, float*, const float*, const float*, const float*, const float*,
+                                    const float*, const ConvEpilogue&, const ConvProblem&) {
+  throw Error("conv2d_backward_fused: this backend has no fused convolution (has_fused_conv2d() is false)");
 }
 
 }  // namespace plexus

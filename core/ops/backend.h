@@ -89,6 +89,23 @@ class Backend {
   // grad_x / grad_weight are zero-filled on entry, or null when not needed.
   virtual void conv2d_backward(float* grad_x, float* grad_weight, const float* grad_out, const float* x,
                                const float* weight, const ConvProblem& p) = 0;
+  // A convolution with what follows it folded into its epilogue: the bias, then ReLU, then
+  // 2x2 max pooling at stride 2 (out is then [n, oc, oh/2, ow/2] and argmax holds each
+  // pooled cell's position in its conv output plane). The backward takes the gradient of
+  // that output and the saved out / argmax (each null when unused), and fills grad_bias
+  // [oc] too. Only a backend whose has_fused_conv2d() is true implements them (the CPU's
+  // with AVX-512; the defaults throw); conv2d composes the same from the methods above
+  // elsewhere.
+  struct ConvEpilogue {
+    bool relu = false, max_pool = false;
+  };
+  virtual bool has_fused_conv2d() const { return false; }
+  virtual void conv2d_forward_fused(float* out, float* argmax, const float* x, const float* weight, const float* bias,
+                                    const ConvEpilogue& e, const ConvProblem& p);
+  // grad_x, grad_weight and grad_bias are zero-filled on entry, or null when not needed.
+  virtual void conv2d_backward_fused(float* grad_x, float* grad_weight, float* grad_bias, const float* grad_out,
+                                     const float* out, const float* argmax, const float* x, const float* weight,
+                                     const ConvEpilogue& e, const ConvProblem& p);
   // Pooling over contiguous [planes, h, w] -> [planes, oh, ow] (dilation 1).
   virtual void max_pool2d(float* out, float* argmax, const float* in, int64_t planes,
                           const ConvGeometry& g) = 0;

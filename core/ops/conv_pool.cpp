@@ -1,6 +1,7 @@
 // 2-D convolution and pooling, with derivatives. The backends lower convolution to
-// im2col + gemm (dW += dY · colsᵀ, dX = col2im(Wᵀ · dY)); pooling routes gradients to the
-// argmax cell (max) or spreads them over the window (avg).
+// im2col + gemm (dW += dY · colsᵀ, dX = col2im(Wᵀ · dY)), the CPU's to an implicit product
+// that also folds in the bias, a ReLU and 2x2 max pooling (Backend::conv2d_*_fused);
+// pooling routes gradients to the argmax cell (max) or spreads them over the window (avg).
 #include "autograd/node.h"
 #include "ops/kernels.h"
 #include "ops/ops.h"
@@ -23,7 +24,9 @@ std::string dims4(const char* op, const Tensor& x) {
 
 }  // namespace
 
-Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& o) {
+namespace {
+
+Backend::ConvProblem conv_problem(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& o) {
   check_same_device("conv2d", {x, weight, bias});
   if (x.dim() != 4) throw ShapeError(dims4("conv2d", x));
   if (weight.dim() != 4) throw ShapeError("conv2d: expected weight [O, C/groups, kH, kW], got " + to_string(weight.shape()));
@@ -45,12 +48,49 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const C
   if (oh < 1 || ow < 1)
     throw ShapeError("conv2d: a " + std::to_string(kh) + "x" + std::to_string(kw) + " kernel does not fit input " +
                      to_string(x.shape()) + " with this padding and dilation");
+  return {n, c, oc, groups, Geometry{c / groups, h, w, kh, kw, oh, ow, o.stride_h, o.stride_w, o.pad_h, o.pad_w, o.dilation_h, o.dilation_w}};
+}
 
-  const Backend::ConvProblem prob{
-      n, c, oc, groups, Geometry{c / groups, h, w, kh, kw, oh, ow, o.stride_h, o.stride_w, o.pad_h, o.pad_w, o.dilation_h, o.dilation_w}};
+// The convolution with its epilogue (bias, ReLU, 2x2 max pooling) in the backend's fused
+// kernels (be.has_fused_conv2d()), differentiated as one node.
+Tensor fused_conv(Backend& be, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                  const Backend::ConvProblem& prob, const Backend::ConvEpilogue& e) {
+  const Geometry& g = prob.geo;
   const Tensor xc = contiguous_data(x), wc = contiguous_data(weight);
-  Tensor out = empty({n, oc, oh, ow}, x.device());
+  const Tensor bc = bias.defined() ? contiguous_data(bias) : Tensor();
+  const Shape shape = e.max_pool ? Shape{prob.n, prob.oc, g.oh / 2, g.ow / 2} : Shape{prob.n, prob.oc, g.oh, g.ow};
+  Tensor out = empty(shape, x.device());
+  const Tensor argmax = e.max_pool ? empty(shape, x.device()) : Tensor();
+  be.conv2d_forward_fused(out.data(), e.max_pool ? argmax.data() : nullptr, xc.data(), wc.data(),
+                          bc.defined() ? bc.data() : nullptr, e, prob);
+  if (needs_grad(x, weight, bias))
+    record(out, e.max_pool ? "conv2d_relu_max_pool2d" : e.relu ? "conv2d_relu" : "conv2d", {x, weight, bias},
+           [sx = Saved(xc), sw = Saved(wc), so = e.relu || e.max_pool ? Saved(out) : Saved(), argmax, prob, e,
+            need_x = x.requires_grad(), need_w = weight.requires_grad(),
+            need_b = bias.defined() && bias.requires_grad()](const Tensor& gout) -> Grads {
+             const Tensor g = contiguous_data(gout), xv = sx.get(), wv = sw.get();
+             const Tensor ov = so.defined() ? so.get() : Tensor();
+             Tensor gx = need_x ? zeros(xv.shape(), g.device()) : Tensor();
+             Tensor gw = need_w ? zeros(wv.shape(), g.device()) : Tensor();
+             Tensor gb = need_b ? zeros({prob.oc}, g.device()) : Tensor();
+             backend(g.device()).conv2d_backward_fused(
+                 need_x ? gx.data() : nullptr, need_w ? gw.data() : nullptr, need_b ? gb.data() : nullptr, g.data(),
+                 ov.defined() ? ov.data() : nullptr, argmax.defined() ? argmax.data() : nullptr, xv.data(), wv.data(), e,
+                 prob);
+             return {gx, gw, gb};
+           });
+  return out;
+}
+
+}  // namespace
+
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& o) {
+  const Backend::ConvProblem prob = conv_problem(x, weight, bias, o);
   Backend& be = backend(x.device());
+  if (be.has_fused_conv2d()) return fused_conv(be, x, weight, bias, prob, {});
+  const int64_t oc = prob.oc;
+  const Tensor xc = contiguous_data(x), wc = contiguous_data(weight);
+  Tensor out = empty({prob.n, oc, prob.geo.oh, prob.geo.ow}, x.device());
   be.conv2d_forward(out.data(), xc.data(), wc.data(), prob);
   // The bias is added in place and differentiated here: no second output, no extra node.
   if (bias.defined())
@@ -67,6 +107,18 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const C
              return {gx, gw, need_b ? sum(g, {0, 2, 3}) : Tensor()};
            });
   return out;
+}
+
+Tensor conv2d_relu_max_pool2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& o,
+                              bool relu, bool max_pool) {
+  const Backend::ConvProblem prob = conv_problem(x, weight, bias, o);
+  Backend& be = backend(x.device());
+  // A plane too small to pool takes the composed path, which reports it as max_pool2d does.
+  if (be.has_fused_conv2d() && (!max_pool || (prob.geo.oh >= 2 && prob.geo.ow >= 2)))
+    return fused_conv(be, x, weight, bias, prob, {relu, max_pool});
+  Tensor y = conv2d(x, weight, bias, o);
+  if (relu) y = plexus::relu(y);
+  return max_pool ? max_pool2d(y, {2, 2}) : y;
 }
 
 namespace {

@@ -107,6 +107,12 @@ struct Conv2dOptions {
 // x: [N, C, H, W], weight: [O, C/groups, kH, kW], bias: [O] or undefined.
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
               const Conv2dOptions& opt = {});
+// conv2d, then relu when `relu`, then max_pool2d with a 2x2 window at stride 2 when
+// `max_pool`: the same values and gradients as those ops, as one op whose epilogue folds
+// them into the convolution where the backend can (the CPU's with AVX-512), without storing
+// the full-size activations in between. nn::Sequential picks it for Conv2d → ReLU → MaxPool2d(2).
+Tensor conv2d_relu_max_pool2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& opt,
+                              bool relu, bool max_pool);
 
 struct Pool2dOptions {
   int64_t kernel_h = 2, kernel_w = 2;

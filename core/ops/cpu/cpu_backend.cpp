@@ -434,19 +434,130 @@ class CpuBackend final : public Backend {
         }
   }
 
-  // Images are spread over the pool; per image and group, im2col into the thread's own
-  // buffer (reused across calls, small enough to stay in cache) and one single-threaded sgemm.
-  static std::vector<float>& cols_buffer(int64_t size) {
-    thread_local std::vector<float> cols;
-    if (int64_t(cols.size()) < size) cols.resize(size_t(size));
-    return cols;
+  // Images are spread over the pool. With our AVX-512 product each image and group is one
+  // implicit product with the epilogue folded in (conv2d_*_fused; ops/cpu/sgemm.h: panels
+  // packed straight from the image); otherwise im2col into the thread's own buffer and
+  // one single-threaded sgemm per image and group.
+  // Per-thread buffers, one per Slot, reused across calls (a steady step allocates none).
+  template <int Slot>
+  static float* thread_buffer(int64_t size) {
+    thread_local std::vector<float> buffer;
+    if (int64_t(buffer.size()) < size) buffer.resize(size_t(size));
+    return buffer.data();
+  }
+  enum BufferSlot { kCols, kConvOut };
+
+  static cpu::ConvShape conv_shape(const ConvGeometry& g) {
+    return {g.c, g.h, g.w, g.kh, g.kw, g.oh, g.ow, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw};
+  }
+
+  // The 2x2 stride-2 pooling of a conv output plane [oh, ow].
+  static ConvGeometry pool_of(const ConvGeometry& g) { return {1, g.oh, g.ow, 2, 2, g.oh / 2, g.ow / 2, 2, 2, 0, 0, 1, 1}; }
+
+  // Each chunk of images but the first sums its weight and bias gradients into a slot of
+  // its own ([weight | bias], thread-local, reused), added into the first's after.
+  class GradSlots {
+   public:
+    GradSlots(int parts, float* gw, int64_t wsize, float* gb, int64_t bsize)
+        : parts_(parts), gw_(gw), gb_(gb), wsize_(gw ? wsize : 0), bsize_(gb ? bsize : 0) {
+      if (parts < 2 || wsize_ + bsize_ == 0) return;
+      thread_local std::vector<float> slots;
+      slots.assign(size_t(parts - 1) * size_t(wsize_ + bsize_), 0.f);
+      slots_ = slots.data();
+    }
+    float* weight(int chunk) const { return chunk == 0 || !gw_ ? gw_ : slot(chunk); }
+    float* bias(int chunk) const { return chunk == 0 || !gb_ ? gb_ : slot(chunk) + wsize_; }
+    void sum() const {
+      if (!slots_) return;
+      for (int c = 1; c < parts_; ++c) {
+        for (int64_t j = 0; j < wsize_; ++j) gw_[j] += slot(c)[j];
+        for (int64_t j = 0; j < bsize_; ++j) gb_[j] += slot(c)[wsize_ + j];
+      }
+    }
+
+   private:
+    float* slot(int chunk) const { return slots_ + (chunk - 1) * (wsize_ + bsize_); }
+    int parts_;
+    float *gw_, *gb_, *slots_ = nullptr;
+    int64_t wsize_, bsize_;
+  };
+
+  bool has_fused_conv2d() const override { return cpu::own_sgemm_enabled(); }
+
+  void conv2d_forward_fused(float* out, float* argmax, const float* x, const float* w, const float* bias,
+                            const ConvEpilogue& e, const ConvProblem& p) override {
+    const ConvGeometry& g = p.geo;
+    const ConvGeometry pool = pool_of(g);
+    const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
+    const int64_t out_plane = e.max_pool ? pool.oh * pool.ow : plane;
+    const cpu::ConvShape shape = conv_shape(g);
+    parallel_for(p.n, 1, [&](int64_t begin, int64_t end) {
+      // Pooled: the conv output of one image lands here (in cache) and is pooled from it.
+      float* conv_out = e.max_pool ? thread_buffer<kConvOut>(og * plane) : nullptr;
+      for (int64_t i = begin; i < end; ++i)
+        for (int64_t grp = 0; grp < p.groups; ++grp) {
+          const int64_t first = (i * p.oc + grp * og) * out_plane;
+          cpu::conv_forward_image(e.max_pool ? conv_out : out + first, x + (i * p.c + grp * g.c) * g.h * g.w,
+                                  w + grp * og * kdim, og, shape, bias ? bias + grp * og : nullptr, e.relu,
+                                  cpu::own_sgemm_thread_workspace());
+          if (e.max_pool)
+            for (int64_t o = 0; o < og; ++o)
+              cpu::max_pool_2x2(out + first + o * out_plane, argmax + first + o * out_plane, conv_out + o * plane, g.ow,
+                                pool.oh, pool.ow);
+        }
+    });
+  }
+
+  void conv2d_backward_fused(float* gx, float* gw, float* gb, const float* gout, const float* out,
+                             const float* argmax, const float* x, const float* w, const ConvEpilogue& e,
+                             const ConvProblem& p) override {
+    const ConvGeometry& g = p.geo;
+    const ConvGeometry pool = pool_of(g);
+    const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
+    const int64_t out_plane = e.max_pool ? pool.oh * pool.ow : plane;
+    const cpu::ConvShape shape = conv_shape(g);
+    const int parts = parallel_parts(p.n, 1);
+    const GradSlots slots(parts, gw, p.oc * kdim, gb, p.oc);
+    parallel_for_chunks(p.n, 1, [&](int chunk, int64_t begin, int64_t end) {
+      float* cols = gx ? thread_buffer<kCols>(kdim * plane) : nullptr;
+      // The gradient of the conv output (before ReLU and pooling), one image at a time.
+      float* gconv = e.relu || e.max_pool ? thread_buffer<kConvOut>(og * plane) : nullptr;
+      float* gw_chunk = slots.weight(chunk);
+      float* gb_chunk = slots.bias(chunk);
+      for (int64_t i = begin; i < end; ++i)
+        for (int64_t grp = 0; grp < p.groups; ++grp) {
+          const int64_t first = (i * p.oc + grp * og) * out_plane;
+          const float* gi = gout + first;
+          const float* oi = out + first;
+          if (e.max_pool) {  // to each window's argmax, where the ReLU let it through
+            std::fill_n(gconv, og * plane, 0.f);
+            cpu::unpool_2x2_grad(gconv, gi, oi, argmax + first, og, out_plane, plane, e.relu);
+            gi = gconv;
+          } else if (e.relu) {
+            for (int64_t q = 0; q < og * plane; ++q) gconv[q] = oi[q] > 0.f ? gi[q] : 0.f;
+            gi = gconv;
+          }
+          if (gb) cpu::add_row_sums(gb_chunk + grp * og, gi, og, plane);
+          if (gw)  // dW += dY · colsᵀ
+            cpu::conv_weight_grad_image(gw_chunk + grp * og * kdim, gi, x + (i * p.c + grp * g.c) * g.h * g.w, og,
+                                        shape, cpu::own_sgemm_thread_workspace());
+          if (gx) {  // dX += col2im(Wᵀ · dY)
+            float* img = gx + (i * p.c + grp * g.c) * g.h * g.w;
+            gemm(true, false, kdim, plane, og, 1.f, w + grp * og * kdim, kdim, gi, plane, 0.f, cols, plane);
+            if (g.sh == 1 && g.sw == 1) cpu::col2im_unit_stride(img, cols, shape);
+            else col2im(img, cols, g);
+          }
+        }
+    });
+    slots.sum();
   }
 
   void conv2d_forward(float* out, const float* x, const float* w, const ConvProblem& p) override {
+    if (has_fused_conv2d()) return conv2d_forward_fused(out, nullptr, x, w, nullptr, {}, p);
     const ConvGeometry& g = p.geo;
     const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
     parallel_for(p.n, 1, [&](int64_t begin, int64_t end) {
-      float* cols = cols_buffer(kdim * plane).data();
+      float* cols = thread_buffer<kCols>(kdim * plane);
       for (int64_t i = begin; i < end; ++i)
         for (int64_t grp = 0; grp < p.groups; ++grp) {
           im2col(cols, x + (i * p.c + grp * g.c) * g.h * g.w, g);
@@ -458,19 +569,14 @@ class CpuBackend final : public Backend {
 
   void conv2d_backward(float* gx, float* gw, const float* gout, const float* x, const float* w,
                        const ConvProblem& p) override {
+    if (has_fused_conv2d()) return conv2d_backward_fused(gx, gw, nullptr, gout, nullptr, nullptr, x, w, {}, p);
     const ConvGeometry& g = p.geo;
-    const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow, wsize = p.oc * kdim;
-    // Each chunk of images sums its weight gradient into its own slot, added up after.
+    const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
     const int parts = parallel_parts(p.n, 1);
-    std::vector<float>* partial = nullptr;
-    if (gw && parts > 1) {
-      thread_local std::vector<float> slots;
-      slots.assign(size_t(parts - 1) * size_t(wsize), 0.f);
-      partial = &slots;
-    }
+    const GradSlots slots(parts, gw, p.oc * kdim, nullptr, 0);
     parallel_for_chunks(p.n, 1, [&](int chunk, int64_t begin, int64_t end) {
-      float* cols = cols_buffer(kdim * plane).data();
-      float* gw_chunk = !gw || chunk == 0 ? gw : partial->data() + (chunk - 1) * wsize;
+      float* cols = thread_buffer<kCols>(kdim * plane);
+      float* gw_chunk = slots.weight(chunk);
       for (int64_t i = begin; i < end; ++i)
         for (int64_t grp = 0; grp < p.groups; ++grp) {
           const float* gi = gout + (i * p.oc + grp * og) * plane;
@@ -484,11 +590,7 @@ class CpuBackend final : public Backend {
           }
         }
     });
-    if (partial)
-      for (int c = 1; c < parts; ++c) {
-        const float* src = partial->data() + (c - 1) * wsize;
-        for (int64_t j = 0; j < wsize; ++j) gw[j] += src[j];
-      }
+    slots.sum();
   }
 
   // Pooling runs planes in parallel, each chunk at least this many input cells.
@@ -657,6 +759,13 @@ class CpuBackend final : public Backend {
                  const AdamStep& s) override {
     const AdamScalars k = adam_scalars(s);
     const float sign = s.maximize ? -1.f : 1.f;
+    if (cpu::own_sgemm_enabled()) {  // AVX-512: the same formula 16 lanes at a time
+      const cpu::AdamConstants c{k.beta1, k.one_minus_beta1, k.beta2, k.one_minus_beta2, k.weight_decay, k.step, k.eps, k.decay};
+      return parallel_for(n, kParallelElements / 2, [&](int64_t begin, int64_t end) {
+        cpu::adam_update(param + begin, grad + begin, m + begin, v + begin, vmax ? vmax + begin : nullptr, end - begin,
+                         c, sign, k.weight_decay != 0.f);
+      });
+    }
     // The options are template arguments so that each loop has no branch and vectorises.
     auto run = [&](auto decay_grad, auto amsgrad) {
       parallel_for(n, kParallelElements / 2, [&](int64_t begin, int64_t end) {

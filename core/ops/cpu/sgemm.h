@@ -1,4 +1,7 @@
 #pragma once
+// The CPU kernels written for AVX-512 (sgemm_avx512.cpp): the matrix product, convolution as
+// an implicit product with its epilogues, and Adam's update.
+//
 // Our own single-precision matrix product for CPUs with AVX-512 (row-major, one thread):
 // C = alpha·op(A)·op(B) + beta·C, where op transposes when ta / tb. OpenBLAS stays the
 // product on every other CPU and when PLEXUS_GEMM=openblas.
@@ -28,5 +31,46 @@ float* own_sgemm_thread_workspace();
 // The product described above; k > 0, m > 0, n > 0. beta = 0 never reads C.
 void own_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                const float* b, int64_t ldb, float beta, float* c, int64_t ldc, float* workspace);
+
+// A convolution of one image (one group) as the same product, its im2col matrix never
+// stored: the kernel reads the packed panels straight from the image. The image is
+// [c, h, w], the weight [og, c, kh, kw], the output [og, oh, ow]; the fields are those of
+// Backend::ConvGeometry. `workspace` as for own_sgemm.
+struct ConvShape {
+  int64_t c, h, w, kh, kw, oh, ow, sh, sw, ph, pw, dh, dw;
+};
+// out = w · cols(img), plus bias[o] per output channel when bias is not null, then
+// max(·, 0) when relu; out is written, never read before.
+void conv_forward_image(float* out, const float* img, const float* w, int64_t og, const ConvShape& g,
+                        const float* bias, bool relu, float* workspace);
+// gw += gout · cols(img)ᵀ.
+void conv_weight_grad_image(float* gw, const float* gout, const float* img, int64_t og, const ConvShape& g,
+                            float* workspace);
+// 2x2 max pooling at stride 2 of one plane x [2*oh.., w] into out and argmax [oh, ow] (the
+// argmax as a float position in the plane), as CpuBackend's SSE2 loop and math::window_max
+// (scan order, a NaN wins).
+void max_pool_2x2(float* out, float* argmax, const float* x, int64_t w, int64_t oh, int64_t ow);
+
+// The gradient of a conv output (planes x plane, zero on entry) from that of its ReLU'd
+// (when relu) and 2x2 max-pooled output (planes x pooled): each pooled cell's gradient goes
+// to its argmax cell (argmax, a position in the plane, as float) where out > 0.
+void unpool_2x2_grad(float* gconv, const float* gout, const float* out, const float* argmax, int64_t planes,
+                     int64_t pooled, int64_t plane, bool relu);
+
+// out[r] += the sum of a's row r (rows x cols, contiguous): a bias's gradient.
+void add_row_sums(float* out, const float* a, int64_t rows, int64_t cols);
+
+// img += col2im(cols) at stride 1 (sh = sw = 1): each image cell sums its taps' columns in a
+// register and is written once (adding tap rows into the image one by one would chain
+// overlapping loads behind stores).
+void col2im_unit_stride(float* img, const float* cols, const ConvShape& g);
+
+// Adam's update of n parameters, exactly math::adam_update per element (the same operations,
+// each rounded once, in the same order), 16 at a time. The fields are Backend::AdamScalars'.
+struct AdamConstants {
+  float beta1, one_minus_beta1, beta2, one_minus_beta2, weight_decay, step, eps, decay;
+};
+void adam_update(float* p, const float* g, float* m, float* v, float* vmax, int64_t n, const AdamConstants& k,
+                 float sign, bool decay_grad);
 
 }  // namespace plexus::cpu

@@ -9,6 +9,13 @@
 //   broadcast of A and two fused multiply-adds per row and k.
 #include <immintrin.h>
 
+// GCC 12's avx512fintrin.h fills the unused source of its unmasked shuffles with
+// _mm512_undefined_ps(), which trips -Wuninitialized wherever transpose16 is inlined (the
+// build already drops -Wmaybe-uninitialized for this file for the same reason).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
 #include <cstdint>
 
 #include "ops/cpu/sgemm.h"
@@ -75,14 +82,10 @@ void pack_panel(float* panel, bool tb, const float* b, int64_t ldb, int64_t k0, 
   }
 }
 
-// C[0..MR)[cols] = alpha · A[0..MR)[0..kc) · panel + beta · C, where A's row i at k is
-// a[i * rs + k * cs]; columns past the masks are neither read nor written.
+// acc[0..MR) += A[0..MR)[0..kc) · panel, where A's row i at k is a[i * lda + k], or
+// a[k * lda + i] when kTransA.
 template <int MR, bool kTransA>
-void tile(int64_t kc, const float* a, int64_t lda, const float* panel, float* c, int64_t ldc, float alpha,
-          float beta, __mmask16 lo, __mmask16 hi) {
-  __m512 acc[MR][2];
-#pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+void accumulate(__m512 (&acc)[MR][2], int64_t kc, const float* a, int64_t lda, const float* panel) {
   if constexpr (kTransA) {  // A's column k is contiguous: a[k * lda + i]
     for (int64_t p = 0; p < kc; ++p, a += lda, panel += kNR) {
       const __m512 b0 = _mm512_load_ps(panel), b1 = _mm512_load_ps(panel + 16);
@@ -104,49 +107,377 @@ void tile(int64_t kc, const float* a, int64_t lda, const float* panel, float* c,
       }
     }
   }
-  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+}
+
+// Where a register tile's 32 columns of C are and which of them exist.
+struct TileAt {
+  int64_t i0, j0, k0, kc;  // first row and column of C; the depth block of this product
+  __mmask16 lo, hi;        // the columns j0 .. j0 + nr in each 16-lane half
+  bool first, last;        // the first / last depth block of the product
+};
+
+// One MR x 32 tile over one depth block, handed to epilogue(acc, at) to land in C.
+template <int MR, bool kTransA, class Epilogue>
+void tile(const TileAt& at, const float* a, int64_t lda, const float* panel, Epilogue& epilogue) {
+  __m512 acc[MR][2];
 #pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i, c += ldc) {
-    __m512 v0 = _mm512_mul_ps(va, acc[i][0]), v1 = _mm512_mul_ps(va, acc[i][1]);
-    if (beta != 0.f) {
-      v0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(lo, c), v0);
-      v1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(hi, c + 16), v1);
-    }
-    _mm512_mask_storeu_ps(c, lo, v0);
-    _mm512_mask_storeu_ps(c + 16, hi, v1);
-  }
+  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  accumulate<MR, kTransA>(acc, at.kc, a, lda, panel);
+  epilogue(acc, at);
 }
 
-template <bool kTransA, int MR = kMR>
-void tile_rows(int rows, int64_t kc, const float* a, int64_t lda, const float* panel, float* c, int64_t ldc,
-               float alpha, float beta, __mmask16 lo, __mmask16 hi) {
+template <bool kTransA, class Epilogue, int MR = kMR>
+void tile_rows(int rows, const TileAt& at, const float* a, int64_t lda, const float* panel, Epilogue& epilogue) {
   if constexpr (MR > 1)
-    if (rows < MR) return tile_rows<kTransA, MR - 1>(rows, kc, a, lda, panel, c, ldc, alpha, beta, lo, hi);
-  tile<MR, kTransA>(kc, a, lda, panel, c, ldc, alpha, beta, lo, hi);
+    if (rows < MR) return tile_rows<kTransA, Epilogue, MR - 1>(rows, at, a, lda, panel, epilogue);
+  tile<MR, kTransA>(at, a, lda, panel, epilogue);
 }
 
-template <bool kTransA>
-void product(bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
-             int64_t ldb, float beta, float* c, int64_t ldc, float* panel) {
+// The loops every product here shares: for each 32-column panel of C and each depth block
+// of at most kKC, pack(panel, k0, kc, j0, nr) fills the panel with op(B)[k0 .. k0 + kc)
+// [j0 .. j0 + nr) (zeros past nr), then each kMR rows of C get one register tile.
+template <bool kTransA, class Pack, class Epilogue>
+void blocked_product(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, float* panel, Pack&& pack,
+                     Epilogue&& epilogue) {
   // Equal depth blocks: 784 = 4 x 196 rather than 3 x 256 + 16.
   const int64_t blocks = (k + kKC - 1) / kKC, depth = (k + blocks - 1) / blocks;
   for (int64_t j0 = 0; j0 < n; j0 += kNR) {
     const int64_t nr = smaller(kNR, n - j0);
-    const __mmask16 lo = first_lanes(nr), hi = first_lanes(nr - 16);
     for (int64_t k0 = 0; k0 < k; k0 += depth) {
       const int64_t kc = smaller(depth, k - k0);
-      pack_panel(panel, tb, b, ldb, k0, kc, j0, nr);
-      const float beta_here = k0 == 0 ? beta : 1.f;
+      pack(panel, k0, kc, j0, nr);
       for (int64_t i0 = 0; i0 < m; i0 += kMR) {
-        const float* a_tile = kTransA ? a + k0 * lda + i0 : a + i0 * lda + k0;
-        tile_rows<kTransA>(int(smaller(kMR, m - i0)), kc, a_tile, lda, panel, c + i0 * ldc + j0, ldc, alpha,
-                           beta_here, lo, hi);
+        const TileAt at{i0, j0, k0, kc, first_lanes(nr), first_lanes(nr - 16), k0 == 0, k0 + kc >= k};
+        tile_rows<kTransA>(int(smaller(kMR, m - i0)), at, kTransA ? a + k0 * lda + i0 : a + i0 * lda + k0, lda, panel,
+                           epilogue);
       }
     }
   }
 }
 
+// The rows of a tile acc[MR][2] (a constant: sizeof does not read the reference).
+#define PLEXUS_TILE_ROWS(acc) int(sizeof(acc) / sizeof((acc)[0]))
+
+// C = alpha · acc + beta · C on the first depth block, C += alpha · acc after it.
+struct StoreScaled {
+  float* c;
+  int64_t ldc;
+  float alpha, beta;
+  template <class Acc>
+  void operator()(const Acc& acc, const TileAt& at) const {
+    const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(at.first ? beta : 1.f);
+    const bool read = !at.first || beta != 0.f;
+    float* row = c + at.i0 * ldc + at.j0;
+#pragma GCC unroll 16
+    for (int i = 0; i < PLEXUS_TILE_ROWS(acc); ++i, row += ldc) {
+      __m512 v0 = _mm512_mul_ps(va, acc[i][0]), v1 = _mm512_mul_ps(va, acc[i][1]);
+      if (read) {
+        v0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(at.lo, row), v0);
+        v1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(at.hi, row + 16), v1);
+      }
+      _mm512_mask_storeu_ps(row, at.lo, v0);
+      _mm512_mask_storeu_ps(row + 16, at.hi, v1);
+    }
+  }
+};
+
+template <bool kTransA>
+void product(bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+             int64_t ldb, float beta, float* c, int64_t ldc, float* panel) {
+  blocked_product<kTransA>(
+      m, n, k, a, lda, panel,
+      [&](float* p, int64_t k0, int64_t kc, int64_t j0, int64_t nr) { pack_panel(p, tb, b, ldb, k0, kc, j0, nr); },
+      StoreScaled{c, ldc, alpha, beta});
+}
+
+// ---- Convolution as an implicit product ----------------------------------------------------
+// The im2col matrix of one image, cols[(ch, ki, kj)][(y, x)] = img[ch][y*sh - ph + ki*dh]
+// [x*sw - pw + kj*dw] (0 outside the image), is never stored: 16 consecutive columns of a
+// row are read straight from the image into a register. Those 16 output positions cross
+// output rows; each stretch within one output row (a segment) is one masked load at stride
+// sw = 1 (the lanes line up with the image row), a masked gather otherwise.
+
+// Lanes [lane0, lane0 + lanes) are output row y, columns x0, x0 + 1, ...
+struct Segment {
+  int lane0, lanes;
+  int64_t y, x0;
+};
+
+// The segments of output positions [p0, p0 + 16) that exist (< oh * ow): at most 16.
+int segments_of(Segment* seg, const ConvShape& g, int64_t p0) {
+  const int64_t end = smaller(p0 + 16, g.oh * g.ow);
+  int count = 0;
+  for (int64_t p = p0; p < end;) {
+    const int64_t y = p / g.ow, x0 = p % g.ow, lanes = smaller(g.ow - x0, end - p);
+    seg[count++] = Segment{int(p - p0), int(lanes), y, x0};
+    p += lanes;
+  }
+  return count;
+}
+
+__mmask16 lane_range(int64_t a, int64_t b) {  // lanes [a, b) of 16
+  return a >= b ? __mmask16(0) : __mmask16(first_lanes(b) & ~first_lanes(a));
+}
+
+// (ch, ki, kj) of im2col row r, stepped along as r increases, and the image offset of the
+// tap, (ch*h + ki*dh)*w + kj*dw.
+struct KernelTap {
+  int64_t ch, ki, kj, offset;
+  KernelTap(const ConvShape& g, int64_t r)
+      : ch(r / (g.kh * g.kw)), ki(r / g.kw % g.kh), kj(r % g.kw), offset((ch * g.h + ki * g.dh) * g.w + kj * g.dw) {}
+  void next(const ConvShape& g) {
+    ++kj;
+    offset += g.dw;
+    if (kj < g.kw) return;
+    kj = 0;
+    if (++ki == g.kh) {
+      ki = 0;
+      ++ch;
+    }
+    offset = (ch * g.h + ki * g.dh) * g.w;
+  }
+};
+
+// Reads 16 columns of im2col rows: those of output positions [p0, p0 + 16), lanes past the
+// last position 0.
+class ColsRow {
+ public:
+  ColsRow(const ConvShape& g, int64_t p0) : g_(g), count_(segments_of(seg_, g, p0)) {
+    for (int s = 0; s < count_; ++s) {
+      mask_[s] = lane_range(seg_[s].lane0, seg_[s].lane0 + seg_[s].lanes);
+      offset_[s] = seg_[s].y * g.sh * g.w + seg_[s].x0 - seg_[s].lane0;
+    }
+  }
+
+  __m512 load(const float* img, const KernelTap& t) const {
+    __m512 v = _mm512_setzero_ps();
+    if (g_.ph == 0 && g_.pw == 0 && g_.sw == 1) {
+      // Every tap of an output position is inside the image: one masked load per segment.
+      const float* at = img + t.offset;
+      for (int s = 0; s < count_; ++s) v = _mm512_mask_loadu_ps(v, mask_[s], at + offset_[s]);
+      return v;
+    }
+    const int64_t col0 = t.kj * g_.dw - g_.pw;  // image column of output column 0
+    // Output columns x with 0 <= x*sw + col0 < w.
+    const int64_t x_lo = col0 >= 0 ? 0 : (-col0 + g_.sw - 1) / g_.sw;
+    const int64_t x_hi = g_.w - col0 <= 0 ? 0 : (g_.w - 1 - col0) / g_.sw + 1;
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    for (int s = 0; s < count_; ++s) {
+      const Segment& sg = seg_[s];
+      const int64_t iy = sg.y * g_.sh - g_.ph + t.ki * g_.dh;
+      if (iy < 0 || iy >= g_.h) continue;
+      const int64_t shift = sg.x0 - sg.lane0;  // lane l is output column l + shift
+      const __mmask16 m = lane_range(x_lo - shift > sg.lane0 ? x_lo - shift : sg.lane0,
+                                     smaller(x_hi - shift, sg.lane0 + sg.lanes));
+      if (!m) continue;
+      const float* row = img + (t.ch * g_.h + iy) * g_.w + col0;
+      if (g_.sw == 1) {
+        v = _mm512_mask_loadu_ps(v, m, row + shift);
+      } else {  // lane l reads row[(l + shift) * sw]
+        const __m512i index =
+            _mm512_mullo_epi32(_mm512_add_epi32(lane, _mm512_set1_epi32(int(shift))), _mm512_set1_epi32(int(g_.sw)));
+        v = _mm512_mask_i32gather_ps(v, m, index, row, 4);
+      }
+    }
+    return v;
+  }
+
+ private:
+  const ConvShape& g_;
+  Segment seg_[16];
+  int count_;
+  __mmask16 mask_[16];
+  int64_t offset_[16];  // without padding, at stride 1: segment s reads img + tap offset + offset_[s]
+};
+
 }  // namespace
+
+void conv_forward_image(float* out, const float* img, const float* w, int64_t og, const ConvShape& g,
+                        const float* bias, bool relu, float* panel) {
+  const int64_t kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
+  // Panel rows are im2col rows k0 .. k0 + kc, its columns output positions j0 .. j0 + 32.
+  auto pack = [&](float* p, int64_t k0, int64_t kc, int64_t j0, int64_t) {
+    const ColsRow half[2] = {ColsRow(g, j0), ColsRow(g, j0 + 16)};
+    KernelTap t(g, k0);
+    for (int64_t r = 0; r < kc; ++r, t.next(g)) {
+      _mm512_store_ps(p + r * kNR, half[0].load(img, t));
+      _mm512_store_ps(p + r * kNR + 16, half[1].load(img, t));
+    }
+  };
+  // Later depth blocks add onto what the first stored; the last adds the bias and clamps.
+  auto epilogue = [&](const auto& acc, const TileAt& at) {
+    float* row = out + at.i0 * plane + at.j0;
+#pragma GCC unroll 16
+    for (int i = 0; i < PLEXUS_TILE_ROWS(acc); ++i, row += plane) {
+      __m512 v0 = acc[i][0], v1 = acc[i][1];
+      if (!at.first) {
+        v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(at.lo, row));
+        v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(at.hi, row + 16));
+      }
+      if (at.last && bias) {
+        const __m512 b = _mm512_set1_ps(bias[at.i0 + i]);
+        v0 = _mm512_add_ps(v0, b);
+        v1 = _mm512_add_ps(v1, b);
+      }
+      if (at.last && relu) {
+        v0 = _mm512_max_ps(v0, _mm512_setzero_ps());
+        v1 = _mm512_max_ps(v1, _mm512_setzero_ps());
+      }
+      _mm512_mask_storeu_ps(row, at.lo, v0);
+      _mm512_mask_storeu_ps(row + 16, at.hi, v1);
+    }
+  };
+  blocked_product<false>(og, plane, kdim, w, kdim, panel, pack, epilogue);
+}
+
+void conv_weight_grad_image(float* gw, const float* gout, const float* img, int64_t og, const ConvShape& g,
+                            float* panel) {
+  const int64_t kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
+  // gw += gout · colsᵀ: panel rows are output positions k0 .. k0 + kc, its columns im2col
+  // rows j0 .. j0 + 32, read 16 positions at a time and transposed in registers.
+  auto pack = [&](float* p, int64_t k0, int64_t kc, int64_t j0, int64_t nr) {
+    for (int64_t q = 0; q < kc; q += 16) {
+      const ColsRow row(g, k0 + q);
+      const int64_t rows = smaller(16, kc - q);
+      KernelTap t(g, j0);
+      for (int half = 0; half < 2; ++half) {
+        __m512 r[16];
+        for (int j = 0; j < 16; ++j, t.next(g))
+          r[j] = half * 16 + j < nr ? row.load(img, t) : _mm512_setzero_ps();
+        // Lanes past this depth block's positions are the next block's; its rows are dropped.
+        transpose16(r);
+        for (int64_t s = 0; s < rows; ++s) _mm512_store_ps(p + (q + s) * kNR + half * 16, r[s]);
+      }
+    }
+  };
+  blocked_product<false>(og, kdim, plane, gout, plane, panel, pack, StoreScaled{gw, kdim, 1.f, 1.f});
+}
+
+void max_pool_2x2(float* out, float* argmax, const float* x, int64_t w, int64_t oh, int64_t ow) {
+  // Even and odd columns of 32 consecutive floats (two registers).
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  const __m512 lane2 = _mm512_setr_ps(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const float offs[3] = {1.f, float(w), float(w + 1)};
+  for (int64_t y = 0; y < oh; ++y) {
+    const float* r0 = x + 2 * y * w;
+    const float* r1 = r0 + w;
+    for (int64_t xo = 0; xo < ow; xo += 16) {
+      const __mmask16 m = first_lanes(ow - xo), lo = first_lanes(2 * (ow - xo)), hi = first_lanes(2 * (ow - xo) - 16);
+      const float* a = r0 + 2 * xo;
+      const float* b = r1 + 2 * xo;
+      const __m512 a0 = _mm512_maskz_loadu_ps(lo, a), a1 = _mm512_maskz_loadu_ps(hi, a + 16);
+      const __m512 b0 = _mm512_maskz_loadu_ps(lo, b), b1 = _mm512_maskz_loadu_ps(hi, b + 16);
+      // The window in scan order, as math::window_max: a later cell wins when greater or NaN.
+      const __m512 cand[3] = {_mm512_permutex2var_ps(a0, odd, a1), _mm512_permutex2var_ps(b0, even, b1),
+                              _mm512_permutex2var_ps(b0, odd, b1)};
+      __m512 best = _mm512_permutex2var_ps(a0, even, a1);
+      const __m512 first = _mm512_add_ps(_mm512_set1_ps(float(2 * y * w + 2 * xo)), lane2);
+      __m512 at = first;
+      for (int k = 0; k < 3; ++k) {
+        const __mmask16 take = _mm512_cmp_ps_mask(cand[k], best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(cand[k], cand[k], _CMP_UNORD_Q);
+        best = _mm512_mask_mov_ps(best, take, cand[k]);
+        at = _mm512_mask_mov_ps(at, take, _mm512_add_ps(first, _mm512_set1_ps(offs[k])));
+      }
+      _mm512_mask_storeu_ps(out + y * ow + xo, m, best);
+      _mm512_mask_storeu_ps(argmax + y * ow + xo, m, at);
+    }
+  }
+}
+
+void unpool_2x2_grad(float* gconv, const float* gout, const float* out, const float* argmax, int64_t planes,
+                     int64_t pooled, int64_t plane, bool relu) {
+  for (int64_t o = 0; o < planes; ++o, gconv += plane, gout += pooled, out += pooled, argmax += pooled)
+    for (int64_t q = 0; q < pooled; q += 16) {
+      const __mmask16 m = first_lanes(pooled - q);
+      const __m512 g = _mm512_maskz_loadu_ps(m, gout + q);
+      // Where the ReLU let the window's maximum through; each window's argmax is its own
+      // cell, so the scatter has no conflicts.
+      const __mmask16 pass = relu ? _mm512_mask_cmp_ps_mask(m, _mm512_maskz_loadu_ps(m, out + q), _mm512_setzero_ps(), _CMP_GT_OQ) : m;
+      const __m512i at = _mm512_cvttps_epi32(_mm512_maskz_loadu_ps(m, argmax + q));
+      _mm512_mask_i32scatter_ps(gconv, m, at, _mm512_maskz_mov_ps(pass, g), 4);
+    }
+}
+
+void add_row_sums(float* out, const float* a, int64_t rows, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r, a += cols) {
+    __m512 sum = _mm512_setzero_ps();
+    for (int64_t j = 0; j < cols; j += 16) sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(first_lanes(cols - j), a + j));
+    out[r] += _mm512_reduce_add_ps(sum);
+  }
+}
+
+void col2im_unit_stride(float* img, const float* cols, const ConvShape& g) {
+  const int64_t plane = g.oh * g.ow;
+  for (int64_t ix0 = 0; ix0 < g.w; ix0 += 16) {
+    // Image cell (iy, ix) gathers cols[(ch, ki, kj)][(y, x)] of every tap with
+    // y = iy + ph - ki*dh and x = ix + pw - kj*dw inside the output: lane l of tap kj reads
+    // output column l + shift(kj), valid where that is in [0, ow). The lanes of the first 32
+    // taps are worked out once per 16 image columns.
+    auto shift = [&](int64_t kj) { return ix0 + g.pw - kj * g.dw; };
+    auto lanes = [&](int64_t kj) { return lane_range(-shift(kj) > 0 ? -shift(kj) : 0, smaller(16, g.ow - shift(kj))); };
+    __mmask16 table[32];
+    for (int64_t kj = 0; kj < smaller(g.kw, 32); ++kj) table[kj] = lanes(kj);
+    auto tap = [&](const float* row, int64_t kj) {
+      return _mm512_maskz_loadu_ps(kj < 32 ? table[kj] : lanes(kj), row + kj * plane + shift(kj));
+    };
+    const __mmask16 m = first_lanes(g.w - ix0);
+    for (int64_t ch = 0; ch < g.c; ++ch)
+      for (int64_t iy = 0; iy < g.h; ++iy) {
+        // Two sums: the additions are two dependency chains rather than one.
+        __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps();
+        for (int64_t ki = 0; ki < g.kh; ++ki) {
+          const int64_t y = iy + g.ph - ki * g.dh;
+          if (y < 0 || y >= g.oh) continue;
+          const float* row = cols + (ch * g.kh + ki) * g.kw * plane + y * g.ow;
+          int64_t kj = 0;
+          for (; kj + 2 <= g.kw; kj += 2) {
+            sum0 = _mm512_add_ps(sum0, tap(row, kj));
+            sum1 = _mm512_add_ps(sum1, tap(row, kj + 1));
+          }
+          if (kj < g.kw) sum0 = _mm512_add_ps(sum0, tap(row, kj));
+        }
+        float* at = img + (ch * g.h + iy) * g.w + ix0;
+        _mm512_mask_storeu_ps(at, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, at), _mm512_add_ps(sum0, sum1)));
+      }
+  }
+}
+
+namespace {
+
+// One rounding each, as math::adam_update's scalar operations (the _round forms are never
+// contracted into fused multiply-adds, which would round differently).
+constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+__m512 mul(__m512 a, __m512 b) { return _mm512_mul_round_ps(a, b, kNearest); }
+__m512 add(__m512 a, __m512 b) { return _mm512_add_round_ps(a, b, kNearest); }
+
+}  // namespace
+
+void adam_update(float* p, const float* g, float* m, float* v, float* vmax, int64_t n, const AdamConstants& k,
+                 float sign, bool decay_grad) {
+  const __m512 b1 = _mm512_set1_ps(k.beta1), c1 = _mm512_set1_ps(k.one_minus_beta1);
+  const __m512 b2 = _mm512_set1_ps(k.beta2), c2 = _mm512_set1_ps(k.one_minus_beta2);
+  const __m512 wd = _mm512_set1_ps(k.weight_decay), step = _mm512_set1_ps(k.step), eps = _mm512_set1_ps(k.eps);
+  const __m512 decay = _mm512_set1_ps(k.decay), sg = _mm512_set1_ps(sign);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 in = first_lanes(n - i);
+    const __m512 pi = _mm512_maskz_loadu_ps(in, p + i);
+    __m512 d = mul(sg, _mm512_maskz_loadu_ps(in, g + i));
+    if (decay_grad) d = add(d, mul(wd, pi));
+    const __m512 mi = add(mul(b1, _mm512_maskz_loadu_ps(in, m + i)), mul(c1, d));
+    const __m512 vi = add(mul(b2, _mm512_maskz_loadu_ps(in, v + i)), mul(c2, mul(d, d)));
+    _mm512_mask_storeu_ps(m + i, in, mi);
+    _mm512_mask_storeu_ps(v + i, in, vi);
+    __m512 denom = vi;
+    if (vmax) {  // *vmax < v ? v : *vmax
+      const __m512 old = _mm512_maskz_loadu_ps(in, vmax + i);
+      denom = _mm512_mask_mov_ps(old, _mm512_cmp_ps_mask(old, vi, _CMP_LT_OQ), vi);
+      _mm512_mask_storeu_ps(vmax + i, in, denom);
+    }
+    const __m512 ratio = _mm512_div_round_ps(mi, add(_mm512_sqrt_round_ps(denom, kNearest), eps), kNearest);
+    _mm512_mask_storeu_ps(p + i, in, _mm512_sub_round_ps(mul(pi, decay), mul(step, ratio), kNearest));
+  }
+}
 
 void own_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                const float* b, int64_t ldb, float beta, float* c, int64_t ldc, float* workspace) {
