@@ -101,8 +101,8 @@ class TestConv : public QObject {
     QVERIFY2(worst(b.grad().to_vector(), want.gb) < tol, "bias gradient");
   }
 
-  // A NaN in the image makes NaN conv outputs; pooling lets a NaN win its window (as
-  // max_pool2d does) and the ReLU turns it into 0 (as relu does).
+  // A NaN in the image makes NaN conv outputs; the ReLU keeps them (as relu does) and pooling
+  // lets a NaN win its window (as max_pool2d does).
   void fusedPoolingPassesNaNLikeComposed() {
     Generator gen(5);
     std::vector<float> xv = randn({2, 3, 14, 13}, &gen).to_vector();
@@ -120,7 +120,7 @@ class TestConv : public QObject {
         QVERIFY2(std::isnan(fused[i]) == std::isnan(composed[i]) && (std::isnan(fused[i]) || fused[i] == composed[i]),
                  qPrintable(QString("cell %1 (relu %2): %3 vs %4").arg(i).arg(relu).arg(fused[i]).arg(composed[i])));
       }
-      QCOMPARE(nans > 0, !relu);
+      QVERIFY(nans > 0);
     }
   }
 

@@ -319,9 +319,9 @@ void conv_forward_image(float* out, const float* img, const float* w, int64_t og
         v0 = _mm512_add_ps(v0, b);
         v1 = _mm512_add_ps(v1, b);
       }
-      if (at.last && relu) {
-        v0 = _mm512_max_ps(v0, _mm512_setzero_ps());
-        v1 = _mm512_max_ps(v1, _mm512_setzero_ps());
+      if (at.last && relu) {  // max(0, v) answers v when v is NaN: NaN stays NaN, as relu does
+        v0 = _mm512_max_ps(_mm512_setzero_ps(), v0);
+        v1 = _mm512_max_ps(_mm512_setzero_ps(), v1);
       }
       _mm512_mask_storeu_ps(row, at.lo, v0);
       _mm512_mask_storeu_ps(row + 16, at.hi, v1);
