@@ -22,7 +22,9 @@ namespace {
 
 template <class M>
 M* exactly(const std::vector<std::pair<std::string, ModulePtr>>& mods, size_t i) {  // not a subclass
-  return i < mods.size() && typeid(*mods[i].second) == typeid(M) ? static_cast<M*>(mods[i].second.get()) : nullptr;
+  if (i >= mods.size()) return nullptr;
+  Module* m = mods[i].second.get();
+  return typeid(*m) == typeid(M) ? static_cast<M*>(m) : nullptr;
 }
 
 bool is_2x2_max_pool(const MaxPool2d* p) {
