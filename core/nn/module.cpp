@@ -74,6 +74,16 @@ std::vector<Tensor> Module::buffers() const {
   return out;
 }
 
+void Module::set_carry_state(bool on) {
+  on_carry_state(on);
+  for (auto& [_, c] : children_) c->set_carry_state(on);
+}
+
+void Module::reset_state() {
+  on_reset_state();
+  for (auto& [_, c] : children_) c->reset_state();
+}
+
 int64_t Module::num_parameters() const {
   int64_t n = 0;
   for (const Tensor& p : parameters()) n += p.numel();

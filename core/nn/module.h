@@ -44,7 +44,17 @@ class Module {
   // replaced in place), so optimizers and layers keep working. The seam for CUDA.
   void to(Device device);
 
+  // Hidden state a layer keeps from one forward call to the next: recurrent layers carry it
+  // (detached) across consecutive batches of a text stream for truncated backpropagation
+  // through time, in training mode only. Both apply to this module and every submodule; a
+  // run turns carrying on for stateful training and resets the state at each epoch's start.
+  void set_carry_state(bool on);
+  void reset_state();
+
  protected:
+  // What set_carry_state / reset_state do to this module alone; layers without state ignore them.
+  virtual void on_carry_state(bool) {}
+  virtual void on_reset_state() {}
   // Registers `t` as a trainable leaf and returns the handle the layer keeps.
   Tensor register_parameter(std::string name, Tensor t);
   Tensor register_buffer(std::string name, Tensor t);
