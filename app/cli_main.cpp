@@ -550,7 +550,7 @@ int cmd_train_project(const Args& args, const std::string& file) {
               "batch %lld, on %s\n",
               file.c_str(), (long long)model.num_parameters(), run.dataset.kind.c_str(), run.dataset.path.c_str(),
               (long long)run.data.train->size(), (long long)(run.data.validation ? run.data.validation->size() : 0),
-              (long long)run.data.test->size(), s.optimizer.c_str(), s.lr, (long long)s.batch_size,
+              (long long)(run.data.test ? run.data.test->size() : 0), s.optimizer.c_str(), s.lr, (long long)s.batch_size,
               session::device_text(parse_device(s.device)).c_str());
   std::printf("a training step computes %.3g MFLOP per example (its products, counted: docs/performance.md)\n",
               run.trainer_options.flops_per_example / 1e6);

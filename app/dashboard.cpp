@@ -82,7 +82,7 @@ PreviewData readPreview(graph::DatasetBinding binding, std::filesystem::path pro
 std::vector<widgets::PreviewSplit> previewSplits(const PreviewData& data) {
   std::vector<widgets::PreviewSplit> splits{{QObject::tr("Training"), data.train, true, false, data.input}};
   if (data.validation) splits.push_back({QObject::tr("Validation"), data.validation, false, true, data.input});
-  splits.push_back({QObject::tr("Test"), data.test, false, !data.validation, data.input});
+  if (data.test) splits.push_back({QObject::tr("Test"), data.test, false, !data.validation, data.input});
   return splits;
 }
 

@@ -67,7 +67,7 @@ RunInfo describe(const session::TrainingRun& run, train::MachinePeak peak) {
   // The examples evaluated every epoch: the validation split (the test split only at the end).
   const std::shared_ptr<const data::Dataset> evaluated = run.data.validation ? run.data.validation : run.data.test;
   info.evalSize = run.data.validation ? run.data.validation->size() : 0;
-  info.testSize = run.data.test->size();
+  info.testSize = run.data.test ? run.data.test->size() : 0;
   info.classification = run.compiled.classification;
   for (const std::string& name : run.class_names) info.classNames << QString::fromStdString(name);
   info.parameters = run.compiled.model->num_parameters();

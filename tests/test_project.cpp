@@ -340,6 +340,37 @@ class TestProject : public QObject {
     QCOMPARE(reset.task, std::string("classification"));
   }
 
+  // A text file's settings and a run's carry_state: written when not the defaults, read back.
+  void textSettings() {
+    Graph g;
+    g.dataset = {.kind = "text", .path = "names.txt"};
+    QCOMPARE(serialize_project(g).find("seq_len"), std::string::npos);
+    g.dataset.seq_len = 16;
+    g.dataset.max_vocab = 40;
+    g.training.carry_state = true;
+    const std::string text = serialize_project(g);
+    QVERIFY2(contains(text, "  \"dataset\": {\n    \"kind\": \"text\",\n    \"path\": \"names.txt\",\n"
+                            "    \"seq_len\": 16,\n    \"max_vocab\": 40\n  }"),
+             text.c_str());
+    QVERIFY2(contains(text, "\"carry_state\": true"), text.c_str());
+    QVERIFY(parse_project(text, "p.plexus") == g);
+    QCOMPARE(serialize_project(parse_project(text, "p.plexus")), text);
+
+    g.dataset.seq_len = 1;
+    QCOMPARE(message_of<ValueError>([&] { check_dataset_values(g.dataset); }),
+             std::string("dataset: seq_len must be between 2 and 4096, got 1"));
+    g.dataset.seq_len = 16;
+    g.dataset.max_vocab = 70000;
+    QCOMPARE(message_of<ValueError>([&] { check_dataset_values(g.dataset); }),
+             std::string("dataset: max_vocab must be between 2 and 65536, got 70000"));
+    // Only text reads them: another kind passes over them and for_kind resets them.
+    const DatasetBinding csv = for_kind(g.dataset, "csv");
+    QCOMPARE(csv.seq_len, int64_t(64));
+    QCOMPARE(csv.max_vocab, int64_t(256));
+    QVERIFY(!dataset_value_applies(csv, "seq_len"));
+    QVERIFY(dataset_value_applies(g.dataset, "max_vocab"));
+  }
+
   void realNumbersAreWrittenToReadBackExactly() {
     auto written = [](double d) {
       Graph g;
@@ -530,7 +561,7 @@ class TestProject : public QObject {
          "p.plexus: dataset.target: expected a string, got an integer (3) (line 1, column 78)"},
         {project("", "", R"(, "dataset": {"file": "x"})"),
          "p.plexus: dataset: unknown key \"file\"; a dataset has kind, path, target, task, features, augment, height, width, "
-         "color, fit, bad_files, cache_mb, loader_threads and stats_sample (line 1, column 53)"},
+         "color, fit, bad_files, cache_mb, loader_threads, stats_sample, seq_len and max_vocab (line 1, column 53)"},
         {project("", "", R"(, "dataset": {"augment": {"zoom": 2}})"),
          "p.plexus: dataset.augment: unknown key \"zoom\"; augment has shift, flip, rotation, brightness, contrast and seed "
          "(line 1, column 65)"},

@@ -1,7 +1,6 @@
 #include "data/csv.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +9,7 @@
 #include <map>
 #include <string_view>
 
+#include "data/file_bytes.h"
 #include "data/sampling.h"
 #include "util/error.h"
 
@@ -192,19 +192,6 @@ std::string trimmed(const std::string& s) {
   return s.substr(b, e - b);
 }
 
-std::string read_file(const std::string& path) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw DataError(path + ": cannot open: " + std::strerror(errno));
-  std::string text;
-  char buf[1 << 16];
-  size_t got;
-  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, got);
-  const bool failed = std::ferror(f);
-  std::fclose(f);
-  if (failed) throw DataError(path + ": read error at byte offset " + std::to_string(text.size()));
-  return text;
-}
-
 std::string join(const std::vector<std::string>& names) {
   std::string s;
   for (size_t i = 0; i < names.size(); ++i) s += (i ? ", '" : "'") + names[i] + "'";
@@ -268,7 +255,7 @@ float feature_value(const Record& rec, size_t c, const Locator& loc) {
 CsvDataset::CsvDataset(const std::string& path, const CsvOptions& options) : path_(path), task_(options.task) {
   if (options.target.empty()) throw ValueError("CsvDataset: no target column named in CsvOptions::target");
   check_delimiter(options.delimiter, "CsvDataset");
-  const std::string text = read_file(path);
+  const std::string text = read_file_bytes(path);
   Locator loc(path);
   Reader reader(text, options.delimiter, loc);
   Record header;
@@ -441,7 +428,7 @@ std::pair<CsvDataset, CsvDataset> CsvDataset::split(double train_fraction, uint6
 
 std::vector<std::string> read_csv_header(const std::string& path, char delimiter) {
   check_delimiter(delimiter, "read_csv_header");
-  const std::string text = read_file(path);
+  const std::string text = read_file_bytes(path);
   Locator loc(path);
   Reader reader(text, delimiter, loc);
   Record header;
@@ -451,7 +438,7 @@ std::vector<std::string> read_csv_header(const std::string& path, char delimiter
 Tensor read_csv_features(const std::string& path, const std::vector<std::string>& features, char delimiter) {
   check_delimiter(delimiter, "read_csv_features");
   if (features.empty()) throw ValueError("read_csv_features: no feature columns named");
-  const std::string text = read_file(path);
+  const std::string text = read_file_bytes(path);
   Locator loc(path);
   Reader reader(text, delimiter, loc);
   Record header;

@@ -191,11 +191,13 @@ DataLoader::DataLoader(const Dataset& dataset, DataLoaderOptions options)
 
 int64_t DataLoader::size() const {
   const int64_t n = dataset_->size(), b = options_.batch_size;
+  if (options_.streams) return n / std::max<int64_t>(1, std::min(b, n));
   return options_.drop_last ? n / b : (n + b - 1) / b;
 }
 
 std::vector<std::vector<int64_t>> DataLoader::batch_indices(int64_t epoch) const {
   const int64_t n = dataset_->size();
+  if (options_.streams) return stream_batches(n, options_.batch_size);
   std::vector<int64_t> order;
   if (options_.shuffle) {
     order = random_permutation(n, options_.seed + uint64_t(epoch));

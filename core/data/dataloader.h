@@ -54,6 +54,10 @@ struct DataLoaderOptions {
   int64_t batch_size = 32;
   bool shuffle = false;
   bool drop_last = false;  // drop a final batch smaller than batch_size
+  // Batches as parallel streams over the examples in order (stream_batches in data/sampling.h),
+  // for recurrent layers that carry their state from batch to batch; shuffle and drop_last are
+  // then unused, and every epoch has the same batches.
+  bool streams = false;
   uint64_t seed = 0;
   int64_t prefetch = 2;    // batches assembled ahead by the worker threads; 0 = no threads
   int64_t workers = 1;     // threads assembling batches when prefetch > 0 (see Threads above)

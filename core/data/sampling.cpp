@@ -46,6 +46,17 @@ std::pair<std::vector<int64_t>, std::vector<int64_t>> split_indices(int64_t n, d
   return {std::move(a), std::move(b)};
 }
 
+std::vector<std::vector<int64_t>> stream_batches(int64_t n, int64_t batch_size) {
+  if (n < 0 || batch_size < 1)
+    throw ValueError("stream_batches: needs n >= 0 and batch_size >= 1, got " + std::to_string(n) + " and " +
+                     std::to_string(batch_size));
+  const int64_t rows = std::min(batch_size, n), steps = rows ? n / rows : 0;
+  std::vector<std::vector<int64_t>> out(size_t(steps), std::vector<int64_t>(size_t(rows), 0));
+  for (int64_t j = 0; j < steps; ++j)
+    for (int64_t r = 0; r < rows; ++r) out[size_t(j)][size_t(r)] = r * steps + j;
+  return out;
+}
+
 uint64_t mix_seed(uint64_t a, uint64_t b, uint64_t c) { return splitmix(splitmix(splitmix(a) ^ b) ^ c); }
 
 }  // namespace plexus::data

@@ -20,6 +20,13 @@ std::vector<int64_t> random_permutation(int64_t n, uint64_t seed);
 // train_fraction must lie in [0, 1].
 std::pair<std::vector<int64_t>, std::vector<int64_t>> split_indices(int64_t n, double train_fraction, uint64_t seed);
 
+// Batches of B = min(batch_size, n) parallel streams over examples 0..n-1 in order, for
+// stateful recurrent training: with S = n / B batches, row r of batch j is example r*S + j, so
+// row r of consecutive batches walks stream r (examples r*S .. r*S + S - 1) forward and a
+// hidden state carried from one batch to the next continues the right text. The n - S*B
+// examples at the end are not used; the order does not depend on any seed. Empty for n = 0.
+std::vector<std::vector<int64_t>> stream_batches(int64_t n, int64_t batch_size);
+
 // Mixes several values into one well-spread 64-bit seed (splitmix64 steps), e.g. to give
 // every (seed, epoch, batch) its own independent random stream.
 uint64_t mix_seed(uint64_t a, uint64_t b, uint64_t c = 0);

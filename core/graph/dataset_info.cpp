@@ -5,6 +5,7 @@
 #include "data/csv.h"
 #include "data/mnist.h"
 #include "data/sampling.h"
+#include "data/text.h"
 #include "util/text.h"
 #include "util/error.h"
 
@@ -25,6 +26,12 @@ data::CsvDataset read_csv(const DatasetBinding& b) {
   o.task = b.task == "classification" ? data::CsvTask::Classification : data::CsvTask::Regression;
   o.features = b.features;
   return data::CsvDataset(b.path, o);
+}
+
+data::TextDataset read_text(const DatasetBinding& b) { return data::read_text_dataset(b.path, {b.seq_len, b.max_vocab}); }
+
+DatasetInfo text_info(const data::TextDataset& text) {
+  return {{text.seq_len()}, {text.seq_len()}, text.vocabulary().size(), text.size()};
 }
 
 data::ImageFolderOptions folder_options(const DatasetBinding& b) {
@@ -90,6 +97,7 @@ DatasetInfo describe_dataset(const DatasetBinding& b) {
     const data::ImageFormat f = image_format(b);
     return {{f.channels, f.height, f.width}, {}, int64_t(data::image_folder_classes(b.path).size())};
   }
+  if (b.kind == "text") return text_info(read_text(b));
   const data::CsvDataset csv = read_csv(b);
   return {{int64_t(csv.feature_names().size())}, {}, csv.num_classes(), csv.size()};
 }
@@ -132,6 +140,13 @@ DatasetSplits open_dataset(const DatasetBinding& b, uint64_t seed, double valida
     if (folder->test) examples += folder->test->size();
     splits.info = {{f.channels, f.height, f.width}, {}, int64_t(folder->scan.class_names.size()), examples};
     splits.image_folder = std::move(folder);
+  } else if (b.kind == "text") {
+    const data::TextDataset text = read_text(b);
+    auto [fit, held] = text.split(1.0 - validation_fraction);
+    splits.info = text_info(text);
+    splits.info.examples = fit.size() + held.size();
+    splits.train = std::make_shared<data::TextDataset>(std::move(fit));
+    if (held.size() > 0) splits.validation = std::make_shared<data::TextDataset>(std::move(held));
   } else {
     const data::CsvDataset csv = read_csv(b);
     auto [train, test] = csv.split(0.8, seed);

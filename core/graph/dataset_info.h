@@ -34,7 +34,8 @@ DatasetBinding resolve_dataset(const DatasetBinding& binding, const std::filesys
 
 // Cheap where it can be: MNIST-style folders are described without reading the images, an image
 // folder from its class folders' names alone (their number of examples stays unknown, 0); a CSV
-// file is read (its classes come from the data). Throws IoError/DataError naming the file, or
+// file is read (its classes come from the data), as is a text file (input and label [seq_len],
+// classes the vocabulary's size, examples its windows). Throws IoError/DataError naming the file, or
 // ValueError for settings out of range (check_dataset_values).
 DatasetInfo describe_dataset(const DatasetBinding& binding);
 
@@ -44,7 +45,7 @@ data::ImageFormat image_format(const DatasetBinding& binding);
 // Three splits, in raw units (nothing standardised: session/ computes that from `train`).
 // validation is null when the fraction leaves no examples for it.
 struct DatasetSplits {
-  std::shared_ptr<const data::Dataset> train, validation, test;
+  std::shared_ptr<const data::Dataset> train, validation, test;  // test: null for text
   DatasetInfo info;  // its examples: all splits together
   std::shared_ptr<const data::ImageFolder> image_folder;  // an image folder's datasets and scan; else null
   // An image folder's files left out (bad_files "skip"): the scan's, then those that failed to
@@ -54,7 +55,10 @@ struct DatasetSplits {
 // MNIST-style: the test file is the test split; `validation_fraction` of the training file,
 // drawn with the seed, is the validation split and the rest trains. CSV: a seeded 80/20
 // train/test split, then the same validation split of the training part (a CSV split keeps
-// its type, data::CsvDataset). Image folder: its test/ and val/ folders where it has them,
+// its type, data::CsvDataset). Text: split by position (data/text.h), the first
+// 1 - validation_fraction of the characters trains and the rest validates; no test split (null:
+// the end of a text is no more independent of its beginning than the validation part is).
+// Image folder: its test/ and val/ folders where it has them,
 // otherwise drawn as for a CSV file (data::open_image_folder; pictures decoded lazily through
 // one bounded cache). Throws ValueError when no training examples would be left.
 DatasetSplits open_dataset(const DatasetBinding& binding, uint64_t seed, double validation_fraction);

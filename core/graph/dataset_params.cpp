@@ -12,6 +12,7 @@ using B = DatasetBinding;
 
 bool folder_only(const B& b) { return b.kind == "image_folder"; }
 bool images_only(const B& b) { return is_image_dataset(b.kind); }
+bool text_only(const B& b) { return b.kind == "text"; }
 
 template <class T>
 DatasetSetting row(T B::*member, ParamSpec spec, bool (*applies)(const B&), std::string group = {}) {
@@ -21,7 +22,7 @@ DatasetSetting row(T B::*member, ParamSpec spec, bool (*applies)(const B&), std:
 }  // namespace
 
 const std::vector<std::string>& dataset_kinds() {
-  static const std::vector<std::string> kinds{"mnist", "fashion-mnist", "image_folder", "csv"};
+  static const std::vector<std::string> kinds{"mnist", "fashion-mnist", "image_folder", "csv", "text"};
   return kinds;
 }
 
@@ -58,6 +59,14 @@ const std::vector<DatasetSetting>& dataset_settings() {
             whole_spec("stats_sample", d.stats_sample, 1, 1 << 24,
                        "Training pictures (a seeded sample) the input standardisation is computed on."),
             folder_only),
+        row(&B::seq_len,
+            whole_spec("seq_len", d.seq_len, 2, 4096,
+                       "Characters per example: the model reads this many and predicts each next one."),
+            text_only),
+        row(&B::max_vocab,
+            whole_spec("max_vocab", d.max_vocab, 2, 65536,
+                       "The most distinct characters the text may hold; more stops the run (a binary or wrong file)."),
+            text_only),
         row(&B::augment_shift,
             whole_spec("shift", d.augment_shift, 0, 64, "Shifts each training picture by up to this many pixels each way."),
             images_only, "augment"),

@@ -66,6 +66,9 @@ struct DatasetBinding {
   double augment_brightness = 0;     // relative, each way
   double augment_contrast = 0;
   uint64_t augment_seed = 0;
+  // text: characters per example, and the most distinct characters the file may hold.
+  int64_t seq_len = 64;
+  int64_t max_vocab = 256;
   bool operator==(const DatasetBinding&) const = default;
 };
 
@@ -84,6 +87,9 @@ struct TrainingSettings : optim::OptimizerConfig, optim::ScheduleConfig {
   // training step is replayed as a CUDA graph (train/step.h). No effect on the CPU.
   std::string precision = "fp32";
   bool cuda_graphs = true;
+  // Text datasets: batches as parallel streams whose recurrent state carries from one batch to
+  // the next (truncated backpropagation through time); see data::stream_batches.
+  bool carry_state = false;
   bool operator==(const TrainingSettings&) const = default;
 };
 

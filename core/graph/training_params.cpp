@@ -68,6 +68,10 @@ const std::vector<TrainingSetting>& training_settings() {
         row(&S::cuda_graphs, flag_spec("cuda_graphs", d.cuda_graphs,
                                        "On a GPU, replay the steady training step as one CUDA graph (fewer launches; "
                                        "steps that cannot be captured run one op at a time).")),
+        row(&S::carry_state,
+            flag_spec("carry_state", d.carry_state,
+                      "Text datasets: recurrent layers carry their hidden state across consecutive batches of a text "
+                      "stream (truncated backpropagation through time); batches are not shuffled.")),
         row(&S::device, choice("device", d.device, {}, "Where training runs: cpu, cuda or cuda:N.")),
     };
     rows.back().in_form = false;

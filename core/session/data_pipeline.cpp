@@ -87,6 +87,7 @@ InputNormalization input_normalization(const graph::DatasetBinding& b, const dat
     return {{m.mean}, {m.std}};
   }
   if (b.kind == "image_folder") return channel_mean_std(train, b.stats_sample, seed);
+  if (b.kind == "text") return {};  // character ids name embedding rows: standardised they would not
   const auto* csv = dynamic_cast<const data::CsvDataset*>(&train);
   if (!csv) throw ValueError("input_normalization: a '" + b.kind + "' training split is not a CSV dataset");
   const data::FeatureStats stats = csv->feature_stats();

@@ -22,7 +22,7 @@ data::TransformPtr training_augmentation(const graph::DatasetBinding& binding);
 
 // How a run standardises inputs, computed on its training split: IDX images one mean and std
 // over all values; an image folder each channel's over a seeded sample of stats_sample
-// pictures; a CSV file each feature's own.
+// pictures; a CSV file each feature's own; a text file none (empty).
 InputNormalization input_normalization(const graph::DatasetBinding& binding, const data::Dataset& train,
                                        uint64_t seed);
 

@@ -46,6 +46,9 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
   const Device device = parse_device(s.device);
 
   run.dataset = graph::resolve_dataset(graph.dataset, options.project_dir);
+  if (s.carry_state && run.dataset.kind != "text")
+    throw ValueError("training: carry_state needs a text dataset (consecutive windows of one text); this project's "
+                     "dataset is '" + run.dataset.kind + "'");
   run.data = graph::open_dataset(run.dataset, s.seed, s.validation_fraction);
   run.compiled = graph::compile(graph, run.data.info, s.seed);  // before the slower parts: a bad graph fails at once
   run.compiled.model->to(device);
@@ -55,7 +58,8 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
   // Standardised with the whole training split, so a checkpoint's inputs can be prepared again
   // from the dataset alone, whatever subset this run trained on.
   run.normalization = input_normalization(run.dataset, *run.data.train, s.seed);
-  if (run.compiled.classification) run.class_names = class_names(*run.data.train, run.data.info.classes);
+  if (run.compiled.classification || run.dataset.kind == "text")  // a text's vocabulary, for sampling
+    run.class_names = class_names(*run.data.train, run.data.info.classes);
   if (const auto* csv = dynamic_cast<const data::CsvDataset*>(run.data.train.get())) run.feature_names = csv->feature_names();
   if (options.train_subset > 0 && options.train_subset < run.data.train->size()) {
     std::vector<int64_t> idx(size_t(options.train_subset));
@@ -70,7 +74,8 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
   const int64_t workers = loader_workers(run.dataset);
   run.train_loader = std::make_unique<data::DataLoader>(
       run.data.train, data::DataLoaderOptions{.batch_size = s.batch_size,
-                                              .shuffle = true,
+                                              .shuffle = !s.carry_state,
+                                              .streams = s.carry_state,
                                               .seed = s.seed,
                                               .workers = workers,
                                               .transform = augment ? data::compose({augment, normalize}) : normalize,
@@ -78,7 +83,7 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
   const data::DataLoaderOptions held_out{
       .batch_size = options.eval_batch_size, .workers = workers, .transform = normalize, .pin_memory = pin};
   if (run.data.validation) run.eval_loader = std::make_unique<data::DataLoader>(run.data.validation, held_out);
-  run.test_loader = std::make_unique<data::DataLoader>(run.data.test, held_out);
+  if (run.data.test) run.test_loader = std::make_unique<data::DataLoader>(run.data.test, held_out);
 
   run.trainer_options.epochs = int(s.epochs);
   run.trainer_options.loss = run.compiled.loss;
@@ -86,6 +91,7 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
   run.trainer_options.seed = s.seed;
   run.trainer_options.precision = parse_precision(s.precision);
   run.trainer_options.cuda_graphs = s.cuda_graphs;
+  run.trainer_options.carry_state = s.carry_state;
   run.trainer_options.flops_per_example =
       graph::estimate_compute(graph::GraphIndex(graph), run.compiled.validation.shapes).training_flops;
   return run;

@@ -40,14 +40,14 @@ struct TrainingRun {
   graph::DatasetBinding dataset;                  // path resolved
   graph::DatasetSplits data;                      // train: after train_subset
   InputNormalization normalization;               // of the whole training split (before train_subset)
-  std::vector<std::string> class_names;           // classification: one per class
+  std::vector<std::string> class_names;           // classification, or a text's vocabulary: one per class
   std::vector<std::string> feature_names;         // a CSV file's feature columns; else empty
   graph::CompiledGraph compiled;                  // initialised with settings.seed, on settings.device
   std::unique_ptr<optim::Optimizer> optimizer;
   std::unique_ptr<optim::LRScheduler> scheduler;  // null for schedule "none"
   std::unique_ptr<data::DataLoader> train_loader;
   std::unique_ptr<data::DataLoader> eval_loader;  // the validation split; null without one
-  std::unique_ptr<data::DataLoader> test_loader;
+  std::unique_ptr<data::DataLoader> test_loader;  // null without a test split (text)
   train::TrainerOptions trainer_options;          // epochs, loss, classification, seed
 };
 

@@ -22,6 +22,7 @@ constexpr const char* kMean = "input_mean";
 constexpr const char* kStd = "input_std";
 constexpr const char* kClasses = "class_names";
 constexpr const char* kInputShape = "input_shape";
+constexpr const char* kLabelShape = "label_shape";
 constexpr const char* kClassCount = "classes";
 constexpr const char* kFeatures = "feature_names";
 
@@ -41,6 +42,7 @@ std::optional<std::vector<T>> json_array(const io::SafetensorsMetadata& meta, co
 // The normalisation and class names of the file's metadata, checked against the model's input.
 struct StoredInputs {
   std::optional<Shape> input_shape;
+  Shape label_shape;  // absent: [] (a class or a value)
   std::optional<int64_t> classes;
   std::optional<InputNormalization> normalization;
   std::optional<std::vector<std::string>> class_names, feature_names;
@@ -49,6 +51,7 @@ struct StoredInputs {
 StoredInputs stored_inputs(const io::SafetensorsMetadata& meta, const std::string& where) {
   StoredInputs s;
   if (auto shape = json_array<int64_t>(meta, kInputShape, where)) s.input_shape = Shape(shape->begin(), shape->end());
+  if (auto shape = json_array<int64_t>(meta, kLabelShape, where)) s.label_shape = Shape(shape->begin(), shape->end());
   if (const auto it = meta.find(kClassCount); it != meta.end()) {
     size_t used = 0;
     try {
@@ -62,8 +65,9 @@ StoredInputs stored_inputs(const io::SafetensorsMetadata& meta, const std::strin
   if (mean.has_value() != stdev.has_value())
     throw IoError(where + ": metadata has '" + (mean ? kMean : kStd) + "' without '" + (mean ? kStd : kMean) + "'");
   if (mean) {
-    if (mean->empty() || mean->size() != stdev->size())
-      throw IoError(where + ": metadata '" + kMean + "' and '" + kStd + "' must hold as many values, at least one; got " +
+    // Both empty: inputs the model takes as they are (a text dataset's character ids).
+    if (mean->size() != stdev->size())
+      throw IoError(where + ": metadata '" + kMean + "' and '" + kStd + "' must hold as many values; got " +
                     std::to_string(mean->size()) + " and " + std::to_string(stdev->size()));
     for (float v : *stdev)
       if (!(v > 0)) throw IoError(where + ": metadata '" + std::string(kStd) + "' holds a value that is not positive");
@@ -76,7 +80,7 @@ StoredInputs stored_inputs(const io::SafetensorsMetadata& meta, const std::strin
 
 }  // namespace
 
-data::TransformPtr InputNormalization::transform() const { return data::normalize(mean, std); }
+data::TransformPtr InputNormalization::transform() const { return empty() ? nullptr : data::normalize(mean, std); }
 
 Tensor InputNormalization::apply(const Tensor& raw) const {
   if (empty()) return raw;
@@ -90,6 +94,7 @@ void write_model_metadata(train::Metadata& meta, const graph::DatasetInfo& info,
                           const std::vector<std::string>& class_names, const std::vector<std::string>& feature_names) {
   if (!feature_names.empty()) meta[kFeatures] = nlohmann::json(feature_names).dump();
   meta[kInputShape] = nlohmann::json(info.input_shape).dump();
+  if (!info.label_shape.empty()) meta[kLabelShape] = nlohmann::json(info.label_shape).dump();
   meta[kClassCount] = std::to_string(info.classes);
   meta[kMean] = nlohmann::json(norm.mean).dump();
   meta[kStd] = nlohmann::json(norm.std).dump();
@@ -139,7 +144,7 @@ TrainedModel load_trained_model(const graph::Graph& project, const fs::path& wei
     m.info = graph::is_idx_dataset(project.dataset.kind) ? graph::describe_dataset(project.dataset)
                                                            : open("the shape of the model's inputs").info;
   else
-    m.info = {*stored.input_shape, {}, *stored.classes};
+    m.info = {*stored.input_shape, stored.label_shape, *stored.classes};
   auto described = [](const Shape& shape, int64_t classes) {
     return "inputs " + to_string(shape) + " and " +
            (classes ? std::to_string(classes) + " classes" : std::string("regression targets"));
@@ -155,7 +160,8 @@ TrainedModel load_trained_model(const graph::Graph& project, const fs::path& wei
 
   if (stored.normalization) m.normalization = std::move(*stored.normalization);
   else m.normalization = input_normalization(binding, *open("the input normalisation").train, project.training.seed);
-  if (m.compiled.classification) {
+  // A text dataset's vocabulary is its class names whatever the loss: sampling needs it.
+  if (m.compiled.classification || project.dataset.kind == "text") {
     if (stored.class_names) m.class_names = std::move(*stored.class_names);
     else m.class_names = class_names(*open("the class names").train, m.info.classes);
   }
@@ -170,10 +176,10 @@ TrainedModel load_trained_model(const graph::Graph& project, const fs::path& wei
     throw IoError(where + ": names " + std::to_string(m.feature_names.size()) + " feature columns, the model's input is " +
                   to_string(in));
   const int64_t channels = in.empty() ? 0 : in[0];
-  if (m.normalization.mean.size() != 1 && int64_t(m.normalization.mean.size()) != channels)
+  if (!m.normalization.empty() && m.normalization.mean.size() != 1 && int64_t(m.normalization.mean.size()) != channels)
     throw IoError(where + ": the input normalisation has " + std::to_string(m.normalization.mean.size()) +
                   " values, the model's input " + to_string(in) + " needs 1 or " + std::to_string(channels));
-  if (m.compiled.classification && int64_t(m.class_names.size()) != m.info.classes)
+  if ((m.compiled.classification || !m.class_names.empty()) && int64_t(m.class_names.size()) != m.info.classes)
     throw IoError(where + ": names " + std::to_string(m.class_names.size()) + " classes, the model has " +
                   std::to_string(m.info.classes));
   return m;
@@ -185,6 +191,7 @@ TestEvaluation evaluate_on_test(TrainedModel& model, const LoadOptions& options,
   const graph::DatasetBinding dataset = graph::resolve_dataset(g.dataset, options.project_dir);
   TestEvaluation out;
   out.split = graph::open_dataset(dataset, g.training.seed, g.training.validation_fraction).test;
+  if (!out.split) throw ValueError("a '" + dataset.kind + "' dataset has no test split (see docs/training.md)");
   out.dataset_kind = dataset.kind;
   model.compiled.model->to(device);
   data::DataLoader loader(out.split, {.batch_size = batch_size,

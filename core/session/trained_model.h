@@ -27,6 +27,7 @@ namespace plexus::session {
 
 // input = (raw - mean[c]) / std[c], c the channel (dim 1 of [N, C, H, W]) or the feature
 // (dim 1 of [N, F]); a single pair applies to every value (MNIST's one mean for all pixels).
+// Empty: inputs are used as they are (a text dataset's character ids); transform() is then null.
 struct InputNormalization {
   std::vector<float> mean, std;
 
@@ -37,8 +38,9 @@ struct InputNormalization {
 };
 
 // What a checkpoint or weights file needs to be used without its dataset, as metadata (run
-// checkpoints, Export Weights): "input_shape" (per example), "input_mean", "input_std",
-// "class_names" and, for a CSV file, "feature_names" (its feature columns, in the model's order)
+// checkpoints, Export Weights): "input_shape" (per example), "label_shape" (per example, where it
+// is not [], as a text dataset's [seq_len]), "input_mean", "input_std" (both [] for inputs used as
+// they are), "class_names" and, for a CSV file, "feature_names" (its feature columns, in the model's order)
 // as JSON arrays, "classes" as a number (0 for regression).
 void write_model_metadata(train::Metadata& meta, const graph::DatasetInfo& info, const InputNormalization& norm,
                           const std::vector<std::string>& class_names,
@@ -51,7 +53,7 @@ enum class WeightsKind { Checkpoint, Weights };
 struct TrainedModel {
   graph::Graph project;                  // the graph the weights belong to
   graph::DatasetInfo info;               // per-example input shape, classes
-  std::vector<std::string> class_names;  // one per class; empty for regression
+  std::vector<std::string> class_names;  // one per class (a text's vocabulary); empty for regression
   std::vector<std::string> feature_names; // a CSV dataset's feature columns, in input order; else empty
   graph::CompiledGraph compiled;         // weights loaded, in eval mode, on the CPU
   InputNormalization normalization;
@@ -79,7 +81,8 @@ TrainedModel load_trained_model(const graph::Graph& project, const std::filesyst
 // The model's figures on its project's test split (opened as a run opens it: same seed, same
 // split): loss and, for classification, accuracy, top-5, per-class accuracy and the confusion
 // matrix, with each example's prediction when `predictions`. On `device`; stops early once
-// `cancelled` is true. IoError/DataError when the dataset cannot be read.
+// `cancelled` is true. IoError/DataError when the dataset cannot be read; ValueError for a
+// dataset without a test split (text).
 struct TestEvaluation {
   train::EpochEnd figures;                      // eval_* fields
   std::shared_ptr<const data::Dataset> split;   // the test examples, in the order of figures.predicted

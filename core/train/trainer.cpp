@@ -89,8 +89,15 @@ bool Trainer::wait_while_paused() {
   return !cancelled_;
 }
 
+void Trainer::begin_stream() {
+  if (!options_.carry_state) return;
+  model_.set_carry_state(true);
+  model_.reset_state();
+}
+
 EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_note) {
   model_.train();
+  begin_stream();
   train_.set_epoch(epoch - 1);
   const int64_t batches = train_.size();
   Average loss_avg;
@@ -158,7 +165,10 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
   return end;
 }
 
-EpochEnd Trainer::evaluate(data::DataLoader& loader) { return train::evaluate(model_, loader, options_, &cancelled_); }
+EpochEnd Trainer::evaluate(data::DataLoader& loader) {
+  begin_stream();  // evaluation starts from no state (and modules do not carry in eval mode)
+  return train::evaluate(model_, loader, options_, &cancelled_);
+}
 
 EpochEnd evaluate(nn::Module& model, data::DataLoader& loader, const TrainerOptions& options,
                   const std::atomic<bool>* cancelled) {
@@ -244,6 +254,7 @@ RunResult Trainer::run() {
     if (test_) {
       TrainerOptions test_options = options_;
       test_options.record_predictions = false;
+      begin_stream();
       EpochEnd t = train::evaluate(model_, *test_, test_options, &cancelled_);
       if (cancelled_) throw Cancelled();
       t.epoch = t.epochs = options_.epochs;

@@ -50,6 +50,10 @@ struct TrainerOptions {
   // Products and convolutions on a CUDA device (ops/precision.h); the CPU computes in FP32
   // and says so with a Notice.
   Precision precision = Precision::FP32;
+  // Recurrent layers carry their state across consecutive training batches (the train loader
+  // must then deliver streams, see DataLoaderOptions::streams): run() turns carrying on and
+  // resets the state at the start of every epoch and before every evaluation.
+  bool carry_state = false;
   // For the events' speed figures (BatchEnd::gflops, ::peak_gflops): the FLOPs one example's
   // training step computes (graph::estimate_compute) and the peak GFLOP/s of the device it
   // runs on (train::machine_peak). 0 = not counted / not measured: the events say 0 too.
@@ -102,6 +106,7 @@ class Trainer {
   void publish(const Event& e);
   bool wait_while_paused();  // false when cancelled
   EpochEnd train_epoch(int epoch, TrainingStep& step, std::string& graph_note);
+  void begin_stream();  // carry_state: a fresh state for the next pass over the data
 
   nn::Module& model_;
   optim::Optimizer& opt_;

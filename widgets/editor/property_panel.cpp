@@ -333,6 +333,7 @@ QString kindLabel(const std::string& kind) {
   if (kind == "fashion-mnist") return QObject::tr("Fashion-MNIST");
   if (kind == "image_folder") return QObject::tr("Image folder");
   if (kind == "csv") return QObject::tr("CSV file");
+  if (kind == "text") return QObject::tr("Text file");
   return qstr(kind);
 }
 
@@ -340,6 +341,7 @@ QString kindToolTip(const std::string& kind) {
   if (graph::is_idx_dataset(kind)) return QObject::tr("A folder with the IDX files of %1").arg(kindLabel(kind));
   if (kind == "image_folder") return QObject::tr("A folder with one folder of pictures per class");
   if (kind == "csv") return QObject::tr("A CSV file: one example per row, a header naming the columns");
+  if (kind == "text") return QObject::tr("A UTF-8 text file: windows of characters, each predicting the next");
   return {};
 }
 
