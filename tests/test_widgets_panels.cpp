@@ -462,7 +462,7 @@ class TestPanels : public QObject {
     QCOMPARE(kind->currentText(), QStringLiteral("MNIST digits"));
     QStringList kinds;  // the table's kinds, in its order, and no dataset
     for (int i = 0; i < kind->count(); ++i) kinds << kind->itemData(i).toString();
-    QCOMPARE(kinds, QStringList({"mnist", "fashion-mnist", "image_folder", "csv", ""}));
+    QCOMPARE(kinds, QStringList({"mnist", "fashion-mnist", "image_folder", "csv", "text", ""}));
     QCOMPARE(e.panel.findChild<QLineEdit*>("datasetPath")->text(), QStringLiteral("data/mnist"));
     QCOMPARE(e.panel.findChild<QLabel*>("datasetStatus")->text(), e.doc.datasetStatus());
     QVERIFY(e.panel.findChild<QLabel*>("graphSummary")->text().contains(
@@ -492,6 +492,15 @@ class TestPanels : public QObject {
     QCOMPARE(e.doc.graph().dataset.path, std::string("elsewhere/data.csv"));
     QCOMPARE(e.panel.findChild<QLabel*>("datasetStatus")->text(), e.doc.datasetStatus());
 
+    QTest::keyClick(kind, Qt::Key_Down);  // text: its own settings, no CSV fields
+    QCOMPARE(e.doc.graph().dataset.kind, std::string("text"));
+    QVERIFY(e.panel.findChild<ParamEditor*>("dataset.seq_len")->isVisible());
+    QVERIFY(e.panel.findChild<ParamEditor*>("dataset.max_vocab")->isVisible());
+    QVERIFY(!e.panel.findChild<ParamEditor*>("dataset.height")->isVisible());
+    QVERIFY(heading(e.panel, "Text")->isVisible());
+    QVERIFY(!heading(e.panel, "Images")->isVisible());
+    QVERIFY(!target->isVisible());
+
     QTest::keyClick(kind, Qt::Key_Down);  // (none)
     QCOMPARE(e.doc.graph().dataset, graph::DatasetBinding{});
     QVERIFY(!e.panel.findChild<QLineEdit*>("datasetPath")->isEnabled());
@@ -510,10 +519,12 @@ class TestPanels : public QObject {
     QCOMPARE(e.doc.graph().dataset.kind, std::string("image_folder"));
     for (const graph::DatasetSetting& row : graph::dataset_settings()) {
       auto* editor = e.panel.findChild<ParamEditor*>(QString::fromStdString("dataset." + row.name()));
-      QVERIFY2(editor && editor->isVisible(), row.name().c_str());
+      QVERIFY2(editor, row.name().c_str());
+      QVERIFY2(editor->isVisible() == (row.spec.name != "seq_len" && row.spec.name != "max_vocab"), row.name().c_str());
     }
     QVERIFY(heading(e.panel, "Images")->isVisible());
     QVERIFY(heading(e.panel, "Augmentation")->isVisible());
+    QVERIFY(!heading(e.panel, "Text")->isVisible());
     for (const char* csvOnly : {"datasetTarget", "datasetTask", "datasetFeatures"})
       QVERIFY2(!e.panel.findChild<QWidget*>(csvOnly)->isVisible(), csvOnly);
 

@@ -6,8 +6,10 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QFontDatabase>
 #include <QListView>
 #include <QLocale>
+#include <QPlainTextEdit>
 #include <QStackedWidget>
 #include <QStandardItemModel>
 #include <QTabBar>
@@ -30,6 +32,7 @@
 #include "dataset/dataset_table_model.h"
 #include "dataset/dataset_thumbnail.h"
 #include "dataset/dataset_tile_delegate.h"
+#include "data/text.h"
 
 namespace plexus::widgets {
 namespace {
@@ -72,6 +75,7 @@ DatasetPreview::DatasetPreview(QWidget* parent)
       stack_(new QStackedWidget(this)),
       gallery_(new QListView(stack_)),
       table_(new QTableView(stack_)),
+      text_(new QPlainTextEdit(stack_)),
       placeholder_(new QLabel(stack_)),
       loading_delay_(new QTimer(this)),
       pager_(new DatasetPager(this)),
@@ -116,7 +120,12 @@ DatasetPreview::DatasetPreview(QWidget* parent)
   loading_delay_->setInterval(kLoadingDelayMs);
   stack_->addWidget(gallery_);
   stack_->addWidget(table_);
+  stack_->addWidget(text_);
   stack_->addWidget(placeholder_);
+  text_->setObjectName(QStringLiteral("previewWindows"));
+  text_->setReadOnly(true);
+  text_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  text_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
 
   mode_box_->setToolTip(tr("Which samples to show"));
   class_box_->setToolTip(tr("Show only the samples of one class"));
@@ -194,7 +203,9 @@ void DatasetPreview::setSplits(std::vector<PreviewSplit> splits, std::vector<QSt
   for (PreviewSplit& split : splits) splits_.push_back({std::move(split), false, {}, {}});
   const auto evaluated = std::find_if(splits_.begin(), splits_.end(), [](const Split& s) { return s.split.evaluated; });
   evaluated_ = evaluated == splits_.end() ? -1 : int(evaluated - splits_.begin());
-  content_.classNames = std::move(classNames);
+  // A text's vocabulary names no classes of examples: nothing to filter or count.
+  const bool text = !splits_.empty() && dynamic_cast<const data::TextDataset*>(splits_.front().split.dataset.get());
+  content_.classNames = text ? std::vector<QString>() : std::move(classNames);
   predictions_ = {};
   selection_.clear();
   selected_ = -1;
@@ -444,6 +455,8 @@ void DatasetPreview::showPage() {
     table_model_->setPage({});
     showPlaceholder(emptyText());
     emit pageShown();
+  } else if (dynamic_cast<const data::TextDataset*>(content_.dataset.get())) {
+    showWindows(page);
   } else if (images_) {
     readPage(gallery_model_,
              gallery_model_->page(page, showsAugmented() ? augmentation_ : nullptr,
@@ -496,6 +509,25 @@ void DatasetPreview::showRead(Model* model, typename Model::Page page, QAbstract
   if (view == table_) fitTableColumns();
   view->scrollToTop();
   stack_->setCurrentWidget(view);
+  emit pageShown();
+}
+
+void DatasetPreview::showWindows(const std::vector<int64_t>& page) {
+  ++generation_;  // a table page still being read is not wanted any more
+  loading_ = false;
+  loading_delay_->stop();
+  const auto& text = dynamic_cast<const data::TextDataset&>(*content_.dataset);
+  // Line breaks and tabs of the text shown as symbols, so each window stays on its line.
+  const auto visible = [](const std::string& s) {
+    return QString::fromStdString(s).replace(QLatin1Char('\n'), QChar(0x23CE)).replace(QLatin1Char('\t'), QChar(0x21E5));
+  };
+  QStringList lines;
+  for (const int64_t w : page) {
+    const auto [x, y] = text.window_text(w);
+    lines << tr("#%1  x  %2").arg(w).arg(visible(x)) << tr("%1  y  %2").arg(QString(QString::number(w).size() + 1, QLatin1Char(' ')), visible(y));
+  }
+  text_->setPlainText(lines.join(QLatin1Char('\n')));
+  stack_->setCurrentWidget(text_);
   emit pageShown();
 }
 

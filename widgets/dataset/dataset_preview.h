@@ -1,7 +1,9 @@
 #pragma once
 // DatasetPreview: a look at the samples of a dataset's splits, one split at a time (a tab per
 // split, with its number of samples). Image datasets (inputs [1, H, W], [3, H, W] or [H, W])
-// show as a gallery of thumbnails with their labels; feature vectors (CSV) as a table. Both are
+// show as a gallery of thumbnails with their labels; feature vectors (CSV) as a table; a text
+// file's windows as their text, each with its target one character on (read at once: they are
+// in memory, and the vocabulary is not classes to filter or count). All are
 // paged, and only the shown page is ever read from the dataset, in the background (pictures
 // can take a while to decode): the last page stays until the new one is read, "Loading…" shows
 // when that takes a while, and a page that cannot be read says why. Above them: a class filter
@@ -30,6 +32,7 @@ class QCheckBox;
 class QComboBox;
 class QLabel;
 class QListView;
+class QPlainTextEdit;
 class QStackedWidget;
 class QTabBar;
 class QTableView;
@@ -158,6 +161,7 @@ class DatasetPreview : public QWidget {
   template <class Model>
   void showRead(Model* model, typename Model::Page page, QAbstractItemView* view);
   void showPlaceholder(const QString& text);
+  void showWindows(const std::vector<int64_t>& page);  // of a text dataset
   void fitTableColumns();
   QString emptyText() const;
 
@@ -191,6 +195,7 @@ class DatasetPreview : public QWidget {
   QStackedWidget* stack_;
   QListView* gallery_;
   QTableView* table_;
+  QPlainTextEdit* text_;  // a text dataset's windows
   QLabel* placeholder_;
   QTimer* loading_delay_;  // "Loading…" only for a read that takes a while: no flicker
   DatasetPager* pager_;

@@ -438,8 +438,8 @@ PropertyPanel::ProjectPage::ProjectPage(GraphDocument* document, QWidget* parent
   applyTheme();
 }
 
-// The image settings and the augmentation: one row per setting of the dataset table, shown
-// for the kinds it applies to.
+// The image settings, the text settings and the augmentation: one row per setting of the
+// dataset table, shown for the kinds it applies to.
 void PropertyPanel::ProjectPage::addSettingRows() {
   settings_ = new SettingsForm(
       this, form_,
@@ -453,11 +453,18 @@ void PropertyPanel::ProjectPage::addSettingRows() {
            },
        .refused = [this](const QString& why) { showStatus(why, true); }},
       SettingsForm::Inapplicable::Hidden);
-  std::optional<std::string> group;
+  // The table's rows outside a group describe an image folder's pictures or a text file.
+  graph::DatasetBinding text;
+  text.kind = "text";
+  const auto section = [&](const graph::DatasetSetting& row) {
+    if (row.group == "augment") return tr("Augmentation");
+    return row.applies && row.applies(text) ? tr("Text") : tr("Images");
+  };
+  std::optional<QString> shown;
   for (const graph::DatasetSetting& row : graph::dataset_settings()) {
-    if (row.group != group) {  // the table's rows outside a group describe an image folder's pictures
-      group = row.group;
-      auto* heading = sectionLabel(row.group == "augment" ? tr("Augmentation") : tr("Images"), this);
+    if (section(row) != shown) {
+      shown = section(row);
+      auto* heading = sectionLabel(*shown, this);
       heading->setContentsMargins(0, 8, 0, 0);
       form_->addRow(heading);
       headings_.push_back({heading, {}});
