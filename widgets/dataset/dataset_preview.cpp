@@ -410,6 +410,8 @@ void DatasetPreview::updateSubtitle() {
     const QSize size = delegate_->pictureSize();
     const bool rgb = content_.input.size() == 3 && content_.input[0] == 3;
     parts << QStringLiteral("%1\u00d7%2").arg(size.width()).arg(size.height()) + (rgb ? tr(" RGB") : QString());
+  } else if (const auto* text = dynamic_cast<const data::TextDataset*>(content_.dataset.get())) {
+    parts << tr("%1 characters per window, %2 distinct").arg(text->seq_len()).arg(text->vocabulary().size());
   } else if (table_model_->featureCount() > 0) parts << tr("%1 features").arg(table_model_->featureCount());
   if (content_.classes() > 0) parts << tr("%1 classes").arg(content_.classes());
   subtitle_->setText(parts.join(QStringLiteral(" \u00b7 ")));
