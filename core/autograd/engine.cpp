@@ -1,6 +1,7 @@
 // Reverse-mode engine (backward() and autograd::grad): order the recorded nodes topologically
 // from the roots, push each node's output gradient through its closure, hand the gradients
 // to leaves (accumulated into .grad, or collected by grad()), and free the graph.
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <unordered_map>
@@ -75,8 +76,13 @@ struct Sinks {
 // (topological_order of the roots).
 void propagate(const std::vector<std::shared_ptr<GradNode>>& order, const std::vector<std::shared_ptr<GradNode>>& roots,
                const std::vector<Tensor>& seeds, bool retain_graph, const char* who, const Sinks& sinks) {
+  // A freed node is an error where it would run, and at a root (a freed root has no edges
+  // left, so grad()'s `runs` cannot tell it leads anywhere).
+  auto is_root = [&roots](const GradNode& n) {
+    return std::any_of(roots.begin(), roots.end(), [&n](const auto& r) { return r.get() == &n; });
+  };
   for (const auto& n : order)
-    if (n->released && (!sinks.runs || sinks.runs(*n)))
+    if (n->released && (!sinks.runs || sinks.runs(*n) || is_root(*n)))
       throw AutogradError(std::string(who) + ": trying to backward through the graph a second time (node '" + n->name +
                           "' was freed by the previous backward); pass retain_graph=true the first time");
   std::unordered_map<GradNode*, Tensor> pending;
