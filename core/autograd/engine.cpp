@@ -118,8 +118,14 @@ void propagate(const std::vector<std::shared_ptr<GradNode>>& order, const std::v
       node->released = true;
     }
   }
-  if (!retain_graph)
-    for (GradNode* node : ran) node->next.clear();  // and the rest of the graph
+  // And the rest of the graph: all of it after backward(); after grad() only what ran, so a
+  // part it skipped still has its edges for a later pass.
+  if (!retain_graph) {
+    if (sinks.runs)
+      for (GradNode* node : ran) node->next.clear();
+    else
+      for (const auto& node : order) node->next.clear();
+  }
 }
 }  // namespace
 
