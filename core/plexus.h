@@ -1,5 +1,6 @@
 #pragma once
 // The public C++ API of the Plexus core in one include.
+#include "autograd/grad.h"
 #include "autograd/gradcheck.h"
 #include "autograd/grad_mode.h"
 #include "cuda/cuda.h"

@@ -2037,6 +2037,58 @@ class TestCuda : public QObject {
       QCOMPARE((g * 2.f).to_vector(), (std::vector<float>{3.f, -4.f, 0.5f}));
     GUARD_END
   }
+
+  // ---- sequence models: layer norm, causal softmax, attention, positions, cross-entropy per position ----
+  void sequenceOpsMatchCpu() {
+    GUARD_BEGIN
+      const Tensor tokens = ints({2, 5}, 0, 6, 1);
+      const std::vector<Case> cases{
+          {"layer_norm [2,5,16] affine", [] { return TV{leaf(normal({2, 5, 16}, 1)), leaf(normal({16}, 2)), leaf(normal({16}, 3))}; },
+           [](const TV& v) { return layer_norm(v[0], v[1], v[2]); }, kSum},
+          {"layer_norm [3,2500] (a block per row)", [] { return TV{leaf(normal({3, 2500}, 4) * 3.f + 1.f)}; },
+           [](const TV& v) { return layer_norm(v[0], Tensor(), Tensor()); }, kSum},
+          {"layer_norm transposed, weight only", [] { return TV{leaf(normal({8, 6}, 5).transpose(0, 1).detach()), leaf(normal({8}, 6))}; },
+           [](const TV& v) { return layer_norm(v[0], v[1], Tensor()); }, kSum},
+          {"causal_softmax [2,3,7,7]", [] { return TV{leaf(normal({2, 3, 7, 7}, 7))}; },
+           [](const TV& v) { return causal_softmax(v[0]); }, kElem},
+          {"causal_softmax [1,40,40] (a warp per row)", [] { return TV{leaf(normal({1, 40, 40}, 8))}; },
+           [](const TV& v) { return causal_softmax(v[0]); }, kElem},
+          {"attention causal [2,2,6,4]",
+           [] { return TV{leaf(normal({2, 2, 6, 4}, 9)), leaf(normal({2, 2, 6, 4}, 10)), leaf(normal({2, 2, 6, 4}, 11))}; },
+           [](const TV& v) { return nn::functional::scaled_dot_product_attention(v[0], v[1], v[2], true); }, kGemm},
+          {"positional embedding [2,5,8] + weight[:5]", [] { return TV{leaf(normal({2, 5, 8}, 12)), leaf(normal({9, 8}, 13))}; },
+           [](const TV& v) { return v[0] + narrow(v[1], 0, 0, v[0].shape()[1]); }, kElem},
+          {"cross_entropy [2,5,6] per position, smoothing 0.1", [] { return TV{leaf(normal({2, 5, 6}, 14))}; },
+           [tokens](const TV& v) { return cross_entropy(v[0], mirror(tokens, v[0].device()), 0.1f); }, kSum},
+      };
+      for (const Case& c : cases) {
+        const TV inputs = c.make();
+        Outcome cpu, dev;
+        std::string err = what_of([&] { cpu = run_case(c, inputs, kCpu); });
+        QVERIFY2(err.empty(), (c.name + " on the CPU: " + err).c_str());
+        err = what_of([&] { dev = run_case(c, inputs, kGpu); });
+        QVERIFY2(err.empty(), (c.name + " on cuda:0: " + err).c_str());
+        QVERIFY2(dev.shape == cpu.shape, (c.name + ": output shape " + to_string(dev.shape)).c_str());
+        err = mismatch(dev.out, cpu.out, c.tol);
+        QVERIFY2(err.empty(), (c.name + " forward: " + err).c_str());
+        for (size_t i = 0; i < inputs.size(); ++i) {
+          QVERIFY2(dev.grad_errors[i].empty(), (c.name + ": " + dev.grad_errors[i]).c_str());
+          err = mismatch(dev.grads[i], cpu.grads[i], c.tol);
+          QVERIFY2(err.empty(), (c.name + " gradient of input " + std::to_string(i) + ": " + err).c_str());
+        }
+      }
+      // The modules on the device, against the same modules on the CPU.
+      Generator gen(15);
+      auto cpu_model = std::make_shared<nn::Sequential>(std::initializer_list<nn::ModulePtr>{
+          std::make_shared<nn::PositionalEmbedding>(6, 8, &gen), std::make_shared<nn::LayerNorm>(8),
+          std::make_shared<nn::MultiheadAttention>(8, 2, true, 0.f, &gen)});
+      const Tensor x = normal({3, 6, 8}, 16);
+      const std::vector<float> want = cpu_model->forward(x).to_vector();
+      cpu_model->to(kGpu);
+      const std::string err = mismatch(cpu_model->forward(gpu(x)).to_vector(), want, kGemm);
+      QVERIFY2(err.empty(), ("PositionalEmbedding -> LayerNorm -> MultiheadAttention: " + err).c_str());
+    GUARD_END
+  }
 };
 
 QTEST_APPLESS_MAIN(TestCuda)

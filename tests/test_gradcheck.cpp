@@ -656,6 +656,23 @@ class TestGradcheck : public QObject {
               [erm, erv](const TV& v) { return batch_norm(v[0], erm, erv, Tensor(), Tensor(), false); }, {x4});
   }
 
+  // ---- sequence models: layer_norm, causal_softmax, cross-entropy per position ----
+  void layerNormAndCausalSoftmax() {
+    const Tensor x = normal_leaf({2, 3, 5}, 1), w = normal_leaf({5}, 2), b = normal_leaf({5}, 3);
+    GRADCHECK("layer_norm with weight and bias", [](const TV& v) { return layer_norm(v[0], v[1], v[2]); }, {x, w, b});
+    GRADCHECK("layer_norm without affine", [](const TV& v) { return layer_norm(v[0], Tensor(), Tensor()); }, {x});
+    GRADCHECK("causal_softmax [2,4,4]", [](const TV& v) { return causal_softmax(v[0]); }, {normal_leaf({2, 4, 4}, 4)});
+  }
+  void sequenceCrossEntropy() {
+    const Tensor logits = normal_leaf({2, 3, 4}, 5);
+    const Tensor target = indices({1, 0, 3, 2, 2, 0}).reshape({2, 3});
+    for (float smoothing : {0.f, 0.1f})
+      for (Reduction r : kReductions)
+        GRADCHECK("cross_entropy [N,T,C] smoothing=" + std::to_string(smoothing) + " reduction=" + reduction_name(r),
+                  [target, smoothing, r](const TV& v) { return cross_entropy(v[0], target, smoothing, r); }, {logits});
+    GRADCHECK("nll_loss [N,T,C]", [target](const TV& v) { return nll_loss(log_softmax(v[0], -1), target); }, {logits});
+  }
+
   // ---- losses ----
   void crossEntropy() {
     const Tensor logits = normal_leaf({4, 5}, 1);

@@ -49,7 +49,8 @@ class TestGraph : public QObject {
     const Registry& r = Registry::instance();
     for (const char* name : {"Input", "Linear", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten", "Reshape", "Dropout",
                              "BatchNorm1d", "BatchNorm2d", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Softmax",
-                             "Add", "Concat", "Embedding", "CrossEntropy", "MSE", "BCEWithLogits"})
+                             "Add", "Concat", "Embedding", "CrossEntropy", "MSE", "BCEWithLogits", "LayerNorm",
+                             "MultiheadAttention", "PositionalEmbedding"})
       QVERIFY2(r.find(name), name);
     for (const LayerType& t : r.types()) {
       QVERIFY2(t.shape, t.name.c_str());
@@ -230,6 +231,75 @@ class TestGraph : public QObject {
     const Tensor x = randn({4, 5}, &gen), y = from_vector({0, 2, 1, 0}, {4});
     const auto r = gradcheck([&](const std::vector<Tensor>&) { return c.loss((*c.model)(x), y); }, c.model->parameters());
     QVERIFY2(r.ok, r.message.c_str());
+  }
+
+  // ---- sequence models: tokens [N, T] -> [N, T, E] -> ... -> [N, T, V] against targets [N, T] ----
+  static Graph sequence_model(int64_t heads = 2, int64_t max_len = 16) {
+    Graph g;
+    g.nodes = {node("in", "Input"),
+               node("emb", "Embedding", {{"num_embeddings", int64_t(7)}, {"embedding_dim", int64_t(8)}}),
+               node("pos", "PositionalEmbedding", {{"max_len", max_len}}),
+               node("norm", "LayerNorm"),
+               node("attn", "MultiheadAttention", {{"num_heads", heads}}),
+               node("out", "Linear", {{"out_features", int64_t(7)}}),
+               node("loss", "CrossEntropy")};
+    g.edges = {edge("in", "x", "emb"),      edge("emb", "output", "pos"),  edge("pos", "output", "norm"),
+               edge("norm", "output", "attn"), edge("attn", "output", "out"), edge("out", "output", "loss"),
+               edge("in", "y", "loss", "target")};
+    return g;
+  }
+
+  void sequenceModelShapesAndTraining() {
+    const DatasetInfo info{{5}, {5}, 7};  // 5 tokens in, the 5 next tokens out, vocabulary 7
+    const Validation v = validate(sequence_model(), &info);
+    QVERIFY2(v.ok(), messages(v).empty() ? "" : messages(v)[0].c_str());
+    QCOMPARE(*v.shapes.edge_shapes[1], (Shape{5, 8}));  // [N, T, E] on the wire
+    QCOMPARE(*v.shapes.edge_shapes[4], (Shape{5, 8}));
+    QCOMPARE(*v.shapes.edge_shapes[5], (Shape{5, 7}));
+    const CompiledGraph c = compile(sequence_model(), info, 5);
+    std::vector<std::string> names;
+    for (const auto& [name, t] : c.model->named_parameters()) names.push_back(name);
+    QCOMPARE(names, (std::vector<std::string>{"emb.weight", "pos.weight", "norm.weight", "norm.bias",
+                                              "attn.in_proj_weight", "attn.in_proj_bias", "attn.out_proj.weight",
+                                              "attn.out_proj.bias", "out.weight", "out.bias"}));
+    const Tensor x = from_vector({0, 1, 2, 3, 4, 6, 5, 4, 3, 2}, {2, 5}), y = from_vector({1, 2, 3, 4, 5, 5, 4, 3, 2, 1}, {2, 5});
+    const auto params = c.model->parameters();
+    const auto r = gradcheck([&](const std::vector<Tensor>&) { return c.loss((*c.model)(x), y); },
+                             {params.begin() + 1, params.end()});  // the embedding's rows: indices, piecewise
+    QVERIFY2(r.ok, r.message.c_str());
+    // The speed display counts attention's products.
+    const LayerType& attn = *Registry::instance().find("MultiheadAttention");
+    const Graph g = sequence_model();
+    const Params p(*g.find("attn"), attn.params);
+    QCOMPARE(attn.macs(p, {{5, 8}}, {{5, 8}}), 4.0 * 5 * 64 + 2.0 * 25 * 8);
+    QCOMPARE(attn.parameter_count(p, {{5, 8}}), 4.0 * 64 + 4 * 8);
+  }
+
+  void sequenceShapeMessages() {
+    const DatasetInfo info{{5}, {5}, 7};
+    auto first = [](const Graph& g, const DatasetInfo& d) {
+      const Validation v = validate(g, &d);
+      return v.problems.empty() ? std::string() : v.problems.front().message;
+    };
+    QCOMPARE(first(sequence_model(3), info),
+             std::string("MultiheadAttention 'attn' splits the 8 features of [N, 5, 8] from 'norm' into 3 heads, but 8 is "
+                         "not divisible by 3 (change num_heads or the features)"));
+    QCOMPARE(first(sequence_model(2, 4), info),
+             std::string("PositionalEmbedding 'pos' receives sequences of T = 5 positions from 'emb' but max_len is 4 "
+                         "(raise max_len to at least 5)"));
+    // One class index per example against per-position scores.
+    QCOMPARE(first(sequence_model(), DatasetInfo{{5}, {}, 7}),
+             std::string("CrossEntropy 'loss' scores [N, 5, 7] from 'out' against targets [N] from 'in': it needs one "
+                         "class index per position, targets [N, 5]"));
+    // Attention on a flat feature vector: the expected layout, in words.
+    Graph flat = sequence_model();
+    flat.nodes.erase(flat.nodes.begin() + 1, flat.nodes.begin() + 4);
+    flat.edges = {edge("in", "x", "attn"), edge("attn", "output", "out"), edge("out", "output", "loss"),
+                  edge("in", "y", "loss", "target")};
+    const std::string m = first(flat, DatasetInfo{{8}, {}, 7});
+    qInfo("%s", m.c_str());
+    QVERIFY2(m.find("expects input [N, T, E]") != std::string::npos && m.find("receives [N, 8]") != std::string::npos,
+             m.c_str());
   }
 
   void compileRefusesAnInvalidGraph() {

@@ -1,7 +1,12 @@
-// Reverse-mode engine: order the recorded nodes topologically from the root, push each
-// node's output gradient through its closure, accumulate into inputs, and free the graph.
+// Reverse-mode engine (backward() and autograd::grad): order the recorded nodes topologically
+// from the roots, push each node's output gradient through its closure, hand the gradients
+// to leaves (accumulated into .grad, or collected by grad()), and free the graph.
+#include <algorithm>
+#include <functional>
+#include <string>
 #include <unordered_map>
 
+#include "autograd/grad.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "ops/kernels.h"
@@ -33,25 +38,94 @@ void accumulate_leaf(TensorImpl& leaf, Tensor&& g) {
 
 // Reverse post-order of a DFS = every node before the nodes it feeds gradients into.
 // Owning pointers: freeing one node's edges must not destroy a node still to be visited.
-std::vector<std::shared_ptr<GradNode>> topological_order(const std::shared_ptr<GradNode>& root) {
+std::vector<std::shared_ptr<GradNode>> topological_order(const std::vector<std::shared_ptr<GradNode>>& roots) {
   std::vector<std::shared_ptr<GradNode>> post;
   std::unordered_map<GradNode*, bool> visited;
-  std::vector<std::pair<std::shared_ptr<GradNode>, size_t>> stack{{root, 0}};
-  visited[root.get()] = true;
-  while (!stack.empty()) {
-    auto& [node, i] = stack.back();
-    if (i < node->next.size()) {
-      const std::shared_ptr<GradNode>& child = node->next[i++].fn;
-      if (child && !visited[child.get()]) {
-        visited[child.get()] = true;
-        stack.push_back({child, 0});
+  for (const std::shared_ptr<GradNode>& root : roots) {
+    if (visited[root.get()]) continue;
+    visited[root.get()] = true;
+    std::vector<std::pair<std::shared_ptr<GradNode>, size_t>> stack{{root, 0}};
+    while (!stack.empty()) {
+      auto& [node, i] = stack.back();
+      if (i < node->next.size()) {
+        const std::shared_ptr<GradNode>& child = node->next[i++].fn;
+        if (child && !visited[child.get()]) {
+          visited[child.get()] = true;
+          stack.push_back({child, 0});
+        }
+      } else {
+        post.push_back(node);
+        stack.pop_back();
       }
-    } else {
-      post.push_back(node);
-      stack.pop_back();
     }
   }
   return {post.rbegin(), post.rend()};
+}
+
+// What one reverse pass does with the gradients it forms, besides passing them on.
+struct Sinks {
+  // Every node's total output gradient, before its backward runs (null: not wanted).
+  std::function<void(GradNode&, const Tensor&)> at_node;
+  // Whether the node's backward runs at all (null: every node's does).
+  std::function<bool(GradNode&)> runs;
+  // A gradient reaching a leaf.
+  std::function<void(TensorImpl&, Tensor&&)> at_leaf;
+};
+
+// The reverse pass from nodes `roots[i]` seeded with gradients `seeds[i]`, over `order`
+// (topological_order of the roots).
+void propagate(const std::vector<std::shared_ptr<GradNode>>& order, const std::vector<std::shared_ptr<GradNode>>& roots,
+               const std::vector<Tensor>& seeds, bool retain_graph, const char* who, const Sinks& sinks) {
+  // A freed node is an error where it would run, and at a root (a freed root has no edges
+  // left, so grad()'s `runs` cannot tell it leads anywhere).
+  auto is_root = [&roots](const GradNode& n) {
+    return std::any_of(roots.begin(), roots.end(), [&n](const auto& r) { return r.get() == &n; });
+  };
+  for (const auto& n : order)
+    if (n->released && (!sinks.runs || sinks.runs(*n) || is_root(*n)))
+      throw AutogradError(std::string(who) + ": trying to backward through the graph a second time (node '" + n->name +
+                          "' was freed by the previous backward); pass retain_graph=true the first time");
+  std::unordered_map<GradNode*, Tensor> pending;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    auto [slot, fresh] = pending.try_emplace(roots[i].get(), seeds[i]);
+    if (!fresh) slot->second = slot->second + seeds[i];
+  }
+  std::vector<GradNode*> ran;
+  for (const auto& node : order) {
+    auto it = pending.find(node.get());
+    if (it == pending.end()) continue;  // no gradient flows here
+    Tensor g = std::move(it->second);
+    pending.erase(it);
+    if (sinks.at_node) sinks.at_node(*node, g);
+    if (sinks.runs && !sinks.runs(*node)) continue;
+    Grads grads = node->backward(g);
+    ran.push_back(node.get());
+    g = Tensor();  // a view of g passed on (reshape's gradient) then owns its storage alone
+    for (size_t i = 0; i < node->next.size(); ++i) {
+      const GradEdge& e = node->next[i];
+      if (!e.connected() || i >= grads.size() || !grads[i].defined()) continue;
+      Tensor gi = std::move(grads[i]);
+      if (gi.shape() != node->input_shapes[i]) gi = sum_to(gi, node->input_shapes[i]);
+      if (e.fn) {
+        auto [slot, fresh] = pending.try_emplace(e.fn.get(), gi);
+        if (!fresh) slot->second = slot->second + gi;
+      } else {
+        sinks.at_leaf(*e.leaf, std::move(gi));
+      }
+    }
+    if (!retain_graph) {
+      node->backward = nullptr;  // frees saved tensors
+      node->released = true;
+    }
+  }
+  // And the rest of the graph: all of it after backward(); after grad() only what ran, so a
+  // part it skipped still has its edges for a later pass.
+  if (!retain_graph) {
+    if (sinks.runs)
+      for (GradNode* node : ran) node->next.clear();
+    else
+      for (const auto& node : order) node->next.clear();
+  }
 }
 }  // namespace
 
@@ -124,40 +198,85 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
     accumulate_leaf(*root.unsafe_impl(), std::move(g0));
     return;
   }
-  const std::vector<std::shared_ptr<GradNode>> order = topological_order(root.grad_fn());
-  for (const auto& n : order)
-    if (n->released)
-      throw AutogradError(std::string("backward(): trying to backward through the graph a second time (node '") +
-                          n->name + "' was freed by the previous backward); pass retain_graph=true the first time");
-
-  std::unordered_map<GradNode*, Tensor> pending{{order.front().get(), g0}};
-  for (const auto& node : order) {
-    auto it = pending.find(node.get());
-    if (it == pending.end()) continue;  // no gradient flows here
-    Tensor g = std::move(it->second);
-    pending.erase(it);
-    Grads grads = node->backward(g);
-    g = Tensor();  // a view of g passed on (reshape's gradient) then owns its storage alone
-    for (size_t i = 0; i < node->next.size(); ++i) {
-      const GradEdge& e = node->next[i];
-      if (!e.connected() || i >= grads.size() || !grads[i].defined()) continue;
-      Tensor gi = std::move(grads[i]);
-      if (gi.shape() != node->input_shapes[i]) gi = sum_to(gi, node->input_shapes[i]);
-      if (e.fn) {
-        auto [slot, fresh] = pending.try_emplace(e.fn.get(), gi);
-        if (!fresh) slot->second = slot->second + gi;
-      } else {
-        accumulate_leaf(*e.leaf, std::move(gi));
-      }
-    }
-    if (!retain_graph) {
-      node->backward = nullptr;  // frees saved tensors
-      node->released = true;
-    }
-  }
-  if (!retain_graph)
-    for (const auto& node : order) node->next.clear();  // and the rest of the graph
+  const std::vector<std::shared_ptr<GradNode>> roots{root.grad_fn()};
+  propagate(topological_order(roots), roots, {g0}, retain_graph, "backward()",
+            Sinks{nullptr, nullptr, [](TensorImpl& leaf, Tensor&& g) { accumulate_leaf(leaf, std::move(g)); }});
 }
+
+namespace autograd {
+
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs, bool retain_graph, bool allow_unused) {
+  if (!grad_outputs.empty() && grad_outputs.size() != outputs.size())
+    throw ValueError("autograd::grad: " + std::to_string(grad_outputs.size()) + " grad_outputs for " +
+                     std::to_string(outputs.size()) + " outputs (give one per output, or none for scalar outputs)");
+  // Where each input's gradient arrives: at its node (an op's result) or at its leaf.
+  std::unordered_map<const GradNode*, std::vector<size_t>> at_node;
+  std::unordered_map<const TensorImpl*, std::vector<size_t>> at_leaf;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& in = inputs[i];
+    if (!in.defined() || !in.requires_grad())
+      throw AutogradError("autograd::grad: input " + std::to_string(i) +
+                          " does not require grad, so no gradient is recorded for it");
+    if (in.grad_fn()) at_node[in.grad_fn().get()].push_back(i);
+    else at_leaf[in.impl_ptr().get()].push_back(i);
+  }
+  std::vector<Tensor> result(inputs.size());
+  auto add_to = [&result](const std::vector<size_t>& slots, const Tensor& g) {
+    for (size_t i : slots) result[i] = result[i].defined() ? result[i] + g : g;
+  };
+
+  std::vector<std::shared_ptr<GradNode>> roots;
+  std::vector<Tensor> seeds;
+  NoGradGuard no_grad;
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    const Tensor& out = outputs[o];
+    const std::string which = "autograd::grad: output " + std::to_string(o);
+    if (!out.defined() || !out.requires_grad()) throw AutogradError(which + " does not require grad and has no history");
+    Tensor g = grad_outputs.empty() ? Tensor() : grad_outputs[o];
+    if (!g.defined()) {
+      if (out.numel() != 1)
+        throw AutogradError(which + " has shape " + to_string(out.shape()) +
+                            ": a gradient is only implicit for a scalar, pass its grad_output");
+      g = ones(out.shape(), out.device());
+    } else if (g.shape() != out.shape()) {
+      throw ShapeError(which + "'s grad_output has shape " + to_string(g.shape()) + ", expected " +
+                       to_string(out.shape()));
+    }
+    if (out.is_leaf()) {
+      if (auto it = at_leaf.find(out.impl_ptr().get()); it != at_leaf.end()) add_to(it->second, g);
+      continue;
+    }
+    roots.push_back(out.grad_fn());
+    seeds.push_back(g);
+  }
+  const std::vector<std::shared_ptr<GradNode>> order = topological_order(roots);
+  // Only the nodes that lead to an input run: children come after parents in `order`, so a
+  // walk from the back sees every child's answer first.
+  std::unordered_map<const GradNode*, bool> leads;  // to an input, through its backward
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    bool l = false;
+    for (const GradEdge& e : (*it)->next)
+      l = l || (e.fn && (leads[e.fn.get()] || at_node.count(e.fn.get()))) || (e.leaf && at_leaf.count(e.leaf.get()));
+    leads[it->get()] = l;
+  }
+  propagate(order, roots, seeds, retain_graph, "autograd::grad",
+            Sinks{[&](GradNode& n, const Tensor& g) {
+                    if (auto it = at_node.find(&n); it != at_node.end()) add_to(it->second, g);
+                  },
+                  [&](GradNode& n) { return leads[&n]; },
+                  [&](TensorImpl& leaf, Tensor&& g) {
+                    if (auto it = at_leaf.find(&leaf); it != at_leaf.end()) add_to(it->second, g);
+                  }});
+  if (!allow_unused)
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (!result[i].defined())
+        throw AutogradError("autograd::grad: input " + std::to_string(i) + " (shape " + to_string(inputs[i].shape()) +
+                            ") is not reached from the outputs; pass allow_unused=true to get an undefined tensor for it");
+  return result;
+}
+
+}  // namespace autograd
 
 void Tensor::backward(const Tensor& grad_output, bool retain_graph) const {
   run_backward(*this, grad_output, retain_graph);

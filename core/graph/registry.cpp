@@ -625,6 +625,160 @@ Registry::Registry() {
     types_.push_back(std::move(t));
   }
 
+  // ---- Sequence models: LayerNorm, attention and learned positions ([N, T, E]) ----
+  {
+    LayerType t;
+    t.name = "LayerNorm";
+    t.category = "Normalization";
+    t.display_name = "Layer normalization";
+    t.description = "Normalises each position's features (the last dimension) to mean 0 and variance 1, then scales "
+                    "and shifts them by learned weights.";
+    t.inputs = {{"input", "[N, ..., features]"}};
+    t.outputs = {{"output", "the input's shape"}};
+    t.params = {float_param("eps", 1e-5, 1e-12, 1, "added to the variance")};
+    t.shape = [](const ShapeContext& c) -> std::vector<Shape> {
+      if (one_input(c).empty())
+        fail("input", c.node.label() + " normalises features but receives a single value per example" + from(c, 0));
+      return {one_input(c)};
+    };
+    t.parameter_count = [](const Params&, const std::vector<Shape>& in) { return 2 * double(in.at(0).back()); };
+    t.build = [](const BuildContext& b) {
+      return single(std::make_shared<nn::LayerNorm>(b.inputs.at(0).back(), float(b.params.real("eps"))));
+    };
+    // opset 13 has no LayerNormalization: (x - mean) / sqrt(var + eps) * weight + bias.
+    t.onnx = [](const OnnxContext& c) {
+      const OnnxAttributes last{{"axes", std::vector<int64_t>{-1}}, {"keepdims", int64_t(1)}};
+      c.out.add_initializer(c.name("eps"), full({}, float(c.params.real("eps"))));
+      c.out.add_node("ReduceMean", c.input_names, {c.name("mean")}, last);
+      c.out.add_node("Sub", {c.input_names[0], c.name("mean")}, {c.name("centered")});
+      c.out.add_node("Mul", {c.name("centered"), c.name("centered")}, {c.name("squared")});
+      c.out.add_node("ReduceMean", {c.name("squared")}, {c.name("var")}, last);
+      c.out.add_node("Add", {c.name("var"), c.name("eps")}, {c.name("var_eps")});
+      c.out.add_node("Sqrt", {c.name("var_eps")}, {c.name("std")});
+      c.out.add_node("Div", {c.name("centered"), c.name("std")}, {c.name("normalized")});
+      c.out.add_node("Mul", {c.name("normalized"), c.parameter("weight")}, {c.name("scaled")});
+      c.out.add_node("Add", {c.name("scaled"), c.parameter("bias")}, c.output_names);
+    };
+    types_.push_back(std::move(t));
+  }
+  {
+    LayerType t;
+    t.name = "MultiheadAttention";
+    t.category = "Attention";
+    t.display_name = "Multi-head self-attention";
+    t.description = "Each position gathers information from the positions it attends to (with causal, only the earlier "
+                    "ones), in num_heads heads over the features; PyTorch's nn.MultiheadAttention with query = key = "
+                    "value.";
+    t.inputs = {{"input", "[N, T, E], E divisible by num_heads"}};
+    t.outputs = {{"output", "[N, T, E]"}};
+    t.params = {int_param("num_heads", 4, 1, 4096, "attention heads; each sees E / num_heads features"),
+                bool_param("causal", true, "each position sees only itself and earlier positions"),
+                float_param("dropout", 0, 0, 0.99, "dropout on the attention weights while training")};
+    t.shape = [](const ShapeContext& c) -> std::vector<Shape> {
+      require_rank(c, 2, "[N, T, E] (a sequence of T positions with E features each)");
+      const Shape& s = one_input(c);
+      const int64_t heads = c.params.integer("num_heads");
+      if (s[1] % heads != 0)
+        fail("input", c.node.label() + " splits the " + std::to_string(s[1]) + " features of " + batched(s) + from(c, 0) +
+                          " into " + std::to_string(heads) + " heads, but " + std::to_string(s[1]) +
+                          " is not divisible by " + std::to_string(heads) + " (change num_heads or the features)");
+      return {s};
+    };
+    // in_proj [3E, E] + [3E], out_proj [E, E] + [E].
+    t.parameter_count = [](const Params&, const std::vector<Shape>& in) {
+      const double e = double(in.at(0)[1]);
+      return 4 * e * e + 4 * e;
+    };
+    // The projections (3E + E outputs of E products per position) and the two T×T×E
+    // products, scores and weighted values.
+    t.macs = [](const Params&, const std::vector<Shape>& in, const std::vector<Shape>&) {
+      const double time = double(in.at(0)[0]), e = double(in.at(0)[1]);
+      return 4 * time * e * e + 2 * time * time * e;
+    };
+    t.build = [](const BuildContext& b) {
+      return single(std::make_shared<nn::MultiheadAttention>(b.inputs.at(0)[1], b.params.integer("num_heads"),
+                                                             b.params.flag("causal"), float(b.params.real("dropout")),
+                                                             b.gen));
+    };
+    // MatMuls by slices of in_proj_weight, heads by Reshape/Transpose, the causal mask a
+    // constant [T, T] of 0 and -inf added to the scores before Softmax.
+    t.onnx = [](const OnnxContext& c) {
+      const int64_t time = c.inputs[0][0], e = c.inputs[0][1], heads = c.params.integer("num_heads");
+      const Tensor w = c.out.weights(c.node.id + ".in_proj_weight"), b = c.out.weights(c.node.id + ".in_proj_bias");
+      c.out.add_initializer(c.name("heads_shape"), std::vector<int64_t>{0, -1, heads, e / heads});
+      const char* parts[] = {"q", "k", "v"};
+      for (int64_t i = 0; i < 3; ++i) {
+        const std::string p = parts[i];
+        c.out.add_initializer(c.name(p + "_weight_t"), narrow(w, 0, i * e, e).t().contiguous());
+        c.out.add_initializer(c.name(p + "_bias"), narrow(b, 0, i * e, e).contiguous());
+        c.out.add_node("MatMul", {c.input_names[0], c.name(p + "_weight_t")}, {c.name(p + "_product")});
+        c.out.add_node("Add", {c.name(p + "_product"), c.name(p + "_bias")}, {c.name(p + "_flat")});
+        c.out.add_node("Reshape", {c.name(p + "_flat"), c.name("heads_shape")}, {c.name(p + "_split")});
+        // q and v to [N, H, T, D]; k to [N, H, D, T], ready for q·kᵀ.
+        c.out.add_node("Transpose", {c.name(p + "_split")}, {c.name(p + "_heads")},
+                       {{"perm", i == 1 ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 2, 1, 3}}});
+      }
+      c.out.add_initializer(c.name("scale"), full({}, 1.f / std::sqrt(float(e / heads))));
+      c.out.add_node("MatMul", {c.name("q_heads"), c.name("k_heads")}, {c.name("product")});
+      std::string scores = c.name("scores");
+      c.out.add_node("Mul", {c.name("product"), c.name("scale")}, {scores});
+      if (c.params.flag("causal")) {
+        Tensor mask = zeros({time, time});
+        for (int64_t i = 0; i < time; ++i)
+          for (int64_t j = i + 1; j < time; ++j) mask.data()[i * time + j] = -std::numeric_limits<float>::infinity();
+        c.out.add_initializer(c.name("causal_mask"), mask);
+        c.out.add_node("Add", {scores, c.name("causal_mask")}, {c.name("masked_scores")});
+        scores = c.name("masked_scores");
+      }
+      c.out.add_node("Softmax", {scores}, {c.name("weights")}, {{"axis", int64_t(-1)}});
+      c.out.add_node("MatMul", {c.name("weights"), c.name("v_heads")}, {c.name("attended")});
+      c.out.add_node("Transpose", {c.name("attended")}, {c.name("attended_t")}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+      c.out.add_initializer(c.name("joined_shape"), std::vector<int64_t>{0, -1, e});
+      c.out.add_node("Reshape", {c.name("attended_t"), c.name("joined_shape")}, {c.name("joined")});
+      c.out.add_initializer(c.name("out_weight_t"), c.out.weights(c.node.id + ".out_proj.weight").t().contiguous());
+      c.out.add_node("MatMul", {c.name("joined"), c.name("out_weight_t")}, {c.name("out_product")});
+      c.out.add_node("Add", {c.name("out_product"), c.parameter("out_proj.bias")}, c.output_names);
+    };
+    types_.push_back(std::move(t));
+  }
+  {
+    LayerType t;
+    t.name = "PositionalEmbedding";
+    t.category = "Attention";
+    t.display_name = "Positional embedding (learned)";
+    t.description = "Adds a learned vector for each position 0..T-1, so that attention can tell positions apart.";
+    t.inputs = {{"input", "[N, T, E], T at most max_len"}};
+    t.outputs = {{"output", "[N, T, E]"}};
+    t.params = {int_param("max_len", 64, 1, kBig, "the longest sequence; one learned vector per position")};
+    t.shape = [](const ShapeContext& c) -> std::vector<Shape> {
+      require_rank(c, 2, "[N, T, E] (a sequence of T positions with E features each)");
+      const Shape& s = one_input(c);
+      const int64_t max_len = c.params.integer("max_len");
+      if (s[0] > max_len)
+        fail("input", c.node.label() + " receives sequences of T = " + std::to_string(s[0]) + " positions" + from(c, 0) +
+                          " but max_len is " + std::to_string(max_len) + " (raise max_len to at least " +
+                          std::to_string(s[0]) + ")");
+      return {s};
+    };
+    t.parameter_count = [](const Params& p, const std::vector<Shape>& in) {
+      return double(p.integer("max_len")) * double(in.at(0)[1]);
+    };
+    t.build = [](const BuildContext& b) {
+      return single(std::make_shared<nn::PositionalEmbedding>(b.params.integer("max_len"), b.inputs.at(0)[1], b.gen));
+    };
+    // weight[:T] with T read from the input's shape, added.
+    t.onnx = [](const OnnxContext& c) {
+      c.out.add_initializer(c.name("one"), std::vector<int64_t>{1});
+      c.out.add_initializer(c.name("two"), std::vector<int64_t>{2});
+      c.out.add_initializer(c.name("zero"), std::vector<int64_t>{0});
+      c.out.add_node("Shape", c.input_names, {c.name("shape")});
+      c.out.add_node("Slice", {c.name("shape"), c.name("one"), c.name("two")}, {c.name("time")});
+      c.out.add_node("Slice", {c.parameter("weight"), c.name("zero"), c.name("time"), c.name("zero")}, {c.name("positions")});
+      c.out.add_node("Add", {c.input_names[0], c.name("positions")}, c.output_names);
+    };
+    types_.push_back(std::move(t));
+  }
+
   // ---- Activation ----
   types_.push_back(activation("ReLU", "ReLU", "max(x, 0).", [](const Params&) { return std::make_shared<nn::ReLU>(); },
                               onnx_op("Relu")));
@@ -748,16 +902,20 @@ Registry::Registry() {
       "CrossEntropy", "Cross-entropy loss", "Classification: softmax over class scores against class labels.",
       {float_param("label_smoothing", 0, 0, 1, "share of the target spread evenly over all classes")},
       [](const ShapeContext& c) -> std::vector<Shape> {
+        // Class scores last: [N, classes] against [N], or per position [N, T, classes] against [N, T].
         const Shape &pred = c.inputs.at(0), &target = c.inputs.at(1);
-        if (pred.size() != 1)
-          fail("input", c.node.label() + " expects class scores [N, classes] but receives " + batched(pred) + from(c, 0));
-        if (!target.empty())
-          fail("target", c.node.label() + " expects one class index per example but the targets are " + batched(target) +
-                             from(c, 1));
+        if (pred.empty())
+          fail("input", c.node.label() + " expects class scores [N, classes] (or [N, T, classes] per position) but "
+                            "receives " + batched(pred) + from(c, 0));
+        const Shape lead(pred.begin(), pred.end() - 1);
+        if (target != lead)
+          fail("target", c.node.label() + " scores " + batched(pred) + from(c, 0) + " against targets " + batched(target) +
+                             from(c, 1) + ": it needs one class index per " +
+                             (lead.empty() ? "example, targets [N]" : "position, targets " + batched(lead)));
         if (c.dataset && c.dataset->classes == 0)
           fail("target", c.node.label() + " needs class labels, but the dataset is a regression task (use MSE)");
-        if (c.dataset && pred[0] != c.dataset->classes)
-          fail("input", c.node.label() + " receives " + std::to_string(pred[0]) + " class scores" + from(c, 0) +
+        if (c.dataset && pred.back() != c.dataset->classes)
+          fail("input", c.node.label() + " receives " + std::to_string(pred.back()) + " class scores" + from(c, 0) +
                             " but the dataset has " + std::to_string(c.dataset->classes) + " classes");
         return {};
       },

@@ -36,4 +36,23 @@ std::string BatchNorm::extra_repr() const {
          ", affine=" + (weight.defined() ? "true" : "false");
 }
 
+LayerNorm::LayerNorm(int64_t n, float eps, bool affine) : features_(n), eps_(eps) {
+  if (n < 1) throw ValueError("LayerNorm: normalized_shape must be positive, got " + std::to_string(n));
+  if (affine) {
+    weight = register_parameter("weight", ones({n}));
+    bias = register_parameter("bias", zeros({n}));
+  }
+}
+
+Tensor LayerNorm::forward(const Tensor& x) {
+  if (x.dim() < 1 || x.shape().back() != features_)
+    throw ShapeError("LayerNorm: expected input [..., " + std::to_string(features_) + "], got " + to_string(x.shape()));
+  return layer_norm(x, weight, bias, eps_);
+}
+
+std::string LayerNorm::extra_repr() const {
+  return std::to_string(features_) + ", eps=" + std::to_string(eps_) +
+         ", elementwise_affine=" + (weight.defined() ? "true" : "false");
+}
+
 }  // namespace plexus::nn

@@ -32,4 +32,20 @@ class BatchNorm2d : public BatchNorm {
       : BatchNorm(n, 4, eps, momentum, affine) {}
 };
 
+// Layer normalisation over the last dim (normalized_shape = [D], as PyTorch's LayerNorm(D)):
+// each row to mean 0 and variance 1, then * weight + bias ([D], ones and zeros at the start).
+class LayerNorm : public Module {
+ public:
+  explicit LayerNorm(int64_t normalized_shape, float eps = 1e-5f, bool elementwise_affine = true);
+  Tensor forward(const Tensor& x) override;
+  std::string type_name() const override { return "LayerNorm"; }
+  std::string extra_repr() const override;
+
+  Tensor weight, bias;
+
+ private:
+  int64_t features_;
+  float eps_;
+};
+
 }  // namespace plexus::nn

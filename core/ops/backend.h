@@ -132,6 +132,21 @@ class Backend {
                                          const float* invstd, const float* weight, const float* sum_dy,
                                          const float* sum_dy_xhat, int64_t n, int64_t c, int64_t s) = 0;
 
+  // ---- sequence models: layer norm and the causal softmax of attention ----
+  // Layer norm over the rows of contiguous x [rows, d]: per row mean and invstd =
+  // 1/sqrt(biased var + eps) (sums in double), y = (x - mean) * invstd * weight + bias (weight and
+  // bias [d] may be null).
+  virtual void layer_norm(float* y, float* mean, float* invstd, const float* x, const float* weight, const float* bias,
+                          int64_t rows, int64_t d, float eps) = 0;
+  // dx = invstd * (dyw - mean(dyw) - xhat * mean(dyw * xhat)) per row, dyw = dy * weight
+  // (weight may be null); the parameters' gradients are column sums the caller forms.
+  virtual void layer_norm_backward(float* dx, const float* dy, const float* x, const float* mean, const float* invstd,
+                                   const float* weight, int64_t rows, int64_t d) = 0;
+  // Softmax over the rows of contiguous [rows, t] where row r is query r % t and sees keys
+  // 0..r % t only: the later ones are left out of the sum and get exactly 0 (the derivative
+  // is softmax_backward's, whose y factor keeps them 0).
+  virtual void causal_softmax(float* out, const float* in, int64_t rows, int64_t t) = 0;
+
   // Fill `out` (any strides) from `gen`: the CPU draws every number from it; a device draws
   // one 64-bit key from it per call and runs a counter-based generator keyed by it.
   virtual void random_uniform(const Tensor& out, float lo, float hi, Generator& gen) = 0;

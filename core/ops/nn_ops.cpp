@@ -1,4 +1,5 @@
-// Neural-network ops: softmax / log_softmax, dropout, batch_norm, and the losses.
+// Neural-network ops: softmax / log_softmax, dropout, batch_norm, the losses, layer_norm and
+// the causal softmax of attention.
 // Fused where it matters (softmax, cross-entropy, batch_norm: a pass for the statistics and
 // one to normalise, two back); composed from differentiable ops where the composition is
 // already exact and clear (mse, nll).
@@ -50,19 +51,24 @@ Tensor reduce_loss(const Tensor& per_item, Reduction r) {
   return mean(per_item);
 }
 
+// input [..., C] (rank >= 2, classes last) and target of the leading shape [...]: every
+// position is one row of C scores with one class index.
 void check_class_targets(const Tensor& input, const Tensor& target, const char* op) {
-  if (input.dim() != 2)
-    throw ShapeError(std::string(op) + ": expected input of shape [N, C], got " + to_string(input.shape()));
-  if (target.dim() != 1 || target.shape()[0] != input.shape()[0])
-    throw ShapeError(std::string(op) + ": expected target of shape [" + std::to_string(input.shape()[0]) +
-                     "] (one class index per row), got " + to_string(target.shape()));
+  if (input.dim() < 2)
+    throw ShapeError(std::string(op) + ": expected input of shape [N, C] or [N, ..., C] (classes last), got " +
+                     to_string(input.shape()));
+  const Shape lead(input.shape().begin(), input.shape().end() - 1);
+  if (target.shape() != lead)
+    throw ShapeError(std::string(op) + ": expected target of shape " + to_string(lead) +
+                     " (one class index per row of scores " + to_string(input.shape()) + "), got " +
+                     to_string(target.shape()));
   if (target.device().is_cpu()) {
     const Tensor t = contiguous_data(target);
-    const int64_t c = input.shape()[1];
+    const int64_t c = input.shape().back();
     for (int64_t i = 0; i < t.numel(); ++i) {
       const float v = t.data()[i];
       if (!(v >= 0 && v < float(c)) || v != std::floor(v))
-        throw IndexError(std::string(op) + ": target " + std::to_string(v) + " of sample " + std::to_string(i) +
+        throw IndexError(std::string(op) + ": target " + std::to_string(v) + " at position " + std::to_string(i) +
                          " is not a class index in [0, " + std::to_string(c) + ")");
     }
   }
@@ -152,9 +158,10 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, float smoothing
   check_class_targets(logits, target, "cross_entropy");
   if (!(smoothing >= 0.f && smoothing <= 1.f))
     throw ValueError("cross_entropy: label_smoothing must be in [0, 1], got " + std::to_string(smoothing));
-  const int64_t n = logits.shape()[0], c = logits.shape()[1];
+  // Every position is a row: [N, ..., C] is [n, C] to the kernels, the loss has the target's shape.
+  const int64_t c = logits.shape().back(), n = target.numel();
   const Tensor x = contiguous_data(logits), t = contiguous_data(target);
-  Tensor loss = empty({n}, logits.device()), lse = empty({n}, logits.device());
+  Tensor loss = empty(target.shape(), logits.device()), lse = empty({n}, logits.device());
   backend(logits.device()).cross_entropy(loss.data(), lse.data(), x.data(), t.data(), n, c, smoothing);
   // The reduction is part of the op: its one backward reads the scalar gradient of the sum
   // or mean directly (stride 0), instead of a node that would expand it to n rows first.
@@ -179,7 +186,64 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, float smoothing
 
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction) {
   check_class_targets(log_probs, target, "nll_loss");
-  return reduce_loss(-gather(log_probs, 1, target.unsqueeze(1)).squeeze(1), reduction);
+  return reduce_loss(-gather(log_probs, -1, target.unsqueeze(-1)).squeeze(-1), reduction);
+}
+
+// ---- sequence models: layer norm and the causal softmax of attention -----------------------
+
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps) {
+  if (x.dim() < 1) throw ShapeError("layer_norm: expected input [..., D], got a scalar");
+  const int64_t d = x.shape().back(), rows = d == 0 ? 0 : x.numel() / d;
+  for (const Tensor* p : {&weight, &bias})
+    if (p->defined() && p->shape() != Shape{d})
+      throw ShapeError("layer_norm: weight and bias must have shape [" + std::to_string(d) + "] (the input's last dim, " +
+                       to_string(x.shape()) + "), got " + to_string(p->shape()));
+  if (!(eps > 0.f)) throw ValueError("layer_norm: eps must be positive, got " + std::to_string(eps));
+  check_same_device("layer_norm", {x, weight, bias});
+  const Tensor xc = contiguous_data(x);
+  const Tensor w = weight.defined() ? contiguous_data(weight) : Tensor();
+  const Tensor b = bias.defined() ? contiguous_data(bias) : Tensor();
+  Tensor y = empty(x.shape(), x.device()), mean_t = empty({rows}, x.device()), invstd = empty({rows}, x.device());
+  backend(x.device()).layer_norm(y.data(), mean_t.data(), invstd.data(), xc.data(), w.defined() ? w.data() : nullptr,
+                                 b.defined() ? b.data() : nullptr, rows, d, eps);
+  if (needs_grad(x, weight, bias))
+    record(y, "layer_norm", {x, weight, bias},
+           [sx = Saved(xc), mean_t, invstd, sw = w.defined() ? Saved(w) : Saved(), has_bias = b.defined(), rows,
+            d](const Tensor& g) -> Grads {
+             const Tensor dy = contiguous_data(g), xv = sx.get(), wv = sw.get();
+             Tensor dx = empty(xv.shape(), dy.device());
+             backend(dy.device()).layer_norm_backward(dx.data(), dy.data(), xv.data(), mean_t.data(), invstd.data(),
+                                                      wv.defined() ? wv.data() : nullptr, rows, d);
+             // The parameters' gradients sum over rows: Σ dy·xhat and Σ dy, by the reduce kernels.
+             const Tensor dy2 = dy.view({rows, d});
+             Tensor gw, gb;
+             if (wv.defined()) {
+               const Tensor xhat = (xv.view({rows, d}) - mean_t.view({rows, 1})) * invstd.view({rows, 1});
+               gw = sum(dy2 * xhat, {0});
+             }
+             if (has_bias) gb = sum(dy2, {0});
+             return {dx, gw, gb};
+           });
+  return y;
+}
+
+Tensor causal_softmax(const Tensor& scores) {
+  if (scores.dim() < 2 || scores.shape()[scores.dim() - 1] != scores.shape()[scores.dim() - 2])
+    throw ShapeError("causal_softmax: expected square scores [..., T, T] (queries by keys), got " +
+                     to_string(scores.shape()));
+  const int64_t t = scores.shape().back(), rows = t == 0 ? 0 : scores.numel() / t;
+  const Tensor x = contiguous_data(scores);
+  Tensor out = empty(scores.shape(), scores.device());
+  backend(scores.device()).causal_softmax(out.data(), x.data(), rows, t);
+  if (needs_grad(scores))
+    record(out, "causal_softmax", {scores}, [y = Saved(out), rows, t](const Tensor& g) -> Grads {
+      // softmax's derivative y·(g - Σ g·y): the masked keys have y = 0, so their gradient is 0.
+      const Tensor gc = contiguous_data(g), yv = y.get();
+      Tensor gi = empty(yv.shape(), g.device());
+      backend(g.device()).softmax_backward(gi.data(), gc.data(), yv.data(), rows, t, 1, false);
+      return {gi};
+    });
+  return out;
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {

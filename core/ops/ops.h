@@ -129,9 +129,18 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   const Tensor& weight, const Tensor& bias, bool training, float momentum = 0.1f,
                   float eps = 1e-5f);
 
+// ---- sequence models ----------------------------------------------------------------------
+// Normalises each row of the last dim D of x [..., D] to mean 0, variance 1 (biased, + eps),
+// then * weight + bias ([D] each, undefined = none); as PyTorch's layer_norm over one dim.
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps = 1e-5f);
+// softmax over the last dim of scores [..., T, T] where query i attends to keys j <= i only:
+// later keys are excluded from the sum exactly (probability 0, gradient 0), not by -inf adding.
+Tensor causal_softmax(const Tensor& scores);
+
 // ---- losses ------------------------------------------------------------------------------
 enum class Reduction { None, Mean, Sum };
-// logits [N, C], target [N] of class indices; log-softmax and NLL fused.
+// logits [N, C] or [N, ..., C] (classes last), target [N] or [N, ...] of class indices: every
+// position counts (Mean averages over all of them); log-softmax and NLL fused.
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, float label_smoothing = 0.f,
                      Reduction reduction = Reduction::Mean);
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction = Reduction::Mean);

@@ -19,11 +19,16 @@ void ConfusionMatrix::add(int64_t truth, int64_t predicted) {
   ++counts_[size_t(truth * k_ + predicted)];
 }
 
+bool class_targets_match(const Tensor& logits, const Tensor& targets) {
+  return logits.dim() >= 2 && targets.shape() == Shape(logits.shape().begin(), logits.shape().end() - 1);
+}
+
 void ConfusionMatrix::add(const Tensor& logits, const Tensor& targets) {
-  if (logits.dim() != 2 || logits.shape()[1] != k_ || targets.dim() != 1 || targets.shape()[0] != logits.shape()[0])
-    throw ShapeError("ConfusionMatrix: expected logits [N, " + std::to_string(k_) + "] and targets [N], got " +
-                     to_string(logits.shape()) + " and " + to_string(targets.shape()));
-  const std::vector<float> pred = argmax(logits, 1).to_vector(), truth = targets.to_vector();
+  if (!class_targets_match(logits, targets) || logits.shape().back() != k_)
+    throw ShapeError("ConfusionMatrix: expected logits [N, ..., " + std::to_string(k_) +
+                     "] and targets of their leading shape [N, ...], got " + to_string(logits.shape()) + " and " +
+                     to_string(targets.shape()));
+  const std::vector<float> pred = argmax(logits, -1).to_vector(), truth = targets.to_vector();
   for (size_t i = 0; i < pred.size(); ++i) add(int64_t(truth[i]), int64_t(pred[i]));
 }
 
@@ -51,10 +56,10 @@ std::vector<double> ConfusionMatrix::per_class_accuracy() const {
 }
 
 int64_t top_k_correct(const Tensor& logits, const Tensor& targets, int64_t k) {
-  if (logits.dim() != 2 || targets.dim() != 1 || targets.shape()[0] != logits.shape()[0])
-    throw ShapeError("top_k_correct: expected logits [N, C] and targets [N], got " + to_string(logits.shape()) +
-                     " and " + to_string(targets.shape()));
-  const int64_t n = logits.shape()[0], c = logits.shape()[1];
+  if (!class_targets_match(logits, targets))
+    throw ShapeError("top_k_correct: expected logits [N, ..., C] and targets of their leading shape [N, ...], got " +
+                     to_string(logits.shape()) + " and " + to_string(targets.shape()));
+  const int64_t n = targets.numel(), c = logits.shape().back();
   const Tensor l = logits.contiguous();
   const std::vector<float> t = targets.to_vector();
   int64_t correct = 0;

@@ -1,6 +1,7 @@
 #pragma once
 // Classification metrics accumulated over batches: loss, accuracy, top-k, per-class
-// accuracy and the confusion matrix (rows = true class, columns = predicted class).
+// accuracy and the confusion matrix (rows = true class, columns = predicted class). Sequence
+// outputs count every position: logits [N, ..., C] (classes last) against targets [N, ...].
 #include <cstdint>
 #include <vector>
 
@@ -11,7 +12,8 @@ namespace plexus::train {
 class ConfusionMatrix {
  public:
   explicit ConfusionMatrix(int64_t classes = 0);
-  // logits [N, C] (argmax is the prediction) and targets [N] of class indices.
+  // logits [N, C] or [N, ..., C] (argmax over the last dim is the prediction) and targets
+  // [N] or [N, ...] of class indices: one count per position.
   void add(const Tensor& logits, const Tensor& targets);
   void add(int64_t truth, int64_t predicted);
   int64_t classes() const { return k_; }
@@ -26,8 +28,12 @@ class ConfusionMatrix {
   std::vector<int64_t> counts_;
 };
 
-// How many rows have their target among the k largest logits.
+// How many positions have their target among the k largest logits (shapes as add's).
 int64_t top_k_correct(const Tensor& logits, const Tensor& targets, int64_t k);
+
+// True when logits [N, ..., C] pair with targets [N, ...] of its leading shape: one class
+// index per position, as cross_entropy takes them.
+bool class_targets_match(const Tensor& logits, const Tensor& targets);
 
 // Running mean of per-batch values weighted by batch size.
 class Average {

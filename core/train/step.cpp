@@ -6,6 +6,7 @@
 #include "cuda/graph.h"
 #include "ops/ops.h"
 #include "optim/clip.h"
+#include "train/metrics.h"
 #include "util/error.h"
 
 namespace plexus::train {
@@ -38,8 +39,8 @@ Tensor TrainingStep::statistics(const Tensor& out, const Tensor& target, const T
   if (loss.numel() != 1) throw ShapeError("the loss must be a scalar, got shape " + to_string(loss.shape()));
   NoGradGuard no_grad;
   Tensor stats = loss.reshape({1});
-  if (options_.classification && out.dim() == 2 && target.dim() == 1)
-    stats = concat({stats, sum(eq(argmax(out, 1), target)).reshape({1})});
+  if (options_.classification && class_targets_match(out, target))  // every position counts
+    stats = concat({stats, sum(eq(argmax(out, -1), target)).reshape({1})});
   return stats;
 }
 

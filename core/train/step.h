@@ -28,7 +28,7 @@ using LossFunction = std::function<Tensor(const Tensor& output, const Tensor& ta
 
 struct StepOptions {
   LossFunction loss;            // required
-  bool classification = true;   // count hits when the output is [N, C] and the target [N]
+  bool classification = true;   // count hits when the output is [N, ..., C] and the target [N, ...]
   float clip_grad_norm = 0.f;   // 0 = no clipping
   bool cuda_graphs = true;      // capture the steady step on a CUDA device
   int warmup_steps = 2;         // eager steps of one shape before the capture

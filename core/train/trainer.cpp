@@ -101,7 +101,9 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
   train_.set_epoch(epoch - 1);
   const int64_t batches = train_.size();
   Average loss_avg;
-  int64_t correct = 0, seen = 0, batch = 0;
+  // seen counts examples (the speed); positions the predictions scored (the accuracy): one
+  // per example, or one per step of a sequence model's [N, T, C] output.
+  int64_t correct = 0, seen = 0, positions = 0, batch = 0;
   const auto start = Clock::now();
   // The range-for written out, to time the loader's begin() and ++: the wait for data.
   double data_wait = 0;
@@ -131,7 +133,10 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
     const int64_t n = batch_size_of(b.inputs);
     loss_avg.add(value, n);
     seen += n;
-    if (r.hits_counted) correct += r.hits;
+    if (r.hits_counted) {
+      correct += r.hits;
+      positions += b.targets.numel();
+    }
     elapsed_ += seconds_since(t0);
     ++batches_done_;
 
@@ -142,7 +147,7 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
     e.batches = batches;
     e.loss = value;
     e.running_loss = loss_avg.value();
-    e.running_accuracy = seen ? double(correct) / double(seen) : 0.0;
+    e.running_accuracy = positions ? double(correct) / double(positions) : 0.0;
     const double spent = seconds_since(start);
     e.samples_per_second = spent > 0 ? double(seen) / spent : 0.0;
     e.gflops = e.samples_per_second * options_.flops_per_example / 1e9;
@@ -156,7 +161,7 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
   end.epoch = epoch;
   end.epochs = options_.epochs;
   end.train_loss = loss_avg.value();
-  end.train_accuracy = seen ? double(correct) / double(seen) : 0.0;
+  end.train_accuracy = positions ? double(correct) / double(positions) : 0.0;
   end.data_wait_seconds = data_wait;
   end.train_seconds = seconds_since(start);
   end.samples_per_second = end.train_seconds > 0 ? double(seen) / end.train_seconds : 0.0;
@@ -187,12 +192,14 @@ EpochEnd evaluate(nn::Module& model, data::DataLoader& loader, const TrainerOpti
     // The metrics run on the host: one copy of the outputs instead of several small reads.
     const Tensor out = model(b.inputs.to(device)).to(Device::cpu());
     loss_avg.add(loss(out, b.targets).item(), batch_size_of(b.inputs));
-    if (options.classification && out.dim() == 2 && b.targets.dim() == 1) {
-      if (confusion.classes() == 0) confusion = ConfusionMatrix(out.shape()[1]);
+    if (options.classification && class_targets_match(out, b.targets)) {  // every position counts
+      const int64_t classes = out.shape().back();
+      if (confusion.classes() == 0) confusion = ConfusionMatrix(classes);
       confusion.add(out, b.targets);
-      top += top_k_correct(out, b.targets, std::min(options.top_k, out.shape()[1]));
-      seen += out.shape()[0];
-      if (options.record_predictions) append_predictions(out, predicted, confidence);
+      top += top_k_correct(out, b.targets, std::min(options.top_k, classes));
+      seen += b.targets.numel();
+      // One prediction per example (the dataset preview's): only for [N, C] outputs.
+      if (options.record_predictions && out.dim() == 2) append_predictions(out, predicted, confidence);
     }
   }
   model.train(was_training);

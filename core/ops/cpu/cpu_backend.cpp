@@ -14,6 +14,7 @@
 #include "ops/backend.h"
 #include "cuda/cuda.h"
 #include "ops/cpu/batch_norm.h"
+#include "ops/cpu/layer_norm.h"
 #include "ops/cpu/loops.h"
 #include "ops/cpu/sgemm.h"
 #include "ops/scalar_math.h"
@@ -30,6 +31,23 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 // Elementwise loops over this many elements or more are split across the thread pool by
 // their outermost dim (below it, waking a thread costs more than it saves).
 constexpr int64_t kParallelElements = 1 << 15;
+
+// Softmax of the n values x[j * stride] into y (the same positions).
+void softmax_run(float* y, const float* x, int64_t n, int64_t stride, bool log) {
+  float m = -kInf;
+  for (int64_t j = 0; j < n; ++j) m = std::max(m, x[j * stride]);
+  if (m == -kInf) m = 0.f;  // all -inf: avoid inf - inf
+  double s = 0;
+  for (int64_t j = 0; j < n; ++j) s += std::exp(double(x[j * stride] - m));
+  if (log) {
+    // (x - m) - log(s), not x - (m + log(s)): adding log(s) to a large m rounds it away.
+    const float log_s = float(std::log(s));
+    for (int64_t j = 0; j < n; ++j) y[j * stride] = (x[j * stride] - m) - log_s;
+  } else {
+    const float inv = float(1.0 / s);
+    for (int64_t j = 0; j < n; ++j) y[j * stride] = std::exp(x[j * stride] - m) * inv;
+  }
+}
 
 template <size_t N, class Inner>
 void parallel_runs(const Shape& shape, const std::array<float*, N>& ptrs, const std::array<const int64_t*, N>& strides,
@@ -257,23 +275,7 @@ class CpuBackend final : public Backend {
 
   void softmax(float* out, const float* in, int64_t outer, int64_t n, int64_t inner, bool log) override {
     for (int64_t o = 0; o < outer; ++o)
-      for (int64_t i = 0; i < inner; ++i) {
-        const float* x = in + o * n * inner + i;
-        float* y = out + o * n * inner + i;
-        float m = -kInf;
-        for (int64_t j = 0; j < n; ++j) m = std::max(m, x[j * inner]);
-        if (m == -kInf) m = 0.f;  // all -inf: avoid inf - inf
-        double s = 0;
-        for (int64_t j = 0; j < n; ++j) s += std::exp(double(x[j * inner] - m));
-        if (log) {
-          // (x - m) - log(s), not x - (m + log(s)): adding log(s) to a large m rounds it away.
-          const float log_s = float(std::log(s));
-          for (int64_t j = 0; j < n; ++j) y[j * inner] = (x[j * inner] - m) - log_s;
-        } else {
-          const float inv = float(1.0 / s);
-          for (int64_t j = 0; j < n; ++j) y[j * inner] = std::exp(x[j * inner] - m) * inv;
-        }
-      }
+      for (int64_t i = 0; i < inner; ++i) softmax_run(out + o * n * inner + i, in + o * n * inner + i, n, inner, log);
   }
 
   void softmax_backward(float* gin, const float* gout, const float* out, int64_t outer, int64_t n, int64_t inner,
@@ -736,6 +738,25 @@ class CpuBackend final : public Backend {
                                  const float* weight, const float* sum_dy, const float* sum_dy_xhat, int64_t n,
                                  int64_t c, int64_t s) override {
     cpu::batch_norm_backward_input(dx, dy, x, mean, invstd, weight, sum_dy, sum_dy_xhat, n, c, s);
+  }
+
+  // -- sequence models: layer norm (ops/cpu/layer_norm.cpp) and the causal softmax --
+  void layer_norm(float* y, float* mean, float* invstd, const float* x, const float* weight, const float* bias,
+                  int64_t rows, int64_t d, float eps) override {
+    cpu::layer_norm(y, mean, invstd, x, weight, bias, rows, d, eps);
+  }
+  void layer_norm_backward(float* dx, const float* dy, const float* x, const float* mean, const float* invstd,
+                           const float* weight, int64_t rows, int64_t d) override {
+    cpu::layer_norm_backward(dx, dy, x, mean, invstd, weight, rows, d);
+  }
+  void causal_softmax(float* out, const float* in, int64_t rows, int64_t t) override {
+    parallel_for(rows, std::max<int64_t>(1, kParallelElements / std::max<int64_t>(1, t)), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t seen = r % t + 1;
+        softmax_run(out + r * t, in + r * t, seen, 1, false);
+        std::fill(out + r * t + seen, out + (r + 1) * t, 0.f);
+      }
+    });
   }
 
   void sgd_step(float* param, const float* grad, float* buf, int64_t n, const SgdStep& s) override {

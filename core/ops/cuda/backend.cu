@@ -3,7 +3,8 @@
 // (core/ops/cpu/cpu_backend.cpp); the kernels live in the ops/cuda/*.cuh headers, one concept each:
 //   strided.cuh           launch basics, collapsed strided geometry for elementwise ops
 //   reduce.cuh            sum / max / min over any dims, argmax / argmin
-//   softmax.cuh           softmax, its derivative, fused cross-entropy
+//   softmax.cuh           softmax (and the causal one of attention), its derivative, fused cross-entropy
+//   layer_norm.cuh        layer norm and its derivative
 //   index_ops.cuh         index_select / index_add / gather / scatter_add
 //   conv.cuh              im2col / col2im / channel permute for the batched convolution
 //   pool.cuh              max / average pooling
@@ -28,6 +29,7 @@
 #include "ops/cuda/cudnn_conv.h"
 #include "ops/cuda/group_reduce.cuh"
 #include "ops/cuda/index_ops.cuh"
+#include "ops/cuda/layer_norm.cuh"
 #include "ops/cuda/philox.cuh"
 #include "ops/cuda/pool.cuh"
 #include "ops/cuda/reduce.cuh"
@@ -426,7 +428,7 @@ class CudaBackend final : public Backend {
     if (inner == 1) {
       with_row_lanes(n, [&](auto lanes) {
         constexpr int kLanes = decltype(lanes)::value;
-        softmax_rows<kLanes><<<row_grid(outer, kLanes), kThreads, 0, stream(index_)>>>(out, in, outer, n, log);
+        softmax_rows<kLanes><<<row_grid(outer, kLanes), kThreads, 0, stream(index_)>>>(out, in, outer, n, log, 0);
       });
       check_launch("softmax_rows");
     } else {
@@ -636,6 +638,42 @@ class CudaBackend final : public Backend {
     bn_rows<true><<<grid_2d(s, n * c), kBnThreads, 0, stream(index_)>>>(dx, x, dy, mean, invstd, weight, nullptr, sum_dy,
                                                                          sum_dy_xhat, inv_count, n * c, c, s);
     check_launch("bn_rows");
+  }
+
+  // -- sequence models: layer norm (layer_norm.cuh) and the causal softmax (softmax.cuh) --
+
+  void layer_norm(float* y, float* mean, float* invstd, const float* x, const float* weight, const float* bias,
+                  int64_t rows, int64_t d, float eps) override {
+    use_device(index_);
+    if (rows == 0 || d == 0) return;
+    with_row_lanes(d, [&](auto lanes) {
+      constexpr int kLanes = decltype(lanes)::value;
+      layer_norm_rows<kLanes><<<row_grid(rows, kLanes), kThreads, 0, stream(index_)>>>(y, mean, invstd, x, weight, bias,
+                                                                                       rows, d, eps);
+    });
+    check_launch("layer_norm_rows");
+  }
+
+  void layer_norm_backward(float* dx, const float* dy, const float* x, const float* mean, const float* invstd,
+                           const float* weight, int64_t rows, int64_t d) override {
+    use_device(index_);
+    if (rows == 0 || d == 0) return;
+    with_row_lanes(d, [&](auto lanes) {
+      constexpr int kLanes = decltype(lanes)::value;
+      layer_norm_backward_rows<kLanes><<<row_grid(rows, kLanes), kThreads, 0, stream(index_)>>>(dx, dy, x, mean, invstd,
+                                                                                                weight, rows, d);
+    });
+    check_launch("layer_norm_backward_rows");
+  }
+
+  void causal_softmax(float* out, const float* in, int64_t rows, int64_t t) override {
+    use_device(index_);
+    if (rows == 0 || t == 0) return;
+    with_row_lanes(t, [&](auto lanes) {
+      constexpr int kLanes = decltype(lanes)::value;
+      softmax_rows<kLanes><<<row_grid(rows, kLanes), kThreads, 0, stream(index_)>>>(out, in, rows, t, false, t);
+    });
+    check_launch("softmax_rows");
   }
 
   // -- pooling ------------------------------------------------------------------------------

@@ -30,14 +30,18 @@ __device__ __forceinline__ void for_each_row(int64_t rows, Body body) {
   }
 }
 
+// causal_t > 0: the causal softmax of attention (rows of [..., t, t]), where row r sees its
+// first r % t + 1 values only and the rest get exactly 0.
 template <int kLanes>
-__global__ void __launch_bounds__(kThreads) softmax_rows(float* out, const float* in, int64_t rows, int64_t n,
-                                                         bool log_form) {
+__global__ void __launch_bounds__(kThreads) softmax_rows(float* out, const float* in, int64_t rows, int64_t row_len,
+                                                         bool log_form, int64_t causal_t) {
   __shared__ float smf[kThreads / 32];
   __shared__ double smd[kThreads / 32];
   for_each_row<kLanes>(rows, [&](int64_t row, int lane) {
-    const float* x = in + row * n;
-    float* y = out + row * n;
+    const float* x = in + row * row_len;
+    float* y = out + row * row_len;
+    const int64_t n = causal_t > 0 ? row % causal_t + 1 : row_len;
+    for (int64_t j = n + lane; j < row_len; j += kLanes) y[j] = 0.f;
     float m = -kInf;
     for (int64_t j = lane; j < n; j += kLanes) m = MaxIgnoreNan()(m, x[j]);
     m = group_allreduce<kLanes>(m, MaxIgnoreNan(), smf);

@@ -1,0 +1,39 @@
+#pragma once
+// Self-attention: scaled dot-product attention and multi-head self-attention with PyTorch's
+// parameter layout, so weights move between the two by name.
+#include "nn/linear.h"
+#include "nn/module.h"
+
+namespace plexus::nn {
+
+namespace functional {
+// softmax(q·kᵀ / sqrt(D)) · v over q, k, v [..., T, D]; `causal` lets query i see keys j <= i
+// only (causal_softmax); dropout with p = dropout_p on the attention weights while training.
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
+                                    float dropout_p = 0.f, bool training = false, Generator* gen = nullptr);
+}  // namespace functional
+
+// Multi-head self-attention over x [N, T, E] (batch first), as torch.nn.MultiheadAttention(E,
+// num_heads, dropout, batch_first=True) called with query = key = value = x: in_proj_weight
+// [3E, E] and in_proj_bias [3E] make q, k, v in one product, heads of E / num_heads, and the
+// child Linear "out_proj" [E, E] joins them. Initialised as torch 1.13 does: xavier-uniform
+// in_proj_weight, zero biases, out_proj.weight as Linear's default.
+class MultiheadAttention : public Module {
+ public:
+  MultiheadAttention(int64_t embed_dim, int64_t num_heads, bool causal = false, float dropout = 0.f,
+                     Generator* gen = nullptr);
+  Tensor forward(const Tensor& x) override;
+  std::string type_name() const override { return "MultiheadAttention"; }
+  std::string extra_repr() const override;
+
+  Tensor in_proj_weight, in_proj_bias;
+  std::shared_ptr<Linear> out_proj;
+
+ private:
+  int64_t embed_dim_, num_heads_;
+  bool causal_;
+  float dropout_;
+  Generator* gen_;
+};
+
+}  // namespace plexus::nn

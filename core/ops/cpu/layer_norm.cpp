@@ -1,0 +1,69 @@
+#include "ops/cpu/layer_norm.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "util/parallel.h"
+
+namespace plexus::cpu {
+namespace {
+
+// Rows split across threads, each chunk about 2^15 values.
+template <class F>
+void each_row(int64_t rows, int64_t d, F&& f) {
+  parallel_for(rows, std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(1, d)), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) f(r);
+  });
+}
+
+// Σ f(j) over j < d in double, in kLanes independent partial sums: without reassociation
+// (no -ffast-math) one running sum would be a serial chain the compiler cannot vectorise.
+constexpr int kLanes = 8;
+template <class F>
+double lane_sum(int64_t d, F&& f) {
+  double acc[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= d; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) acc[l] += f(j + l);
+  for (; j < d; ++j) acc[0] += f(j);
+  double s = 0;
+  for (double a : acc) s += a;
+  return s;
+}
+
+}  // namespace
+
+void layer_norm(float* y, float* mean, float* invstd, const float* x, const float* weight, const float* bias,
+                int64_t rows, int64_t d, float eps) {
+  each_row(rows, d, [&](int64_t r) {
+    const float* xr = x + r * d;
+    float* yr = y + r * d;
+    const double mu = lane_sum(d, [&](int64_t j) { return double(xr[j]); }) / double(d);
+    // Two passes: the variance of centred values, exact for any offset.
+    const double var = lane_sum(d, [&](int64_t j) { return (xr[j] - mu) * (xr[j] - mu); }) / double(d);
+    const float m = float(mu), k = float(1.0 / std::sqrt(var + double(eps)));
+    mean[r] = m;
+    invstd[r] = k;
+    if (weight && bias)
+      for (int64_t j = 0; j < d; ++j) yr[j] = (xr[j] - m) * k * weight[j] + bias[j];
+    else
+      for (int64_t j = 0; j < d; ++j) yr[j] = (xr[j] - m) * k * (weight ? weight[j] : 1.f) + (bias ? bias[j] : 0.f);
+  });
+}
+
+void layer_norm_backward(float* dx, const float* dy, const float* x, const float* mean, const float* invstd,
+                         const float* weight, int64_t rows, int64_t d) {
+  each_row(rows, d, [&](int64_t r) {
+    const float* xr = x + r * d;
+    const float* gr = dy + r * d;
+    float* out = dx + r * d;
+    const float m = mean[r], k = invstd[r];
+    auto dyw = [&](int64_t j) { return weight ? gr[j] * weight[j] : gr[j]; };
+    const double a = lane_sum(d, [&](int64_t j) { return double(dyw(j)); }) / double(d);
+    const double b = lane_sum(d, [&](int64_t j) { return double(dyw(j)) * ((xr[j] - m) * k); }) / double(d);
+    const float fa = float(a), fb = float(b);
+    for (int64_t j = 0; j < d; ++j) out[j] = k * (dyw(j) - fa - (xr[j] - m) * k * fb);
+  });
+}
+
+}  // namespace plexus::cpu
