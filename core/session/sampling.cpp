@@ -116,10 +116,14 @@ std::vector<std::string> sample_text(nn::Module& model, const data::Vocabulary& 
 
 bool is_text_project(const graph::Graph& project) { return project.dataset.kind == "text"; }
 
-data::Vocabulary text_vocabulary(const TrainedModel& model, const std::string& where) {
-  if (!is_text_project(model.project))
-    throw ValueError(where + " is a model of a '" + model.project.dataset.kind +
+void check_text_project(const graph::Graph& project, const std::string& where) {
+  if (!is_text_project(project))
+    throw ValueError(where + " is a model of a '" + project.dataset.kind +
                      "' project; generating text needs a model trained on a text dataset (kind \"text\")");
+}
+
+data::Vocabulary text_vocabulary(const TrainedModel& model, const std::string& where) {
+  check_text_project(model.project, where);
   if (model.class_names.empty())
     throw ValueError(where + " holds no vocabulary (its \"class_names\" metadata) and its text file was not found");
   return data::Vocabulary(model.class_names);

@@ -43,6 +43,8 @@ std::vector<std::string> sample_text(nn::Module& model, const data::Vocabulary& 
 
 // A project trained on a text dataset (dataset kind "text"): its class names are its symbols.
 bool is_text_project(const graph::Graph& project);
+// ValueError naming `where` (the model's file) and the project's kind when it is not one.
+void check_text_project(const graph::Graph& project, const std::string& where);
 
 // The vocabulary a trained text model stores (its class names, from the checkpoint's metadata:
 // no data file needed). ValueError naming `where` for a model of another kind of project.
