@@ -68,7 +68,7 @@ class TestAppTextTryIt : public QObject {
     }
     page->loadCheckpoint(QString::fromStdString(ckpt.string()));
     QTRY_VERIFY(generate->isEnabled());
-    QTest::keyClicks(prompt->findChild<QLineEdit*>("textPrompt"), QString::fromUtf8("én"));
+    QTest::keyClicks(prompt->findChild<QLineEdit*>("textPrompt"), "ne");
     auto* temperature = prompt->findChild<QDoubleSpinBox*>("textTemperature");
     temperature->selectAll();
     QTest::keyClicks(temperature, "0");  // greedy: every sample the same
@@ -78,7 +78,7 @@ class TestAppTextTryIt : public QObject {
     const QStringList samples = prompt->generatedText().split('\n');
     QCOMPARE(samples.size(), 5);  // the default count
     for (const QString& s : samples) {
-      QVERIFY2(s.startsWith(QString::fromUtf8("én")), qPrintable(s));
+      QVERIFY2(s.startsWith("ne"), qPrintable(s));
       QCOMPARE(s, samples[0]);
     }
     QCOMPARE(prompt->errorText(), QString());

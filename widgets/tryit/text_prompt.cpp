@@ -43,6 +43,7 @@ TextPrompt::TextPrompt(QWidget* parent) : QWidget(parent) {
   QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
   mono.setStyleHint(QFont::Monospace);
   output_->setFont(mono);
+  output_->setLineWrapMode(QPlainTextEdit::NoWrap);  // a sample a line, however long
   error_ = new QLabel(this);
   error_->setObjectName(QStringLiteral("textError"));
   error_->setWordWrap(true);
