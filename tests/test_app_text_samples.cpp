@@ -81,6 +81,22 @@ class TestAppTextSamples : public QObject {
     QVERIFY(!view->isVisible());
     QVERIFY(dashboard.preview()->isVisible());
   }
+
+  // Before any run, opening a text project swaps the (empty) samples view in as well.
+  void aTextProjectHasNoPicturePreview() {
+    app::TrainingController controller;
+    app::Dashboard dashboard(&controller);
+    dashboard.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dashboard));
+    dashboard.previewDataset(request("text").graph, QString());
+    QVERIFY(dashboard.textSamples()->isVisible());
+    QVERIFY(!dashboard.preview()->isVisible());
+    QCOMPARE(dashboard.textSamples()->findChild<QLabel*>(QStringLiteral("sampleTitle"))->text(),
+             QString("Samples appear after each epoch"));
+    dashboard.previewDataset(request("mnist").graph, QString());
+    QVERIFY(!dashboard.textSamples()->isVisible());
+    QVERIFY(dashboard.preview()->isVisible());
+  }
 };
 
 QTEST_MAIN(TestAppTextSamples)
