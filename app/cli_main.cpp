@@ -41,6 +41,7 @@
 #include "session/run.h"
 #include "session/run_folder.h"
 #include "session/run_log.h"
+#include "session/sampling.h"
 #include "session/trained_model.h"
 #include "train/builtin.h"
 #include "train/checkpoint.h"
@@ -69,6 +70,7 @@ Commands:
   eval [FILE]       evaluate a project's checkpoint or weights file on its test split
   eval [--model M]  evaluate a built-in model's checkpoint on the test split
   predict [FILE]    use a trained model on images (PNG, JPEG, BMP) or rows of a CSV file
+  sample [FILE]     generate text with a trained text model
   export FILE       write a checkpoint of a project as an ONNX model
   runs FILE         list a project's past runs
   init              write a project's freshly initialised weights (safetensors)
@@ -138,6 +140,22 @@ predict [FILE] --checkpoint CKPT INPUT... [--top K] [--json] [--batch-size N] [-
   --json               one JSON object per example: {"input", ("row",) "classes":
                        [{"class", "name", "probability"}...]} or {"input", ("row",) "value"}
   --batch-size N       examples per forward pass                          [100]
+
+sample [FILE] --checkpoint CKPT [--count N] [--temperature T] [--prime TEXT]
+       [--max-length N] [--seed S] [--json] [--threads N]
+  Generates text with a model trained on a text dataset (kind "text"), one sample a line.
+  FILE and CKPT are as for eval; the vocabulary is the one CKPT stores, so the text file is
+  not needed. Each sample grows one character at a time, drawn from the model's softmax over
+  the vocabulary at temperature T; the model sees at most the dataset's seq_len last
+  characters. Without --prime a sample starts after a newline when the vocabulary has one
+  (whole lines: names of a one-name-per-line corpus) and ends at the next newline.
+  --count N            samples                                            [20]
+  --temperature T      lower: likelier characters, higher: more varied;    [0.8]
+                       0: always the likeliest (the same text every time)
+  --prime TEXT         text every sample starts with and continues
+  --max-length N       characters generated per sample, after the prime   [200]
+  --seed S             the same seed gives the same samples               [1]
+  --json               one JSON object per sample: {"sample", "text"}
 
 export FILE --checkpoint CKPT --onnx OUT.onnx
   Writes the project's model with the weights of CKPT (a run's best.safetensors or
@@ -336,6 +354,12 @@ void print_epoch(const train::EpochEnd& e, bool classification, const char* held
   const double waited = e.train_seconds > 0 ? e.data_wait_seconds / e.train_seconds : 0.0;
   if (waited >= 0.01) std::printf(", waited on data %.0f%%", 100 * waited);
   std::printf("\n");
+  // A text project's samples, one a line; a sample that spans lines stays indented.
+  for (const std::string& sample : e.samples) {
+    std::string shown;
+    for (char c : sample) shown += c == '\n' ? std::string("\n    ") : std::string(1, c);
+    std::printf("  > %s\n", shown.c_str());
+  }
   std::fflush(stdout);
 }
 
@@ -1194,6 +1218,33 @@ int cmd_predict(const Args& args) {
   return 0;
 }
 
+int cmd_sample(const Args& args) {
+  args.allow({"--checkpoint", "--count", "--temperature", "--prime", "--max-length", "--seed", "--json", "--threads"});
+  std::optional<std::string> file;
+  if (!args.positional().empty()) file = args.positional()[0];
+  if (!args.has("--checkpoint")) throw UsageError{"sample needs --checkpoint FILE"};
+  if (args.has("--threads")) set_num_threads(int(args.integer("--threads", 1, 1)));
+  session::SampleOptions o;
+  o.count = args.integer("--count", o.count, 1);
+  o.temperature = args.number("--temperature", o.temperature);
+  o.prime = args.str("--prime", "");
+  o.max_length = args.integer("--max-length", o.max_length, 1);
+  o.seed = uint64_t(args.integer("--seed", int64_t(o.seed), 0));
+  const std::string checkpoint = args.str("--checkpoint", "");
+  const std::optional<ProjectSource> p = find_project(file, checkpoint);
+  if (!p)
+    throw IoError(checkpoint + " holds no project: pass the project FILE it belongs to, as in: plexus-cli sample "
+                  "FILE --checkpoint " + checkpoint);
+  session::check_text_project(p->graph, checkpoint);  // before loading: another kind may need its data
+  const session::TrainedModel m = session::load_trained_model(p->graph, checkpoint, {p->dir});
+  const std::vector<std::string> samples = session::sample_text(m, o, checkpoint);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    if (args.has("--json")) std::printf("%s\n", nlohmann::json{{"sample", i + 1}, {"text", samples[i]}}.dump().c_str());
+    else std::printf("%s\n", samples[i].c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -1212,6 +1263,7 @@ int main(int argc, char** argv) {
     if (cmd == "train") return cmd_train(Args(argc, argv, 2, {"--nesterov", "--quiet", "--save-run"}, 1));
     if (cmd == "eval") return cmd_eval(Args(argc, argv, 2, {"--json"}, 1));
     if (cmd == "predict") return cmd_predict(Args(argc, argv, 2, {"--json"}, size_t(argc)));
+    if (cmd == "sample") return cmd_sample(Args(argc, argv, 2, {"--json"}, 1));
     if (cmd == "check") return cmd_check(Args(argc, argv, 2, {"--quiet"}, 1));
     if (cmd == "runs") return cmd_runs(Args(argc, argv, 2, {"--json"}, 1));
     if (cmd == "init") return cmd_init(Args(argc, argv, 2, {}));

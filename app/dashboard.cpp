@@ -20,6 +20,7 @@
 #include "common/theme.h"
 #include "dashboard/confusion_matrix.h"
 #include "dashboard/run_list.h"
+#include "dashboard/text_samples.h"
 #include "dashboard/training_plots.h"
 #include "dashboard/training_progress.h"
 #include "data/csv.h"
@@ -28,6 +29,7 @@
 #include "graph/dataset_params.h"
 #include "session/data_pipeline.h"
 #include "session/run_log.h"
+#include "session/sampling.h"
 #include "session/trained_model.h"
 #include "training_controller.h"
 
@@ -131,6 +133,8 @@ Dashboard::Dashboard(TrainingController* controller, QWidget* parent) : QWidget(
   progress_ = new widgets::TrainingProgress(this);
   confusion_ = new widgets::ConfusionMatrixView(this);
   preview_ = new widgets::DatasetPreview(this);
+  text_samples_ = new widgets::TextSamplesView(this);
+  text_samples_->hide();
   error_ = new QLabel(this);
   error_->setObjectName(QStringLiteral("trainingError"));
   error_->setWordWrap(true);
@@ -167,6 +171,7 @@ Dashboard::Dashboard(TrainingController* controller, QWidget* parent) : QWidget(
   confusion_->hide();
   auto* bottom = new QSplitter(Qt::Horizontal, this);
   bottom->addWidget(preview_);
+  bottom->addWidget(text_samples_);
   bottom->addWidget(runs_);
   // The run list has past runs to compare too: it gets as much room as the samples.
   bottom->setStretchFactor(0, 1);
@@ -290,8 +295,15 @@ QString Dashboard::testText() const { return test_->isHidden() ? QString() : tes
 QString Dashboard::skippedText() const { return skipped_row_->isHidden() ? QString() : skipped_->text(); }
 QString Dashboard::notesText() const { return notes_->isHidden() ? QString() : notes_->text(); }
 
+void Dashboard::showTextSamples(bool text) {
+  preview_->setVisible(!text);
+  text_samples_->setVisible(text);
+}
+
 void Dashboard::beginRun(const TrainingRequest& request) {
   const graph::Graph& graph = request.graph;
+  showTextSamples(session::is_text_project(graph));
+  text_samples_->clear();
   const QString& project_dir = request.projectDir;
   run_ = plots_->beginRun(tr("Run %1").arg(++runs_started_), summary(graph.training));
   widgets::TrainingPlots::RunOrigin origin{request.runDir, QDateTime::currentDateTime(), false, false, {}};
@@ -333,6 +345,10 @@ QString Dashboard::previewKey(const graph::Graph& graph, const QString& project_
 
 void Dashboard::previewDataset(const graph::Graph& graph, const QString& project_dir) {
   if (graph.dataset.kind.empty()) return;
+  // A text project has no pictures to show: its runs' samples take the preview's place.
+  const bool text = session::is_text_project(graph);
+  if (!controller_->isRunning()) showTextSamples(text);
+  if (text) return;
   const QString key = previewKey(graph, project_dir);
   // The run starting with these samples hands them over itself (onStarted).
   if (key == preview_key_ || (controller_->isRunning() && key == run_key_)) return;
@@ -475,6 +491,7 @@ void Dashboard::onEpoch(const train::EpochEnd& epoch) {
   progress_->epochDone(epoch);
   if (epoch.classes > 0 && !epoch.confusion.empty()) confusion_->setMatrix(epoch.confusion, int(epoch.classes), class_names_);
   if (!epoch.predicted.empty()) preview_->setPredictions({epoch.predicted, epoch.confidence});
+  if (!epoch.samples.empty()) text_samples_->addEpoch(epoch.epoch, qstrings(epoch.samples));
 }
 
 void Dashboard::onTested(const train::TestEnd& test) {

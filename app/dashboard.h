@@ -26,6 +26,7 @@ namespace plexus::widgets {
 class ConfusionMatrixView;
 class DatasetPreview;
 class RunList;
+class TextSamplesView;
 class TrainingPlots;
 class TrainingProgress;
 }  // namespace plexus::widgets
@@ -79,6 +80,8 @@ class Dashboard : public QWidget {
   widgets::TrainingProgress* progress() const { return progress_; }
   widgets::ConfusionMatrixView* confusion() const { return confusion_; }
   widgets::DatasetPreview* preview() const { return preview_; }
+  // A text project's samples after each epoch, in the image preview's place.
+  widgets::TextSamplesView* textSamples() const { return text_samples_; }
   QString errorText() const;  // the failure shown, "" when none
   QString testText() const;   // the final model's test figures shown, "" before a run's end
   // "Left out 3 files of the image folder (bad files: skip)", "" when the run left none out; its
@@ -114,6 +117,7 @@ class Dashboard : public QWidget {
   void showError(const QString& message);
   void showSkipped(const SkippedFiles& skipped);
   void buildSkipped();
+  void showTextSamples(bool text);  // the samples view instead of the image preview, or back
 
   TrainingController* controller_;
   widgets::TrainingPlots* plots_;
@@ -121,6 +125,7 @@ class Dashboard : public QWidget {
   widgets::TrainingProgress* progress_;
   widgets::ConfusionMatrixView* confusion_;
   widgets::DatasetPreview* preview_;
+  widgets::TextSamplesView* text_samples_;
   QLabel* error_;
   QLabel* checkpoint_;
   QLabel* notes_;

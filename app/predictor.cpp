@@ -87,6 +87,13 @@ void Predictor::predict(const Tensor& raw) {
   if (input_pending_) schedule();
 }
 
+void Predictor::generate(const session::SampleOptions& options) {
+  std::lock_guard lock(mu_);
+  pending_generation_ = options;
+  pending_generation_id_ = ++generate_requests_;
+  schedule();
+}
+
 void Predictor::schedule() {
   if (busy_) return;  // the job takes what is pending before it ends
   busy_ = true;
@@ -96,16 +103,19 @@ void Predictor::schedule() {
 void Predictor::work() {
   for (;;) {
     std::optional<Source> source;
+    std::optional<session::SampleOptions> generation;
     Tensor input;
     bool new_input = false, new_model = false;
-    uint64_t source_id = 0, input_id = 0;
+    uint64_t source_id = 0, input_id = 0, generation_id = 0;
     {
       std::lock_guard lock(mu_);
-      if (!pending_source_ && !input_pending_) {
+      if (!pending_source_ && !input_pending_ && !pending_generation_) {
         busy_ = false;
         return;
       }
       source.swap(pending_source_);
+      generation.swap(pending_generation_);
+      generation_id = pending_generation_id_;
       input = input_;
       new_input = std::exchange(input_pending_, false);
       source_id = pending_source_id_;
@@ -130,6 +140,21 @@ void Predictor::work() {
         post(false, [this, d = source->description, names, shape] { emit modelChanged(d, names, shape); });
       } catch (...) {
         post(false, [this, m = messageOf(std::current_exception())] { emit failed(m); });
+      }
+    }
+    if (generation) {
+      const auto answer = [this, generation_id](auto deliver) {
+        QMetaObject::invokeMethod(
+            this, [this, generation_id, deliver] { if (generation_id == generate_requests_) deliver(); },
+            Qt::QueuedConnection);
+      };
+      try {
+        if (!model_) throw ValueError("no model yet: train the project, or load a checkpoint");
+        QStringList samples;
+        for (const std::string& s : session::sample_text(*model_, *generation, "this model")) samples << widgets::qstr(s);
+        answer([this, samples] { emit generated(samples); });
+      } catch (...) {
+        answer([this, m = messageOf(std::current_exception())] { emit failed(m); });
       }
     }
     // A model that failed to load leaves the output as it was, and its message shown.

@@ -1,7 +1,8 @@
 #pragma once
 // Predictor: the Try-it page's model, run off the UI thread. It holds a session::TrainedModel —
 // a run's weights (live during training, the last ones after it) or a loaded checkpoint — and
-// runs TrainedModel::forward on the panel's input.
+// runs TrainedModel::forward on the panel's input, or, for a text project, generates text
+// (session::sample_text) when asked.
 //
 // One background job at a time does all the work (a private pool of one thread), and it alone
 // touches the model. Requests made meanwhile wait for it and replace each other: the latest
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "session/sampling.h"
 #include "session/trained_model.h"
 #include "tensor/tensor.h"
 #include "training_controller.h"
@@ -52,11 +54,15 @@ class Predictor : public QObject {
   // Runs the model on one raw example [C, H, W] (an undefined tensor: nothing to run); run
   // again whenever the model changes.
   void predict(const Tensor& raw);
+  // Text from the current model (a text project's); answered by generated() or failed(). A
+  // newer model arriving meanwhile does not drop the answer, a newer request does.
+  void generate(const session::SampleOptions& options);
 
  signals:
   void modelChanged(const QString& description, const QStringList& classNames, const plexus::Shape& inputShape);
   void predicted(const plexus::app::Prediction& prediction);
   void failed(const QString& message);
+  void generated(const QStringList& samples);
 
  private:
   struct RunSpec {
@@ -85,13 +91,15 @@ class Predictor : public QObject {
 
   // UI thread only.
   std::shared_ptr<const RunSpec> run_;
-  uint64_t source_requests_ = 0, input_requests_ = 0;  // for dropping stale results
+  uint64_t source_requests_ = 0, input_requests_ = 0, generate_requests_ = 0;  // for dropping stale results
 
   std::mutex mu_;  // guards the pending requests and busy_
   std::optional<Source> pending_source_;
   Tensor input_;
   bool input_pending_ = false, busy_ = false;
   uint64_t pending_source_id_ = 0, pending_input_id_ = 0;
+  std::optional<session::SampleOptions> pending_generation_;
+  uint64_t pending_generation_id_ = 0;
 
   // The job's own.
   std::unique_ptr<session::TrainedModel> model_;

@@ -8,7 +8,9 @@
 #include "editor/model/graph_document.h"
 #include "predictor.h"
 #include "session/data_pipeline.h"
+#include "session/sampling.h"
 #include "training_controller.h"
+#include "tryit/text_prompt.h"
 #include "tryit/tryit_panel.h"
 
 namespace plexus::app {
@@ -16,10 +18,13 @@ namespace plexus::app {
 TryItPage::TryItPage(TrainingController* controller, const widgets::GraphDocument* document, QWidget* parent)
     : QWidget(parent), controller_(controller), document_(document) {
   panel_ = new widgets::TryItPanel(this);
+  text_ = new widgets::TextPrompt(this);
+  text_->hide();
   predictor_ = new Predictor(this);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(panel_);
+  layout->addWidget(text_);
   chooseCheckpoint = [this] {
     return QFileDialog::getOpenFileName(this, tr("Try a checkpoint of this project"), QString(),
                                         tr("Checkpoints and weights (*.safetensors)"));
@@ -52,6 +57,7 @@ TryItPage::TryItPage(TrainingController* controller, const widgets::GraphDocumen
           [this](const QString& description, const QStringList& class_names, const Shape& input_shape) {
             if (input_shape != panel_->inputShape()) panel_->setInputShape(input_shape, inputText(input_shape));
             panel_->setModel(description, class_names);
+            text_->setModel(description);
           });
   connect(predictor_, &Predictor::predicted, this, [this](const Prediction& prediction) {
     if (prediction.probabilities.empty())
@@ -61,13 +67,32 @@ TryItPage::TryItPage(TrainingController* controller, const widgets::GraphDocumen
     emit predictionShown();
   });
   connect(predictor_, &Predictor::failed, panel_, &widgets::TryItPanel::showError);
+  connect(predictor_, &Predictor::failed, text_, &widgets::TextPrompt::showError);
+  connect(text_, &widgets::TextPrompt::generateRequested, this, [this](const QString& prompt, double temperature, int count) {
+    session::SampleOptions o;
+    o.prime = prompt.toStdString();
+    o.temperature = temperature;
+    o.count = count;
+    o.seed = ++generations_;
+    predictor_->generate(o);
+  });
+  connect(predictor_, &Predictor::generated, this, [this](const QStringList& samples) {
+    text_->showSamples(samples);
+    emit textGenerated();
+  });
 
   connect(document_, &widgets::GraphDocument::validated, this, &TryItPage::projectChanged);
   projectChanged();
 }
 
+void TryItPage::showTextPrompt(bool text) {
+  panel_->setVisible(!text);
+  text_->setVisible(text);
+}
+
 void TryItPage::beginRun(const graph::Graph& graph) {
   run_graph_ = graph;
+  showTextPrompt(session::is_text_project(graph));
   following_run_ = true;
   preparePicturesFor(graph.dataset);
 }
@@ -110,6 +135,7 @@ void TryItPage::onWeights(const WeightsSnapshot& weights) {
 
 void TryItPage::loadCheckpoint(const QString& path) {
   following_run_ = false;
+  showTextPrompt(session::is_text_project(document_->graph()));
   preparePicturesFor(document_->graph().dataset);
   predictor_->loadFile(document_->graph(), path, projectDir(), tr("Checkpoint: %1").arg(QFileInfo(path).fileName()));
 }
@@ -127,6 +153,7 @@ QString TryItPage::inputText(const Shape& shape) const {
 // Before there is a model, the panel gets ready for the open project's input.
 void TryItPage::projectChanged() {
   if (panel_->hasModel()) return;
+  showTextPrompt(session::is_text_project(document_->graph()));
   preparePicturesFor(document_->graph().dataset);
   if (!document_->datasetInfo()) return;
   const Shape& shape = document_->datasetInfo()->input_shape;

@@ -4,7 +4,8 @@
 // ones once the run has ended), or a checkpoint loaded with Load Checkpoint… for the open
 // project, which stays until the next run starts. Pictures opened in the panel are prepared as
 // that model's training prepared its own (session::picture_input with its dataset settings).
-// Wiring only: the panel shows, the Predictor computes off the UI thread, the
+// A text project gets a prompt instead of the panel (widgets::TextPrompt): the model continues
+// it when asked. Wiring only: the panel shows, the Predictor computes off the UI thread, the
 // TrainingController hands over copies of the weights.
 #include <QString>
 #include <QTimer>
@@ -18,6 +19,7 @@
 
 namespace plexus::widgets {
 class GraphDocument;
+class TextPrompt;
 class TryItPanel;
 }  // namespace plexus::widgets
 
@@ -41,6 +43,7 @@ class TryItPage : public QWidget {
   void loadCheckpoint(const QString& path);
 
   widgets::TryItPanel* panel() const { return panel_; }
+  widgets::TextPrompt* textPrompt() const { return text_; }
   Predictor* predictor() const { return predictor_; }
 
   // The Load Checkpoint dialog; replaceable so tests can answer it without a modal loop.
@@ -48,6 +51,7 @@ class TryItPage : public QWidget {
 
  signals:
   void predictionShown();  // the panel shows the model's output for its current input
+  void textGenerated();    // the text prompt shows what the model generated
 
  protected:
   void showEvent(QShowEvent* event) override;
@@ -60,12 +64,14 @@ class TryItPage : public QWidget {
   void updateLive();
   void projectChanged();
   void preparePicturesFor(const graph::DatasetBinding& binding);
+  void showTextPrompt(bool text);  // the prompt instead of the panel, or back
   QString projectDir() const;
   QString inputText(const Shape& shape) const;  // for a panel that cannot use it
 
   TrainingController* controller_;
   const widgets::GraphDocument* document_;
   widgets::TryItPanel* panel_;
+  widgets::TextPrompt* text_;
   Predictor* predictor_;
   QTimer live_{this};  // asks for the run's weights while the page is shown during a run
   graph::Graph run_graph_;  // of the run begun last
@@ -75,6 +81,7 @@ class TryItPage : public QWidget {
   QString ended_;            // how the last run ended: "completed, epoch 5 of 5"
   bool final_weights_wanted_ = false;  // a run ended and its last weights are not asked for yet
   bool following_run_ = false;         // the run's weights are the model (no checkpoint loaded since)
+  uint64_t generations_ = 0;           // each Generate draws with the next seed: new text every time
 };
 
 }  // namespace plexus::app

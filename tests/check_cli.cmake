@@ -394,6 +394,20 @@ expect("option --top needs a whole number >= 1, got '0'" "${ERR}" "predict --top
 run(2 predict --checkpoint ${FIXTURES}/pooled_digits.safetensors --bogus ${FIXTURES}/three.png)
 expect("unknown option --bogus" "${ERR}" "predict with an unknown option")
 
+# sample: usage, and a checkpoint of a project that is not a text project (the text model's
+# own run is tests/test_sample_cli.cpp).
+run(0 --help)
+expect("sample [FILE] --checkpoint CKPT [--count N] [--temperature T] [--prime TEXT]" "${OUT}" "--help sample")
+run(2 sample)
+expect("sample needs --checkpoint FILE" "${ERR}" "sample without arguments")
+run(2 sample --checkpoint ${FIXTURES}/pooled_digits.safetensors --count 0)
+expect("option --count needs a whole number >= 1, got '0'" "${ERR}" "sample --count 0")
+run(2 sample --checkpoint ${FIXTURES}/pooled_digits.safetensors --temperature -1)
+expect("option --temperature needs a non-negative number, got '-1'" "${ERR}" "sample --temperature -1")
+run(1 sample ${FIXTURES}/pooled_digits.plexus --checkpoint ${FIXTURES}/pooled_digits.safetensors)
+expect_one_error("pooled_digits.safetensors is a model of a 'mnist' project; generating text needs a model trained on a text dataset"
+                 "sample of an image project's checkpoint")
+
 # predict on pictures (committed fixtures, see gen_predict_fixtures.py): a hand-built classifier
 # whose probabilities are known. A 28 x 28 gray picture is taken as it is; a 56 x 56 RGB one is
 # shrunk and converted to luma.

@@ -209,6 +209,14 @@ class TestRunLog : public QObject {
              std::string("the training step runs as a CUDA graph"));
   }
 
+  void aTextProjectsSamplesReadBack() {
+    train::EpochEnd e = classified_epoch(2);
+    e.samples = {"anna", "b\u00e9la \"quoted\"", ""};
+    QVERIFY(contains(line(e), R"("samples":["anna")"));
+    QCOMPARE(std::get<train::EpochEnd>(round_trip(e)).samples, e.samples);
+    QVERIFY(!contains(line(classified_epoch(2)), "\"samples\""));  // other projects write none
+  }
+
   void aRegressionWritesLossesOnly() {
     const std::string text = line(classified_epoch(1), /*classification=*/false);
     QVERIFY2(!contains(text, "accuracy") && !contains(text, "confusion") && contains(text, "eval_loss"), text.c_str());
@@ -244,6 +252,10 @@ class TestRunLog : public QObject {
     QVERIFY2(contains(confusion, "key 'confusion' must be an array of 4 counts"), confusion.c_str());
     QCOMPARE(error(R"({"event":"test"})"),
              std::string("m.jsonl:4: key 'eval_loss' must be a number (the test split's loss), but it is missing"));
+    QCOMPARE(error(R"({"event":"epoch","epoch":2,"train_loss":1,"lr":0.1,"seconds":1,"samples":"anna"})"),
+             std::string("m.jsonl:4: key 'samples' must be an array, got \"anna\""));
+    QCOMPARE(error(R"({"event":"epoch","epoch":2,"train_loss":1,"lr":0.1,"seconds":1,"samples":["anna",3]})"),
+             std::string("m.jsonl:4: key 'samples' must be an array of strings, got [\"anna\",3]"));
   }
 
   // ---- writing and reading a run folder ---------------------------------------------------

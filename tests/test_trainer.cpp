@@ -155,6 +155,28 @@ class TestTrainer : public QObject {
     QCOMPARE(kinds, (std::vector<std::string>{"epoch", "epoch", "finished"}));
   }
 
+  // The epoch hook sees every epoch's figures after evaluation, on the training thread with
+  // the live model, and what it adds is published and kept in the history.
+  void theEpochHookAddsToEveryEpoch() {
+    Setup s = make_setup(200, 50);
+    train::TrainerOptions o;
+    o.epochs = 2;
+    std::vector<bool> saw_eval;
+    o.on_epoch_end = [&](train::EpochEnd& e) {
+      saw_eval.push_back(e.has_eval);
+      e.samples = {"after epoch " + std::to_string(e.epoch)};
+    };
+    train::Trainer t(*s.model, *s.opt, *s.train, s.test.get(), o);
+    std::vector<std::string> published;
+    t.set_callback([&](const train::Event& e) {
+      if (const auto* epoch = std::get_if<train::EpochEnd>(&e)) published.push_back(epoch->samples.at(0));
+    });
+    const train::RunResult r = t.run();
+    QCOMPARE(published, (std::vector<std::string>{"after epoch 1", "after epoch 2"}));
+    QCOMPARE(saw_eval, (std::vector<bool>{true, true}));
+    QCOMPARE(r.history.at(1).samples, std::vector<std::string>{"after epoch 2"});
+  }
+
   // The peak is measured once (our own matrix product), then read from the cache file under
   // its key; a cache that is not JSON is measured past and replaced.
   void machinePeakIsMeasuredOnceAndCached() {

@@ -4,8 +4,10 @@
 
 #include "cuda/cuda.h"
 #include "data/csv.h"
+#include "data/sampling.h"
 #include "graph/compute.h"
 #include "session/data_pipeline.h"
+#include "session/sampling.h"
 #include "graph/training_params.h"
 #include "optim/factory.h"
 #include "train/builtin.h"
@@ -36,6 +38,22 @@ void check_training_settings(const graph::TrainingSettings& s) {
 std::string device_text(Device d) {
   if (d.is_cpu()) return "cpu, " + std::to_string(num_threads()) + " threads";
   return d.str() + " (" + cuda::properties(d.index).name + ")";
+}
+
+std::function<void(train::EpochEnd&)> epoch_samples(const TrainingRun& run) {
+  // The model, not the TrainingRun: a run may be moved, its model stays where it is.
+  nn::Module* model = run.compiled.model.get();
+  const data::Vocabulary vocabulary(run.class_names);
+  const int64_t context = run.data.info.input_shape.empty() ? 0 : run.data.info.input_shape[0];
+  const uint64_t seed = run.settings.seed;
+  return [=](train::EpochEnd& e) {
+    SampleOptions o;
+    o.count = kEpochSamples;
+    o.temperature = 0.8;
+    o.context = context;
+    o.seed = data::mix_seed(seed, uint64_t(e.epoch), 0x73616d);
+    e.samples = sample_text(*model, vocabulary, o);
+  };
 }
 
 TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& options) {
@@ -94,6 +112,7 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
   run.trainer_options.carry_state = s.carry_state;
   run.trainer_options.flops_per_example =
       graph::estimate_compute(graph::GraphIndex(graph), run.compiled.validation.shapes).training_flops;
+  if (is_text_project(graph)) run.trainer_options.on_epoch_end = epoch_samples(run);
   return run;
 }
 

@@ -6,6 +6,7 @@
 // start here, so a project trains the same way from either. session/ sits above graph/ (plain
 // data) and train/ (the loop): it is where the two meet.
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,6 +57,12 @@ struct TrainingRun {
 // initialises the weights, shuffles the batches, seeds dropout (the Trainer seeds the
 // default generator) and chooses the validation split (and a CSV file's train/test split).
 TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& options = {});
+
+// A text project's samples after every epoch (TrainerOptions::on_epoch_end, which
+// make_training_run sets for one): kEpochSamples of them from the live model at temperature
+// 0.8, seeded by the run's seed and the epoch, so a rerun writes the same ones.
+inline constexpr int64_t kEpochSamples = 8;
+std::function<void(train::EpochEnd&)> epoch_samples(const TrainingRun& run);
 
 // The class names of a classification dataset with `classes` classes ("0", "1", ... where the
 // dataset has none).

@@ -98,6 +98,7 @@ json to_json(const Event& event, bool classification) {
           j["samples_per_second"] = real(e.samples_per_second);
           add_speed(j, e.gflops, e.peak_gflops);
           add_evaluation(j, e, classification);
+          if (!e.samples.empty()) j["samples"] = e.samples;
           return j;
         } else if constexpr (std::is_same_v<T, TestEnd>) {
           json j{{"event", "test"}};
@@ -144,6 +145,11 @@ Event event_from_json(const json& j, const std::string& where) {
     if (f.has("samples_per_second")) e.samples_per_second = f.number("samples_per_second");
     read_speed(f, e.gflops, e.peak_gflops);
     read_evaluation(f, e);
+    if (f.has("samples"))
+      for (const json& v : f.array("samples")) {
+        if (!v.is_string()) f.fail("samples", "an array of strings");
+        e.samples.push_back(v.get<std::string>());
+      }
     out = e;
   } else if (kind == "test") {
     TestEnd t;

@@ -8,12 +8,13 @@
 //   {"event":"epoch","epoch":1,"train_loss":..,"train_accuracy":..,"lr":..,"seconds":..,
 //    "train_seconds":..,"data_wait_seconds":..,"samples_per_second":..,"gflops":..,
 //    "peak_gflops":..,"eval_loss":..,"eval_accuracy":..,"eval_top5":..,
-//    "per_class_accuracy":[..],"confusion":[..]}
+//    "per_class_accuracy":[..],"confusion":[..],"samples":["..",..]}
 //   {"event":"test", "eval_loss":.., ...}          the final model on the test split
 //   {"event":"finished","cancelled":false,"epochs":5,"seconds":..}
 //   {"event":"failed","message":"..."}
 //   {"event":"notice","text":"the training step runs as a CUDA graph (...)"}
 //
+// "samples" (text projects only) is the text the model generated after the epoch.
 // Accuracies are classification figures: a regression run writes losses only. gflops and
 // peak_gflops are left out when not known (a model whose products were not counted, a peak not
 // measured). A number that is

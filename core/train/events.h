@@ -52,6 +52,8 @@ struct EpochEnd {
   double samples_per_second = 0;
   double gflops = 0;
   double peak_gflops = 0;
+  // A text project's run: text the model generated after this epoch (session/sampling.h).
+  std::vector<std::string> samples;
 };
 
 // After the last epoch of a run that was not stopped: the final model's figures on the test

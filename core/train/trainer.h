@@ -59,6 +59,10 @@ struct TrainerOptions {
   // runs on (train::machine_peak). 0 = not counted / not measured: the events say 0 too.
   double flops_per_example = 0;
   double peak_gflops = 0;
+  // Called on the training thread after each epoch's training and evaluation, before its
+  // EpochEnd is published: what a kind of project adds to the event (a text project's
+  // samples, from the live model). An exception fails the run.
+  std::function<void(EpochEnd&)> on_epoch_end;
 };
 
 enum class RunStatus { Completed, Cancelled, Failed };
