@@ -7,4 +7,5 @@
 #include "nn/linear.h"
 #include "nn/module.h"
 #include "nn/normalization.h"
+#include "nn/recurrent.h"
 #include "nn/sequential.h"

@@ -15,6 +15,7 @@
 #include "cuda/cuda.h"
 #include "ops/cpu/batch_norm.h"
 #include "ops/cpu/loops.h"
+#include "ops/cpu/recurrent.h"
 #include "ops/cpu/sgemm.h"
 #include "ops/scalar_math.h"
 #include "util/error.h"
@@ -737,6 +738,9 @@ class CpuBackend final : public Backend {
                                  int64_t c, int64_t s) override {
     cpu::batch_norm_backward_input(dx, dy, x, mean, invstd, weight, sum_dy, sum_dy_xhat, n, c, s);
   }
+
+  void rnn_cell_forward(const RnnStep& s) override { cpu::rnn_cell_forward(s); }
+  void rnn_cell_backward(const RnnStepGrad& s) override { cpu::rnn_cell_backward(s); }
 
   void sgd_step(float* param, const float* grad, float* buf, int64_t n, const SgdStep& s) override {
     parallel_for(n, kParallelElements / 2, [&](int64_t begin, int64_t end) {
