@@ -6,11 +6,15 @@
 
 #include <cmath>
 #include <exception>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "autograd/gradcheck.h"
 #include "autograd/node.h"
+#include "graph/compiler.h"
+#include "graph/inference.h"
+#include "graph/registry.h"
 #include "nn/layers.h"
 #include "ops/ops.h"
 #include "ops/recurrent.h"
@@ -45,6 +49,27 @@ void expect_gradcheck(const std::string& label, const TensorFunction& f, const T
   }
   QVERIFY2(r.ok, (label + ": " + r.message).c_str());
   QVERIFY2(r.checked > 0, label.c_str());
+}
+
+// Input [in_shape] (per example) -> layers, each fed by the one before.
+graph::Graph sequence_graph(const Shape& in_shape, std::vector<graph::Node> layers) {
+  graph::Graph g;
+  graph::Node in;
+  in.id = "in", in.type = "Input", in.params["shape"] = std::vector<int64_t>(in_shape.begin(), in_shape.end());
+  g.nodes.push_back(in);
+  std::string prev = "in", port = "x";
+  for (graph::Node& n : layers) {
+    g.edges.push_back({{prev, port}, {n.id, "input"}});
+    prev = n.id, port = "output";
+    g.nodes.push_back(std::move(n));
+  }
+  return g;
+}
+
+graph::Node layer(std::string id, std::string type, std::map<std::string, graph::ParamValue> params = {}) {
+  graph::Node n;
+  n.id = std::move(id), n.type = std::move(type), n.params = std::move(params);
+  return n;
 }
 
 float sig(float x) { return 1.f / (1.f + std::exp(-x)); }
@@ -248,6 +273,44 @@ class TestRecurrent : public QObject {
     nn::RNN rnn(3, {4, 1, false, 0.f});
     QVERIFY(error_of<ShapeError>([&] { rnn.forward(zeros({2, 3})); }).find("RNN: expected input [batch, time, 3]") !=
             std::string::npos);
+  }
+
+  // ---- the registry -----------------------------------------------------------------------
+  void registryShapesAndErrors() {
+    using P = std::map<std::string, graph::ParamValue>;
+    const graph::InferenceResult ok = graph::infer_shapes(
+        sequence_graph({7, 5}, {layer("lstm1", "LSTM", P{{"hidden_size", int64_t(6)}, {"bidirectional", true}}),
+                                layer("gru1", "GRU", P{{"hidden_size", int64_t(4)}, {"num_layers", int64_t(2)}})}),
+        nullptr);
+    QVERIFY(ok.problems.empty());
+    QCOMPARE(ok.outputs.at("lstm1").at(0), (Shape{7, 12}));
+    QCOMPARE(ok.outputs.at("gru1").at(0), (Shape{7, 4}));
+    graph::Node flat = layer("flat", "Flatten");
+    const graph::InferenceResult bad =
+        graph::infer_shapes(sequence_graph({1, 28, 28}, {std::move(flat), layer("lstm1", "LSTM")}), nullptr);
+    QCOMPARE(bad.problems.size(), size_t(1));
+    QCOMPARE(bad.problems[0].message,
+             std::string("LSTM 'lstm1' expects a sequence [N, T, features] but receives [N, 784] from 'flat' (an "
+                         "Embedding or a Reshape to [T, F] makes one)"));
+  }
+
+  // parameter_count and the built module agree, for every type with layers and directions.
+  void registryCountsWhatItBuilds() {
+    for (const char* type : {"LSTM", "GRU", "RNN"}) {
+      const graph::LayerType* t = graph::Registry::instance().find(type);
+      QVERIFY(t);
+      QCOMPARE(t->category, std::string("Recurrent"));
+      graph::Node n = layer("r", type, {{"hidden_size", int64_t(5)}, {"num_layers", int64_t(3)}, {"bidirectional", true}});
+      const graph::Params p(n, t->params);
+      Generator gen(1);
+      const graph::BuiltNode b = t->build({n, p, {{4, 3}}, &gen});
+      QCOMPARE(t->parameter_count(p, {{4, 3}}), double(b.module->num_parameters()));
+      QCOMPARE(b.run({zeros({2, 4, 3})}).shape(), (Shape{2, 4, 10}));
+      // macs: the products of both projections, per step, summed over layers and directions.
+      const int64_t g = std::string(type) == "LSTM" ? 4 : std::string(type) == "GRU" ? 3 : 1;
+      const double per_step = 2.0 * g * 5 * ((3 + 5) + 2 * (10 + 5));
+      QCOMPARE(t->macs(p, {{4, 3}}, {{4, 10}}), 4 * per_step);
+    }
   }
 
   // ---- carried state (truncated BPTT) ----------------------------------------------------
