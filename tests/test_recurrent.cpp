@@ -5,7 +5,9 @@
 #include <QtTest>
 
 #include <cmath>
+#include <algorithm>
 #include <exception>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -18,6 +20,7 @@
 #include "nn/layers.h"
 #include "ops/ops.h"
 #include "ops/recurrent.h"
+#include "ops/recurrent_cells.h"
 #include "util/error.h"
 
 using namespace plexus;
@@ -90,6 +93,25 @@ class TestRecurrent : public QObject {
   Q_OBJECT
 
  private slots:
+  // The host's branch-free gate functions against the exact values (in double), over the
+  // whole range, saturation and tiny arguments included.
+  void gateFunctionsAreAccurate() {
+    double worst_tanh = 0, worst_sigmoid = 0;
+    for (float x = -30.f; x <= 30.f; x += 7.7e-4f) {
+      const double t = std::tanh(double(x)), s = 1 / (1 + std::exp(-double(x)));
+      worst_tanh = std::max(worst_tanh, std::fabs(math::gate_tanh(x) - t) / std::max(std::fabs(t), 1e-30));
+      worst_sigmoid = std::max(worst_sigmoid, std::fabs(math::gate_sigmoid(x) - s) / s);
+    }
+    for (float x = 1e-8f; x < 1e-2f; x *= 1.05f)
+      worst_tanh = std::max(worst_tanh, std::fabs(math::gate_tanh(-x) + std::tanh(double(x))) / std::tanh(double(x)));
+    QVERIFY2(worst_tanh < 4e-7, std::to_string(worst_tanh).c_str());
+    QVERIFY2(worst_sigmoid < 4e-7, std::to_string(worst_sigmoid).c_str());
+    QCOMPARE(math::gate_sigmoid(-200.f), 0.f);
+    QCOMPARE(math::gate_sigmoid(200.f), 1.f);
+    QCOMPARE(math::gate_tanh(200.f), 1.f);
+    QCOMPARE(math::gate_tanh(-std::numeric_limits<float>::infinity()), -1.f);
+  }
+
   // ---- the ops' gradients ----------------------------------------------------------------
   void lstmGradients() {
     const int64_t n = 2, t = 3, h = 3;

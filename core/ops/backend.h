@@ -188,7 +188,7 @@ class Backend {
     const float* gx;  // the step's input projection (with b_ih), G*h per row
     int64_t gx_stride;
     const float* gh;    // h_prev · W_hhᵀ
-    const float* bias;  // b_hh [G*h], or null
+    const float* bias;  // b_hh [G*h]
     const float *h_prev, *c_prev;  // c: LSTM only
     float *h_next, *c_next;
     float* out;  // h_next again, into the output sequence

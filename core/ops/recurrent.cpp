@@ -56,7 +56,7 @@ RecurrentOutput run_sequence(RnnCell cell, const Tensor& gx, const Tensor& weigh
   Backend& be = backend(dev);
 
   const Tensor x = contiguous_data(gx), w = contiguous_data(weight_hh);
-  const Tensor b = bias_hh.defined() ? contiguous_data(bias_hh) : Tensor();
+  const Tensor b = bias_hh.defined() ? contiguous_data(bias_hh) : zeros({gw}, dev);
   const int64_t nh = n * h, nth = n * steps * h;
   // The result in one buffer: the output sequence, then h_T, then c_T; the three tensors
   // returned are views of it, so one node covers them.
@@ -80,7 +80,7 @@ RecurrentOutput run_sequence(RnnCell cell, const Tensor& gx, const Tensor& weigh
     Backend::RnnStep st{};
     st.cell = cell, st.n = n, st.h = h;
     st.gx = x.data() + t * gw, st.gx_stride = steps * gw;
-    st.gh = gh.data(), st.bias = b.defined() ? b.data() : nullptr;
+    st.gh = gh.data(), st.bias = b.data();
     st.h_prev = h_prev, st.h_next = hs.data() + (s + 1) * nh;
     if (lstm) st.c_prev = cs.data() + s * nh, st.c_next = cs.data() + (s + 1) * nh;
     st.out = packed.data() + t * h, st.out_stride = steps * h;
