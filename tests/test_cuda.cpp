@@ -46,6 +46,7 @@
 #include "nn/layers.h"
 #include "ops/ops.h"
 #include "ops/precision.h"
+#include "ops/recurrent.h"
 #include "optim/adagrad.h"
 #include "optim/adam.h"
 #include "optim/factory.h"
@@ -781,6 +782,44 @@ std::vector<Case> build_cases() {
         return nll_loss(log_softmax(matmul(flatten(h, 1), v[2]), 1), v[3]);
       },
       kSum);
+
+  // ---- recurrent sequence ops (ops/recurrent.h): output and final states, both directions ----
+  auto all_outputs = [](const RecurrentOutput& r) {
+    TV parts{r.output.flatten(), r.h.flatten()};
+    if (r.c.defined()) parts.push_back(r.c.flatten());
+    return concat(parts, 0);
+  };
+  for (bool reverse : {false, true}) {
+    const std::string dir = reverse ? " reverse" : "";
+    def("lstm_sequence" + dir,
+        [] { return TV{leaf(normal({3, 5, 16}, 380)), leaf(normal({16, 4}, 381) * 0.5f), leaf(normal({16}, 382)),
+                       leaf(normal({3, 4}, 383)), leaf(normal({3, 4}, 384))}; },
+        [all_outputs, reverse](const TV& v) { return all_outputs(lstm_sequence(v[0], v[1], v[2], v[3], v[4], reverse)); },
+        kGemm);
+    def("gru_sequence" + dir,
+        [] { return TV{leaf(normal({3, 5, 12}, 385)), leaf(normal({12, 4}, 386) * 0.5f), leaf(normal({12}, 387)),
+                       leaf(normal({3, 4}, 388))}; },
+        [all_outputs, reverse](const TV& v) { return all_outputs(gru_sequence(v[0], v[1], v[2], v[3], reverse)); },
+        kGemm);
+    def("rnn_tanh_sequence" + dir,
+        [] { return TV{leaf(normal({3, 5, 4}, 389)), leaf(normal({4, 4}, 390) * 0.5f), leaf(normal({4}, 391)),
+                       leaf(normal({3, 4}, 392))}; },
+        [all_outputs, reverse](const TV& v) { return all_outputs(rnn_tanh_sequence(v[0], v[1], v[2], v[3], reverse)); },
+        kGemm);
+  }
+  for (const char* type : {"LSTM", "GRU", "RNN"})
+    def(std::string(type) + " module, 2 layers bidirectional", [] { return TV{leaf(normal({2, 4, 3}, 393))}; },
+        [type = std::string(type)](const TV& v) {
+          Generator gen(394);
+          const nn::RecurrentOptions opt{5, 2, true, 0.f};
+          std::shared_ptr<nn::Module> m;
+          if (type == "LSTM") m = std::make_shared<nn::LSTM>(3, opt, &gen);
+          else if (type == "GRU") m = std::make_shared<nn::GRU>(3, opt, &gen);
+          else m = std::make_shared<nn::RNN>(3, opt, &gen);
+          m->to(v[0].device());
+          return m->forward(v[0]);
+        },
+        kGemm);
 
   // Unique row names (Qt reports rows by name).
   for (size_t i = 0; i < cs.size(); ++i)

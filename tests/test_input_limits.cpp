@@ -206,8 +206,8 @@ class TestInputLimits : public QObject {
       }
     }
     // Linear, Embedding, Conv2d, BatchNorm1d, BatchNorm2d, LayerNorm, MultiheadAttention,
-    // PositionalEmbedding
-    QCOMPARE(with_parameters, 8);
+    // PositionalEmbedding, LSTM, GRU, RNN
+    QCOMPARE(with_parameters, 11);
   }
 
   void parameterCountMatchesTheCompiledExamples() {

@@ -165,14 +165,16 @@ class TestTrainer : public QObject {
     o.on_epoch_end = [&](train::EpochEnd& e) {
       saw_eval.push_back(e.has_eval);
       e.samples = {"after epoch " + std::to_string(e.epoch)};
+      return e.epoch == 1 ? std::string("a note") : std::string();
     };
     train::Trainer t(*s.model, *s.opt, *s.train, s.test.get(), o);
     std::vector<std::string> published;
     t.set_callback([&](const train::Event& e) {
       if (const auto* epoch = std::get_if<train::EpochEnd>(&e)) published.push_back(epoch->samples.at(0));
+      if (const auto* notice = std::get_if<train::Notice>(&e)) published.push_back("notice: " + notice->text);
     });
     const train::RunResult r = t.run();
-    QCOMPARE(published, (std::vector<std::string>{"after epoch 1", "after epoch 2"}));
+    QCOMPARE(published, (std::vector<std::string>{"notice: a note", "after epoch 1", "after epoch 2"}));
     QCOMPARE(saw_eval, (std::vector<bool>{true, true}));
     QCOMPARE(r.history.at(1).samples, std::vector<std::string>{"after epoch 2"});
   }

@@ -65,6 +65,9 @@ class ProtoEmitter final : public graph::OnnxEmitter {
       } else if (const float* f = std::get_if<float>(&value)) {
         a.set_type(onnx::AttributeProto::FLOAT);
         a.set_f(*f);
+      } else if (const std::string* str = std::get_if<std::string>(&value)) {
+        a.set_type(onnx::AttributeProto::STRING);
+        a.set_s(*str);
       } else {
         a.set_type(onnx::AttributeProto::INTS);
         for (int64_t v : std::get<std::vector<int64_t>>(value)) a.add_ints(v);

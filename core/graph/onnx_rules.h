@@ -20,8 +20,8 @@ namespace plexus::graph {
 
 class Params;
 
-// An attribute of an ONNX node: INT, FLOAT or INTS.
-using OnnxAttribute = std::variant<int64_t, float, std::vector<int64_t>>;
+// An attribute of an ONNX node: INT, FLOAT, INTS or STRING.
+using OnnxAttribute = std::variant<int64_t, float, std::vector<int64_t>, std::string>;
 using OnnxAttributes = std::vector<std::pair<std::string, OnnxAttribute>>;
 
 // ONNX's TensorProto.DataType INT64, for Cast's `to`.

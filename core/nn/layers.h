@@ -2,6 +2,7 @@
 // Every built-in layer.
 #include "nn/activation.h"
 #include "nn/attention.h"
+#include "nn/attention.h"
 #include "nn/conv.h"
 #include "nn/functional.h"
 #include "nn/init.h"
@@ -9,4 +10,5 @@
 #include "nn/module.h"
 #include "nn/normalization.h"
 #include "nn/positional_embedding.h"
+#include "nn/recurrent.h"
 #include "nn/sequential.h"

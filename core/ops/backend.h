@@ -32,6 +32,9 @@ enum class BinaryOp { PLEXUS_BINARY_OPS(PLEXUS_ENUMERATOR) };
 
 enum class ReduceOp { Sum, Max, Min };
 
+// The recurrent cells of Backend::rnn_cell_forward / rnn_cell_backward.
+enum class RnnCell { Lstm, Gru, Tanh };
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -189,6 +192,39 @@ class Backend {
   };
   virtual void sgd_step_many(const std::vector<UpdateTensor>& ts, const std::vector<SgdStep>& steps);
   virtual void adam_step_many(const std::vector<UpdateTensor>& ts, const std::vector<AdamStep>& steps);
+
+  // One time step of a recurrent layer over its n batch rows (ops/recurrent.cpp runs the
+  // sequence; the per-unit formulas are ops/recurrent_cells.h). Row r's pointers advance by
+  // the given strides for gx, out, dout, dgx (rows of a batch-first [N, T, ...] sequence) and
+  // are contiguous otherwise: gh and dgh [n, G*h], states [n, h], saved [n, 4*h].
+  struct RnnStep {
+    RnnCell cell;
+    int64_t n, h;
+    const float* gx;  // the step's input projection (with b_ih), G*h per row
+    int64_t gx_stride;
+    const float* gh;    // h_prev · W_hhᵀ
+    const float* bias;  // b_hh [G*h]
+    const float *h_prev, *c_prev;  // c: LSTM only
+    float *h_next, *c_next;
+    float* out;  // h_next again, into the output sequence
+    int64_t out_stride;
+    float* saved;  // what backward needs (null for RnnCell::Tanh)
+  };
+  virtual void rnn_cell_forward(const RnnStep& s) = 0;
+  struct RnnStepGrad {
+    RnnCell cell;
+    int64_t n, h;
+    const float* saved;
+    const float *h_prev, *h_next, *c_prev, *c_next;
+    float* dh;  // in: from later steps; out (GRU): z ⊙ dh, h_prev's gradient that bypasses W_hh
+    const float* dout;  // the output sequence's gradient at this step
+    int64_t dout_stride;
+    float* dc;  // LSTM: in c_next's gradient, out c_prev's
+    float* dgh;  // the pre-activations' gradient through gh (and b_hh)
+    float* dgx;  // and through gx
+    int64_t dgx_stride;
+  };
+  virtual void rnn_cell_backward(const RnnStepGrad& s) = 0;
 };
 
 Backend& backend(Device device);

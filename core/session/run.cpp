@@ -1,5 +1,6 @@
 #include "session/run.h"
 
+#include <memory>
 #include <numeric>
 
 #include "cuda/cuda.h"
@@ -40,19 +41,29 @@ std::string device_text(Device d) {
   return d.str() + " (" + cuda::properties(d.index).name + ")";
 }
 
-std::function<void(train::EpochEnd&)> epoch_samples(const TrainingRun& run) {
+std::function<std::string(train::EpochEnd&)> epoch_samples(const TrainingRun& run) {
   // The model, not the TrainingRun: a run may be moved, its model stays where it is.
   nn::Module* model = run.compiled.model.get();
   const data::Vocabulary vocabulary(run.class_names);
   const int64_t context = run.data.info.input_shape.empty() ? 0 : run.data.info.input_shape[0];
   const uint64_t seed = run.settings.seed;
-  return [=](train::EpochEnd& e) {
+  // A model that cannot continue shorter texts (one that flattens whole windows, say) still
+  // trains: it says once why it writes no samples and stops trying.
+  auto refused = std::make_shared<bool>(false);
+  return [=](train::EpochEnd& e) -> std::string {
+    if (*refused) return "";
     SampleOptions o;
     o.count = kEpochSamples;
     o.temperature = 0.8;
     o.context = context;
     o.seed = data::mix_seed(seed, uint64_t(e.epoch), 0x73616d);
-    e.samples = sample_text(*model, vocabulary, o);
+    try {
+      e.samples = sample_text(*model, vocabulary, o);
+    } catch (const Error& error) {
+      *refused = true;
+      return std::string("no samples from this model: ") + error.what();
+    }
+    return "";
   };
 }
 

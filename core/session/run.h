@@ -60,9 +60,11 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
 
 // A text project's samples after every epoch (TrainerOptions::on_epoch_end, which
 // make_training_run sets for one): kEpochSamples of them from the live model at temperature
-// 0.8, seeded by the run's seed and the epoch, so a rerun writes the same ones.
+// 0.8, seeded by the run's seed and the epoch, so a rerun writes the same ones. A model that
+// cannot generate (its output is not next-character scores for every position of any length)
+// gets a notice saying why after the first epoch, and no samples.
 inline constexpr int64_t kEpochSamples = 8;
-std::function<void(train::EpochEnd&)> epoch_samples(const TrainingRun& run);
+std::function<std::string(train::EpochEnd&)> epoch_samples(const TrainingRun& run);
 
 // The class names of a classification dataset with `classes` classes ("0", "1", ... where the
 // dataset has none).

@@ -253,7 +253,8 @@ RunResult Trainer::run() {
       }
       e.lr = opt_.param_groups().empty() ? 0.0 : opt_.param_groups()[0].lr;
       if (scheduler_) scheduler_->step();
-      if (options_.on_epoch_end) options_.on_epoch_end(e);
+      if (options_.on_epoch_end)
+        if (const std::string note = options_.on_epoch_end(e); !note.empty()) publish(Notice{note});
       e.seconds = seconds_since(epoch_start);
       result.history.push_back(e);
       result.epochs_completed = epoch;

@@ -61,8 +61,9 @@ struct TrainerOptions {
   double peak_gflops = 0;
   // Called on the training thread after each epoch's training and evaluation, before its
   // EpochEnd is published: what a kind of project adds to the event (a text project's
-  // samples, from the live model). An exception fails the run.
-  std::function<void(EpochEnd&)> on_epoch_end;
+  // samples, from the live model). A text it returns is published as a Notice first ("" =
+  // none). An exception fails the run.
+  std::function<std::string(EpochEnd&)> on_epoch_end;
 };
 
 enum class RunStatus { Completed, Cancelled, Failed };

@@ -16,6 +16,7 @@
 #include "ops/cpu/batch_norm.h"
 #include "ops/cpu/layer_norm.h"
 #include "ops/cpu/loops.h"
+#include "ops/cpu/recurrent.h"
 #include "ops/cpu/sgemm.h"
 #include "ops/scalar_math.h"
 #include "util/error.h"
@@ -758,6 +759,8 @@ class CpuBackend final : public Backend {
       }
     });
   }
+  void rnn_cell_forward(const RnnStep& s) override { cpu::rnn_cell_forward(s); }
+  void rnn_cell_backward(const RnnStepGrad& s) override { cpu::rnn_cell_backward(s); }
 
   void sgd_step(float* param, const float* grad, float* buf, int64_t n, const SgdStep& s) override {
     parallel_for(n, kParallelElements / 2, [&](int64_t begin, int64_t end) {

@@ -10,6 +10,7 @@
 //   pool.cuh              max / average pooling
 //   philox.cuh            counter-based random numbers
 //   fault.cuh             recording a bad index for the host
+//   recurrent.cuh         one time step of an LSTM / GRU / RNN cell and its derivative
 // The UnaryOp / BinaryOp formulas are the CPU backend's own (ops/scalar_math.h).
 #include <algorithm>
 #include <array>
@@ -32,6 +33,7 @@
 #include "ops/cuda/layer_norm.cuh"
 #include "ops/cuda/philox.cuh"
 #include "ops/cuda/pool.cuh"
+#include "ops/cuda/recurrent.cuh"
 #include "ops/cuda/reduce.cuh"
 #include "ops/cuda/softmax.cuh"
 #include "ops/cuda/strided.cuh"
@@ -719,6 +721,28 @@ class CudaBackend final : public Backend {
   }
 
   // -- optimizers ---------------------------------------------------------------------------
+
+  void rnn_cell_forward(const RnnStep& s) override {
+    use_device(index_);
+    if (s.n * s.h == 0) return;
+    switch (s.cell) {
+      case RnnCell::Lstm: rnn_cell_forward_kernel<RnnCell::Lstm><<<blocks(s.n * s.h), kThreads, 0, stream(index_)>>>(s); break;
+      case RnnCell::Gru: rnn_cell_forward_kernel<RnnCell::Gru><<<blocks(s.n * s.h), kThreads, 0, stream(index_)>>>(s); break;
+      case RnnCell::Tanh: rnn_cell_forward_kernel<RnnCell::Tanh><<<blocks(s.n * s.h), kThreads, 0, stream(index_)>>>(s); break;
+    }
+    check_launch("rnn_cell_forward_kernel");
+  }
+
+  void rnn_cell_backward(const RnnStepGrad& s) override {
+    use_device(index_);
+    if (s.n * s.h == 0) return;
+    switch (s.cell) {
+      case RnnCell::Lstm: rnn_cell_backward_kernel<RnnCell::Lstm><<<blocks(s.n * s.h), kThreads, 0, stream(index_)>>>(s); break;
+      case RnnCell::Gru: rnn_cell_backward_kernel<RnnCell::Gru><<<blocks(s.n * s.h), kThreads, 0, stream(index_)>>>(s); break;
+      case RnnCell::Tanh: rnn_cell_backward_kernel<RnnCell::Tanh><<<blocks(s.n * s.h), kThreads, 0, stream(index_)>>>(s); break;
+    }
+    check_launch("rnn_cell_backward_kernel");
+  }
 
   void sgd_step(float* param, const float* grad, float* momentum_buffer, int64_t n, const SgdStep& s) override {
     use_device(index_);

@@ -1,0 +1,74 @@
+#pragma once
+// Recurrent layers over batch-first sequences: x [N, T, F] -> the full output sequence
+// [N, T, H * directions] (the directions' outputs side by side, forward first). Parameters
+// carry PyTorch's names, shapes and gate orders (weight_ih_l0 [G*H, F], weight_hh_l0
+// [G*H, H], bias_ih_l0, bias_hh_l0, "_reverse" for the backward direction), so a
+// torch.nn.LSTM / GRU / RNN state dict loads as it is; all start U(-1/sqrt(H), 1/sqrt(H)).
+//
+// Stateful (Module::set_carry_state): while carrying and training, each forward starts from
+// the final states of the previous one, detached (truncated backpropagation through time
+// over consecutive batches of a stream); a batch of another size, reset_state(), or turning
+// carrying off starts again from zeros. Eval forwards always start from zeros and leave the
+// carried state as it is.
+#include <vector>
+
+#include "nn/module.h"
+#include "ops/backend.h"
+
+namespace plexus::nn {
+
+struct RecurrentOptions {
+  int64_t hidden_size = 128;
+  int64_t num_layers = 1;
+  bool bidirectional = false;
+  float dropout = 0.f;  // on the outputs of every layer but the last, in training
+};
+
+// The shared body of LSTM, GRU and RNN: layers x directions of one cell type.
+class Recurrent : public Module {
+ public:
+  Tensor forward(const Tensor& x) override;
+  std::string extra_repr() const override;
+  const RecurrentOptions& options() const { return opt_; }
+  int64_t input_size() const { return input_size_; }
+  int64_t directions() const { return opt_.bidirectional ? 2 : 1; }
+
+ protected:
+  Recurrent(RnnCell cell, const char* type, int64_t input_size, const RecurrentOptions& opt, Generator* gen);
+  void on_carry_state(bool on) override;
+  void on_reset_state() override;
+
+ private:
+  struct Direction {
+    Tensor weight_ih, weight_hh, bias_ih, bias_hh;
+  };
+  RnnCell cell_;
+  int64_t input_size_;
+  RecurrentOptions opt_;
+  std::vector<Direction> dirs_;  // layer-major: layer l, direction d at l * directions() + d
+  bool carry_ = false;
+  std::vector<Tensor> h_, c_;  // the carried final states, one per direction (empty: none)
+};
+
+// Gates i, f, g, o: c' = f ⊙ c + i ⊙ g, h' = o ⊙ tanh(c').
+class LSTM : public Recurrent {
+ public:
+  LSTM(int64_t input_size, const RecurrentOptions& opt, Generator* gen = nullptr);
+  std::string type_name() const override { return "LSTM"; }
+};
+
+// Gates r, z, n: n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn)), h' = (1 - z) ⊙ n + z ⊙ h.
+class GRU : public Recurrent {
+ public:
+  GRU(int64_t input_size, const RecurrentOptions& opt, Generator* gen = nullptr);
+  std::string type_name() const override { return "GRU"; }
+};
+
+// h' = tanh(W_ih x + b_ih + W_hh h + b_hh).
+class RNN : public Recurrent {
+ public:
+  RNN(int64_t input_size, const RecurrentOptions& opt, Generator* gen = nullptr);
+  std::string type_name() const override { return "RNN"; }
+};
+
+}  // namespace plexus::nn
