@@ -205,7 +205,7 @@ class TestInputLimits : public QObject {
         QVERIFY2(built, qPrintable("no candidate input shape suits " + QString::fromStdString(t.name)));
       }
     }
-    QCOMPARE(with_parameters, 5);  // Linear, Embedding, Conv2d, BatchNorm1d, BatchNorm2d
+    QCOMPARE(with_parameters, 8);  // Linear, Embedding, Conv2d, BatchNorm1d, BatchNorm2d, LSTM, GRU, RNN
   }
 
   void parameterCountMatchesTheCompiledExamples() {

@@ -34,7 +34,7 @@ const CategoryColours kCategories[] = {
     {"Data", QColor(0x2F855A), QColor(0x276749)},           {"Layers", QColor(0x2563EB), QColor(0x1D4ED8)},
     {"Convolution", QColor(0x7C3AED), QColor(0x6D28D9)},    {"Normalization", QColor(0x0E7490), QColor(0x155E75)},
     {"Activation", QColor(0xC2410C), QColor(0x9A3412)},     {"Merge", QColor(0xBE185D), QColor(0x9D174D)},
-    {"Loss", QColor(0xB91C1C), QColor(0x991B1B)},
+    {"Loss", QColor(0xB91C1C), QColor(0x991B1B)},           {"Recurrent", QColor(0x4D7C0F), QColor(0x3F6212)},
 };
 
 QPalette paletteFor(const Theme& t) {
