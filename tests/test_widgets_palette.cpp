@@ -230,7 +230,7 @@ class TestPalette : public QObject {
       palette.tree()->setCurrentItem(findLayer(palette.tree(), "Conv2d"));
       QVERIFY(palette.grab().save(QDir::temp().filePath("palette-" + suffix + ".png")));
 
-      const QStringList categories = {"Data", "Layers", "Convolution", "Normalization", "Activation", "Merge", "Loss"};
+      const QStringList categories = {"Data", "Layers", "Convolution", "Normalization", "Activation", "Merge", "Recurrent", "Attention", "Loss"};
       const int cell = 64, columns = 8;
       const int count = int(kIcons.size()) + int(categories.size()) + 1;
       QPixmap sheet(columns * cell, (count + columns - 1) / columns * cell);
