@@ -18,6 +18,10 @@ using namespace plexus::testing;
 namespace {
 
 constexpr double kTolerance = 1e-5;  // relative to the value's magnitude (at least 1)
+// Recurrent layers feed each step's rounding into the next, and both sides compute their gates'
+// tanh and sigmoid by approximations of a few ulps (ONNX Runtime's MLAS, our vectorised
+// rational ones): over a sequence the differences compound to about 1e-5.
+constexpr double kRecurrentTolerance = 5e-5;
 
 }  // namespace
 
@@ -28,7 +32,7 @@ class TestOnnxRuntime : public QObject {
 
   // Exports `m`, runs it in ONNX Runtime on a batch of 5 random raw inputs, and compares with
   // Plexus.
-  void check(const std::string& what, const session::TrainedModel& m) {
+  void check(const std::string& what, const session::TrainedModel& m, double tolerance = kTolerance) {
     const QString file = dir_.filePath(QString::fromStdString(what) + ".onnx");
     exporter::export_onnx(m, file.toStdString());
     Shape batch{5};
@@ -49,7 +53,7 @@ class TestOnnxRuntime : public QObject {
       if (err > worst) worst = err, at = i;
     }
     qInfo("%s: largest difference %.2g (relative)", what.c_str(), worst);
-    QVERIFY2(worst <= kTolerance, (what + ": value " + std::to_string(at) + " is " + std::to_string(got.values[at]) +
+    QVERIFY2(worst <= tolerance, (what + ": value " + std::to_string(at) + " is " + std::to_string(got.values[at]) +
                                    " in ONNX Runtime, " + std::to_string(w[at]) + " in Plexus")
                                       .c_str());
   }
@@ -70,7 +74,7 @@ class TestOnnxRuntime : public QObject {
       QVERIFY2(input, ("no test input suits " + t.name + ": add one to kTestInputs").c_str());
       session::TrainedModel m = trained_model(g, *input, per_channel(*input));
       if (takes_indices(m)) m.normalization = {};  // indices are not standardised
-      check(t.name, m);
+      check(t.name, m, t.category == "Recurrent" ? kRecurrentTolerance : kTolerance);
     }
   }
 
