@@ -1878,6 +1878,10 @@ class TestCuda : public QObject {
       clip.clip_grad_norm = 1.f;
       train::TrainingStep clipped(*m.model, *m.opt, clip);
       QVERIFY2(contains(clipped.graph_note(), "gradient clipping"), clipped.graph_note().c_str());
+      train::StepOptions carry = step_options(true);
+      carry.carry_state = true;
+      train::TrainingStep carrying(*m.model, *m.opt, carry);
+      QVERIFY2(contains(carrying.graph_note(), "carry_state"), carrying.graph_note().c_str());
       optim::RMSprop rms(m.model->parameters(), {.lr = 1e-3});
       train::TrainingStep rms_step(*m.model, rms, step_options(true));
       QVERIFY2(contains(rms_step.graph_note(), "RMSprop update"), rms_step.graph_note().c_str());

@@ -25,17 +25,16 @@ inline std::string text_project_json() {
       {"id": "loss", "type": "CrossEntropy", "name": "loss", "params": {}, "position": [600, 0]}],
     "edges": [{"from": ["in", "x"], "to": ["embed", "input"]}, {"from": ["embed", "output"], "to": ["out", "input"]},
               {"from": ["out", "output"], "to": ["loss", "input"]}, {"from": ["in", "y"], "to": ["loss", "target"]}],
-    "dataset": {"kind": "text", "path": "names.txt"},
+    "dataset": {"kind": "text", "path": "names.txt", "seq_len": 8},
     "training": {"epochs": 1, "seed": 3}})";
 }
 
-// A run checkpoint of `g` with its freshly initialised weights. Throws what graph::compile
-// throws (a text model compiles once cross-entropy takes [N, T, V] scores).
+// A run checkpoint of `g` with its freshly initialised weights.
 inline void write_run_checkpoint(const std::filesystem::path& file, const graph::Graph& g, const graph::DatasetInfo& info,
                                  const std::vector<std::string>& class_names) {
   const graph::CompiledGraph c = graph::compile(g, info, g.training.seed);
   train::Metadata meta{{"project", graph::serialize_project(g)}};
-  session::write_model_metadata(meta, info, {{0.f}, {1.f}}, class_names);
+  session::write_model_metadata(meta, info, {}, class_names);  // ids: no standardisation, as a text run
   train::save_checkpoint(file, *c.model, nullptr, meta);
 }
 

@@ -25,6 +25,8 @@ TrainingStep::TrainingStep(nn::Module& model, optim::Optimizer& optimizer, StepO
   if (!device_.is_cuda() || !options_.cuda_graphs) return;
   if (options_.clip_grad_norm > 0)
     note_ = "CUDA graphs not used: gradient clipping reads the gradients' norm on the host every step";
+  else if (options_.carry_state)
+    note_ = "CUDA graphs not used: carry_state starts each step from the hidden state the previous step left";
   else if (!opt_.replayable())
     note_ = "CUDA graphs not used: the " + opt_.kind() + " update is not one fused kernel per parameter";
   else

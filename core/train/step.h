@@ -31,6 +31,9 @@ struct StepOptions {
   bool classification = true;   // count hits when the output is [N, ..., C] and the target [N, ...]
   float clip_grad_norm = 0.f;   // 0 = no clipping
   bool cuda_graphs = true;      // capture the steady step on a CUDA device
+  // Recurrent layers carry their state from one step into the next (Module::set_carry_state):
+  // each step starts from tensors the previous one made, which a captured graph cannot follow.
+  bool carry_state = false;
   int warmup_steps = 2;         // eager steps of one shape before the capture
 };
 

@@ -233,7 +233,8 @@ RunResult Trainer::run() {
                      " applies to CUDA devices; this run on the CPU computes in fp32"});
     TrainingStep step(model_, opt_,
                       {.loss = options_.loss, .classification = options_.classification,
-                       .clip_grad_norm = options_.clip_grad_norm, .cuda_graphs = options_.cuda_graphs});
+                       .clip_grad_norm = options_.clip_grad_norm, .cuda_graphs = options_.cuda_graphs,
+                       .carry_state = options_.carry_state});
     std::string graph_note;  // the last one published
     for (int epoch = options_.first_epoch; epoch <= options_.epochs; ++epoch) {
       const auto epoch_start = Clock::now();

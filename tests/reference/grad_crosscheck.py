@@ -12,7 +12,10 @@ and housing_regression.plexus):
 2. The weights file is parsed here by hand (8-byte little-endian header length, JSON header,
    F32 data), and the same network is built in torch from the project file's graph: every
    node of a supported type (Input, Flatten, Reshape, Linear, Conv2d, MaxPool2d, AvgPool2d,
-   ReLU, LeakyReLU, Tanh, Sigmoid, GELU, Add, Concat, CrossEntropy, MSE) with its weights.
+   ReLU, LeakyReLU, Tanh, Sigmoid, GELU, Add, Concat, Embedding, PositionalEmbedding,
+   LayerNorm, LSTM, GRU, RNN, MultiheadAttention, CrossEntropy, MSE) with its weights; the
+   recurrent and attention layers are torch's own kernels and modules run on our tensors, so
+   names and layouts must match torch's.
 3. A random batch (x, y) is written by hand as a safetensors file, `plexus-cli grad` runs on
    it, and its loss and gradients are compared with torch's, computed in float64, with a
    relative tolerance of 1e-5 (of the largest magnitude in each tensor).
@@ -28,6 +31,7 @@ import tempfile
 
 import torch
 import torch.nn.functional as F
+from torch.nn.utils import stateless
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_PROJECTS = ["mnist_mlp", "residual_mlp", "mnist_lenet", "housing_regression"]
@@ -71,8 +75,9 @@ def param(node, name, default):
     return node.get("params", {}).get(name, default)
 
 
-def run_graph(project, weights, x, y):
-    """Forward pass of the project's graph with `weights` (float64 leaves); returns the loss."""
+def run_graph(project, weights, x, y, training=False):
+    """Forward pass of the project's graph with `weights` (float64 leaves); returns the loss.
+    Dropout drops only when `training` (torch's generator draws, so only its rate matches ours)."""
     nodes = {n["id"]: n for n in project["nodes"]}
     edges = project["edges"]
     values = {}  # (node, port) -> tensor
@@ -113,7 +118,9 @@ def run_graph(project, weights, x, y):
         elif t in ("CrossEntropy", "MSE"):
             (pred,), (target,) = inputs_of(nid, "input"), inputs_of(nid, "target")
             if t == "CrossEntropy":
-                loss = F.cross_entropy(pred, target.long(), label_smoothing=param(n, "label_smoothing", 0.0))
+                # Class scores last ([N, ..., C]) against [N, ...]: every position counts.
+                loss = F.cross_entropy(pred.reshape(-1, pred.shape[-1]), target.reshape(-1).long(),
+                                       label_smoothing=param(n, "label_smoothing", 0.0))
             else:
                 loss = F.mse_loss(pred.reshape(target.shape), target)
             continue
@@ -143,14 +150,62 @@ def run_graph(project, weights, x, y):
                 out = torch.sigmoid(v)
             elif t == "GELU":
                 out = F.gelu(v)
+            elif t == "Dropout":
+                out = F.dropout(v, param(n, "p", 0.5), training)
+            elif t == "Embedding":
+                out = F.embedding(v.long(), w("weight"))
+            elif t == "PositionalEmbedding":
+                out = v + w("weight")[:v.shape[1]]
+            elif t == "LayerNorm":
+                out = F.layer_norm(v, (v.shape[-1],), w("weight"), w("bias"), param(n, "eps", 1e-5))
+            elif t in ("LSTM", "GRU", "RNN"):
+                out = recurrent(t, n, own_weights(weights, nid), v, training)
+            elif t == "MultiheadAttention":
+                e, steps = v.shape[-1], v.shape[1]
+                m = torch.nn.MultiheadAttention(e, param(n, "num_heads", 4), batch_first=True, dtype=torch.float64)
+                mask = None
+                if param(n, "causal", True):
+                    mask = torch.triu(torch.ones(steps, steps, dtype=torch.bool), diagonal=1)
+                out, _ = stateless.functional_call(m, own_weights(weights, nid), (v, v, v),
+                                                   {"attn_mask": mask, "need_weights": False})
             else:
                 raise SystemExit("grad_crosscheck: node type %s is not supported here" % t)
         values[(nid, "output")] = out
     return loss
 
 
+def recurrent(kind, n, w, v, training):
+    """torch's own LSTM/GRU/RNN kernels (what nn.LSTM.forward calls) on our weights, batch first.
+    Not through functional_call: torch 1.13's RNN modules keep a cached list of their weights."""
+    layers, both = param(n, "num_layers", 1), param(n, "bidirectional", False)
+    hidden, dropout = param(n, "hidden_size", 128), param(n, "dropout", 0.0)
+    flat = []
+    for layer in range(layers):
+        for suffix in ("", "_reverse") if both else ("",):
+            flat += [w["%s_l%d%s" % (k, layer, suffix)] for k in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+    h0 = torch.zeros(layers * (2 if both else 1), v.shape[0], hidden, dtype=v.dtype)
+    if kind == "LSTM":
+        return torch._VF.lstm(v, (h0, h0), flat, True, layers, dropout, training, both, True)[0]
+    run = torch._VF.gru if kind == "GRU" else torch._VF.rnn_tanh
+    return run(v, h0, flat, True, layers, dropout, training, both, True)[0]
+
+
+def own_weights(weights, nid):
+    """The weights of node `nid`, named as its torch module names them ("weight_ih_l0", "out_proj.bias")."""
+    prefix = nid + "."
+    return {k[len(prefix):]: v for k, v in weights.items() if k.startswith(prefix)}
+
+
 def make_batch(project, project_path, gen):
     ds = project["dataset"]
+    if ds["kind"] == "text":
+        # Ids of the file's characters, as a text run feeds them: x [N, T] and y [N, T] as floats.
+        path = os.path.join(os.path.dirname(project_path), ds["path"])
+        vocab = len(set(open(path, encoding="utf-8").read()))
+        steps = ds.get("seq_len", 64)
+        x = torch.randint(0, vocab, [BATCH, steps], generator=gen).to(torch.float32)
+        y = torch.randint(0, vocab, [BATCH, steps], generator=gen).to(torch.float32)
+        return x, y
     if ds["kind"] in ("mnist", "fashion-mnist"):
         x = torch.randn([BATCH, 1, 28, 28], generator=gen)
         y = torch.randint(0, 10, [BATCH], generator=gen).to(torch.float32)
@@ -167,6 +222,8 @@ def make_batch(project, project_path, gen):
 
 
 def rel_error(a, b):
+    if b is None:
+        return 0.0 if a.abs().max().item() == 0 else float("inf")  # torch: no gradient reaches it
     scale = max(b.abs().max().item(), 1e-30)
     return (a.to(torch.float64) - b).abs().max().item() / scale
 
