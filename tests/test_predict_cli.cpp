@@ -12,12 +12,12 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 
+#include "cli_support.h"
 #include "data/idx.h"
 #include "data/image_file.h"
 #include "data/synthetic_digits.h"
@@ -29,19 +29,8 @@ namespace {
 
 constexpr int kImages = 20;
 
-struct Result {
-  int code = -1;
-  QString out, err;
-};
-
-Result run_cli(const QStringList& args) {
-  QProcess p;
-  p.start(PLEXUS_CLI, args);
-  const bool finished = p.waitForFinished(10 * 60 * 1000);
-  Result r{finished && p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
-           QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
-  return r;
-}
+using Result = testing::CliResult;
+using testing::run_cli;
 
 bool has_mnist(const fs::path& dir) {
   return fs::exists(dir / "t10k-images-idx3-ubyte") && fs::exists(dir / "train-images-idx3-ubyte");

@@ -5,10 +5,10 @@
 
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 
 #include <filesystem>
 
+#include "cli_support.h"
 #include "graph/project.h"
 #include "text_fixture.h"
 
@@ -17,18 +17,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  QString out, err;
-};
-
-Result run_cli(const QStringList& args) {
-  QProcess p;
-  p.start(PLEXUS_CLI, args);
-  const bool finished = p.waitForFinished(60 * 1000);
-  return {finished && p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
-          QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
-}
+using Result = testing::CliResult;
+using testing::run_cli;
 
 }  // namespace
 

@@ -110,7 +110,7 @@ def torch_run(project, project_path, weights_path, epochs):
 
 
 def plexus_run(cli, project_path, epochs, workdir, threads):
-    metrics = os.path.join(workdir, "metrics.jsonl")
+    metrics = os.path.join(workdir, os.path.splitext(os.path.basename(project_path))[0] + ".metrics.jsonl")
     cmd = [cli, "train", project_path, "--epochs", str(epochs), "--metrics", metrics, "--threads", str(threads)]
     t0 = time.time()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
