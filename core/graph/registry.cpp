@@ -626,6 +626,112 @@ Registry::Registry() {
     types_.push_back(std::move(t));
   }
 
+  // ---- Recurrent ----
+  // LSTM, GRU and RNN over a sequence [N, T, features] (batch first), as nn::Recurrent.
+  // ONNX's LSTM / GRU / RNN (opset 13) are time-major and order the gates their own way
+  // (LSTM i,o,f,c; GRU z,r,h), so the export transposes around one node per layer, reorders
+  // the gate blocks of PyTorch's weights and stacks the directions; GRU's linear_before_reset=1
+  // is PyTorch's b_hn inside r ⊙ (…).
+  struct RecurrentKind {
+    const char* name;
+    const char* display;
+    const char* description;
+    int64_t gates;
+    std::vector<int64_t> onnx_gate_order;  // PyTorch's gate blocks in ONNX's order
+  };
+  for (const RecurrentKind& k :
+       {RecurrentKind{"LSTM", "LSTM (long short-term memory)",
+                      "A recurrent layer with input, forget and output gates and a cell state.", 4, {0, 3, 1, 2}},
+        RecurrentKind{"GRU", "GRU (gated recurrent unit)", "A recurrent layer with reset and update gates.", 3,
+                      {1, 0, 2}},
+        RecurrentKind{"RNN", "RNN (tanh)", "A plain recurrent layer: h' = tanh(W_ih x + W_hh h + b).", 1, {0}}}) {
+    LayerType t;
+    t.name = k.name;
+    t.category = "Recurrent";
+    t.display_name = k.display;
+    t.description = k.description;
+    t.inputs = {{"input", "a sequence [N, T, features]"}};
+    t.outputs = {{"output", "the output at every step [N, T, hidden_size x directions]"}};
+    t.params = {int_param("hidden_size", 128, 1, 65536, "units of the hidden state"),
+                int_param("num_layers", 1, 1, 8, "recurrent layers stacked, each reading the previous one's outputs"),
+                bool_param("bidirectional", false, "also run backward in time; the outputs are side by side"),
+                float_param("dropout", 0, 0, 0.99, "dropout on the outputs of every layer but the last, in training")};
+    t.shape = [](const ShapeContext& c) -> std::vector<Shape> {
+      const Shape& s = one_input(c);
+      if (s.size() != 2)
+        fail("input", c.node.label() + " expects a sequence [N, T, features] but receives " + batched(s) + from(c, 0) +
+                          " (an Embedding or a Reshape to [T, F] makes one)");
+      return {{s[0], c.params.integer("hidden_size") * (c.params.flag("bidirectional") ? 2 : 1)}};
+    };
+    // Per layer and direction: W_ih [G*H, in], W_hh [G*H, H] and two biases [G*H].
+    auto per_direction = [g = k.gates](const Params& p, const Shape& in, auto&& f) {
+      const int64_t h = p.integer("hidden_size"), dirs = p.flag("bidirectional") ? 2 : 1;
+      for (int64_t l = 0; l < p.integer("num_layers"); ++l) f(double(g * h), double(l == 0 ? in.back() : h * dirs), double(h), dirs);
+    };
+    t.parameter_count = [per_direction](const Params& p, const std::vector<Shape>& in) {
+      double n = 0;
+      per_direction(p, in.at(0), [&n](double gh, double fin, double h, int64_t dirs) { n += double(dirs) * gh * (fin + h + 2); });
+      return n;
+    };
+    // Every step: the input projection and the recurrent product of each layer and direction.
+    t.macs = [per_direction](const Params& p, const std::vector<Shape>& in, const std::vector<Shape>&) {
+      double m = 0;
+      per_direction(p, in.at(0), [&m](double gh, double fin, double h, int64_t dirs) { m += double(dirs) * gh * (fin + h); });
+      return m * double(in.at(0)[0]);
+    };
+    t.build = [name = std::string(k.name)](const BuildContext& b) {
+      nn::RecurrentOptions o;
+      o.hidden_size = b.params.integer("hidden_size");
+      o.num_layers = b.params.integer("num_layers");
+      o.bidirectional = b.params.flag("bidirectional");
+      o.dropout = float(b.params.real("dropout"));
+      const int64_t in = b.inputs.at(0).back();
+      if (name == "LSTM") return single(std::make_shared<nn::LSTM>(in, o, b.gen));
+      if (name == "GRU") return single(std::make_shared<nn::GRU>(in, o, b.gen));
+      return single(std::make_shared<nn::RNN>(in, o, b.gen));
+    };
+    t.onnx = [k](const OnnxContext& c) {
+      NoGradGuard no_grad;
+      const int64_t h = c.params.integer("hidden_size"), layers = c.params.integer("num_layers");
+      const bool bidirectional = c.params.flag("bidirectional");
+      const int64_t dirs = bidirectional ? 2 : 1;
+      // [G*H, …] in PyTorch's gate order -> ONNX's.
+      auto reorder = [&](const Tensor& w) {
+        std::vector<Tensor> blocks;
+        for (int64_t g : k.onnx_gate_order) blocks.push_back(w.narrow(0, g * h, h));
+        return concat(blocks, 0);
+      };
+      auto stacked = [&](int64_t l, const std::function<Tensor(const std::string& suffix)>& one) {
+        std::vector<Tensor> per_dir;
+        for (int64_t d = 0; d < dirs; ++d)
+          per_dir.push_back(one("_l" + std::to_string(l) + (d ? "_reverse" : "")).unsqueeze(0));
+        return concat(per_dir, 0).contiguous();
+      };
+      auto weight = [&](const std::string& name) { return c.out.weights(c.node.id + "." + name); };
+      c.out.add_initializer(c.name("reshape"), std::vector<int64_t>{0, 0, -1});
+      c.out.add_node("Transpose", {c.input_names[0]}, {c.name("x_l0")}, {{"perm", std::vector<int64_t>{1, 0, 2}}});
+      for (int64_t l = 0; l < layers; ++l) {
+        const std::string L = "_l" + std::to_string(l);
+        c.out.add_initializer(c.name("W" + L), stacked(l, [&](const std::string& sfx) { return reorder(weight("weight_ih" + sfx)); }));
+        c.out.add_initializer(c.name("R" + L), stacked(l, [&](const std::string& sfx) { return reorder(weight("weight_hh" + sfx)); }));
+        c.out.add_initializer(c.name("B" + L), stacked(l, [&](const std::string& sfx) {
+                                return concat({reorder(weight("bias_ih" + sfx)), reorder(weight("bias_hh" + sfx))}, 0);
+                              }));
+        OnnxAttributes attrs{{"hidden_size", h}};
+        if (bidirectional) attrs.push_back({"direction", std::string("bidirectional")});
+        if (k.gates == 3) attrs.push_back({"linear_before_reset", int64_t(1)});
+        // Y [T, dirs, N, H] -> [T, N, dirs, H] -> [T, N, dirs*H], the next layer's input.
+        c.out.add_node(k.name, {c.name("x" + L), c.name("W" + L), c.name("R" + L), c.name("B" + L)}, {c.name("y" + L)},
+                       attrs);
+        c.out.add_node("Transpose", {c.name("y" + L)}, {c.name("yt" + L)}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+        c.out.add_node("Reshape", {c.name("yt" + L), c.name("reshape")}, {c.name("x_l" + std::to_string(l + 1))});
+      }
+      c.out.add_node("Transpose", {c.name("x_l" + std::to_string(layers))}, c.output_names,
+                     {{"perm", std::vector<int64_t>{1, 0, 2}}});
+    };
+    types_.push_back(std::move(t));
+  }
+
   // ---- Sequence models: LayerNorm, attention and learned positions ([N, T, E]) ----
   {
     LayerType t;
@@ -938,112 +1044,6 @@ Registry::Registry() {
                                  return binary_cross_entropy_with_logits(match_target(pred, target), target);
                                };
                              }));
-
-  // ---- Recurrent ----
-  // LSTM, GRU and RNN over a sequence [N, T, features] (batch first), as nn::Recurrent.
-  // ONNX's LSTM / GRU / RNN (opset 13) are time-major and order the gates their own way
-  // (LSTM i,o,f,c; GRU z,r,h), so the export transposes around one node per layer, reorders
-  // the gate blocks of PyTorch's weights and stacks the directions; GRU's linear_before_reset=1
-  // is PyTorch's b_hn inside r ⊙ (…).
-  struct RecurrentKind {
-    const char* name;
-    const char* display;
-    const char* description;
-    int64_t gates;
-    std::vector<int64_t> onnx_gate_order;  // PyTorch's gate blocks in ONNX's order
-  };
-  for (const RecurrentKind& k :
-       {RecurrentKind{"LSTM", "LSTM (long short-term memory)",
-                      "A recurrent layer with input, forget and output gates and a cell state.", 4, {0, 3, 1, 2}},
-        RecurrentKind{"GRU", "GRU (gated recurrent unit)", "A recurrent layer with reset and update gates.", 3,
-                      {1, 0, 2}},
-        RecurrentKind{"RNN", "RNN (tanh)", "A plain recurrent layer: h' = tanh(W_ih x + W_hh h + b).", 1, {0}}}) {
-    LayerType t;
-    t.name = k.name;
-    t.category = "Recurrent";
-    t.display_name = k.display;
-    t.description = k.description;
-    t.inputs = {{"input", "a sequence [N, T, features]"}};
-    t.outputs = {{"output", "the output at every step [N, T, hidden_size x directions]"}};
-    t.params = {int_param("hidden_size", 128, 1, 65536, "units of the hidden state"),
-                int_param("num_layers", 1, 1, 8, "recurrent layers stacked, each reading the previous one's outputs"),
-                bool_param("bidirectional", false, "also run backward in time; the outputs are side by side"),
-                float_param("dropout", 0, 0, 0.99, "dropout on the outputs of every layer but the last, in training")};
-    t.shape = [](const ShapeContext& c) -> std::vector<Shape> {
-      const Shape& s = one_input(c);
-      if (s.size() != 2)
-        fail("input", c.node.label() + " expects a sequence [N, T, features] but receives " + batched(s) + from(c, 0) +
-                          " (an Embedding or a Reshape to [T, F] makes one)");
-      return {{s[0], c.params.integer("hidden_size") * (c.params.flag("bidirectional") ? 2 : 1)}};
-    };
-    // Per layer and direction: W_ih [G*H, in], W_hh [G*H, H] and two biases [G*H].
-    auto per_direction = [g = k.gates](const Params& p, const Shape& in, auto&& f) {
-      const int64_t h = p.integer("hidden_size"), dirs = p.flag("bidirectional") ? 2 : 1;
-      for (int64_t l = 0; l < p.integer("num_layers"); ++l) f(double(g * h), double(l == 0 ? in.back() : h * dirs), double(h), dirs);
-    };
-    t.parameter_count = [per_direction](const Params& p, const std::vector<Shape>& in) {
-      double n = 0;
-      per_direction(p, in.at(0), [&n](double gh, double fin, double h, int64_t dirs) { n += double(dirs) * gh * (fin + h + 2); });
-      return n;
-    };
-    // Every step: the input projection and the recurrent product of each layer and direction.
-    t.macs = [per_direction](const Params& p, const std::vector<Shape>& in, const std::vector<Shape>&) {
-      double m = 0;
-      per_direction(p, in.at(0), [&m](double gh, double fin, double h, int64_t dirs) { m += double(dirs) * gh * (fin + h); });
-      return m * double(in.at(0)[0]);
-    };
-    t.build = [name = std::string(k.name)](const BuildContext& b) {
-      nn::RecurrentOptions o;
-      o.hidden_size = b.params.integer("hidden_size");
-      o.num_layers = b.params.integer("num_layers");
-      o.bidirectional = b.params.flag("bidirectional");
-      o.dropout = float(b.params.real("dropout"));
-      const int64_t in = b.inputs.at(0).back();
-      if (name == "LSTM") return single(std::make_shared<nn::LSTM>(in, o, b.gen));
-      if (name == "GRU") return single(std::make_shared<nn::GRU>(in, o, b.gen));
-      return single(std::make_shared<nn::RNN>(in, o, b.gen));
-    };
-    t.onnx = [k](const OnnxContext& c) {
-      NoGradGuard no_grad;
-      const int64_t h = c.params.integer("hidden_size"), layers = c.params.integer("num_layers");
-      const bool bidirectional = c.params.flag("bidirectional");
-      const int64_t dirs = bidirectional ? 2 : 1;
-      // [G*H, …] in PyTorch's gate order -> ONNX's.
-      auto reorder = [&](const Tensor& w) {
-        std::vector<Tensor> blocks;
-        for (int64_t g : k.onnx_gate_order) blocks.push_back(w.narrow(0, g * h, h));
-        return concat(blocks, 0);
-      };
-      auto stacked = [&](int64_t l, const std::function<Tensor(const std::string& suffix)>& one) {
-        std::vector<Tensor> per_dir;
-        for (int64_t d = 0; d < dirs; ++d)
-          per_dir.push_back(one("_l" + std::to_string(l) + (d ? "_reverse" : "")).unsqueeze(0));
-        return concat(per_dir, 0).contiguous();
-      };
-      auto weight = [&](const std::string& name) { return c.out.weights(c.node.id + "." + name); };
-      c.out.add_initializer(c.name("reshape"), std::vector<int64_t>{0, 0, -1});
-      c.out.add_node("Transpose", {c.input_names[0]}, {c.name("x_l0")}, {{"perm", std::vector<int64_t>{1, 0, 2}}});
-      for (int64_t l = 0; l < layers; ++l) {
-        const std::string L = "_l" + std::to_string(l);
-        c.out.add_initializer(c.name("W" + L), stacked(l, [&](const std::string& sfx) { return reorder(weight("weight_ih" + sfx)); }));
-        c.out.add_initializer(c.name("R" + L), stacked(l, [&](const std::string& sfx) { return reorder(weight("weight_hh" + sfx)); }));
-        c.out.add_initializer(c.name("B" + L), stacked(l, [&](const std::string& sfx) {
-                                return concat({reorder(weight("bias_ih" + sfx)), reorder(weight("bias_hh" + sfx))}, 0);
-                              }));
-        OnnxAttributes attrs{{"hidden_size", h}};
-        if (bidirectional) attrs.push_back({"direction", std::string("bidirectional")});
-        if (k.gates == 3) attrs.push_back({"linear_before_reset", int64_t(1)});
-        // Y [T, dirs, N, H] -> [T, N, dirs, H] -> [T, N, dirs*H], the next layer's input.
-        c.out.add_node(k.name, {c.name("x" + L), c.name("W" + L), c.name("R" + L), c.name("B" + L)}, {c.name("y" + L)},
-                       attrs);
-        c.out.add_node("Transpose", {c.name("y" + L)}, {c.name("yt" + L)}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
-        c.out.add_node("Reshape", {c.name("yt" + L), c.name("reshape")}, {c.name("x_l" + std::to_string(l + 1))});
-      }
-      c.out.add_node("Transpose", {c.name("x_l" + std::to_string(layers))}, c.output_names,
-                     {{"perm", std::vector<int64_t>{1, 0, 2}}});
-    };
-    types_.push_back(std::move(t));
-  }
 }
 
 }  // namespace plexus::graph
