@@ -12,10 +12,18 @@
 //   lenet-b1024    LeNet                      batch 1024  SGD lr 0.1             MNIST-shaped
 //   mlp1024-adam   784-1024-1024-10           batch 1024  Adam lr 1e-3           MNIST-shaped
 //   resnet8        CIFAR ResNet-8 (below)     batch 1024  SGD lr 0.1, mom. 0.9   CIFAR-shaped
+//   lstm           LSTM language model        batch 32    Adam lr 1e-3           tokens
+//   transformer    2-block causal transformer batch 32    Adam lr 1e-3           tokens
+// lstm is bench/bench_lstm.cpp's model: Embedding(64 -> 64), LSTM(hidden 256, one layer),
+// Linear(256 -> 64). transformer: Embedding(64 -> 128) + PositionalEmbedding(64, 128), two
+// pre-norm blocks (below), LayerNorm, Linear(128 -> 64). Both predict every next token: logits
+// [N, 64, 64] against targets [N, 64], cross-entropy averaged over all positions.
 // MNIST-shaped data: the MNIST training split from DIR standardised with its own mean and std,
 // or else 60,000 synthetic N(0, 1) inputs [1, 28, 28] with random classes 0..9 from a fixed
-// seed. CIFAR-shaped: 25,600 synthetic N(0, 1) inputs [3, 32, 32], random classes. Each set is
-// copied to the device once, before any timing (speed does not depend on the values).
+// seed. CIFAR-shaped: 25,600 synthetic N(0, 1) inputs [3, 32, 32], random classes. Tokens:
+// 3,200 sequences of 65 uniformly random tokens 0..63, the first 64 the input and the last 64
+// the targets (100 steps an epoch). Each set is copied to the device once, before any timing
+// (speed does not depend on the values).
 //
 // Training: cross-entropy. A step runs train::TrainingStep (what the Trainer runs) on batch i,
 // a narrow of the resident tensors in order, which reads the loss back every step (one
@@ -54,10 +62,13 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr int64_t kMnistSamples = 60000, kCifarSamples = 25600;
+constexpr int64_t kSequences = 3200, kSeq = 64, kVocab = 64;
+
+enum class DataKind { Mnist, Cifar, Tokens };
 
 struct ResidentData {
-  Tensor inputs;   // [N, C, H, W] on the device
-  Tensor targets;  // [N], classes as floats, on the device
+  Tensor inputs;   // [N, C, H, W] images, or [N, T] token ids as floats, on the device
+  Tensor targets;  // [N] classes or [N, T] next tokens, as floats, on the device
   std::string description;
 };
 
@@ -74,6 +85,15 @@ ResidentData synthetic(int64_t n, const Shape& sample, Device device) {
   for (float& c : classes) c = float(gen.next_u64() % 10);
   return {inputs.to(device), from_vector(classes, {n}).to(device),
           "synthetic N(0, 1) " + to_string(sample) + ", random labels"};
+}
+
+ResidentData random_tokens(Device device) {
+  Generator gen(1);
+  std::vector<float> ids(static_cast<size_t>(kSequences * (kSeq + 1)));
+  for (float& t : ids) t = float(gen.next_u64() % kVocab);
+  const Tensor tokens = from_vector(ids, {kSequences, kSeq + 1});
+  return {tokens.narrow(1, 0, kSeq).contiguous().to(device), tokens.narrow(1, 1, kSeq).contiguous().to(device),
+          "uniformly random tokens 0.." + std::to_string(kVocab - 1) + ", sequences of " + std::to_string(kSeq)};
 }
 
 ResidentData load_mnist(const std::string& mnist_dir, Device device) {
@@ -139,10 +159,56 @@ std::shared_ptr<nn::Module> resnet8(Generator* gen) {
   return m;
 }
 
+// bench_lstm's model: the LSTM's whole output sequence goes through the linear layer.
+std::shared_ptr<nn::Module> lstm_model(Generator* gen) {
+  nn::RecurrentOptions lstm;
+  lstm.hidden_size = 256;
+  auto m = std::make_shared<nn::Sequential>();
+  m->add(std::make_shared<nn::Embedding>(kVocab, 64, gen))
+      .add(std::make_shared<nn::LSTM>(64, lstm, gen))
+      .add(std::make_shared<nn::Linear>(256, kVocab, true, gen));
+  return m;
+}
+
+// A pre-norm transformer block (GPT-2's order): x + attention(LayerNorm(x)), then
+// x + MLP(LayerNorm(x)) with a 4x wide GELU hidden layer.
+class PreNormBlock final : public nn::Module {
+ public:
+  PreNormBlock(int64_t embed, int64_t heads, Generator* gen) {
+    ln1_ = register_module("ln1", std::make_shared<nn::LayerNorm>(embed));
+    attn_ = register_module("attn", std::make_shared<nn::MultiheadAttention>(embed, heads, true, 0.f, gen));
+    ln2_ = register_module("ln2", std::make_shared<nn::LayerNorm>(embed));
+    fc1_ = register_module("fc1", std::make_shared<nn::Linear>(embed, 4 * embed, true, gen));
+    fc2_ = register_module("fc2", std::make_shared<nn::Linear>(4 * embed, embed, true, gen));
+  }
+  Tensor forward(const Tensor& x) override {
+    const Tensor y = x + (*attn_)((*ln1_)(x));
+    return y + (*fc2_)(gelu((*fc1_)((*ln2_)(y))));
+  }
+  std::string type_name() const override { return "PreNormBlock"; }
+
+ private:
+  std::shared_ptr<nn::LayerNorm> ln1_, ln2_;
+  std::shared_ptr<nn::MultiheadAttention> attn_;
+  std::shared_ptr<nn::Linear> fc1_, fc2_;
+};
+
+std::shared_ptr<nn::Module> transformer(Generator* gen) {
+  constexpr int64_t kEmbed = 128;
+  auto m = std::make_shared<nn::Sequential>();
+  m->add(std::make_shared<nn::Embedding>(kVocab, kEmbed, gen))
+      .add(std::make_shared<nn::PositionalEmbedding>(kSeq, kEmbed, gen))
+      .add(std::make_shared<PreNormBlock>(kEmbed, 4, gen))
+      .add(std::make_shared<PreNormBlock>(kEmbed, 4, gen))
+      .add(std::make_shared<nn::LayerNorm>(kEmbed))
+      .add(std::make_shared<nn::Linear>(kEmbed, kVocab, true, gen));
+  return m;
+}
+
 struct Workload {
   std::string name;
   int64_t batch;
-  bool cifar;  // CIFAR-shaped data, else MNIST-shaped
+  DataKind data;
   std::function<std::shared_ptr<nn::Module>(Generator*)> model;
   std::function<std::unique_ptr<optim::Optimizer>(std::vector<Tensor>)> optimizer;
 };
@@ -153,19 +219,22 @@ const std::vector<Workload>& workloads() {
       return std::make_unique<optim::SGD>(std::move(p), optim::SGDOptions{.lr = 0.1, .momentum = momentum});
     };
   };
+  const auto adam = [](std::vector<Tensor> p) -> std::unique_ptr<optim::Optimizer> {
+    return std::make_unique<optim::Adam>(std::move(p), optim::AdamOptions{.lr = 1e-3});
+  };
   const auto builtin = [](const char* name) {
     return [name](Generator* gen) { return train::make_builtin_model(name, gen); };
   };
+  using enum DataKind;
   static const std::vector<Workload> all{
-      {"mlp", 100, false, builtin("mlp"), sgd(0)},
-      {"mlp64", 100, false, builtin("mlp64"), sgd(0)},
-      {"lenet", 100, false, builtin("lenet"), sgd(0)},
-      {"lenet-b1024", 1024, false, builtin("lenet"), sgd(0)},
-      {"mlp1024-adam", 1024, false, builtin("mlp1024"),
-       [](std::vector<Tensor> p) -> std::unique_ptr<optim::Optimizer> {
-         return std::make_unique<optim::Adam>(std::move(p), optim::AdamOptions{.lr = 1e-3});
-       }},
-      {"resnet8", 1024, true, resnet8, sgd(0.9)},
+      {"mlp", 100, Mnist, builtin("mlp"), sgd(0)},
+      {"mlp64", 100, Mnist, builtin("mlp64"), sgd(0)},
+      {"lenet", 100, Mnist, builtin("lenet"), sgd(0)},
+      {"lenet-b1024", 1024, Mnist, builtin("lenet"), sgd(0)},
+      {"mlp1024-adam", 1024, Mnist, builtin("mlp1024"), adam},
+      {"resnet8", 1024, Cifar, resnet8, sgd(0.9)},
+      {"lstm", 32, Tokens, lstm_model, adam},
+      {"transformer", 32, Tokens, transformer, adam},
   };
   return all;
 }
@@ -299,12 +368,16 @@ int main(int argc, char** argv) {
                 graphs ? ", CUDA graphs" : "", precision == Precision::BF16 ? ", CUDA graphs + bf16 products" : "");
     std::fflush(stdout);
 
-    ResidentData mnist, cifar;
+    ResidentData datasets[3];  // by DataKind, made when a workload first needs it
     for (const std::string& m : models) {
       const Workload& w = *find_workload(m);
-      ResidentData& data = w.cifar ? cifar : mnist;
+      ResidentData& data = datasets[static_cast<int>(w.data)];
       if (!data.inputs.defined()) {
-        data = w.cifar ? synthetic(kCifarSamples, {3, 32, 32}, device) : load_mnist(mnist_dir, device);
+        switch (w.data) {
+          case DataKind::Mnist: data = load_mnist(mnist_dir, device); break;
+          case DataKind::Cifar: data = synthetic(kCifarSamples, {3, 32, 32}, device); break;
+          case DataKind::Tokens: data = random_tokens(device); break;
+        }
         sync(device);
         std::printf("data: %s, %lld samples\n", data.description.c_str(), (long long)data.inputs.size(0));
       }
