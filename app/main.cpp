@@ -7,6 +7,8 @@
 #include <QCheckBox>
 #include <QCommandLineOption>
 #include <QCommandLineParser>
+#include <QLineEdit>
+#include <QPushButton>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTimer>
@@ -24,6 +26,7 @@
 #include "main_window.h"
 #include "training_controller.h"
 #include "tryit/digit_canvas.h"
+#include "tryit/text_prompt.h"
 #include "tryit/tryit_panel.h"
 #include "tryit_page.h"
 
@@ -64,12 +67,17 @@ int main(int argc, char** argv) {
       QStringLiteral("Show the dashboard's dataset preview on its Training tab with Show augmented on; with "
                      "--screenshot, take a PNG of the preview once that page is shown."));
   QCommandLineOption try_option(QStringLiteral("try-it"), QStringLiteral("Show the Try It page (with --train: once it runs)."));
+  QCommandLineOption prompt_option(QStringLiteral("prompt"),
+                                   QStringLiteral("With --try-it, --train and --screenshot on a text project: the text the "
+                                                  "model continues (default: it begins names itself)."),
+                                   QStringLiteral("text"));
   QCommandLineOption draw_option(QStringLiteral("draw"),
                                  QStringLiteral("Draw on the Try It canvas: strokes separated by ';', each a list of "
                                                 "points 'x,y' separated by spaces, in 0..1 of the sheet."),
                                  QStringLiteral("strokes"));
-  for (QCommandLineOption* o : {&screenshot_option, &size_option, &select_option, &train_option, &epoch_option, &done_option,
-                                &dashboard_option, &augmented_option, &try_option, &draw_option}) {
+  for (QCommandLineOption* o : {&screenshot_option, &size_option, &select_option, &train_option, &epoch_option,
+                                &done_option, &dashboard_option, &augmented_option, &try_option, &draw_option,
+                                &prompt_option}) {
     o->setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOption(*o);
   }
@@ -167,10 +175,27 @@ int main(int argc, char** argv) {
     const QString file = parser.value(screenshot_option);
     if (train && parser.isSet(epoch_option)) {  // the dashboard or the Try It page, mid-training
       const int epoch = parser.value(epoch_option).toInt();
+      const QString prompt = parser.value(prompt_option);
       QObject::connect(window.training(), &TrainingController::epochEnded, &window,
-                       [&window, epoch, file, shoot, try_it](const plexus::train::EpochEnd& e) {
+                       [&window, epoch, file, shoot, try_it, prompt](const plexus::train::EpochEnd& e) {
                          if (e.epoch != epoch) return;
                          if (!try_it) return QTimer::singleShot(400, &window, [file, shoot] { shoot(file); });
+                         plexus::app::TryItPage* page = window.tryIt();
+                         if (page->textPrompt()->isVisibleTo(page)) {
+                           // A text project's page: once live weights have come, the prompt is
+                           // typed and Generate pressed, and the picture waits for the text.
+                           QObject::connect(page, &plexus::app::TryItPage::textGenerated, &window,
+                                            [file, shoot] { shoot(file); }, Qt::SingleShotConnection);
+                           auto* wait = new QTimer(&window);
+                           QObject::connect(wait, &QTimer::timeout, &window, [page, prompt, wait] {
+                             auto* generate = page->textPrompt()->findChild<QPushButton*>("textGenerate");
+                             if (!generate || !generate->isEnabled()) return;
+                             wait->stop();
+                             page->textPrompt()->findChild<QLineEdit*>("textPrompt")->setText(prompt);
+                             generate->click();
+                           });
+                           return wait->start(100);
+                         }
                          // Once the panel shows what the weights of this epoch (or later) make of its input.
                          QObject::connect(window.tryIt(), &plexus::app::TryItPage::predictionShown, &window,
                                           [file, shoot] { shoot(file); }, Qt::SingleShotConnection);
