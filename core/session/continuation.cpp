@@ -1,9 +1,7 @@
 #include "session/continuation.h"
 
-#include <algorithm>
-
+#include "graph/diff.h"
 #include "graph/project.h"
-#include "graph/registry.h"
 #include "train/checkpoint.h"
 #include "util/error.h"
 
@@ -16,36 +14,20 @@ std::string edge_text(const graph::Edge& e) {
   return e.from.node + "." + e.from.port + " -> " + e.to.node + "." + e.to.port;
 }
 
-// The first parameter whose value differs, with the type's defaults filled in; "" when none.
-std::string parameter_difference(const graph::Node& here, const graph::Node& there) {
-  const graph::LayerType* type = graph::Registry::instance().find(here.type);
-  if (!type) return here.params == there.params ? "" : "its parameters differ";
-  const graph::Params a(here, type->params), b(there, type->params);
-  for (const graph::ParamSpec& spec : type->params)
-    if (a.value(spec.name) != b.value(spec.name))
-      return spec.name + " is " + graph::to_string(a.value(spec.name)) + " here, " + graph::to_string(b.value(spec.name)) +
-             " in the run";
-  return "";
-}
-
 }  // namespace
 
 std::string structure_difference(const graph::Graph& graph, const graph::Graph& trained) {
-  for (const graph::Node& n : trained.nodes)
-    if (!graph.find(n.id)) return "the run has node '" + n.id + "' (" + n.type + "), this project does not";
-  for (const graph::Node& n : graph.nodes) {
-    const graph::Node* t = trained.find(n.id);
-    if (!t) return "this project has node '" + n.id + "' (" + n.type + "), the run does not";
-    if (t->type != n.type) return "node '" + n.id + "' is a " + n.type + " here, a " + t->type + " in the run";
-    if (const std::string d = parameter_difference(n, *t); !d.empty()) return "node '" + n.id + "' (" + n.type + "): " + d;
+  const graph::GraphDiff d = graph::diff(trained, graph);
+  if (!d.removed.empty()) return "the run has node '" + d.removed[0] + "' (" + trained.find(d.removed[0])->type + "), this project does not";
+  if (!d.added.empty()) return "this project has node '" + d.added[0] + "' (" + graph.find(d.added[0])->type + "), the run does not";
+  for (const graph::NodeChange& c : d.changed) {
+    if (c.retyped()) return "node '" + c.id + "' is a " + c.type_after + " here, a " + c.type_before + " in the run";
+    if (!c.params.empty())
+      return "node '" + c.id + "' (" + c.type_after + "): " + c.params[0].name + " is " + c.params[0].after + " here, " +
+             c.params[0].before + " in the run";
   }
-  const auto missing_from = [](const std::vector<graph::Edge>& edges, const graph::Edge& e) {
-    return std::find(edges.begin(), edges.end(), e) == edges.end();
-  };
-  for (const graph::Edge& e : trained.edges)
-    if (missing_from(graph.edges, e)) return "the run has the edge " + edge_text(e) + ", this project does not";
-  for (const graph::Edge& e : graph.edges)
-    if (missing_from(trained.edges, e)) return "this project has the edge " + edge_text(e) + ", the run does not";
+  if (!d.edges_removed.empty()) return "the run has the edge " + edge_text(d.edges_removed[0]) + ", this project does not";
+  if (!d.edges_added.empty()) return "this project has the edge " + edge_text(d.edges_added[0]) + ", the run does not";
   return "";
 }
 

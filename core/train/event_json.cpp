@@ -1,6 +1,8 @@
 #include "train/event_json.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 #include "util/error.h"
@@ -9,6 +11,9 @@ namespace plexus::train {
 namespace {
 
 using nlohmann::json;
+
+const char* const kHealthKinds[] = {"dead_units", "vanishing_gradient", "exploding_gradient", "update_ratio",
+                                    "non_finite"};
 
 // A number JSON can hold: null for NaN and infinities (nlohmann would write null anyway; this
 // says so where it happens).
@@ -24,6 +29,27 @@ void add_evaluation(json& j, const EpochEnd& e, bool classification) {
   for (double v : e.per_class_accuracy) per.push_back(real(v));  // NaN: a class with no examples
   j["per_class_accuracy"] = per;
   j["confusion"] = e.confusion;
+}
+
+json node_stats_json(const NodeStats& e) {
+  json nodes = json::array();
+  for (const NodeStat& n : e.nodes) {
+    json o{{"node", n.node},        {"mean", real(n.mean)}, {"std", real(n.std)},
+           {"zero_fraction", real(n.zero_fraction)}, {"dead_fraction", real(n.dead_fraction)},
+           {"min", real(n.min)},    {"max", real(n.max)},   {"histogram", n.histogram},
+           {"finite", n.finite}};
+    if (n.has_params) {
+      o["weight_norm"] = real(n.weight_norm);
+      o["grad_norm"] = real(n.grad_norm);
+      o["update_ratio"] = real(n.update_ratio);
+    }
+    nodes.push_back(std::move(o));
+  }
+  json health = json::array();
+  for (const HealthIssue& h : e.health)
+    health.push_back({{"node", h.node}, {"kind", kHealthKinds[int(h.kind)]}, {"reason", h.reason}});
+  return {{"event", "node_stats"}, {"epoch", e.epoch}, {"batch", e.batch}, {"step", e.step},
+          {"nodes", nodes},        {"health", health}};
 }
 
 // "got 3", "got \"two\"", for messages: the value as JSON, cut short.
@@ -109,11 +135,58 @@ json to_json(const Event& event, bool classification) {
                   {"seconds", real(e.seconds)}};
         } else if constexpr (std::is_same_v<T, Failed>) {
           return {{"event", "failed"}, {"message", e.message}};
-        } else {
+        } else if constexpr (std::is_same_v<T, Notice>) {
           return {{"event", "notice"}, {"text", e.text}};
+        } else {
+          return node_stats_json(e);
         }
       },
       event);
+}
+
+static NodeStats read_node_stats(JsonFields& f, const std::string& where) {
+  NodeStats e;
+  e.epoch = to_int(f, "epoch");
+  e.batch = f.integer("batch");
+  e.step = f.integer("step");
+  size_t i = 0;
+  for (const json& v : f.array("nodes")) {
+    JsonFields n(v, where + ": nodes[" + std::to_string(i++) + "]");
+    NodeStat s;
+    s.node = n.text("node");
+    s.mean = n.number("mean");
+    s.std = n.number("std");
+    s.zero_fraction = n.number("zero_fraction");
+    s.dead_fraction = n.number("dead_fraction");
+    s.min = n.number("min");
+    s.max = n.number("max");
+    for (const json& b : n.array("histogram")) {
+      if (!b.is_number()) n.fail("histogram", "an array of numbers");
+      s.histogram.push_back(b.get<float>());
+    }
+    s.finite = n.boolean("finite");
+    s.has_params = n.has("grad_norm");
+    if (s.has_params) {
+      s.weight_norm = n.number("weight_norm");
+      s.grad_norm = n.number("grad_norm");
+      s.update_ratio = n.number("update_ratio");
+    }
+    n.finish();
+    e.nodes.push_back(std::move(s));
+  }
+  i = 0;
+  for (const json& v : f.array("health")) {
+    JsonFields h(v, where + ": health[" + std::to_string(i++) + "]");
+    HealthIssue issue{h.text("node"), HealthKind::DeadUnits, ""};
+    const std::string kind = h.text("kind");
+    const auto* known = std::find(std::begin(kHealthKinds), std::end(kHealthKinds), kind);
+    if (known == std::end(kHealthKinds)) h.fail("kind", "a kind of health issue (dead_units, vanishing_gradient, ...)");
+    issue.kind = HealthKind(known - std::begin(kHealthKinds));
+    issue.reason = h.text("reason");
+    h.finish();
+    e.health.push_back(std::move(issue));
+  }
+  return e;
 }
 
 Event event_from_json(const json& j, const std::string& where) {
@@ -166,8 +239,11 @@ Event event_from_json(const json& j, const std::string& where) {
     out = Failed{f.text("message")};
   } else if (kind == "notice") {
     out = Notice{f.text("text")};
+  } else if (kind == "node_stats") {
+    out = read_node_stats(f, where);
   } else {
-    throw DataError(where + ": unknown event '" + kind + "' (expected batch, epoch, test, notice, finished or failed)");
+    throw DataError(where + ": unknown event '" + kind +
+                    "' (expected batch, epoch, test, notice, node_stats, finished or failed)");
   }
   f.finish();
   return out;

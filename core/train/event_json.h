@@ -13,6 +13,10 @@
 //   {"event":"finished","cancelled":false,"epochs":5,"seconds":..}
 //   {"event":"failed","message":"..."}
 //   {"event":"notice","text":"the training step runs as a CUDA graph (...)"}
+//   {"event":"node_stats","epoch":1,"batch":20,"step":20,"nodes":[{"node":"fc1","mean":..,"std":..,
+//    "zero_fraction":..,"dead_fraction":..,"min":..,"max":..,"histogram":[..],"finite":true,
+//    "weight_norm":..,"grad_norm":..,"update_ratio":..},..],"health":[{"node":"relu1",
+//    "kind":"dead_units","reason":".."}]}   (train/node_stats.h; norms only for nodes with parameters)
 //
 // "samples" (text projects only) is the text the model generated after the epoch.
 // Accuracies are classification figures: a regression run writes losses only. gflops and

@@ -7,6 +7,8 @@
 #include <variant>
 #include <vector>
 
+#include "train/node_stats.h"
+
 namespace plexus::train {
 
 struct BatchEnd {
@@ -79,6 +81,6 @@ struct Notice {
   std::string text;
 };
 
-using Event = std::variant<BatchEnd, EpochEnd, TestEnd, Finished, Failed, Notice>;
+using Event = std::variant<BatchEnd, EpochEnd, TestEnd, Finished, Failed, Notice, NodeStats>;
 
 }  // namespace plexus::train

@@ -1,0 +1,52 @@
+#pragma once
+// What changed between two graphs: nodes added, removed, retyped, renamed or with other
+// parameters; edges added and removed; dataset and training settings that differ. The run
+// comparison draws it on the canvas, an edit made while training was paused is marked on the
+// curves with it, and continuing a run checks with it that the structure is the same.
+// Positions and the editor's view state are not part of a difference.
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace plexus::graph {
+
+struct ParamChange {
+  std::string name;           // parameter (or setting) name
+  std::string before, after;  // to_string of the values, the type's defaults filled in
+};
+
+// A node with the same id in both graphs that differs in type, name or parameters.
+struct NodeChange {
+  std::string id;
+  std::string type_before, type_after;  // equal unless the node was replaced by another type
+  std::string name_before, name_after;
+  std::vector<ParamChange> params;      // by the parameter's order in its type (after's type)
+  bool retyped() const { return type_before != type_after; }
+  bool renamed() const { return name_before != name_after; }
+};
+
+struct GraphDiff {
+  std::vector<std::string> added;    // node ids only in `after`, in its order
+  std::vector<std::string> removed;  // node ids only in `before`, in its order
+  std::vector<NodeChange> changed;   // in `after`'s order
+  std::vector<Edge> edges_added, edges_removed;
+  // "dataset.path", "training.lr", ...: every setting that differs (file keys).
+  std::vector<ParamChange> settings;
+
+  // No difference in nodes (ids, types, parameters; names aside) or edges.
+  bool same_structure() const;
+  bool empty() const { return same_structure() && settings.empty() && !any_renamed(); }
+  bool any_renamed() const;
+  const NodeChange* change(const std::string& id) const;  // null when the node did not change
+};
+
+GraphDiff diff(const Graph& before, const Graph& after);
+
+// One line per difference, for people: "added Linear 'fc3'", "removed ReLU 'relu2'",
+// "Linear 'fc1': out_features 128 → 64", "'fc1' renamed to 'hidden'", "Conv2d 'c1' became
+// MaxPool2d", "wire fc1.out → relu1.in added", "training.lr 0.01 → 0.001". Node labels are
+// `after`'s (removed nodes: `before`'s).
+std::vector<std::string> describe(const GraphDiff& diff, const Graph& before, const Graph& after);
+
+}  // namespace plexus::graph
