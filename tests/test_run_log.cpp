@@ -209,6 +209,42 @@ class TestRunLog : public QObject {
              std::string("the training step runs as a CUDA graph"));
   }
 
+  void nodeStatisticsReadBack() {
+    train::NodeStats s{2, 40, 640, {}, {}};
+    train::NodeStat relu;
+    relu.node = "relu1";
+    relu.mean = 0.25;
+    relu.std = 0.5;
+    relu.zero_fraction = 0.75;
+    relu.dead_fraction = 0.625;
+    relu.max = 3;
+    relu.histogram.assign(train::kHistogramBins, 0.f);
+    relu.histogram[0] = 1;
+    train::NodeStat fc = relu;
+    fc.node = "fc1";
+    fc.has_params = true;
+    fc.weight_norm = 4;
+    fc.grad_norm = 1e-9;
+    fc.update_ratio = 1e-3;
+    fc.finite = false;
+    s.nodes = {fc, relu};
+    s.health = {{"relu1", train::HealthKind::DeadUnits, "62% of units output zero"},
+                {"fc1", train::HealthKind::NonFinite, "its output holds NaN"}};
+    const auto rt = std::get<train::NodeStats>(round_trip(s));
+    QCOMPARE(rt.step, int64_t(640));
+    QCOMPARE(rt.nodes.size(), size_t(2));
+    QCOMPARE(rt.nodes[0].node, std::string("fc1"));
+    QVERIFY(rt.nodes[0].has_params && !rt.nodes[0].finite);
+    QCOMPARE(rt.nodes[0].grad_norm, 1e-9);
+    QVERIFY(!rt.nodes[1].has_params);  // no norms written for a node without parameters
+    QVERIFY(!contains(line(train::NodeStats{1, 1, 1, {relu}, {}}), "grad_norm"));
+    QCOMPARE(rt.nodes[1].histogram, relu.histogram);
+    QCOMPARE(rt.nodes[1].dead_fraction, 0.625);
+    QCOMPARE(rt.health.size(), size_t(2));
+    QVERIFY(rt.health[1].kind == train::HealthKind::NonFinite);
+    QCOMPARE(rt.health[0].reason, std::string("62% of units output zero"));
+  }
+
   void aTextProjectsSamplesReadBack() {
     train::EpochEnd e = classified_epoch(2);
     e.samples = {"anna", "b\u00e9la \"quoted\"", ""};
@@ -235,7 +271,9 @@ class TestRunLog : public QObject {
     QCOMPARE(error(R"({"event":"batch","epoch":1)"), std::string("m.jsonl:4: not a line of JSON"));
     QCOMPARE(error("[1, 2]"), std::string("m.jsonl:4: expected a JSON object, got [1,2]"));
     QCOMPARE(error(R"({"event":"lunch"})"),
-             std::string("m.jsonl:4: unknown event 'lunch' (expected batch, epoch, test, notice, finished or failed)"));
+             std::string("m.jsonl:4: unknown event 'lunch' (expected batch, epoch, test, notice, node_stats, finished or failed)"));
+    QCOMPARE(error(R"({"event":"node_stats","epoch":1,"batch":1,"step":1,"nodes":[],"health":[{"node":"a","kind":"sad","reason":""}]})"),
+             std::string("m.jsonl:4: health[0]: key 'kind' must be a kind of health issue (dead_units, vanishing_gradient, ...), got \"sad\""));
     QCOMPARE(error(R"({"epoch":1})"), std::string("m.jsonl:4: key 'event' must be a string, but it is missing"));
     QCOMPARE(error(R"({"event":"epoch","epoch":"two","train_loss":1,"lr":0.1,"seconds":1})"),
              std::string("m.jsonl:4: key 'epoch' must be a whole number, got \"two\""));
