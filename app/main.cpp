@@ -224,7 +224,7 @@ int main(int argc, char** argv) {
     } else {
       const QString select = parser.value(select_option);
       QTimer::singleShot(100, &window, [&window, file, select, shoot] {
-        window.view()->fitAll();
+        window.view()->showGraph();
         if (!select.isEmpty()) window.scene()->selectNodes({select});
         QTimer::singleShot(100, &window, [file, shoot] { shoot(file); });
       });

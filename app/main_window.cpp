@@ -183,7 +183,7 @@ void MainWindow::createDocks() {
   tabifyDockWidget(props, settings);
   props->raise();
   // First-run proportions: the canvas gets the room; saved layouts replace these.
-  resizeDocks({layers, props}, {230, 300}, Qt::Horizontal);
+  resizeDocks({layers, props}, {palette_->sizeHint().width(), 300}, Qt::Horizontal);
   resizeDocks({problems}, {110}, Qt::Vertical);
 
   validity_label_ = new QLabel(this);
@@ -272,7 +272,7 @@ void MainWindow::createActions() {
   QAction* layout = makeAction(this, tr("Auto &Layout"), QStringLiteral("auto-layout"), {QKeySequence(tr("Ctrl+L"))});
   connect(layout, &QAction::triggered, this, [this] {
     scene_->autoLayout();
-    view_->fitAll();
+    view_->showGraph();
   });
   edit->addActions({undo_action, redo_action});
   edit->addSeparator();
@@ -485,7 +485,7 @@ bool MainWindow::openFile(const QString& path) {
     return false;
   }
   if (document_->graph().view.empty())
-    view_->fitAll();
+    view_->showGraph();
   else
     view_->restoreViewState(qstr(document_->graph().view));
   rememberRecent(document_->filePath());
@@ -607,7 +607,7 @@ int MainWindow::offerRecovery() {
       target->show();
     }
     target->document()->reset(std::move(graph), entry.original, /*modified=*/true);
-    target->view()->fitAll();
+    target->view()->showGraph();
     Autosaver::remove(entry.file);
     target->autosaver()->saveNow();  // from now on this window's own recovery file holds it
     ++recovered;

@@ -12,6 +12,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTreeWidget>
+#include <QTreeWidgetItemIterator>
 #include <QUndoStack>
 #include <QUrl>
 
@@ -443,6 +444,34 @@ class TestEditorWindow : public QObject {
     const QPointF centre = w.view()->mapToScene(w.view()->viewport()->rect().center());
     const QRectF box = w.scene()->nodeItem("relu1")->sceneBoundingRect();
     QVERIFY(box.adjusted(-30, -30, 30, 30).contains(centre));
+  }
+
+  // First impressions: the Layers dock opens wide enough for every name, and a project opens
+  // readable — whole when it fits at kReadableZoom, else from its inputs at that zoom.
+  void paletteShowsFullNamesAndProjectsOpenReadable() {
+    Window w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QTreeWidget* tree = w.palette()->tree();
+    int layers = 0;
+    for (QTreeWidgetItemIterator it(tree); *it; ++it) {
+      if ((*it)->data(0, Qt::UserRole).toString().isEmpty()) continue;  // a category (no type name)
+      const QModelIndex index = tree->indexFromItem(*it);
+      QVERIFY2(tree->visualItemRect(*it).width() >= tree->sizeHintForIndex(index).width(), qPrintable((*it)->text(0)));
+      ++layers;
+    }
+    QVERIFY(layers > 20);
+
+    QVERIFY(w.openFile(QStringLiteral(PLEXUS_SOURCE_DIR "/examples/mnist_mlp.plexus")));
+    QVERIFY(w.view()->zoom() >= widgets::NodeView::kReadableZoom);
+    const QRectF shown = w.view()->mapToScene(w.view()->viewport()->rect()).boundingRect();
+    for (const graph::Node& n : w.document()->graph().nodes)
+      QVERIFY2(shown.contains(w.scene()->nodeItem(QString::fromStdString(n.id))->sceneBoundingRect()), n.id.c_str());
+
+    QVERIFY(w.openFile(QStringLiteral(PLEXUS_SOURCE_DIR "/examples/mnist_lenet.plexus")));
+    QCOMPARE(w.view()->zoom(), widgets::NodeView::kReadableZoom);
+    const QRectF start = w.view()->mapToScene(w.view()->viewport()->rect()).boundingRect();
+    QVERIFY(start.contains(w.scene()->nodeItem("in")->sceneBoundingRect()));
   }
 
   void problemsPanelCentresTheNode() {

@@ -81,20 +81,34 @@ void NodeView::zoomOut() { setZoom(zoom() / kZoomStep); }
 void NodeView::resetZoom() { setZoom(1); }
 
 void NodeView::fitAll() {
+  const QRectF bounds = graphBounds();
+  if (bounds.isEmpty()) {
+    resetZoom();
+    centerOn(0, 0);
+    return;
+  }
+  setZoom(std::min(viewport()->width() / bounds.width(), viewport()->height() / bounds.height()));
+  centerOn(bounds.center());
+}
+
+void NodeView::showGraph() {
+  const QRectF bounds = graphBounds();
+  if (bounds.isEmpty() ||
+      std::min(viewport()->width() / bounds.width(), viewport()->height() / bounds.height()) >= kReadableZoom)
+    return fitAll();
+  setZoom(kReadableZoom);
+  const double visible_width = viewport()->width() / kReadableZoom;
+  centerOn(bounds.left() + visible_width / 2, bounds.center().y());
+}
+
+QRectF NodeView::graphBounds() const {
   QRectF bounds;
   for (QGraphicsItem* item : scene_->items())
     if (qgraphicsitem_cast<NodeItem*>(item))
       bounds |= item->sceneBoundingRect();
     else if (auto* edge = qgraphicsitem_cast<EdgeItem*>(item))
       bounds |= edge->path().boundingRect();  // the curve itself, not the room kept for its label
-  if (bounds.isEmpty()) {
-    resetZoom();
-    centerOn(0, 0);
-    return;
-  }
-  bounds.adjust(-kFitMargin, -kFitMargin, kFitMargin, kFitMargin);
-  setZoom(std::min(viewport()->width() / bounds.width(), viewport()->height() / bounds.height()));
-  centerOn(bounds.center());
+  return bounds.isEmpty() ? bounds : bounds.adjusted(-kFitMargin, -kFitMargin, kFitMargin, kFitMargin);
 }
 
 void NodeView::centerOnNode(const QString& id) {

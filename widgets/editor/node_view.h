@@ -29,6 +29,10 @@ class NodeView : public QGraphicsView {
   void zoomOut();
   void resetZoom();
   void fitAll();  // every node and wire in view (clamped zoom)
+  // How a graph opens: fitted when that keeps the cards readable (zoom >= kReadableZoom); a
+  // bigger graph opens at that zoom instead, its inputs (left edge) in view, scrolled to the rest.
+  static constexpr double kReadableZoom = 0.5;
+  void showGraph();
   void centerOnNode(const QString& id);  // selects it and scrolls it to the middle
 
   // {"zoom":z,"center":[x,y]}, kept in the project file; text that is not such an object is ignored.
@@ -54,7 +58,8 @@ class NodeView : public QGraphicsView {
   void dropEvent(QDropEvent* event) override;
 
  private:
-  void zoomAbout(double zoom, QPoint anchor);  // keeps the scene point under `anchor` in place
+  void zoomAbout(double zoom, QPoint anchor);
+  QRectF graphBounds() const;  // every node and wire with a margin; empty for an empty scene  // keeps the scene point under `anchor` in place
   void drawGrid(QPainter* painter, const QRectF& rect, qreal step, const QColor& colour) const;
   bool handleShortcut(QKeyEvent* event);
   void setSpaceHeld(bool held);

@@ -8,6 +8,7 @@
 #include <QLineEdit>
 #include <QMimeData>
 #include <QPainter>
+#include <QStyle>
 #include <QStyledItemDelegate>
 #include <QTreeWidget>
 #include <QVBoxLayout>
@@ -45,7 +46,8 @@ QString layerToolTip(const graph::LayerType& t) {
 }
 
 // Draws a layer's type name ("Conv2d", as in project files and on nodes) greyed after its
-// display name, when the two differ.
+// display name, when the two differ and the row has room for all of it. The row's size hint is
+// the display name's alone, so the palette's width is set by the names people read.
 class LayerDelegate : public QStyledItemDelegate {
  public:
   using QStyledItemDelegate::QStyledItemDelegate;
@@ -62,22 +64,15 @@ class LayerDelegate : public QStyledItemDelegate {
     const int margin = style->pixelMetric(QStyle::PM_FocusFrameHMargin, &opt, opt.widget) + 1;
     rect.setLeft(rect.left() + margin + opt.fontMetrics.horizontalAdvance(opt.text + QStringLiteral("  ")));
     rect.setRight(rect.right() - margin);
-    if (rect.width() <= 0) return;
+    if (rect.width() < opt.fontMetrics.horizontalAdvance(type)) return;  // whole or not at all
     const Theme& theme = ThemeManager::instance().theme();
     QColor colour = opt.state & QStyle::State_Selected ? opt.palette.color(QPalette::HighlightedText) : theme.mutedText;
     if (opt.state & QStyle::State_Selected) colour.setAlphaF(0.75f);
     painter->save();
     painter->setPen(colour);
     painter->setFont(opt.font);
-    painter->drawText(rect, Qt::AlignLeft | Qt::AlignVCenter, opt.fontMetrics.elidedText(type, Qt::ElideRight, rect.width()));
+    painter->drawText(rect, Qt::AlignLeft | Qt::AlignVCenter, type);
     painter->restore();
-  }
-
-  QSize sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const override {
-    QSize size = QStyledItemDelegate::sizeHint(option, index);
-    const QString type = typeShown(index);
-    if (!type.isEmpty()) size.rwidth() += option.fontMetrics.horizontalAdvance(QStringLiteral("  ") + type);
-    return size;
   }
 
  private:
@@ -91,6 +86,8 @@ class LayerDelegate : public QStyledItemDelegate {
 class LayerTree : public QTreeWidget {
  public:
   using QTreeWidget::QTreeWidget;
+  // The widest row, indentation included.
+  int contentWidth() const { return sizeHintForColumn(0); }
 
  protected:
   void startDrag(Qt::DropActions) override {
@@ -135,6 +132,14 @@ LayerPalette::LayerPalette(QWidget* parent) : QWidget(parent), search_(new QLine
     if (!type.isEmpty()) emit addRequested(type);
   });
   connect(&ThemeManager::instance(), &ThemeManager::changed, this, &LayerPalette::applyTheme);
+}
+
+QSize LayerPalette::sizeHint() const {
+  // The tree measures every shown row with its indentation; the frame and a vertical
+  // scroll bar (the list is usually taller than the window) come on top.
+  const int rows = static_cast<const LayerTree*>(tree_)->contentWidth();
+  const int chrome = 2 * tree_->frameWidth() + tree_->style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, tree_) + 4;
+  return {std::max(rows + chrome, search_->sizeHint().width()), QWidget::sizeHint().height()};
 }
 
 void LayerPalette::populate() {

@@ -32,6 +32,9 @@ class LayerPalette : public QWidget {
   void setFilter(const QString& text);  // as if typed into the search box
   QTreeWidget* tree() const { return tree_; }
   QLineEdit* searchBox() const { return search_; }
+  // Wide enough for every layer's full name (and type name) without eliding, so the dock that
+  // holds the palette can open at that width.
+  QSize sizeHint() const override;
 
  signals:
   void addRequested(const QString& type);
