@@ -20,11 +20,14 @@ constexpr qreal kTuck = 8;        // the strip's top hides under the card's roun
 constexpr qreal kPad = 5;
 constexpr qreal kInset = 10;      // as the card's text
 constexpr qreal kSparkHeight = 18;
+constexpr qreal kHistogramWidth = 48;  // the latest histogram, right of the sparkline
+constexpr qreal kGap = 6;
 constexpr qreal kRow = 13;
 constexpr qreal kRadius = 7;      // as the card's corners
 constexpr qreal kRim = 3;         // the tinted rim of a node with issues
-// As the card: below this zoom text is unreadable; below the next, so is the sparkline.
-constexpr qreal kTextLod = 0.4, kShapeLod = 0.2;
+// As the card's text: below this zoom the strip is drawn plain (with its rim), its figures and
+// sparkline unreadable. It is the overview of a big graph, where redrawing them all would cost.
+constexpr qreal kDetailLod = 0.4;
 
 const QFont& stripFont() {
   static const QFont f = [] {
@@ -37,9 +40,15 @@ const QFont& stripFont() {
 
 // Two significant digits; small and large numbers in short scientific form: "0.12", "3.1e-3", "1.2e4".
 QString compact(double v) {
-  if (v == 0 || (std::abs(v) >= 0.01 && std::abs(v) < 1e4)) return QString::number(v, 'g', 2);
-  QString s = QString::number(v, 'e', 1);  // "3.1e-03"
-  return s.replace(QLatin1String("e-0"), QLatin1String("e-")).replace(QLatin1String("e+0"), QLatin1String("e")).replace(QLatin1String("e+"), QLatin1String("e"));
+  const double size = std::abs(v);
+  if (v == 0 || (size >= 0.01 && size < 1e4)) return QString::number(v, 'g', 2);
+  int exponent = int(std::floor(std::log10(size)));
+  double mantissa = v / std::pow(10.0, exponent);
+  if (std::abs(mantissa) >= 9.95) {  // would print as "10.0"
+    mantissa /= 10;
+    ++exponent;
+  }
+  return QString::number(mantissa, 'f', 1) + 'e' + QString::number(exponent);
 }
 
 QString percent(double share) { return QString::number(std::lround(100 * share)) + '%'; }
@@ -100,7 +109,7 @@ NodeItem* NodeStatsOverlay::node() const { return static_cast<NodeItem*>(parentI
 
 QRectF NodeStatsOverlay::stripRect() const {
   const QSizeF card = node()->size();
-  return QRectF(0, card.height(), card.width(), visibleHeight(params_));
+  return QRectF(0, card.height(), card.width(), visibleHeight(last_.hasParams));
 }
 
 QRectF NodeStatsOverlay::drawerRect() const { return stripRect().adjusted(0, -kTuck, 0, 0); }
@@ -125,41 +134,59 @@ void NodeStatsOverlay::setStatistics(const std::vector<NodeSample>& samples,
   shown_count_ = samples.size();
 
   const NodeSample& last = samples.back();
-  prepareGeometryChange();  // the strip's height and the rim may change
-  params_ = last.hasParams;
-  finite_ = last.finite;
+  const bool reshaped = last.hasParams != last_.hasParams || joined.isEmpty() != reasons_.isEmpty();
+  const bool issues_changed = joined != reasons_ || severe != severe_;
+  if (reshaped) prepareGeometryChange();  // the strip's height, the rim
+  last_ = last;
   severe_ = severe;
   reasons_ = joined;
-  if (finite_)
-    figures_ = QStringLiteral("μ %1  σ %2  zeros %3").arg(compact(last.mean), compact(last.std), percent(last.zeroFraction));
-  else
-    figures_ = QObject::tr("NaN or Inf in the output");
-  param_figures_ = params_ ? QStringLiteral("|g| %1  Δ/w %2").arg(compact(last.gradNorm), compact(last.updateRatio))
-                           : QString();
-  buildSparkline(samples);
+  recent_.clear();
+  for (auto it = samples.end() - std::ptrdiff_t(std::min(samples.size(), kRecent)); it != samples.end(); ++it)
+    recent_.push_back(it->finite && std::isfinite(it->mean) && std::isfinite(it->std) ? QPointF(it->mean, it->std)
+                                                                                     : QPointF(qQNaN(), 0));
+  prepared_ = false;  // the texts and paths are made when next painted: most nodes may be off screen
   showIssues();
-  update();
+  // At an overview zoom new numbers change nothing drawn, and zooming in renders afresh anyway.
+  if (reshaped || issues_changed || painted_lod_ >= kDetailLod) update();
 }
 
-// The mean as a line and mean ± std as a band over the last kRecent samples, equally spaced,
-// scaled to their own range; non-finite samples leave a gap.
-void NodeStatsOverlay::buildSparkline(const std::vector<NodeSample>& samples) {
-  const size_t n = std::min(samples.size(), kRecent);
-  const auto first = samples.end() - std::ptrdiff_t(n);
-  double lo = INFINITY, hi = -INFINITY;
-  for (auto it = first; it != samples.end(); ++it)
-    if (it->finite && std::isfinite(it->mean) && std::isfinite(it->std)) {
-      lo = std::min(lo, it->mean - it->std);
-      hi = std::max(hi, it->mean + it->std);
-    }
+QString NodeStatsOverlay::figures() const {
+  if (!last_.finite) return QObject::tr("NaN or Inf in the output");
+  return QStringLiteral("μ %1  σ %2  zeros %3").arg(compact(last_.mean), compact(last_.std), percent(last_.zeroFraction));
+}
+
+QString NodeStatsOverlay::paramFigures() const {
+  if (!last_.hasParams) return {};
+  return QStringLiteral("|g| %1  Δ/w %2").arg(compact(last_.gradNorm), compact(last_.updateRatio));
+}
+
+void NodeStatsOverlay::prepare() {
+  prepared_ = true;
+  const QRectF strip = stripRect();
+  const QFontMetricsF metrics(stripFont());
+  const qreal width = strip.width() - 2 * kInset;
+  lines_ = {metrics.elidedText(figures(), Qt::ElideRight, width), metrics.elidedText(paramFigures(), Qt::ElideRight, width)};
+  const QRectF area(kInset, strip.top() + kPad, width, kSparkHeight);
+  buildSparkline(area.adjusted(0, 0, -kHistogramWidth - kGap, 0));
+  buildHistogram(area.adjusted(area.width() - kHistogramWidth, 0, 0, 0));
+}
+
+// The mean as a line and mean ± std as a band over the recent samples, equally spaced, scaled to
+// their own range; non-finite samples leave a gap.
+void NodeStatsOverlay::buildSparkline(const QRectF& area) {
   band_ = QPainterPath();
   line_ = QPainterPath();
+  double lo = INFINITY, hi = -INFINITY;
+  for (const QPointF& s : recent_)  // x: the mean, y: the std
+    if (!std::isnan(s.x())) {
+      lo = std::min(lo, s.x() - s.y());
+      hi = std::max(hi, s.x() + s.y());
+    }
   if (lo > hi) return;  // nothing finite to draw
   if (hi - lo < 1e-12) {  // a constant: a flat line in the middle
     lo -= 1;
     hi += 1;
   }
-  const QRectF area(kInset, node()->size().height() + kPad, node()->size().width() - 2 * kInset, kSparkHeight);
   const auto y = [&](double v) { return area.bottom() - area.height() * (v - lo) / (hi - lo); };
   // One run of consecutive finite samples: its band polygon and its line.
   QPolygonF upper, lower, mean;
@@ -173,22 +200,38 @@ void NodeStatsOverlay::buildSparkline(const std::vector<NodeSample>& samples) {
     lower.clear();
     mean.clear();
   };
+  const size_t n = recent_.size();
+  const auto add = [&](qreal x, const QPointF& s) {
+    upper << QPointF(x, y(s.x() + s.y()));
+    lower << QPointF(x, y(s.x() - s.y()));
+    mean << QPointF(x, y(s.x()));
+  };
   for (size_t i = 0; i < n; ++i) {
-    const NodeSample& s = *(first + std::ptrdiff_t(i));
-    if (!s.finite || !std::isfinite(s.mean) || !std::isfinite(s.std)) {
+    const QPointF& s = recent_[i];
+    if (std::isnan(s.x())) {
       flush();
-      continue;
-    }
-    // A single sample spans the width, so it reads as a level rather than a dot.
-    const std::vector<qreal> xs = n == 1 ? std::vector<qreal>{area.left(), area.right()}
-                                         : std::vector<qreal>{area.left() + area.width() * qreal(i) / qreal(n - 1)};
-    for (const qreal x : xs) {
-      upper << QPointF(x, y(s.mean + s.std));
-      lower << QPointF(x, y(s.mean - s.std));
-      mean << QPointF(x, y(s.mean));
+    } else if (n == 1) {  // a single sample spans the width, so it reads as a level rather than a dot
+      add(area.left(), s);
+      add(area.right(), s);
+    } else {
+      add(area.left() + area.width() * qreal(i) / qreal(n - 1), s);
     }
   }
   flush();
+}
+
+// One bar per bin, scaled to the fullest one: a spike at zero (dead units) or a collapse shows
+// at a glance.
+void NodeStatsOverlay::buildHistogram(const QRectF& area) {
+  histogram_ = QPainterPath();
+  const auto& shares = last_.histogram;
+  const float fullest = *std::max_element(shares.begin(), shares.end());
+  if (!last_.finite || fullest <= 0) return;
+  const qreal bar = area.width() / train::kHistogramBins;
+  for (int b = 0; b < train::kHistogramBins; ++b) {
+    const qreal h = std::max(area.height() * qreal(shares[size_t(b)] / fullest), qreal(0.5));
+    histogram_.addRect(QRectF(area.left() + bar * b, area.bottom() - h, bar * 0.8, h));
+  }
 }
 
 void NodeStatsOverlay::showIssues() {
@@ -208,6 +251,7 @@ QVariant NodeStatsOverlay::itemChange(GraphicsItemChange change, const QVariant&
 void NodeStatsOverlay::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
   const Theme& theme = ThemeManager::instance().theme();
   const qreal lod = option->levelOfDetailFromTransform(painter->worldTransform());
+  painted_lod_ = lod;
   const QRectF drawer = drawerRect();
   if (hasIssues()) {  // behind the card: only a rim around card and strip shows
     QColor rim = issueColour(theme, severe_);
@@ -220,7 +264,8 @@ void NodeStatsOverlay::paint(QPainter* painter, const QStyleOptionGraphicsItem* 
   painter->setPen(QPen(theme.nodeBorder, 1));
   painter->setBrush(theme.dark ? theme.nodeBody.darker(125) : theme.nodeBody.darker(104));
   painter->drawRoundedRect(drawer, kRadius, kRadius);
-  if (lod < kShapeLod) return;
+  if (lod < kDetailLod) return;
+  if (!prepared_) prepare();
 
   const graph::LayerType* type = node()->layerType();
   QColor colour = theme.category(type ? qstr(type->category) : QString());
@@ -234,20 +279,17 @@ void NodeStatsOverlay::paint(QPainter* painter, const QStyleOptionGraphicsItem* 
   painter->setPen(QPen(colour, 1.4));
   painter->setBrush(Qt::NoBrush);
   painter->drawPath(line_);
-  if (lod < kTextLod) return;
+  painter->setPen(Qt::NoPen);
+  painter->setBrush(colour);
+  painter->drawPath(histogram_);
 
   const QRectF strip = stripRect();
-  const qreal width = strip.width() - 2 * kInset;
-  const QFontMetricsF metrics(stripFont());
+  const QRectF row(kInset, strip.top() + kPad + kSparkHeight + 2, strip.width() - 2 * kInset, kRow);
   painter->setFont(stripFont());
-  painter->setPen(finite_ ? theme.nodeSubtext : theme.error);
-  QRectF row(kInset, strip.top() + kPad + kSparkHeight + 2, width, kRow);
-  painter->drawText(row, Qt::AlignLeft | Qt::AlignVCenter, metrics.elidedText(figures_, Qt::ElideRight, width));
-  if (params_) {
-    painter->setPen(theme.nodeSubtext);
-    painter->drawText(row.translated(0, kRow), Qt::AlignLeft | Qt::AlignVCenter,
-                      metrics.elidedText(param_figures_, Qt::ElideRight, width));
-  }
+  painter->setPen(last_.finite ? theme.nodeSubtext : theme.error);
+  painter->drawText(row, Qt::AlignLeft | Qt::AlignVCenter, lines_[0]);
+  painter->setPen(theme.nodeSubtext);
+  painter->drawText(row.translated(0, kRow), Qt::AlignLeft | Qt::AlignVCenter, lines_[1]);
 }
 
 }  // namespace plexus::widgets

@@ -21,6 +21,8 @@ constexpr int kPlotHeight = 150;
 constexpr int kColumns = 200;  // the heat map's resolution over the steps, at most
 constexpr int kRows = 40;      // and over the values
 constexpr double kHealthyRatio = 1e-3;
+// The heat map's colours are on a log scale down to this share: tails show beside a spike.
+constexpr double kFaintest = 1e-3;
 
 QFont titleFont() {
   QFont f = QApplication::font();
@@ -112,6 +114,7 @@ NodeStatsPanel::NodeStatsPanel(NodeStatsModel* model, QWidget* parent) : QWidget
   overTime_ = addPlot(tr("Output distribution over the steps"));
   distribution_ = new QCPColorMap(overTime_->xAxis, overTime_->yAxis);
   distribution_->setInterpolate(false);
+  distribution_->setDataScaleType(QCPAxis::stLogarithmic);
   distribution_->setTightBoundary(true);
 
   latestPlot_ = addPlot(tr("Latest output histogram (%)"));
@@ -270,6 +273,7 @@ void NodeStatsPanel::fillDistribution() {
   distribution_->data()->setRange(QCPRange(first, std::max(last, first + 1)), QCPRange(lo, hi));
   std::vector<double> column(kRows);
   size_t at = 0;
+  double fullest = kFaintest * 10;
   for (int c = 0; c < columns; ++c) {
     // The sample each column shows: the last one at or before the column's step.
     const double step = columns == 1 ? first : first + (last - first) * c / (columns - 1);
@@ -279,9 +283,13 @@ void NodeStatsPanel::fillDistribution() {
       spread(s, lo, hi, kRows, column);
     else
       std::fill(column.begin(), column.end(), 0.0);
-    for (int r = 0; r < kRows; ++r) distribution_->data()->setCell(c, r, column[size_t(r)]);
+    for (int r = 0; r < kRows; ++r) {
+      const double share = column[size_t(r)];
+      fullest = std::max(fullest, share);
+      distribution_->data()->setCell(c, r, share > 0 ? share : qQNaN());  // NaN: transparent, no log of 0
+    }
   }
-  distribution_->rescaleDataRange(true);
+  distribution_->setDataRange(QCPRange(kFaintest, fullest));
   overTime_->yAxis->setRange(lo, hi);
 }
 
@@ -320,18 +328,17 @@ void NodeStatsPanel::applyTheme() {
   mean_->setPen(QPen(accent, 1.8));
   for (QCPGraph* g : {upper_, lower_}) g->setPen(Qt::NoPen);
   upper_->setBrush(band);
-  zeroShare_->setPen(QPen(theme.warning, 1.6));
+  zeroShare_->setPen(QPen(accent, 1.6));
   deadShare_->setPen(QPen(theme.error, 1.6));
   gradNorm_->setPen(QPen(accent, 1.6));
   updateRatio_->setPen(QPen(theme.dark ? QColor(0x34D399) : QColor(0x059669), 1.6));
   ratioMark_->setPen(QPen(c.muted, 1, Qt::DashLine));
   latest_->setPen(Qt::NoPen);
   latest_->setBrush(accent);
-  // Most cells hold little: the colours change fastest at the low end, so tails show.
   QCPColorGradient gradient;
-  gradient.setColorStopAt(0, c.background);
-  gradient.setColorStopAt(0.08, theme.dark ? QColor(0x1E3A5F) : QColor(0xDBEAFE));
-  gradient.setColorStopAt(0.35, accent);
+  gradient.setNanHandling(QCPColorGradient::nhTransparent);
+  gradient.setColorStopAt(0, theme.dark ? QColor(0x1E3A5F) : QColor(0xDBEAFE));
+  gradient.setColorStopAt(0.5, accent);
   gradient.setColorStopAt(1, theme.dark ? QColor(0xFDE68A) : QColor(0x1E1B4B));
   distribution_->setGradient(gradient);
   refresh();
