@@ -195,6 +195,8 @@ class TrainingController::Worker {
       controller_.post(*t);
     } else if (const auto* n = std::get_if<train::Notice>(&event)) {
       controller_.post(*n);
+    } else if (const auto* s = std::get_if<train::NodeStats>(&event)) {
+      controller_.post(*s);
     }
   }
 
@@ -210,6 +212,7 @@ TrainingController::TrainingController(QObject* parent) : QObject(parent) {
   qRegisterMetaType<std::vector<train::BatchEnd>>();
   qRegisterMetaType<train::EpochEnd>();
   qRegisterMetaType<train::TestEnd>();
+  qRegisterMetaType<train::NodeStats>();
   qRegisterMetaType<train::Finished>();
   qRegisterMetaType<WeightsSnapshot>();
   qRegisterMetaType<SkippedFiles>();
@@ -416,6 +419,7 @@ void TrainingController::emitItem(const Item& item) {
                  [this](const WeightsSnapshot& w) { emit weightsSnapshot(w); },
                  [this](const SkippedFiles& s) { emit filesSkipped(s); },
                  [this](const train::Notice& n) { emit notice(QString::fromStdString(n.text)); },
+                 [this](const train::NodeStats& s) { emit nodeStats(s); },
                  [this](const train::Finished& f) {
                    endRun();
                    emit finished(f);

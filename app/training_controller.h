@@ -5,7 +5,7 @@
 // and session::RunLog, exactly as `plexus-cli train FILE --save-run` does.
 // The UI thread only ever sees value snapshots, delivered as signals of this object:
 //
-//   started -> filesSkipped? -> batches* -> epochEnded (checkpointSaved "best")? -> ... ->
+//   started -> filesSkipped? -> (batches | nodeStats)* -> epochEnded (checkpointSaved "best")? -> ... ->
 //   filesSkipped? -> tested? -> (checkpointSaved "final" -> finished) | failed
 //
 // (filesSkipped: an image folder's files left out, when there are any at the start, and again
@@ -146,6 +146,8 @@ class TrainingController : public QObject {
   void started(const plexus::app::RunInfo& info);
   // In order; at most one per tick (100 ms or more).
   void batches(const std::vector<plexus::train::BatchEnd>& batches);
+  // Every TrainingSettings::stats_every steps, after that step's batches; in order, with them.
+  void nodeStats(const plexus::train::NodeStats& stats);
   void epochEnded(const plexus::train::EpochEnd& epoch);  // classification: with predictions
   // The final model on the test split, after the last epoch of a run that was not stopped.
   void tested(const plexus::train::TestEnd& test);
@@ -163,7 +165,7 @@ class TrainingController : public QObject {
   };
   // Worker -> UI, in order. Consecutive batches share one vector.
   using Item = std::variant<RunInfo, std::vector<train::BatchEnd>, train::EpochEnd, train::TestEnd, CheckpointSaved,
-                            WeightsSnapshot, SkippedFiles, train::Notice, train::Finished, train::Failed>;
+                            WeightsSnapshot, SkippedFiles, train::Notice, train::NodeStats, train::Finished, train::Failed>;
   class Worker;  // the worker thread's job
 
   // Worker side.
