@@ -8,6 +8,10 @@
 #include <string>
 #include <vector>
 
+namespace plexus {
+class Tensor;
+}
+
 namespace plexus::train {
 
 inline constexpr int kHistogramBins = 24;
@@ -47,5 +51,13 @@ struct NodeStats {
   std::vector<NodeStat> nodes;       // in graph (execution) order
   std::vector<HealthIssue> health;   // the issues standing after this sample
 };
+
+// The output figures of NodeStat (has_params false) for `output`, a node's output over a batch:
+// two passes over the values (moments, zeros, units, range; then the histogram), copied to
+// the host first only when it lives on a GPU. Units are the last dimension of [N, F] and
+// [N, T, F] (a sequence's features), dimension 1 of [N, C, ...] (channels); an [N] output is
+// one unit. std is the population's (divided by the count). Without finite values the moments,
+// range and histogram are 0; when every finite value is the same, bin 0 holds them all.
+NodeStat output_stat(std::string node, const Tensor& output);
 
 }  // namespace plexus::train
