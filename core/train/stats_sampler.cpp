@@ -12,24 +12,9 @@ namespace {
 // The values on the host, in order (a copy only from a GPU or of a strided view).
 Tensor host(const Tensor& t) { return t.detach().to(Device::cpu()).contiguous(); }
 
-double sum_of_squares(const Tensor& t) {
+double squares(const Tensor& t) {
   const Tensor h = host(t);
-  const float* p = h.data();
-  double s = 0;
-  for (int64_t i = 0, n = h.numel(); i < n; ++i) s += double(p[i]) * p[i];
-  return s;
-}
-
-// ||a - b||², b on the host already.
-double distance_sq(const Tensor& a, const Tensor& b) {
-  const Tensor h = host(a);
-  const float *p = h.data(), *q = b.data();
-  double s = 0;
-  for (int64_t i = 0, n = h.numel(); i < n; ++i) {
-    const double d = double(p[i]) - q[i];
-    s += d * d;
-  }
-  return s;
+  return sum_of_squares(h.data(), h.numel());
 }
 
 }  // namespace
@@ -72,9 +57,9 @@ void StatsSampler::after_backward() {
     if (g.before.size() != g.params.size())
       for (const Tensor& p : g.params) g.before.push_back(empty(p.shape(), Device::cpu()));
     for (size_t i = 0; i < g.params.size(); ++i) {
-      if (const Tensor grad = g.params[i].grad(); grad.defined()) g.grad_sq += sum_of_squares(grad);
+      if (const Tensor grad = g.params[i].grad(); grad.defined()) g.grad_sq += squares(grad);
       g.before[i].copy_(g.params[i]);
-      g.weight_sq += sum_of_squares(g.before[i]);
+      g.weight_sq += squares(g.before[i]);
     }
   }
 }
@@ -82,7 +67,8 @@ void StatsSampler::after_backward() {
 void StatsSampler::after_update() {
   NoGradGuard no_grad;
   for (NodeParams& g : params_) {
-    for (size_t i = 0; i < g.params.size(); ++i) g.update_sq += distance_sq(g.params[i], g.before[i]);
+    for (size_t i = 0; i < g.params.size(); ++i)
+      g.update_sq += distance_squared(host(g.params[i]).data(), g.before[i].data(), g.before[i].numel());
     g.measured = true;
   }
 }
