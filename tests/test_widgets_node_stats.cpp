@@ -175,6 +175,15 @@ class TestWidgetsNodeStats : public QObject {
     QVERIFY2(coloured > 100, qPrintable(QString::number(coloured)));
     // The card itself is untouched: nothing to do with the statistics.
     QCOMPARE(e.item("fc")->size(), NodeScene::nodeSize(e.doc.graph().nodes[1]));
+
+    // Figures stay short at any scale.
+    train::NodeStats big = sample(21);
+    big.nodes[2] = stat("out", -190, 6500, true);
+    big.nodes[2].grad_norm = 12345;
+    big.nodes[2].update_ratio = 0.0996;
+    e.model.add(big);
+    QCOMPARE(e.layer.overlay("out")->figures(), QString("μ -190  σ 6500  zeros 0%"));
+    QCOMPARE(e.layer.overlay("out")->paramFigures(), QString("|g| 1.2e4  Δ/w 0.1"));
   }
 
   void healthIssuesGetABadgeWithTheReason() {

@@ -38,10 +38,11 @@ const QFont& stripFont() {
   return f;
 }
 
-// Two significant digits; small and large numbers in short scientific form: "0.12", "3.1e-3", "1.2e4".
+// Short: "0.12", "-1.5", "190", and small or large numbers in short scientific form: "3.1e-3", "1.2e4".
 QString compact(double v) {
   const double size = std::abs(v);
-  if (v == 0 || (size >= 0.01 && size < 1e4)) return QString::number(v, 'g', 2);
+  if (v == 0 || (size >= 0.01 && size < 10)) return QString::number(v, 'g', 2);
+  if (size >= 10 && size < 1e4) return QString::number(std::lround(v));
   int exponent = int(std::floor(std::log10(size)));
   double mantissa = v / std::pow(10.0, exponent);
   if (std::abs(mantissa) >= 9.95) {  // would print as "10.0"

@@ -34,7 +34,7 @@ QFont titleFont() {
 bool finite(const NodeSample& s) { return s.finite && std::isfinite(s.mean) && std::isfinite(s.std); }
 
 // The shares of one sample's histogram over [s.min, s.max], spread over `rows` equal rows of
-// [lo, hi] by how much of each bin falls in each row.
+// [lo, hi] by how much of each bin falls in each row; what lies beyond goes to the edge rows.
 void spread(const NodeSample& s, double lo, double hi, int rows, std::vector<double>& out) {
   std::fill(out.begin(), out.end(), 0.0);
   const double row = (hi - lo) / rows;
@@ -48,8 +48,11 @@ void spread(const NodeSample& s, double lo, double hi, int rows, std::vector<dou
       out[size_t(rowOf(from))] += share;
       continue;
     }
-    for (int r = rowOf(from); r <= rowOf(to); ++r) {
-      const double overlap = std::min(to, lo + (r + 1) * row) - std::max(from, lo + r * row);
+    out.front() += share * std::clamp((lo - from) / bin, 0.0, 1.0);
+    out.back() += share * std::clamp((to - hi) / bin, 0.0, 1.0);
+    const double a = std::max(from, lo), z = std::min(to, hi);
+    for (int r = rowOf(a); a < z && r <= rowOf(z); ++r) {
+      const double overlap = std::min(z, lo + (r + 1) * row) - std::max(a, lo + r * row);
       if (overlap > 0) out[size_t(r)] += share * overlap / bin;
     }
   }
@@ -253,16 +256,22 @@ void NodeStatsPanel::refresh() {
 
 void NodeStatsPanel::fillDistribution() {
   const std::vector<NodeSample>& samples = model_->samples(node_);
-  double lo = INFINITY, hi = -INFINITY;
+  // The value axis spans what most samples reach: a rare outlier would squeeze the rest into a
+  // row or two (values beyond go to the edge rows).
+  std::vector<double> lows, highs;
   for (const NodeSample& s : samples)
     if (finite(s) && std::isfinite(s.min) && std::isfinite(s.max)) {
-      lo = std::min(lo, s.min);
-      hi = std::max(hi, s.max);
+      lows.push_back(s.min);
+      highs.push_back(s.max);
     }
-  if (lo > hi) {  // nothing finite
+  if (lows.empty()) {
     distribution_->data()->clear();
     return;
   }
+  const size_t cut = lows.size() / 20;  // 5% of the samples at each end
+  std::nth_element(lows.begin(), lows.begin() + std::ptrdiff_t(cut), lows.end());
+  std::nth_element(highs.begin(), highs.end() - std::ptrdiff_t(cut) - 1, highs.end());
+  double lo = lows[cut], hi = highs[highs.size() - cut - 1];
   if (hi - lo < 1e-12) {
     lo -= 0.5;
     hi += 0.5;
