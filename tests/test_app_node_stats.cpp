@@ -99,7 +99,12 @@ class TestAppNodeStats : public QObject {
     int epochs_ended = 0;
     QString dead_node, badge_tip;
     connect(w.training(), &TrainingController::epochEnded, &w, [&] { ++epochs_ended; });
+    // Each sample comes after the batches() that delivered its step.
+    int64_t batches = 0, early = 0;
+    connect(w.training(), &TrainingController::batches, &w,
+            [&](const std::vector<train::BatchEnd>& b) { batches += int64_t(b.size()); });
     connect(w.training(), &TrainingController::nodeStats, &w, [&](const train::NodeStats& s) {
+      early += s.step > batches;
       const auto dead = std::find_if(s.health.begin(), s.health.end(), isDeadUnits);
       if (!dead_node.isEmpty() || dead == s.health.end() || epochs_ended > 0) return;
       dead_node = QString::fromStdString(dead->node);
@@ -112,6 +117,7 @@ class TestAppNodeStats : public QObject {
 
     // Every sample arrived, in order.
     QCOMPARE(stats.count(), int(2 * kStepsPerEpoch / kStatsEvery));
+    QCOMPARE(early, int64_t(0));
     for (int i = 0; i < stats.count(); ++i)
       QCOMPARE(stats.at(i).at(0).value<train::NodeStats>().step, int64_t(1 + kStatsEvery * i));
 
