@@ -13,6 +13,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -373,6 +374,7 @@ struct Reporting {
   const char* held_out = "test";  // what epochs are evaluated on (print_epoch)
   std::string metrics_path;  // "" = none
   session::RunLog* log = nullptr;  // a run folder's metrics.jsonl; none without a run folder
+  train::NodeInfos nodes;          // names the nodes of health issues (else their ids)
   std::function<void(const train::EpochEnd&)> after_epoch;
   std::function<void(const train::RunResult&)> after_run;
 };
@@ -389,6 +391,7 @@ std::ofstream open_metrics(const std::string& path) {
 int run_and_report(train::Trainer& trainer, const Reporting& r) {
   std::ofstream metrics = open_metrics(r.metrics_path);
   auto last_print = std::chrono::steady_clock::now();
+  std::set<std::pair<std::string, train::HealthKind>> standing;  // health issues already printed
   trainer.set_callback([&](const train::Event& event) {
     if (metrics.is_open()) metrics << train::to_json(event, r.classification).dump() << '\n' << std::flush;
     if (r.log) r.log->record(event);
@@ -412,6 +415,16 @@ int run_and_report(train::Trainer& trainer, const Reporting& r) {
       std::fflush(stdout);
     } else if (const auto* n = std::get_if<train::Notice>(&event)) {
       std::printf("note: %s\n", n->text.c_str());
+      std::fflush(stdout);
+    } else if (const auto* s = std::get_if<train::NodeStats>(&event)) {
+      // A line when an issue appears; it is printed again only after it has cleared.
+      std::set<std::pair<std::string, train::HealthKind>> now;
+      for (const train::HealthIssue& h : s->health) {
+        now.insert({h.node, h.kind});
+        if (!standing.count({h.node, h.kind}))
+          std::printf("health: %s: %s\n", train::node_label(r.nodes, h.node).c_str(), h.reason.c_str());
+      }
+      standing = std::move(now);
       std::fflush(stdout);
     }
   });
@@ -601,6 +614,7 @@ int cmd_train_project(const Args& args, const std::string& file) {
   r.held_out = "val";
   r.metrics_path = args.str("--metrics", "");
   r.log = log ? &*log : nullptr;
+  r.nodes = run.trainer_options.nodes;
   const std::string save = args.str("--save", "");
   r.after_epoch = [&](const train::EpochEnd& e) {
     if (!save.empty())

@@ -1,12 +1,14 @@
 // plexus: the Plexus desktop application. Opens the project given on the command line (or an
 // empty one) and offers back work a crash left unsaved. For docs and checks it can also start
-// training by itself, render itself to a PNG (of the editor, of the dashboard after a given
-// epoch, of the dashboard with the project's past runs, or of its dataset preview showing the
-// augmented training images) and report how a run ended.
+// training by itself, render itself to a PNG (of the editor, of the editor with live node
+// statistics at a given step, of the dashboard after a given epoch, of the dashboard with the
+// project's past runs, or of its dataset preview showing the augmented training images) and
+// report how a run ended.
 #include <QApplication>
 #include <QCheckBox>
 #include <QCommandLineOption>
 #include <QCommandLineParser>
+#include <QDockWidget>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSettings>
@@ -57,6 +59,11 @@ int main(int argc, char** argv) {
   QCommandLineOption epoch_option(QStringLiteral("at-epoch"),
                                   QStringLiteral("With --train and --screenshot: take it after epoch <n>, then stop."),
                                   QStringLiteral("n"));
+  QCommandLineOption step_option(
+      QStringLiteral("at-step"),
+      QStringLiteral("With --train and --screenshot: take it of the editor once node statistics of step <n> or later "
+                     "have come (with --select, that node's in the Node Statistics panel), then stop."),
+      QStringLiteral("n"));
   QCommandLineOption done_option(QStringLiteral("until-done"),
                                  QStringLiteral("With --train: print how the run ended and quit (status 0 when it completed)."));
   QCommandLineOption dashboard_option(
@@ -76,7 +83,7 @@ int main(int argc, char** argv) {
                                                 "points 'x,y' separated by spaces, in 0..1 of the sheet."),
                                  QStringLiteral("strokes"));
   for (QCommandLineOption* o : {&screenshot_option, &size_option, &select_option, &train_option, &epoch_option,
-                                &done_option, &dashboard_option, &augmented_option, &try_option, &draw_option,
+                                &step_option, &done_option, &dashboard_option, &augmented_option, &try_option, &draw_option,
                                 &prompt_option}) {
     o->setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOption(*o);
@@ -173,7 +180,32 @@ int main(int argc, char** argv) {
 
   if (screenshot) {
     const QString file = parser.value(screenshot_option);
-    if (train && parser.isSet(epoch_option)) {  // the dashboard or the Try It page, mid-training
+    if (train && parser.isSet(step_option)) {  // the editor with live node statistics, mid-training
+      const int64_t step = parser.value(step_option).toLongLong();
+      const QString select = parser.value(select_option);
+      auto taken = std::make_shared<bool>(false);
+      QObject::connect(window.training(), &TrainingController::nodeStats, &window,
+                       [&window, step, select, file, shoot, taken](const plexus::train::NodeStats& s) {
+                         if (*taken || s.step < step) return;
+                         *taken = true;
+                         window.training()->pause();  // the picture shows about this sample
+                         window.showEditor();
+                         window.view()->fitAll();
+                         if (!select.isEmpty()) {
+                           window.scene()->selectNodes({select});
+                           window.findChild<QDockWidget*>(QStringLiteral("nodeStatsDock"))->raise();
+                         }
+                         QTimer::singleShot(400, &window, [file, shoot] { shoot(file); });
+                       });
+      const auto missed = [quit, taken](const QString& why) {
+        if (*taken) return;
+        std::fprintf(stderr, "plexus: no node statistics of that step: %s\n", qPrintable(why));
+        quit(1);
+      };
+      QObject::connect(window.training(), &TrainingController::failed, &window, missed);
+      QObject::connect(window.training(), &TrainingController::finished, &window,
+                       [missed] { missed(QStringLiteral("the run ended before it")); });
+    } else if (train && parser.isSet(epoch_option)) {  // the dashboard or the Try It page, mid-training
       const int epoch = parser.value(epoch_option).toInt();
       const QString prompt = parser.value(prompt_option);
       QObject::connect(window.training(), &TrainingController::epochEnded, &window,

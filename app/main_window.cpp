@@ -32,6 +32,9 @@
 #include "dashboard/training_plots.h"
 #include "editor/model/graph_document.h"
 #include "editor/node_scene.h"
+#include "editor/node_stats_layer.h"
+#include "editor/node_stats_model.h"
+#include "editor/node_stats_panel.h"
 #include "editor/node_view.h"
 #include "editor/palette.h"
 #include "editor/problems_panel.h"
@@ -147,7 +150,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     statusBar()->showMessage(result.cancelled ? tr("Training stopped") : tr("Training finished"), 8000);
   });
   connect(scene_, &widgets::NodeScene::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
-  connect(scene_, &QGraphicsScene::selectionChanged, this, [this] { properties_->showNodes(scene_->selectedNodeIds()); });
+  connect(scene_, &QGraphicsScene::selectionChanged, this, [this] {
+    const QStringList ids = scene_->selectedNodeIds();
+    properties_->showNodes(ids);
+    node_stats_panel_->setNode(ids.size() == 1 ? ids.front() : QString());
+  });
+  // Statistics belong to a run of this graph: another project or a new run starts afresh.
+  connect(training_, &TrainingController::nodeStats, node_stats_, &widgets::NodeStatsModel::add);
+  connect(document_, &widgets::GraphDocument::graphReset, node_stats_, &widgets::NodeStatsModel::clear);
   connect(view_, &widgets::NodeView::fileDropped, this, &MainWindow::openFile);
   connect(view_, &widgets::NodeView::zoomChanged, this,
           [this](double zoom) { zoom_label_->setText(QStringLiteral("%1%").arg(qRound(zoom * 100))); });
@@ -181,6 +191,11 @@ void MainWindow::createDocks() {
   training_panel_ = new widgets::TrainingPanel(document_, this);
   QDockWidget* settings = dock(tr("Training Settings"), QStringLiteral("trainingDock"), training_panel_, Qt::RightDockWidgetArea);
   tabifyDockWidget(props, settings);
+  node_stats_ = new widgets::NodeStatsModel(this);
+  node_stats_layer_ = new widgets::NodeStatsLayer(node_stats_, scene_, this);
+  node_stats_panel_ = new widgets::NodeStatsPanel(node_stats_, this);
+  QDockWidget* stats = dock(tr("Node Statistics"), QStringLiteral("nodeStatsDock"), node_stats_panel_, Qt::RightDockWidgetArea);
+  tabifyDockWidget(settings, stats);
   props->raise();
   // First-run proportions: the canvas gets the room; saved layouts replace these.
   resizeDocks({layers, props}, {palette_->sizeHint().width(), 300}, Qt::Horizontal);
@@ -303,8 +318,13 @@ void MainWindow::createActions() {
   });
   snap->setObjectName(QStringLiteral("snapAction"));
   view_menu->addActions({zoom_in, zoom_out, actual, fit});
+  QAction* show_stats = makeAction(this, tr("Show Node &Statistics"), {});
+  show_stats->setObjectName(QStringLiteral("showNodeStatsAction"));
+  show_stats->setCheckable(true);
+  show_stats->setChecked(true);
+  connect(show_stats, &QAction::toggled, node_stats_layer_, &widgets::NodeStatsLayer::setShown);
   view_menu->addSeparator();
-  view_menu->addAction(snap);
+  view_menu->addActions({snap, show_stats});
   QMenu* theme_menu = view_menu->addMenu(widgets::icon(QStringLiteral("theme")), tr("&Theme"));
   auto* themes = new QActionGroup(this);
   for (const auto& [mode, text] : {std::pair{widgets::ThemeMode::System, tr("Follow &System")},
@@ -645,6 +665,7 @@ bool MainWindow::startTraining(const QString& resume_from, const QString& contin
   TrainingRequest request{document_->graph(), project_dir, newRunDirectory(), resume_from, continue_from, project_file};
   dashboard_->beginRun(request);
   try_it_->beginRun(request.graph);
+  node_stats_->clear();
   training_->start(request);
   showDashboard();
   statusBar()->showMessage(tr("Training: checkpoints go to %1").arg(QDir::toNativeSeparators(request.runDir)), 8000);

@@ -18,6 +18,9 @@ namespace plexus::widgets {
 class GraphDocument;
 class LayerPalette;
 class NodeScene;
+class NodeStatsLayer;
+class NodeStatsModel;
+class NodeStatsPanel;
 class NodeView;
 class ProblemsPanel;
 class PropertyPanel;
@@ -44,6 +47,9 @@ class MainWindow : public QMainWindow {
   widgets::LayerPalette* palette() const { return palette_; }
   widgets::PropertyPanel* properties() const { return properties_; }
   widgets::ProblemsPanel* problems() const { return problems_; }
+  widgets::NodeStatsModel* nodeStats() const { return node_stats_; }
+  widgets::NodeStatsLayer* nodeStatsLayer() const { return node_stats_layer_; }
+  widgets::NodeStatsPanel* nodeStatsPanel() const { return node_stats_panel_; }
   Autosaver* autosaver() const { return autosaver_.get(); }
   TrainingController* training() const { return training_; }
   Dashboard* dashboard() const { return dashboard_; }
@@ -131,6 +137,9 @@ class MainWindow : public QMainWindow {
   widgets::PropertyPanel* properties_ = nullptr;
   widgets::ProblemsPanel* problems_ = nullptr;
   widgets::TrainingPanel* training_panel_ = nullptr;
+  widgets::NodeStatsModel* node_stats_ = nullptr;  // the current (or last) run's
+  widgets::NodeStatsLayer* node_stats_layer_ = nullptr;
+  widgets::NodeStatsPanel* node_stats_panel_ = nullptr;
   TrainingController* training_ = nullptr;
   Dashboard* dashboard_ = nullptr;
   TryItPage* try_it_ = nullptr;

@@ -195,6 +195,8 @@ class TrainingController::Worker {
       controller_.post(*t);
     } else if (const auto* n = std::get_if<train::Notice>(&event)) {
       controller_.post(*n);
+    } else if (const auto* s = std::get_if<train::NodeStats>(&event)) {
+      controller_.postStats(*s);
     }
   }
 
@@ -210,6 +212,7 @@ TrainingController::TrainingController(QObject* parent) : QObject(parent) {
   qRegisterMetaType<std::vector<train::BatchEnd>>();
   qRegisterMetaType<train::EpochEnd>();
   qRegisterMetaType<train::TestEnd>();
+  qRegisterMetaType<train::NodeStats>();
   qRegisterMetaType<train::Finished>();
   qRegisterMetaType<WeightsSnapshot>();
   qRegisterMetaType<SkippedFiles>();
@@ -340,13 +343,19 @@ void TrainingController::post(Item item) {
 
 void TrainingController::postBatch(const train::BatchEnd& batch) {
   std::lock_guard lock(mu_);
+  openBatches().batches.push_back(batch);
+}
+
+void TrainingController::postStats(const train::NodeStats& stats) {
+  std::lock_guard lock(mu_);
+  openBatches().stats.push_back(stats);
+}
+
+TrainingController::Batches& TrainingController::openBatches() {
   if (!outbox_.empty())
-    if (auto* run = std::get_if<std::vector<train::BatchEnd>>(&outbox_.back())) {
-      run->push_back(batch);
-      return;
-    }
-  outbox_.push_back(std::vector<train::BatchEnd>{batch});
+    if (auto* open = std::get_if<Batches>(&outbox_.back())) return *open;
   ++posted_;
+  return std::get<Batches>(outbox_.emplace_back(Batches{}));
 }
 
 void TrainingController::attach(train::Trainer* trainer) {
@@ -409,7 +418,10 @@ bool TrainingController::takeNext(Item& item) {
 void TrainingController::emitItem(const Item& item) {
   std::visit(Overloaded{
                  [this](const RunInfo& info) { emit started(info); },
-                 [this](const std::vector<train::BatchEnd>& b) { emit batches(b); },
+                 [this](const Batches& b) {
+                   if (!b.batches.empty()) emit batches(b.batches);
+                   for (const train::NodeStats& s : b.stats) emit nodeStats(s);
+                 },
                  [this](const train::EpochEnd& e) { emit epochEnded(e); },
                  [this](const train::TestEnd& t) { emit tested(t); },
                  [this](const CheckpointSaved& c) { emit checkpointSaved(c.path, c.kind); },

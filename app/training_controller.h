@@ -5,7 +5,7 @@
 // and session::RunLog, exactly as `plexus-cli train FILE --save-run` does.
 // The UI thread only ever sees value snapshots, delivered as signals of this object:
 //
-//   started -> filesSkipped? -> batches* -> epochEnded (checkpointSaved "best")? -> ... ->
+//   started -> filesSkipped? -> (batches nodeStats*)* -> epochEnded (checkpointSaved "best")? -> ... ->
 //   filesSkipped? -> tested? -> (checkpointSaved "final" -> finished) | failed
 //
 // (filesSkipped: an image folder's files left out, when there are any at the start, and again
@@ -146,6 +146,10 @@ class TrainingController : public QObject {
   void started(const plexus::app::RunInfo& info);
   // In order; at most one per tick (100 ms or more).
   void batches(const std::vector<plexus::train::BatchEnd>& batches);
+  // Every TrainingSettings::stats_every steps (and once before a run fails for a non-finite
+  // loss); in order, each right after the batches() that delivers its step, so that the node
+  // statistics do not split a tick's batches.
+  void nodeStats(const plexus::train::NodeStats& stats);
   void epochEnded(const plexus::train::EpochEnd& epoch);  // classification: with predictions
   // The final model on the test split, after the last epoch of a run that was not stopped.
   void tested(const plexus::train::TestEnd& test);
@@ -161,14 +165,22 @@ class TrainingController : public QObject {
   struct CheckpointSaved {
     QString path, kind;
   };
-  // Worker -> UI, in order. Consecutive batches share one vector.
-  using Item = std::variant<RunInfo, std::vector<train::BatchEnd>, train::EpochEnd, train::TestEnd, CheckpointSaved,
-                            WeightsSnapshot, SkippedFiles, train::Notice, train::Finished, train::Failed>;
+  // Consecutive batches, and the node statistics sampled among them.
+  struct Batches {
+    std::vector<train::BatchEnd> batches;
+    std::vector<train::NodeStats> stats;
+  };
+  // Worker -> UI, in order.
+  using Item = std::variant<RunInfo, Batches, train::EpochEnd, train::TestEnd, CheckpointSaved, WeightsSnapshot,
+                            SkippedFiles, train::Notice, train::Finished, train::Failed>;
   class Worker;  // the worker thread's job
 
   // Worker side.
   void post(Item item);  // delivered at once (queued to the UI thread)
-  void postBatch(const train::BatchEnd& batch);  // delivered by the next timer tick
+  // Delivered by the next timer tick.
+  void postBatch(const train::BatchEnd& batch);
+  void postStats(const train::NodeStats& stats);
+  Batches& openBatches();  // the outbox's last item when it is Batches, else a new one; under mu_
   void attach(train::Trainer* trainer);  // nullptr detaches; applies pending pause/stop
   void handOver(std::shared_ptr<nn::Module> model, train::Metadata meta);
 

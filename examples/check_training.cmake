@@ -3,6 +3,7 @@
 #   -DCLI=plexus-cli -DPROJECT=file.plexus -DARGS=--epochs;1;...
 #   -DMAX_TEST_LOSS=x (regression: loss only, no accuracy printed) or -DMIN_TEST_ACCURACY=percent
 #   -DMIN_VAL_ACCURACY=percent: the last epoch's validation accuracy
+#   -DEXPECT=regex: a line the run must print (a health issue, say)
 execute_process(COMMAND ${CLI} train ${PROJECT} --quiet ${ARGS} RESULT_VARIABLE code OUTPUT_VARIABLE out
                 ERROR_VARIABLE err)
 message("${out}${err}")
@@ -28,6 +29,9 @@ if(DEFINED MIN_TEST_ACCURACY)
   if(CMAKE_MATCH_1 LESS MIN_TEST_ACCURACY)
     message(FATAL_ERROR "test accuracy ${CMAKE_MATCH_1}% is below ${MIN_TEST_ACCURACY}%")
   endif()
+endif()
+if(DEFINED EXPECT AND NOT out MATCHES "${EXPECT}")
+  message(FATAL_ERROR "the run did not print a line matching: ${EXPECT}")
 endif()
 if(DEFINED MIN_VAL_ACCURACY)
   string(REGEX MATCHALL "epoch [0-9]+/[0-9]+: [^\n]*" epochs "${out}")

@@ -246,6 +246,7 @@ class TestProject : public QObject {
     "precision": "fp32",
     "cuda_graphs": true,
     "carry_state": false,
+    "stats_every": 20,
     "device": "cpu"
   },
   "view": {
@@ -584,8 +585,8 @@ class TestProject : public QObject {
          "p.plexus: training.seed: expected a non-negative integer, got an integer (-1) (line 1, column 62)"},
         {project("", "", R"(, "training": {"learning_rate": 0.1})"),
          "p.plexus: training: unknown key \"learning_rate\"; training has optimizer, lr, momentum, nesterov, weight_decay, "
-         "schedule, step_size, gamma, batch_size, epochs, validation_fraction, seed, precision, cuda_graphs, carry_state and "
-         "device "
+         "schedule, step_size, gamma, batch_size, epochs, validation_fraction, seed, precision, cuda_graphs, carry_state, "
+         "stats_every and device "
          "(line 1, column 54)"},
         {project("", "", R"(, "view": [1])"), "p.plexus: view: expected an object, got an array (line 1, column 49)"},
         {project(R"({"id": "a", "id": "b", "type": "T"})"),
@@ -675,7 +676,7 @@ class TestProject : public QObject {
     // nlohmann's lexer stops at a NUL byte as if the input ended there; the loader does not.
     const std::string text = serialize_project(mnist_mlp());
     QCOMPARE(load_error(text + std::string(1, '\0') + "garbage"),
-             std::string("p.plexus: line 86, column 1: expected the end of the file, found a NUL byte"));
+             std::string("p.plexus: line 87, column 1: expected the end of the file, found a NUL byte"));
     QCOMPARE(load_error(std::string(1, '\0')), std::string("p.plexus: line 1, column 1: expected a value, found a NUL byte"));
     QCOMPARE(load_error(std::string("{\"a\": \"x\0y\"}", 12)),
              std::string("p.plexus: line 1, column 7: invalid string: control character U+0000 (NUL) must be escaped to "

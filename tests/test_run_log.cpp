@@ -335,6 +335,12 @@ class TestRunLog : public QObject {
     QCOMPARE(r.batches.size(), size_t(12));
     QCOMPARE(r.seconds, h.result.seconds);
     QVERIFY(r.has_best && r.has_final);
+    // The last per-node statistics: stats_every 20 of 12 steps samples the first one only.
+    QVERIFY(r.node_stats);
+    QCOMPARE(r.node_stats->step, int64_t(1));
+    std::vector<std::string> nodes;
+    for (const train::NodeStat& n : r.node_stats->nodes) nodes.push_back(n.node);
+    QCOMPARE(nodes, (std::vector<std::string>{"fc1", "act1", "fc2", "act2", "out"}));
   }
 
   void aLogIsNeverWrittenOverAndAnEmptyFolderWritesNothing() {

@@ -15,6 +15,7 @@ Tensor GraphModel::forward(const Tensor& x) {
     args.clear();
     for (size_t i : s.inputs) args.push_back(values[i]);
     values[s.outputs.at(0)] = s.run(args);
+    if (observer_) observer_(s.node, values[s.outputs[0]]);
   }
   return values[prediction_];
 }

@@ -21,6 +21,11 @@ class GraphModel : public nn::Module {
   Tensor forward(const Tensor& x) override;
   std::string type_name() const override { return "GraphModel"; }
 
+  // Called with each node's (first) output as the plan runs, in graph order: how a training
+  // step is measured (train/stats_sampler.h). Null, the default, costs nothing.
+  using Observer = std::function<void(const std::string& node, const Tensor& output)>;
+  void set_observer(Observer observer) { observer_ = std::move(observer); }
+
  private:
   friend struct Compiler;
   struct Step {
@@ -32,6 +37,7 @@ class GraphModel : public nn::Module {
   std::vector<Step> steps_;
   size_t slots_ = 1;        // slot 0 holds x
   size_t prediction_ = 0;   // slot of the loss node's input
+  Observer observer_;
 };
 
 struct CompiledGraph {

@@ -90,6 +90,9 @@ struct TrainingSettings : optim::OptimizerConfig, optim::ScheduleConfig {
   // Text datasets: batches as parallel streams whose recurrent state carries from one batch to
   // the next (truncated backpropagation through time); see data::stream_batches.
   bool carry_state = false;
+  // Every how many training steps the per-node statistics are measured (train/stats_sampler.h),
+  // starting with the first step; 0 = never.
+  int64_t stats_every = 20;
   bool operator==(const TrainingSettings&) const = default;
 };
 

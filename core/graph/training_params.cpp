@@ -72,6 +72,9 @@ const std::vector<TrainingSetting>& training_settings() {
             flag_spec("carry_state", d.carry_state,
                       "Text datasets: recurrent layers carry their hidden state across consecutive batches of a text "
                       "stream (truncated backpropagation through time); batches are not shuffled.")),
+        row(&S::stats_every,
+            whole("stats_every", d.stats_every, 0, 1e6,
+                  "Every how many training steps the per-node statistics are measured (0 = never).")),
         row(&S::device, choice("device", d.device, {}, "Where training runs: cpu, cuda or cuda:N.")),
     };
     rows.back().in_form = false;

@@ -253,7 +253,7 @@ RunRecord read_run(const fs::path& folder) {
       continue;
     }
     if (ended) throw DataError(where + ": a line after the end of the run");
-    const train::Event event = train::event_from_json(j, where);
+    train::Event event = train::event_from_json(j, where);
     if (const auto* b = std::get_if<train::BatchEnd>(&event)) {
       batches.add(*b);
     } else if (const auto* e = std::get_if<train::EpochEnd>(&event)) {
@@ -271,6 +271,8 @@ RunRecord read_run(const fs::path& folder) {
       r.test = t->figures;
     } else if (const auto* n = std::get_if<train::Notice>(&event)) {
       r.notices.push_back(n->text);
+    } else if (auto* s = std::get_if<train::NodeStats>(&event)) {
+      r.node_stats = std::move(*s);
     } else if (const auto* f = std::get_if<train::Finished>(&event)) {
       r.status = f->cancelled ? RunStatus::Stopped : RunStatus::Completed;
       r.seconds = f->seconds;

@@ -104,6 +104,8 @@ struct RunRecord {
   int64_t batch_lines = 0;              // all of them
   std::optional<train::EpochEnd> test;  // the final model on the test split
   std::vector<std::string> notices;     // how the run executed (train::Notice), in order
+  // The last per-node statistics sample, with the health issues standing after it.
+  std::optional<train::NodeStats> node_stats;
   RunStatus status = RunStatus::Incomplete;
   std::string message;       // why it failed; for an incomplete run, what the log's end lacks
   int epochs_completed = 0;  // the number of its last completed epoch (first_epoch - 1: none)

@@ -8,6 +8,10 @@
 #include <string>
 #include <vector>
 
+namespace plexus {
+class Tensor;
+}
+
 namespace plexus::train {
 
 inline constexpr int kHistogramBins = 24;
@@ -47,5 +51,19 @@ struct NodeStats {
   std::vector<NodeStat> nodes;       // in graph (execution) order
   std::vector<HealthIssue> health;   // the issues standing after this sample
 };
+
+// The output figures of NodeStat (has_params false) for `output`, a node's output over a batch,
+// copied to the host first only when it lives on a GPU: one vectorised pass for the moments,
+// zeros and range (a second, value by value, only when a value is NaN or Inf), a look at each
+// unit until one of its values is not zero, and the histogram of at most 65536 values evenly
+// spread over the output. Units are the last dimension of [N, F] and [N, T, F] (a sequence's
+// features), dimension 1 of [N, C, ...] (channels); an [N] output is one unit. std is the
+// population's (divided by the count). Without finite values the moments, range and histogram
+// are 0; when every finite value is the same, bin 0 holds them all.
+NodeStat output_stat(std::string node, const Tensor& output);
+
+// ||values||² and ||a − b||² of n floats on the host, vectorised (the parameter figures).
+double sum_of_squares(const float* values, int64_t n);
+double distance_squared(const float* a, const float* b, int64_t n);
 
 }  // namespace plexus::train

@@ -56,7 +56,7 @@ StepResult TrainingStep::read(const Tensor& stats, bool update_ran) const {
   return r;
 }
 
-StepResult TrainingStep::eager(const Tensor& x, const Tensor& y) {
+StepResult TrainingStep::eager(const Tensor& x, const Tensor& y, StepProbe* probe) {
   const Tensor out = model_(x);
   const Tensor loss = options_.loss(out, y);
   // One read from the device per batch, before the update: a non-finite loss skips it.
@@ -64,8 +64,10 @@ StepResult TrainingStep::eager(const Tensor& x, const Tensor& y) {
   if (!r.updated) return r;
   opt_.zero_grad();
   loss.backward();
+  if (probe) probe->after_backward();
   if (options_.clip_grad_norm > 0) optim::clip_grad_norm_(opt_.parameters(), options_.clip_grad_norm);
   opt_.step();
+  if (probe) probe->after_update();
   return r;
 }
 
@@ -107,8 +109,8 @@ StepResult TrainingStep::replay(const Tensor& inputs, const Tensor& targets) {
   return read(static_stats_, true);
 }
 
-StepResult TrainingStep::run(const Tensor& inputs, const Tensor& targets) {
-  if (graphs_possible_) {
+StepResult TrainingStep::run(const Tensor& inputs, const Tensor& targets, StepProbe* probe) {
+  if (graphs_possible_ && !probe) {
     if (replaying() && inputs.shape() == static_x_.shape() && targets.shape() == static_y_.shape())
       return replay(inputs, targets);
     if (!graph_) {
@@ -123,7 +125,7 @@ StepResult TrainingStep::run(const Tensor& inputs, const Tensor& targets) {
                 "); a graph replays one shape";
     }
   }
-  return eager(inputs.to(device_), targets.to(device_));
+  return eager(inputs.to(device_), targets.to(device_), probe);
 }
 
 }  // namespace plexus::train

@@ -37,6 +37,16 @@ struct StepOptions {
   int warmup_steps = 2;         // eager steps of one shape before the capture
 };
 
+// Looks inside one step (train/stats_sampler.h): TrainingStep::run calls it after the
+// backward pass (before clipping and the update) and after the update. Neither runs when the
+// loss is not finite.
+class StepProbe {
+ public:
+  virtual ~StepProbe() = default;
+  virtual void after_backward() = 0;
+  virtual void after_update() = 0;
+};
+
 struct StepResult {
   float loss = 0;
   int64_t hits = 0;             // correct predictions, when counted
@@ -51,8 +61,10 @@ class TrainingStep {
   TrainingStep(const TrainingStep&) = delete;
   TrainingStep& operator=(const TrainingStep&) = delete;
 
-  // One step on a batch (on any device; it goes to the model's).
-  StepResult run(const Tensor& inputs, const Tensor& targets);
+  // One step on a batch (on any device; it goes to the model's). With a probe the step runs
+  // eagerly, also on a device that replays a CUDA graph: the graph, and the count of steps
+  // towards capturing it, stay as they were, as for a batch of another shape.
+  StepResult run(const Tensor& inputs, const Tensor& targets, StepProbe* probe = nullptr);
 
   // Empty until the step has been captured or found unfit for a CUDA graph, then one line for
   // the user ("the training step runs as a CUDA graph ..." / "CUDA graphs not used: ..."); it
@@ -61,7 +73,7 @@ class TrainingStep {
   bool replaying() const;
 
  private:
-  StepResult eager(const Tensor& x, const Tensor& y);
+  StepResult eager(const Tensor& x, const Tensor& y, StepProbe* probe);
   StepResult replay(const Tensor& inputs, const Tensor& targets);
   bool try_capture(const Tensor& inputs, const Tensor& targets);
   void stop_graphs(const std::string& why);

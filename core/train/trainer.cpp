@@ -1,5 +1,6 @@
 #include "train/trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <new>
@@ -56,6 +57,8 @@ Trainer::Trainer(nn::Module& model, optim::Optimizer& optimizer, data::DataLoade
   if (options_.first_epoch < 1 || options_.first_epoch > options_.epochs)
     throw ValueError("Trainer: the first epoch must be between 1 and " + std::to_string(options_.epochs) + ", got " +
                      std::to_string(options_.first_epoch));
+  if (options_.stats_every < 0)
+    throw ValueError("Trainer: stats_every must be 0 or more, got " + std::to_string(options_.stats_every));
   options_.loss = or_cross_entropy(std::move(options_.loss));
 }
 
@@ -119,16 +122,15 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
     if (!wait_while_paused()) throw Cancelled();
     ++batch;
     const auto t0 = Clock::now();
-    const StepResult r = step.run(b.inputs, b.targets);
+    StatsSampler* sampling = stats_ && stats_->due(batches_done_ + 1) ? stats_.get() : nullptr;
+    if (sampling) sampling->begin();
+    const StepResult r = step.run(b.inputs, b.targets, sampling);
     if (step.graph_note() != graph_note) {
       graph_note = step.graph_note();
       publish(Notice{graph_note});
     }
     const float value = r.loss;
-    if (!r.updated)
-      throw Error("the loss became " + std::string(std::isnan(value) ? "NaN" : "infinite") + " at epoch " +
-                  std::to_string(epoch) + ", batch " + std::to_string(batch) +
-                  "; try a lower learning rate or gradient clipping");
+    if (!r.updated) fail_non_finite(value, epoch, batch, b.inputs);
 
     const int64_t n = batch_size_of(b.inputs);
     loss_avg.add(value, n);
@@ -156,6 +158,7 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
     e.eta_seconds = double(remaining) * elapsed_ / double(batches_done_);
     e.lr = opt_.param_groups().empty() ? 0.0 : opt_.param_groups()[0].lr;
     publish(e);
+    if (sampling) publish(sampling->finish(epoch, batch, batches_done_));
   }
   EpochEnd end;
   end.epoch = epoch;
@@ -168,6 +171,20 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
   end.gflops = end.samples_per_second * options_.flops_per_example / 1e9;
   end.peak_gflops = options_.peak_gflops;
   return end;
+}
+
+void Trainer::fail_non_finite(float loss, int epoch, int64_t batch, const Tensor& inputs) {
+  std::string message = "the loss became " + std::string(std::isnan(loss) ? "NaN" : "infinite") + " at epoch " +
+                        std::to_string(epoch) + ", batch " + std::to_string(batch);
+  if (stats_) {
+    const NodeStats sample = stats_->diagnose(inputs, epoch, batch, batches_done_ + 1);
+    const auto first = std::find_if(sample.health.begin(), sample.health.end(),
+                                    [](const HealthIssue& h) { return h.kind == HealthKind::NonFinite; });
+    message += first != sample.health.end() ? "; the first non-finite output is " + node_label(options_.nodes, first->node)
+                                            : "; every node's output is finite, the loss computed from them is not";
+    publish(sample);
+  }
+  throw Error(message + "; try a lower learning rate or gradient clipping");
 }
 
 EpochEnd Trainer::evaluate(data::DataLoader& loader) {
@@ -235,6 +252,8 @@ RunResult Trainer::run() {
                       {.loss = options_.loss, .classification = options_.classification,
                        .clip_grad_norm = options_.clip_grad_norm, .cuda_graphs = options_.cuda_graphs,
                        .carry_state = options_.carry_state});
+    if (options_.observe_outputs)
+      stats_ = std::make_unique<StatsSampler>(model_, options_.observe_outputs, options_.stats_every, options_.nodes);
     std::string graph_note;  // the last one published
     for (int epoch = options_.first_epoch; epoch <= options_.epochs; ++epoch) {
       const auto epoch_start = Clock::now();
@@ -280,6 +299,7 @@ RunResult Trainer::run() {
     result.status = RunStatus::Failed;
     result.message = ex.what();
   }
+  stats_.reset();  // takes its observer off the model
   GradMode::set_enabled(grad_was_enabled);
   result.seconds = seconds_since(start);
   // run() itself never throws: a callback failing on the final event turns the result into a

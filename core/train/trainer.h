@@ -11,12 +11,20 @@
 // Devices. The model may live on the CPU or a CUDA device (Module::to); run() and evaluate()
 // copy every batch to the device of the model's parameters, so loaders stay on the CPU.
 //
+// Per-node statistics (train/stats_sampler.h): with TrainerOptions::observe_outputs, steps 1,
+// 1 + stats_every, 1 + 2·stats_every, ... (counted over the run, so the first sample comes at
+// once) are measured and published as a NodeStats right after their BatchEnd.
+//
 // Errors never escape run(): a non-finite loss (naming epoch and batch), bad data, a shape
 // mismatch or running out of memory end the run with a Failed event and a RunResult that
-// says why; the model keeps the weights of the last good step.
+// says why; the model keeps the weights of the last good step. A non-finite loss, with
+// observe_outputs, first runs that batch's forward pass again to publish a NodeStats whose
+// NonFinite issue names the first node in graph order with a non-finite output, and the
+// message names it too ("...; the first non-finite output is Linear 'fc2'").
 #include <atomic>
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -28,6 +36,7 @@
 #include "ops/precision.h"
 #include "optim/scheduler.h"
 #include "train/events.h"
+#include "train/stats_sampler.h"
 #include "train/step.h"
 
 namespace plexus::train {
@@ -64,6 +73,13 @@ struct TrainerOptions {
   // samples, from the live model). A text it returns is published as a Notice first ("" =
   // none). An exception fails the run.
   std::function<std::string(EpochEnd&)> on_epoch_end;
+  // Per-node statistics every stats_every training steps (0 = never). They need
+  // observe_outputs, which installs an observer on the model's nodes (a compiled graph's
+  // graph::GraphModel::set_observer; session::make_training_run sets it): without it nothing
+  // is measured. `nodes` gives the health issues each node's type and label.
+  int64_t stats_every = 0;
+  ObserveOutputs observe_outputs;
+  NodeInfos nodes;
 };
 
 enum class RunStatus { Completed, Cancelled, Failed };
@@ -111,6 +127,7 @@ class Trainer {
   void publish(const Event& e);
   bool wait_while_paused();  // false when cancelled
   EpochEnd train_epoch(int epoch, TrainingStep& step, std::string& graph_note);
+  [[noreturn]] void fail_non_finite(float loss, int epoch, int64_t batch, const Tensor& inputs);
   void begin_stream();  // carry_state: a fresh state for the next pass over the data
 
   nn::Module& model_;
@@ -127,6 +144,7 @@ class Trainer {
   std::condition_variable pause_cv_;
   double elapsed_ = 0;          // seconds of training so far, for the ETA
   int64_t batches_done_ = 0;
+  std::unique_ptr<StatsSampler> stats_;  // during run(), with observe_outputs
 };
 
 }  // namespace plexus::train

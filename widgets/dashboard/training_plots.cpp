@@ -19,6 +19,7 @@
 #include <numeric>
 
 #include "common/icons.h"
+#include "common/plot_style.h"
 #include "common/theme.h"
 
 namespace plexus::widgets {
@@ -43,14 +44,6 @@ QColor runColour(int index, bool dark) {
   return QColor(dark ? c.dark : c.light);
 }
 
-struct PlotColours {
-  QColor background, text, muted, grid, axis;
-};
-
-PlotColours plotColours(const Theme& t) {
-  return {t.dark ? t.canvas : QColor(Qt::white), t.text, t.mutedText, t.dark ? t.gridMajor : t.gridMinor, t.nodeBorder};
-}
-
 // The epoch plot's lines: loss with round markers, accuracy with diamonds; validation solid,
 // training dashed and lighter.
 QPen epochPen(const QColor& colour, bool training) {
@@ -63,35 +56,6 @@ QCPScatterStyle epochMarker(const QColor& colour, const QColor& fill, bool accur
   return QCPScatterStyle(accuracy ? QCPScatterStyle::ssDiamond : QCPScatterStyle::ssCircle, QPen(colour, 1.5),
                          QBrush(fill), training ? 5 : 7);
 }
-
-void styleAxis(QCPAxis* axis, const PlotColours& c) {
-  const QPen pen(c.axis, 1);
-  axis->setBasePen(pen);
-  axis->setTickPen(pen);
-  axis->setSubTickPen(pen);
-  axis->setTickLengthIn(0);
-  axis->setTickLengthOut(4);
-  axis->setSubTicks(false);
-  axis->setTickLabelColor(c.muted);
-  axis->setLabelColor(c.text);
-  axis->grid()->setPen(QPen(c.grid, 1));
-  axis->grid()->setZeroLinePen(Qt::NoPen);
-}
-
-// Log ticks at 1, 2 and 5 times the powers of ten where plain powers of ten would be too few
-// (QCustomPlot falls back to linear steps there, which leave the low end bare).
-class LogTicker : public QCPAxisTickerLog {
- protected:
-  QVector<double> createTickVector(double tickStep, const QCPRange& range) override {
-    const double decades = range.lower > 0 ? std::log10(range.upper / range.lower) : 0;
-    if (decades <= 0 || decades >= 3) return QCPAxisTickerLog::createTickVector(tickStep, range);
-    QVector<double> ticks;
-    for (int e = int(std::floor(std::log10(range.lower))); e <= int(std::ceil(std::log10(range.upper))); ++e)
-      for (double mantissa : {1.0, 2.0, 5.0})
-        if (const double v = mantissa * std::pow(10.0, e); range.contains(v)) ticks << v;
-    return ticks.size() >= 3 ? ticks : QCPAxisTickerLog::createTickVector(tickStep, range);
-  }
-};
 
 // The union of `rangeOf(graph, found)` over the visible graphs; none when none has data.
 template <typename RangeOf>

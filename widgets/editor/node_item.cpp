@@ -200,15 +200,19 @@ void NodeItem::setProblems(const std::vector<graph::Problem>& problems) {
   update();
 }
 
+void NodeItem::setToolTipNote(const QString& note) {
+  if (note == note_) return;
+  note_ = note;
+  refreshToolTip();
+}
+
 void NodeItem::refreshToolTip() {
-  if (problems_.empty()) {
-    setToolTip(description_);
-    return;
-  }
   QStringList lines;
   for (const graph::Problem& p : problems_)
     lines << (p.severity == graph::Severity::Error ? QObject::tr("Error: %1") : QObject::tr("Warning: %1"))
                  .arg(qstr(p.message));
+  if (lines.isEmpty()) lines << description_;
+  if (!note_.isEmpty()) lines << note_;
   setToolTip(lines.join('\n'));
 }
 

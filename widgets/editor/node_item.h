@@ -78,6 +78,8 @@ class NodeItem : public QGraphicsItem {
   // The document's problems for this node: outline colour and tooltip.
   void setProblems(const std::vector<graph::Problem>& problems);
   std::optional<graph::Severity> problemSeverity() const { return severity_; }
+  // More tooltip lines from outside the document (a run's health issues); "" for none.
+  void setToolTipNote(const QString& note);
 
   const std::vector<PortItem*>& ports() const { return ports_; }
   PortItem* port(const std::string& name, bool input) const;
@@ -113,6 +115,7 @@ class NodeItem : public QGraphicsItem {
   std::vector<EdgeItem*> edges_;
   std::vector<graph::Problem> problems_;
   std::optional<graph::Severity> severity_;
+  QString note_;
 };
 
 }  // namespace plexus::widgets

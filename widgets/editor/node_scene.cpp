@@ -106,8 +106,10 @@ QPointF NodeScene::dragPosition(QPointF wanted) const { return drag_start_.empty
 void NodeScene::rebuild() {
   cancelWire();
   drag_start_.clear();
-  clear();
+  // Forgotten before they go: deleting a selected item emits selectionChanged, whose listeners
+  // look nodes up (the new graph's ids may name items being deleted).
   nodes_.clear();
+  clear();
   for (const graph::Node& n : doc_->graph().nodes) addNodeItem(qstr(n.id));
   for (const graph::Edge& e : doc_->graph().edges) addEdgeItem(e);
   refreshValidation();
