@@ -163,6 +163,10 @@ CarryReport carry_over(const SourceState& source, nn::Module& model, optim::Opti
   return report;
 }
 
+std::string init_from(const std::filesystem::path& file, nn::Module& model, optim::Optimizer* optimizer) {
+  return "initialised from " + file.string() + ": " + carry_over(read_state(file), model, optimizer).text();
+}
+
 std::string CarryReport::text() const {
   std::string out = "kept " + std::to_string(kept.size()) + (kept.size() == 1 ? " tensor" : " tensors");
   if (optimizer_carried > 0) out += " (optimizer state of " + std::to_string(optimizer_carried) + ")";

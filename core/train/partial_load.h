@@ -79,4 +79,9 @@ struct CarryReport {
 // before changing anything; nothing in it fails once copying has begun.
 CarryReport carry_over(const SourceState& source, nn::Module& model, optim::Optimizer* optimizer);
 
+// A new run starting from the matching tensors of a checkpoint or weights file (`plexus-cli
+// train --init-from FILE`, the GUI's "Train from Checkpoint (Matching Nodes)…"): read_state,
+// then carry_over. Returns the account for people, "initialised from FILE: kept 4 tensors; ...".
+std::string init_from(const std::filesystem::path& file, nn::Module& model, optim::Optimizer* optimizer);
+
 }  // namespace plexus::train
