@@ -194,6 +194,8 @@ class TestPartialLoad : public QObject {
     const std::vector<float> fc1 = values(*live.compiled.model, "fc1.weight");
     data::DataLoader* loader = live.train_loader.get();
     session::EditedRun e = session::make_edited_run(a_, b_, live, train::RunPosition{1, 4, {}, 0, 4});
+    QVERIFY(!e.run.train_loader);
+    session::hand_over_loaders(live, e.run);
     QCOMPARE(e.run.train_loader.get(), loader);  // taken over, not reopened
     QCOMPARE(values(*e.run.compiled.model, "fc1.weight"), fc1);
     QCOMPARE(e.event.epoch, 1);

@@ -18,7 +18,7 @@ std::string edit_refusal(const graph::Graph& trained, const graph::Graph& edited
          "; undo that, or stop the run and train anew";
 }
 
-EditedRun make_edited_run(const graph::Graph& trained, const graph::Graph& edited, TrainingRun& live,
+EditedRun make_edited_run(const graph::Graph& trained, const graph::Graph& edited, const TrainingRun& live,
                           const train::RunPosition& at) {
   if (const std::string why = edit_refusal(trained, edited); !why.empty()) throw ValueError(why);
   EditedRun out;
@@ -35,7 +35,7 @@ EditedRun make_edited_run(const graph::Graph& trained, const graph::Graph& edite
   run.optimizer = optim::make_optimizer(s, run.compiled.model->parameters());
   run.scheduler = optim::make_scheduler(s, *run.optimizer, s.epochs);
   if (run.scheduler) run.scheduler->set_epoch(at.epoch - 1);  // the epochs done so far
-  // What is cheap to share or copy comes over now; the loaders, once nothing can fail.
+  // What is cheap to share or copy; the loaders come with hand_over_loaders.
   run.dataset = live.dataset;
   run.data = live.data;
   run.normalization = live.normalization;
@@ -56,11 +56,13 @@ EditedRun make_edited_run(const graph::Graph& trained, const graph::Graph& edite
   out.event.kept = int64_t(out.carried.kept.size());
   out.event.reset = int64_t(out.carried.reset.size());
   out.event.carried = out.carried.text();
-
-  run.train_loader = std::move(live.train_loader);
-  run.eval_loader = std::move(live.eval_loader);
-  run.test_loader = std::move(live.test_loader);
   return out;
+}
+
+void hand_over_loaders(TrainingRun& from, TrainingRun& to) noexcept {
+  to.train_loader = std::move(from.train_loader);
+  to.eval_loader = std::move(from.eval_loader);
+  to.test_loader = std::move(from.test_loader);
 }
 
 }  // namespace plexus::session

@@ -34,9 +34,11 @@ struct EditedRun {
 // The run of `edited` that goes on at `at` where `live` (the run of `trained`) stopped: compiles
 // it (ValueError listing the graph's errors) for the live run's dataset, builds its optimizer and
 // schedule (at the epoch in progress), carries the live model's and optimizer's matching tensors
-// over, and takes over the live run's data and loaders (the dataset and batch size are the
-// same). All that can fail happens first: on an error `live` is as it was and can go on.
-EditedRun make_edited_run(const graph::Graph& trained, const graph::Graph& edited, TrainingRun& live,
+// over, and shares the live run's data (the dataset and batch size are the same). `live` does
+// not change: on an error it goes on as it was. The loaders are the live run's too, handed over
+// with hand_over_loaders once the caller commits to the edit.
+EditedRun make_edited_run(const graph::Graph& trained, const graph::Graph& edited, const TrainingRun& live,
                           const train::RunPosition& at);
+void hand_over_loaders(TrainingRun& from, TrainingRun& to) noexcept;
 
 }  // namespace plexus::session
