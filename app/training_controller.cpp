@@ -12,6 +12,7 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "autograd/grad_mode.h"
 #include "data/csv.h"
@@ -224,17 +225,21 @@ class TrainingController::Worker {
   // model before the edit.
   void applyEdit(session::TrainingRun& run, graph::Graph& graph, const train::RunPosition& at, session::RunLog& log,
                  session::RunCheckpoints& checkpoints) {
-    const std::optional<graph::Graph> edited = controller_.takeEdit();
+    std::optional<graph::Graph> edited = controller_.takeEdit();
     if (controller_.weights_requested_.exchange(false))
       controller_.post(snapshot(*run.compiled.model, at.epoch, at.batch, false));
     if (!edited) return;
+    // The UI checked the settings against its request; the run's own stay (a continued run's
+    // epochs count on from the run it continues).
+    edited->dataset = graph.dataset;
+    edited->training = graph.training;
     std::optional<session::EditedRun> next;
     try {
       next.emplace(session::make_edited_run(graph, *edited, run, at));
       log.edited(*edited, next->event);
     } catch (const std::exception& e) {
       controller_.paused_ = true;  // the next Trainer waits before its first batch
-      controller_.post(EditRefused{QString::fromStdString(std::string("The edit was not applied: ") + e.what()), graph});
+      controller_.post(EditRefused{QString::fromStdString(std::string("The edit was not applied: ") + e.what())});
       return;
     }
     session::hand_over_loaders(run, next->run);
@@ -349,7 +354,7 @@ QString TrainingController::resume(const graph::Graph& graph) {
     resume();
     return {};
   }
-  graph_ = graph;
+  before_edit_ = std::exchange(graph_, graph);
   paused_ = false;
   {
     std::lock_guard lock(mu_);
@@ -513,7 +518,7 @@ void TrainingController::emitItem(const Item& item) {
                  [this](const train::Notice& n) { emit notice(QString::fromStdString(n.text)); },
                  [this](const Edited& e) { emit graphEdited(e.edit, e.graph); },
                  [this](const EditRefused& r) {
-                   graph_ = r.graph;
+                   graph_ = before_edit_;
                    emit stateChanged();  // paused again
                    emit editRefused(r.message);
                  },

@@ -187,7 +187,6 @@ class TrainingController : public QObject {
   };
   struct EditRefused {
     QString message;
-    graph::Graph graph;  // the one the run goes on training
   };
   // Worker -> UI, in order. Consecutive batches share one vector.
   using Item = std::variant<RunInfo, std::vector<train::BatchEnd>, train::EpochEnd, train::TestEnd, CheckpointSaved,
@@ -217,7 +216,8 @@ class TrainingController : public QObject {
   double tick_cpu_ = 0;  // the UI thread's CPU seconds at the last tick
   bool running_ = false;
   bool delivering_ = false;
-  graph::Graph graph_;  // the run's (runGraph)
+  graph::Graph graph_;         // the run's (runGraph), as this side knows it
+  graph::Graph before_edit_;   // graph_ before the edit last sent, for a refusal
 
   std::atomic<bool> paused_{false}, stop_{false}, weights_requested_{false};
 

@@ -35,7 +35,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kEpochs = 8;
+constexpr int kEpochs = 12;  // a margin: the pause comes at the first batches shown
 constexpr int64_t kBatches = 1800 / 10;  // 2000 examples, 10% validation, batches of 10
 
 struct Window : MainWindow {
