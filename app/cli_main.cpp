@@ -45,6 +45,7 @@
 #include "session/sampling.h"
 #include "session/trained_model.h"
 #include "train/builtin.h"
+#include "train/partial_load.h"
 #include "train/checkpoint.h"
 #include "train/event_json.h"
 #include "train/peak.h"
@@ -107,6 +108,11 @@ train FILE [options]
                        final.safetensors at the end, each with the project inside;
                        project.plexus; metrics.jsonl (a header line, then every event)
   --run-dir DIR        the same, in DIR (which must not hold a run already)
+  --init-from C        start from the matching tensors of C, a checkpoint (with or without its
+                       optimizer state) or a weights file: every tensor whose node id and shape
+                       match is copied, with its optimizer state when C has some of the same
+                       optimizer; the rest start as initialised. Prints which tensors were
+                       kept, reset and ignored; a kept run's header names C ("init_from")
   --continue RUN_DIR   go on from the run in RUN_DIR: its final checkpoint with the optimizer
                        state, for --epochs (or the project's epochs) more epochs numbered on
                        from the run's, with this project's settings; the project must have
@@ -552,9 +558,9 @@ void print_skipped(const std::vector<data::SkippedFile>& skipped, size_t first, 
 int cmd_train_project(const Args& args, const std::string& file) {
   args.allow({"--epochs", "--batch-size", "--lr", "--optimizer", "--seed", "--data", "--train-subset", "--metrics",
               "--save", "--resume", "--quiet", "--threads", "--device", "--save-run", "--run-dir", "--continue",
-              "--precision", "--no-cuda-graphs"});
-  if (args.has("--continue") && args.has("--resume"))
-    throw UsageError{"--continue and --resume both start from a checkpoint; give one of them"};
+              "--precision", "--no-cuda-graphs", "--init-from"});
+  if (int(args.has("--continue")) + int(args.has("--resume")) + int(args.has("--init-from")) > 1)
+    throw UsageError{"--continue, --resume and --init-from each start from a checkpoint; give one of them"};
   graph::Graph g = graph::load_project(file);
   graph::TrainingSettings& s = g.training;
   s.epochs = args.integer("--epochs", s.epochs, 1);
@@ -579,6 +585,11 @@ int cmd_train_project(const Args& args, const std::string& file) {
     train::load_checkpoint(args.str("--resume", ""), model, run.optimizer.get());
     std::printf("resumed from %s\n", args.str("--resume", "").c_str());
   }
+  std::string initialised;  // the account of --init-from, for the run log too
+  if (args.has("--init-from")) {
+    initialised = train::init_from(args.str("--init-from", ""), model, run.optimizer.get());
+    std::printf("%s\n", initialised.c_str());
+  }
   if (from)
     std::printf("continuing the run in %s (%s after epoch %d) with epochs %d to %lld\n", from->folder.c_str(),
                 session::to_string(from->status).c_str(), from->epochs_completed, run.trainer_options.first_epoch,
@@ -599,7 +610,10 @@ int cmd_train_project(const Args& args, const std::string& file) {
   std::optional<session::RunCheckpoints> checkpoints;
   if (args.has("--save-run") || args.has("--run-dir") || from) {
     const fs::path folder = args.has("--run-dir") ? fs::path(args.str("--run-dir", "")) : session::new_run_folder(file, {});
-    log.emplace(folder, g, session::run_header(run, file, ro, from ? &*from : nullptr));
+    session::RunHeader header = session::run_header(run, file, ro, from ? &*from : nullptr);
+    if (args.has("--init-from")) header.init_from = fs::absolute(args.str("--init-from", "")).lexically_normal().string();
+    log.emplace(folder, g, std::move(header));
+    if (!initialised.empty()) log->record(train::Notice{initialised});
     checkpoints.emplace(folder, g, run);
     std::printf("the run goes to %s\n", folder.c_str());
   }

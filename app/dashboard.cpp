@@ -46,6 +46,16 @@ std::vector<QString> qstrings(const std::vector<std::string>& in) {
 }
 
 // "sgd, lr 0.1, momentum 0.9, batch 100, 5 epochs, seed 1, cpu" — a run's settings at a glance.
+// An edit made while paused as a marker on the run's curves: between the batch it followed and
+// the next, with what changed and what the weights kept.
+void markEdit(widgets::TrainingPlots* plots, int run, const train::GraphEdit& e) {
+  QStringList tip{QObject::tr("Edited while paused: epoch %1, after batch %2 of %3").arg(e.epoch).arg(e.batch).arg(e.batches)};
+  for (const std::string& change : e.changes) tip << QStringLiteral("• ") + qstr(change);
+  tip << QObject::tr("Weights: kept %1 tensors, reset %2").arg(e.kept).arg(e.reset);
+  const double epoch = e.epoch - 1 + (e.batches > 0 ? double(e.batch) / double(e.batches) : 0.0);
+  plots->addMarker(run, e.step(), epoch, tip.join(QLatin1Char('\n')));
+}
+
 QString summary(const graph::TrainingSettings& s) {
   QString text = QStringLiteral("%1, lr %2").arg(qstr(s.optimizer)).arg(s.lr);
   if (s.momentum > 0 && (s.optimizer == "sgd" || s.optimizer == "rmsprop")) text += QStringLiteral(", momentum %1").arg(s.momentum);
@@ -217,6 +227,13 @@ Dashboard::Dashboard(TrainingController* controller, QWidget* parent) : QWidget(
     notes_->setText(notes_->text().isEmpty() ? text : notes_->text() + QLatin1Char('\n') + text);
     notes_->show();
   });
+  connect(controller_, &TrainingController::graphEdited, this, [this](const train::GraphEdit& e) {
+    if (run_ < 0) return;
+    markEdit(plots_, run_, e);
+    const QString text = tr("Edited at epoch %1, batch %2: %3").arg(e.epoch).arg(e.batch).arg(qstr(e.carried));
+    notes_->setText(notes_->text().isEmpty() ? text : notes_->text() + QLatin1Char('\n') + text);
+    notes_->show();
+  });
   connect(controller_, &TrainingController::finished, this, &Dashboard::onFinished);
   connect(controller_, &TrainingController::failed, this, &Dashboard::onFailed);
   connect(confusion_, &widgets::ConfusionMatrixView::cellClicked, this, &Dashboard::showCell);
@@ -314,6 +331,7 @@ void Dashboard::beginRun(const TrainingRequest& request) {
         continued = info.name;
     origin.note = tr("Continues %1").arg(continued);
   }
+  if (!request.initFrom.isEmpty()) origin.note = tr("Starts from the matching tensors of %1").arg(request.initFrom);
   plots_->setRunOrigin(run_, origin);
   error_->hide();
   checkpoint_->clear();
@@ -405,6 +423,7 @@ void Dashboard::addPastRuns(const std::vector<LoadedRun>& runs, bool project) {
     const int id = plots_->beginRun(name, summary(r.header.settings));
     plots_->addBatches(id, r.batches);
     for (const train::EpochEnd& e : r.epochs) plots_->addEpoch(id, e);
+    for (const train::GraphEdit& e : r.edits) markEdit(plots_, id, e);
     plots_->finishRun(id, r.status == session::RunStatus::Failed ? tr("failed: %1").arg(qstr(r.message))
                           : r.status == session::RunStatus::Incomplete ? tr("interrupted")
                                                                       : qstr(session::to_string(r.status)));
@@ -414,6 +433,8 @@ void Dashboard::addPastRuns(const std::vector<LoadedRun>& runs, bool project) {
     if (r.status == session::RunStatus::Incomplete) note << tr("The app closed during this run (%1).").arg(qstr(r.message));
     if (!r.header.continued_from.empty()) note << tr("Continues %1").arg(folderName(qstr(r.header.continued_from)));
     if (r.header.train_subset > 0) note << tr("Trained on the first %L1 examples").arg(r.header.train_subset);
+    if (!r.header.init_from.empty()) note << tr("Started from the matching tensors of %1").arg(qstr(r.header.init_from));
+    if (!r.edits.empty()) note << tr("Edited %n time(s) while paused", nullptr, int(r.edits.size()));
     if (r.test) note << testNote(*r.test, r.header.classification);
     origin.note = note.join(QLatin1Char('\n'));
     plots_->setRunOrigin(id, origin);

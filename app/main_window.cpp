@@ -146,6 +146,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(training_, &TrainingController::failed, this,
           [this](const QString& message) { statusBar()->showMessage(message, 15000); });  // says it failed
   connect(training_, &TrainingController::notice, this, [this](const QString& text) { statusBar()->showMessage(text, 15000); });
+  connect(training_, &TrainingController::editRefused, this, [this](const QString& message) {
+    statusBar()->showMessage(tr("Still paused: the edit was not applied"), 15000);
+    showError(tr("Cannot resume with the edit"), message);
+  });
+  connect(training_, &TrainingController::graphEdited, this, [this](const train::GraphEdit& edit) {
+    statusBar()->showMessage(tr("Resumed with the edit: kept %1 tensors, reset %2").arg(edit.kept).arg(edit.reset), 15000);
+  });
   connect(training_, &TrainingController::finished, this, [this](const train::Finished& result) {
     statusBar()->showMessage(result.cancelled ? tr("Training stopped") : tr("Training finished"), 8000);
   });
@@ -371,18 +378,21 @@ void MainWindow::createRunActions() {
   connect(train_action_, &QAction::triggered, this, [this] { startTraining(); });
   pause_action_ = makeAction(this, tr("&Pause"), QStringLiteral("pause"), {QKeySequence(Qt::Key_F6)});
   pause_action_->setCheckable(true);
-  connect(pause_action_, &QAction::triggered, this, [this](bool pause) {
-    if (pause)
-      training_->pause();
-    else
-      training_->resume();
-  });
+  connect(pause_action_, &QAction::triggered, this, &MainWindow::setPaused);
   stop_action_ = makeAction(this, tr("&Stop"), QStringLiteral("stop"), {QKeySequence(tr("Shift+F5"))});
   connect(stop_action_, &QAction::triggered, training_, &TrainingController::stop);
   QAction* resume_from = makeAction(this, tr("Train from &Checkpoint…"), {});
   connect(resume_from, &QAction::triggered, this, [this] {
     const QString path = chooseCheckpoint(tr("Continue training from a checkpoint"));
     if (!path.isEmpty()) startTraining(path);
+  });
+  QAction* init_from = makeAction(this, tr("Train from Checkpoint (&Matching Nodes)…"), {});
+  init_from->setObjectName(QStringLiteral("initFromAction"));
+  init_from->setToolTip(tr("Start a new run from the weights of every node whose id and parameter shapes match a "
+                           "checkpoint or weights file; the other nodes start as initialised"));
+  connect(init_from, &QAction::triggered, this, [this] {
+    const QString path = chooseCheckpoint(tr("Train from the matching nodes of a checkpoint or weights file"));
+    if (!path.isEmpty()) startTraining({}, {}, path);
   });
   export_action_ = makeAction(this, tr("&Export Weights…"), QStringLiteral("save-as"));
   connect(export_action_, &QAction::triggered, this, [this] {
@@ -425,7 +435,7 @@ void MainWindow::createRunActions() {
                                     : tr("Deleted the run %1").arg(where),
                                8000);
   });
-  run->addActions({resume_from, evaluate, export_action_});
+  run->addActions({resume_from, init_from, evaluate, export_action_});
   run->addSeparator();
   run->addActions({runs->openAction(), runs->continueAction(), runs->deleteAction()});
   run->addSeparator();
@@ -644,7 +654,7 @@ void MainWindow::addNodeAtCentre(const QString& type) {
 
 // ---- training ------------------------------------------------------------------------------
 
-bool MainWindow::startTraining(const QString& resume_from, const QString& continue_from) {
+bool MainWindow::startTraining(const QString& resume_from, const QString& continue_from, const QString& init_from) {
   if (training_->isRunning()) return false;
   const graph::Validation& validation = document_->validation();
   if (!validation.ok() || document_->graph().nodes.empty()) {
@@ -662,7 +672,8 @@ bool MainWindow::startTraining(const QString& resume_from, const QString& contin
   const QString project_dir = projectDirectory();
   const QString project_file =
       document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absoluteFilePath();
-  TrainingRequest request{document_->graph(), project_dir, newRunDirectory(), resume_from, continue_from, project_file};
+  TrainingRequest request{document_->graph(), project_dir, newRunDirectory(), resume_from, continue_from, project_file,
+                          init_from};
   dashboard_->beginRun(request);
   try_it_->beginRun(request.graph);
   node_stats_->clear();
@@ -670,6 +681,18 @@ bool MainWindow::startTraining(const QString& resume_from, const QString& contin
   showDashboard();
   statusBar()->showMessage(tr("Training: checkpoints go to %1").arg(QDir::toNativeSeparators(request.runDir)), 8000);
   return true;
+}
+
+void MainWindow::setPaused(bool paused) {
+  if (paused) {
+    training_->pause();
+    return;
+  }
+  const QString refused = training_->resume(document_->graph());
+  if (!refused.isEmpty()) {
+    updateRunActions();  // still paused
+    showError(tr("Cannot resume with these changes"), refused);
+  }
 }
 
 bool MainWindow::continueRun(int run) {

@@ -73,8 +73,13 @@ class MainWindow : public QMainWindow {
 
   // Run commands. Train checks the graph first: with errors, the problems panel shows them and
   // nothing starts. Returns whether a run started. `continue_from`: a run folder to continue
-  // (its final checkpoint and epoch numbering; session::make_continued_run).
-  bool startTraining(const QString& resume_from = QString(), const QString& continue_from = QString());
+  // (its final checkpoint and epoch numbering; session::make_continued_run). `init_from`: a
+  // checkpoint or weights file whose matching tensors start the run (train::init_from).
+  bool startTraining(const QString& resume_from = QString(), const QString& continue_from = QString(),
+                     const QString& init_from = QString());
+  // Pause / Resume. Resuming goes on with the project as edited while paused (layers, nodes and
+  // edges; TrainingController::resume): a refused edit is shown and the run stays paused.
+  void setPaused(bool paused);
   // The run list's commands, on a run of the dashboard's plots: continue it with the open
   // project; delete its folder after asking (naming it); add a run folder chosen by the user.
   bool continueRun(int run);

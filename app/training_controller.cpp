@@ -12,15 +12,19 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "autograd/grad_mode.h"
 #include "data/csv.h"
+#include "graph/diff.h"
 #include "session/continuation.h"
 #include "session/run.h"
+#include "session/run_edit.h"
 #include "session/run_folder.h"
 #include "session/run_log.h"
 #include "session/trained_model.h"
 #include "train/checkpoint.h"
+#include "train/partial_load.h"
 #include "train/trainer.h"
 #include "util/threads.h"
 
@@ -50,11 +54,11 @@ double thread_cpu_seconds() {
 }
 
 // Copies on the CPU, without autograd history: the worker goes on changing the originals.
-WeightsSnapshot snapshot(const nn::Module& model, int epoch, int64_t batch, bool final) {
+WeightsSnapshot snapshot(const nn::Module& model, int epoch, int64_t batch, bool final, bool after_edit = false) {
   NoGradGuard no_grad;
   nn::NamedTensors state;
   for (const auto& [name, t] : model.state()) state.emplace_back(name, t.device().is_cpu() ? t.clone() : t.to(Device::cpu()));
-  return {epoch, batch, final, std::make_shared<const nn::NamedTensors>(std::move(state))};
+  return {epoch, batch, final, std::make_shared<const nn::NamedTensors>(std::move(state)), after_edit};
 }
 
 RunInfo describe(const session::TrainingRun& run, train::MachinePeak peak) {
@@ -133,14 +137,17 @@ class TrainingController::Worker {
     graph::Graph& graph = request_.graph;
     session::TrainingRun run =
         from ? session::make_continued_run(*from, graph, options) : session::make_training_run(graph, options);
-    nn::Module& model = *run.compiled.model;
     if (!request_.resumeFrom.isEmpty())
-      train::load_checkpoint(to_path(request_.resumeFrom), model, run.optimizer.get());
+      train::load_checkpoint(to_path(request_.resumeFrom), *run.compiled.model, run.optimizer.get());
+    std::string initialised;  // the account of initFrom
+    if (!request_.initFrom.isEmpty())
+      initialised = train::init_from(to_path(request_.initFrom), *run.compiled.model, run.optimizer.get());
     // Predictions line up with dataset indices only when the eval loader keeps their order.
     run.trainer_options.record_predictions =
         run.compiled.classification && run.eval_loader && !run.eval_loader->options().shuffle;
-    session::RunLog log(to_path(request_.runDir), graph,
-                        session::run_header(run, to_path(request_.projectFile), options, from ? &*from : nullptr));
+    session::RunHeader header = session::run_header(run, to_path(request_.projectFile), options, from ? &*from : nullptr);
+    if (!request_.initFrom.isEmpty()) header.init_from = fs::absolute(to_path(request_.initFrom)).lexically_normal().string();
+    session::RunLog log(to_path(request_.runDir), graph, std::move(header));
     session::RunCheckpoints checkpoints(to_path(request_.runDir), graph, run);
     // Here, on the thread and with the threads that train: measured once per machine (a
     // fraction of a second), then read from the cache.
@@ -150,19 +157,13 @@ class TrainingController::Worker {
     controller_.post(describe(run, std::move(peak)));
     const SkippedFiles skipped = skippedFiles(run);
     if (skipped.count > 0) controller_.post(skipped);
+    if (!initialised.empty()) {
+      log.record(train::Notice{initialised});
+      controller_.post(train::Notice{initialised});
+    }
 
     stage_ = "Training failed";
-    train::Trainer trainer(model, *run.optimizer, *run.train_loader, run.eval_loader.get(), run.trainer_options);
-    trainer.set_scheduler(run.scheduler.get());
-    trainer.set_test_loader(run.test_loader.get());
-    trainer.set_callback([&](const train::Event& e) {
-      log.record(e);
-      onEvent(model, checkpoints, e);
-    });
-    const train::RunResult result = [&] {
-      Attached attached(controller_, trainer);
-      return trainer.run();
-    }();
+    const train::RunResult result = trainAll(run, graph, log, checkpoints);
     // Pictures that failed to decode while training joined the list.
     if (SkippedFiles now = skippedFiles(run); now.count != skipped.count) controller_.post(std::move(now));
     if (result.status == train::RunStatus::Failed) {
@@ -179,6 +180,74 @@ class TrainingController::Worker {
     if (const fs::path path = session::finish_run(checkpoints, log, result); !path.empty())
       controller_.post(CheckpointSaved{QString::fromStdString(path.string()), "final"});
     return train::Finished{result.status == train::RunStatus::Cancelled, result.epochs_completed, result.seconds};
+  }
+
+  // Trains until the run ends. An edit made while paused interrupts the Trainer; the run goes on
+  // from where it stopped with another one, over the edited model (or over the same one, paused,
+  // when the edit is refused). The result covers the whole run.
+  train::RunResult trainAll(session::TrainingRun& run, graph::Graph& graph, session::RunLog& log,
+                            session::RunCheckpoints& checkpoints) {
+    std::vector<train::EpochEnd> history;
+    double seconds = 0;
+    std::optional<train::RunPosition> at;
+    for (;;) {
+      train::TrainerOptions options = run.trainer_options;
+      if (at) {
+        options.first_epoch = at->epoch;
+        options.resume_at = at;
+      }
+      const nn::Module& model = *run.compiled.model;
+      train::Trainer trainer(*run.compiled.model, *run.optimizer, *run.train_loader, run.eval_loader.get(), options);
+      trainer.set_scheduler(run.scheduler.get());
+      trainer.set_test_loader(run.test_loader.get());
+      trainer.set_callback([&](const train::Event& e) {
+        log.record(e);
+        onEvent(model, checkpoints, e);
+      });
+      train::RunResult result = [&] {
+        Attached attached(controller_, trainer);
+        return trainer.run();
+      }();
+      history.insert(history.end(), result.history.begin(), result.history.end());
+      seconds += result.seconds;
+      if (result.status != train::RunStatus::Interrupted) {
+        result.history = std::move(history);
+        result.seconds = seconds;
+        return result;
+      }
+      at = result.position;
+      applyEdit(run, graph, *at, log, checkpoints);
+    }
+  }
+
+  // At `at`, between two Trainers: the run goes on with the edited graph, or says why not and
+  // stays paused as it was. A weights request made while paused is answered first, with the
+  // model before the edit.
+  void applyEdit(session::TrainingRun& run, graph::Graph& graph, const train::RunPosition& at, session::RunLog& log,
+                 session::RunCheckpoints& checkpoints) {
+    std::optional<graph::Graph> edited = controller_.takeEdit();
+    if (controller_.weights_requested_.exchange(false))
+      controller_.post(snapshot(*run.compiled.model, at.epoch, at.batch, false));
+    if (!edited) return;
+    // The UI checked the settings against its request; the run's own stay (a continued run's
+    // epochs count on from the run it continues).
+    edited->dataset = graph.dataset;
+    edited->training = graph.training;
+    std::optional<session::EditedRun> next;
+    try {
+      next.emplace(session::make_edited_run(graph, *edited, run, at));
+      log.edited(*edited, next->event);
+    } catch (const std::exception& e) {
+      controller_.paused_ = true;  // the next Trainer waits before its first batch
+      controller_.post(EditRefused{QString::fromStdString(std::string("The edit was not applied: ") + e.what())});
+      return;
+    }
+    session::hand_over_loaders(run, next->run);
+    checkpoints.edited(*edited, next->run);
+    run = std::move(next->run);  // the old model and optimizer go
+    graph = *edited;
+    controller_.post(Edited{next->event, graph});
+    controller_.post(snapshot(*run.compiled.model, at.epoch, at.batch, false, true));
   }
 
   // On this thread, after every event. The end of the run is taken from run()'s result.
@@ -216,6 +285,8 @@ TrainingController::TrainingController(QObject* parent) : QObject(parent) {
   qRegisterMetaType<train::Finished>();
   qRegisterMetaType<WeightsSnapshot>();
   qRegisterMetaType<SkippedFiles>();
+  qRegisterMetaType<train::GraphEdit>();
+  qRegisterMetaType<graph::Graph>();
   // A coarse timer lines up with Qt's other timers (fewer wake-ups of the UI thread); it may
   // fire up to 5% early.
   tick_.setTimerType(Qt::CoarseTimer);
@@ -243,9 +314,11 @@ void TrainingController::start(const TrainingRequest& request) {
   stop_ = false;
   paused_ = false;
   weights_requested_ = false;
+  graph_ = request.graph;
   {
     std::lock_guard lock(mu_);
     model_.reset();
+    edit_.reset();
   }
   running_ = true;
   thread_.reset(QThread::create(Worker(*this, request, peak_cache_)));
@@ -274,6 +347,32 @@ void TrainingController::resume() {
     if (trainer_) trainer_->resume();
   }
   emit stateChanged();
+}
+
+QString TrainingController::resume(const graph::Graph& graph) {
+  if (!running_ || !paused_) return {};
+  if (const std::string why = session::edit_refusal(graph_, graph); !why.empty())
+    return QString::fromStdString("Cannot resume with these changes: " + why);
+  if (graph::diff(graph_, graph).same_structure()) {  // names and positions need no new model
+    resume();
+    return {};
+  }
+  before_edit_ = std::exchange(graph_, graph);
+  paused_ = false;
+  {
+    std::lock_guard lock(mu_);
+    edit_ = graph;
+    if (trainer_) trainer_->interrupt();
+  }
+  emit stateChanged();
+  return {};
+}
+
+std::optional<graph::Graph> TrainingController::takeEdit() {
+  std::lock_guard lock(mu_);
+  std::optional<graph::Graph> out = std::move(edit_);
+  edit_.reset();
+  return out;
 }
 
 void TrainingController::stop() {
@@ -364,6 +463,7 @@ void TrainingController::attach(train::Trainer* trainer) {
   if (!trainer) return;
   if (paused_) trainer->pause();
   if (stop_) trainer->cancel();
+  if (edit_) trainer->interrupt();  // made while the last edit was being applied
 }
 
 void TrainingController::handOver(std::shared_ptr<nn::Module> model, train::Metadata meta) {
@@ -428,6 +528,12 @@ void TrainingController::emitItem(const Item& item) {
                  [this](const WeightsSnapshot& w) { emit weightsSnapshot(w); },
                  [this](const SkippedFiles& s) { emit filesSkipped(s); },
                  [this](const train::Notice& n) { emit notice(QString::fromStdString(n.text)); },
+                 [this](const Edited& e) { emit graphEdited(e.edit, e.graph); },
+                 [this](const EditRefused& r) {
+                   graph_ = before_edit_;
+                   emit stateChanged();  // paused again
+                   emit editRefused(r.message);
+                 },
                  [this](const train::Finished& f) {
                    endRun();
                    emit finished(f);

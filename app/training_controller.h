@@ -24,6 +24,12 @@
 // requestWeights() asks for a copy of the model's weights (the Try-it panel's live model): the
 // worker copies them at the next batch or epoch boundary and posts them like any other item,
 // as weightsSnapshot(). The model itself never leaves the worker.
+//
+// Pause, edit, resume: resume(graph) with the project as edited while paused hands the edited
+// graph to the worker, which goes on with it from where the run stopped (session/run_edit.h:
+// the same run folder, epoch and batch; unchanged nodes keep their weights and optimizer state)
+// and says so with graphEdited() followed by a weightsSnapshot() of the edited model as it
+// starts (afterEdit), or with editRefused() and the run paused as it was.
 #include <QObject>
 #include <QString>
 #include <QStringList>
@@ -34,6 +40,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <variant>
 #include <vector>
 
@@ -64,6 +71,9 @@ struct TrainingRequest {
   // that a request written without them needs none: -Wmissing-field-initializers.)
   QString continueFrom = {};
   QString projectFile = {};  // for the run log's header ("" = not saved)
+  // A checkpoint or weights file whose matching tensors (by node id and shape) start the run,
+  // the rest as initialised (train::init_from; its account comes as a notice); "" = none.
+  QString initFrom = {};
 };
 
 // What a run is about to do, sent once its dataset is open and its model compiled.
@@ -108,6 +118,7 @@ struct WeightsSnapshot {
   int64_t batch = 0;  // batches of that epoch trained by then
   bool final = false; // the model of a run that has ended
   std::shared_ptr<const nn::NamedTensors> state;
+  bool afterEdit = false;  // the edited model as it starts, weights carried over (graphEdited came first)
 };
 
 class TrainingController : public QObject {
@@ -122,6 +133,12 @@ class TrainingController : public QObject {
   void start(const TrainingRequest& request);
   void pause();
   void resume();
+  // Resumes a paused run with `graph`, the project as it is now. When its layers, nodes or edges
+  // differ from the run's, the run goes on with them (see above); when its dataset or training
+  // settings do, nothing happens and the reason is returned (the run stays paused). "" otherwise.
+  QString resume(const graph::Graph& graph);
+  // The graph the run trains, edits included (as far as the UI has been told).
+  const graph::Graph& runGraph() const { return graph_; }
   // Ends the run after the batch in flight (evaluation stops too) with finished(cancelled) and
   // a final checkpoint. The batches trained so far are delivered before stop() returns, so
   // at most one more batch event follows.
@@ -159,6 +176,9 @@ class TrainingController : public QObject {
   void failed(const QString& message);
   void notice(const QString& text);  // how the run executes (train::Notice)
   void weightsSnapshot(const plexus::app::WeightsSnapshot& weights);
+  // The run goes on with `graph`, edited while paused, from the position `edit` names.
+  void graphEdited(const plexus::train::GraphEdit& edit, const plexus::graph::Graph& graph);
+  void editRefused(const QString& message);  // the edit was not applied; the run is paused as it was
   void stateChanged();  // running or paused changed
 
  private:
@@ -170,9 +190,16 @@ class TrainingController : public QObject {
     std::vector<train::BatchEnd> batches;
     std::vector<train::NodeStats> stats;
   };
+  struct Edited {
+    train::GraphEdit edit;
+    graph::Graph graph;
+  };
+  struct EditRefused {
+    QString message;
+  };
   // Worker -> UI, in order.
   using Item = std::variant<RunInfo, Batches, train::EpochEnd, train::TestEnd, CheckpointSaved, WeightsSnapshot,
-                            SkippedFiles, train::Notice, train::Finished, train::Failed>;
+                            SkippedFiles, train::Notice, Edited, EditRefused, train::Finished, train::Failed>;
   class Worker;  // the worker thread's job
 
   // Worker side.
@@ -183,6 +210,7 @@ class TrainingController : public QObject {
   Batches& openBatches();  // the outbox's last item when it is Batches, else a new one; under mu_
   void attach(train::Trainer* trainer);  // nullptr detaches; applies pending pause/stop
   void handOver(std::shared_ptr<nn::Module> model, train::Metadata meta);
+  std::optional<graph::Graph> takeEdit();
 
   // UI side.
   void onTick();
@@ -199,6 +227,8 @@ class TrainingController : public QObject {
   double tick_cpu_ = 0;  // the UI thread's CPU seconds at the last tick
   bool running_ = false;
   bool delivering_ = false;
+  graph::Graph graph_;         // the run's (runGraph), as this side knows it
+  graph::Graph before_edit_;   // graph_ before the edit last sent, for a refusal
 
   std::atomic<bool> paused_{false}, stop_{false}, weights_requested_{false};
 
@@ -206,6 +236,7 @@ class TrainingController : public QObject {
   std::deque<Item> outbox_;
   uint64_t posted_ = 0, taken_ = 0, deliver_until_ = 0;  // item counts, for in-order partial delivery
   train::Trainer* trainer_ = nullptr;  // the worker's, while it trains
+  std::optional<graph::Graph> edit_;   // an edited graph the worker has not taken yet
   std::shared_ptr<nn::Module> model_;  // the last run's, once its worker is done
   train::Metadata model_meta_;         // what exported weights carry (session::write_model_metadata)
 };

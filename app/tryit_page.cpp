@@ -39,6 +39,11 @@ TryItPage::TryItPage(TrainingController* controller, const widgets::GraphDocumen
     if (isVisible()) askForWeights();
   });
   connect(controller_, &TrainingController::weightsSnapshot, this, &TryItPage::onWeights);
+  // The edited model's weights follow: they need its graph.
+  connect(controller_, &TrainingController::graphEdited, this, [this](const train::GraphEdit&, const graph::Graph& graph) {
+    run_graph_ = graph;
+    predictor_->useRun(run_graph_, run_info_);
+  });
   connect(controller_, &TrainingController::finished, this, [this](const train::Finished& result) {
     ended_ = tr("%1, epoch %2 of %3")
                  .arg(result.cancelled ? tr("stopped") : tr("completed"))
@@ -98,6 +103,7 @@ void TryItPage::beginRun(const graph::Graph& graph) {
 }
 
 void TryItPage::onStarted(const RunInfo& info) {
+  run_info_ = info;
   predictor_->useRun(run_graph_, info);
   run_epochs_ = info.epochs;
   run_batches_ = info.batchesPerEpoch;

@@ -16,6 +16,7 @@
 #include "graph/graph.h"
 #include "tensor/shape.h"
 #include "train/events.h"
+#include "training_controller.h"
 
 namespace plexus::widgets {
 class GraphDocument;
@@ -74,7 +75,8 @@ class TryItPage : public QWidget {
   widgets::TextPrompt* text_;
   Predictor* predictor_;
   QTimer live_{this};  // asks for the run's weights while the page is shown during a run
-  graph::Graph run_graph_;  // of the run begun last
+  graph::Graph run_graph_;  // of the run begun last, edits included
+  RunInfo run_info_;        // what it said when it started
   graph::DatasetBinding pictures_for_;  // the dataset settings the panel's pictures are prepared for
   int run_epochs_ = 0;
   int64_t run_batches_ = 0;  // per epoch

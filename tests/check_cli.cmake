@@ -268,7 +268,7 @@ expect("cannot continue the run in ${saved_runs} with this project: node 'fc2' (
 run(1 train ${WORK}/housing.plexus --continue ${WORK})
 expect("not a run folder: ${WORK} has no readable metrics.jsonl" "${ERR}" "train --continue of a folder without a run")
 run(2 train ${WORK}/housing.plexus --continue ${saved_runs} --resume ${saved_runs}/final.safetensors)
-expect("--continue and --resume both start from a checkpoint" "${ERR}" "--continue with --resume")
+expect("--continue, --resume and --init-from each start from a checkpoint" "${ERR}" "--continue with --resume")
 run(1 train ${WORK}/housing.plexus --run-dir ${saved_runs} --epochs 1)
 expect("already holds a run" "${ERR}" "train --run-dir over a kept run")
 run(2 runs)

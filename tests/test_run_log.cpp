@@ -209,6 +209,19 @@ class TestRunLog : public QObject {
              std::string("the training step runs as a CUDA graph"));
   }
 
+  void editsReadBack() {
+    const train::GraphEdit e{2, 14, 27, {"Linear 'fc2': out_features 16 → 24"}, 3, 3, "kept 3 tensors; reset ..."};
+    const auto rt = std::get<train::GraphEdit>(round_trip(e));
+    QCOMPARE(rt.epoch, 2);
+    QCOMPARE(rt.batch, int64_t(14));
+    QCOMPARE(rt.batches, int64_t(27));
+    QCOMPARE(rt.changes, e.changes);
+    QCOMPARE(rt.kept, int64_t(3));
+    QCOMPARE(rt.reset, int64_t(3));
+    QCOMPARE(rt.carried, e.carried);
+    QCOMPARE(rt.step(), 27 + 14 + 0.5);
+  }
+
   void nodeStatisticsReadBack() {
     train::NodeStats s{2, 40, 640, {}, {}};
     train::NodeStat relu;
@@ -271,7 +284,7 @@ class TestRunLog : public QObject {
     QCOMPARE(error(R"({"event":"batch","epoch":1)"), std::string("m.jsonl:4: not a line of JSON"));
     QCOMPARE(error("[1, 2]"), std::string("m.jsonl:4: expected a JSON object, got [1,2]"));
     QCOMPARE(error(R"({"event":"lunch"})"),
-             std::string("m.jsonl:4: unknown event 'lunch' (expected batch, epoch, test, notice, node_stats, finished or failed)"));
+             std::string("m.jsonl:4: unknown event 'lunch' (expected batch, epoch, test, notice, node_stats, edit, finished or failed)"));
     QCOMPARE(error(R"({"event":"node_stats","epoch":1,"batch":1,"step":1,"nodes":[],"health":[{"node":"a","kind":"sad","reason":""}]})"),
              std::string("m.jsonl:4: health[0]: key 'kind' must be a kind of health issue (dead_units, vanishing_gradient, ...), got \"sad\""));
     QCOMPARE(error(R"({"epoch":1})"), std::string("m.jsonl:4: key 'event' must be a string, but it is missing"));

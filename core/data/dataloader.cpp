@@ -215,12 +215,16 @@ std::vector<std::vector<int64_t>> DataLoader::batch_indices(int64_t epoch) const
   return out;
 }
 
-DataLoader::Iterator DataLoader::begin() {
+DataLoader::Iterator DataLoader::begin_at(int64_t first) {
   auto pass = std::make_shared<Pass>();
   pass->dataset = dataset_;
   pass->options = options_;
   pass->epoch = epoch_;
   pass->batches = batch_indices(epoch_);
+  if (first < 0 || first > int64_t(pass->batches.size()))
+    throw IndexError("DataLoader::begin_at: batch " + std::to_string(first) + " of a pass of " +
+                     std::to_string(pass->batches.size()));
+  pass->next = pass->taken = pass->claimed = first;  // workers claim from here on
   ++epoch_;
   pass->start();
   pass->advance();

@@ -110,7 +110,11 @@ class DataLoader {
 
   // Starts a pass over epoch(), advances epoch(), and returns an iterator at its first batch
   // (which may throw what assembling that batch threw).
-  Iterator begin();
+  Iterator begin() { return begin_at(0); }
+  // The same from batch `first` of the pass on (0-based; size() gives a finished pass): the
+  // batches a whole pass would deliver from there, bit for bit, the earlier ones never
+  // assembled. For a run that goes on in the middle of an epoch.
+  Iterator begin_at(int64_t first);
   Iterator end() { return Iterator(); }
 
  private:

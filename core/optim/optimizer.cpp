@@ -204,6 +204,40 @@ const ParamState* Optimizer::state(const Tensor& param) const {
   return it == state_.end() ? nullptr : &it->second.state;
 }
 
+void Optimizer::check_state(const Tensor& param, const ParamState& in) const {
+  const std::vector<Tensor> mine = parameters();
+  const bool here = param.defined() && std::any_of(mine.begin(), mine.end(), [&](const Tensor& p) {
+    return p.unsafe_impl() == param.unsafe_impl();
+  });
+  require(here, "set_state: the parameter (shape " + (param.defined() ? to_string(param.shape()) : "undefined") +
+                    ") is not optimized here");
+  const StateSpec spec = state_spec();
+  size_t core = 0;
+  for (const auto& [name, t] : in.tensors) {
+    const bool is_core = std::count(spec.core.begin(), spec.core.end(), name) != 0;
+    require(is_core || std::count(spec.optional.begin(), spec.optional.end(), name),
+            "set_state: " + kind() + " keeps no state named '" + name + "'");
+    if (!t.defined() || t.shape() != param.shape())
+      throw ShapeError(kind() + ".set_state: state tensor '" + name + "' has shape " +
+                       (t.defined() ? to_string(t.shape()) : "undefined") + ", the parameter " +
+                       to_string(param.shape()));
+    core += is_core;
+  }
+  require(core == 0 || core == spec.core.size(), "set_state: only some of the core state (" + kind() + " keeps all of it)");
+  require(spec.counts_steps ? (core != 0) == (in.step > 0) : in.step == 0,
+          "set_state: step count " + std::to_string(in.step) + " does not fit the state tensors given");
+}
+
+void Optimizer::set_state(const Tensor& param, const ParamState& in) {
+  check_state(param, in);
+  ParamState copy;
+  copy.step = in.step;
+  for (const auto& [name, t] : in.tensors)
+    copy.tensors.emplace_back(name, t.device() == param.device() ? t.clone() : t.to(param.device()));
+  if (copy.tensors.empty() && copy.step == 0) state_.erase(param.unsafe_impl());  // as before a first update
+  else state_.insert_or_assign(param.unsafe_impl(), Entry{param, std::move(copy)});
+}
+
 // ---- stepping ------------------------------------------------------------------------------
 void Optimizer::zero_grad() {
   for (const ParamGroup& g : groups_)

@@ -94,6 +94,13 @@ class Optimizer {
 
   // The state kept for `param`; null before its first update (or if it is not optimized here).
   const ParamState* state(const Tensor& param) const;
+  // Gives `param` (one of this optimizer's) the state `state`, copied onto its device: what a
+  // partial load carries over from another optimizer of the same kind (train/partial_load.h).
+  // Checked first, changing nothing on error: a ValueError for a parameter not optimized here,
+  // a state name this rule does not keep, core state only in part or a step count that does
+  // not fit it; a ShapeError for a state tensor not of the parameter's shape.
+  void set_state(const Tensor& param, const ParamState& state);
+  void check_state(const Tensor& param, const ParamState& state) const;  // set_state's checks alone
 
   // Deep copy: later steps do not change a returned state.
   OptimizerState state_dict() const;

@@ -67,6 +67,14 @@ std::function<std::string(train::EpochEnd&)> epoch_samples(const TrainingRun& ru
   };
 }
 
+void observe_nodes(TrainingRun& run, const graph::Graph& graph) {
+  run.trainer_options.observe_outputs = [model = run.compiled.model.get()](train::OutputObserver observer) {
+    model->set_observer(std::move(observer));
+  };
+  run.trainer_options.nodes.clear();
+  for (const graph::Node& n : graph.nodes) run.trainer_options.nodes[n.id] = {n.type, n.label()};
+}
+
 TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& options) {
   TrainingRun run;
   run.settings = graph.training;
@@ -122,10 +130,7 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
   run.trainer_options.cuda_graphs = s.cuda_graphs;
   run.trainer_options.carry_state = s.carry_state;
   run.trainer_options.stats_every = s.stats_every;
-  run.trainer_options.observe_outputs = [model = run.compiled.model.get()](train::OutputObserver observer) {
-    model->set_observer(std::move(observer));
-  };
-  for (const graph::Node& n : graph.nodes) run.trainer_options.nodes[n.id] = {n.type, n.label()};
+  observe_nodes(run, graph);
   run.trainer_options.flops_per_example =
       graph::estimate_compute(graph::GraphIndex(graph), run.compiled.validation.shapes).training_flops;
   if (is_text_project(graph)) run.trainer_options.on_epoch_end = epoch_samples(run);

@@ -58,6 +58,11 @@ struct TrainingRun {
 // default generator) and chooses the validation split (and a CSV file's train/test split).
 TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& options = {});
 
+// The per-node statistics' hooks into run.compiled.model (TrainerOptions::observe_outputs) and
+// the nodes' types and labels for the health issues, from `graph`; make_training_run calls it,
+// and so must anything that gives a run another model (an edit while paused).
+void observe_nodes(TrainingRun& run, const graph::Graph& graph);
+
 // A text project's samples after every epoch (TrainerOptions::on_epoch_end, which
 // make_training_run sets for one): kEpochSamples of them from the live model at temperature
 // 0.8, seeded by the run's seed and the epoch, so a rerun writes the same ones. A model that

@@ -32,8 +32,8 @@ fs::path new_run_folder(const fs::path& project_file, const fs::path& unsaved_ro
 
 RunCheckpoints::RunCheckpoints(fs::path folder, const graph::Graph& project, const TrainingRun& run)
     : folder_(std::move(folder)),
-      model_(*run.compiled.model),
-      optimizer_(*run.optimizer),
+      model_(run.compiled.model.get()),
+      optimizer_(run.optimizer.get()),
       classification_(run.compiled.classification) {
   if (folder_.empty()) return;
   fs::create_directories(folder_);
@@ -60,6 +60,16 @@ fs::path RunCheckpoints::finish(const train::RunResult& r) {
   return save("final", r.epochs_completed, r.history.empty() ? nullptr : &r.history.back(), std::move(meta));
 }
 
+void RunCheckpoints::edited(const graph::Graph& project, const TrainingRun& run) {
+  model_ = run.compiled.model.get();
+  optimizer_ = run.optimizer.get();
+  best_ = -std::numeric_limits<double>::infinity();
+  if (folder_.empty()) return;
+  graph::Graph g = project;
+  g.view.clear();
+  model_meta_["project"] = graph::serialize_project(g);
+}
+
 // Higher is better.
 double RunCheckpoints::score(const train::EpochEnd& e) const {
   if (classification_) return e.has_eval ? e.eval_accuracy : e.train_accuracy;
@@ -79,7 +89,7 @@ fs::path RunCheckpoints::save(const std::string& kind, int epoch, const train::E
     if (e->has_eval && classification_) meta["eval_accuracy"] = shortest_text(e->eval_accuracy);
   }
   const fs::path file = folder_ / (kind + ".safetensors");
-  train::save_checkpoint(file, model_, &optimizer_, meta);  // atomic: temp file, fsync, rename
+  train::save_checkpoint(file, *model_, optimizer_, meta);  // atomic: temp file, fsync, rename
   return file;
 }
 

@@ -52,6 +52,11 @@ class RunCheckpoints {
   std::filesystem::path epoch_ended(const train::EpochEnd& epoch);
   // At the end of a run that did not fail: saves final.safetensors and returns its path.
   std::filesystem::path finish(const train::RunResult& result);
+  // The run goes on with the model of `run` (which must outlive this object), the edited
+  // `project` (an edit made while paused, session/run_edit.h). The next epoch's checkpoint is
+  // saved as best.safetensors whatever its score, so that both checkpoints hold a model of the
+  // project.plexus the run folder then has.
+  void edited(const graph::Graph& project, const TrainingRun& run);
 
   const std::filesystem::path& folder() const { return folder_; }
 
@@ -61,8 +66,8 @@ class RunCheckpoints {
                              std::map<std::string, std::string> meta) const;
 
   std::filesystem::path folder_;
-  const nn::Module& model_;
-  const optim::Optimizer& optimizer_;
+  const nn::Module* model_;
+  const optim::Optimizer* optimizer_;
   bool classification_;
   train::Metadata model_meta_;  // the project and write_model_metadata's keys
   double best_ = -std::numeric_limits<double>::infinity();

@@ -81,6 +81,14 @@ json header_json(const RunHeader& h) {
           {"continued_from", h.continued_from.empty() ? json() : json(h.continued_from)}};
 }
 
+json header_line(const RunHeader& h) {
+  json j = header_json(h);
+  if (!h.init_from.empty()) j["init_from"] = h.init_from;  // absent before it was kept, and when unused
+  return j;
+}
+
+std::string before_edit_file(int n) { return "project-before-edit-" + std::to_string(n) + ".plexus"; }
+
 RunHeader header_from_json(const json& j, const std::string& where) {
   train::JsonFields f(j, where);
   if (const std::string kind = f.text("event"); kind != "run")
@@ -98,6 +106,7 @@ RunHeader header_from_json(const json& j, const std::string& where) {
   h.train_subset = f.integer("train_subset");
   h.settings = settings_from_json(f.object("settings"), where);
   h.continued_from = f.text_or_null("continued_from").value_or("");
+  if (f.has("init_from")) h.init_from = f.text("init_from");
   f.finish();
   return h;
 }
@@ -134,7 +143,7 @@ RunLog::RunLog(fs::path folder, const graph::Graph& project, RunHeader header)
   g.view.clear();  // the editor's view says nothing about the run
   graph::save_project(folder_ / kRunProjectFile, g);
   header.started = now_text();
-  write_line(header_json(header).dump());
+  write_line(header_line(header).dump());
 }
 
 RunLog::~RunLog() = default;
@@ -149,6 +158,24 @@ void RunLog::write_line(const std::string& line) {
 void RunLog::record(const train::Event& event) {
   if (std::holds_alternative<train::Finished>(event) || std::holds_alternative<train::Failed>(event)) return;
   write_line(train::to_json(event, classification_).dump());
+}
+
+void RunLog::edited(const graph::Graph& edited, const train::GraphEdit& edit) {
+  if (folder_.empty()) return;
+  const fs::path current = folder_ / kRunProjectFile, before = folder_ / before_edit_file(edits_ + 1);
+  std::error_code ec;
+  fs::copy_file(current, before, fs::copy_options::overwrite_existing, ec);
+  if (ec) throw IoError("cannot keep " + current.string() + " as " + before.string() + ": " + ec.message());
+  graph::Graph g = edited;
+  g.view.clear();
+  try {
+    graph::save_project(current, g);  // atomic: the old one or the new one
+  } catch (...) {
+    fs::remove(before, ec);
+    throw;
+  }
+  ++edits_;
+  write_line(train::to_json(edit, classification_).dump());
 }
 
 void RunLog::end(const train::RunResult& r) {
@@ -273,13 +300,15 @@ RunRecord read_run(const fs::path& folder) {
       r.notices.push_back(n->text);
     } else if (auto* s = std::get_if<train::NodeStats>(&event)) {
       r.node_stats = std::move(*s);
+    } else if (const auto* edit = std::get_if<train::GraphEdit>(&event)) {
+      r.edits.push_back(*edit);
     } else if (const auto* f = std::get_if<train::Finished>(&event)) {
       r.status = f->cancelled ? RunStatus::Stopped : RunStatus::Completed;
       r.seconds = f->seconds;
       ended = true;
-    } else {
+    } else if (const auto* failed = std::get_if<train::Failed>(&event)) {
       r.status = RunStatus::Failed;
-      r.message = std::get<train::Failed>(event).message;
+      r.message = failed->message;
       ended = true;
     }
   }
@@ -316,7 +345,8 @@ bool delete_run(const fs::path& folder) {
   for (const fs::directory_entry& entry : fs::directory_iterator(folder)) {
     const std::string name = entry.path().filename().string();
     // io::write_file_atomically's temporaries: ".<name>.tmp-<pid>-<n>-<random>".
-    const bool ours = std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+    const bool before_edit = name.rfind("project-before-edit-", 0) == 0 && fs::path(name).extension() == ".plexus";
+    const bool ours = before_edit || std::any_of(names.begin(), names.end(), [&](const std::string& n) {
       return name == n || name.rfind("." + n + ".tmp-", 0) == 0;
     });
     if (ours && !entry.is_directory(ec)) doomed.push_back(entry.path());

@@ -4,7 +4,9 @@
 // dashboard and `plexus-cli runs` read it back (read_run, list_runs).
 //
 //   project.plexus   the project as it trained, without the editor's view (written atomically
-//                    at the start)
+//                    at the start; after an edit made while paused, the edited project, the
+//                    one the checkpoints hold a model of: see RunLog::edited)
+//   project-before-edit-<n>.plexus   the project as it was before the run's n-th edit
 //   metrics.jsonl    a header line, then one line per event exactly as `plexus-cli train
 //                    --metrics` writes them (train/event_json.h), each flushed at once, so an
 //                    app that dies leaves a readable prefix; the last line says how it ended
@@ -13,7 +15,8 @@
 //   "project":"/path/to/mnist_mlp.plexus" (or "" when not saved),"device":"cpu, 2 threads",
 //   "classification":true,"first_epoch":1,"train_subset":0,"settings":{the project's
 //   "training" keys, epochs = the number of the last epoch},"continued_from":null or the
-//   folder of the run this one continues}
+//   folder of the run this one continues, and only when the run started from the matching
+//   tensors of a file (train/partial_load.h) "init_from":"/path/to/final.safetensors"}
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -44,6 +47,7 @@ struct RunHeader {
   int64_t train_subset = 0;          // 0 = every training example
   graph::TrainingSettings settings;  // as used; settings.epochs is the number of the last epoch
   std::string continued_from;        // the run folder this run continues; "" for none
+  std::string init_from;             // the file whose matching tensors initialised it; "" for none
 };
 
 struct RunRecord;
@@ -67,6 +71,10 @@ class RunLog {
   // Finished and Failed are not: the end line is end()'s, written after the final checkpoint
   // (see finish_run) so that a log that says "finished" has its final.safetensors.
   void record(const train::Event& event);
+  // An edit made while paused (session/run_edit.h), once the edited model is ready: the project
+  // as it trained so far is kept as project-before-edit-<n>.plexus, project.plexus becomes
+  // `edited`, and the edit's line follows. On an error (IoError) the folder is as before.
+  void edited(const graph::Graph& edited, const train::GraphEdit& edit);
   // The last line: finished (completed or stopped) or failed, from the run's result.
   void end(const train::RunResult& result);
 
@@ -77,6 +85,7 @@ class RunLog {
 
   std::filesystem::path folder_;
   bool classification_ = true;
+  int edits_ = 0;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_{nullptr, &std::fclose};
 };
 
@@ -106,6 +115,7 @@ struct RunRecord {
   std::vector<std::string> notices;     // how the run executed (train::Notice), in order
   // The last per-node statistics sample, with the health issues standing after it.
   std::optional<train::NodeStats> node_stats;
+  std::vector<train::GraphEdit> edits;  // edits made while paused, in order
   RunStatus status = RunStatus::Incomplete;
   std::string message;       // why it failed; for an incomplete run, what the log's end lacks
   int epochs_completed = 0;  // the number of its last completed epoch (first_epoch - 1: none)
@@ -124,8 +134,8 @@ RunRecord read_run(const std::filesystem::path& folder);
 // newest first. None for a project not saved or without runs.
 std::vector<std::filesystem::path> list_runs(const std::filesystem::path& project_file);
 
-// Deletes a run folder: the files a run writes (metrics.jsonl, project.plexus, the checkpoints
-// and temporaries of their atomic saves), then the folder itself when nothing else is in it.
+// Deletes a run folder: the files a run writes (metrics.jsonl, project.plexus and the projects
+// before its edits, the checkpoints, and temporaries of their atomic saves), then the folder itself when nothing else is in it.
 // Returns false when the folder was kept because it holds other files (they are untouched).
 // IoError when a file cannot be removed, or when `folder` is not a run folder (no
 // metrics.jsonl): nothing is removed then.

@@ -137,6 +137,9 @@ json to_json(const Event& event, bool classification) {
           return {{"event", "failed"}, {"message", e.message}};
         } else if constexpr (std::is_same_v<T, Notice>) {
           return {{"event", "notice"}, {"text", e.text}};
+        } else if constexpr (std::is_same_v<T, GraphEdit>) {
+          return {{"event", "edit"}, {"epoch", e.epoch}, {"batch", e.batch},   {"batches", e.batches},
+                  {"changes", e.changes}, {"kept", e.kept}, {"reset", e.reset}, {"carried", e.carried}};
         } else {
           return node_stats_json(e);
         }
@@ -241,9 +244,22 @@ Event event_from_json(const json& j, const std::string& where) {
     out = Notice{f.text("text")};
   } else if (kind == "node_stats") {
     out = read_node_stats(f, where);
+  } else if (kind == "edit") {
+    GraphEdit e;
+    e.epoch = to_int(f, "epoch");
+    e.batch = f.integer("batch");
+    e.batches = f.integer("batches");
+    for (const json& v : f.array("changes")) {
+      if (!v.is_string()) f.fail("changes", "an array of strings");
+      e.changes.push_back(v.get<std::string>());
+    }
+    e.kept = f.integer("kept");
+    e.reset = f.integer("reset");
+    e.carried = f.text("carried");
+    out = e;
   } else {
     throw DataError(where + ": unknown event '" + kind +
-                    "' (expected batch, epoch, test, notice, node_stats, finished or failed)");
+                    "' (expected batch, epoch, test, notice, node_stats, edit, finished or failed)");
   }
   f.finish();
   return out;

@@ -17,6 +17,9 @@
 //    "zero_fraction":..,"dead_fraction":..,"min":..,"max":..,"histogram":[..],"finite":true,
 //    "weight_norm":..,"grad_norm":..,"update_ratio":..},..],"health":[{"node":"relu1",
 //    "kind":"dead_units","reason":".."}]}   (train/node_stats.h; norms only for nodes with parameters)
+//   {"event":"edit","epoch":2,"batch":14,"batches":27,"changes":["Linear 'fc1': out_features 32 → 48"],
+//    "kept":2,"reset":2,"carried":"kept 2 tensors (optimizer state of 2); reset fc1.weight ..."}
+//    (the graph was edited while paused and training went on after batch 14 of epoch 2)
 //
 // "samples" (text projects only) is the text the model generated after the epoch.
 // Accuracies are classification figures: a regression run writes losses only. gflops and

@@ -81,6 +81,19 @@ struct Notice {
   std::string text;
 };
 
-using Event = std::variant<BatchEnd, EpochEnd, TestEnd, Finished, Failed, Notice, NodeStats>;
+// The run's graph was edited while it was paused, and training went on with the edited model
+// from where it stopped: after `batch` of the `batches` of `epoch` (the GUI's Pause, edit,
+// Resume; session/run_edit.h). Not the Trainer's: the front end that swapped the model says it.
+struct GraphEdit {
+  int epoch = 0;
+  int64_t batch = 0, batches = 0;
+  std::vector<std::string> changes;  // what changed, one line each (graph::describe)
+  int64_t kept = 0, reset = 0;       // tensors carried over, and left as initialised
+  std::string carried;               // the whole account (train::CarryReport::text)
+  // Where on the loss plot's step axis ((epoch - 1) * batches + batch): between that batch and the next.
+  double step() const { return double(int64_t(epoch - 1) * batches + batch) + 0.5; }
+};
+
+using Event = std::variant<BatchEnd, EpochEnd, TestEnd, Finished, Failed, Notice, NodeStats, GraphEdit>;
 
 }  // namespace plexus::train

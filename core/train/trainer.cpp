@@ -18,6 +18,9 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 class Cancelled {};  // unwinds the loop on cancel; never leaves run()
+struct Interrupted {  // the same on interrupt(), with where
+  RunPosition position;
+};
 
 int64_t batch_size_of(const Tensor& inputs) { return inputs.dim() ? inputs.shape()[0] : 1; }
 
@@ -59,6 +62,14 @@ Trainer::Trainer(nn::Module& model, optim::Optimizer& optimizer, data::DataLoade
                      std::to_string(options_.first_epoch));
   if (options_.stats_every < 0)
     throw ValueError("Trainer: stats_every must be 0 or more, got " + std::to_string(options_.stats_every));
+  if (const auto& at = options_.resume_at) {
+    if (at->epoch != options_.first_epoch || at->batch < 0 || at->batch > train_.size())
+      throw ValueError("Trainer: cannot go on at epoch " + std::to_string(at->epoch) + ", batch " +
+                       std::to_string(at->batch) + " (first epoch " + std::to_string(options_.first_epoch) + ", " +
+                       std::to_string(train_.size()) + " batches an epoch)");
+    elapsed_ = at->elapsed;
+    batches_done_ = at->batches_done;
+  }
   options_.loss = or_cross_entropy(std::move(options_.loss));
 }
 
@@ -76,6 +87,14 @@ void Trainer::resume() {
   pause_cv_.notify_all();
 }
 
+void Trainer::interrupt() {
+  {
+    std::lock_guard lock(pause_mu_);
+    interrupted_ = true;
+  }
+  pause_cv_.notify_all();
+}
+
 void Trainer::cancel() {
   {
     std::lock_guard lock(pause_mu_);
@@ -87,7 +106,7 @@ void Trainer::cancel() {
 bool Trainer::wait_while_paused() {
   if (paused_) {
     std::unique_lock lock(pause_mu_);
-    pause_cv_.wait(lock, [&] { return !paused_ || cancelled_; });
+    pause_cv_.wait(lock, [&] { return !paused_ || cancelled_ || interrupted_; });
   }
   return !cancelled_;
 }
@@ -103,23 +122,28 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
   begin_stream();
   train_.set_epoch(epoch - 1);
   const int64_t batches = train_.size();
-  Average loss_avg;
-  // seen counts examples (the speed); positions the predictions scored (the accuracy): one
-  // per example, or one per step of a sequence model's [N, T, C] output.
-  int64_t correct = 0, seen = 0, positions = 0, batch = 0;
+  // A run going on mid-epoch starts with the figures of the batches it skips.
+  const bool resuming = options_.resume_at && epoch == options_.resume_at->epoch;
+  EpochSoFar f = resuming ? options_.resume_at->so_far : EpochSoFar{};
+  int64_t batch = resuming ? options_.resume_at->batch : 0;
   const auto start = Clock::now();
+  const auto spent = [&] { return f.seconds + seconds_since(start); };
   // The range-for written out, to time the loader's begin() and ++: the wait for data.
-  double data_wait = 0;
-  const auto waiting = [&data_wait](auto&& advance) {
+  const auto waiting = [&f](auto&& advance) {
     const auto t = Clock::now();
     advance();
-    data_wait += seconds_since(t);
+    f.data_wait += seconds_since(t);
   };
   data::DataLoader::Iterator it;
-  waiting([&] { it = train_.begin(); });
+  waiting([&] { it = train_.begin_at(batch); });
   for (; it != train_.end(); waiting([&] { ++it; })) {
     data::Batch& b = *it;
     if (!wait_while_paused()) throw Cancelled();
+    if (interrupted_) {
+      EpochSoFar now = f;
+      now.seconds = spent();
+      throw Interrupted{{epoch, batch, now, elapsed_, batches_done_}};
+    }
     ++batch;
     const auto t0 = Clock::now();
     StatsSampler* sampling = stats_ && stats_->due(batches_done_ + 1) ? stats_.get() : nullptr;
@@ -133,11 +157,11 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
     if (!r.updated) fail_non_finite(value, epoch, batch, b.inputs);
 
     const int64_t n = batch_size_of(b.inputs);
-    loss_avg.add(value, n);
-    seen += n;
+    f.loss.add(value, n);
+    f.seen += n;
     if (r.hits_counted) {
-      correct += r.hits;
-      positions += b.targets.numel();
+      f.correct += r.hits;
+      f.positions += b.targets.numel();
     }
     elapsed_ += seconds_since(t0);
     ++batches_done_;
@@ -148,10 +172,10 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
     e.batch = batch;
     e.batches = batches;
     e.loss = value;
-    e.running_loss = loss_avg.value();
-    e.running_accuracy = positions ? double(correct) / double(positions) : 0.0;
-    const double spent = seconds_since(start);
-    e.samples_per_second = spent > 0 ? double(seen) / spent : 0.0;
+    e.running_loss = f.loss.value();
+    e.running_accuracy = f.positions ? double(f.correct) / double(f.positions) : 0.0;
+    const double seconds = spent();
+    e.samples_per_second = seconds > 0 ? double(f.seen) / seconds : 0.0;
     e.gflops = e.samples_per_second * options_.flops_per_example / 1e9;
     e.peak_gflops = options_.peak_gflops;
     const int64_t remaining = int64_t(options_.epochs - epoch) * batches + (batches - batch);
@@ -163,11 +187,11 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
   EpochEnd end;
   end.epoch = epoch;
   end.epochs = options_.epochs;
-  end.train_loss = loss_avg.value();
-  end.train_accuracy = positions ? double(correct) / double(positions) : 0.0;
-  end.data_wait_seconds = data_wait;
-  end.train_seconds = seconds_since(start);
-  end.samples_per_second = end.train_seconds > 0 ? double(seen) / end.train_seconds : 0.0;
+  end.train_loss = f.loss.value();
+  end.train_accuracy = f.positions ? double(f.correct) / double(f.positions) : 0.0;
+  end.data_wait_seconds = f.data_wait;
+  end.train_seconds = spent();
+  end.samples_per_second = end.train_seconds > 0 ? double(f.seen) / end.train_seconds : 0.0;
   end.gflops = end.samples_per_second * options_.flops_per_example / 1e9;
   end.peak_gflops = options_.peak_gflops;
   return end;
@@ -241,11 +265,11 @@ RunResult Trainer::run() {
   const auto start = Clock::now();
   const bool grad_was_enabled = GradMode::enabled();
   GradMode::set_enabled(true);  // grad mode is per thread: a fresh worker thread sets its own
-  if (options_.seed) manual_seed(*options_.seed);
+  if (options_.seed && !options_.resume_at) manual_seed(*options_.seed);
   const bool on_gpu = device_of(model_).is_cuda();
   const PrecisionGuard precision(on_gpu ? options_.precision : Precision::FP32);
   try {
-    if (!on_gpu && options_.precision != Precision::FP32)
+    if (!on_gpu && options_.precision != Precision::FP32 && !options_.resume_at)  // said once a run
       publish(Notice{std::string("precision ") + precision_name(options_.precision) +
                      " applies to CUDA devices; this run on the CPU computes in fp32"});
     TrainingStep step(model_, opt_,
@@ -292,6 +316,9 @@ RunResult Trainer::run() {
     }
   } catch (const Cancelled&) {
     result.status = RunStatus::Cancelled;
+  } catch (const Interrupted& i) {
+    result.status = RunStatus::Interrupted;
+    result.position = i.position;
   } catch (const std::bad_alloc&) {
     result.status = RunStatus::Failed;
     result.message = "out of memory during training (epoch " + std::to_string(result.epochs_completed + 1) + ")";
@@ -304,6 +331,7 @@ RunResult Trainer::run() {
   result.seconds = seconds_since(start);
   // run() itself never throws: a callback failing on the final event turns the result into a
   // failure that says why, and the callback is told so once more.
+  if (result.status == RunStatus::Interrupted) return result;  // the run goes on elsewhere
   try {
     if (result.status == RunStatus::Failed) publish(Failed{result.message});
     else publish(Finished{result.status == RunStatus::Cancelled, result.epochs_completed, result.seconds});

@@ -36,16 +36,42 @@
 #include "ops/precision.h"
 #include "optim/scheduler.h"
 #include "train/events.h"
+#include "train/metrics.h"
 #include "train/stats_sampler.h"
 #include "train/step.h"
 
 namespace plexus::train {
+
+// The training figures of an epoch in progress, so far.
+struct EpochSoFar {
+  Average loss;
+  // correct and positions: the accuracy (one position per example, or per step of a sequence
+  // model's [N, T, C] output); seen: the examples (the speed).
+  int64_t correct = 0, positions = 0, seen = 0;
+  double seconds = 0, data_wait = 0;
+};
+
+// Where a run stands between two batches: what another Trainer needs to go on from there as if
+// the two were one run (the GUI swaps in an edited model this way, see Trainer::interrupt).
+struct RunPosition {
+  int epoch = 1;           // the epoch in progress
+  int64_t batch = 0;       // batches of it trained
+  EpochSoFar so_far;       // their figures
+  double elapsed = 0;      // seconds of training in the run, for the ETA
+  int64_t batches_done = 0;
+};
 
 struct TrainerOptions {
   int epochs = 1;               // the number of the last epoch
   // The number of the first epoch: a run continuing an earlier one that completed k epochs
   // starts at k + 1 (the loader's shuffle and the ETA follow the numbering).
   int first_epoch = 1;
+  // Going on where an interrupted Trainer of the same run stopped: its epoch must be
+  // first_epoch, whose first resume_at->batch batches are then skipped (the loader delivers
+  // the rest of that epoch's order, DataLoader::begin_at) while the epoch's figures, the ETA and
+  // the batch count carry on from it. The default generator is not seeded again: it carries on
+  // too, on the same thread.
+  std::optional<RunPosition> resume_at;
   LossFunction loss;            // default: cross_entropy (classification)
   bool classification = true;   // accuracy, top-k, per-class accuracy, confusion matrix
   int64_t top_k = 5;
@@ -82,11 +108,14 @@ struct TrainerOptions {
   NodeInfos nodes;
 };
 
-enum class RunStatus { Completed, Cancelled, Failed };
+// Interrupted: interrupt() ended it between two batches, publishing neither Finished nor Failed;
+// `position` says where, for a Trainer that goes on.
+enum class RunStatus { Completed, Cancelled, Failed, Interrupted };
 
 struct RunResult {
   RunStatus status = RunStatus::Completed;
   std::string message;          // why it failed
+  std::optional<RunPosition> position;  // Interrupted: where
   int epochs_completed = 0;     // the number of the last completed epoch
   std::vector<EpochEnd> history;
   std::optional<EpochEnd> test; // the TestEnd figures, when there were any
@@ -117,6 +146,9 @@ class Trainer {
   void pause();
   void resume();
   void cancel();
+  // Ends run() at the next batch boundary (at once when paused there) with RunStatus::Interrupted
+  // and no final event, so that the caller can go on from result.position with another model.
+  void interrupt();
   bool is_paused() const { return paused_.load(); }
   bool is_cancelled() const { return cancelled_.load(); }
 
@@ -139,7 +171,7 @@ class Trainer {
   optim::LRScheduler* scheduler_ = nullptr;
   std::function<void(const Event&)> callback_;
 
-  std::atomic<bool> paused_{false}, cancelled_{false};
+  std::atomic<bool> paused_{false}, cancelled_{false}, interrupted_{false};
   std::mutex pause_mu_;
   std::condition_variable pause_cv_;
   double elapsed_ = 0;          // seconds of training so far, for the ETA

@@ -28,6 +28,7 @@ namespace {
 constexpr double kSmoothing = 0.95;             // EMA weight of the past: calm, yet only ~20 batches behind
 constexpr int kReplotIntervalMs = 50;           // at most 20 replots a second
 constexpr int kHoverRadius = 40;                // pixels from a point that still show its values
+constexpr int kMarkerRadius = 4;                // pixels from a marker's line that show its tip
 constexpr QMargins kAxisMargins{72, 4, 64, 4};  // the same on every plot, so their axes line up
 
 // One hue per run, in the order runs start; brighter on the dark theme.
@@ -412,6 +413,28 @@ void TrainingPlots::addEpoch(int id, const train::EpochEnd& e) {
   scheduleReplot({epoch_});
 }
 
+void TrainingPlots::addMarker(int id, double step, double epoch, const QString& tip) {
+  Run* run = find(id);
+  if (!run) return;
+  Marker m{step, epoch, tip, new QCPItemStraightLine(loss_), new QCPItemStraightLine(epoch_)};
+  m.loss->point1->setCoords(step, 0);
+  m.loss->point2->setCoords(step, 1);
+  m.perEpoch->point1->setCoords(epoch, 0);
+  m.perEpoch->point2->setCoords(epoch, 1);
+  for (QCPItemStraightLine* line : {m.loss, m.perEpoch}) line->setSelectable(false);
+  run->markers.push_back(m);
+  styleRun(*run);
+  updateRunVisibility(*run);
+  scheduleReplot({loss_, epoch_});
+}
+
+std::vector<std::pair<double, QString>> TrainingPlots::markers(int id) const {
+  std::vector<std::pair<double, QString>> out;
+  if (const Run* run = find(id))
+    for (const Marker& m : run->markers) out.emplace_back(m.step, m.tip);
+  return out;
+}
+
 void TrainingPlots::finishRun(int id, const QString& status) {
   Run* run = find(id);
   if (!run) return;
@@ -452,6 +475,10 @@ void TrainingPlots::removeGraphs(const Run& run) {
   for (QCPGraph* g : {run.raw, run.smooth}) loss_->removeGraph(g);
   lr_->removeGraph(run.lr);
   for (QCPGraph* g : {run.trainLoss, run.trainAccuracy, run.evalLoss, run.evalAccuracy}) epoch_->removeGraph(g);
+  for (const Marker& m : run.markers) {
+    loss_->removeItem(m.loss);
+    epoch_->removeItem(m.perEpoch);
+  }
 }
 
 void TrainingPlots::removeRun(int id) {
@@ -517,6 +544,8 @@ QCPGraph* TrainingPlots::graphOf(const Run& run, Series series) {
 void TrainingPlots::updateRunVisibility(Run& run) {
   for (QCPGraph* g : {run.raw, run.smooth, run.lr, run.trainLoss, run.evalLoss}) g->setVisible(run.visible);
   for (QCPGraph* g : {run.trainAccuracy, run.evalAccuracy}) g->setVisible(run.visible && run.hasAccuracy);
+  for (const Marker& m : run.markers)
+    for (QCPItemStraightLine* line : {m.loss, m.perEpoch}) line->setVisible(run.visible);
 }
 
 // Loss legend: one entry per shown run. Epoch legend: which line style is which series, for
@@ -575,6 +604,8 @@ void TrainingPlots::styleRun(Run& run) {
     g->setPen(epochPen(colour, training));
     g->setScatterStyle(epochMarker(colour, training ? background : colour, accuracy, training));
   }
+  for (const Marker& m : run.markers)
+    for (QCPItemStraightLine* line : {m.loss, m.perEpoch}) line->setPen(QPen(colour, 1.5, Qt::DashLine));
 }
 
 void TrainingPlots::setLogScale(bool on) {
@@ -656,7 +687,9 @@ void TrainingPlots::hover(QCustomPlot* plot, QMouseEvent* event) {
   }
   const QPoint pixel = event->position().toPoint();
   const double key = plot->xAxis->pixelToCoord(pixel.x());
-  const QString text = plot == loss_    ? lossHover(key, pixel)
+  const QString marker = markerHover(plot, pixel);
+  const QString text = !marker.isEmpty() ? marker
+                       : plot == loss_   ? lossHover(key, pixel)
                        : plot == epoch_ ? epochHover(key, pixel)
                                         : lrHover(key, pixel);
   if (text.isEmpty()) {
@@ -681,6 +714,20 @@ void TrainingPlots::hideHover() {
 QString TrainingPlots::hoverHeading(const Run& run) const {
   return QStringLiteral("<span style='color:%1'>&#9632;</span> <b>%2</b>")
       .arg(runColour(run.id, ThemeManager::instance().theme().dark).name(), run.name.toHtmlEscaped());
+}
+
+// The tip of a shown run's marker under the pointer, "" when none is.
+QString TrainingPlots::markerHover(QCustomPlot* plot, QPoint pixel) const {
+  if (plot == lr_) return {};
+  for (const Run& run : runs_) {
+    if (!run.visible) continue;
+    for (const Marker& m : run.markers) {
+      const double x = plot->xAxis->coordToPixel(plot == loss_ ? m.step : m.epoch);
+      if (std::abs(x - pixel.x()) <= kMarkerRadius)
+        return hoverHeading(run) + QStringLiteral("<br>") + m.tip.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>"));
+    }
+  }
+  return {};
 }
 
 QString TrainingPlots::lossHover(double key, QPoint pixel) {

@@ -6,6 +6,8 @@
 //   epoch    per epoch: validation loss and accuracy (solid), training loss and accuracy
 //            (dashed); loss on the left axis, accuracy in % on the right;
 //   lr       the learning rate per batch, on the loss plot's x range.
+// A run may carry markers: a dashed vertical line across the loss and epoch plots where
+// something happened to it (an edit made while paused), explained on hover.
 // Wheel zooms, drag pans, double click fits; hovering shows the values under the pointer.
 // Points are appended (never re-set) and the plots replot at most ~20 times a second, however
 // fast the points arrive. It follows ThemeManager.
@@ -25,6 +27,7 @@
 class QCustomPlot;
 class QCPAxis;
 class QCPGraph;
+class QCPItemStraightLine;
 class QCPItemTracer;
 class QCPTextElement;
 class QMouseEvent;
@@ -66,6 +69,10 @@ class TrainingPlots : public QWidget {
   void addBatches(int run, const std::vector<train::BatchEnd>& batches);
   void addEpoch(int run, const train::EpochEnd& epoch);
   void finishRun(int run, const QString& status);  // "completed", "stopped", "failed: …"
+  // A marker of the run at `step` on the loss plot's axis and at `epoch` (fractional: 2.5 is
+  // half-way through epoch 3) on the epoch plot's, with `tip` (plain text, lines apart) on hover.
+  void addMarker(int run, double step, double epoch, const QString& tip);
+  std::vector<std::pair<double, QString>> markers(int run) const;  // step and tip, in order
   void setRunVisible(int run, bool visible);
   void setRunName(int run, const QString& name);
   void setRunOrigin(int run, const RunOrigin& origin);
@@ -109,6 +116,11 @@ class TrainingPlots : public QWidget {
     double trainLoss = 0, trainAccuracy = 0, evalLoss = 0, evalAccuracy = 0, lr = 0;
     bool hasEval = false;
   };
+  struct Marker {
+    double step = 0, epoch = 0;
+    QString tip;
+    QCPItemStraightLine *loss = nullptr, *perEpoch = nullptr;
+  };
   struct Run {
     int id = 0;
     QString name, settings, status;
@@ -120,6 +132,7 @@ class TrainingPlots : public QWidget {
     std::optional<double> bestEvalAccuracy, bestEvalLoss;
     RunOrigin origin;
     std::vector<EpochPoint> epochs;
+    std::vector<Marker> markers;
     QCPGraph *raw, *smooth, *lr, *trainLoss, *trainAccuracy, *evalLoss, *evalAccuracy;
   };
 
@@ -146,6 +159,7 @@ class TrainingPlots : public QWidget {
   QString lossHover(double key, QPoint pixel);
   QString epochHover(double key, QPoint pixel);
   QString lrHover(double key, QPoint pixel);
+  QString markerHover(QCustomPlot* plot, QPoint pixel) const;
   void exportPngWithDialog();
   void exportCsvWithDialog();
 
