@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "editor/block_item.h"
 #include "editor/edge_item.h"
 #include "editor/node_item.h"
 #include "editor/model/graph_document.h"
@@ -83,7 +84,9 @@ void NodeView::resetZoom() { setZoom(1); }
 void NodeView::fitAll() {
   QRectF bounds;
   for (QGraphicsItem* item : scene_->items())
-    if (qgraphicsitem_cast<NodeItem*>(item))
+    if (!item->isVisible())
+      continue;  // inside a collapsed block
+    else if (qgraphicsitem_cast<NodeItem*>(item) || qgraphicsitem_cast<BlockItem*>(item))
       bounds |= item->sceneBoundingRect();
     else if (auto* edge = qgraphicsitem_cast<EdgeItem*>(item))
       bounds |= edge->path().boundingRect();  // the curve itself, not the room kept for its label
@@ -246,7 +249,8 @@ void NodeView::setSpaceHeld(bool held) {
 // ---- drops ---------------------------------------------------------------------------------
 
 bool NodeView::acceptsDrop(const QMimeData* data) const {
-  return LayerPalette::typeFromMimeData(data).has_value() || plexusFile(data).has_value();
+  return LayerPalette::typeFromMimeData(data).has_value() || plexusFile(data).has_value() ||
+         data->hasFormat(QString::fromLatin1(kGraphMimeType));
 }
 
 // No item takes drops, so the scene is not asked: the view takes layers and project files only.
@@ -269,6 +273,10 @@ void NodeView::dropEvent(QDropEvent* event) {
     const QPointF at = scene_->snapped(mapToScene(event->position().toPoint()));
     const QString id = scene_->document()->addNode(*type, at);
     if (!id.isEmpty()) scene_->selectNodes({id});
+    setFocus();
+    event->acceptProposedAction();
+  } else if (event->mimeData()->hasFormat(QString::fromLatin1(kGraphMimeType))) {  // a block from My blocks
+    scene_->paste(event->mimeData(), mapToScene(event->position().toPoint()));
     setFocus();
     event->acceptProposedAction();
   } else if (const auto path = plexusFile(event->mimeData())) {

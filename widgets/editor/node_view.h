@@ -1,7 +1,7 @@
 #pragma once
 // The node editor's viewport onto a NodeScene: an endless grid canvas with zoom (wheel, under
 // the mouse), pan (middle drag, or space + left drag), rubber-band selection, Delete and
-// Escape, and drops from the layer palette and of project files. Copy, paste and the other
+// Escape, and drops from the layer palette (layers, and blocks as fragments) and of project files. Copy, paste and the other
 // edits are the app's actions, calling NodeScene.
 #include <QGraphicsView>
 #include <QString>
