@@ -15,6 +15,7 @@ class QLabel;
 class QMenu;
 
 namespace plexus::widgets {
+class BlockActions;
 class GraphDocument;
 class LayerPalette;
 class NodeScene;
@@ -44,6 +45,7 @@ class MainWindow : public QMainWindow {
   widgets::LayerPalette* palette() const { return palette_; }
   widgets::PropertyPanel* properties() const { return properties_; }
   widgets::ProblemsPanel* problems() const { return problems_; }
+  widgets::BlockActions* blockActions() const { return blocks_; }
   Autosaver* autosaver() const { return autosaver_.get(); }
   TrainingController* training() const { return training_; }
   Dashboard* dashboard() const { return dashboard_; }
@@ -130,6 +132,7 @@ class MainWindow : public QMainWindow {
   widgets::LayerPalette* palette_ = nullptr;
   widgets::PropertyPanel* properties_ = nullptr;
   widgets::ProblemsPanel* problems_ = nullptr;
+  widgets::BlockActions* blocks_ = nullptr;
   widgets::TrainingPanel* training_panel_ = nullptr;
   TrainingController* training_ = nullptr;
   Dashboard* dashboard_ = nullptr;

@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "graph/blocks.h"
 #include "graph/project.h"
 
 namespace plexus::graph {
@@ -75,6 +76,15 @@ Graph extract_fragment(const Graph& graph, const std::vector<std::string>& node_
   }
   for (const Block& b : graph.blocks)
     if (carried.contains(b.id)) fragment.blocks.push_back(b);
+  return fragment;
+}
+
+Graph extract_block(const Graph& graph, const std::string& block_id) {
+  const Block* block = graph.find_block(block_id);
+  if (!block) return {};
+  Graph fragment = extract_fragment(graph, block_nodes(graph, *block));
+  for (Block& b : fragment.blocks)
+    if (b.id == block_id) b.collapsed = true;
   return fragment;
 }
 

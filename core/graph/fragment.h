@@ -26,6 +26,11 @@ std::string unique_node_id(const Graph& graph, const std::string& wanted, const 
 // default, view "". Unknown ids are ignored.
 Graph extract_fragment(const Graph& graph, const std::vector<std::string>& node_ids);
 
+// The fragment of one block: the nodes inside it (through nested blocks), the edges among them,
+// the block and the blocks inside it; the block itself collapsed, as an inserted copy shows.
+// Empty for an unknown id.
+Graph extract_block(const Graph& graph, const std::string& block_id);
+
 // What pasting `fragment` into `target` adds: its nodes with ids made unique in target
 // (unique_node_id, also unique among each other), positions shifted by `offset`, and its edges
 // remapped to the new ids; edges whose ends are not both in the fragment are dropped. A name

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <functional>
 #include <set>
+#include <utility>
 #include <limits>
 #include <unordered_map>
 
@@ -233,8 +234,8 @@ void NodeScene::refreshBlocks() {
       e->setProxies(nullptr, nullptr);  // before the cards they point at go
       edges.push_back(e);
     }
-  for (BlockItem* b : std::as_const(blocks_)) delete b;
-  blocks_.clear();
+  // Out of the table before they go: deleting a selected item tells selection listeners.
+  for (BlockItem* b : std::exchange(blocks_, {})) delete b;
 
   for (NodeItem* node : std::as_const(nodes_)) {
     const bool hidden = graph::hiding_block(g, node->id().toStdString()) != nullptr;

@@ -3,7 +3,9 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QContextMenuEvent>
 #include <QKeyEvent>
+#include <QMenu>
 #include <QMimeData>
 #include <QScrollBar>
 #include <QVarLengthArray>
@@ -285,6 +287,18 @@ void NodeView::dropEvent(QDropEvent* event) {
   } else {
     event->ignore();
   }
+}
+
+// The menu acts on what was clicked: an unselected item becomes the selection first.
+void NodeView::contextMenuEvent(QContextMenuEvent* event) {
+  QGraphicsItem* item = itemAt(event->pos());
+  while (item && !(item->flags() & QGraphicsItem::ItemIsSelectable)) item = item->parentItem();
+  if (item && !item->isSelected()) {
+    scene_->clearSelection();
+    item->setSelected(true);
+  }
+  if (!actions().isEmpty()) QMenu::exec(actions(), event->globalPos(), nullptr, this);
+  event->accept();
 }
 
 }  // namespace plexus::widgets

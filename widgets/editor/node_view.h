@@ -1,8 +1,9 @@
 #pragma once
 // The node editor's viewport onto a NodeScene: an endless grid canvas with zoom (wheel, under
 // the mouse), pan (middle drag, or space + left drag), rubber-band selection, Delete and
-// Escape, and drops from the layer palette (layers, and blocks as fragments) and of project files. Copy, paste and the other
-// edits are the app's actions, calling NodeScene.
+// Escape, drops from the layer palette (layers, and blocks as fragments) and of project files,
+// and a context menu of the actions added to it. Copy, paste and the other edits are the app's
+// actions, calling NodeScene.
 #include <QGraphicsView>
 #include <QString>
 
@@ -52,6 +53,7 @@ class NodeView : public QGraphicsView {
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dragMoveEvent(QDragMoveEvent* event) override;
   void dropEvent(QDropEvent* event) override;
+  void contextMenuEvent(QContextMenuEvent* event) override;
 
  private:
   void zoomAbout(double zoom, QPoint anchor);  // keeps the scene point under `anchor` in place
