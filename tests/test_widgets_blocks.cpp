@@ -326,6 +326,9 @@ class TestBlocks : public QObject {
     const QString id = e.group({"linear1", "relu1"});
     QCOMPARE(e.card(id)->problemSeverity(), std::optional(graph::Severity::Error));
     QVERIFY(e.card(id)->toolTip().contains("linear1"));
+    // The problems panel's "go to" lands on the card that hides the layer.
+    e.view.centerOnNode("linear1");
+    QCOMPARE(e.scene.selectedBlockIds(), QStringList{id});
     e.doc.connectPorts({"flatten1", "output"}, {"linear1", "input"});
     QVERIFY(!e.card(id)->problemSeverity());
   }

@@ -19,6 +19,7 @@
 #include "editor/model/graph_document.h"
 #include "editor/node_scene.h"
 #include "editor/palette.h"
+#include "graph/blocks.h"
 #include "common/theme.h"
 
 namespace plexus::widgets {
@@ -105,6 +106,14 @@ void NodeView::fitAll() {
 void NodeView::centerOnNode(const QString& id) {
   NodeItem* item = scene_->nodeItem(id);
   if (!item) return;
+  if (!item->isVisible()) {  // inside a collapsed block: the block's card
+    const graph::Block* hiding = graph::hiding_block(scene_->document()->graph(), id.toStdString());
+    if (BlockItem* card = hiding ? scene_->blockItem(QString::fromStdString(hiding->id)) : nullptr) {
+      scene_->selectNodes({card->id()});
+      centerOn(card);
+    }
+    return;
+  }
   scene_->selectNodes({id});
   centerOn(item);
 }

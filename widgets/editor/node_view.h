@@ -30,7 +30,8 @@ class NodeView : public QGraphicsView {
   void zoomOut();
   void resetZoom();
   void fitAll();  // every node and wire in view (clamped zoom)
-  void centerOnNode(const QString& id);  // selects it and scrolls it to the middle
+  // Selects it and scrolls it to the middle; a node inside a collapsed block: the block.
+  void centerOnNode(const QString& id);
 
   // {"zoom":z,"center":[x,y]}, kept in the project file; text that is not such an object is ignored.
   QString viewState() const;
