@@ -30,6 +30,7 @@
 #include "dashboard.h"
 #include "dashboard/run_list.h"
 #include "dashboard/training_plots.h"
+#include "editor/block_actions.h"
 #include "editor/model/graph_document.h"
 #include "editor/node_scene.h"
 #include "editor/node_stats_layer.h"
@@ -158,8 +159,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   });
   connect(scene_, &widgets::NodeScene::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
   connect(scene_, &QGraphicsScene::selectionChanged, this, [this] {
+    properties_->showNodes(scene_->selectedItemIds());
     const QStringList ids = scene_->selectedNodeIds();
-    properties_->showNodes(ids);
     node_stats_panel_->setNode(ids.size() == 1 ? ids.front() : QString());
   });
   // Statistics belong to a run of this graph: another project or a new run starts afresh.
@@ -301,6 +302,11 @@ void MainWindow::createActions() {
   edit->addActions({cut, copy, paste, duplicate, remove});
   edit->addSeparator();
   edit->addActions({select_all, layout});
+  blocks_ = new widgets::BlockActions(view_, palette_, widgets::BlockLibrary::defaultFolder(), this);
+  connect(blocks_, &widgets::BlockActions::message, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
+  connect(blocks_, &widgets::BlockActions::failed, this, [this](const QString& t, const QString& m) { showError(t, m); });
+  edit->addSeparator();
+  edit->addActions({blocks_->groupAction(), blocks_->ungroupAction(), blocks_->renameAction(), blocks_->saveAction()});
   // The canvas actions must work whichever dock has focus, but not steal keys from text fields.
   for (QAction* a : {cut, copy, paste, duplicate, remove, select_all}) a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
   view_->addActions({cut, copy, paste, duplicate, remove, select_all});

@@ -15,6 +15,7 @@ class QLabel;
 class QMenu;
 
 namespace plexus::widgets {
+class BlockActions;
 class GraphDocument;
 class LayerPalette;
 class NodeScene;
@@ -50,6 +51,7 @@ class MainWindow : public QMainWindow {
   widgets::NodeStatsModel* nodeStats() const { return node_stats_; }
   widgets::NodeStatsLayer* nodeStatsLayer() const { return node_stats_layer_; }
   widgets::NodeStatsPanel* nodeStatsPanel() const { return node_stats_panel_; }
+  widgets::BlockActions* blockActions() const { return blocks_; }
   Autosaver* autosaver() const { return autosaver_.get(); }
   TrainingController* training() const { return training_; }
   Dashboard* dashboard() const { return dashboard_; }
@@ -141,6 +143,7 @@ class MainWindow : public QMainWindow {
   widgets::LayerPalette* palette_ = nullptr;
   widgets::PropertyPanel* properties_ = nullptr;
   widgets::ProblemsPanel* problems_ = nullptr;
+  widgets::BlockActions* blocks_ = nullptr;
   widgets::TrainingPanel* training_panel_ = nullptr;
   widgets::NodeStatsModel* node_stats_ = nullptr;  // the current (or last) run's
   widgets::NodeStatsLayer* node_stats_layer_ = nullptr;

@@ -498,10 +498,10 @@ class TestProject : public QObject {
   }
 
   void versioning() {
-    QCOMPARE(load_error(R"({"format": 2, "nodes": "a newer layout", "edges": {}})"),
-             std::string("p.plexus: was written by a newer Plexus (format 2); this version reads format 1"));
+    QCOMPARE(load_error(R"({"format": 3, "nodes": "a newer layout", "edges": {}})"),
+             std::string("p.plexus: was written by a newer Plexus (format 3); this version reads formats up to 2"));
     QCOMPARE(load_error(R"({"format": 18446744073709551615})"),
-             std::string("p.plexus: was written by a newer Plexus (format 18446744073709551615); this version reads format 1"));
+             std::string("p.plexus: was written by a newer Plexus (format 18446744073709551615); this version reads formats up to 2"));
     QCOMPARE(load_error(R"({"nodes": [], "edges": []})"),
              std::string("p.plexus: missing \"format\", the format version: this is not a Plexus project file (line 1, "
                          "column 1)"));
@@ -510,9 +510,9 @@ class TestProject : public QObject {
     QCOMPARE(load_error(R"({"format": 1.0, "nodes": [], "edges": []})"),
              std::string("p.plexus: format: expected an integer, got a number (1.0) (line 1, column 12)"));
     QCOMPARE(load_error(R"({"format": 0, "nodes": [], "edges": []})"),
-             std::string("p.plexus: format: invalid format version 0; this version reads format 1 (line 1, column 12)"));
+             std::string("p.plexus: format: invalid format version 0; this version reads formats up to 2 (line 1, column 12)"));
     QCOMPARE(load_error(R"({"format": -1})"),
-             std::string("p.plexus: format: invalid format version -1; this version reads format 1 (line 1, column 12)"));
+             std::string("p.plexus: format: invalid format version -1; this version reads formats up to 2 (line 1, column 12)"));
   }
 
   void structuralErrors() {
@@ -520,7 +520,7 @@ class TestProject : public QObject {
         {R"({"format": 1, "edges": []})", "p.plexus: missing \"nodes\" (the list of nodes, may be empty) (line 1, column 1)"},
         {R"({"format": 1, "nodes": []})", "p.plexus: missing \"edges\" (the list of edges, may be empty) (line 1, column 1)"},
         {project("", "", R"(, "extra": true)"),
-         "p.plexus: unknown key \"extra\"; a project has format, nodes, edges, dataset, training and view (line 1, column 41)"},
+         "p.plexus: unknown key \"extra\"; a project has format, nodes, edges, blocks, dataset, training and view (line 1, column 41)"},
         {R"({"format": 1, "nodes": {}, "edges": []})",
          "p.plexus: nodes: expected an array of nodes, got an object (line 1, column 24)"},
         {project("\"a\""), "p.plexus: nodes[0]: expected an object (a node), got a string (\"a\") (line 1, column 25)"},
@@ -769,8 +769,11 @@ class TestProject : public QObject {
   void fuzz() {
     int iterations = 1000;
     if (const char* env = std::getenv("PLEXUS_PROJECT_FUZZ_ITERATIONS")) iterations = std::atoi(env);
+    Graph grouped = mnist_mlp();  // nested blocks, one of them open
+    grouped.blocks = {{"hidden", "hidden layer", {"fc1", "relu1"}, {400, 160}, true},
+                      {"head", "head", {"fc2", "hidden"}, {400, 140}, false}};
     const std::vector<std::string> seeds = {serialize_project(mnist_mlp()), serialize_project(conv_net()),
-                                            serialize_project(messy())};
+                                            serialize_project(messy()), serialize_project(grouped)};
     uint64_t seed_value = 20240601;
     if (const char* env = std::getenv("PLEXUS_PROJECT_FUZZ_SEED")) seed_value = std::strtoull(env, nullptr, 10);
     std::mt19937_64 rng(seed_value);

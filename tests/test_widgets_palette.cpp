@@ -65,7 +65,9 @@ class TestPalette : public QObject {
     QTreeWidget* tree = palette.tree();
     int layers = 0;
     QStringList categories;
-    for (int i = 0; i < tree->topLevelItemCount(); ++i) {
+    // My blocks comes first (test_widgets_blocks tests it); the registry's categories follow.
+    QCOMPARE(tree->topLevelItem(0), palette.myBlocksGroup());
+    for (int i = 1; i < tree->topLevelItemCount(); ++i) {
       QTreeWidgetItem* group = tree->topLevelItem(i);
       categories << group->text(0);
       QVERIFY(group->isExpanded());

@@ -1,11 +1,13 @@
 #include "graph/fragment.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
+#include "graph/blocks.h"
 #include "graph/project.h"
 
 namespace plexus::graph {
@@ -16,6 +18,7 @@ using Taken = std::unordered_set<std::string>;
 Taken ids_of(const Graph& graph) {
   Taken ids;
   for (const Node& n : graph.nodes) ids.insert(n.id);
+  for (const Block& b : graph.blocks) ids.insert(b.id);  // one namespace for both
   return ids;
 }
 
@@ -56,6 +59,32 @@ Graph extract_fragment(const Graph& graph, const std::vector<std::string>& node_
     if (selected.contains(n.id)) fragment.nodes.push_back(n);
   for (const Edge& e : graph.edges)
     if (selected.contains(e.from.node) && selected.contains(e.to.node)) fragment.edges.push_back(e);
+  // A block comes along when all of its members do; nested blocks first, until none is added.
+  std::unordered_set<std::string> carried;
+  for (bool added = true; added;) {
+    added = false;
+    for (const Block& b : graph.blocks) {
+      if (carried.contains(b.id)) continue;
+      const bool whole = std::all_of(b.members.begin(), b.members.end(), [&](const std::string& m) {
+        return selected.contains(m) || carried.contains(m);
+      });
+      if (whole && !b.members.empty()) {
+        carried.insert(b.id);
+        added = true;
+      }
+    }
+  }
+  for (const Block& b : graph.blocks)
+    if (carried.contains(b.id)) fragment.blocks.push_back(b);
+  return fragment;
+}
+
+Graph extract_block(const Graph& graph, const std::string& block_id) {
+  const Block* block = graph.find_block(block_id);
+  if (!block) return {};
+  Graph fragment = extract_fragment(graph, block_nodes(graph, *block));
+  for (Block& b : fragment.blocks)
+    if (b.id == block_id) b.collapsed = true;
   return fragment;
 }
 
@@ -75,6 +104,21 @@ Pasted paste_fragment(const Graph& target, const Graph& fragment, Position offse
     const auto from = renamed.find(e.from.node), to = renamed.find(e.to.node);
     if (from == renamed.end() || to == renamed.end()) continue;
     pasted.edges.push_back(Edge{{from->second, e.from.port}, {to->second, e.to.port}});
+  }
+  // Blocks after the nodes, so that their ids are fresh among the pasted nodes' too; a member
+  // that was not pasted is dropped.
+  for (const Block& b : fragment.blocks) {
+    Block& p = pasted.blocks.emplace_back(b);
+    p.id = unique_in(b.id, taken);
+    p.position = {b.position.x + offset.x, b.position.y + offset.y};
+    taken.insert(p.id);
+    renamed.emplace(b.id, p.id);
+  }
+  for (Block& p : pasted.blocks) {
+    std::vector<std::string> members;
+    for (const std::string& m : p.members)
+      if (const auto it = renamed.find(m); it != renamed.end()) members.push_back(it->second);
+    p.members = std::move(members);
   }
   return pasted;
 }

@@ -38,6 +38,12 @@ Node* Graph::find(const std::string& id) {
   return nullptr;
 }
 
+const Block* Graph::find_block(const std::string& id) const {
+  for (const Block& b : blocks)
+    if (b.id == id) return &b;
+  return nullptr;
+}
+
 std::vector<const Edge*> Graph::edges_into(const std::string& node) const {
   std::vector<const Edge*> out;
   for (const Edge& e : edges)

@@ -31,6 +31,20 @@ struct Node {
   std::string label() const;  // "Linear 'fc1'" (or "Linear 'id'" without a name), for messages
 };
 
+// A block: a named group of nodes and other blocks, drawn as one collapsible card. Blocks only
+// annotate the flat graph (graph/blocks.h): nodes and edges stay in Graph::nodes and
+// Graph::edges, so validation, the compiler, parameter names and export never see them.
+// Every node or block belongs to at most one block, no block contains itself, and block ids
+// share the node ids' namespace and rules.
+struct Block {
+  std::string id;
+  std::string name;
+  std::vector<std::string> members;  // node ids and nested block ids
+  Position position;                 // the collapsed card's top-left
+  bool collapsed = true;             // the editor shows one card (true) or the members in a frame
+  bool operator==(const Block&) const = default;
+};
+
 struct PortRef {
   std::string node, port;
   bool operator==(const PortRef&) const = default;
@@ -99,6 +113,7 @@ struct TrainingSettings : optim::OptimizerConfig, optim::ScheduleConfig {
 struct Graph {
   std::vector<Node> nodes;
   std::vector<Edge> edges;
+  std::vector<Block> blocks;
   DatasetBinding dataset;
   TrainingSettings training;
   std::string view;  // the editor's view state as a JSON object text, kept verbatim ("" = none)
@@ -106,6 +121,7 @@ struct Graph {
 
   const Node* find(const std::string& id) const;
   Node* find(const std::string& id);
+  const Block* find_block(const std::string& id) const;
   std::vector<const Edge*> edges_into(const std::string& node) const;
   std::vector<const Edge*> edges_from(const std::string& node) const;
 };

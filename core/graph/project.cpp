@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "graph/blocks.h"
 #include "graph/dataset_params.h"
 #include "graph/json_text.h"
 #include "graph/training_params.h"
@@ -49,12 +50,13 @@ class ProjectReader {
     if (!format)
       fail("", root.offset, "missing \"format\", the format version: this is not a Plexus project file");
     read_format(format->value);
-    check_keys(*top, "", {"format", "nodes", "edges", "dataset", "training", "view"},
-               "a project has format, nodes, edges, dataset, training and view");
+    check_keys(*top, "", {"format", "nodes", "edges", "blocks", "dataset", "training", "view"},
+               "a project has format, nodes, edges, blocks, dataset, training and view");
 
     Graph g;
     read_nodes(require(*top, root, "", "nodes", " (the list of nodes, may be empty)"), g.nodes);
     read_edges(require(*top, root, "", "edges", " (the list of edges, may be empty)"), g.edges);
+    if (const Member* m = find(*top, "blocks")) read_blocks(m->value, g);
     if (const Member* m = find(*top, "dataset")) read_dataset(m->value, g.dataset);
     if (const Member* m = find(*top, "training")) read_training(m->value, g.training);
     if (const Member* m = find(*top, "view")) {
@@ -128,10 +130,10 @@ class ProjectReader {
     if (f > kProjectFormat) newer(std::to_string(f));
     if (f < 1)
       fail("format", v.offset,
-           cat("invalid format version ", std::to_string(f), "; this version reads format ", std::to_string(kProjectFormat)));
+           cat("invalid format version ", std::to_string(f), "; this version reads formats up to ", std::to_string(kProjectFormat)));
   }
   [[noreturn]] void newer(const std::string& f) const {
-    throw ProjectError(cat(source_, ": was written by a newer Plexus (format ", f, "); this version reads format ",
+    throw ProjectError(cat(source_, ": was written by a newer Plexus (format ", f, "); this version reads formats up to ",
                            std::to_string(kProjectFormat)));
   }
 
@@ -210,6 +212,38 @@ class ProjectReader {
     }
   }
 
+  // Blocks refer to nodes and to each other: read them all, then check the whole annotation
+  // (graph/blocks.h) and point at the block or member at fault.
+  void read_blocks(const Value& v, Graph& g) const {
+    const Array& a = array(v, "blocks", "an array of blocks");
+    std::vector<const Value*> where;  // each block's value
+    g.blocks.reserve(a.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      const std::string path = index_path("blocks", i);
+      const Object& o = object(a[i], path, "an object (a block)");
+      check_keys(o, path, {"id", "name", "members", "position", "collapsed"},
+                 "a block has id, name, members, position and collapsed");
+      Block b;
+      b.id = string(require(o, a[i], path, "id"), key_path(path, "id"));
+      if (const Member* m = find(o, "name")) b.name = string(m->value, key_path(path, "name"));
+      const std::string members_path = key_path(path, "members");
+      const Array& members = array(require(o, a[i], path, "members", " (the ids of its nodes and blocks)"), members_path,
+                                   "an array of node and block ids");
+      for (size_t k = 0; k < members.size(); ++k) b.members.push_back(string(members[k], index_path(members_path, k)));
+      if (const Member* m = find(o, "position")) b.position = read_position(m->value, key_path(path, "position"));
+      if (const Member* m = find(o, "collapsed")) b.collapsed = boolean(m->value, key_path(path, "collapsed"));
+      g.blocks.push_back(std::move(b));
+      where.push_back(&a[i]);
+    }
+    if (const std::optional<BlockIssue> issue = check_blocks(g)) {
+      const std::string path = index_path("blocks", issue->block);
+      const Object& o = std::get<Object>(where[issue->block]->v);
+      if (!issue->member) fail(key_path(path, "id"), find(o, "id")->value.offset, issue->message);
+      const Array& members = std::get<Array>(find(o, "members")->value.v);
+      fail(index_path(key_path(path, "members"), *issue->member), members[*issue->member].offset, issue->message);
+    }
+  }
+
   PortRef read_port(const Value& v, const std::string& path) const {
     const Array& a = array(v, path, "[node, port]");
     if (a.size() != 2)
@@ -278,11 +312,12 @@ class ProjectWriter {
  public:
   std::string write(const Graph& g) {
     out_ = "{\n  \"format\": ";
-    out_ += std::to_string(kProjectFormat);
+    out_ += std::to_string(g.blocks.empty() ? kProjectFormatWithoutBlocks : kProjectFormat);
     out_ += ",\n  \"nodes\": ";
     write_nodes(g.nodes);
     out_ += ",\n  \"edges\": ";
     write_edges(g.edges);
+    write_blocks(g);
     write_dataset(g.dataset);
     write_training(g.training);
     if (!g.view.empty()) {
@@ -404,6 +439,46 @@ class ProjectWriter {
       text(e.to.port, cat(path, ".to[1]"));
       out_ += "]}";
       out_ += i + 1 < edges.size() ? ",\n" : "\n";
+    }
+    out_ += "  ]";
+  }
+
+  // Left out when there are none, so projects without blocks read as before.
+  void write_blocks(const Graph& g) {
+    if (g.blocks.empty()) return;
+    if (const std::optional<BlockIssue> issue = check_blocks(g)) {
+      std::string path = index_path("blocks", issue->block);
+      path = issue->member ? index_path(key_path(path, "members"), *issue->member) : key_path(path, "id");
+      fail(cat(path, ": ", issue->message));
+    }
+    out_ += ",\n  \"blocks\": [\n";
+    for (size_t i = 0; i < g.blocks.size(); ++i) {
+      const Block& b = g.blocks[i];
+      const std::string path = index_path("blocks", i);
+      out_ += "    {\n";
+      member(3, "id");
+      text(b.id, cat(path, ".id"));
+      out_ += ",\n";
+      member(3, "name");
+      text(b.name, cat(path, ".name"));
+      out_ += ",\n";
+      member(3, "members");
+      out_ += "[";
+      for (size_t k = 0; k < b.members.size(); ++k) {
+        if (k) out_ += ", ";
+        text(b.members[k], index_path(cat(path, ".members"), k));
+      }
+      out_ += "],\n";
+      member(3, "position");
+      out_ += "[";
+      real(b.position.x, cat(path, ".position[0]"));
+      out_ += ", ";
+      real(b.position.y, cat(path, ".position[1]"));
+      out_ += "],\n";
+      member(3, "collapsed");
+      out_ += b.collapsed ? "true" : "false";
+      out_ += "\n    }";
+      out_ += i + 1 < g.blocks.size() ? ",\n" : "\n";
     }
     out_ += "  ]";
   }

@@ -21,8 +21,11 @@
 
 namespace plexus::graph {
 
-// The format version this build writes and the only one it reads.
-inline constexpr int64_t kProjectFormat = 1;
+// The newest format version, which this build writes for a graph with blocks; it reads every
+// version up to this one. Format 2 is format 1 with "blocks"; a graph without blocks is still
+// written as format 1, so that older versions of Plexus read it.
+inline constexpr int64_t kProjectFormat = 2;
+inline constexpr int64_t kProjectFormatWithoutBlocks = 1;
 // Deepest nesting of arrays and objects accepted anywhere in a project file (the top-level
 // object is level 1). Deeper input is refused before it can exhaust the stack.
 inline constexpr int kProjectMaxDepth = 64;

@@ -109,6 +109,7 @@ Theme Theme::lightTheme() {
   t.warning = QColor(0xB54708);
   t.text = QColor(0x1F2328);
   t.mutedText = QColor(0x6B7280);
+  t.block = QColor(0x3F4B5E);
   return t;
 }
 
@@ -136,6 +137,7 @@ Theme Theme::darkTheme() {
   t.warning = QColor(0xFDB022);
   t.text = QColor(0xE6E8EB);
   t.mutedText = QColor(0x9AA1AC);
+  t.block = QColor(0x56657D);
   return t;
 }
 

@@ -21,6 +21,7 @@ struct Theme {
   QColor portFill, portBorder, portDimmed;
   QColor wire, wireSelected, wireLabel, wireLabelBackground, wireDragging;
   QColor selection, error, warning, text, mutedText;
+  QColor block;  // a block's card header and title bar (white text reads on it), its frame's tint
 
   // Header colour of a registry category (white text reads on it); a neutral one if unknown.
   QColor category(const QString& category) const;

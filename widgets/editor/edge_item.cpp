@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "common/theme.h"
+#include "editor/block_item.h"
 #include "editor/node_item.h"
 
 namespace plexus::widgets {
@@ -74,9 +75,17 @@ QRectF EdgeItem::labelRect(qreal scale) const {
   return QRectF(mid_ - QPointF(size.width() / 2, size.height() / 2), size);
 }
 
+void EdgeItem::setProxies(const BlockItem* from, const BlockItem* to) {
+  if (from == from_proxy_ && to == to_proxy_) return;
+  from_proxy_ = from;
+  to_proxy_ = to;
+  updatePath();
+}
+
 void EdgeItem::updatePath() {
   prepareGeometryChange();
-  const QPointF from = from_->portScenePos(edge_.from.port, false), to = to_->portScenePos(edge_.to.port, true);
+  const QPointF from = from_proxy_ ? from_proxy_->portScenePos(edge_.from, false) : from_->portScenePos(edge_.from.port, false);
+  const QPointF to = to_proxy_ ? to_proxy_->portScenePos(edge_.to, true) : to_->portScenePos(edge_.to.port, true);
   path_ = wirePath(from, to);
   mid_ = (from + to) / 2;  // the curve is symmetric about its middle
   hit_ = QPainterPath();  // rebuilt on the next hit test, not on every drag step
@@ -105,8 +114,9 @@ qreal EdgeItem::labelScale(qreal preferred) const {
   const QSizeF box = labelRect(1).size();
   const qreal c = kLabelClearance;
   qreal scale = preferred;
-  for (const NodeItem* node : {from_, to_}) {
-    const QRectF card = node->sceneCardRect().adjusted(-c, -c, c, c);
+  for (const QRectF& end : {from_proxy_ ? from_proxy_->sceneCardRect() : from_->sceneCardRect(),
+                            to_proxy_ ? to_proxy_->sceneCardRect() : to_->sceneCardRect()}) {
+    const QRectF card = end.adjusted(-c, -c, c, c);
     // Clear of the card either beside it or above/below it, whichever allows more.
     const qreal beside = std::max(card.left() - mid_.x(), mid_.x() - card.right()) * 2 / box.width();
     const qreal apart = std::max(card.top() - mid_.y(), mid_.y() - card.bottom()) * 2 / box.height();

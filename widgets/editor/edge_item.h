@@ -1,7 +1,8 @@
 #pragma once
 // A wire on the canvas: a cubic Bézier from an output port to an input port, labelled at its
 // middle with the shape of one example flowing through it ("N×1×28×28"). Selectable by
-// clicking near the curve.
+// clicking near the curve. An end whose node a collapsed block hides is drawn at the block's
+// proxy port for it.
 #include <QGraphicsItem>
 #include <QPainterPath>
 #include <QStaticText>
@@ -13,6 +14,7 @@
 
 namespace plexus::widgets {
 
+class BlockItem;
 class NodeItem;
 
 // The curve every wire takes, also the one being dragged: it leaves the output to the right
@@ -40,6 +42,10 @@ class EdgeItem : public QGraphicsItem {
   const QPainterPath& path() const { return path_; }  // scene coordinates
   QString label() const { return label_.text(); }
   void setLabel(const QString& text);
+  // The collapsed blocks whose proxy ports the ends are drawn at (null: the node's own port).
+  void setProxies(const BlockItem* from, const BlockItem* to);
+  const BlockItem* fromProxy() const { return from_proxy_; }
+  const BlockItem* toProxy() const { return to_proxy_; }
   // An end moved: recompute the curve.
   void updatePath();
 
@@ -50,6 +56,8 @@ class EdgeItem : public QGraphicsItem {
   graph::Edge edge_;
   NodeItem* from_;
   NodeItem* to_;
+  const BlockItem* from_proxy_ = nullptr;
+  const BlockItem* to_proxy_ = nullptr;
   QPainterPath path_;
   QPointF mid_;  // where the label goes
   mutable QPainterPath hit_;  // shape(), built when first asked for after a change

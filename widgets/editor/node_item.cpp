@@ -32,15 +32,9 @@ constexpr size_t kMaxParams = 3;
 // Below this zoom text is too small to read: draw the shapes only (cheaper, less noise).
 constexpr qreal kTextLod = 0.4;
 
-QFont pixelFont(int pixels, bool bold = false) {
-  QFont f = QGuiApplication::font();
-  f.setPixelSize(pixels);  // pixels = scene units: text fits the fixed geometry on any screen
-  f.setBold(bold);
-  return f;
-}
-const QFont& titleFont() { static const QFont f = pixelFont(12, true); return f; }
-const QFont& smallFont() { static const QFont f = pixelFont(11); return f; }
-const QFont& smallBoldFont() { static const QFont f = pixelFont(11, true); return f; }
+const QFont& titleFont() { static const QFont f = cardFont(12, true); return f; }
+const QFont& smallFont() { static const QFont f = cardFont(11); return f; }
+const QFont& smallBoldFont() { static const QFont f = cardFont(11, true); return f; }
 
 // An unknown type has no ports and one line naming the type.
 size_t portRows(const graph::LayerType* type) {
@@ -59,27 +53,35 @@ QSizeF cardSize(const graph::LayerType* type) {
 
 }  // namespace
 
+QFont cardFont(int pixels, bool bold) {
+  QFont f = QGuiApplication::font();
+  f.setPixelSize(pixels);  // pixels = scene units: text fits the fixed geometry on any screen
+  f.setBold(bold);
+  return f;
+}
+
 QSizeF nodeCardSize(const graph::Node& node) { return cardSize(graph::Registry::instance().find(node.type)); }
 
 // ---- PortItem ------------------------------------------------------------------------------
 
 PortItem::PortItem(NodeItem* node, const graph::PortSpec& spec, bool input, QPointF centre)
-    : QGraphicsItem(node), name_(spec.name), input_(input), required_(spec.required), variadic_(spec.variadic) {
+    : PortItem(node, spec, input, centre, {node->id().toStdString(), spec.name}, qstr(spec.name),
+               kWidth / 2 - kTextInset - 4) {}
+
+PortItem::PortItem(QGraphicsItem* owner, const graph::PortSpec& spec, bool input, QPointF centre, graph::PortRef ref,
+                   const QString& label, qreal label_width)
+    : QGraphicsItem(owner), ref_(std::move(ref)), label_(label), label_width_(label_width), input_(input),
+      required_(spec.required), variadic_(spec.variadic) {
   setPos(centre);
   setAcceptHoverEvents(true);
   setCursor(Qt::CrossCursor);
-  setToolTip(QStringLiteral("%1 — %2").arg(qstr(spec.name), qstr(spec.doc)));
+  setToolTip(spec.doc.empty() ? label : QStringLiteral("%1 — %2").arg(label, qstr(spec.doc)));
   setCacheMode(DeviceCoordinateCache);
 }
 
-NodeItem* PortItem::node() const { return static_cast<NodeItem*>(parentItem()); }
-
-graph::PortRef PortItem::ref() const { return {node()->id().toStdString(), name_}; }
-
 QRectF PortItem::labelRect() const {
-  const qreal width = kWidth / 2 - kTextInset - 4;
-  const qreal left = input_ ? kTextInset : -kTextInset - width;
-  return QRectF(left, -kPortRow / 2, width, kPortRow);
+  const qreal left = input_ ? kTextInset : -kTextInset - label_width_;
+  return QRectF(left, -kPortRow / 2, label_width_, kPortRow);
 }
 
 QRectF PortItem::boundingRect() const {
@@ -133,7 +135,7 @@ void PortItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   painter->setFont(smallFont());
   painter->setPen(refuses ? theme.mutedText : theme.nodeText);
   const QRectF label = labelRect();
-  const QString text = QFontMetricsF(smallFont()).elidedText(qstr(name_), Qt::ElideRight, label.width());
+  const QString text = QFontMetricsF(smallFont()).elidedText(label_, Qt::ElideRight, label.width());
   painter->drawText(label, Qt::AlignVCenter | (input_ ? Qt::AlignLeft : Qt::AlignRight), text);
 }
 

@@ -19,6 +19,9 @@ namespace plexus::widgets {
 class EdgeItem;
 class NodeItem;
 
+// A font for text on cards, sized in scene units (pixels) so that it fits the fixed geometry.
+QFont cardFont(int pixels, bool bold = false);
+
 // The card's size: fixed width, height from the number of port rows and parameter lines.
 QSizeF nodeCardSize(const graph::Node& node);
 
@@ -31,14 +34,17 @@ class PortItem : public QGraphicsItem {
   enum class WireState { Idle, Accepts, Refuses, Target };
 
   PortItem(NodeItem* node, const graph::PortSpec& spec, bool input, QPointF centre);
+  // A port drawn on another item (a collapsed block's card) for `ref`, a port of a node it
+  // hides: wires drawn from or to it connect `ref`. `label` is shown in `label_width` units.
+  PortItem(QGraphicsItem* owner, const graph::PortSpec& spec, bool input, QPointF centre, graph::PortRef ref,
+           const QString& label, qreal label_width);
 
   int type() const override { return Type; }
   QRectF boundingRect() const override;
   QPainterPath shape() const override;  // the circle, a little larger: easy to hit
   void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
 
-  NodeItem* node() const;
-  graph::PortRef ref() const;
+  const graph::PortRef& ref() const { return ref_; }
   bool isInput() const { return input_; }
   bool takesManyWires() const { return variadic_; }
   void setConnected(bool connected);
@@ -52,7 +58,9 @@ class PortItem : public QGraphicsItem {
  private:
   QRectF labelRect() const;
 
-  std::string name_;
+  graph::PortRef ref_;
+  QString label_;
+  qreal label_width_;
   bool input_, required_, variadic_;
   bool connected_ = false, hovered_ = false;
   WireState state_ = WireState::Idle;

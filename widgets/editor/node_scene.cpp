@@ -4,19 +4,26 @@
 #include <QGraphicsPathItem>
 #include <QGraphicsSceneMouseEvent>
 #include <QGuiApplication>
+#include <QLocale>
 #include <QMimeData>
 #include <QPixmapCache>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <set>
+#include <utility>
 #include <limits>
 #include <unordered_map>
 
 #include "common/qt_text.h"
 #include "common/theme.h"
+#include "editor/block_item.h"
 #include "editor/edge_item.h"
 #include "editor/node_item.h"
+#include "graph/blocks.h"
 #include "graph/fragment.h"
+#include "graph/memory.h"
 
 namespace plexus::widgets {
 namespace {
@@ -43,6 +50,7 @@ NodeScene::NodeScene(GraphDocument* document, QObject* parent) : QGraphicsScene(
   connect(doc_, &GraphDocument::edgeAdded, this, &NodeScene::addEdgeItem);
   connect(doc_, &GraphDocument::edgeRemoved, this, &NodeScene::removeEdgeItem);
   connect(doc_, &GraphDocument::validated, this, &NodeScene::refreshValidation);
+  connect(doc_, &GraphDocument::blocksChanged, this, &NodeScene::refreshBlocks);
   connect(&ThemeManager::instance(), &ThemeManager::changed, this, &NodeScene::refreshTheme);
   rebuild();
 }
@@ -67,7 +75,15 @@ EdgeItem* NodeScene::edgeItem(const graph::Edge& edge) const {
   return nullptr;
 }
 
+BlockItem* NodeScene::blockItem(const QString& id) const { return blocks_.value(id); }
+
+BlockItem* NodeScene::proxyFor(const std::string& node) const {
+  const graph::Block* hiding = graph::hiding_block(doc_->graph(), node);
+  return hiding ? blockItem(qstr(hiding->id)) : nullptr;
+}
+
 QPointF NodeScene::portScenePos(const graph::PortRef& port, bool input) const {
+  if (const BlockItem* proxy = proxyFor(port.node)) return proxy->portScenePos(port, input);
   const NodeItem* node = nodeItem(qstr(port.node));
   return node ? node->portScenePos(port.port, input) : QPointF();
 }
@@ -81,6 +97,26 @@ QStringList NodeScene::selectedNodeIds() const {
   return ids;
 }
 
+QStringList NodeScene::selectedBlockIds() const {
+  QStringList ids;
+  for (const graph::Block& b : doc_->graph().blocks)
+    if (const BlockItem* item = blockItem(qstr(b.id)); item && item->isSelected()) ids << item->id();
+  return ids;
+}
+
+QStringList NodeScene::selectedItemIds() const { return selectedNodeIds() + selectedBlockIds(); }
+
+std::vector<std::string> NodeScene::selectionNodes() const {
+  std::set<std::string> chosen;
+  for (const QString& id : selectedNodeIds()) chosen.insert(id.toStdString());
+  for (const QString& id : selectedBlockIds())
+    for (std::string& n : graph::block_nodes(doc_->graph(), *doc_->block(id))) chosen.insert(std::move(n));
+  std::vector<std::string> ids;
+  for (const graph::Node& n : doc_->graph().nodes)
+    if (chosen.contains(n.id)) ids.push_back(n.id);
+  return ids;
+}
+
 std::vector<graph::Edge> NodeScene::selectedEdges() const {
   std::vector<graph::Edge> edges;
   for (QGraphicsItem* item : selectedItems())
@@ -91,7 +127,10 @@ std::vector<graph::Edge> NodeScene::selectedEdges() const {
 void NodeScene::selectNodes(const QStringList& ids) {
   clearSelection();
   for (const QString& id : ids)
-    if (NodeItem* item = nodeItem(id)) item->setSelected(true);
+    if (NodeItem* item = nodeItem(id); item && item->isVisible())
+      item->setSelected(true);
+    else if (BlockItem* block = blockItem(id))
+      block->setSelected(true);
 }
 
 QPointF NodeScene::snapped(QPointF p) const {
@@ -99,7 +138,9 @@ QPointF NodeScene::snapped(QPointF p) const {
   return {std::round(p.x() / kGrid) * kGrid, std::round(p.y() / kGrid) * kGrid};
 }
 
-QPointF NodeScene::dragPosition(QPointF wanted) const { return drag_start_.empty() ? wanted : snapped(wanted); }
+QPointF NodeScene::dragPosition(QPointF wanted) const {
+  return drag_start_.empty() && block_drag_start_.empty() ? wanted : snapped(wanted);
+}
 
 // ---- following the document ----------------------------------------------------------------
 
@@ -108,7 +149,9 @@ void NodeScene::rebuild() {
   drag_start_.clear();
   // Forgotten before they go: deleting a selected item emits selectionChanged, whose listeners
   // look nodes up (the new graph's ids may name items being deleted).
+  block_drag_start_.clear();
   nodes_.clear();
+  blocks_.clear();
   clear();
   for (const graph::Node& n : doc_->graph().nodes) addNodeItem(qstr(n.id));
   for (const graph::Edge& e : doc_->graph().edges) addEdgeItem(e);
@@ -144,6 +187,9 @@ void NodeScene::moveNodeItem(const QString& id) {
   if (!node || !item) return;
   const QPointF pos(node->position.x, node->position.y);
   if (item->pos() != pos) item->setPos(pos);  // after our own drag the item is already there
+  // The frames around it follow (a hidden node's card moves with its block's own change).
+  const std::string key = id.toStdString();
+  if (graph::parent_block(doc_->graph(), key) && !graph::hiding_block(doc_->graph(), key)) refreshBlocks();
 }
 
 void NodeScene::addEdgeItem(const graph::Edge& edge) {
@@ -160,6 +206,8 @@ void NodeScene::addEdgeItem(const graph::Edge& edge) {
 void NodeScene::removeEdgeItem(const graph::Edge& edge) {
   EdgeItem* item = edgeItem(edge);
   if (!item) return;
+  for (const BlockItem* proxy : {item->fromProxy(), item->toProxy()})
+    if (proxy) blockItem(proxy->id())->detach(item);
   item->fromNode()->detach(item);
   item->toNode()->detach(item);
   delete item;
@@ -174,6 +222,116 @@ void NodeScene::refreshValidation() {
     for (EdgeItem* e : node->edges())
       if (e->fromNode() == node) e->setLabel(shapeLabel(doc_->edgeShape(e->edge())));
   }
+  refreshBlocks();  // open ports, problems and parameter counts follow the flat graph
+}
+
+void NodeScene::refreshBlocks() {
+  const graph::Graph& g = doc_->graph();
+  if (g.blocks.empty() && blocks_.empty()) return;
+  cancelWire();  // its ports may be a card's
+  const QStringList selected = selectedBlockIds();
+  std::vector<EdgeItem*> edges;
+  for (QGraphicsItem* item : items())
+    if (auto* e = qgraphicsitem_cast<EdgeItem*>(item)) {
+      e->setProxies(nullptr, nullptr);  // before the cards they point at go
+      edges.push_back(e);
+    }
+  // Out of the table before they go: deleting a selected item tells selection listeners.
+  for (BlockItem* b : std::exchange(blocks_, {})) delete b;
+
+  for (NodeItem* node : std::as_const(nodes_)) {
+    const bool hidden = graph::hiding_block(g, node->id().toStdString()) != nullptr;
+    if (hidden) node->setSelected(false);
+    node->setVisible(!hidden);
+  }
+
+  std::unordered_map<std::string, std::vector<graph::Problem>> problems;
+  for (const graph::Problem& p : doc_->validation().problems) problems[p.node].push_back(p);
+  std::unordered_map<std::string, double> learned;  // node id -> parameters, where counted
+  for (const graph::NodeMemory& m : doc_->validation().memory.nodes) learned[m.node] = m.parameters;
+  const auto summary = [&](const graph::Block& b) {
+    const std::vector<std::string> inside = graph::block_nodes(g, b);
+    double parameters = 0;
+    bool counted = true;
+    for (const std::string& id : inside) {
+      const graph::LayerType* type = graph::Registry::instance().find(g.find(id)->type);
+      if (!type || !type->parameter_count) continue;
+      const auto it = learned.find(id);
+      counted = counted && it != learned.end();
+      if (it != learned.end()) parameters += it->second;
+    }
+    QString text = inside.size() == 1 ? tr("1 layer") : tr("%1 layers").arg(inside.size());
+    if (counted && parameters > 0)
+      text += QStringLiteral(" · ") + tr("%1 parameters").arg(QLocale().toString(qlonglong(parameters)));
+    return std::pair{text, inside};
+  };
+
+  // Cards first: the frames around them need their size.
+  for (const graph::Block& b : g.blocks) {
+    if (!b.collapsed || graph::hiding_block(g, b.id)) continue;
+    const auto [text, inside] = summary(b);
+    BlockItem::Card card{qstr(b.name), text, {}, {}};
+    const graph::BlockPorts open = graph::open_ports(g, b);
+    for (const bool input : {true, false})
+      for (const graph::PortRef& ref : input ? open.inputs : open.outputs) {
+        const graph::Node& member = *g.find(ref.node);
+        const graph::LayerType* type = graph::Registry::instance().find(member.type);
+        const graph::PortSpec* spec = !type ? nullptr : input ? type->input(ref.port) : type->output(ref.port);
+        const bool several = !type || (input ? type->inputs.size() : type->outputs.size()) > 1;
+        QString label = qstr(member.name.empty() ? member.id : member.name);
+        if (several) label += QStringLiteral(" · ") + qstr(ref.port);
+        const bool connected = std::any_of(g.edges.begin(), g.edges.end(),
+                                           [&](const graph::Edge& e) { return (input ? e.to : e.from) == ref; });
+        (input ? card.inputs : card.outputs)
+            .push_back({ref, spec ? *spec : graph::PortSpec{ref.port, {}, false, false}, label, connected});
+      }
+    auto* item = new BlockItem(qstr(b.id), card, QPointF(b.position.x, b.position.y));
+    item->setZValue(top_z_);
+    std::vector<graph::Problem> hidden_problems;
+    for (const std::string& id : inside)
+      if (const auto it = problems.find(id); it != problems.end())
+        hidden_problems.insert(hidden_problems.end(), it->second.begin(), it->second.end());
+    item->setProblems(hidden_problems);
+    addItem(item);
+    blocks_.insert(item->id(), item);
+  }
+  // Then the open frames, each around what it shows of its members (inner frames first).
+  std::function<QRectF(const graph::Block&)> shown_rect = [&](const graph::Block& b) {
+    QRectF rect;
+    for (const std::string& m : b.members) {
+      if (const NodeItem* node = nodeItem(qstr(m)))
+        rect |= node->sceneCardRect();
+      else if (const BlockItem* card = blockItem(qstr(m)); card && card->isCollapsed())
+        rect |= card->sceneCardRect();
+      else if (const graph::Block* inner = g.find_block(m))
+        rect |= shown_rect(*inner).adjusted(-BlockItem::kFramePadding, -BlockItem::kFramePadding - BlockItem::kFrameTitle,
+                                            BlockItem::kFramePadding, BlockItem::kFramePadding);
+    }
+    return rect.isNull() ? QRectF(b.position.x, b.position.y, 160, 40) : rect;
+  };
+  for (const graph::Block& b : g.blocks) {
+    if (b.collapsed || graph::hiding_block(g, b.id)) continue;
+    int depth = 0;
+    for (const graph::Block* p = graph::parent_block(g, b.id); p && depth <= int(g.blocks.size()); p = graph::parent_block(g, p->id))
+      ++depth;
+    auto* item = new BlockItem(qstr(b.id), qstr(b.name), summary(b).first, shown_rect(b), depth);
+    addItem(item);
+    blocks_.insert(item->id(), item);
+  }
+
+  // Wires: inside one card they are hidden, else drawn to the proxies of the hidden ends.
+  std::unordered_map<BlockItem*, std::vector<EdgeItem*>> routed;
+  for (EdgeItem* e : edges) {
+    BlockItem* from = proxyFor(e->edge().from.node);
+    BlockItem* to = proxyFor(e->edge().to.node);
+    e->setVisible(!(from && from == to));
+    e->setProxies(from, to);
+    if (from) routed[from].push_back(e);
+    if (to && to != from) routed[to].push_back(e);
+  }
+  for (auto& [card, wires] : routed) card->setRoutedEdges(std::move(wires));
+  for (const QString& id : selected)
+    if (BlockItem* item = blockItem(id)) item->setSelected(true);
 }
 
 void NodeScene::refreshTheme() {
@@ -185,12 +343,17 @@ void NodeScene::refreshTheme() {
 // ---- dragging nodes ------------------------------------------------------------------------
 
 void NodeScene::beginNodeDrag() {
-  auto* grabbed = qgraphicsitem_cast<NodeItem*>(mouseGrabberItem());
-  if (!grabbed) return;
+  QGraphicsItem* grabbed = mouseGrabberItem();
+  const auto* grabbed_block = qgraphicsitem_cast<BlockItem*>(grabbed);
+  if (!qgraphicsitem_cast<NodeItem*>(grabbed) && !(grabbed_block && grabbed_block->isCollapsed())) return;
   grabbed->setZValue(++top_z_);
   drag_start_.clear();
+  block_drag_start_.clear();
   for (QGraphicsItem* item : selectedItems())
-    if (const auto* node = qgraphicsitem_cast<NodeItem*>(item)) drag_start_[node->id()] = node->pos();
+    if (const auto* node = qgraphicsitem_cast<NodeItem*>(item))
+      drag_start_[node->id()] = node->pos();
+    else if (const auto* block = qgraphicsitem_cast<BlockItem*>(item); block && block->isCollapsed())
+      block_drag_start_[block->id()] = block->pos();
 }
 
 void NodeScene::commitNodeDrag() {
@@ -199,8 +362,13 @@ void NodeScene::commitNodeDrag() {
   for (const auto& [id, start] : drag_start_)
     if (const NodeItem* item = nodeItem(id); item && item->pos() != start)
       moved[id] = graph::Position{item->pos().x(), item->pos().y()};
+  std::map<QString, graph::Position> moved_blocks;
+  for (const auto& [id, start] : block_drag_start_)
+    if (const BlockItem* item = blockItem(id); item && item->pos() != start)
+      moved_blocks[id] = graph::Position{item->pos().x(), item->pos().y()};
   drag_start_.clear();
-  if (!moved.empty()) doc_->moveNodes(moved);
+  block_drag_start_.clear();
+  if (!moved.empty() || !moved_blocks.empty()) doc_->moveNodes(moved, moved_blocks);
 }
 
 // ---- drawing wires -------------------------------------------------------------------------
@@ -214,13 +382,16 @@ PortItem* NodeScene::portAt(QPointF scene_pos) const {
 }
 
 PortItem* NodeScene::portItem(const graph::PortRef& port, bool input) const {
+  if (const BlockItem* proxy = proxyFor(port.node)) return proxy->port(port, input);
   const NodeItem* node = nodeItem(qstr(port.node));
   return node ? node->port(port.port, input) : nullptr;
 }
 
 std::vector<PortItem*> NodeScene::allPorts() const {
   std::vector<PortItem*> ports;
-  for (const NodeItem* node : nodes_) ports.insert(ports.end(), node->ports().begin(), node->ports().end());
+  for (const NodeItem* node : nodes_)
+    if (node->isVisible()) ports.insert(ports.end(), node->ports().begin(), node->ports().end());
+  for (const BlockItem* block : blocks_) ports.insert(ports.end(), block->ports().begin(), block->ports().end());
   return ports;
 }
 
@@ -241,12 +412,12 @@ void NodeScene::startWire(PortItem* port, QPointF scene_pos) {
   wire.anchor_is_input = port->isInput();
   // Pressing on a wired single-wire input lifts that wire's end off it (as in Blender).
   if (port->isInput() && !port->takesManyWires()) {
-    for (EdgeItem* e : port->node()->edges()) {
-      if (!(e->edge().to == wire.anchor)) continue;
-      wire.picked = e->edge();
-      wire.anchor = e->edge().from;
+    for (const graph::Edge& e : doc_->graph().edges) {
+      if (!(e.to == wire.anchor)) continue;
+      wire.picked = e;
+      wire.anchor = e.from;
       wire.anchor_is_input = false;
-      e->setVisible(false);
+      if (EdgeItem* item = edgeItem(e)) item->setVisible(false);
       break;
     }
   }
@@ -354,20 +525,32 @@ void NodeScene::mouseReleaseEvent(QGraphicsSceneMouseEvent* event) {
   if (event->button() == Qt::LeftButton) commitNodeDrag();
 }
 
+// Here rather than in the block's item: opening or closing replaces the block items.
+void NodeScene::mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) {
+  if (event->button() == Qt::LeftButton) {
+    const QList<QGraphicsItem*> under = items(event->scenePos(), Qt::IntersectsItemShape, Qt::DescendingOrder);
+    if (const auto* block = under.isEmpty() ? nullptr : qgraphicsitem_cast<BlockItem*>(under.first())) {
+      toggleBlock(block->id());
+      event->accept();
+      return;
+    }
+  }
+  QGraphicsScene::mouseDoubleClickEvent(event);
+}
+
 // ---- selection edits -----------------------------------------------------------------------
 
 void NodeScene::deleteSelection() {
   const QStringList ids = selectedNodeIds();
+  const QStringList blocks = selectedBlockIds();
   const std::vector<graph::Edge> edges = selectedEdges();
-  if (ids.isEmpty() && edges.empty()) return;
-  doc_->remove(ids, edges);
+  if (ids.isEmpty() && blocks.isEmpty() && edges.empty()) return;
+  doc_->remove(ids, edges, blocks);
 }
 
 QMimeData* NodeScene::copySelection() const {
-  const QStringList ids = selectedNodeIds();
-  if (ids.isEmpty()) return nullptr;
-  std::vector<std::string> node_ids;
-  for (const QString& id : ids) node_ids.push_back(id.toStdString());
+  const std::vector<std::string> node_ids = selectionNodes();
+  if (node_ids.empty()) return nullptr;
   const graph::Graph fragment = graph::extract_fragment(doc_->graph(), node_ids);
   const QByteArray text = QByteArray::fromStdString(graph::fragment_to_text(fragment));
   auto* data = new QMimeData;
@@ -381,7 +564,7 @@ void NodeScene::copyToClipboard() {
 }
 
 void NodeScene::cutToClipboard() {
-  if (selectedNodeIds().isEmpty()) return;
+  if (selectionNodes().empty()) return;
   copyToClipboard();
   doc_->undoStack()->beginMacro(tr("Cut"));
   deleteSelection();
@@ -420,8 +603,7 @@ QStringList NodeScene::paste(const QMimeData* data, std::optional<QPointF> at) {
 void NodeScene::pasteFromClipboard(std::optional<QPointF> at) { paste(QGuiApplication::clipboard()->mimeData(), at); }
 
 void NodeScene::duplicateSelection() {
-  std::vector<std::string> ids;
-  for (const QString& id : selectedNodeIds()) ids.push_back(id.toStdString());
+  const std::vector<std::string> ids = selectionNodes();
   if (ids.empty()) return;
   pasteFragment(graph::extract_fragment(doc_->graph(), ids), QPointF(kPasteShift, kPasteShift), tr("Duplicate"));
 }
@@ -430,6 +612,41 @@ QStringList NodeScene::pasteFragment(const graph::Graph& fragment, QPointF offse
   const QStringList ids = doc_->paste(fragment, graph::Position{offset.x(), offset.y()}, text);
   selectNodes(ids);
   return ids;
+}
+
+QString NodeScene::groupSelection(const QString& name) {
+  // An open block selected with some of its members: the block is what is grouped.
+  QStringList members;
+  const QStringList blocks = selectedBlockIds();
+  for (const QString& id : selectedItemIds()) {
+    const bool inside_selected = std::any_of(blocks.begin(), blocks.end(), [&](const QString& b) {
+      return b != id && graph::block_contains(doc_->graph(), *doc_->block(b), id.toStdString());
+    });
+    if (!inside_selected) members << id;
+  }
+  if (const QString why = doc_->groupProblem(members); !why.isEmpty()) {
+    emit statusMessage(tr("Cannot group into a block: %1").arg(why));
+    return {};
+  }
+  const QString id = doc_->group(members, name);
+  selectNodes({id});
+  return id;
+}
+
+void NodeScene::ungroupSelection() {
+  const QStringList blocks = selectedBlockIds();
+  if (blocks.isEmpty()) return;
+  QStringList members;
+  for (const QString& id : blocks)
+    for (const std::string& m : doc_->block(id)->members) members << qstr(m);
+  if (blocks.size() > 1) doc_->undoStack()->beginMacro(tr("Ungroup %1 blocks").arg(blocks.size()));
+  for (const QString& id : blocks) doc_->ungroup(id);
+  if (blocks.size() > 1) doc_->undoStack()->endMacro();
+  selectNodes(members);
+}
+
+void NodeScene::toggleBlock(const QString& id) {
+  if (const graph::Block* b = doc_->block(id)) doc_->setBlockCollapsed(id, !b->collapsed);
 }
 
 void NodeScene::autoLayout() {

@@ -1,9 +1,11 @@
 #pragma once
 // The node editor's canvas model: a QGraphicsScene that shows a GraphDocument — one NodeItem
-// per node, one EdgeItem per edge — and turns gestures into document edits: dragging nodes
-// (one undo step on release), drawing and re-routing wires, delete, copy, paste, duplicate,
-// auto layout. It never changes the graph itself; every change goes through the document
-// and comes back through its signals.
+// per node, one EdgeItem per edge, one BlockItem per block that is not hidden — and turns
+// gestures into document edits: dragging nodes and collapsed blocks (one undo step on release),
+// drawing and re-routing wires, delete, copy, paste, duplicate, auto layout, grouping into
+// blocks. It never changes the graph itself; every change goes through the document and comes
+// back through its signals. Nodes inside a collapsed block are hidden, and their wires to the
+// outside end at the block's proxy ports.
 #include <QGraphicsScene>
 #include <QHash>
 #include <QStringList>
@@ -20,6 +22,7 @@ class QMimeData;
 
 namespace plexus::widgets {
 
+class BlockItem;
 class EdgeItem;
 class NodeItem;
 class PortItem;
@@ -39,13 +42,17 @@ class NodeScene : public QGraphicsScene {
   GraphDocument* document() const { return doc_; }
   NodeItem* nodeItem(const QString& id) const;
   EdgeItem* edgeItem(const graph::Edge& edge) const;
-  // The centre of a port's circle in scene coordinates (a null point for an unknown node).
+  BlockItem* blockItem(const QString& id) const;  // null for a block hidden inside a collapsed one
+  // The centre of a port's circle in scene coordinates (a null point for an unknown node); for
+  // a node a collapsed block hides, the centre of the block's proxy port for it.
   QPointF portScenePos(const graph::PortRef& port, bool input) const;
   static QSizeF nodeSize(const graph::Node& node);
 
   QStringList selectedNodeIds() const;  // in graph order
+  QStringList selectedBlockIds() const;  // in graph order
+  QStringList selectedItemIds() const;   // nodes, then blocks
   std::vector<graph::Edge> selectedEdges() const;
-  void selectNodes(const QStringList& ids);  // replaces the selection
+  void selectNodes(const QStringList& ids);  // node or block ids; replaces the selection
 
   // ---- edits of the selection (each one undo step) ---------------------------------------
   void deleteSelection();
@@ -59,6 +66,12 @@ class NodeScene : public QGraphicsScene {
   void pasteFromClipboard(std::optional<QPointF> at = std::nullopt);
   void duplicateSelection();
   void autoLayout();
+  // The selected nodes and blocks into a new block named `name`; returns its id, or "" and says
+  // why not (statusMessage). The new block is selected.
+  QString groupSelection(const QString& name = {});
+  // Ungroups every selected block; their members are selected.
+  void ungroupSelection();
+  void toggleBlock(const QString& id);  // opens a collapsed block, closes an open one
 
   // ---- grid --------------------------------------------------------------------------------
   void setSnapToGrid(bool snap) { snap_ = snap; }
@@ -78,6 +91,7 @@ class NodeScene : public QGraphicsScene {
   void mousePressEvent(QGraphicsSceneMouseEvent* event) override;
   void mouseMoveEvent(QGraphicsSceneMouseEvent* event) override;
   void mouseReleaseEvent(QGraphicsSceneMouseEvent* event) override;
+  void mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) override;
 
  private:
   // A wire being drawn: one end stays at `anchor`, the other follows the mouse.
@@ -99,6 +113,9 @@ class NodeScene : public QGraphicsScene {
   void removeEdgeItem(const graph::Edge& edge);
   void refreshValidation();
   void refreshTheme();
+  // Blocks are drawn anew from the document: cards, frames, hidden nodes, rerouted wires.
+  void refreshBlocks();
+  BlockItem* proxyFor(const std::string& node) const;  // the card a hidden node is drawn through
 
   // Dragging nodes.
   void beginNodeDrag();
@@ -116,12 +133,15 @@ class NodeScene : public QGraphicsScene {
   void connectWire(const WireDrag& wire, const graph::PortRef& target, bool target_is_input);
 
   QStringList pasteFragment(const graph::Graph& fragment, QPointF offset, const QString& text);
+  std::vector<std::string> selectionNodes() const;  // selected nodes and those in selected blocks
 
   GraphDocument* doc_;
   QHash<QString, NodeItem*> nodes_;
+  QHash<QString, BlockItem*> blocks_;
   bool snap_ = true;
   qreal top_z_ = 1;                           // nodes stack from 1 up; the last one grabbed is on top
   std::map<QString, QPointF> drag_start_;     // nodes being dragged and where they were
+  std::map<QString, QPointF> block_drag_start_;  // collapsed blocks likewise
   std::optional<WireDrag> wire_;
 };
 

@@ -3,7 +3,9 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QContextMenuEvent>
 #include <QKeyEvent>
+#include <QMenu>
 #include <QMimeData>
 #include <QScrollBar>
 #include <QVarLengthArray>
@@ -11,11 +13,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "editor/block_item.h"
 #include "editor/edge_item.h"
 #include "editor/node_item.h"
 #include "editor/model/graph_document.h"
 #include "editor/node_scene.h"
 #include "editor/palette.h"
+#include "graph/blocks.h"
 #include "common/theme.h"
 
 namespace plexus::widgets {
@@ -104,7 +108,9 @@ void NodeView::showGraph() {
 QRectF NodeView::graphBounds() const {
   QRectF bounds;
   for (QGraphicsItem* item : scene_->items())
-    if (qgraphicsitem_cast<NodeItem*>(item))
+    if (!item->isVisible())
+      continue;  // inside a collapsed block
+    else if (qgraphicsitem_cast<NodeItem*>(item) || qgraphicsitem_cast<BlockItem*>(item))
       bounds |= item->sceneBoundingRect();
     else if (auto* edge = qgraphicsitem_cast<EdgeItem*>(item))
       bounds |= edge->path().boundingRect();  // the curve itself, not the room kept for its label
@@ -114,6 +120,14 @@ QRectF NodeView::graphBounds() const {
 void NodeView::centerOnNode(const QString& id) {
   NodeItem* item = scene_->nodeItem(id);
   if (!item) return;
+  if (!item->isVisible()) {  // inside a collapsed block: the block's card
+    const graph::Block* hiding = graph::hiding_block(scene_->document()->graph(), id.toStdString());
+    if (BlockItem* card = hiding ? scene_->blockItem(QString::fromStdString(hiding->id)) : nullptr) {
+      scene_->selectNodes({card->id()});
+      centerOn(card);
+    }
+    return;
+  }
   scene_->selectNodes({id});
   centerOn(item);
 }
@@ -260,7 +274,8 @@ void NodeView::setSpaceHeld(bool held) {
 // ---- drops ---------------------------------------------------------------------------------
 
 bool NodeView::acceptsDrop(const QMimeData* data) const {
-  return LayerPalette::typeFromMimeData(data).has_value() || plexusFile(data).has_value();
+  return LayerPalette::typeFromMimeData(data).has_value() || plexusFile(data).has_value() ||
+         data->hasFormat(QString::fromLatin1(kGraphMimeType));
 }
 
 // No item takes drops, so the scene is not asked: the view takes layers and project files only.
@@ -285,12 +300,28 @@ void NodeView::dropEvent(QDropEvent* event) {
     if (!id.isEmpty()) scene_->selectNodes({id});
     setFocus();
     event->acceptProposedAction();
+  } else if (event->mimeData()->hasFormat(QString::fromLatin1(kGraphMimeType))) {  // a block from My blocks
+    scene_->paste(event->mimeData(), mapToScene(event->position().toPoint()));
+    setFocus();
+    event->acceptProposedAction();
   } else if (const auto path = plexusFile(event->mimeData())) {
     emit fileDropped(*path);
     event->acceptProposedAction();
   } else {
     event->ignore();
   }
+}
+
+// The menu acts on what was clicked: an unselected item becomes the selection first.
+void NodeView::contextMenuEvent(QContextMenuEvent* event) {
+  QGraphicsItem* item = itemAt(event->pos());
+  while (item && !(item->flags() & QGraphicsItem::ItemIsSelectable)) item = item->parentItem();
+  if (item && !item->isSelected()) {
+    scene_->clearSelection();
+    item->setSelected(true);
+  }
+  if (!actions().isEmpty()) QMenu::exec(actions(), event->globalPos(), nullptr, this);
+  event->accept();
 }
 
 }  // namespace plexus::widgets

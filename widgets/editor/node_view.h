@@ -1,8 +1,9 @@
 #pragma once
 // The node editor's viewport onto a NodeScene: an endless grid canvas with zoom (wheel, under
 // the mouse), pan (middle drag, or space + left drag), rubber-band selection, Delete and
-// Escape, and drops from the layer palette and of project files. Copy, paste and the other
-// edits are the app's actions, calling NodeScene.
+// Escape, drops from the layer palette (layers, and blocks as fragments) and of project files,
+// and a context menu of the actions added to it. Copy, paste and the other edits are the app's
+// actions, calling NodeScene.
 #include <QGraphicsView>
 #include <QString>
 
@@ -33,7 +34,8 @@ class NodeView : public QGraphicsView {
   // bigger graph opens at that zoom instead, its inputs (left edge) in view, scrolled to the rest.
   static constexpr double kReadableZoom = 0.5;
   void showGraph();
-  void centerOnNode(const QString& id);  // selects it and scrolls it to the middle
+  // Selects it and scrolls it to the middle; a node inside a collapsed block: the block.
+  void centerOnNode(const QString& id);
 
   // {"zoom":z,"center":[x,y]}, kept in the project file; text that is not such an object is ignored.
   QString viewState() const;
@@ -56,10 +58,11 @@ class NodeView : public QGraphicsView {
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dragMoveEvent(QDragMoveEvent* event) override;
   void dropEvent(QDropEvent* event) override;
+  void contextMenuEvent(QContextMenuEvent* event) override;
 
  private:
-  void zoomAbout(double zoom, QPoint anchor);
-  QRectF graphBounds() const;  // every node and wire with a margin; empty for an empty scene  // keeps the scene point under `anchor` in place
+  void zoomAbout(double zoom, QPoint anchor);  // keeps the scene point under `anchor` in place
+  QRectF graphBounds() const;  // every card and wire with a margin; empty for an empty scene
   void drawGrid(QPainter* painter, const QRectF& rect, qreal step, const QColor& colour) const;
   bool handleShortcut(QKeyEvent* event);
   void setSpaceHeld(bool held);

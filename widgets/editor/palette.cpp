@@ -16,6 +16,7 @@
 
 #include "common/icons.h"
 #include "common/theme.h"
+#include "editor/node_scene.h"
 #include "graph/registry.h"
 
 namespace plexus::widgets {
@@ -23,6 +24,8 @@ namespace {
 
 constexpr int kTypeRole = Qt::UserRole;        // a layer item's type name; none on categories
 constexpr int kSearchRole = Qt::UserRole + 1;  // what the filter looks in
+constexpr int kFragmentRole = Qt::UserRole + 2;  // a block item's fragment text
+constexpr int kNoteRole = Qt::UserRole + 3;      // greyed after the name (a block's origin)
 
 QString portLines(const std::vector<graph::PortSpec>& ports) {
   QStringList lines;
@@ -77,6 +80,7 @@ class LayerDelegate : public QStyledItemDelegate {
 
  private:
   static QString typeShown(const QModelIndex& index) {
+    if (const QString note = index.data(kNoteRole).toString(); !note.isEmpty()) return note;
     const QString type = index.data(kTypeRole).toString();
     return type == index.data(Qt::DisplayRole).toString() ? QString() : type;
   }
@@ -93,9 +97,16 @@ class LayerTree : public QTreeWidget {
   void startDrag(Qt::DropActions) override {
     QTreeWidgetItem* item = currentItem();
     const QString type = item ? item->data(0, kTypeRole).toString() : QString();
-    if (type.isEmpty()) return;
+    const QByteArray fragment = item ? item->data(0, kFragmentRole).toByteArray() : QByteArray();
+    if (type.isEmpty() && fragment.isEmpty()) return;
     auto* drag = new QDrag(this);
-    drag->setMimeData(LayerPalette::mimeDataForType(type));
+    if (type.isEmpty()) {
+      auto* data = new QMimeData;
+      data->setData(QString::fromLatin1(kGraphMimeType), fragment);
+      drag->setMimeData(data);
+    } else {
+      drag->setMimeData(LayerPalette::mimeDataForType(type));
+    }
     drag->setPixmap(item->parent()->icon(0).pixmap(QSize(24, 24), devicePixelRatioF()));
     drag->exec(Qt::CopyAction);
   }
@@ -103,9 +114,15 @@ class LayerTree : public QTreeWidget {
 
 bool isEnter(const QKeyEvent* e) { return e->key() == Qt::Key_Return || e->key() == Qt::Key_Enter; }
 
+// A layer or a block, not a group or a hint.
+bool activatable(const QTreeWidgetItem* item) {
+  return item && (!item->data(0, kTypeRole).toString().isEmpty() || !item->data(0, kFragmentRole).toByteArray().isEmpty());
+}
+
 }  // namespace
 
-LayerPalette::LayerPalette(QWidget* parent) : QWidget(parent), search_(new QLineEdit), tree_(new LayerTree) {
+LayerPalette::LayerPalette(QWidget* parent)
+    : QWidget(parent), search_(new QLineEdit), tree_(new LayerTree), my_blocks_(new QTreeWidgetItem(tree_, {tr("My blocks")})) {
   search_->setPlaceholderText(tr("Search layers"));
   search_->setClearButtonEnabled(true);
   search_icon_ = search_->addAction(QIcon(), QLineEdit::LeadingPosition);
@@ -127,10 +144,7 @@ LayerPalette::LayerPalette(QWidget* parent) : QWidget(parent), search_(new QLine
   populate();
   applyTheme();
   connect(search_, &QLineEdit::textChanged, this, &LayerPalette::applyFilter);
-  connect(tree_, &QTreeWidget::itemDoubleClicked, this, [this](QTreeWidgetItem* item) {
-    const QString type = item->data(0, kTypeRole).toString();
-    if (!type.isEmpty()) emit addRequested(type);
-  });
+  connect(tree_, &QTreeWidget::itemDoubleClicked, this, &LayerPalette::activate);
   connect(&ThemeManager::instance(), &ThemeManager::changed, this, &LayerPalette::applyTheme);
 }
 
@@ -143,6 +157,11 @@ QSize LayerPalette::sizeHint() const {
 }
 
 void LayerPalette::populate() {
+  my_blocks_->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);
+  QFont bold = my_blocks_->font(0);
+  bold.setBold(true);
+  my_blocks_->setFont(0, bold);
+  setMyBlocks({});
   QHash<QString, QTreeWidgetItem*> categories;
   for (const graph::LayerType& t : graph::Registry::instance().types()) {
     const QString category = QString::fromStdString(t.category);
@@ -167,9 +186,11 @@ void LayerPalette::populate() {
 
 void LayerPalette::applyTheme() {
   search_icon_->setIcon(icon(QStringLiteral("search")));
+  const Theme& theme = ThemeManager::instance().theme();
   for (int i = 0; i < tree_->topLevelItemCount(); ++i) {
     QTreeWidgetItem* group = tree_->topLevelItem(i);
-    group->setIcon(0, categoryIcon(group->text(0)));
+    group->setIcon(0, group == my_blocks_ ? icon(QStringLiteral("block"), theme.dark ? theme.block.lighter(170) : theme.block)
+                                          : categoryIcon(group->text(0)));
   }
 }
 
@@ -196,6 +217,34 @@ void LayerPalette::applyFilter(const QString& text) {
     tree_->setCurrentItem(firstVisibleLayer());
 }
 
+void LayerPalette::setMyBlocks(const std::vector<PaletteBlock>& blocks) {
+  qDeleteAll(my_blocks_->takeChildren());
+  for (const PaletteBlock& b : blocks) {
+    auto* item = new QTreeWidgetItem(my_blocks_, {b.name});
+    item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable | Qt::ItemIsDragEnabled);
+    item->setData(0, kFragmentRole, b.fragment);
+    item->setData(0, kNoteRole, b.note);
+    item->setData(0, kSearchRole, b.name + QLatin1Char('\n') + b.note);
+    item->setToolTip(0, b.tooltip);
+  }
+  if (blocks.empty()) {  // says how to make one
+    // Short: the palette's width follows its longest row.
+    auto* hint = new QTreeWidgetItem(my_blocks_, {tr("None yet: group layers (Ctrl+G)")});
+    hint->setToolTip(0, tr("Select layers on the canvas, then Edit ▸ Group into Block"));
+    hint->setFlags(Qt::NoItemFlags);
+  }
+  my_blocks_->setExpanded(true);
+  applyFilter(search_->text());
+}
+
+void LayerPalette::activate(const QTreeWidgetItem* item) {
+  if (!item) return;
+  if (const QString type = item->data(0, kTypeRole).toString(); !type.isEmpty())
+    emit addRequested(type);
+  else if (const QByteArray fragment = item->data(0, kFragmentRole).toByteArray(); !fragment.isEmpty())
+    emit fragmentRequested(fragment);
+}
+
 QTreeWidgetItem* LayerPalette::firstVisibleLayer() const {
   for (int i = 0; i < tree_->topLevelItemCount(); ++i) {
     const QTreeWidgetItem* group = tree_->topLevelItem(i);
@@ -220,12 +269,12 @@ bool LayerPalette::eventFilter(QObject* watched, QEvent* event) {
       tree_->setFocus(Qt::TabFocusReason);
       return true;
     }
-    if (isEnter(key) && !currentType().isEmpty() && !tree_->currentItem()->isHidden()) {
-      emit addRequested(currentType());
+    if (isEnter(key) && activatable(tree_->currentItem()) && !tree_->currentItem()->isHidden()) {
+      activate(tree_->currentItem());
       return true;
     }
-  } else if (watched == tree_ && isEnter(key) && !currentType().isEmpty()) {
-    emit addRequested(currentType());
+  } else if (watched == tree_ && isEnter(key) && activatable(tree_->currentItem())) {
+    activate(tree_->currentItem());
     return true;
   }
   return QWidget::eventFilter(watched, event);

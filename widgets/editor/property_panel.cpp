@@ -28,6 +28,7 @@
 #include "common/panel_style.h"
 #include "common/theme.h"
 #include "data/csv.h"
+#include "editor/block_page.h"
 #include "editor/model/graph_document.h"
 #include "editor/param_editor.h"
 #include "editor/problems_panel.h"
@@ -674,6 +675,9 @@ PropertyPanel::PropertyPanel(GraphDocument* document, QWidget* parent)
     if (ids_.contains(id)) showSelection(ids_);
   });
   connect(document_, &GraphDocument::graphReset, this, [this] { showSelection(ids_); });
+  connect(document_, &GraphDocument::blocksChanged, this, [this] {
+    if (block_) showSelection({block_->id()});  // renamed, or gone
+  });
   connect(&ThemeManager::instance(), &ThemeManager::changed, this, [this] {
     project_->applyTheme();
     if (node_) node_->applyTheme();
@@ -692,6 +696,21 @@ bool PropertyPanel::showsSameNode(const QStringList& ids) const {
 }
 
 void PropertyPanel::showSelection(const QStringList& ids) {
+  if (ids.size() == 1 && document_->block(ids[0])) {
+    if (node_) node_->retire();
+    node_ = nullptr;
+    ids_.clear();
+    if (!block_ || block_->id() != ids[0]) {
+      if (block_) block_->deleteLater();
+      block_ = new BlockPage(document_, ids[0], this);
+      applyMutedColour(block_);
+    }
+    setPage(block_);
+    block_->refresh();
+    return;
+  }
+  if (block_) block_->deleteLater();
+  block_ = nullptr;
   ids_.clear();
   std::map<std::string, int> types;  // type -> how many selected
   for (const QString& id : ids)
@@ -717,7 +736,9 @@ void PropertyPanel::showSelection(const QStringList& ids) {
 }
 
 void PropertyPanel::refresh() {
-  if (node_)
+  if (block_)
+    block_->refresh();
+  else if (node_)
     node_->refresh();
   else if (ids_.isEmpty())
     project_->refresh();

@@ -2,7 +2,7 @@
 // PropertyPanel: edits what the canvas selects. One node: its name and one typed editor per
 // parameter of its registry type (ParamEditor, param_editor.h; the registry is the only list of
 // parameters), with inline validation, reset to default and the node's problems. Several nodes:
-// what is selected. Nothing: the project, i.e. the dataset binding (its kind, path, a CSV file's
+// what is selected. One block: its name and members (BlockPage). Nothing: the project, i.e. the dataset binding (its kind, path, a CSV file's
 // target and feature columns from its header, an image folder's settings and the augmentation,
 // the last two a SettingsForm of graph::dataset_settings()) and a summary of the graph.
 // Every change goes through GraphDocument as one undo step; the panel follows the document's
@@ -24,7 +24,7 @@ class PropertyPanel : public QWidget {
  public:
   explicit PropertyPanel(GraphDocument* document, QWidget* parent = nullptr);
 
-  // The canvas selection; ids of nodes that do not exist are ignored.
+  // The canvas selection (node and block ids); ids of nodes that do not exist are ignored.
   void showNodes(const QStringList& ids);
   QStringList shownNodes() const { return ids_; }
 
@@ -43,6 +43,7 @@ class PropertyPanel : public QWidget {
   QScrollArea* scroll_;
   ProjectPage* project_;
   NodePage* node_ = nullptr;
+  class BlockPage* block_ = nullptr;
   QLabel* selection_;  // several nodes
 };
 

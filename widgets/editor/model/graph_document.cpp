@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <deque>
+#include <limits>
 #include <set>
 #include <unordered_set>
 
 #include "common/qt_text.h"
+#include "graph/blocks.h"
 #include "graph/dataset_info.h"
 #include "graph/fragment.h"
 #include "graph/project.h"
@@ -40,6 +42,18 @@ GraphDocument::~GraphDocument() { undo_.disconnect(this); }
 const graph::Node* GraphDocument::node(const QString& id) const {
   const auto index = nodeIndex(id);
   return index ? &graph_.nodes[*index] : nullptr;
+}
+
+const graph::Block* GraphDocument::block(const QString& id) const {
+  const auto index = blockIndex(id);
+  return index ? &graph_.blocks[*index] : nullptr;
+}
+
+std::optional<size_t> GraphDocument::blockIndex(const QString& id) const {
+  const std::string key = id.toStdString();
+  for (size_t i = 0; i < graph_.blocks.size(); ++i)
+    if (graph_.blocks[i].id == key) return i;
+  return std::nullopt;
 }
 
 std::optional<size_t> GraphDocument::nodeIndex(const QString& id) const {
@@ -148,11 +162,13 @@ void GraphDocument::reindex() {
 }
 
 void GraphDocument::apply(const std::vector<GraphOp>& ops) {
-  bool meaning = false;
+  bool meaning = false, blocks = false;
   for (const GraphOp& op : ops) {
     applyOne(op);
     meaning = meaning || changesMeaning(op);
+    blocks = blocks || changesBlocks(op);
   }
+  if (blocks) emit blocksChanged();  // once the whole edit is in: blocks and nodes agree again
   if (meaning) {
     revalidate();
     emit validated();
@@ -181,6 +197,15 @@ void GraphDocument::applyOne(const GraphOp& op) {
   } else if (const auto* o = std::get_if<EraseEdge>(&op)) {
     edges.erase(edges.begin() + std::ptrdiff_t(o->index));
     emit edgeRemoved(o->edge);
+  } else if (const auto* o = std::get_if<InsertBlock>(&op)) {
+    graph_.blocks.insert(graph_.blocks.begin() + std::ptrdiff_t(o->index), o->block);
+  } else if (const auto* o = std::get_if<EraseBlock>(&op)) {
+    graph_.blocks.erase(graph_.blocks.begin() + std::ptrdiff_t(o->index));
+  } else if (const auto* o = std::get_if<ReplaceBlock>(&op)) {
+    graph::Block& b = graph_.blocks[o->index];
+    const bool collapsed = b.collapsed;  // view state: undo does not open or close blocks
+    b = o->after;
+    b.collapsed = collapsed;
   } else if (const auto* o = std::get_if<ReplaceSettings>(&op)) {
     graph_.training = o->training_after;
     if (!(graph_.dataset == o->dataset_after)) {
@@ -210,10 +235,29 @@ QString GraphDocument::addNode(const QString& type, QPointF pos) {
   return qstr(n.id);
 }
 
-void GraphDocument::remove(const QStringList& nodes, const std::vector<graph::Edge>& edges) {
-  std::set<std::string> doomed_nodes;
+void GraphDocument::remove(const QStringList& nodes, const std::vector<graph::Edge>& edges, const QStringList& blocks) {
+  std::set<std::string> doomed_nodes, doomed_blocks;
   for (const QString& id : nodes)
     if (node(id)) doomed_nodes.insert(id.toStdString());
+  for (const QString& id : blocks) {
+    const graph::Block* b = block(id);
+    if (!b) continue;
+    doomed_blocks.insert(b->id);
+    for (const std::string& inner : graph::block_descendants(graph_, *b)) doomed_blocks.insert(inner);
+    for (const std::string& n : graph::block_nodes(graph_, *b)) doomed_nodes.insert(n);
+  }
+  // Surviving blocks lose the doomed members; one left empty goes too, which its parent loses.
+  std::vector<graph::Block> kept = graph_.blocks;
+  for (bool emptied = true; emptied;) {
+    emptied = false;
+    for (graph::Block& b : kept)
+      std::erase_if(b.members, [&](const std::string& m) { return doomed_nodes.contains(m) || doomed_blocks.contains(m); });
+    std::erase_if(kept, [&](const graph::Block& b) {
+      const bool gone = doomed_blocks.contains(b.id) || b.members.empty();
+      if (gone && doomed_blocks.insert(b.id).second) emptied = true;
+      return gone;
+    });
+  }
   std::set<size_t> doomed_edges;
   for (size_t i = 0; i < graph_.edges.size(); ++i) {
     const graph::Edge& e = graph_.edges[i];
@@ -221,8 +265,9 @@ void GraphDocument::remove(const QStringList& nodes, const std::vector<graph::Ed
         std::find(edges.begin(), edges.end(), e) != edges.end())
       doomed_edges.insert(i);
   }
-  // Erase from the back so every recorded index is the one the item had when erased.
-  std::vector<GraphOp> ops;
+  // Blocks first (no block names a node that is gone), then edges and nodes, each erased from
+  // the back so every recorded index is the one the item had when erased.
+  std::vector<GraphOp> ops = blockEdits(graph_.blocks, kept);
   for (auto it = doomed_edges.rbegin(); it != doomed_edges.rend(); ++it) ops.push_back(EraseEdge{*it, graph_.edges[*it]});
   std::vector<size_t> node_indices;
   for (const std::string& id : doomed_nodes) node_indices.push_back(node_index_.at(id));
@@ -230,7 +275,9 @@ void GraphDocument::remove(const QStringList& nodes, const std::vector<graph::Ed
   for (size_t i : node_indices) ops.push_back(EraseNode{i, graph_.nodes[i]});
 
   QString text;
-  if (doomed_nodes.size() == 1)
+  if (blocks.size() == 1 && nodes.isEmpty() && edges.empty() && !ops.empty())
+    text = tr("Delete block '%1'").arg(blocks[0]);
+  else if (doomed_nodes.size() == 1)
     text = tr("Delete %1").arg(qstr(graph_.nodes[node_indices[0]].label()));
   else if (doomed_nodes.empty())
     text = doomed_edges.size() == 1 ? tr("Delete wire") : tr("Delete %1 wires").arg(doomed_edges.size());
@@ -239,17 +286,52 @@ void GraphDocument::remove(const QStringList& nodes, const std::vector<graph::Ed
   push(text, std::move(ops));
 }
 
-void GraphDocument::moveNodes(const std::map<QString, graph::Position>& positions) {
+void GraphDocument::moveNodes(const std::map<QString, graph::Position>& positions,
+                              const std::map<QString, graph::Position>& block_positions) {
+  // Where everything goes: given positions first; then what lies inside a moved block follows
+  // it, by the shift of the innermost moved block around it.
+  std::map<std::string, graph::Position> node_to, block_to;
+  for (const auto& [id, position] : positions)
+    if (node(id)) node_to[id.toStdString()] = position;
+  std::vector<std::pair<const graph::Block*, graph::Position>> shifts;  // block, shift
+  for (const auto& [id, position] : block_positions)
+    if (const graph::Block* b = block(id)) {
+      block_to[b->id] = position;
+      shifts.emplace_back(b, graph::Position{position.x - b->position.x, position.y - b->position.y});
+    }
+  const auto shift_of = [&](const std::string& id) -> std::optional<graph::Position> {
+    for (const graph::Block* p = graph::parent_block(graph_, id); p; p = graph::parent_block(graph_, p->id))
+      for (const auto& [b, shift] : shifts)
+        if (b == p) return shift;
+    return std::nullopt;
+  };
+  for (const graph::Block& b : graph_.blocks)
+    if (!block_to.contains(b.id))
+      if (const auto shift = shift_of(b.id)) block_to[b.id] = {b.position.x + shift->x, b.position.y + shift->y};
+  for (const graph::Node& n : graph_.nodes)
+    if (!node_to.contains(n.id))
+      if (const auto shift = shift_of(n.id)) node_to[n.id] = {n.position.x + shift->x, n.position.y + shift->y};
+
   std::vector<GraphOp> ops;
-  for (const auto& [id, position] : positions) {
-    const auto index = nodeIndex(id);
-    if (!index || graph_.nodes[*index].position == position) continue;
-    graph::Node after = graph_.nodes[*index];
+  for (const auto& [id, position] : node_to) {
+    const size_t index = node_index_.at(id);
+    if (graph_.nodes[index].position == position) continue;
+    graph::Node after = graph_.nodes[index];
     after.position = position;
-    ops.push_back(ReplaceNode{*index, graph_.nodes[*index], std::move(after)});
+    ops.push_back(ReplaceNode{index, graph_.nodes[index], std::move(after)});
   }
-  const QString text = ops.size() == 1 ? tr("Move %1").arg(qstr(std::get<ReplaceNode>(ops[0]).after.label()))
-                                       : tr("Move %1 nodes").arg(ops.size());
+  std::vector<graph::Block> blocks = graph_.blocks;
+  for (graph::Block& b : blocks)
+    if (const auto it = block_to.find(b.id); it != block_to.end()) b.position = it->second;
+  std::vector<GraphOp> block_ops = blockEdits(graph_.blocks, blocks);
+  QString text;
+  if (block_positions.size() == 1 && positions.empty() && !block_ops.empty())
+    text = tr("Move block '%1'").arg(qstr(block(block_positions.begin()->first)->name));
+  else if (ops.size() == 1 && block_ops.empty())
+    text = tr("Move %1").arg(qstr(std::get<ReplaceNode>(ops[0]).after.label()));
+  else
+    text = tr("Move %1 nodes").arg(ops.size());
+  ops.insert(ops.end(), block_ops.begin(), block_ops.end());
   push(text, std::move(ops));
 }
 
@@ -345,8 +427,91 @@ QStringList GraphDocument::paste(const graph::Graph& fragment, graph::Position o
   }
   const size_t first_edge = graph_.edges.size();
   for (size_t i = 0; i < pasted.edges.size(); ++i) ops.push_back(InsertEdge{first_edge + i, pasted.edges[i]});
+  const size_t first_block = graph_.blocks.size();
+  for (size_t i = 0; i < pasted.blocks.size(); ++i) ops.push_back(InsertBlock{first_block + i, pasted.blocks[i]});
   push(text, std::move(ops));
+  for (const graph::Block& b : pasted.blocks)
+    if (!graph::parent_block(graph_, b.id)) ids << qstr(b.id);
   return ids;
+}
+
+// ---- blocks --------------------------------------------------------------------------------
+
+std::vector<graph::Block> GraphDocument::canonicalBlocks(std::vector<graph::Block> blocks) const {
+  graph::Graph order;  // this graph's nodes with the blocks after the edit
+  order.nodes = graph_.nodes;
+  order.blocks = blocks;
+  for (graph::Block& b : blocks) b.members = graph::canonical_members(order, b.members);
+  return blocks;
+}
+
+QString GraphDocument::groupProblem(const QStringList& members) const {
+  if (members.isEmpty()) return tr("nothing is selected");
+  std::optional<const graph::Block*> parent;
+  for (const QString& id : members) {
+    if (!node(id) && !block(id)) return tr("there is no node or block '%1'").arg(id);
+    const graph::Block* p = graph::parent_block(graph_, id.toStdString());
+    if (parent && *parent != p) return tr("the selection spans different blocks; select within one block");
+    parent = p;
+  }
+  return {};
+}
+
+QString GraphDocument::group(const QStringList& members, const QString& name) {
+  if (!groupProblem(members).isEmpty()) return {};
+  graph::Block b;
+  b.id = graph::unique_node_id(graph_, "block1");
+  b.name = name.isEmpty() ? b.id : name.toStdString();
+  const std::set<std::string> chosen = [&] {
+    std::set<std::string> ids;
+    for (const QString& id : members) ids.insert(id.toStdString());
+    return ids;
+  }();
+  b.members.assign(chosen.begin(), chosen.end());
+  // The card goes where the members' top-left corner was.
+  double x = std::numeric_limits<double>::max(), y = x;
+  for (const std::string& id : chosen) {
+    const graph::Position p = node(qstr(id)) ? node(qstr(id))->position : block(qstr(id))->position;
+    x = std::min(x, p.x);
+    y = std::min(y, p.y);
+  }
+  b.position = {x, y};
+  std::vector<graph::Block> blocks = graph_.blocks;
+  if (const graph::Block* parent = graph::parent_block(graph_, *chosen.begin())) {
+    graph::Block& p = blocks[size_t(parent - graph_.blocks.data())];
+    std::erase_if(p.members, [&](const std::string& m) { return chosen.contains(m); });
+    p.members.push_back(b.id);
+  }
+  blocks.push_back(b);
+  push(tr("Group into block '%1'").arg(qstr(b.name)), blockEdits(graph_.blocks, canonicalBlocks(std::move(blocks))));
+  return qstr(b.id);
+}
+
+void GraphDocument::ungroup(const QString& id) {
+  const auto index = blockIndex(id);
+  if (!index) return;
+  const graph::Block gone = graph_.blocks[*index];
+  std::vector<graph::Block> blocks = graph_.blocks;
+  blocks.erase(blocks.begin() + std::ptrdiff_t(*index));
+  for (graph::Block& p : blocks)
+    if (std::erase(p.members, gone.id)) p.members.insert(p.members.end(), gone.members.begin(), gone.members.end());
+  push(tr("Ungroup block '%1'").arg(qstr(gone.name)), blockEdits(graph_.blocks, canonicalBlocks(std::move(blocks))));
+}
+
+void GraphDocument::renameBlock(const QString& id, const QString& name) {
+  const auto index = blockIndex(id);
+  if (!index || graph_.blocks[*index].name == name.toStdString()) return;
+  graph::Block after = graph_.blocks[*index];
+  after.name = name.toStdString();
+  push(tr("Rename block '%1' to '%2'").arg(qstr(graph_.blocks[*index].name), name),
+       {ReplaceBlock{*index, graph_.blocks[*index], std::move(after)}});
+}
+
+void GraphDocument::setBlockCollapsed(const QString& id, bool collapsed) {
+  const auto index = blockIndex(id);
+  if (!index || graph_.blocks[*index].collapsed == collapsed) return;
+  graph_.blocks[*index].collapsed = collapsed;
+  emit blocksChanged();
 }
 
 void GraphDocument::autoLayout(const std::function<graph::LayoutSize(const graph::Node&)>& size) {

@@ -35,6 +35,7 @@ class GraphDocument : public QObject {
 
   const graph::Graph& graph() const { return graph_; }
   const graph::Node* node(const QString& id) const;
+  const graph::Block* block(const QString& id) const;
   QUndoStack* undoStack() { return &undo_; }
 
   // ---- the file -------------------------------------------------------------------------
@@ -65,9 +66,13 @@ class GraphDocument : public QObject {
   // ---- edits: each is one undo step; a refused edit changes nothing ----------------------
   // A node of a registry type at `pos` (top-left, scene units); returns its id ("" if unknown type).
   QString addNode(const QString& type, QPointF pos);
-  // Deletes nodes (with every edge touching them) and edges, as one step.
-  void remove(const QStringList& nodes, const std::vector<graph::Edge>& edges);
-  void moveNodes(const std::map<QString, graph::Position>& positions);
+  // Deletes nodes (with every edge touching them), edges and blocks (with everything inside
+  // them), as one step. A block left without members goes too.
+  void remove(const QStringList& nodes, const std::vector<graph::Edge>& edges, const QStringList& blocks = {});
+  // Nodes to new positions and blocks to new positions, each block with everything inside it
+  // moving by the same amount (unless given a position of its own), as one step.
+  void moveNodes(const std::map<QString, graph::Position>& positions,
+                 const std::map<QString, graph::Position>& block_positions = {});
   // Why wiring from -> to is not allowed ("" = allowed): ports that do not exist, the wrong
   // direction, the same node, a wire that is already there, or one that would close a cycle.
   // An input that takes one wire and already has one is allowed: connecting replaces it.
@@ -78,8 +83,24 @@ class GraphDocument : public QObject {
   // Back to the type's default: the parameter is dropped from the file.
   void resetParam(const QString& node, const QString& name);
   void rename(const QString& node, const QString& name);
-  // Adds a fragment (graph::extract_fragment) shifted by `offset`; returns the new node ids.
+  // Adds a fragment (graph::extract_fragment) shifted by `offset`, its blocks with it; returns
+  // the new node ids, then the ids of its outermost new blocks.
   QStringList paste(const graph::Graph& fragment, graph::Position offset, const QString& text);
+
+  // ---- blocks (graph/blocks.h): an annotation over the flat graph; what trains never changes.
+  // Why `members` (node and block ids) cannot become a block ("" = they can): unknown ids, none,
+  // or members of different blocks (a new block goes inside the block its members were in).
+  QString groupProblem(const QStringList& members) const;
+  // A new collapsed block of `members` named `name` (its id if empty) at their top-left; one
+  // step. Returns its id, "" when refused (groupProblem says why).
+  QString group(const QStringList& members, const QString& name = {});
+  // Removes the block, its members going to the block around it (if any); one step. Grouping
+  // and then ungrouping gives back exactly the graph there was.
+  void ungroup(const QString& block);
+  void renameBlock(const QString& block, const QString& name);
+  // Opening and closing a block is view state, like the zoom: saved with the project but not
+  // an edit (no undo step, not a change to save), because it changes nothing the graph means.
+  void setBlockCollapsed(const QString& block, bool collapsed);
   void autoLayout(const std::function<graph::LayoutSize(const graph::Node&)>& size = {});
   void setDataset(const graph::DatasetBinding& dataset);
   void setTraining(const graph::TrainingSettings& training);
@@ -95,6 +116,7 @@ class GraphDocument : public QObject {
   void nodeMoved(const QString& id);
   void edgeAdded(const plexus::graph::Edge& edge);
   void edgeRemoved(const plexus::graph::Edge& edge);
+  void blocksChanged();  // any block added, removed, changed, opened or closed
   void settingsChanged();  // dataset binding or training settings
   void validated();
   void modifiedChanged(bool modified);
@@ -110,6 +132,10 @@ class GraphDocument : public QObject {
   void describeDataset();
   void revalidate();
   std::optional<size_t> nodeIndex(const QString& id) const;
+  std::optional<size_t> blockIndex(const QString& id) const;
+  // `blocks` (the blocks an edit leaves) with each block's members in canonical order
+  // (graph::canonical_members) among this graph's nodes and those blocks.
+  std::vector<graph::Block> canonicalBlocks(std::vector<graph::Block> blocks) const;
 
   graph::Graph graph_;
   QUndoStack undo_;
