@@ -16,12 +16,12 @@
 #include <filesystem>
 
 #include "dashboard.h"
-#include "dashboard/diff_marks.h"
 #include "dashboard/run_comparison.h"
-#include "dashboard/run_diff_canvas.h"
 #include "dashboard/run_list.h"
 #include "dashboard/training_plots.h"
 #include "diff_fixture.h"
+#include "editor/diff_marks.h"
+#include "editor/graph_diff_canvas.h"
 #include "editor/node_item.h"
 #include "editor/node_scene.h"
 #include "graph/project.h"
@@ -153,7 +153,7 @@ class TestAppCompare : public QObject {
     }
 
     // Run B's graph against run A's.
-    widgets::RunDiffCanvas* canvas = comparison->canvas();
+    widgets::GraphDiffCanvas* canvas = comparison->canvas();
     QVERIFY(canvas->isVisible());
     QCOMPARE(canvas->nodeMark("drop2")->kind(), DiffKind::Added);
     QCOMPARE(canvas->nodeMark("drop")->kind(), DiffKind::Removed);

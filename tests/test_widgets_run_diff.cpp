@@ -19,13 +19,13 @@
 #include <cmath>
 
 #include "common/theme.h"
-#include "dashboard/diff_marks.h"
 #include "dashboard/run_comparison.h"
-#include "dashboard/run_diff_canvas.h"
 #include "dashboard/run_list.h"
 #include "dashboard/training_plots.h"
 #include "diff_fixture.h"
+#include "editor/diff_marks.h"
 #include "editor/edge_item.h"
+#include "editor/graph_diff_canvas.h"
 #include "editor/model/graph_document.h"
 #include "editor/node_item.h"
 #include "editor/node_scene.h"
@@ -104,7 +104,7 @@ class TestWidgetsRunDiff : public QObject {
 
   void canvasMarksExactlyWhatChanged() {
     const graph::Graph a = testing::diff_before(), b = testing::diff_after();
-    RunDiffCanvas canvas;
+    GraphDiffCanvas canvas;
     canvas.resize(1000, 700);
     canvas.show();
     QVERIFY(QTest::qWaitForWindowExposed(&canvas));
@@ -167,7 +167,7 @@ class TestWidgetsRunDiff : public QObject {
 
   void canvasFitsTheDrawingAndCannotBeEdited() {
     const graph::Graph a = testing::diff_before(), b = testing::diff_after();
-    RunDiffCanvas canvas;
+    GraphDiffCanvas canvas;
     canvas.resize(700, 420);
     canvas.show();
     QVERIFY(QTest::qWaitForWindowExposed(&canvas));
@@ -194,7 +194,7 @@ class TestWidgetsRunDiff : public QObject {
 
   void marksFollowTheTheme() {
     const graph::Graph a = testing::diff_before(), b = testing::diff_after();
-    RunDiffCanvas canvas;
+    GraphDiffCanvas canvas;
     canvas.showDiff(a, b, graph::diff(a, b));
     ThemeManager::instance().setMode(ThemeMode::Dark);
     const Theme& dark = ThemeManager::instance().theme();

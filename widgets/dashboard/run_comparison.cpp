@@ -13,8 +13,8 @@
 #include "common/panel_style.h"
 #include "common/qt_text.h"
 #include "common/theme.h"
-#include "dashboard/run_diff_canvas.h"
 #include "dashboard/training_plots.h"
+#include "editor/graph_diff_canvas.h"
 
 namespace plexus::widgets {
 namespace {
@@ -39,7 +39,7 @@ void plotRun(TrainingPlots* plots, const QString& name, const session::RunRecord
 RunComparison::RunComparison(QWidget* parent) : QWidget(parent) {
   plots_ = new TrainingPlots(this);
   plots_->setObjectName(QStringLiteral("comparisonPlots"));
-  canvas_ = new RunDiffCanvas(this);
+  canvas_ = new GraphDiffCanvas(this);
   settings_ = new QTableWidget(0, 3, this);
   settings_->setObjectName(QStringLiteral("settingsDiff"));
   settings_->setEditTriggers(QAbstractItemView::NoEditTriggers);

@@ -1,7 +1,7 @@
 #pragma once
 // Two past runs side by side: their curves overlaid in TrainingPlots (run A and run B in two
 // colours, the legend naming them), the structural difference of their graphs on a read-only
-// canvas (RunDiffCanvas), a summary line ("1 node added, 1 parameter changed, 2 settings
+// canvas (GraphDiffCanvas), a summary line ("1 node added, 1 parameter changed, 2 settings
 // differ") and a table of the dataset and training settings that differ. Run A is the older
 // run: the difference reads "what B changed".
 #include <QWidget>
@@ -15,7 +15,7 @@ class QTableWidget;
 
 namespace plexus::widgets {
 
-class RunDiffCanvas;
+class GraphDiffCanvas;
 class TrainingPlots;
 
 struct ComparedRun {
@@ -34,7 +34,7 @@ class RunComparison : public QWidget {
   void compare(const ComparedRun& a, const ComparedRun& b);
 
   TrainingPlots* plots() const { return plots_; }
-  RunDiffCanvas* canvas() const { return canvas_; }
+  GraphDiffCanvas* canvas() const { return canvas_; }
   QTableWidget* settingsTable() const { return settings_; }
   QString titleText() const;
   QString summaryText() const;
@@ -48,7 +48,7 @@ class RunComparison : public QWidget {
   void showSettings();
 
   TrainingPlots* plots_;
-  RunDiffCanvas* canvas_;
+  GraphDiffCanvas* canvas_;
   QTableWidget* settings_;
   QLabel* title_;
   QLabel* summary_;

@@ -1,4 +1,4 @@
-#include "dashboard/diff_marks.h"
+#include "editor/diff_marks.h"
 
 #include <QFontMetricsF>
 #include <QGuiApplication>

@@ -1,9 +1,9 @@
 #pragma once
-// The structural difference of two runs' graphs on a read-only node canvas: run B's graph where
-// B had it, the nodes and wires removed since run A where A had them (graph::union_graph),
-// drawn by the editor's own NodeScene and NodeView, with the diff marks (diff_marks.h) over
-// them and a legend. Panning and zooming work as in the editor; nothing can be edited. The view
-// fits the whole drawing whenever it is shown anew or resized.
+// The structural difference of two graphs (of two runs, A and B, in the run comparison) on a
+// read-only node canvas: B's graph where B had it, the nodes and wires removed since A where A
+// had them (graph::union_graph), drawn by the editor's own NodeScene and NodeView, with the
+// diff marks (diff_marks.h) over them and a legend. Panning and zooming work as in the editor;
+// nothing can be edited. The view fits the whole drawing whenever it is shown anew or resized.
 #include <QHash>
 #include <QWidget>
 
@@ -21,12 +21,12 @@ class NodeScene;
 class NodeView;
 class WireDiffMark;
 
-class RunDiffCanvas : public QWidget {
+class GraphDiffCanvas : public QWidget {
   Q_OBJECT
 
  public:
-  explicit RunDiffCanvas(QWidget* parent = nullptr);
-  ~RunDiffCanvas() override;
+  explicit GraphDiffCanvas(QWidget* parent = nullptr);
+  ~GraphDiffCanvas() override;
 
   // Draws `after` against `before`; `diff` is graph::diff(before, after).
   void showDiff(const graph::Graph& before, const graph::Graph& after, const graph::GraphDiff& diff);

@@ -1,5 +1,5 @@
 #pragma once
-// The marks a run comparison lays over the node canvas (RunDiffCanvas): each node that was
+// The marks a graph comparison lays over the node canvas (GraphDiffCanvas): each node that was
 // added, removed or changed between two graphs gets an outline and a badge in the colour of
 // its kind, a changed node a note under its card ("out_features 128 → 64"), and each wire added
 // or removed is traced over in that colour (dashed when removed). The cards and wires under them

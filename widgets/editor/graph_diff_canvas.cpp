@@ -1,4 +1,4 @@
-#include "dashboard/run_diff_canvas.h"
+#include "editor/graph_diff_canvas.h"
 
 #include <QEvent>
 #include <QHBoxLayout>
@@ -9,7 +9,7 @@
 
 #include "common/qt_text.h"
 #include "common/theme.h"
-#include "dashboard/diff_marks.h"
+#include "editor/diff_marks.h"
 #include "editor/edge_item.h"
 #include "editor/model/graph_document.h"
 #include "editor/node_item.h"
@@ -29,7 +29,7 @@ bool contains(const std::vector<graph::Edge>& edges, const graph::Edge& e) {
 
 }  // namespace
 
-RunDiffCanvas::RunDiffCanvas(QWidget* parent)
+GraphDiffCanvas::GraphDiffCanvas(QWidget* parent)
     : QWidget(parent), document_(std::make_unique<GraphDocument>()), scene_(new NodeScene(document_.get(), this)) {
   view_ = new NodeView(scene_, this);
   view_->setObjectName(QStringLiteral("runDiffView"));
@@ -61,31 +61,31 @@ RunDiffCanvas::RunDiffCanvas(QWidget* parent)
   layout->setSpacing(0);
   layout->addLayout(legend);
   layout->addWidget(view_, 1);
-  connect(&ThemeManager::instance(), &ThemeManager::changed, this, &RunDiffCanvas::refreshTheme);
+  connect(&ThemeManager::instance(), &ThemeManager::changed, this, &GraphDiffCanvas::refreshTheme);
 }
 
 // The view and the scene go before the document they show.
-RunDiffCanvas::~RunDiffCanvas() {
+GraphDiffCanvas::~GraphDiffCanvas() {
   delete view_;
   delete scene_;
 }
 
-NodeDiffMark* RunDiffCanvas::nodeMark(const QString& id) const { return node_marks_.value(id); }
+NodeDiffMark* GraphDiffCanvas::nodeMark(const QString& id) const { return node_marks_.value(id); }
 
-WireDiffMark* RunDiffCanvas::wireMark(const graph::Edge& edge) const {
+WireDiffMark* GraphDiffCanvas::wireMark(const graph::Edge& edge) const {
   for (WireDiffMark* mark : wire_marks_)
     if (mark->edge() == edge) return mark;
   return nullptr;
 }
 
-void RunDiffCanvas::clearMarks() {
+void GraphDiffCanvas::clearMarks() {
   qDeleteAll(node_marks_);
   for (WireDiffMark* mark : wire_marks_) delete mark;
   node_marks_.clear();
   wire_marks_.clear();
 }
 
-void RunDiffCanvas::showDiff(const graph::Graph& before, const graph::Graph& after, const graph::GraphDiff& diff) {
+void GraphDiffCanvas::showDiff(const graph::Graph& before, const graph::Graph& after, const graph::GraphDiff& diff) {
   clearMarks();
   document_->reset(graph::union_graph(before, after), QString());
   // The union is no graph to validate (a removed and an added wire may feed one input), and
@@ -119,7 +119,7 @@ void RunDiffCanvas::showDiff(const graph::Graph& before, const graph::Graph& aft
   fit();
 }
 
-void RunDiffCanvas::fit() {
+void GraphDiffCanvas::fit() {
   QRectF bounds;
   for (const QGraphicsItem* item : scene_->items())
     if (const auto* wire = qgraphicsitem_cast<const EdgeItem*>(item))
@@ -133,12 +133,12 @@ void RunDiffCanvas::fit() {
   view_->centerOn(bounds.center());
 }
 
-bool RunDiffCanvas::eventFilter(QObject* watched, QEvent* event) {
+bool GraphDiffCanvas::eventFilter(QObject* watched, QEvent* event) {
   if (watched == view_->viewport() && event->type() == QEvent::Resize) fit();
   return QWidget::eventFilter(watched, event);
 }
 
-void RunDiffCanvas::refreshTheme() {
+void GraphDiffCanvas::refreshTheme() {
   for (WireDiffMark* mark : wire_marks_) mark->refreshTheme();
 }
 
