@@ -38,7 +38,6 @@ class RunComparison : public QWidget {
   QTableWidget* settingsTable() const { return settings_; }
   QString titleText() const;
   QString summaryText() const;
-  const graph::GraphDiff& diff() const { return diff_; }
 
  signals:
   void closeRequested();
