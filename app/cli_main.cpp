@@ -30,6 +30,7 @@
 #include "export/onnx.h"
 #include "graph/compiler.h"
 #include "graph/dataset_info.h"
+#include "graph/diff.h"
 #include "graph/layer_docs.h"
 #include "graph/project.h"
 #include "graph/validate.h"
@@ -75,6 +76,7 @@ Commands:
   sample [FILE]     generate text with a trained text model
   export FILE       write a checkpoint of a project as an ONNX model
   runs FILE         list a project's past runs
+  diff A B          what changed from project or run A to B: nodes, parameters, wires, settings
   init              write a project's freshly initialised weights (safetensors)
   grad              one forward and backward pass of a project: loss and every gradient
   layers            list every layer type: ports, parameters, defaults, ranges
@@ -187,6 +189,17 @@ runs FILE [--json]
   The project's past runs (the folders of <name>.runs/ with a metrics.jsonl), newest first:
   folder, start, status, epochs, best validation accuracy (or loss) and the test figures. A
   run whose log cannot be read is listed with the reason. --json prints one JSON array.
+
+diff A B [--json]
+  Compares two projects: A and B are project files, or run folders (their project.plexus, the
+  project as it trained). Prints one line per difference, B against A: nodes added, removed,
+  retyped or renamed ("Linear 'fc1': out_features 128 → 64"; parameters with the type's
+  defaults filled in, so one set to its default is no change), wires added and removed, and
+  dataset and training settings ("training.lr 0.1 → 0.01"); or "no differences". Positions and
+  the editor's view are not compared. --json prints one JSON object: "summary", "added",
+  "removed", "changed", "edges_added", "edges_removed", "settings" and "same_structure" (the
+  nodes, their types and parameters and the wires are the same).
+  Exit status 0 whether or not they differ, 1 when A or B cannot be read.
 
 layers [--markdown]
   Every layer type of the registry; --markdown writes docs/layers.md's format.
@@ -723,6 +736,68 @@ int cmd_runs(const Args& args) {
   if (runs.empty()) std::printf("no runs of %s in %s\n", file.c_str(), where.c_str());
   else std::printf("%zu run%s of %s in %s, newest first:\n", runs.size(), runs.size() == 1 ? "" : "s", file.c_str(), where.c_str());
   for (const nlohmann::json& j : runs) std::printf("%s\n", run_line(j).c_str());
+  return 0;
+}
+
+// A project file, or a run folder's project.plexus.
+graph::Graph load_compared(const std::string& path) {
+  const fs::path p = path;
+  if (!fs::is_directory(p)) return graph::load_project(p);
+  if (!fs::is_regular_file(p / session::kRunProjectFile))
+    throw IoError(path + " is not a run folder: it holds no " + session::kRunProjectFile);
+  return graph::load_project(p / session::kRunProjectFile);
+}
+
+nlohmann::json changes_json(const std::vector<graph::ParamChange>& changes) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const graph::ParamChange& c : changes) out.push_back({{"name", c.name}, {"before", c.before}, {"after", c.after}});
+  return out;
+}
+
+nlohmann::json edges_json(const std::vector<graph::Edge>& edges) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const graph::Edge& e : edges)
+    out.push_back({{"from", {e.from.node, e.from.port}}, {"to", {e.to.node, e.to.port}}});
+  return out;
+}
+
+nlohmann::json nodes_json(const std::vector<std::string>& ids, const graph::Graph& g) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const std::string& id : ids) {
+    const graph::Node& n = *g.find(id);
+    out.push_back({{"id", n.id}, {"type", n.type}, {"name", n.name}});
+  }
+  return out;
+}
+
+int cmd_diff(const Args& args) {
+  args.allow({"--json"});
+  if (args.positional().size() != 2) throw UsageError{"diff needs two projects or run folders, A and B"};
+  const graph::Graph a = load_compared(args.positional()[0]), b = load_compared(args.positional()[1]);
+  const graph::GraphDiff d = graph::diff(a, b);
+  if (args.has("--json")) {
+    nlohmann::json changed = nlohmann::json::array();
+    for (const graph::NodeChange& c : d.changed)
+      changed.push_back({{"id", c.id},
+                         {"type_before", c.type_before},
+                         {"type_after", c.type_after},
+                         {"name_before", c.name_before},
+                         {"name_after", c.name_after},
+                         {"params", changes_json(c.params)}});
+    const nlohmann::json j{{"summary", graph::summary(d)},
+                           {"same_structure", d.same_structure()},
+                           {"added", nodes_json(d.added, b)},
+                           {"removed", nodes_json(d.removed, a)},
+                           {"changed", changed},
+                           {"edges_added", edges_json(d.edges_added)},
+                           {"edges_removed", edges_json(d.edges_removed)},
+                           {"settings", changes_json(d.settings)}};
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
+  const std::vector<std::string> lines = graph::describe(d, a, b);
+  if (lines.empty()) std::printf("no differences\n");
+  for (const std::string& line : lines) std::printf("%s\n", line.c_str());
   return 0;
 }
 
@@ -1294,6 +1369,7 @@ int main(int argc, char** argv) {
     if (cmd == "sample") return cmd_sample(Args(argc, argv, 2, {"--json"}, 1));
     if (cmd == "check") return cmd_check(Args(argc, argv, 2, {"--quiet"}, 1));
     if (cmd == "runs") return cmd_runs(Args(argc, argv, 2, {"--json"}, 1));
+    if (cmd == "diff") return cmd_diff(Args(argc, argv, 2, {"--json"}, 2));
     if (cmd == "init") return cmd_init(Args(argc, argv, 2, {}));
     if (cmd == "grad") return cmd_grad(Args(argc, argv, 2, {}));
     if (cmd == "export") return cmd_export(Args(argc, argv, 2, {}, 1));

@@ -8,17 +8,20 @@
 #include <QScrollArea>
 #include <QSet>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <exception>
 #include <optional>
+#include <utility>
 
 #include "common/panel_style.h"
 #include "common/qt_text.h"
 #include "common/theme.h"
 #include "dashboard/confusion_matrix.h"
+#include "dashboard/run_comparison.h"
 #include "dashboard/run_list.h"
 #include "dashboard/text_samples.h"
 #include "dashboard/training_plots.h"
@@ -27,6 +30,7 @@
 #include "dataset/dataset_preview.h"
 #include "graph/dataset_info.h"
 #include "graph/dataset_params.h"
+#include "graph/project.h"
 #include "session/data_pipeline.h"
 #include "session/run_log.h"
 #include "session/sampling.h"
@@ -195,7 +199,18 @@ Dashboard::Dashboard(TrainingController* controller, QWidget* parent) : QWidget(
   // there is instead of forcing the window taller.
   split->setMinimumSize(320, 240);
 
-  auto* layout = new QVBoxLayout(this);
+  runs_page_ = new QWidget(this);
+  comparison_ = new widgets::RunComparison(this);
+  pages_ = new QStackedWidget(this);
+  pages_->addWidget(runs_page_);
+  pages_->addWidget(comparison_);
+  auto* page = new QVBoxLayout(this);
+  page->setContentsMargins(0, 0, 0, 0);
+  page->addWidget(pages_);
+  connect(runs_, &widgets::RunList::compareRequested, this, &Dashboard::compareRuns);
+  connect(comparison_, &widgets::RunComparison::closeRequested, this, &Dashboard::closeComparison);
+
+  auto* layout = new QVBoxLayout(runs_page_);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addWidget(error_);
   layout->addWidget(progress_);
@@ -318,6 +333,7 @@ void Dashboard::showTextSamples(bool text) {
 }
 
 void Dashboard::beginRun(const TrainingRequest& request) {
+  closeComparison();  // the run's progress is what to watch now
   const graph::Graph& graph = request.graph;
   showTextSamples(session::is_text_project(graph));
   text_samples_->clear();
@@ -377,6 +393,7 @@ void Dashboard::previewDataset(const graph::Graph& graph, const QString& project
 }
 
 void Dashboard::showProjectRuns(const QString& project_file) {
+  closeComparison();
   const int load = ++project_load_;
   for (int id : plots_->runIds())
     if (!plots_->runInfo(id).active) plots_->removeRun(id);
@@ -451,6 +468,55 @@ void Dashboard::addPastRuns(const std::vector<LoadedRun>& runs, bool project) {
   }
   emit runsLoaded();
 }
+
+void Dashboard::compareRuns(int a, int b) {
+  const widgets::TrainingPlots::RunInfo ia = plots_->runInfo(a), ib = plots_->runInfo(b);
+  compareRunFolders(ia.origin.folder, ib.origin.folder, ia.name, ib.name);
+}
+
+void Dashboard::compareRunFolders(const QString& a, const QString& b, const QString& name_a, const QString& name_b) {
+  struct Read {
+    std::vector<widgets::ComparedRun> runs;
+    QString error;
+  };
+  const int load = ++comparison_load_;
+  auto* watcher = new QFutureWatcher<Read>(this);
+  connect(watcher, &QFutureWatcher<Read>::finished, this, [this, watcher, load] {
+    watcher->deleteLater();
+    if (load != comparison_load_) return;
+    const Read read = watcher->result();
+    if (!read.error.isEmpty()) {
+      emit runOpenFailed(read.error);
+      return;
+    }
+    comparison_->compare(read.runs[0], read.runs[1]);
+    pages_->setCurrentWidget(comparison_);
+    emit comparisonShown();
+  });
+  const std::vector<std::pair<QString, QString>> runs{{a, name_a.isEmpty() ? folderName(a) : name_a},
+                                                      {b, name_b.isEmpty() ? folderName(b) : name_b}};
+  watcher->setFuture(QtConcurrent::run([runs] {
+    Read out;
+    try {
+      for (const auto& [folder, name] : runs) {
+        const std::filesystem::path path = folder.toStdString();
+        out.runs.push_back({name, session::read_run(path), graph::load_project(path / session::kRunProjectFile)});
+      }
+    } catch (const std::exception& e) {
+      out.error = qstr(e.what());
+    }
+    return out;
+  }));
+}
+
+void Dashboard::closeComparison() {
+  ++comparison_load_;  // a comparison still being read is not shown
+  if (!isComparing()) return;
+  pages_->setCurrentWidget(runs_page_);
+  emit comparisonClosed();
+}
+
+bool Dashboard::isComparing() const { return pages_->currentWidget() == comparison_; }
 
 void Dashboard::deleteRun(int run) {
   const widgets::TrainingPlots::RunInfo info = plots_->runInfo(run);

@@ -2,8 +2,9 @@
 // The training dashboard: progress, curves of this session's runs and of the project's past runs
 // (read from their run folders in the background), the confusion matrix and the samples of the
 // dataset's splits, the validation samples with the model's predictions, and the files of an
-// image folder a run left out. Wiring only: it feeds the widgets with what the
-// TrainingController reports and what core reads from disk, and never touches a model.
+// image folder a run left out; or, on a page of its own, two past runs compared. Wiring only: it
+// feeds the widgets with what the TrainingController reports and what core reads from disk, and
+// never touches a model.
 #include <QFutureWatcher>
 #include <QString>
 #include <QWidget>
@@ -20,11 +21,13 @@
 
 class QLabel;
 class QPlainTextEdit;
+class QStackedWidget;
 class QToolButton;
 
 namespace plexus::widgets {
 class ConfusionMatrixView;
 class DatasetPreview;
+class RunComparison;
 class RunList;
 class TextSamplesView;
 class TrainingPlots;
@@ -68,6 +71,15 @@ class Dashboard : public QWidget {
   // plots; runDeleted() says how it went. Not for a run that is training or has no folder.
   void deleteRun(int run);
   static constexpr int kShownPastRuns = 3;
+  // Reads two runs of the plots (a began first) in the background and shows their comparison in
+  // the dashboard's place; comparisonShown(), or runOpenFailed() saying why not. The run list's
+  // Compare Runs asks for it.
+  void compareRuns(int a, int b);
+  // The same for any two run folders, named after their folders unless named here.
+  void compareRunFolders(const QString& a, const QString& b, const QString& name_a = {}, const QString& name_b = {});
+  // Back to the runs; starting a run or showing another project's runs also goes back.
+  void closeComparison();
+  bool isComparing() const;
   // Shows the splits of the project's dataset (opened in the background), the validation split
   // (else the test split) first.
   void previewDataset(const graph::Graph& graph, const QString& project_dir);
@@ -77,6 +89,7 @@ class Dashboard : public QWidget {
 
   widgets::TrainingPlots* plots() const { return plots_; }
   widgets::RunList* runs() const { return runs_; }
+  widgets::RunComparison* comparison() const { return comparison_; }
   widgets::TrainingProgress* progress() const { return progress_; }
   widgets::ConfusionMatrixView* confusion() const { return confusion_; }
   widgets::DatasetPreview* preview() const { return preview_; }
@@ -98,6 +111,8 @@ class Dashboard : public QWidget {
   void testEvaluated();  // evaluateCheckpoint's figures (or error) are shown
   void runsLoaded();
   void runOpenFailed(const QString& message);
+  void comparisonShown();
+  void comparisonClosed();
   // error: "" on success; folderKept: the folder held other files and stayed (they are intact).
   void runDeleted(const QString& folder, const QString& error, bool folderKept);
 
@@ -126,6 +141,10 @@ class Dashboard : public QWidget {
   widgets::ConfusionMatrixView* confusion_;
   widgets::DatasetPreview* preview_;
   widgets::TextSamplesView* text_samples_;
+  widgets::RunComparison* comparison_;
+  QStackedWidget* pages_;  // the runs, or a comparison of two of them
+  QWidget* runs_page_;
+  int comparison_load_ = 0;  // counts compareRunFolders calls: a superseded read is dropped
   QLabel* error_;
   QLabel* checkpoint_;
   QLabel* notes_;

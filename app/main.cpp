@@ -2,8 +2,8 @@
 // empty one) and offers back work a crash left unsaved. For docs and checks it can also start
 // training by itself, render itself to a PNG (of the editor, of the editor with live node
 // statistics at a given step, of the dashboard after a given epoch, of the dashboard with the
-// project's past runs, or of its dataset preview showing the augmented training images) and
-// report how a run ended.
+// project's past runs, of two runs compared, or of its dataset preview showing the augmented
+// training images) and report how a run ended.
 #include <QApplication>
 #include <QCheckBox>
 #include <QCommandLineOption>
@@ -78,13 +78,18 @@ int main(int argc, char** argv) {
                                    QStringLiteral("With --try-it, --train and --screenshot on a text project: the text the "
                                                   "model continues (default: it begins names itself)."),
                                    QStringLiteral("text"));
+  QCommandLineOption compare_option(
+      QStringLiteral("compare"),
+      QStringLiteral("Show the dashboard comparing run folder <a> with run folder B, the last argument "
+                     "(--compare A B; with --screenshot: take it once both are read)."),
+      QStringLiteral("a"));
   QCommandLineOption draw_option(QStringLiteral("draw"),
                                  QStringLiteral("Draw on the Try It canvas: strokes separated by ';', each a list of "
                                                 "points 'x,y' separated by spaces, in 0..1 of the sheet."),
                                  QStringLiteral("strokes"));
   for (QCommandLineOption* o : {&screenshot_option, &size_option, &select_option, &train_option, &epoch_option,
                                 &step_option, &done_option, &dashboard_option, &augmented_option, &try_option, &draw_option,
-                                &prompt_option}) {
+                                &prompt_option, &compare_option}) {
     o->setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOption(*o);
   }
@@ -111,7 +116,13 @@ int main(int argc, char** argv) {
   }
   window.show();
 
-  const QStringList args = parser.positionalArguments();
+  QStringList args = parser.positionalArguments();
+  const bool compare = parser.isSet(compare_option);
+  if (compare && args.isEmpty()) {
+    std::fprintf(stderr, "plexus: --compare needs two run folders\n");
+    return 2;
+  }
+  const QString compare_with = compare ? args.takeLast() : QString();  // --compare A B: B lands among the positionals
   if (!args.isEmpty() && !window.openFile(args.first()) && screenshot) return 1;
   const bool dashboard = parser.isSet(dashboard_option), augmented = parser.isSet(augmented_option);
   plexus::widgets::DatasetPreview* preview = window.dashboard()->preview();
@@ -135,6 +146,10 @@ int main(int argc, char** argv) {
     window.tryIt()->panel()->canvas()->addStroke(points);
   }
   if (try_it && !train) window.showTryIt();
+  if (compare) {
+    window.showDashboard();
+    window.dashboard()->compareRunFolders(parser.value(compare_option), compare_with);
+  }
   if (!screenshot && !train) QTimer::singleShot(0, &window, [&window] { window.offerRecovery(); });
 
   // Leaves without questions: the project is not to be saved by an automated run.
@@ -248,6 +263,13 @@ int main(int argc, char** argv) {
                              Qt::SingleShotConnection);
           },
           Qt::SingleShotConnection);
+    } else if (compare) {  // once both runs are read and drawn
+      QObject::connect(window.dashboard(), &plexus::app::Dashboard::comparisonShown, &window,
+                       [&window, file, shoot] { QTimer::singleShot(400, &window, [file, shoot] { shoot(file); }); });
+      QObject::connect(window.dashboard(), &plexus::app::Dashboard::runOpenFailed, &window, [quit](const QString& message) {
+        std::fprintf(stderr, "plexus: %s\n", qPrintable(message));
+        quit(1);
+      });
     } else if (dashboard) {  // the past runs are read in the background
       QObject::connect(window.dashboard(), &plexus::app::Dashboard::runsLoaded, &window, [&window, file, shoot] {
         window.dashboard()->plots()->fit();

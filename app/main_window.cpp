@@ -430,6 +430,8 @@ void MainWindow::createRunActions() {
   connect(runs, &widgets::RunList::continueRequested, this, &MainWindow::continueRun);
   connect(runs, &widgets::RunList::deleteRequested, this, &MainWindow::deleteRun);
   connect(runs, &widgets::RunList::openRequested, this, &MainWindow::openRunFolder);
+  connect(dashboard_, &Dashboard::comparisonShown, this, &MainWindow::tabChanged);
+  connect(dashboard_, &Dashboard::comparisonClosed, this, &MainWindow::tabChanged);
   connect(dashboard_, &Dashboard::runOpenFailed, this,
           [this](const QString& message) { showError(tr("Cannot open the run folder"), message); });
   connect(dashboard_, &Dashboard::runDeleted, this, [this](const QString& folder, const QString& error, bool kept) {
@@ -443,7 +445,7 @@ void MainWindow::createRunActions() {
   });
   run->addActions({resume_from, init_from, evaluate, export_action_});
   run->addSeparator();
-  run->addActions({runs->openAction(), runs->continueAction(), runs->deleteAction()});
+  run->addActions({runs->openAction(), runs->continueAction(), runs->compareAction(), runs->deleteAction()});
   run->addSeparator();
   run->addActions({editor, dashboard, try_it});
 
@@ -768,15 +770,18 @@ QFuture<QString> MainWindow::exportOnnx(const QString& checkpoint, const QString
 void MainWindow::showEditor() { tabs_->setCurrentWidget(view_); }
 
 // The dashboard and the Try It page need the room the editing panels take; they come back with
-// the editor.
+// the editor. Two runs compared are not the open project's: its settings make room for them too.
 void MainWindow::tabChanged() {
   const bool editing = tabs_->currentWidget() == view_;
-  for (const char* name : {"paletteDock", "problemsDock"}) {
+  const bool comparing = tabs_->currentWidget() == dashboard_ && dashboard_->isComparing();
+  for (const char* name : {"paletteDock", "problemsDock", "propertiesDock", "trainingDock"}) {
     auto* dock = findChild<QDockWidget*>(QLatin1String(name));
-    if (!editing && dock->isVisible()) {
+    const bool editing_panel = QLatin1String(name) == "paletteDock" || QLatin1String(name) == "problemsDock";
+    const bool hide = !editing && (comparing || editing_panel);
+    if (hide && dock->isVisible()) {
       hidden_for_pages_.insert(dock);
       dock->hide();
-    } else if (editing && hidden_for_pages_.remove(dock)) {
+    } else if (!hide && hidden_for_pages_.remove(dock)) {
       dock->show();
     }
   }

@@ -1,6 +1,9 @@
 #include "graph/diff.h"
 
 #include <algorithm>
+#include <array>
+#include <charconv>
+#include <optional>
 #include <set>
 
 #include "graph/dataset_params.h"
@@ -12,26 +15,53 @@ namespace plexus::graph {
 
 namespace {
 
+// Equal as values: a whole number written for a real parameter ("p": 1) equals that real.
+bool same_value(const ParamValue& a, const ParamValue& b) {
+  const auto real = [](const ParamValue& v) -> std::optional<double> {
+    if (const double* d = std::get_if<double>(&v)) return *d;
+    if (const int64_t* i = std::get_if<int64_t>(&v)) return double(*i);
+    return std::nullopt;
+  };
+  if (a.index() != b.index() && real(a) && real(b)) return *real(a) == *real(b);
+  return a == b;
+}
+
+// The shortest text that reads back as exactly `v`.
+std::string exact_text(double v) {
+  std::array<char, 32> buf{};
+  const auto end = std::to_chars(buf.data(), buf.data() + buf.size(), v).ptr;
+  return std::string(buf.data(), end);
+}
+
+// A change of `name` from `a` to `b` (null: the default of a type the registry does not
+// know), if they differ. Reals to_string prints alike (it keeps six digits) are printed exactly.
+void add_change(std::vector<ParamChange>& out, std::string name, const ParamValue* a, const ParamValue* b) {
+  if (a && b ? same_value(*a, *b) : a == b) return;
+  std::string ta = a ? to_string(*a) : "default", tb = b ? to_string(*b) : "default";
+  if (ta == tb && std::holds_alternative<double>(*a) && std::holds_alternative<double>(*b)) {
+    ta = exact_text(std::get<double>(*a));
+    tb = exact_text(std::get<double>(*b));
+  }
+  out.push_back({std::move(name), std::move(ta), std::move(tb)});
+}
+
 // Parameters that differ, the type's defaults filled in; an unknown type compares what is set.
 std::vector<ParamChange> param_changes(const Node& before, const Node& after) {
   std::vector<ParamChange> out;
   const LayerType* type = before.type == after.type ? Registry::instance().find(after.type) : nullptr;
   if (type) {
     const Params a(before, type->params), b(after, type->params);
-    for (const ParamSpec& spec : type->params)
-      if (a.value(spec.name) != b.value(spec.name))
-        out.push_back({spec.name, to_string(a.value(spec.name)), to_string(b.value(spec.name))});
+    for (const ParamSpec& spec : type->params) add_change(out, spec.name, &a.value(spec.name), &b.value(spec.name));
     return out;
   }
   std::set<std::string> names;
   for (const auto& [k, v] : before.params) names.insert(k);
   for (const auto& [k, v] : after.params) names.insert(k);
-  for (const std::string& k : names) {
-    const auto a = before.params.find(k), b = after.params.find(k);
-    const std::string va = a == before.params.end() ? "default" : to_string(a->second);
-    const std::string vb = b == after.params.end() ? "default" : to_string(b->second);
-    if (va != vb) out.push_back({k, va, vb});
-  }
+  const auto value = [](const Node& n, const std::string& k) {
+    const auto it = n.params.find(k);
+    return it == n.params.end() ? nullptr : &it->second;
+  };
+  for (const std::string& k : names) add_change(out, k, value(before, k), value(after, k));
   return out;
 }
 
@@ -44,7 +74,7 @@ void setting_changes(const std::vector<SettingRow<S>>& table, const std::string&
                      std::vector<ParamChange>& out) {
   for (const SettingRow<S>& row : table) {
     const ParamValue va = setting_value(a, row.field), vb = setting_value(b, row.field);
-    if (va != vb) out.push_back({prefix + row.name(), to_string(va), to_string(vb)});
+    add_change(out, prefix + row.name(), &va, &vb);
   }
 }
 
@@ -101,6 +131,49 @@ GraphDiff diff(const Graph& before, const Graph& after) {
   setting_changes(dataset_settings(), "dataset.", da, db, d.settings);
   setting_changes(training_settings(), "training.", before.training, after.training, d.settings);
   return d;
+}
+
+namespace {
+
+// "2 nodes added, 1 removed": the noun with the first count that is not zero.
+void count_phrase(std::vector<std::string>& parts, const char* one, const char* many,
+                  std::initializer_list<std::pair<size_t, const char*>> counts) {
+  bool named = false;
+  for (const auto& [n, what] : counts) {
+    if (n == 0) continue;
+    parts.push_back(std::to_string(n) + (named ? "" : std::string(" ") + (n == 1 ? one : many)) + " " + what);
+    named = true;
+  }
+}
+
+}  // namespace
+
+std::string summary(const GraphDiff& d) {
+  size_t retyped = 0, renamed = 0, params = 0;
+  for (const NodeChange& c : d.changed) {
+    retyped += c.retyped();
+    renamed += c.renamed();
+    if (!c.retyped()) params += c.params.size();
+  }
+  std::vector<std::string> parts;
+  count_phrase(parts, "node", "nodes",
+               {{d.added.size(), "added"}, {d.removed.size(), "removed"}, {retyped, "retyped"}, {renamed, "renamed"}});
+  count_phrase(parts, "parameter", "parameters", {{params, "changed"}});
+  count_phrase(parts, "wire", "wires", {{d.edges_added.size(), "added"}, {d.edges_removed.size(), "removed"}});
+  const size_t settings = d.settings.size();
+  if (settings > 0) parts.push_back(std::to_string(settings) + (settings == 1 ? " setting differs" : " settings differ"));
+  return parts.empty() ? "no differences" : join(parts);
+}
+
+Graph union_graph(const Graph& before, const Graph& after) {
+  Graph u;
+  u.nodes = after.nodes;
+  u.edges = after.edges;
+  for (const Node& n : before.nodes)
+    if (!after.find(n.id)) u.nodes.push_back(n);
+  for (const Edge& e : before.edges)
+    if (!contains(after.edges, e)) u.edges.push_back(e);
+  return u;
 }
 
 std::vector<std::string> describe(const GraphDiff& d, const Graph& before, const Graph& after) {

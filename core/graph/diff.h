@@ -49,4 +49,14 @@ GraphDiff diff(const Graph& before, const Graph& after);
 // `after`'s (removed nodes: `before`'s).
 std::vector<std::string> describe(const GraphDiff& diff, const Graph& before, const Graph& after);
 
+// The counts at a glance: "2 nodes added, 1 removed, 3 parameters changed, 1 wire added,
+// 2 settings differ" (nodes: added, removed, retyped, renamed; parameters of retyped nodes are
+// not counted), or "no differences".
+std::string summary(const GraphDiff& diff);
+
+// Both graphs in one, as a comparison draws them: `after`'s nodes and wires, then the nodes and
+// wires removed since `before`, at their places there. Nodes and wires only: no dataset, no
+// settings, no view.
+Graph union_graph(const Graph& before, const Graph& after);
+
 }  // namespace plexus::graph

@@ -7,6 +7,8 @@
 #include <QMenu>
 #include <QStyledItemDelegate>
 
+#include <utility>
+
 #include "common/icons.h"
 #include "common/theme.h"
 #include "dashboard/training_plots.h"
@@ -47,6 +49,7 @@ RunList::RunList(TrainingPlots* plots, QWidget* parent) : QTreeWidget(parent), p
   setUniformRowHeights(true);
   setAllColumnsShowFocus(true);
   setAlternatingRowColors(true);
+  setSelectionMode(QAbstractItemView::ExtendedSelection);  // two runs to compare
   setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed);
   auto* readOnly = new ReadOnlyDelegate(this);
   for (int column : {StartedColumn, StatusColumn, BestColumn, SettingsColumn}) setItemDelegateForColumn(column, readOnly);
@@ -55,6 +58,11 @@ RunList::RunList(TrainingPlots* plots, QWidget* parent) : QTreeWidget(parent), p
   continue_ = new QAction(tr("Co&ntinue from This Run"), this);
   continue_->setToolTip(tr("Train on from the run's final checkpoint, with its optimizer state, numbering epochs on"));
   connect(continue_, &QAction::triggered, this, [this] { emit continueRequested(currentRun()); });
+  compare_ = new QAction(tr("Co&mpare Runs"), this);
+  compare_->setToolTip(tr("Overlay the curves of the two selected runs and show how their graphs and settings differ"));
+  connect(compare_, &QAction::triggered, this, [this] {
+    if (const std::vector<int> runs = selectedRuns(); runs.size() == 2) requestComparison(runs[0], runs[1]);
+  });
   delete_ = new QAction(icon(QStringLiteral("delete")), tr("Delete R&un…"), this);
   delete_->setShortcut(QKeySequence::Delete);
   connect(delete_, &QAction::triggered, this, [this] { emit deleteRequested(currentRun()); });
@@ -78,6 +86,7 @@ RunList::RunList(TrainingPlots* plots, QWidget* parent) : QTreeWidget(parent), p
   });
   connect(this, &QTreeWidget::itemChanged, this, &RunList::edited);
   connect(this, &QTreeWidget::currentItemChanged, this, &RunList::updateActions);
+  connect(this, &QTreeWidget::itemSelectionChanged, this, &RunList::updateActions);
   connect(&ThemeManager::instance(), &ThemeManager::changed, this, &RunList::refreshAll);  // swatch colours
   updateActions();
 }
@@ -92,15 +101,48 @@ int RunList::currentRun() const {
   return currentItem() ? currentItem()->data(NameColumn, kRunRole).toInt() : -1;
 }
 
+std::vector<int> RunList::selectedRuns() const {
+  std::vector<int> runs;
+  for (int i = 0; i < topLevelItemCount(); ++i)
+    if (topLevelItem(i)->isSelected()) runs.push_back(topLevelItem(i)->data(NameColumn, kRunRole).toInt());
+  return runs;
+}
+
+// A run that has its folder (its log and project) and is not being written.
+bool RunList::comparable(int run) const {
+  const TrainingPlots::RunInfo info = plots_->runInfo(run);
+  return run >= 0 && !info.origin.folder.isEmpty() && !info.active;
+}
+
+// The older run first: the comparison reads "what the newer one changed".
+void RunList::requestComparison(int a, int b) {
+  const QDateTime ta = plots_->runInfo(a).origin.started, tb = plots_->runInfo(b).origin.started;
+  if (ta.isValid() && tb.isValid() ? tb < ta : b < a) std::swap(a, b);
+  emit compareRequested(a, b);
+}
+
 void RunList::setTraining(bool training) {
   training_ = training;
   updateActions();
 }
 
 void RunList::contextMenuEvent(QContextMenuEvent* event) {
-  if (QTreeWidgetItem* item = itemAt(viewport()->mapFromGlobal(event->globalPos()))) setCurrentItem(item);
+  // The run clicked is the one the menu acts on; a click on a selected run keeps the selection,
+  // for Compare Runs.
+  if (QTreeWidgetItem* item = itemAt(viewport()->mapFromGlobal(event->globalPos())))
+    setCurrentItem(item, 0, item->isSelected() ? QItemSelectionModel::NoUpdate : QItemSelectionModel::ClearAndSelect);
   QMenu menu(this);
-  menu.addActions({continue_, delete_});
+  menu.addActions({continue_, compare_});
+  QMenu* with = menu.addMenu(tr("Compare &With"));
+  const int run = currentRun();
+  for (int i = 0; i < topLevelItemCount(); ++i) {
+    const int other = topLevelItem(i)->data(NameColumn, kRunRole).toInt();
+    if (other == run || !comparable(other)) continue;
+    connect(with->addAction(plots_->runInfo(other).name), &QAction::triggered, this,
+            [this, run, other] { requestComparison(run, other); });
+  }
+  with->setEnabled(comparable(run) && !with->isEmpty());
+  menu.addAction(delete_);
   menu.addSeparator();
   menu.addAction(open_);
   menu.exec(event->globalPos());
@@ -167,6 +209,8 @@ void RunList::updateActions() {
   const int run = currentRun();
   const TrainingPlots::RunInfo info = plots_->runInfo(run);
   continue_->setEnabled(run >= 0 && info.origin.continuable && !training_);
+  const std::vector<int> selected = selectedRuns();
+  compare_->setEnabled(selected.size() == 2 && comparable(selected[0]) && comparable(selected[1]));
   delete_->setEnabled(run >= 0 && !info.origin.folder.isEmpty() && !info.active);
 }
 

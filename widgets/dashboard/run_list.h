@@ -7,9 +7,13 @@
 // stays in sync with the plots as runs start, progress, finish and go.
 //
 // Its actions, in the context menu and for the Run menu: Continue from This Run (a run with a
-// final checkpoint, while nothing trains), Delete Run… (Delete; a run with a folder that is not
-// training) and Open Run Folder…. They only ask: whoever owns the runs answers the signals.
+// final checkpoint, while nothing trains), Compare Runs (two selected runs with folders, not
+// training; the context menu also offers Compare With ▸ any other such run), Delete Run…
+// (Delete; a run with a folder that is not training) and Open Run Folder…. They only ask:
+// whoever owns the runs answers the signals.
 #include <QTreeWidget>
+
+#include <vector>
 
 class QAction;
 
@@ -26,9 +30,11 @@ class RunList : public QTreeWidget {
   explicit RunList(TrainingPlots* plots, QWidget* parent = nullptr);
 
   QTreeWidgetItem* itemForRun(int run) const;  // nullptr for an unknown run
-  int currentRun() const;                      // the selected run's id, -1 when none
+  int currentRun() const;                      // the current run's id, -1 when none
+  std::vector<int> selectedRuns() const;       // in the list's order
 
   QAction* continueAction() const { return continue_; }
+  QAction* compareAction() const { return compare_; }
   QAction* deleteAction() const { return delete_; }
   QAction* openAction() const { return open_; }
 
@@ -37,6 +43,7 @@ class RunList : public QTreeWidget {
 
  signals:
   void continueRequested(int run);
+  void compareRequested(int a, int b);  // a began before b
   void deleteRequested(int run);
   void openRequested();
 
@@ -50,9 +57,11 @@ class RunList : public QTreeWidget {
   void refreshAll();
   void updateActions();
   void edited(QTreeWidgetItem* item, int column);
+  bool comparable(int run) const;
+  void requestComparison(int a, int b);
 
   TrainingPlots* plots_;
-  QAction *continue_, *delete_, *open_;
+  QAction *continue_, *compare_, *delete_, *open_;
   bool training_ = false;
 };
 
