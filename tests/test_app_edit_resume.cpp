@@ -25,6 +25,7 @@
 #include "session/run_log.h"
 #include "train/checkpoint.h"
 #include "training_controller.h"
+#include "mlp_fixture.h"
 
 using namespace plexus;
 using plexus::app::MainWindow;
@@ -53,30 +54,7 @@ struct Window : MainWindow {
 
 // in -> flat -> fc1(64) -> act -> fc2(16) -> act2 -> fc3(10) -> loss, Adam.
 graph::Graph mlp(const std::string& data) {
-  graph::Graph g;
-  auto node = [&](const std::string& id, const std::string& type, std::map<std::string, graph::ParamValue> params = {}) {
-    g.nodes.push_back({id, type, id, std::move(params), {}});
-  };
-  node("in", "Input");
-  node("flat", "Flatten");
-  node("fc1", "Linear", {{"out_features", int64_t(64)}});
-  node("act", "ReLU");
-  node("fc2", "Linear", {{"out_features", int64_t(16)}});
-  node("act2", "ReLU");
-  node("fc3", "Linear", {{"out_features", int64_t(10)}});
-  node("loss", "CrossEntropy");
-  auto edge = [&](std::string a, std::string ap, std::string b, std::string bp) {
-    g.edges.push_back({{std::move(a), std::move(ap)}, {std::move(b), std::move(bp)}});
-  };
-  edge("in", "x", "flat", "input");
-  edge("flat", "output", "fc1", "input");
-  edge("fc1", "output", "act", "input");
-  edge("act", "output", "fc2", "input");
-  edge("fc2", "output", "act2", "input");
-  edge("act2", "output", "fc3", "input");
-  edge("fc3", "output", "loss", "input");
-  edge("in", "y", "loss", "target");
-  g.dataset = {.kind = "mnist", .path = data};
+  graph::Graph g = testing::mlp_graph(data, {{"fc1", 64}, {"fc2", 16}, {"fc3", 10}});
   g.training.optimizer = "adam";
   g.training.lr = 0.002;
   g.training.batch_size = 10;

@@ -16,6 +16,7 @@
 #include "train/trainer.h"
 #include "data/synthetic_digits.h"
 #include "training_controller.h"
+#include "mlp_fixture.h"
 
 using namespace plexus;
 using app::TrainingController;
@@ -29,26 +30,7 @@ constexpr int64_t kTrainFile = 600, kVal = 60, kTrain = kTrainFile - kVal, kTest
 
 // Input -> Flatten -> Linear(32) -> ReLU -> Linear(10) -> CrossEntropy on the "mnist" folder.
 graph::Graph mlp(const fs::path& data, int64_t epochs, int64_t batch_size = 20, double lr = 0.05) {
-  graph::Graph g;
-  auto node = [&](const std::string& id, const std::string& type, std::map<std::string, graph::ParamValue> params = {}) {
-    g.nodes.push_back({id, type, id, std::move(params), {}});
-  };
-  node("in", "Input");
-  node("flat", "Flatten");
-  node("fc1", "Linear", {{"out_features", int64_t(32)}});
-  node("act", "ReLU");
-  node("fc2", "Linear", {{"out_features", int64_t(10)}});
-  node("loss", "CrossEntropy");
-  auto edge = [&](std::string a, std::string ap, std::string b, std::string bp) {
-    g.edges.push_back({{std::move(a), std::move(ap)}, {std::move(b), std::move(bp)}});
-  };
-  edge("in", "x", "flat", "input");
-  edge("flat", "output", "fc1", "input");
-  edge("fc1", "output", "act", "input");
-  edge("act", "output", "fc2", "input");
-  edge("fc2", "output", "loss", "input");
-  edge("in", "y", "loss", "target");
-  g.dataset = {.kind = "mnist", .path = data.string()};
+  graph::Graph g = testing::mlp_graph(data.string(), {{"fc1", 32}, {"fc2", 10}});
   g.training.lr = lr;
   g.training.momentum = 0.5;
   g.training.batch_size = batch_size;

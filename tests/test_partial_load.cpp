@@ -14,6 +14,7 @@
 #include "train/partial_load.h"
 #include "train/trainer.h"
 #include "test_support.h"
+#include "mlp_fixture.h"
 
 using namespace plexus;
 namespace fs = std::filesystem;
@@ -22,30 +23,7 @@ namespace {
 
 // in -> flat -> fc1(32) -> act -> fc2(`hidden`) -> act2 -> `head`(10) -> loss, Adam.
 graph::Graph mlp(const fs::path& data, int64_t hidden, const std::string& head) {
-  graph::Graph g;
-  auto node = [&](const std::string& id, const std::string& type, std::map<std::string, graph::ParamValue> params = {}) {
-    g.nodes.push_back({id, type, id, std::move(params), {}});
-  };
-  node("in", "Input");
-  node("flat", "Flatten");
-  node("fc1", "Linear", {{"out_features", int64_t(32)}});
-  node("act", "ReLU");
-  node("fc2", "Linear", {{"out_features", hidden}});
-  node("act2", "ReLU");
-  node(head, "Linear", {{"out_features", int64_t(10)}});
-  node("loss", "CrossEntropy");
-  auto edge = [&](std::string a, std::string ap, std::string b, std::string bp) {
-    g.edges.push_back({{std::move(a), std::move(ap)}, {std::move(b), std::move(bp)}});
-  };
-  edge("in", "x", "flat", "input");
-  edge("flat", "output", "fc1", "input");
-  edge("fc1", "output", "act", "input");
-  edge("act", "output", "fc2", "input");
-  edge("fc2", "output", "act2", "input");
-  edge("act2", "output", head, "input");
-  edge(head, "output", "loss", "input");
-  edge("in", "y", "loss", "target");
-  g.dataset = {.kind = "mnist", .path = data.string()};
+  graph::Graph g = testing::mlp_graph(data.string(), {{"fc1", 32}, {"fc2", hidden}, {head, 10}});
   g.training.optimizer = "adam";
   g.training.lr = 0.01;
   g.training.batch_size = 20;

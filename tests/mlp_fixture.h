@@ -1,0 +1,49 @@
+#pragma once
+// The small MLP many app and training tests build: in -> flat -> Linear -> ReLU -> ... ->
+// Linear -> CrossEntropy, on an MNIST-format folder (the tests write generated digits there).
+// The ReLUs are "act", "act2", "act3", ...; the callers set the training settings they test.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace plexus::testing {
+
+struct MlpLayer {
+  std::string id;
+  int64_t out_features;
+};
+
+inline graph::Graph mlp_graph(const std::string& data, const std::vector<MlpLayer>& linears) {
+  graph::Graph g;
+  const auto node = [&](const std::string& id, const std::string& type, std::map<std::string, graph::ParamValue> params = {}) {
+    g.nodes.push_back({id, type, id, std::move(params), {}});
+  };
+  const auto edge = [&](const std::string& a, const std::string& ap, const std::string& b, const std::string& bp) {
+    g.edges.push_back({{a, ap}, {b, bp}});
+  };
+  node("in", "Input");
+  node("flat", "Flatten");
+  edge("in", "x", "flat", "input");
+  std::string last = "flat";
+  for (size_t i = 0; i < linears.size(); ++i) {
+    node(linears[i].id, "Linear", {{"out_features", linears[i].out_features}});
+    edge(last, "output", linears[i].id, "input");
+    last = linears[i].id;
+    if (i + 1 == linears.size()) break;
+    const std::string act = i == 0 ? "act" : "act" + std::to_string(i + 1);
+    node(act, "ReLU");
+    edge(last, "output", act, "input");
+    last = act;
+  }
+  node("loss", "CrossEntropy");
+  edge(last, "output", "loss", "input");
+  edge("in", "y", "loss", "target");
+  g.dataset = {.kind = "mnist", .path = data};
+  return g;
+}
+
+}  // namespace plexus::testing
