@@ -205,9 +205,10 @@ int main(int argc, char** argv) {
                          *taken = true;
                          window.training()->pause();  // the picture shows about this sample
                          window.showEditor();
-                         window.view()->fitAll();
+                         window.view()->showGraph();
                          if (!select.isEmpty()) {
-                           window.scene()->selectNodes({select});
+                           window.view()->setZoom(0.8);  // close enough to read the strips
+                           window.view()->centerOnNode(select);  // selects it too
                            window.findChild<QDockWidget*>(QStringLiteral("nodeStatsDock"))->raise();
                          }
                          QTimer::singleShot(400, &window, [file, shoot] { shoot(file); });

@@ -774,9 +774,11 @@ void MainWindow::showEditor() { tabs_->setCurrentWidget(view_); }
 void MainWindow::tabChanged() {
   const bool editing = tabs_->currentWidget() == view_;
   const bool comparing = tabs_->currentWidget() == dashboard_ && dashboard_->isComparing();
-  for (const char* name : {"paletteDock", "problemsDock", "propertiesDock", "trainingDock"}) {
+  for (const char* name : {"paletteDock", "problemsDock", "nodeStatsDock", "propertiesDock", "trainingDock"}) {
     auto* dock = findChild<QDockWidget*>(QLatin1String(name));
-    const bool editing_panel = QLatin1String(name) == "paletteDock" || QLatin1String(name) == "problemsDock";
+    // The node statistics are about the canvas's selection: an editing panel too.
+    const bool editing_panel = QLatin1String(name) == "paletteDock" || QLatin1String(name) == "problemsDock" ||
+                               QLatin1String(name) == "nodeStatsDock";
     const bool hide = !editing && (comparing || editing_panel);
     if (hide && dock->isVisible()) {
       hidden_for_pages_.insert(dock);
