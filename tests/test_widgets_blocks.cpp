@@ -23,6 +23,7 @@
 #include "editor/node_view.h"
 #include "editor/palette.h"
 #include "editor/property_panel.h"
+#include "graph/blocks.h"
 
 using namespace plexus;
 using namespace plexus::widgets;
@@ -363,6 +364,41 @@ class TestBlocks : public QObject {
     e.doc.undoStack()->undo();
     QCOMPARE(e.doc.graph().blocks.size(), size_t(1));
     QVERIFY(!e.doc.node("linear3"));
+  }
+
+  void autoLayoutLaysOutClosedBlocksAsCards() {
+    Editor e;
+    e.doc.load(QStringLiteral(PLEXUS_SOURCE_DIR "/tests/graphs/lenet_blocks.plexus"));
+    // One block opened: its layers are laid out as nodes, the other two as cards.
+    e.doc.setBlockCollapsed("conv_block1", false);
+    const graph::Graph before = e.doc.graph();
+    e.scene.autoLayout();
+    QCOMPARE(e.doc.undoStack()->undoText(), QStringLiteral("Auto layout"));
+    const graph::Graph& g = e.doc.graph();
+    // Inside a closed card nothing moved relative to the card.
+    for (const char* id : {"conv_block2", "classifier"}) {
+      const graph::Block *now = g.find_block(id), *was = before.find_block(id);
+      for (const std::string& member : now->members) {
+        const graph::Node *n = g.find(member), *m = before.find(member);
+        QCOMPARE(n->position.x - now->position.x, m->position.x - was->position.x);
+        QCOMPARE(n->position.y - now->position.y, m->position.y - was->position.y);
+      }
+    }
+    // Every wire the canvas shows runs left to right, from card or node to card or node.
+    const auto box = [&](const std::string& id) {
+      if (const graph::Block* hiding = graph::hiding_block(g, id)) return e.card(QString::fromStdString(hiding->id))->sceneBoundingRect();
+      return e.scene.nodeItem(QString::fromStdString(id))->sceneBoundingRect();
+    };
+    int shown = 0;
+    for (const graph::Edge& w : g.edges) {
+      const QRectF from = box(w.from.node), to = box(w.to.node);
+      if (from == to) continue;  // inside one card
+      QVERIFY2(from.right() < to.left(), (w.from.node + " -> " + w.to.node).c_str());
+      ++shown;
+    }
+    QVERIFY(shown >= 7);
+    e.doc.undoStack()->undo();
+    QVERIFY(e.doc.graph() == before);
   }
 
   void propertyPanelRenamesASelectedBlock() {

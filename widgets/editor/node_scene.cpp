@@ -650,10 +650,12 @@ void NodeScene::toggleBlock(const QString& id) {
 }
 
 void NodeScene::autoLayout() {
-  doc_->autoLayout([](const graph::Node& node) {
-    const QSizeF size = nodeCardSize(node);
-    return graph::LayoutSize{size.width() + kLabelRoom, size.height()};
-  });
+  const auto with_label_room = [](QSizeF size) { return graph::LayoutSize{size.width() + kLabelRoom, size.height()}; };
+  doc_->autoLayout([&](const graph::Node& node) { return with_label_room(nodeCardSize(node)); },
+                   [&](const graph::Block& block) {
+                     const graph::BlockPorts ports = graph::open_ports(doc_->graph(), block);
+                     return with_label_room(BlockItem::cardSize(std::max(ports.inputs.size(), ports.outputs.size())));
+                   });
 }
 
 }  // namespace plexus::widgets

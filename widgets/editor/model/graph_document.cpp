@@ -288,6 +288,11 @@ void GraphDocument::remove(const QStringList& nodes, const std::vector<graph::Ed
 
 void GraphDocument::moveNodes(const std::map<QString, graph::Position>& positions,
                               const std::map<QString, graph::Position>& block_positions) {
+  move(positions, block_positions, {});
+}
+
+void GraphDocument::move(const std::map<QString, graph::Position>& positions,
+                         const std::map<QString, graph::Position>& block_positions, QString text) {
   // Where everything goes: given positions first; then what lies inside a moved block follows
   // it, by the shift of the innermost moved block around it.
   std::map<std::string, graph::Position> node_to, block_to;
@@ -324,13 +329,14 @@ void GraphDocument::moveNodes(const std::map<QString, graph::Position>& position
   for (graph::Block& b : blocks)
     if (const auto it = block_to.find(b.id); it != block_to.end()) b.position = it->second;
   std::vector<GraphOp> block_ops = blockEdits(graph_.blocks, blocks);
-  QString text;
-  if (block_positions.size() == 1 && positions.empty() && !block_ops.empty())
-    text = tr("Move block '%1'").arg(qstr(block(block_positions.begin()->first)->name));
-  else if (ops.size() == 1 && block_ops.empty())
-    text = tr("Move %1").arg(qstr(std::get<ReplaceNode>(ops[0]).after.label()));
-  else
-    text = tr("Move %1 nodes").arg(ops.size());
+  if (text.isEmpty()) {
+    if (block_positions.size() == 1 && positions.empty() && !block_ops.empty())
+      text = tr("Move block '%1'").arg(qstr(block(block_positions.begin()->first)->name));
+    else if (ops.size() == 1 && block_ops.empty())
+      text = tr("Move %1").arg(qstr(std::get<ReplaceNode>(ops[0]).after.label()));
+    else
+      text = tr("Move %1 nodes").arg(ops.size());
+  }
   ops.insert(ops.end(), block_ops.begin(), block_ops.end());
   push(text, std::move(ops));
 }
@@ -514,18 +520,36 @@ void GraphDocument::setBlockCollapsed(const QString& id, bool collapsed) {
   emit blocksChanged();
 }
 
-void GraphDocument::autoLayout(const std::function<graph::LayoutSize(const graph::Node&)>& size) {
-  graph::LayoutOptions options;
-  options.node_size = size;
-  std::vector<GraphOp> ops;
-  for (const auto& [id, position] : graph::auto_layout(graph_, options)) {
-    const size_t index = node_index_.at(id);
-    if (graph_.nodes[index].position == position) continue;
-    graph::Node after = graph_.nodes[index];
-    after.position = position;
-    ops.push_back(ReplaceNode{index, graph_.nodes[index], std::move(after)});
+void GraphDocument::autoLayout(const std::function<graph::LayoutSize(const graph::Node&)>& size,
+                               const std::function<graph::LayoutSize(const graph::Block&)>& block_size) {
+  // What the canvas shows: the nodes no closed block hides, and one card per outermost closed
+  // block (at its first member's place in node order), wires between them.
+  graph::Graph shown;
+  std::map<std::string, const graph::Block*> cards;
+  const auto shown_as = [&](const std::string& id) {
+    const graph::Block* b = graph::hiding_block(graph_, id);
+    return b ? b->id : id;
+  };
+  for (const graph::Node& n : graph_.nodes) {
+    const graph::Block* b = graph::hiding_block(graph_, n.id);
+    if (!b)
+      shown.nodes.push_back(n);
+    else if (cards.emplace(b->id, b).second)
+      shown.nodes.push_back(graph::Node{b->id, {}, b->name, {}, b->position});
   }
-  push(tr("Auto layout"), std::move(ops));
+  for (const graph::Edge& e : graph_.edges) {
+    graph::Edge drawn{{shown_as(e.from.node), e.from.port}, {shown_as(e.to.node), e.to.port}};
+    if (drawn.from.node != drawn.to.node) shown.edges.push_back(std::move(drawn));
+  }
+  graph::LayoutOptions options;
+  options.node_size = [&](const graph::Node& n) {
+    if (const auto card = cards.find(n.id); card != cards.end()) return block_size ? block_size(*card->second) : graph::LayoutSize{};
+    return size ? size(n) : graph::LayoutSize{};
+  };
+  std::map<QString, graph::Position> positions, block_positions;
+  for (const auto& [id, position] : graph::auto_layout(shown, options))
+    (cards.contains(id) ? block_positions : positions)[qstr(id)] = position;
+  move(positions, block_positions, tr("Auto layout"));
 }
 
 void GraphDocument::setDataset(const graph::DatasetBinding& dataset) {

@@ -101,7 +101,10 @@ class GraphDocument : public QObject {
   // Opening and closing a block is view state, like the zoom: saved with the project but not
   // an edit (no undo step, not a change to save), because it changes nothing the graph means.
   void setBlockCollapsed(const QString& block, bool collapsed);
-  void autoLayout(const std::function<graph::LayoutSize(const graph::Node&)>& size = {});
+  // Lays out what the canvas shows (graph::auto_layout): a closed block is one card of
+  // `block_size`, and everything inside it moves with it; one step.
+  void autoLayout(const std::function<graph::LayoutSize(const graph::Node&)>& size = {},
+                  const std::function<graph::LayoutSize(const graph::Block&)>& block_size = {});
   void setDataset(const graph::DatasetBinding& dataset);
   void setTraining(const graph::TrainingSettings& training);
 
@@ -133,6 +136,9 @@ class GraphDocument : public QObject {
   void revalidate();
   std::optional<size_t> nodeIndex(const QString& id) const;
   std::optional<size_t> blockIndex(const QString& id) const;
+  // moveNodes as an undo step named `text` ("" = named after what moves).
+  void move(const std::map<QString, graph::Position>& positions, const std::map<QString, graph::Position>& block_positions,
+            QString text);
   // `blocks` (the blocks an edit leaves) with each block's members in canonical order
   // (graph::canonical_members) among this graph's nodes and those blocks.
   std::vector<graph::Block> canonicalBlocks(std::vector<graph::Block> blocks) const;
