@@ -211,6 +211,10 @@ class TrainingController::Worker {
       history.insert(history.end(), result.history.begin(), result.history.end());
       seconds += result.seconds;
       if (result.status != train::RunStatus::Interrupted) {
+        // Resumed with an edit while the last evaluation ran: no batch was left to apply it at.
+        if (controller_.takeEdit())
+          controller_.post(train::Notice{"the run ended before the edit made while paused could be applied: the "
+                                         "edited graph stays in the editor, untrained"});
         result.history = std::move(history);
         result.seconds = seconds;
         return result;
