@@ -1,5 +1,6 @@
 #include "editor/device_selector.h"
 
+#include <QAbstractItemView>
 #include <QStandardItem>
 #include <QStandardItemModel>
 
@@ -35,9 +36,10 @@ DeviceSelector::DeviceSelector(const std::vector<DeviceEntry>& entries, const QS
 
 void DeviceSelector::populate(const QString& unavailable_reason) {
   setToolTip(tr("Where training runs. The model, the graph and the numbers stay the same."));
-  // Sized for the device names; a long "why no GPU" line is read in the open list.
+  // Narrow enough for the settings dock to leave the canvas its room ("cpu, 2 threads" and
+  // most GPU names fit whole); the open list is as wide as its longest line.
   setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-  setMinimumContentsLength(36);
+  setMinimumContentsLength(22);
   bool any_gpu = false;
   for (const DeviceEntry& e : entries_) {
     addItem(e.label, QString::fromStdString(e.device.str()));
@@ -48,6 +50,7 @@ void DeviceSelector::populate(const QString& unavailable_reason) {
     // Shown, not selectable: the user sees why there is no GPU to choose.
     if (auto* m = qobject_cast<QStandardItemModel*>(model())) m->item(count() - 1)->setEnabled(false);
   }
+  view()->setMinimumWidth(view()->sizeHintForColumn(0) + 2 * view()->frameWidth());
   connect(this, &QComboBox::currentIndexChanged, this, [this](int) { emit deviceChanged(currentDevice()); });
 }
 
