@@ -66,6 +66,8 @@ GraphDiffCanvas::GraphDiffCanvas(QWidget* parent)
 
 // The view and the scene go before the document they show.
 GraphDiffCanvas::~GraphDiffCanvas() {
+  // A view being destroyed still sends its viewport events, when it is no view any more.
+  view_->viewport()->removeEventFilter(this);
   delete view_;
   delete scene_;
 }
@@ -134,7 +136,7 @@ void GraphDiffCanvas::fit() {
 }
 
 bool GraphDiffCanvas::eventFilter(QObject* watched, QEvent* event) {
-  if (watched == view_->viewport() && event->type() == QEvent::Resize) fit();
+  if (event->type() == QEvent::Resize && watched == view_->viewport()) fit();
   return QWidget::eventFilter(watched, event);
 }
 
