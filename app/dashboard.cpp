@@ -424,10 +424,14 @@ void Dashboard::openRunFolder(const QString& folder) {
 void Dashboard::addPastRuns(const std::vector<LoadedRun>& runs, bool project) {
   QSet<QString> shown;
   for (int id : plots_->runIds()) shown.insert(canonical(plots_->runInfo(id).origin.folder));
+  // Runs already shown (a run started while these were read may have its folder among them)
+  // are neither listed again nor counted.
+  std::vector<const LoadedRun*> fresh;
+  for (auto it = runs.rbegin(); it != runs.rend(); ++it)
+    if (!shown.contains(canonical(it->folder))) fresh.push_back(&*it);
   int number = 0;
-  for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+  for (const LoadedRun* it : fresh) {
     ++number;
-    if (shown.contains(canonical(it->folder))) continue;
     const QString name = project ? tr("Run %1").arg(number) : folderName(it->folder);
     widgets::TrainingPlots::RunOrigin origin{it->folder, {}, true, false, {}};
     if (!it->record) {
@@ -456,7 +460,7 @@ void Dashboard::addPastRuns(const std::vector<LoadedRun>& runs, bool project) {
     origin.note = note.join(QLatin1Char('\n'));
     plots_->setRunOrigin(id, origin);
     // The newest few overlaid; older ones wait, unchecked, in the list.
-    if (project && int(runs.size()) - number >= kShownPastRuns) plots_->setRunVisible(id, false);
+    if (project && int(fresh.size()) - number >= kShownPastRuns) plots_->setRunVisible(id, false);
   }
   if (project) {
     // A run started while these were read was numbered before them: it follows them instead.
