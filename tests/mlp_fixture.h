@@ -46,4 +46,15 @@ inline graph::Graph mlp_graph(const std::string& data, const std::vector<MlpLaye
   return g;
 }
 
+// The pair the partial-loading tests compare: in -> flat -> fc1(32) -> act -> fc2(`hidden`) ->
+// act2 -> `head`(10) -> loss, Adam; two of them differ in fc2's width and the head's id.
+inline graph::Graph partial_load_mlp(const std::string& data, int64_t hidden, const std::string& head) {
+  graph::Graph g = mlp_graph(data, {{"fc1", 32}, {"fc2", hidden}, {head, 10}});
+  g.training.optimizer = "adam";
+  g.training.lr = 0.01;
+  g.training.batch_size = 20;
+  g.training.epochs = 1;
+  return g;
+}
+
 }  // namespace plexus::testing

@@ -18,20 +18,6 @@ using namespace plexus;
 namespace fs = std::filesystem;
 using testing::run_cli;
 
-namespace {
-
-// in -> flat -> fc1(32) -> act -> fc2(`hidden`) -> act2 -> `head`(10) -> loss.
-graph::Graph mlp(const fs::path& data, int64_t hidden, const std::string& head) {
-  graph::Graph g = testing::mlp_graph(data.string(), {{"fc1", 32}, {"fc2", hidden}, {head, 10}});
-  g.training.optimizer = "adam";
-  g.training.lr = 0.01;
-  g.training.batch_size = 20;
-  g.training.epochs = 1;
-  return g;
-}
-
-}  // namespace
-
 class TestInitFromCli : public QObject {
   Q_OBJECT
 
@@ -45,8 +31,8 @@ class TestInitFromCli : public QObject {
     QVERIFY(tmp_.isValid());
     work_ = tmp_.path().toStdString();
     data::write_synthetic_digits(work_ / "digits", 200, 40);
-    graph::save_project(work_ / "a.plexus", mlp(work_ / "digits", 16, "fc3"));
-    graph::save_project(work_ / "b.plexus", mlp(work_ / "digits", 24, "head"));
+    graph::save_project(work_ / "a.plexus", testing::partial_load_mlp((work_ / "digits").string(), 16, "fc3"));
+    graph::save_project(work_ / "b.plexus", testing::partial_load_mlp((work_ / "digits").string(), 24, "head"));
   }
 
   void startsFromTheMatchingTensorsOfACheckpoint() {

@@ -21,16 +21,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// in -> flat -> fc1(32) -> act -> fc2(`hidden`) -> act2 -> `head`(10) -> loss, Adam.
-graph::Graph mlp(const fs::path& data, int64_t hidden, const std::string& head) {
-  graph::Graph g = testing::mlp_graph(data.string(), {{"fc1", 32}, {"fc2", hidden}, {head, 10}});
-  g.training.optimizer = "adam";
-  g.training.lr = 0.01;
-  g.training.batch_size = 20;
-  g.training.epochs = 1;
-  return g;
-}
-
 std::vector<float> values(const nn::Module& m, const std::string& name) {
   for (const auto& [n, t] : m.state())
     if (n == name) return t.to_vector();
@@ -69,8 +59,8 @@ class TestPartialLoad : public QObject {
     QVERIFY(tmp_.isValid());
     data_ = fs::path(tmp_.path().toStdString()) / "digits";
     data::write_synthetic_digits(data_, 200, 40);
-    a_ = mlp(data_, 16, "fc3");
-    b_ = mlp(data_, 24, "head");
+    a_ = testing::partial_load_mlp(data_.string(), 16, "fc3");
+    b_ = testing::partial_load_mlp(data_.string(), 24, "head");
   }
 
   void liveModelCarriesMatchingNodesExactly() {
