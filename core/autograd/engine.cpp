@@ -8,6 +8,7 @@
 
 #include "autograd/grad.h"
 #include "autograd/grad_mode.h"
+#include "autograd/leaf_ready.h"
 #include "autograd/node.h"
 #include "ops/kernels.h"
 #include "ops/ops.h"
@@ -17,6 +18,7 @@ namespace plexus {
 
 namespace {
 thread_local bool g_grad_enabled = true;
+thread_local LeafReady g_leaf_ready;
 
 // A gradient nothing else refers to (the usual case: a backward closure's fresh result)
 // becomes the leaf's .grad as it is; one that may alias other gradients or views is copied.
@@ -70,6 +72,8 @@ struct Sinks {
   std::function<bool(GradNode&)> runs;
   // A gradient reaching a leaf.
   std::function<void(TensorImpl&, Tensor&&)> at_leaf;
+  // After the node at this index of the order was passed (run or not: no gradient flowed).
+  std::function<void(size_t)> after_node;
 };
 
 // The reverse pass from nodes `roots[i]` seeded with gradients `seeds[i]`, over `order`
@@ -91,13 +95,14 @@ void propagate(const std::vector<std::shared_ptr<GradNode>>& order, const std::v
     if (!fresh) slot->second = slot->second + seeds[i];
   }
   std::vector<GradNode*> ran;
-  for (const auto& node : order) {
+  // One node: its gradient (if any flows here) through its closure to its inputs.
+  auto pass = [&](const std::shared_ptr<GradNode>& node) {
     auto it = pending.find(node.get());
-    if (it == pending.end()) continue;  // no gradient flows here
+    if (it == pending.end()) return;  // no gradient flows here
     Tensor g = std::move(it->second);
     pending.erase(it);
     if (sinks.at_node) sinks.at_node(*node, g);
-    if (sinks.runs && !sinks.runs(*node)) continue;
+    if (sinks.runs && !sinks.runs(*node)) return;
     Grads grads = node->backward(g);
     ran.push_back(node.get());
     g = Tensor();  // a view of g passed on (reshape's gradient) then owns its storage alone
@@ -117,6 +122,10 @@ void propagate(const std::vector<std::shared_ptr<GradNode>>& order, const std::v
       node->backward = nullptr;  // frees saved tensors
       node->released = true;
     }
+  };
+  for (size_t index = 0; index < order.size(); ++index) {
+    pass(order[index]);
+    if (sinks.after_node) sinks.after_node(index);
   }
   // And the rest of the graph: all of it after backward(); after grad() only what ran, so a
   // part it skipped still has its edges for a later pass.
@@ -199,9 +208,27 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
     return;
   }
   const std::vector<std::shared_ptr<GradNode>> roots{root.grad_fn()};
-  propagate(topological_order(roots), roots, {g0}, retain_graph, "backward()",
-            Sinks{nullptr, nullptr, [](TensorImpl& leaf, Tensor&& g) { accumulate_leaf(leaf, std::move(g)); }});
+  const std::vector<std::shared_ptr<GradNode>> order = topological_order(roots);
+  Sinks sinks{nullptr, nullptr, [](TensorImpl& leaf, Tensor&& g) { accumulate_leaf(leaf, std::move(g)); }, nullptr};
+  // A leaf's gradient is final once the last node in the order with an edge to it is passed.
+  std::vector<std::vector<TensorImpl*>> final_after;
+  if (g_leaf_ready) {
+    std::unordered_map<TensorImpl*, size_t> last;
+    for (size_t i = 0; i < order.size(); ++i)
+      for (const GradEdge& e : order[i]->next)
+        if (e.leaf) last[e.leaf.get()] = i;
+    final_after.resize(order.size());
+    for (const auto& [leaf, i] : last) final_after[i].push_back(leaf);
+    // Edges are cleared as nodes are freed; the leaves outlive the pass (the caller holds them).
+    sinks.after_node = [&final_after](size_t i) {
+      for (TensorImpl* leaf : final_after[i]) g_leaf_ready(*leaf);
+    };
+  }
+  propagate(order, roots, {g0}, retain_graph, "backward()", sinks);
 }
+
+LeafReadyGuard::LeafReadyGuard(LeafReady ready) : previous_(std::move(g_leaf_ready)) { g_leaf_ready = std::move(ready); }
+LeafReadyGuard::~LeafReadyGuard() { g_leaf_ready = std::move(previous_); }
 
 namespace autograd {
 
@@ -267,7 +294,8 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
                   [&](GradNode& n) { return leads[&n]; },
                   [&](TensorImpl& leaf, Tensor&& g) {
                     if (auto it = at_leaf.find(&leaf); it != at_leaf.end()) add_to(it->second, g);
-                  }});
+                  },
+                  nullptr});
   if (!allow_unused)
     for (size_t i = 0; i < inputs.size(); ++i)
       if (!result[i].defined())

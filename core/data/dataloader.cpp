@@ -28,6 +28,7 @@ struct DataLoader::Pass {
   DataLoaderOptions options;
   int64_t epoch = 0;
   std::vector<std::vector<int64_t>> batches;
+  std::vector<int64_t> global_rows;  // of each batch before sharding
 
   // Consumer side (only touched by the thread iterating).
   int64_t next = 0;  // index of the batch the next advance() delivers
@@ -90,6 +91,8 @@ struct DataLoader::Pass {
   Batch assemble(int64_t b) const {
     Batch out;
     out.indices = batches[size_t(b)];
+    out.global_rows = global_rows[size_t(b)];
+    if (out.indices.empty()) return out;  // this shard's part of a short last batch
     Example e = dataset->get_batch(out.indices);
     if (options.transform) {
       Generator gen(transform_seed(options.seed, epoch, b));
@@ -175,6 +178,9 @@ void check_options(const DataLoaderOptions& o) {
   if (o.batch_size < 1) throw ValueError("DataLoader: batch_size must be >= 1, got " + std::to_string(o.batch_size));
   if (o.prefetch < 0) throw ValueError("DataLoader: prefetch must be >= 0, got " + std::to_string(o.prefetch));
   if (o.workers < 1) throw ValueError("DataLoader: workers must be >= 1, got " + std::to_string(o.workers));
+  if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards)
+    throw ValueError("DataLoader: shard " + std::to_string(o.shard) + " of " + std::to_string(o.shards) +
+                     " (expected 0 <= shard < shards)");
 }
 }  // namespace
 
@@ -193,6 +199,13 @@ int64_t DataLoader::size() const {
   const int64_t n = dataset_->size(), b = options_.batch_size;
   if (options_.streams) return n / std::max<int64_t>(1, std::min(b, n));
   return options_.drop_last ? n / b : (n + b - 1) / b;
+}
+
+int64_t DataLoader::batch_rows(int64_t b) const {
+  if (b < 0 || b >= size()) throw IndexError("DataLoader::batch_rows: batch " + std::to_string(b) + " of " + std::to_string(size()));
+  const int64_t n = dataset_->size();
+  if (options_.streams) return std::min(options_.batch_size, n);
+  return std::min(n, (b + 1) * options_.batch_size) - b * options_.batch_size;
 }
 
 std::vector<std::vector<int64_t>> DataLoader::batch_indices(int64_t epoch) const {
@@ -221,6 +234,14 @@ DataLoader::Iterator DataLoader::begin_at(int64_t first) {
   pass->options = options_;
   pass->epoch = epoch_;
   pass->batches = batch_indices(epoch_);
+  pass->global_rows.reserve(pass->batches.size());
+  for (std::vector<int64_t>& rows : pass->batches) {
+    const int64_t n = int64_t(rows.size());
+    pass->global_rows.push_back(n);
+    if (options_.shards == 1) continue;
+    const int64_t lo = n * options_.shard / options_.shards, hi = n * (options_.shard + 1) / options_.shards;
+    rows = std::vector<int64_t>(rows.begin() + lo, rows.begin() + hi);
+  }
   if (first < 0 || first > int64_t(pass->batches.size()))
     throw IndexError("DataLoader::begin_at: batch " + std::to_string(first) + " of a pass of " +
                      std::to_string(pass->batches.size()));

@@ -45,9 +45,11 @@
 namespace plexus::data {
 
 struct Batch {
-  Tensor inputs;                 // [B, ...]
-  Tensor targets;                // [B, ...]
+  Tensor inputs;                 // [B, ...]; undefined when this shard of the batch is empty
+  Tensor targets;                // [B, ...]; likewise
   std::vector<int64_t> indices;  // dataset index of each row
+  // The rows of the whole batch, of which a sharded loader delivers its part (else B).
+  int64_t global_rows = 0;
 };
 
 struct DataLoaderOptions {
@@ -65,6 +67,12 @@ struct DataLoaderOptions {
   // Assemble batches in page-locked memory (see empty_pinned), so the trainer's copies to a
   // CUDA device run asynchronously. Ordinary memory when there is no CUDA device.
   bool pin_memory = false;
+  // Data-parallel training: this process is shard `shard` of `shards`. The batches are the
+  // same as unsharded (batch_size is the global batch), and each delivers its rows
+  // [rows·shard/shards, rows·(shard+1)/shards) — an empty part (a last batch with fewer rows
+  // than shards) has undefined tensors. Transforms are seeded per global batch as before.
+  int64_t shard = 0;
+  int64_t shards = 1;
 };
 
 class DataLoader {
@@ -78,6 +86,8 @@ class DataLoader {
   DataLoader(const Dataset&& dataset, DataLoaderOptions options = {}) = delete;  // would dangle
 
   int64_t size() const;  // batches per epoch
+  // The rows of batch `b` of any epoch before sharding (Batch::global_rows), without assembling it.
+  int64_t batch_rows(int64_t b) const;
   int64_t dataset_size() const { return dataset_->size(); }
   const DataLoaderOptions& options() const { return options_; }
   const Dataset& dataset() const { return *dataset_; }

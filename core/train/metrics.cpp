@@ -12,6 +12,12 @@ ConfusionMatrix::ConfusionMatrix(int64_t classes) : k_(classes), counts_(size_t(
   if (classes < 0) throw ValueError("ConfusionMatrix: negative class count");
 }
 
+ConfusionMatrix::ConfusionMatrix(int64_t classes, std::vector<int64_t> counts) : k_(classes), counts_(std::move(counts)) {
+  if (classes < 0 || counts_.size() != size_t(classes * classes))
+    throw ValueError("ConfusionMatrix: " + std::to_string(counts_.size()) + " counts for " + std::to_string(classes) +
+                     " classes");
+}
+
 void ConfusionMatrix::add(int64_t truth, int64_t predicted) {
   if (truth < 0 || truth >= k_ || predicted < 0 || predicted >= k_)
     throw IndexError("ConfusionMatrix: class " + std::to_string(truth) + " / prediction " + std::to_string(predicted) +

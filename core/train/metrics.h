@@ -12,6 +12,7 @@ namespace plexus::train {
 class ConfusionMatrix {
  public:
   explicit ConfusionMatrix(int64_t classes = 0);
+  ConfusionMatrix(int64_t classes, std::vector<int64_t> counts);  // row-major classes×classes
   // logits [N, C] or [N, ..., C] (argmax over the last dim is the prediction) and targets
   // [N] or [N, ...] of class indices: one count per position.
   void add(const Tensor& logits, const Tensor& targets);

@@ -4,6 +4,7 @@
 
 #include "autograd/grad_mode.h"
 #include "cuda/graph.h"
+#include "dist/reducer.h"
 #include "ops/ops.h"
 #include "optim/clip.h"
 #include "train/metrics.h"
@@ -22,8 +23,17 @@ Device device_of(const nn::Module& model) {
 TrainingStep::TrainingStep(nn::Module& model, optim::Optimizer& optimizer, StepOptions options)
     : model_(model), opt_(optimizer), options_(std::move(options)), device_(device_of(model)) {
   if (!options_.loss) throw ValueError("TrainingStep: no loss function");
+  if (options_.accumulate_steps < 1)
+    throw ValueError("TrainingStep: accumulate_steps must be at least 1, got " + std::to_string(options_.accumulate_steps));
+  if (options_.comm) reducer_ = std::make_unique<dist::GradientReducer>(*options_.comm, model_.parameters());
   if (!device_.is_cuda() || !options_.cuda_graphs) return;
-  if (options_.clip_grad_norm > 0)
+  if (options_.comm)
+    note_ = "CUDA graphs not used: the gradients are summed over " + std::to_string(options_.comm->size()) +
+            " processes between backward and the update";
+  else if (options_.accumulate_steps > 1)
+    note_ = "CUDA graphs not used: an optimizer step spans " + std::to_string(options_.accumulate_steps) +
+            " batches (accumulate_steps)";
+  else if (options_.clip_grad_norm > 0)
     note_ = "CUDA graphs not used: gradient clipping reads the gradients' norm on the host every step";
   else if (options_.carry_state)
     note_ = "CUDA graphs not used: carry_state starts each step from the hidden state the previous step left";
@@ -56,14 +66,44 @@ StepResult TrainingStep::read(const Tensor& stats, bool update_ran) const {
   return r;
 }
 
-StepResult TrainingStep::eager(const Tensor& x, const Tensor& y, StepProbe* probe) {
-  const Tensor out = model_(x);
-  const Tensor loss = options_.loss(out, y);
-  // One read from the device per batch, before the update: a non-finite loss skips it.
-  StepResult r = read(statistics(out, y, loss), true);
+void TrainingStep::count(StepResult& r, const Tensor& x, const Tensor& y) {
+  r.examples = x.dim() ? x.shape()[0] : 1;
+  r.positions = r.hits_counted ? y.numel() : 0;
+}
+
+void TrainingStep::combine(StepResult& r, bool stop) const {
+  std::vector<double> v{double(r.loss) * double(r.examples), double(r.hits), double(r.examples), double(r.positions),
+                        r.hits_counted ? 1.0 : 0.0, r.updated ? 0.0 : 1.0, stop ? 1.0 : 0.0};
+  options_.comm->all_reduce_sum(v);
+  r.examples = int64_t(v[2]);
+  r.loss = r.examples ? float(v[0] / v[2]) : 0.f;
+  r.hits = int64_t(v[1]);
+  r.positions = int64_t(v[3]);
+  r.hits_counted = v[4] > 0;
+  r.updated = v[5] == 0;  // every rank finite, so every rank goes on or none does
+  r.stop = v[6] > 0;
+}
+
+StepResult TrainingStep::eager(const Tensor& x, const Tensor& y, StepProbe* probe, const StepPart& part) {
+  StepResult r;
+  r.updated = true;  // an empty part (data-parallel) has nothing to be non-finite
+  Tensor loss;
+  if (x.defined()) {
+    const Tensor out = model_(x);
+    loss = options_.loss(out, y);
+    // One read from the device per batch, before the update: a non-finite loss skips it.
+    r = read(statistics(out, y, loss), true);
+    count(r, x, y);
+  }
+  r.stop = part.stop;
+  if (options_.comm) combine(r, part.stop);
   if (!r.updated) return r;
-  opt_.zero_grad();
-  loss.backward();
+  if (part.first) opt_.zero_grad();
+  const bool reduce = reducer_ && part.last;
+  if (reduce) reducer_->begin();
+  if (loss.defined()) (part.weight == 1 ? loss : loss * float(part.weight)).backward();
+  if (reduce) reducer_->finish();
+  if (!part.last) return r;
   if (probe) probe->after_backward();
   if (options_.clip_grad_norm > 0) optim::clip_grad_norm_(opt_.parameters(), options_.clip_grad_norm);
   opt_.step();
@@ -106,26 +146,30 @@ StepResult TrainingStep::replay(const Tensor& inputs, const Tensor& targets) {
   static_x_.copy_(inputs);
   static_y_.copy_(targets);
   graph_->replay([&] { opt_.step(); });
-  return read(static_stats_, true);
+  StepResult r = read(static_stats_, true);
+  count(r, inputs, targets);
+  return r;
 }
 
-StepResult TrainingStep::run(const Tensor& inputs, const Tensor& targets, StepProbe* probe) {
+StepResult TrainingStep::run(const Tensor& inputs, const Tensor& targets, StepProbe* probe, StepPart part) {
+  if (!inputs.defined() && !options_.comm) throw ValueError("TrainingStep: a batch without inputs");
   if (graphs_possible_ && !probe) {
     if (replaying() && inputs.shape() == static_x_.shape() && targets.shape() == static_y_.shape())
-      return replay(inputs, targets);
+      return stopping(replay(inputs, targets), part);
     if (!graph_) {
       const bool same = inputs.shape() == last_x_ && targets.shape() == last_y_;
       same_shape_steps_ = same ? same_shape_steps_ + 1 : 1;
       last_x_ = inputs.shape();
       last_y_ = targets.shape();
       // The first steps allocate the optimizer's state and let the caches settle.
-      if (same_shape_steps_ > options_.warmup_steps && try_capture(inputs, targets)) return replay(inputs, targets);
+      if (same_shape_steps_ > options_.warmup_steps && try_capture(inputs, targets)) return stopping(replay(inputs, targets), part);
       if (++uncaptured_steps_ == kShapeNoteAfter && graphs_possible_)
         note_ = "CUDA graphs not used so far: the batch shape keeps changing (now " + to_string(inputs.shape()) +
                 "); a graph replays one shape";
     }
   }
-  return eager(inputs.to(device_), targets.to(device_), probe);
+  if (!inputs.defined()) return eager(inputs, targets, probe, part);
+  return eager(inputs.to(device_), targets.to(device_), probe, part);
 }
 
 }  // namespace plexus::train

@@ -9,17 +9,25 @@
 // shape (a short last batch) run eagerly beside the graph. When the step cannot be captured
 // (an optimizer whose update is not replayable, gradient clipping, which reads the norm on the
 // host, or anything else the capture reports) it stays eager and graph_note() says why.
+//
+// An optimizer step may span several batches (gradient accumulation, StepPart) and several
+// processes (data-parallel, StepOptions::comm): the gradients of its parts add up, scaled so
+// that their sum is the gradient of the whole step's mean loss; such steps run eagerly.
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 
+#include "dist/communicator.h"
 #include "nn/module.h"
 #include "optim/optimizer.h"
 #include "tensor/tensor.h"
 
 namespace plexus::cuda {
 class CapturedStep;
+}
+namespace plexus::dist {
+class GradientReducer;
 }
 
 namespace plexus::train {
@@ -35,6 +43,25 @@ struct StepOptions {
   // each step starts from tensors the previous one made, which a captured graph cannot follow.
   bool carry_state = false;
   int warmup_steps = 2;         // eager steps of one shape before the capture
+  // Gradient accumulation: optimizer steps span this many batches (StepPart says which).
+  int accumulate_steps = 1;
+  // Data-parallel: the ranks of the run (dist/communicator.h), null for this process alone.
+  // Each step then all-reduces the gradients (dist/reducer.h) and sums its figures over the
+  // ranks, so every rank's StepResult is the global batch's.
+  dist::CommunicatorPtr comm = nullptr;
+};
+
+// Where a batch stands in its optimizer step.
+struct StepPart {
+  // This process's rows over the global rows of the whole optimizer step (all its accumulated
+  // batches, all ranks): the loss is scaled by it, so the summed gradient is that of the
+  // whole step's mean loss.
+  double weight = 1;
+  bool first = true;   // zero the gradients before its backward
+  bool last = true;    // all-reduce (data-parallel) and update after its backward
+  // This process wants to stop. Data-parallel ranks OR it in the step's figures, so they all
+  // stop after the same step (StepResult::stop).
+  bool stop = false;
 };
 
 // Looks inside one step (train/stats_sampler.h): TrainingStep::run calls it after the
@@ -48,10 +75,13 @@ class StepProbe {
 };
 
 struct StepResult {
-  float loss = 0;
+  float loss = 0;               // the mean over the (global) batch
   int64_t hits = 0;             // correct predictions, when counted
   bool hits_counted = false;
-  bool updated = false;         // false when the loss was not finite
+  int64_t examples = 0;         // rows of the (global) batch
+  int64_t positions = 0;        // positions the hits were counted over
+  bool updated = false;         // false when the loss was not finite (the run cannot go on)
+  bool stop = false;            // some rank asked to stop (StepPart::stop)
 };
 
 class TrainingStep {
@@ -64,7 +94,9 @@ class TrainingStep {
   // One step on a batch (on any device; it goes to the model's). With a probe the step runs
   // eagerly, also on a device that replays a CUDA graph: the graph, and the count of steps
   // towards capturing it, stay as they were, as for a batch of another shape.
-  StepResult run(const Tensor& inputs, const Tensor& targets, StepProbe* probe = nullptr);
+  // Data-parallel, every rank calls it for every batch, also with an empty part (undefined
+  // inputs: a short last batch). With a probe (a stats sample) only on a part that is `last`.
+  StepResult run(const Tensor& inputs, const Tensor& targets, StepProbe* probe = nullptr, StepPart part = {});
 
   // Empty until the step has been captured or found unfit for a CUDA graph, then one line for
   // the user ("the training step runs as a CUDA graph ..." / "CUDA graphs not used: ..."); it
@@ -73,7 +105,13 @@ class TrainingStep {
   bool replaying() const;
 
  private:
-  StepResult eager(const Tensor& x, const Tensor& y, StepProbe* probe);
+  StepResult eager(const Tensor& x, const Tensor& y, StepProbe* probe, const StepPart& part);
+  void combine(StepResult& r, bool stop) const;  // sums the figures over the ranks
+  static void count(StepResult& r, const Tensor& x, const Tensor& y);  // examples and positions
+  static StepResult stopping(StepResult r, const StepPart& part) {
+    r.stop = part.stop;
+    return r;
+  }
   StepResult replay(const Tensor& inputs, const Tensor& targets);
   bool try_capture(const Tensor& inputs, const Tensor& targets);
   void stop_graphs(const std::string& why);
@@ -91,6 +129,7 @@ class TrainingStep {
   int uncaptured_steps_ = 0;
   static constexpr int kShapeNoteAfter = 20;  // steps without a capture before saying why
   std::unique_ptr<cuda::CapturedStep> graph_;
+  std::unique_ptr<dist::GradientReducer> reducer_;
   Tensor static_x_, static_y_, static_stats_;
   std::string note_;
 };

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "autograd/grad_mode.h"
+#include "dist/replicas.h"
 #include "ops/ops.h"
 #include "optim/clip.h"
 #include "train/metrics.h"
@@ -51,6 +52,25 @@ LossFunction or_cross_entropy(LossFunction loss) {
   return [](const Tensor& out, const Tensor& target) { return cross_entropy(out, target); };
 }
 
+// A data-parallel evaluation's figures: every rank's shard summed.
+void sum_over_ranks(dist::Communicator& comm, Average& loss, ConfusionMatrix& confusion, int64_t& top, int64_t& seen) {
+  const int64_t classes = confusion.classes();
+  std::vector<double> v{loss.value() * double(loss.count()), double(loss.count()), double(top), double(seen),
+                        double(classes), classes ? 1.0 : 0.0};
+  comm.all_reduce_sum(v);
+  loss = Average();
+  if (v[1] > 0) loss.add(v[0] / v[1], int64_t(v[1]));
+  top = int64_t(v[2]);
+  seen = int64_t(v[3]);
+  if (v[5] == 0) return;  // no rank counted classes
+  const int64_t k = int64_t(v[4] / v[5]);  // the same on every rank that counted
+  std::vector<double> counts(size_t(k * k), 0.0);
+  if (classes == k)
+    for (size_t i = 0; i < counts.size(); ++i) counts[i] = double(confusion.counts()[i]);
+  comm.all_reduce_sum(counts);
+  confusion = ConfusionMatrix(k, std::vector<int64_t>(counts.begin(), counts.end()));
+}
+
 }  // namespace
 
 Trainer::Trainer(nn::Module& model, optim::Optimizer& optimizer, data::DataLoader& train_loader,
@@ -62,6 +82,8 @@ Trainer::Trainer(nn::Module& model, optim::Optimizer& optimizer, data::DataLoade
                      std::to_string(options_.first_epoch));
   if (options_.stats_every < 0)
     throw ValueError("Trainer: stats_every must be 0 or more, got " + std::to_string(options_.stats_every));
+  if (options_.accumulate_steps < 1)
+    throw ValueError("Trainer: accumulate_steps must be at least 1, got " + std::to_string(options_.accumulate_steps));
   if (const auto& at = options_.resume_at) {
     if (at->epoch != options_.first_epoch || at->batch < 0 || at->batch > train_.size())
       throw ValueError("Trainer: cannot go on at epoch " + std::to_string(at->epoch) + ", batch " +
@@ -134,21 +156,38 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
     advance();
     f.data_wait += seconds_since(t);
   };
+  const int64_t k = options_.accumulate_steps;
+  // The first batch this Trainer trains starts an optimizer step wherever it falls (a run that
+  // goes on mid-epoch has no gradients from before).
+  bool fresh = true;
   data::DataLoader::Iterator it;
   waiting([&] { it = train_.begin_at(batch); });
   for (; it != train_.end(); waiting([&] { ++it; })) {
     data::Batch& b = *it;
-    if (!wait_while_paused()) throw Cancelled();
+    // Ranks stop together (StepPart::stop), so a cancel here only asks.
+    const bool stop = !wait_while_paused();
+    if (stop && !options_.comm) throw Cancelled();
     if (interrupted_) {
       EpochSoFar now = f;
       now.seconds = spent();
       throw Interrupted{{epoch, batch, now, elapsed_, batches_done_}};
     }
+    StepPart part;
+    const int64_t group = batch / k * k, group_end = std::min(batches, group + k);
+    part.first = batch == group || fresh;
+    part.last = batch + 1 == group_end;
+    part.stop = stop;
+    fresh = false;
+    if (k > 1 || options_.comm) {
+      int64_t rows = 0;
+      for (int64_t j = group; j < group_end; ++j) rows += train_.batch_rows(j);
+      part.weight = double(b.inputs.defined() ? batch_size_of(b.inputs) : 0) / double(rows);
+    }
     ++batch;
     const auto t0 = Clock::now();
-    StatsSampler* sampling = stats_ && stats_->due(batches_done_ + 1) ? stats_.get() : nullptr;
+    StatsSampler* sampling = part.last && stats_ && stats_->due(batches_done_ + 1) ? stats_.get() : nullptr;
     if (sampling) sampling->begin();
-    const StepResult r = step.run(b.inputs, b.targets, sampling);
+    const StepResult r = step.run(b.inputs, b.targets, sampling, part);
     if (step.graph_note() != graph_note) {
       graph_note = step.graph_note();
       publish(Notice{graph_note});
@@ -156,12 +195,12 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
     const float value = r.loss;
     if (!r.updated) fail_non_finite(value, epoch, batch, b.inputs);
 
-    const int64_t n = batch_size_of(b.inputs);
+    const int64_t n = r.examples;
     f.loss.add(value, n);
     f.seen += n;
     if (r.hits_counted) {
       f.correct += r.hits;
-      f.positions += b.targets.numel();
+      f.positions += r.positions;
     }
     elapsed_ += seconds_since(t0);
     ++batches_done_;
@@ -183,6 +222,7 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
     e.lr = opt_.param_groups().empty() ? 0.0 : opt_.param_groups()[0].lr;
     publish(e);
     if (sampling) publish(sampling->finish(epoch, batch, batches_done_));
+    if (r.stop) throw Cancelled();
   }
   EpochEnd end;
   end.epoch = epoch;
@@ -200,7 +240,7 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
 void Trainer::fail_non_finite(float loss, int epoch, int64_t batch, const Tensor& inputs) {
   std::string message = "the loss became " + std::string(std::isnan(loss) ? "NaN" : "infinite") + " at epoch " +
                         std::to_string(epoch) + ", batch " + std::to_string(batch);
-  if (stats_) {
+  if (stats_ && inputs.defined()) {
     const NodeStats sample = stats_->diagnose(inputs, epoch, batch, batches_done_ + 1);
     const auto first = std::find_if(sample.health.begin(), sample.health.end(),
                                     [](const HealthIssue& h) { return h.kind == HealthKind::NonFinite; });
@@ -229,7 +269,8 @@ EpochEnd evaluate(nn::Module& model, data::DataLoader& loader, const TrainerOpti
   std::vector<float> confidence;
   const Device device = device_of(model);
   for (data::Batch& b : loader) {
-    if (cancelled && *cancelled) break;
+    if (cancelled && *cancelled && !options.comm) break;
+    if (!b.inputs.defined()) continue;  // this rank's part of a batch with fewer rows than ranks
     // The metrics run on the host: one copy of the outputs instead of several small reads.
     const Tensor out = model(b.inputs.to(device)).to(Device::cpu());
     loss_avg.add(loss(out, b.targets).item(), batch_size_of(b.inputs));
@@ -244,6 +285,7 @@ EpochEnd evaluate(nn::Module& model, data::DataLoader& loader, const TrainerOpti
     }
   }
   model.train(was_training);
+  if (options.comm) sum_over_ranks(*options.comm, loss_avg, confusion, top, seen);
   EpochEnd e;
   e.has_eval = true;
   e.eval_loss = loss_avg.value();
@@ -275,13 +317,16 @@ RunResult Trainer::run() {
     TrainingStep step(model_, opt_,
                       {.loss = options_.loss, .classification = options_.classification,
                        .clip_grad_norm = options_.clip_grad_norm, .cuda_graphs = options_.cuda_graphs,
-                       .carry_state = options_.carry_state});
+                       .carry_state = options_.carry_state, .accumulate_steps = options_.accumulate_steps,
+                       .comm = options_.comm});
+    if (options_.comm) dist::broadcast_state(*options_.comm, model_);
     if (options_.observe_outputs)
       stats_ = std::make_unique<StatsSampler>(model_, options_.observe_outputs, options_.stats_every, options_.nodes);
     std::string graph_note;  // the last one published
     for (int epoch = options_.first_epoch; epoch <= options_.epochs; ++epoch) {
       const auto epoch_start = Clock::now();
       EpochEnd e = train_epoch(epoch, step, graph_note);
+      if (options_.comm) dist::sync_replicas(*options_.comm, model_, "after epoch " + std::to_string(epoch));
       if (eval_) {
         EpochEnd ev = evaluate(*eval_);
         if (cancelled_) throw Cancelled();

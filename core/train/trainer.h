@@ -106,6 +106,17 @@ struct TrainerOptions {
   int64_t stats_every = 0;
   ObserveOutputs observe_outputs;
   NodeInfos nodes;
+  // Gradient accumulation: one optimizer step per this many batches (the last step of an
+  // epoch may span fewer), its gradient that of the mean loss over all their examples, as
+  // one batch of them all would give. Events still come per batch.
+  int accumulate_steps = 1;
+  // Data-parallel training (dist/): the ranks of the run, null for this process alone. Every
+  // rank runs the same Trainer over its shard of each batch (DataLoaderOptions::shard, for the
+  // evaluation loaders too); the events' figures are the global batch's on every rank. run()
+  // starts from rank 0's weights, checks the replicas at each epoch's end
+  // (dist::sync_replicas), and a cancel() on any rank stops all of them after the same step.
+  // pause() and interrupt() are for a process alone.
+  dist::CommunicatorPtr comm = nullptr;
 };
 
 // Interrupted: interrupt() ended it between two batches, publishing neither Finished nor Failed;
@@ -126,6 +137,8 @@ struct RunResult {
 // matrix (with predictions when options.record_predictions), of `model` on `loader`, in eval
 // mode without gradients, with the loss and metric settings of `options`. Batches go to the
 // device of the model's parameters. Stops early (partial figures) once `cancelled` is true.
+// With options.comm, each rank evaluates its shard and the figures are summed over the ranks
+// (no predictions; a cancel then only takes effect after the pass, as the ranks must agree).
 EpochEnd evaluate(nn::Module& model, data::DataLoader& loader, const TrainerOptions& options,
                   const std::atomic<bool>* cancelled = nullptr);
 

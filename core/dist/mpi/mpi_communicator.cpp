@@ -1,0 +1,216 @@
+// The Communicator over Open MPI (any MPI-3 library): non-blocking collectives on
+// MPI_COMM_WORLD, each waited for by polling with the communicator's timeout, so a rank that
+// stops answering ends the wait with a DistError instead of hanging the job. CUDA tensors go
+// through host copies (NCCL, dist/nccl/, avoids them).
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "dist/launch.h"
+#ifdef PLEXUS_HAVE_NCCL
+#include "dist/nccl/nccl_communicator.h"
+#endif
+
+namespace plexus::dist {
+namespace {
+
+std::string mpi_error(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  return std::string(text, size_t(length));
+}
+
+void check(int code, const std::string& what) {
+  if (code != MPI_SUCCESS) throw DistError("MPI " + what + " failed: " + mpi_error(code));
+}
+
+int mpi_count(int64_t n, const char* what) {
+  if (n > int64_t(INT32_MAX)) throw DistError(std::string(what) + ": more than 2^31 elements in one collective");
+  return int(n);
+}
+
+// Until `request` completes; polling rather than MPI_Wait so that a silent rank ends the wait.
+// Spins briefly (the usual wait is microseconds), then yields the core between polls.
+void wait_for(MPI_Request& request, const Communicator& comm, const char* what) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
+    if (done) return;
+    if (polls < 256) continue;
+    if (std::chrono::duration<double>(Clock::now() - start).count() > comm.timeout()) {
+      char text[256];
+      std::snprintf(text, sizeof text,
+                    "%s: no answer from every rank within %.0f s (rank %d of %d waiting); a rank has stopped or is stuck",
+                    what, comm.timeout(), comm.rank(), comm.size());
+      throw DistError(text);
+    }
+    std::this_thread::yield();
+  }
+}
+
+// A float32 tensor's values on the host: the tensor itself on the CPU, else a copy.
+Tensor host_values(const Tensor& t) {
+  if (!t.is_contiguous()) throw ValueError("MPI collectives need contiguous tensors");
+  return t.device().is_cpu() ? t : t.to(Device::cpu());
+}
+
+class MpiRequest final : public Request {
+ public:
+  MpiRequest(const Communicator& comm, Tensor target, Tensor host) : comm_(comm), target_(std::move(target)), host_(std::move(host)) {}
+  ~MpiRequest() override {
+    // Abandoned in flight (an exception unwinding; the job is about to stop): MPI may still
+    // write into the buffer, and a collective cannot be cancelled, so the buffer is left alive.
+    if (!done_) (void)new Tensor(host_);
+  }
+  MPI_Request* handle() { return &request_; }
+  bool test() override {
+    if (done_) return true;
+    int flag = 0;
+    check(MPI_Test(&request_, &flag, MPI_STATUS_IGNORE), "all-reduce");
+    if (flag) complete();
+    return done_;
+  }
+  void wait() override {
+    if (done_) return;
+    wait_for(request_, comm_, "all-reduce of gradients");
+    complete();
+  }
+
+ private:
+  void complete() {
+    done_ = true;
+    if (!target_.device().is_cpu()) target_.copy_(host_);
+  }
+  const Communicator& comm_;
+  Tensor target_, host_;
+  MPI_Request request_ = MPI_REQUEST_NULL;
+  bool done_ = false;
+};
+
+class MpiCommunicator final : public Communicator {
+ public:
+  MpiCommunicator() {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  }
+  ~MpiCommunicator() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Finalize();
+  }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string backend() const override { return "mpi"; }
+
+  std::unique_ptr<Request> all_reduce_sum(Tensor& t) override {
+    Tensor host = host_values(t);
+    auto request = std::make_unique<MpiRequest>(*this, t, host);
+    check(MPI_Iallreduce(MPI_IN_PLACE, host.data(), mpi_count(host.numel(), "all-reduce"), MPI_FLOAT, MPI_SUM,
+                         MPI_COMM_WORLD, request->handle()),
+          "all-reduce");
+    return request;
+  }
+
+  void all_reduce_sum(std::vector<double>& values) override {
+    MPI_Request r;
+    check(MPI_Iallreduce(MPI_IN_PLACE, values.data(), mpi_count(int64_t(values.size()), "all-reduce"), MPI_DOUBLE,
+                         MPI_SUM, MPI_COMM_WORLD, &r),
+          "all-reduce");
+    wait_for(r, *this, "all-reduce of the step's figures");
+  }
+
+  void broadcast(Tensor& t, int root) override {
+    Tensor host = host_values(t);
+    MPI_Request r;
+    check(MPI_Ibcast(host.data(), mpi_count(host.numel(), "broadcast"), MPI_FLOAT, root, MPI_COMM_WORLD, &r),
+          "broadcast");
+    wait_for(r, *this, "broadcast of the parameters");
+    if (!t.device().is_cpu()) t.copy_(host);
+  }
+
+  std::vector<std::string> all_gather(const std::string& bytes) override {
+    int length = mpi_count(int64_t(bytes.size()), "all-gather");
+    std::vector<int> lengths(size_t(size_), 0);
+    MPI_Request r;
+    check(MPI_Iallgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD, &r), "all-gather");
+    wait_for(r, *this, "all-gather");
+    std::vector<int> offsets(size_t(size_), 0);
+    int64_t total = 0;
+    for (int k = 0; k < size_; ++k) {
+      offsets[size_t(k)] = int(total);
+      total += lengths[size_t(k)];
+    }
+    std::string all(size_t(mpi_count(total, "all-gather")), '\0');
+    check(MPI_Iallgatherv(bytes.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
+                          MPI_COMM_WORLD, &r),
+          "all-gather");
+    wait_for(r, *this, "all-gather");
+    std::vector<std::string> out;
+    for (int k = 0; k < size_; ++k) out.push_back(all.substr(size_t(offsets[size_t(k)]), size_t(lengths[size_t(k)])));
+    return out;
+  }
+
+  void barrier() override {
+    MPI_Request r;
+    check(MPI_Ibarrier(MPI_COMM_WORLD, &r), "barrier");
+    wait_for(r, *this, "barrier");
+  }
+
+  [[noreturn]] void abort(const std::string& message, int exit_code) override {
+    std::fprintf(stderr, "plexus-cli: rank %d of %d: %s; stopping every rank\n", rank_, size_, message.c_str());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, exit_code);
+    std::_Exit(exit_code);  // MPI_Abort does not return; should it, nothing else may run
+  }
+
+ private:
+  int rank_ = 0, size_ = 1;
+};
+
+}  // namespace
+
+std::string backends() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  MPI_Get_library_version(text, &length);
+  std::string library(text, size_t(length));
+  library = library.substr(0, library.find(','));  // "Open MPI v4.1.4"
+  std::string out = "mpi (" + library + ")";
+#ifdef PLEXUS_HAVE_NCCL
+  out += ", " + nccl_version();
+#endif
+  return out;
+}
+
+World join(bool cuda_gradients) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) throw DistError("dist::join: MPI is already initialised (join once per process)");
+  int provided = 0;
+  // Collectives come from one thread at a time (the training thread; the loaders' workers never call MPI).
+  check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "initialisation");
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);  // errors as codes: DistError, not a silent abort
+  World w;
+  auto mpi = std::make_shared<MpiCommunicator>();
+  MPI_Comm local;
+  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, mpi->rank(), MPI_INFO_NULL, &local),
+        "split by machine");
+  MPI_Comm_rank(local, &w.local_rank);
+  MPI_Comm_size(local, &w.local_size);
+  MPI_Comm_free(&local);
+  w.comm = mpi;
+#ifdef PLEXUS_HAVE_NCCL
+  if (cuda_gradients) w.comm = make_nccl_communicator(mpi, w.local_rank);
+#else
+  (void)cuda_gradients;  // CUDA gradients go through host copies over MPI
+#endif
+  return w;
+}
+
+}  // namespace plexus::dist
