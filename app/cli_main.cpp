@@ -4,6 +4,7 @@
 // session::RunCheckpoints, exactly as the GUI's Train button does.
 #include <charconv>
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -27,6 +28,8 @@
 #include "data/image_file.h"
 #include "data/transforms.h"
 #include "data/mnist.h"
+#include "dist/launch.h"
+#include "dist/replicas.h"
 #include "export/onnx.h"
 #include "graph/compiler.h"
 #include "graph/dataset_info.h"
@@ -120,6 +123,15 @@ train FILE [options]
                        from the run's, with this project's settings; the project must have
                        the run's layers and edges. Kept in a new run folder (as --save-run,
                        or --run-dir) whose metrics.jsonl header names RUN_DIR
+  --accumulate-steps K one optimizer step per K batches (the project's accumulate_steps)
+  --rank-timeout S     data-parallel: seconds a rank waits for the others before it stops
+                       the job (default 120)
+  Ctrl-C (SIGINT) or SIGTERM stops after the current batch, keeping final.safetensors.
+  Data-parallel: mpirun -np N plexus-cli train FILE ... trains one model on N processes
+  (docs/distributed.md). batch_size is the global batch: each rank takes its share of every
+  batch, the gradients are summed over the ranks during backward, and rank 0 alone prints,
+  writes --metrics, --save and the run folder. With --device cuda each rank uses the GPU of
+  its local rank; without --threads the ranks on a machine share its cores.
 
 eval [FILE] --checkpoint CKPT [--json] [--metrics F] [--predictions F] [--data PATH]
      [--batch-size N] [--device D] [--threads N]
@@ -396,6 +408,7 @@ struct Reporting {
   train::NodeInfos nodes;          // names the nodes of health issues (else their ids)
   std::function<void(const train::EpochEnd&)> after_epoch;
   std::function<void(const train::RunResult&)> after_run;
+  dist::Communicator* comm = nullptr;  // data-parallel: the job to stop when this rank fails
 };
 
 std::ofstream open_metrics(const std::string& path) {
@@ -407,11 +420,30 @@ std::ofstream open_metrics(const std::string& path) {
   return metrics;
 }
 
+// SIGINT (Ctrl-C) or SIGTERM (mpirun passes Ctrl-C on as it): the run stops after the
+// current batch; the handler is reset, so a second Ctrl-C ends the process at once.
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void on_stop_signal(int) { g_stop_signal = 1; }
+
+void stop_on_signals() {
+  struct sigaction a {};
+  a.sa_handler = on_stop_signal;
+  a.sa_flags = SA_RESETHAND;
+  sigemptyset(&a.sa_mask);
+  sigaction(SIGINT, &a, nullptr);
+  sigaction(SIGTERM, &a, nullptr);
+}
+
 int run_and_report(train::Trainer& trainer, const Reporting& r) {
   std::ofstream metrics = open_metrics(r.metrics_path);
   auto last_print = std::chrono::steady_clock::now();
   std::set<std::pair<std::string, train::HealthKind>> standing;  // health issues already printed
+  stop_on_signals();
   trainer.set_callback([&](const train::Event& event) {
+    if (g_stop_signal && !trainer.is_cancelled()) {
+      trainer.cancel();
+      std::fprintf(stderr, "plexus-cli: stopping after this batch\n");
+    }
     if (metrics.is_open()) metrics << train::to_json(event, r.classification).dump() << '\n' << std::flush;
     if (r.log) r.log->record(event);
     if (const auto* b = std::get_if<train::BatchEnd>(&event)) {
@@ -452,6 +484,8 @@ int run_and_report(train::Trainer& trainer, const Reporting& r) {
   if (failed) std::fprintf(stderr, "plexus-cli: training failed: %s\n", result.message.c_str());
   else std::printf("finished %zu epochs in %.1f s\n", result.history.size(), result.seconds);
   if (r.after_run) r.after_run(result);
+  // A failure of this rank alone leaves the others waiting in a collective: stop them all.
+  if (failed && r.comm && !result.every_rank) r.comm->abort("training failed: " + result.message, 1);
   return failed ? 1 : 0;
 }
 
@@ -568,10 +602,56 @@ void print_skipped(const std::vector<data::SkippedFile>& skipped, size_t first, 
   if (n > shown) std::printf("  ... and %zu more\n", n - shown);
 }
 
+// A data-parallel job's side of this process: joined when an MPI launcher started it.
+struct Distributed {
+  dist::World world;
+  bool on() const { return world.comm && world.comm->size() > 1; }
+  int rank() const { return world.comm ? world.comm->rank() : 0; }
+  int size() const { return world.comm ? world.comm->size() : 1; }
+};
+
+// Joins the job mpirun started (nothing when run alone): a GPU run takes its local rank's GPU,
+// and without --threads the ranks on a machine share its cores. Ranks other than 0 print
+// nothing but errors.
+Distributed join_job(const Args& args, graph::Graph& g) {
+  Distributed d;
+  if (!dist::launched_by_mpi()) return d;
+  if (args.has("--rank-timeout") && args.number("--rank-timeout", 120) <= 0)
+    throw UsageError{"--rank-timeout must be a positive number of seconds"};
+  const Device device = parse_device(g.training.device);
+  d.world = dist::join(device.is_cuda());
+  if (args.has("--rank-timeout")) d.world.comm->set_timeout(args.number("--rank-timeout", 120));
+  if (device.is_cuda()) g.training.device = "cuda:" + std::to_string(d.world.local_rank);
+  if (!args.has("--threads")) set_num_threads(std::max(1, physical_cores() / d.world.local_size));
+  if (d.rank() != 0 && !std::freopen("/dev/null", "w", stdout))
+    throw IoError("rank " + std::to_string(d.rank()) + ": cannot silence its output");
+  return d;
+}
+
+// What the ranks' datasets must agree on: where, how big, and the first examples' values.
+std::string dataset_fact(const session::TrainingRun& run) {
+  std::string fact = run.dataset.kind + "\n" + run.dataset.path + "\n" + std::to_string(run.data.train->size()) + " " +
+                     std::to_string(run.data.validation ? run.data.validation->size() : 0) + " " +
+                     std::to_string(run.data.test ? run.data.test->size() : 0) + "\n";
+  std::vector<int64_t> first(size_t(std::min<int64_t>(16, run.data.train->size())));
+  std::iota(first.begin(), first.end(), int64_t(0));
+  if (!first.empty()) {
+    const data::Example e = run.data.train->get_batch(first);
+    for (const Tensor& t : {e.input, e.target}) {
+      const std::vector<float> v = t.to_vector();
+      fact += dist::fingerprint(v.data(), v.size() * sizeof(float));
+    }
+  }
+  return fact;
+}
+
+int train_project(const Args& args, const std::string& file, graph::Graph& g, const session::RunOptions& ro,
+                  const Distributed& d);
+
 int cmd_train_project(const Args& args, const std::string& file) {
   args.allow({"--epochs", "--batch-size", "--lr", "--optimizer", "--seed", "--data", "--train-subset", "--metrics",
               "--save", "--resume", "--quiet", "--threads", "--device", "--save-run", "--run-dir", "--continue",
-              "--precision", "--no-cuda-graphs", "--init-from"});
+              "--precision", "--no-cuda-graphs", "--init-from", "--accumulate-steps", "--rank-timeout"});
   if (int(args.has("--continue")) + int(args.has("--resume")) + int(args.has("--init-from")) > 1)
     throw UsageError{"--continue, --resume and --init-from each start from a checkpoint; give one of them"};
   graph::Graph g = graph::load_project(file);
@@ -583,15 +663,42 @@ int cmd_train_project(const Args& args, const std::string& file) {
   s.seed = uint64_t(args.integer("--seed", int64_t(s.seed), 0));
   s.precision = args.str("--precision", s.precision);
   if (args.has("--no-cuda-graphs")) s.cuda_graphs = false;
+  s.accumulate_steps = args.integer("--accumulate-steps", s.accumulate_steps, 1);
   apply_machine_options(args, g);
 
   session::RunOptions ro;
   ro.project_dir = project_dir(file);
   ro.train_subset = args.integer("--train-subset", 0, 1);
+  const Distributed d = join_job(args, g);
+  if (d.on()) {
+    ro.shard = d.rank();
+    ro.shards = d.size();
+  }
+  try {
+    return train_project(args, file, g, ro, d);
+  } catch (const std::exception& e) {
+    // One rank failing alone (its dataset missing, a timeout) would leave the others waiting.
+    if (d.on()) d.world.comm->abort(e.what(), 1);
+    throw;
+  }
+}
+
+int train_project(const Args& args, const std::string& file, graph::Graph& g, const session::RunOptions& ro,
+                  const Distributed& d) {
+  graph::TrainingSettings& s = g.training;
   std::optional<session::RunRecord> from;
   if (args.has("--continue")) from = session::read_run(args.str("--continue", ""));
   session::TrainingRun run = from ? session::make_continued_run(*from, g, ro) : session::make_training_run(g, ro);
   nn::Module& model = *run.compiled.model;
+  if (d.on()) {
+    graph::Graph same = g;
+    same.training.device = parse_device(g.training.device).is_cuda() ? "cuda" : "cpu";  // each rank its own GPU
+    dist::check_same(*d.world.comm,
+                     {{"build", std::string("plexus-cli ") + PLEXUS_VERSION + " built " + __DATE__ + " " + __TIME__},
+                      {"project", graph::serialize_project(same)},
+                      {"dataset", dataset_fact(run)}});
+    run.trainer_options.comm = d.world.comm;
+  }
   for (const graph::Problem& p : run.compiled.validation.problems) std::printf("%s\n", graph::to_string(p).c_str());
 
   if (args.has("--resume")) {
@@ -613,6 +720,15 @@ int cmd_train_project(const Args& args, const std::string& file) {
               (long long)run.data.train->size(), (long long)(run.data.validation ? run.data.validation->size() : 0),
               (long long)(run.data.test ? run.data.test->size() : 0), s.optimizer.c_str(), s.lr, (long long)s.batch_size,
               session::device_text(parse_device(s.device)).c_str());
+  if (d.on())
+    std::printf("data-parallel over %d processes (gradients summed with %s; %s): each takes about %lld of every "
+                "batch of %lld, with %d thread%s\n",
+                d.size(), d.world.comm->backend().c_str(), dist::backends().c_str(),
+                (long long)((s.batch_size + d.size() - 1) / d.size()), (long long)s.batch_size, num_threads(),
+                num_threads() == 1 ? "" : "s");
+  if (s.accumulate_steps > 1)
+    std::printf("gradient accumulation: one optimizer step per %lld batches (%lld examples)\n",
+                (long long)s.accumulate_steps, (long long)(s.accumulate_steps * s.batch_size));
   std::printf("a training step computes %.3g MFLOP per example (its products, counted: docs/performance.md)\n",
               run.trainer_options.flops_per_example / 1e6);
   run.trainer_options.peak_gflops = machine_peak(parse_device(s.device), run.trainer_options.precision);
@@ -621,7 +737,7 @@ int cmd_train_project(const Args& args, const std::string& file) {
   // A continued run is kept too: its folder is where the continuation lives.
   std::optional<session::RunLog> log;
   std::optional<session::RunCheckpoints> checkpoints;
-  if (args.has("--save-run") || args.has("--run-dir") || from) {
+  if ((args.has("--save-run") || args.has("--run-dir") || from) && d.rank() == 0) {
     const fs::path folder = args.has("--run-dir") ? fs::path(args.str("--run-dir", "")) : session::new_run_folder(file, {});
     session::RunHeader header = session::run_header(run, file, ro, from ? &*from : nullptr);
     if (args.has("--init-from")) header.init_from = fs::absolute(args.str("--init-from", "")).lexically_normal().string();
@@ -639,10 +755,11 @@ int cmd_train_project(const Args& args, const std::string& file) {
   r.quiet = args.has("--quiet");
   r.classification = run.compiled.classification;
   r.held_out = "val";
-  r.metrics_path = args.str("--metrics", "");
+  r.metrics_path = d.rank() == 0 ? args.str("--metrics", "") : "";
   r.log = log ? &*log : nullptr;
   r.nodes = run.trainer_options.nodes;
-  const std::string save = args.str("--save", "");
+  r.comm = d.on() ? d.world.comm.get() : nullptr;
+  const std::string save = d.rank() == 0 ? args.str("--save", "") : "";
   r.after_epoch = [&](const train::EpochEnd& e) {
     if (!save.empty())
       train::save_checkpoint(save, model, run.optimizer.get(), {{"project", fs::path(file).filename().string()}});

@@ -107,6 +107,9 @@ struct TrainingSettings : optim::OptimizerConfig, optim::ScheduleConfig {
   // Every how many training steps the per-node statistics are measured (train/stats_sampler.h),
   // starting with the first step; 0 = never.
   int64_t stats_every = 20;
+  // Gradient accumulation: one optimizer step per this many batches, as one batch of
+  // batch_size × accumulate_steps examples would give (train/trainer.h).
+  int64_t accumulate_steps = 1;
   bool operator==(const TrainingSettings&) const = default;
 };
 

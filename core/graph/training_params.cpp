@@ -72,6 +72,10 @@ const std::vector<TrainingSetting>& training_settings() {
             flag_spec("carry_state", d.carry_state,
                       "Text datasets: recurrent layers carry their hidden state across consecutive batches of a text "
                       "stream (truncated backpropagation through time); batches are not shuffled.")),
+        row(&S::accumulate_steps,
+            whole("accumulate_steps", d.accumulate_steps, 1, 4096,
+                  "Gradient accumulation: one optimizer step per this many batches, as one batch of "
+                  "batch_size × accumulate_steps examples would take (for large batches that do not fit in memory).")),
         row(&S::stats_every,
             whole("stats_every", d.stats_every, 0, 1e6,
                   "Every how many training steps the per-node statistics are measured (0 = never).")),

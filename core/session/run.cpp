@@ -116,9 +116,15 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
                                               .seed = s.seed,
                                               .workers = workers,
                                               .transform = augment ? data::compose({augment, normalize}) : normalize,
-                                              .pin_memory = pin});
-  const data::DataLoaderOptions held_out{
-      .batch_size = options.eval_batch_size, .workers = workers, .transform = normalize, .pin_memory = pin};
+                                              .pin_memory = pin,
+                                              .shard = options.shard,
+                                              .shards = options.shards});
+  const data::DataLoaderOptions held_out{.batch_size = options.eval_batch_size,
+                                         .workers = workers,
+                                         .transform = normalize,
+                                         .pin_memory = pin,
+                                         .shard = options.shard,
+                                         .shards = options.shards};
   if (run.data.validation) run.eval_loader = std::make_unique<data::DataLoader>(run.data.validation, held_out);
   if (run.data.test) run.test_loader = std::make_unique<data::DataLoader>(run.data.test, held_out);
 
@@ -130,6 +136,7 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
   run.trainer_options.cuda_graphs = s.cuda_graphs;
   run.trainer_options.carry_state = s.carry_state;
   run.trainer_options.stats_every = s.stats_every;
+  run.trainer_options.accumulate_steps = int(s.accumulate_steps);
   observe_nodes(run, graph);
   run.trainer_options.flops_per_example =
       graph::estimate_compute(graph::GraphIndex(graph), run.compiled.validation.shapes).training_flops;

@@ -27,6 +27,10 @@ struct RunOptions {
   std::filesystem::path project_dir;  // for relative dataset paths
   int64_t train_subset = 0;           // train on the first N training examples only (0 = all)
   int64_t eval_batch_size = 1000;
+  // Data-parallel: this process reads shard `shard` of `shards` of every batch, the held-out
+  // ones too (data::DataLoaderOptions::shard); batch_size stays the global batch.
+  int64_t shard = 0;
+  int64_t shards = 1;
 };
 
 // Everything a run needs, ready to hand to a train::Trainer:

@@ -19,6 +19,10 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 class Cancelled {};  // unwinds the loop on cancel; never leaves run()
+class NonFiniteLoss : public Error {  // of the global batch: every rank of a run fails alike
+ public:
+  using Error::Error;
+};
 struct Interrupted {  // the same on interrupt(), with where
   RunPosition position;
 };
@@ -248,7 +252,7 @@ void Trainer::fail_non_finite(float loss, int epoch, int64_t batch, const Tensor
                                             : "; every node's output is finite, the loss computed from them is not";
     publish(sample);
   }
-  throw Error(message + "; try a lower learning rate or gradient clipping");
+  throw NonFiniteLoss(message + "; try a lower learning rate or gradient clipping");
 }
 
 EpochEnd Trainer::evaluate(data::DataLoader& loader) {
@@ -364,6 +368,10 @@ RunResult Trainer::run() {
   } catch (const Interrupted& i) {
     result.status = RunStatus::Interrupted;
     result.position = i.position;
+  } catch (const NonFiniteLoss& ex) {
+    result.status = RunStatus::Failed;
+    result.message = ex.what();
+    result.every_rank = true;
   } catch (const std::bad_alloc&) {
     result.status = RunStatus::Failed;
     result.message = "out of memory during training (epoch " + std::to_string(result.epochs_completed + 1) + ")";

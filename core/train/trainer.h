@@ -131,6 +131,9 @@ struct RunResult {
   std::vector<EpochEnd> history;
   std::optional<EpochEnd> test; // the TestEnd figures, when there were any
   double seconds = 0;
+  // Failed alike on every rank of a data-parallel run (a non-finite loss of the global batch),
+  // so none is left waiting for the others.
+  bool every_rank = false;
 };
 
 // Mean loss, and for classification accuracy, top-k, per-class accuracy and the confusion
