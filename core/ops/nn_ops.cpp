@@ -8,6 +8,7 @@
 #include "autograd/node.h"
 #include "ops/kernels.h"
 #include "ops/ops.h"
+#include "ops/replica_sum.h"
 #include "util/error.h"
 
 namespace plexus {
@@ -109,21 +110,34 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   const Tensor xc = contiguous_data(x);
   Backend& be = backend(x.device());
   const bool batch_stats = training || !running_mean.defined();
+  // Synchronised BatchNorm: the statistics of every process's rows (ops/replica_sum.h).
+  const ReplicaSum* across = training ? replica_sum() : nullptr;
+  ReplicaSum sync = across ? *across : ReplicaSum();
+  double total = double(count);  // the rows the statistics are over, on every process
   Tensor mean_t, invstd;
   {
     NoGradGuard no_grad;
     if (batch_stats) {
-      if (count <= 1)
-        throw ValueError("batch_norm: training needs more than one value per channel, got input " + to_string(x.shape()));
       mean_t = empty({c}, x.device());
       invstd = empty({c}, x.device());
-      const Tensor var = empty({c}, x.device());
-      be.batch_norm_stats(mean_t.data(), var.data(), invstd.data(), xc.data(), n, c, s, eps);
+      Tensor var = empty({c}, x.device());
+      if (count > 0) be.batch_norm_stats(mean_t.data(), var.data(), invstd.data(), xc.data(), n, c, s, eps);
+      if (sync) {
+        // Σx, Σx² and the count over the processes; the mean and biased variance from them.
+        Tensor sums = concat({mean_t * float(count), (var + mean_t * mean_t) * float(count), full({1}, float(count), x.device())});
+        sync(sums);
+        total = double(sums.narrow(0, 2 * c, 1).item());
+        mean_t = sums.narrow(0, 0, c) * float(1.0 / total);
+        var = clamp(sums.narrow(0, c, c) * float(1.0 / total) - mean_t * mean_t, 0.f, std::nullopt);
+        invstd = pow(var + eps, -0.5f);
+      }
+      if (total <= 1)
+        throw ValueError("batch_norm: training needs more than one value per channel, got input " + to_string(x.shape()));
       if (training && running_mean.defined()) {
         Tensor rm = running_mean, rv = running_var;
         rm.mul_(1.f - momentum).add_(mean_t, momentum);
         // The running variance is the unbiased estimate, as in PyTorch.
-        rv.mul_(1.f - momentum).add_(var, momentum * float(count) / float(count - 1));
+        rv.mul_(1.f - momentum).add_(var, momentum * float(total / (total - 1)));
       }
     } else {
       mean_t = contiguous_data(running_mean);
@@ -136,17 +150,30 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   be.batch_norm_apply(y.data(), xc.data(), mean_t.data(), invstd.data(), w.defined() ? w.data() : nullptr,
                       b.defined() ? b.data() : nullptr, n, c, s);
   if (needs_grad(x, weight, bias)) {
+    // The input's gradient needs the sums of dy and dy·x̂ over the rows the statistics are over
+    // (with sync, every process's; the kernel divides by this process's count, hence the
+    // scale). The weight's and bias's gradients stay this process's: the gradient reducer sums them.
+    const float scale = float(double(count) / total);
     record(y, "batch_norm", {x, weight, bias},
-           [sx = Saved(xc), mean_t, invstd, sw = w.defined() ? Saved(w) : Saved(), batch_stats, n, c, s](const Tensor& g) -> Grads {
+           [sx = Saved(xc), mean_t, invstd, sw = w.defined() ? Saved(w) : Saved(), batch_stats, sync, scale, n, c,
+            s](const Tensor& g) -> Grads {
              const Tensor dy = contiguous_data(g), xv = sx.get(), wv = sw.get();
              Backend& bk = backend(dy.device());
              const Tensor sum_dy = empty({c}, dy.device()), sum_dy_xhat = empty({c}, dy.device());
              bk.batch_norm_backward_reduce(sum_dy.data(), sum_dy_xhat.data(), dy.data(), xv.data(), mean_t.data(),
                                            invstd.data(), n, c, s);
+             Tensor all_dy = sum_dy, all_dy_xhat = sum_dy_xhat;
+             if (sync) {
+               NoGradGuard no_grad;
+               Tensor both = concat({sum_dy, sum_dy_xhat});
+               sync(both);
+               all_dy = both.narrow(0, 0, c) * scale;
+               all_dy_xhat = both.narrow(0, c, c) * scale;
+             }
              Tensor dx = empty(xv.shape(), dy.device());
              bk.batch_norm_backward_input(dx.data(), dy.data(), xv.data(), mean_t.data(), invstd.data(),
-                                          wv.defined() ? wv.data() : nullptr, batch_stats ? sum_dy.data() : nullptr,
-                                          batch_stats ? sum_dy_xhat.data() : nullptr, n, c, s);
+                                          wv.defined() ? wv.data() : nullptr, batch_stats ? all_dy.data() : nullptr,
+                                          batch_stats ? all_dy_xhat.data() : nullptr, n, c, s);
              return {dx, wv.defined() ? sum_dy_xhat : Tensor(), sum_dy};
            });
   }

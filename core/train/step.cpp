@@ -1,11 +1,13 @@
 #include "train/step.h"
 
 #include <cmath>
+#include <optional>
 
 #include "autograd/grad_mode.h"
 #include "cuda/graph.h"
 #include "dist/reducer.h"
 #include "ops/ops.h"
+#include "ops/replica_sum.h"
 #include "optim/clip.h"
 #include "train/metrics.h"
 #include "util/error.h"
@@ -85,6 +87,9 @@ void TrainingStep::combine(StepResult& r, bool stop) const {
 }
 
 StepResult TrainingStep::eager(const Tensor& x, const Tensor& y, StepProbe* probe, const StepPart& part) {
+  std::optional<ReplicaSumGuard> synced;
+  if (options_.sync_batchnorm && options_.comm)
+    synced.emplace([comm = options_.comm](Tensor& t) { comm->all_reduce_sum(t)->wait(); });
   StepResult r;
   r.updated = true;  // an empty part (data-parallel) has nothing to be non-finite
   Tensor loss;

@@ -49,6 +49,9 @@ struct StepOptions {
   // Each step then all-reduces the gradients (dist/reducer.h) and sums its figures over the
   // ranks, so every rank's StepResult is the global batch's.
   dist::CommunicatorPtr comm = nullptr;
+  // With comm: BatchNorm's batch statistics over the global batch (ops/replica_sum.h) instead
+  // of each rank's share. Every rank must then have rows in every batch.
+  bool sync_batchnorm = false;
 };
 
 // Where a batch stands in its optimizer step.
