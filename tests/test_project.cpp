@@ -586,6 +586,7 @@ class TestProject : public QObject {
         {project("", "", R"(, "training": {"learning_rate": 0.1})"),
          "p.plexus: training: unknown key \"learning_rate\"; training has optimizer, lr, momentum, nesterov, weight_decay, "
          "schedule, step_size, gamma, batch_size, epochs, validation_fraction, seed, precision, cuda_graphs, carry_state, "
+         "accumulate_steps, sync_batchnorm, "
          "stats_every and device "
          "(line 1, column 54)"},
         {project("", "", R"(, "view": [1])"), "p.plexus: view: expected an object, got an array (line 1, column 49)"},

@@ -15,7 +15,7 @@ class TestTrainingParams : public QObject {
  private slots:
   void defaultsAreTheSettingsDefaults() {
     const TrainingSettings d;
-    QCOMPARE(training_param_specs().size(), size_t(16));
+    QCOMPARE(training_param_specs().size(), size_t(18));
     for (const ParamSpec& s : training_param_specs()) {
       QCOMPARE(training_value(d, s.name), std::optional<ParamValue>(s.default_value));
       QVERIFY2(check_param_value(s, s.default_value).empty(), s.name.c_str());

@@ -23,6 +23,12 @@ class DistError : public Error {  // a collective failed, timed out, or the rank
   using Error::Error;
 };
 
+// The ranks disagree (dist/replicas.h): every rank finds it alike and stops, none waits.
+class RankMismatch : public DistError {
+ public:
+  using DistError::DistError;
+};
+
 // An all-reduce in flight.
 class Request {
  public:

@@ -52,7 +52,7 @@ void sync_replicas(Communicator& comm, nn::Module& model, const std::string& whe
   const std::vector<std::string> all = comm.all_gather(hex(h));
   for (size_t r = 1; r < all.size(); ++r)
     if (all[r] != all[0])
-      throw DistError(when + " the ranks' parameters differ: rank " + std::to_string(r) + "'s checksum " + all[r] +
+      throw RankMismatch(when + " the ranks' parameters differ: rank " + std::to_string(r) + "'s checksum " + all[r] +
                       ", rank 0's " + all[0] + " (the replicas drifted apart; the run cannot go on)");
 }
 
@@ -63,14 +63,14 @@ void check_same(Communicator& comm, const std::vector<std::pair<std::string, std
   for (size_t r = 1; r < all.size(); ++r) {
     if (all[r] == all[0]) continue;
     if (all[r].size() != all[0].size())
-      throw DistError("rank " + std::to_string(r) + " checks other facts than rank 0: it runs another build of plexus-cli");
+      throw RankMismatch("rank " + std::to_string(r) + " checks other facts than rank 0: it runs another build of plexus-cli");
     for (size_t k = 0; k < facts.size(); ++k) {
       const std::string theirs = all[r].substr(k * 17, 16), first = all[0].substr(k * 17, 16);
       if (theirs != first)
-        throw DistError("rank " + std::to_string(r) + "'s " + facts[k].first + " differs from rank 0's (" + theirs +
+        throw RankMismatch("rank " + std::to_string(r) + "'s " + facts[k].first + " differs from rank 0's (" + theirs +
                         " vs " + first + "): every rank must train the same " + facts[k].first);
     }
-    throw DistError("rank " + std::to_string(r) + " was started differently from rank 0");
+    throw RankMismatch("rank " + std::to_string(r) + " was started differently from rank 0");
   }
 }
 

@@ -16,12 +16,12 @@ namespace plexus::dist {
 void broadcast_state(Communicator& comm, nn::Module& model);
 
 // Buffers from rank 0; then each rank's parameter checksum (hash of their bytes) compared with
-// rank 0's. DistError when they differ: "after epoch 3 the ranks' parameters differ: rank 1's
+// rank 0's. RankMismatch when they differ: "after epoch 3 the ranks' parameters differ: rank 1's
 // checksum 9f..., rank 0's 4a...".
 void sync_replicas(Communicator& comm, nn::Module& model, const std::string& when);
 
 // Facts that must agree for the ranks to train one model (the project, the dataset, the
-// build), as name and value: DistError naming the first that differs from rank 0's, and the
+// build), as name and value: RankMismatch naming the first that differs from rank 0's, and the
 // rank ("rank 1's project differs from rank 0's (a1b2c3... vs 0d9e8f...)"). Every rank throws
 // the same error, so none is left waiting.
 void check_same(Communicator& comm, const std::vector<std::pair<std::string, std::string>>& facts);

@@ -110,6 +110,9 @@ struct TrainingSettings : optim::OptimizerConfig, optim::ScheduleConfig {
   // Gradient accumulation: one optimizer step per this many batches, as one batch of
   // batch_size × accumulate_steps examples would give (train/trainer.h).
   int64_t accumulate_steps = 1;
+  // Data-parallel runs (mpirun): BatchNorm's statistics over the whole global batch rather than
+  // each process's share (dist/, ops/replica_sum.h).
+  bool sync_batchnorm = false;
   bool operator==(const TrainingSettings&) const = default;
 };
 

@@ -534,6 +534,7 @@ class ProjectWriter {
     out_ += ",\n  \"training\": {";
     const char* sep = "\n";
     for (const TrainingSetting& s : training_settings()) {
+      if (s.omit_default && setting_value(t, s.field) == setting_value(TrainingSettings{}, s.field)) continue;
       out_ += sep;
       sep = ",\n";
       member(2, s.spec.name);

@@ -29,6 +29,9 @@ struct SettingRow {
   bool in_form = true;
   // The object the key sits in within the struct's own object ("" = directly; "augment").
   std::string group;
+  // Written to the project file only when it differs from its default: settings added after
+  // projects were saved, so that those files keep their bytes when saved again.
+  bool omit_default = false;
 
   // "augment.shift", or the key alone outside a group: the name forms and messages use.
   std::string name() const { return group.empty() ? spec.name : group + "." + spec.name; }

@@ -15,7 +15,13 @@ using S = TrainingSettings;
 // A row; the member may be one of a base (optim::OptimizerConfig, optim::ScheduleConfig).
 template <class T, class Base>
 TrainingSetting row(T Base::*member, ParamSpec spec, bool (*applies)(const S&) = nullptr) {
-  return {std::move(spec), static_cast<T S::*>(member), applies, true, {}};
+  return {std::move(spec), static_cast<T S::*>(member), applies, true, {}, false};
+}
+
+// A setting added after projects were saved: written only when set (SettingRow::omit_default).
+TrainingSetting added_later(TrainingSetting r) {
+  r.omit_default = true;
+  return r;
 }
 
 ParamSpec real(std::string name, double value, double min, double max, std::string doc) {
@@ -72,10 +78,16 @@ const std::vector<TrainingSetting>& training_settings() {
             flag_spec("carry_state", d.carry_state,
                       "Text datasets: recurrent layers carry their hidden state across consecutive batches of a text "
                       "stream (truncated backpropagation through time); batches are not shuffled.")),
-        row(&S::accumulate_steps,
-            whole("accumulate_steps", d.accumulate_steps, 1, 4096,
-                  "Gradient accumulation: one optimizer step per this many batches, as one batch of "
-                  "batch_size × accumulate_steps examples would take (for large batches that do not fit in memory).")),
+        added_later(row(&S::accumulate_steps,
+                        whole("accumulate_steps", d.accumulate_steps, 1, 4096,
+                              "Gradient accumulation: one optimizer step per this many batches, as one batch of "
+                              "batch_size × accumulate_steps examples would take (for large batches that do not fit "
+                              "in memory)."))),
+        added_later(row(&S::sync_batchnorm,
+                        flag_spec("sync_batchnorm", d.sync_batchnorm,
+                                  "Data-parallel runs (mpirun -np N): BatchNorm's batch statistics over the whole "
+                                  "global batch (every process's rows, two small all-reduces per BatchNorm layer and "
+                                  "step) instead of each process's own share."))),
         row(&S::stats_every,
             whole("stats_every", d.stats_every, 0, 1e6,
                   "Every how many training steps the per-node statistics are measured (0 = never).")),

@@ -137,6 +137,7 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
   run.trainer_options.carry_state = s.carry_state;
   run.trainer_options.stats_every = s.stats_every;
   run.trainer_options.accumulate_steps = int(s.accumulate_steps);
+  run.trainer_options.sync_batchnorm = s.sync_batchnorm;
   observe_nodes(run, graph);
   run.trainer_options.flops_per_example =
       graph::estimate_compute(graph::GraphIndex(graph), run.compiled.validation.shapes).training_flops;

@@ -322,7 +322,12 @@ RunResult Trainer::run() {
                       {.loss = options_.loss, .classification = options_.classification,
                        .clip_grad_norm = options_.clip_grad_norm, .cuda_graphs = options_.cuda_graphs,
                        .carry_state = options_.carry_state, .accumulate_steps = options_.accumulate_steps,
-                       .comm = options_.comm});
+                       .comm = options_.comm, .sync_batchnorm = options_.sync_batchnorm});
+    if (options_.sync_batchnorm && options_.comm && train_.size() > 0 &&
+        train_.batch_rows(train_.size() - 1) < options_.comm->size())
+      throw ValueError("sync_batchnorm: the last batch has " + std::to_string(train_.batch_rows(train_.size() - 1)) +
+                       " examples for " + std::to_string(options_.comm->size()) +
+                       " processes, and every process needs some; choose another batch_size");
     if (options_.comm) dist::broadcast_state(*options_.comm, model_);
     if (options_.observe_outputs)
       stats_ = std::make_unique<StatsSampler>(model_, options_.observe_outputs, options_.stats_every, options_.nodes);
@@ -333,7 +338,7 @@ RunResult Trainer::run() {
       if (options_.comm) dist::sync_replicas(*options_.comm, model_, "after epoch " + std::to_string(epoch));
       if (eval_) {
         EpochEnd ev = evaluate(*eval_);
-        if (cancelled_) throw Cancelled();
+        if (cancelled_ && !options_.comm) throw Cancelled();  // ranks stop together, at a step
         e.has_eval = true;
         e.eval_loss = ev.eval_loss;
         e.eval_accuracy = ev.eval_accuracy;
@@ -358,7 +363,7 @@ RunResult Trainer::run() {
       test_options.record_predictions = false;
       begin_stream();
       EpochEnd t = train::evaluate(model_, *test_, test_options, &cancelled_);
-      if (cancelled_) throw Cancelled();
+      if (cancelled_ && !options_.comm) throw Cancelled();
       t.epoch = t.epochs = options_.epochs;
       result.test = t;
       publish(TestEnd{std::move(t)});
@@ -368,6 +373,10 @@ RunResult Trainer::run() {
   } catch (const Interrupted& i) {
     result.status = RunStatus::Interrupted;
     result.position = i.position;
+  } catch (const dist::RankMismatch& ex) {  // the replicas drifted apart: every rank sees it
+    result.status = RunStatus::Failed;
+    result.message = ex.what();
+    result.every_rank = true;
   } catch (const NonFiniteLoss& ex) {
     result.status = RunStatus::Failed;
     result.message = ex.what();

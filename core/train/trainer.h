@@ -117,6 +117,9 @@ struct TrainerOptions {
   // (dist::sync_replicas), and a cancel() on any rank stops all of them after the same step.
   // pause() and interrupt() are for a process alone.
   dist::CommunicatorPtr comm = nullptr;
+  // With comm: synchronised BatchNorm (StepOptions::sync_batchnorm); run() refuses it when a
+  // batch has fewer rows than ranks.
+  bool sync_batchnorm = false;
 };
 
 // Interrupted: interrupt() ended it between two batches, publishing neither Finished nor Failed;
@@ -131,8 +134,8 @@ struct RunResult {
   std::vector<EpochEnd> history;
   std::optional<EpochEnd> test; // the TestEnd figures, when there were any
   double seconds = 0;
-  // Failed alike on every rank of a data-parallel run (a non-finite loss of the global batch),
-  // so none is left waiting for the others.
+  // Failed alike on every rank of a data-parallel run (a non-finite loss of the global batch,
+  // replicas found apart), so none is left waiting for the others.
   bool every_rank = false;
 };
 
