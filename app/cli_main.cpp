@@ -621,7 +621,10 @@ Distributed join_job(const Args& args, graph::Graph& g) {
   const Device device = parse_device(g.training.device);
   d.world = dist::join(device.is_cuda());
   if (args.has("--rank-timeout")) d.world.comm->set_timeout(args.number("--rank-timeout", 120));
-  if (device.is_cuda()) g.training.device = "cuda:" + std::to_string(d.world.local_rank);
+  // One GPU per local rank; where the scheduler shows each rank only its own
+  // (CUDA_VISIBLE_DEVICES), that one is cuda:0.
+  if (device.is_cuda())
+    g.training.device = "cuda:" + std::to_string(d.world.local_rank % std::max(1, cuda::device_count()));
   if (!args.has("--threads")) set_num_threads(std::max(1, physical_cores() / d.world.local_size));
   if (d.rank() != 0 && !std::freopen("/dev/null", "w", stdout))
     throw IoError("rank " + std::to_string(d.rank()) + ": cannot silence its output");
@@ -676,6 +679,8 @@ int cmd_train_project(const Args& args, const std::string& file) {
   }
   try {
     return train_project(args, file, g, ro, d);
+  } catch (const dist::RankMismatch&) {
+    throw;  // found alike by every rank: each stops on its own
   } catch (const std::exception& e) {
     // One rank failing alone (its dataset missing, a timeout) would leave the others waiting.
     if (d.on()) d.world.comm->abort(e.what(), 1);
@@ -693,6 +698,7 @@ int train_project(const Args& args, const std::string& file, graph::Graph& g, co
   if (d.on()) {
     graph::Graph same = g;
     same.training.device = parse_device(g.training.device).is_cuda() ? "cuda" : "cpu";  // each rank its own GPU
+    same.dataset.path.clear();  // the dataset's own fact says whether the data agree
     dist::check_same(*d.world.comm,
                      {{"build", std::string("plexus-cli ") + PLEXUS_VERSION + " built " + __DATE__ + " " + __TIME__},
                       {"project", graph::serialize_project(same)},
