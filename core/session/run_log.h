@@ -19,9 +19,11 @@
 //   tensors of a file (train/partial_load.h) "init_from":"/path/to/final.safetensors"}
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "graph/graph.h"
@@ -122,6 +124,42 @@ struct RunRecord {
   double seconds = 0;        // of training, from the end line
   std::optional<double> best_eval_accuracy, best_eval_loss;  // over its validated epochs
   bool has_best = false, has_final = false;                  // its checkpoints on disk
+};
+
+// A run log read a piece at a time, as it grows: how the GUI follows a run that another process
+// writes (plexus-cli under mpirun, a job on a cluster's shared file system), and how read_run
+// reads a finished one, with the same checks. Only whole lines count: a last line without its
+// newline waits for the rest of it. The events come back as the trainer reported them, with
+// what the log leaves out for being in its header filled in (BatchEnd::epochs, EpochEnd::epochs).
+class RunLogReader {
+ public:
+  explicit RunLogReader(std::filesystem::path log);  // the file, for messages ("<log>:7: ...")
+
+  using Sink = std::function<void(train::Event)>;
+  // Hands `sink` the events of the lines `bytes` completes, in order; the header line gives
+  // none (header()). A malformed line is a DataError naming the file and the line, as
+  // read_run's, after the events of the lines before it.
+  void feed(std::string_view bytes, const Sink& sink);
+  // At the end of a file that is all there: the waiting line's event when it lacks only its
+  // newline; a line cut short is left out (cut_short()), but for the header (a DataError).
+  void finish(const Sink& sink);
+
+  const std::optional<RunHeader>& header() const { return header_; }
+  bool ended() const { return ended_; }          // its finished or failed line has come
+  bool cut_short() const { return cut_short_; }  // finish() left out a line cut short
+  int64_t lines() const { return lines_; }       // the whole lines read
+  // The number of the last epoch line (the header's first_epoch - 1 before one; 0 before the header).
+  int last_epoch() const { return last_epoch_; }
+
+ private:
+  std::optional<train::Event> line(std::string_view text, bool whole);
+
+  std::filesystem::path log_;
+  std::string waiting_;  // the start of a line whose newline has not come
+  std::optional<RunHeader> header_;
+  bool ended_ = false, cut_short_ = false;
+  int64_t lines_ = 0;
+  int last_epoch_ = 0;
 };
 
 // Reads `folder`/metrics.jsonl. A last line cut short (an app that died mid-write) is left out
