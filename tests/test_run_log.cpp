@@ -487,6 +487,12 @@ class TestRunLog : public QObject {
              }),
              std::string("run/metrics.jsonl:3: not a line of JSON"));
     QCOMPARE(got.size(), size_t(1));
+    // The header alone, of a log still being written (its last line not there yet) or of one
+    // whose header is all there is so far.
+    const fs::path going = write_log("going", header_line() + "\n" + line(batch(1, 1, 2, 0.9)) + "\n{\"event\":\"ba");
+    QCOMPARE(read_run_header(going).settings.epochs, int64_t(3));
+    QCOMPARE(read_run_header(write_log("header-only", header_line())).device, std::string("cpu, 2 threads"));
+    QVERIFY(contains(message_of<DataError>([&] { read_run_header(write_log("no-header", "")); }), "expected the run header"));
   }
 
   void malformedLogsAreRefusedWithFileAndLine() {
@@ -559,7 +565,7 @@ class TestRunLog : public QObject {
 
   void deletingARunRemovesOnlyWhatARunWrites() {
     const fs::path dir = temp_dir("delete");
-    for (const char* f : {"metrics.jsonl", "project.plexus", "best.safetensors", "final.safetensors",
+    for (const char* f : {"metrics.jsonl", "project.plexus", "launch.plexus", "best.safetensors", "final.safetensors",
                           ".final.safetensors.tmp-1-2-3"})
       put(dir / "run" / f, "x");
     QVERIFY(delete_run(dir / "run"));

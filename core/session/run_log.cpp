@@ -359,6 +359,21 @@ RunRecord read_run(const fs::path& folder) {
   return r;
 }
 
+RunHeader read_run_header(const fs::path& folder) {
+  const fs::path path = folder / kRunLogFile;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError("not a run folder: " + folder.string() + " has no readable " + kRunLogFile);
+  std::string first;
+  const bool whole = bool(std::getline(in, first)) && !in.eof();
+  if (in.bad()) throw IoError("cannot read " + path.string());
+  RunLogReader reader(path);
+  reader.feed(first, {});
+  if (whole) reader.feed("\n", {});
+  else reader.finish({});
+  if (!reader.header()) throw DataError(path.string() + ": empty, expected the run header on line 1");
+  return *reader.header();
+}
+
 std::vector<fs::path> list_runs(const fs::path& project_file) {
   const fs::path parent = runs_folder(project_file);
   std::vector<fs::path> out;
@@ -375,7 +390,8 @@ bool delete_run(const fs::path& folder) {
   std::error_code ec;
   if (!fs::is_regular_file(folder / kRunLogFile, ec))
     throw IoError("not a run folder: " + folder.string() + " has no " + kRunLogFile + "; nothing was deleted");
-  const std::vector<std::string> names = {kRunLogFile, kRunProjectFile, "best.safetensors", "final.safetensors"};
+  const std::vector<std::string> names = {kRunLogFile, kRunProjectFile, kLaunchProjectFile, "best.safetensors",
+                                          "final.safetensors"};
   std::vector<fs::path> doomed;
   bool others = false;
   for (const fs::directory_entry& entry : fs::directory_iterator(folder)) {

@@ -7,6 +7,8 @@
 //                    at the start; after an edit made while paused, the edited project, the
 //                    one the checkpoints hold a model of: see RunLog::edited)
 //   project-before-edit-<n>.plexus   the project as it was before the run's n-th edit
+//   launch.plexus    the project as handed to the processes that write the folder, when the
+//                    GUI started them (kLaunchProjectFile)
 //   metrics.jsonl    a header line, then one line per event exactly as `plexus-cli train
 //                    --metrics` writes them (train/event_json.h), each flushed at once, so an
 //                    app that dies leaves a readable prefix; the last line says how it ended
@@ -36,6 +38,9 @@ namespace plexus::session {
 
 inline constexpr const char* kRunLogFile = "metrics.jsonl";
 inline constexpr const char* kRunProjectFile = "project.plexus";
+// The project a front end handed to the processes it started to write the folder (the GUI's
+// Train with N Processes: plexus-cli needs a file, the open project need not be saved).
+inline constexpr const char* kLaunchProjectFile = "launch.plexus";
 inline constexpr int kRunLogFormat = 1;
 // read_run keeps at most this many batch points for the curves, evenly spread.
 inline constexpr size_t kRunBatchPoints = 4000;
@@ -168,12 +173,17 @@ class RunLogReader {
 // is a DataError naming the file and the line. IoError when there is no log to read.
 RunRecord read_run(const std::filesystem::path& folder);
 
+// The header of `folder`/metrics.jsonl alone: what a run that is still being written says of
+// itself. IoError and DataError as read_run's.
+RunHeader read_run_header(const std::filesystem::path& folder);
+
 // The run folders (those with a metrics.jsonl) of a saved project, in runs_folder(project_file),
 // newest first. None for a project not saved or without runs.
 std::vector<std::filesystem::path> list_runs(const std::filesystem::path& project_file);
 
 // Deletes a run folder: the files a run writes (metrics.jsonl, project.plexus and the projects
-// before its edits, the checkpoints, and temporaries of their atomic saves), then the folder itself when nothing else is in it.
+// before its edits, launch.plexus, the checkpoints, and temporaries of their atomic saves), then
+// the folder itself when nothing else is in it.
 // Returns false when the folder was kept because it holds other files (they are untouched).
 // IoError when a file cannot be removed, or when `folder` is not a run folder (no
 // metrics.jsonl): nothing is removed then.
