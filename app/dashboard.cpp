@@ -390,6 +390,10 @@ void Dashboard::beginRun(const TrainingRequest& request, const QString& name) {
 }
 
 void Dashboard::beginFollowedRun(const TrainingRequest& request, const QString& name) {
+  // Listed already as a past run (its log read as it was then): it is shown live instead.
+  for (int id : plots_->runIds())
+    if (const auto info = plots_->runInfo(id); !info.active && canonical(info.origin.folder) == canonical(request.runDir))
+      plots_->removeRun(id);
   beginRun(request, name);
   previewDataset(request.graph, request.projectDir);  // the run hands over no samples
 }

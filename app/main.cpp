@@ -2,8 +2,9 @@
 // empty one) and offers back work a crash left unsaved. For docs and checks it can also start
 // training by itself or follow a run folder that another process writes, render itself to a PNG
 // (of the editor, of the editor with live node statistics at a given step, of the dashboard after
-// a given epoch, of the dashboard with the project's past runs, of two runs compared, or of its
-// dataset preview showing the augmented training images) and report how a run ended.
+// a given epoch, of the dashboard with the project's past runs, of two runs compared, of its
+// dataset preview showing the augmented training images, or of the Train with N Processes
+// dialog) and report how a run ended.
 #include <QApplication>
 #include <QCheckBox>
 #include <QCommandLineOption>
@@ -28,6 +29,7 @@
 #include "editor/node_view.h"
 #include "main_window.h"
 #include "run_follower.h"
+#include "train_processes_dialog.h"
 #include "training_controller.h"
 #include "tryit/digit_canvas.h"
 #include "tryit/text_prompt.h"
@@ -90,13 +92,16 @@ int main(int argc, char** argv) {
       QStringLiteral("Follow the run being written into run folder <dir> on the dashboard (with --screenshot: take it "
                      "after epoch --at-epoch, else once the run has ended)."),
       QStringLiteral("dir"));
+  QCommandLineOption processes_option(
+      QStringLiteral("processes-dialog"),
+      QStringLiteral("Open Run > Train with N Processes on the project; with --screenshot, take a PNG of the dialog."));
   QCommandLineOption draw_option(QStringLiteral("draw"),
                                  QStringLiteral("Draw on the Try It canvas: strokes separated by ';', each a list of "
                                                 "points 'x,y' separated by spaces, in 0..1 of the sheet."),
                                  QStringLiteral("strokes"));
   for (QCommandLineOption* o : {&screenshot_option, &size_option, &select_option, &train_option, &epoch_option,
                                 &step_option, &done_option, &dashboard_option, &augmented_option, &try_option, &draw_option,
-                                &prompt_option, &compare_option, &follow_option}) {
+                                &prompt_option, &compare_option, &follow_option, &processes_option}) {
     o->setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOption(*o);
   }
@@ -157,6 +162,8 @@ int main(int argc, char** argv) {
     window.tryIt()->panel()->canvas()->addStroke(points);
   }
   if (try_it && !train) window.showTryIt();
+  if (parser.isSet(processes_option))
+    QTimer::singleShot(0, &window, [&window] { window.trainProcessesAction()->trigger(); });
   if (compare) {
     window.showDashboard();
     window.dashboard()->compareRunFolders(parser.value(compare_option), compare_with);
@@ -284,6 +291,15 @@ int main(int argc, char** argv) {
                        });
       QObject::connect(follower, &plexus::app::RunFollower::stateChanged, &window, [follower, shootOnce] {
         if (!follower->isFollowing()) shootOnce();
+      });
+    } else if (parser.isSet(processes_option)) {  // the dialog alone, once it is drawn
+      QTimer::singleShot(400, &window, [&window, file, shootWidget] {
+        auto* dialog = window.findChild<plexus::app::TrainProcessesDialog*>();
+        if (!dialog) {
+          std::fprintf(stderr, "plexus: no dialog: %s\n", qPrintable(window.statusBar()->currentMessage()));
+          return QCoreApplication::exit(1);
+        }
+        shootWidget(dialog, file);
       });
     } else if (augmented) {  // once the augmented page is drawn, in the background too
       QObject::connect(

@@ -777,11 +777,12 @@ void MainWindow::openRunFolder() {
   if (!folder.isEmpty()) dashboard_->openRunFolder(folder);
 }
 
-bool MainWindow::followRunFolder(const QString& folder) {
+bool MainWindow::followRunFolder(const QString& chosen) {
   if (isRunActive()) {
     statusBar()->showMessage(tr("A run is active: stop it before following another"), 8000);
     return false;
   }
+  const QString folder = QFileInfo(chosen).absoluteFilePath();
   const std::filesystem::path path = folder.toStdString();
   TrainingRequest request{{}, {}, folder, {}};
   try {

@@ -4,6 +4,7 @@
 #include <QDir>
 #include <QFontDatabase>
 #include <QFormLayout>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
@@ -11,6 +12,7 @@
 #include <QRegularExpression>
 #include <QSettings>
 #include <QSpinBox>
+#include <QThread>
 #include <QVBoxLayout>
 
 namespace plexus::app {
@@ -57,9 +59,17 @@ TrainProcessesDialog::TrainProcessesDialog(const ProcessPlan& plan, QWidget* par
   connect(buttons_, &QDialogButtonBox::accepted, this, &QDialog::accept);
   connect(buttons_, &QDialogButtonBox::rejected, this, &QDialog::reject);
 
+  // The numbers keep their size; the arguments get the width.
+  for (QSpinBox* box : {processes_, threads_}) box->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
+  auto* threads_row = new QHBoxLayout;
+  threads_row->addWidget(threads_);
+  threads_row->addWidget(new QLabel(tr("(this machine has %1 cores)").arg(QThread::idealThreadCount()), this));
+  threads_row->addStretch(1);
   auto* form = new QFormLayout;
   form->addRow(tr("&Processes:"), processes_);
-  form->addRow(tr("&Threads per process:"), threads_);
+  auto* threads_label = new QLabel(tr("&Threads per process:"), this);
+  threads_label->setBuddy(threads_);
+  form->addRow(threads_label, threads_row);
   form->addRow(tr("&mpirun arguments:"), extra_);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(form);
