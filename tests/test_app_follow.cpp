@@ -1,6 +1,6 @@
 // Runs that other processes write, followed live in the real window, offscreen: a run that
-// plexus-cli trains (caught mid-run: its epochs so far, then the rest as they are written, then
-// its end); Run ▸ Train with N Processes driven through its dialog (mpirun plexus-cli, the
+// plexus-cli trains (caught mid-run: its epochs so far, its log gone quiet while it is held,
+// then the rest as they are written, then its end); Run ▸ Train with N Processes driven through its dialog (mpirun plexus-cli, the
 // project's relative dataset path resolved, the run followed to its end, the dialog's mpirun
 // arguments remembered), Stop on a longer such run, mpirun failing with its last lines shown, and
 // mpirun or plexus-cli missing. Skipped where mpirun is not installed.
@@ -162,6 +162,10 @@ class TestAppFollow : public QObject {
     QVERIFY(w.stopAction()->isEnabled());
     QCOMPARE(w.stopAction()->text(), QStringLiteral("Stop &Following"));
     QVERIFY(!w.startTraining());
+    // Held, its log has gone quiet: the dashboard says so instead of "Training".
+    w.follower()->setStaleAfter(300);
+    QTRY_VERIFY_WITH_TIMEOUT(w.progress()->statusText().startsWith(QStringLiteral("No update for")), 10000);
+    QVERIFY(w.lastRun().active);
 
     ::kill(pid_t(cli.processId()), SIGCONT);
     QTRY_VERIFY_WITH_TIMEOUT(!w.follower()->isFollowing(), kTimeoutMs);
