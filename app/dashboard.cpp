@@ -31,6 +31,7 @@
 #include "graph/dataset_info.h"
 #include "graph/dataset_params.h"
 #include "graph/project.h"
+#include "run_follower.h"
 #include "session/data_pipeline.h"
 #include "session/run_log.h"
 #include "session/sampling.h"
@@ -141,7 +142,8 @@ std::vector<Dashboard::LoadedRun> Dashboard::readRuns(const std::vector<std::fil
   return out;
 }
 
-Dashboard::Dashboard(TrainingController* controller, QWidget* parent) : QWidget(parent), controller_(controller) {
+Dashboard::Dashboard(TrainingController* controller, RunFollower* follower, QWidget* parent)
+    : QWidget(parent), controller_(controller), follower_(follower) {
   plots_ = new widgets::TrainingPlots(this);
   runs_ = new widgets::RunList(plots_, this);
   progress_ = new widgets::TrainingProgress(this);
@@ -220,37 +222,23 @@ Dashboard::Dashboard(TrainingController* controller, QWidget* parent) : QWidget(
   layout->addWidget(skipped_row_);
   layout->addWidget(split, 1);
 
-  connect(controller_, &TrainingController::started, this, &Dashboard::onStarted);
-  connect(controller_, &TrainingController::batches, this, [this](const std::vector<train::BatchEnd>& batches) {
-    if (batches.empty() || run_ < 0) return;
-    plots_->addBatches(run_, batches);
-    progress_->update(batches.back());
-  });
-  connect(controller_, &TrainingController::epochEnded, this, &Dashboard::onEpoch);
-  connect(controller_, &TrainingController::checkpointSaved, this, [this](const QString& path, const QString& kind) {
-    checkpoint_->setText(tr("Saved the %1 weights: %2").arg(kind, QDir::toNativeSeparators(path)));
-    if (kind != QLatin1String("final")) return;
-    widgets::TrainingPlots::RunOrigin origin = plots_->runInfo(run_).origin;
-    origin.continuable = true;
-    plots_->setRunOrigin(run_, origin);
-  });
-  connect(controller_, &TrainingController::tested, this, &Dashboard::onTested);
-  connect(controller_, &TrainingController::stateChanged, this,
-          [this] { runs_->setTraining(controller_->isRunning()); });
+  // A run of the controller's and one followed from its folder come the same way.
+  listen(controller_);
+  listen(follower_);
   connect(controller_, &TrainingController::filesSkipped, this, &Dashboard::showSkipped);
-  connect(controller_, &TrainingController::notice, this, [this](const QString& text) {
-    notes_->setText(notes_->text().isEmpty() ? text : notes_->text() + QLatin1Char('\n') + text);
-    notes_->show();
+  connect(controller_, &TrainingController::stateChanged, this, &Dashboard::updateTraining);
+  connect(follower_, &RunFollower::stateChanged, this, &Dashboard::updateTraining);
+  connect(follower_, &RunFollower::silent, this, [this](double seconds) {
+    if (seconds > 0)
+      progress_->setStatus(tr("No update for %1").arg(widgets::TrainingProgress::duration(seconds)), false);
+    else
+      progress_->setStatus(tr("Training"), true);
   });
-  connect(controller_, &TrainingController::graphEdited, this, [this](const train::GraphEdit& e) {
-    if (run_ < 0) return;
-    markEdit(plots_, run_, e);
-    const QString text = tr("Edited at epoch %1, batch %2: %3").arg(e.epoch).arg(e.batch).arg(qstr(e.carried));
-    notes_->setText(notes_->text().isEmpty() ? text : notes_->text() + QLatin1Char('\n') + text);
-    notes_->show();
+  connect(follower_, &RunFollower::lost, this, [this](const QString& why) {
+    addNote(why);
+    progress_->finish(tr("Not followed"), false);
+    if (run_ >= 0) plots_->finishRun(run_, tr("not followed"));
   });
-  connect(controller_, &TrainingController::finished, this, &Dashboard::onFinished);
-  connect(controller_, &TrainingController::failed, this, &Dashboard::onFailed);
   connect(confusion_, &widgets::ConfusionMatrixView::cellClicked, this, &Dashboard::showCell);
   connect(&preview_loading_, &QFutureWatcher<PreviewData>::finished, this, [this] {
     if (preview_loading_.isCanceled()) return;  // a run handed over its own samples meanwhile
@@ -277,6 +265,42 @@ Dashboard::Dashboard(TrainingController* controller, QWidget* parent) : QWidget(
     widgets::setColour(skipped_, QPalette::WindowText, widgets::ThemeManager::instance().theme().warning);
   });
 }
+
+// The signals a run's source (TrainingController, RunFollower) reports it with.
+template <class Source>
+void Dashboard::listen(Source* source) {
+  connect(source, &Source::started, this, &Dashboard::onStarted);
+  connect(source, &Source::batches, this, [this](const std::vector<train::BatchEnd>& batches) {
+    if (batches.empty() || run_ < 0) return;
+    plots_->addBatches(run_, batches);
+    progress_->update(batches.back());
+  });
+  connect(source, &Source::epochEnded, this, &Dashboard::onEpoch);
+  connect(source, &Source::checkpointSaved, this, [this](const QString& path, const QString& kind) {
+    checkpoint_->setText(tr("Saved the %1 weights: %2").arg(kind, QDir::toNativeSeparators(path)));
+    if (kind != QLatin1String("final")) return;
+    widgets::TrainingPlots::RunOrigin origin = plots_->runInfo(run_).origin;
+    origin.continuable = true;
+    plots_->setRunOrigin(run_, origin);
+  });
+  connect(source, &Source::tested, this, &Dashboard::onTested);
+  connect(source, &Source::notice, this, &Dashboard::addNote);
+  connect(source, &Source::graphEdited, this, [this](const train::GraphEdit& e) {
+    if (run_ < 0) return;
+    markEdit(plots_, run_, e);
+    addNote(tr("Edited at epoch %1, batch %2: %3").arg(e.epoch).arg(e.batch).arg(qstr(e.carried)));
+  });
+  connect(source, &Source::finished, this, &Dashboard::onFinished);
+  connect(source, &Source::failed, this, &Dashboard::onFailed);
+}
+
+void Dashboard::addNote(const QString& text) {
+  notes_->setText(notes_->text().isEmpty() ? text : notes_->text() + QLatin1Char('\n') + text);
+  notes_->show();
+}
+
+// While a run trains or is followed, none can be continued.
+void Dashboard::updateTraining() { runs_->setTraining(controller_->isRunning() || follower_->isFollowing()); }
 
 // The line about an image folder's files left out, with a button that lists them below it.
 void Dashboard::buildSkipped() {
@@ -332,13 +356,13 @@ void Dashboard::showTextSamples(bool text) {
   text_samples_->setVisible(text);
 }
 
-void Dashboard::beginRun(const TrainingRequest& request) {
+void Dashboard::beginRun(const TrainingRequest& request, const QString& name) {
   closeComparison();  // the run's progress is what to watch now
   const graph::Graph& graph = request.graph;
   showTextSamples(session::is_text_project(graph));
   text_samples_->clear();
   const QString& project_dir = request.projectDir;
-  run_ = plots_->beginRun(tr("Run %1").arg(++runs_started_), summary(graph.training));
+  run_ = plots_->beginRun(name.isEmpty() ? tr("Run %1").arg(++runs_started_) : name, summary(graph.training));
   widgets::TrainingPlots::RunOrigin origin{request.runDir, QDateTime::currentDateTime(), false, false, {}};
   if (!request.continueFrom.isEmpty()) {
     QString continued = folderName(request.continueFrom);
@@ -365,6 +389,15 @@ void Dashboard::beginRun(const TrainingRequest& request) {
   run_augmentation_ = session::training_augmentation(graph.dataset);
 }
 
+void Dashboard::beginFollowedRun(const TrainingRequest& request, const QString& name) {
+  // Listed already as a past run (its log read as it was then): it is shown live instead.
+  for (int id : plots_->runIds())
+    if (const auto info = plots_->runInfo(id); !info.active && canonical(info.origin.folder) == canonical(request.runDir))
+      plots_->removeRun(id);
+  beginRun(request, name);
+  previewDataset(request.graph, request.projectDir);  // the run hands over no samples
+}
+
 QString Dashboard::previewKey(const graph::Graph& graph, const QString& project_dir) {
   // Every dataset setting (how pictures are read, the augmentation shown, ...); the validation
   // split also depends on the seed and the fraction.
@@ -378,7 +411,8 @@ QString Dashboard::previewKey(const graph::Graph& graph, const QString& project_
 }
 
 void Dashboard::previewDataset(const graph::Graph& graph, const QString& project_dir) {
-  if (graph.dataset.kind.empty()) return;
+  // A followed run's samples stay while it is followed (beginFollowedRun read them).
+  if (graph.dataset.kind.empty() || follower_->isFollowing()) return;
   // A text project has no pictures to show: its runs' samples take the preview's place.
   const bool text = session::is_text_project(graph);
   if (!controller_->isRunning()) showTextSamples(text);
@@ -558,8 +592,9 @@ void Dashboard::deleteRun(int run) {
 }
 
 void Dashboard::onStarted(const RunInfo& info) {
-  progress_->begin(info.epochs, info.batchesPerEpoch, info.device, qstr(info.peak.measured));
+  progress_->begin(info.epochs, info.batchesPerEpoch, info.device, qstr(info.peak.measured), info.elapsed);
   test_examples_ = info.testSize;
+  if (!info.trainSplit) return;  // a followed run's: the samples are read here (beginFollowedRun)
   class_names_.assign(info.classNames.begin(), info.classNames.end());
   if (run_key_ == preview_key_ && preview_split_) return;  // already showing these samples
   preview_loading_.cancel();
@@ -614,7 +649,8 @@ void Dashboard::evaluateCheckpoint(const graph::Graph& graph, const QString& pro
 }
 
 void Dashboard::showTest(const train::EpochEnd& t, const QString& what, int64_t examples) {
-  QString text = tr("Test set, %1 (%L2 examples): ").arg(what).arg(examples);
+  // A followed run's log does not say how many.
+  QString text = examples > 0 ? tr("Test set, %1 (%L2 examples): ").arg(what).arg(examples) : tr("Test set, %1: ").arg(what);
   if (t.classes > 0)
     text += tr("accuracy %1 %, top-5 %2 %, loss %3")
                 .arg(100 * t.eval_accuracy, 0, 'f', 2)

@@ -1,9 +1,10 @@
 #pragma once
-// The training dashboard: progress, curves of this session's runs and of the project's past runs
-// (read from their run folders in the background), the confusion matrix and the samples of the
-// dataset's splits, the validation samples with the model's predictions, and the files of an
-// image folder a run left out; or, on a page of its own, two past runs compared. Wiring only: it
-// feeds the widgets with what the TrainingController reports and what core reads from disk, and
+// The training dashboard: progress, curves of this session's runs (trained here, or followed
+// from the folder another process writes) and of the project's past runs (read from their run
+// folders in the background), the confusion matrix and the samples of the dataset's splits, the
+// validation samples with the model's predictions, and the files of an image folder a run left
+// out; or, on a page of its own, two past runs compared. Wiring only: it feeds the widgets with
+// what the TrainingController or the RunFollower reports and what core reads from disk, and
 // never touches a model.
 #include <QFutureWatcher>
 #include <QString>
@@ -36,6 +37,7 @@ class TrainingProgress;
 
 namespace plexus::app {
 
+class RunFollower;
 class TrainingController;
 struct RunInfo;
 struct SkippedFiles;
@@ -55,11 +57,17 @@ class Dashboard : public QWidget {
   Q_OBJECT
 
  public:
-  Dashboard(TrainingController* controller, QWidget* parent = nullptr);
+  // Shows the runs of `controller` and those `follower` follows, alike.
+  Dashboard(TrainingController* controller, RunFollower* follower, QWidget* parent = nullptr);
   ~Dashboard() override;
 
-  // A new run is starting: a new curve in the plots (kept in request.runDir), progress reset.
-  void beginRun(const TrainingRequest& request);
+  // A new run is starting: a new curve in the plots (kept in request.runDir) named `name`
+  // ("" = "Run 1", "Run 2", ...), progress reset.
+  void beginRun(const TrainingRequest& request, const QString& name = {});
+  // The same for a run that another process writes into request.runDir, which the follower is
+  // about to follow: its dataset's samples are read here (request.projectDir resolves a relative
+  // dataset path) and stay while it is followed.
+  void beginFollowedRun(const TrainingRequest& request, const QString& name = {});
   // The past runs of the project saved in `project_file` (session::list_runs) replace the runs
   // shown, but for one that is training. The newest kShownPastRuns are shown, the others
   // listed unchecked; a run whose log cannot be read is listed with the reason. runsLoaded()
@@ -122,6 +130,10 @@ class Dashboard : public QWidget {
   static std::vector<LoadedRun> readRuns(const std::vector<std::filesystem::path>& folders);
   void addPastRuns(const std::vector<LoadedRun>& runs, bool project);
   void showSplits(const PreviewData& data);
+  template <class Source>
+  void listen(Source* source);
+  void addNote(const QString& text);
+  void updateTraining();
   void onStarted(const RunInfo& info);
   void onEpoch(const train::EpochEnd& epoch);
   void onTested(const train::TestEnd& test);
@@ -135,6 +147,7 @@ class Dashboard : public QWidget {
   void showTextSamples(bool text);  // the samples view instead of the image preview, or back
 
   TrainingController* controller_;
+  RunFollower* follower_;
   widgets::TrainingPlots* plots_;
   widgets::RunList* runs_;
   widgets::TrainingProgress* progress_;

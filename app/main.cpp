@@ -1,9 +1,10 @@
 // plexus: the Plexus desktop application. Opens the project given on the command line (or an
 // empty one) and offers back work a crash left unsaved. For docs and checks it can also start
-// training by itself, render itself to a PNG (of the editor, of the editor with live node
-// statistics at a given step, of the dashboard after a given epoch, of the dashboard with the
-// project's past runs, of two runs compared, or of its dataset preview showing the augmented
-// training images) and report how a run ended.
+// training by itself or follow a run folder that another process writes, render itself to a PNG
+// (of the editor, of the editor with live node statistics at a given step, of the dashboard after
+// a given epoch, of the dashboard with the project's past runs, of two runs compared, of its
+// dataset preview showing the augmented training images, or of the Train with N Processes
+// dialog) and report how a run ended.
 #include <QApplication>
 #include <QCheckBox>
 #include <QCommandLineOption>
@@ -17,6 +18,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <utility>
 
 #include "common/icons.h"
 #include "common/theme.h"
@@ -26,6 +28,8 @@
 #include "editor/node_scene.h"
 #include "editor/node_view.h"
 #include "main_window.h"
+#include "run_follower.h"
+#include "train_processes_dialog.h"
 #include "training_controller.h"
 #include "tryit/digit_canvas.h"
 #include "tryit/text_prompt.h"
@@ -83,13 +87,21 @@ int main(int argc, char** argv) {
       QStringLiteral("Show the dashboard comparing run folder <a> with run folder B, the last argument "
                      "(--compare A B; with --screenshot: take it once both are read)."),
       QStringLiteral("a"));
+  QCommandLineOption follow_option(
+      QStringLiteral("follow"),
+      QStringLiteral("Follow the run being written into run folder <dir> on the dashboard (with --screenshot: take it "
+                     "after epoch --at-epoch, else once the run has ended)."),
+      QStringLiteral("dir"));
+  QCommandLineOption processes_option(
+      QStringLiteral("processes-dialog"),
+      QStringLiteral("Open Run > Train with N Processes on the project; with --screenshot, take a PNG of the dialog."));
   QCommandLineOption draw_option(QStringLiteral("draw"),
                                  QStringLiteral("Draw on the Try It canvas: strokes separated by ';', each a list of "
                                                 "points 'x,y' separated by spaces, in 0..1 of the sheet."),
                                  QStringLiteral("strokes"));
   for (QCommandLineOption* o : {&screenshot_option, &size_option, &select_option, &train_option, &epoch_option,
                                 &step_option, &done_option, &dashboard_option, &augmented_option, &try_option, &draw_option,
-                                &prompt_option, &compare_option}) {
+                                &prompt_option, &compare_option, &follow_option, &processes_option}) {
     o->setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOption(*o);
   }
@@ -108,6 +120,10 @@ int main(int argc, char** argv) {
 
   const bool screenshot = parser.isSet(screenshot_option);
   plexus::app::MainWindow window;
+  if (screenshot)  // no one is there to close a message box
+    window.showError = [](const QString& title, const QString& text) {
+      std::fprintf(stderr, "plexus: %s: %s\n", qPrintable(title), qPrintable(text));
+    };
   if (screenshot) {  // a fixed, settings-independent layout
     const QStringList wh = parser.value(size_option).split(QLatin1Char('x'));
     window.resize(wh.size() == 2 ? wh[0].toInt() : 1440, wh.size() == 2 ? wh[1].toInt() : 900);
@@ -146,11 +162,19 @@ int main(int argc, char** argv) {
     window.tryIt()->panel()->canvas()->addStroke(points);
   }
   if (try_it && !train) window.showTryIt();
+  if (parser.isSet(processes_option))
+    QTimer::singleShot(0, &window, [&window] { window.trainProcessesAction()->trigger(); });
   if (compare) {
     window.showDashboard();
     window.dashboard()->compareRunFolders(parser.value(compare_option), compare_with);
   }
-  if (!screenshot && !train) QTimer::singleShot(0, &window, [&window] { window.offerRecovery(); });
+  const bool follow = parser.isSet(follow_option);
+  if (follow) {  // once the screenshot's handlers below are connected: the first read reports at once
+    QTimer::singleShot(0, &window, [&window, folder = parser.value(follow_option), screenshot] {
+      if (!window.followRunFolder(folder) && screenshot) QCoreApplication::exit(1);
+    });
+  }
+  if (!screenshot && !train && !follow) QTimer::singleShot(0, &window, [&window] { window.offerRecovery(); });
 
   // Leaves without questions: the project is not to be saved by an automated run.
   const auto quit = [&window](int status) {
@@ -251,6 +275,31 @@ int main(int argc, char** argv) {
       QObject::connect(window.training(), &TrainingController::failed, &window, [quit](const QString& message) {
         std::fprintf(stderr, "plexus: %s\n", qPrintable(message));
         quit(1);
+      });
+    } else if (follow) {  // after the followed run's epoch --at-epoch, else once it has ended
+      const int epoch = parser.isSet(epoch_option) ? parser.value(epoch_option).toInt() : 0;
+      auto taken = std::make_shared<bool>(false);
+      const auto shootOnce = [&window, file, shoot, taken] {
+        if (std::exchange(*taken, true)) return;
+        window.dashboard()->plots()->fit();
+        QTimer::singleShot(400, &window, [file, shoot] { shoot(file); });
+      };
+      plexus::app::RunFollower* follower = window.follower();
+      QObject::connect(follower, &plexus::app::RunFollower::epochEnded, &window,
+                       [epoch, shootOnce](const plexus::train::EpochEnd& e) {
+                         if (e.epoch == epoch) shootOnce();
+                       });
+      QObject::connect(follower, &plexus::app::RunFollower::stateChanged, &window, [follower, shootOnce] {
+        if (!follower->isFollowing()) shootOnce();
+      });
+    } else if (parser.isSet(processes_option)) {  // the dialog alone, once it is drawn
+      QTimer::singleShot(400, &window, [&window, file, shootWidget] {
+        auto* dialog = window.findChild<plexus::app::TrainProcessesDialog*>();
+        if (!dialog) {
+          std::fprintf(stderr, "plexus: no dialog: %s\n", qPrintable(window.statusBar()->currentMessage()));
+          return QCoreApplication::exit(1);
+        }
+        shootWidget(dialog, file);
       });
     } else if (augmented) {  // once the augmented page is drawn, in the background too
       QObject::connect(

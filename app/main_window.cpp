@@ -5,6 +5,7 @@
 #include <QCloseEvent>
 #include <QDir>
 #include <QDockWidget>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGraphicsItem>
@@ -43,11 +44,15 @@
 #include "editor/property_panel.h"
 #include "editor/training_panel.h"
 #include "export/onnx.h"
+#include "graph/dataset_info.h"
 #include "graph/project.h"
+#include "process_run.h"
 #include "recovery.h"
+#include "run_follower.h"
 #include "session/run_folder.h"
 #include "session/run_log.h"
 #include "session/trained_model.h"
+#include "train_processes_dialog.h"
 #include "training_controller.h"
 #include "tryit_page.h"
 
@@ -89,7 +94,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   view_ = new widgets::NodeView(scene_, this);
   view_->setObjectName(QStringLiteral("canvas"));
   training_ = new TrainingController(this);
-  dashboard_ = new Dashboard(training_, this);
+  follower_ = new RunFollower(this);
+  processes_ = new ProcessRun(this);
+  dashboard_ = new Dashboard(training_, follower_, this);
   tabs_ = new QTabWidget(this);
   tabs_->setDocumentMode(true);
   tabs_->addTab(view_, tr("Editor"));
@@ -158,6 +165,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(training_, &TrainingController::finished, this, [this](const train::Finished& result) {
     statusBar()->showMessage(result.cancelled ? tr("Training stopped") : tr("Training finished"), 8000);
   });
+  connect(follower_, &RunFollower::stateChanged, this, &MainWindow::updateRunActions);
+  connect(follower_, &RunFollower::finished, this, [this](const train::Finished& result) {
+    statusBar()->showMessage(result.cancelled ? tr("The followed run stopped") : tr("The followed run finished"), 8000);
+  });
+  connect(follower_, &RunFollower::failed, this, [this](const QString& message) { statusBar()->showMessage(message, 15000); });
+  connect(follower_, &RunFollower::lost, this, [this](const QString& why) { statusBar()->showMessage(why, 15000); });
+  connect(processes_, &ProcessRun::ended, this, &MainWindow::processesEnded);
   connect(scene_, &widgets::NodeScene::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
   connect(scene_, &QGraphicsScene::selectionChanged, this, [this] {
     properties_->showNodes(scene_->selectedItemIds());
@@ -392,7 +406,33 @@ void MainWindow::createRunActions() {
   pause_action_->setCheckable(true);
   connect(pause_action_, &QAction::triggered, this, &MainWindow::setPaused);
   stop_action_ = makeAction(this, tr("&Stop"), QStringLiteral("stop"), {QKeySequence(tr("Shift+F5"))});
-  connect(stop_action_, &QAction::triggered, training_, &TrainingController::stop);
+  stop_action_->setObjectName(QStringLiteral("stopAction"));
+  connect(stop_action_, &QAction::triggered, this, &MainWindow::stopRun);
+  processes_action_ = makeAction(this, tr("Train with N &Processes…"), {});
+  processes_action_->setObjectName(QStringLiteral("trainProcessesAction"));
+  processes_action_->setToolTip(tr("Train the project in several processes with mpirun (plexus-cli), on this machine "
+                                   "or the hosts of a hostfile, and follow the run here"));
+  connect(processes_action_, &QAction::triggered, this, [this] {
+    if (isRunActive() || !checkTrainable()) return;
+    // The command the dialog shows names the very folder the run will go to.
+    const QString run_dir = newRunDirectory();
+    ProcessPlan plan;
+    plan.project = run_dir + QLatin1Char('/') + QLatin1String(session::kLaunchProjectFile);
+    plan.runDir = run_dir;
+    plan.workingDir = projectDirectory();
+    auto* dialog = new TrainProcessesDialog(plan, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QDialog::accepted, this, [this, dialog] { trainWithProcesses(dialog->plan()); });
+    dialog->open();  // window-modal, without a nested event loop
+  });
+  follow_action_ = makeAction(this, tr("&Follow Run Folder…"), {});
+  follow_action_->setObjectName(QStringLiteral("followAction"));
+  follow_action_->setToolTip(tr("Show a run that another process is writing (plexus-cli, a cluster job) live, from "
+                                "its run folder"));
+  connect(follow_action_, &QAction::triggered, this, [this] {
+    const QString folder = chooseRunFolder(tr("Follow a run folder"));
+    if (!folder.isEmpty()) followRunFolder(folder);
+  });
   QAction* resume_from = makeAction(this, tr("Train from &Checkpoint…"), {});
   connect(resume_from, &QAction::triggered, this, [this] {
     const QString path = chooseCheckpoint(tr("Continue training from a checkpoint"));
@@ -430,7 +470,7 @@ void MainWindow::createRunActions() {
   connect(dashboard, &QAction::triggered, this, &MainWindow::showDashboard);
   QAction* try_it = makeAction(this, tr("Show T&ry It"), {}, {QKeySequence(tr("Alt+3"))});
   connect(try_it, &QAction::triggered, this, &MainWindow::showTryIt);
-  run->addActions({train_action_, pause_action_, stop_action_});
+  run->addActions({train_action_, pause_action_, stop_action_, processes_action_});
   run->addSeparator();
   widgets::RunList* runs = dashboard_->runs();
   connect(runs, &widgets::RunList::continueRequested, this, &MainWindow::continueRun);
@@ -451,7 +491,7 @@ void MainWindow::createRunActions() {
   });
   run->addActions({resume_from, init_from, evaluate, export_action_});
   run->addSeparator();
-  run->addActions({runs->openAction(), runs->continueAction(), runs->compareAction(), runs->deleteAction()});
+  run->addActions({runs->openAction(), follow_action_, runs->continueAction(), runs->compareAction(), runs->deleteAction()});
   run->addSeparator();
   run->addActions({editor, dashboard, try_it});
 
@@ -462,15 +502,26 @@ void MainWindow::createRunActions() {
   updateRunActions();
 }
 
+// One run at a time fills the dashboard: while one trains here, trains in processes started
+// here or is followed, no other starts.
 void MainWindow::updateRunActions() {
   const bool running = training_->isRunning();
-  train_action_->setEnabled(!running);
+  const bool active = isRunActive();
+  train_action_->setEnabled(!active);
+  processes_action_->setEnabled(!active);
+  follow_action_->setEnabled(!active);
   pause_action_->setEnabled(running);
   pause_action_->setChecked(training_->isPaused());
   pause_action_->setText(training_->isPaused() ? tr("&Resume") : tr("&Pause"));
-  stop_action_->setEnabled(running);
+  stop_action_->setEnabled(active);
+  // Only following: the run goes on where it runs.
+  stop_action_->setText(active && !running && !processes_->isRunning() ? tr("Stop &Following") : tr("&Stop"));
   export_action_->setEnabled(!running);
   training_panel_->setLocked(running);
+}
+
+bool MainWindow::isRunActive() const {
+  return training_->isRunning() || processes_->isRunning() || follower_->isFollowing();
 }
 
 void MainWindow::restoreSettings() {
@@ -668,21 +719,22 @@ void MainWindow::addNodeAtCentre(const QString& type) {
 
 // ---- training ------------------------------------------------------------------------------
 
-bool MainWindow::startTraining(const QString& resume_from, const QString& continue_from, const QString& init_from) {
-  if (training_->isRunning()) return false;
+bool MainWindow::checkTrainable() {
   const graph::Validation& validation = document_->validation();
-  if (!validation.ok() || document_->graph().nodes.empty()) {
-    if (auto* dock = findChild<QDockWidget*>(QStringLiteral("problemsDock"))) {
-      dock->show();
-      dock->raise();
-    }
-    showEditor();
-    statusBar()->showMessage(document_->graph().nodes.empty()
-                                 ? tr("Nothing to train: add layers first")
-                                 : tr("Cannot train: fix the problems listed first"),
-                             10000);
-    return false;
+  if (validation.ok() && !document_->graph().nodes.empty()) return true;
+  if (auto* dock = findChild<QDockWidget*>(QStringLiteral("problemsDock"))) {
+    dock->show();
+    dock->raise();
   }
+  showEditor();
+  statusBar()->showMessage(document_->graph().nodes.empty() ? tr("Nothing to train: add layers first")
+                                                            : tr("Cannot train: fix the problems listed first"),
+                           10000);
+  return false;
+}
+
+bool MainWindow::startTraining(const QString& resume_from, const QString& continue_from, const QString& init_from) {
+  if (isRunActive() || !checkTrainable()) return false;
   const QString project_dir = projectDirectory();
   const QString project_file =
       document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absoluteFilePath();
@@ -729,6 +781,96 @@ void MainWindow::deleteRun(int run) {
 void MainWindow::openRunFolder() {
   const QString folder = chooseRunFolder(tr("Open a run folder"));
   if (!folder.isEmpty()) dashboard_->openRunFolder(folder);
+}
+
+bool MainWindow::followRunFolder(const QString& chosen) {
+  if (isRunActive()) {
+    statusBar()->showMessage(tr("A run is active: stop it before following another"), 8000);
+    return false;
+  }
+  const QString folder = QFileInfo(chosen).absoluteFilePath();
+  const std::filesystem::path path = folder.toStdString();
+  TrainingRequest request{{}, {}, folder, {}};
+  try {
+    const session::RunHeader header = session::read_run_header(path);
+    request.graph = graph::load_project(path / session::kRunProjectFile);
+    // A relative dataset path is the project's, which the header names.
+    if (!header.project.empty()) request.projectDir = QFileInfo(qstr(header.project)).absolutePath();
+  } catch (const std::exception& e) {
+    showError(tr("Cannot follow the run folder"), qstr(e.what()));
+    return false;
+  }
+  follow(request, QFileInfo(folder).fileName());
+  statusBar()->showMessage(tr("Following %1").arg(QDir::toNativeSeparators(folder)), 8000);
+  return true;
+}
+
+void MainWindow::follow(const TrainingRequest& request, const QString& name) {
+  dashboard_->beginFollowedRun(request, name);
+  follower_->follow(request.runDir);
+  showDashboard();
+}
+
+bool MainWindow::trainWithProcesses(const ProcessPlan& plan) {
+  if (isRunActive() || !checkTrainable()) return false;
+  // plexus-cli finds a relative dataset path next to the project file it is given, which is
+  // in the run folder: it gets the path this window's runs would use.
+  graph::Graph launched = document_->graph();
+  launched.view.clear();
+  if (const graph::DatasetLocation at = graph::locate_dataset(launched.dataset.path, projectDirectory().toStdString());
+      at.found)
+    launched.dataset.path = std::filesystem::absolute(at.path).lexically_normal().string();
+  try {
+    std::filesystem::create_directories(plan.runDir.toStdString());
+    graph::save_project(plan.project.toStdString(), launched);
+  } catch (const std::exception& e) {
+    showError(tr("Cannot start the training processes"), qstr(e.what()));
+    return false;
+  }
+  if (const QString why = processes_->start(plan); !why.isEmpty()) {
+    QFile::remove(plan.project);
+    QDir().rmdir(plan.runDir);  // only when nothing else is in it
+    showError(tr("Cannot start the training processes"), why);
+    return false;
+  }
+  const QString project_file =
+      document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absoluteFilePath();
+  follow(TrainingRequest{document_->graph(), projectDirectory(), plan.runDir, {}, {}, project_file}, {});
+  updateRunActions();
+  statusBar()->showMessage(tr("Training in %n process(es): the run goes to %1", nullptr, plan.processes)
+                               .arg(QDir::toNativeSeparators(plan.runDir)),
+                           8000);
+  return true;
+}
+
+void MainWindow::stopRun() {
+  if (training_->isRunning()) {
+    training_->stop();
+  } else if (processes_->isRunning()) {
+    processes_->stop();
+    statusBar()->showMessage(tr("Stopping the training processes…"), 8000);
+  } else {
+    follower_->stop();
+  }
+}
+
+// The log says how the run ended when it got that far; otherwise this does (the follower reads
+// what the processes wrote last first).
+void MainWindow::processesEnded(int exit_code, bool crashed) {
+  const bool failed = crashed || exit_code != 0;
+  QString failure;
+  if (!processes_->stopRequested()) {
+    failure = failed ? tr("The training processes failed (mpirun %1).")
+                           .arg(crashed ? tr("did not exit by itself") : tr("exited with status %1").arg(exit_code))
+                     : tr("The training processes ended without ending the run's log.");
+    if (const QString tail = processes_->outputTail(12); !tail.isEmpty())
+      failure += QLatin1Char('\n') + tr("Their last lines:") + QLatin1Char('\n') + tail;
+  }
+  if (follower_->isFollowing())
+    follower_->writerEnded(failure);
+  else if (failed && !processes_->stopRequested())
+    statusBar()->showMessage(tr("The training processes ended with status %1 after the run").arg(exit_code), 15000);
+  updateRunActions();
 }
 
 QString MainWindow::projectDirectory() const {
@@ -805,6 +947,18 @@ void MainWindow::showTryIt() { tabs_->setCurrentWidget(try_it_); }
 // ---- window events -------------------------------------------------------------------------
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+  if (processes_->isRunning()) {
+    const auto answer = ask(tr("Training processes are running"),
+                            tr("Stop the training processes and close? The window closes once they have stopped."),
+                            QMessageBox::Yes | QMessageBox::Cancel);
+    if (answer == QMessageBox::Yes) {
+      connect(processes_, &ProcessRun::ended, this, &QWidget::close,
+              Qt::ConnectionType(Qt::QueuedConnection | Qt::UniqueConnection));
+      processes_->stop();
+    }
+    event->ignore();
+    return;
+  }
   if (training_->isRunning()) {
     const auto answer = ask(tr("Training is running"), tr("Stop the training and close?"),
                             QMessageBox::Yes | QMessageBox::Cancel);

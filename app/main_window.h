@@ -32,8 +32,12 @@ namespace plexus::app {
 
 class Autosaver;
 class Dashboard;
+class ProcessRun;
+class RunFollower;
 class TrainingController;
 class TryItPage;
+struct ProcessPlan;
+struct TrainingRequest;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -54,12 +58,16 @@ class MainWindow : public QMainWindow {
   widgets::BlockActions* blockActions() const { return blocks_; }
   Autosaver* autosaver() const { return autosaver_.get(); }
   TrainingController* training() const { return training_; }
+  RunFollower* follower() const { return follower_; }
+  ProcessRun* processes() const { return processes_; }
   Dashboard* dashboard() const { return dashboard_; }
   TryItPage* tryIt() const { return try_it_; }
   widgets::TrainingPanel* trainingPanel() const { return training_panel_; }
   QAction* trainAction() const { return train_action_; }
   QAction* pauseAction() const { return pause_action_; }
   QAction* stopAction() const { return stop_action_; }
+  QAction* followAction() const { return follow_action_; }
+  QAction* trainProcessesAction() const { return processes_action_; }
 
   // File commands. A failure is shown (showError) and leaves the open project untouched.
   bool openFile(const QString& path);
@@ -87,6 +95,18 @@ class MainWindow : public QMainWindow {
   bool continueRun(int run);
   void deleteRun(int run);
   void openRunFolder();
+  // Follows the run another process is writing into `folder` (any project's, on this machine or
+  // a shared file system) live on the dashboard, named after its folder; shows why not (not a
+  // run folder, a run active here) and returns false.
+  bool followRunFolder(const QString& folder);
+  // Run ▸ Train with N Processes, once its dialog is answered: the open project as it is
+  // (saved or not) goes to plan.project, its dataset path made absolute as this window finds
+  // it, and `mpirun` trains it into plan.runDir while the dashboard follows that folder.
+  bool trainWithProcesses(const ProcessPlan& plan);
+  // Stop: the run training here, else the processes started here, else stops following.
+  void stopRun();
+  // A run training here, in processes started here, or followed from its folder.
+  bool isRunActive() const;
   void showEditor();
   void showDashboard();
   void showTryIt();
@@ -128,6 +148,9 @@ class MainWindow : public QMainWindow {
   void createRunActions();
   void createDocks();
   void updateRunActions();
+  bool checkTrainable();  // the graph can train, else the problems are shown
+  void follow(const TrainingRequest& request, const QString& name);
+  void processesEnded(int exit_code, bool crashed);
   void tabChanged();
   void restoreSettings();
   void updateTitle();
@@ -149,12 +172,16 @@ class MainWindow : public QMainWindow {
   widgets::NodeStatsLayer* node_stats_layer_ = nullptr;
   widgets::NodeStatsPanel* node_stats_panel_ = nullptr;
   TrainingController* training_ = nullptr;
+  RunFollower* follower_ = nullptr;
+  ProcessRun* processes_ = nullptr;
   Dashboard* dashboard_ = nullptr;
   TryItPage* try_it_ = nullptr;
   class QTabWidget* tabs_ = nullptr;
   QAction* train_action_ = nullptr;
   QAction* pause_action_ = nullptr;
   QAction* stop_action_ = nullptr;
+  QAction* follow_action_ = nullptr;
+  QAction* processes_action_ = nullptr;
   QAction* export_action_ = nullptr;
   QSet<class QDockWidget*> hidden_for_pages_;  // docks the dashboard or Try It page hid, to show again
   std::unique_ptr<Autosaver> autosaver_;

@@ -101,6 +101,9 @@ struct RunInfo {
   session::InputNormalization normalization;
   // The device's peak the events' peak_gflops came from, when and on what it was measured.
   train::MachinePeak peak;
+  // How long the run had gone on when it was first shown: 0 but for a run followed from its
+  // folder (RunFollower), which reports only the header's account above, no splits.
+  double elapsed = 0;
 };
 
 // The files of an image folder a run leaves out (graph::DatasetSplits::skipped): those the scan

@@ -10,6 +10,7 @@
 #include "dashboard.h"
 #include "dashboard/text_samples.h"
 #include "dataset/dataset_preview.h"
+#include "run_follower.h"
 #include "training_controller.h"
 
 using namespace plexus;
@@ -39,7 +40,8 @@ class TestAppTextSamples : public QObject {
  private slots:
   void aTextRunShowsItsSamplesEveryEpoch() {
     app::TrainingController controller;
-    app::Dashboard dashboard(&controller);
+    app::RunFollower follower;
+    app::Dashboard dashboard(&controller, &follower);
     dashboard.resize(1200, 800);
     dashboard.show();
     QVERIFY(QTest::qWaitForWindowExposed(&dashboard));
@@ -85,7 +87,8 @@ class TestAppTextSamples : public QObject {
   // Before any run, opening a text project swaps the (empty) samples view in as well.
   void aTextProjectHasNoPicturePreview() {
     app::TrainingController controller;
-    app::Dashboard dashboard(&controller);
+    app::RunFollower follower;
+    app::Dashboard dashboard(&controller, &follower);
     dashboard.show();
     QVERIFY(QTest::qWaitForWindowExposed(&dashboard));
     dashboard.previewDataset(request("text").graph, QString());

@@ -162,6 +162,17 @@ class TestRunLog : public QObject {
     const auto rfast = std::get<train::BatchEnd>(round_trip(fast));
     QCOMPARE(rfast.gflops, 0.4);
     QCOMPARE(rfast.peak_gflops, 228.0);
+    train::BatchEnd timed = b;
+    timed.eta_seconds = 95.5;
+    QCOMPARE(std::get<train::BatchEnd>(round_trip(timed)).eta_seconds, 95.5);
+    // A log written before the estimate was kept reads it as 0.
+    QCOMPARE(std::get<train::BatchEnd>(train::event_from_json(
+                 train::parse_json_line(R"({"event":"batch","epoch":1,"batch":1,"batches":2,"loss":1,"running_loss":1,)"
+                                        R"("samples_per_second":5,"lr":0.1})",
+                                        "t:3"),
+                 "t:3"))
+                 .eta_seconds,
+             0.0);
 
     train::EpochEnd e = classified_epoch(3);
     e.samples_per_second = 41200;
@@ -426,6 +437,64 @@ class TestRunLog : public QObject {
     QCOMPARE(read_run(whole).status, RunStatus::Completed);
   }
 
+  // What the GUI follows a run with: the log handed over in pieces that split lines anywhere
+  // gives the events of its whole lines, in order, each once, and says when the run has ended.
+  void aLogReadPieceByPieceGivesItsWholeLines() {
+    const std::vector<train::Event> events{batch(1, 1, 2, 0.9), batch(1, 2, 2, 0.8), classified_epoch(1),
+                                           train::Notice{"a notice"}, batch(2, 1, 2, 0.7), batch(2, 2, 2, 0.6),
+                                           classified_epoch(2), train::Finished{false, 2, 3.5}};
+    std::string text = header_line() + "\n";
+    for (const train::Event& e : events) text += line(e) + "\n";
+    // Split all over, and not at all.
+    std::vector<size_t> splits{text.size()};
+    for (size_t split = 0; split < text.size(); split += text.size() / 97 + 1) splits.push_back(split);
+    for (const size_t split : splits) {
+      RunLogReader reader("run/metrics.jsonl");
+      std::vector<train::Event> got;
+      const auto take = [&](train::Event e) { got.push_back(std::move(e)); };
+      reader.feed(std::string_view(text).substr(0, split), take);
+      QCOMPARE(reader.header().has_value(), split > header_line().size());  // only once its newline came
+      QCOMPARE(reader.ended(), split == text.size());
+      reader.feed(std::string_view(text).substr(split), take);
+      QCOMPARE(got.size(), events.size());
+      for (size_t i = 0; i < events.size(); ++i) QCOMPARE(got[i].index(), events[i].index());
+      QCOMPARE(std::get<train::BatchEnd>(got[5]).loss, 0.6);
+      QCOMPARE(std::get<train::EpochEnd>(got[6]).epoch, 2);
+      // The header's number of epochs, which the lines leave out.
+      QCOMPARE(std::get<train::BatchEnd>(got[0]).epochs, 3);
+      QCOMPARE(std::get<train::EpochEnd>(got[2]).epochs, 3);
+      QVERIFY(reader.ended());
+      QCOMPARE(reader.lines(), int64_t(events.size() + 1));
+      QCOMPARE(reader.last_epoch(), 2);
+    }
+    // A line without its newline waits for it, however much of it has come.
+    RunLogReader reader("run/metrics.jsonl");
+    std::vector<train::Event> got;
+    const auto take = [&](train::Event e) { got.push_back(std::move(e)); };
+    const std::string finished = line(train::Finished{true, 0, 1});
+    reader.feed(header_line() + "\n" + finished, take);
+    QVERIFY(got.empty());
+    QVERIFY(!reader.ended());
+    reader.feed("\n", take);
+    QCOMPARE(got.size(), size_t(1));
+    QVERIFY(std::get<train::Finished>(got[0]).cancelled);
+    QVERIFY(reader.ended());
+    // A bad line: the events before it come, then the error names its line.
+    RunLogReader bad("run/metrics.jsonl");
+    got.clear();
+    QCOMPARE(message_of<DataError>([&] {
+               bad.feed(header_line() + "\n" + line(batch(1, 1, 2, 0.9)) + "\nlunch at noon\n", take);
+             }),
+             std::string("run/metrics.jsonl:3: not a line of JSON"));
+    QCOMPARE(got.size(), size_t(1));
+    // The header alone, of a log still being written (its last line not there yet) or of one
+    // whose header is all there is so far.
+    const fs::path going = write_log("going", header_line() + "\n" + line(batch(1, 1, 2, 0.9)) + "\n{\"event\":\"ba");
+    QCOMPARE(read_run_header(going).settings.epochs, int64_t(3));
+    QCOMPARE(read_run_header(write_log("header-only", header_line())).device, std::string("cpu, 2 threads"));
+    QVERIFY(contains(message_of<DataError>([&] { read_run_header(write_log("no-header", "")); }), "expected the run header"));
+  }
+
   void malformedLogsAreRefusedWithFileAndLine() {
     const std::string epoch = line(classified_epoch(1));
     const auto at = [](const std::string& name, int line_number) {
@@ -496,7 +565,7 @@ class TestRunLog : public QObject {
 
   void deletingARunRemovesOnlyWhatARunWrites() {
     const fs::path dir = temp_dir("delete");
-    for (const char* f : {"metrics.jsonl", "project.plexus", "best.safetensors", "final.safetensors",
+    for (const char* f : {"metrics.jsonl", "project.plexus", "launch.plexus", "best.safetensors", "final.safetensors",
                           ".final.safetensors.tmp-1-2-3"})
       put(dir / "run" / f, "x");
     QVERIFY(delete_run(dir / "run"));

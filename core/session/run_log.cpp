@@ -7,6 +7,7 @@
 #include <ctime>
 #include <fstream>
 #include <system_error>
+#include <utility>
 
 #include "graph/project.h"
 #include "graph/training_params.h"
@@ -251,6 +252,60 @@ class BatchSampler {
 
 }  // namespace
 
+RunLogReader::RunLogReader(fs::path log) : log_(std::move(log)) {}
+
+void RunLogReader::feed(std::string_view bytes, const Sink& sink) {
+  for (size_t newline; (newline = bytes.find('\n')) != std::string_view::npos;) {
+    std::string_view text = bytes.substr(0, newline);
+    bytes.remove_prefix(newline + 1);
+    if (!waiting_.empty()) text = waiting_.append(text);  // the line began in an earlier piece
+    std::optional<train::Event> event = line(text, true);
+    waiting_.clear();
+    if (event) sink(std::move(*event));
+  }
+  waiting_.append(bytes);
+}
+
+void RunLogReader::finish(const Sink& sink) {
+  if (waiting_.empty()) return;
+  const std::string text = std::exchange(waiting_, {});
+  if (std::optional<train::Event> event = line(text, false)) sink(std::move(*event));
+}
+
+// One line; `whole`: its newline came (else it is the file's last, which may be cut short).
+std::optional<train::Event> RunLogReader::line(std::string_view text, bool whole) {
+  const std::string where = log_.string() + ":" + std::to_string(lines_ + 1);
+  json j;
+  try {
+    j = train::parse_json_line(text, where);
+  } catch (const DataError&) {
+    if (whole) throw;
+    if (!header_) throw DataError(where + ": the run header is cut short");
+    cut_short_ = true;
+    return std::nullopt;
+  }
+  ++lines_;
+  if (!header_) {
+    header_ = header_from_json(j, where);
+    last_epoch_ = header_->first_epoch - 1;
+    return std::nullopt;
+  }
+  if (ended_) throw DataError(where + ": a line after the end of the run");
+  train::Event event = train::event_from_json(j, where);
+  const int epochs = int(header_->settings.epochs);
+  if (auto* b = std::get_if<train::BatchEnd>(&event)) {
+    b->epochs = epochs;
+  } else if (auto* e = std::get_if<train::EpochEnd>(&event)) {
+    if (e->epoch <= last_epoch_)
+      throw DataError(where + ": epoch " + std::to_string(e->epoch) + " after epoch " + std::to_string(last_epoch_));
+    last_epoch_ = e->epoch;
+    e->epochs = epochs;
+  } else if (std::holds_alternative<train::Finished>(event) || std::holds_alternative<train::Failed>(event)) {
+    ended_ = true;
+  }
+  return event;
+}
+
 RunRecord read_run(const fs::path& folder) {
   const fs::path path = folder / kRunLogFile;
   std::ifstream in(path, std::ios::binary);
@@ -258,39 +313,14 @@ RunRecord read_run(const fs::path& folder) {
   RunRecord r;
   r.folder = folder;
   BatchSampler batches;
-  bool have_header = false, ended = false;
-  std::string line;
-  for (int64_t number = 1; std::getline(in, line); ++number) {
-    const std::string where = path.string() + ":" + std::to_string(number);
-    // getline stops at the end of the file without a newline only on a line cut short.
-    const bool cut_short = in.eof();
-    json j;
-    try {
-      j = train::parse_json_line(line, where);
-    } catch (const DataError&) {
-      if (!cut_short) throw;
-      if (number == 1) throw DataError(where + ": the run header is cut short");
-      r.message = "its last line is cut short";
-      break;
-    }
-    if (number == 1) {
-      r.header = header_from_json(j, where);
-      have_header = true;
-      r.epochs_completed = r.header.first_epoch - 1;
-      continue;
-    }
-    if (ended) throw DataError(where + ": a line after the end of the run");
-    train::Event event = train::event_from_json(j, where);
+  RunLogReader reader(path);
+  const auto take = [&](train::Event event) {
     if (const auto* b = std::get_if<train::BatchEnd>(&event)) {
       batches.add(*b);
     } else if (const auto* e = std::get_if<train::EpochEnd>(&event)) {
-      if (e->epoch <= r.epochs_completed)
-        throw DataError(where + ": epoch " + std::to_string(e->epoch) + " after epoch " +
-                        std::to_string(r.epochs_completed));
-      r.epochs_completed = e->epoch;
       if (e->has_eval) {
         r.best_eval_loss = std::min(r.best_eval_loss.value_or(e->eval_loss), e->eval_loss);
-        if (r.header.classification)
+        if (reader.header()->classification)
           r.best_eval_accuracy = std::max(r.best_eval_accuracy.value_or(e->eval_accuracy), e->eval_accuracy);
       }
       r.epochs.push_back(*e);
@@ -305,22 +335,43 @@ RunRecord read_run(const fs::path& folder) {
     } else if (const auto* f = std::get_if<train::Finished>(&event)) {
       r.status = f->cancelled ? RunStatus::Stopped : RunStatus::Completed;
       r.seconds = f->seconds;
-      ended = true;
     } else if (const auto* failed = std::get_if<train::Failed>(&event)) {
       r.status = RunStatus::Failed;
       r.message = failed->message;
-      ended = true;
     }
-  }
+  };
+  // In pieces: a long run's log need not fit in memory at once.
+  std::string piece(size_t(1) << 16, '\0');
+  while (in.read(piece.data(), std::streamsize(piece.size())) || in.gcount() > 0)
+    reader.feed(std::string_view(piece.data(), size_t(in.gcount())), take);
   if (in.bad()) throw IoError("cannot read " + path.string());
-  if (!have_header) throw DataError(path.string() + ": empty, expected the run header on line 1");
-  if (!ended && r.message.empty()) r.message = "it has no end line";
+  reader.finish(take);
+  if (!reader.header()) throw DataError(path.string() + ": empty, expected the run header on line 1");
+  r.header = *reader.header();
+  r.epochs_completed = reader.last_epoch();
+  if (reader.cut_short()) r.message = "its last line is cut short";
+  else if (!reader.ended()) r.message = "it has no end line";
   r.batch_lines = batches.seen();
   r.batches = batches.take();
   std::error_code ec;
   r.has_best = fs::is_regular_file(folder / "best.safetensors", ec);
   r.has_final = fs::is_regular_file(folder / "final.safetensors", ec);
   return r;
+}
+
+RunHeader read_run_header(const fs::path& folder) {
+  const fs::path path = folder / kRunLogFile;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError("not a run folder: " + folder.string() + " has no readable " + kRunLogFile);
+  std::string first;
+  const bool whole = bool(std::getline(in, first)) && !in.eof();
+  if (in.bad()) throw IoError("cannot read " + path.string());
+  RunLogReader reader(path);
+  reader.feed(first, {});
+  if (whole) reader.feed("\n", {});
+  else reader.finish({});
+  if (!reader.header()) throw DataError(path.string() + ": empty, expected the run header on line 1");
+  return *reader.header();
 }
 
 std::vector<fs::path> list_runs(const fs::path& project_file) {
@@ -339,7 +390,8 @@ bool delete_run(const fs::path& folder) {
   std::error_code ec;
   if (!fs::is_regular_file(folder / kRunLogFile, ec))
     throw IoError("not a run folder: " + folder.string() + " has no " + kRunLogFile + "; nothing was deleted");
-  const std::vector<std::string> names = {kRunLogFile, kRunProjectFile, "best.safetensors", "final.safetensors"};
+  const std::vector<std::string> names = {kRunLogFile, kRunProjectFile, kLaunchProjectFile, "best.safetensors",
+                                          "final.safetensors"};
   std::vector<fs::path> doomed;
   bool others = false;
   for (const fs::directory_entry& entry : fs::directory_iterator(folder)) {

@@ -7,6 +7,8 @@
 //                    at the start; after an edit made while paused, the edited project, the
 //                    one the checkpoints hold a model of: see RunLog::edited)
 //   project-before-edit-<n>.plexus   the project as it was before the run's n-th edit
+//   launch.plexus    the project as handed to the processes that write the folder, when the
+//                    GUI started them (kLaunchProjectFile)
 //   metrics.jsonl    a header line, then one line per event exactly as `plexus-cli train
 //                    --metrics` writes them (train/event_json.h), each flushed at once, so an
 //                    app that dies leaves a readable prefix; the last line says how it ended
@@ -19,9 +21,11 @@
 //   tensors of a file (train/partial_load.h) "init_from":"/path/to/final.safetensors"}
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "graph/graph.h"
@@ -34,6 +38,9 @@ namespace plexus::session {
 
 inline constexpr const char* kRunLogFile = "metrics.jsonl";
 inline constexpr const char* kRunProjectFile = "project.plexus";
+// The project a front end handed to the processes it started to write the folder (the GUI's
+// Train with N Processes: plexus-cli needs a file, the open project need not be saved).
+inline constexpr const char* kLaunchProjectFile = "launch.plexus";
 inline constexpr int kRunLogFormat = 1;
 // read_run keeps at most this many batch points for the curves, evenly spread.
 inline constexpr size_t kRunBatchPoints = 4000;
@@ -124,18 +131,59 @@ struct RunRecord {
   bool has_best = false, has_final = false;                  // its checkpoints on disk
 };
 
+// A run log read a piece at a time, as it grows: how the GUI follows a run that another process
+// writes (plexus-cli under mpirun, a job on a cluster's shared file system), and how read_run
+// reads a finished one, with the same checks. Only whole lines count: a last line without its
+// newline waits for the rest of it. The events come back as the trainer reported them, with
+// what the log leaves out for being in its header filled in (BatchEnd::epochs, EpochEnd::epochs).
+class RunLogReader {
+ public:
+  explicit RunLogReader(std::filesystem::path log);  // the file, for messages ("<log>:7: ...")
+
+  using Sink = std::function<void(train::Event)>;
+  // Hands `sink` the events of the lines `bytes` completes, in order; the header line gives
+  // none (header()). A malformed line is a DataError naming the file and the line, as
+  // read_run's, after the events of the lines before it.
+  void feed(std::string_view bytes, const Sink& sink);
+  // At the end of a file that is all there: the waiting line's event when it lacks only its
+  // newline; a line cut short is left out (cut_short()), but for the header (a DataError).
+  void finish(const Sink& sink);
+
+  const std::optional<RunHeader>& header() const { return header_; }
+  bool ended() const { return ended_; }          // its finished or failed line has come
+  bool cut_short() const { return cut_short_; }  // finish() left out a line cut short
+  int64_t lines() const { return lines_; }       // the whole lines read
+  // The number of the last epoch line (the header's first_epoch - 1 before one; 0 before the header).
+  int last_epoch() const { return last_epoch_; }
+
+ private:
+  std::optional<train::Event> line(std::string_view text, bool whole);
+
+  std::filesystem::path log_;
+  std::string waiting_;  // the start of a line whose newline has not come
+  std::optional<RunHeader> header_;
+  bool ended_ = false, cut_short_ = false;
+  int64_t lines_ = 0;
+  int last_epoch_ = 0;
+};
+
 // Reads `folder`/metrics.jsonl. A last line cut short (an app that died mid-write) is left out
 // and the run is incomplete; anything else malformed — no header, a line that is not JSON, an
 // unknown event or key, a value of the wrong type, epochs out of order, a line after the end —
 // is a DataError naming the file and the line. IoError when there is no log to read.
 RunRecord read_run(const std::filesystem::path& folder);
 
+// The header of `folder`/metrics.jsonl alone: what a run that is still being written says of
+// itself. IoError and DataError as read_run's.
+RunHeader read_run_header(const std::filesystem::path& folder);
+
 // The run folders (those with a metrics.jsonl) of a saved project, in runs_folder(project_file),
 // newest first. None for a project not saved or without runs.
 std::vector<std::filesystem::path> list_runs(const std::filesystem::path& project_file);
 
 // Deletes a run folder: the files a run writes (metrics.jsonl, project.plexus and the projects
-// before its edits, the checkpoints, and temporaries of their atomic saves), then the folder itself when nothing else is in it.
+// before its edits, launch.plexus, the checkpoints, and temporaries of their atomic saves), then
+// the folder itself when nothing else is in it.
 // Returns false when the folder was kept because it holds other files (they are untouched).
 // IoError when a file cannot be removed, or when `folder` is not a run folder (no
 // metrics.jsonl): nothing is removed then.

@@ -112,6 +112,7 @@ json to_json(const Event& event, bool classification) {
           if (classification) j["running_accuracy"] = real(e.running_accuracy);
           j["samples_per_second"] = real(e.samples_per_second);
           add_speed(j, e.gflops, e.peak_gflops);
+          j["eta_seconds"] = real(e.eta_seconds);
           j["lr"] = real(e.lr);
           return j;
         } else if constexpr (std::is_same_v<T, EpochEnd>) {
@@ -206,6 +207,7 @@ Event event_from_json(const json& j, const std::string& where) {
     if (f.has("running_accuracy")) b.running_accuracy = f.number("running_accuracy");
     b.samples_per_second = f.number("samples_per_second");
     read_speed(f, b.gflops, b.peak_gflops);  // absent before they were kept, and when not known
+    if (f.has("eta_seconds")) b.eta_seconds = f.number("eta_seconds");  // absent before it was kept
     b.lr = f.number("lr");
     out = b;
   } else if (kind == "epoch") {

@@ -4,7 +4,7 @@
 // (session/run_log.h). docs/training.md lists the keys:
 //
 //   {"event":"batch","epoch":1,"batch":10,"batches":600,"loss":..,"running_loss":..,
-//    "running_accuracy":..,"samples_per_second":..,"gflops":..,"peak_gflops":..,"lr":..}
+//    "running_accuracy":..,"samples_per_second":..,"gflops":..,"peak_gflops":..,"eta_seconds":..,"lr":..}
 //   {"event":"epoch","epoch":1,"train_loss":..,"train_accuracy":..,"lr":..,"seconds":..,
 //    "train_seconds":..,"data_wait_seconds":..,"samples_per_second":..,"gflops":..,
 //    "peak_gflops":..,"eval_loss":..,"eval_accuracy":..,"eval_top5":..,

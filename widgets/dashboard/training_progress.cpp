@@ -66,16 +66,21 @@ QString TrainingProgress::speed(double samples_per_second, double gflops, double
   QString text = tr("%L1 samples/s").arg(samples_per_second, 0, 'f', 0);
   if (gflops <= 0) return text;
   text += tr(" · %L1 GFLOP/s").arg(gflops, 0, 'f', gflops < 100 ? 1 : 0);
-  if (const double share = train::share_of_peak(gflops, peak_gflops); share > 0)
-    text += tr(" · %1 % of this machine's peak (%L2 GFLOP/s, measured %3)")
-                .arg(100 * share, 0, 'f', 0)
-                .arg(peak_gflops, 0, 'f', 0)
-                .arg(peak_measured);
-  return text;
+  const double share = train::share_of_peak(gflops, peak_gflops);
+  if (share <= 0) return text;
+  // A run followed from its folder says its machine's peak, not when it was measured.
+  if (peak_measured.isEmpty())
+    return text + tr(" · %1 % of its machine's peak (%L2 GFLOP/s)").arg(100 * share, 0, 'f', 0).arg(peak_gflops, 0, 'f', 0);
+  return text + tr(" · %1 % of this machine's peak (%L2 GFLOP/s, measured %3)")
+                    .arg(100 * share, 0, 'f', 0)
+                    .arg(peak_gflops, 0, 'f', 0)
+                    .arg(peak_measured);
 }
 
-void TrainingProgress::begin(int epochs, int64_t batches_per_epoch, const QString& device, const QString& peak_measured) {
+void TrainingProgress::begin(int epochs, int64_t batches_per_epoch, const QString& device, const QString& peak_measured,
+                             double elapsed) {
   peak_measured_ = peak_measured;
+  elapsed_before_ = elapsed;
   epoch_bar_->setRange(0, epochs);
   epoch_bar_->setValue(0);
   epoch_bar_->setFormat(tr("Epoch %v of %m"));
@@ -87,6 +92,7 @@ void TrainingProgress::begin(int epochs, int64_t batches_per_epoch, const QStrin
   status_->setText(tr("Training"));
   speed_->clear();
   eta_->clear();
+  eta_seconds_ = -1;
   clock_.start();
   showTimes(-1);
 }
@@ -98,7 +104,8 @@ void TrainingProgress::update(const train::BatchEnd& batch) {
   batch_bar_->setValue(int(batch.batch));
   if (batch.samples_per_second > 0)
     speed_->setText(speed(batch.samples_per_second, batch.gflops, batch.peak_gflops, peak_measured_));
-  showTimes(batch.eta_seconds);
+  eta_seconds_ = batch.eta_seconds;
+  showTimes(eta_seconds_);
 }
 
 void TrainingProgress::epochDone(const train::EpochEnd& epoch) {
@@ -113,15 +120,22 @@ void TrainingProgress::finish(const QString& status, bool completed) {
   }
   status_->setText(status);
   eta_->clear();
-  if (clock_.isValid()) elapsed_->setText(tr("elapsed %1").arg(duration(clock_.elapsed() / 1000.0)));
+  if (clock_.isValid()) elapsed_->setText(tr("elapsed %1").arg(duration(elapsed())));
 }
+
+void TrainingProgress::setStatus(const QString& status, bool showEta) {
+  status_->setText(status);
+  showTimes(showEta ? eta_seconds_ : -1);
+}
+
+double TrainingProgress::elapsed() const { return elapsed_before_ + clock_.elapsed() / 1000.0; }
 
 QString TrainingProgress::statusText() const { return status_->text(); }
 
 QString TrainingProgress::speedText() const { return speed_->text(); }
 
 void TrainingProgress::showTimes(double eta_seconds) {
-  elapsed_->setText(tr("elapsed %1").arg(duration(clock_.elapsed() / 1000.0)));
+  elapsed_->setText(tr("elapsed %1").arg(duration(elapsed())));
   eta_->setText(eta_seconds >= 0 ? tr("ETA %1").arg(duration(eta_seconds)) : QString());
 }
 
