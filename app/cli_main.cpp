@@ -5,6 +5,8 @@
 #include <charconv>
 #include <chrono>
 #include <csignal>
+#include <fcntl.h>
+#include <unistd.h>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -628,6 +630,9 @@ Distributed join_job(const Args& args, graph::Graph& g) {
   if (!args.has("--threads")) set_num_threads(std::max(1, physical_cores() / d.world.local_size));
   if (d.rank() != 0 && !std::freopen("/dev/null", "w", stdout))
     throw IoError("rank " + std::to_string(d.rank()) + ": cannot silence its output");
+  // mpirun forwards the ranks' output, but stops reading it while it ends the job (Ctrl-C):
+  // a rank must never block on a full pipe then, so a line it cannot write at once is dropped.
+  for (int fd : {STDOUT_FILENO, STDERR_FILENO}) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
   return d;
 }
 

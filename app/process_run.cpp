@@ -50,6 +50,10 @@ QStringList ProcessRun::command(const ProcessPlan& plan) {
   // Open MPI refuses more ranks than cores, and refuses root, unless told.
   if (plan.processes > QThread::idealThreadCount()) c << QStringLiteral("--oversubscribe");
   if (::geteuid() == 0) c << QStringLiteral("--allow-run-as-root");
+  // Stop: mpirun passes SIGTERM to the ranks, which finish their step and rank 0 its final
+  // checkpoint; Open MPI kills them 1 s later unless given longer.
+  c << QStringLiteral("--mca") << QStringLiteral("odls_base_sigkill_timeout")
+    << QString::number(kStopGraceMs / 1000 - 5);
   c << QProcess::splitCommand(plan.extra);
   c << cliPath() << QStringLiteral("train") << plan.project << QStringLiteral("--run-dir") << plan.runDir
     << QStringLiteral("--threads") << QString::number(plan.threads);

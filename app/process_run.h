@@ -4,7 +4,8 @@
 // ever waiting on them. plexus-cli writes the run folder; the RunFollower shows it. What the
 // processes print is kept (its last lines say why a run that failed did).
 //
-// Stop asks mpirun to end the job as Ctrl+C would (SIGINT, which it passes on to the ranks);
+// Stop asks mpirun to end the job as Ctrl+C would (SIGINT: it sends the ranks SIGTERM, on which
+// they finish their step together and rank 0 writes the final checkpoint, docs/distributed.md);
 // a job still there kStopGraceMs later is terminated (SIGTERM), and killed kKillAfterMs after
 // that.
 #include <QObject>
@@ -28,7 +29,7 @@ class ProcessRun : public QObject {
   Q_OBJECT
 
  public:
-  static constexpr int kStopGraceMs = 10000, kKillAfterMs = 5000;
+  static constexpr int kStopGraceMs = 30000, kKillAfterMs = 5000;
   static constexpr qsizetype kKeptOutput = 64 * 1024;  // bytes of output kept, the last ones
 
   explicit ProcessRun(QObject* parent = nullptr);

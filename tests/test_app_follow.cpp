@@ -44,9 +44,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The processes Train with N Processes starts here. 1 until plexus-cli trains one model
-// data-parallel under mpirun; then 2 tests the same things.
-constexpr int kProcesses = 1;
+// The processes Train with N Processes starts here: one model trained data-parallel.
+constexpr int kProcesses = 2;
 constexpr int64_t kTrain = 2000, kTest = 100;
 constexpr int kTimeoutMs = 120000;
 
@@ -240,7 +239,7 @@ class TestAppFollow : public QObject {
     QVERIFY(!w.busy());
   }
 
-  // The CLI may not end cleanly on a signal yet: what counts is that the processes end and the
+  // Stop: every rank ends after the same step, rank 0 keeps the final checkpoint, and the
   // dashboard says the run stopped.
   void stopEndsTheProcessesAndTheRunShowsItStopped() {
     Window w;
@@ -257,6 +256,11 @@ class TestAppFollow : public QObject {
     QVERIFY2(w.progress()->statusText().startsWith(QStringLiteral("Stopped")), qPrintable(w.progress()->statusText()));
     QCOMPARE(w.plots()->runInfo(run).status, QStringLiteral("stopped"));
     QVERIFY(w.dashboard()->errorText().isEmpty());
+    const std::vector<fs::path> runs = session::list_runs(long_project_.toStdString());  // newest first
+    QVERIFY(!runs.empty());
+    const session::RunRecord record = session::read_run(runs.front());
+    QCOMPARE(record.status, session::RunStatus::Stopped);
+    QVERIFY(record.has_final);
     QVERIFY(w.trainAction()->isEnabled());
   }
 
