@@ -13,6 +13,7 @@
 #include "session/optimizer_groups.h"
 #include "session/run.h"
 #include "session/run_folder.h"
+#include "session/run_edit.h"
 #include "session/run_log.h"
 #include "train/checkpoint.h"
 #include "train/partial_load.h"
@@ -230,6 +231,25 @@ class TestLrGroups : public QObject {
       }
       QCOMPARE(train_epochs(b).status, train::RunStatus::Completed);
     }
+  }
+
+  // While a run is paused, freezing a node is an edit like a layer's parameter: the run goes on
+  // with the new groups and every parameter's weights and state.
+  void aPausedRunMayFreezeANode() {
+    session::TrainingRun live = session::make_training_run(mlp_);
+    train_epochs(live);
+    graph::Graph edited = mlp_;
+    edited.find("fc2")->lr_mult = 0;
+    QCOMPARE(session::edit_refusal(mlp_, edited), std::string());
+    session::EditedRun e = session::make_edited_run(mlp_, edited, live, train::RunPosition{1, 4, {}, 0, 4});
+    QCOMPARE(e.run.optimizer->param_groups().size(), size_t(3));
+    QCOMPARE(e.run.optimizer->param_groups()[1].lr, 0.0);
+    QCOMPARE(e.carried.optimizer_carried, int64_t(6));
+    QCOMPARE(e.event.changes, std::vector<std::string>{"Linear 'fc2': lr_mult 1 → 0"});
+    session::hand_over_loaders(live, e.run);
+    const std::vector<float> fc2 = values(*e.run.compiled.model, "fc2.weight");
+    QCOMPARE(train_epochs(e.run).status, train::RunStatus::Completed);
+    QCOMPARE(values(*e.run.compiled.model, "fc2.weight"), fc2);
   }
 
   // Trained with fc1 frozen, then continued with it unfrozen (another grouping than the
