@@ -303,7 +303,9 @@ class Args {
     if (!missing_value_.empty()) throw UsageError{"option " + missing_value_ + " needs a value"};
   }
   // Every value of a repeatable option, in order.
-  std::vector<std::string> all(const std::string& k) const { return lists_.count(k) ? lists_.at(k) : std::vector<std::string>{}; }
+  std::vector<std::string> all(const std::string& k) const {
+    return lists_.count(k) ? lists_.at(k) : std::vector<std::string>{};
+  }
   void require(const std::string& command, const std::vector<std::string>& needed) const {
     for (const std::string& k : needed)
       if (!has(k)) throw UsageError{command + " needs " + k + " FILE"};
@@ -596,8 +598,10 @@ void apply_node_options(const Args& args, graph::Graph& g) {
                                         {"--weight-decay-mult", "weight_decay_mult"}}) {
     for (const std::string& value : args.all(option)) {
       const size_t eq = value.find('=');
-      const std::optional<double> factor = eq == std::string::npos ? std::nullopt : non_negative_number(value.substr(eq + 1));
-      if (eq == 0 || !factor) throw UsageError{option + " needs NODE=F (a node id, a number >= 0), got '" + value + "'"};
+      const std::optional<double> factor =
+          eq == std::string::npos ? std::nullopt : non_negative_number(value.substr(eq + 1));
+      if (eq == 0 || !factor)
+        throw UsageError{option + " needs NODE=F (a node id, a number >= 0), got '" + value + "'"};
       const std::string id = value.substr(0, eq);
       graph::Node* node = g.find(id);
       if (!node) throw UsageError{option + " " + value + ": the project has no node '" + id + "'"};
@@ -956,8 +960,8 @@ int cmd_train(const Args& args) {
   }
   std::vector<std::string> known = kCommonOptions;
   for (const char* o : {"--epochs", "--optimizer", "--lr", "--momentum", "--nesterov", "--weight-decay", "--schedule",
-                        "--step-size", "--gamma", "--warmup-steps", "--clip-norm", "--shift", "--train-subset", "--seed",
-                        "--metrics", "--save", "--resume", "--quiet", "--precision", "--no-cuda-graphs"})
+                        "--step-size", "--gamma", "--warmup-steps", "--clip-norm", "--shift", "--train-subset",
+                        "--seed", "--metrics", "--save", "--resume", "--quiet", "--precision", "--no-cuda-graphs"})
     known.push_back(o);
   args.allow(known);
   const std::string model_name = args.str("--model", "mlp"), dataset = args.str("--dataset", "mnist");
@@ -1412,7 +1416,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (cmd == "train")
-      return cmd_train(Args(argc, argv, 2, {"--nesterov", "--quiet", "--save-run"}, 1, {"--lr-mult", "--weight-decay-mult"}));
+      return cmd_train(
+          Args(argc, argv, 2, {"--nesterov", "--quiet", "--save-run"}, 1, {"--lr-mult", "--weight-decay-mult"}));
     if (cmd == "eval") return cmd_eval(Args(argc, argv, 2, {"--json"}, 1));
     if (cmd == "predict") return cmd_predict(Args(argc, argv, 2, {"--json"}, size_t(argc)));
     if (cmd == "sample") return cmd_sample(Args(argc, argv, 2, {"--json"}, 1));

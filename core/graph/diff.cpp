@@ -196,7 +196,8 @@ std::vector<std::string> describe(const GraphDiff& d, const Graph& before, const
       lines.push_back("'" + (c.name_before.empty() ? c.id : c.name_before) + "' renamed to '" +
                       (c.name_after.empty() ? c.id : c.name_after) + "'");
     for (const std::vector<ParamChange>* changes : {&c.params, &c.settings})
-      for (const ParamChange& p : *changes) lines.push_back(n.label() + ": " + p.name + " " + p.before + " → " + p.after);
+      for (const ParamChange& p : *changes)
+        lines.push_back(n.label() + ": " + p.name + " " + p.before + " → " + p.after);
   }
   for (const Edge& e : d.edges_added) lines.push_back("wire " + edge_text(e) + " added");
   for (const Edge& e : d.edges_removed) lines.push_back("wire " + edge_text(e) + " removed");

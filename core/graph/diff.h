@@ -49,9 +49,9 @@ struct GraphDiff {
 GraphDiff diff(const Graph& before, const Graph& after);
 
 // One line per difference, for people: "added Linear 'fc3'", "removed ReLU 'relu2'",
-// "Linear 'fc1': out_features 128 → 64" (a node setting alike: "Linear 'fc1': lr_mult 1 → 0"), "'fc1' renamed to 'hidden'", "Conv2d 'c1' became
-// MaxPool2d", "wire fc1.out → relu1.in added", "training.lr 0.01 → 0.001". Node labels are
-// `after`'s (removed nodes: `before`'s).
+// "Linear 'fc1': out_features 128 → 64" (a node setting alike: "Linear 'fc1': lr_mult 1 → 0"),
+// "'fc1' renamed to 'hidden'", "Conv2d 'c1' became MaxPool2d", "wire fc1.out → relu1.in added",
+// "training.lr 0.01 → 0.001". Node labels are `after`'s (removed nodes: `before`'s).
 std::vector<std::string> describe(const GraphDiff& diff, const Graph& before, const Graph& after);
 
 // The counts at a glance: "2 nodes added, 1 removed, 3 parameters changed, 1 wire added,

@@ -163,9 +163,10 @@ class ProjectReader {
       if (const Member* m = find(o, "position")) n.position = read_position(m->value, key_path(path, "position"));
       // Its own training settings; their errors name the node, which an index alone hides.
       for (const NodeSetting& row : node_settings())
-        if (const Member* m = find(o, row.spec.name))
-          std::visit([&](auto member) { read_value(m->value, cat(key_path(path, m->key), " (node ", shown(n.id), ')'), n.*member); },
-                     row.field);
+        if (const Member* m = find(o, row.spec.name)) {
+          const std::string where = cat(key_path(path, m->key), " (node ", shown(n.id), ')');
+          std::visit([&](auto member) { read_value(m->value, where, n.*member); }, row.field);
+        }
       nodes.push_back(std::move(n));
     }
   }
