@@ -37,6 +37,7 @@
 #include "graph/dataset_info.h"
 #include "graph/diff.h"
 #include "graph/layer_docs.h"
+#include "graph/node_settings.h"
 #include "graph/project.h"
 #include "graph/validate.h"
 #include "io/atomic_file.h"
@@ -109,6 +110,11 @@ train FILE [options]
   --device D           cpu, cuda or cuda:N instead of the project's device
   --precision P        fp32 or bf16 (GPU products) instead of the project's precision
   --no-cuda-graphs     run every GPU step op by op (the project's cuda_graphs: false)
+  --warmup-steps N     raise the learning rate linearly over the first N optimizer steps, on
+                       top of the schedule (the project's warmup_steps; 0 = none)
+  --lr-mult NODE=F     train the node with id NODE at F times the learning rate (0 freezes its
+                       weights); repeatable, for other nodes (the node's lr_mult)
+  --weight-decay-mult NODE=F   the same for the weight decay (the node's weight_decay_mult)
   --metrics F  --save F  --resume F  --quiet  --threads N    (as for the built-in models)
   --save-run           keep the run as the GUI does, in <project folder>/<name>.runs/<date-time>/:
                        best.safetensors whenever the validation score improves and
@@ -208,11 +214,12 @@ diff A B [--json]
   Compares two projects: A and B are project files, or run folders (their project.plexus, the
   project as it trained). Prints one line per difference, B against A: nodes added, removed,
   retyped or renamed ("Linear 'fc1': out_features 128 → 64"; parameters with the type's
-  defaults filled in, so one set to its default is no change), wires added and removed, and
-  dataset and training settings ("training.lr 0.1 → 0.01"); or "no differences". Positions and
-  the editor's view are not compared. --json prints one JSON object: "summary", "added",
-  "removed", "changed", "edges_added", "edges_removed", "settings" and "same_structure" (the
-  nodes, their types and parameters and the wires are the same).
+  defaults filled in, so one set to its default is no change) or trained otherwise
+  ("Linear 'fc1': lr_mult 1 → 0"), wires added and removed, and dataset and training
+  settings ("training.lr 0.1 → 0.01"); or "no differences". Positions and the editor's view
+  are not compared. --json prints one JSON object: "summary", "added", "removed", "changed"
+  (each with its "params" and "settings"), "edges_added", "edges_removed", "settings" and
+  "same_structure" (the nodes, their types and parameters and the wires are the same).
   Exit status 0 whether or not they differ, 1 when A or B cannot be read.
 
 layers [--markdown]
@@ -238,6 +245,7 @@ Options of train --model only:
   --schedule KIND      none, cosine or step (see --step-size, --gamma)     [none]
   --step-size N        epochs between lr decays of the step schedule       [1]
   --gamma X            lr factor of the step schedule                      [0.1]
+  --warmup-steps N     lr from 0.1x up to X over the first N steps         [0]
   --clip-norm X        clip the gradient norm to X (0 = off)               [0]
   --precision P        fp32, or bf16 products with fp32 accumulation (GPU) [fp32]
   --no-cuda-graphs     on a GPU, run every step op by op instead of replaying
@@ -262,12 +270,25 @@ struct UsageError {
   std::string message;
 };
 
-// --name value / --flag options, each at most once, and up to `max_positional` plain
-// arguments (a project FILE); values are parsed on request. Every command calls allow()
-// first: it rejects unknown options, then an option left without its value.
+// A finite number >= 0 written out in full; nullopt for anything else.
+std::optional<double> non_negative_number(const std::string& text) {
+  try {
+    size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size() && std::isfinite(v) && v >= 0) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+// --name value / --flag options, each at most once (but the `repeatable` ones, whose values
+// all() lists), and up to `max_positional` plain arguments (a project FILE); values are parsed
+// on request. Every command calls allow() first: it rejects unknown options, then an option
+// left without its value.
 class Args {
  public:
-  Args(int argc, char** argv, int first, const std::vector<std::string>& flags, size_t max_positional = 0) {
+  Args(int argc, char** argv, int first, const std::vector<std::string>& flags, size_t max_positional = 0,
+       const std::vector<std::string>& repeatable = {}) {
     for (int i = first; i < argc; ++i) {
       std::string a = argv[i];
       if (!a.starts_with("--")) {
@@ -275,7 +296,8 @@ class Args {
         positional_.push_back(a);
         continue;
       }
-      if (values_.count(a)) throw UsageError{"option " + a + " given twice"};
+      const bool listed = std::find(repeatable.begin(), repeatable.end(), a) != repeatable.end();
+      if (values_.count(a) && !listed) throw UsageError{"option " + a + " given twice"};
       if (std::find(flags.begin(), flags.end(), a) != flags.end()) {
         values_[a] = "";
       } else {
@@ -285,6 +307,7 @@ class Args {
           break;
         }
         values_[a] = argv[++i];
+        if (listed) lists_[a].push_back(values_[a]);
       }
     }
   }
@@ -292,6 +315,10 @@ class Args {
     for (const auto& [k, _] : values_)
       if (std::find(known.begin(), known.end(), k) == known.end()) throw UsageError{"unknown option " + k};
     if (!missing_value_.empty()) throw UsageError{"option " + missing_value_ + " needs a value"};
+  }
+  // Every value of a repeatable option, in order.
+  std::vector<std::string> all(const std::string& k) const {
+    return lists_.count(k) ? lists_.at(k) : std::vector<std::string>{};
   }
   void require(const std::string& command, const std::vector<std::string>& needed) const {
     for (const std::string& k : needed)
@@ -312,17 +339,13 @@ class Args {
   }
   double number(const std::string& k, double def) const {
     if (!has(k)) return def;
-    try {
-      size_t used = 0;
-      const double v = std::stod(values_.at(k), &used);
-      if (used == values_.at(k).size() && std::isfinite(v) && v >= 0) return v;
-    } catch (const std::exception&) {
-    }
+    if (const std::optional<double> v = non_negative_number(values_.at(k))) return *v;
     throw UsageError{"option " + k + " needs a non-negative number, got '" + values_.at(k) + "'"};
   }
 
  private:
-  std::map<std::string, std::string> values_;
+  std::map<std::string, std::string> values_;  // a repeatable option's last value
+  std::map<std::string, std::vector<std::string>> lists_;
   std::vector<std::string> positional_;
   std::string missing_value_;
 };
@@ -656,10 +679,36 @@ std::string dataset_fact(const session::TrainingRun& run) {
 int train_project(const Args& args, const std::string& file, graph::Graph& g, const session::RunOptions& ro,
                   const Distributed& d);
 
+// --lr-mult NODE=F and --weight-decay-mult NODE=F, each repeatable: a node's own training
+// setting (graph/node_settings.h) for this run.
+void apply_node_options(const Args& args, graph::Graph& g) {
+  for (const auto& [option, setting] : {std::pair<std::string, std::string>{"--lr-mult", "lr_mult"},
+                                        {"--weight-decay-mult", "weight_decay_mult"}}) {
+    for (const std::string& value : args.all(option)) {
+      const size_t eq = value.find('=');
+      const std::optional<double> factor =
+          eq == std::string::npos ? std::nullopt : non_negative_number(value.substr(eq + 1));
+      if (eq == 0 || !factor)
+        throw UsageError{option + " needs NODE=F (a node id, a number >= 0), got '" + value + "'"};
+      const std::string id = value.substr(0, eq);
+      graph::Node* node = g.find(id);
+      if (!node) throw UsageError{option + " " + value + ": the project has no node '" + id + "'"};
+      if (!graph::node_settings_apply(*node))
+        throw UsageError{option + " " + value + ": " + node->label() + " learns nothing"};
+      try {
+        graph::set_node_setting(*node, setting, *factor);
+      } catch (const ValueError& e) {
+        throw UsageError{option + " " + value + ": " + e.what()};
+      }
+    }
+  }
+}
+
 int cmd_train_project(const Args& args, const std::string& file) {
   args.allow({"--epochs", "--batch-size", "--lr", "--optimizer", "--seed", "--data", "--train-subset", "--metrics",
               "--save", "--resume", "--quiet", "--threads", "--device", "--save-run", "--run-dir", "--continue",
-              "--precision", "--no-cuda-graphs", "--init-from", "--accumulate-steps", "--rank-timeout"});
+              "--precision", "--no-cuda-graphs", "--init-from", "--warmup-steps", "--lr-mult", "--weight-decay-mult",
+              "--accumulate-steps", "--rank-timeout"});
   if (int(args.has("--continue")) + int(args.has("--resume")) + int(args.has("--init-from")) > 1)
     throw UsageError{"--continue, --resume and --init-from each start from a checkpoint; give one of them"};
   graph::Graph g = graph::load_project(file);
@@ -672,6 +721,8 @@ int cmd_train_project(const Args& args, const std::string& file) {
   s.precision = args.str("--precision", s.precision);
   if (args.has("--no-cuda-graphs")) s.cuda_graphs = false;
   s.accumulate_steps = args.integer("--accumulate-steps", s.accumulate_steps, 1);
+  s.warmup_steps = args.integer("--warmup-steps", s.warmup_steps, 0);
+  apply_node_options(args, g);
   apply_machine_options(args, g);
 
   session::RunOptions ro;
@@ -911,7 +962,8 @@ int cmd_diff(const Args& args) {
                          {"type_after", c.type_after},
                          {"name_before", c.name_before},
                          {"name_after", c.name_after},
-                         {"params", changes_json(c.params)}});
+                         {"params", changes_json(c.params)},
+                         {"settings", changes_json(c.settings)}});
     const nlohmann::json j{{"summary", graph::summary(d)},
                            {"same_structure", d.same_structure()},
                            {"added", nodes_json(d.added, b)},
@@ -1037,8 +1089,8 @@ int cmd_train(const Args& args) {
   }
   std::vector<std::string> known = kCommonOptions;
   for (const char* o : {"--epochs", "--optimizer", "--lr", "--momentum", "--nesterov", "--weight-decay", "--schedule",
-                        "--step-size", "--gamma", "--clip-norm", "--shift", "--train-subset", "--seed", "--metrics",
-                        "--save", "--resume", "--quiet", "--precision", "--no-cuda-graphs"})
+                        "--step-size", "--gamma", "--warmup-steps", "--clip-norm", "--shift", "--train-subset",
+                        "--seed", "--metrics", "--save", "--resume", "--quiet", "--precision", "--no-cuda-graphs"})
     known.push_back(o);
   args.allow(known);
   const std::string model_name = args.str("--model", "mlp"), dataset = args.str("--dataset", "mnist");
@@ -1098,6 +1150,7 @@ int cmd_train(const Args& args) {
   train::TrainerOptions to;
   to.epochs = int(epochs);
   to.clip_grad_norm = float(args.number("--clip-norm", 0));
+  to.warmup.steps = args.integer("--warmup-steps", 0, 0);
   to.seed = seed;
   try {
     to.precision = parse_precision(args.str("--precision", "fp32"));
@@ -1491,7 +1544,9 @@ int main(int argc, char** argv) {
       std::printf("plexus-cli %s\n", PLEXUS_VERSION);
       return 0;
     }
-    if (cmd == "train") return cmd_train(Args(argc, argv, 2, {"--nesterov", "--quiet", "--save-run"}, 1));
+    if (cmd == "train")
+      return cmd_train(
+          Args(argc, argv, 2, {"--nesterov", "--quiet", "--save-run"}, 1, {"--lr-mult", "--weight-decay-mult"}));
     if (cmd == "eval") return cmd_eval(Args(argc, argv, 2, {"--json"}, 1));
     if (cmd == "predict") return cmd_predict(Args(argc, argv, 2, {"--json"}, size_t(argc)));
     if (cmd == "sample") return cmd_sample(Args(argc, argv, 2, {"--json"}, 1));

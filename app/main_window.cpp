@@ -13,7 +13,6 @@
 #include <QMenuBar>
 #include <QMimeData>
 #include <QPushButton>
-#include <QScrollArea>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QStatusBar>
@@ -212,12 +211,7 @@ void MainWindow::createDocks() {
   QDockWidget* props = dock(tr("Properties"), QStringLiteral("propertiesDock"), properties_, Qt::RightDockWidgetArea);
   QDockWidget* problems = dock(tr("Problems"), QStringLiteral("problemsDock"), problems_, Qt::BottomDockWidgetArea);
   training_panel_ = new widgets::TrainingPanel(document_, this);
-  // Scrolled: the settings outgrow short windows, whose height they must not set.
-  auto* settings_scroll = new QScrollArea(this);
-  settings_scroll->setWidget(training_panel_);
-  settings_scroll->setWidgetResizable(true);
-  settings_scroll->setFrameShape(QFrame::NoFrame);
-  QDockWidget* settings = dock(tr("Training Settings"), QStringLiteral("trainingDock"), settings_scroll, Qt::RightDockWidgetArea);
+  QDockWidget* settings = dock(tr("Training Settings"), QStringLiteral("trainingDock"), training_panel_, Qt::RightDockWidgetArea);
   tabifyDockWidget(props, settings);
   node_stats_ = new widgets::NodeStatsModel(this);
   node_stats_layer_ = new widgets::NodeStatsLayer(node_stats_, scene_, this);

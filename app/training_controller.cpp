@@ -357,7 +357,8 @@ QString TrainingController::resume(const graph::Graph& graph) {
   if (!running_ || !paused_) return {};
   if (const std::string why = session::edit_refusal(graph_, graph); !why.empty())
     return QString::fromStdString("Cannot resume with these changes: " + why);
-  if (graph::diff(graph_, graph).same_structure()) {  // names and positions need no new model
+  // Names and positions need no new model; a node's training settings need a new optimizer.
+  if (const graph::GraphDiff d = graph::diff(graph_, graph); d.same_structure() && !d.any_node_settings()) {
     resume();
     return {};
   }

@@ -27,6 +27,7 @@
 #include "optim/rmsprop.h"
 #include "optim/scheduler.h"
 #include "optim/sgd.h"
+#include "optim/step_warmup.h"
 #include "session/run.h"
 #include "session/run_folder.h"
 #include "tensor/allocator.h"

@@ -202,6 +202,30 @@ if(NOT acc_at EQUAL -1)
 endif()
 run(2 train ${WORK}/housing.plexus --epochs 0)
 
+# A node's own learning-rate and weight-decay factors and the warm-up, from the command line: the
+# first step's lr is the warm-up's start (0.1 of the project's 0.01). A node the project lacks,
+# one that learns nothing or a value that is no factor is a usage error naming it.
+file(REMOVE ${WORK}/warm.jsonl)
+run(0 train ${WORK}/housing.plexus --epochs 1 --quiet --lr-mult fc1=0 --lr-mult out=2 --weight-decay-mult fc2=0
+    --warmup-steps 3 --metrics ${WORK}/warm.jsonl)
+file(STRINGS ${WORK}/warm.jsonl warm_batches REGEX "\"event\":\"batch\"")
+list(GET warm_batches 0 first_batch)
+expect("\"lr\":0.001" "${first_batch}" "the first warm-up step's lr")
+run(2 train ${WORK}/housing.plexus --lr-mult nosuch=2)
+expect("--lr-mult nosuch=2: the project has no node 'nosuch'" "${ERR}" "--lr-mult of an unknown node")
+run(2 train ${WORK}/housing.plexus --lr-mult act1=2)
+expect("--lr-mult act1=2: ReLU 'act1' learns nothing" "${ERR}" "--lr-mult of a node without weights")
+run(2 train ${WORK}/housing.plexus --lr-mult fc1)
+expect("--lr-mult needs NODE=F" "${ERR}" "--lr-mult without a factor")
+run(2 train ${WORK}/housing.plexus --weight-decay-mult fc1=2000)
+expect("Linear 'fc1': weight_decay_mult must be between 0 and 1000, got 2000" "${ERR}" "--weight-decay-mult too large")
+run(2 train ${WORK}/housing.plexus --warmup-steps -1)
+# In the file: out of range, check and train name the node.
+string(REPLACE "\"position\": [276.0, 0.0]" "\"position\": [276.0, 0.0],\n      \"lr_mult\": -1" negative "${housing}")
+file(WRITE ${WORK}/negative.plexus "${negative}")
+run(1 check ${WORK}/negative.plexus --quiet)
+expect("error fc1: Linear 'fc1': lr_mult must be between 0 and 1000, got -1" "${OUT}" "check of a negative lr_mult")
+
 # train FILE --save-run keeps the run next to the project as the GUI does; eval FILE
 # --checkpoint evaluates its checkpoints, and refuses a checkpoint of another project by tensor.
 file(REMOVE_RECURSE ${WORK}/housing.runs)

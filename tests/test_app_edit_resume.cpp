@@ -186,6 +186,39 @@ class TestAppEditResume : public QObject {
     fs::remove_all(runs[0]);
   }
 
+  // A node frozen while paused (its lr_mult set to 0) is an edit too: the run goes on with the
+  // node's weights as they were at the pause, and they stay so while the others learn.
+  void freezingANodeWhilePausedIsAnEdit() {
+    Window w;
+    w.show();
+    QSignalSpy snapshots(w.training(), &TrainingController::weightsSnapshot);
+    QSignalSpy edited(w.training(), &TrainingController::graphEdited);
+    startPaused(w);
+    w.training()->requestWeights();
+    w.document()->setNodeSetting("fc2", "lr_mult", 0.0);
+    w.pauseAction()->trigger();  // Resume
+    QVERIFY(edited.wait(30000));
+    const auto edit = edited.at(0).at(0).value<train::GraphEdit>();
+    QCOMPARE(edit.changes, std::vector<std::string>{"Linear 'fc2': lr_mult 1 → 0"});
+    QCOMPARE(edit.kept, int64_t(6));
+    QCOMPARE(w.training()->runGraph().find("fc2")->lr_mult, 0.0);
+    QTRY_VERIFY_WITH_TIMEOUT(snapshots.size() >= 2, 10000);
+    const auto before = snapshots.at(snapshots.size() - 2).at(0).value<WeightsSnapshot>();
+
+    QSignalSpy batches(w.training(), &TrainingController::batches);
+    QVERIFY(batches.wait(30000));  // trained on since
+    const qsizetype taken = snapshots.size();
+    w.training()->requestWeights();
+    QTRY_VERIFY_WITH_TIMEOUT(snapshots.size() > taken, 10000);
+    const auto later = snapshots.last().at(0).value<WeightsSnapshot>();
+    for (const char* name : {"fc2.weight", "fc2.bias"})
+      QCOMPARE(tensor(later, name).to_vector(), tensor(before, name).to_vector());
+    QVERIFY(tensor(later, "fc1.weight").to_vector() != tensor(before, "fc1.weight").to_vector());
+    w.training()->stop();
+    QVERIFY(w.training()->waitForFinished(30000));
+    for (const fs::path& run : session::list_runs(project_.toStdString())) fs::remove_all(run);
+  }
+
   void editsThatCannotApplyLeaveTheRunPaused() {
     Window w;
     w.show();

@@ -135,6 +135,25 @@ class TestGraphDiff : public QObject {
     QCOMPARE(summary(d), std::string("1 node renamed"));
   }
 
+  // A node's own training settings differ as settings of that node: said like a parameter,
+  // counted with the settings, and no change of structure (a run may continue with them).
+  void nodeSettingsAreNoStructure() {
+    const Graph a = testing::diff_before();
+    Graph b = a;
+    b.nodes[2].lr_mult = 0;
+    b.nodes[2].weight_decay_mult = 0.5;
+    const GraphDiff d = diff(a, b);
+    QVERIFY(d.same_structure());
+    QVERIFY(!d.empty());
+    QVERIFY(d.any_node_settings());
+    QCOMPARE(d.changed.size(), size_t(1));
+    QVERIFY(d.changed[0].params.empty());
+    QCOMPARE(texts(d.changed[0].settings), (std::vector<std::string>{"lr_mult 1 → 0", "weight_decay_mult 1 → 0.5"}));
+    QCOMPARE(lines(describe(d, a, b)),
+             QString("Linear 'fc1': lr_mult 1 → 0\nLinear 'fc1': weight_decay_mult 1 → 0.5"));
+    QCOMPARE(summary(d), std::string("2 settings differ"));
+  }
+
   // A whole number written for a real parameter is that real; reals that print alike in six
   // digits are printed exactly.
   void valuesCompareAsValues() {

@@ -387,6 +387,14 @@ class TestNodeStats : public QObject {
              issues[0].reason.c_str());
   }
 
+  // A frozen node (lr_mult 0) is meant not to move: its update ratio of 0 is no issue.
+  void aFrozenNodeIsNotToldItsLearningRateIsTooLow() {
+    train::NodeInfos nodes = kMonitorNodes;
+    nodes["fc1"].frozen = true;
+    train::HealthMonitor m(nodes);
+    for (int i = 0; i < 4; ++i) QVERIFY(m.add(sample({params_stat("fc1", 1, 0), params_stat("fc2", 1, 1e-3)})).empty());
+  }
+
   void onlyTheFirstNonFiniteNodeIsNamed() {
     train::HealthMonitor m(kMonitorNodes);
     NodeStat a = dead_stat("fc1", 0), b = dead_stat("act", 0), c = dead_stat("fc2", 0);

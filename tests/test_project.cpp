@@ -108,12 +108,15 @@ Graph conv_net() {
            9, 10),
       node("fc", "Linear", "fc", {{"out_features", int64_t(10)}, {"in_features", int64_t(0)}}, 11, 12),
       node("loss", "MSE", "loss", {}, 13, 14)};
+  g.nodes[1].lr_mult = 0;  // the node settings: written where they are not 1
+  g.nodes[7].lr_mult = 1.0 / 3.0;
+  g.nodes[7].weight_decay_mult = 1000;
   g.edges = {edge("in", "x", "conv1", "input"), edge("conv1", "output", "pool", "input"),
              edge("pool", "output", "bn", "input"), edge("bn", "output", "act", "input"),
              edge("act", "output", "drop", "input"), edge("drop", "output", "fc", "input"),
              edge("fc", "output", "loss", "input"), edge("in", "y", "loss", "target")};
   g.dataset = {.kind = "csv", .path = "data/wine.csv", .target = "quality", .task = "regression"};
-  g.training = TrainingSettings{"adamw", 3e-4, 0.95, true, 0.01, "cosine", 7, 0.5, 32, 100,
+  g.training = TrainingSettings{"adamw", 3e-4, 0.95, true, 0.01, "cosine", 7, 0.5, 250, 0.25, 32, 100,
                                 std::numeric_limits<uint64_t>::max(), "cuda"};
   return g;
 }
@@ -423,6 +426,65 @@ class TestProject : public QObject {
     QVERIFY(parse_project(project("", "", R"(, "dataset": {})"), "p.plexus").dataset == DatasetBinding{});
   }
 
+  // A node's own training settings (graph/node_settings.h): on the node, after its position,
+  // only where they are not 1, so that a project without them reads and writes as before.
+  void nodeSettings() {
+    Graph g = mnist_mlp();
+    const std::string plain = serialize_project(g);
+    QVERIFY(!contains(plain, "lr_mult"));
+    g.find("fc1")->lr_mult = 0;
+    g.find("fc2")->weight_decay_mult = 2.5;
+    const std::string text = serialize_project(g);
+    QVERIFY2(contains(text, "\"position\": [400.0, 160.0],\n      \"lr_mult\": 0.0\n    }"), text.c_str());
+    QVERIFY2(contains(text, "\"position\": [760.0, 160.0],\n      \"weight_decay_mult\": 2.5\n    }"), text.c_str());
+    const Graph back = parse_project(text, "p.plexus");
+    QVERIFY(back == g);
+    QCOMPARE(back.find("fc1")->lr_mult, 0.0);
+    QCOMPARE(back.find("fc1")->weight_decay_mult, 1.0);
+    QCOMPARE(serialize_project(back), text);
+    // Set back to 1, the file is the plain one again.
+    g.find("fc1")->lr_mult = 1;
+    g.find("fc2")->weight_decay_mult = 1;
+    QCOMPARE(serialize_project(g), plain);
+    // An integer reads as a real number.
+    QCOMPARE(parse_project(project(R"({"id": "a", "type": "Linear", "lr_mult": 2})"), "p.plexus").nodes[0].lr_mult, 2.0);
+  }
+
+  // A value of the wrong type is refused naming the node, the key and the place; one out of
+  // range loads, and the validator reports it on the node.
+  void malformedNodeSettings() {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {project(R"({"id": "fc1", "type": "Linear", "lr_mult": "2"})"),
+         "p.plexus: nodes[0].lr_mult (node \"fc1\"): expected a number, got a string (\"2\") (line 1, column 68)"},
+        {project(R"({"id": "a", "type": "T"}, {"id": "head", "type": "Linear", "weight_decay_mult": true})"),
+         "p.plexus: nodes[1].weight_decay_mult (node \"head\"): expected a number, got a boolean (true) (line 1, column 105)"},
+        {project(R"({"id": "fc1", "type": "Linear", "lr_mult": null})"),
+         "p.plexus: nodes[0].lr_mult (node \"fc1\"): expected a number, got null (line 1, column 68)"},
+        {project(R"({"id": "fc1", "type": "Linear", "lr_mult": [1]})"),
+         "p.plexus: nodes[0].lr_mult (node \"fc1\"): expected a number, got an array (line 1, column 68)"},
+        {project(R"({"id": "fc1", "type": "Linear", "lr_mult": 1, "lr_mult": 2})"),
+         "p.plexus: nodes[0]: duplicate key \"lr_mult\" (line 1, column 71)"},
+    };
+    for (const auto& [text, expected] : cases) QCOMPARE(load_error(text), expected);
+
+    const Graph g = parse_project(
+        project(R"({"id": "fc1", "type": "Linear", "lr_mult": -1}, {"id": "act", "type": "ReLU", "lr_mult": -1},)"
+                R"({"id": "fc2", "type": "Linear", "weight_decay_mult": 1001})"),
+        "p.plexus");
+    QCOMPARE(g.nodes[0].lr_mult, -1.0);
+    const Validation v = validate(g, nullptr, {.memory = 0});
+    const auto reported = [&](const std::string& node, const std::string& message) {
+      return std::any_of(v.problems.begin(), v.problems.end(), [&](const Problem& p) {
+        return p.node == node && p.severity == Severity::Error && p.message == message;
+      });
+    };
+    QVERIFY(reported("fc1", "Linear 'fc1': lr_mult must be between 0 and 1000, got -1"));
+    QVERIFY(reported("fc2", "Linear 'fc2': weight_decay_mult must be between 0 and 1000, got 1001"));
+    // A node that learns nothing has no use for them: they are not checked.
+    QVERIFY(std::none_of(v.problems.begin(), v.problems.end(),
+                         [](const Problem& p) { return p.node == "act" && contains(p.message, "lr_mult"); }));
+  }
+
   void loaderLeavesMeaningToTheValidator() {
     // Dangling edges, a cycle, a self-loop, an unknown type, unknown parameter names, a string
     // where the layer wants an integer, an integer where it wants a real, an unknown optimizer
@@ -527,7 +589,8 @@ class TestProject : public QObject {
         {project(R"({"type": "Linear"})"), "p.plexus: nodes[0]: missing \"id\" (line 1, column 25)"},
         {project(R"({"id": "a"})"), "p.plexus: nodes[0]: missing \"type\" (line 1, column 25)"},
         {project(R"({"id": "a", "type": "T", "colour": "red"})"),
-         "p.plexus: nodes[0]: unknown key \"colour\"; a node has id, type, name, params and position (line 1, column 50)"},
+         "p.plexus: nodes[0]: unknown key \"colour\"; a node has id, type, name, params, position, lr_mult and "
+         "weight_decay_mult (line 1, column 50)"},
         {project(R"({"id": 7, "type": "T"})"),
          "p.plexus: nodes[0].id: expected a string, got an integer (7) (line 1, column 32)"},
         {project(R"({"id": "a", "type": null})"),
@@ -585,9 +648,8 @@ class TestProject : public QObject {
          "p.plexus: training.seed: expected a non-negative integer, got an integer (-1) (line 1, column 62)"},
         {project("", "", R"(, "training": {"learning_rate": 0.1})"),
          "p.plexus: training: unknown key \"learning_rate\"; training has optimizer, lr, momentum, nesterov, weight_decay, "
-         "schedule, step_size, gamma, batch_size, epochs, validation_fraction, seed, precision, cuda_graphs, carry_state, "
-         "accumulate_steps, sync_batchnorm, "
-         "stats_every and device "
+         "schedule, step_size, gamma, warmup_steps, warmup_start_factor, batch_size, epochs, validation_fraction, seed, "
+         "precision, cuda_graphs, carry_state, accumulate_steps, sync_batchnorm, stats_every and device "
          "(line 1, column 54)"},
         {project("", "", R"(, "view": [1])"), "p.plexus: view: expected an object, got an array (line 1, column 49)"},
         {project(R"({"id": "a", "id": "b", "type": "T"})"),
@@ -677,7 +739,7 @@ class TestProject : public QObject {
     // nlohmann's lexer stops at a NUL byte as if the input ended there; the loader does not.
     const std::string text = serialize_project(mnist_mlp());
     QCOMPARE(load_error(text + std::string(1, '\0') + "garbage"),
-             std::string("p.plexus: line 87, column 1: expected the end of the file, found a NUL byte"));
+             std::string("p.plexus: line 89, column 1: expected the end of the file, found a NUL byte"));
     QCOMPARE(load_error(std::string(1, '\0')), std::string("p.plexus: line 1, column 1: expected a value, found a NUL byte"));
     QCOMPARE(load_error(std::string("{\"a\": \"x\0y\"}", 12)),
              std::string("p.plexus: line 1, column 7: invalid string: control character U+0000 (NUL) must be escaped to "

@@ -15,7 +15,7 @@ class TestTrainingParams : public QObject {
  private slots:
   void defaultsAreTheSettingsDefaults() {
     const TrainingSettings d;
-    QCOMPARE(training_param_specs().size(), size_t(18));
+    QCOMPARE(training_param_specs().size(), size_t(20));
     for (const ParamSpec& s : training_param_specs()) {
       QCOMPARE(training_value(d, s.name), std::optional<ParamValue>(s.default_value));
       QVERIFY2(check_param_value(s, s.default_value).empty(), s.name.c_str());
@@ -86,6 +86,20 @@ class TestTrainingParams : public QObject {
     t.schedule = "step";
     QVERIFY(training_value_applies(t, "gamma") && training_value_applies(t, "step_size"));
     QVERIFY(training_value_applies(t, "lr"));
+    // The warm-up's start only with a warm-up, which is off by default; an out-of-range start
+    // is then not checked either.
+    QVERIFY(training_value_applies(t, "warmup_steps"));
+    QVERIFY(!training_value_applies(t, "warmup_start_factor"));
+    t.warmup_start_factor = 2;
+    check_training_values(t);
+    t.warmup_steps = 100;
+    QVERIFY(training_value_applies(t, "warmup_start_factor"));
+    try {
+      check_training_values(t);
+      QFAIL("warmup_start_factor 2 accepted");
+    } catch (const ValueError& e) {
+      QCOMPARE(std::string(e.what()), std::string("training: warmup_start_factor must be between 0 and 1, got 2"));
+    }
   }
 };
 

@@ -20,6 +20,7 @@
 #include "editor/node_scene.h"
 #include "editor/node_view.h"
 #include "editor/palette.h"
+#include "util/error.h"
 
 using namespace plexus;
 using namespace plexus::widgets;
@@ -326,6 +327,26 @@ class TestCanvas : public QObject {
     QVERIFY(linear->toolTip().contains("784"));
     e.doc.undoStack()->undo();
     QVERIFY(!linear->problemSeverity());
+  }
+
+  // A node that trains otherwise than the project says shows it on its card and in its tooltip.
+  void aNodesOwnTrainingSettingsShowOnItsCard() {
+    Editor e;
+    buildMnistMlp(e);
+    NodeItem* linear = e.scene.nodeItem("linear1");
+    QVERIFY(!linear->toolTip().contains("Trains:"));
+    e.doc.setNodeSetting("linear1", "lr_mult", 0.1);
+    QVERIFY2(linear->toolTip().contains(QStringLiteral("Trains: lr ×0.1")), qPrintable(linear->toolTip()));
+    e.doc.setNodeSetting("linear1", "weight_decay_mult", 0.0);
+    QVERIFY2(linear->toolTip().contains(QStringLiteral("Trains: lr ×0.1 · wd ×0")), qPrintable(linear->toolTip()));
+    e.doc.setNodeSetting("linear1", "lr_mult", 0.0);
+    QVERIFY2(linear->toolTip().contains(QStringLiteral("Trains: frozen")), qPrintable(linear->toolTip()));
+    e.doc.undoStack()->undo();
+    e.doc.undoStack()->undo();
+    e.doc.undoStack()->undo();
+    QVERIFY(!linear->toolTip().contains("Trains:"));
+    QVERIFY_THROWS_EXCEPTION(ValueError, e.doc.setNodeSetting("linear1", "lr_mult", -2.0));
+    QCOMPARE(e.doc.node("linear1")->lr_mult, 1.0);
   }
 
   void draggingANodeIsOneUndoStep() {

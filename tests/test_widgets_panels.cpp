@@ -24,6 +24,7 @@
 #include "editor/problems_panel.h"
 #include "editor/property_panel.h"
 #include "graph/dataset_params.h"
+#include "graph/node_settings.h"
 #include "graph/registry.h"
 
 using namespace plexus;
@@ -143,7 +144,9 @@ class TestPanels : public QObject {
       Editor e(g);
       e.panel.showNodes({"n"});
       const auto editors = e.shownEditors();
-      QCOMPARE(editors.size(), qsizetype(type.params.size()));
+      // A layer that learns values also has its own training settings (lr_mult, ...).
+      const size_t settings = graph::node_settings_apply(g.nodes[0]) ? graph::node_settings().size() : 0;
+      QCOMPARE(editors.size(), qsizetype(type.params.size() + settings));
       for (const graph::ParamSpec& spec : type.params) {
         ParamEditor* editor = e.panel.findChild<ParamEditor*>(QString::fromStdString(spec.name));
         QVERIFY2(editor, (type.name + "." + spec.name).c_str());
@@ -246,6 +249,52 @@ class TestPanels : public QObject {
     QCOMPARE(fieldText(spin), shown);
     QVERIFY(editor->error().isEmpty());
     QCOMPARE(paramOf(e.doc, "fc1", "out_features"), kUnset);
+  }
+
+  // A node that learns shows its own training settings under "Training", labelled for people;
+  // an edit is one undo step on the node, undo shows the value before in the same editor.
+  void aNodesLearningRateFactorIsEditedAndUndone() {
+    Editor e;
+    QVERIFY(e.ready());
+    e.panel.showNodes({"relu"});
+    QVERIFY(!e.panel.findChild<ParamEditor*>("lr_mult"));  // learns nothing
+    ParamEditor* editor = e.param("fc1", "lr_mult");
+    QVERIFY(editor && editor->isVisible());
+    QVERIFY(heading(e.panel, "Training"));
+    QVERIFY(heading(e.panel, "Learning rate ×"));
+    QVERIFY(heading(e.panel, "Weight decay ×"));
+    QVERIFY(!editor->resetButton()->isEnabled());  // 1: not set
+    QWidget* field = editor->editor();
+    const int steps = e.steps();
+
+    typeInto(field, "0.1");
+    QCOMPARE(e.doc.node("fc1")->lr_mult, 0.1);
+    QCOMPARE(e.steps(), steps + 1);
+    QCOMPARE(e.doc.undoStack()->undoText(), QStringLiteral("Set lr_mult of Linear 'fc1'"));
+    typeInto(field, "0");
+    QCOMPARE(e.doc.node("fc1")->lr_mult, 0.0);
+    QCOMPARE(e.doc.node("fc2")->lr_mult, 1.0);  // only the node shown
+    typeInto(field, "-1");
+    QVERIFY(editor->error().contains(QStringLiteral("between")));
+    QCOMPARE(e.steps(), steps + 2);
+    QCOMPARE(e.doc.node("fc1")->lr_mult, 0.0);
+
+    e.doc.undoStack()->undo();
+    QCOMPARE(e.doc.node("fc1")->lr_mult, 0.1);
+    QCOMPARE(e.panel.findChild<ParamEditor*>("lr_mult"), editor);  // kept, not rebuilt
+    QCOMPARE(fieldText(field), paramText(0.1));
+    e.doc.undoStack()->undo();
+    QCOMPARE(e.doc.node("fc1")->lr_mult, 1.0);
+    QVERIFY(!editor->resetButton()->isEnabled());
+    e.doc.undoStack()->redo();
+    QCOMPARE(e.doc.node("fc1")->lr_mult, 0.1);
+    QTest::mouseClick(editor->resetButton(), Qt::LeftButton);
+    QCOMPARE(e.doc.node("fc1")->lr_mult, 1.0);
+
+    ParamEditor* decay = e.panel.findChild<ParamEditor*>("weight_decay_mult");
+    typeInto(decay->editor(), "0");
+    QCOMPARE(e.doc.node("fc1")->weight_decay_mult, 0.0);
+    QCOMPARE(e.doc.node("fc1")->lr_mult, 1.0);
   }
 
   void floatTextIsTakenExactly() {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "graph/dataset_params.h"
+#include "graph/node_settings.h"
 #include "graph/registry.h"
 #include "graph/training_params.h"
 #include "util/text.h"
@@ -94,6 +95,10 @@ bool GraphDiff::any_renamed() const {
   return std::any_of(changed.begin(), changed.end(), [](const NodeChange& c) { return c.renamed(); });
 }
 
+bool GraphDiff::any_node_settings() const {
+  return std::any_of(changed.begin(), changed.end(), [](const NodeChange& c) { return !c.settings.empty(); });
+}
+
 const NodeChange* GraphDiff::change(const std::string& id) const {
   for (const NodeChange& c : changed)
     if (c.id == id) return &c;
@@ -110,8 +115,9 @@ GraphDiff diff(const Graph& before, const Graph& after) {
       d.added.push_back(n.id);
       continue;
     }
-    NodeChange c{n.id, old->type, n.type, old->name, n.name, param_changes(*old, n)};
-    if (c.retyped() || c.renamed() || !c.params.empty()) d.changed.push_back(std::move(c));
+    NodeChange c{n.id, old->type, n.type, old->name, n.name, param_changes(*old, n), {}};
+    setting_changes(node_settings(), "", *old, n, c.settings);
+    if (c.retyped() || c.renamed() || !c.params.empty() || !c.settings.empty()) d.changed.push_back(std::move(c));
   }
   for (const Edge& e : after.edges)
     if (!contains(before.edges, e)) d.edges_added.push_back(e);
@@ -149,18 +155,18 @@ void count_phrase(std::vector<std::string>& parts, const char* one, const char* 
 }  // namespace
 
 std::string summary(const GraphDiff& d) {
-  size_t retyped = 0, renamed = 0, params = 0;
+  size_t retyped = 0, renamed = 0, params = 0, settings = d.settings.size();
   for (const NodeChange& c : d.changed) {
     retyped += c.retyped();
     renamed += c.renamed();
     if (!c.retyped()) params += c.params.size();
+    settings += c.settings.size();
   }
   std::vector<std::string> parts;
   count_phrase(parts, "node", "nodes",
                {{d.added.size(), "added"}, {d.removed.size(), "removed"}, {retyped, "retyped"}, {renamed, "renamed"}});
   count_phrase(parts, "parameter", "parameters", {{params, "changed"}});
   count_phrase(parts, "wire", "wires", {{d.edges_added.size(), "added"}, {d.edges_removed.size(), "removed"}});
-  const size_t settings = d.settings.size();
   if (settings > 0) parts.push_back(std::to_string(settings) + (settings == 1 ? " setting differs" : " settings differ"));
   return parts.empty() ? "no differences" : join(parts);
 }
@@ -189,7 +195,9 @@ std::vector<std::string> describe(const GraphDiff& d, const Graph& before, const
     if (c.renamed())
       lines.push_back("'" + (c.name_before.empty() ? c.id : c.name_before) + "' renamed to '" +
                       (c.name_after.empty() ? c.id : c.name_after) + "'");
-    for (const ParamChange& p : c.params) lines.push_back(n.label() + ": " + p.name + " " + p.before + " → " + p.after);
+    for (const std::vector<ParamChange>* changes : {&c.params, &c.settings})
+      for (const ParamChange& p : *changes)
+        lines.push_back(n.label() + ": " + p.name + " " + p.before + " → " + p.after);
   }
   for (const Edge& e : d.edges_added) lines.push_back("wire " + edge_text(e) + " added");
   for (const Edge& e : d.edges_removed) lines.push_back("wire " + edge_text(e) + " removed");

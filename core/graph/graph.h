@@ -27,6 +27,10 @@ struct Node {
   std::string name;  // what the user calls it ("fc1"); may repeat, may be empty
   std::map<std::string, ParamValue> params;  // absent = the type's default
   Position position;
+  // How training treats the parameters the node learns (graph/node_settings.h): the optimizer's
+  // learning rate and weight decay times these; an lr_mult of 0 freezes them.
+  double lr_mult = 1;
+  double weight_decay_mult = 1;
   bool operator==(const Node&) const = default;
   std::string label() const;  // "Linear 'fc1'" (or "Linear 'id'" without a name), for messages
 };

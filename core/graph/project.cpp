@@ -15,6 +15,7 @@
 #include "graph/blocks.h"
 #include "graph/dataset_params.h"
 #include "graph/json_text.h"
+#include "graph/node_settings.h"
 #include "graph/training_params.h"
 #include "io/atomic_file.h"
 #include "util/error.h"
@@ -144,7 +145,7 @@ class ProjectReader {
     for (size_t i = 0; i < a.size(); ++i) {
       const std::string path = index_path("nodes", i);
       const Object& o = object(a[i], path, "an object (a node)");
-      check_keys(o, path, {"id", "type", "name", "params", "position"}, "a node has id, type, name, params and position");
+      check_keys(o, path, node_keys(), node_keys_text());
       Node n;
       const Value& id = require(o, a[i], path, "id");
       n.id = string(id, key_path(path, "id"));
@@ -160,8 +161,28 @@ class ProjectReader {
       if (const Member* m = find(o, "name")) n.name = string(m->value, key_path(path, "name"));
       if (const Member* m = find(o, "params")) read_params(m->value, key_path(path, "params"), n.params);
       if (const Member* m = find(o, "position")) n.position = read_position(m->value, key_path(path, "position"));
+      // Its own training settings; their errors name the node, which an index alone hides.
+      for (const NodeSetting& row : node_settings())
+        if (const Member* m = find(o, row.spec.name)) {
+          const std::string where = cat(key_path(path, m->key), " (node ", shown(n.id), ')');
+          std::visit([&](auto member) { read_value(m->value, where, n.*member); }, row.field);
+        }
       nodes.push_back(std::move(n));
     }
+  }
+
+  // The keys a node may have, and how a message lists them.
+  static const std::vector<std::string_view>& node_keys() {
+    static const std::vector<std::string_view> keys = [] {
+      std::vector<std::string_view> k{"id", "type", "name", "params", "position"};
+      for (const NodeSetting& row : node_settings()) k.push_back(row.spec.name);
+      return k;
+    }();
+    return keys;
+  }
+  static std::string node_keys_text() {
+    const std::vector<std::string_view>& k = node_keys();
+    return cat("a node has ", join(std::vector<std::string>(k.begin(), k.end()), ", ", " and "));
   }
 
   void read_params(const Value& v, const std::string& path, std::map<std::string, ParamValue>& params) const {
@@ -390,7 +411,15 @@ class ProjectWriter {
       real(n.position.x, cat(path, ".position[0]"));
       out_ += ", ";
       real(n.position.y, cat(path, ".position[1]"));
-      out_ += "]\n    }";
+      out_ += "]";
+      // Only where chosen: a node trained as the project says reads as before.
+      for (const NodeSetting& row : node_settings()) {
+        if (setting_value(n, row.field) == row.spec.default_value) continue;
+        out_ += ",\n";
+        member(3, row.spec.name);
+        std::visit([&](auto field) { write_value(n.*field, key_path(path, row.spec.name)); }, row.field);
+      }
+      out_ += "\n    }";
       out_ += i + 1 < nodes.size() ? ",\n" : "\n";
     }
     out_ += "  ]";

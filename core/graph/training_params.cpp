@@ -37,6 +37,7 @@ ParamSpec choice(std::string name, std::string value, std::vector<std::string> c
 bool momentum_applies(const S& s) { return s.optimizer == "sgd" || s.optimizer == "rmsprop"; }
 bool nesterov_applies(const S& s) { return s.optimizer == "sgd"; }
 bool step_applies(const S& s) { return s.schedule == "step"; }
+bool warmup_applies(const S& s) { return s.warmup_steps > 0; }
 
 }  // namespace
 
@@ -58,6 +59,14 @@ const std::vector<TrainingSetting>& training_settings() {
         row(&S::step_size, whole("step_size", d.step_size, 1, 1e6, "Epochs between learning-rate steps (step schedule)."),
             step_applies),
         row(&S::gamma, real("gamma", d.gamma, 1e-6, 1, "Factor applied at each step (step schedule)."), step_applies),
+        added_later(row(&S::warmup_steps,
+                        whole("warmup_steps", d.warmup_steps, 0, 1e9,
+                              "Optimizer steps over which the learning rate rises linearly to the schedule's, from "
+                              "warmup_start_factor times it (0 = no warm-up)."))),
+        added_later(row(&S::warmup_start_factor,
+                        real("warmup_start_factor", d.warmup_start_factor, 0, 1,
+                             "The share of the learning rate the first warm-up step takes (with warmup_steps)."),
+                        warmup_applies)),
         row(&S::batch_size, whole("batch_size", d.batch_size, 1, 1 << 20, "Examples per training step.")),
         row(&S::epochs, whole("epochs", d.epochs, 1, 1e6, "Passes over the training data.")),
         row(&S::validation_fraction,

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <unordered_set>
 
+#include "graph/node_settings.h"
 #include "util/system_memory.h"
 #include "util/text.h"
 
@@ -189,6 +190,7 @@ Validation validate(const Graph& g, const DatasetInfo* dataset, const Validation
     if (t->is_input()) inputs.push_back(&n);
     if (t->is_loss()) losses.push_back(&n);
     for (std::string& m : check_params(n, *t)) error(n.id, "", std::move(m));
+    if (std::optional<std::string> m = node_settings_problem(n)) error(n.id, "", std::move(*m));
     for (const auto& [port, edges] : input_edges(index, n, *t)) {
       if (edges.empty() && port->required) error(n.id, port->name, n.label() + ": " + port->name + " is not connected");
       if (edges.size() > 1 && !port->variadic) {

@@ -20,6 +20,10 @@ struct ScheduleConfig {
   std::string schedule = "none";  // one of schedule_names(): none, step, cosine
   int64_t step_size = 1;          // step: epochs between decays
   double gamma = 0.1;             // step: the factor of each decay
+  // Per optimizer step, on top of the schedule (optim/step_warmup.h): over the first
+  // warmup_steps updates the lr rises linearly from warmup_start_factor × lr to lr; 0 = none.
+  int64_t warmup_steps = 0;
+  double warmup_start_factor = 0.1;
   bool operator==(const ScheduleConfig&) const = default;
 };
 

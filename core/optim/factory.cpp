@@ -28,6 +28,22 @@ std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& c, std::vector<
   throw ValueError("unknown optimizer '" + c.optimizer + "' (known: " + join(optimizer_names()) + ")");
 }
 
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& c, std::vector<ScaledParams> groups) {
+  if (groups.empty()) return make_optimizer(c, std::vector<Tensor>{});  // its error: no parameters
+  const auto scaled = [&](const ScaledParams& g) {
+    OptimizerConfig s = c;
+    s.lr *= g.lr_mult;
+    s.weight_decay *= g.weight_decay_mult;
+    return s;
+  };
+  std::unique_ptr<Optimizer> opt = make_optimizer(scaled(groups[0]), std::move(groups[0].params));
+  for (size_t i = 1; i < groups.size(); ++i) {
+    const OptimizerConfig s = scaled(groups[i]);
+    opt->add_param_group(std::move(groups[i].params), {{"lr", s.lr}, {"weight_decay", s.weight_decay}});
+  }
+  return opt;
+}
+
 double default_weight_decay(const std::string& optimizer) { return optimizer == "adamw" ? 0.01 : 0; }
 
 int optimizer_state_tensors(const OptimizerConfig& c) {

@@ -14,6 +14,16 @@ namespace plexus::optim {
 const std::vector<std::string>& optimizer_names();  // sgd, adam, adamw, rmsprop, adagrad
 // ValueError for an unknown name, or settings the optimizer refuses.
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, std::vector<Tensor> params);
+
+// Parameters whose learning rate and weight decay are the config's times a factor (a project's
+// per-node lr_mult and weight_decay_mult, graph/node_settings.h).
+struct ScaledParams {
+  std::vector<Tensor> params;
+  double lr_mult = 1, weight_decay_mult = 1;
+};
+// One parameter group per entry, in order: lr = config.lr × lr_mult, weight_decay =
+// config.weight_decay × weight_decay_mult. The optimizer's defaults() are the first group's.
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, std::vector<ScaledParams> groups);
 // The weight decay an optimizer uses when none is given: 0.01 for adamw (PyTorch's), else 0.
 double default_weight_decay(const std::string& optimizer);
 // How many tensors the size of each parameter the optimizer make_optimizer builds keeps

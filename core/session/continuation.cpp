@@ -2,6 +2,7 @@
 
 #include "graph/diff.h"
 #include "graph/project.h"
+#include "session/optimizer_groups.h"
 #include "train/checkpoint.h"
 #include "util/error.h"
 
@@ -45,11 +46,16 @@ TrainingRun make_continued_run(const RunRecord& from, graph::Graph& graph, const
   const int done = from.epochs_completed;
   graph.training.epochs += done;
   TrainingRun run = make_training_run(graph, options);
-  train::load_checkpoint(final_checkpoint, *run.compiled.model, run.optimizer.get());
-  // The checkpoint brought back the old run's learning rate; the project's settings decide it.
-  if (run.scheduler) run.scheduler->set_epoch(done);
-  else
-    for (optim::ParamGroup& g : run.optimizer->param_groups()) g.lr = graph.training.lr;
+  // The checkpoint's optimizer state is grouped as the run's nodes trained, which this project's
+  // may not (a node unfrozen since): it loads into an optimizer grouped as the run's, and each
+  // parameter's state goes over from there. The groups' hyper-parameters stay the project's.
+  nn::Module& model = *run.compiled.model;
+  const std::unique_ptr<optim::Optimizer> as_run =
+      optim::make_optimizer(run.settings, parameter_groups(trained, model));
+  train::load_checkpoint(final_checkpoint, model, as_run.get());
+  for (const Tensor& p : model.parameters())
+    if (const optim::ParamState* state = as_run->state(p)) run.optimizer->set_state(p, *state);
+  if (run.scheduler) run.scheduler->set_epoch(done);  // the learning rate as if the two runs were one
   run.trainer_options.first_epoch = done + 1;
   return run;
 }

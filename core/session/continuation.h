@@ -20,8 +20,10 @@ std::string structure_difference(const graph::Graph& graph, const graph::Graph& 
 // project.plexus the structure of `graph` (ValueError naming the first difference otherwise).
 // graph.training.epochs becomes the number of the last epoch (from.epochs_completed + the epochs
 // to add) and the Trainer starts at from.epochs_completed + 1; the final checkpoint is loaded
-// with its optimizer state (an error names a tensor that does not fit); the learning rate is
-// the project's schedule at that epoch, as if the two runs were one.
+// with its optimizer state (an error names a tensor that does not fit), each parameter's going
+// on whatever the groups the nodes' lr_mult and weight_decay_mult make here and made in the run;
+// the hyper-parameters are the project's, the learning rate its schedule at that epoch, as if
+// the two runs were one.
 TrainingRun make_continued_run(const RunRecord& from, graph::Graph& graph, const RunOptions& options = {});
 
 }  // namespace plexus::session

@@ -8,6 +8,7 @@
 #include "data/sampling.h"
 #include "graph/compute.h"
 #include "session/data_pipeline.h"
+#include "session/optimizer_groups.h"
 #include "session/sampling.h"
 #include "graph/training_params.h"
 #include "optim/factory.h"
@@ -67,12 +68,17 @@ std::function<std::string(train::EpochEnd&)> epoch_samples(const TrainingRun& ru
   };
 }
 
+void build_optimizer(TrainingRun& run, const graph::Graph& graph) {
+  run.optimizer = optim::make_optimizer(run.settings, parameter_groups(graph, *run.compiled.model));
+  run.scheduler = optim::make_scheduler(run.settings, *run.optimizer, run.settings.epochs);
+}
+
 void observe_nodes(TrainingRun& run, const graph::Graph& graph) {
   run.trainer_options.observe_outputs = [model = run.compiled.model.get()](train::OutputObserver observer) {
     model->set_observer(std::move(observer));
   };
   run.trainer_options.nodes.clear();
-  for (const graph::Node& n : graph.nodes) run.trainer_options.nodes[n.id] = {n.type, n.label()};
+  for (const graph::Node& n : graph.nodes) run.trainer_options.nodes[n.id] = {n.type, n.label(), n.lr_mult == 0};
 }
 
 TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& options) {
@@ -89,8 +95,7 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
   run.data = graph::open_dataset(run.dataset, s.seed, s.validation_fraction);
   run.compiled = graph::compile(graph, run.data.info, s.seed);  // before the slower parts: a bad graph fails at once
   run.compiled.model->to(device);
-  run.optimizer = optim::make_optimizer(s, run.compiled.model->parameters());
-  run.scheduler = optim::make_scheduler(s, *run.optimizer, s.epochs);
+  build_optimizer(run, graph);
 
   // Standardised with the whole training split, so a checkpoint's inputs can be prepared again
   // from the dataset alone, whatever subset this run trained on.
@@ -138,6 +143,8 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
   run.trainer_options.stats_every = s.stats_every;
   run.trainer_options.accumulate_steps = int(s.accumulate_steps);
   run.trainer_options.sync_batchnorm = s.sync_batchnorm;
+  run.trainer_options.warmup = {.steps = s.warmup_steps, .start_factor = s.warmup_start_factor};
+  run.trainer_options.base_lr = s.lr;
   observe_nodes(run, graph);
   run.trainer_options.flops_per_example =
       graph::estimate_compute(graph::GraphIndex(graph), run.compiled.validation.shapes).training_flops;

@@ -62,6 +62,11 @@ struct TrainingRun {
 // default generator) and chooses the validation split (and a CSV file's train/test split).
 TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& options = {});
 
+// The run's optimizer over run.compiled.model, its parameters grouped by `graph`'s node settings
+// (session/optimizer_groups.h), and run.settings' learning-rate schedule at epoch 0;
+// make_training_run calls it, and so must anything that gives a run another model.
+void build_optimizer(TrainingRun& run, const graph::Graph& graph);
+
 // The per-node statistics' hooks into run.compiled.model (TrainerOptions::observe_outputs) and
 // the nodes' types and labels for the health issues, from `graph`; make_training_run calls it,
 // and so must anything that gives a run another model (an edit while paused).

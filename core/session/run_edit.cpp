@@ -2,7 +2,6 @@
 
 #include "graph/compute.h"
 #include "graph/diff.h"
-#include "optim/factory.h"
 #include "session/sampling.h"
 #include "util/error.h"
 
@@ -32,8 +31,7 @@ EditedRun make_edited_run(const graph::Graph& trained, const graph::Graph& edite
                      (live.compiled.classification ? "classification" : "regression") +
                      ": a run keeps its kind of loss");
   run.compiled.model->to(parse_device(s.device));
-  run.optimizer = optim::make_optimizer(s, run.compiled.model->parameters());
-  run.scheduler = optim::make_scheduler(s, *run.optimizer, s.epochs);
+  build_optimizer(run, edited);
   if (run.scheduler) run.scheduler->set_epoch(at.epoch - 1);  // the epochs done so far
   // What is cheap to share or copy; the loaders come with hand_over_loaders.
   run.dataset = live.dataset;

@@ -80,7 +80,8 @@ std::vector<HealthIssue> HealthMonitor::add(const NodeStats& sample) {
         };
         const std::string figure = "update/weight ratio " + short_number(n.update_ratio) + " over the last " +
                                    std::to_string(kUpdateWindow) + " samples (healthy is near 1e-3): ";
-        if (g >= kVanishingGradNorm && all([](double r) { return r < kUpdateRatioLow; }))
+        const bool frozen = info != nodes_.end() && info->second.frozen;
+        if (!frozen && g >= kVanishingGradNorm && all([](double r) { return r < kUpdateRatioLow; }))
           issue(n.node, HealthKind::UpdateRatio,
                 figure + "below " + short_number(kUpdateRatioLow) + ", the learning rate may be too low");
         else if (all([](double r) { return r > kUpdateRatioHigh; }))

@@ -15,7 +15,7 @@
 //   update ratio    ||update|| / ||weights|| outside [kUpdateRatioLow, kUpdateRatioHigh] (healthy
 //                   is near 1e-3) in each of the last kUpdateWindow samples: the learning rate
 //                   is likely too low or too high (too low is not said of a node whose gradient
-//                   vanished: no learning rate moves it)
+//                   vanished: no learning rate moves it, nor of a frozen one: none is meant to)
 //   non-finite      the first node in graph order whose output holds NaN or Inf
 //
 // Gradient rules judge the latest sample alone: a norm is already a sum over the batch.
@@ -35,6 +35,8 @@ namespace plexus::train {
 struct NodeInfo {
   std::string type;
   std::string label;
+  // Its weights are not meant to change (graph::Node::lr_mult 0): an update ratio of 0 is no issue.
+  bool frozen = false;
 };
 using NodeInfos = std::map<std::string, NodeInfo>;
 // "ReLU 'relu1'", or the id of a node `nodes` does not know.

@@ -38,8 +38,8 @@ std::optional<Shape> shape_of(const std::string& s) {
 }
 
 // A checkpoint's optimizer state by parameter name. Parameter k (counting through the groups)
-// is the checkpoint's k-th model tensor: Plexus optimizes a model's parameters() in order, and
-// state() puts them first. Returns why not when the metadata does not bear that out.
+// is the checkpoint's k-th model tensor: Plexus optimizes a model's parameters() in order (its
+// groups too, session/optimizer_groups.h), and state() puts them first. Returns why not when the metadata does not bear that out.
 std::string read_optimizer(const io::SafetensorsFile& file, const std::vector<std::pair<std::string, Shape>>& model,
                            SourceState& out) {
   const auto meta = [&](const std::string& key) -> const std::string* {

@@ -88,6 +88,7 @@ Trainer::Trainer(nn::Module& model, optim::Optimizer& optimizer, data::DataLoade
     throw ValueError("Trainer: stats_every must be 0 or more, got " + std::to_string(options_.stats_every));
   if (options_.accumulate_steps < 1)
     throw ValueError("Trainer: accumulate_steps must be at least 1, got " + std::to_string(options_.accumulate_steps));
+  options_.warmup.check();
   if (const auto& at = options_.resume_at) {
     if (at->epoch != options_.first_epoch || at->batch < 0 || at->batch > train_.size())
       throw ValueError("Trainer: cannot go on at epoch " + std::to_string(at->epoch) + ", batch " +
@@ -143,6 +144,12 @@ void Trainer::begin_stream() {
   model_.reset_state();
 }
 
+double Trainer::reported_lr(double warmup_factor) const {
+  if (!options_.base_lr) return (opt_.param_groups().empty() ? 0.0 : opt_.param_groups()[0].lr) * warmup_factor;
+  const double base = *options_.base_lr;
+  return (scheduler_ ? scheduler_->lr_at(scheduler_->last_epoch(), base) : base) * warmup_factor;
+}
+
 EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_note) {
   model_.train();
   begin_stream();
@@ -191,7 +198,13 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
     const auto t0 = Clock::now();
     StatsSampler* sampling = part.last && stats_ && stats_->due(batches_done_ + 1) ? stats_.get() : nullptr;
     if (sampling) sampling->begin();
-    const StepResult r = step.run(b.inputs, b.targets, sampling, part);
+    // Warm-up counts optimizer steps: with accumulation, one per accumulate_steps batches.
+    const int64_t steps_per_epoch = (batches + k - 1) / k;
+    const double warmup = options_.warmup.factor(int64_t(epoch - 1) * steps_per_epoch + (batch - 1) / k);
+    const StepResult r = [&] {
+      const optim::ScaledLr warmed(opt_, warmup);  // the scheduler's lrs are back after the step
+      return step.run(b.inputs, b.targets, sampling, part);
+    }();
     if (step.graph_note() != graph_note) {
       graph_note = step.graph_note();
       publish(Notice{graph_note});
@@ -223,7 +236,7 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
     e.peak_gflops = options_.peak_gflops;
     const int64_t remaining = int64_t(options_.epochs - epoch) * batches + (batches - batch);
     e.eta_seconds = double(remaining) * elapsed_ / double(batches_done_);
-    e.lr = opt_.param_groups().empty() ? 0.0 : opt_.param_groups()[0].lr;
+    e.lr = reported_lr(warmup);
     publish(e);
     if (sampling) publish(sampling->finish(epoch, batch, batches_done_));
     if (r.stop) throw Cancelled();
@@ -349,7 +362,7 @@ RunResult Trainer::run() {
         e.predicted = std::move(ev.predicted);
         e.confidence = std::move(ev.confidence);
       }
-      e.lr = opt_.param_groups().empty() ? 0.0 : opt_.param_groups()[0].lr;
+      e.lr = reported_lr(1);  // the schedule's, for the epoch
       if (scheduler_) scheduler_->step();
       if (options_.on_epoch_end)
         if (const std::string note = options_.on_epoch_end(e); !note.empty()) publish(Notice{note});

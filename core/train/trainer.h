@@ -35,6 +35,7 @@
 #include "optim/optimizer.h"
 #include "ops/precision.h"
 #include "optim/scheduler.h"
+#include "optim/step_warmup.h"
 #include "train/events.h"
 #include "train/metrics.h"
 #include "train/stats_sampler.h"
@@ -120,6 +121,14 @@ struct TrainerOptions {
   // With comm: synchronised BatchNorm (StepOptions::sync_batchnorm); run() refuses it when a
   // batch has fewer rows than ranks.
   bool sync_batchnorm = false;
+  // Learning-rate warm-up per optimizer step (optim/step_warmup.h), on top of the scheduler's
+  // lrs. Steps count as (epoch − 1) × batches per epoch + batches before, so a run going on
+  // (resume_at) or continuing another (first_epoch > 1) warms up where the runs as one would be.
+  optim::StepWarmup warmup;
+  // The lr the events report (BatchEnd::lr, EpochEnd::lr): base_lr through the scheduler and the
+  // warm-up, i.e. the lr of a parameter trained at the project's own (every group's is a multiple
+  // of it, session/optimizer_groups.h). Unset: group 0's lr, warmed up.
+  std::optional<double> base_lr;
 };
 
 // Interrupted: interrupt() ended it between two batches, publishing neither Finished nor Failed;
@@ -180,6 +189,7 @@ class Trainer {
   EpochEnd train_epoch(int epoch, TrainingStep& step, std::string& graph_note);
   [[noreturn]] void fail_non_finite(float loss, int epoch, int64_t batch, const Tensor& inputs);
   void begin_stream();  // carry_state: a fresh state for the next pass over the data
+  double reported_lr(double warmup_factor) const;  // see TrainerOptions::base_lr
 
   nn::Module& model_;
   optim::Optimizer& opt_;

@@ -69,6 +69,7 @@ std::vector<DiffNoteLine> diffNote(const graph::NodeChange& c) {
                      qstr(c.name_after.empty() ? c.id : c.name_after)});
   if (!c.retyped())
     for (const graph::ParamChange& p : c.params) lines.push_back({qstr(p.name), qstr(p.before), qstr(p.after)});
+  for (const graph::ParamChange& p : c.settings) lines.push_back({qstr(p.name), qstr(p.before), qstr(p.after)});
   return lines;
 }
 

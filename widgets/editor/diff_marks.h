@@ -30,8 +30,8 @@ struct DiffNoteLine {
   QString text() const;  // "out_features 128 → 64"
 };
 
-// What changed in a node, for its note: its type, its name, then its parameters (not those of
-// a retyped node: they belong to another type).
+// What changed in a node, for its note: its type, its name, its parameters (not those of a
+// retyped node: they belong to another type), then its own training settings.
 std::vector<DiffNoteLine> diffNote(const graph::NodeChange& change);
 
 class NodeDiffMark : public QGraphicsItem {

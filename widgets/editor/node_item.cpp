@@ -12,6 +12,7 @@
 #include "common/theme.h"
 #include "editor/edge_item.h"
 #include "editor/node_scene.h"
+#include "graph/node_settings.h"
 
 namespace plexus::widgets {
 namespace {
@@ -50,6 +51,18 @@ QSizeF cardSize(const graph::LayerType* type) {
   return {kWidth, paramsTop(type) + kParamLine * qreal(lines) + kBottom};
 }
 
+
+// How the node trains, when not as the project says (graph/node_settings.h): "frozen",
+// "lr ×0.1", "wd ×0", "lr ×2 · wd ×0"; "" otherwise.
+QString trainingBadge(const graph::Node& node) {
+  if (!graph::node_settings_apply(node)) return {};
+  if (node.lr_mult == 0) return QObject::tr("frozen");
+  QStringList parts;
+  const auto factor = [](double v) { return qstr(graph::to_string(graph::ParamValue(v))); };
+  if (node.lr_mult != 1) parts << QObject::tr("lr ×%1").arg(factor(node.lr_mult));
+  if (node.weight_decay_mult != 1) parts << QObject::tr("wd ×%1").arg(factor(node.weight_decay_mult));
+  return parts.join(QStringLiteral(" · "));
+}
 
 }  // namespace
 
@@ -165,7 +178,10 @@ void NodeItem::setNode(const graph::Node& node) {
   const qreal text_width = kWidth - 2 * kTextInset;
   title_ = title_metrics.elidedText(type_ ? qstr(type_->display_name) : QObject::tr("Unknown layer"), Qt::ElideRight,
                                     text_width);
-  subtitle_ = small_metrics.elidedText(qstr(node.name.empty() ? node.id : node.name), Qt::ElideRight, text_width);
+  badge_ = trainingBadge(node);
+  const qreal badge_width = badge_.isEmpty() ? 0 : small_metrics.horizontalAdvance(badge_) + 6;
+  subtitle_ = small_metrics.elidedText(qstr(node.name.empty() ? node.id : node.name), Qt::ElideRight,
+                                       text_width - badge_width);
   params_.clear();
   if (type_) {
     // Show what the user changed first, then the type's leading parameters, in the type's order.
@@ -214,6 +230,7 @@ void NodeItem::refreshToolTip() {
     lines << (p.severity == graph::Severity::Error ? QObject::tr("Error: %1") : QObject::tr("Warning: %1"))
                  .arg(qstr(p.message));
   if (lines.isEmpty()) lines << description_;
+  if (!badge_.isEmpty()) lines << QObject::tr("Trains: %1").arg(badge_);
   if (!note_.isEmpty()) lines << note_;
   setToolTip(lines.join('\n'));
 }
@@ -307,8 +324,9 @@ void NodeItem::paintHeader(QPainter* painter, const QRectF& card, bool detailed)
   painter->drawText(QRectF(kTextInset, 4, card.width() - 2 * kTextInset, 18), Qt::AlignLeft | Qt::AlignVCenter, title_);
   painter->setFont(smallFont());
   painter->setPen(QColor(255, 255, 255, 200));
-  painter->drawText(QRectF(kTextInset, 21, card.width() - 2 * kTextInset, 15), Qt::AlignLeft | Qt::AlignVCenter,
-                    subtitle_);
+  const QRectF line(kTextInset, 21, card.width() - 2 * kTextInset, 15);
+  painter->drawText(line, Qt::AlignLeft | Qt::AlignVCenter, subtitle_);
+  painter->drawText(line, Qt::AlignRight | Qt::AlignVCenter, badge_);
 }
 
 void NodeItem::paintParams(QPainter* painter) const {

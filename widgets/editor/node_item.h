@@ -1,6 +1,7 @@
 #pragma once
 // A node on the canvas: a rounded card with a header in its category's colour (layer display
-// name and the user's name), up to three key parameters, and its ports on the edges — inputs
+// name and the user's name, and how it trains when not as the project says: "frozen",
+// "lr ×0.1"), up to three key parameters, and its ports on the edges — inputs
 // on the left, outputs on the right. The geometry follows from the node's type alone, never
 // from fonts, so ports sit at fixed offsets that layout, hit tests and tests can rely on.
 // Items only show the document; NodeScene turns gestures into document edits.
@@ -118,6 +119,7 @@ class NodeItem : public QGraphicsItem {
   const graph::LayerType* type_;
   QSizeF size_;
   QString title_, subtitle_, description_;
+  QString badge_;  // how it trains, when not as the project says: "frozen", "lr ×0.1"
   std::vector<ParamLine> params_;
   std::vector<PortItem*> ports_;
   std::vector<EdgeItem*> edges_;

@@ -34,6 +34,7 @@
 #include "editor/problems_panel.h"
 #include "editor/settings_form.h"
 #include "graph/dataset_params.h"
+#include "graph/node_settings.h"
 
 namespace plexus::widgets {
 namespace {
@@ -84,6 +85,7 @@ class PropertyPanel::NodePage : public QWidget {
  private:
   QWidget* header();
   void addParamRows(QFormLayout* form);
+  void addSettingRows(QFormLayout* form);
   void showProblems(const graph::Node& node);
 
   GraphDocument* document_;
@@ -95,6 +97,8 @@ class PropertyPanel::NodePage : public QWidget {
   QLineEdit* name_;
   std::optional<std::string> shown_name_;
   std::vector<ParamEditor*> editors_;
+  SettingsForm* settings_ = nullptr;  // its own training settings, for a node that learns
+  QLabel* refused_ = nullptr;         // why the last such edit was refused
   QVBoxLayout* extras_;    // parameters the type does not have (each can be removed)
   QVBoxLayout* problems_;  // the node's problems
 };
@@ -124,7 +128,9 @@ PropertyPanel::NodePage::NodePage(GraphDocument* document, const graph::Node& no
   });
   form->addRow(tr("Name"), name_);
   if (layer_) addParamRows(form);
+  if (graph::node_settings_apply(node)) addSettingRows(form);
   layout->addLayout(form);
+  if (refused_) layout->addWidget(refused_);
   layout->addLayout(extras_);
   layout->addLayout(problems_);
   layout->addStretch(1);
@@ -145,6 +151,36 @@ void PropertyPanel::NodePage::addParamRows(QFormLayout* form) {
     form->addRow(paramLabel(editor, this), editor);
     editors_.push_back(editor);
   }
+}
+
+// How the optimizer treats the node's weights, relative to the project's training settings.
+void PropertyPanel::NodePage::addSettingRows(QFormLayout* form) {
+  refused_ = new QLabel(this);
+  refused_->setObjectName(QStringLiteral("settingRefused"));
+  refused_->setWordWrap(true);
+  refused_->hide();
+  settings_ = new SettingsForm(
+      this, form,
+      {.value = [this](const std::string& name) { return *graph::node_setting_value(*document_->node(id_), name); },
+       .applies = [](const std::string&) { return true; },
+       .store =
+           [this](const std::string& name, const ParamValue& value) {
+             refused_->hide();
+             document_->setNodeSetting(id_, qstr(name), value);
+           },
+       .refused =
+           [this](const QString& why) {
+             refused_->setText(why);
+             refused_->show();
+           }},
+      SettingsForm::Inapplicable::Hidden);
+  auto* heading = sectionLabel(tr("Training"), this);
+  heading->setContentsMargins(0, 8, 0, 0);
+  form->addRow(heading);
+  const std::map<std::string, QString> labels{{"lr_mult", tr("Learning rate ×")},
+                                              {"weight_decay_mult", tr("Weight decay ×")}};
+  for (const graph::NodeSetting& row : graph::node_settings())
+    settings_->add(row.name(), row.spec, qstr(row.name()), labels.at(row.name()));
 }
 
 QWidget* PropertyPanel::NodePage::header() {
@@ -195,6 +231,7 @@ void PropertyPanel::NodePage::refresh() {
     const auto it = node->params.find(editor->spec().name);
     editor->setValue(it == node->params.end() ? std::nullopt : std::optional<ParamValue>(it->second));
   }
+  if (settings_) settings_->refresh();
   showProblems(*node);
 }
 
@@ -244,11 +281,17 @@ void PropertyPanel::NodePage::applyTheme() {
   icon_->setPixmap((layer_ ? categoryIcon(category) : icon(QStringLiteral("warning"))).pixmap(size, size));
   applyMutedColour(this);
   for (ParamEditor* editor : editors_) editor->applyTheme();
+  if (settings_) {
+    settings_->applyTheme();
+    setColour(refused_, QPalette::WindowText, theme.error);
+  }
   if (const graph::Node* node = document_->node(id_)) showProblems(*node);  // icons in the new colours
 }
 
 void PropertyPanel::NodePage::retire() {
   for (ParamEditor* editor : editors_) editor->blockSignals(true);
+  if (settings_)
+    for (const graph::NodeSetting& row : graph::node_settings()) settings_->editor(row.name())->blockSignals(true);
   name_->blockSignals(true);
   hide();
   deleteLater();

@@ -38,8 +38,9 @@ class SettingsForm : public QObject {
   SettingsForm(QWidget* owner, QFormLayout* form, Hooks hooks, Inapplicable inapplicable);
 
   // A row for the setting `name` (the name the hooks take: "lr", "augment.shift"), labelled
-  // with `spec.name`; the editor's objectName is `objectName`, by default `spec.name`.
-  ParamEditor* add(const std::string& name, const graph::ParamSpec& spec, const QString& objectName = {});
+  // `label`, by default `spec.name`; the editor's objectName is `objectName`, by default `spec.name`.
+  ParamEditor* add(const std::string& name, const graph::ParamSpec& spec, const QString& objectName = {},
+                   const QString& label = {});
   ParamEditor* editor(const std::string& name) const;  // null for a name never added
 
   // Shows the current values; not `editable`: every field read-only (a run is going).

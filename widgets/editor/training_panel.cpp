@@ -2,6 +2,8 @@
 
 #include <QFormLayout>
 #include <QLabel>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QVBoxLayout>
 
 #include <exception>
@@ -47,10 +49,22 @@ TrainingPanel::TrainingPanel(GraphDocument* document, QWidget* parent) : QWidget
 
   error_ = new QLabel(this);
   error_->setWordWrap(true);
-  auto* layout = new QVBoxLayout(this);
+  // The height scrolls: the settings outnumber the rows a short window has room for, and the
+  // panel must not hold the window taller than the screen. The width stays what the fields need.
+  auto* content = new QWidget;
+  auto* layout = new QVBoxLayout(content);
   layout->addLayout(form);
   layout->addWidget(error_);
   layout->addStretch();
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  scroll->setWidget(content);
+  setMinimumWidth(content->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width());
+  auto* outer = new QVBoxLayout(this);
+  outer->setContentsMargins(0, 0, 0, 0);
+  outer->addWidget(scroll);
 
   connect(doc_, &GraphDocument::settingsChanged, this, &TrainingPanel::refresh);
   connect(doc_, &GraphDocument::graphReset, this, &TrainingPanel::refresh);

@@ -12,6 +12,7 @@
 #include "graph/blocks.h"
 #include "graph/dataset_info.h"
 #include "graph/fragment.h"
+#include "graph/node_settings.h"
 #include "graph/project.h"
 #include "graph/registry.h"
 
@@ -421,6 +422,16 @@ void GraphDocument::rename(const QString& id, const QString& name) {
   graph::Node after = before;
   after.name = name.toStdString();
   push(tr("Rename %1 to '%2'").arg(qstr(before.label()), name), {ReplaceNode{*index, before, std::move(after)}});
+}
+
+void GraphDocument::setNodeSetting(const QString& id, const QString& name, const graph::ParamValue& value) {
+  const auto index = nodeIndex(id);
+  if (!index) return;
+  const graph::Node& before = graph_.nodes[*index];
+  graph::Node after = before;
+  graph::set_node_setting(after, name.toStdString(), value);
+  if (after == before) return;
+  push(tr("Set %1 of %2").arg(name, qstr(before.label())), {ReplaceNode{*index, before, std::move(after)}});
 }
 
 QStringList GraphDocument::paste(const graph::Graph& fragment, graph::Position offset, const QString& text) {

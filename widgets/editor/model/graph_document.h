@@ -83,6 +83,9 @@ class GraphDocument : public QObject {
   // Back to the type's default: the parameter is dropped from the file.
   void resetParam(const QString& node, const QString& name);
   void rename(const QString& node, const QString& name);
+  // One of the node's own training settings (graph/node_settings.h: "lr_mult", ...); throws
+  // ValueError, changing nothing, for a value the setting refuses.
+  void setNodeSetting(const QString& node, const QString& name, const graph::ParamValue& value);
   // Adds a fragment (graph::extract_fragment) shifted by `offset`, its blocks with it; returns
   // the new node ids, then the ids of its outermost new blocks.
   QStringList paste(const graph::Graph& fragment, graph::Position offset, const QString& text);
