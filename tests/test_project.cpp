@@ -739,7 +739,7 @@ class TestProject : public QObject {
     // nlohmann's lexer stops at a NUL byte as if the input ended there; the loader does not.
     const std::string text = serialize_project(mnist_mlp());
     QCOMPARE(load_error(text + std::string(1, '\0') + "garbage"),
-             std::string("p.plexus: line 89, column 1: expected the end of the file, found a NUL byte"));
+             std::string("p.plexus: line 87, column 1: expected the end of the file, found a NUL byte"));
     QCOMPARE(load_error(std::string(1, '\0')), std::string("p.plexus: line 1, column 1: expected a value, found a NUL byte"));
     QCOMPARE(load_error(std::string("{\"a\": \"x\0y\"}", 12)),
              std::string("p.plexus: line 1, column 7: invalid string: control character U+0000 (NUL) must be escaped to "
