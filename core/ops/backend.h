@@ -53,6 +53,14 @@ class Backend {
   virtual void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                     const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
                     int64_t ldc) = 0;
+  // `batch` products C_i = op(A_i) · op(B_i) + beta C_i with X_i = X + i * stride_x (stride 0:
+  // one matrix for all). A GPU runs them as one launch; by default, one gemm after another.
+  virtual void gemm_batched(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
+                            int64_t lda, int64_t stride_a, const float* b, int64_t ldb, int64_t stride_b,
+                            float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch) {
+    for (int64_t i = 0; i < batch; ++i)
+      gemm(trans_a, trans_b, m, n, k, 1.f, a + i * stride_a, lda, b + i * stride_b, ldb, beta, c + i * stride_c, ldc);
+  }
   // Softmax over the middle dim of contiguous [outer, n, inner].
   virtual void softmax(float* out, const float* in, int64_t outer, int64_t n, int64_t inner,
                        bool log) = 0;

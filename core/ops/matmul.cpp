@@ -23,7 +23,34 @@ std::optional<GemmOperand> gemm_layout(int64_t rows, int64_t cols, int64_t rs, i
   return std::nullopt;
 }
 
-// Batched product of tensors with at least 2 dims.
+// dA = dC · Bᵀ, dB = Aᵀ · dC.
+void record_matmul(Tensor& out, const Tensor& a, const Tensor& b) {
+  if (needs_grad(a, b))
+    record(out, "matmul", {a, b},
+           [sa = Saved(a), sb = Saved(b), ga = a.requires_grad(), gb = b.requires_grad()](const Tensor& g) -> Grads {
+             return {ga ? matmul(g, sb.get().transpose(-1, -2)) : Tensor(),
+                     gb ? matmul(sa.get().transpose(-1, -2), g) : Tensor()};
+           });
+}
+
+// The one stride that walks a view's batch dims in order (flat batch index i at i · stride),
+// if there is one: dims of size 1 aside, each dim's stride is the next one's times its size.
+std::optional<int64_t> flat_batch_stride(const Tensor& v, const Shape& batch) {
+  std::optional<int64_t> stride;
+  int64_t span = 1;  // batch positions inside the dims seen so far
+  for (int64_t d = int64_t(batch.size()) - 1; d >= 0; --d) {
+    if (batch[size_t(d)] == 1) continue;
+    if (!stride) stride = v.strides()[size_t(d)];
+    else if (v.strides()[size_t(d)] != *stride * span) return std::nullopt;
+    span *= batch[size_t(d)];
+  }
+  return stride.value_or(0);
+}
+
+// Batched product of tensors with at least 2 dims: one batched gemm when each operand's batch
+// dims are walked by one stride; on a GPU an operand that is not (heads cut out of a wider
+// tensor, say) is copied first, as one launch beats one per product. Otherwise (the CPU, or a
+// batch broadcast in some dims only) one gemm per product.
 Tensor matmul_nd(const Tensor& a, const Tensor& b) {
   const int64_t m = a.shape()[a.dim() - 2], k = a.shape()[a.dim() - 1];
   const int64_t kb = b.shape()[b.dim() - 2], n = b.shape()[b.dim() - 1];
@@ -39,7 +66,7 @@ Tensor matmul_nd(const Tensor& a, const Tensor& b) {
     full.push_back(cols);
     Tensor v = broadcast_view(t, full, "matmul");
     auto layout = gemm_layout(rows, cols, v.strides()[v.dim() - 2], v.strides()[v.dim() - 1]);
-    if (!layout) {
+    if (!layout || (t.device().is_cuda() && numel(batch) > 1 && !flat_batch_stride(v, batch))) {
       v = broadcast_view(contiguous_data(t), full, "matmul");
       layout = gemm_layout(rows, cols, v.strides()[v.dim() - 2], v.strides()[v.dim() - 1]);
     }
@@ -54,26 +81,27 @@ Tensor matmul_nd(const Tensor& a, const Tensor& b) {
   Tensor out = empty(out_shape, a.device());
   Backend& be = backend(a.device());
   const int64_t batches = numel(batch), nb = int64_t(batch.size());
-  std::vector<int64_t> idx(nb, 0);
-  for (int64_t i = 0; i < batches; ++i) {
-    int64_t oa = 0, ob = 0;
-    for (int64_t d = 0; d < nb; ++d) {
-      oa += idx[d] * av.strides()[d];
-      ob += idx[d] * bv.strides()[d];
-    }
-    be.gemm(la.trans, lb.trans, m, n, k, 1.f, av.data() + oa, la.ld, bv.data() + ob, lb.ld, 0.f,
-            out.data() + i * m * n, std::max<int64_t>(1, n));
-    for (int64_t d = nb - 1; d >= 0; --d) {
-      if (++idx[d] < batch[d]) break;
-      idx[d] = 0;
+  const std::optional<int64_t> stride_a = flat_batch_stride(av, batch), stride_b = flat_batch_stride(bv, batch);
+  if (stride_a && stride_b) {
+    be.gemm_batched(la.trans, lb.trans, m, n, k, av.data(), la.ld, *stride_a, bv.data(), lb.ld, *stride_b, 0.f,
+                    out.data(), std::max<int64_t>(1, n), m * n, batches);
+  } else {
+    std::vector<int64_t> idx(nb, 0);
+    for (int64_t i = 0; i < batches; ++i) {
+      int64_t oa = 0, ob = 0;
+      for (int64_t d = 0; d < nb; ++d) {
+        oa += idx[d] * av.strides()[d];
+        ob += idx[d] * bv.strides()[d];
+      }
+      be.gemm(la.trans, lb.trans, m, n, k, 1.f, av.data() + oa, la.ld, bv.data() + ob, lb.ld, 0.f,
+              out.data() + i * m * n, std::max<int64_t>(1, n));
+      for (int64_t d = nb - 1; d >= 0; --d) {
+        if (++idx[d] < batch[d]) break;
+        idx[d] = 0;
+      }
     }
   }
-  if (needs_grad(a, b))
-    record(out, "matmul", {a, b},
-           [sa = Saved(a), sb = Saved(b), ga = a.requires_grad(), gb = b.requires_grad()](const Tensor& g) -> Grads {
-             return {ga ? matmul(g, sb.get().transpose(-1, -2)) : Tensor(),
-                     gb ? matmul(sa.get().transpose(-1, -2), g) : Tensor()};
-           });
+  record_matmul(out, a, b);
   return out;
 }
 

@@ -911,7 +911,8 @@ class CudaBackend final : public Backend {
   // X_i = X + i * stride_x (stride 0 shares one matrix); split into calls of kMaxBatch GEMMs.
   void gemm_batched(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, int64_t stride_a,
                     const float* b, int64_t ldb, int64_t stride_b, float beta, float* c, int64_t ldc,
-                    int64_t stride_c, int64_t batch) {
+                    int64_t stride_c, int64_t batch) override {
+    use_device(index_);
     const float alpha = 1.f;
     if (m == 0 || n == 0 || batch == 0) return;
     if (batch == 1 || k == 0) {
@@ -919,7 +920,7 @@ class CudaBackend final : public Backend {
         gemm(ta, tb, m, n, k, alpha, a + i * stride_a, lda, b + i * stride_b, ldb, beta, c + i * stride_c, ldc);
       return;
     }
-    const char* op = "conv2d";
+    const char* op = "batched matrix product";
     const int im = to_int(m, op, "m"), in = to_int(n, op, "n"), ik = to_int(k, op, "k");
     const int ilda = to_int(lda, op, "lda"), ildb = to_int(ldb, op, "ldb"), ildc = to_int(ldc, op, "ldc");
     for (int64_t i0 = 0; i0 < batch; i0 += kMaxBatch) {
