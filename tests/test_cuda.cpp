@@ -515,6 +515,15 @@ std::vector<Case> build_cases() {
   def("matmul of batch-permuted leaves",
       [] { return TV{leaf(perm(normal({2, 3, 4}, 162), {1, 0, 2})), leaf(perm(normal({4, 3, 2}, 163), {1, 0, 2}))}; },
       [](const TV& v) { return matmul(v[0], v[1]); }, kGemm);
+  // Attention's q·kᵀ: heads cut from one [N, T, 3, H, D] tensor, whose batch dims no single
+  // stride walks (copied, then one batched product on the GPU).
+  def("matmul of heads cut from a wider tensor",
+      [] { return TV{leaf(normal({2, 4, 3, 2, 5}, 167))}; },
+      [](const TV& v) {
+        const Tensor qkv = v[0].permute({2, 0, 3, 1, 4});
+        const Tensor q = squeeze(narrow(qkv, 0, 0, 1), 0), k = squeeze(narrow(qkv, 0, 1, 1), 0);
+        return matmul(q, k.transpose(-2, -1));
+      }, kGemm);
   def("matmul k = 1 (outer product)", [] { return TV{leaf(normal({7, 1}, 164)), leaf(tr(normal({5, 1}, 165)))}; },
       [](const TV& v) { return matmul(v[0], v[1]); }, kGemm);
   def("matmul(x, x^T)", [] { return TV{leaf(normal({9, 9}, 166))}; },
@@ -1022,17 +1031,42 @@ struct StepRun {
   std::vector<std::vector<float>> weights;
   std::string note;
   bool replaying = false;
+  int probed = 0;  // steps that ran with the probe
 };
 
-StepRun run_steps(const std::string& name, bool graphs, int steps) {
+// A probe that reads the gradients and weights back to the host (as the statistics do): a
+// step that carries one runs eagerly beside the captured graph.
+class HostReadingProbe final : public train::StepProbe {
+ public:
+  explicit HostReadingProbe(nn::Module& model) : model_(model) {}
+  void after_backward() override {
+    ++backwards;
+    for (const Tensor& p : model_.parameters()) grad_sq += (p.grad() * p.grad()).sum().item();
+  }
+  void after_update() override {
+    ++updates;
+    const NoGradGuard no_grad;
+    for (const Tensor& p : model_.parameters()) weight_sq += (p * p).sum().item();
+  }
+  int backwards = 0, updates = 0;
+  double grad_sq = 0, weight_sq = 0;
+
+ private:
+  nn::Module& model_;
+};
+
+// `probe_every` > 0: steps 1, 1 + probe_every, ... carry a HostReadingProbe.
+StepRun run_steps(const std::string& name, bool graphs, int steps, int probe_every = 0) {
   StepModel m = make_step_model(name);
   manual_seed(7);  // dropout's keys
   train::TrainingStep step(*m.model, *m.opt, step_options(graphs));
+  HostReadingProbe probe(*m.model);
   StepRun r;
   for (int i = 0; i < steps; ++i) {
     const auto [x, y] = step_batch(i);
     const optim::ScaledLr warmed(*m.opt, step_warmup(name).factor(i));
-    const train::StepResult s = step.run(x, y);
+    const bool probed = probe_every > 0 && i % probe_every == 0;
+    const train::StepResult s = step.run(x, y, probed ? &probe : nullptr);
     if (!s.updated) throw Error("step " + std::to_string(i) + ": loss " + std::to_string(s.loss));
     r.losses.push_back(s.loss);
   }
@@ -1040,6 +1074,11 @@ StepRun run_steps(const std::string& name, bool graphs, int steps) {
   for (const Tensor& b : m.model->buffers()) r.weights.push_back(b.to_vector());
   r.note = step.graph_note();
   r.replaying = step.replaying();
+  r.probed = probe.updates;
+  if (probe_every > 0 && (probe.updates == 0 || probe.backwards != probe.updates || !std::isfinite(probe.grad_sq) ||
+                          !(probe.weight_sq > 0)))
+    throw Error("the probe saw " + std::to_string(probe.backwards) + " backward passes, " +
+                std::to_string(probe.updates) + " updates, gradient sum of squares " + std::to_string(probe.grad_sq));
   return r;
 }
 
@@ -1851,6 +1890,26 @@ class TestCuda : public QObject {
     GUARD_END
   }
 
+  // Every third step carries a probe reading gradients and weights to the host (the per-node
+  // statistics): those steps run eagerly beside the replayed graph, which stays captured, and
+  // the run ends with the weights of one that never sampled.
+  void probedStepsRunBesideTheGraph() {
+    GUARD_BEGIN
+      const StepRun plain = run_steps("batchnorm adamw", true, 12);
+      const StepRun probed = run_steps("batchnorm adamw", true, 12, 3);
+      QCOMPARE(probed.probed, 4);
+      QVERIFY2(probed.replaying, probed.note.c_str());
+      QVERIFY2(contains(probed.note, "runs as a CUDA graph"), probed.note.c_str());
+      for (size_t i = 0; i < plain.losses.size(); ++i)
+        QVERIFY2(std::fabs(plain.losses[i] - probed.losses[i]) <= 1e-5f * std::max(1.f, std::fabs(plain.losses[i])),
+                 qPrintable(QString("step %1: loss %2 without the probe, %3 with it").arg(i)
+                                .arg(plain.losses[i], 0, 'g', 9).arg(probed.losses[i], 0, 'g', 9)));
+      const double diff = weight_difference(plain, probed);
+      qInfo("12 steps, 4 probed eagerly beside the graph: largest weight difference %.3g", diff);
+      QVERIFY2(diff <= 1e-5, qPrintable(QString("weights differ by %1").arg(diff)));
+    GUARD_END
+  }
+
   // A NaN loss inside a replay skips the update on the device: the weights stay those of the
   // last good step, and the next good batch updates again.
   void graphSkipsTheUpdateOnANonFiniteLoss() {
@@ -2098,7 +2157,7 @@ class TestCuda : public QObject {
   // ---- sequence models: layer norm, causal softmax, attention, positions, cross-entropy per position ----
   void sequenceOpsMatchCpu() {
     GUARD_BEGIN
-      const Tensor tokens = ints({2, 5}, 0, 6, 1);
+      const Tensor tokens = ints({2, 5}, 0, 5, 1);  // classes 0..5
       const std::vector<Case> cases{
           {"layer_norm [2,5,16] affine", [] { return TV{leaf(normal({2, 5, 16}, 1)), leaf(normal({16}, 2)), leaf(normal({16}, 3))}; },
            [](const TV& v) { return layer_norm(v[0], v[1], v[2]); }, kSum},
