@@ -630,7 +630,8 @@ void print_skipped(const std::vector<data::SkippedFile>& skipped, size_t first, 
 // A data-parallel job's side of this process: joined when an MPI launcher started it.
 struct Distributed {
   dist::World world;
-  bool on() const { return world.comm && world.comm->size() > 1; }
+  // Also for `mpirun -np 1`: one rank runs the job's path (its all-reduces, NCCL on a GPU).
+  bool on() const { return world.comm != nullptr; }
   int rank() const { return world.comm ? world.comm->rank() : 0; }
   int size() const { return world.comm ? world.comm->size() : 1; }
 };
@@ -783,11 +784,12 @@ int train_project(const Args& args, const std::string& file, graph::Graph& g, co
               (long long)(run.data.test ? run.data.test->size() : 0), s.optimizer.c_str(), s.lr, (long long)s.batch_size,
               session::device_text(parse_device(s.device)).c_str());
   if (d.on())
-    std::printf("data-parallel over %d processes (gradients summed with %s; %s): each takes about %lld of every "
+    std::printf("data-parallel over %d process%s (gradients summed with %s; %s): each takes about %lld of every "
                 "batch of %lld, with %d thread%s\n",
-                d.size(), d.world.comm->backend().c_str(), dist::backends().c_str(),
+                d.size(), d.size() == 1 ? "" : "es", d.world.comm->backend().c_str(), dist::backends().c_str(),
                 (long long)((s.batch_size + d.size() - 1) / d.size()), (long long)s.batch_size, num_threads(),
                 num_threads() == 1 ? "" : "s");
+  if (d.on() && !d.world.note.empty()) std::printf("%s\n", d.world.note.c_str());
   if (s.accumulate_steps > 1)
     std::printf("gradient accumulation: one optimizer step per %lld batches (%lld examples)\n",
                 (long long)s.accumulate_steps, (long long)(s.accumulate_steps * s.batch_size));

@@ -20,12 +20,15 @@ struct World {
   CommunicatorPtr comm;  // the ranks of the job (size 1 for -np 1)
   int local_rank = 0;    // among the ranks on this machine: picks the GPU (cuda:local_rank)
   int local_size = 1;    // ranks on this machine: share its cores
+  std::string note;      // why CUDA gradients go over MPI though this build has NCCL; else empty
 };
 
 // Joins the job this process was launched into (launched_by_mpi() must be true). With
 // `cuda_gradients` the gradients live on cuda:local_rank and are summed with NCCL when this
-// build has it, else over MPI through host copies (said by backend()). Throws DistError when
-// this build has no MPI. MPI is finalised when the last copy of the communicator goes away.
+// build has it and each rank has a GPU of its own, else over MPI through host copies (said by
+// backend(), and why in note). PLEXUS_NCCL=0 in the environment turns NCCL off. Throws
+// DistError when this build has no MPI. MPI is finalised when the last copy of the
+// communicator goes away.
 World join(bool cuda_gradients);
 
 }  // namespace plexus::dist

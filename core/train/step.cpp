@@ -31,7 +31,7 @@ TrainingStep::TrainingStep(nn::Module& model, optim::Optimizer& optimizer, StepO
   if (!device_.is_cuda() || !options_.cuda_graphs) return;
   if (options_.comm)
     note_ = "CUDA graphs not used: the gradients are summed over " + std::to_string(options_.comm->size()) +
-            " processes between backward and the update";
+            (options_.comm->size() == 1 ? " process" : " processes") + " between backward and the update";
   else if (options_.accumulate_steps > 1)
     note_ = "CUDA graphs not used: an optimizer step spans " + std::to_string(options_.accumulate_steps) +
             " batches (accumulate_steps)";

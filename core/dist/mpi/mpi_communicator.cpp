@@ -4,13 +4,16 @@
 // through host copies (NCCL, dist/nccl/, avoids them).
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <thread>
 
 #include "dist/launch.h"
 #ifdef PLEXUS_HAVE_NCCL
+#include "cuda/cuda.h"
 #include "dist/nccl/nccl_communicator.h"
 #endif
 
@@ -206,7 +209,24 @@ World join(bool cuda_gradients) {
   MPI_Comm_free(&local);
   w.comm = mpi;
 #ifdef PLEXUS_HAVE_NCCL
-  if (cuda_gradients) w.comm = make_nccl_communicator(mpi, w.local_rank);
+  if (cuda_gradients) {
+    // NCCL wants a GPU of its own per rank; ranks that share one (more ranks on this machine
+    // than GPUs) and PLEXUS_NCCL=0 sum through host copies over MPI instead. Every rank of a
+    // machine decides alike; machines may differ, so they agree on the strictest below.
+    const int gpus = cuda::device_count();
+    const char* env = std::getenv("PLEXUS_NCCL");
+    int nccl = env && std::string(env) == "0" ? 0 : 1;
+    if (nccl && gpus > 0 && w.local_size > gpus) nccl = 0;
+    check(MPI_Allreduce(MPI_IN_PLACE, &nccl, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "choosing NCCL");
+    if (nccl) {
+      w.comm = make_nccl_communicator(mpi, w.local_rank % std::max(1, gpus));
+    } else if (env && std::string(env) == "0") {
+      w.note = "PLEXUS_NCCL=0: CUDA gradients are summed over MPI through host copies";
+    } else {
+      w.note = "more ranks than GPUs on a machine (NCCL needs a GPU per rank): CUDA gradients are summed over "
+               "MPI through host copies";
+    }
+  }
 #else
   (void)cuda_gradients;  // CUDA gradients go through host copies over MPI
 #endif
