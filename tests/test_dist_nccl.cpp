@@ -82,7 +82,7 @@ class TestDistNccl : public QObject {
 
   void hostCollectivesStillWork() {
     std::vector<double> figures{1.0, 2.5};
-    world_.comm->all_reduce_sum(figures);
+    world_.comm->all_reduce_sum(figures)->wait();
     QCOMPARE(figures, (std::vector<double>{1.0, 2.5}));
     QCOMPARE(world_.comm->all_gather("x"), std::vector<std::string>{"x"});
     world_.comm->barrier();

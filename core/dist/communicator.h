@@ -50,8 +50,9 @@ class Communicator {
   // over all ranks; returns at once. `t` must stay alive and untouched until the request is done.
   virtual std::unique_ptr<Request> all_reduce_sum(Tensor& t) = 0;
 
-  // Blocking, on the host: element-wise sums of `values` over all ranks, in place.
-  virtual void all_reduce_sum(std::vector<double>& values) = 0;
+  // On the host: starts the element-wise sums of `values` over all ranks, in place; returns at
+  // once. `values` must stay alive and untouched until the request is done.
+  virtual std::unique_ptr<Request> all_reduce_sum(std::vector<double>& values) = 0;
   // Blocking: `t` (contiguous float32, any device) takes rank `root`'s values.
   virtual void broadcast(Tensor& t, int root) = 0;
   // Blocking: every rank's `bytes`, indexed by rank.

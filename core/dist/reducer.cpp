@@ -85,12 +85,9 @@ void GradientReducer::finish() {
       b.request.reset();
     }
   wait_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  for (size_t k = 0; k < params_.size(); ++k) {
-    const Tensor& p = params_[k];
-    const Tensor sum = part(k).reshape(p.shape());
-    if (Tensor g = p.grad(); g.defined() && g.shape() == p.shape()) g.copy_(sum);
-    else p.set_grad(sum.clone());
-  }
+  // Each gradient becomes its place in the bucket (no copy back); the bucket is next written
+  // after the optimizer's zero_grad() has let go of these views.
+  for (size_t k = 0; k < params_.size(); ++k) params_[k].set_grad(part(k).view(params_[k].shape()));
 }
 
 }  // namespace plexus::dist

@@ -73,10 +73,12 @@ void TrainingStep::count(StepResult& r, const Tensor& x, const Tensor& y) {
   r.positions = r.hits_counted ? y.numel() : 0;
 }
 
-void TrainingStep::combine(StepResult& r, bool stop) const {
-  std::vector<double> v{double(r.loss) * double(r.examples), double(r.hits), double(r.examples), double(r.positions),
-                        r.hits_counted ? 1.0 : 0.0, r.updated ? 0.0 : 1.0, stop ? 1.0 : 0.0};
-  options_.comm->all_reduce_sum(v);
+std::vector<double> TrainingStep::figures(const StepResult& r, bool stop) {
+  return {double(r.loss) * double(r.examples), double(r.hits), double(r.examples), double(r.positions),
+          r.hits_counted ? 1.0 : 0.0, r.updated ? 0.0 : 1.0, stop ? 1.0 : 0.0};
+}
+
+void TrainingStep::take_sums(StepResult& r, const std::vector<double>& v) {
   r.examples = int64_t(v[2]);
   r.loss = r.examples ? float(v[0] / v[2]) : 0.f;
   r.hits = int64_t(v[1]);
@@ -101,14 +103,26 @@ StepResult TrainingStep::eager(const Tensor& x, const Tensor& y, StepProbe* prob
     count(r, x, y);
   }
   r.stop = part.stop;
-  if (options_.comm) combine(r, part.stop);
-  if (!r.updated) return r;
+  // Data-parallel, the figures are summed while backward runs: the ranks meet once a step,
+  // after backward. A loss not finite on some rank then skips the update on every rank.
+  std::vector<double> sums;
+  std::unique_ptr<dist::Request> summing;
+  if (options_.comm) {
+    sums = figures(r, part.stop);
+    summing = options_.comm->all_reduce_sum(sums);
+  } else if (!r.updated) {
+    return r;
+  }
   if (part.first) opt_.zero_grad();
   const bool reduce = reducer_ && part.last;
   if (reduce) reducer_->begin();
-  if (loss.defined()) (part.weight == 1 ? loss : loss * float(part.weight)).backward();
+  if (loss.defined() && r.updated) (part.weight == 1 ? loss : loss * float(part.weight)).backward();
   if (reduce) reducer_->finish();
-  if (!part.last) return r;
+  if (summing) {
+    summing->wait();
+    take_sums(r, sums);
+  }
+  if (!r.updated || !part.last) return r;
   if (probe) probe->after_backward();
   if (options_.clip_grad_norm > 0) optim::clip_grad_norm_(opt_.parameters(), options_.clip_grad_norm);
   opt_.step();

@@ -109,7 +109,9 @@ class TrainingStep {
 
  private:
   StepResult eager(const Tensor& x, const Tensor& y, StepProbe* probe, const StepPart& part);
-  void combine(StepResult& r, bool stop) const;  // sums the figures over the ranks
+  // The step's figures as summed over the ranks, and what their sums say.
+  static std::vector<double> figures(const StepResult& r, bool stop);
+  static void take_sums(StepResult& r, const std::vector<double>& sums);
   static void count(StepResult& r, const Tensor& x, const Tensor& y);  // examples and positions
   static StepResult stopping(StepResult r, const StepPart& part) {
     r.stop = part.stop;

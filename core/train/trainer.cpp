@@ -61,7 +61,7 @@ void sum_over_ranks(dist::Communicator& comm, Average& loss, ConfusionMatrix& co
   const int64_t classes = confusion.classes();
   std::vector<double> v{loss.value() * double(loss.count()), double(loss.count()), double(top), double(seen),
                         double(classes), classes ? 1.0 : 0.0};
-  comm.all_reduce_sum(v);
+  comm.all_reduce_sum(v)->wait();
   loss = Average();
   if (v[1] > 0) loss.add(v[0] / v[1], int64_t(v[1]));
   top = int64_t(v[2]);
@@ -71,7 +71,7 @@ void sum_over_ranks(dist::Communicator& comm, Average& loss, ConfusionMatrix& co
   std::vector<double> counts(size_t(k * k), 0.0);
   if (classes == k)
     for (size_t i = 0; i < counts.size(); ++i) counts[i] = double(confusion.counts()[i]);
-  comm.all_reduce_sum(counts);
+  comm.all_reduce_sum(counts)->wait();
   confusion = ConfusionMatrix(k, std::vector<int64_t>(counts.begin(), counts.end()));
 }
 

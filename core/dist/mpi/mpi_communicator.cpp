@@ -63,34 +63,38 @@ Tensor host_values(const Tensor& t) {
   return t.device().is_cpu() ? t : t.to(Device::cpu());
 }
 
+// An MPI collective in flight; for a tensor on a device, `host` is its copy that MPI sums and
+// `target` takes the result (figures on the host: both undefined).
 class MpiRequest final : public Request {
  public:
-  MpiRequest(const Communicator& comm, Tensor target, Tensor host) : comm_(comm), target_(std::move(target)), host_(std::move(host)) {}
+  MpiRequest(const Communicator& comm, const char* what, Tensor target = Tensor(), Tensor host = Tensor())
+      : comm_(comm), what_(what), target_(std::move(target)), host_(std::move(host)) {}
   ~MpiRequest() override {
     // Abandoned in flight (an exception unwinding; the job is about to stop): MPI may still
     // write into the buffer, and a collective cannot be cancelled, so the buffer is left alive.
-    if (!done_) (void)new Tensor(host_);
+    if (!done_ && host_.defined()) (void)new Tensor(host_);
   }
   MPI_Request* handle() { return &request_; }
   bool test() override {
     if (done_) return true;
     int flag = 0;
-    check(MPI_Test(&request_, &flag, MPI_STATUS_IGNORE), "all-reduce");
+    check(MPI_Test(&request_, &flag, MPI_STATUS_IGNORE), what_);
     if (flag) complete();
     return done_;
   }
   void wait() override {
     if (done_) return;
-    wait_for(request_, comm_, "all-reduce of gradients");
+    wait_for(request_, comm_, what_);
     complete();
   }
 
  private:
   void complete() {
     done_ = true;
-    if (!target_.device().is_cpu()) target_.copy_(host_);
+    if (target_.defined() && !target_.device().is_cpu()) target_.copy_(host_);
   }
   const Communicator& comm_;
+  const char* what_;
   Tensor target_, host_;
   MPI_Request request_ = MPI_REQUEST_NULL;
   bool done_ = false;
@@ -113,19 +117,19 @@ class MpiCommunicator final : public Communicator {
 
   std::unique_ptr<Request> all_reduce_sum(Tensor& t) override {
     Tensor host = host_values(t);
-    auto request = std::make_unique<MpiRequest>(*this, t, host);
+    auto request = std::make_unique<MpiRequest>(*this, "all-reduce of gradients", t, host);
     check(MPI_Iallreduce(MPI_IN_PLACE, host.data(), mpi_count(host.numel(), "all-reduce"), MPI_FLOAT, MPI_SUM,
                          MPI_COMM_WORLD, request->handle()),
           "all-reduce");
     return request;
   }
 
-  void all_reduce_sum(std::vector<double>& values) override {
-    MPI_Request r;
+  std::unique_ptr<Request> all_reduce_sum(std::vector<double>& values) override {
+    auto request = std::make_unique<MpiRequest>(*this, "all-reduce of figures");
     check(MPI_Iallreduce(MPI_IN_PLACE, values.data(), mpi_count(int64_t(values.size()), "all-reduce"), MPI_DOUBLE,
-                         MPI_SUM, MPI_COMM_WORLD, &r),
+                         MPI_SUM, MPI_COMM_WORLD, request->handle()),
           "all-reduce");
-    wait_for(r, *this, "all-reduce of the step's figures");
+    return request;
   }
 
   void broadcast(Tensor& t, int root) override {
@@ -195,6 +199,12 @@ World join(bool cuda_gradients) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized) throw DistError("dist::join: MPI is already initialised (join once per process)");
+  // Open MPI's non-blocking all-reduce (coll/libnbc) picks a binomial tree for every in-place
+  // call, which ours all are: the whole buffer reduced into rank 0 and broadcast back.
+  // Rabenseifner's reduce-scatter + all-gather sends 2(N-1)/N of it per rank: LeNet's 1.7 MB
+  // over 2 ranks on one machine took 300 us a step, then 140 us. A choice made for the job
+  // (mpirun --mca, -x, the environment) wins; other MPI libraries ignore the variable.
+  setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "3", 0);
   int provided = 0;
   // Collectives come from one thread at a time (the training thread; the loaders' workers never call MPI).
   check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "initialisation");

@@ -119,7 +119,7 @@ class NcclCommunicator final : public Communicator {
     });
   }
 
-  void all_reduce_sum(std::vector<double>& values) override { host().all_reduce_sum(values); }
+  std::unique_ptr<Request> all_reduce_sum(std::vector<double>& values) override { return host().all_reduce_sum(values); }
 
   void broadcast(Tensor& t, int root) override {
     if (!on_device(t)) return host().broadcast(t, root);
