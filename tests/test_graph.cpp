@@ -213,6 +213,50 @@ class TestGraph : public QObject {
     for (size_t i = 0; i < pa.size(); ++i) QCOMPARE(pa[i].grad().to_vector(), pb[i].grad().to_vector());
   }
 
+  // Conv2d → ReLU → MaxPool2d(2) runs as one op when the inner outputs feed nothing else (c2's
+  // ReLU output also feeds a second branch, so its pooling stays apart), with the loss and
+  // gradients of the node-by-node plan, which an observer of the nodes' outputs gets.
+  void convChainsRunFused() {
+    Graph g;
+    g.nodes = {node("in", "Input"),
+               node("c1", "Conv2d", {{"out_channels", int64_t(4)}, {"kernel_size", int64_t(3)}}),
+               node("r1", "ReLU"), node("p1", "MaxPool2d"),
+               node("c2", "Conv2d", {{"out_channels", int64_t(6)}, {"kernel_size", int64_t(3)}}),
+               node("r2", "ReLU"), node("p2", "MaxPool2d"), node("f", "Flatten"), node("f2", "Flatten"),
+               node("cat", "Concat"), node("fc", "Linear", {{"out_features", int64_t(10)}}),
+               node("loss", "CrossEntropy")};
+    g.edges = {edge("in", "x", "c1"),          edge("c1", "output", "r1"),  edge("r1", "output", "p1"),
+               edge("p1", "output", "c2"),     edge("c2", "output", "r2"),  edge("r2", "output", "p2"),
+               edge("p2", "output", "f"),      edge("r2", "output", "f2"),  edge("f", "output", "cat", "inputs"),
+               edge("f2", "output", "cat", "inputs"), edge("cat", "output", "fc"), edge("fc", "output", "loss"),
+               edge("in", "y", "loss", "target")};
+    const CompiledGraph c = compile(g, kMnist, 5);
+    QCOMPARE(c.model->fused_chains(),
+             (std::vector<std::vector<std::string>>{{"c1", "r1", "p1"}, {"c2", "r2"}}));
+    Generator gen(4);
+    const Tensor x = randn({3, 1, 28, 28}, &gen), y = from_vector({1, 7, 3}, {3});
+    size_t seen_nodes = 0;
+    auto loss_and_grads = [&](bool observed) -> std::vector<std::vector<float>> {
+      std::vector<std::string> seen;
+      if (observed) c.model->set_observer([&seen](const std::string& n, const Tensor&) { seen.push_back(n); });
+      for (const Tensor& p : c.model->parameters()) p.set_grad(Tensor());
+      const Tensor loss = c.loss((*c.model)(x), y);
+      loss.backward();
+      c.model->set_observer(nullptr);
+      std::vector<std::vector<float>> out{{loss.item()}};
+      for (const Tensor& p : c.model->parameters()) out.push_back(p.grad().to_vector());
+      seen_nodes = seen.size();
+      return out;
+    };
+    const auto fused = loss_and_grads(false), plain = loss_and_grads(true);
+    QCOMPARE(seen_nodes, size_t(10));  // observed: every node but the input and the loss, one by one
+    for (size_t t = 0; t < fused.size(); ++t)
+      for (size_t i = 0; i < fused[t].size(); ++i)
+        QVERIFY2(std::fabs(fused[t][i] - plain[t][i]) <= 1e-5f * std::max(1.f, std::fabs(plain[t][i])),
+                 qPrintable(QString("tensor %1 [%2]: fused %3, node by node %4").arg(t).arg(i).arg(fused[t][i])
+                                .arg(plain[t][i])));
+  }
+
   void residualGraphTrainsAndGradchecks() {
     Graph g;
     g.nodes = {node("in", "Input"), node("fc1", "Linear", {{"out_features", int64_t(6)}}), node("a1", "Tanh"),

@@ -1,8 +1,10 @@
 #include "graph/compiler.h"
 
 #include <map>
+#include <optional>
 #include <unordered_set>
 
+#include "nn/conv.h"
 #include "util/error.h"
 
 namespace plexus::graph {
@@ -11,13 +13,58 @@ Tensor GraphModel::forward(const Tensor& x) {
   std::vector<Tensor> values(slots_);
   values[0] = x;
   std::vector<Tensor> args;
-  for (const Step& s : steps_) {
+  for (const Step& s : observer_ ? steps_ : fused_) {
     args.clear();
     for (size_t i : s.inputs) args.push_back(values[i]);
     values[s.outputs.at(0)] = s.run(args);
     if (observer_) observer_(s.node, values[s.outputs[0]]);
   }
   return values[prediction_];
+}
+
+void GraphModel::plan_fusion() {
+  std::vector<int> readers(slots_, 0);
+  std::vector<size_t> reader(slots_, 0);  // the step reading a slot, when one does
+  for (size_t k = 0; k < steps_.size(); ++k)
+    for (size_t i : steps_[k].inputs) {
+      ++readers[i];
+      reader[i] = k;
+    }
+  ++readers[prediction_];  // the loss reads it
+  // The step that alone reads step k's only output, if one does.
+  auto sole_reader = [&](size_t k) -> std::optional<size_t> {
+    const std::vector<size_t>& out = steps_[k].outputs;
+    if (out.size() != 1 || readers[out[0]] != 1 || out[0] == prediction_) return std::nullopt;
+    return reader[out[0]];
+  };
+  fused_.clear();
+  chains_.clear();
+  std::vector<bool> absorbed(steps_.size(), false);
+  for (size_t k = 0; k < steps_.size(); ++k) {
+    if (absorbed[k]) continue;
+    nn::Conv2d* conv = nn::fusable_conv(steps_[k].module);
+    std::optional<size_t> relu = conv ? sole_reader(k) : std::nullopt;
+    if (relu && !nn::fuses_as_relu(steps_[*relu].module)) relu.reset();
+    std::optional<size_t> pool = conv ? sole_reader(relu ? *relu : k) : std::nullopt;
+    if (pool && !nn::fuses_as_max_pool(steps_[*pool].module)) pool.reset();
+    if (!relu && !pool) {
+      fused_.push_back(steps_[k]);
+      continue;
+    }
+    // Later steps read only the chain's last output, so the chain can run where the conv was.
+    Step chain = steps_[k];
+    chain.outputs = steps_[pool ? *pool : *relu].outputs;
+    chain.run = [conv, r = relu.has_value(), p = pool.has_value()](const std::vector<Tensor>& in) {
+      return conv->forward_fused(in.at(0), r, p);
+    };
+    chains_.push_back({steps_[k].node});
+    for (const std::optional<size_t>& i : {relu, pool})
+      if (i) {
+        absorbed[*i] = true;
+        chains_.back().push_back(steps_[*i].node);
+      }
+    fused_.push_back(std::move(chain));
+  }
 }
 
 struct Compiler {
@@ -76,6 +123,7 @@ struct Compiler {
       const Params params(node, type.params);
       BuiltNode built = type.build(BuildContext{node, params, in_shapes, &gen});
       if (built.module) model->register_module(id, built.module);
+      step.module = built.module.get();
       step.run = std::move(built.run);
       for (const PortSpec& p : type.outputs) {
         slot[{id, p.name}] = model->slots_;
@@ -84,6 +132,7 @@ struct Compiler {
       model->steps_.push_back(std::move(step));
     }
     model->prediction_ = slot.at({prediction->from.node, prediction->from.port});
+    model->plan_fusion();
     out.model = std::move(model);
     return out;
   }

@@ -26,6 +26,10 @@ class GraphModel : public nn::Module {
   using Observer = std::function<void(const std::string& node, const Tensor& output)>;
   void set_observer(Observer observer) { observer_ = std::move(observer); }
 
+  // The node ids of each Conv2d → ReLU → MaxPool2d(2) chain (or a shorter one) that runs as one
+  // op when nothing observes the nodes' outputs: the chain's inner outputs feed nothing else.
+  const std::vector<std::vector<std::string>>& fused_chains() const { return chains_; }
+
  private:
   friend struct Compiler;
   struct Step {
@@ -33,8 +37,14 @@ class GraphModel : public nn::Module {
     std::function<Tensor(const std::vector<Tensor>&)> run;
     std::vector<size_t> inputs;  // value slots, in port order
     std::vector<size_t> outputs; // value slots written (one per output port)
+    nn::Module* module = nullptr;  // the node's, if it has one
   };
-  std::vector<Step> steps_;
+  // Conv2d → ReLU → MaxPool2d(2) chains whose inner outputs feed nothing else become one step
+  // (nn::Conv2d::forward_fused), as nn::Sequential runs them: fused_ is the plan without an
+  // observer, which must see every node's output and so runs steps_.
+  void plan_fusion();
+  std::vector<Step> steps_, fused_;
+  std::vector<std::vector<std::string>> chains_;
   size_t slots_ = 1;        // slot 0 holds x
   size_t prediction_ = 0;   // slot of the loss node's input
   Observer observer_;

@@ -38,6 +38,13 @@ class MaxPool2d : public Module {
   Pool2dOptions opt_;
 };
 
+// The chains Conv2d::forward_fused runs as one op, whoever finds them (nn::Sequential, the
+// graph compiler's models): a Conv2d itself (not a subclass), then a ReLU and / or a max
+// pooling of 2x2 windows at stride 2 without padding. Null when `m` is not such a module.
+Conv2d* fusable_conv(Module* m);
+bool fuses_as_relu(const Module* m);
+bool fuses_as_max_pool(const Module* m);
+
 class AvgPool2d : public Module {
  public:
   explicit AvgPool2d(const Pool2dOptions& options) : opt_(options) {}
