@@ -50,8 +50,8 @@ class Communicator {
   // over all ranks; returns at once. `t` must stay alive and untouched until the request is done.
   virtual std::unique_ptr<Request> all_reduce_sum(Tensor& t) = 0;
 
-  // On the host: starts the element-wise sums of `values` over all ranks, in place; returns at
-  // once. `values` must stay alive and untouched until the request is done.
+  // On the host: starts the element-wise sums of `values` over all ranks, which take them when
+  // the request is done; returns at once. `values` must stay alive until then.
   virtual std::unique_ptr<Request> all_reduce_sum(std::vector<double>& values) = 0;
   // Blocking: `t` (contiguous float32, any device) takes rank `root`'s values.
   virtual void broadcast(Tensor& t, int root) = 0;

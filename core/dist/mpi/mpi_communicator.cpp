@@ -63,17 +63,22 @@ Tensor host_values(const Tensor& t) {
   return t.device().is_cpu() ? t : t.to(Device::cpu());
 }
 
-// An MPI collective in flight; for a tensor on a device, `host` is its copy that MPI sums and
-// `target` takes the result (figures on the host: both undefined).
+// An MPI collective in flight. For a tensor on a device, `host` is its copy that MPI sums and
+// `target` takes the result; figures are summed in the request's own copy and handed back to
+// `target_values` when done.
 class MpiRequest final : public Request {
  public:
-  MpiRequest(const Communicator& comm, const char* what, Tensor target = Tensor(), Tensor host = Tensor())
+  MpiRequest(const Communicator& comm, const char* what, Tensor target, Tensor host)
       : comm_(comm), what_(what), target_(std::move(target)), host_(std::move(host)) {}
+  MpiRequest(const Communicator& comm, const char* what, std::vector<double>& values)
+      : comm_(comm), what_(what), target_values_(&values), values_(std::make_unique<std::vector<double>>(values)) {}
   ~MpiRequest() override {
     // Abandoned in flight (an exception unwinding; the job is about to stop): MPI may still
     // write into the buffer, and a collective cannot be cancelled, so the buffer is left alive.
     if (!done_ && host_.defined()) (void)new Tensor(host_);
+    if (!done_) (void)values_.release();
   }
+  double* values() { return values_->data(); }
   MPI_Request* handle() { return &request_; }
   bool test() override {
     if (done_) return true;
@@ -92,10 +97,13 @@ class MpiRequest final : public Request {
   void complete() {
     done_ = true;
     if (target_.defined() && !target_.device().is_cpu()) target_.copy_(host_);
+    if (target_values_) *target_values_ = *values_;
   }
   const Communicator& comm_;
   const char* what_;
   Tensor target_, host_;
+  std::vector<double>* target_values_ = nullptr;
+  std::unique_ptr<std::vector<double>> values_;
   MPI_Request request_ = MPI_REQUEST_NULL;
   bool done_ = false;
 };
@@ -125,8 +133,8 @@ class MpiCommunicator final : public Communicator {
   }
 
   std::unique_ptr<Request> all_reduce_sum(std::vector<double>& values) override {
-    auto request = std::make_unique<MpiRequest>(*this, "all-reduce of figures");
-    check(MPI_Iallreduce(MPI_IN_PLACE, values.data(), mpi_count(int64_t(values.size()), "all-reduce"), MPI_DOUBLE,
+    auto request = std::make_unique<MpiRequest>(*this, "all-reduce of figures", values);
+    check(MPI_Iallreduce(MPI_IN_PLACE, request->values(), mpi_count(int64_t(values.size()), "all-reduce"), MPI_DOUBLE,
                          MPI_SUM, MPI_COMM_WORLD, request->handle()),
           "all-reduce");
     return request;
