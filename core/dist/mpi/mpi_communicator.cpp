@@ -233,12 +233,12 @@ World join(bool cuda_gradients) {
     // machine decides alike; machines may differ, so they agree on the strictest below.
     const int gpus = cuda::device_count();
     const char* env = std::getenv("PLEXUS_NCCL");
-    int nccl = env && std::string(env) == "0" ? 0 : 1;
-    if (nccl && gpus > 0 && w.local_size > gpus) nccl = 0;
+    const bool turned_off = env && std::string(env) == "0";
+    int nccl = turned_off || (gpus > 0 && w.local_size > gpus) ? 0 : 1;
     check(MPI_Allreduce(MPI_IN_PLACE, &nccl, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "choosing NCCL");
     if (nccl) {
       w.comm = make_nccl_communicator(mpi, w.local_rank % std::max(1, gpus));
-    } else if (env && std::string(env) == "0") {
+    } else if (turned_off) {
       w.note = "PLEXUS_NCCL=0: CUDA gradients are summed over MPI through host copies";
     } else {
       w.note = "more ranks than GPUs on a machine (NCCL needs a GPU per rank): CUDA gradients are summed over "
