@@ -21,7 +21,7 @@
 // --steps S times only the first S steps of the epoch and skips the evaluation.
 //
 // Output:
-//   device: cpu (N threads, OPENBLAS_CORETYPE=...)
+//   device: cpu (N threads, OpenBLAS kernel K, OPENBLAS_CORETYPE=...)
 //   samples <N>             training samples per epoch
 //   flops <w> <FLOP>        the multiply-adds of one epoch's forward and backward passes x 2
 //   run plexus <w> <i> <seconds> <test accuracy %> <last loss>
@@ -212,8 +212,9 @@ int main(int argc, char** argv) {
 
   try {
     const char* coretype = std::getenv("OPENBLAS_CORETYPE");
-    std::printf("device: cpu (%d threads, OPENBLAS_CORETYPE=%s, matrix product: %s)\n", num_threads(),
-                coretype ? coretype : "(unset)", cpu::own_sgemm_enabled() ? "Plexus AVX-512 kernel" : "OpenBLAS");
+    std::printf("device: cpu (%d threads, OpenBLAS kernel %s, OPENBLAS_CORETYPE=%s, matrix product: %s)\n",
+                num_threads(), openblas_get_corename(), coretype ? coretype : "(unset)",
+                cpu::own_sgemm_enabled() ? "Plexus AVX-512 kernel" : "OpenBLAS");
     const auto [train, test] = load(mnist_dir);
     const int64_t samples = train.inputs.size(0);
     std::printf("samples %lld\n", (long long)samples);

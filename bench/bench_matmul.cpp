@@ -92,6 +92,11 @@ int main(int argc, char** argv) {
       {"x[100,784] @ w[784,128]", {100, 784}, {784, 128}, false, false},     // forward
       {"x.t() @ g[100,128]", {100, 784}, {100, 128}, true, false},          // dW = xᵀ·g
       {"g[100,128] @ w[784,128].t()", {100, 128}, {784, 128}, false, true},  // g·wᵀ
+      // MLP 784-1024-1024-10 at batch 128 (bench_cpu's workload d), linear's own products:
+      {"x[128,784] @ w[1024,784].t()", {128, 784}, {1024, 784}, false, true},      // forward
+      {"h[128,1024] @ w[1024,1024].t()", {128, 1024}, {1024, 1024}, false, true},  // forward
+      {"g[128,1024].t() @ h[128,1024]", {128, 1024}, {128, 1024}, true, false},    // dW
+      {"g[128,1024] @ w[1024,1024]", {128, 1024}, {1024, 1024}, false, false},     // dX
   };
 
   Generator gen(1234);

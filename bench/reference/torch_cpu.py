@@ -154,16 +154,19 @@ def test_accuracy(model, inputs, targets):
     return 100.0 * correct / inputs.shape[0]
 
 
-def openblas_threads():
-    """OpenBLAS's own thread count, as a check that the environment reached it (or None)."""
+def openblas():
+    """OpenBLAS's own thread count and the kernel it runs (its core name), as a check that the
+    environment reached it (None, None when no OpenBLAS is found)."""
     for name in ("libopenblas.so.0", ctypes.util.find_library("openblas"), "libblas.so.3"):
         if not name:
             continue
         try:
-            return ctypes.CDLL(name).openblas_get_num_threads()
+            lib = ctypes.CDLL(name)
+            lib.openblas_get_corename.restype = ctypes.c_char_p
+            return lib.openblas_get_num_threads(), lib.openblas_get_corename().decode()
         except (OSError, AttributeError):
             continue
-    return None
+    return None, None
 
 
 def main():
@@ -182,8 +185,9 @@ def main():
           f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}, "
           f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')})")
     print(f"# torch {torch.__version__}")
-    blas = openblas_threads()
+    blas, kernel = openblas()
     print(f"# openblas_get_num_threads() = {blas if blas is not None else '(not found)'}, "
+          f"openblas_get_corename() = {kernel or '(not found)'}, "
           f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
 
     train_x, train_y, test_x, test_y, mean, std = load_data(args.mnist)
