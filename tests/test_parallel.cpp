@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <thread>
 #include <vector>
@@ -113,6 +114,33 @@ class TestParallel : public QObject {
       QCOMPARE(a.load(), expected);
       QCOMPARE(b.load(), expected);
     });
+  }
+
+  void replacedPoolRunsNoFinishedJob() {
+    // Changing the thread count retires the pool. A worker that slept through the last job
+    // (the caller ran its chunk) and wakes as the pool stops must not take that job's chunk:
+    // its loop body and captures are gone. Here each job stays readable after it returns and
+    // counts any chunk run once it is over.
+    struct Job {
+      std::atomic<bool> over{false};
+      std::atomic<int> late{0};
+    };
+    std::vector<Job> jobs(300);
+    const int before = num_threads();
+    for (size_t r = 0; r < jobs.size(); ++r) {
+      Job& job = jobs[r];
+      // The workers fall asleep, so the caller has taken every chunk before one wakes ...
+      std::this_thread::sleep_for(std::chrono::microseconds(400));
+      parallel_for(2, 1, [&job](int64_t, int64_t) {
+        if (job.over.load()) ++job.late;
+      });
+      job.over.store(true);
+      // ... and the pool is retired while they wake.
+      set_num_threads(2 + int(r % 2));
+      parallel_for(2, 1, [](int64_t, int64_t) {});
+    }
+    set_num_threads(before);
+    for (const Job& job : jobs) QCOMPARE(job.late.load(), 0);
   }
 
   void threadCountChanges() {

@@ -45,7 +45,10 @@ class Pool {
   }
   ~Pool() {
     stop_.store(true);
-    sequence_.fetch_add(2);
+    // Odd for good: a worker that read stop_ as false just before this cannot take it for a
+    // job (the fields still describe the caller's last one, long returned), reads nothing,
+    // and on its next look finds the sequence changed and stop_ set.
+    sequence_.fetch_add(1);
     {
       std::lock_guard lock(sleep_mu_);
       wake_.notify_all();
