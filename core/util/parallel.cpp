@@ -164,7 +164,7 @@ class Pool {
   const int threads_;
   std::vector<std::thread> workers_;
   std::mutex busy_;
-  std::atomic<uint64_t> sequence_{0};  // the current job's id (even), odd while one is written
+  std::atomic<uint64_t> sequence_{0};  // the current job's id (even), odd while one is written and once stopped
   std::vector<std::atomic<uint64_t>> claimed_;  // per chunk: the last job whose chunk was taken
   std::atomic<int> remaining_{0};      // the current job's chunks past the first not done yet
   std::atomic<int> sleepers_{0};
