@@ -408,38 +408,46 @@ void add_row_sums(float* out, const float* a, int64_t rows, int64_t cols) {
 }
 
 void col2im_unit_stride(float* img, const float* cols, const ConvShape& g) {
-  const int64_t plane = g.oh * g.ow;
-  for (int64_t ix0 = 0; ix0 < g.w; ix0 += 16) {
+  // The geometry in locals: the image's masked stores may alias anything, and the compiler
+  // would read g's fields again after each one.
+  const int64_t channels = g.c, h = g.h, w = g.w, kh = g.kh, kw = g.kw, oh = g.oh, ow = g.ow;
+  const int64_t ph = g.ph, pw = g.pw, dh = g.dh, dw = g.dw, plane = oh * ow;
+  constexpr int64_t kTaps = 32;
+  __mmask16 mask[kTaps];
+  int64_t offset[kTaps];
+  for (int64_t ix0 = 0; ix0 < w; ix0 += 16) {
+    const __mmask16 m = first_lanes(w - ix0);
     // Image cell (iy, ix) gathers cols[(ch, ki, kj)][(y, x)] of every tap with
     // y = iy + ph - ki*dh and x = ix + pw - kj*dw inside the output: lane l of tap kj reads
-    // output column l + shift(kj), valid where that is in [0, ow). The lanes of the first 32
-    // taps are worked out once per 16 image columns.
-    auto shift = [&](int64_t kj) { return ix0 + g.pw - kj * g.dw; };
-    auto lanes = [&](int64_t kj) { return lane_range(-shift(kj) > 0 ? -shift(kj) : 0, smaller(16, g.ow - shift(kj))); };
-    __mmask16 table[32];
-    for (int64_t kj = 0; kj < smaller(g.kw, 32); ++kj) table[kj] = lanes(kj);
-    auto tap = [&](const float* row, int64_t kj) {
-      return _mm512_maskz_loadu_ps(kj < 32 ? table[kj] : lanes(kj), row + kj * plane + shift(kj));
-    };
-    const __mmask16 m = first_lanes(g.w - ix0);
-    for (int64_t ch = 0; ch < g.c; ++ch)
-      for (int64_t iy = 0; iy < g.h; ++iy) {
-        // Two sums: the additions are two dependency chains rather than one.
-        __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps();
-        for (int64_t ki = 0; ki < g.kh; ++ki) {
-          const int64_t y = iy + g.ph - ki * g.dh;
-          if (y < 0 || y >= g.oh) continue;
-          const float* row = cols + (ch * g.kh + ki) * g.kw * plane + y * g.ow;
-          int64_t kj = 0;
-          for (; kj + 2 <= g.kw; kj += 2) {
-            sum0 = _mm512_add_ps(sum0, tap(row, kj));
-            sum1 = _mm512_add_ps(sum1, tap(row, kj + 1));
-          }
-          if (kj < g.kw) sum0 = _mm512_add_ps(sum0, tap(row, kj));
-        }
-        float* at = img + (ch * g.h + iy) * g.w + ix0;
-        _mm512_mask_storeu_ps(at, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, at), _mm512_add_ps(sum0, sum1)));
+    // output column l + shift, shift = ix0 + pw - kj*dw, valid where that is in [0, ow).
+    // Each tap's lanes and offset into a kernel row's columns are worked out once per 16
+    // image columns, for up to 32 taps at a time.
+    for (int64_t kj0 = 0; kj0 < kw; kj0 += kTaps) {
+      const int64_t taps = smaller(kTaps, kw - kj0);
+      for (int64_t t = 0; t < taps; ++t) {
+        const int64_t kj = kj0 + t, shift = ix0 + pw - kj * dw;
+        mask[t] = lane_range(-shift > 0 ? -shift : 0, smaller(16, ow - shift));
+        offset[t] = kj * plane + shift;
       }
+      for (int64_t ch = 0; ch < channels; ++ch)
+        for (int64_t iy = 0; iy < h; ++iy) {
+          // Two sums: the additions are two dependency chains rather than one.
+          __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps();
+          for (int64_t ki = 0; ki < kh; ++ki) {
+            const int64_t y = iy + ph - ki * dh;
+            if (y < 0 || y >= oh) continue;
+            const float* row = cols + (ch * kh + ki) * kw * plane + y * ow;
+            int64_t t = 0;
+            for (; t + 2 <= taps; t += 2) {
+              sum0 = _mm512_add_ps(sum0, _mm512_maskz_loadu_ps(mask[t], row + offset[t]));
+              sum1 = _mm512_add_ps(sum1, _mm512_maskz_loadu_ps(mask[t + 1], row + offset[t + 1]));
+            }
+            if (t < taps) sum0 = _mm512_add_ps(sum0, _mm512_maskz_loadu_ps(mask[t], row + offset[t]));
+          }
+          float* at = img + (ch * h + iy) * w + ix0;
+          _mm512_mask_storeu_ps(at, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, at), _mm512_add_ps(sum0, sum1)));
+        }
+    }
   }
 }
 
