@@ -78,7 +78,8 @@ class TestSgemm : public QObject {
   void tileEdgesEveryTranspose() {
     std::mt19937 rng(7);
     // Rows around the 12-row tile, columns around the 32-column panel and its 16-lane
-    // halves, depths around the 16-deep transpose and the 256-deep panel.
+    // halves (and past two panels, where A is packed first), depths around the 16-deep
+    // transpose and the 256-deep panel.
     const int64_t ms[] = {1, 5, 11, 12, 13, 24, 25};
     const int64_t ns[] = {1, 15, 16, 17, 31, 32, 33, 64, 70};
     const int64_t ks[] = {1, 3, 16, 17, 255, 256, 257, 600};
@@ -101,11 +102,12 @@ class TestSgemm : public QObject {
     for (const float alpha : {1.f, -0.5f, 2.f})
       for (const float beta : {0.f, 1.f, 0.25f})
         for (const bool ta : {false, true})
-          for (const bool tb : {false, true}) {
-            const Case c{ta, tb, 29, 45, 300, 2, alpha, beta};
-            const double err = run_case(c, rng);
-            QVERIFY2(err < 1e-5, qPrintable(describe(c) + QString(": error %1").arg(err)));
-          }
+          for (const bool tb : {false, true})
+            for (const int64_t n : {45, 100}) {  // A in place; A packed, two depth blocks over it
+              const Case c{ta, tb, 29, n, 300, 2, alpha, beta};
+              const double err = run_case(c, rng);
+              QVERIFY2(err < 1e-5, qPrintable(describe(c) + QString(": error %1").arg(err)));
+            }
   }
 
   void trainingShapes() {

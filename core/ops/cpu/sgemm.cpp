@@ -34,6 +34,13 @@ void own_sgemm(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64
 }
 #endif
 
+float* own_sgemm_thread_packed_a(int64_t floats) {
+  thread_local std::vector<float> buffer;
+  if (int64_t(buffer.size()) < floats + 16) buffer.resize(size_t(floats + 16));  // + room to align
+  const auto address = reinterpret_cast<std::uintptr_t>(buffer.data());
+  return buffer.data() + ((64 - address % 64) % 64) / sizeof(float);
+}
+
 float* own_sgemm_thread_workspace() {
   thread_local std::vector<float> buffer(size_t(kOwnSgemmWorkspace + 16));  // + room to align
   const auto address = reinterpret_cast<std::uintptr_t>(buffer.data());

@@ -28,6 +28,10 @@ constexpr int64_t kOwnSgemmWorkspace = 256 * 32;
 // The calling thread's workspace: allocated on its first product, reused after.
 float* own_sgemm_thread_workspace();
 
+// The calling thread's buffer for A's packed depth blocks, at least `floats` long and 64-byte
+// aligned; grown when a product needs more, reused after (own_sgemm takes it itself).
+float* own_sgemm_thread_packed_a(int64_t floats);
+
 // The product described above; k > 0, m > 0, n > 0. beta = 0 never reads C.
 void own_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                const float* b, int64_t ldb, float beta, float* c, int64_t ldc, float* workspace);

@@ -181,13 +181,62 @@ struct StoreScaled {
   }
 };
 
+// op(A)[i0 .. i0 + kMR)[k0 .. k0 + kc) of each register tile, stored tile after tile as
+// tile[p * kMR + i] (zeros past m): the tile then reads its kMR values of each k from one
+// line, where op(A) in place may have them lda apart (columns of A when transposed: a
+// stride of 4 KiB puts every k in the same L1 set and on a new page).
+void pack_a(float* packed, bool ta, const float* a, int64_t lda, int64_t m, int64_t k0, int64_t kc) {
+  for (int64_t i0 = 0; i0 < m; i0 += kMR, packed += kc * kMR) {
+    const int64_t rows = smaller(kMR, m - i0);
+    if (ta) {  // op(A)[i][k] = a[k * lda + i]: each k's rows are contiguous
+      const __mmask16 in = first_lanes(rows);
+      for (int64_t p = 0; p < kc; ++p) {
+        // The 12 floats of row p; 16-lane stores overlap the next row's start, which its
+        // own store then writes (the last row's spill is the buffer's slack).
+        _mm512_storeu_ps(packed + p * kMR, _mm512_maskz_loadu_ps(in, a + (k0 + p) * lda + i0));
+      }
+    } else {  // op(A)[i][k] = a[i * lda + k]: 16 ks of each row, transposed in registers
+      for (int64_t p = 0; p < kc; p += 16) {
+        const __mmask16 depth = first_lanes(kc - p);
+        __m512 r[16];
+        for (int i = 0; i < 16; ++i)
+          r[i] = i < rows ? _mm512_maskz_loadu_ps(depth, a + (i0 + i) * lda + k0 + p) : _mm512_setzero_ps();
+        transpose16(r);
+        const __mmask16 in = first_lanes(kMR);
+        for (int64_t q = 0; q < smaller(16, kc - p); ++q) _mm512_mask_storeu_ps(packed + (p + q) * kMR, in, r[q]);
+      }
+    }
+  }
+}
+
+// Products with more than this many 32-column panels pack A first: each panel then reads the
+// packed tiles; with fewer, packing would cost about what it saves.
+constexpr int64_t kPackAPanels = 4;
+
 template <bool kTransA>
 void product(bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
              int64_t ldb, float beta, float* c, int64_t ldc, float* panel) {
-  blocked_product<kTransA>(
-      m, n, k, a, lda, panel,
-      [&](float* p, int64_t k0, int64_t kc, int64_t j0, int64_t nr) { pack_panel(p, tb, b, ldb, k0, kc, j0, nr); },
-      StoreScaled{c, ldc, alpha, beta});
+  auto pack_b = [&](float* p, int64_t k0, int64_t kc, int64_t j0, int64_t nr) { pack_panel(p, tb, b, ldb, k0, kc, j0, nr); };
+  if ((n + kNR - 1) / kNR <= kPackAPanels)
+    return blocked_product<kTransA>(m, n, k, a, lda, panel, pack_b, StoreScaled{c, ldc, alpha, beta});
+  // Depth block by depth block: A's block packed once, then every panel of C over it. Each
+  // packed tile reads as a transposed A with lda = kMR.
+  const int64_t blocks = (k + kKC - 1) / kKC, depth = (k + blocks - 1) / blocks;
+  const int64_t tiles = (m + kMR - 1) / kMR;
+  float* packed = own_sgemm_thread_packed_a(tiles * kMR * depth + 16);
+  StoreScaled store{c, ldc, alpha, beta};
+  for (int64_t k0 = 0; k0 < k; k0 += depth) {
+    const int64_t kc = smaller(depth, k - k0);
+    pack_a(packed, kTransA, a, lda, m, k0, kc);
+    for (int64_t j0 = 0; j0 < n; j0 += kNR) {
+      const int64_t nr = smaller(kNR, n - j0);
+      pack_b(panel, k0, kc, j0, nr);
+      for (int64_t i0 = 0; i0 < m; i0 += kMR) {
+        const TileAt at{i0, j0, k0, kc, first_lanes(nr), first_lanes(nr - 16), k0 == 0, k0 + kc >= k};
+        tile_rows<true>(int(smaller(kMR, m - i0)), at, packed + (i0 / kMR) * kc * kMR, kMR, panel, store);
+      }
+    }
+  }
 }
 
 // ---- Convolution as an implicit product ----------------------------------------------------
