@@ -383,7 +383,7 @@ std::string speed_text(double samples_per_second, double gflops, double peak_gfl
   int n = std::snprintf(buf, sizeof buf, "%.0f samples/s", samples_per_second);
   if (gflops > 0) n += std::snprintf(buf + n, sizeof buf - size_t(n), ", %.*f GFLOP/s", gflops < 100 ? 1 : 0, gflops);
   if (const double share = train::share_of_peak(gflops, peak_gflops); share > 0)
-    std::snprintf(buf + n, sizeof buf - size_t(n), ", %.0f%% of peak", 100 * share);
+    std::snprintf(buf + n, sizeof buf - size_t(n), ", %.*f%% of peak", train::percent_decimals(100 * share), 100 * share);
   return buf;
 }
 

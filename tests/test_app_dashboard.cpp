@@ -139,12 +139,13 @@ class TestDashboard : public QObject {
     QCOMPARE(last_batch.gflops, last_batch.samples_per_second * 409088 / 1e9);
     QCOMPARE(last_batch.peak_gflops, info.peak.gflops);
     const QString speed = d->progress()->speedText();
-    const QRegularExpression pattern(R"(^([\d,]+) samples/s · ([\d.,]+) GFLOP/s · (\d+) % of this machine's peak )"
+    const QRegularExpression pattern(R"(^([\d,]+) samples/s · ([\d.,]+) GFLOP/s · ([\d.]+) % of this machine's peak )"
                                    R"(\(([\d,]+) GFLOP/s, measured (\d{4}-\d\d-\d\d)\)$)");
     const QRegularExpressionMatch m = pattern.match(speed);
     QVERIFY2(m.hasMatch(), qPrintable(speed));
     QCOMPARE(m.captured(1), QLocale().toString(last_batch.samples_per_second, 'f', 0));
-    QCOMPARE(m.captured(3).toInt(), int(std::lround(100 * last_batch.gflops / info.peak.gflops)));
+    const double percent = 100 * last_batch.gflops / info.peak.gflops;
+    QCOMPARE(m.captured(3), QString::number(percent, 'f', train::percent_decimals(percent)));
     QCOMPARE(m.captured(4), QLocale().toString(info.peak.gflops, 'f', 0));
     QCOMPARE(m.captured(5), QString::fromStdString(info.peak.measured));
     QCOMPARE(d->plots()->runCount(), 1);

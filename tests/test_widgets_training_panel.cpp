@@ -123,6 +123,15 @@ class TestTrainingPanel : public QObject {
     p.update(b);
     QCOMPARE(p.speedText(), QLocale().toString(41200) + " samples/s · " + QLocale().toString(98.4, 'f', 1) +
                                 " GFLOP/s · 43 % of this machine's peak (228 GFLOP/s, measured 2026-11-25)");
+    b.peak_gflops = 51000;  // a GPU's peak: a small model's share keeps its digits
+    p.update(b);
+    QVERIFY2(p.speedText().endsWith(" GFLOP/s · 0.19 % of this machine's peak (" + QLocale().toString(51000) +
+                                    " GFLOP/s, measured 2026-11-25)"),
+             qPrintable(p.speedText()));
+    b.gflops = 2040;
+    p.update(b);
+    QVERIFY2(p.speedText().contains(" GFLOP/s · 4.0 % of this machine's peak"), qPrintable(p.speedText()));
+    b.gflops = 98.4;
     b.peak_gflops = 0;  // a peak that could not be measured
     b.gflops = 1234.5;
     p.update(b);

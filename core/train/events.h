@@ -31,6 +31,10 @@ inline double share_of_peak(double gflops, double peak_gflops) {
   return gflops > 0 && peak_gflops > 0 ? gflops / peak_gflops : 0;
 }
 
+// Decimals that show a share of peak in percent: a small model on a GPU reaches 0.3 % of its
+// peak, which "0 %" would hide.
+inline int percent_decimals(double percent) { return percent < 1 ? 2 : percent < 10 ? 1 : 0; }
+
 struct EpochEnd {
   int epoch = 0, epochs = 0;
   double train_loss = 0, train_accuracy = 0;

@@ -68,11 +68,12 @@ QString TrainingProgress::speed(double samples_per_second, double gflops, double
   text += tr(" · %L1 GFLOP/s").arg(gflops, 0, 'f', gflops < 100 ? 1 : 0);
   const double share = train::share_of_peak(gflops, peak_gflops);
   if (share <= 0) return text;
+  const QString percent = QString::number(100 * share, 'f', train::percent_decimals(100 * share));
   // A run followed from its folder says its machine's peak, not when it was measured.
   if (peak_measured.isEmpty())
-    return text + tr(" · %1 % of its machine's peak (%L2 GFLOP/s)").arg(100 * share, 0, 'f', 0).arg(peak_gflops, 0, 'f', 0);
+    return text + tr(" · %1 % of its machine's peak (%L2 GFLOP/s)").arg(percent).arg(peak_gflops, 0, 'f', 0);
   return text + tr(" · %1 % of this machine's peak (%L2 GFLOP/s, measured %3)")
-                    .arg(100 * share, 0, 'f', 0)
+                    .arg(percent)
                     .arg(peak_gflops, 0, 'f', 0)
                     .arg(peak_measured);
 }
