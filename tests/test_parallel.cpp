@@ -65,9 +65,63 @@ class TestParallel : public QObject {
           for (int64_t i = b; i < e; ++i) ++hits[size_t(i)];
         });
         for (int64_t i = 0; i < n; ++i) QCOMPARE(hits[size_t(i)].load(), 1);
-        if (n >= 2) QCOMPARE(chunks.load(), 2);  // both threads took part
+        if (n >= 2) QCOMPARE(chunks.load(), 2);  // one chunk a thread
       }
     });
+  }
+
+  void moreChunksThanThreadsGoToWhoeverIsFree() {
+    with_threads(2, [] {
+      const int64_t n = 1000;
+      const int parts = parallel_parts(n, 1, 4);
+      QCOMPARE(parts, 8);
+      QCOMPARE(parallel_parts(n, 1, 0), 2);  // at least one chunk a thread
+      QCOMPARE(parallel_parts(5, 1, 4), 5);  // never more chunks than the grain allows
+      std::vector<std::atomic<int>> runs(static_cast<size_t>(parts));
+      std::atomic<int> by_worker{0};
+      const std::thread::id caller = std::this_thread::get_id();
+      parallel_for_chunks(
+          n, 1,
+          [&](int chunk, int64_t b, int64_t e) {
+            QCOMPARE(b, chunk * n / parts);  // fixed ranges, whoever runs them
+            QCOMPARE(e, (chunk + 1) * n / parts);
+            ++runs[size_t(chunk)];
+            if (std::this_thread::get_id() != caller) {
+              ++by_worker;
+              return;
+            }
+            // The caller holds its first chunk until the worker has run two: one thread per
+            // chunk index would never get there (the 10 s bound turns that into a failure).
+            const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+            while (chunk == 0 && by_worker.load() < 2 && std::chrono::steady_clock::now() < until)
+              std::this_thread::yield();
+          },
+          4);
+      for (int c = 0; c < parts; ++c) QCOMPARE(runs[size_t(c)].load(), 1);
+      QVERIFY2(by_worker.load() >= 2, qPrintable(QString::number(by_worker.load())));
+    });
+  }
+
+  void fusedConvolutionIsReproducible() {
+    // LeNet's conv2 shape with ReLU and pooling folded in: the batch runs as more chunks than
+    // threads, taken by whichever thread is free, and the weight gradient's per-chunk partials
+    // are summed in chunk order, so two runs agree bit for bit however the chunks fell.
+    const Tensor x0 = normal({37, 20, 12, 12}, 21), w0 = normal({50, 20, 5, 5}, 22), b0 = normal({50}, 23);
+    const Tensor g = normal({37, 50, 4, 4}, 24);
+    auto run = [&] {
+      const Tensor x = x0.detach().requires_grad_(), w = w0.detach().requires_grad_(), b = b0.detach().requires_grad_();
+      const Tensor y = conv2d_relu_max_pool2d(x, w, b, {}, true, true);
+      y.backward(g);
+      return std::vector<std::vector<float>>{y.to_vector(), x.grad().to_vector(), w.grad().to_vector(),
+                                             b.grad().to_vector()};
+    };
+    const auto serial = with_threads(1, run);
+    const auto first = with_threads(2, run);
+    for (int i = 0; i < 5; ++i) QVERIFY(with_threads(2, run) == first);
+    QVERIFY(serial[0] == first[0]);
+    QVERIFY(serial[1] == first[1]);
+    QVERIFY(max_abs_diff(serial[2], first[2]) < 1e-3);
+    QVERIFY(max_abs_diff(serial[3], first[3]) < 1e-3);
   }
 
   void grainKeepsSmallLoopsSerial() {

@@ -34,14 +34,14 @@ bool spin_until(Done done) {
   }
 }
 
-// Chunk c of a job is run by whoever claims it first: worker c, or the caller once its own
-// chunk is done. A worker that lost its core (to a GUI's thread, another process: the pool
+// The caller runs chunk 0; every other chunk goes to whoever asks for it next, the caller
+// included once its chunk is done, so a job of more chunks than threads balances itself. A worker that lost its core (to a GUI's thread, another process: the pool
 // has as many threads as cores, so any other runnable thread preempts one of them) thus costs
 // the job at most the chunk it had started, instead of the caller spinning until it runs again.
 class Pool {
  public:
-  explicit Pool(int threads) : threads_(threads), claimed_(size_t(threads)) {
-    for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { work(i); });
+  explicit Pool(int threads) : threads_(threads) {
+    for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
   }
   ~Pool() {
     stop_.store(true);
@@ -76,6 +76,7 @@ class Pool {
     parts_.store(parts, std::memory_order_release);
     remaining_.store(parts - 1, std::memory_order_relaxed);
     const uint64_t job = before + 2;
+    next_.store(job << kChunkBits | 1, std::memory_order_release);
     sequence_.store(job);  // seq_cst: pairs with the sleepers_ count in wait_for_change()
     if (sleepers_.load() > 0) {
       std::lock_guard sleep_lock(sleep_mu_);
@@ -83,11 +84,10 @@ class Pool {
     }
     t_in_region = true;
     fn(ctx, 0, 0, n / parts);
-    for (int c = 1; c < parts; ++c)  // the chunks no worker has started yet
-      if (claim(c, job)) {
-        fn(ctx, c, c * n / parts, (c + 1) * n / parts);
-        remaining_.fetch_sub(1);
-      }
+    for (int c; claim(job, parts, c);) {  // the chunks no worker has started yet
+      fn(ctx, c, c * n / parts, (c + 1) * n / parts);
+      remaining_.fetch_sub(1);
+    }
     t_in_region = false;
     wait_for_workers();
     return true;
@@ -114,17 +114,19 @@ class Pool {
     return sequence_.load(std::memory_order_relaxed) == job.id;
   }
 
-  // True for the one thread that takes chunk c of job `job` (ids only grow, so a worker that
-  // read an older job cannot take a newer one's chunk).
-  bool claim(int c, uint64_t job) {
-    std::atomic<uint64_t>& mark = claimed_[size_t(c)];
-    uint64_t seen = mark.load(std::memory_order_relaxed);
-    while (seen < job)
-      if (mark.compare_exchange_weak(seen, job)) return true;
-    return false;
+  // Takes the next chunk c of job `job`; false when none is left or the job is no longer the
+  // current one (a worker that read an older job takes nothing from a newer one).
+  bool claim(uint64_t job, int parts, int& c) {
+    uint64_t seen = next_.load(std::memory_order_relaxed);
+    for (;;) {
+      if (seen >> kChunkBits != (job << kChunkBits) >> kChunkBits) return false;
+      c = int(seen & kChunkMask);
+      if (c >= parts) return false;
+      if (next_.compare_exchange_weak(seen, seen + 1)) return true;
+    }
   }
 
-  void work(int index) {
+  void work() {
     t_in_region = true;
     uint64_t seen = 0;  // the value at construction: a job published before we start still counts
     for (;;) {
@@ -133,12 +135,13 @@ class Pool {
       Job job;
       if (!read_job(job)) continue;  // being written: look again
       seen = job.id;
-      if (index >= job.parts || !claim(index, job.id)) continue;
-      job.fn(job.ctx, index, index * job.n / job.parts, (index + 1) * job.n / job.parts);
-      // seq_cst, both: either the caller sees the count reach 0, or we see it waiting.
-      if (remaining_.fetch_sub(1) == 1 && caller_waits_.load()) {
-        std::lock_guard lock(done_mu_);
-        done_.notify_one();
+      for (int c; claim(job.id, job.parts, c);) {
+        job.fn(job.ctx, c, c * job.n / job.parts, (c + 1) * job.n / job.parts);
+        // seq_cst, both: either the caller sees the count reach 0, or we see it waiting.
+        if (remaining_.fetch_sub(1) == 1 && caller_waits_.load()) {
+          std::lock_guard lock(done_mu_);
+          done_.notify_one();
+        }
       }
     }
   }
@@ -165,7 +168,10 @@ class Pool {
   std::vector<std::thread> workers_;
   std::mutex busy_;
   std::atomic<uint64_t> sequence_{0};  // the current job's id (even), odd while one is written and once stopped
-  std::vector<std::atomic<uint64_t>> claimed_;  // per chunk: the last job whose chunk was taken
+  // The current job's next chunk to hand out, under its id: job << kChunkBits | chunk.
+  static constexpr int kChunkBits = 16;
+  static constexpr uint64_t kChunkMask = (uint64_t(1) << kChunkBits) - 1;
+  std::atomic<uint64_t> next_{0};
   std::atomic<int> remaining_{0};      // the current job's chunks past the first not done yet
   std::atomic<int> sleepers_{0};
   std::atomic<bool> stop_{false};
@@ -192,16 +198,19 @@ std::shared_ptr<Pool> pool() {
 
 }  // namespace
 
-int parallel_parts(int64_t n, int64_t grain) {
+int parallel_parts(int64_t n, int64_t grain, int per_thread) {
+  const int threads = num_threads();
+  if (threads < 2) return 1;
   const int64_t by_size = grain > 0 ? n / grain : n;
-  return int(std::max<int64_t>(1, std::min<int64_t>(num_threads(), by_size)));
+  const int64_t most = std::min<int64_t>(int64_t(threads) * std::max(1, per_thread), kMaxParts);
+  return int(std::max<int64_t>(1, std::min<int64_t>(most, by_size)));
 }
 
 bool in_parallel_region() { return t_in_region; }
 
-void detail::parallel_run(int64_t n, int64_t grain, ChunkFn fn, void* ctx) {
+void detail::parallel_run(int64_t n, int64_t grain, int per_thread, ChunkFn fn, void* ctx) {
   if (n <= 0) return;
-  const int parts = parallel_parts(n, grain);
+  const int parts = parallel_parts(n, grain, per_thread);
   // Serial when small, nested, or when another thread has the pool; a single chunk leaves
   // the loops inside it free to use the pool (a product inside a one-image convolution).
   if (parts > 1 && !t_in_region && pool()->try_run(parts, n, fn, ctx)) return;

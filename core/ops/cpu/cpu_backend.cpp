@@ -485,6 +485,11 @@ class CpuBackend final : public Backend {
     int64_t wsize_, bsize_;
   };
 
+  // The fused convolutions split a batch into this many chunks per thread, taken by whichever
+  // thread is free: a worker that wakes late or shares its core then delays the loop by a few
+  // images, not by half the batch.
+  static constexpr int kConvChunksPerThread = 4;
+
   bool has_fused_conv2d() const override { return cpu::own_sgemm_enabled(); }
 
   void conv2d_forward_fused(float* out, float* argmax, const float* x, const float* w, const float* bias,
@@ -508,7 +513,7 @@ class CpuBackend final : public Backend {
               cpu::max_pool_2x2(out + first + o * out_plane, argmax + first + o * out_plane, conv_out + o * plane, g.ow,
                                 pool.oh, pool.ow);
         }
-    });
+    }, kConvChunksPerThread);
   }
 
   void conv2d_backward_fused(float* gx, float* gw, float* gb, const float* gout, const float* out,
@@ -519,7 +524,7 @@ class CpuBackend final : public Backend {
     const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
     const int64_t out_plane = e.max_pool ? pool.oh * pool.ow : plane;
     const cpu::ConvShape shape = conv_shape(g);
-    const int parts = parallel_parts(p.n, 1);
+    const int parts = parallel_parts(p.n, 1, kConvChunksPerThread);
     const GradSlots slots(parts, gw, p.oc * kdim, gb, p.oc);
     parallel_for_chunks(p.n, 1, [&](int chunk, int64_t begin, int64_t end) {
       float* cols = gx ? thread_buffer<kCols>(kdim * plane) : nullptr;
@@ -551,7 +556,7 @@ class CpuBackend final : public Backend {
             else col2im(img, cols, g);
           }
         }
-    });
+    }, kConvChunksPerThread);
     slots.sum();
   }
 
