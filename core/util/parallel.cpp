@@ -35,9 +35,10 @@ bool spin_until(Done done) {
 }
 
 // The caller runs chunk 0; every other chunk goes to whoever asks for it next, the caller
-// included once its chunk is done, so a job of more chunks than threads balances itself. A worker that lost its core (to a GUI's thread, another process: the pool
-// has as many threads as cores, so any other runnable thread preempts one of them) thus costs
-// the job at most the chunk it had started, instead of the caller spinning until it runs again.
+// included once its chunk is done, so a job of more chunks than threads balances itself. A
+// worker that lost its core (to a GUI's thread, another process: the pool has as many threads
+// as cores, so any other runnable thread preempts one of them) thus costs the job at most the
+// chunk it had started, instead of the caller spinning until it runs again.
 class Pool {
  public:
   explicit Pool(int threads) : threads_(threads) {

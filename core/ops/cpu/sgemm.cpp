@@ -34,17 +34,25 @@ void own_sgemm(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64
 }
 #endif
 
-float* own_sgemm_thread_packed_a(int64_t floats) {
-  thread_local std::vector<float> buffer;
+namespace {
+
+// `buffer`, grown to hold `floats` from a 64-byte boundary on, at that boundary.
+float* aligned_at_least(std::vector<float>& buffer, int64_t floats) {
   if (int64_t(buffer.size()) < floats + 16) buffer.resize(size_t(floats + 16));  // + room to align
   const auto address = reinterpret_cast<std::uintptr_t>(buffer.data());
   return buffer.data() + ((64 - address % 64) % 64) / sizeof(float);
 }
 
+}  // namespace
+
+float* own_sgemm_thread_packed_a(int64_t floats) {
+  thread_local std::vector<float> buffer;
+  return aligned_at_least(buffer, floats);
+}
+
 float* own_sgemm_thread_workspace() {
-  thread_local std::vector<float> buffer(size_t(kOwnSgemmWorkspace + 16));  // + room to align
-  const auto address = reinterpret_cast<std::uintptr_t>(buffer.data());
-  return buffer.data() + ((64 - address % 64) % 64) / sizeof(float);
+  thread_local std::vector<float> buffer;
+  return aligned_at_least(buffer, kOwnSgemmWorkspace);
 }
 
 }  // namespace plexus::cpu
