@@ -2,11 +2,12 @@
 // its ReLU and pooling fused (batch 100, the pool's default threads; PLEXUS_NUM_THREADS=1
 // for one core), to see where a training step of workload (c) of bench_cpu goes.
 //
-//   bench_conv [--reps R] [--cpu]
+//   bench_conv [--reps R] [--cpu] [--only TEXT]
 //
 // Each line: the op, forward µs and backward µs (median of R repetitions, default 200), by
 // the wall clock, or with --cpu by the process's CPU time (with one thread: what the op
-// costs whatever else the machine runs).
+// costs whatever else the machine runs). --only times just the lines whose name contains
+// TEXT (to profile one op).
 #include <algorithm>
 #include <ctime>
 #include <cstdio>
@@ -21,6 +22,7 @@ using namespace plexus;
 namespace {
 
 bool g_cpu_time = false;
+std::string g_only;
 
 double now_us() {
   timespec ts{};
@@ -36,6 +38,7 @@ double median(std::vector<double> v) {
 // Times f(input) forward and its backward from a fixed upstream gradient.
 void time_op(const char* name, const Tensor& input0, const std::vector<Tensor>& params,
              const std::function<Tensor(const Tensor&)>& f, int reps) {
+  if (std::string(name).find(g_only) == std::string::npos) return;
   Tensor input = input0.detach();
   input.requires_grad_(input0.requires_grad());
   std::vector<double> fwd, bwd;
@@ -61,6 +64,7 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--cpu") g_cpu_time = true;
     else if (a == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
+    else if (a == "--only" && i + 1 < argc) g_only = argv[++i];
   }
   std::printf("device: cpu (%d threads), %s time\n", num_threads(), g_cpu_time ? "CPU" : "wall");
   Generator gen(1);

@@ -298,6 +298,10 @@ class ColsRow {
     }
   }
 
+  int count() const { return count_; }
+  __mmask16 mask(int s) const { return mask_[s]; }
+  int64_t offset(int s) const { return offset_[s]; }
+
   __m512 load(const float* img, const KernelTap& t) const {
     __m512 v = _mm512_setzero_ps();
     if (g_.ph == 0 && g_.pw == 0 && g_.sw == 1) {
@@ -341,12 +345,53 @@ class ColsRow {
 
 }  // namespace
 
+// Without padding at stride 1, a ColsRow of at most two segments (S; none past the last
+// output position), its masks and offsets held in registers through a packing loop rather
+// than read back from the ColsRow for every tap: load(at) reads the row's 16 lanes for the
+// tap whose window starts at `at`.
+template <int S>
+struct UnpaddedRow {
+  explicit UnpaddedRow(const ColsRow& r)
+      : m0(S > 0 ? r.mask(0) : 0), m1(S > 1 ? r.mask(1) : 0), o0(S > 0 ? r.offset(0) : 0), o1(S > 1 ? r.offset(1) : 0) {}
+  __m512 load(const float* at) const {
+    if constexpr (S == 0) return _mm512_setzero_ps();
+    const __m512 v = _mm512_maskz_loadu_ps(m0, at + o0);
+    if constexpr (S > 1) return _mm512_mask_loadu_ps(v, m1, at + o1);
+    return v;
+  }
+  __mmask16 m0, m1;
+  int64_t o0, o1;
+};
+
+// f(UnpaddedRow<S>) when `row` can be read that way; false (f not called) when not.
+template <class F>
+bool with_unpadded(const ConvShape& g, const ColsRow& row, F&& f) {
+  if (g.ph != 0 || g.pw != 0 || g.sw != 1) return false;
+  switch (row.count()) {
+    case 0: return f(UnpaddedRow<0>(row)), true;
+    case 1: return f(UnpaddedRow<1>(row)), true;
+    case 2: return f(UnpaddedRow<2>(row)), true;
+    default: return false;
+  }
+}
+
 void conv_forward_image(float* out, const float* img, const float* w, int64_t og, const ConvShape& g,
                         const float* bias, bool relu, float* panel) {
   const int64_t kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
   // Panel rows are im2col rows k0 .. k0 + kc, its columns output positions j0 .. j0 + 32.
   auto pack = [&](float* p, int64_t k0, int64_t kc, int64_t j0, int64_t) {
     const ColsRow half[2] = {ColsRow(g, j0), ColsRow(g, j0 + 16)};
+    bool packed = false;
+    with_unpadded(g, half[0], [&](const auto lo) {
+      packed = with_unpadded(g, half[1], [&](const auto hi) {
+        KernelTap t(g, k0);
+        for (int64_t r = 0; r < kc; ++r, t.next(g)) {
+          _mm512_store_ps(p + r * kNR, lo.load(img + t.offset));
+          _mm512_store_ps(p + r * kNR + 16, hi.load(img + t.offset));
+        }
+      });
+    });
+    if (packed) return;
     KernelTap t(g, k0);
     for (int64_t r = 0; r < kc; ++r, t.next(g)) {
       _mm512_store_ps(p + r * kNR, half[0].load(img, t));
@@ -385,9 +430,22 @@ void conv_weight_grad_image(float* gw, const float* gout, const float* img, int6
   // gw += gout · colsᵀ: panel rows are output positions k0 .. k0 + kc, its columns im2col
   // rows j0 .. j0 + 32, read 16 positions at a time and transposed in registers.
   auto pack = [&](float* p, int64_t k0, int64_t kc, int64_t j0, int64_t nr) {
+    int64_t tap[kNR];  // the image offset of each column's tap, for the unpadded reads
+    KernelTap taps(g, j0);
+    for (int64_t j = 0; j < nr; ++j, taps.next(g)) tap[j] = taps.offset;
     for (int64_t q = 0; q < kc; q += 16) {
       const ColsRow row(g, k0 + q);
       const int64_t rows = smaller(16, kc - q);
+      const bool packed = with_unpadded(g, row, [&](const auto unpadded) {
+        for (int half = 0; half < 2; ++half) {
+          __m512 r[16];
+          for (int j = 0; j < 16; ++j)
+            r[j] = half * 16 + j < nr ? unpadded.load(img + tap[half * 16 + j]) : _mm512_setzero_ps();
+          transpose16(r);
+          for (int64_t s = 0; s < rows; ++s) _mm512_store_ps(p + (q + s) * kNR + half * 16, r[s]);
+        }
+      });
+      if (packed) continue;
       KernelTap t(g, j0);
       for (int half = 0; half < 2; ++half) {
         __m512 r[16];
@@ -450,9 +508,13 @@ void unpool_2x2_grad(float* gconv, const float* gout, const float* out, const fl
 
 void add_row_sums(float* out, const float* a, int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r, a += cols) {
-    __m512 sum = _mm512_setzero_ps();
-    for (int64_t j = 0; j < cols; j += 16) sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(first_lanes(cols - j), a + j));
-    out[r] += _mm512_reduce_add_ps(sum);
+    // Four sums: the additions are four dependency chains rather than one.
+    __m512 sum[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+    int64_t j = 0;
+    for (; j + 64 <= cols; j += 64)
+      for (int s = 0; s < 4; ++s) sum[s] = _mm512_add_ps(sum[s], _mm512_loadu_ps(a + j + 16 * s));
+    for (; j < cols; j += 16) sum[0] = _mm512_add_ps(sum[0], _mm512_maskz_loadu_ps(first_lanes(cols - j), a + j));
+    out[r] += _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(sum[0], sum[1]), _mm512_add_ps(sum[2], sum[3])));
   }
 }
 
