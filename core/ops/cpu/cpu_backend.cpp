@@ -508,10 +508,7 @@ class CpuBackend final : public Backend {
           cpu::conv_forward_image(e.max_pool ? conv_out : out + first, x + (i * p.c + grp * g.c) * g.h * g.w,
                                   w + grp * og * kdim, og, shape, bias ? bias + grp * og : nullptr, e.relu,
                                   cpu::own_sgemm_thread_workspace());
-          if (e.max_pool)
-            for (int64_t o = 0; o < og; ++o)
-              cpu::max_pool_2x2(out + first + o * out_plane, argmax + first + o * out_plane, conv_out + o * plane, g.ow,
-                                pool.oh, pool.ow);
+          if (e.max_pool) cpu::max_pool_2x2(out + first, argmax + first, conv_out, og, g.oh, g.ow);
         }
     }, kConvChunksPerThread);
   }
@@ -538,8 +535,7 @@ class CpuBackend final : public Backend {
           const float* gi = gout + first;
           const float* oi = out + first;
           if (e.max_pool) {  // to each window's argmax, where the ReLU let it through
-            std::fill_n(gconv, og * plane, 0.f);
-            cpu::unpool_2x2_grad(gconv, gi, oi, argmax + first, og, out_plane, plane, e.relu);
+            cpu::unpool_2x2_grad(gconv, gi, oi, argmax + first, og, g.oh, g.ow, e.relu);
             gi = gconv;
           } else if (e.relu) {
             for (int64_t q = 0; q < og * plane; ++q) gconv[q] = oi[q] > 0.f ? gi[q] : 0.f;

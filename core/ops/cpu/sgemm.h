@@ -50,16 +50,17 @@ void conv_forward_image(float* out, const float* img, const float* w, int64_t og
 // gw += gout · cols(img)ᵀ.
 void conv_weight_grad_image(float* gw, const float* gout, const float* img, int64_t og, const ConvShape& g,
                             float* workspace);
-// 2x2 max pooling at stride 2 of one plane x [2*oh.., w] into out and argmax [oh, ow] (the
-// argmax as a float position in the plane), as CpuBackend's SSE2 loop and math::window_max
-// (scan order, a NaN wins).
-void max_pool_2x2(float* out, float* argmax, const float* x, int64_t w, int64_t oh, int64_t ow);
+// 2x2 max pooling at stride 2 of `planes` planes x [h, w] into out and argmax [h/2, w/2]
+// each (the argmax as a float position in its plane), as CpuBackend's SSE2 loop and
+// math::window_max (scan order, a NaN wins).
+void max_pool_2x2(float* out, float* argmax, const float* x, int64_t planes, int64_t h, int64_t w);
 
-// The gradient of a conv output (planes x plane, zero on entry) from that of its ReLU'd
-// (when relu) and 2x2 max-pooled output (planes x pooled): each pooled cell's gradient goes
-// to its argmax cell (argmax, a position in the plane, as float) where out > 0.
+// The gradient of a conv output (`planes` planes x [h, w], every cell written) from that of
+// its ReLU'd (when relu) and 2x2 max-pooled output (planes x [h/2, w/2]): each pooled cell's
+// gradient goes to its argmax cell (argmax, a position in the plane, as float) where out > 0,
+// every other cell gets 0.
 void unpool_2x2_grad(float* gconv, const float* gout, const float* out, const float* argmax, int64_t planes,
-                     int64_t pooled, int64_t plane, bool relu);
+                     int64_t h, int64_t w, bool relu);
 
 // out[r] += the sum of a's row r (rows x cols, contiguous): a bias's gradient.
 void add_row_sums(float* out, const float* a, int64_t rows, int64_t cols);

@@ -460,50 +460,82 @@ void conv_weight_grad_image(float* gw, const float* gout, const float* img, int6
   blocked_product<false>(og, kdim, plane, gout, plane, panel, pack, StoreScaled{gw, kdim, 1.f, 1.f});
 }
 
-void max_pool_2x2(float* out, float* argmax, const float* x, int64_t w, int64_t oh, int64_t ow) {
+void max_pool_2x2(float* out, float* argmax, const float* x, int64_t planes, int64_t h, int64_t w) {
+  const int64_t oh = h / 2, ow = w / 2;
   // Even and odd columns of 32 consecutive floats (two registers).
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
   const __m512 lane2 = _mm512_setr_ps(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const float offs[3] = {1.f, float(w), float(w + 1)};
-  for (int64_t y = 0; y < oh; ++y) {
-    const float* r0 = x + 2 * y * w;
-    const float* r1 = r0 + w;
-    for (int64_t xo = 0; xo < ow; xo += 16) {
-      const __mmask16 m = first_lanes(ow - xo), lo = first_lanes(2 * (ow - xo)), hi = first_lanes(2 * (ow - xo) - 16);
-      const float* a = r0 + 2 * xo;
-      const float* b = r1 + 2 * xo;
-      const __m512 a0 = _mm512_maskz_loadu_ps(lo, a), a1 = _mm512_maskz_loadu_ps(hi, a + 16);
-      const __m512 b0 = _mm512_maskz_loadu_ps(lo, b), b1 = _mm512_maskz_loadu_ps(hi, b + 16);
-      // The window in scan order, as math::window_max: a later cell wins when greater or NaN.
-      const __m512 cand[3] = {_mm512_permutex2var_ps(a0, odd, a1), _mm512_permutex2var_ps(b0, even, b1),
-                              _mm512_permutex2var_ps(b0, odd, b1)};
-      __m512 best = _mm512_permutex2var_ps(a0, even, a1);
-      const __m512 first = _mm512_add_ps(_mm512_set1_ps(float(2 * y * w + 2 * xo)), lane2);
-      __m512 at = first;
-      for (int k = 0; k < 3; ++k) {
-        const __mmask16 take = _mm512_cmp_ps_mask(cand[k], best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(cand[k], cand[k], _CMP_UNORD_Q);
-        best = _mm512_mask_mov_ps(best, take, cand[k]);
-        at = _mm512_mask_mov_ps(at, take, _mm512_add_ps(first, _mm512_set1_ps(offs[k])));
+  const __m512 offs[3] = {_mm512_set1_ps(1.f), _mm512_set1_ps(float(w)), _mm512_set1_ps(float(w + 1))};
+  // 16 output columns at a time through every row of every plane, so that the masks are
+  // made once (the planes of a small convnet are one block wide).
+  for (int64_t xo = 0; xo < ow; xo += 16) {
+    const __mmask16 m = first_lanes(ow - xo), lo = first_lanes(2 * (ow - xo)), hi = first_lanes(2 * (ow - xo) - 16);
+    for (int64_t p = 0; p < planes; ++p) {
+      const float* r0 = x + p * h * w + 2 * xo;
+      float* best_at = out + p * oh * ow + xo;
+      float* arg_at = argmax + p * oh * ow + xo;
+      __m512 first = _mm512_add_ps(_mm512_set1_ps(float(2 * xo)), lane2);  // window's top-left cell
+      for (int64_t y = 0; y < oh; ++y, r0 += 2 * w, best_at += ow, arg_at += ow) {
+        const float* r1 = r0 + w;
+        const __m512 a0 = _mm512_maskz_loadu_ps(lo, r0), a1 = _mm512_maskz_loadu_ps(hi, r0 + 16);
+        const __m512 b0 = _mm512_maskz_loadu_ps(lo, r1), b1 = _mm512_maskz_loadu_ps(hi, r1 + 16);
+        // The window in scan order, as math::window_max: a later cell wins when greater or NaN.
+        const __m512 cand[3] = {_mm512_permutex2var_ps(a0, odd, a1), _mm512_permutex2var_ps(b0, even, b1),
+                                _mm512_permutex2var_ps(b0, odd, b1)};
+        __m512 best = _mm512_permutex2var_ps(a0, even, a1);
+        __m512 at = first;
+        for (int k = 0; k < 3; ++k) {
+          const __mmask16 take = _mm512_cmp_ps_mask(cand[k], best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(cand[k], cand[k], _CMP_UNORD_Q);
+          best = _mm512_mask_mov_ps(best, take, cand[k]);
+          at = _mm512_mask_mov_ps(at, take, _mm512_add_ps(first, offs[k]));
+        }
+        _mm512_mask_storeu_ps(best_at, m, best);
+        _mm512_mask_storeu_ps(arg_at, m, at);
+        first = _mm512_add_ps(first, _mm512_set1_ps(float(2 * w)));
       }
-      _mm512_mask_storeu_ps(out + y * ow + xo, m, best);
-      _mm512_mask_storeu_ps(argmax + y * ow + xo, m, at);
     }
   }
 }
 
 void unpool_2x2_grad(float* gconv, const float* gout, const float* out, const float* argmax, int64_t planes,
-                     int64_t pooled, int64_t plane, bool relu) {
-  for (int64_t o = 0; o < planes; ++o, gconv += plane, gout += pooled, out += pooled, argmax += pooled)
-    for (int64_t q = 0; q < pooled; q += 16) {
-      const __mmask16 m = first_lanes(pooled - q);
-      const __m512 g = _mm512_maskz_loadu_ps(m, gout + q);
-      // Where the ReLU let the window's maximum through; each window's argmax is its own
-      // cell, so the scatter has no conflicts.
-      const __mmask16 pass = relu ? _mm512_mask_cmp_ps_mask(m, _mm512_maskz_loadu_ps(m, out + q), _mm512_setzero_ps(), _CMP_GT_OQ) : m;
-      const __m512i at = _mm512_cvttps_epi32(_mm512_maskz_loadu_ps(m, argmax + q));
-      _mm512_mask_i32scatter_ps(gconv, m, at, _mm512_maskz_mov_ps(pass, g), 4);
+                     int64_t h, int64_t w, bool relu) {
+  // Written densely rather than scattered into a zeroed plane: each window's gradient and
+  // argmax are doubled into the two columns it covers, and a cell keeps the gradient where it
+  // is its window's argmax. 16 windows (32 columns) at a time through every row pair of every
+  // plane, so that the masks are made once.
+  const int64_t oh = h / 2, ow = w / 2;
+  const __m512i dup[2] = {_mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7),
+                          _mm512_setr_epi32(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15)};
+  const __m512 lane = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  for (int64_t x0 = 0; x0 < w; x0 += 32) {
+    // Windows that exist (none for an odd last column: it gets 0), and the columns.
+    const __mmask16 in = first_lanes(ow - x0 / 2), cols[2] = {first_lanes(w - x0), first_lanes(w - x0 - 16)};
+    for (int64_t p = 0; p < planes; ++p) {
+      float* row = gconv + p * h * w + x0;
+      const int64_t pooled = p * oh * ow + x0 / 2;
+      __m512 cell[2] = {_mm512_add_ps(_mm512_set1_ps(float(x0)), lane), _mm512_add_ps(_mm512_set1_ps(float(x0 + 16)), lane)};
+      for (int64_t y = 0; y < oh; ++y) {
+        __m512 g = _mm512_maskz_loadu_ps(in, gout + pooled + y * ow);
+        // Where the ReLU let the window's maximum through.
+        if (relu) g = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(in, out + pooled + y * ow), _mm512_setzero_ps(), _CMP_GT_OQ), g);
+        const __m512 am = _mm512_maskz_loadu_ps(in, argmax + pooled + y * ow);
+        for (int half = 0; half < 2; ++half) {
+          const __m512 g2 = _mm512_permutexvar_ps(dup[half], g), am2 = _mm512_permutexvar_ps(dup[half], am);
+          for (int r = 0; r < 2; ++r) {  // the window's two rows
+            const __m512 at = _mm512_add_ps(cell[half], _mm512_set1_ps(float(r * w)));
+            _mm512_mask_storeu_ps(row + r * w + 16 * half, cols[half],
+                                  _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(am2, at, _CMP_EQ_OQ), g2));
+          }
+          cell[half] = _mm512_add_ps(cell[half], _mm512_set1_ps(float(2 * w)));
+        }
+        row += 2 * w;
+      }
+      // An odd last row no window covers.
+      if (h % 2)
+        for (int half = 0; half < 2; ++half) _mm512_mask_storeu_ps(row + 16 * half, cols[half], _mm512_setzero_ps());
     }
+  }
 }
 
 void add_row_sums(float* out, const float* a, int64_t rows, int64_t cols) {
