@@ -550,46 +550,74 @@ void add_row_sums(float* out, const float* a, int64_t rows, int64_t cols) {
   }
 }
 
-void col2im_unit_stride(float* img, const float* cols, const ConvShape& g) {
+namespace {
+
+// The (ch, iy) loops of col2im_unit_stride for one block of 16 image columns (lanes m) and
+// kj0's taps: TAPS of them when TAPS > 0, known when compiled so that their masks and offsets
+// stay in registers; `taps` of them, read from the arrays each time, when TAPS = 0.
+template <int TAPS>
+void col2im_block(float* img, const float* cols, const ConvShape& g, int64_t ix0, int64_t kj0, __mmask16 m,
+                  const __mmask16* mask_at, const int64_t* offset_at, int64_t taps) {
   // The geometry in locals: the image's masked stores may alias anything, and the compiler
   // would read g's fields again after each one.
   const int64_t channels = g.c, h = g.h, w = g.w, kh = g.kh, kw = g.kw, oh = g.oh, ow = g.ow;
-  const int64_t ph = g.ph, pw = g.pw, dh = g.dh, dw = g.dw, plane = oh * ow;
+  const int64_t ph = g.ph, dh = g.dh, plane = oh * ow;
+  constexpr int kMax = TAPS > 0 ? TAPS : 32;
+  __mmask16 mask[kMax];
+  int64_t offset[kMax];
+  if constexpr (TAPS > 0) {
+    taps = TAPS;
+    for (int t = 0; t < TAPS; ++t) mask[t] = mask_at[t], offset[t] = offset_at[t];
+  }
+  const __mmask16* mk = TAPS > 0 ? mask : mask_at;
+  const int64_t* off = TAPS > 0 ? offset : offset_at;
+  for (int64_t ch = 0; ch < channels; ++ch)
+    for (int64_t iy = 0; iy < h; ++iy) {
+      // Two sums: the additions are two dependency chains rather than one.
+      __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps();
+      for (int64_t ki = 0; ki < kh; ++ki) {
+        const int64_t y = iy + ph - ki * dh;
+        if (y < 0 || y >= oh) continue;
+        const float* row = cols + ((ch * kh + ki) * kw + kj0) * plane + y * ow;
+        int64_t t = 0;
+        for (; t + 2 <= taps; t += 2) {
+          sum0 = _mm512_add_ps(sum0, _mm512_maskz_loadu_ps(mk[t], row + off[t]));
+          sum1 = _mm512_add_ps(sum1, _mm512_maskz_loadu_ps(mk[t + 1], row + off[t + 1]));
+        }
+        if (t < taps) sum0 = _mm512_add_ps(sum0, _mm512_maskz_loadu_ps(mk[t], row + off[t]));
+      }
+      float* at = img + (ch * h + iy) * w + ix0;
+      _mm512_mask_storeu_ps(at, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, at), _mm512_add_ps(sum0, sum1)));
+    }
+}
+
+}  // namespace
+
+void col2im_unit_stride(float* img, const float* cols, const ConvShape& g) {
   constexpr int64_t kTaps = 32;
   __mmask16 mask[kTaps];
   int64_t offset[kTaps];
-  for (int64_t ix0 = 0; ix0 < w; ix0 += 16) {
-    const __mmask16 m = first_lanes(w - ix0);
+  const int64_t plane = g.oh * g.ow;
+  for (int64_t ix0 = 0; ix0 < g.w; ix0 += 16) {
+    const __mmask16 m = first_lanes(g.w - ix0);
     // Image cell (iy, ix) gathers cols[(ch, ki, kj)][(y, x)] of every tap with
     // y = iy + ph - ki*dh and x = ix + pw - kj*dw inside the output: lane l of tap kj reads
     // output column l + shift, shift = ix0 + pw - kj*dw, valid where that is in [0, ow).
-    // Each tap's lanes and offset into a kernel row's columns are worked out once per 16
-    // image columns, for up to 32 taps at a time.
-    for (int64_t kj0 = 0; kj0 < kw; kj0 += kTaps) {
-      const int64_t taps = smaller(kTaps, kw - kj0);
+    // Each tap's lanes and offset from its kernel row's first column are worked out once
+    // per 16 image columns, for up to 32 taps at a time.
+    for (int64_t kj0 = 0; kj0 < g.kw; kj0 += kTaps) {
+      const int64_t taps = smaller(kTaps, g.kw - kj0);
       for (int64_t t = 0; t < taps; ++t) {
-        const int64_t kj = kj0 + t, shift = ix0 + pw - kj * dw;
-        mask[t] = lane_range(-shift > 0 ? -shift : 0, smaller(16, ow - shift));
-        offset[t] = kj * plane + shift;
+        const int64_t shift = ix0 + g.pw - (kj0 + t) * g.dw;
+        mask[t] = lane_range(-shift > 0 ? -shift : 0, smaller(16, g.ow - shift));
+        offset[t] = t * plane + shift;
       }
-      for (int64_t ch = 0; ch < channels; ++ch)
-        for (int64_t iy = 0; iy < h; ++iy) {
-          // Two sums: the additions are two dependency chains rather than one.
-          __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps();
-          for (int64_t ki = 0; ki < kh; ++ki) {
-            const int64_t y = iy + ph - ki * dh;
-            if (y < 0 || y >= oh) continue;
-            const float* row = cols + (ch * kh + ki) * kw * plane + y * ow;
-            int64_t t = 0;
-            for (; t + 2 <= taps; t += 2) {
-              sum0 = _mm512_add_ps(sum0, _mm512_maskz_loadu_ps(mask[t], row + offset[t]));
-              sum1 = _mm512_add_ps(sum1, _mm512_maskz_loadu_ps(mask[t + 1], row + offset[t + 1]));
-            }
-            if (t < taps) sum0 = _mm512_add_ps(sum0, _mm512_maskz_loadu_ps(mask[t], row + offset[t]));
-          }
-          float* at = img + (ch * h + iy) * w + ix0;
-          _mm512_mask_storeu_ps(at, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, at), _mm512_add_ps(sum0, sum1)));
-        }
+      switch (taps) {  // the kernel widths of most convolutions, unrolled
+        case 3: col2im_block<3>(img, cols, g, ix0, kj0, m, mask, offset, taps); break;
+        case 5: col2im_block<5>(img, cols, g, ix0, kj0, m, mask, offset, taps); break;
+        case 7: col2im_block<7>(img, cols, g, ix0, kj0, m, mask, offset, taps); break;
+        default: col2im_block<0>(img, cols, g, ix0, kj0, m, mask, offset, taps);
+      }
     }
   }
 }
