@@ -33,7 +33,8 @@ int64_t smaller(int64_t a, int64_t b) { return a < b ? a : b; }
 __mmask16 first_lanes(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1); }
 
 // r[i] (row i of a 16 x 16 tile) becomes column i.
-void transpose16(__m512 r[16]) {
+// Always inlined: a call would pass the 16 registers through memory.
+[[gnu::always_inline]] inline void transpose16(__m512 r[16]) {
   __m512 t[16];
   for (int i = 0; i < 16; i += 2) {
     t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
