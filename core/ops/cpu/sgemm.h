@@ -8,9 +8,9 @@
 //
 // Why our own: the products in a training step are small (a batch of 100 against a layer
 // of 128) and OpenBLAS's kernel for this machine may be pinned to AVX2 (OPENBLAS_CORETYPE),
-// which halves what the vector units can do. The kernel broadcasts A in place (no packing,
-// so threads splitting C by columns don't each repack all of A) against a packed panel of
-// op(B) that stays in L1.
+// which halves what the vector units can do. The kernel broadcasts A against a packed panel
+// of op(B) that stays in L1; A is read in place when C is at most four panels wide, and its
+// depth blocks are packed into 12-row tiles first when it is wider.
 //
 // This header is included by the AVX-512 translation unit: declarations only, so no inline
 // function compiled with AVX-512 can stand in for another file's copy.
