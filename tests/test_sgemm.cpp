@@ -77,11 +77,12 @@ class TestSgemm : public QObject {
 
   void tileEdgesEveryTranspose() {
     std::mt19937 rng(7);
-    // Rows around the 12-row tile, columns around the 32-column panel and its 16-lane
-    // halves (and past two panels, where A is packed first), depths around the 16-deep
+    // Rows around the 12-row tile (13 to 15 and 27: the last two tiles share their rows;
+    // 16: they do not), columns around the 32-column panel and its 16-lane
+    // halves (and past four panels, where A is packed first), depths around the 16-deep
     // transpose and the 256-deep panel.
-    const int64_t ms[] = {1, 5, 11, 12, 13, 24, 25};
-    const int64_t ns[] = {1, 15, 16, 17, 31, 32, 33, 64, 70};
+    const int64_t ms[] = {1, 5, 11, 12, 13, 14, 15, 16, 24, 25, 27};
+    const int64_t ns[] = {1, 15, 16, 17, 31, 32, 33, 64, 70, 150};
     const int64_t ks[] = {1, 3, 16, 17, 255, 256, 257, 600};
     int cases = 0;
     for (const bool ta : {false, true})
@@ -94,7 +95,7 @@ class TestSgemm : public QObject {
               QVERIFY2(err < 1e-5, qPrintable(describe(c) + QString(": error %1").arg(err)));
               ++cases;
             }
-    QCOMPARE(cases, 2 * 2 * 7 * 9 * 8);
+    QCOMPARE(cases, 2 * 2 * 11 * 10 * 8);
   }
 
   void alphaAndBeta() {
@@ -103,7 +104,7 @@ class TestSgemm : public QObject {
       for (const float beta : {0.f, 1.f, 0.25f})
         for (const bool ta : {false, true})
           for (const bool tb : {false, true})
-            for (const int64_t n : {45, 100}) {  // A in place; A packed, two depth blocks over it
+            for (const int64_t n : {45, 160}) {  // A in place; A packed, two depth blocks over it
               const Case c{ta, tb, 29, n, 300, 2, alpha, beta};
               const double err = run_case(c, rng);
               QVERIFY2(err < 1e-5, qPrintable(describe(c) + QString(": error %1").arg(err)));

@@ -127,6 +127,17 @@ void tile(const TileAt& at, const float* a, int64_t lda, const float* panel, Epi
   epilogue(acc, at);
 }
 
+// The rows of the register tile that starts at row i0 of C's m: kMR, except that a last
+// tile of 1 to 3 rows shares the rows of the one before it (50 = 12 + 12 + 12 + 7 + 7): with
+// 2 to 6 accumulators it could not hide the FMA latency, and would take as long per depth
+// step as a tile of 4 rows. The number of tiles stays (m + kMR - 1) / kMR.
+constexpr int64_t kShortTile = 3;
+inline int rows_of_tile(int64_t m, int64_t i0) {
+  const int64_t left = m - i0;
+  if (left <= kMR) return int(left);
+  return left - kMR <= kShortTile ? int((left + 1) / 2) : kMR;
+}
+
 template <bool kTransA, class Epilogue, int MR = kMR>
 void tile_rows(int rows, const TileAt& at, const float* a, int64_t lda, const float* panel, Epilogue& epilogue) {
   if constexpr (MR > 1)
@@ -136,7 +147,7 @@ void tile_rows(int rows, const TileAt& at, const float* a, int64_t lda, const fl
 
 // The loops every product here shares: for each 32-column panel of C and each depth block
 // of at most kKC, pack(panel, k0, kc, j0, nr) fills the panel with op(B)[k0 .. k0 + kc)
-// [j0 .. j0 + nr) (zeros past nr), then each kMR rows of C get one register tile.
+// [j0 .. j0 + nr) (zeros past nr), then each rows_of_tile rows of C get one register tile.
 template <bool kTransA, class Pack, class Epilogue>
 void blocked_product(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, float* panel, Pack&& pack,
                      Epilogue&& epilogue) {
@@ -147,10 +158,10 @@ void blocked_product(int64_t m, int64_t n, int64_t k, const float* a, int64_t ld
     for (int64_t k0 = 0; k0 < k; k0 += depth) {
       const int64_t kc = smaller(depth, k - k0);
       pack(panel, k0, kc, j0, nr);
-      for (int64_t i0 = 0; i0 < m; i0 += kMR) {
+      for (int64_t i0 = 0, rows; i0 < m; i0 += rows) {
+        rows = rows_of_tile(m, i0);
         const TileAt at{i0, j0, k0, kc, first_lanes(nr), first_lanes(nr - 16), k0 == 0, k0 + kc >= k};
-        tile_rows<kTransA>(int(smaller(kMR, m - i0)), at, kTransA ? a + k0 * lda + i0 : a + i0 * lda + k0, lda, panel,
-                           epilogue);
+        tile_rows<kTransA>(int(rows), at, kTransA ? a + k0 * lda + i0 : a + i0 * lda + k0, lda, panel, epilogue);
       }
     }
   }
@@ -182,13 +193,13 @@ struct StoreScaled {
   }
 };
 
-// op(A)[i0 .. i0 + kMR)[k0 .. k0 + kc) of each register tile, stored tile after tile as
-// tile[p * kMR + i] (zeros past m): the tile then reads its kMR values of each k from one
+// op(A)[i0 .. i0 + rows)[k0 .. k0 + kc) of each register tile, stored tile after tile as
+// tile[p * kMR + i] (zeros past its rows): the tile then reads its kMR values of each k from one
 // line, where op(A) in place may have them lda apart (columns of A when transposed: a
 // stride of 4 KiB puts every k in the same L1 set and on a new page).
 void pack_a(float* packed, bool ta, const float* a, int64_t lda, int64_t m, int64_t k0, int64_t kc) {
-  for (int64_t i0 = 0; i0 < m; i0 += kMR, packed += kc * kMR) {
-    const int64_t rows = smaller(kMR, m - i0);
+  for (int64_t i0 = 0, rows; i0 < m; i0 += rows, packed += kc * kMR) {
+    rows = rows_of_tile(m, i0);
     if (ta) {  // op(A)[i][k] = a[k * lda + i]: each k's rows are contiguous
       const __mmask16 in = first_lanes(rows);
       for (int64_t p = 0; p < kc; ++p) {
@@ -232,9 +243,11 @@ void product(bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float*
     for (int64_t j0 = 0; j0 < n; j0 += kNR) {
       const int64_t nr = smaller(kNR, n - j0);
       pack_b(panel, k0, kc, j0, nr);
-      for (int64_t i0 = 0; i0 < m; i0 += kMR) {
+      const float* tile_a = packed;
+      for (int64_t i0 = 0, rows; i0 < m; i0 += rows, tile_a += kc * kMR) {
+        rows = rows_of_tile(m, i0);
         const TileAt at{i0, j0, k0, kc, first_lanes(nr), first_lanes(nr - 16), k0 == 0, k0 + kc >= k};
-        tile_rows<true>(int(smaller(kMR, m - i0)), at, packed + (i0 / kMR) * kc * kMR, kMR, panel, store);
+        tile_rows<true>(int(rows), at, tile_a, kMR, panel, store);
       }
     }
   }
