@@ -101,6 +101,23 @@ class TestConv : public QObject {
     QVERIFY2(worst(b.grad().to_vector(), want.gb) < tol, "bias gradient");
   }
 
+  // No images: the weight and bias gradients are zero, not whatever their memory held.
+  void emptyBatchGivesZeroGradients() {
+    Generator gen(3);
+    for (int round = 0; round < 2; ++round) {  // the second reuses the first's freed blocks
+      Tensor x = randn({round == 0 ? 4 : 0, 3, 8, 8}, &gen), w = randn({5, 3, 3, 3}, &gen), b = randn({5}, &gen);
+      x.requires_grad_();
+      w.requires_grad_();
+      b.requires_grad_();
+      const Tensor y = conv2d(x, w, b);
+      y.backward(randn(y.shape(), &gen));
+      if (round == 0) continue;
+      QCOMPARE(x.grad().numel(), int64_t(0));
+      for (const float v : w.grad().to_vector()) QCOMPARE(v, 0.f);
+      for (const float v : b.grad().to_vector()) QCOMPARE(v, 0.f);
+    }
+  }
+
   // A NaN in the image makes NaN conv outputs; the ReLU keeps them (as relu does) and pooling
   // lets a NaN win its window (as max_pool2d does).
   void fusedPoolingPassesNaNLikeComposed() {
@@ -169,6 +186,10 @@ class TestConv : public QObject {
         // LeNet's two convolutions (batch 3: images on both threads).
         {"lenet conv1 1->20 5x5 28x28", {3, 1, 28, 28}, {20, 1, 5, 5}, {}},
         {"lenet conv2 20->50 5x5 12x12", {3, 20, 12, 12}, {50, 20, 5, 5}, {}},
+        // Batches of several images a chunk: a chunk's first image writes its gradients,
+        // the rest add onto them.
+        {"lenet conv2, batch 20", {20, 20, 12, 12}, {50, 20, 5, 5}, {}},
+        {"stride 2, padding 1, groups 2, batch 11", {11, 4, 9, 9}, {6, 2, 3, 3}, {2, 2, 1, 1, 1, 1, 2}},
         // Output positions 1, 15, 16, 17, 31, 32, 33 (lane halves, panels); rows of 1 to 17 columns.
         {"1 position", {2, 2, 3, 3}, {3, 2, 3, 3}, {}},
         {"15 positions (3x5)", {2, 2, 5, 7}, {5, 2, 3, 3}, {}},

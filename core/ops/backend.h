@@ -113,7 +113,7 @@ class Backend {
   virtual bool has_fused_conv2d() const { return false; }
   virtual void conv2d_forward_fused(float* out, float* argmax, const float* x, const float* weight, const float* bias,
                                     const ConvEpilogue& e, const ConvProblem& p);
-  // grad_x, grad_weight and grad_bias are zero-filled on entry, or null when not needed.
+  // grad_x, grad_weight and grad_bias are written whole (never read), or null when not needed.
   virtual void conv2d_backward_fused(float* grad_x, float* grad_weight, float* grad_bias, const float* grad_out,
                                      const float* out, const float* argmax, const float* x, const float* weight,
                                      const ConvEpilogue& e, const ConvProblem& p);

@@ -70,9 +70,9 @@ Tensor fused_conv(Backend& be, const Tensor& x, const Tensor& weight, const Tens
             need_b = bias.defined() && bias.requires_grad()](const Tensor& gout) -> Grads {
              const Tensor g = contiguous_data(gout), xv = sx.get(), wv = sw.get();
              const Tensor ov = so.defined() ? so.get() : Tensor();
-             Tensor gx = need_x ? zeros(xv.shape(), g.device()) : Tensor();
-             Tensor gw = need_w ? zeros(wv.shape(), g.device()) : Tensor();
-             Tensor gb = need_b ? zeros({prob.oc}, g.device()) : Tensor();
+             Tensor gx = need_x ? empty(xv.shape(), g.device()) : Tensor();
+             Tensor gw = need_w ? empty(wv.shape(), g.device()) : Tensor();
+             Tensor gb = need_b ? empty({prob.oc}, g.device()) : Tensor();
              backend(g.device()).conv2d_backward_fused(
                  need_x ? gx.data() : nullptr, need_w ? gw.data() : nullptr, need_b ? gb.data() : nullptr, g.data(),
                  ov.defined() ? ov.data() : nullptr, argmax.defined() ? argmax.data() : nullptr, xv.data(), wv.data(), e,

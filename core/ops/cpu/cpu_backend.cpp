@@ -457,25 +457,29 @@ class CpuBackend final : public Backend {
   // The 2x2 stride-2 pooling of a conv output plane [oh, ow].
   static ConvGeometry pool_of(const ConvGeometry& g) { return {1, g.oh, g.ow, 2, 2, g.oh / 2, g.ow / 2, 2, 2, 0, 0, 1, 1}; }
 
-  // Each chunk of images but the first sums its weight and bias gradients into a slot of
-  // its own ([weight | bias], thread-local, reused), added into the first's after.
+  // Each chunk of images but the first writes its weight and bias gradients into a slot of
+  // its own ([weight | bias], thread-local, reused, never cleared), added into the first's
+  // after, in chunk order (the same sums whichever thread ran which chunk).
   class GradSlots {
    public:
     GradSlots(int parts, float* gw, int64_t wsize, float* gb, int64_t bsize)
         : parts_(parts), gw_(gw), gb_(gb), wsize_(gw ? wsize : 0), bsize_(gb ? bsize : 0) {
       if (parts < 2 || wsize_ + bsize_ == 0) return;
       thread_local std::vector<float> slots;
-      slots.assign(size_t(parts - 1) * size_t(wsize_ + bsize_), 0.f);
+      const size_t size = size_t(parts - 1) * size_t(wsize_ + bsize_);
+      if (slots.size() < size) slots.resize(size);
       slots_ = slots.data();
     }
     float* weight(int chunk) const { return chunk == 0 || !gw_ ? gw_ : slot(chunk); }
     float* bias(int chunk) const { return chunk == 0 || !gb_ ? gb_ : slot(chunk) + wsize_; }
     void sum() const {
       if (!slots_) return;
-      for (int c = 1; c < parts_; ++c) {
-        for (int64_t j = 0; j < wsize_; ++j) gw_[j] += slot(c)[j];
+      parallel_for(wsize_, 4096, [&](int64_t begin, int64_t end) {
+        for (int c = 1; c < parts_; ++c)
+          for (int64_t j = begin; j < end; ++j) gw_[j] += slot(c)[j];
+      });
+      for (int c = 1; c < parts_; ++c)
         for (int64_t j = 0; j < bsize_; ++j) gb_[j] += slot(c)[wsize_ + j];
-      }
     }
 
    private:
@@ -521,6 +525,11 @@ class CpuBackend final : public Backend {
     const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
     const int64_t out_plane = e.max_pool ? pool.oh * pool.ow : plane;
     const cpu::ConvShape shape = conv_shape(g);
+    if (p.n == 0) {  // no image writes them
+      if (gw) std::fill(gw, gw + p.oc * kdim, 0.f);
+      if (gb) std::fill(gb, gb + p.oc, 0.f);
+      return;
+    }
     const int parts = parallel_parts(p.n, 1, kConvChunksPerThread);
     const GradSlots slots(parts, gw, p.oc * kdim, gb, p.oc);
     parallel_for_chunks(p.n, 1, [&](int chunk, int64_t begin, int64_t end) {
@@ -541,15 +550,21 @@ class CpuBackend final : public Backend {
             for (int64_t q = 0; q < og * plane; ++q) gconv[q] = oi[q] > 0.f ? gi[q] : 0.f;
             gi = gconv;
           }
-          if (gb) cpu::add_row_sums(gb_chunk + grp * og, gi, og, plane);
-          if (gw)  // dW += dY · colsᵀ
+          // The chunk's first image writes its slots, the others add onto them.
+          const bool add = i > begin;
+          if (gb) cpu::row_sums(gb_chunk + grp * og, gi, og, plane, add);
+          if (gw)  // dW (+)= dY · colsᵀ
             cpu::conv_weight_grad_image(gw_chunk + grp * og * kdim, gi, x + (i * p.c + grp * g.c) * g.h * g.w, og,
-                                        shape, cpu::own_sgemm_thread_workspace());
-          if (gx) {  // dX += col2im(Wᵀ · dY)
+                                        shape, cpu::own_sgemm_thread_workspace(), add);
+          if (gx) {  // dX = col2im(Wᵀ · dY), this image's and group's cells
             float* img = gx + (i * p.c + grp * g.c) * g.h * g.w;
             gemm(true, false, kdim, plane, og, 1.f, w + grp * og * kdim, kdim, gi, plane, 0.f, cols, plane);
-            if (g.sh == 1 && g.sw == 1) cpu::col2im_unit_stride(img, cols, shape);
-            else col2im(img, cols, g);
+            if (g.sh == 1 && g.sw == 1) {
+              cpu::col2im_unit_stride(img, cols, shape);
+            } else {
+              std::fill(img, img + g.c * g.h * g.w, 0.f);
+              col2im(img, cols, g);
+            }
           }
         }
     }, kConvChunksPerThread);
@@ -584,9 +599,10 @@ class CpuBackend final : public Backend {
       for (int64_t i = begin; i < end; ++i)
         for (int64_t grp = 0; grp < p.groups; ++grp) {
           const float* gi = gout + (i * p.oc + grp * og) * plane;
-          if (gw) {  // dW += dY · colsᵀ
+          if (gw) {  // dW (+)= dY · colsᵀ: the chunk's first image writes its slot
             im2col(cols, x + (i * p.c + grp * g.c) * g.h * g.w, g);
-            gemm(false, true, og, kdim, plane, 1.f, gi, plane, cols, plane, 1.f, gw_chunk + grp * og * kdim, kdim);
+            gemm(false, true, og, kdim, plane, 1.f, gi, plane, cols, plane, i > begin ? 1.f : 0.f,
+                 gw_chunk + grp * og * kdim, kdim);
           }
           if (gx) {  // dX += col2im(Wᵀ · dY)
             gemm(true, false, kdim, plane, og, 1.f, w + grp * og * kdim, kdim, gi, plane, 0.f, cols, plane);

@@ -47,9 +47,9 @@ struct ConvShape {
 // max(·, 0) when relu; out is written, never read before.
 void conv_forward_image(float* out, const float* img, const float* w, int64_t og, const ConvShape& g,
                         const float* bias, bool relu, float* workspace);
-// gw += gout · cols(img)ᵀ.
+// gw = gout · cols(img)ᵀ, or gw += it when accumulate.
 void conv_weight_grad_image(float* gw, const float* gout, const float* img, int64_t og, const ConvShape& g,
-                            float* workspace);
+                            float* workspace, bool accumulate);
 // 2x2 max pooling at stride 2 of `planes` planes x [h, w] into out and argmax [h/2, w/2]
 // each (the argmax as a float position in its plane), as CpuBackend's SSE2 loop and
 // math::window_max (scan order, a NaN wins).
@@ -62,12 +62,13 @@ void max_pool_2x2(float* out, float* argmax, const float* x, int64_t planes, int
 void unpool_2x2_grad(float* gconv, const float* gout, const float* out, const float* argmax, int64_t planes,
                      int64_t h, int64_t w, bool relu);
 
-// out[r] += the sum of a's row r (rows x cols, contiguous): a bias's gradient.
-void add_row_sums(float* out, const float* a, int64_t rows, int64_t cols);
+// out[r] = the sum of a's row r (rows x cols, contiguous), or out[r] += it when accumulate:
+// a bias's gradient.
+void row_sums(float* out, const float* a, int64_t rows, int64_t cols, bool accumulate);
 
-// img += col2im(cols) at stride 1 (sh = sw = 1): each image cell sums its taps' columns in a
+// img = col2im(cols) at stride 1 (sh = sw = 1): each image cell sums its taps' columns in a
 // register and is written once (adding tap rows into the image one by one would chain
-// overlapping loads behind stores).
+// overlapping loads behind stores), so img need not be cleared first.
 void col2im_unit_stride(float* img, const float* cols, const ConvShape& g);
 
 // Adam's update of n parameters, exactly math::adam_update per element (the same operations,

@@ -439,7 +439,7 @@ void conv_forward_image(float* out, const float* img, const float* w, int64_t og
 }
 
 void conv_weight_grad_image(float* gw, const float* gout, const float* img, int64_t og, const ConvShape& g,
-                            float* panel) {
+                            float* panel, bool accumulate) {
   const int64_t kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
   // gw += gout · colsᵀ: panel rows are output positions k0 .. k0 + kc, its columns im2col
   // rows j0 .. j0 + 32, read 16 positions at a time and transposed in registers.
@@ -471,7 +471,7 @@ void conv_weight_grad_image(float* gw, const float* gout, const float* img, int6
       }
     }
   };
-  blocked_product<false>(og, kdim, plane, gout, plane, panel, pack, StoreScaled{gw, kdim, 1.f, 1.f});
+  blocked_product<false>(og, kdim, plane, gout, plane, panel, pack, StoreScaled{gw, kdim, 1.f, accumulate ? 1.f : 0.f});
 }
 
 void max_pool_2x2(float* out, float* argmax, const float* x, int64_t planes, int64_t h, int64_t w) {
@@ -552,7 +552,7 @@ void unpool_2x2_grad(float* gconv, const float* gout, const float* out, const fl
   }
 }
 
-void add_row_sums(float* out, const float* a, int64_t rows, int64_t cols) {
+void row_sums(float* out, const float* a, int64_t rows, int64_t cols, bool accumulate) {
   for (int64_t r = 0; r < rows; ++r, a += cols) {
     // Four sums: the additions are four dependency chains rather than one.
     __m512 sum[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
@@ -560,7 +560,8 @@ void add_row_sums(float* out, const float* a, int64_t rows, int64_t cols) {
     for (; j + 64 <= cols; j += 64)
       for (int s = 0; s < 4; ++s) sum[s] = _mm512_add_ps(sum[s], _mm512_loadu_ps(a + j + 16 * s));
     for (; j < cols; j += 16) sum[0] = _mm512_add_ps(sum[0], _mm512_maskz_loadu_ps(first_lanes(cols - j), a + j));
-    out[r] += _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(sum[0], sum[1]), _mm512_add_ps(sum[2], sum[3])));
+    const float total = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(sum[0], sum[1]), _mm512_add_ps(sum[2], sum[3])));
+    out[r] = accumulate ? out[r] + total : total;
   }
 }
 
@@ -571,7 +572,7 @@ namespace {
 // stay in registers; `taps` of them, read from the arrays each time, when TAPS = 0.
 template <int TAPS>
 void col2im_block(float* img, const float* cols, const ConvShape& g, int64_t ix0, int64_t kj0, __mmask16 m,
-                  const __mmask16* mask_at, const int64_t* offset_at, int64_t taps) {
+                  const __mmask16* mask_at, const int64_t* offset_at, int64_t taps, bool accumulate) {
   // The geometry in locals: the image's masked stores may alias anything, and the compiler
   // would read g's fields again after each one.
   const int64_t channels = g.c, h = g.h, w = g.w, kh = g.kh, kw = g.kw, oh = g.oh, ow = g.ow;
@@ -601,7 +602,8 @@ void col2im_block(float* img, const float* cols, const ConvShape& g, int64_t ix0
         if (t < taps) sum0 = _mm512_add_ps(sum0, _mm512_maskz_loadu_ps(mk[t], row + off[t]));
       }
       float* at = img + (ch * h + iy) * w + ix0;
-      _mm512_mask_storeu_ps(at, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, at), _mm512_add_ps(sum0, sum1)));
+      const __m512 sum = _mm512_add_ps(sum0, sum1);
+      _mm512_mask_storeu_ps(at, m, accumulate ? _mm512_add_ps(_mm512_maskz_loadu_ps(m, at), sum) : sum);
     }
 }
 
@@ -626,11 +628,12 @@ void col2im_unit_stride(float* img, const float* cols, const ConvShape& g) {
         mask[t] = lane_range(-shift > 0 ? -shift : 0, smaller(16, g.ow - shift));
         offset[t] = t * plane + shift;
       }
+      const bool add = kj0 > 0;  // later blocks of taps add onto the first's
       switch (taps) {  // the kernel widths of most convolutions, unrolled
-        case 3: col2im_block<3>(img, cols, g, ix0, kj0, m, mask, offset, taps); break;
-        case 5: col2im_block<5>(img, cols, g, ix0, kj0, m, mask, offset, taps); break;
-        case 7: col2im_block<7>(img, cols, g, ix0, kj0, m, mask, offset, taps); break;
-        default: col2im_block<0>(img, cols, g, ix0, kj0, m, mask, offset, taps);
+        case 3: col2im_block<3>(img, cols, g, ix0, kj0, m, mask, offset, taps, add); break;
+        case 5: col2im_block<5>(img, cols, g, ix0, kj0, m, mask, offset, taps, add); break;
+        case 7: col2im_block<7>(img, cols, g, ix0, kj0, m, mask, offset, taps, add); break;
+        default: col2im_block<0>(img, cols, g, ix0, kj0, m, mask, offset, taps, add);
       }
     }
   }
