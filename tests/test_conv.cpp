@@ -189,7 +189,7 @@ class TestConv : public QObject {
         // Batches of several images a chunk: a chunk's first image writes its gradients,
         // the rest add onto them.
         {"lenet conv2, batch 20", {20, 20, 12, 12}, {50, 20, 5, 5}, {}},
-        {"stride 2, padding 1, groups 2, batch 11", {11, 4, 9, 9}, {6, 2, 3, 3}, {2, 2, 1, 1, 1, 1, 2}},
+        {"stride 2, padding 1, groups 2, batch 37", {37, 4, 9, 9}, {6, 2, 3, 3}, {2, 2, 1, 1, 1, 1, 2}},
         // Output positions 1, 15, 16, 17, 31, 32, 33 (lane halves, panels); rows of 1 to 17 columns.
         {"1 position", {2, 2, 3, 3}, {3, 2, 3, 3}, {}},
         {"15 positions (3x5)", {2, 2, 5, 7}, {5, 2, 3, 3}, {}},
