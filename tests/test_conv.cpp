@@ -12,6 +12,7 @@
 
 #include "plexus.h"
 #include "test_support.h"
+#include "util/parallel.h"
 
 using namespace plexus;
 
@@ -99,6 +100,33 @@ class TestConv : public QObject {
     QVERIFY2(worst(x.grad().to_vector(), want.gx) < tol, "input gradient");
     QVERIFY2(worst(w.grad().to_vector(), want.gw) < tol, "weight gradient");
     QVERIFY2(worst(b.grad().to_vector(), want.gb) < tol, "bias gradient");
+  }
+
+  // A convolution's backward pass inside another parallel loop runs serially, one chunk
+  // over every image, and gives the same gradients as on its own (the gradient slots of the
+  // chunks that did not run hold whatever an earlier pass left there).
+  void nestedInAParallelLoopMatches() {
+    Generator gen(9);
+    const Tensor x0 = randn({24, 3, 10, 10}, &gen), w0 = randn({8, 3, 3, 3}, &gen), b0 = randn({8}, &gen);
+    const Tensor gy = randn({24, 8, 4, 4}, &gen);
+    auto grads = [&] {
+      Tensor x = x0.detach(), w = w0.detach(), b = b0.detach();
+      x.requires_grad_();
+      w.requires_grad_();
+      b.requires_grad_();
+      conv2d_relu_max_pool2d(x, w, b, {}, true, true).backward(gy);
+      return std::vector<std::vector<float>>{x.grad().to_vector(), w.grad().to_vector(), b.grad().to_vector()};
+    };
+    const auto alone = grads();
+    std::vector<std::vector<float>> nested;
+    parallel_for(2, 1, [&](int64_t begin, int64_t) {
+      if (begin == 0) nested = grads();  // chunk 0 runs on this thread, inside the loop
+    });
+    QCOMPARE(nested.size(), alone.size());
+    for (size_t k = 0; k < alone.size(); ++k) {
+      const std::vector<double> want(alone[k].begin(), alone[k].end());
+      QVERIFY2(worst(nested[k], want) < 1e-5, qPrintable(QString("gradient %1").arg(k)));
+    }
   }
 
   // No images: the weight and bias gradients are zero, not whatever their memory held.

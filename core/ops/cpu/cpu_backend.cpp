@@ -459,33 +459,45 @@ class CpuBackend final : public Backend {
 
   // Each chunk of images but the first writes its weight and bias gradients into a slot of
   // its own ([weight | bias], thread-local, reused, never cleared), added into the first's
-  // after, in chunk order (the same sums whichever thread ran which chunk).
+  // after, in chunk order (the same sums whichever thread ran which chunk). Only the slots of
+  // chunks that ran are added: a loop that runs serially (nested, or the pool busy) runs
+  // chunk 0 over every image and leaves the other slots as they were.
   class GradSlots {
    public:
     GradSlots(int parts, float* gw, int64_t wsize, float* gb, int64_t bsize)
         : parts_(parts), gw_(gw), gb_(gb), wsize_(gw ? wsize : 0), bsize_(gb ? bsize : 0) {
       if (parts < 2 || wsize_ + bsize_ == 0) return;
       thread_local std::vector<float> slots;
+      thread_local std::vector<unsigned char> ran;
       const size_t size = size_t(parts - 1) * size_t(wsize_ + bsize_);
       if (slots.size() < size) slots.resize(size);
+      ran.assign(size_t(parts), 0);
       slots_ = slots.data();
+      ran_ = ran.data();
     }
-    float* weight(int chunk) const { return chunk == 0 || !gw_ ? gw_ : slot(chunk); }
-    float* bias(int chunk) const { return chunk == 0 || !gb_ ? gb_ : slot(chunk) + wsize_; }
+    // Chunk `chunk`'s weight and bias gradients; each chunk asks once, on the thread running it.
+    std::pair<float*, float*> chunk(int chunk) const {
+      if (chunk == 0 || !slots_) return {gw_, gb_};
+      ran_[chunk] = 1;
+      return {gw_ ? slot(chunk) : nullptr, gb_ ? slot(chunk) + wsize_ : nullptr};
+    }
     void sum() const {
       if (!slots_) return;
       parallel_for(wsize_, 4096, [&](int64_t begin, int64_t end) {
         for (int c = 1; c < parts_; ++c)
-          for (int64_t j = begin; j < end; ++j) gw_[j] += slot(c)[j];
+          if (ran_[c])
+            for (int64_t j = begin; j < end; ++j) gw_[j] += slot(c)[j];
       });
       for (int c = 1; c < parts_; ++c)
-        for (int64_t j = 0; j < bsize_; ++j) gb_[j] += slot(c)[wsize_ + j];
+        if (ran_[c])
+          for (int64_t j = 0; j < bsize_; ++j) gb_[j] += slot(c)[wsize_ + j];
     }
 
    private:
     float* slot(int chunk) const { return slots_ + (chunk - 1) * (wsize_ + bsize_); }
     int parts_;
     float *gw_, *gb_, *slots_ = nullptr;
+    unsigned char* ran_ = nullptr;
     int64_t wsize_, bsize_;
   };
 
@@ -538,8 +550,7 @@ class CpuBackend final : public Backend {
       float* cols = gx ? thread_buffer<kCols>(kdim * plane) : nullptr;
       // The gradient of the conv output (before ReLU and pooling), one image at a time.
       float* gconv = e.relu || e.max_pool ? thread_buffer<kConvOut>(og * plane) : nullptr;
-      float* gw_chunk = slots.weight(chunk);
-      float* gb_chunk = slots.bias(chunk);
+      const auto [gw_chunk, gb_chunk] = slots.chunk(chunk);
       for (int64_t i = begin; i < end; ++i)
         for (int64_t grp = 0; grp < p.groups; ++grp) {
           const int64_t first = (i * p.oc + grp * og) * out_plane;
@@ -597,7 +608,7 @@ class CpuBackend final : public Backend {
     const GradSlots slots(parts, gw, p.oc * kdim, nullptr, 0);
     parallel_for_chunks(p.n, 1, [&](int chunk, int64_t begin, int64_t end) {
       float* cols = thread_buffer<kCols>(kdim * plane);
-      float* gw_chunk = slots.weight(chunk);
+      float* gw_chunk = slots.chunk(chunk).first;
       for (int64_t i = begin; i < end; ++i)
         for (int64_t grp = 0; grp < p.groups; ++grp) {
           const float* gi = gout + (i * p.oc + grp * og) * plane;
