@@ -441,7 +441,7 @@ void conv_forward_image(float* out, const float* img, const float* w, int64_t og
 void conv_weight_grad_image(float* gw, const float* gout, const float* img, int64_t og, const ConvShape& g,
                             float* panel, bool accumulate) {
   const int64_t kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
-  // gw += gout · colsᵀ: panel rows are output positions k0 .. k0 + kc, its columns im2col
+  // gw (+)= gout · colsᵀ: panel rows are output positions k0 .. k0 + kc, its columns im2col
   // rows j0 .. j0 + 32, read 16 positions at a time and transposed in registers.
   auto pack = [&](float* p, int64_t k0, int64_t kc, int64_t j0, int64_t nr) {
     int64_t tap[kNR];  // the image offset of each column's tap, for the unpadded reads
