@@ -258,6 +258,35 @@ class TestParallel : public QObject {
     for (size_t i = 0; i < c.size(); ++i) QVERIFY(std::fabs(double(c[i]) - (1.0 + 0.5 * ref[i])) < 1e-3 * std::sqrt(double(k)));
   }
 
+  void wideProductIsIdenticalOnEveryThreadCount() {
+    // Wide products run as column chunks taken by whichever thread is free, each thread
+    // packing op(A) once for its chunks: the result is the same bit for bit on 1, 2 and 3
+    // threads. A second product reading new values from the same A buffer must not reuse
+    // what a thread packed for the first.
+    for (const bool ta : {false, true})
+      for (const bool tb : {false, true}) {
+        const int64_t m = 50, n = 700, k = 300;
+        std::vector<float> a = normal({m * k}, 21).to_vector();
+        const std::vector<float> b = normal({k * n}, 22).to_vector();
+        auto product = [&] {
+          std::vector<float> c(size_t(m * n));
+          cpu_backend().gemm(ta, tb, m, n, k, 1.f, a.data(), ta ? m : k, b.data(), tb ? k : n, 0.f, c.data(), n);
+          return c;
+        };
+        const std::vector<float> one = with_threads(1, product);
+        for (const int threads : {2, 3}) {
+          const std::vector<float> c = with_threads(threads, product);
+          QVERIFY2(c == one, qPrintable(QString("ta=%1 tb=%2, %3 threads").arg(ta).arg(tb).arg(threads)));
+        }
+        const std::vector<double> ref = naive_gemm(ta, tb, m, n, k, a, b);
+        for (size_t i = 0; i < one.size(); ++i) QVERIFY(std::fabs(one[i] - ref[i]) < 1e-3 * std::sqrt(double(k)));
+        for (float& x : a) x = -2.f * x;
+        const std::vector<float> doubled = with_threads(2, product);
+        for (size_t i = 0; i < one.size(); ++i)
+          QVERIFY2(doubled[i] == -2.f * one[i], qPrintable(QString("ta=%1 tb=%2: new A, cell %3").arg(ta).arg(tb).arg(i)));
+      }
+  }
+
   void largeLinearMatchesReference() {
     // The layer op on the split path: forward and all three gradients against double sums.
     const int64_t rows = 100, in = 300, out = 200;

@@ -5,7 +5,10 @@
 // product left alone. On a CPU without AVX-512 the kernel never runs and the suite skips.
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -127,6 +130,39 @@ class TestSgemm : public QObject {
       QVERIFY2(err < 1e-5, qPrintable(describe(c) + QString(": error %1").arg(err)));
     }
   }
+  void packedColumnChunksMatchWholeProduct() {
+    // A product cut into column chunks, each run on op(A) packed once, whole (as the backend
+    // does for wide products), gives own_sgemm's result bit for bit: every transpose, rows
+    // around the 12-row tile (13: a shared last tile), one and three depth blocks, chunks of
+    // one to three panels with a ragged last one.
+    std::mt19937 rng(19);
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    for (const bool ta : {false, true})
+      for (const bool tb : {false, true})
+        for (const int64_t m : {13, 24, 50})
+          for (const int64_t k : {100, 600})
+            for (const float beta : {0.f, 0.5f}) {
+              const int64_t n = 200, lda = (ta ? m : k) + 1, ldb = (tb ? k : n) + 2, ldc = n + 3;
+              std::vector<float> a(size_t((ta ? k : m) * lda)), b(size_t((tb ? n : k) * ldb)), c0(size_t(m * ldc));
+              for (float& x : a) x = u(rng);
+              for (float& x : b) x = u(rng);
+              for (float& x : c0) x = u(rng);
+              std::vector<float> whole = c0, chunked = c0;
+              cpu::own_sgemm(ta, tb, m, n, k, 0.75f, a.data(), lda, b.data(), ldb, beta, whole.data(), ldc,
+                             cpu::own_sgemm_thread_workspace());
+              std::vector<float> packed(size_t(cpu::own_sgemm_packed_a_floats(m, k)) + 16);
+              float* aligned = packed.data() + (64 - reinterpret_cast<std::uintptr_t>(packed.data()) % 64) % 64 / 4;
+              cpu::own_sgemm_pack_a(aligned, ta, a.data(), lda, m, k);
+              for (int64_t j0 = 0, width = 32; j0 < n; j0 += width, width = width % 96 + 32) {
+                const int64_t cols = std::min(width, n - j0);
+                cpu::own_sgemm_packed(tb, m, cols, k, 0.75f, aligned, tb ? b.data() + j0 * ldb : b.data() + j0, ldb,
+                                      beta, chunked.data() + j0, ldc, cpu::own_sgemm_thread_workspace());
+              }
+              QVERIFY2(std::memcmp(whole.data(), chunked.data(), whole.size() * sizeof(float)) == 0,
+                       qPrintable(QString("ta=%1 tb=%2 m=%3 k=%4 beta=%5").arg(ta).arg(tb).arg(m).arg(k).arg(beta)));
+            }
+  }
+
   void adamMatchesScalarFormulaBitForBit() {
     // Lengths around the 16 lanes; plain, weight decay (L2 and decoupled), amsgrad, maximize;
     // moments of every size, a zero gradient, a NaN and an infinity among the gradients.

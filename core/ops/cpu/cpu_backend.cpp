@@ -6,6 +6,7 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <mutex>
@@ -32,6 +33,9 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 // Elementwise loops over this many elements or more are split across the thread pool by
 // their outermost dim (below it, waking a thread costs more than it saves).
 constexpr int64_t kParallelElements = 1 << 15;
+// The optimizers' updates (every parameter, memory-bound) and the wide matrix products are
+// cut into this many chunks a thread, so a thread on a slower core takes fewer of them.
+constexpr int kChunksPerThread = 4;
 
 // Softmax of the n values x[j * stride] into y (the same positions).
 void softmax_run(float* y, const float* x, int64_t n, int64_t stride, bool log) {
@@ -239,8 +243,9 @@ class CpuBackend final : public Backend {
   }
 
   // Products of at least kParallelGemmFlops are split into blocks of C's columns (or rows),
-  // one run of blocks per pool thread, each a single-threaded product: ours on AVX-512 CPUs
-  // (ops/cpu/sgemm.h), else OpenBLAS's, whose own threads stay idle.
+  // one run of blocks per pool thread (kChunksPerThread runs for our kernel's wide products),
+  // each a single-threaded product: ours on AVX-512 CPUs (ops/cpu/sgemm.h), else OpenBLAS's,
+  // whose own threads stay idle.
   static constexpr double kParallelGemmFlops = 1 << 20;
 
   void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
@@ -265,6 +270,19 @@ class CpuBackend final : public Backend {
     const bool by_cols = own ? n >= 64 || n >= m : n >= m;
     const int64_t block = !own ? 16 : by_cols ? 32 : 24;
     const int64_t len = by_cols ? n : m, blocks = (len + block - 1) / block;
+    if (own && by_cols && blocks > num_threads() * cpu::kOwnSgemmPackAPanels) {
+      // Wide enough that each thread packs op(A) anyway: it does so once, for all the chunks
+      // of columns it takes, so the product can be cut into more chunks than threads and run
+      // at the pace of both cores, not the slower one's.
+      static std::atomic<uint64_t> products{0};
+      const uint64_t id = ++products;
+      return parallel_for(blocks, 1, [&](int64_t b0, int64_t b1) {
+        const int64_t j0 = b0 * block, j1 = std::min(n, b1 * block);
+        const float* packed = cpu::own_sgemm_thread_packed_whole_a(id, ta, a, lda, m, k);
+        cpu::own_sgemm_packed(tb, m, j1 - j0, k, alpha, packed, tb ? b + j0 * ldb : b + j0, ldb, beta, c + j0, ldc,
+                              cpu::own_sgemm_thread_workspace());
+      }, kChunksPerThread);
+    }
     parallel_for(blocks, 1, [&](int64_t b0, int64_t b1) {
       const int64_t i0 = b0 * block, i1 = std::min(len, b1 * block);
       if (by_cols)  // C[:, i0:i1] = op(A) · op(B)[:, i0:i1]
@@ -806,7 +824,7 @@ class CpuBackend final : public Backend {
       const SgdStep step = s;  // a copy the stores below cannot change: its fields stay in registers
       for (int64_t i = begin; i < end; ++i)
         param[i] = math::sgd_update(param[i], grad[i], buf ? buf + i : nullptr, step);
-    });
+    }, kChunksPerThread);
   }
 
   void adam_step(float* param, const float* grad, float* m, float* v, float* vmax, int64_t n,
@@ -818,7 +836,7 @@ class CpuBackend final : public Backend {
       return parallel_for(n, kParallelElements / 2, [&](int64_t begin, int64_t end) {
         cpu::adam_update(param + begin, grad + begin, m + begin, v + begin, vmax ? vmax + begin : nullptr, end - begin,
                          c, sign, k.weight_decay != 0.f);
-      });
+      }, kChunksPerThread);
     }
     // The options are template arguments so that each loop has no branch and vectorises.
     auto run = [&](auto decay_grad, auto amsgrad) {
@@ -832,7 +850,7 @@ class CpuBackend final : public Backend {
         for (int64_t i = begin; i < end; ++i)
           p[i] = math::adam_update(p[i], g[i], mm[i], vv[i], kAmsgrad ? &vm[i] : nullptr, k, sign,
                                    decltype(decay_grad)::value);
-      });
+      }, kChunksPerThread);
     };
     using yes = std::true_type;
     using no = std::false_type;

@@ -32,6 +32,13 @@ void own_sgemm(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64
                float*, int64_t, float*) {
   throw Error("own_sgemm: this build has no AVX-512 matrix product");
 }
+void own_sgemm_pack_a(float*, bool, const float*, int64_t, int64_t, int64_t) {
+  throw Error("own_sgemm_pack_a: this build has no AVX-512 matrix product");
+}
+void own_sgemm_packed(bool, int64_t, int64_t, int64_t, float, const float*, const float*, int64_t, float, float*,
+                      int64_t, float*) {
+  throw Error("own_sgemm_packed: this build has no AVX-512 matrix product");
+}
 #endif
 
 namespace {
@@ -48,6 +55,22 @@ float* aligned_at_least(std::vector<float>& buffer, int64_t floats) {
 float* own_sgemm_thread_packed_a(int64_t floats) {
   thread_local std::vector<float> buffer;
   return aligned_at_least(buffer, floats);
+}
+
+int64_t own_sgemm_packed_a_floats(int64_t m, int64_t k) {
+  return (m + kOwnSgemmTileRows - 1) / kOwnSgemmTileRows * kOwnSgemmTileRows * k + 16;  // + pack_a's spill
+}
+
+const float* own_sgemm_thread_packed_whole_a(uint64_t product, bool ta, const float* a, int64_t lda, int64_t m,
+                                             int64_t k) {
+  thread_local std::vector<float> buffer;
+  thread_local uint64_t packed_for = 0;
+  float* packed = aligned_at_least(buffer, own_sgemm_packed_a_floats(m, k));
+  if (packed_for != product) {
+    own_sgemm_pack_a(packed, ta, a, lda, m, k);
+    packed_for = product;
+  }
+  return packed;
 }
 
 float* own_sgemm_thread_workspace() {

@@ -36,6 +36,26 @@ float* own_sgemm_thread_packed_a(int64_t floats);
 void own_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                const float* b, int64_t ldb, float beta, float* c, int64_t ldc, float* workspace);
 
+// own_sgemm packs A when C has more than this many 32-column panels: each panel then reads the
+// packed tiles; with fewer, packing would cost about what it saves.
+constexpr int64_t kOwnSgemmPackAPanels = 4;
+// Rows of C per register tile (A is packed in tiles of this many rows).
+constexpr int64_t kOwnSgemmTileRows = 12;
+
+// A product split into column chunks that threads take as they come packs op(A) once per
+// thread, whole, and runs each chunk on it: own_sgemm_pack_a writes op(A) (m x k) into
+// `packed`, own_sgemm_packed_a_floats(m, k) floats (64-byte aligned), and own_sgemm_packed
+// is own_sgemm on that packed A, the same result bit for bit.
+int64_t own_sgemm_packed_a_floats(int64_t m, int64_t k);
+void own_sgemm_pack_a(float* packed, bool ta, const float* a, int64_t lda, int64_t m, int64_t k);
+void own_sgemm_packed(bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* packed_a, const float* b,
+                      int64_t ldb, float beta, float* c, int64_t ldc, float* workspace);
+// The calling thread's op(A) for the product numbered `product` (a number no other product
+// shares): packed by own_sgemm_pack_a on the thread's first call with that number, reused by
+// its later calls with it.
+const float* own_sgemm_thread_packed_whole_a(uint64_t product, bool ta, const float* a, int64_t lda, int64_t m,
+                                             int64_t k);
+
 // A convolution of one image (one group) as the same product, its im2col matrix never
 // stored: the kernel reads the packed panels straight from the image. The image is
 // [c, h, w], the weight [og, c, kh, kw], the output [og, oh, ow]; the fields are those of

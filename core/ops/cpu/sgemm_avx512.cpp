@@ -27,8 +27,19 @@ constexpr int kNR = 32;         // columns per panel: two 16-float registers
 constexpr int kMR = 12;         // rows per register tile: 24 accumulators of 32
 constexpr int64_t kKC = 256;    // depth per packed panel: 32 KiB, stays in L1 with A's rows
 static_assert(kKC * kNR == kOwnSgemmWorkspace);
+static_assert(kMR == kOwnSgemmTileRows);
 
 int64_t smaller(int64_t a, int64_t b) { return a < b ? a : b; }
+
+// The depth of each block of a product of depth k, equal but for the last: 784 = 4 x 196
+// rather than 3 x 256 + 16.
+int64_t depth_block(int64_t k) {
+  const int64_t blocks = (k + kKC - 1) / kKC;
+  return (k + blocks - 1) / blocks;
+}
+
+// Rows of op(A) packed: whole tiles of kMR.
+int64_t packed_rows(int64_t m) { return (m + kMR - 1) / kMR * kMR; }
 
 __mmask16 first_lanes(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1); }
 
@@ -151,8 +162,7 @@ void tile_rows(int rows, const TileAt& at, const float* a, int64_t lda, const fl
 template <bool kTransA, class Pack, class Epilogue>
 void blocked_product(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, float* panel, Pack&& pack,
                      Epilogue&& epilogue) {
-  // Equal depth blocks: 784 = 4 x 196 rather than 3 x 256 + 16.
-  const int64_t blocks = (k + kKC - 1) / kKC, depth = (k + blocks - 1) / blocks;
+  const int64_t depth = depth_block(k);
   for (int64_t j0 = 0; j0 < n; j0 += kNR) {
     const int64_t nr = smaller(kNR, n - j0);
     for (int64_t k0 = 0; k0 < k; k0 += depth) {
@@ -221,36 +231,43 @@ void pack_a(float* packed, bool ta, const float* a, int64_t lda, int64_t m, int6
   }
 }
 
-// Products with more than this many 32-column panels pack A first: each panel then reads the
-// packed tiles; with fewer, packing would cost about what it saves.
-constexpr int64_t kPackAPanels = 4;
+// Depth block by depth block: block_of_a(k0, kc) gives op(A)'s block packed by pack_a, then
+// every panel of C runs over it, each packed tile read as a transposed A with lda = kMR.
+template <class BlockOfA>
+void packed_product(bool tb, int64_t m, int64_t n, int64_t k, float alpha, BlockOfA&& block_of_a, const float* b,
+                    int64_t ldb, float beta, float* c, int64_t ldc, float* panel) {
+  const int64_t depth = depth_block(k);
+  StoreScaled store{c, ldc, alpha, beta};
+  for (int64_t k0 = 0; k0 < k; k0 += depth) {
+    const int64_t kc = smaller(depth, k - k0);
+    const float* tile_a = block_of_a(k0, kc);
+    for (int64_t j0 = 0; j0 < n; j0 += kNR) {
+      const int64_t nr = smaller(kNR, n - j0);
+      pack_panel(panel, tb, b, ldb, k0, kc, j0, nr);
+      const float* a = tile_a;
+      for (int64_t i0 = 0, rows; i0 < m; i0 += rows, a += kc * kMR) {
+        rows = rows_of_tile(m, i0);
+        const TileAt at{i0, j0, k0, kc, first_lanes(nr), first_lanes(nr - 16), k0 == 0, k0 + kc >= k};
+        tile_rows<true>(int(rows), at, a, kMR, panel, store);
+      }
+    }
+  }
+}
 
 template <bool kTransA>
 void product(bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
              int64_t ldb, float beta, float* c, int64_t ldc, float* panel) {
-  auto pack_b = [&](float* p, int64_t k0, int64_t kc, int64_t j0, int64_t nr) { pack_panel(p, tb, b, ldb, k0, kc, j0, nr); };
-  if ((n + kNR - 1) / kNR <= kPackAPanels)
+  if ((n + kNR - 1) / kNR <= kOwnSgemmPackAPanels) {
+    auto pack_b = [&](float* p, int64_t k0, int64_t kc, int64_t j0, int64_t nr) { pack_panel(p, tb, b, ldb, k0, kc, j0, nr); };
     return blocked_product<kTransA>(m, n, k, a, lda, panel, pack_b, StoreScaled{c, ldc, alpha, beta});
-  // Depth block by depth block: A's block packed once, then every panel of C over it. Each
-  // packed tile reads as a transposed A with lda = kMR.
-  const int64_t blocks = (k + kKC - 1) / kKC, depth = (k + blocks - 1) / blocks;
-  const int64_t tiles = (m + kMR - 1) / kMR;
-  float* packed = own_sgemm_thread_packed_a(tiles * kMR * depth + 16);
-  StoreScaled store{c, ldc, alpha, beta};
-  for (int64_t k0 = 0; k0 < k; k0 += depth) {
-    const int64_t kc = smaller(depth, k - k0);
-    pack_a(packed, kTransA, a, lda, m, k0, kc);
-    for (int64_t j0 = 0; j0 < n; j0 += kNR) {
-      const int64_t nr = smaller(kNR, n - j0);
-      pack_b(panel, k0, kc, j0, nr);
-      const float* tile_a = packed;
-      for (int64_t i0 = 0, rows; i0 < m; i0 += rows, tile_a += kc * kMR) {
-        rows = rows_of_tile(m, i0);
-        const TileAt at{i0, j0, k0, kc, first_lanes(nr), first_lanes(nr - 16), k0 == 0, k0 + kc >= k};
-        tile_rows<true>(int(rows), at, tile_a, kMR, panel, store);
-      }
-    }
   }
+  // A's depth blocks packed one at a time into one block's room.
+  float* packed = own_sgemm_thread_packed_a(packed_rows(m) * depth_block(k) + 16);
+  auto block_of_a = [&](int64_t k0, int64_t kc) {
+    pack_a(packed, kTransA, a, lda, m, k0, kc);
+    return packed;
+  };
+  packed_product(tb, m, n, k, alpha, block_of_a, b, ldb, beta, c, ldc, panel);
 }
 
 // ---- Convolution as an implicit product ----------------------------------------------------
@@ -673,6 +690,18 @@ void adam_update(float* p, const float* g, float* m, float* v, float* vmax, int6
     const __m512 ratio = _mm512_div_round_ps(mi, add(_mm512_sqrt_round_ps(denom, kNearest), eps), kNearest);
     _mm512_mask_storeu_ps(p + i, in, _mm512_sub_round_ps(mul(pi, decay), mul(step, ratio), kNearest));
   }
+}
+
+void own_sgemm_pack_a(float* packed, bool ta, const float* a, int64_t lda, int64_t m, int64_t k) {
+  // Block after block, each kc x packed_rows(m): the block at depth k0 starts at k0 x packed_rows(m).
+  const int64_t depth = depth_block(k);
+  for (int64_t k0 = 0; k0 < k; k0 += depth) pack_a(packed + k0 * packed_rows(m), ta, a, lda, m, k0, smaller(depth, k - k0));
+}
+
+void own_sgemm_packed(bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* packed_a, const float* b,
+                      int64_t ldb, float beta, float* c, int64_t ldc, float* workspace) {
+  packed_product(tb, m, n, k, alpha, [&](int64_t k0, int64_t) { return packed_a + k0 * packed_rows(m); }, b, ldb, beta,
+                 c, ldc, workspace);
 }
 
 void own_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
