@@ -33,8 +33,8 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 // Elementwise loops over this many elements or more are split across the thread pool by
 // their outermost dim (below it, waking a thread costs more than it saves).
 constexpr int64_t kParallelElements = 1 << 15;
-// The optimizers' updates (every parameter, memory-bound) and the wide matrix products are
-// cut into this many chunks a thread, so a thread on a slower core takes fewer of them.
+// Elementwise loops, the optimizers' updates and the wide matrix products are cut into this
+// many chunks a thread, so a thread on a slower core takes fewer of them.
 constexpr int kChunksPerThread = 4;
 
 // Softmax of the n values x[j * stride] into y (the same positions).
@@ -70,7 +70,7 @@ void parallel_runs(const Shape& shape, const std::array<float*, N>& ptrs, const 
     std::array<float*, N> p = ptrs;
     for (size_t i = 0; i < N; ++i) p[i] += b * strides[i][d];
     for_each_run<N>(part, p, strides, inner);
-  });
+  }, kChunksPerThread);
 }
 
 // Serial maps draw random numbers in element order.
