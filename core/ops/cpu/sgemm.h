@@ -44,8 +44,8 @@ constexpr int64_t kOwnSgemmTileRows = 12;
 
 // A product split into column chunks that threads take as they come packs op(A) once per
 // thread, whole, and runs each chunk on it: own_sgemm_pack_a writes op(A) (m x k) into
-// `packed`, own_sgemm_packed_a_floats(m, k) floats (64-byte aligned), and own_sgemm_packed
-// is own_sgemm on that packed A, the same result bit for bit.
+// `packed`, own_sgemm_packed_a_floats(m, k) floats, and own_sgemm_packed is own_sgemm on that
+// packed A, the same result bit for bit.
 int64_t own_sgemm_packed_a_floats(int64_t m, int64_t k);
 void own_sgemm_pack_a(float* packed, bool ta, const float* a, int64_t lda, int64_t m, int64_t k);
 void own_sgemm_packed(bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* packed_a, const float* b,
