@@ -33,8 +33,8 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 // Elementwise loops over this many elements or more are split across the thread pool by
 // their outermost dim (below it, waking a thread costs more than it saves).
 constexpr int64_t kParallelElements = 1 << 15;
-// Elementwise loops, the optimizers' updates and the wide matrix products are cut into this
-// many chunks a thread, so a thread on a slower core takes fewer of them.
+// Elementwise loops and the optimizers' updates are cut into this many chunks a thread, so a
+// thread on a slower core takes fewer of them.
 constexpr int kChunksPerThread = 4;
 
 // Softmax of the n values x[j * stride] into y (the same positions).
@@ -243,7 +243,7 @@ class CpuBackend final : public Backend {
   }
 
   // Products of at least kParallelGemmFlops are split into blocks of C's columns (or rows),
-  // one run of blocks per pool thread (kChunksPerThread runs for our kernel's wide products),
+  // one run of blocks per pool thread (one block a chunk for our kernel's wide products),
   // each a single-threaded product: ours on AVX-512 CPUs (ops/cpu/sgemm.h), else OpenBLAS's,
   // whose own threads stay idle.
   static constexpr double kParallelGemmFlops = 1 << 20;
@@ -272,8 +272,9 @@ class CpuBackend final : public Backend {
     const int64_t len = by_cols ? n : m, blocks = (len + block - 1) / block;
     if (own && by_cols && blocks > num_threads() * cpu::kOwnSgemmPackAPanels) {
       // Wide enough that each thread packs op(A) anyway: it does so once, for all the chunks
-      // of columns it takes, so the product can be cut into more chunks than threads and run
-      // at the pace of both cores, not the slower one's.
+      // of columns it takes, so each 32-column panel can be a chunk of its own at no extra
+      // packing, and the product runs at the pace of both cores: whoever finishes first waits
+      // for at most one panel of the other (a tall weight gradient's panel takes ~50 µs).
       static std::atomic<uint64_t> products{0};
       const uint64_t id = ++products;
       return parallel_for(blocks, 1, [&](int64_t b0, int64_t b1) {
@@ -281,7 +282,7 @@ class CpuBackend final : public Backend {
         const float* packed = cpu::own_sgemm_thread_packed_whole_a(id, ta, a, lda, m, k);
         cpu::own_sgemm_packed(tb, m, j1 - j0, k, alpha, packed, tb ? b + j0 * ldb : b + j0, ldb, beta, c + j0, ldc,
                               cpu::own_sgemm_thread_workspace());
-      }, kChunksPerThread);
+      }, int(std::min<int64_t>(blocks, kMaxParts)));
     }
     parallel_for(blocks, 1, [&](int64_t b0, int64_t b1) {
       const int64_t i0 = b0 * block, i1 = std::min(len, b1 * block);
