@@ -19,12 +19,17 @@
 // clock, then (untimed) test accuracy in eval mode without grad, batch 1000. Before the first
 // run a throwaway model trains 20 steps (warm-up: allocator cache, OpenBLAS buffers).
 // --steps S times only the first S steps of the epoch and skips the evaluation.
+// --subnormals E instead trains two models of the workload, seeded alike, for E epochs in
+// lockstep: one as the core runs by default, flushing subnormal floats to zero
+// (util/subnormals.h), one keeping them; each epoch is timed for both, one after the other
+// in this process (which goes first alternates), and their ratio printed.
 //
 // Output:
 //   device: cpu (N threads, OpenBLAS kernel K, OPENBLAS_CORETYPE=...)
 //   samples <N>             training samples per epoch
 //   flops <w> <FLOP>        the multiply-adds of one epoch's forward and backward passes x 2
 //   run plexus <w> <i> <seconds> <test accuracy %> <last loss>
+//   subnormals <w> epoch <e> flush <seconds> keep <seconds> ratio <flush/keep>   (--subnormals)
 //   sgemm_peak <GFLOP/s>    OpenBLAS's cblas_sgemm 1024x1024x1024 on as many threads, median of 15
 //   gemm_peak <GFLOP/s>     Plexus's own CPU product (matmul), the same size and threads, median of 15
 #include <cblas.h>
@@ -178,8 +183,34 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const Workload& w, nn::Module& 
   return std::make_unique<optim::SGD>(model.parameters(), optim::SGDOptions{.lr = 0.1});
 }
 
+// --subnormals: the same model flushing and keeping subnormals, epoch by epoch.
+void compare_subnormals(const Workload& w, const Split& train, int epochs) {
+  struct Side {
+    std::shared_ptr<nn::Module> model;
+    std::unique_ptr<optim::Optimizer> opt;
+  };
+  Side side[2];  // flush, keep
+  for (Side& s : side) {
+    Generator gen(1000);
+    s.model = make_model(w, &gen);
+    s.opt = make_optimizer(w, *s.model);
+  }
+  for (int e = 0; e < epochs; ++e) {
+    double seconds[2];
+    for (int i = 0; i < 2; ++i) {
+      const int k = (i + e) % 2;  // which goes first alternates: a VM's slow spells fall on both
+      set_flush_subnormals(k == 0);
+      seconds[k] = train_epoch(w, *side[k].model, *side[k].opt, train, -1).seconds;
+    }
+    set_flush_subnormals(true);
+    std::printf("subnormals %c epoch %d flush %.4f keep %.4f ratio %.3f\n", w.id, e, seconds[0], seconds[1],
+                seconds[0] / seconds[1]);
+    std::fflush(stdout);
+  }
+}
+
 int usage() {
-  std::fprintf(stderr, "usage: bench_cpu --workload a|b|c|d [--runs R] [--mnist DIR] [--steps S]\n");
+  std::fprintf(stderr, "usage: bench_cpu --workload a|b|c|d [--runs R] [--mnist DIR] [--steps S] [--subnormals E]\n");
   return 2;
 }
 
@@ -190,6 +221,7 @@ int main(int argc, char** argv) {
   const Workload* workload = nullptr;
   int runs = 5;
   int64_t steps = -1;
+  int subnormal_epochs = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) return usage();
@@ -204,6 +236,9 @@ int main(int argc, char** argv) {
       mnist_dir = v;
     } else if (a == "--steps") {
       steps = std::atoll(v.c_str());
+    } else if (a == "--subnormals") {
+      subnormal_epochs = std::atoi(v.c_str());
+      if (subnormal_epochs < 1) return usage();
     } else {
       return usage();
     }
@@ -226,6 +261,10 @@ int main(int argc, char** argv) {
       const auto model = make_model(*workload, &gen);
       const auto opt = make_optimizer(*workload, *model);
       train_epoch(*workload, *model, *opt, train, 20);
+    }
+    if (subnormal_epochs > 0) {
+      compare_subnormals(*workload, train, subnormal_epochs);
+      return 0;
     }
     for (int r = 0; r < runs; ++r) {
       Generator gen(uint64_t(1000 + r));

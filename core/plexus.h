@@ -34,4 +34,5 @@
 #include "tensor/tensor.h"
 #include "train/metrics.h"
 #include "util/error.h"
+#include "util/subnormals.h"
 #include "util/threads.h"

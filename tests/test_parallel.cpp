@@ -4,11 +4,16 @@
 // gives the serial result — bit for bit where the order of the sums is unchanged.
 #include <QtTest>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <thread>
 #include <vector>
+
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
 
 #include "ops/backend.h"
 #include "plexus.h"
@@ -329,6 +334,43 @@ class TestParallel : public QObject {
     const auto serial = with_threads(1, compute), parallel = with_threads(2, compute);
     QCOMPARE(parallel.size(), serial.size());
     for (size_t i = 0; i < serial.size(); ++i) QVERIFY2(parallel[i] == serial[i], qPrintable(QString("result %1").arg(i)));
+  }
+
+  // util/subnormals.h: loops run through the pool flush subnormal results to zero and read
+  // subnormal inputs as zero, on every thread count, and leave the caller's own setting as
+  // it was; switched off, they keep subnormals. 1e-40 is subnormal, 1e-30 and 1e-10 are not.
+  void poolLoopsFlushSubnormals() {
+    QCOMPARE(std::fpclassify(1e-40f), FP_SUBNORMAL);
+    const int64_t n = 1 << 20;  // far above the elementwise kernels' serial size
+    const Tensor tiny = full({n}, 1e-30f), subnormal = full({n}, 1e-40f);
+    const Tensor a = full({256, 256}, 1e-20f), b = full({256, 256}, 1e-21f);  // each term 1e-41
+    auto results = [&] {
+      return std::vector<std::vector<float>>{(tiny * 1e-10f).to_vector(), (subnormal * 1e30f).to_vector(),
+                                             matmul(a, b).to_vector()};
+    };
+    auto all_equal = [](const std::vector<float>& v, float x) {
+      return std::all_of(v.begin(), v.end(), [x](float y) { return y == x; });
+    };
+    QVERIFY(flush_subnormals());  // the default
+#if defined(__x86_64__)
+    const unsigned caller = _mm_getcsr();
+#endif
+    for (int threads : {1, 2, 3}) {
+      const auto flushed = with_threads(threads, results);
+      QVERIFY2(all_equal(flushed[0], 0.f), qPrintable(QString("a subnormal result on %1 threads").arg(threads)));
+      QVERIFY2(all_equal(flushed[1], 0.f), qPrintable(QString("a subnormal input on %1 threads").arg(threads)));
+      QVERIFY2(all_equal(flushed[2], 0.f), qPrintable(QString("a product on %1 threads").arg(threads)));
+    }
+#if defined(__x86_64__)
+    QCOMPARE(_mm_getcsr(), caller);
+#endif
+    set_flush_subnormals(false);
+    const auto kept = with_threads(2, results);
+    set_flush_subnormals(true);
+    QVERIFY(all_equal(kept[0], 1e-30f * 1e-10f));
+    QCOMPARE(std::fpclassify(kept[0][0]), FP_SUBNORMAL);
+    QVERIFY(all_equal(kept[1], 1e-40f * 1e30f));
+    QVERIFY(kept[2][0] > 0.f && std::fpclassify(kept[2][0]) == FP_SUBNORMAL);
   }
 
   void optimizerUpdatesAreIdenticalToSerial() {

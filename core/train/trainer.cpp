@@ -11,6 +11,7 @@
 #include "optim/clip.h"
 #include "train/metrics.h"
 #include "util/error.h"
+#include "util/subnormals.h"
 
 namespace plexus::train {
 namespace {
@@ -276,6 +277,7 @@ EpochEnd Trainer::evaluate(data::DataLoader& loader) {
 EpochEnd evaluate(nn::Module& model, data::DataLoader& loader, const TrainerOptions& options,
                   const std::atomic<bool>* cancelled) {
   NoGradGuard no_grad;
+  const SubnormalScope subnormals;
   const LossFunction loss = or_cross_entropy(options.loss);
   const bool was_training = model.is_training();
   model.eval();
@@ -327,6 +329,7 @@ RunResult Trainer::run() {
   if (options_.seed && !options_.resume_at) manual_seed(*options_.seed);
   const bool on_gpu = device_of(model_).is_cuda();
   const PrecisionGuard precision(on_gpu ? options_.precision : Precision::FP32);
+  const SubnormalScope subnormals;  // the small loops on this thread too, as the pool's
   try {
     if (!on_gpu && options_.precision != Precision::FP32 && !options_.resume_at)  // said once a run
       publish(Notice{std::string("precision ") + precision_name(options_.precision) +

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "util/subnormals.h"
 #include "util/threads.h"
 
 namespace plexus {
@@ -211,11 +212,23 @@ bool in_parallel_region() { return t_in_region; }
 
 void detail::parallel_run(int64_t n, int64_t grain, int per_thread, ChunkFn fn, void* ctx) {
   if (n <= 0) return;
+  // Every chunk, on whichever thread, runs under the subnormal setting read here
+  // (util/subnormals.h); setting it per chunk leaves no thread's state behind.
+  struct Job {
+    ChunkFn fn;
+    void* ctx;
+    bool flush;
+  } job{fn, ctx, flush_subnormals()};
+  const ChunkFn chunk = [](void* c, int part, int64_t b, int64_t e) {
+    const Job& j = *static_cast<const Job*>(c);
+    const SubnormalScope subnormals(j.flush);
+    j.fn(j.ctx, part, b, e);
+  };
   const int parts = parallel_parts(n, grain, per_thread);
   // Serial when small, nested, or when another thread has the pool; a single chunk leaves
   // the loops inside it free to use the pool (a product inside a one-image convolution).
-  if (parts > 1 && !t_in_region && pool()->try_run(parts, n, fn, ctx)) return;
-  fn(ctx, 0, 0, n);
+  if (parts > 1 && !t_in_region && pool()->try_run(parts, n, chunk, &job)) return;
+  chunk(&job, 0, 0, n);
 }
 
 }  // namespace plexus
