@@ -3,10 +3,11 @@
 //
 // On x86 each vector instruction that reads or produces a subnormal (|x| < 2^-126) leaves
 // the fast path for a microcode assist of ~100 cycles, whichever of its 16 lanes holds it.
-// Training makes them as it goes: Adam's first moment of a weight whose gradient stays 0
-// decays by beta1 each step into the subnormal range, a confident softmax's gradient holds
-// some. On MLP 784-1024-1024-10 with Adam (bench_denormals) the step takes twice as long by
-// the sixth epoch when they are kept. So, as TensorFlow's CPU kernels do, ours flush them to
+// Training makes them as it goes: Adam's first moment of a weight whose unit has stopped
+// firing (gradient 0) shrinks by beta1 a step into the subnormal range. Training MLP
+// 784-1024-1024-10 with Adam on MNIST, 8.7 % of the second layer's first moments were
+// subnormal after four epochs, and an epoch took 1.7x as long by the sixth when they were
+// kept (bench_cpu --subnormals). So, as TensorFlow's CPU kernels do, ours flush them to
 // zero: every loop run through the thread pool (util/parallel.h: matrix products,
 // convolutions, optimizer updates, large elementwise loops) runs with flush-to-zero and
 // denormals-are-zero set, on the calling thread and the workers alike, so a chunk's result
