@@ -3,6 +3,7 @@
 // spent waiting on data.
 #include <QtTest>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <limits>
@@ -153,6 +154,32 @@ class TestTrainer : public QObject {
     }
     QCOMPARE(batch_events, int64_t(2 * 10));
     QCOMPARE(kinds, (std::vector<std::string>{"epoch", "epoch", "finished"}));
+  }
+
+  // util/subnormals.h: the training loop's own thread flushes subnormals while it runs, so
+  // small ops (run on that thread, not the pool) flush as the pool's do; the thread's own
+  // setting comes back when run() returns. 1e-30 * 1e-10 = 1e-40 is subnormal.
+  void trainingThreadFlushesSubnormals() {
+#if defined(__x86_64__) || defined(__i386__)
+    auto tiny_product = [] { return (full({4}, 1e-30f) * 1e-10f).to_vector()[0]; };
+    QCOMPARE(std::fpclassify(tiny_product()), FP_SUBNORMAL);  // this thread keeps them
+    Setup s = make_setup(200, 100);
+    train::TrainerOptions o;
+    o.epochs = 1;
+    train::Trainer t(*s.model, *s.opt, *s.train, s.test.get(), o);
+    int events = 0;
+    float during = -1.f;
+    t.set_callback([&](const train::Event&) {
+      ++events;
+      during = std::max(during, tiny_product());
+    });
+    t.run();
+    QVERIFY(events > 0);
+    QVERIFY2(during == 0.f, qPrintable(QString::number(double(during))));  // QCOMPARE would call 1e-40 zero
+    QCOMPARE(std::fpclassify(tiny_product()), FP_SUBNORMAL);
+#else
+    QSKIP("flushing subnormals is set through x86's MXCSR only");
+#endif
   }
 
   // The epoch hook sees every epoch's figures after evaluation, on the training thread with
