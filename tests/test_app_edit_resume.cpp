@@ -36,7 +36,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kEpochs = 12;  // a margin: the pause comes at the first batches shown
+constexpr int kEpochs = 12;  // a margin: startPaused stops the run a few batches in
 constexpr int64_t kBatches = 1800 / 10;  // 2000 examples, 10% validation, batches of 10
 
 struct Window : MainWindow {
@@ -77,15 +77,27 @@ class TestAppEditResume : public QObject {
   QTemporaryDir dir_;
   QString project_;
 
-  // A window training the project, paused in its first epochs (at the first batches shown).
+  // A window training the project, paused early in its first epoch. Pausing on the first
+  // batches shown raced the run: the tick that shows them may come later than the whole run
+  // ends on a loaded machine. So the run is paused as it starts (the worker's Trainer waits
+  // before its first batch), asked for its weights, and resumed: the snapshot is posted at
+  // once after the next batch, and pausing on it stops the run a few batches in.
   void startPaused(Window& w) {
     QVERIFY(w.openFile(project_));
-    QMetaObject::Connection pauser = connect(w.training(), &TrainingController::batches, &w, [&w] {
+    QVERIFY(w.startTraining());
+    w.pauseAction()->trigger();
+    QVERIFY(w.training()->isPaused());
+    QVERIFY(QTest::qWaitForWindowExposed(&w));  // drawn while paused, not while the run goes on
+    QSignalSpy snapshots(w.training(), &TrainingController::weightsSnapshot);
+    QMetaObject::Connection pauser = connect(w.training(), &TrainingController::weightsSnapshot, &w, [&w] {
       if (!w.training()->isPaused()) w.pauseAction()->trigger();
     });
-    QVERIFY(w.startTraining());
-    QTRY_VERIFY_WITH_TIMEOUT(w.training()->isPaused(), 30000);
+    w.training()->requestWeights();
+    w.pauseAction()->trigger();  // Resume
+    QVERIFY(!w.training()->isPaused());
+    QVERIFY(snapshots.wait(30000));
     disconnect(pauser);
+    QVERIFY(w.training()->isPaused() && w.training()->isRunning());
   }
 
  private slots:
@@ -109,6 +121,7 @@ class TestAppEditResume : public QObject {
     QSignalSpy edited(w.training(), &TrainingController::graphEdited);
     QSignalSpy finished(w.training(), &TrainingController::finished);
     startPaused(w);
+    snapshots.clear();  // startPaused's own
 
     // The model at the pause, then the edit: fc2 widened (fc3 takes 24 inputs now).
     w.training()->requestWeights();
@@ -194,6 +207,7 @@ class TestAppEditResume : public QObject {
     QSignalSpy snapshots(w.training(), &TrainingController::weightsSnapshot);
     QSignalSpy edited(w.training(), &TrainingController::graphEdited);
     startPaused(w);
+    snapshots.clear();  // startPaused's own
     w.training()->requestWeights();
     w.document()->setNodeSetting("fc2", "lr_mult", 0.0);
     w.pauseAction()->trigger();  // Resume
