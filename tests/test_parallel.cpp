@@ -16,6 +16,7 @@
 #endif
 
 #include "ops/backend.h"
+#include "ops/cpu/sgemm.h"
 #include "plexus.h"
 #include "test_support.h"
 #include "util/parallel.h"
@@ -265,9 +266,12 @@ class TestParallel : public QObject {
 
   void wideProductIsIdenticalOnEveryThreadCount() {
     // Wide products run as column chunks taken by whichever thread is free, each thread
-    // packing op(A) once for its chunks: the result is the same bit for bit on 1, 2 and 3
-    // threads. A second product reading new values from the same A buffer must not reuse
-    // what a thread packed for the first.
+    // packing op(A) once for its chunks: with our kernel the result is the same bit for bit
+    // on 1, 2 and 3 threads. A second product reading new values from the same A buffer must
+    // not reuse what a thread packed for the first. OpenBLAS (CPUs without AVX-512) rounds a
+    // block of columns differently from the whole product, so there the threads' results
+    // must only agree to the products' tolerance.
+    const bool exact = cpu::own_sgemm_enabled();
     for (const bool ta : {false, true})
       for (const bool tb : {false, true}) {
         const int64_t m = 50, n = 700, k = 300;
@@ -281,14 +285,17 @@ class TestParallel : public QObject {
         const std::vector<float> one = with_threads(1, product);
         for (const int threads : {2, 3}) {
           const std::vector<float> c = with_threads(threads, product);
-          QVERIFY2(c == one, qPrintable(QString("ta=%1 tb=%2, %3 threads").arg(ta).arg(tb).arg(threads)));
+          const QString where = QString("ta=%1 tb=%2, %3 threads").arg(ta).arg(tb).arg(threads);
+          if (exact) QVERIFY2(c == one, qPrintable(where));
+          for (size_t i = 0; i < c.size(); ++i) QVERIFY2(std::fabs(c[i] - one[i]) < 1e-4f * std::sqrt(float(k)), qPrintable(where));
         }
         const std::vector<double> ref = naive_gemm(ta, tb, m, n, k, a, b);
         for (size_t i = 0; i < one.size(); ++i) QVERIFY(std::fabs(one[i] - ref[i]) < 1e-3 * std::sqrt(double(k)));
         for (float& x : a) x = -2.f * x;
         const std::vector<float> doubled = with_threads(2, product);
         for (size_t i = 0; i < one.size(); ++i)
-          QVERIFY2(doubled[i] == -2.f * one[i], qPrintable(QString("ta=%1 tb=%2: new A, cell %3").arg(ta).arg(tb).arg(i)));
+          QVERIFY2(exact ? doubled[i] == -2.f * one[i] : std::fabs(doubled[i] + 2.f * one[i]) < 2e-4f * std::sqrt(float(k)),
+                   qPrintable(QString("ta=%1 tb=%2: new A, cell %3").arg(ta).arg(tb).arg(i)));
       }
   }
 
