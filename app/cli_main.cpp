@@ -49,7 +49,7 @@
 #include "session/run.h"
 #include "session/run_folder.h"
 #include "session/run_log.h"
-#include "session/sampling.h"
+#include "session/text_sampling.h"
 #include "session/trained_model.h"
 #include "train/builtin.h"
 #include "train/partial_load.h"

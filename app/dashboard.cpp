@@ -34,7 +34,7 @@
 #include "run_follower.h"
 #include "session/data_pipeline.h"
 #include "session/run_log.h"
-#include "session/sampling.h"
+#include "session/text_sampling.h"
 #include "session/trained_model.h"
 #include "training_controller.h"
 

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "graph/graph.h"
-#include "session/sampling.h"
+#include "session/text_sampling.h"
 #include "session/trained_model.h"
 #include "tensor/tensor.h"
 #include "training_controller.h"

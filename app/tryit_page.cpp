@@ -8,7 +8,7 @@
 #include "editor/model/graph_document.h"
 #include "predictor.h"
 #include "session/data_pipeline.h"
-#include "session/sampling.h"
+#include "session/text_sampling.h"
 #include "training_controller.h"
 #include "tryit/text_prompt.h"
 #include "tryit/tryit_panel.h"

@@ -17,7 +17,7 @@
 #include "nn/layers.h"
 #include "ops/ops.h"
 #include "ops/precision.h"
-#include "ops/recurrent.h"
+#include "ops/rnn_sequence.h"
 #include "optim/adagrad.h"
 #include "optim/adam.h"
 #include "optim/clip.h"

@@ -46,7 +46,7 @@
 #include "nn/layers.h"
 #include "ops/ops.h"
 #include "ops/precision.h"
-#include "ops/recurrent.h"
+#include "ops/rnn_sequence.h"
 #include "optim/adagrad.h"
 #include "optim/adam.h"
 #include "optim/factory.h"
@@ -793,7 +793,7 @@ std::vector<Case> build_cases() {
       },
       kSum);
 
-  // ---- recurrent sequence ops (ops/recurrent.h): output and final states, both directions ----
+  // ---- recurrent sequence ops (ops/rnn_sequence.h): output and final states, both directions ----
   auto all_outputs = [](const RecurrentOutput& r) {
     TV parts{r.output.flatten(), r.h.flatten()};
     if (r.c.defined()) parts.push_back(r.c.flatten());
@@ -1860,7 +1860,7 @@ class TestCuda : public QObject {
   }
 
   // ---- failures the device must survive (at the end: see mixedDevicesAreRefused) ----
-  // ---- the training step as a CUDA graph (train/step.h, cuda/graph.h) ----
+  // ---- the training step as a CUDA graph (train/step.h, cuda/step_graph.h) ----
   void graphStepMatchesEager_data() {
     QTest::addColumn<QString>("model");
     for (const char* m : {"mlp sgd", "lenet momentum", "dropout adam", "batchnorm adamw", "mlp groups warm-up"})

@@ -19,7 +19,7 @@
 #include "graph/registry.h"
 #include "nn/layers.h"
 #include "ops/ops.h"
-#include "ops/recurrent.h"
+#include "ops/rnn_sequence.h"
 #include "ops/recurrent_cells.h"
 #include "util/error.h"
 

@@ -1,4 +1,4 @@
-// Text generation (session/sampling.h) with hand-built models whose logits are known: greedy
+// Text generation (session/text_sampling.h) with hand-built models whose logits are known: greedy
 // output exactly predictable, temperature's effect on the distribution counted over a fixed
 // seed, determinism per seed, the prime, the newline stop, the context window and the errors.
 #include <QtTest>
@@ -7,7 +7,7 @@
 #include <map>
 
 #include "autograd/grad_mode.h"
-#include "session/sampling.h"
+#include "session/text_sampling.h"
 #include "test_support.h"
 #include "util/error.h"
 

@@ -1,4 +1,4 @@
-// Text datasets (data/text.h) and their vocabulary (data/vocabulary.h): UTF-8 decoding with the
+// Text datasets (data/text_dataset.h) and their vocabulary (data/vocabulary.h): UTF-8 decoding with the
 // byte offset of what is wrong, windows and their shifted targets, the split by position, the
 // stream order of stateful training (data::stream_batches, DataLoaderOptions::streams), every
 // kind of bad file with its message; then kind "text" through a project: the dataset's
@@ -15,7 +15,7 @@
 
 #include "data/dataloader.h"
 #include "data/sampling.h"
-#include "data/text.h"
+#include "data/text_dataset.h"
 #include "data/vocabulary.h"
 #include "graph/dataset_info.h"
 #include "graph/project.h"

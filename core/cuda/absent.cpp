@@ -1,7 +1,7 @@
 // The build without the CUDA backend (PLEXUS_CUDA=OFF, or no toolkit found): there is never
 // a device, and every request for one says why.
 #include "cuda/cuda.h"
-#include "cuda/graph.h"
+#include "cuda/step_graph.h"
 #include "util/error.h"
 
 namespace plexus::cuda {

@@ -24,7 +24,7 @@ struct DeviceState {
 };
 
 // cuBLAS's workspace, ours rather than one it allocates per call, so that its products can be
-// captured in a CUDA graph (cuda/graph.h); 32 MiB is what it asks for on Hopper.
+// captured in a CUDA graph (cuda/step_graph.h); 32 MiB is what it asks for on Hopper.
 constexpr size_t kCublasWorkspace = size_t(32) << 20;
 std::array<DeviceState, kMaxDevices> g_devices;
 

@@ -55,7 +55,7 @@ uint32_t open_private_pool(int index);
 void close_private_pool(int index);
 void release_private_pool(int index, uint32_t id);
 
-// ---- A training step recorded as a CUDA graph (cuda/graph.h, cuda/graph.cu) ----------------
+// ---- A training step recorded as a CUDA graph (cuda/step_graph.h, cuda/step_graph.cu) ----------------
 // Kernels whose arguments change from step to step — random keys, the optimizer's scalars —
 // read them from a table in device memory while a step is captured, and the table is filled
 // again before every replay. On the thread that captures, for that device:

@@ -5,7 +5,7 @@
 #include "data/csv.h"
 #include "data/mnist.h"
 #include "data/sampling.h"
-#include "data/text.h"
+#include "data/text_dataset.h"
 #include "util/text.h"
 #include "util/error.h"
 

@@ -55,7 +55,7 @@ struct DatasetSplits {
 // MNIST-style: the test file is the test split; `validation_fraction` of the training file,
 // drawn with the seed, is the validation split and the rest trains. CSV: a seeded 80/20
 // train/test split, then the same validation split of the training part (a CSV split keeps
-// its type, data::CsvDataset). Text: split by position (data/text.h), the first
+// its type, data::CsvDataset). Text: split by position (data/text_dataset.h), the first
 // 1 - validation_fraction of the characters trains and the rest validates; no test split (null:
 // the end of a text is no more independent of its beginning than the validation part is).
 // Image folder: its test/ and val/ folders where it has them,

@@ -5,7 +5,7 @@
 
 #include "nn/init.h"
 #include "ops/ops.h"
-#include "ops/recurrent.h"
+#include "ops/rnn_sequence.h"
 #include "ops/recurrent_cells.h"
 #include "util/error.h"
 

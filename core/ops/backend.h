@@ -201,7 +201,7 @@ class Backend {
   virtual void sgd_step_many(const std::vector<UpdateTensor>& ts, const std::vector<SgdStep>& steps);
   virtual void adam_step_many(const std::vector<UpdateTensor>& ts, const std::vector<AdamStep>& steps);
 
-  // One time step of a recurrent layer over its n batch rows (ops/recurrent.cpp runs the
+  // One time step of a recurrent layer over its n batch rows (ops/rnn_sequence.cpp runs the
   // sequence; the per-unit formulas are ops/recurrent_cells.h). Row r's pointers advance by
   // the given strides for gx, out, dout, dgx (rows of a batch-first [N, T, ...] sequence) and
   // are contiguous otherwise: gh and dgh [n, G*h], states [n, h], saved [n, 4*h].

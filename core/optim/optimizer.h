@@ -79,7 +79,7 @@ class Optimizer {
   void zero_grad();  // every parameter's grad becomes undefined
 
   // True when step() launches exactly one fused backend update per parameter and nothing
-  // else, so a CUDA graph can replay it with its scalars staged afresh (cuda/graph.h).
+  // else, so a CUDA graph can replay it with its scalars staged afresh (cuda/step_graph.h).
   virtual bool replayable() const { return false; }
 
   std::vector<ParamGroup>& param_groups() { return groups_; }

@@ -9,7 +9,7 @@
 #include "graph/compute.h"
 #include "session/data_pipeline.h"
 #include "session/optimizer_groups.h"
-#include "session/sampling.h"
+#include "session/text_sampling.h"
 #include "graph/training_params.h"
 #include "optim/factory.h"
 #include "train/builtin.h"

@@ -2,7 +2,7 @@
 
 #include "graph/compute.h"
 #include "graph/diff.h"
-#include "session/sampling.h"
+#include "session/text_sampling.h"
 #include "util/error.h"
 
 namespace plexus::session {

@@ -7,7 +7,7 @@
 //   [[noreturn]] void out_of_memory(size_t requested, const MemoryStats& stats);
 // Running out first returns the cache to the source and retries once.
 //
-// Private pools (CUDA graph capture, cuda/graph.cu): while one is open, every allocation is
+// Private pools (CUDA graph capture, cuda/step_graph.cu): while one is open, every allocation is
 // served from blocks it owns and blocks it owns return to it when freed, so the memory a
 // captured graph reads and writes is never handed to anyone else while the graph lives. A
 // block of the shared pool freed while a private pool is open is held back too: the captured

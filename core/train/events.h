@@ -58,7 +58,7 @@ struct EpochEnd {
   double samples_per_second = 0;
   double gflops = 0;
   double peak_gflops = 0;
-  // A text project's run: text the model generated after this epoch (session/sampling.h).
+  // A text project's run: text the model generated after this epoch (session/text_sampling.h).
   std::vector<std::string> samples;
 };
 

@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "autograd/grad_mode.h"
-#include "cuda/graph.h"
+#include "cuda/step_graph.h"
 #include "dist/reducer.h"
 #include "ops/ops.h"
 #include "ops/replica_sum.h"

@@ -3,7 +3,7 @@
 // the benchmarks run it. On the CPU, and on a CUDA device until the batch shape has settled,
 // it runs eagerly: the loss is read back before the update (a non-finite loss skips it). On a
 // CUDA device, once `warmup_steps` batches of one shape have run, the whole step is captured
-// as a CUDA graph (cuda/graph.h) and later batches of that shape replay it: the batch is
+// as a CUDA graph (cuda/step_graph.h) and later batches of that shape replay it: the batch is
 // copied into the graph's static buffers, the per-step values staged, one launch, one read
 // of the loss. A non-finite loss then skips the update on the device. Batches of another
 // shape (a short last batch) run eagerly beside the graph. When the step cannot be captured

@@ -5,7 +5,7 @@
 // position that keeps every window inside its part.
 #include <cmath>
 
-#include "data/text.h"
+#include "data/text_dataset.h"
 #include "fuzz_support.h"
 #include "util/error.h"
 

@@ -17,7 +17,7 @@
 #include "ops/cpu/batch_norm.h"
 #include "ops/cpu/layer_norm.h"
 #include "ops/cpu/loops.h"
-#include "ops/cpu/recurrent.h"
+#include "ops/cpu/rnn_cells.h"
 #include "ops/cpu/sgemm.h"
 #include "ops/scalar_math.h"
 #include "util/error.h"

@@ -1,4 +1,4 @@
-// CapturedStep (cuda/graph.h) and the per-step value table of runtime.h's StepMode.
+// CapturedStep (cuda/step_graph.h) and the per-step value table of runtime.h's StepMode.
 //
 // The table is one pinned host buffer and its device twin. Slot 0 is the skip word; the
 // values staged during capture follow, each at a 16-byte boundary. Before every replay the
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "cuda/cuda.h"
-#include "cuda/graph.h"
+#include "cuda/step_graph.h"
 #include "cuda/runtime.h"
 #include "tensor/generator.h"
 #include "util/error.h"

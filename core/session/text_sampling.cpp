@@ -1,4 +1,4 @@
-#include "session/sampling.h"
+#include "session/text_sampling.h"
 
 #include <algorithm>
 #include <cmath>

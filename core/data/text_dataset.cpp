@@ -1,4 +1,4 @@
-#include "data/text.h"
+#include "data/text_dataset.h"
 
 #include <algorithm>
 #include <cmath>

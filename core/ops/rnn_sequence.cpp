@@ -1,9 +1,9 @@
-// The recurrent sequence ops (ops/recurrent.h) and their backpropagation through time.
+// The recurrent sequence ops (ops/rnn_sequence.h) and their backpropagation through time.
 // Working buffers are in processing order s (t = s, or T-1-s when reversed), time-major:
 // hs [T+1, N, H] holds the state before step s at s (h0 first), cs the same for LSTM's cell,
 // saved [T, N, 4H] the gate activations and dgh [T, N, G*H] the gates' gradients, so that
 // dW_hh = dghᵀ·hs[0:T] is one product over all T*N rows.
-#include "ops/recurrent.h"
+#include "ops/rnn_sequence.h"
 
 #include <string>
 

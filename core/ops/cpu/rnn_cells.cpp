@@ -2,7 +2,7 @@
 // of them to beat waking a thread (the same threshold as the elementwise loops). On x86-64
 // CPUs with AVX-512 the unit loop runs in a copy of itself compiled for them (16 floats a
 // vector instead of SSE2's 4), picked at run time.
-#include "ops/cpu/recurrent.h"
+#include "ops/cpu/rnn_cells.h"
 
 #include <algorithm>
 
