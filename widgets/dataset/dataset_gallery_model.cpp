@@ -1,6 +1,6 @@
 #include "dataset/dataset_gallery_model.h"
 
-#include "dataset/dataset_thumbnail.h"
+#include "common/image_thumbnail.h"
 
 namespace plexus::widgets {
 

@@ -23,6 +23,7 @@
 #include <exception>
 
 #include "common/icons.h"
+#include "common/image_thumbnail.h"
 #include "common/panel_style.h"
 #include "common/theme.h"
 #include "dataset/dataset_class_colours.h"
@@ -30,9 +31,8 @@
 #include "dataset/dataset_histogram.h"
 #include "dataset/dataset_pager.h"
 #include "dataset/dataset_table_model.h"
-#include "dataset/dataset_thumbnail.h"
 #include "dataset/dataset_tile_delegate.h"
-#include "data/text.h"
+#include "data/text_dataset.h"
 
 namespace plexus::widgets {
 namespace {

@@ -15,10 +15,10 @@
 #include <exception>
 
 #include "common/icons.h"
+#include "common/image_thumbnail.h"
 #include "common/panel_style.h"
 #include "common/qt_text.h"
 #include "common/theme.h"
-#include "dataset/dataset_thumbnail.h"
 #include "tryit/digit_canvas.h"
 #include "tryit/model_input.h"
 #include "tryit/probability_bars.h"

@@ -1,4 +1,4 @@
-#include "dataset/dataset_thumbnail.h"
+#include "common/image_thumbnail.h"
 
 #include <algorithm>
 #include <cmath>
