@@ -1,0 +1,5 @@
+// What the widgets' test suites include, precompiled once for all of them (tests/CMakeLists.txt).
+#pragma once
+#include <QtWidgets>
+
+#include "core.h"
