@@ -1,4 +1,5 @@
-// What the widgets' test suites include, precompiled once for all of them (tests/CMakeLists.txt).
+// What the widgets' and the app's test suites include, precompiled once for all of them
+// (tests/CMakeLists.txt).
 #pragma once
 #include <QtWidgets>
 
