@@ -22,6 +22,7 @@
 #include <fstream>
 #include <qcustomplot.h>
 
+#include "cli_support.h"
 #include "dashboard.h"
 #include "dashboard/training_plots.h"
 #include "dashboard/training_progress.h"
@@ -126,7 +127,6 @@ class TestAppFollow : public QObject {
     // under AddressSanitizer their leak check would only report Open MPI (this process keeps its own).
     const QByteArray asan = qgetenv("ASAN_OPTIONS");
     qputenv("ASAN_OPTIONS", asan.isEmpty() ? QByteArray("detect_leaks=0") : asan + ":detect_leaks=0");
-    qputenv("PLEXUS_CLI", PLEXUS_CLI);  // the app's own lookup is next to the app
     data::write_synthetic_digits(fs::path(dir_.path().toStdString()) / "tiny", kTrain, kTest);
     project_ = writeProject(QStringLiteral("mlp.plexus"), 32, 3);
     long_project_ = writeProject(QStringLiteral("long.plexus"), 32, 100000);
@@ -139,7 +139,7 @@ class TestAppFollow : public QObject {
     const QString project = writeProject(QStringLiteral("wide.plexus"), 1024, kEpochs);
     const QString run = path(QStringLiteral("cli-run")), log = run + "/metrics.jsonl";
     QProcess cli;
-    cli.start(PLEXUS_CLI, {QStringLiteral("train"), project, QStringLiteral("--run-dir"), run,
+    cli.start(plexus::testing::cli_path(), {QStringLiteral("train"), project, QStringLiteral("--run-dir"), run,
                            QStringLiteral("--threads"), QStringLiteral("1"), QStringLiteral("--quiet")});
     QVERIFY(cli.waitForStarted());
     // Held after its first epoch, so what the window finds is a run in the middle.

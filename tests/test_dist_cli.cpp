@@ -58,7 +58,7 @@ void start_mpirun(QProcess& p, const QStringList& args) {
 CliResult run_mpi(int ranks, const QStringList& cli_args, int timeout_ms = 10 * 60 * 1000) {
   QProcess p;
   p.setProcessEnvironment(rank_environment());
-  p.start(PLEXUS_MPIEXEC, mpirun_flags(ranks) << PLEXUS_CLI << cli_args);
+  p.start(PLEXUS_MPIEXEC, mpirun_flags(ranks) << testing::cli_path() << cli_args);
   const bool finished = p.waitForFinished(timeout_ms);
   return {finished && p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
           QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
@@ -242,8 +242,8 @@ class TestDistCli : public QObject {
   void ranksWithDifferentProjectsRefuse() {
     const fs::path a = project("a.plexus", 100), b = project("b.plexus", 60);
     QProcess p;
-    QStringList args = mpirun_flags(1) << PLEXUS_CLI << "train" << at(a) << "--threads" << "1";
-    args << ":" << "-np" << "1" << PLEXUS_CLI << "train" << at(b) << "--threads" << "1";
+    QStringList args = mpirun_flags(1) << testing::cli_path() << "train" << at(a) << "--threads" << "1";
+    args << ":" << "-np" << "1" << testing::cli_path() << "train" << at(b) << "--threads" << "1";
     start_mpirun(p, args);
     QVERIFY(p.waitForFinished(60 * 1000));
     const QString err = QString::fromUtf8(p.readAllStandardError());
@@ -255,8 +255,8 @@ class TestDistCli : public QObject {
   void ranksWithDifferentDatasetsRefuse() {
     const fs::path a = project("d.plexus", 100);
     QProcess p;
-    QStringList args = mpirun_flags(1) << PLEXUS_CLI << "train" << at(a) << "--threads" << "1";
-    args << ":" << "-np" << "1" << PLEXUS_CLI << "train" << at(a) << "--threads" << "1" << "--data"
+    QStringList args = mpirun_flags(1) << testing::cli_path() << "train" << at(a) << "--threads" << "1";
+    args << ":" << "-np" << "1" << testing::cli_path() << "train" << at(a) << "--threads" << "1" << "--data"
          << at(work_ / "other-digits");
     start_mpirun(p, args);
     QVERIFY(p.waitForFinished(60 * 1000));
@@ -268,7 +268,7 @@ class TestDistCli : public QObject {
   void aDeadRankStopsTheOthers() {
     const fs::path file = project("long.plexus", 20, 100000);
     QProcess p;
-    start_mpirun(p, mpirun_flags(2) << PLEXUS_CLI << "train" << at(file) << "--threads" << "1" << "--metrics"
+    start_mpirun(p, mpirun_flags(2) << testing::cli_path() << "train" << at(file) << "--threads" << "1" << "--metrics"
                                    << at(work_ / "long.jsonl"));
     QTRY_VERIFY_WITH_TIMEOUT(losses(work_ / "long.jsonl").size() >= 5, 60 * 1000);
     const pid_t victim = rank_pid(p.processId(), 1);
@@ -287,7 +287,7 @@ class TestDistCli : public QObject {
     const fs::path file = project("stop.plexus", 20, 100000);
     const fs::path run = work_ / "stopped-run";
     QProcess p;
-    start_mpirun(p, mpirun_flags(2) << PLEXUS_CLI << "train" << at(file) << "--threads" << "1" << "--run-dir" << at(run));
+    start_mpirun(p, mpirun_flags(2) << testing::cli_path() << "train" << at(file) << "--threads" << "1" << "--run-dir" << at(run));
     QTRY_VERIFY_WITH_TIMEOUT(fs::exists(run / session::kRunLogFile) && losses(run / session::kRunLogFile).size() >= 5,
                              60 * 1000);
     QCOMPARE(::kill(pid_t(p.processId()), SIGINT), 0);  // what Ctrl-C in mpirun's terminal sends

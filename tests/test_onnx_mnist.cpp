@@ -10,6 +10,7 @@
 
 #include <cmath>
 
+#include "cli_support.h"
 #include "data/mnist.h"
 #include "graph/project.h"
 #include "onnx_support.h"
@@ -26,7 +27,7 @@ const QString kMnist = QStringLiteral(PLEXUS_SOURCE_DIR "/data/mnist");
 QString cli(const QStringList& args) {
   QProcess p;
   p.setWorkingDirectory(PLEXUS_SOURCE_DIR);
-  p.start(PLEXUS_CLI, args);
+  p.start(plexus::testing::cli_path(), args);
   if (!p.waitForFinished(600000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0)
     throw std::runtime_error("plexus-cli " + args.join(' ').toStdString() + " failed:\n" +
                              p.readAllStandardError().toStdString());
