@@ -51,7 +51,7 @@ What to train on:
 
 Training settings (a project's "training" object, docs/project-format.md; the defaults are a
 new project's, a project file or built-in model has its own):
-%SETTINGS%  --clip-norm X        clip the gradient norm to X (0 = off)                       [0]
+%SETTINGS%  --clip-norm X        clip the gradient norm to X (0 = off; this run's, not the project's) [0]
   --lr-mult NODE=F     train the node with id NODE at F times the learning rate (0 freezes its
                        weights); repeatable, for other nodes (the node's lr_mult)
   --weight-decay-mult NODE=F   the same for the weight decay (the node's weight_decay_mult)
@@ -93,10 +93,12 @@ std::string help() {
   return text;
 }
 
-const std::vector<std::string> kOwnOptions{
-    "--model",     "--dataset", "--data",     "--train-subset", "--shift",    "--threads",  "--clip-norm",
-    "--lr-mult",   "--weight-decay-mult",     "--metrics",      "--save",     "--resume",   "--quiet",
-    "--save-run",  "--run-dir", "--init-from", "--continue",    "--rank-timeout"};
+// Options besides the training settings' (setting_flags.h).
+const std::vector<std::string> kOwnOptions{"--model",    "--dataset",   "--data",       "--train-subset", "--shift",
+                                           "--threads",  "--clip-norm", "--lr-mult",    "--weight-decay-mult",
+                                           "--metrics",  "--save",      "--resume",     "--quiet",
+                                           "--save-run", "--run-dir",   "--init-from",  "--continue",
+                                           "--rank-timeout"};
 
 // What is trained: a project file, or a built-in project (train --model).
 struct Subject {
