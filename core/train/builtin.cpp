@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "data/mnist.h"
 #include "nn/layers.h"
 #include "util/error.h"
 #include "util/text.h"
@@ -52,13 +51,6 @@ std::shared_ptr<nn::Module> make_builtin_model(const std::string& name, Generato
   if (name == "mlp1024") return mlp({1024, 1024}, gen);
   if (name == "lenet") return lenet(gen);
   throw ValueError("unknown model '" + name + "' (built-in models: " + join(builtin_model_names()) + ")");
-}
-
-std::shared_ptr<const data::Dataset> open_image_dataset(const std::string& kind, const std::string& folder, bool train) {
-  const data::Split split = train ? data::Split::Train : data::Split::Test;
-  if (kind == "mnist") return std::make_shared<data::MnistDataset>(folder, split);
-  if (kind == "fashion-mnist") return std::make_shared<data::FashionMnistDataset>(folder, split);
-  throw ValueError("unknown dataset '" + kind + "' (known: mnist, fashion-mnist)");
 }
 
 MeanStd image_mean_std(const data::Dataset& dataset) {

@@ -1,6 +1,7 @@
 #pragma once
-// Named building blocks for front ends: the built-in example models of `plexus-cli train
-// --model`, the image datasets by kind, and the usual standardisation of images.
+// Named building blocks for the C++ API's examples, tests and benchmarks: small MNIST models
+// built in code, and the usual standardisation of images. (plexus-cli's built-in models are
+// project files: app/cli/builtin_projects.h.)
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,9 +16,6 @@ namespace plexus::train {
 // pool, 500 hidden, 10), all for [N, 1, 28, 28] images.
 std::shared_ptr<nn::Module> make_builtin_model(const std::string& name, Generator* gen = nullptr);
 const std::vector<std::string>& builtin_model_names();
-
-// "mnist" and "fashion-mnist" read the split's IDX files from `folder`.
-std::shared_ptr<const data::Dataset> open_image_dataset(const std::string& kind, const std::string& folder, bool train);
 
 // The mean and std of every input value of `dataset` (one pair for all channels), computed in
 // double over the whole set.

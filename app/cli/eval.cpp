@@ -1,0 +1,200 @@
+#include "cli/command.h"
+
+#include <charconv>
+#include <cstdio>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/builtin_projects.h"
+#include "cli/project_files.h"
+#include "io/atomic_file.h"
+#include "io/safetensors.h"
+#include "session/trained_model.h"
+#include "train/event_json.h"
+#include "util/error.h"
+
+namespace plexus::cli {
+namespace {
+
+constexpr const char* kHelp = R"(  Evaluates the project's model with the weights of CKPT on the test split of its dataset:
+  loss, and for classification accuracy, top-5, per-class accuracy and the confusion matrix.
+  CKPT is a run checkpoint (a run's best.safetensors or final.safetensors, tensors
+  "model.<node>.<param>") or a weights file (tensors "<node>.<param>", from init or the
+  GUI's Export Weights). Without FILE, the project is the one a run checkpoint holds; its
+  relative dataset path is looked up in the folder holding the run's <name>.runs folder, then
+  in the current directory. A checkpoint of a built-in model (train --model ... --save) names
+  its model and is evaluated as that built-in project.
+  --checkpoint FILE    the checkpoint or weights file to evaluate (required)
+  --json               print the result as one JSON object
+  --metrics F          write that JSON object to F
+  --predictions F      write one CSV line per test example to F: index,label,predicted,
+                       probability (a regression: index,target,prediction)
+  --data PATH          use this dataset folder or file instead of the project's
+  --batch-size N       examples per forward pass                                  [1000]
+  --device D           cpu, cuda (the first GPU) or cuda:N                   [the project's]
+  --threads N          CPU threads for the math                  [all hardware threads]
+  --model NAME         the built-in model CKPT is of: mlp, mlp64, mlp1024 or lenet
+                       [its metadata "model"]
+  --dataset KIND       a built-in model's dataset: mnist or fashion-mnist          [mnist]
+)";
+
+// What an evaluation was of, for its report: `what` for people ("mnist_mlp.plexus on 10000 mnist
+// test examples"), `ids` the JSON object's first keys (the model or project, the checkpoint, the
+// number of examples), and the class names (empty for a regression).
+struct EvalSubject {
+  std::string what;
+  nlohmann::json ids;
+  std::vector<std::string> class_names;
+};
+
+// The result of `eval`: one JSON object (printed with --json, written to --metrics F), or lines a
+// person reads.
+int report_evaluation(const Args& args, const train::EpochEnd& r, bool classification, const EvalSubject& s) {
+  // The figures under the keys of a metrics file's "test" line.
+  nlohmann::json j = train::to_json(train::TestEnd{r}, classification);
+  j.update(s.ids);
+  j["event"] = "eval";
+  if (classification) j["class_names"] = s.class_names;
+  if (args.has("--metrics")) io::write_file_atomically(args.str("--metrics", ""), j.dump() + "\n");
+  if (args.has("--json")) {
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
+  std::printf("%s: loss %.4f", s.what.c_str(), r.eval_loss);
+  if (!classification) {
+    std::printf("\n");
+    return 0;
+  }
+  std::printf(", accuracy %.2f%%, top-5 %.2f%%\n", 100 * r.eval_accuracy, 100 * r.eval_top5);
+  std::printf("per-class accuracy:");
+  for (size_t c = 0; c < r.per_class_accuracy.size(); ++c)
+    std::printf(" %s:%.1f%%", s.class_names[c].c_str(), 100 * r.per_class_accuracy[c]);
+  std::printf("\nconfusion matrix (rows: true class, columns: predicted):\n");
+  for (int64_t i = 0; i < r.classes; ++i) {
+    for (int64_t j = 0; j < r.classes; ++j) std::printf("%6lld", (long long)r.confusion[size_t(i * r.classes + j)]);
+    std::printf("\n");
+  }
+  return 0;
+}
+
+// The shortest text that reads back as the same float.
+std::string float_text(float v) {
+  char buf[32];
+  const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+  return std::string(buf, end);
+}
+
+// The whole split's targets, in order.
+std::vector<float> targets_of(const data::Dataset& split) {
+  std::vector<int64_t> all(size_t(split.size()));
+  std::iota(all.begin(), all.end(), int64_t(0));
+  return split.get_batch(all).target.to_vector();
+}
+
+// --predictions F of a classification: the predicted class and its probability that the
+// evaluation recorded for each example of `test` (loader order = dataset order).
+void write_class_predictions(const std::string& path, const train::EpochEnd& r, const data::Dataset& test) {
+  const std::vector<float> labels = targets_of(test);
+  io::write_file_atomically(path, [&](std::ostream& out) {
+    out << "index,label,predicted,probability\n";
+    for (size_t i = 0; i < labels.size(); ++i)
+      out << i << ',' << int64_t(labels[i]) << ',' << r.predicted[i] << ',' << float_text(r.confidence[i]) << '\n';
+  });
+}
+
+// --predictions F of a regression: the model's output for each example of `test`, in batches.
+void write_value_predictions(const std::string& path, const session::TrainedModel& m, const data::Dataset& test,
+                             int64_t batch_size) {
+  const std::vector<float> targets = targets_of(test);
+  std::vector<float> outputs;
+  for (int64_t start = 0; start < test.size(); start += batch_size) {
+    std::vector<int64_t> idx(size_t(std::min(batch_size, test.size() - start)));
+    std::iota(idx.begin(), idx.end(), start);
+    const std::vector<float> out = m.forward(test.get_batch(idx).input).to_vector();
+    outputs.insert(outputs.end(), out.begin(), out.end());
+  }
+  const size_t n = size_t(test.size());
+  const size_t per_target = n ? targets.size() / n : 1, per_output = n ? outputs.size() / n : 1;
+  auto columns = [](const char* name, size_t k) {
+    if (k == 1) return std::string(",") + name;
+    std::string s;
+    for (size_t j = 0; j < k; ++j) s += std::string(",") + name + "_" + std::to_string(j);
+    return s;
+  };
+  io::write_file_atomically(path, [&](std::ostream& out) {
+    out << "index" << columns("target", per_target) << columns("prediction", per_output) << '\n';
+    for (size_t i = 0; i < n; ++i) {
+      out << i;
+      for (size_t j = 0; j < per_target; ++j) out << ',' << float_text(targets[i * per_target + j]);
+      for (size_t j = 0; j < per_output; ++j) out << ',' << float_text(outputs[i * per_output + j]);
+      out << '\n';
+    }
+  });
+}
+
+int eval_project(const Args& args, ProjectSource p, const std::optional<std::string>& builtin) {
+  const std::string checkpoint = args.str("--checkpoint", "");
+  graph::Graph& g = p.graph;
+  apply_machine_options(args, g);
+  session::TrainedModel m =
+      builtin ? load_builtin_model(g, checkpoint) : session::load_trained_model(g, checkpoint, {p.dir});
+  const bool predictions = args.has("--predictions");
+  const session::TestEvaluation t = session::evaluate_on_test(m, {p.dir}, args.integer("--batch-size", 1000, 1),
+                                                               parse_device(g.training.device), predictions);
+  const train::EpochEnd& r = t.figures;
+  // The evaluation recorded a classification's predictions from its own forward pass; a
+  // regression's outputs come from the model itself, on the CPU where TrainedModel works.
+  if (predictions && m.classification()) write_class_predictions(args.str("--predictions", ""), r, *t.split);
+  if (predictions && !m.classification()) {
+    m.compiled.model->to(Device::cpu());
+    write_value_predictions(args.str("--predictions", ""), m, *t.split, args.integer("--batch-size", 1000, 1));
+  }
+  const int64_t n = t.split->size();
+  nlohmann::json ids{{"checkpoint", checkpoint}, {"examples", n}};
+  if (builtin) ids["model"] = *builtin;
+  if (p.file) ids["project"] = *p.file;  // else the checkpoint's own
+  const std::string what = p.name + " on " + std::to_string(n) + " " + t.dataset_kind + " test " +
+                           (builtin ? "images" : "examples");
+  return report_evaluation(args, r, m.classification(), {what, ids, m.class_names});
+}
+
+int cmd_eval(const Args& args) {
+  args.allow({"--checkpoint", "--json", "--metrics", "--predictions", "--data", "--batch-size", "--threads", "--device",
+              "--model", "--dataset"});
+  std::optional<std::string> file;
+  if (!args.positional().empty()) {
+    for (const char* o : {"--model", "--dataset"})
+      if (args.has(o)) throw UsageError{std::string(o) + " is for the built-in models; a project file names its own"};
+    file = args.positional()[0];
+  }
+  if (!args.has("--checkpoint")) throw UsageError{"eval needs --checkpoint FILE"};
+  const std::string checkpoint = args.str("--checkpoint", "");
+  // Without FILE or --model: the checkpoint says what it is of (a project, or a built-in model).
+  const bool builtin = args.has("--model") || args.has("--dataset");
+  if (file || !builtin)
+    if (std::optional<ProjectSource> p = find_project(file, checkpoint)) return eval_project(args, std::move(*p), {});
+  const io::SafetensorsMetadata meta = io::read_safetensors_header(checkpoint).metadata;
+  const auto stored_model = meta.find("model");
+  if (!builtin && stored_model == meta.end())
+    throw IoError(checkpoint + " holds no project (and is no built-in model's checkpoint): pass the project FILE it "
+                  "belongs to, as in: plexus-cli eval FILE --checkpoint " + checkpoint);
+  const std::string name = args.str("--model", stored_model != meta.end() ? stored_model->second : "mlp");
+  return eval_project(args, {builtin_project(name, args), {}, name, std::nullopt}, name);
+}
+
+}  // namespace
+
+Command eval_command() {
+  return {"eval",
+          "eval [FILE] --checkpoint CKPT [--json] [--metrics F] [--predictions F] [--data PATH]\n"
+          "     [--batch-size N] [--device D] [--threads N]\n"
+          "eval --model NAME --checkpoint CKPT [options]",
+          "evaluate a project's (or a built-in model's) checkpoint or weights file on its test split",
+          [] { return std::string(kHelp); }, {{"--json"}, 1, {}}, cmd_eval};
+}
+
+}  // namespace plexus::cli

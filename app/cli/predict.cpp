@@ -1,0 +1,187 @@
+#include "cli/command.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+#include <nlohmann/json.hpp>
+
+#include "cli/project_files.h"
+#include "data/csv.h"
+#include "data/image_file.h"
+#include "ops/ops.h"
+#include "session/data_pipeline.h"
+#include "session/trained_model.h"
+#include "util/error.h"
+#include "util/text.h"
+
+namespace plexus::cli {
+namespace {
+
+constexpr const char* kHelp = R"(  Runs the trained model on each INPUT and prints, per example, the K most likely classes
+  with their probabilities (softmax), or the regression output. FILE (a first argument
+  ending in .plexus) and CKPT are as for eval. For an image dataset the INPUTs are PNG,
+  JPEG or BMP images of any size: converted to the model's channels (gray: ITU-R BT.601 luma)
+  and size (shrunk by area averaging, enlarged bilinearly), scaled to [0, 1] as the training
+  images were, then normalised as in training. For a CSV dataset the INPUTs are CSV files
+  whose header names the project's feature columns (matched by name when the project's data
+  file is at hand, else every column but the target, in order); a target column is ignored.
+  --top K              classes shown per example                          [3]
+  --json               one JSON object per example: {"input", ("row",) "classes":
+                       [{"class", "name", "probability"}...]} or {"input", ("row",) "value"}
+  --batch-size N       examples per forward pass                          [100]
+  --threads N          CPU threads for the math                  [all hardware threads]
+)";
+
+// The examples predict reads from its INPUTs, in raw units, with what identifies each in the output.
+struct PredictInputs {
+  std::vector<float> values;         // example after example
+  std::vector<nlohmann::json> ids;   // {"input": FILE} or {"input": FILE, "row": R}
+};
+
+// Pictures prepared as the project's training pictures were (session::picture_input).
+void read_images(const std::vector<std::string>& files, const graph::DatasetBinding& binding, const Shape& chw,
+                 PredictInputs& in) {
+  for (const std::string& f : files) {
+    const data::Image image = data::read_image(f);
+    Tensor x;
+    try {
+      x = session::picture_input(image, binding, chw);
+    } catch (const ShapeError& e) {
+      throw ShapeError(f + ": " + e.what());
+    }
+    const std::vector<float> v = x.to_vector();
+    in.values.insert(in.values.end(), v.begin(), v.end());
+    in.ids.push_back({{"input", f}});
+  }
+}
+
+// CSV rows: the model's feature columns by name (a run's checkpoint names them; for a weights
+// file without them, the project's data file's header minus the target), else every column of
+// the input but the target, in order (a warning says so: columns in another order than in
+// training would go unnoticed).
+void read_rows(const std::vector<std::string>& files, const ProjectSource& p, const session::TrainedModel& model,
+               int64_t features, PredictInputs& in) {
+  const std::string& target = p.graph.dataset.target;
+  auto without_target = [&](std::vector<std::string> names) {
+    names.erase(std::remove(names.begin(), names.end(), target), names.end());
+    return names;
+  };
+  std::optional<std::vector<std::string>> known;
+  if (!model.feature_names.empty()) known = model.feature_names;
+  else
+    std::fprintf(stderr, "plexus-cli: warning: the checkpoint does not name the feature columns and the project's "
+                 "data file '%s' is not at hand, so they cannot be matched by name: every column but the target '%s' "
+                 "is taken, in order\n",
+                 p.graph.dataset.path.c_str(), target.c_str());
+  for (const std::string& f : files) {
+    char head[8] = {};
+    std::ifstream(f, std::ios::binary).read(head, sizeof head);
+    if (data::is_image_data(reinterpret_cast<const uint8_t*>(head), sizeof head))
+      throw DataError(f + ": an image, but the model takes rows of a CSV file (its dataset is a CSV file)");
+    const std::vector<std::string> names = known ? *known : without_target(data::read_csv_header(f));
+    if (int64_t(names.size()) != features)
+      throw ShapeError(f + ": " + std::to_string(names.size()) + " feature columns (" + join(names, ", ") +
+                       ") besides the target '" + target + "', but the model takes " + std::to_string(features));
+    const Tensor x = data::read_csv_features(f, names);
+    const std::vector<float> v = x.to_vector();
+    in.values.insert(in.values.end(), v.begin(), v.end());
+    for (int64_t r = 1; r <= x.size(0); ++r) in.ids.push_back({{"input", f}, {"row", r}});
+  }
+}
+
+// One example's line for people: "digit.png: 7 (98.12%), 2 (1.10%)" or "rows.csv row 2: 3.967".
+std::string prediction_text(const nlohmann::json& id, const nlohmann::json& result) {
+  std::string s = id["input"].get<std::string>();
+  if (id.contains("row")) s += " row " + std::to_string(id["row"].get<int64_t>());
+  s += ":";
+  char buf[64];
+  if (result.contains("classes")) {
+    for (const auto& c : result["classes"]) {
+      std::snprintf(buf, sizeof buf, " (%.2f%%),", 100 * c["probability"].get<double>());
+      (s += ' ') += c["name"].get<std::string>();  // in steps: GCC 12 warns of "a + b + buf" here
+      s += buf;
+    }
+    s.pop_back();
+  } else {
+    for (const auto& v : result["value"].is_array() ? result["value"] : nlohmann::json::array({result["value"]})) {
+      std::snprintf(buf, sizeof buf, " %.6g", v.get<double>());
+      s += buf;
+    }
+  }
+  return s;
+}
+
+// One example's result: its `top` classes, ranked by score as eval's argmax counts them (ties keep
+// the lower class first), with their probabilities; or a regression's `k` output values.
+void add_prediction(nlohmann::json& result, const session::TrainedModel& m, const float* scores, const float* probs,
+                    size_t k, size_t top) {
+  if (!m.classification()) {
+    result["value"] = k == 1 ? nlohmann::json(scores[0]) : nlohmann::json(std::vector<float>(scores, scores + k));
+    return;
+  }
+  std::vector<size_t> order(k);
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+  nlohmann::json classes = nlohmann::json::array();
+  for (size_t c : std::span(order).first(std::min(k, top)))
+    classes.push_back({{"class", c}, {"name", m.class_names[c]}, {"probability", probs[c]}});
+  result["classes"] = std::move(classes);
+}
+
+int cmd_predict(const Args& args) {
+  args.allow({"--checkpoint", "--top", "--json", "--batch-size", "--threads"});
+  std::vector<std::string> inputs = args.positional();
+  std::optional<std::string> file;
+  if (!inputs.empty() && inputs[0].ends_with(".plexus")) {
+    file = inputs[0];
+    inputs.erase(inputs.begin());
+  }
+  if (!args.has("--checkpoint")) throw UsageError{"predict needs --checkpoint FILE"};
+  if (inputs.empty()) throw UsageError{"predict needs at least one INPUT: an image (PNG, JPEG, BMP) or a CSV file of rows"};
+  const int64_t top = args.integer("--top", 3, 1), batch_size = args.integer("--batch-size", 100, 1);
+  apply_threads_option(args);
+  const std::string checkpoint = args.str("--checkpoint", "");
+  const std::optional<ProjectSource> p = find_project(file, checkpoint);
+  if (!p)
+    throw IoError(checkpoint + " holds no project: pass the project FILE it belongs to, as in: plexus-cli predict "
+                  "FILE --checkpoint " + checkpoint + " INPUT...");
+  const session::TrainedModel m = session::load_trained_model(p->graph, checkpoint, {p->dir});
+
+  PredictInputs in;
+  const Shape& shape = m.info.input_shape;
+  if (p->graph.dataset.kind == "csv") read_rows(inputs, *p, m, shape.at(0), in);
+  else read_images(inputs, p->graph.dataset, shape, in);
+  Shape batch_shape{int64_t(in.ids.size())};
+  batch_shape.insert(batch_shape.end(), shape.begin(), shape.end());
+  const Tensor x = from_vector(in.values, batch_shape);
+
+  for (int64_t start = 0; start < x.size(0); start += batch_size) {
+    const int64_t n = std::min(batch_size, x.size(0) - start);
+    const Tensor out = m.forward(x.narrow(0, start, n));
+    const std::vector<float> scores = out.to_vector();
+    const std::vector<float> probs = m.classification() ? softmax(out, 1).to_vector() : scores;
+    const size_t k = scores.size() / size_t(n);
+    for (int64_t i = 0; i < n; ++i) {
+      const nlohmann::json& id = in.ids[size_t(start + i)];
+      nlohmann::json result = id;
+      add_prediction(result, m, scores.data() + size_t(i) * k, probs.data() + size_t(i) * k, k, size_t(top));
+      std::printf("%s\n", args.has("--json") ? result.dump().c_str() : prediction_text(id, result).c_str());
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command predict_command() {
+  return {"predict", "predict [FILE] --checkpoint CKPT INPUT... [--top K] [--json] [--batch-size N] [--threads N]",
+          "use a trained model on images (PNG, JPEG, BMP) or rows of a CSV file",
+          [] { return std::string(kHelp); }, {{"--json"}, size_t(-1), {}}, cmd_predict};
+}
+
+}  // namespace plexus::cli
