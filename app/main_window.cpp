@@ -361,7 +361,7 @@ void MainWindow::createActions() {
     a->setCheckable(true);
     a->setChecked(widgets::ThemeManager::instance().mode() == mode);
     themes->addAction(a);
-    connect(a, &QAction::triggered, this, [mode] {
+    connect(a, &QAction::triggered, this, [mode = mode] {
       widgets::ThemeManager::instance().setMode(mode);
       QSettings().setValue(QStringLiteral("theme"), widgets::toString(mode));
     });

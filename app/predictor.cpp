@@ -8,15 +8,11 @@
 #include "common/qt_text.h"
 #include "ops/ops.h"
 #include "util/error.h"
+#include "util/overloaded.h"
 
 namespace plexus::app {
 
 namespace {
-
-template <class... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
 
 // Copies a run's weights into a model compiled from the same graph: same names, same order,
 // same shapes. Checked before anything changes.

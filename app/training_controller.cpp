@@ -26,17 +26,13 @@
 #include "train/checkpoint.h"
 #include "train/partial_load.h"
 #include "train/trainer.h"
+#include "util/overloaded.h"
 #include "util/threads.h"
 
 namespace plexus::app {
 namespace fs = std::filesystem;
 
 namespace {
-
-template <class... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
 
 fs::path to_path(const QString& s) { return fs::path(s.toStdString()); }
 

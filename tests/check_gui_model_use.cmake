@@ -45,5 +45,6 @@ message("the dashboard showed ${shown}% on the test split; plexus-cli eval gives
 
 set(ENV{PLEXUS_PREDICT_CHECKPOINT} ${final})
 set(ENV{PLEXUS_MNIST_DIR} ${SOURCE}/data/mnist)
+set(ENV{PLEXUS_CLI} ${CLI})  # the suite drives plexus-cli (tests/cli_support.h)
 run("predict on 20 PNGs against eval --predictions" ${PREDICT_TEST})
 message("predict and eval agree on 20 test images with the GUI run's checkpoint")

@@ -20,10 +20,15 @@ namespace plexus::testing {
 // literal in place (1e999, 2^64, "\ud800"). fuzz_parse reads well-formed JSON only (the texts
 // the mutations start from); fuzz_print may print malformed JSON on purpose.
 struct FuzzJson {
+  struct Member;  // not std::pair: a pair of an incomplete type is undefined (clang refuses it)
   enum class Kind { Scalar, Array, Object } kind = Kind::Scalar;
-  std::string text;                                       // Scalar: as written, strings with quotes
-  std::vector<FuzzJson> items;                            // Array
-  std::vector<std::pair<std::string, FuzzJson>> members;  // Object: keys as written, with quotes
+  std::string text;              // Scalar: as written, strings with quotes
+  std::vector<FuzzJson> items;   // Array
+  std::vector<Member> members;   // Object
+};
+struct FuzzJson::Member {
+  std::string key;  // as written, with quotes
+  FuzzJson value;
 };
 
 namespace fuzz_detail {
@@ -53,7 +58,7 @@ inline FuzzJson parse_value(const std::string& s, size_t& i) {
       std::string key = read_string_literal(s, i);
       skip_ws(s, i);
       ++i;  // ':'
-      v.members.emplace_back(std::move(key), parse_value(s, i));
+      v.members.push_back({std::move(key), parse_value(s, i)});
       skip_ws(s, i);
       if (i < s.size() && s[i++] == '}') break;
     }
@@ -99,9 +104,9 @@ inline void print(const FuzzJson& v, bool pretty, int level, std::string& out) {
     for (size_t k = 0; k < v.members.size(); ++k) {
       if (k) out += ',';
       out += nl;
-      out += v.members[k].first;
+      out += v.members[k].key;
       out += pretty ? ": " : ":";
-      print(v.members[k].second, pretty, level + 1, out);
+      print(v.members[k].value, pretty, level + 1, out);
     }
     out += v.members.empty() ? "" : close;
     out += '}';
@@ -111,7 +116,7 @@ inline void print(const FuzzJson& v, bool pretty, int level, std::string& out) {
 inline void collect(FuzzJson& v, std::vector<FuzzJson*>& all) {
   all.push_back(&v);
   for (FuzzJson& c : v.items) collect(c, all);
-  for (auto& m : v.members) collect(m.second, all);
+  for (auto& m : v.members) collect(m.value, all);
 }
 
 inline bool is_number(const FuzzJson& v) {
@@ -128,7 +133,7 @@ inline FuzzJson scalar(std::string text) {
 inline FuzzJson* member(FuzzJson& obj, const std::string& quoted_key) {
   if (obj.kind != FuzzJson::Kind::Object) return nullptr;
   for (auto& m : obj.members)
-    if (m.first == quoted_key) return &m.second;
+    if (m.key == quoted_key) return &m.value;
   return nullptr;
 }
 
@@ -223,7 +228,7 @@ inline void mutate_tree(FuzzJson& root, std::mt19937_64& rng) {
     }
     case 7: {  // an unknown key
       static const std::vector<std::string> keys = {"\"extra\"", "\"Format\"", "\"\"", "\"nodes \"", "\"view\""};
-      if (!objects.empty()) pick(objects, rng)->members.emplace_back(pick(keys, rng), scalar("1"));
+      if (!objects.empty()) pick(objects, rng)->members.push_back({pick(keys, rng), scalar("1")});
       break;
     }
     case 8: {  // deep nesting around a value
@@ -233,7 +238,7 @@ inline void mutate_tree(FuzzJson& root, std::mt19937_64& rng) {
         FuzzJson outer;
         outer.kind = rng() % 2 ? FuzzJson::Kind::Array : FuzzJson::Kind::Object;
         if (outer.kind == FuzzJson::Kind::Array) outer.items.push_back(std::move(*v));
-        else outer.members.emplace_back("\"k\"", std::move(*v));
+        else outer.members.push_back({"\"k\"", std::move(*v)});
         *v = std::move(outer);
       }
       break;

@@ -276,7 +276,8 @@ class TestAugment : public QObject {
         {std::make_shared<RandomHorizontalFlip>(0.5), "RandomHorizontalFlip"},
         {std::make_shared<RandomRotation>(10), "RandomRotation"},
         {std::make_shared<ColorJitter>(0.1, 0.1), "ColorJitter"}};
-    for (const auto& [t, name] : all) {
+    for (const auto& [transform, name] : all) {
+      const auto& t = transform;  // a lambda may not capture a structured binding before clang 16
       for (const Shape& shape : {Shape{4, 6, 6}, Shape{4, 36}, Shape{2, 1, 1, 6, 6}}) {
         const std::string message = message_of<ShapeError>([&] { t->apply(batch_of(zeros(shape)), gen); });
         VERIFY_CONTAINS(message, name);

@@ -176,7 +176,8 @@ class TestConv : public QObject {
   void fusedMatchesComposed() {
     QFETCH(int, index);
     const Case& c = cases()[size_t(index)];
-    for (const auto& [relu, pool] : {std::pair{true, true}, {true, false}, {false, true}}) {
+    for (const auto& fusion : {std::pair{true, true}, {true, false}, {false, true}}) {
+      const bool relu = fusion.first, pool = fusion.second;
       Generator gen(uint64_t(200 + index));
       const Tensor x0 = randn(c.x, &gen), w0 = randn(c.w, &gen), b0 = randn({c.w[0]}, &gen);
       auto run = [&](bool fused) {

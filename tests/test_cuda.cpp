@@ -2063,7 +2063,7 @@ class TestCuda : public QObject {
   void outOfMemoryIsADeviceError() {
     GUARD_BEGIN
       const int64_t n = int64_t(1) << 40;  // 4 TiB of floats
-      const std::string msg = message_of<DeviceError>([n] { (void)empty({n}, kGpu); });
+      const std::string msg = message_of<DeviceError>([&] { (void)empty({n}, kGpu); });
       qInfo("%s", msg.c_str());
       QVERIFY2(contains(msg, "out of memory"), msg.c_str());
       QVERIFY2(contains(msg, std::to_string(n * int64_t(sizeof(float)))), msg.c_str());  // 4398046511104 bytes

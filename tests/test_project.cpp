@@ -116,7 +116,7 @@ Graph conv_net() {
              edge("act", "output", "drop", "input"), edge("drop", "output", "fc", "input"),
              edge("fc", "output", "loss", "input"), edge("in", "y", "loss", "target")};
   g.dataset = {.kind = "csv", .path = "data/wine.csv", .target = "quality", .task = "regression"};
-  g.training = TrainingSettings{"adamw", 3e-4, 0.95, true, 0.01, "cosine", 7, 0.5, 250, 0.25, 32, 100,
+  g.training = TrainingSettings{{"adamw", 3e-4, 0.95, true, 0.01}, {"cosine", 7, 0.5, 250, 0.25}, 32, 100,
                                 std::numeric_limits<uint64_t>::max(), "cuda"};
   return g;
 }
