@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "optim/factory.h"
+#include "optim_config/config.h"
 
 namespace plexus::graph {
 namespace {
