@@ -33,7 +33,6 @@
 #include "dist/launch.h"
 #include "dist/replicas.h"
 #include "export/onnx.h"
-#include "graph/compiler.h"
 #include "graph/dataset_info.h"
 #include "graph/diff.h"
 #include "graph/layer_docs.h"
@@ -42,6 +41,7 @@
 #include "graph/validate.h"
 #include "io/atomic_file.h"
 #include "io/safetensors.h"
+#include "layers/compiler.h"
 #include "ops/ops.h"
 #include "optim/factory.h"
 #include "session/continuation.h"
@@ -989,7 +989,7 @@ int cmd_init(const Args& args) {
   const std::string file = args.str("--project", ""), out = args.str("--out", "");
   const graph::Graph g = graph::load_project(file);
   const uint64_t seed = uint64_t(args.integer("--seed", int64_t(g.training.seed), 0));
-  const graph::CompiledGraph c = graph::compile(g, describe_project_dataset(g, file), seed);
+  const layers::CompiledGraph c = layers::compile(g, describe_project_dataset(g, file), seed);
   train::save_weights(out, *c.model, {{"project", fs::path(file).filename().string()}, {"seed", std::to_string(seed)}});
   std::printf("wrote %zu tensors (%lld parameters) initialised with seed %llu to %s\n", c.model->state().size(),
               (long long)c.model->num_parameters(), (unsigned long long)seed, out.c_str());
@@ -1010,7 +1010,7 @@ int cmd_grad(const Args& args) {
   if (args.has("--threads")) set_num_threads(int(args.integer("--threads", 1, 1)));
   const graph::Graph g = graph::load_project(file);
   const graph::DatasetInfo info = describe_project_dataset(g, file);
-  const graph::CompiledGraph c = graph::compile(g, info, g.training.seed);
+  const layers::CompiledGraph c = layers::compile(g, info, g.training.seed);
   train::load_weights(args.str("--weights", ""), *c.model);
 
   const io::SafetensorsFile batch = io::load_safetensors(input);
