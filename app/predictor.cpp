@@ -173,7 +173,7 @@ void Predictor::apply(const Source& source) {
                      model->info = run.info;
                      model->class_names = run.class_names;
                      model->normalization = run.normalization;
-                     model->compiled = graph::compile(run.graph, run.info, run.graph.training.seed);
+                     model->compiled = layers::compile(run.graph, run.info, run.graph.training.seed);
                      model->compiled.model->eval();
                      loadState(*model->compiled.model, *live.weights.state);
                      model_ = std::move(model);

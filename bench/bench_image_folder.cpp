@@ -78,9 +78,9 @@
 #include "data/dataset.h"
 #include "data/image_cache.h"
 #include "data/image_folder.h"
-#include "graph/compiler.h"
 #include "graph/dataset_info.h"
 #include "graph/project.h"
+#include "layers/compiler.h"
 #include "optim/factory.h"
 #include "plexus.h"
 #include "session/run.h"
@@ -364,7 +364,7 @@ int main(int argc, char** argv) {
     const Memory m0 = memory();
     std::printf("memory before the reference (pictures decoded): VmHWM %.1f MiB%s  VmRSS %.1f MiB\n", m0.hwm_mb,
                 reset ? " (reset)" : " (could not reset)", m0.rss_mb);
-    graph::CompiledGraph compiled = graph::compile(g, run.data.info, run.settings.seed);
+    layers::CompiledGraph compiled = layers::compile(g, run.data.info, run.settings.seed);
     const auto optimizer = optim::make_optimizer(run.settings, compiled.model->parameters());
     const auto scheduler = optim::make_scheduler(run.settings, *optimizer, run.settings.epochs);
     data::DataLoaderOptions train_options = run.train_loader->options();

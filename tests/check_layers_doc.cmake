@@ -9,7 +9,7 @@ if(NOT EXISTS ${DOC})
 endif()
 file(READ ${DOC} committed)
 if(NOT fresh STREQUAL committed)
-  message(FATAL_ERROR "docs/layers.md is out of date with the layer registry (core/graph/registry.cpp).\n"
+  message(FATAL_ERROR "docs/layers.md is out of date with the layer registry (core/layers/).\n"
                       "Regenerate it with\n    PLEXUS_BUILD_DIR=<your build dir> scripts/gen-layers-doc\n"
                       "and commit the result.")
 endif()

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "autograd/grad_mode.h"
-#include "graph/compiler.h"
 #include "graph/inference.h"
+#include "layers/compiler.h"
 #include "session/trained_model.h"
 #include "test_support.h"
 #include "util/error.h"
@@ -96,7 +96,7 @@ inline session::TrainedModel trained_model(graph::Graph g, const Shape& input, s
   m.info.classes = classes;
   if (!classes) m.info.label_shape = prediction_shape(g, m.info).value_or(Shape{});
   for (int64_t c = 0; c < classes; ++c) m.class_names.push_back("class " + std::to_string(c));
-  m.compiled = graph::compile(g, m.info, seed);
+  m.compiled = layers::compile(g, m.info, seed);
   m.compiled.model->eval();
   Generator gen(seed);
   NoGradGuard no_grad;

@@ -26,10 +26,10 @@
 #include "dashboard/confusion_matrix.h"
 #include "dashboard.h"
 #include "dataset/dataset_preview.h"
-#include "graph/compiler.h"
 #include "graph/dataset_info.h"
 #include "graph/project.h"
 #include "editor/model/graph_document.h"
+#include "layers/compiler.h"
 #include "main_window.h"
 #include "data/image_file.h"
 #include "data/synthetic_digits.h"
@@ -188,7 +188,7 @@ class TestDashboard : public QObject {
     QCOMPARE(finals.size(), 1);
     QCOMPARE(filesUnder(dir_.filePath("tiny_mlp.runs"), "best.safetensors").size(), 1);
     const graph::Graph g = w.document()->graph();
-    graph::CompiledGraph fresh = graph::compile(g, graph::DatasetInfo{{1, 28, 28}, {}, 10}, 99);
+    layers::CompiledGraph fresh = layers::compile(g, graph::DatasetInfo{{1, 28, 28}, {}, 10}, 99);
     train::load_checkpoint(finals[0].toStdString(), *fresh.model);
 
     // Run > Evaluate on Test Set of the final checkpoint shows what the run's end showed.

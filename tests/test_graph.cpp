@@ -1,16 +1,18 @@
 // The layer registry, shape inference, validation and the compiler.
 #include <QtTest>
 
-#include "graph/compiler.h"
 #include "graph/compute.h"
 #include "graph/inference.h"
 #include "graph/project.h"
 #include "graph/registry.h"
 #include "graph/validate.h"
+#include "layers/compiler.h"
+#include "layers/lowering.h"
 #include "plexus.h"
 
 using namespace plexus;
 using namespace plexus::graph;
+using namespace plexus::layers;
 
 namespace {
 
@@ -54,7 +56,8 @@ class TestGraph : public QObject {
       QVERIFY2(r.find(name), name);
     for (const LayerType& t : r.types()) {
       QVERIFY2(t.shape, t.name.c_str());
-      QVERIFY2(bool(t.build) != t.is_loss(), t.name.c_str());  // layers build, losses compute a loss
+      QVERIFY2(bool(lowering(t).build) != t.is_loss(), t.name.c_str());  // layers build, losses compute a loss
+      QVERIFY2(bool(lowering(t).loss) == t.is_loss(), t.name.c_str());
       QVERIFY2(!t.description.empty() && !t.category.empty() && !t.display_name.empty(), t.name.c_str());
       for (const ParamSpec& p : t.params) {
         // Every default passes the type's own checks.
@@ -314,9 +317,9 @@ class TestGraph : public QObject {
     // The speed display counts attention's products.
     const LayerType& attn = *Registry::instance().find("MultiheadAttention");
     const Graph g = sequence_model();
-    const Params p(*g.find("attn"), attn.params);
-    QCOMPARE(attn.macs(p, {{5, 8}}, {{5, 8}}), 4.0 * 5 * 64 + 2.0 * 25 * 8);
-    QCOMPARE(attn.parameter_count(p, {{5, 8}}), 4.0 * 64 + 4 * 8);
+    const Node& n = *g.find("attn");
+    QCOMPARE(attn.macs(n, {{5, 8}}, {{5, 8}}), 4.0 * 5 * 64 + 2.0 * 25 * 8);
+    QCOMPARE(attn.parameter_count(n, {{5, 8}}), 4.0 * 64 + 4 * 8);
   }
 
   void sequenceShapeMessages() {

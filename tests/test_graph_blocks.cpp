@@ -181,8 +181,8 @@ class TestGraphBlocks : public QObject {
   // Grouping never changes what trains: the same parameters under the same names, initialised
   // the same, computing the same outputs.
   void groupedGraphCompilesToTheSameModel() {
-    const graph::CompiledGraph flat = graph::compile(mlp(), kDigits, 5);
-    const graph::CompiledGraph blocks = graph::compile(grouped(), kDigits, 5);
+    const layers::CompiledGraph flat = layers::compile(mlp(), kDigits, 5);
+    const layers::CompiledGraph blocks = layers::compile(grouped(), kDigits, 5);
     const auto a = flat.model->state(), b = blocks.model->state();  // in the same order, too
     QCOMPARE(a.size(), b.size());
     for (size_t i = 0; i < a.size(); ++i) {

@@ -29,16 +29,17 @@
 #include <random>
 #include <sstream>
 
-#include "graph/compiler.h"
 #include "graph/inference.h"
 #include "graph/project.h"
 #include "graph/registry.h"
 #include "graph/validate.h"
+#include "layers/compiler.h"
 #include "plexus.h"
 #include "project_fuzz.h"
 
 using namespace plexus;
 using namespace plexus::graph;
+using namespace plexus::layers;
 
 namespace {
 

@@ -14,12 +14,13 @@
 #include <vector>
 
 #include "data/idx.h"
-#include "graph/compiler.h"
 #include "graph/dataset_info.h"
 #include "graph/memory.h"
 #include "graph/project.h"
 #include "graph/training_params.h"
 #include "graph/validate.h"
+#include "layers/compiler.h"
+#include "layers/lowering.h"
 #include "session/run.h"
 #include "tensor/allocator.h"
 #include "tensor/generator.h"
@@ -29,6 +30,7 @@
 
 using namespace plexus;
 using namespace plexus::graph;
+using namespace plexus::layers;
 using namespace plexus::session;
 using plexus::testing::contains;
 using plexus::testing::message_of;
@@ -171,17 +173,17 @@ class TestInputLimits : public QObject {
     const std::vector<Shape> candidates{{8}, {6, 8, 8}, {6, 8}};
     int with_parameters = 0;
     for (const LayerType& t : Registry::instance().types()) {
-      if (!t.build || t.is_input()) continue;
+      const Lowering& lowered = lowering(t);
+      if (!lowered.build || t.is_input()) continue;
       for (const bool flip : {false, true}) {
         Node node{"n", t.name, "n", {}, {}};
         if (flip)
           for (const ParamSpec& p : t.params)
             if (p.type == ParamType::Bool) node.params[p.name] = !std::get<bool>(p.default_value);
-        const Params params(node, t.params);
         bool built = false;
         for (const Shape& shape : candidates) {
           const size_t n = t.inputs.at(0).variadic ? 2 : t.inputs.size();
-          ShapeContext c{node, params, std::vector<Shape>(n, shape), std::vector<std::string>(n, "input"),
+          ShapeContext c{node, std::vector<Shape>(n, shape), std::vector<std::string>(n, "input"),
                          std::vector<std::string>(n, "'src'"), nullptr, false};
           try {
             t.shape(c);
@@ -189,9 +191,9 @@ class TestInputLimits : public QObject {
             continue;
           }
           Generator gen(1);
-          const BuiltNode b = t.build(BuildContext{node, params, c.inputs, &gen});
+          const BuiltNode b = lowered.build(BuildContext{node, c.inputs, &gen});
           const double built_count = b.module ? double(b.module->num_parameters()) : 0;
-          const double counted = t.parameter_count ? t.parameter_count(params, c.inputs) : 0;
+          const double counted = t.parameter_count ? t.parameter_count(node, c.inputs) : 0;
           QVERIFY2(built_count == counted, qPrintable(QString("%1 on %2: the module has %3 parameters, the registry "
                                                               "counts %4")
                                                           .arg(QString::fromStdString(t.name))

@@ -11,9 +11,9 @@
 
 #include "data/dataloader.h"
 #include "data/synthetic_digits.h"
-#include "graph/compiler.h"
 #include "graph/project.h"
 #include "graph/training_params.h"
+#include "layers/compiler.h"
 #include "optim/factory.h"
 #include "plexus.h"
 #include "session/run.h"
@@ -57,7 +57,7 @@ const graph::DatasetInfo kSmallInfo{{4}, {}, 3, 0};
 
 // What session::make_training_run gives a compiled graph's Trainer: the loss, the observer
 // hook and the nodes' types and labels.
-train::TrainerOptions options_for(const graph::Graph& g, const graph::CompiledGraph& c, int64_t stats_every) {
+train::TrainerOptions options_for(const graph::Graph& g, const layers::CompiledGraph& c, int64_t stats_every) {
   train::TrainerOptions o;
   o.loss = c.loss;
   o.classification = c.classification;
@@ -201,7 +201,7 @@ class TestNodeStats : public QObject {
 
   void gradientNormAndUpdateRatioOfOneSgdStep() {
     const graph::Graph g = small_mlp();
-    const graph::CompiledGraph c = graph::compile(g, kSmallInfo, 3);
+    const layers::CompiledGraph c = layers::compile(g, kSmallInfo, 3);
     const double lr = 0.05;
     auto opt = optim::make_optimizer({.optimizer = "sgd", .lr = lr}, c.model->parameters());
     train::TrainingStep step(*c.model, *opt, {.loss = c.loss});
@@ -247,7 +247,7 @@ class TestNodeStats : public QObject {
   void theTrainerSamplesEveryKthStepAfterItsBatch() {
     const graph::Graph g = small_mlp();
     for (const int64_t every : {int64_t(3), int64_t(0)}) {
-      const graph::CompiledGraph c = graph::compile(g, kSmallInfo, 3);
+      const layers::CompiledGraph c = layers::compile(g, kSmallInfo, 3);
       auto opt = optim::make_optimizer({.optimizer = "sgd", .lr = 0.05}, c.model->parameters());
       data::DataLoader loader(small_data(50), {.batch_size = 10});  // 5 steps an epoch
       train::TrainerOptions o = options_for(g, c, every);
@@ -418,7 +418,7 @@ class TestNodeStats : public QObject {
     g.nodes[2].name = "big";
     g.edges = {edge("in", "fc0", "x"), edge("fc0", "fc1"), edge("fc1", "fc2"), edge("fc2", "loss"),
                edge("in", "loss", "y", "target")};
-    const graph::CompiledGraph c = graph::compile(g, kSmallInfo, 3);
+    const layers::CompiledGraph c = layers::compile(g, kSmallInfo, 3);
     for (const auto& [name, p] : c.model->named_parameters())
       if (name == "fc1.weight") p.detach().fill_(1e30f);
     auto opt = optim::make_optimizer({.optimizer = "sgd", .lr = 0.1}, c.model->parameters());
@@ -444,7 +444,7 @@ class TestNodeStats : public QObject {
     graph::Graph g;
     g.nodes = {node("in", "Input"), node("fc", "Linear", {{"out_features", int64_t(1)}}), node("loss", "MSE")};
     g.edges = {edge("in", "fc", "x"), edge("fc", "loss"), edge("in", "loss", "y", "target")};
-    const graph::CompiledGraph c = graph::compile(g, {{4}, {1}, 0, 0}, 3);
+    const layers::CompiledGraph c = layers::compile(g, {{4}, {1}, 0, 0}, 3);
     for (const auto& [name, p] : c.model->named_parameters()) p.detach().fill_(1.f);
     auto opt = optim::make_optimizer({.optimizer = "sgd", .lr = 0.1}, c.model->parameters());
     data::DataLoader loader(std::make_shared<data::TensorDataset>(full({10, 4}, 1e20f), zeros({10, 1})), {.batch_size = 10});

@@ -14,9 +14,10 @@
 
 #include "autograd/gradcheck.h"
 #include "autograd/node.h"
-#include "graph/compiler.h"
 #include "graph/inference.h"
 #include "graph/registry.h"
+#include "layers/compiler.h"
+#include "layers/lowering.h"
 #include "nn/layers.h"
 #include "ops/ops.h"
 #include "ops/rnn_sequence.h"
@@ -323,15 +324,14 @@ class TestRecurrent : public QObject {
       QVERIFY(t);
       QCOMPARE(t->category, std::string("Recurrent"));
       graph::Node n = layer("r", type, {{"hidden_size", int64_t(5)}, {"num_layers", int64_t(3)}, {"bidirectional", true}});
-      const graph::Params p(n, t->params);
       Generator gen(1);
-      const graph::BuiltNode b = t->build({n, p, {{4, 3}}, &gen});
-      QCOMPARE(t->parameter_count(p, {{4, 3}}), double(b.module->num_parameters()));
+      const layers::BuiltNode b = layers::lowering(*t).build({n, {{4, 3}}, &gen});
+      QCOMPARE(t->parameter_count(n, {{4, 3}}), double(b.module->num_parameters()));
       QCOMPARE(b.run({zeros({2, 4, 3})}).shape(), (Shape{2, 4, 10}));
       // macs: the products of both projections, per step, summed over layers and directions.
       const int64_t g = std::string(type) == "LSTM" ? 4 : std::string(type) == "GRU" ? 3 : 1;
       const double per_step = 2.0 * g * 5 * ((3 + 5) + 2 * (10 + 5));
-      QCOMPARE(t->macs(p, {{4, 3}}, {{4, 10}}), 4 * per_step);
+      QCOMPARE(t->macs(n, {{4, 3}}, {{4, 10}}), 4 * per_step);
     }
   }
 

@@ -14,6 +14,7 @@
 
 using namespace plexus;
 using namespace plexus::graph;
+using namespace plexus::layers;
 using namespace plexus::session;
 using plexus::testing::contains;
 using plexus::testing::message_of;

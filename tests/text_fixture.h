@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/compiler.h"
 #include "graph/project.h"
+#include "layers/compiler.h"
 #include "session/trained_model.h"
 #include "train/checkpoint.h"
 
@@ -32,7 +32,7 @@ inline std::string text_project_json() {
 // A run checkpoint of `g` with its freshly initialised weights.
 inline void write_run_checkpoint(const std::filesystem::path& file, const graph::Graph& g, const graph::DatasetInfo& info,
                                  const std::vector<std::string>& class_names) {
-  const graph::CompiledGraph c = graph::compile(g, info, g.training.seed);
+  const layers::CompiledGraph c = layers::compile(g, info, g.training.seed);
   train::Metadata meta{{"project", graph::serialize_project(g)}};
   session::write_model_metadata(meta, info, {}, class_names);  // ids: no standardisation, as a text run
   train::save_checkpoint(file, *c.model, nullptr, meta);

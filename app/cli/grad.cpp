@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "cli/project_files.h"
-#include "graph/compiler.h"
+#include "layers/compiler.h"
 #include "graph/project.h"
 #include "io/safetensors.h"
 #include "ops/ops.h"
@@ -38,7 +38,7 @@ int cmd_grad(const Args& args) {
   apply_threads_option(args);
   const graph::Graph g = graph::load_project(file);
   const graph::DatasetInfo info = describe_project_dataset(g, file);
-  const graph::CompiledGraph c = graph::compile(g, info, g.training.seed);
+  const layers::CompiledGraph c = layers::compile(g, info, g.training.seed);
   train::load_weights(args.str("--weights", ""), *c.model);
 
   const io::SafetensorsFile batch = io::load_safetensors(input);

@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "cli/project_files.h"
-#include "graph/compiler.h"
+#include "layers/compiler.h"
 #include "graph/project.h"
 #include "train/checkpoint.h"
 
@@ -22,7 +22,7 @@ int cmd_init(const Args& args) {
   const std::string file = args.str("--project", ""), out = args.str("--out", "");
   const graph::Graph g = graph::load_project(file);
   const uint64_t seed = uint64_t(args.integer("--seed", int64_t(g.training.seed), 0));
-  const graph::CompiledGraph c = graph::compile(g, describe_project_dataset(g, file), seed);
+  const layers::CompiledGraph c = layers::compile(g, describe_project_dataset(g, file), seed);
   train::save_weights(out, *c.model, {{"project", fs::path(file).filename().string()}, {"seed", std::to_string(seed)}});
   std::printf("wrote %zu tensors (%lld parameters) initialised with seed %llu to %s\n", c.model->state().size(),
               (long long)c.model->num_parameters(), (unsigned long long)seed, out.c_str());

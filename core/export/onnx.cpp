@@ -15,6 +15,7 @@
 #include "graph/inference.h"
 #include "graph/registry.h"
 #include "io/atomic_file.h"
+#include "layers/lowering.h"
 #include "util/error.h"
 
 namespace plexus::exporter {
@@ -34,7 +35,7 @@ std::string where(const Node& n) {
 
 // Writes the rules' nodes and constants into the graph proto; knows the node being exported,
 // to name its ONNX nodes and its errors.
-class ProtoEmitter final : public graph::OnnxEmitter {
+class ProtoEmitter final : public layers::OnnxEmitter {
  public:
   ProtoEmitter(onnx::GraphProto& graph, const nn::NamedTensors& state) : graph_(graph), state_(state.begin(), state.end()) {}
 
@@ -45,7 +46,7 @@ class ProtoEmitter final : public graph::OnnxEmitter {
   bool produced(const std::string& tensor) const { return produced_.count(tensor) > 0; }
 
   void add_node(const std::string& op_type, const std::vector<std::string>& inputs,
-                const std::vector<std::string>& outputs, const graph::OnnxAttributes& attributes) override {
+                const std::vector<std::string>& outputs, const layers::OnnxAttributes& attributes) override {
     onnx::NodeProto& n = *graph_.add_node();
     n.set_op_type(op_type);
     n.set_name(node_->id + "/" + op_type + (count_ ? std::to_string(count_) : ""));
@@ -160,7 +161,8 @@ Built build(const session::TrainedModel& m, const OnnxOptions& options) {
     if (!needed[index.node.at(id)]) continue;
     const Node& node = *index.find(id);
     const graph::LayerType& type = *registry.find(node.type);
-    if (!type.onnx) fail(where(node) + ": layer type " + type.name + " has no ONNX export rule");
+    const layers::OnnxRule& rule = layers::lowering(type).onnx;
+    if (!rule) fail(where(node) + ": layer type " + type.name + " has no ONNX export rule");
     std::vector<Shape> in_shapes;
     std::vector<std::string> in_names;
     if (type.is_input()) in_names.push_back("x");
@@ -174,11 +176,10 @@ Built build(const session::TrainedModel& m, const OnnxOptions& options) {
     for (const graph::PortSpec& p : type.outputs)
       out_names.push_back(pred == graph::PortRef{id, p.name} ? "logits" : id + "." + p.name);
     const std::vector<Shape>& out_shapes = shapes.outputs.at(id);
-    const graph::Params params(node, type.params);
     emitter.begin(node);
     try {
-      type.onnx({node, params, in_shapes, out_shapes, in_names, out_names, m.normalization.mean, m.normalization.std, emitter});
-    } catch (const graph::OnnxUnsupported& u) {
+      rule({node, in_shapes, out_shapes, in_names, out_names, m.normalization.mean, m.normalization.std, emitter});
+    } catch (const layers::OnnxUnsupported& u) {
       fail(where(node) + " cannot be exported: " + u.reason);
     }
     for (size_t i = 0; i < out_names.size(); ++i)

@@ -23,7 +23,7 @@ ComputeEstimate estimate_compute(const GraphIndex& index, const InferenceResult&
       if (index.source[e] != GraphIndex::npos && learned[index.source[e]]) learned_input = true;
     learned[i] = learned_input || bool(type->parameter_count);
     if (!counted[i] || !type->macs) continue;
-    const double macs = type->macs(Params(node, type->params), input_shapes(index, shapes, node, *type), out->second);
+    const double macs = type->macs(node, input_shapes(index, shapes, node, *type), out->second);
     c.forward_macs += macs;
     c.training_flops += 2 * macs * (learned_input ? 3 : 2);
     c.nodes.push_back({id, macs, learned_input});

@@ -51,8 +51,8 @@ std::vector<ParamChange> param_changes(const Node& before, const Node& after) {
   std::vector<ParamChange> out;
   const LayerType* type = before.type == after.type ? Registry::instance().find(after.type) : nullptr;
   if (type) {
-    const Params a(before, type->params), b(after, type->params);
-    for (const ParamSpec& spec : type->params) add_change(out, spec.name, &a.value(spec.name), &b.value(spec.name));
+    for (const ParamSpec& spec : type->params)
+      add_change(out, spec.name, &param_value(before, spec), &param_value(after, spec));
     return out;
   }
   std::set<std::string> names;

@@ -8,7 +8,7 @@
 #include <variant>
 #include <vector>
 
-#include "optim/config.h"
+#include "optim_config/config.h"
 
 namespace plexus::graph {
 
@@ -90,7 +90,7 @@ struct DatasetBinding {
   bool operator==(const DatasetBinding&) const = default;
 };
 
-// How the graph trains: the optimizer and the learning-rate schedule (optim/config.h), and
+// How the graph trains: the optimizer and the learning-rate schedule (optim_config/config.h), and
 // the batches, epochs, seed and device. graph/training_params.h describes each setting once
 // (range, doc, file key) for the project reader and writer, the settings form and the checks.
 struct TrainingSettings : optim::OptimizerConfig, optim::ScheduleConfig {

@@ -145,8 +145,7 @@ InferenceResult infer_shapes(const GraphIndex& index, const DatasetInfo* dataset
     const Node& node = graph.nodes[i];
     const LayerType* type = types[i] = registry.find(node.type);
     if (!type || !check_params(node, *type).empty()) continue;  // the validator explains these
-    Params params(node, type->params);
-    ShapeContext ctx{node, params, {}, {}, {}, dataset, !graph.dataset.kind.empty()};
+    ShapeContext ctx{node, {}, {}, {}, dataset, !graph.dataset.kind.empty()};
     bool complete = true;
     for (const auto& [port, edges] : input_edges(index, node, *type)) {
       if ((edges.empty() && port->required) || (edges.size() > 1 && !port->variadic)) complete = false;

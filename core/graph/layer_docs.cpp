@@ -94,7 +94,7 @@ std::string layers_text(const Registry& r) {
 std::string layers_markdown(const Registry& r) {
   std::ostringstream os;
   os << "# Layer types\n\n"
-        "<!-- Generated from the layer registry (core/graph/registry.cpp) by scripts/gen-layers-doc.\n"
+        "<!-- Generated from the layer registry (core/layers/, one family a file) by scripts/gen-layers-doc.\n"
         "     Do not edit by hand: the test layers_doc_up_to_date fails when this file is out of date. -->\n\n"
         "Every node type a graph can use, as the layer registry defines it: its ports, its\n"
         "parameters with their defaults and allowed values, and what it computes. Shapes are per\n"

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "optim/factory.h"
+#include "optim_config/config.h"
 
 namespace plexus::graph {
 namespace {
@@ -64,7 +64,7 @@ MemoryEstimate estimate_memory(const GraphIndex& index, const InferenceResult& s
       n.activation_bytes = 2 * batch * out_values * kBytesPerValue;
     }
     if (type->parameter_count) {
-      n.parameters = type->parameter_count(Params(node, type->params), input_shapes(index, shapes, node, *type));
+      n.parameters = type->parameter_count(node, input_shapes(index, shapes, node, *type));
       n.parameter_bytes = n.parameters * per_parameter;
     }
     m.parameters += n.parameters;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "optim/factory.h"
+#include "optim_config/config.h"
 #include "util/error.h"
 #include "util/text.h"
 

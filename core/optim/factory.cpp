@@ -8,11 +8,6 @@
 #include "util/text.h"
 
 namespace plexus::optim {
-const std::vector<std::string>& optimizer_names() {
-  static const std::vector<std::string> names{"sgd", "adam", "adamw", "rmsprop", "adagrad"};
-  return names;
-}
-
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& c, std::vector<Tensor> params) {
   if (c.optimizer == "sgd")
     return std::make_unique<SGD>(
@@ -42,21 +37,6 @@ std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& c, std::vector<
     opt->add_param_group(std::move(groups[i].params), {{"lr", s.lr}, {"weight_decay", s.weight_decay}});
   }
   return opt;
-}
-
-double default_weight_decay(const std::string& optimizer) { return optimizer == "adamw" ? 0.01 : 0; }
-
-int optimizer_state_tensors(const OptimizerConfig& c) {
-  if (c.optimizer == "sgd") return c.momentum > 0 ? 1 : 0;             // momentum_buffer
-  if (c.optimizer == "adam" || c.optimizer == "adamw") return 2;       // exp_avg, exp_avg_sq
-  if (c.optimizer == "rmsprop") return c.momentum > 0 ? 2 : 1;         // square_avg (+ momentum_buffer)
-  if (c.optimizer == "adagrad") return 1;                              // sum
-  return 0;
-}
-
-const std::vector<std::string>& schedule_names() {
-  static const std::vector<std::string> names{"none", "step", "cosine"};
-  return names;
 }
 
 std::unique_ptr<LRScheduler> make_scheduler(const ScheduleConfig& c, Optimizer& optimizer, int64_t epochs) {

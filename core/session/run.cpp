@@ -93,7 +93,7 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
     throw ValueError("training: carry_state needs a text dataset (consecutive windows of one text); this project's "
                      "dataset is '" + run.dataset.kind + "'");
   run.data = graph::open_dataset(run.dataset, s.seed, s.validation_fraction);
-  run.compiled = graph::compile(graph, run.data.info, s.seed);  // before the slower parts: a bad graph fails at once
+  run.compiled = layers::compile(graph, run.data.info, s.seed);  // before the slower parts: a bad graph fails at once
   run.compiled.model->to(device);
   build_optimizer(run, graph);
 

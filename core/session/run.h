@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "data/dataloader.h"
-#include "graph/compiler.h"
 #include "graph/dataset_info.h"
 #include "graph/graph.h"
+#include "layers/compiler.h"
 #include "optim/optimizer.h"
 #include "optim/scheduler.h"
 #include "session/trained_model.h"
@@ -47,7 +47,7 @@ struct TrainingRun {
   InputNormalization normalization;               // of the whole training split (before train_subset)
   std::vector<std::string> class_names;           // classification, or a text's vocabulary: one per class
   std::vector<std::string> feature_names;         // a CSV file's feature columns; else empty
-  graph::CompiledGraph compiled;                  // initialised with settings.seed, on settings.device
+  layers::CompiledGraph compiled;                  // initialised with settings.seed, on settings.device
   std::unique_ptr<optim::Optimizer> optimizer;
   std::unique_ptr<optim::LRScheduler> scheduler;  // null for schedule "none"
   std::unique_ptr<data::DataLoader> train_loader;

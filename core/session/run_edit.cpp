@@ -24,7 +24,7 @@ EditedRun make_edited_run(const graph::Graph& trained, const graph::Graph& edite
   TrainingRun& run = out.run;
   run.settings = live.settings;
   const graph::TrainingSettings& s = run.settings;
-  run.compiled = graph::compile(edited, live.data.info, s.seed);
+  run.compiled = layers::compile(edited, live.data.info, s.seed);
   if (run.compiled.classification != live.compiled.classification)
     throw ValueError(std::string("the edited graph's loss makes it a ") +
                      (run.compiled.classification ? "classification" : "regression") + ", the run trains a " +

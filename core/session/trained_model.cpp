@@ -153,7 +153,7 @@ TrainedModel load_trained_model(const graph::Graph& project, const fs::path& wei
     throw IoError(where + " was trained for " + described(*stored.input_shape, *stored.classes) +
                   ", but the project's dataset has " + described(m.info.input_shape, m.info.classes));
 
-  m.compiled = graph::compile(project, m.info, project.training.seed);
+  m.compiled = layers::compile(project, m.info, project.training.seed);
   m.metadata = m.kind == WeightsKind::Checkpoint ? train::load_checkpoint(weights, *m.compiled.model)
                                                  : train::load_weights(weights, *m.compiled.model);
   m.compiled.model->eval();

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "data/transforms.h"
-#include "graph/compiler.h"
 #include "graph/graph.h"
+#include "layers/compiler.h"
 #include "tensor/tensor.h"
 #include "train/checkpoint.h"
 #include "train/events.h"
@@ -55,7 +55,7 @@ struct TrainedModel {
   graph::DatasetInfo info;               // per-example input shape, classes
   std::vector<std::string> class_names;  // one per class (a text's vocabulary); empty for regression
   std::vector<std::string> feature_names; // a CSV dataset's feature columns, in input order; else empty
-  graph::CompiledGraph compiled;         // weights loaded, in eval mode, on the CPU
+  layers::CompiledGraph compiled;         // weights loaded, in eval mode, on the CPU
   InputNormalization normalization;
   WeightsKind kind = WeightsKind::Checkpoint;
   train::Metadata metadata;              // the file's own metadata (a run's epoch, figures, ...)

@@ -8,7 +8,7 @@
 // Steps that are not sampled run with no observer and no probe, at no cost.
 //
 // Parameters belong to a node by name: "<node id>.<param>", as the graph compiler registers
-// them (graph/compiler.h).
+// them (layers/compiler.h).
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -21,7 +21,7 @@
 
 namespace plexus::train {
 
-// Called with each node's output, in graph order (graph::GraphModel::Observer).
+// Called with each node's output, in graph order (layers::GraphModel::Observer).
 using OutputObserver = std::function<void(const std::string& node, const Tensor& output)>;
 // Installs an observer on the model; a null one removes it.
 using ObserveOutputs = std::function<void(OutputObserver)>;

@@ -102,7 +102,7 @@ struct TrainerOptions {
   std::function<std::string(EpochEnd&)> on_epoch_end;
   // Per-node statistics every stats_every training steps (0 = never). They need
   // observe_outputs, which installs an observer on the model's nodes (a compiled graph's
-  // graph::GraphModel::set_observer; session::make_training_run sets it): without it nothing
+  // layers::GraphModel::set_observer; session::make_training_run sets it): without it nothing
   // is measured. `nodes` gives the health issues each node's type and label.
   int64_t stats_every = 0;
   ObserveOutputs observe_outputs;

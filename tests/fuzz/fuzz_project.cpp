@@ -6,13 +6,14 @@
 // prediction the shape inference promised and a scalar loss. A graph it refuses must not
 // compile. The dataset is not read: each binding stands for fixed shapes.
 #include "fuzz_support.h"
-#include "graph/compiler.h"
 #include "graph/project.h"
 #include "graph/validate.h"
+#include "layers/compiler.h"
 #include "util/error.h"
 
 using namespace plexus;
 using namespace plexus::graph;
+using namespace plexus::layers;
 
 namespace {
 

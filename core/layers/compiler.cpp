@@ -1,13 +1,16 @@
-#include "graph/compiler.h"
+#include "layers/compiler.h"
 
 #include <map>
 #include <optional>
 #include <unordered_set>
 
+#include "layers/lowering.h"
 #include "nn/conv.h"
 #include "util/error.h"
 
-namespace plexus::graph {
+namespace plexus::layers {
+
+using namespace graph;
 
 Tensor GraphModel::forward(const Tensor& x) {
   std::vector<Tensor> values(slots_);
@@ -85,7 +88,7 @@ struct Compiler {
     const LayerType& loss_type = *registry.find(loss->type);
     out.loss_node = loss->id;
     out.classification = loss_type.classification;
-    out.loss = loss_type.loss(Params(*loss, loss_type.params));
+    out.loss = lowering(loss_type).loss(*loss);
 
     // The nodes the prediction depends on.
     const Edge* prediction = nullptr;
@@ -120,8 +123,7 @@ struct Compiler {
           step.inputs.push_back(slot.at({edge.from.node, edge.from.port}));
           in_shapes.push_back(*shapes.edge_shapes[e]);
         }
-      const Params params(node, type.params);
-      BuiltNode built = type.build(BuildContext{node, params, in_shapes, &gen});
+      BuiltNode built = lowering(type).build(BuildContext{node, in_shapes, &gen});
       if (built.module) model->register_module(id, built.module);
       step.module = built.module.get();
       step.run = std::move(built.run);
@@ -142,4 +144,4 @@ CompiledGraph compile(const Graph& graph, const DatasetInfo& dataset, uint64_t s
   return Compiler::run(graph, dataset, seed);
 }
 
-}  // namespace plexus::graph
+}  // namespace plexus::layers

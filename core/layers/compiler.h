@@ -1,5 +1,6 @@
 #pragma once
-// The compiler: a valid graph becomes a model that trains. The model runs a topologically
+// The compiler: a valid graph becomes a model that trains, each node by its type's lowering
+// (layers/lowering.h). The model runs a topologically
 // ordered plan over core modules (branches, merges and residual connections included); each
 // layer is registered under its node id, so parameters are named "<node id>.<param>" in
 // checkpoints and in `plexus-cli grad` output.
@@ -13,7 +14,7 @@
 #include "graph/validate.h"
 #include "nn/module.h"
 
-namespace plexus::graph {
+namespace plexus::layers {
 
 class GraphModel : public nn::Module {
  public:
@@ -55,11 +56,11 @@ struct CompiledGraph {
   std::function<Tensor(const Tensor& prediction, const Tensor& target)> loss;
   bool classification = false;  // the loss type compares class scores with class labels
   std::string loss_node;
-  Validation validation;        // its warnings, and the shapes
+  graph::Validation validation;        // its warnings, and the shapes
 };
 
 // Validates first; a graph with errors throws ValueError listing every one of them.
 // `seed` makes the initial weights reproducible.
-CompiledGraph compile(const Graph& graph, const DatasetInfo& dataset, uint64_t seed);
+CompiledGraph compile(const graph::Graph& graph, const graph::DatasetInfo& dataset, uint64_t seed);
 
-}  // namespace plexus::graph
+}  // namespace plexus::layers

@@ -1,9 +1,11 @@
 #pragma once
 // Optimizers and learning-rate schedules chosen by name, as plain data: what a project file's
 // training settings hold (graph::TrainingSettings extends both) and what plexus-cli's flags
-// fill. optim/factory.h builds the optimizer and the scheduler they describe.
+// fill, with the names there are and what each optimizer keeps. optim/factory.h builds the
+// optimizer and the scheduler they describe; graph/ checks and estimates with this alone.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace plexus::optim {
 
@@ -26,5 +28,14 @@ struct ScheduleConfig {
   double warmup_start_factor = 0.1;
   bool operator==(const ScheduleConfig&) const = default;
 };
+
+const std::vector<std::string>& optimizer_names();  // sgd, adam, adamw, rmsprop, adagrad
+const std::vector<std::string>& schedule_names();   // none, step, cosine
+
+// The weight decay an optimizer uses when none is given: 0.01 for adamw (PyTorch's), else 0.
+double default_weight_decay(const std::string& optimizer);
+// How many tensors the size of each parameter the optimizer make_optimizer builds keeps
+// (momentum buffers, Adam's two moments, ...), for memory estimates; 0 for an unknown name.
+int optimizer_state_tensors(const OptimizerConfig& config);
 
 }  // namespace plexus::optim

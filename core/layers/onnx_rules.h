@@ -1,9 +1,10 @@
 #pragma once
-// How a layer type exports to ONNX. Each registry entry's `onnx` rule emits the ONNX nodes
-// that compute its node in inference mode (Dropout passes values through, BatchNorm uses its
-// running statistics) through OnnxEmitter, an interface: graph/ knows ONNX's operator names
-// and attributes but not its file format, which core/export/onnx.cpp writes (with ONNX's own
-// protobuf classes). A rule refuses a node it cannot express by throwing OnnxUnsupported.
+// How a layer type exports to ONNX. Each layer entry's `onnx` rule (layers/lowering.h) emits
+// the ONNX nodes that compute its node in inference mode (Dropout passes values through,
+// BatchNorm uses its running statistics) through OnnxEmitter, an interface: layers/ knows
+// ONNX's operator names and attributes but not its file format, which core/export/onnx.cpp
+// writes (with ONNX's own protobuf classes). A rule refuses a node it cannot express by
+// throwing OnnxUnsupported.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -16,9 +17,7 @@
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
 
-namespace plexus::graph {
-
-class Params;
+namespace plexus::layers {
 
 // An attribute of an ONNX node: INT, FLOAT, INTS or STRING.
 using OnnxAttribute = std::variant<int64_t, float, std::vector<int64_t>, std::string>;
@@ -42,8 +41,7 @@ class OnnxEmitter {
 
 // What a rule is given. Shapes are per example (the batch is ONNX's dynamic dimension N).
 struct OnnxContext {
-  const Node& node;
-  const Params& params;
+  const graph::Node& node;
   const std::vector<Shape>& inputs;               // in port order, variadic ports expanded
   const std::vector<Shape>& outputs;              // one per output port
   const std::vector<std::string>& input_names;    // the ONNX tensors holding the inputs
@@ -67,7 +65,17 @@ struct OnnxUnsupported {
   std::string reason;
 };
 
-// A rule of one node `op_type` from the node's inputs to its output.
-OnnxRule onnx_op(std::string op_type, OnnxAttributes attributes = {});
+// A rule of one node `op_type` from the node's inputs to its output, whatever the node's
+// parameters (so it serves as any layer's typed rule too, layers/layer.h).
+struct OnnxOp {
+  std::string op_type;
+  OnnxAttributes attributes;
+  void operator()(const OnnxContext& c, const auto&...) const {
+    c.out.add_node(op_type, c.input_names, c.output_names, attributes);
+  }
+};
+inline OnnxOp onnx_op(std::string op_type, OnnxAttributes attributes = {}) {
+  return {std::move(op_type), std::move(attributes)};
+}
 
-}  // namespace plexus::graph
+}  // namespace plexus::layers

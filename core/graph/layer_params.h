@@ -1,0 +1,95 @@
+#pragma once
+// A layer type's parameters as a plain struct of its own (`struct LinearParams { int64_t
+// out_features; bool bias; ... }`), listed field by field with member pointers:
+//   param("out_features", &LinearParams::out_features, 10, 1, kBig, "output features")
+// The list gives the registry its ParamSpecs and reads a node's values into the struct once,
+// typed, so a misspelt parameter name is a compile error, not a silent default.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "graph/param_spec.h"
+#include "util/error.h"
+
+namespace plexus::graph {
+
+// The top of a range with no real limit: 2^24.
+inline constexpr double kBig = 1 << 24;
+
+template <class P>
+struct ParamField {
+  ParamSpec spec;
+  std::function<void(P&, const ParamValue&, const Node&)> read;  // sets its member from the value
+};
+
+namespace detail {
+template <class T>
+constexpr const char* kind() {
+  if constexpr (std::is_same_v<T, int64_t>) return "a whole number";
+  else if constexpr (std::is_same_v<T, double>) return "a number";
+  else if constexpr (std::is_same_v<T, bool>) return "true or false";
+  else return "a list of whole numbers";
+}
+
+// A value of the field's type; a whole number is a real number too (check_param_value agrees).
+// The validator checked the values before (check_params), so a mismatch here is a caller's bug.
+template <class T>
+T read(const ParamValue& v, const Node& node, const std::string& name) {
+  if constexpr (std::is_same_v<T, double>)
+    if (const int64_t* whole = std::get_if<int64_t>(&v)) return double(*whole);
+  if (const T* x = std::get_if<T>(&v)) return *x;
+  throw ValueError(node.label() + ": parameter '" + name + "' must be " + kind<T>() + ", got " + to_string(v));
+}
+
+template <class P, class T>
+ParamField<P> field(ParamSpec spec, T P::*member) {
+  auto read = [member, name = spec.name](P& p, const ParamValue& v, const Node& node) {
+    p.*member = detail::read<T>(v, node, name);
+  };
+  return {std::move(spec), std::move(read)};
+}
+}  // namespace detail
+
+template <class P>
+ParamField<P> param(std::string name, int64_t P::*member, int64_t def, double lo, double hi, std::string doc) {
+  return detail::field({std::move(name), ParamType::Int, def, lo, hi, {}, std::move(doc), {}}, member);
+}
+template <class P>
+ParamField<P> param(std::string name, double P::*member, double def, double lo, double hi, std::string doc) {
+  return detail::field({std::move(name), ParamType::Float, def, lo, hi, {}, std::move(doc), {}}, member);
+}
+template <class P>
+ParamField<P> param(std::string name, bool P::*member, bool def, std::string doc) {
+  return detail::field({std::move(name), ParamType::Bool, def, 0, 1, {}, std::move(doc), {}}, member);
+}
+template <class P>
+ParamField<P> param(std::string name, std::vector<int64_t> P::*member, std::vector<int64_t> def, double lo, double hi,
+                    std::string doc) {
+  return detail::field({std::move(name), ParamType::IntList, std::move(def), lo, hi, {}, std::move(doc), {}}, member);
+}
+// A whole-number parameter whose default 0 stands for something else (`means`, e.g. "auto").
+template <class P>
+ParamField<P> zero_param(std::string name, int64_t P::*member, double hi, std::string doc, std::string means) {
+  ParamField<P> f = param(std::move(name), member, 0, 0, hi, std::move(doc));
+  f.spec.default_means = std::move(means);
+  return f;
+}
+
+template <class P>
+std::vector<ParamSpec> specs(const std::vector<ParamField<P>>& fields) {
+  std::vector<ParamSpec> out;
+  for (const ParamField<P>& f : fields) out.push_back(f.spec);
+  return out;
+}
+
+// The node's parameters, its type's defaults filled in.
+template <class P>
+P decode(const Node& node, const std::vector<ParamField<P>>& fields) {
+  P p{};
+  for (const ParamField<P>& f : fields) f.read(p, param_value(node, f.spec), node);
+  return p;
+}
+
+}  // namespace plexus::graph

@@ -1,0 +1,76 @@
+#include "graph/param_spec.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "util/text.h"
+
+namespace plexus::graph {
+
+std::string to_string(ParamType t) {
+  switch (t) {
+    case ParamType::Int: return "int";
+    case ParamType::Float: return "float";
+    case ParamType::Bool: return "bool";
+    case ParamType::Choice: return "choice";
+    case ParamType::IntList: return "int list";
+  }
+  return "?";
+}
+
+const ParamValue& param_value(const Node& node, const ParamSpec& spec) {
+  const auto it = node.params.find(spec.name);
+  return it != node.params.end() ? it->second : spec.default_value;
+}
+
+namespace {
+// A bound as the messages write it: "16777216", "0.99", "1e-12" (the shortest text that reads
+// back as the same number).
+std::string bound_text(const ParamSpec& spec, double bound) {
+  if (spec.type != ParamType::Float) return std::to_string(int64_t(bound));
+  return shortest_text(bound);
+}
+
+bool in_range(const ParamSpec& spec, double x) { return x >= spec.min && x <= spec.max; }
+}  // namespace
+
+std::string param_range(const ParamSpec& spec) {
+  return "between " + bound_text(spec, spec.min) + " and " + bound_text(spec, spec.max);
+}
+
+std::string check_param_value(const ParamSpec& spec, const ParamValue& value) {
+  switch (spec.type) {
+    case ParamType::Int: {
+      const auto* x = std::get_if<int64_t>(&value);
+      if (!x) return "must be a whole number";
+      return in_range(spec, double(*x)) ? "" : "must be " + param_range(spec);
+    }
+    case ParamType::Float: {
+      // A whole number is a real number too (a layer's double parameter takes it).
+      const auto* real = std::get_if<double>(&value);
+      const auto* whole = std::get_if<int64_t>(&value);
+      const double x = real ? *real : whole ? double(*whole) : NAN;
+      if (!std::isfinite(x)) return "must be a number";
+      return in_range(spec, x) ? "" : "must be " + param_range(spec);
+    }
+    case ParamType::Bool: return std::holds_alternative<bool>(value) ? "" : "must be true or false";
+    case ParamType::Choice: {
+      const auto* choice = std::get_if<std::string>(&value);
+      if (choice && std::find(spec.choices.begin(), spec.choices.end(), *choice) != spec.choices.end()) return "";
+      std::string known;
+      for (const std::string& c : spec.choices) known += (known.empty() ? "" : ", ") + c;
+      return "must be one of " + known;
+    }
+    case ParamType::IntList: {
+      const auto* list = std::get_if<std::vector<int64_t>>(&value);
+      if (!list) return "must be a list of whole numbers";
+      if (list->size() > 8) return "must have at most 8 entries";
+      for (int64_t x : *list)
+        if (!in_range(spec, double(x))) return "must have every entry " + param_range(spec);
+      return "";
+    }
+  }
+  return "";
+}
+
+}  // namespace plexus::graph

@@ -1,0 +1,39 @@
+#pragma once
+// A parameter as editors, checks and docs see it: its name, type, default, range or choices and
+// doc. Layer types (graph/registry.h) and training settings (graph/training_params.h) both
+// describe their parameters this way.
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace plexus::graph {
+
+enum class ParamType { Int, Float, Bool, Choice, IntList };
+std::string to_string(ParamType t);  // "int", "float", "bool", "choice", "int list"
+
+struct ParamSpec {
+  std::string name;
+  ParamType type = ParamType::Int;
+  ParamValue default_value;
+  double min = 0, max = 0;           // inclusive range of Int / Float (and of IntList entries)
+  std::vector<std::string> choices;  // Choice
+  std::string doc;
+  // What the default stands for when it is not meant at face value, in a word or two for
+  // editors ("auto" for a size taken from the input); "" = the value itself.
+  std::string default_means;
+};
+
+// The node's value of the parameter, or its default when the node leaves it out.
+const ParamValue& param_value(const Node& node, const ParamSpec& spec);
+
+// The range of an Int, Float or IntList parameter (of each entry) as messages word it:
+// "between 1 and 16777216", "between 0 and 0.99".
+std::string param_range(const ParamSpec& spec);
+
+// "" when `value` suits `spec` (its type, range, choices, at most 8 list entries); else why
+// not, worded to follow the parameter's name: "must be between 1 and 16777216". The one check
+// of a parameter value: the validator and the editor's property panel both use it.
+std::string check_param_value(const ParamSpec& spec, const ParamValue& value);
+
+}  // namespace plexus::graph

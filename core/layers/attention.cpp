@@ -1,0 +1,147 @@
+// The Attention family, over sequences [N, T, E]: multi-head self-attention and learned
+// positions.
+#include <limits>
+
+#include "layers/families.h"
+#include "layers/shape_rules.h"
+#include "nn/layers.h"
+#include "ops/ops.h"
+
+namespace plexus::layers {
+namespace {
+
+struct AttentionParams {
+  int64_t num_heads;
+  bool causal;
+  double dropout;
+};
+
+void add_multihead_attention(Registrar& r) {
+  using P = AttentionParams;
+  Layer<P> t;
+  t.name = "MultiheadAttention";
+  t.category = "Attention";
+  t.display_name = "Multi-head self-attention";
+  t.description = "Each position gathers information from the positions it attends to (with causal, only the earlier "
+                  "ones), in num_heads heads over the features; PyTorch's nn.MultiheadAttention with query = key = "
+                  "value.";
+  t.inputs = {{"input", "[N, T, E], E divisible by num_heads"}};
+  t.outputs = {{"output", "[N, T, E]"}};
+  t.params = {graph::param("num_heads", &P::num_heads, 4, 1, 4096, "attention heads; each sees E / num_heads features"),
+              graph::param("causal", &P::causal, true, "each position sees only itself and earlier positions"),
+              graph::param("dropout", &P::dropout, 0, 0, 0.99, "dropout on the attention weights while training")};
+  t.shape = [](const graph::ShapeContext& c, const P& p) -> std::vector<Shape> {
+    require_rank(c, 2, "[N, T, E] (a sequence of T positions with E features each)");
+    const Shape& s = one_input(c);
+    const int64_t heads = p.num_heads;
+    if (s[1] % heads != 0)
+      fail("input", c.node.label() + " splits the " + std::to_string(s[1]) + " features of " + batched(s) + from(c, 0) +
+                        " into " + std::to_string(heads) + " heads, but " + std::to_string(s[1]) +
+                        " is not divisible by " + std::to_string(heads) + " (change num_heads or the features)");
+    return {s};
+  };
+  // in_proj [3E, E] + [3E], out_proj [E, E] + [E].
+  t.parameter_count = [](const P&, const std::vector<Shape>& in) {
+    const double e = double(in.at(0)[1]);
+    return 4 * e * e + 4 * e;
+  };
+  // The projections (3E + E outputs of E products per position) and the two T×T×E
+  // products, scores and weighted values.
+  t.macs = [](const P&, const std::vector<Shape>& in, const std::vector<Shape>&) {
+    const double time = double(in.at(0)[0]), e = double(in.at(0)[1]);
+    return 4 * time * e * e + 2 * time * time * e;
+  };
+  t.build = [](const BuildContext& b, const P& p) {
+    return single(
+        std::make_shared<nn::MultiheadAttention>(b.inputs.at(0)[1], p.num_heads, p.causal, float(p.dropout), b.gen));
+  };
+  // MatMuls by slices of in_proj_weight, heads by Reshape/Transpose, the causal mask a
+  // constant [T, T] of 0 and -inf added to the scores before Softmax.
+  t.onnx = [](const OnnxContext& c, const P& p) {
+    const int64_t time = c.inputs[0][0], e = c.inputs[0][1], heads = p.num_heads;
+    const Tensor w = c.out.weights(c.node.id + ".in_proj_weight"), b = c.out.weights(c.node.id + ".in_proj_bias");
+    c.out.add_initializer(c.name("heads_shape"), std::vector<int64_t>{0, -1, heads, e / heads});
+    const char* parts[] = {"q", "k", "v"};
+    for (int64_t i = 0; i < 3; ++i) {
+      const std::string part = parts[i];
+      c.out.add_initializer(c.name(part + "_weight_t"), narrow(w, 0, i * e, e).t().contiguous());
+      c.out.add_initializer(c.name(part + "_bias"), narrow(b, 0, i * e, e).contiguous());
+      c.out.add_node("MatMul", {c.input_names[0], c.name(part + "_weight_t")}, {c.name(part + "_product")});
+      c.out.add_node("Add", {c.name(part + "_product"), c.name(part + "_bias")}, {c.name(part + "_flat")});
+      c.out.add_node("Reshape", {c.name(part + "_flat"), c.name("heads_shape")}, {c.name(part + "_split")});
+      // q and v to [N, H, T, D]; k to [N, H, D, T], ready for q·kᵀ.
+      c.out.add_node("Transpose", {c.name(part + "_split")}, {c.name(part + "_heads")},
+                     {{"perm", i == 1 ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 2, 1, 3}}});
+    }
+    c.out.add_initializer(c.name("scale"), full({}, 1.f / std::sqrt(float(e / heads))));
+    c.out.add_node("MatMul", {c.name("q_heads"), c.name("k_heads")}, {c.name("product")});
+    std::string scores = c.name("scores");
+    c.out.add_node("Mul", {c.name("product"), c.name("scale")}, {scores});
+    if (p.causal) {
+      Tensor mask = zeros({time, time});
+      for (int64_t i = 0; i < time; ++i)
+        for (int64_t j = i + 1; j < time; ++j) mask.data()[i * time + j] = -std::numeric_limits<float>::infinity();
+      c.out.add_initializer(c.name("causal_mask"), mask);
+      c.out.add_node("Add", {scores, c.name("causal_mask")}, {c.name("masked_scores")});
+      scores = c.name("masked_scores");
+    }
+    c.out.add_node("Softmax", {scores}, {c.name("weights")}, {{"axis", int64_t(-1)}});
+    c.out.add_node("MatMul", {c.name("weights"), c.name("v_heads")}, {c.name("attended")});
+    c.out.add_node("Transpose", {c.name("attended")}, {c.name("attended_t")}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+    c.out.add_initializer(c.name("joined_shape"), std::vector<int64_t>{0, -1, e});
+    c.out.add_node("Reshape", {c.name("attended_t"), c.name("joined_shape")}, {c.name("joined")});
+    c.out.add_initializer(c.name("out_weight_t"), c.out.weights(c.node.id + ".out_proj.weight").t().contiguous());
+    c.out.add_node("MatMul", {c.name("joined"), c.name("out_weight_t")}, {c.name("out_product")});
+    c.out.add_node("Add", {c.name("out_product"), c.parameter("out_proj.bias")}, c.output_names);
+  };
+  r.add(std::move(t));
+}
+
+struct PositionalParams {
+  int64_t max_len;
+};
+
+void add_positional_embedding(Registrar& r) {
+  using P = PositionalParams;
+  Layer<P> t;
+  t.name = "PositionalEmbedding";
+  t.category = "Attention";
+  t.display_name = "Positional embedding (learned)";
+  t.description = "Adds a learned vector for each position 0..T-1, so that attention can tell positions apart.";
+  t.inputs = {{"input", "[N, T, E], T at most max_len"}};
+  t.outputs = {{"output", "[N, T, E]"}};
+  t.params = {graph::param("max_len", &P::max_len, 64, 1, graph::kBig, "the longest sequence; one learned vector per position")};
+  t.shape = [](const graph::ShapeContext& c, const P& p) -> std::vector<Shape> {
+    require_rank(c, 2, "[N, T, E] (a sequence of T positions with E features each)");
+    const Shape& s = one_input(c);
+    if (s[0] > p.max_len)
+      fail("input", c.node.label() + " receives sequences of T = " + std::to_string(s[0]) + " positions" + from(c, 0) +
+                        " but max_len is " + std::to_string(p.max_len) + " (raise max_len to at least " +
+                        std::to_string(s[0]) + ")");
+    return {s};
+  };
+  t.parameter_count = [](const P& p, const std::vector<Shape>& in) { return double(p.max_len) * double(in.at(0)[1]); };
+  t.build = [](const BuildContext& b, const P& p) {
+    return single(std::make_shared<nn::PositionalEmbedding>(p.max_len, b.inputs.at(0)[1], b.gen));
+  };
+  // weight[:T] with T read from the input's shape, added.
+  t.onnx = [](const OnnxContext& c, const P&) {
+    c.out.add_initializer(c.name("one"), std::vector<int64_t>{1});
+    c.out.add_initializer(c.name("two"), std::vector<int64_t>{2});
+    c.out.add_initializer(c.name("zero"), std::vector<int64_t>{0});
+    c.out.add_node("Shape", c.input_names, {c.name("shape")});
+    c.out.add_node("Slice", {c.name("shape"), c.name("one"), c.name("two")}, {c.name("time")});
+    c.out.add_node("Slice", {c.parameter("weight"), c.name("zero"), c.name("time"), c.name("zero")}, {c.name("positions")});
+    c.out.add_node("Add", {c.input_names[0], c.name("positions")}, c.output_names);
+  };
+  r.add(std::move(t));
+}
+
+}  // namespace
+
+void add_attention_layers(Registrar& r) {
+  add_multihead_attention(r);
+  add_positional_embedding(r);
+}
+
+}  // namespace plexus::layers

@@ -1,0 +1,20 @@
+#pragma once
+// The families of layer types, one file each in core/layers/, each adding its entries (schema
+// and lowering, layers/layer.h) in palette order. families.cpp calls them, in this order.
+#include "layers/layer.h"
+
+namespace plexus::layers {
+
+void add_data_layers(Registrar& r);           // data.cpp: Input
+void add_dense_layers(Registrar& r);          // dense.cpp: Linear, Embedding
+void add_reshape_layers(Registrar& r);        // reshape.cpp: Flatten, Reshape
+void add_dropout_layers(Registrar& r);        // dropout.cpp: Dropout
+void add_conv_layers(Registrar& r);           // conv.cpp: Conv2d, MaxPool2d, AvgPool2d
+void add_norm_layers(Registrar& r);           // norm.cpp: BatchNorm1d, BatchNorm2d, LayerNorm
+void add_recurrent_layers(Registrar& r);      // recurrent.cpp: LSTM, GRU, RNN
+void add_attention_layers(Registrar& r);      // attention.cpp: MultiheadAttention, PositionalEmbedding
+void add_activation_layers(Registrar& r);     // activation.cpp: ReLU, LeakyReLU, Sigmoid, Tanh, GELU, Softmax
+void add_merge_layers(Registrar& r);          // merge.cpp: Add, Concat
+void add_loss_layers(Registrar& r);           // loss.cpp: CrossEntropy, MSE, BCEWithLogits
+
+}  // namespace plexus::layers

@@ -1,0 +1,46 @@
+#pragma once
+// How a layer type computes and exports, its lowering: the module (or ops) a node becomes in
+// the model, a loss node's loss function, its ONNX rule. The other half of a layer entry next
+// to its schema (graph/registry.h); both come from one entry of a family file (layers/layer.h).
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "graph/registry.h"
+#include "layers/onnx_rules.h"
+#include "nn/module.h"
+#include "tensor/shape.h"
+
+namespace plexus::layers {
+
+struct BuildContext {
+  const graph::Node& node;
+  std::vector<Shape> inputs;  // per-example input shapes, as in graph::ShapeContext
+  Generator* gen;             // for seeded initialisation
+};
+
+// How a node computes: a module (registered in the model under the node id, so its
+// parameters are named "<id>.<param>") and the function applying it to the inputs.
+struct BuiltNode {
+  std::shared_ptr<nn::Module> module;  // may be null (Add, Concat, Input)
+  std::function<Tensor(const std::vector<Tensor>&)> run;
+};
+
+// A node computing its module's forward pass on its one input.
+BuiltNode single(std::shared_ptr<nn::Module> module);
+
+// A loss node turns prediction and target (batched) into a scalar.
+using LossFunction = std::function<Tensor(const Tensor& prediction, const Tensor& target)>;
+
+struct Lowering {
+  std::function<BuiltNode(const BuildContext&)> build;       // layers
+  std::function<LossFunction(const graph::Node&)> loss;      // loss nodes
+  // How the node exports to ONNX (core/export/onnx.h), in inference mode. Every type but the
+  // losses has one: an exported model ends at the loss node's prediction input.
+  OnnxRule onnx;
+};
+
+// The lowering of a type of graph::Registry::instance().
+const Lowering& lowering(const graph::LayerType& type);
+
+}  // namespace plexus::layers

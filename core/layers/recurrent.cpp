@@ -1,0 +1,127 @@
+// The Recurrent family: LSTM, GRU and RNN over a sequence [N, T, features] (batch first), as
+// nn::Recurrent. ONNX's LSTM / GRU / RNN (opset 13) are time-major and order the gates their
+// own way (LSTM i,o,f,c; GRU z,r,h), so the export transposes around one node per layer,
+// reorders the gate blocks of PyTorch's weights and stacks the directions; GRU's
+// linear_before_reset=1 is PyTorch's b_hn inside r ⊙ (…).
+#include "autograd/grad_mode.h"
+#include "layers/families.h"
+#include "layers/shape_rules.h"
+#include "nn/layers.h"
+#include "ops/ops.h"
+
+namespace plexus::layers {
+namespace {
+
+struct RecurrentParams {
+  int64_t hidden_size, num_layers;
+  bool bidirectional;
+  double dropout;
+  int64_t directions() const { return bidirectional ? 2 : 1; }
+};
+
+struct RecurrentKind {
+  const char* name;
+  const char* display;
+  const char* description;
+  int64_t gates;
+  std::vector<int64_t> onnx_gate_order;  // PyTorch's gate blocks in ONNX's order
+};
+
+void add_recurrent(Registrar& r, const RecurrentKind& k) {
+  using P = RecurrentParams;
+  Layer<P> t;
+  t.name = k.name;
+  t.category = "Recurrent";
+  t.display_name = k.display;
+  t.description = k.description;
+  t.inputs = {{"input", "a sequence [N, T, features]"}};
+  t.outputs = {{"output", "the output at every step [N, T, hidden_size x directions]"}};
+  t.params = {
+      graph::param("hidden_size", &P::hidden_size, 128, 1, 65536, "units of the hidden state"),
+      graph::param("num_layers", &P::num_layers, 1, 1, 8, "recurrent layers stacked, each reading the previous one's outputs"),
+      graph::param("bidirectional", &P::bidirectional, false, "also run backward in time; the outputs are side by side"),
+      graph::param("dropout", &P::dropout, 0, 0, 0.99, "dropout on the outputs of every layer but the last, in training")};
+  t.shape = [](const graph::ShapeContext& c, const P& p) -> std::vector<Shape> {
+    const Shape& s = one_input(c);
+    if (s.size() != 2)
+      fail("input", c.node.label() + " expects a sequence [N, T, features] but receives " + batched(s) + from(c, 0) +
+                        " (an Embedding or a Reshape to [T, F] makes one)");
+    return {{s[0], p.hidden_size * p.directions()}};
+  };
+  // Per layer and direction: W_ih [G*H, in], W_hh [G*H, H] and two biases [G*H].
+  auto per_direction = [g = k.gates](const P& p, const Shape& in, auto&& f) {
+    const int64_t h = p.hidden_size, dirs = p.directions();
+    for (int64_t l = 0; l < p.num_layers; ++l) f(double(g * h), double(l == 0 ? in.back() : h * dirs), double(h), dirs);
+  };
+  t.parameter_count = [per_direction](const P& p, const std::vector<Shape>& in) {
+    double n = 0;
+    per_direction(p, in.at(0), [&n](double gh, double fin, double h, int64_t dirs) { n += double(dirs) * gh * (fin + h + 2); });
+    return n;
+  };
+  // Every step: the input projection and the recurrent product of each layer and direction.
+  t.macs = [per_direction](const P& p, const std::vector<Shape>& in, const std::vector<Shape>&) {
+    double m = 0;
+    per_direction(p, in.at(0), [&m](double gh, double fin, double h, int64_t dirs) { m += double(dirs) * gh * (fin + h); });
+    return m * double(in.at(0)[0]);
+  };
+  t.build = [name = std::string(k.name)](const BuildContext& b, const P& p) {
+    nn::RecurrentOptions o;
+    o.hidden_size = p.hidden_size;
+    o.num_layers = p.num_layers;
+    o.bidirectional = p.bidirectional;
+    o.dropout = float(p.dropout);
+    const int64_t in = b.inputs.at(0).back();
+    if (name == "LSTM") return single(std::make_shared<nn::LSTM>(in, o, b.gen));
+    if (name == "GRU") return single(std::make_shared<nn::GRU>(in, o, b.gen));
+    return single(std::make_shared<nn::RNN>(in, o, b.gen));
+  };
+  t.onnx = [k](const OnnxContext& c, const P& p) {
+    NoGradGuard no_grad;
+    const int64_t h = p.hidden_size, layers = p.num_layers, dirs = p.directions();
+    // [G*H, …] in PyTorch's gate order -> ONNX's.
+    auto reorder = [&](const Tensor& w) {
+      std::vector<Tensor> blocks;
+      for (int64_t g : k.onnx_gate_order) blocks.push_back(w.narrow(0, g * h, h));
+      return concat(blocks, 0);
+    };
+    auto stacked = [&](int64_t l, const std::function<Tensor(const std::string& suffix)>& one) {
+      std::vector<Tensor> per_dir;
+      for (int64_t d = 0; d < dirs; ++d)
+        per_dir.push_back(one("_l" + std::to_string(l) + (d ? "_reverse" : "")).unsqueeze(0));
+      return concat(per_dir, 0).contiguous();
+    };
+    auto weight = [&](const std::string& name) { return c.out.weights(c.node.id + "." + name); };
+    c.out.add_initializer(c.name("reshape"), std::vector<int64_t>{0, 0, -1});
+    c.out.add_node("Transpose", {c.input_names[0]}, {c.name("x_l0")}, {{"perm", std::vector<int64_t>{1, 0, 2}}});
+    for (int64_t l = 0; l < layers; ++l) {
+      const std::string L = "_l" + std::to_string(l);
+      c.out.add_initializer(c.name("W" + L), stacked(l, [&](const std::string& sfx) { return reorder(weight("weight_ih" + sfx)); }));
+      c.out.add_initializer(c.name("R" + L), stacked(l, [&](const std::string& sfx) { return reorder(weight("weight_hh" + sfx)); }));
+      c.out.add_initializer(c.name("B" + L), stacked(l, [&](const std::string& sfx) {
+                              return concat({reorder(weight("bias_ih" + sfx)), reorder(weight("bias_hh" + sfx))}, 0);
+                            }));
+      OnnxAttributes attrs{{"hidden_size", h}};
+      if (p.bidirectional) attrs.push_back({"direction", std::string("bidirectional")});
+      if (k.gates == 3) attrs.push_back({"linear_before_reset", int64_t(1)});
+      // Y [T, dirs, N, H] -> [T, N, dirs, H] -> [T, N, dirs*H], the next layer's input.
+      c.out.add_node(k.name, {c.name("x" + L), c.name("W" + L), c.name("R" + L), c.name("B" + L)}, {c.name("y" + L)},
+                     attrs);
+      c.out.add_node("Transpose", {c.name("y" + L)}, {c.name("yt" + L)}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+      c.out.add_node("Reshape", {c.name("yt" + L), c.name("reshape")}, {c.name("x_l" + std::to_string(l + 1))});
+    }
+    c.out.add_node("Transpose", {c.name("x_l" + std::to_string(layers))}, c.output_names,
+                   {{"perm", std::vector<int64_t>{1, 0, 2}}});
+  };
+  r.add(std::move(t));
+}
+
+}  // namespace
+
+void add_recurrent_layers(Registrar& r) {
+  add_recurrent(r, {"LSTM", "LSTM (long short-term memory)",
+                    "A recurrent layer with input, forget and output gates and a cell state.", 4, {0, 3, 1, 2}});
+  add_recurrent(r, {"GRU", "GRU (gated recurrent unit)", "A recurrent layer with reset and update gates.", 3, {1, 0, 2}});
+  add_recurrent(r, {"RNN", "RNN (tanh)", "A plain recurrent layer: h' = tanh(W_ih x + W_hh h + b).", 1, {0}});
+}
+
+}  // namespace plexus::layers
