@@ -1,5 +1,6 @@
 // The Attention family, over sequences [N, T, E]: multi-head self-attention and learned
 // positions.
+#include <cmath>
 #include <limits>
 
 #include "layers/families.h"
