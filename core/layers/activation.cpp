@@ -11,11 +11,7 @@ namespace {
 // What every activation shares: one input of any shape, the same shape out.
 template <class P = NoParams>
 Layer<P> activation(std::string name, std::string display, std::string description) {
-  Layer<P> t;
-  t.name = std::move(name);
-  t.category = "Activation";
-  t.display_name = std::move(display);
-  t.description = std::move(description);
+  Layer<P> t = named<P>(std::move(name), "Activation", std::move(display), std::move(description));
   t.inputs = {{"input", "any shape"}};
   t.outputs = {{"output", "the input's shape"}};
   t.shape = same_shape;

@@ -36,6 +36,17 @@ struct Layer {
   std::function<void(const OnnxContext&, const P&)> onnx;
 };
 
+// An entry with its names filled in; the family file adds ports, parameters and rules.
+template <class P = NoParams>
+Layer<P> named(std::string name, std::string category, std::string display_name, std::string description) {
+  Layer<P> t;
+  t.name = std::move(name);
+  t.category = std::move(category);
+  t.display_name = std::move(display_name);
+  t.description = std::move(description);
+  return t;
+}
+
 class Registrar {
  public:
   explicit Registrar(graph::Registry& schemas) : schemas_(schemas) {}

@@ -9,11 +9,7 @@ namespace {
 
 template <class P = NoParams>
 Layer<P> loss_type(std::string name, std::string display, std::string description) {
-  Layer<P> t;
-  t.name = std::move(name);
-  t.category = "Loss";
-  t.display_name = std::move(display);
-  t.description = std::move(description);
+  Layer<P> t = named<P>(std::move(name), "Loss", std::move(display), std::move(description));
   t.inputs = {{"input", "the prediction"}, {"target", "the labels: connect the Input's y"}};
   return t;
 }
