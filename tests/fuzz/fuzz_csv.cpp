@@ -29,8 +29,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ds = std::make_unique<CsvDataset>(file.path(), options);
   } catch (const DataError& e) {
     fuzz::require_names(e.what(), file.path());
+    fuzz::rejected(e.what());
     return 0;
   }
+  fuzz::accepted();
   const int64_t n = ds->size(), f = int64_t(ds->feature_names().size());
   fuzz::require(ds->features().shape() == Shape{n, f}, "features are not [rows, features]");
   fuzz::require(ds->targets().shape() == Shape{n}, "targets are not [rows]");

@@ -16,8 +16,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     a = data::read_idx(file.path());
   } catch (const DataError& e) {
     fuzz::require_names(e.what(), file.path());
+    fuzz::rejected(e.what());
     return 0;
   }
+  fuzz::accepted();
   fuzz::require(!a.dims.empty() && int64_t(a.dims.size()) <= data::kIdxMaxDims, "accepted a bad rank");
   int64_t numel = 1;
   for (int64_t d : a.dims) numel *= d;

@@ -28,8 +28,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     image = data::read_image(file.path());
   } catch (const DataError& e) {
     fuzz::require_names(e.what(), file.path());
+    fuzz::rejected(e.what());
     return 0;
   }
+  fuzz::accepted();
   fuzz::require(image.channels == 1 || image.channels == 3, "accepted an image with " +
                                                                 std::to_string(image.channels) + " channels");
   fuzz::require(image.width >= 1 && image.height >= 1 && image.width * image.height <= data::kImageMaxPixels,

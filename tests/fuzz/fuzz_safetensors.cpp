@@ -36,8 +36,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const IoError& e) {
     fuzz::require_names(e.what(), file.path());
     fuzz::require(!header_ok, std::string("the header check passed but loading failed: ") + e.what());
+    fuzz::rejected(e.what());
     return 0;
   }
+  fuzz::accepted();
   fuzz::require(header_ok, "loading passed but the header check failed");
   fuzz::require(header.file_size == size, "file size");
   fuzz::require(loaded.tensors.size() == header.entries.size(), "a tensor per header entry");

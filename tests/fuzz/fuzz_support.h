@@ -47,6 +47,19 @@ class MemoryFile {
   int fd_;
 };
 
+// What the target made of the last input, for the replay driver (replay_main.cpp), which checks
+// that the seeds meant to be valid are accepted and those meant to be bad are refused. The
+// targets set it and still return 0 either way, so libFuzzer sees nothing of it.
+enum class Outcome { NotRead, Rejected, Accepted };
+inline Outcome outcome = Outcome::NotRead;
+inline std::string rejection;  // the reader's message, when it refused the input
+
+inline void accepted() { outcome = Outcome::Accepted; }
+inline void rejected(const std::string& message) {
+  outcome = Outcome::Rejected;
+  rejection = message;
+}
+
 // A reader's error must say which file it is about.
 inline void require_names(const std::string& message, const std::string& path) {
   require(message.find(path) != std::string::npos, "the error does not name the file: " + message);

@@ -22,8 +22,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ds = std::make_unique<TextDataset>(read_text_dataset(file.path(), options));
   } catch (const DataError& e) {
     fuzz::require_names(e.what(), file.path());
+    fuzz::rejected(e.what());
     return 0;
   }
+  fuzz::accepted();
   const int64_t n = ds->size(), t = options.seq_len, v = ds->vocabulary().size();
   fuzz::require(v >= 1 && v <= options.max_vocab, "a vocabulary over its limit was accepted");
   fuzz::require(n == (ds->characters() - 1) / t && n >= 1, "the windows do not cover the text");

@@ -3,4 +3,4 @@
 #pragma once
 #include <QtWidgets>
 
-#include "core.h"
+#include "cli.h"

@@ -1,11 +1,11 @@
 #!/usr/bin/python3
-"""Reference values for tests/test_ops_forward.cpp, computed with PyTorch (float32, CPU).
+"""Reference values for tests/core/ops/test_ops_forward.cpp, computed with PyTorch (float32, CPU).
 
 The test does not run Python: this script prints a C++ block of literal inputs and
 PyTorch's outputs, which is pasted into test_ops_forward.cpp between the
 "BEGIN GENERATED" and "END GENERATED" markers (`--write` does that in place):
 
-    /usr/bin/python3 tests/reference/gen_forward_refs.py --write tests/test_ops_forward.cpp
+    /usr/bin/python3 tests/reference/gen_forward_refs.py --write tests/core/ops/test_ops_forward.cpp
 
 The inputs are literal lists below. Most are multiples of 1/8 so that the decimal text
 is the exact float32 value in both languages. The values were generated with Debian's

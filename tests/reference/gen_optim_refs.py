@@ -1,11 +1,11 @@
 #!/usr/bin/python3
-"""Reference values for tests/test_optim.cpp, computed with PyTorch (float32, CPU).
+"""Reference values for tests/core/optim/test_optim.cpp, computed with PyTorch (float32, CPU).
 
 The test does not run Python: this script prints a C++ block with the literal inputs, the
 optimizer configurations and PyTorch's results, which is pasted into test_optim.cpp between
 the "BEGIN GENERATED" and "END GENERATED" markers (`--write` does that in place):
 
-    /usr/bin/python3 tests/reference/gen_optim_refs.py --write tests/test_optim.cpp
+    /usr/bin/python3 tests/reference/gen_optim_refs.py --write tests/core/optim/test_optim.cpp
 
 Use Debian's PyTorch (python3-torch 1.13, /usr/bin/python3). Inputs are multiples of 1/16
 so that their decimal text is exact in both languages; float results are printed with 9

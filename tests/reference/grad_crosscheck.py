@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Cross-checks `plexus-cli init` and `plexus-cli grad` against PyTorch.
 
-Run by hand (the ctest suite does not need Python), with Debian's PyTorch:
+ctest runs it as reference_grad (Skipped where torch is missing); by hand, with Debian's PyTorch:
 
     /usr/bin/python3 tests/reference/grad_crosscheck.py [build/app/plexus-cli] [project.plexus ...]
 
@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 
+import torch_or_skip  # noqa: F401  (exit 77, Skipped, without torch)
 import torch
 import torch.nn.functional as F
 from torch.nn.utils import stateless

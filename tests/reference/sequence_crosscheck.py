@@ -2,7 +2,7 @@
 """Cross-checks the sequence layers against PyTorch: random LSTM / GRU / RNN / attention /
 LayerNorm graphs, `plexus-cli init` + `plexus-cli grad` against torch in float64.
 
-Run by hand with Debian's PyTorch (the ctest suite does not need Python):
+ctest runs it as reference_sequence (Skipped where torch is missing); by hand, with Debian's PyTorch:
 
     /usr/bin/python3 tests/reference/sequence_crosscheck.py [build/app/plexus-cli] [--seed S] [--graphs K]
 

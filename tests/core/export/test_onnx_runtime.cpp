@@ -1,0 +1,146 @@
+// The proof that each export rule computes what Plexus computes: small models around every
+// layer type (and their parameters' variants), every weight random, exported and run in ONNX
+// Runtime (tests/onnx/run_onnx.js), whose outputs must equal Plexus's forward pass on the same
+// raw inputs. Skipped as a whole where node or onnxruntime-node is missing (scripts/deps
+// installs both).
+#include "support/check.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "export/onnx.h"
+#include "support/onnx_support.h"
+#include "support/temp_dir.h"
+#include "util/error.h"
+
+using namespace plexus;
+using namespace plexus::testing;
+
+namespace {
+
+constexpr double kTolerance = 1e-5;  // relative to the value's magnitude (at least 1)
+// Recurrent layers feed each step's rounding into the next, and both sides compute their gates'
+// tanh and sigmoid by approximations of a few ulps (ONNX Runtime's MLAS, our vectorised
+// rational ones): over a sequence the differences compound to about 1e-5.
+constexpr double kRecurrentTolerance = 5e-5;
+
+// The models and ONNX Runtime's inputs and outputs, for the whole suite.
+const TempDir& dir() {
+  static const TempDir d;
+  return d;
+}
+
+// Exports `m`, runs it in ONNX Runtime on a batch of 5 random raw inputs, and compares with
+// Plexus.
+void matches_plexus(const std::string& what, const session::TrainedModel& m, double tolerance = kTolerance) {
+  const std::filesystem::path file = dir().file(what + ".onnx");
+  exporter::export_onnx(m, file);
+  Shape batch{5};
+  batch.insert(batch.end(), m.info.input_shape.begin(), m.info.input_shape.end());
+  const Tensor raw = random_input(batch, takes_indices(m)), want = m.forward(raw);
+  OrtOutput got;
+  try {
+    got = run_ort(file, raw, dir().path());
+  } catch (const std::exception& e) {
+    FAIL(what + ": " + e.what());
+  }
+  COMPARE(Shape(got.dims.begin(), got.dims.end()), want.shape());
+  const std::vector<float> w = want.to_vector();
+  double worst = 0;
+  size_t at = 0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    const double err = std::abs(double(got.values[i]) - w[i]) / std::max(1.0, std::abs(double(w[i])));
+    if (err > worst) worst = err, at = i;
+  }
+  std::printf("INFO   : %s: largest difference %.2g (relative)\n", what.c_str(), worst);
+  VERIFY2(worst <= tolerance, what + ": value " + std::to_string(at) + " is " + std::to_string(got.values[at]) +
+                                  " in ONNX Runtime, " + std::to_string(w[at]) + " in Plexus");
+}
+
+}  // namespace
+
+// Every test first skips where node or onnxruntime-node is missing, so that the suite as a
+// whole is skipped there.
+
+// Each registry type alone between the Input (standardising per channel) and the loss: the
+// exported model's output is that layer's output.
+TEST(everyLayerTypeMatchesPlexus) {
+  if (const std::string why = ort_unavailable(); !why.empty()) SKIP(why);
+  for (const graph::LayerType& t : graph::Registry::instance().types()) {
+    if (t.is_loss()) continue;
+    const graph::Graph g = t.is_input() ? chain({}) : chain({node("layer", t.name)});
+    const std::optional<Shape> input = suited_input(g);
+    VERIFY2(input, ("no test input suits " + t.name + ": add one to kTestInputs").c_str());
+    session::TrainedModel m = trained_model(g, *input, per_channel(*input));
+    if (takes_indices(m)) m.normalization = {};  // indices are not standardised
+    matches_plexus(t.name, m, t.category == "Recurrent" ? kRecurrentTolerance : kTolerance);
+  }
+}
+
+// The parameters that change what a rule emits, against Plexus.
+TEST(parameterVariantsMatchPlexus) {
+  if (const std::string why = ort_unavailable(); !why.empty()) SKIP(why);
+  using P = std::map<std::string, graph::ParamValue>;
+  const struct {
+    const char* what;
+    std::vector<graph::Node> layers;
+    Shape input;
+  } variants[] = {
+      {"conv stride padding dilation",
+       {node("conv", "Conv2d", P{{"out_channels", 4L}, {"stride", 2L}, {"padding", 2L}, {"dilation", 2L}})},
+       {3, 9, 9}},
+      {"conv groups no bias",
+       {node("conv", "Conv2d", P{{"out_channels", 6L}, {"groups", 3L}, {"bias", false}, {"kernel_size", 2L}})},
+       {3, 7, 7}},
+      {"max pool stride padding", {node("pool", "MaxPool2d", P{{"kernel_size", 3L}, {"stride", 2L}, {"padding", 1L}})},
+       {2, 9, 9}},
+      {"max pool uneven", {node("pool", "MaxPool2d")}, {2, 7, 5}},
+      {"avg pool stride padding", {node("pool", "AvgPool2d", P{{"kernel_size", 3L}, {"stride", 2L}, {"padding", 1L}})},
+       {2, 9, 9}},
+      {"avg pool uneven", {node("pool", "AvgPool2d", P{{"kernel_size", 3L}, {"stride", 1L}})}, {2, 7, 5}},
+      {"linear 3-d", {node("fc", "Linear", P{{"out_features", 3L}})}, {4, 5}},
+      {"linear 4-d no bias", {node("fc", "Linear", P{{"out_features", 3L}, {"bias", false}})}, {2, 4, 5}},
+      {"linear 2-d no bias", {node("fc", "Linear", P{{"out_features", 3L}, {"bias", false}})}, {5}},
+      {"batchnorm1d sequence", {node("bn", "BatchNorm1d", P{{"eps", 1e-3}})}, {4, 5}},
+      {"leaky relu slope", {node("act", "LeakyReLU", P{{"negative_slope", 0.2}})}, {6}},
+      {"softmax dim 1", {node("sm", "Softmax", P{{"dim", 1L}})}, {4, 5}},
+      {"softmax dim -2", {node("sm", "Softmax", P{{"dim", -2L}})}, {3, 4, 5}},
+      {"concat dim 2", {node("cat", "Concat", P{{"dim", 2L}})}, {4, 5}},
+      {"reshape inferred", {node("re", "Reshape", P{{"shape", std::vector<int64_t>{5, -1, 2}}})}, {4, 5}},
+      {"scalar per example", {node("re", "Reshape", P{{"shape", std::vector<int64_t>{}}}), node("flat", "Flatten")}, {1}},
+      {"dropout in evaluation", {node("drop", "Dropout", P{{"p", 0.9}})}, {6}},
+      {"attention not causal, 2 heads", {node("attn", "MultiheadAttention", P{{"num_heads", 2L}, {"causal", false}})}, {4, 6}},
+      {"sequence block",
+       {node("pos", "PositionalEmbedding", P{{"max_len", 4L}}), node("norm", "LayerNorm", P{{"eps", 1e-3}}),
+        node("attn", "MultiheadAttention", P{{"num_heads", 3L}})},
+       {4, 6}},
+      {"lstm 2 layers bidirectional",
+       {node("lstm", "LSTM", P{{"hidden_size", 4L}, {"num_layers", 2L}, {"bidirectional", true}})}, {4, 5}},
+      {"gru 2 layers bidirectional",
+       {node("gru", "GRU", P{{"hidden_size", 3L}, {"num_layers", 2L}, {"bidirectional", true}})}, {4, 5}},
+      {"rnn 2 layers", {node("rnn", "RNN", P{{"hidden_size", 3L}, {"num_layers", 2L}})}, {4, 5}},
+      {"conv block",
+       {node("conv", "Conv2d", P{{"out_channels", 4L}, {"padding", 1L}}), node("bn", "BatchNorm2d"), node("act", "GELU"),
+        node("pool", "AvgPool2d"), node("flat", "Flatten"), node("fc", "Linear", P{{"out_features", 7L}}),
+        node("out", "Tanh")},
+       {3, 8, 8}},
+  };
+  for (const auto& v : variants) matches_plexus(v.what, trained_model(chain(v.layers), v.input, per_channel(v.input)));
+}
+
+// Merges of three different tensors (Add sums left to right, as Plexus does), and one mean
+// and std for every channel.
+TEST(mergesAndOneStandardisationMatchPlexus) {
+  if (const std::string why = ort_unavailable(); !why.empty()) SKIP(why);
+  graph::Graph g = chain({node("a", "Linear", {{"out_features", int64_t(6)}}), node("sum", "Add")});
+  std::erase_if(g.edges, [](const graph::Edge& e) { return e.to.node == "sum"; });
+  g.nodes.push_back(node("b", "Tanh"));
+  g.edges.push_back(edge("in", "x", "b"));
+  for (const char* from : {"in", "a", "b"}) g.edges.push_back(edge(from, from == std::string("in") ? "x" : "output", "sum", "inputs"));
+  matches_plexus("add of three", trained_model(g, {6}, {{0.5f}, {2.f}}));
+
+  for (graph::Node& n : g.nodes)
+    if (n.id == "sum") n.type = "Concat";
+  matches_plexus("concat of three", trained_model(g, {6}, {{0.5f}, {2.f}}));
+}
+

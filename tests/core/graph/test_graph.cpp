@@ -1,0 +1,360 @@
+// The layer registry, shape inference, validation and the compiler.
+#include "support/check.h"
+
+#include <cstdio>
+
+#include "graph/compute.h"
+#include "graph/inference.h"
+#include "graph/project.h"
+#include "graph/registry.h"
+#include "graph/validate.h"
+#include "layers/compiler.h"
+#include "layers/lowering.h"
+#include "plexus.h"
+
+using namespace plexus;
+using namespace plexus::graph;
+using namespace plexus::layers;
+
+namespace {
+
+const DatasetInfo kMnist{{1, 28, 28}, {}, 10};
+
+graph::Node node(std::string id, std::string type, std::map<std::string, ParamValue> params = {}) {
+  return graph::Node{id, std::move(type), id, std::move(params), {}};
+}
+graph::Edge edge(std::string from, std::string from_port, std::string to, std::string to_port = "input") {
+  return graph::Edge{{std::move(from), std::move(from_port)}, {std::move(to), std::move(to_port)}};
+}
+
+// Input -> Flatten -> Linear(hidden) -> ReLU -> Linear(10) -> CrossEntropy.
+Graph mlp(int64_t hidden = 32) {
+  Graph g;
+  g.nodes = {node("in", "Input"), node("flat", "Flatten"), node("fc1", "Linear", {{"out_features", hidden}}),
+             node("act", "ReLU"), node("fc2", "Linear", {{"out_features", int64_t(10)}}), node("loss", "CrossEntropy")};
+  g.edges = {edge("in", "x", "flat"), edge("flat", "output", "fc1"), edge("fc1", "output", "act"),
+             edge("act", "output", "fc2"), edge("fc2", "output", "loss"), edge("in", "y", "loss", "target")};
+  return g;
+}
+
+std::vector<std::string> messages(const Validation& v) {
+  std::vector<std::string> out;
+  for (const Problem& p : v.problems) out.push_back(to_string(p));
+  return out;
+}
+
+}  // namespace
+
+TEST(registryIsComplete) {
+  const Registry& r = Registry::instance();
+  for (const char* name : {"Input", "Linear", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten", "Reshape", "Dropout",
+                           "BatchNorm1d", "BatchNorm2d", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Softmax",
+                           "Add", "Concat", "Embedding", "CrossEntropy", "MSE", "BCEWithLogits", "LayerNorm",
+                           "MultiheadAttention", "PositionalEmbedding"})
+    VERIFY2(r.find(name), name);
+  for (const LayerType& t : r.types()) {
+    VERIFY2(t.shape, t.name.c_str());
+    VERIFY2(bool(lowering(t).build) != t.is_loss(), t.name.c_str());  // layers build, losses compute a loss
+    VERIFY2(bool(lowering(t).loss) == t.is_loss(), t.name.c_str());
+    VERIFY2(!t.description.empty() && !t.category.empty() && !t.display_name.empty(), t.name.c_str());
+    for (const ParamSpec& p : t.params) {
+      // Every default passes the type's own checks.
+      graph::Node n = node("n", t.name, {{p.name, p.default_value}});
+      VERIFY2(check_params(n, t).empty(), (t.name + "." + p.name).c_str());
+    }
+  }
+}
+
+// One check of a value, worded to follow the parameter's name; the validator adds the node,
+// the name and the value around it.
+TEST(paramValuesAreCheckedInOnePlace) {
+  const LayerType& linear = *Registry::instance().find("Linear");
+  const ParamSpec& out = *linear.param("out_features");
+  COMPARE(check_param_value(out, int64_t(64)), std::string());
+  COMPARE(check_param_value(out, int64_t(0)), std::string("must be between 1 and 16777216"));
+  COMPARE(check_param_value(out, 64.0), std::string("must be a whole number"));
+  COMPARE(check_param_value(*linear.param("bias"), std::string("yes")), std::string("must be true or false"));
+  const ParamSpec& p = *Registry::instance().find("Dropout")->param("p");
+  COMPARE(check_param_value(p, int64_t(0)), std::string());  // a whole number is a number
+  COMPARE(check_param_value(p, 1.5), std::string("must be between 0 and 0.99"));
+  COMPARE(check_param_value(p, std::nan("")), std::string("must be a number"));
+  const ParamSpec& shape = *Registry::instance().find("Reshape")->param("shape");
+  COMPARE(check_param_value(shape, std::vector<int64_t>{4, -2}),
+          std::string("must have every entry between -1 and 16777216"));
+  COMPARE(check_param_value(shape, std::vector<int64_t>(9, 1)), std::string("must have at most 8 entries"));
+  COMPARE(check_param_value(shape, int64_t(4)), std::string("must be a list of whole numbers"));
+
+  const std::vector<std::string> problems =
+      check_params(node("fc1", "Linear", {{"out_features", int64_t(0)}, {"bias", std::string("yes")}}), linear);
+  COMPARE(problems, (std::vector<std::string>{"Linear 'fc1': bias must be true or false, got the text \"yes\"",
+                                              "Linear 'fc1': out_features must be between 1 and 16777216, got 0"}));
+}
+
+TEST(shapesOnEveryEdge) {
+  const Validation v = validate(mlp(64), &kMnist);
+  VERIFY2(v.ok(), messages(v).empty() ? "" : messages(v)[0].c_str());
+  COMPARE(*v.shapes.edge_shapes[0], (Shape{1, 28, 28}));
+  COMPARE(*v.shapes.edge_shapes[1], (Shape{784}));
+  COMPARE(*v.shapes.edge_shapes[2], (Shape{64}));
+  COMPARE(*v.shapes.edge_shapes[4], (Shape{10}));
+  COMPARE(*v.shapes.edge_shapes[5], (Shape{}));
+}
+
+TEST(lenetShapes) {
+  Graph g;
+  g.nodes = {node("in", "Input"),
+             node("c1", "Conv2d", {{"out_channels", int64_t(20)}, {"kernel_size", int64_t(5)}}),
+             node("p1", "MaxPool2d"),
+             node("c2", "Conv2d", {{"out_channels", int64_t(50)}, {"kernel_size", int64_t(5)}}),
+             node("p2", "MaxPool2d"),
+             node("f", "Flatten"),
+             node("fc", "Linear", {{"out_features", int64_t(10)}}),
+             node("loss", "CrossEntropy")};
+  g.edges = {edge("in", "x", "c1"), edge("c1", "output", "p1"), edge("p1", "output", "c2"), edge("c2", "output", "p2"),
+             edge("p2", "output", "f"), edge("f", "output", "fc"), edge("fc", "output", "loss"),
+             edge("in", "y", "loss", "target")};
+  const Validation v = validate(g, &kMnist);
+  VERIFY(v.ok());
+  COMPARE(*v.shapes.edge_shapes[1], (Shape{20, 24, 24}));
+  COMPARE(*v.shapes.edge_shapes[3], (Shape{50, 8, 8}));
+  COMPARE(*v.shapes.edge_shapes[4], (Shape{50, 4, 4}));
+  COMPARE(*v.shapes.edge_shapes[5], (Shape{800}));
+}
+
+// The registry's multiply-add rules, added up as graph/compute.h says, give for the examples
+// what bench/bench_cpu.cpp counts by hand for the same networks (its layer_macs and
+// epoch_flops): per weight layer M multiply-adds forward, M for the weight gradient, M for the
+// input gradient except the first layer's, 2 FLOPs each.
+TEST(trainingFlopsOfTheExamples) {
+  const auto count = [](const char* file) {
+    const Graph g = load_project(std::string(PLEXUS_SOURCE_DIR "/examples/") + file);
+    const Validation v = validate(g, &kMnist);
+    return estimate_compute(GraphIndex(g), v.shapes);
+  };
+  const auto by_hand = [](const std::vector<double>& macs) {
+    double flops = 0;
+    for (size_t l = 0; l < macs.size(); ++l) flops += 2 * macs[l] * (l == 0 ? 2 : 3);
+    return flops;
+  };
+  const ComputeEstimate mlp = count("mnist_mlp.plexus");
+  const std::vector<double> mlp_macs{784.0 * 128, 128.0 * 10};
+  COMPARE(mlp.nodes.size(), size_t(2));
+  COMPARE(mlp.forward_macs, mlp_macs[0] + mlp_macs[1]);
+  COMPARE(mlp.training_flops, by_hand(mlp_macs));
+  COMPARE(mlp.training_flops, 2.0 * (2 * 100352 + 3 * 1280));  // 409,088 FLOPs per example
+
+  const ComputeEstimate lenet = count("mnist_lenet.plexus");
+  const std::vector<double> lenet_macs{20.0 * 25 * 24 * 24, 50.0 * 500 * 8 * 8, 800.0 * 500, 500.0 * 10};
+  COMPARE(lenet.nodes.size(), lenet_macs.size());
+  for (size_t l = 0; l < lenet_macs.size(); ++l) {
+    COMPARE(lenet.nodes[l].macs, lenet_macs[l]);
+    COMPARE(lenet.nodes[l].input_grad, l > 0);
+  }
+  COMPARE(lenet.training_flops, by_hand(lenet_macs));
+}
+
+// What needs an input gradient follows what is learned upstream, not the position: a layer
+// after the Input through a pooling and an activation still needs none, one after any
+// learned layer does. Only products count; nodes that do not lead to the loss do not.
+TEST(trainingFlopsFollowWhatIsLearned) {
+  Graph g;
+  g.nodes = {node("in", "Input"),
+             node("pool", "AvgPool2d"),
+             node("c1", "Conv2d", {{"out_channels", int64_t(4)}, {"kernel_size", int64_t(3)}}),
+             node("bn", "BatchNorm2d"),
+             node("f", "Flatten"),
+             node("fc", "Linear", {{"out_features", int64_t(10)}, {"bias", false}}),
+             node("loss", "CrossEntropy"),
+             node("dangling", "Linear", {{"out_features", int64_t(7)}})};
+  g.edges = {edge("in", "x", "pool"), edge("pool", "output", "c1"), edge("c1", "output", "bn"),
+             edge("bn", "output", "f"), edge("f", "output", "fc"), edge("fc", "output", "loss"),
+             edge("in", "y", "loss", "target"), edge("f", "output", "dangling")};
+  const Validation v = validate(g, &kMnist);
+  VERIFY2(v.ok(), messages(v).empty() ? "" : messages(v)[0].c_str());
+  const ComputeEstimate c = estimate_compute(GraphIndex(g), v.shapes);
+  // 28x28 pooled by 2 is 14x14; a 3x3 kernel over one channel leaves 4 x 12 x 12.
+  const double conv = 4.0 * 12 * 12 * 9, fc = 4.0 * 12 * 12 * 10;
+  COMPARE(c.nodes.size(), size_t(2));
+  COMPARE(c.nodes[0].node, std::string("c1"));
+  VERIFY(!c.nodes[0].input_grad);
+  COMPARE(c.nodes[1].node, std::string("fc"));
+  VERIFY(c.nodes[1].input_grad);
+  COMPARE(c.forward_macs, conv + fc);
+  COMPARE(c.training_flops, 2 * (2 * conv + 3 * fc));
+}
+
+TEST(featureMismatchNamesBothNodes) {
+  Graph g = mlp(64);
+  g.find("fc2")->params["in_features"] = int64_t(128);
+  const Validation v = validate(g, &kMnist);
+  VERIFY(!v.ok());
+  COMPARE(v.problems.at(0).node, std::string("fc2"));
+  COMPARE(v.problems.at(0).message,
+          std::string("Linear 'fc2' expects 128 input features but receives 64 from 'act'"));
+}
+
+TEST(compiledMlpMatchesAHandBuiltModel) {
+  const CompiledGraph c = compile(mlp(16), kMnist, 7);
+  COMPARE(c.model->named_parameters().size(), size_t(4));
+  COMPARE(c.model->named_parameters()[0].first, std::string("fc1.weight"));
+  nn::Sequential hand{std::make_shared<nn::Flatten>(), std::make_shared<nn::Linear>(784, 16),
+                      std::make_shared<nn::ReLU>(), std::make_shared<nn::Linear>(16, 10)};
+  {
+    NoGradGuard g;
+    const auto src = c.model->parameters(), dst = hand.parameters();
+    for (size_t i = 0; i < src.size(); ++i) Tensor(dst[i]).copy_(src[i]);
+  }
+  Generator gen(1);
+  const Tensor x = rand({8, 1, 28, 28}, &gen), y = from_vector({0, 1, 2, 3, 4, 5, 6, 7}, {8});
+  const Tensor la = c.loss((*c.model)(x), y), lb = cross_entropy(hand(x), y);
+  COMPARE(la.item(), lb.item());
+  la.backward();
+  lb.backward();
+  const auto pa = c.model->parameters(), pb = hand.parameters();
+  for (size_t i = 0; i < pa.size(); ++i) COMPARE(pa[i].grad().to_vector(), pb[i].grad().to_vector());
+}
+
+// Conv2d → ReLU → MaxPool2d(2) runs as one op when the inner outputs feed nothing else (c2's
+// ReLU output also feeds a second branch, so its pooling stays apart), with the loss and
+// gradients of the node-by-node plan, which an observer of the nodes' outputs gets.
+TEST(convChainsRunFused) {
+  Graph g;
+  g.nodes = {node("in", "Input"),
+             node("c1", "Conv2d", {{"out_channels", int64_t(4)}, {"kernel_size", int64_t(3)}}),
+             node("r1", "ReLU"), node("p1", "MaxPool2d"),
+             node("c2", "Conv2d", {{"out_channels", int64_t(6)}, {"kernel_size", int64_t(3)}}),
+             node("r2", "ReLU"), node("p2", "MaxPool2d"), node("f", "Flatten"), node("f2", "Flatten"),
+             node("cat", "Concat"), node("fc", "Linear", {{"out_features", int64_t(10)}}),
+             node("loss", "CrossEntropy")};
+  g.edges = {edge("in", "x", "c1"),          edge("c1", "output", "r1"),  edge("r1", "output", "p1"),
+             edge("p1", "output", "c2"),     edge("c2", "output", "r2"),  edge("r2", "output", "p2"),
+             edge("p2", "output", "f"),      edge("r2", "output", "f2"),  edge("f", "output", "cat", "inputs"),
+             edge("f2", "output", "cat", "inputs"), edge("cat", "output", "fc"), edge("fc", "output", "loss"),
+             edge("in", "y", "loss", "target")};
+  const CompiledGraph c = compile(g, kMnist, 5);
+  COMPARE(c.model->fused_chains(),
+          (std::vector<std::vector<std::string>>{{"c1", "r1", "p1"}, {"c2", "r2"}}));
+  Generator gen(4);
+  const Tensor x = randn({3, 1, 28, 28}, &gen), y = from_vector({1, 7, 3}, {3});
+  size_t seen_nodes = 0;
+  auto loss_and_grads = [&](bool observed) -> std::vector<std::vector<float>> {
+    std::vector<std::string> seen;
+    if (observed) c.model->set_observer([&seen](const std::string& n, const Tensor&) { seen.push_back(n); });
+    for (const Tensor& p : c.model->parameters()) p.set_grad(Tensor());
+    const Tensor loss = c.loss((*c.model)(x), y);
+    loss.backward();
+    c.model->set_observer(nullptr);
+    std::vector<std::vector<float>> out{{loss.item()}};
+    for (const Tensor& p : c.model->parameters()) out.push_back(p.grad().to_vector());
+    seen_nodes = seen.size();
+    return out;
+  };
+  const auto fused = loss_and_grads(false), plain = loss_and_grads(true);
+  COMPARE(seen_nodes, size_t(10));  // observed: every node but the input and the loss, one by one
+  for (size_t t = 0; t < fused.size(); ++t)
+    for (size_t i = 0; i < fused[t].size(); ++i)
+      VERIFY2(std::fabs(fused[t][i] - plain[t][i]) <= 1e-5f * std::max(1.f, std::fabs(plain[t][i])),
+              "tensor " + std::to_string(t) + " [" + std::to_string(i) + "]: fused " + check::show(fused[t][i]) +
+                  ", node by node " + check::show(plain[t][i]));
+}
+
+TEST(residualGraphTrainsAndGradchecks) {
+  Graph g;
+  g.nodes = {node("in", "Input"), node("fc1", "Linear", {{"out_features", int64_t(6)}}), node("a1", "Tanh"),
+             node("fc2", "Linear", {{"out_features", int64_t(6)}}), node("sum", "Add"),
+             node("cat", "Concat"), node("out", "Linear", {{"out_features", int64_t(3)}}), node("loss", "CrossEntropy")};
+  g.edges = {edge("in", "x", "fc1"),          edge("fc1", "output", "a1"),        edge("a1", "output", "fc2"),
+             edge("fc2", "output", "sum", "inputs"), edge("fc1", "output", "sum", "inputs"),
+             edge("sum", "output", "cat", "inputs"), edge("a1", "output", "cat", "inputs"),
+             edge("cat", "output", "out"),    edge("out", "output", "loss"),      edge("in", "y", "loss", "target")};
+  const DatasetInfo info{{5}, {}, 3};
+  const Validation v = validate(g, &info);
+  VERIFY2(v.ok(), messages(v).empty() ? "" : messages(v)[0].c_str());
+  COMPARE(*v.shapes.edge_shapes[7], (Shape{12}));
+  const CompiledGraph c = compile(g, info, 3);
+  Generator gen(2);
+  const Tensor x = randn({4, 5}, &gen), y = from_vector({0, 2, 1, 0}, {4});
+  const auto r = gradcheck([&](const std::vector<Tensor>&) { return c.loss((*c.model)(x), y); }, c.model->parameters());
+  VERIFY2(r.ok, r.message.c_str());
+}
+
+// ---- sequence models: tokens [N, T] -> [N, T, E] -> ... -> [N, T, V] against targets [N, T] ----
+static Graph sequence_model(int64_t heads = 2, int64_t max_len = 16) {
+  Graph g;
+  g.nodes = {node("in", "Input"),
+             node("emb", "Embedding", {{"num_embeddings", int64_t(7)}, {"embedding_dim", int64_t(8)}}),
+             node("pos", "PositionalEmbedding", {{"max_len", max_len}}),
+             node("norm", "LayerNorm"),
+             node("attn", "MultiheadAttention", {{"num_heads", heads}}),
+             node("out", "Linear", {{"out_features", int64_t(7)}}),
+             node("loss", "CrossEntropy")};
+  g.edges = {edge("in", "x", "emb"),      edge("emb", "output", "pos"),  edge("pos", "output", "norm"),
+             edge("norm", "output", "attn"), edge("attn", "output", "out"), edge("out", "output", "loss"),
+             edge("in", "y", "loss", "target")};
+  return g;
+}
+
+TEST(sequenceModelShapesAndTraining) {
+  const DatasetInfo info{{5}, {5}, 7};  // 5 tokens in, the 5 next tokens out, vocabulary 7
+  const Validation v = validate(sequence_model(), &info);
+  VERIFY2(v.ok(), messages(v).empty() ? "" : messages(v)[0].c_str());
+  COMPARE(*v.shapes.edge_shapes[1], (Shape{5, 8}));  // [N, T, E] on the wire
+  COMPARE(*v.shapes.edge_shapes[4], (Shape{5, 8}));
+  COMPARE(*v.shapes.edge_shapes[5], (Shape{5, 7}));
+  const CompiledGraph c = compile(sequence_model(), info, 5);
+  std::vector<std::string> names;
+  for (const auto& [name, t] : c.model->named_parameters()) names.push_back(name);
+  COMPARE(names, (std::vector<std::string>{"emb.weight", "pos.weight", "norm.weight", "norm.bias",
+                                           "attn.in_proj_weight", "attn.in_proj_bias", "attn.out_proj.weight",
+                                           "attn.out_proj.bias", "out.weight", "out.bias"}));
+  const Tensor x = from_vector({0, 1, 2, 3, 4, 6, 5, 4, 3, 2}, {2, 5}), y = from_vector({1, 2, 3, 4, 5, 5, 4, 3, 2, 1}, {2, 5});
+  const auto params = c.model->parameters();
+  const auto r = gradcheck([&](const std::vector<Tensor>&) { return c.loss((*c.model)(x), y); },
+                           {params.begin() + 1, params.end()});  // the embedding's rows: indices, piecewise
+  VERIFY2(r.ok, r.message.c_str());
+  // The speed display counts attention's products.
+  const LayerType& attn = *Registry::instance().find("MultiheadAttention");
+  const Graph g = sequence_model();
+  const Node& n = *g.find("attn");
+  COMPARE(attn.macs(n, {{5, 8}}, {{5, 8}}), 4.0 * 5 * 64 + 2.0 * 25 * 8);
+  COMPARE(attn.parameter_count(n, {{5, 8}}), 4.0 * 64 + 4 * 8);
+}
+
+TEST(sequenceShapeMessages) {
+  const DatasetInfo info{{5}, {5}, 7};
+  auto first = [](const Graph& g, const DatasetInfo& d) {
+    const Validation v = validate(g, &d);
+    return v.problems.empty() ? std::string() : v.problems.front().message;
+  };
+  COMPARE(first(sequence_model(3), info),
+          std::string("MultiheadAttention 'attn' splits the 8 features of [N, 5, 8] from 'norm' into 3 heads, but 8 is "
+                      "not divisible by 3 (change num_heads or the features)"));
+  COMPARE(first(sequence_model(2, 4), info),
+          std::string("PositionalEmbedding 'pos' receives sequences of T = 5 positions from 'emb' but max_len is 4 "
+                      "(raise max_len to at least 5)"));
+  // One class index per example against per-position scores.
+  COMPARE(first(sequence_model(), DatasetInfo{{5}, {}, 7}),
+          std::string("CrossEntropy 'loss' scores [N, 5, 7] from 'out' against targets [N] from 'in': it needs one "
+                      "class index per position, targets [N, 5]"));
+  // Attention on a flat feature vector: the expected layout, in words.
+  Graph flat = sequence_model();
+  flat.nodes.erase(flat.nodes.begin() + 1, flat.nodes.begin() + 4);
+  flat.edges = {edge("in", "x", "attn"), edge("attn", "output", "out"), edge("out", "output", "loss"),
+                edge("in", "y", "loss", "target")};
+  const std::string m = first(flat, DatasetInfo{{8}, {}, 7});
+  std::printf("INFO   : %s\n", m.c_str());
+  VERIFY2(m.find("expects input [N, T, E]") != std::string::npos && m.find("receives [N, 8]") != std::string::npos,
+          m.c_str());
+}
+
+TEST(compileRefusesAnInvalidGraph) {
+  Graph g = mlp();
+  g.edges.pop_back();  // the loss target is left open
+  try {
+    compile(g, kMnist, 1);
+    FAIL("compile accepted a graph with an open port");
+  } catch (const ValueError& e) {
+    VERIFY2(std::string(e.what()).find("target is not connected") != std::string::npos, e.what());
+  }
+}
+

@@ -1,0 +1,100 @@
+// Training settings described as parameters: defaults match TrainingSettings{}, every setting
+// reads and writes its own field, and out-of-range values are refused with the reason.
+#include "support/check.h"
+
+#include "graph/training_params.h"
+#include "optim/factory.h"
+#include "util/error.h"
+
+using namespace plexus;
+using namespace plexus::graph;
+
+TEST(defaultsAreTheSettingsDefaults) {
+  const TrainingSettings d;
+  COMPARE(training_param_specs().size(), size_t(20));
+  for (const ParamSpec& s : training_param_specs()) {
+    COMPARE(training_value(d, s.name), std::optional<ParamValue>(s.default_value));
+    VERIFY2(check_param_value(s, s.default_value).empty(), s.name.c_str());
+  }
+  COMPARE(training_param_specs().front().choices, optim::optimizer_names());
+}
+
+TEST(everySettingWritesItsOwnField) {
+  for (const ParamSpec& s : training_param_specs()) {
+    TrainingSettings t;
+    ParamValue v;
+    switch (s.type) {
+      case ParamType::Float: v = s.max; break;
+      case ParamType::Int: v = int64_t(s.max); break;
+      case ParamType::Bool: v = !std::get<bool>(s.default_value); break;
+      case ParamType::Choice: v = s.choices.back(); break;
+      case ParamType::IntList: FAIL("no list settings"); break;
+    }
+    set_training_value(t, s.name, v);
+    COMPARE(*training_value(t, s.name), v);
+    // Every other setting kept its default.
+    for (const ParamSpec& other : training_param_specs())
+      if (other.name != s.name) COMPARE(*training_value(t, other.name), other.default_value);
+  }
+}
+
+TEST(badValuesAreRefusedWithTheReason) {
+  TrainingSettings t;
+  const TrainingSettings before = t;
+  const auto refused = [&](const std::string& name, const ParamValue& v, const char* expect) {
+    try {
+      set_training_value(t, name, v);
+    } catch (const ValueError& e) {
+      VERIFY2(std::string(e.what()).find(expect) != std::string::npos, e.what());
+      return;
+    }
+    FAIL("accepted " + name);
+  };
+  refused("lr", 0.0, "must be between");
+  refused("epochs", int64_t(0), "must be between 1");
+  refused("optimizer", std::string("lbfgs"), "must be one of");
+  refused("precision", std::string("fp16"), "must be one of");
+  refused("batch_size", 3.5, "whole number");
+  refused("nope", int64_t(1), "unknown setting");
+  COMPARE(t, before);
+  set_training_value(t, "lr", int64_t(2));  // a whole number is a real number too
+  COMPARE(t.lr, 2.0);
+  VERIFY(!training_value(t, "nope"));
+  // A file may name any precision; the run's checks refuse an unknown one by name.
+  TrainingSettings f;
+  f.precision = "fp16";
+  try {
+    check_training_values(f);
+    FAIL("precision fp16 accepted");
+  } catch (const ValueError& e) {
+    VERIFY2(std::string(e.what()).find("precision 'fp16'") != std::string::npos, e.what());
+  }
+}
+
+TEST(settingsApplyOnlyWhereTheyMatter) {
+  TrainingSettings t;
+  t.optimizer = "adam";
+  VERIFY(!training_value_applies(t, "momentum"));
+  VERIFY(!training_value_applies(t, "nesterov"));
+  t.optimizer = "rmsprop";
+  VERIFY(training_value_applies(t, "momentum"));
+  VERIFY(!training_value_applies(t, "gamma"));
+  t.schedule = "step";
+  VERIFY(training_value_applies(t, "gamma") && training_value_applies(t, "step_size"));
+  VERIFY(training_value_applies(t, "lr"));
+  // The warm-up's start only with a warm-up, which is off by default; an out-of-range start
+  // is then not checked either.
+  VERIFY(training_value_applies(t, "warmup_steps"));
+  VERIFY(!training_value_applies(t, "warmup_start_factor"));
+  t.warmup_start_factor = 2;
+  check_training_values(t);
+  t.warmup_steps = 100;
+  VERIFY(training_value_applies(t, "warmup_start_factor"));
+  try {
+    check_training_values(t);
+    FAIL("warmup_start_factor 2 accepted");
+  } catch (const ValueError& e) {
+    COMPARE(std::string(e.what()), std::string("training: warmup_start_factor must be between 0 and 1, got 2"));
+  }
+}
+

@@ -1,0 +1,170 @@
+// Modules: registration and naming, recursion, train/eval, PyTorch-style initialisation,
+// layer shapes and errors.
+#include "support/check.h"
+
+#include <cmath>
+
+#include "nn/layers.h"
+#include "plexus.h"
+#include "support/test_support.h"
+
+using namespace plexus;
+
+TEST(namedParametersAreDottedPathsInOrder) {
+  nn::Sequential net{std::make_shared<nn::Linear>(4, 3), std::make_shared<nn::ReLU>(),
+                     std::make_shared<nn::Linear>(3, 2, false)};
+  const auto named = net.named_parameters();
+  COMPARE(named.size(), size_t(3));
+  COMPARE(named[0].first, std::string("0.weight"));
+  COMPARE(named[1].first, std::string("0.bias"));
+  COMPARE(named[2].first, std::string("2.weight"));
+  COMPARE(named[2].second.shape(), (Shape{2, 3}));
+  COMPARE(net.num_parameters(), int64_t(4 * 3 + 3 + 3 * 2));
+  for (const Tensor& p : net.parameters()) VERIFY(p.requires_grad() && p.is_leaf());
+}
+
+TEST(layerHandlesAreTheRegisteredTensors) {
+  nn::Linear lin(3, 2);
+  VERIFY(lin.named_parameters()[0].second.is_same(lin.weight));
+  // An in-place update through the registry is what the layer computes with.
+  {
+    NoGradGuard g;
+    lin.parameters()[0].fill_(0.f);
+    lin.parameters()[1].fill_(1.f);
+  }
+  const Tensor y = lin(ones({5, 3}));
+  COMPARE(y.shape(), (Shape{5, 2}));
+  for (float v : y.to_vector()) COMPARE(v, 1.f);
+}
+
+TEST(duplicateAndInvalidNamesAreRejected) {
+  struct Twice : nn::Module {
+    Twice() {
+      register_parameter("w", zeros({1}));
+      register_buffer("w", zeros({1}));
+    }
+    Tensor forward(const Tensor& x) override { return x; }
+    std::string type_name() const override { return "Twice"; }
+  };
+  VERIFY_THROWS(ValueError, Twice());
+  nn::Sequential s;
+  VERIFY_THROWS(ValueError, s.add("a.b", std::make_shared<nn::ReLU>()));
+  VERIFY_THROWS(ValueError, s.add(nullptr));
+}
+
+TEST(initialisationMatchesPyTorchBounds) {
+  Generator gen(3);
+  nn::Linear lin(400, 300, true, &gen);
+  const float bound = 1.f / std::sqrt(400.f);
+  float lo = 1e9f, hi = -1e9f;
+  for (float v : lin.weight.to_vector()) lo = std::min(lo, v), hi = std::max(hi, v);
+  VERIFY(lo >= -bound && hi <= bound);
+  VERIFY(lo < -0.95f * bound && hi > 0.95f * bound);  // fills the range
+  for (float v : lin.bias.to_vector()) VERIFY(std::fabs(v) <= bound);
+
+  nn::Conv2d conv(6, 16, 5, {}, true, &gen);  // fan_in = 6*5*5
+  const float cb = 1.f / std::sqrt(150.f);
+  for (float v : conv.weight.to_vector()) VERIFY(std::fabs(v) <= cb);
+  COMPARE(conv.weight.shape(), (Shape{16, 6, 5, 5}));
+}
+
+TEST(seededInitialisationIsReproducible) {
+  Generator a(11), b(11), c(12);
+  nn::Linear la(5, 4, true, &a), lb(5, 4, true, &b), lc(5, 4, true, &c);
+  COMPARE(la.weight.to_vector(), lb.weight.to_vector());
+  VERIFY(la.weight.to_vector() != lc.weight.to_vector());
+}
+
+TEST(trainEvalReachesChildren) {
+  auto drop = std::make_shared<nn::Dropout>(0.5f);
+  auto bn = std::make_shared<nn::BatchNorm1d>(3);
+  nn::Sequential net{std::make_shared<nn::Linear>(3, 3), bn, drop};
+  net.eval();
+  VERIFY(!drop->is_training() && !bn->is_training());
+  const Tensor x = randn({8, 3});
+  COMPARE(drop->forward(x).to_vector(), x.to_vector());  // eval dropout = identity
+  net.train();
+  VERIFY(drop->is_training() && bn->is_training());
+  const std::vector<float> y = drop->forward(ones({1000})).to_vector();
+  int zeros_seen = 0;
+  for (float v : y) {
+    VERIFY(v == 0.f || std::fabs(v - 2.f) < 1e-6f);  // survivors scaled by 1/(1-p)
+    zeros_seen += v == 0.f;
+  }
+  VERIFY(zeros_seen > 400 && zeros_seen < 600);
+}
+
+TEST(batchNormUpdatesRunningStatsOnlyInTraining) {
+  nn::BatchNorm2d bn(2);
+  const Tensor x = randn({4, 2, 3, 3}) * 3.f + 5.f;
+  bn(x);
+  COMPARE(bn.num_batches_tracked.item(), 1.f);
+  const std::vector<float> mean_after = bn.running_mean.to_vector();
+  const std::vector<float> batch_mean = mean(x, {0, 2, 3}).to_vector();
+  for (int c = 0; c < 2; ++c) VERIFY(std::fabs(mean_after[c] - 0.1f * batch_mean[c]) < 1e-5f);
+  COMPARE(bn.named_buffers().size(), size_t(3));
+  bn.eval();
+  bn(x);
+  COMPARE(bn.running_mean.to_vector(), mean_after);
+  COMPARE(bn.num_batches_tracked.item(), 1.f);
+  VERIFY_THROWS(ShapeError, bn(randn({4, 3, 3, 3})));
+}
+
+TEST(embeddingPicksRows) {
+  nn::Embedding emb(10, 4);
+  const Tensor idx = from_vector({1, 7, 1, 0, 9, 3}, {2, 3});
+  const Tensor y = emb(idx);
+  COMPARE(y.shape(), (Shape{2, 3, 4}));
+  for (int j = 0; j < 4; ++j) COMPARE(y.at({0, 1, j}), emb.weight.at({7, j}));
+  VERIFY_THROWS(IndexError, emb(from_vector({10}, {1})));
+  // Gradients accumulate per row, twice for the repeated index 1.
+  y.sum().backward();
+  COMPARE(emb.weight.grad().at({1, 0}), 2.f);
+  COMPARE(emb.weight.grad().at({2, 0}), 0.f);
+}
+
+TEST(lenetShapesAndParameterCount) {
+  nn::Sequential lenet{std::make_shared<nn::Conv2d>(1, 20, 5), std::make_shared<nn::ReLU>(),
+                       std::make_shared<nn::MaxPool2d>(2), std::make_shared<nn::Conv2d>(20, 50, 5),
+                       std::make_shared<nn::ReLU>(), std::make_shared<nn::MaxPool2d>(2),
+                       std::make_shared<nn::Flatten>(), std::make_shared<nn::Linear>(800, 500),
+                       std::make_shared<nn::ReLU>(), std::make_shared<nn::Linear>(500, 10)};
+  COMPARE(lenet(zeros({2, 1, 28, 28})).shape(), (Shape{2, 10}));
+  COMPARE(lenet.num_parameters(), int64_t(520 + 25050 + 400500 + 5010));
+  const std::string repr = lenet.str();
+  VERIFY2(testing::contains(repr, "(0): Conv2d(in=1, out=20, kernel=5x5"), repr);
+  VERIFY2(testing::contains(repr, "(9): Linear(in=500, out=10, bias=true)"), repr);
+}
+
+TEST(zeroGradClearsEveryParameter) {
+  nn::Sequential net{std::make_shared<nn::Linear>(3, 4), std::make_shared<nn::Tanh>(),
+                     std::make_shared<nn::Linear>(4, 1)};
+  net(randn({5, 3})).sum().backward();
+  for (const Tensor& p : net.parameters()) VERIFY(p.grad().defined());
+  net.zero_grad();
+  for (const Tensor& p : net.parameters()) VERIFY(!p.grad().defined());
+}
+
+TEST(functionalLinearChecksShapes) {
+  const Tensor w = randn({3, 4});
+  VERIFY_THROWS(ShapeError, F::linear(randn({2, 5}), w));
+  COMPARE(F::linear(randn({6, 2, 4}), w, zeros({3})).shape(), (Shape{6, 2, 3}));
+}
+
+TEST(moduleGradientsMatchNumerical) {
+  Generator gen(5);
+  nn::Linear lin(4, 3, true, &gen);
+  nn::Conv2d conv(2, 3, 3, {.pad_h = 1, .pad_w = 1}, true, &gen);
+  const Tensor x = randn({2, 4}, &gen), img = randn({1, 2, 4, 4}, &gen);
+  VERIFY(gradcheck([&](const std::vector<Tensor>&) { return tanh(lin(x)); }, {lin.weight, lin.bias}).ok);
+  VERIFY(gradcheck([&](const std::vector<Tensor>&) { return conv(img); }, {conv.weight, conv.bias}).ok);
+}
+
+TEST(moveToSameDeviceKeepsHandles) {
+  nn::Linear lin(2, 2);
+  const Tensor w = lin.weight;
+  lin.to(Device::cpu());
+  VERIFY(w.is_same(lin.weight));
+  VERIFY_THROWS(DeviceError, lin.to(Device::cuda()));
+}
+

@@ -1,0 +1,507 @@
+// The training dashboard's plots and run list: points land where they belong, the smoothed
+// loss is smoother than the raw one, runs get their own colours and hide from the run list,
+// the log toggle, hover, zoom and fit, CSV and PNG export, batches that arrive together drawn
+// together (the replot throttle), and the theme. Also renders two synthetic runs in both themes to
+// /tmp/plots-light.png and /tmp/plots-dark.png (and the dashboard with its run list beside
+// them) for a human to look at.
+#include <QApplication>
+#include <QDir>
+#include <QFile>
+#include <QLineEdit>
+#include <QSignalSpy>
+#include <QStyleOptionViewItem>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QToolButton>
+#include <QToolTip>
+#include <QWheelEvent>
+#include <cmath>
+#include <qcustomplot.h>
+#include <random>
+
+#include "common/theme.h"
+#include "dashboard/run_list.h"
+#include "dashboard/training_plots.h"
+
+using namespace plexus::widgets;
+using plexus::train::BatchEnd;
+using plexus::train::EpochEnd;
+using Series = TrainingPlots::Series;
+
+namespace {
+
+// One epoch of a synthetic run: an exponentially falling loss with noise, a cosine learning rate.
+std::vector<BatchEnd> epochOf(int epoch, int epochs, int batches, double floor, std::mt19937& rng, double lr0) {
+  std::normal_distribution<double> noise(0.0, 0.12);
+  std::vector<BatchEnd> out;
+  for (int b = 1; b <= batches; ++b) {
+    const double t = double((epoch - 1) * batches + b) / double(epochs * batches);
+    BatchEnd e;
+    e.epoch = epoch;
+    e.epochs = epochs;
+    e.batch = b;
+    e.batches = batches;
+    e.loss = std::max(0.01, floor + 2.2 * std::exp(-5 * t) + noise(rng) * (0.3 + std::exp(-3 * t)));
+    e.lr = lr0 * 0.5 * (1 + std::cos(M_PI * t));
+    out.push_back(e);
+  }
+  return out;
+}
+
+EpochEnd epochEnd(int epoch, int epochs, double trainLoss, double trainAccuracy, double evalLoss, double evalAccuracy) {
+  EpochEnd e;
+  e.epoch = epoch;
+  e.epochs = epochs;
+  e.train_loss = trainLoss;
+  e.train_accuracy = trainAccuracy;
+  e.has_eval = true;
+  e.eval_loss = evalLoss;
+  e.eval_accuracy = evalAccuracy;
+  e.classes = 10;
+  return e;
+}
+
+// A whole synthetic classification run, as the trainer reports it.
+int addRun(TrainingPlots& plots, const QString& name, const QString& settings, int epochs, int batches, double floor,
+           double lr0, unsigned seed) {
+  std::mt19937 rng(seed);
+  const int run = plots.beginRun(name, settings);
+  for (int epoch = 1; epoch <= epochs; ++epoch) {
+    const auto batch = epochOf(epoch, epochs, batches, floor, rng, lr0);
+    for (size_t i = 0; i < batch.size(); i += 25)
+      plots.addBatches(run, {batch.begin() + qsizetype(i), batch.begin() + qsizetype(std::min(i + 25, batch.size()))});
+    double mean = 0;
+    for (const BatchEnd& b : batch) mean += b.loss / double(batch.size());
+    const double accuracy = 1 - std::min(0.9, 0.35 * mean);
+    plots.addEpoch(run, epochEnd(epoch, epochs, mean, accuracy, mean * 1.08 + 0.02, accuracy - 0.015));
+  }
+  plots.finishRun(run, "completed");
+  return run;
+}
+
+double totalVariation(const QCPGraph* g) {
+  double tv = 0;
+  for (int i = 1; i < g->dataCount(); ++i) tv += std::abs(g->data()->at(i)->value - g->data()->at(i - 1)->value);
+  return tv;
+}
+
+QStringList legendNames(QCustomPlot* plot) {
+  QStringList names;
+  for (int i = 0; i < plot->legend->itemCount(); ++i)
+    if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot->legend->item(i))) names << item->plottable()->name();
+  return names;
+}
+
+QToolButton* button(TrainingPlots& plots, const char* name) {
+  return plots.findChild<QToolButton*>(QString::fromLatin1(name));
+}
+
+QRect checkBoxRect(QTreeWidget* tree, QTreeWidgetItem* item) {
+  QStyleOptionViewItem option;
+  option.initFrom(tree->viewport());
+  option.rect = tree->visualItemRect(item);
+  option.features =
+      QStyleOptionViewItem::HasCheckIndicator | QStyleOptionViewItem::HasDisplay | QStyleOptionViewItem::HasDecoration;
+  option.decorationSize = tree->iconSize().isValid() ? tree->iconSize() : QSize(16, 16);
+  option.text = item->text(0);
+  option.icon = item->icon(0);
+  return tree->style()->subElementRect(QStyle::SE_ItemViewItemCheckIndicator, &option, tree->viewport());
+}
+
+// Draws what the plots hold now instead of when their replot throttle next allows: fit() (the
+// view follows the data, as it does until the user zooms or pans) replots at once, and the
+// replots it queues run with the posted events.
+void settle(TrainingPlots& plots) {
+  plots.fit();
+  QCoreApplication::sendPostedEvents();
+}
+
+}  // namespace
+
+class TestPlots : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void init() { ThemeManager::instance().setMode(ThemeMode::Light); }
+
+  void batchesMakePointsAndTheSmoothedLossIsSmoother() {
+    TrainingPlots plots;
+    std::mt19937 rng(1);
+    const int run = plots.beginRun("a", "SGD");
+    plots.addBatches(run, epochOf(1, 2, 50, 0.1, rng, 0.1));
+    plots.addBatches(run, epochOf(2, 2, 50, 0.1, rng, 0.1));
+    QCOMPARE(plots.runCount(), 1);
+    QCOMPARE(plots.pointCount(run), 100);
+    const QCPGraph* raw = plots.graph(run, Series::RawLoss);
+    const QCPGraph* smooth = plots.graph(run, Series::SmoothedLoss);
+    QCOMPARE(smooth->dataCount(), 100);
+    QCOMPARE(plots.graph(run, Series::LearningRate)->dataCount(), 100);
+    QCOMPARE(raw->data()->at(0)->key, 1.0);
+    QCOMPARE(raw->data()->at(50)->key, 51.0);  // epoch 2, batch 1
+    QCOMPARE(raw->data()->at(99)->key, 100.0);
+    QCOMPARE(smooth->data()->at(0)->value, raw->data()->at(0)->value);  // debiased: starts on the data
+    QVERIFY2(totalVariation(smooth) < 0.5 * totalVariation(raw),
+             qPrintable(QStringLiteral("%1 vs %2").arg(totalVariation(smooth)).arg(totalVariation(raw))));
+    QCOMPARE(plots.pointCount(7), 0);  // unknown runs are ignored
+    plots.addBatches(7, epochOf(1, 1, 5, 0.1, rng, 0.1));
+  }
+
+  void epochsLandOnTheirEpochWithAccuracyInPercent() {
+    TrainingPlots plots;
+    const int run = plots.beginRun("a", "");
+    plots.addEpoch(run, epochEnd(1, 2, 0.9, 0.70, 0.8, 0.75));
+    plots.addEpoch(run, epochEnd(2, 2, 0.5, 0.85, 0.45, 0.88));
+    const QCPGraph* acc = plots.graph(run, Series::EvalAccuracy);
+    QCOMPARE(acc->valueAxis(), plots.epochPlot()->yAxis2);  // the right-hand axis
+    QCOMPARE(acc->dataCount(), 2);
+    QCOMPARE(acc->data()->at(1)->key, 2.0);
+    QCOMPARE(acc->data()->at(1)->value, 88.0);
+    QCOMPARE(plots.graph(run, Series::TrainAccuracy)->data()->at(0)->value, 70.0);
+    QCOMPARE(plots.graph(run, Series::EvalLoss)->data()->at(0)->value, 0.8);
+    QCOMPARE(plots.graph(run, Series::TrainLoss)->data()->at(1)->value, 0.5);
+    QCOMPARE(plots.runInfo(run).bestEvalAccuracy, std::optional(0.88));
+    QVERIFY(acc->visible());
+    QVERIFY(plots.epochPlot()->yAxis2->visible());
+    QCOMPARE(legendNames(plots.epochPlot()),
+             QStringList({"val loss", "val acc", "train loss", "train acc"}));
+
+    // A regression run reports accuracy 0: no accuracy curves, no accuracy axis.
+    TrainingPlots regression;
+    const int r = regression.beginRun("mse", "");
+    EpochEnd e;
+    e.epoch = 1;
+    e.train_loss = 3.5;
+    regression.addEpoch(r, e);
+    QVERIFY(!regression.graph(r, Series::TrainAccuracy)->visible());
+    QVERIFY(!regression.epochPlot()->yAxis2->visible());
+    QCOMPARE(legendNames(regression.epochPlot()), QStringList({"train loss"}));
+    QVERIFY(!regression.runInfo(r).bestEvalAccuracy);
+  }
+
+  void aSecondRunHasItsOwnColourAndHidesFromTheRunList() {
+    TrainingPlots plots;
+    RunList list(&plots);
+    const int a = addRun(plots, "adam", "Adam lr 1e-3", 2, 20, 0.1, 1e-3, 1);
+    const int b = addRun(plots, "sgd", "SGD lr 0.1", 2, 20, 0.2, 0.1, 2);
+    QCOMPARE(plots.runCount(), 2);
+    QVERIFY(plots.runInfo(a).colour != plots.runInfo(b).colour);
+    QCOMPARE(plots.graph(b, Series::SmoothedLoss)->pen().color(), plots.runInfo(b).colour);
+    QCOMPARE(list.topLevelItemCount(), 2);
+    QTreeWidgetItem* item = list.itemForRun(b);
+    QCOMPARE(item->text(RunList::NameColumn), QStringLiteral("sgd"));
+    QCOMPARE(item->text(RunList::StatusColumn), QStringLiteral("completed"));
+    QVERIFY(item->text(RunList::BestColumn).endsWith('%'));
+    QVERIFY(item->toolTip(RunList::NameColumn).contains("SGD lr 0.1"));
+    QCOMPARE(legendNames(plots.lossPlot()), QStringList({"adam", "sgd"}));
+
+    list.resize(500, 200);
+    list.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&list));
+    const QRect box = checkBoxRect(&list, item);
+    QVERIFY(box.isValid());
+    QTest::mouseClick(list.viewport(), Qt::LeftButton, Qt::NoModifier, box.center());
+    QCOMPARE(item->checkState(RunList::NameColumn), Qt::Unchecked);
+    QVERIFY(!plots.runInfo(b).visible);
+    for (Series s : {Series::RawLoss, Series::SmoothedLoss, Series::LearningRate, Series::EvalLoss,
+                     Series::EvalAccuracy, Series::TrainLoss, Series::TrainAccuracy})
+      QVERIFY(!plots.graph(b, s)->visible());
+    QVERIFY(plots.graph(a, Series::SmoothedLoss)->visible());
+    QCOMPARE(legendNames(plots.lossPlot()), QStringList({"adam"}));
+
+    // The keyboard: Space on the current row shows it again.
+    list.setCurrentItem(item);
+    list.setFocus();
+    QTest::keyClick(list.viewport(), Qt::Key_Space);
+    QVERIFY(plots.runInfo(b).visible);
+    QVERIFY(plots.graph(b, Series::EvalAccuracy)->visible());
+
+    // Renaming in the list renames the legend entry.
+    QTest::keyClick(list.viewport(), Qt::Key_F2);
+    auto* editor = list.viewport()->findChild<QLineEdit*>();
+    QVERIFY(editor);
+    editor->selectAll();
+    QTest::keyClicks(editor, "sgd momentum");
+    QTest::keyClick(editor, Qt::Key_Return);
+    QTRY_COMPARE(plots.runInfo(b).name, QStringLiteral("sgd momentum"));  // the view commits queued
+    QCOMPARE(legendNames(plots.lossPlot()), QStringList({"adam", "sgd momentum"}));
+
+    // New runs and cleared plots reach the list.
+    const int c = plots.beginRun("third", "");
+    QCOMPARE(list.itemForRun(c)->text(RunList::StatusColumn), QStringLiteral("running"));
+    plots.finishRun(c, "failed: out of memory");
+    QCOMPARE(list.itemForRun(c)->text(RunList::StatusColumn), QStringLiteral("failed: out of memory"));
+    plots.clear();
+    QCOMPARE(list.topLevelItemCount(), 0);
+    QCOMPARE(plots.runCount(), 0);
+    QCOMPARE(plots.lossPlot()->graphCount(), 0);
+  }
+
+  void aRemovedRunTakesItsCurvesAndRowAndTheOthersKeepTheirColours() {
+    TrainingPlots plots;
+    RunList list(&plots);
+    QSignalSpy removed(&plots, &TrainingPlots::runRemoved);
+    const int a = addRun(plots, "a", "", 2, 20, 0.1, 0.1, 1);
+    const int b = addRun(plots, "b", "", 2, 20, 0.2, 0.1, 2);
+    const int c = addRun(plots, "c", "", 2, 20, 0.3, 0.1, 3);
+    const QColor colourC = plots.runInfo(c).colour;
+    const int graphs = plots.lossPlot()->graphCount();
+    plots.removeRun(b);
+    QCOMPARE(removed.count(), 1);
+    QCOMPARE(plots.runIds(), (std::vector<int>{a, c}));
+    QCOMPARE(plots.lossPlot()->graphCount(), graphs - 2);  // its raw and smoothed losses
+    QVERIFY(!plots.graph(b, Series::SmoothedLoss));
+    QCOMPARE(plots.runInfo(c).colour, colourC);
+    QCOMPARE(legendNames(plots.lossPlot()), QStringList({"a", "c"}));
+    QCOMPARE(list.topLevelItemCount(), 2);
+    QVERIFY(!list.itemForRun(b));
+    const int d = plots.beginRun("d", "");  // a new run never takes a removed run's id
+    QVERIFY(d != a && d != b && d != c);
+  }
+
+  void theRunListsActionsFollowTheSelectedRun() {
+    TrainingPlots plots;
+    RunList list(&plots);
+    const int kept = addRun(plots, "kept", "", 1, 10, 0.1, 0.1, 1);
+    plots.setRunOrigin(kept, {"/runs/kept", QDateTime(QDate(2025, 6, 1), QTime(14, 3)), true, true, "Test: 97%"});
+    const int live = plots.beginRun("live", "");
+    plots.setRunOrigin(live, {"/runs/live", QDateTime::currentDateTime(), false, false, {}});
+    QVERIFY(!list.continueAction()->isEnabled() && !list.deleteAction()->isEnabled());  // nothing selected
+
+    list.setCurrentItem(list.itemForRun(kept));
+    QVERIFY(list.continueAction()->isEnabled() && list.deleteAction()->isEnabled());
+    QCOMPARE(list.itemForRun(kept)->text(RunList::StartedColumn), QStringLiteral("2025-06-01 14:03"));
+    QVERIFY(list.itemForRun(kept)->toolTip(RunList::NameColumn).contains("Test: 97%"));
+    list.setTraining(true);  // one run at a time
+    QVERIFY(!list.continueAction()->isEnabled() && list.deleteAction()->isEnabled());
+    QSignalSpy deleteRequested(&list, &RunList::deleteRequested);
+    list.deleteAction()->trigger();
+    QCOMPARE(deleteRequested.count(), 1);
+    QCOMPARE(deleteRequested.at(0).at(0).toInt(), kept);
+
+    list.setCurrentItem(list.itemForRun(live));  // training: neither continued nor deleted
+    QVERIFY(!list.continueAction()->isEnabled() && !list.deleteAction()->isEnabled());
+    QVERIFY(list.itemForRun(live)->text(RunList::StartedColumn).startsWith("this session, "));
+    plots.finishRun(live, "completed");
+    QVERIFY(list.deleteAction()->isEnabled());
+
+    // A regression's best is its lowest validation loss.
+    const int regression = plots.beginRun("regression", "");
+    EpochEnd e;
+    e.epoch = 1;
+    e.has_eval = true;
+    e.eval_loss = 0.25;
+    plots.addEpoch(regression, e);
+    e.epoch = 2;
+    e.eval_loss = 0.5;
+    plots.addEpoch(regression, e);
+    QCOMPARE(list.itemForRun(regression)->text(RunList::BestColumn), QStringLiteral("loss 0.25"));
+  }
+
+  void theLogToggleSwitchesTheLossAxes() {
+    TrainingPlots plots;
+    addRun(plots, "a", "", 2, 20, 0.1, 0.1, 1);
+    plots.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plots));
+    QToolButton* log = button(plots, "logScaleButton");
+    QVERIFY(log && log->isCheckable());
+    QTest::mouseClick(log, Qt::LeftButton);
+    QVERIFY(plots.logScale());
+    QCOMPARE(plots.lossPlot()->yAxis->scaleType(), QCPAxis::stLogarithmic);
+    QCOMPARE(plots.epochPlot()->yAxis->scaleType(), QCPAxis::stLogarithmic);
+    QVERIFY(plots.lossPlot()->yAxis->range().lower > 0);
+    QCOMPARE(plots.lrPlot()->yAxis->scaleType(), QCPAxis::stLinear);
+    QTest::mouseClick(log, Qt::LeftButton);
+    QCOMPARE(plots.lossPlot()->yAxis->scaleType(), QCPAxis::stLinear);
+    plots.setLogScale(true);
+    QVERIFY(log->isChecked());
+  }
+
+  void wheelZoomStopsFollowingAndDoubleClickFits() {
+    TrainingPlots plots;
+    plots.resize(800, 700);
+    const int run = addRun(plots, "a", "", 1, 100, 0.1, 0.1, 1);
+    plots.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plots));
+    settle(plots);
+    QCustomPlot* loss = plots.lossPlot();
+    QCOMPARE(loss->xAxis->range().contains(100), true);
+
+    const QPointF centre = loss->axisRect()->rect().center();
+    QWheelEvent wheel(centre, loss->mapToGlobal(centre), QPoint(), QPoint(0, 240), Qt::NoButton, Qt::NoModifier,
+                      Qt::NoScrollPhase, false);
+    QApplication::sendEvent(loss, &wheel);
+    const QCPRange zoomed = loss->xAxis->range();
+    QVERIFY(zoomed.size() < 90);
+    QCOMPARE(plots.lrPlot()->xAxis->range(), zoomed);  // the lr plot follows the loss plot's x
+
+    std::mt19937 rng(3);
+    auto more = epochOf(2, 2, 100, 0.1, rng, 0.1);
+    QCoreApplication::sendPostedEvents();  // the zoom's own replots
+    QSignalSpy replotted(loss, &QCustomPlot::afterReplot);
+    plots.addBatches(run, more);
+    QTRY_VERIFY_WITH_TIMEOUT(replotted.count() > 0, 10000);  // the new points are drawn
+    QCOMPARE(loss->xAxis->range(), zoomed);  // and the user's view stays
+
+    QTest::mouseDClick(loss, Qt::LeftButton, Qt::NoModifier, centre.toPoint());
+    QTest::mouseRelease(loss, Qt::LeftButton, Qt::NoModifier, centre.toPoint());  // as a real double click ends
+    QTRY_VERIFY_WITH_TIMEOUT(loss->xAxis->range().contains(1) && loss->xAxis->range().contains(200), 10000);
+  }
+
+  void hoverShowsTheValuesUnderThePointer() {
+    TrainingPlots plots;
+    plots.resize(800, 700);
+    const int run = addRun(plots, "hover run", "", 2, 50, 0.1, 0.1, 1);
+    plots.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plots));
+    settle(plots);
+    const QCPGraph* smooth = plots.graph(run, Series::SmoothedLoss);
+    const auto point = smooth->data()->at(60);
+    const QPoint pixel = smooth->coordsToPixels(point->key, point->value).toPoint();
+    QTest::mouseMove(plots.lossPlot(), pixel);
+    QTRY_VERIFY_WITH_TIMEOUT(QToolTip::isVisible(), 10000);
+    QVERIFY2(QToolTip::text().contains("step 61") && QToolTip::text().contains("epoch 2") &&
+                 QToolTip::text().contains("smoothed") && QToolTip::text().contains("hover run"),
+             qPrintable(QToolTip::text()));
+
+    const QCPGraph* acc = plots.graph(run, Series::EvalAccuracy);
+    const QPoint at = acc->coordsToPixels(2, acc->data()->at(1)->value).toPoint();
+    QTest::mouseMove(plots.epochPlot(), at);
+    QTRY_VERIFY_WITH_TIMEOUT(QToolTip::text().contains("epoch 2"), 10000);
+    QVERIFY2(QToolTip::text().contains("validation") && QToolTip::text().contains('%'), qPrintable(QToolTip::text()));
+  }
+
+  void csvHasAHeaderAndOneRowPerPoint() {
+    TrainingPlots plots;
+    const int a = addRun(plots, "adam", "", 2, 30, 0.1, 1e-3, 1);
+    const int b = addRun(plots, "sgd, momentum", "", 3, 10, 0.2, 0.1, 2);
+    QTemporaryDir dir;
+    const QString path = dir.filePath("runs.csv");
+    QVERIFY(plots.exportCsv(path));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly | QIODevice::Text));
+    const QStringList lines = QString::fromUtf8(file.readAll()).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.first(), QStringLiteral("run,kind,step,epoch,loss,smoothed_loss,lr,train_loss,train_accuracy,"
+                                           "eval_loss,eval_accuracy"));
+    QCOMPARE(lines.size(), 1 + plots.pointCount(a) + plots.pointCount(b) + 2 + 3);
+    int batches = 0, epochs = 0, quoted = 0;
+    for (const QString& line : lines.mid(1)) {
+      QString rest = line;
+      if (rest.startsWith("\"sgd, momentum\",")) {  // quoted, as the name has a comma
+        rest = rest.mid(16);
+        ++quoted;
+      } else {
+        rest = rest.section(',', 1);
+      }
+      const QStringList f = rest.split(',');
+      QCOMPARE(f.size(), 10);
+      if (f[0] == "batch") {
+        ++batches;
+        QVERIFY(!f[3].isEmpty() && !f[4].isEmpty() && f[6].isEmpty());
+      } else {
+        QCOMPARE(f[0], QStringLiteral("epoch"));
+        ++epochs;
+        bool ok = false;
+        QVERIFY(f[9].toDouble(&ok) <= 1 && ok);  // a fraction
+      }
+    }
+    QCOMPARE(batches, 60 + 30);
+    QCOMPARE(epochs, 5);
+    QCOMPARE(quoted, 30 + 3);
+    QVERIFY(!plots.exportCsv(dir.filePath("no/such/dir/runs.csv")));
+  }
+
+  void pngHasTheSizeAskedFor() {
+    TrainingPlots plots;
+    addRun(plots, "a", "", 2, 30, 0.1, 0.1, 1);
+    QTemporaryDir dir;
+    const QString path = dir.filePath("plots.png");
+    QVERIFY(plots.exportPng(path, QSize(900, 700)));
+    QImage image(path);
+    QCOMPARE(image.size(), QSize(900, 700));
+    QSet<QRgb> colours;
+    for (int y = 0; y < image.height(); y += 7)
+      for (int x = 0; x < image.width(); x += 7) colours.insert(image.pixel(x, y));
+    QVERIFY(colours.size() > 10);  // curves, text and grid, not a blank page
+
+    plots.resize(640, 600);
+    plots.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plots));
+    QVERIFY(plots.exportPng(path));  // as on screen
+    QCOMPARE(QImage(path).width(), plots.lossPlot()->width());
+    QVERIFY(!plots.exportPng(dir.filePath("no/such/dir/plots.png")));
+  }
+
+  // However fast batches come, the plots draw them at most about twenty times a second: once
+  // the replot throttle holds a replot back, the deliveries that follow draw nothing of their
+  // own, however many they are and however long they take, and the held-back replot draws them
+  // all. Here 10000 batches come in 200 deliveries, the events they post (the plots' queued
+  // replots) handled after each as the app's event loop would, its timers not: the loss plot
+  // is drawn at most once meanwhile (a first delivery may find the throttle idle), and once more
+  // when the throttle's timer fires, showing every point.
+  void deliveriesWithinTheThrottleAreDrawnTogether() {
+    TrainingPlots plots;
+    plots.resize(800, 700);
+    plots.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plots));
+    settle(plots);
+    const int run = plots.beginRun("fast", "");
+    QCustomPlot* loss = plots.lossPlot();
+    QSignalSpy replots(loss, &QCustomPlot::afterReplot);
+    bool drewAll = false;
+    connect(loss, &QCustomPlot::afterReplot, this, [&] { drewAll = loss->xAxis->range().contains(10000); });
+    std::mt19937 rng(5);
+    for (int epoch = 1; epoch <= 10; ++epoch) {
+      const auto batches = epochOf(epoch, 10, 1000, 0.1, rng, 0.1);
+      for (size_t i = 0; i < batches.size(); i += 50) {
+        plots.addBatches(run, {batches.begin() + qsizetype(i), batches.begin() + qsizetype(i + 50)});
+        QCoreApplication::sendPostedEvents();
+      }
+    }
+    QCOMPARE(plots.pointCount(run), 10000);
+    const int during = int(replots.count());
+    QTRY_VERIFY_WITH_TIMEOUT(drewAll, 10000);  // the throttle's timer fired
+    QCoreApplication::sendPostedEvents();      // any replot still queued
+    qInfo("the loss plot drawn %d times during 200 deliveries, %d in all", during, int(replots.count()));
+    QVERIFY2(during <= 1, qPrintable(QString::number(during)));
+    QVERIFY2(replots.count() <= during + 1, qPrintable(QString::number(replots.count())));
+  }
+
+  void followsTheTheme() {
+    TrainingPlots plots;
+    addRun(plots, "a", "", 1, 20, 0.1, 0.1, 1);
+    auto corner = [&] { return QColor(plots.lossPlot()->toPixmap(200, 150).toImage().pixel(2, 2)); };
+    const QColor light = corner();
+    const QColor lightColour = plots.runInfo(0).colour;
+    QVERIFY(light.lightness() > 200);
+    ThemeManager::instance().setMode(ThemeMode::Dark);
+    QVERIFY(corner().lightness() < 60);
+    QVERIFY(plots.runInfo(0).colour != lightColour);
+    QCOMPARE(plots.graph(0, Series::SmoothedLoss)->pen().color(), plots.runInfo(0).colour);
+    QCOMPARE(plots.lossPlot()->xAxis->labelColor(), ThemeManager::instance().theme().text);
+  }
+
+  void screenshots() {
+    for (ThemeMode mode : {ThemeMode::Light, ThemeMode::Dark}) {
+      ThemeManager::instance().setMode(mode);
+      const QString suffix = toString(mode);
+      QWidget dashboard;
+      auto* plots = new TrainingPlots;
+      auto* list = new RunList(plots);
+      auto* layout = new QVBoxLayout(&dashboard);
+      layout->addWidget(plots, 1);
+      layout->addWidget(list);
+      list->setMaximumHeight(110);
+      addRun(*plots, "adam lr 1e-3", "Adam · lr 0.001 · batch 64 · 6 epochs", 6, 150, 0.08, 1e-3, 11);
+      addRun(*plots, "sgd lr 0.05", "SGD · lr 0.05 · momentum 0.9 · batch 64 · 6 epochs", 6, 150, 0.2, 0.05, 12);
+      dashboard.resize(1100, 1000);
+      dashboard.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&dashboard));
+      settle(*plots);
+      QVERIFY(plots->exportPng(QDir::temp().filePath("plots-" + suffix + ".png"), QSize(1200, 900)));
+      QVERIFY(dashboard.grab().save(QDir::temp().filePath("plots-dashboard-" + suffix + ".png")));
+    }
+  }
+};
+
+QTEST_MAIN(TestPlots)
+#include "test_widgets_plots.moc"
