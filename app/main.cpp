@@ -12,6 +12,7 @@
 #include <QDockWidget>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QScreen>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTimer>
@@ -127,8 +128,10 @@ int main(int argc, char** argv) {
   if (screenshot) {  // a fixed, settings-independent layout
     const QStringList wh = parser.value(size_option).split(QLatin1Char('x'));
     window.resize(wh.size() == 2 ? wh[0].toInt() : 1440, wh.size() == 2 ? wh[1].toInt() : 900);
-  } else if (window.size().width() < 400) {
-    window.resize(1280, 800);
+  } else if (!window.hasSavedGeometry()) {  // first run: 1280x800, or what the screen has room for
+    QSize first(1280, 800);
+    if (const QScreen* screen = window.screen()) first = first.boundedTo(screen->availableGeometry().size());
+    window.resize(first);
   }
   window.show();
 

@@ -207,9 +207,9 @@ void MainWindow::createDocks() {
   palette_ = new widgets::LayerPalette(this);
   properties_ = new widgets::PropertyPanel(document_, this);
   problems_ = new widgets::ProblemsPanel(document_, this);
-  QDockWidget* layers = dock(tr("Layers"), QStringLiteral("paletteDock"), palette_, Qt::LeftDockWidgetArea);
+  dock(tr("Layers"), QStringLiteral("paletteDock"), palette_, Qt::LeftDockWidgetArea);
   QDockWidget* props = dock(tr("Properties"), QStringLiteral("propertiesDock"), properties_, Qt::RightDockWidgetArea);
-  QDockWidget* problems = dock(tr("Problems"), QStringLiteral("problemsDock"), problems_, Qt::BottomDockWidgetArea);
+  dock(tr("Problems"), QStringLiteral("problemsDock"), problems_, Qt::BottomDockWidgetArea);
   training_panel_ = new widgets::TrainingPanel(document_, this);
   QDockWidget* settings = dock(tr("Training Settings"), QStringLiteral("trainingDock"), training_panel_, Qt::RightDockWidgetArea);
   tabifyDockWidget(props, settings);
@@ -219,9 +219,6 @@ void MainWindow::createDocks() {
   QDockWidget* stats = dock(tr("Node Statistics"), QStringLiteral("nodeStatsDock"), node_stats_panel_, Qt::RightDockWidgetArea);
   tabifyDockWidget(settings, stats);
   props->raise();
-  // First-run proportions: the canvas gets the room; saved layouts replace these.
-  resizeDocks({layers, props}, {palette_->sizeHint().width(), 300}, Qt::Horizontal);
-  resizeDocks({problems}, {110}, Qt::Vertical);
 
   validity_label_ = new QLabel(this);
   dataset_label_ = new QLabel(this);
@@ -520,8 +517,8 @@ bool MainWindow::isRunActive() const {
 
 void MainWindow::restoreSettings() {
   QSettings settings;
-  restoreGeometry(settings.value(QStringLiteral("geometry")).toByteArray());
-  restoreState(settings.value(QStringLiteral("windowState")).toByteArray());
+  has_saved_geometry_ = restoreGeometry(settings.value(QStringLiteral("geometry")).toByteArray());
+  first_layout_pending_ = !restoreState(settings.value(QStringLiteral("windowState")).toByteArray());
   if (findChild<QAction*>(QStringLiteral("snapAction")))
     findChild<QAction*>(QStringLiteral("snapAction"))->setChecked(settings.value(QStringLiteral("snapToGrid"), true).toBool());
 }
@@ -937,6 +934,19 @@ void MainWindow::tabChanged() {
 }
 void MainWindow::showDashboard() { tabs_->setCurrentWidget(dashboard_); }
 void MainWindow::showTryIt() { tabs_->setCurrentWidget(try_it_); }
+
+// First-run proportions, once the window has its size (docks sized before that are squeezed to
+// their minimum when the window first lays out): the palette as wide as its longest entry, the
+// canvas gets the rest. A saved layout replaces these.
+void MainWindow::showEvent(QShowEvent* event) {
+  QMainWindow::showEvent(event);
+  if (!first_layout_pending_) return;
+  first_layout_pending_ = false;
+  auto* layers = findChild<QDockWidget*>(QStringLiteral("paletteDock"));
+  auto* props = findChild<QDockWidget*>(QStringLiteral("propertiesDock"));
+  resizeDocks({layers, props}, {palette_->sizeHint().width(), 300}, Qt::Horizontal);
+  resizeDocks({findChild<QDockWidget*>(QStringLiteral("problemsDock"))}, {110}, Qt::Vertical);
+}
 
 // ---- window events -------------------------------------------------------------------------
 

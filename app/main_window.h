@@ -134,12 +134,16 @@ class MainWindow : public QMainWindow {
   std::function<QString(const QString& caption)> chooseOpenPath, chooseSavePath;
   std::function<QString(const QString& caption)> chooseCheckpoint, chooseWeightsPath, chooseRunFolder, chooseOnnxPath;
 
+  // Whether restoreSettings found a saved window size (else the caller picks the first one).
+  bool hasSavedGeometry() const { return has_saved_geometry_; }
+
   static QStringList recentFiles();
   // The examples/*.plexus shipped with Plexus (the source tree's, or installed next to the app).
   static QStringList examples();
 
  protected:
   void closeEvent(QCloseEvent* event) override;
+  void showEvent(QShowEvent* event) override;
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dropEvent(QDropEvent* event) override;
 
@@ -184,6 +188,8 @@ class MainWindow : public QMainWindow {
   QAction* processes_action_ = nullptr;
   QAction* export_action_ = nullptr;
   QSet<class QDockWidget*> hidden_for_pages_;  // docks the dashboard or Try It page hid, to show again
+  bool first_layout_pending_ = false;
+  bool has_saved_geometry_ = false;  // no saved dock layout: showEvent sizes the docks once
   std::unique_ptr<Autosaver> autosaver_;
   QMenu* recent_menu_ = nullptr;
   QMenu* examples_menu_ = nullptr;
