@@ -593,6 +593,7 @@ void Dashboard::deleteRun(int run) {
 
 void Dashboard::onStarted(const RunInfo& info) {
   progress_->begin(info.epochs, info.batchesPerEpoch, info.device, qstr(info.peak.measured), info.elapsed);
+  progress_->setPeakDescription(qstr(train::describe(info.peak)));
   test_examples_ = info.testSize;
   if (!info.trainSplit) return;  // a followed run's: the samples are read here (beginFollowedRun)
   class_names_.assign(info.classNames.begin(), info.classNames.end());

@@ -150,7 +150,7 @@ class TrainingController::Worker {
     train::MachinePeak peak = train::machine_peak(parse_device(run.settings.device), to_path(peak_cache_),
                                                   run.trainer_options.precision);
     run.trainer_options.peak_gflops = peak.gflops;
-    controller_.post(describe(run, std::move(peak)));
+    controller_.post(describe(run, peak));
     const SkippedFiles skipped = skippedFiles(run);
     if (skipped.count > 0) controller_.post(skipped);
     if (!initialised.empty()) {
@@ -160,6 +160,7 @@ class TrainingController::Worker {
 
     stage_ = "Training failed";
     const train::RunResult result = trainAll(run, graph, log, checkpoints);
+    train::remember_faster_run(peak, result, to_path(peak_cache_));
     // Pictures that failed to decode while training joined the list.
     if (SkippedFiles now = skippedFiles(run); now.count != skipped.count) controller_.post(std::move(now));
     if (result.status == train::RunStatus::Failed) {

@@ -185,7 +185,8 @@ int train_project(const Args& args, const Subject& subject, graph::Graph& g, con
                 (long long)s.accumulate_steps, (long long)(s.accumulate_steps * s.batch_size));
   std::printf("a training step computes %.3g MFLOP per example (its products, counted: docs/performance.md)\n",
               run.trainer_options.flops_per_example / 1e6);
-  run.trainer_options.peak_gflops = machine_peak(parse_device(s.device), run.trainer_options.precision);
+  const train::MachinePeak peak = machine_peak(parse_device(s.device), run.trainer_options.precision);
+  run.trainer_options.peak_gflops = peak.gflops;
   const size_t skipped_at_start = run.data.skipped().size();
   print_skipped(run.data.skipped(), 0, "left out");
   // A continued run is kept too: its folder is where the continuation lives.
@@ -223,6 +224,7 @@ int train_project(const Args& args, const Subject& subject, graph::Graph& g, con
     if (checkpoints) checkpoints->epoch_ended(e);
   };
   r.after_run = [&](const train::RunResult& result) {
+    train::remember_faster_run(peak, result, train::default_peak_cache());
     print_skipped(run.data.skipped(), skipped_at_start, "while training, could not decode and left out");
     if (!checkpoints) return;
     session::finish_run(*checkpoints, *log, result);

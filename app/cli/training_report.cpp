@@ -81,12 +81,10 @@ void stop_on_signals() {
 
 }  // namespace
 
-double machine_peak(Device device, Precision precision) {
+train::MachinePeak machine_peak(Device device, Precision precision) {
   const train::MachinePeak peak = train::machine_peak(device, train::default_peak_cache(), precision);
-  if (peak.gflops > 0)
-    std::printf("this machine's peak: %.0f GFLOP/s (our matrix product on %s, measured %s)\n", peak.gflops,
-                peak.key.c_str(), peak.measured.c_str());
-  return peak.gflops;
+  if (peak.gflops > 0) std::printf("this machine's peak: %s\n", train::describe(peak).c_str());
+  return peak;
 }
 
 int run_and_report(train::Trainer& trainer, const Reporting& r) {

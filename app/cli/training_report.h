@@ -11,6 +11,7 @@
 #include "dist/communicator.h"
 #include "session/run_log.h"
 #include "ops/precision.h"
+#include "train/peak.h"
 #include "train/trainer.h"
 
 namespace plexus::cli {
@@ -32,7 +33,7 @@ int run_and_report(train::Trainer& trainer, const Reporting& r);
 
 // Measures (or finds in the cache) the peak of the device this thread will train on, and says
 // what a run's "% of peak" is measured against.
-double machine_peak(Device device, Precision precision);
+train::MachinePeak machine_peak(Device device, Precision precision);
 
 // Files an image folder left out (bad_files "skip"), from the `first`th on: counted, and the
 // first 20 listed with the reason.

@@ -2,6 +2,7 @@
 // What a training run reports (Trainer::set_callback). Events are plain values, so a front
 // end may copy them to another thread (the GUI's controller queues them to the UI thread)
 // and never touches the model.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -26,9 +27,11 @@ struct BatchEnd {
   double lr = 0;
 };
 
-// Achieved over peak, 0.43 for 43 %; 0 when either is unknown.
+// Achieved over peak, 0.43 for 43 %; 0 when either is unknown. At most 1: the trainer raises
+// the peak to a faster rate (TrainerOptions::peak_gflops), and a run recorded by an older
+// version, or on a machine measured under other settings, is not shown above its peak either.
 inline double share_of_peak(double gflops, double peak_gflops) {
-  return gflops > 0 && peak_gflops > 0 ? gflops / peak_gflops : 0;
+  return gflops > 0 && peak_gflops > 0 ? std::min(1.0, gflops / peak_gflops) : 0;
 }
 
 // Decimals that show a share of peak in percent: a small model on a GPU reaches 0.3 % of its

@@ -90,6 +90,7 @@ Trainer::Trainer(nn::Module& model, optim::Optimizer& optimizer, data::DataLoade
   if (options_.accumulate_steps < 1)
     throw ValueError("Trainer: accumulate_steps must be at least 1, got " + std::to_string(options_.accumulate_steps));
   options_.warmup.check();
+  peak_gflops_ = options_.peak_gflops;
   if (const auto& at = options_.resume_at) {
     if (at->epoch != options_.first_epoch || at->batch < 0 || at->batch > train_.size())
       throw ValueError("Trainer: cannot go on at epoch " + std::to_string(at->epoch) + ", batch " +
@@ -234,7 +235,7 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
     const double seconds = spent();
     e.samples_per_second = seconds > 0 ? double(f.seen) / seconds : 0.0;
     e.gflops = e.samples_per_second * options_.flops_per_example / 1e9;
-    e.peak_gflops = options_.peak_gflops;
+    e.peak_gflops = raised_peak(e.gflops);
     const int64_t remaining = int64_t(options_.epochs - epoch) * batches + (batches - batch);
     e.eta_seconds = double(remaining) * elapsed_ / double(batches_done_);
     e.lr = reported_lr(warmup);
@@ -251,8 +252,13 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
   end.train_seconds = spent();
   end.samples_per_second = end.train_seconds > 0 ? double(f.seen) / end.train_seconds : 0.0;
   end.gflops = end.samples_per_second * options_.flops_per_example / 1e9;
-  end.peak_gflops = options_.peak_gflops;
+  end.peak_gflops = raised_peak(end.gflops);
   return end;
+}
+
+double Trainer::raised_peak(double gflops) {
+  if (peak_gflops_ > 0) peak_gflops_ = std::max(peak_gflops_, gflops);
+  return peak_gflops_;
 }
 
 void Trainer::fail_non_finite(float loss, int epoch, int64_t batch, const Tensor& inputs) {

@@ -92,7 +92,9 @@ struct TrainerOptions {
   bool carry_state = false;
   // For the events' speed figures (BatchEnd::gflops, ::peak_gflops): the FLOPs one example's
   // training step computes (graph::estimate_compute) and the peak GFLOP/s of the device it
-  // runs on (train::machine_peak). 0 = not counted / not measured: the events say 0 too.
+  // runs on (train::machine_peak). 0 = not counted / not measured: the events say 0 too. A run
+  // faster than the measured peak raises the peak its events report to its own rate: the
+  // fastest rate seen on the machine is its peak, and a share of peak never passes 100 %.
   double flops_per_example = 0;
   double peak_gflops = 0;
   // Called on the training thread after each epoch's training and evaluation, before its
@@ -187,6 +189,9 @@ class Trainer {
   void publish(const Event& e);
   bool wait_while_paused();  // false when cancelled
   EpochEnd train_epoch(int epoch, TrainingStep& step, std::string& graph_note);
+  // The peak to report beside a rate of `gflops`: the measured one, or this run's best rate
+  // when that is higher (0 stays 0: no peak is made up where none was measured).
+  double raised_peak(double gflops);
   [[noreturn]] void fail_non_finite(float loss, int epoch, int64_t batch, const Tensor& inputs);
   void begin_stream();  // carry_state: a fresh state for the next pass over the data
   double reported_lr(double warmup_factor) const;  // see TrainerOptions::base_lr
@@ -204,6 +209,7 @@ class Trainer {
   std::mutex pause_mu_;
   std::condition_variable pause_cv_;
   double elapsed_ = 0;          // seconds of training so far, for the ETA
+  double peak_gflops_ = 0;      // options_.peak_gflops, raised by a faster epoch of this run
   int64_t batches_done_ = 0;
   std::unique_ptr<StatsSampler> stats_;  // during run(), with observe_outputs
 };

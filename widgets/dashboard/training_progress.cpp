@@ -78,6 +78,10 @@ QString TrainingProgress::speed(double samples_per_second, double gflops, double
                     .arg(peak_measured);
 }
 
+void TrainingProgress::setPeakDescription(const QString& text) {
+  speed_->setToolTip(text.isEmpty() ? QString() : tr("The share of peak is of %1").arg(text));
+}
+
 void TrainingProgress::begin(int epochs, int64_t batches_per_epoch, const QString& device, const QString& peak_measured,
                              double elapsed) {
   peak_measured_ = peak_measured;
@@ -92,6 +96,7 @@ void TrainingProgress::begin(int epochs, int64_t batches_per_epoch, const QStrin
   device_->setText(tr("on %1").arg(device));
   status_->setText(tr("Training"));
   speed_->clear();
+  speed_->setToolTip({});
   eta_->clear();
   eta_seconds_ = -1;
   clock_.start();

@@ -24,6 +24,9 @@ class TrainingProgress : public QWidget {
   // not known yet. `elapsed`: seconds the run has gone on already (one followed from its folder).
   void begin(int epochs, int64_t batches_per_epoch, const QString& device, const QString& peak_measured,
              double elapsed = 0);
+  // What the share of peak is of (train::describe of the run's MachinePeak), the speed's
+  // tooltip; begin() clears it.
+  void setPeakDescription(const QString& text);
   void update(const train::BatchEnd& batch);
   void epochDone(const train::EpochEnd& epoch);
   // "Completed", "Stopped", "Failed: …"; a completed run shows both bars full.

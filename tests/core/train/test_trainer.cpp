@@ -201,6 +201,43 @@ TEST(eventsArriveInOrder) {
   COMPARE(kinds, (std::vector<std::string>{"epoch", "epoch", "finished"}));
 }
 
+// A run faster than the measured peak reports its own best rate as the peak, so its share of
+// peak stays at most 100 %; a peak never measured (0) is not made up from the run.
+TEST(aFasterRunRaisesThePeakItReports) {
+  for (const double measured : {1e-6, 0.0}) {
+    Setup s = make_setup(300, 100);
+    train::TrainerOptions o;
+    o.epochs = 1;
+    o.flops_per_example = 4e5;
+    o.peak_gflops = measured;
+    train::Trainer t(*s.model, *s.opt, *s.train, s.test.get(), o);
+    double best = 0, last_peak = 0;
+    int64_t batches = 0;
+    t.set_callback([&](const train::Event& e) {
+      if (const auto* b = std::get_if<train::BatchEnd>(&e)) {
+        ++batches;
+        best = std::max(best, b->gflops);
+        if (measured == 0) {
+          COMPARE(b->peak_gflops, 0.0);
+          COMPARE(train::share_of_peak(b->gflops, b->peak_gflops), 0.0);
+          return;
+        }
+        COMPARE(b->peak_gflops, best);  // the fastest rate so far, far above 1e-6
+        VERIFY(b->peak_gflops >= last_peak);
+        last_peak = b->peak_gflops;
+        VERIFY(train::share_of_peak(b->gflops, b->peak_gflops) <= 1.0);
+      } else if (const auto* epoch = std::get_if<train::EpochEnd>(&e); epoch && measured > 0) {
+        COMPARE(epoch->peak_gflops, std::max(best, epoch->gflops));
+      }
+    });
+    t.run();
+    COMPARE(batches, int64_t(6));
+  }
+  // A share from events written elsewhere (an older version, another machine's settings).
+  COMPARE(train::share_of_peak(250, 200), 1.0);
+  COMPARE(train::share_of_peak(50, 200), 0.25);
+}
+
 // util/subnormals.h: the training loop's own thread flushes subnormals while it runs, so
 // small ops (run on that thread, not the pool) flush as the pool's do; the thread's own
 // setting comes back when run() returns. 1e-30 * 1e-10 = 1e-40 is subnormal.
@@ -259,8 +296,10 @@ TEST(machinePeakIsMeasuredOnceAndCached) {
   const train::MachinePeak first = train::machine_peak(Device::cpu(), cache);
   VERIFY(!first.cached);
   VERIFY2(first.gflops > 0.1, number(first.gflops));
-  VERIFY2(first.key.rfind("cpu ", 0) == 0 && first.key.find(", " + std::to_string(num_threads()) + " threads") !=
-                                                  std::string::npos,
+  // Keyed by the CPU, the thread count and the product's kernel (OPENBLAS_CORETYPE or AVX-512).
+  VERIFY2(first.key.rfind("cpu ", 0) == 0 &&
+              first.key.find(", " + std::to_string(num_threads()) + " threads, ") != std::string::npos &&
+              (first.key.ends_with("AVX-512 kernel") || first.key.find("OpenBLAS") != std::string::npos),
           first.key.c_str());
   VERIFY2(is_iso_date(first.measured), first.measured);
   VERIFY(fs::exists(cache));
@@ -269,10 +308,46 @@ TEST(machinePeakIsMeasuredOnceAndCached) {
   COMPARE(second.gflops, first.gflops);
   COMPARE(second.measured, first.measured);
   COMPARE(second.key, first.key);
+  // A run faster than the peak raises the cached entry to its fastest epoch; a slower one
+  // leaves it alone.
+  train::RunResult run;
+  run.history.resize(2);
+  run.history[0].gflops = first.gflops / 2;
+  run.history[1].gflops = first.gflops * 3;
+  train::remember_faster_run(second, run, cache);
+  const train::MachinePeak raised = train::machine_peak(Device::cpu(), cache);
+  VERIFY(raised.cached);
+  COMPARE(raised.gflops, first.gflops * 3);
+  run.history[1].gflops = first.gflops * 2;
+  train::remember_faster_run(raised, run, cache);
+  COMPARE(train::machine_peak(Device::cpu(), cache).gflops, first.gflops * 3);
   { std::ofstream(cache) << "not json"; }
   const train::MachinePeak again = train::machine_peak(Device::cpu(), cache);
   VERIFY(!again.cached && again.gflops > 0.1);
   VERIFY(train::machine_peak(Device::cpu(), cache).cached);
+}
+
+// The hardware's bound from /proc/cpuinfo: threads × lanes × 2 FMA units × 2 flops × clock,
+// and the words saying so; the description names the measured rate, its key and the bound.
+TEST(peakDescriptionNamesTheKernelAndTheHardwareBound) {
+  const train::MachinePeak one = train::cpu_bound(1), two = train::cpu_bound(2);
+  if (one.bound_gflops == 0) SKIP("this CPU reports no clock in /proc/cpuinfo or cpufreq");
+  COMPARE(two.bound_gflops, 2 * one.bound_gflops);
+  VERIFY2(two.bound.rfind("2 threads × ", 0) == 0 && two.bound.find(" FMA units × 2 flops × ") != std::string::npos &&
+              two.bound.ends_with(" GHz"),
+          two.bound.c_str());
+  // lanes × 2 FMA units × 2 flops × GHz for one thread: at least SSE's 16 flops a cycle.
+  VERIFY2(one.bound_gflops >= 16 * 0.1, number(one.bound_gflops));
+  train::MachinePeak peak = two;
+  peak.gflops = 123.4;
+  peak.key = "cpu Some CPU, 2 threads, AVX-512 kernel";
+  peak.measured = "2026-11-29";
+  const std::string text = train::describe(peak);
+  VERIFY2(text.rfind("the fastest our matrix product ran here (cpu Some CPU, 2 threads, AVX-512 kernel, measured "
+                     "2026-11-29): 123 GFLOP/s. The hardware's bound, 2 threads × ",
+                     0) == 0,
+          text.c_str());
+  COMPARE(train::describe(train::MachinePeak{}), std::string());
 }
 
 TEST(peakCacheFollowsXdg) {

@@ -131,12 +131,23 @@ class TestTrainingPanel : public QObject {
     b.gflops = 2040;
     p.update(b);
     QVERIFY2(p.speedText().contains(" GFLOP/s · 4.0 % of this machine's peak"), qPrintable(p.speedText()));
+    b.gflops = 240;  // recorded above its peak (an older version): shown at 100 %, never more
+    b.peak_gflops = 228;
+    p.update(b);
+    QVERIFY2(p.speedText().contains(" GFLOP/s · 100 % of this machine's peak (228 GFLOP/s"), qPrintable(p.speedText()));
+    // The speed's tooltip says what the peak is of; a new run starts without one.
+    auto* speed = p.findChild<QLabel*>(QStringLiteral("trainingSpeed"));
+    QVERIFY(speed);
+    p.setPeakDescription("the fastest our matrix product ran here");
+    QCOMPARE(speed->toolTip(), QStringLiteral("The share of peak is of the fastest our matrix product ran here"));
     b.gflops = 98.4;
     b.peak_gflops = 0;  // a peak that could not be measured
     b.gflops = 1234.5;
     p.update(b);
     QCOMPARE(p.speedText(), QLocale().toString(41200) + " samples/s · " + QLocale().toString(1235) + " GFLOP/s");
     QVERIFY(p.findChildren<QLabel*>().size() >= 5);
+    p.begin(3, 50, "CPU", "2026-11-25");
+    QCOMPARE(speed->toolTip(), QString());
     p.finish("Completed", true);
     QCOMPARE(p.epochBar()->value(), 3);
     QCOMPARE(p.batchBar()->value(), 50);
