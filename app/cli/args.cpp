@@ -23,6 +23,9 @@ Args::Args(const std::vector<std::string>& argv, const ArgsShape& shape) {
   auto listed = [](const std::vector<std::string>& list, const std::string& a) {
     return std::find(list.begin(), list.end(), a) != list.end();
   };
+  auto takes_value = [&](const std::string& a) {
+    return std::any_of(shape.options.begin(), shape.options.end(), [&](const ValueOption& o) { return o.name == a; });
+  };
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& a = argv[i];
     if (!a.starts_with("--")) {
@@ -30,26 +33,18 @@ Args::Args(const std::vector<std::string>& argv, const ArgsShape& shape) {
       positional_.push_back(a);
       continue;
     }
+    const bool flag = listed(shape.flags, a);
+    if (!flag && !takes_value(a)) throw UsageError{"unknown option " + a};
     const bool repeatable = listed(shape.repeatable, a);
     if (values_.count(a) && !repeatable) throw UsageError{"option " + a + " given twice"};
-    if (listed(shape.flags, a)) {
+    if (flag) {
       values_[a] = "";
-    } else {
-      if (i + 1 >= argv.size()) {
-        missing_value_ = a;  // reported by allow(), after unknown options
-        values_[a] = "";
-        break;
-      }
-      values_[a] = argv[++i];
-      if (repeatable) lists_[a].push_back(values_[a]);
+      continue;
     }
+    if (i + 1 >= argv.size()) throw UsageError{"option " + a + " needs a value"};
+    values_[a] = argv[++i];
+    if (repeatable) lists_[a].push_back(values_[a]);
   }
-}
-
-void Args::allow(const std::vector<std::string>& known) const {
-  for (const auto& [k, _] : values_)
-    if (std::find(known.begin(), known.end(), k) == known.end()) throw UsageError{"unknown option " + k};
-  if (!missing_value_.empty()) throw UsageError{"option " + missing_value_ + " needs a value"};
 }
 
 std::vector<std::string> Args::all(const std::string& k) const {

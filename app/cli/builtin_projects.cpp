@@ -9,6 +9,7 @@
 #include "graph/project.h"
 #include "io/safetensors.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace plexus::cli {
 namespace fs = std::filesystem;
@@ -46,6 +47,14 @@ struct TempFolder {
 
 }  // namespace
 
+ValueOption builtin_model_option() {
+  ValueOption o{"--model"};
+  for (const BuiltinProjectText& p : builtin_project_texts()) o.choices.emplace_back(p.name);
+  return o;
+}
+
+ValueOption builtin_dataset_option() { return {"--dataset", Takes::Text, {"mnist", "fashion-mnist"}}; }
+
 graph::Graph builtin_project(const std::string& name, const Args& args) {
   std::vector<std::string> names;
   for (const BuiltinProjectText& p : builtin_project_texts()) {
@@ -55,7 +64,8 @@ graph::Graph builtin_project(const std::string& name, const Args& args) {
     }
     graph::Graph g = graph::parse_project(std::string(p.text), "the built-in model '" + name + "'");
     const std::string kind = args.str("--dataset", "mnist");
-    if (!graph::is_idx_dataset(kind)) throw ValueError("unknown dataset '" + kind + "' (known: mnist, fashion-mnist)");
+    if (!graph::is_idx_dataset(kind))
+      throw ValueError("unknown dataset '" + kind + "' (known: " + join(builtin_dataset_option().choices) + ")");
     if (kind != g.dataset.kind) {
       g.dataset = graph::for_kind(g.dataset, kind);
       g.dataset.path = data::MnistDataset::kDebianFashionDir;

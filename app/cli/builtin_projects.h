@@ -21,6 +21,11 @@ struct BuiltinProjectText {
 // Generated from the project files at build time (embed_projects.cmake).
 const std::vector<BuiltinProjectText>& builtin_project_texts();
 
+// --model NAME and --dataset KIND of train and eval, offering the built-in projects' names and
+// the datasets they train on.
+ValueOption builtin_model_option();
+ValueOption builtin_dataset_option();
+
 // The built-in project `name` on the dataset --dataset names: mnist (the file's, in data/mnist)
 // or fashion-mnist (in /usr/share/datasets/fashion-mnist); --data applies as to any project.
 // ValueError for an unknown model or dataset.

@@ -24,7 +24,6 @@ constexpr const char* kHelp = R"(  Loads the project, describes its dataset (a d
 )";
 
 int cmd_check(const Args& args) {
-  args.allow({"--quiet"});
   if (args.positional().empty()) throw UsageError{"check needs a project FILE"};
   const std::string file = args.positional()[0];
   const bool quiet = args.has("--quiet");
@@ -105,7 +104,7 @@ int cmd_check(const Args& args) {
 Command check_command() {
   return {"check", "check FILE [--quiet]",
           "validate a project file (.plexus): every problem, the shape on every edge",
-          [] { return std::string(kHelp); }, {{"--quiet"}, 1, {}}, cmd_check};
+          [] { return std::string(kHelp); }, {{"--quiet"}, {}, 1}, cmd_check};
 }
 
 }  // namespace plexus::cli

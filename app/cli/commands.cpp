@@ -3,9 +3,10 @@
 namespace plexus::cli {
 
 const std::vector<Command>& commands() {
-  static const std::vector<Command> table{check_command(),  train_command(), eval_command(),   predict_command(),
-                                          sample_command(), export_command(), runs_command(),  diff_command(),
-                                          init_command(),   grad_command(),   layers_command(), devices_command()};
+  static const std::vector<Command> table{check_command(),  train_command(),  eval_command(),   predict_command(),
+                                          sample_command(), export_command(), runs_command(),   diff_command(),
+                                          init_command(),   grad_command(),   layers_command(), devices_command(),
+                                          completion_command()};
   return table;
 }
 
@@ -15,21 +16,38 @@ const Command* find_command(std::string_view name) {
   return nullptr;
 }
 
-std::string usage() {
-  std::string text = R"(Usage: plexus-cli <command> [options]
-       plexus-cli <command> --help
-       plexus-cli --help | --version
+ArgsShape shape_of(const Command& c) {
+  ArgsShape shape = c.args;
+  shape.flags.push_back("--help");
+  return shape;
+}
 
-Headless front end for Plexus, a tool for designing and training neural networks.
+const char* const kCallForms = "plexus-cli <command> [options]\n"
+                               "plexus-cli <command> --help\n"
+                               "plexus-cli --help | --man | --version\n";
+const char* const kDescription =
+    "Headless front end for Plexus, a tool for designing and training neural networks.\n";
+const char* const kExitStatus = "0 success, 1 a problem with the input or the run, 2 bad usage.\n";
 
-Commands (plexus-cli <command> --help tells more):
-)";
-  for (const Command& c : commands()) {
-    std::string synopsis = c.synopsis;
-    for (size_t at = 0; (at = synopsis.find('\n', at)) != std::string::npos; at += 3) synopsis.replace(at, 1, "\n  ");
-    text += "  " + synopsis + "\n      " + c.summary + "\n";
+namespace {
+
+// `text` with every line but the first indented by `indent`.
+std::string indented(const std::string& text, const std::string& indent) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    out += text[i];
+    if (text[i] == '\n' && i + 1 < text.size()) out += indent;
   }
-  return text + "\nExit status: 0 success, 1 a problem with the input or the run, 2 bad usage.\n";
+  return out;
+}
+
+}  // namespace
+
+std::string usage() {
+  std::string text = "Usage: " + indented(kCallForms, "       ") + "\n" + kDescription +
+                     "\nCommands (plexus-cli <command> --help tells more):\n";
+  for (const Command& c : commands()) text += "  " + indented(c.synopsis, "  ") + "\n      " + c.summary + "\n";
+  return text + "\nExit status: " + kExitStatus;
 }
 
 std::string command_help(const Command& c) { return c.synopsis + "\n" + c.help(); }

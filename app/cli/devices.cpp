@@ -12,8 +12,7 @@ constexpr const char* kHelp = R"(  The CPU with the threads training uses, and e
   capability and multiprocessors (or why none can be used).
 )";
 
-int cmd_devices(const Args& args) {
-  args.allow({});
+int cmd_devices(const Args&) {
   std::printf("cpu     %d threads\n", num_threads());
   for (int i = 0; i < cuda::device_count(); ++i) {
     const cuda::DeviceProperties p = cuda::properties(i);

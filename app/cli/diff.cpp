@@ -59,7 +59,6 @@ nlohmann::json nodes_json(const std::vector<std::string>& ids, const graph::Grap
 }
 
 int cmd_diff(const Args& args) {
-  args.allow({"--json"});
   if (args.positional().size() != 2) throw UsageError{"diff needs two projects or run folders, A and B"};
   const graph::Graph a = load_compared(args.positional()[0]), b = load_compared(args.positional()[1]);
   const graph::GraphDiff d = graph::diff(a, b);
@@ -95,7 +94,7 @@ int cmd_diff(const Args& args) {
 Command diff_command() {
   return {"diff", "diff A B [--json]",
           "what changed from project or run A to B: nodes, parameters, wires, settings",
-          [] { return std::string(kHelp); }, {{"--json"}, 2, {}}, cmd_diff};
+          [] { return std::string(kHelp); }, {{"--json"}, {}, 2}, cmd_diff};
 }
 
 }  // namespace plexus::cli

@@ -163,12 +163,10 @@ int eval_project(const Args& args, ProjectSource p, const std::optional<std::str
 }
 
 int cmd_eval(const Args& args) {
-  args.allow({"--checkpoint", "--json", "--metrics", "--predictions", "--data", "--batch-size", "--threads", "--device",
-              "--model", "--dataset"});
   std::optional<std::string> file;
   if (!args.positional().empty()) {
     for (const char* o : {"--model", "--dataset"})
-      if (args.has(o)) throw UsageError{std::string(o) + " is for the built-in models; a project file names its own"};
+      if (args.has(o)) throw UsageError{std::string(o) + " is for the built-in models: a project file names its own"};
     file = args.positional()[0];
   }
   if (!args.has("--checkpoint")) throw UsageError{"eval needs --checkpoint FILE"};
@@ -183,7 +181,7 @@ int cmd_eval(const Args& args) {
     throw IoError(checkpoint + " holds no project (and is no built-in model's checkpoint): pass the project FILE it "
                   "belongs to, as in: plexus-cli eval FILE --checkpoint " + checkpoint);
   const std::string name = args.str("--model", stored_model != meta.end() ? stored_model->second : "mlp");
-  return eval_project(args, {builtin_project(name, args), {}, name, std::nullopt}, name);
+  return eval_project(args, {builtin_project(name, args), {}, name, std::nullopt, name}, name);
 }
 
 }  // namespace
@@ -194,7 +192,11 @@ Command eval_command() {
           "     [--batch-size N] [--device D] [--threads N]\n"
           "eval --model NAME --checkpoint CKPT [options]",
           "evaluate a project's (or a built-in model's) checkpoint or weights file on its test split",
-          [] { return std::string(kHelp); }, {{"--json"}, 1, {}}, cmd_eval};
+          [] { return std::string(kHelp); }, {{"--json"},
+           {{"--checkpoint", Takes::Path}, {"--metrics", Takes::Path}, {"--predictions", Takes::Path},
+            {"--data", Takes::Path}, {"--batch-size"}, kDeviceOption, kThreadsOption, builtin_model_option(),
+            builtin_dataset_option()},
+           1}, cmd_eval};
 }
 
 }  // namespace plexus::cli

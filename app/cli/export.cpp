@@ -2,11 +2,13 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
+#include <string>
 
 #include "cli/project_files.h"
 #include "export/onnx.h"
-#include "graph/project.h"
 #include "session/trained_model.h"
+#include "util/error.h"
 
 namespace plexus::cli {
 namespace fs = std::filesystem;
@@ -17,16 +19,27 @@ constexpr const char* kHelp = R"(  Writes the project's model with the weights o
   [N, input shape...] in raw units (images: pixel / 255; the model standardises them as the
   run did), output "logits", the tensor that feeds the loss. A node that cannot be exported
   is named, and nothing is written then.
+  Without FILE, the project is the one a run checkpoint holds. A run checkpoint also holds
+  the input normalisation and the class names, so its dataset need not be at hand; a weights
+  file has them computed from the project's dataset, which must then be found (its relative
+  path next to FILE, then in the current directory).
+  --checkpoint FILE    the run checkpoint or weights file to export (required)
+  --onnx FILE          the ONNX model to write (required)
 )";
 
 int cmd_export(const Args& args) {
-  args.allow({"--checkpoint", "--onnx"});
-  if (args.positional().empty()) throw UsageError{"export needs a project FILE"};
   args.require("export", {"--checkpoint", "--onnx"});
-  const std::string file = args.positional()[0], out = args.str("--onnx", "");
-  const session::TrainedModel model =
-      session::load_trained_model(graph::load_project(file), args.str("--checkpoint", ""), {project_dir(file)});
-  const exporter::OnnxSummary s = exporter::export_onnx(model, out, {fs::path(file).stem().string()});
+  std::optional<std::string> file;
+  if (!args.positional().empty()) file = args.positional()[0];
+  const std::string checkpoint = args.str("--checkpoint", ""), out = args.str("--onnx", "");
+  const std::optional<ProjectSource> p = find_project(file, checkpoint);
+  if (!p)
+    throw IoError(checkpoint + " holds no project: pass the project FILE it belongs to, as in: plexus-cli export "
+                  "FILE --checkpoint " + checkpoint + " --onnx " + out);
+  const session::TrainedModel model = session::load_trained_model(p->graph, checkpoint, {p->dir});
+  // The model's name in the ONNX file's metadata: the project's, else the one the user gave OUT.
+  const std::string name = p->stem.empty() ? fs::path(out).stem().string() : p->stem;
+  const exporter::OnnxSummary s = exporter::export_onnx(model, out, {name});
   std::printf("wrote %s: ONNX opset %lld, %zu nodes, %zu initializers, %zu bytes\n", out.c_str(), (long long)s.opset,
               s.nodes, s.initializers, s.bytes);
   std::printf("  input  %s (raw units; the model standardises them)\n  output %s\n", s.input.c_str(), s.output.c_str());
@@ -36,9 +49,10 @@ int cmd_export(const Args& args) {
 }  // namespace
 
 Command export_command() {
-  return {"export", "export FILE --checkpoint CKPT --onnx OUT.onnx",
+  return {"export", "export [FILE] --checkpoint CKPT --onnx OUT.onnx",
           "write a checkpoint of a project as an ONNX model",
-          [] { return std::string(kHelp); }, {{}, 1, {}}, cmd_export};
+          [] { return std::string(kHelp); },
+          {{}, {{"--checkpoint", Takes::Path}, {"--onnx", Takes::Path}}, 1}, cmd_export};
 }
 
 }  // namespace plexus::cli

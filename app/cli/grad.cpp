@@ -32,7 +32,6 @@ const Tensor& batch_tensor(const io::SafetensorsFile& f, const std::string& path
 }
 
 int cmd_grad(const Args& args) {
-  args.allow({"--project", "--weights", "--input", "--out", "--threads"});
   args.require("grad", {"--project", "--weights", "--input", "--out"});
   const std::string file = args.str("--project", ""), input = args.str("--input", "");
   apply_threads_option(args);
@@ -78,7 +77,11 @@ int cmd_grad(const Args& args) {
 Command grad_command() {
   return {"grad", "grad --project FILE --weights W.safetensors --input X.safetensors --out G.safetensors",
           "one forward and backward pass of a project: loss and every gradient",
-          [] { return std::string(kHelp); }, {}, cmd_grad};
+          [] { return std::string(kHelp); },
+          {{},
+           {{"--project", Takes::Path}, {"--weights", Takes::Path}, {"--input", Takes::Path}, {"--out", Takes::Path},
+            kThreadsOption}},
+          cmd_grad};
 }
 
 }  // namespace plexus::cli

@@ -17,7 +17,6 @@ constexpr const char* kHelp = R"(  Compiles the project with seed S (default: th
 )";
 
 int cmd_init(const Args& args) {
-  args.allow({"--project", "--seed", "--out"});
   args.require("init", {"--project", "--out"});
   const std::string file = args.str("--project", ""), out = args.str("--out", "");
   const graph::Graph g = graph::load_project(file);
@@ -34,7 +33,8 @@ int cmd_init(const Args& args) {
 Command init_command() {
   return {"init", "init --project FILE --out W.safetensors [--seed S]",
           "write a project's freshly initialised weights (safetensors)",
-          [] { return std::string(kHelp); }, {}, cmd_init};
+          [] { return std::string(kHelp); },
+          {{}, {{"--project", Takes::Path}, {"--out", Takes::Path}, {"--seed"}}}, cmd_init};
 }
 
 }  // namespace plexus::cli

@@ -12,7 +12,6 @@ constexpr const char* kHelp = R"(  Every layer type of the registry: ports, para
 )";
 
 int cmd_layers(const Args& args) {
-  args.allow({"--markdown"});
   const std::string text = args.has("--markdown") ? graph::layers_markdown() : graph::layers_text();
   std::fwrite(text.data(), 1, text.size(), stdout);
   return 0;
@@ -23,7 +22,7 @@ int cmd_layers(const Args& args) {
 Command layers_command() {
   return {"layers", "layers [--markdown]",
           "list every layer type: ports, parameters, defaults, ranges",
-          [] { return std::string(kHelp); }, {{"--markdown"}, 0, {}}, cmd_layers};
+          [] { return std::string(kHelp); }, {{"--markdown"}}, cmd_layers};
 }
 
 }  // namespace plexus::cli

@@ -24,27 +24,24 @@ int main(int argc, char** argv) {
   const std::vector<std::string> rest(argv + std::min(argc, 2), argv + argc);
   const Command* command = find_command(name);
   try {
-    if (name == "-h" || name == "--help" || name == "-V" || name == "--version") {
+    if (name == "-h" || name == "--help" || name == "--man" || name == "-V" || name == "--version") {
       if (!rest.empty()) throw UsageError{"unexpected argument '" + rest[0] + "'"};
       if (name == "-V" || name == "--version") std::printf("plexus-cli %s\n", PLEXUS_VERSION);
-      else print(usage(), stdout);
+      else print(name == "--man" ? man_page() : usage(), stdout);
       return 0;
     }
-    if (name.empty()) {
-      print(usage(), stderr);
-      return 2;
-    }
-    if (!command) throw UsageError{"unknown command '" + name + "'"};
-    ArgsShape shape = command->args;
-    shape.flags.push_back("--help");
-    const Args args(rest, shape);
+    if (name.empty()) throw UsageError{"no command given"};
+    if (!command)
+      throw UsageError{name.starts_with("-") ? "unknown option " + name : "unknown command '" + name + "'"};
+    const Args args(rest, shape_of(*command));
     if (args.has("--help")) {
       print(command_help(*command), stdout);
       return 0;
     }
     return command->run(args);
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "plexus-cli: %s\n(plexus-cli %s--help tells how to use it)\n", e.message.c_str(),
+    // One line, as a shell user expects: what was wrong, and where the usage is.
+    std::fprintf(stderr, "plexus-cli: %s; see plexus-cli %s--help\n", e.message.c_str(),
                  command ? (command->name + " ").c_str() : "");
     return 2;
   } catch (const std::exception& e) {

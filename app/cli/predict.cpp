@@ -134,7 +134,6 @@ void add_prediction(nlohmann::json& result, const session::TrainedModel& m, cons
 }
 
 int cmd_predict(const Args& args) {
-  args.allow({"--checkpoint", "--top", "--json", "--batch-size", "--threads"});
   std::vector<std::string> inputs = args.positional();
   std::optional<std::string> file;
   if (!inputs.empty() && inputs[0].ends_with(".plexus")) {
@@ -181,7 +180,7 @@ int cmd_predict(const Args& args) {
 Command predict_command() {
   return {"predict", "predict [FILE] --checkpoint CKPT INPUT... [--top K] [--json] [--batch-size N] [--threads N]",
           "use a trained model on images (PNG, JPEG, BMP) or rows of a CSV file",
-          [] { return std::string(kHelp); }, {{"--json"}, size_t(-1), {}}, cmd_predict};
+          [] { return std::string(kHelp); }, {{"--json"}, {{"--checkpoint", Takes::Path}, {"--top"}, {"--batch-size"}, kThreadsOption}, size_t(-1)}, cmd_predict};
 }
 
 }  // namespace plexus::cli

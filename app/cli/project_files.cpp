@@ -8,10 +8,10 @@ namespace fs = std::filesystem;
 namespace {
 
 // A run's checkpoint lies in <project folder>/<name>.runs/<run>/ (session/run_folder.h): that
-// project folder; "" (the current directory) for a checkpoint elsewhere.
-fs::path run_project_folder(const fs::path& checkpoint) {
+// <name>.runs folder; "" for a checkpoint elsewhere.
+fs::path runs_folder(const fs::path& checkpoint) {
   const fs::path runs = checkpoint.parent_path().parent_path();
-  return runs.filename().string().ends_with(".runs") ? runs.parent_path() : fs::path();
+  return runs.filename().string().ends_with(".runs") ? runs : fs::path();
 }
 
 }  // namespace
@@ -37,9 +37,13 @@ void apply_machine_options(const Args& args, graph::Graph& g) {
 }
 
 std::optional<ProjectSource> find_project(const std::optional<std::string>& file, const std::string& checkpoint) {
-  if (file) return ProjectSource{graph::load_project(*file), project_dir(*file), *file, file};
-  if (std::optional<graph::Graph> g = session::project_in_checkpoint(checkpoint))
-    return ProjectSource{std::move(*g), run_project_folder(checkpoint), "the project in " + checkpoint, std::nullopt};
+  if (file) return ProjectSource{graph::load_project(*file), project_dir(*file), *file, file, fs::path(*file).stem()};
+  if (std::optional<graph::Graph> g = session::project_in_checkpoint(checkpoint)) {
+    // Outside a project's runs, relative dataset paths are looked up in the current directory.
+    const fs::path runs = runs_folder(checkpoint);
+    return ProjectSource{std::move(*g), runs.parent_path(), "the project in " + checkpoint, std::nullopt,
+                         runs.stem().string()};
+  }
   return std::nullopt;
 }
 

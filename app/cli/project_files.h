@@ -32,6 +32,7 @@ struct ProjectSource {
   std::filesystem::path dir;
   std::string name;                 // for people
   std::optional<std::string> file;  // FILE, when given
+  std::string stem;                 // FILE's stem, or <name> of the <name>.runs folder; "" when unknown
 };
 
 // FILE when given, else the project `checkpoint` holds; nullopt when it holds none.

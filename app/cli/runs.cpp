@@ -82,7 +82,6 @@ std::string run_line(const nlohmann::json& j) {
 }
 
 int cmd_runs(const Args& args) {
-  args.allow({"--json"});
   if (args.positional().empty()) throw UsageError{"runs needs a project FILE"};
   const fs::path file = args.positional()[0];
   if (!fs::is_regular_file(file)) throw IoError("project " + file.string() + " not found");
@@ -105,7 +104,7 @@ int cmd_runs(const Args& args) {
 Command runs_command() {
   return {"runs", "runs FILE [--json]",
           "list a project's past runs",
-          [] { return std::string(kHelp); }, {{"--json"}, 1, {}}, cmd_runs};
+          [] { return std::string(kHelp); }, {{"--json"}, {}, 1}, cmd_runs};
 }
 
 }  // namespace plexus::cli

@@ -31,7 +31,6 @@ constexpr const char* kHelp = R"(  Generates text with a model trained on a text
 )";
 
 int cmd_sample(const Args& args) {
-  args.allow({"--checkpoint", "--count", "--temperature", "--prime", "--max-length", "--seed", "--json", "--threads"});
   std::optional<std::string> file;
   if (!args.positional().empty()) file = args.positional()[0];
   if (!args.has("--checkpoint")) throw UsageError{"sample needs --checkpoint FILE"};
@@ -62,7 +61,10 @@ int cmd_sample(const Args& args) {
 Command sample_command() {
   return {"sample", "sample [FILE] --checkpoint CKPT [--count N] [--temperature T] [--prime TEXT]\n       [--max-length N] [--seed S] [--json] [--threads N]",
           "generate text with a trained text model",
-          [] { return std::string(kHelp); }, {{"--json"}, 1, {}}, cmd_sample};
+          [] { return std::string(kHelp); }, {{"--json"},
+           {{"--checkpoint", Takes::Path}, {"--count"}, {"--temperature"}, {"--prime"}, {"--max-length"}, {"--seed"},
+            kThreadsOption},
+           1}, cmd_sample};
 }
 
 }  // namespace plexus::cli

@@ -78,7 +78,9 @@ const SettingOptions& setting_options() {
     for (const graph::TrainingSetting& row : graph::training_settings()) {
       const std::string option = option_of(row);
       if (!is_switch(row)) {
-        o.with_value.push_back(option);
+        // A choice without a list is the device (see apply_setting_options).
+        const bool device = row.spec.type == graph::ParamType::Choice && row.spec.choices.empty();
+        o.with_value.push_back({option, Takes::Text, device ? kDeviceOption.choices : row.spec.choices});
         continue;
       }
       o.switches.push_back(option);

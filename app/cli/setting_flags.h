@@ -13,7 +13,7 @@
 namespace plexus::cli {
 
 struct SettingOptions {
-  std::vector<std::string> with_value;  // --lr, --epochs, ...
+  std::vector<ValueOption> with_value;  // --lr, --epochs, ..., with their choices
   std::vector<std::string> switches;    // --nesterov, --no-nesterov, ...
 };
 const SettingOptions& setting_options();

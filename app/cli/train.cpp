@@ -93,13 +93,6 @@ std::string help() {
   return text;
 }
 
-// Options besides the training settings' (setting_flags.h).
-const std::vector<std::string> kOwnOptions{"--model",    "--dataset",   "--data",       "--train-subset", "--shift",
-                                           "--threads",  "--clip-norm", "--lr-mult",    "--weight-decay-mult",
-                                           "--metrics",  "--save",      "--resume",     "--quiet",
-                                           "--save-run", "--run-dir",   "--init-from",  "--continue",
-                                           "--rank-timeout"};
-
 // What is trained: a project file, or a built-in project (train --model).
 struct Subject {
   std::string file;     // "" for a built-in project
@@ -237,18 +230,14 @@ int train_project(const Args& args, const Subject& subject, graph::Graph& g, con
 }
 
 int cmd_train(const Args& args) {
-  std::vector<std::string> known = kOwnOptions;
-  for (const auto* list : {&setting_options().with_value, &setting_options().switches})
-    known.insert(known.end(), list->begin(), list->end());
-  args.allow(known);
   if (int(args.has("--continue")) + int(args.has("--resume")) + int(args.has("--init-from")) > 1)
-    throw UsageError{"--continue, --resume and --init-from each start from a checkpoint; give one of them"};
+    throw UsageError{"--continue, --resume and --init-from each start from a checkpoint: give one of them"};
   Subject subject;
   graph::Graph g;
   if (!args.positional().empty()) {
     for (const char* o : {"--model", "--dataset"})
       if (args.has(o))
-        throw UsageError{std::string(o) + " is for the built-in models; a project file names its own " +
+        throw UsageError{std::string(o) + " is for the built-in models: a project file names its own " +
                          (std::string(o) == "--model" ? "graph" : "dataset (use --data to point elsewhere)")};
     subject.file = args.positional()[0];
     g = graph::load_project(subject.file);
@@ -289,8 +278,17 @@ int cmd_train(const Args& args) {
 }  // namespace
 
 Command train_command() {
-  ArgsShape shape{{"--quiet", "--save-run"}, 1, {"--lr-mult", "--weight-decay-mult"}};
+  // Its own options, then the training settings' (setting_flags.h).
+  ArgsShape shape{{"--quiet", "--save-run"},
+                  {builtin_model_option(), builtin_dataset_option(), {"--data", Takes::Path}, {"--train-subset"},
+                   {"--shift"}, kThreadsOption, {"--clip-norm"}, {"--lr-mult"}, {"--weight-decay-mult"},
+                   {"--metrics", Takes::Path}, {"--save", Takes::Path}, {"--resume", Takes::Path},
+                   {"--run-dir", Takes::Path}, {"--init-from", Takes::Path}, {"--continue", Takes::Path},
+                   {"--rank-timeout"}},
+                  1,
+                  {"--lr-mult", "--weight-decay-mult"}};
   shape.flags.insert(shape.flags.end(), setting_options().switches.begin(), setting_options().switches.end());
+  shape.options.insert(shape.options.end(), setting_options().with_value.begin(), setting_options().with_value.end());
   return {"train", "train FILE [options]\ntrain --model NAME [options]",
           "train a project file's model, or a built-in model (mlp, lenet, ...), with its settings", help, shape,
           cmd_train};

@@ -19,8 +19,10 @@ struct CliResult {
   QString out, err;
 };
 
-inline CliResult run_cli(const QStringList& args, int timeout_ms = 10 * 60 * 1000) {
+// Runs plexus-cli with `args`, in `working_dir` when one is given (else this process's).
+inline CliResult run_cli(const QStringList& args, int timeout_ms = 10 * 60 * 1000, const QString& working_dir = {}) {
   QProcess p;
+  if (!working_dir.isEmpty()) p.setWorkingDirectory(working_dir);
   p.start(cli_path(), args);
   const bool finished = p.waitForFinished(timeout_ms);
   return {finished && p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,

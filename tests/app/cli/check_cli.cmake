@@ -1,4 +1,4 @@
-# plexus-cli's contract: usage errors exit 2 with the usage on stderr, input problems exit 1
+# plexus-cli's contract: usage errors exit 2 with one line on stderr, input problems exit 1
 # with a message naming the input, and a short training run writes JSON-lines metrics.
 function(run expected_code)
   execute_process(COMMAND ${CLI} ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err
@@ -23,7 +23,7 @@ run(0 eval --help)
 expect("--checkpoint FILE" "${OUT}" "eval --help")
 run(0 --version)
 run(2)
-expect("Usage: plexus-cli" "${ERR}" "no arguments")
+expect("plexus-cli: no command given; see plexus-cli --help" "${ERR}" "no arguments")
 run(2 frobnicate)
 expect("unknown command 'frobnicate'" "${ERR}" "unknown command")
 run(2 train --bogus 1)

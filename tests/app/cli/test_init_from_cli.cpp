@@ -67,7 +67,7 @@ class TestInitFromCli : public QObject {
   void oneStartingPointAtATime() {
     const auto r = run_cli({"train", at(work_ / "b.plexus"), "--init-from", "x.safetensors", "--resume", "y.safetensors"});
     QCOMPARE(r.code, 2);
-    QVERIFY2(r.err.contains("--continue, --resume and --init-from each start from a checkpoint; give one of them"),
+    QVERIFY2(r.err.contains("--continue, --resume and --init-from each start from a checkpoint: give one of them"),
              qPrintable(r.err));
     const auto missing = run_cli({"train", at(work_ / "b.plexus"), "--init-from", at(work_ / "missing.safetensors")});
     QCOMPARE(missing.code, 1);
