@@ -1,7 +1,7 @@
 # Installing Plexus (GNUInstallDirs layout) and its Debian package, built by CPack: scripts/package
 # (a build without CUDA, whose every dependency is a Debian 12 package) and scripts/package --cuda
 # (plexus-cuda, which also needs NVIDIA's CUDA repository). docs/packaging.md describes both.
-include(GNUInstallDirs)
+# The destinations are GNUInstallDirs' (included by the top CMakeLists.txt).
 
 install(TARGETS plexus-cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
