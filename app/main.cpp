@@ -43,6 +43,8 @@ int main(int argc, char** argv) {
   QApplication::setApplicationName(QStringLiteral("Plexus"));
   QApplication::setApplicationVersion(QStringLiteral(PLEXUS_VERSION));
   QApplication::setWindowIcon(plexus::widgets::appIcon());
+  // Names the installed desktop entry (plexus.desktop), whose icon Wayland desktops show for it.
+  QGuiApplication::setDesktopFileName(QStringLiteral("plexus"));
 
   QCommandLineParser parser;
   parser.setApplicationDescription(QStringLiteral("Design and train neural networks."));

@@ -642,8 +642,10 @@ void MainWindow::fillRecentMenu() {
 }
 
 QStringList MainWindow::examples() {
+  // Installed (share/plexus/examples next to bin/) before the source tree the binary was built
+  // from, which an installed binary would otherwise list wherever that tree is still present.
   const QString app_dir = QCoreApplication::applicationDirPath();
-  for (const QString& dir : {QStringLiteral(PLEXUS_EXAMPLES_DIR), app_dir + QStringLiteral("/../share/plexus/examples"),
+  for (const QString& dir : {app_dir + QStringLiteral("/../share/plexus/examples"), QStringLiteral(PLEXUS_EXAMPLES_DIR),
                              app_dir + QStringLiteral("/../../examples")}) {
     const QDir d(dir);
     const QStringList names = d.entryList({QStringLiteral("*.plexus")}, QDir::Files, QDir::Name);
