@@ -3,7 +3,7 @@
 # (plexus-cuda, which also needs NVIDIA's CUDA repository). docs/packaging.md describes both.
 # The destinations are GNUInstallDirs' (included by the top CMakeLists.txt).
 
-install(TARGETS plexus-cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# plexus-cli, its man page and bash completion: app/CMakeLists.txt.
 
 # The example projects, where MainWindow::examples() looks (<bindir>/../share/plexus/examples),
 # with the one dataset that is part of an example (the housing CSV, a few KB). The others'
