@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <unistd.h>
 
 #include "graph/project.h"
 #include "train/checkpoint.h"
@@ -14,7 +15,18 @@ namespace fs = std::filesystem;
 fs::path runs_folder(const fs::path& project_file) {
   if (const char* forced = std::getenv("PLEXUS_RUNS_DIR"); forced && *forced) return forced;
   if (project_file.empty()) return {};
-  return project_file.parent_path() / (project_file.stem().string() + ".runs");
+  const std::string name = project_file.stem().string() + ".runs";
+  const fs::path beside = project_file.parent_path() / name;
+  const fs::path folder = project_file.parent_path().empty() ? fs::path(".") : project_file.parent_path();
+  // A project in a folder this user cannot write (an installed example in /usr/share): its
+  // runs go under the user's data folder, at the project folder's absolute path, so that each
+  // such project keeps runs of its own and finds them again.
+  if (fs::exists(beside) || access(folder.c_str(), W_OK) == 0) return beside;
+  const char* xdg = std::getenv("XDG_DATA_HOME");
+  const char* home = std::getenv("HOME");
+  const fs::path data = xdg && *xdg ? fs::path(xdg) : home && *home ? fs::path(home) / ".local" / "share" : fs::path();
+  if (data.empty()) return beside;
+  return data / "plexus" / "runs" / fs::absolute(folder).lexically_normal().relative_path() / name;
 }
 
 fs::path new_run_folder(const fs::path& project_file, const fs::path& unsaved_root,

@@ -31,7 +31,10 @@ namespace plexus::session {
 
 // The folder a project's runs go in: `<folder of project_file>/<its name>.runs/`, or the
 // environment variable PLEXUS_RUNS_DIR when set (tests and scripts); "" for a project not saved
-// yet (empty project_file) without PLEXUS_RUNS_DIR.
+// yet (empty project_file) without PLEXUS_RUNS_DIR. A project whose folder this user cannot
+// write (and that has no runs folder there yet), such as an installed example, keeps its runs
+// in `$XDG_DATA_HOME/plexus/runs/<the folder's absolute path>/<its name>.runs/` (else
+// `~/.local/share/...`).
 std::filesystem::path runs_folder(const std::filesystem::path& project_file);
 
 // A fresh folder name for a run started at `when` (local time, to the millisecond), inside
