@@ -145,6 +145,11 @@ int main(int argc, char** argv) {
   }
   const QString compare_with = compare ? args.takeLast() : QString();  // --compare A B: B lands among the positionals
   if (!args.isEmpty() && !window.openFile(args.first()) && screenshot) return 1;
+  // Without a project to open, a window shows the start page: a newcomer's first sight.
+  const bool automated = compare || parser.isSet(train_option) || parser.isSet(follow_option) ||
+                         parser.isSet(dashboard_option) || parser.isSet(augmented_option) || parser.isSet(try_option) ||
+                         parser.isSet(processes_option);
+  if (args.isEmpty() && !automated) window.showStartPage();
   const bool dashboard = parser.isSet(dashboard_option), augmented = parser.isSet(augmented_option);
   plexus::widgets::DatasetPreview* preview = window.dashboard()->preview();
   // Once the splits are read (showing the dashboard starts that). Connected first, so a screenshot's

@@ -14,6 +14,7 @@
 #include <QMimeData>
 #include <QPushButton>
 #include <QSettings>
+#include <QStackedWidget>
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -51,6 +52,8 @@
 #include "session/run_folder.h"
 #include "session/run_log.h"
 #include "session/trained_model.h"
+#include "start/start_page.h"
+#include "start_projects.h"
 #include "train_processes_dialog.h"
 #include "training_controller.h"
 #include "tryit_page.h"
@@ -104,7 +107,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   // tried is the one those two pages made.
   try_it_ = new TryItPage(training_, document_, this);
   tabs_->addTab(try_it_, tr("Try It"));
-  setCentralWidget(tabs_);
+  start_page_ = new widgets::StartPage(this);
+  central_ = new QStackedWidget(this);
+  central_->addWidget(tabs_);
+  central_->addWidget(start_page_);
+  setCentralWidget(central_);
   connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::tabChanged);
   autosaver_ = std::make_unique<Autosaver>(document_, Autosaver::defaultDirectory());
 
@@ -148,6 +155,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
   connect(document_, &widgets::GraphDocument::modifiedChanged, this, &MainWindow::updateTitle);
   connect(document_, &widgets::GraphDocument::filePathChanged, this, &MainWindow::updateTitle);
+  // A project opened, made or edited (from the Edit menu) replaces the start page.
+  connect(document_, &widgets::GraphDocument::graphReset, this, &MainWindow::leaveStartPage);
+  connect(document_->undoStack(), &QUndoStack::indexChanged, this, &MainWindow::leaveStartPage);
   connect(document_, &widgets::GraphDocument::validated, this, &MainWindow::updateStatus);
   connect(document_, &widgets::GraphDocument::settingsChanged, this, &MainWindow::updateStatus);
   connect(training_, &TrainingController::stateChanged, this, &MainWindow::updateRunActions);
@@ -241,6 +251,7 @@ void MainWindow::createActions() {
     auto* w = new MainWindow;
     w->setAttribute(Qt::WA_DeleteOnClose);
     w->show();
+    w->showStartPage();
   });
   QAction* open = makeAction(this, tr("&Open…"), QStringLiteral("open"), {QKeySequence::Open});
   connect(open, &QAction::triggered, this, [this] {
@@ -251,6 +262,21 @@ void MainWindow::createActions() {
   connect(recent_menu_, &QMenu::aboutToShow, this, &MainWindow::fillRecentMenu);
   examples_menu_ = new QMenu(tr("&Examples"), this);
   connect(examples_menu_, &QMenu::aboutToShow, this, &MainWindow::fillExamplesMenu);
+  QAction* start = makeAction(this, tr("Start &Page"), {}, {QKeySequence(tr("Alt+0"))});
+  start->setObjectName(QStringLiteral("startPageAction"));
+  start->setStatusTip(tr("Close the project and show the start page: templates, recent projects, examples"));
+  connect(start, &QAction::triggered, this, &MainWindow::showStartPage);
+  // The start page's choices are the File menu's.
+  connect(start_page_, &widgets::StartPage::openDialogRequested, open, &QAction::trigger);
+  connect(start_page_, &widgets::StartPage::blankRequested, new_action, &QAction::trigger);
+  connect(start_page_, &widgets::StartPage::openRequested, this, &MainWindow::openFile);
+  connect(start_page_, &widgets::StartPage::templateRequested, this, &MainWindow::newFromTemplate);
+  connect(start_page_, &widgets::StartPage::forgetMissingRequested, this, [this] {
+    QStringList kept = recentFiles();
+    kept.removeIf([](const QString& path) { return !QFileInfo::exists(path); });
+    QSettings().setValue(kRecentKey, kept);
+    start_page_->setRecentFiles(kept);
+  });
   QAction* save_action = makeAction(this, tr("&Save"), QStringLiteral("save"), {QKeySequence::Save});
   connect(save_action, &QAction::triggered, this, &MainWindow::save);
   QAction* save_as = makeAction(this, tr("Save &As…"), QStringLiteral("save-as"), {QKeySequence::SaveAs});
@@ -260,6 +286,7 @@ void MainWindow::createActions() {
   file->addActions({new_action, new_window, open});
   file->addMenu(recent_menu_);
   file->addMenu(examples_menu_);
+  file->addAction(start);
   file->addSeparator();
   QAction* export_onnx = makeAction(this, tr("Export &ONNX…"), {});
   export_onnx->setObjectName(QStringLiteral("exportOnnxAction"));
@@ -526,6 +553,11 @@ void MainWindow::restoreSettings() {
 // ---- status --------------------------------------------------------------------------------
 
 void MainWindow::updateTitle() {
+  if (isStartPageShown()) {
+    setWindowTitle(tr("Plexus"));
+    setWindowModified(false);
+    return;
+  }
   setWindowTitle(tr("%1[*] — Plexus").arg(document_->displayName()));
   setWindowModified(document_->isModified());
 }
@@ -560,6 +592,53 @@ void MainWindow::newProject() {
   if (!maybeSave()) return;
   document_->reset(graph::Graph{}, QString());
   statusBar()->showMessage(tr("New project"), 4000);
+}
+
+bool MainWindow::newFromTemplate(const QString& name) {
+  if (!maybeSave()) return false;
+  graph::Graph graph;
+  try {
+    graph = newProjectFromTemplate(name);
+  } catch (const std::exception& e) {
+    showError(tr("Cannot make a new project"), qstr(e.what()));
+    return false;
+  }
+  document_->reset(std::move(graph), QString());  // untitled: Save asks where
+  view_->showGraph();
+  statusBar()->showMessage(tr("New project: save it to keep it"), 4000);
+  return true;
+}
+
+bool MainWindow::isStartPageShown() const { return central_->currentWidget() == start_page_; }
+
+bool MainWindow::showStartPage() {
+  if (isRunActive()) {
+    statusBar()->showMessage(tr("A run is active: stop it before closing the project"), 8000);
+    return false;
+  }
+  if (!maybeSave()) return false;
+  document_->reset(graph::Graph{}, QString());
+  start_page_->setRecentFiles(recentFiles());
+  start_page_->setTemplates(startTemplates());
+  start_page_->setExamples(startExamples(examples()));
+  if (!isStartPageShown()) {
+    layout_before_start_ = saveState();  // the panels as they were, which tab of each group on top
+    for (QDockWidget* dock : findChildren<QDockWidget*>()) dock->hide();
+    central_->setCurrentWidget(start_page_);
+  }
+  for (QLabel* label : {validity_label_, dataset_label_, zoom_label_}) label->hide();  // of no project
+  updateTitle();
+  return true;
+}
+
+void MainWindow::leaveStartPage() {
+  if (!isStartPageShown()) return;
+  central_->setCurrentWidget(tabs_);
+  restoreState(layout_before_start_);
+  for (QLabel* label : {validity_label_, dataset_label_, zoom_label_}) label->show();
+  tabs_->setCurrentWidget(view_);
+  layout()->activate();  // the canvas at its size now: what is opened is fitted to it
+  updateTitle();
 }
 
 bool MainWindow::openFile(const QString& path) {
@@ -908,7 +987,10 @@ QFuture<QString> MainWindow::exportOnnx(const QString& checkpoint, const QString
   });
 }
 
-void MainWindow::showEditor() { tabs_->setCurrentWidget(view_); }
+void MainWindow::showEditor() {
+  leaveStartPage();
+  tabs_->setCurrentWidget(view_);
+}
 
 // The dashboard and the Try It page need the room the editing panels take; they come back with
 // the editor. Two runs compared are not the open project's: its settings make room for them too.
@@ -934,8 +1016,14 @@ void MainWindow::tabChanged() {
   dashboard_->previewDataset(document_->graph(),
                              projectDirectory());
 }
-void MainWindow::showDashboard() { tabs_->setCurrentWidget(dashboard_); }
-void MainWindow::showTryIt() { tabs_->setCurrentWidget(try_it_); }
+void MainWindow::showDashboard() {
+  leaveStartPage();
+  tabs_->setCurrentWidget(dashboard_);
+}
+void MainWindow::showTryIt() {
+  leaveStartPage();
+  tabs_->setCurrentWidget(try_it_);
+}
 
 // First-run proportions, once the window has its size (docks sized before that are squeezed to
 // their minimum when the window first lays out): the palette as wide as its longest entry, the

@@ -13,6 +13,7 @@
 
 class QLabel;
 class QMenu;
+class QStackedWidget;
 
 namespace plexus::widgets {
 class BlockActions;
@@ -25,6 +26,7 @@ class NodeStatsPanel;
 class NodeView;
 class ProblemsPanel;
 class PropertyPanel;
+class StartPage;
 class TrainingPanel;
 }  // namespace plexus::widgets
 
@@ -63,6 +65,7 @@ class MainWindow : public QMainWindow {
   Dashboard* dashboard() const { return dashboard_; }
   TryItPage* tryIt() const { return try_it_; }
   widgets::TrainingPanel* trainingPanel() const { return training_panel_; }
+  widgets::StartPage* startPage() const { return start_page_; }
   QAction* trainAction() const { return train_action_; }
   QAction* pauseAction() const { return pause_action_; }
   QAction* stopAction() const { return stop_action_; }
@@ -74,6 +77,13 @@ class MainWindow : public QMainWindow {
   bool save();
   bool saveAs(const QString& path);
   void newProject();
+  // A new untitled project from a start page template ("image", "tabular", "text"; see
+  // start_projects.h), after the save prompt.
+  bool newFromTemplate(const QString& name);
+  // Closes the project (after the save prompt; not while a run is active) and shows the start
+  // page in its place until a project is opened or made. False when the project stays.
+  bool showStartPage();
+  bool isStartPageShown() const;
   // Asks to save unsaved changes; false when the user cancels.
   bool maybeSave();
   // Offers the projects a crash left behind; accepted ones open (the first here, any others in
@@ -163,6 +173,7 @@ class MainWindow : public QMainWindow {
   void fillRecentMenu();
   void fillExamplesMenu();
   void saveViewState();
+  void leaveStartPage();  // the editor again, with the panels the start page hid
 
   widgets::GraphDocument* document_ = nullptr;
   widgets::NodeScene* scene_ = nullptr;
@@ -181,6 +192,9 @@ class MainWindow : public QMainWindow {
   Dashboard* dashboard_ = nullptr;
   TryItPage* try_it_ = nullptr;
   class QTabWidget* tabs_ = nullptr;
+  QStackedWidget* central_ = nullptr;  // the tabs, or the start page while no project is open
+  widgets::StartPage* start_page_ = nullptr;
+  QByteArray layout_before_start_;  // the panels the start page hid (saveState), to restore
   QAction* train_action_ = nullptr;
   QAction* pause_action_ = nullptr;
   QAction* stop_action_ = nullptr;

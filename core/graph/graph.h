@@ -121,6 +121,7 @@ struct TrainingSettings : optim::OptimizerConfig, optim::ScheduleConfig {
 };
 
 struct Graph {
+  std::string description;  // what the project is and what it teaches, in a sentence or two ("" = none)
   std::vector<Node> nodes;
   std::vector<Edge> edges;
   std::vector<Block> blocks;

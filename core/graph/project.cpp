@@ -51,10 +51,11 @@ class ProjectReader {
     if (!format)
       fail("", root.offset, "missing \"format\", the format version: this is not a Plexus project file");
     read_format(format->value);
-    check_keys(*top, "", {"format", "nodes", "edges", "blocks", "dataset", "training", "view"},
-               "a project has format, nodes, edges, blocks, dataset, training and view");
+    check_keys(*top, "", {"format", "description", "nodes", "edges", "blocks", "dataset", "training", "view"},
+               "a project has format, description, nodes, edges, blocks, dataset, training and view");
 
     Graph g;
+    if (const Member* m = find(*top, "description")) g.description = string(m->value, "description");
     read_nodes(require(*top, root, "", "nodes", " (the list of nodes, may be empty)"), g.nodes);
     read_edges(require(*top, root, "", "edges", " (the list of edges, may be empty)"), g.edges);
     if (const Member* m = find(*top, "blocks")) read_blocks(m->value, g);
@@ -334,6 +335,11 @@ class ProjectWriter {
   std::string write(const Graph& g) {
     out_ = "{\n  \"format\": ";
     out_ += std::to_string(g.blocks.empty() ? kProjectFormatWithoutBlocks : kProjectFormat);
+    if (!g.description.empty()) {
+      out_ += ",\n";
+      member(1, "description");
+      text(g.description, "description");
+    }
     out_ += ",\n  \"nodes\": ";
     write_nodes(g.nodes);
     out_ += ",\n  \"edges\": ";

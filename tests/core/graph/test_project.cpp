@@ -506,6 +506,22 @@ TEST(viewIsKeptAndNormalised) {
   VERIFY(parse_project(saved, "p.plexus") == g);
 }
 
+// The description (what the start page says a project teaches): optional, right after the
+// format where a reader of the file sees it first, written only when there is one, kept exactly.
+TEST(descriptionIsOptionalAndKept) {
+  COMPARE(parse_project(project(""), "p.plexus").description, std::string());
+  VERIFY(!contains(serialize_project(Graph{}), "description"));
+  Graph g = mnist_mlp();
+  g.description = "Digits with a \"two-layer\" MLP: Flatten, then Linear\nand ReLU. é";
+  const std::string text = serialize_project(g);
+  VERIFY2(text.starts_with("{\n  \"format\": 1,\n  \"description\": \"Digits with a \\\"two-layer\\\" MLP: Flatten, then "
+                           "Linear\\nand ReLU. é\",\n  \"nodes\": [\n"),
+          text.c_str());
+  const Graph back = parse_project(text, "p.plexus");
+  COMPARE(back.description, g.description);
+  COMPARE(serialize_project(back), text);
+}
+
 TEST(byteOrderMarkIsSkipped) {
   const std::string text = serialize_project(mnist_mlp());
   VERIFY(parse_project("\xEF\xBB\xBF" + text, "bom.plexus") == mnist_mlp());
@@ -573,7 +589,12 @@ TEST(structuralErrors) {
       {R"({"format": 1, "edges": []})", "p.plexus: missing \"nodes\" (the list of nodes, may be empty) (line 1, column 1)"},
       {R"({"format": 1, "nodes": []})", "p.plexus: missing \"edges\" (the list of edges, may be empty) (line 1, column 1)"},
       {project("", "", R"(, "extra": true)"),
-       "p.plexus: unknown key \"extra\"; a project has format, nodes, edges, blocks, dataset, training and view (line 1, column 41)"},
+       "p.plexus: unknown key \"extra\"; a project has format, description, nodes, edges, blocks, dataset, training and "
+       "view (line 1, column 41)"},
+      {R"({"format": 1, "description": 3, "nodes": [], "edges": []})",
+       "p.plexus: description: expected a string, got an integer (3) (line 1, column 30)"},
+      {R"({"format": 1, "description": ["a"], "nodes": [], "edges": []})",
+       "p.plexus: description: expected a string, got an array (line 1, column 30)"},
       {R"({"format": 1, "nodes": {}, "edges": []})",
        "p.plexus: nodes: expected an array of nodes, got an object (line 1, column 24)"},
       {project("\"a\""), "p.plexus: nodes[0]: expected an object (a node), got a string (\"a\") (line 1, column 25)"},
