@@ -4,6 +4,8 @@
 #include <QPointer>
 #include <QPushButton>
 #include <QTextBrowser>
+#include <QTextFrame>
+#include <QTextTable>
 #include <QVBoxLayout>
 
 #include "common/qt_text.h"
@@ -37,6 +39,20 @@ void LayerHelp::setType(const graph::LayerType& type) {
   type_ = qstr(type.name);
   setWindowTitle(tr("Help: %1").arg(qstr(type.display_name)));
   browser_->setMarkdown(qstr(graph::layer_markdown(type, 2)));
+  // Markdown's tables come with raised double borders; plain ruled ones read as a reference.
+  for (QTextFrame* frame : browser_->document()->rootFrame()->childFrames()) {
+    auto* table = qobject_cast<QTextTable*>(frame);
+    if (!table) continue;
+    QTextTableFormat format = table->format();
+    format.setBorderCollapse(true);
+    format.setBorder(1);
+    format.setBorderStyle(QTextFrameFormat::BorderStyle_Solid);
+    format.setBorderBrush(palette().color(QPalette::Mid));
+    format.setCellSpacing(0);
+    format.setCellPadding(4);
+    if (table->columns() > 2) format.setWidth(QTextLength(QTextLength::PercentageLength, 100));  // parameters
+    table->setFormat(format);
+  }
 }
 
 }  // namespace plexus::widgets
