@@ -131,7 +131,8 @@ std::string setting_options_help() {
     else if (spec.type == graph::ParamType::Float) option += " X";
     else option += spec.choices.empty() ? " D" : " NAME";
     // Appended in steps: GCC 12 warns (-Wrestrict) of " " + text here.
-    std::string doc = spec.doc;
+    std::string doc = spec.label;  // the editor's name for it, then what it does
+    doc.append(". ").append(spec.doc);
     if (!spec.choices.empty()) doc.append(" ").append(join(spec.choices, ", ", " or ")).append(".");
     doc.append(" ").append(default_text(spec));
     const std::string head = "  " + option;

@@ -22,7 +22,8 @@ bool is_image_dataset(const std::string& kind);
 // "mnist" and "fashion-mnist": folders of IDX files, described without reading them.
 bool is_idx_dataset(const std::string& kind);
 
-// Every setting, in the order of the project file and the form; groups ("augment") last.
+// Every setting, in the order of the project file and the form, groups ("augment") last; the
+// form shows them under their sections: Images, Text, Augmentation.
 const std::vector<DatasetSetting>& dataset_settings();
 
 // A setting's value by name ("height", "augment.shift"); nullopt for an unknown name.

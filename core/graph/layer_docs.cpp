@@ -81,12 +81,36 @@ std::string layers_text(const Registry& r) {
         os << "  parameters:\n";
         for (const ParamSpec& p : t.params) {
           const std::string allowed = allowed_values(p);
-          os << "    " << p.name << " (" << to_string(p.type) << ", default " << to_string(p.default_value)
-             << (allowed.empty() || p.type == ParamType::Bool ? "" : ", " + allowed) << "): " << p.doc << "\n";
+          os << "    " << p.name << " -- " << p.label << " (" << to_string(p.type) << ", default "
+             << to_string(p.default_value) << (allowed.empty() || p.type == ParamType::Bool ? "" : ", " + allowed)
+             << "): " << p.doc << "\n";
         }
       }
       os << "\n";
     }
+  }
+  return os.str();
+}
+
+std::string layer_markdown(const LayerType& t, int level) {
+  std::ostringstream os;
+  os << std::string(size_t(level), '#') << " " << t.name << "\n\n";
+  if (t.display_name != t.name) os << "**" << t.display_name << ".** ";
+  os << t.description << "\n";
+  auto ports = [&](const char* what, const std::vector<PortSpec>& list) {
+    if (list.empty()) return;
+    os << "\n| " << what << " | |\n|---|---|\n";
+    for (const PortSpec& p : list) os << "| `" << p.name << "` | " << cell(port_text(p)) << " |\n";
+  };
+  ports("Input port", t.inputs);
+  ports("Output port", t.outputs);
+  if (t.params.empty()) {
+    os << "\nNo parameters.\n";
+  } else {
+    os << "\n| Parameter | Key | Type | Default | Allowed | Description |\n|---|---|---|---|---|---|\n";
+    for (const ParamSpec& p : t.params)
+      os << "| " << cell(p.label) << " | `" << p.name << "` | " << to_string(p.type) << " | `"
+         << cell(to_string(p.default_value)) << "` | " << cell(allowed_values(p)) << " | " << cell(p.doc) << " |\n";
   }
   return os.str();
 }
@@ -97,9 +121,11 @@ std::string layers_markdown(const Registry& r) {
         "<!-- Generated from the layer registry (core/layers/, one family a file) by scripts/gen-layers-doc.\n"
         "     Do not edit by hand: the test layers_doc_up_to_date fails when this file is out of date. -->\n\n"
         "Every node type a graph can use, as the layer registry defines it: its ports, its\n"
-        "parameters with their defaults and allowed values, and what it computes. Shapes are per\n"
-        "example with the batch written as N. A parameter left out of a project file takes its\n"
-        "default. `plexus-cli layers` prints the same as plain text.\n\n";
+        "parameters with their defaults and allowed values, and what it computes. A parameter is\n"
+        "shown in the editor by its label and written in project files under its key; one left\n"
+        "out of a file takes its default. Shapes are per example with the batch written as N.\n"
+        "`plexus-cli layers` prints the same as plain text; in the editor, F1 on a selected node\n"
+        "shows its type's part of this page.\n\n";
   const std::vector<std::string> cats = categories(r);
   os << "Categories:";
   for (size_t i = 0; i < cats.size(); ++i) {
@@ -110,27 +136,8 @@ std::string layers_markdown(const Registry& r) {
   os << ".\n";
   for (const std::string& category : cats) {
     os << "\n## " << category << "\n";
-    for (const LayerType& t : r.types()) {
-      if (t.category != category) continue;
-      os << "\n### " << t.name << "\n\n";
-      if (t.display_name != t.name) os << "**" << t.display_name << ".** ";
-      os << t.description << "\n";
-      auto ports = [&](const char* what, const std::vector<PortSpec>& list) {
-        if (list.empty()) return;
-        os << "\n| " << what << " | |\n|---|---|\n";
-        for (const PortSpec& p : list) os << "| `" << p.name << "` | " << cell(port_text(p)) << " |\n";
-      };
-      ports("Input port", t.inputs);
-      ports("Output port", t.outputs);
-      if (t.params.empty()) {
-        os << "\nNo parameters.\n";
-      } else {
-        os << "\n| Parameter | Type | Default | Allowed | Description |\n|---|---|---|---|---|\n";
-        for (const ParamSpec& p : t.params)
-          os << "| `" << p.name << "` | " << to_string(p.type) << " | `" << cell(to_string(p.default_value)) << "` | "
-             << cell(allowed_values(p)) << " | " << cell(p.doc) << " |\n";
-      }
-    }
+    for (const LayerType& t : r.types())
+      if (t.category == category) os << "\n" << layer_markdown(t, 3);
   }
   return os.str();
 }

@@ -1,7 +1,7 @@
 #pragma once
 // A layer type's parameters as a plain struct of its own (`struct LinearParams { int64_t
 // out_features; bool bias; ... }`), listed field by field with member pointers:
-//   param("out_features", &LinearParams::out_features, 10, 1, kBig, "output features")
+//   param("out_features", "Output features", &LinearParams::out_features, 10, 1, kBig, "...")
 // The list gives the registry its ParamSpecs and reads a node's values into the struct once,
 // typed, so a misspelt parameter name is a compile error, not a silent default.
 #include <cstdint>
@@ -53,26 +53,32 @@ ParamField<P> field(ParamSpec spec, T P::*member) {
 }  // namespace detail
 
 template <class P>
-ParamField<P> param(std::string name, int64_t P::*member, int64_t def, double lo, double hi, std::string doc) {
-  return detail::field({std::move(name), ParamType::Int, def, lo, hi, {}, std::move(doc), {}}, member);
-}
-template <class P>
-ParamField<P> param(std::string name, double P::*member, double def, double lo, double hi, std::string doc) {
-  return detail::field({std::move(name), ParamType::Float, def, lo, hi, {}, std::move(doc), {}}, member);
-}
-template <class P>
-ParamField<P> param(std::string name, bool P::*member, bool def, std::string doc) {
-  return detail::field({std::move(name), ParamType::Bool, def, 0, 1, {}, std::move(doc), {}}, member);
-}
-template <class P>
-ParamField<P> param(std::string name, std::vector<int64_t> P::*member, std::vector<int64_t> def, double lo, double hi,
+ParamField<P> param(std::string name, std::string label, int64_t P::*member, int64_t def, double lo, double hi,
                     std::string doc) {
-  return detail::field({std::move(name), ParamType::IntList, std::move(def), lo, hi, {}, std::move(doc), {}}, member);
+  return detail::field({std::move(name), std::move(label), ParamType::Int, def, lo, hi, {}, std::move(doc), {}},
+                       member);
+}
+template <class P>
+ParamField<P> param(std::string name, std::string label, double P::*member, double def, double lo, double hi,
+                    std::string doc) {
+  return detail::field({std::move(name), std::move(label), ParamType::Float, def, lo, hi, {}, std::move(doc), {}},
+                       member);
+}
+template <class P>
+ParamField<P> param(std::string name, std::string label, bool P::*member, bool def, std::string doc) {
+  return detail::field({std::move(name), std::move(label), ParamType::Bool, def, 0, 1, {}, std::move(doc), {}}, member);
+}
+template <class P>
+ParamField<P> param(std::string name, std::string label, std::vector<int64_t> P::*member, std::vector<int64_t> def,
+                    double lo, double hi, std::string doc) {
+  return detail::field(
+      {std::move(name), std::move(label), ParamType::IntList, std::move(def), lo, hi, {}, std::move(doc), {}}, member);
 }
 // A whole-number parameter whose default 0 stands for something else (`means`, e.g. "auto").
 template <class P>
-ParamField<P> zero_param(std::string name, int64_t P::*member, double hi, std::string doc, std::string means) {
-  ParamField<P> f = param(std::move(name), member, 0, 0, hi, std::move(doc));
+ParamField<P> zero_param(std::string name, std::string label, int64_t P::*member, double hi, std::string doc,
+                         std::string means) {
+  ParamField<P> f = param(std::move(name), std::move(label), member, 0, 0, hi, std::move(doc));
   f.spec.default_means = std::move(means);
   return f;
 }

@@ -14,12 +14,12 @@ const std::vector<NodeSetting>& node_settings() {
   static const std::vector<NodeSetting> table = [] {
     const Node d;
     std::vector<NodeSetting> rows{
-        {real_spec("lr_mult", d.lr_mult, 0, 1000,
+        {real_spec("lr_mult", "Learning rate ×", d.lr_mult, 0, 1000,
                    "This node's learning rate is the project's times this (0 freezes its weights)."),
-         &Node::lr_mult, node_settings_apply, true, {}},
-        {real_spec("weight_decay_mult", d.weight_decay_mult, 0, 1000,
+         &Node::lr_mult, node_settings_apply, true, {}, false, "Training", false},
+        {real_spec("weight_decay_mult", "Weight decay ×", d.weight_decay_mult, 0, 1000,
                    "This node's weight decay is the project's times this (0: none for this node)."),
-         &Node::weight_decay_mult, node_settings_apply, true, {}},
+         &Node::weight_decay_mult, node_settings_apply, true, {}, false, "Training", false},
     };
     return rows;
   }();

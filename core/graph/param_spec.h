@@ -1,7 +1,7 @@
 #pragma once
-// A parameter as editors, checks and docs see it: its name, type, default, range or choices and
-// doc. Layer types (graph/registry.h) and training settings (graph/training_params.h) both
-// describe their parameters this way.
+// A parameter as editors, checks and docs see it: its name, label, type, default, range or
+// choices and doc. Layer types (graph/registry.h) and training settings (graph/training_params.h)
+// both describe their parameters this way.
 #include <string>
 #include <vector>
 
@@ -13,11 +13,14 @@ enum class ParamType { Int, Float, Bool, Choice, IntList };
 std::string to_string(ParamType t);  // "int", "float", "bool", "choice", "int list"
 
 struct ParamSpec {
-  std::string name;
+  std::string name;   // the key in project files and on the command line: "lr", "out_channels"
+  std::string label;  // what a person reads in the editor and the docs: "Learning rate"
   ParamType type = ParamType::Int;
   ParamValue default_value;
   double min = 0, max = 0;           // inclusive range of Int / Float (and of IntList entries)
   std::vector<std::string> choices;  // Choice
+  // A sentence or a few; the first one alone reads as the tooltip's line under the label
+  // ("The step size of each update."), the rest say more in the docs and the help.
   std::string doc;
   // What the default stands for when it is not meant at face value, in a word or two for
   // editors ("auto" for a size taken from the input); "" = the value itself.

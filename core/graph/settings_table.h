@@ -1,6 +1,7 @@
 #pragma once
 // A table of settings of a plain struct S (TrainingSettings, DatasetBinding): each row is a
-// ParamSpec (key, type, default, range or choices, doc) and the member it describes. The
+// ParamSpec (key, label, type, default, range or choices, doc), the member it describes and
+// where a form shows it (its section, whether it is advanced). The
 // project reader and writer, the editor's forms and the checks all walk one such table, so a
 // setting is described once. graph/training_params.h and graph/dataset_params.h hold the tables.
 #include <algorithm>
@@ -32,6 +33,11 @@ struct SettingRow {
   // Written to the project file only when it differs from its default: settings added after
   // projects were saved, so that those files keep their bytes when saved again.
   bool omit_default = false;
+  // The form's heading the row sits under ("Optimizer", "Images"); the table's sections list
+  // gives their order.
+  std::string section;
+  // Rarely changed: a form keeps it in a collapsed "Advanced" part.
+  bool advanced = false;
 
   // "augment.shift", or the key alone outside a group: the name forms and messages use.
   std::string name() const { return group.empty() ? spec.name : group + "." + spec.name; }
@@ -105,19 +111,23 @@ void check_setting_values(const std::vector<SettingRow<S>>& table, const char* w
   }
 }
 
-// Row constructors for the tables.
-inline ParamSpec real_spec(std::string name, double value, double min, double max, std::string doc) {
-  return {std::move(name), ParamType::Float, value, min, max, {}, std::move(doc), {}};
+// Row constructors for the tables: key, label, default, range or choices, doc.
+inline ParamSpec real_spec(std::string name, std::string label, double value, double min, double max,
+                           std::string doc) {
+  return {std::move(name), std::move(label), ParamType::Float, value, min, max, {}, std::move(doc), {}};
 }
-inline ParamSpec whole_spec(std::string name, int64_t value, double min, double max, std::string doc,
-                            std::string default_means = {}) {
-  return {std::move(name), ParamType::Int, value, min, max, {}, std::move(doc), std::move(default_means)};
+inline ParamSpec whole_spec(std::string name, std::string label, int64_t value, double min, double max,
+                            std::string doc, std::string default_means = {}) {
+  return {std::move(name), std::move(label), ParamType::Int, value, min, max, {}, std::move(doc),
+          std::move(default_means)};
 }
-inline ParamSpec choice_spec(std::string name, std::string value, std::vector<std::string> choices, std::string doc) {
-  return {std::move(name), ParamType::Choice, std::move(value), 0, 0, std::move(choices), std::move(doc), {}};
+inline ParamSpec choice_spec(std::string name, std::string label, std::string value, std::vector<std::string> choices,
+                             std::string doc) {
+  return {std::move(name), std::move(label), ParamType::Choice, std::move(value), 0, 0, std::move(choices),
+          std::move(doc), {}};
 }
-inline ParamSpec flag_spec(std::string name, bool value, std::string doc) {
-  return {std::move(name), ParamType::Bool, value, 0, 0, {}, std::move(doc), {}};
+inline ParamSpec flag_spec(std::string name, std::string label, bool value, std::string doc) {
+  return {std::move(name), std::move(label), ParamType::Bool, value, 0, 0, {}, std::move(doc), {}};
 }
 
 }  // namespace plexus::graph

@@ -1,9 +1,10 @@
 #pragma once
 // The training settings, each described once: its key in the project file, where it lives in
-// TrainingSettings, and a ParamSpec (type, default, range or choices, doc) as layer parameters
-// have. The project reader and writer, the editor's settings form and the run's checks all
-// walk this one table: adding a setting is a field in TrainingSettings (or in the optim
-// configs it extends) plus a row in training_params.cpp.
+// TrainingSettings, a ParamSpec (label, type, default, range or choices, doc) as layer
+// parameters have, and the form's section it sits in. The project reader and writer, the
+// editor's settings form and the run's checks all walk this one table: adding a setting is a
+// field in TrainingSettings (or in the optim configs it extends) plus a row in
+// training_params.cpp.
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,8 +19,12 @@ namespace plexus::graph {
 // from the devices found at run time.
 using TrainingSetting = SettingRow<TrainingSettings>;
 
-// Every setting, in the order of the project file and the form.
+// Every setting, in the order of the project file and, within each section, of the form.
 const std::vector<TrainingSetting>& training_settings();
+
+// The sections of the form (SettingRow::section), in order: Optimizer, Schedule, Batches,
+// Monitoring, Hardware.
+const std::vector<std::string>& training_sections();
 
 // The form's settings (in_form), in order; defaults are TrainingSettings{}'s.
 const std::vector<ParamSpec>& training_param_specs();

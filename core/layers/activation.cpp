@@ -44,7 +44,8 @@ void add_activation_layers(Registrar& r) {
   {
     using P = LeakyReLUParams;
     auto t = activation<P>("LeakyReLU", "Leaky ReLU", "x for x > 0, negative_slope·x otherwise.");
-    t.params = {graph::param("negative_slope", &P::negative_slope, 0.01, 0, 1, "slope for negative inputs")};
+    t.params = {graph::param("negative_slope", "Negative slope", &P::negative_slope, 0.01, 0, 1,
+                             "The slope for negative inputs.")};
     t.build = [](const BuildContext&, const P& p) {
       return single(std::make_shared<nn::LeakyReLU>(float(p.negative_slope)));
     };
@@ -83,7 +84,9 @@ void add_activation_layers(Registrar& r) {
   {
     using P = SoftmaxParams;
     auto t = activation<P>("Softmax", "Softmax", "Turns scores into probabilities along a dimension.");
-    t.params = {graph::param("dim", &P::dim, -1, -8, 8, "dimension, counting the batch as 0; negative counts from the end")};
+    t.params = {graph::param(
+        "dim", "Dimension", &P::dim, -1, -8, 8,
+        "The dimension the probabilities sum to 1 along, counting the batch as 0; negative counts from the end.")};
     t.shape = [](const graph::ShapeContext& c, const P& p) -> std::vector<Shape> {
       const int64_t rank = int64_t(one_input(c).size()) + 1;
       const int64_t d = p.dim < 0 ? p.dim + rank : p.dim;

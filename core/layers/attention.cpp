@@ -28,9 +28,12 @@ void add_multihead_attention(Registrar& r) {
                   "value.";
   t.inputs = {{"input", "[N, T, E], E divisible by num_heads"}};
   t.outputs = {{"output", "[N, T, E]"}};
-  t.params = {graph::param("num_heads", &P::num_heads, 4, 1, 4096, "attention heads; each sees E / num_heads features"),
-              graph::param("causal", &P::causal, true, "each position sees only itself and earlier positions"),
-              graph::param("dropout", &P::dropout, 0, 0, 0.99, "dropout on the attention weights while training")};
+  t.params = {
+      graph::param("num_heads", "Attention heads", &P::num_heads, 4, 1, 4096,
+                   "Attention heads computed side by side; each sees E / heads of the features."),
+      graph::param("causal", "Causal", &P::causal, true, "Each position sees only itself and earlier positions."),
+      graph::param("dropout", "Attention dropout", &P::dropout, 0, 0, 0.99,
+                   "Dropout on the attention weights while training.")};
   t.shape = [](const graph::ShapeContext& c, const P& p) -> std::vector<Shape> {
     require_rank(c, 2, "[N, T, E] (a sequence of T positions with E features each)");
     const Shape& s = one_input(c);
@@ -111,7 +114,8 @@ void add_positional_embedding(Registrar& r) {
   t.description = "Adds a learned vector for each position 0..T-1, so that attention can tell positions apart.";
   t.inputs = {{"input", "[N, T, E], T at most max_len"}};
   t.outputs = {{"output", "[N, T, E]"}};
-  t.params = {graph::param("max_len", &P::max_len, 64, 1, graph::kBig, "the longest sequence; one learned vector per position")};
+  t.params = {graph::param("max_len", "Longest sequence", &P::max_len, 64, 1, graph::kBig,
+                           "The longest sequence; one learned vector per position.")};
   t.shape = [](const graph::ShapeContext& c, const P& p) -> std::vector<Shape> {
     require_rank(c, 2, "[N, T, E] (a sequence of T positions with E features each)");
     const Shape& s = one_input(c);

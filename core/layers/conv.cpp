@@ -22,15 +22,17 @@ void add_conv2d(Registrar& r) {
   t.description = "Slides learned kernels over images [N, C, H, W].";
   t.inputs = {{"input", "[N, in_channels, H, W]"}};
   t.outputs = {{"output", "[N, out_channels, H', W']"}};
-  t.params = {graph::zero_param("in_channels", &P::in_channels, graph::kBig, "input channels; 0 = taken from the input",
-                                "auto"),
-              graph::param("out_channels", &P::out_channels, 16, 1, graph::kBig, "number of kernels"),
-              graph::param("kernel_size", &P::kernel_size, 3, 1, 64, "kernel height and width"),
-              graph::param("stride", &P::stride, 1, 1, 64, "step between windows"),
-              graph::param("padding", &P::padding, 0, 0, 64, "zeros added on every side"),
-              graph::param("dilation", &P::dilation, 1, 1, 64, "spacing of kernel taps"),
-              graph::param("groups", &P::groups, 1, 1, graph::kBig, "channel groups (must divide both channel counts)"),
-              graph::param("bias", &P::bias, true, "learn an additive bias")};
+  t.params = {graph::zero_param("in_channels", "Input channels", &P::in_channels, graph::kBig,
+                                "The channels of the input; 0 = taken from the input.", "auto"),
+              graph::param("out_channels", "Output channels", &P::out_channels, 16, 1, graph::kBig,
+                           "The number of kernels, one channel of the output each."),
+              graph::param("kernel_size", "Kernel size", &P::kernel_size, 3, 1, 64, "The kernel's height and width."),
+              graph::param("stride", "Stride", &P::stride, 1, 1, 64, "The step between windows."),
+              graph::param("padding", "Padding", &P::padding, 0, 0, 64, "Zeros added on every side."),
+              graph::param("dilation", "Dilation", &P::dilation, 1, 1, 64, "The spacing of the kernel's taps."),
+              graph::param("groups", "Groups", &P::groups, 1, 1, graph::kBig,
+                           "Channel groups, each convolved on its own (must divide both channel counts)."),
+              graph::param("bias", "Bias", &P::bias, true, "Learns an additive bias.")};
   t.shape = [](const graph::ShapeContext& c, const P& p) -> std::vector<Shape> {
     require_rank(c, 3, "[N, C, H, W]");
     const Shape& s = one_input(c);
@@ -86,9 +88,11 @@ void add_pool2d(Registrar& r, bool is_max) {
   t.description = is_max ? "Keeps the largest value of each window." : "Averages each window.";
   t.inputs = {{"input", "[N, C, H, W]"}};
   t.outputs = {{"output", "[N, C, H', W']"}};
-  t.params = {graph::param("kernel_size", &P::kernel_size, 2, 1, 64, "window height and width"),
-              graph::zero_param("stride", &P::stride, 64, "step between windows; 0 = the kernel size", "= kernel"),
-              graph::param("padding", &P::padding, 0, 0, 32, "padding on every side (at most half the kernel)")};
+  t.params = {
+      graph::param("kernel_size", "Kernel size", &P::kernel_size, 2, 1, 64, "The window's height and width."),
+      graph::zero_param("stride", "Stride", &P::stride, 64, "The step between windows; 0 = the kernel size.",
+                        "= kernel"),
+      graph::param("padding", "Padding", &P::padding, 0, 0, 32, "Padding on every side (at most half the kernel).")};
   t.shape = [](const graph::ShapeContext& c, const P& p) -> std::vector<Shape> {
     require_rank(c, 3, "[N, C, H, W]");
     const Shape& s = one_input(c);

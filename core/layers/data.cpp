@@ -16,8 +16,8 @@ void add_data_layers(Registrar& r) {
   t.display_name = "Input";
   t.description = "The examples of the bound dataset: inputs x and labels y.";
   t.outputs = {{"x", "one example's input, e.g. [N, 1, 28, 28] for MNIST"}, {"y", "its label"}};
-  t.params = {graph::param("shape", &InputParams::shape, {}, 1, graph::kBig,
-                           "per-example input shape; empty = taken from the dataset")};
+  t.params = {graph::param("shape", "Input shape", &InputParams::shape, {}, 1, graph::kBig,
+                           "The shape of one example; empty = taken from the dataset.")};
   t.shape = [](const graph::ShapeContext& c, const InputParams& p) -> std::vector<Shape> {
     const std::vector<int64_t>& fixed = p.shape;
     if (!c.dataset && fixed.empty()) {

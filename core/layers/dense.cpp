@@ -20,10 +20,11 @@ void add_linear(Registrar& r) {
   t.description = "y = x·Wᵀ + b over the last dimension.";
   t.inputs = {{"input", "[N, ..., in_features]"}};
   t.outputs = {{"output", "[N, ..., out_features]"}};
-  t.params = {graph::zero_param("in_features", &P::in_features, graph::kBig, "input features; 0 = taken from the input",
-                                "auto"),
-              graph::param("out_features", &P::out_features, 10, 1, graph::kBig, "output features"),
-              graph::param("bias", &P::bias, true, "learn an additive bias")};
+  t.params = {graph::zero_param("in_features", "Input features", &P::in_features, graph::kBig,
+                                "The features of the input; 0 = taken from the input.", "auto"),
+              graph::param("out_features", "Output features", &P::out_features, 10, 1, graph::kBig,
+                           "The features of the output."),
+              graph::param("bias", "Bias", &P::bias, true, "Learns an additive bias.")};
   t.shape = [](const graph::ShapeContext& c, const P& p) -> std::vector<Shape> {
     Shape s = one_input(c);
     if (s.empty()) fail("input", c.node.label() + " needs features but receives a single value per example" + from(c, 0));
@@ -72,8 +73,10 @@ void add_embedding(Registrar& r) {
   t.description = "Looks up a learned vector for each whole-number index.";
   t.inputs = {{"input", "indices of any shape, values in [0, num_embeddings)"}};
   t.outputs = {{"output", "the input's shape + [embedding_dim]"}};
-  t.params = {graph::param("num_embeddings", &P::num_embeddings, 1000, 1, graph::kBig, "size of the vocabulary"),
-              graph::param("embedding_dim", &P::embedding_dim, 64, 1, graph::kBig, "length of each vector")};
+  t.params = {graph::param("num_embeddings", "Vocabulary size", &P::num_embeddings, 1000, 1, graph::kBig,
+                           "The size of the vocabulary: indices run from 0 to this minus 1."),
+              graph::param("embedding_dim", "Embedding size", &P::embedding_dim, 64, 1, graph::kBig,
+                           "The length of each learned vector.")};
   t.shape = [](const graph::ShapeContext& c, const P& p) -> std::vector<Shape> {
     Shape s = one_input(c);
     s.push_back(p.embedding_dim);

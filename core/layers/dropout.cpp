@@ -19,7 +19,8 @@ void add_dropout_layers(Registrar& r) {
   t.description = "Zeroes values at random while training (rate p); passes everything in evaluation.";
   t.inputs = {{"input", "any shape"}};
   t.outputs = {{"output", "the input's shape"}};
-  t.params = {graph::param("p", &P::p, 0.5, 0, 0.99, "probability of zeroing each value")};
+  t.params = {graph::param("p", "Drop probability", &P::p, 0.5, 0, 0.99,
+                           "The probability of zeroing each value while training.")};
   t.shape = same_shape;
   t.build = [](const BuildContext&, const P& p) { return single(std::make_shared<nn::Dropout>(float(p.p))); };
   t.onnx = onnx_op("Identity");  // evaluation passes everything

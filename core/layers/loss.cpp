@@ -39,8 +39,8 @@ void add_loss_layers(Registrar& r) {
     using P = CrossEntropyParams;
     auto t = loss_type<P>("CrossEntropy", "Cross-entropy loss",
                           "Classification: softmax over class scores against class labels.");
-    t.params = {graph::param("label_smoothing", &P::label_smoothing, 0, 0, 1,
-                             "share of the target spread evenly over all classes")};
+    t.params = {graph::param("label_smoothing", "Label smoothing", &P::label_smoothing, 0, 0, 1,
+                             "The share of the target spread evenly over all classes.")};
     t.shape = [](const graph::ShapeContext& c, const P&) -> std::vector<Shape> {
       // Class scores last: [N, classes] against [N], or per position [N, T, classes] against [N, T].
       const Shape &pred = c.inputs.at(0), &target = c.inputs.at(1);

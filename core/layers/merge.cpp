@@ -53,7 +53,8 @@ void add_concat(Registrar& r) {
   t.description = "Joins its inputs along a dimension.";
   t.inputs = {{"inputs", "tensors equal in every dimension but dim", true, true}};
   t.outputs = {{"output", "the joined tensor"}};
-  t.params = {graph::param("dim", &P::dim, 1, 1, 8, "dimension to join along, counting the batch as 0")};
+  t.params = {
+      graph::param("dim", "Dimension", &P::dim, 1, 1, 8, "The dimension to join along, counting the batch as 0.")};
   t.shape = [](const graph::ShapeContext& c, const P& p) -> std::vector<Shape> {
     if (c.inputs.empty()) fail("inputs", c.node.label() + " has no inputs");
     const int64_t d = p.dim - 1;  // per-example index

@@ -20,10 +20,12 @@ void add_batch_norm(Registrar& r, bool two_d) {
   t.description = "Normalises each channel with batch statistics while training, running ones in evaluation.";
   t.inputs = {{"input", two_d ? "[N, C, H, W]" : "[N, C] or [N, C, L]"}};
   t.outputs = {{"output", "the input's shape"}};
-  t.params = {graph::zero_param("num_features", &P::num_features, graph::kBig, "channels; 0 = taken from the input",
-                                "auto"),
-              graph::param("eps", &P::eps, 1e-5, 1e-12, 1, "added to the variance"),
-              graph::param("momentum", &P::momentum, 0.1, 0, 1, "weight of each batch in the running statistics")};
+  t.params = {
+      graph::zero_param("num_features", "Features", &P::num_features, graph::kBig,
+                        "The channels (features) normalised; 0 = taken from the input.", "auto"),
+      graph::param("eps", "Epsilon", &P::eps, 1e-5, 1e-12, 1, "Added to the variance, so that no division is by zero."),
+      graph::param("momentum", "Running-statistics momentum", &P::momentum, 0.1, 0, 1,
+                   "The weight of each batch in the running statistics used for evaluation.")};
   t.shape = [two_d](const graph::ShapeContext& c, const P& p) -> std::vector<Shape> {
     const Shape& s = one_input(c);
     if (two_d) require_rank(c, 3, "[N, C, H, W]");
@@ -65,7 +67,8 @@ void add_layer_norm(Registrar& r) {
                   "and shifts them by learned weights.";
   t.inputs = {{"input", "[N, ..., features]"}};
   t.outputs = {{"output", "the input's shape"}};
-  t.params = {graph::param("eps", &P::eps, 1e-5, 1e-12, 1, "added to the variance")};
+  t.params = {graph::param("eps", "Epsilon", &P::eps, 1e-5, 1e-12, 1,
+                           "Added to the variance, so that no division is by zero.")};
   t.shape = [](const graph::ShapeContext& c, const P&) -> std::vector<Shape> {
     if (one_input(c).empty())
       fail("input", c.node.label() + " normalises features but receives a single value per example" + from(c, 0));

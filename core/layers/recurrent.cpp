@@ -37,10 +37,13 @@ void add_recurrent(Registrar& r, const RecurrentKind& k) {
   t.inputs = {{"input", "a sequence [N, T, features]"}};
   t.outputs = {{"output", "the output at every step [N, T, hidden_size x directions]"}};
   t.params = {
-      graph::param("hidden_size", &P::hidden_size, 128, 1, 65536, "units of the hidden state"),
-      graph::param("num_layers", &P::num_layers, 1, 1, 8, "recurrent layers stacked, each reading the previous one's outputs"),
-      graph::param("bidirectional", &P::bidirectional, false, "also run backward in time; the outputs are side by side"),
-      graph::param("dropout", &P::dropout, 0, 0, 0.99, "dropout on the outputs of every layer but the last, in training")};
+      graph::param("hidden_size", "Hidden size", &P::hidden_size, 128, 1, 65536, "The units of the hidden state."),
+      graph::param("num_layers", "Layers", &P::num_layers, 1, 1, 8,
+                   "Recurrent layers stacked, each reading the previous one's outputs."),
+      graph::param("bidirectional", "Bidirectional", &P::bidirectional, false,
+                   "Also runs backward in time; the two directions' outputs are side by side."),
+      graph::param("dropout", "Dropout between layers", &P::dropout, 0, 0, 0.99,
+                   "Dropout on the outputs of every layer but the last, while training.")};
   t.shape = [](const graph::ShapeContext& c, const P& p) -> std::vector<Shape> {
     const Shape& s = one_input(c);
     if (s.size() != 2)

@@ -39,7 +39,8 @@ void add_reshape(Registrar& r) {
   t.description = "Gives each example a new shape with the same number of values.";
   t.inputs = {{"input", "any shape"}};
   t.outputs = {{"output", "[N, shape...]"}};
-  t.params = {graph::param("shape", &P::shape, {-1}, -1, graph::kBig, "per-example shape; one entry may be -1 (inferred)")};
+  t.params = {graph::param("shape", "Shape", &P::shape, {-1}, -1, graph::kBig,
+                           "The shape of one example; one entry may be -1 (inferred from the others).")};
   t.shape = [](const graph::ShapeContext& c, const P& p) -> std::vector<Shape> {
     const std::vector<int64_t>& want = p.shape;
     const int64_t n = numel(one_input(c));

@@ -15,6 +15,7 @@
 
 #include "editor/block_item.h"
 #include "editor/edge_item.h"
+#include "editor/layer_help.h"
 #include "editor/node_item.h"
 #include "editor/model/graph_document.h"
 #include "editor/node_scene.h"
@@ -242,10 +243,18 @@ bool NodeView::handleShortcut(QKeyEvent* event) {
     scene_->deleteSelection();
   } else if (event->key() == Qt::Key_Escape && scene_->isDrawingWire()) {
     scene_->cancelWire();
+  } else if (event->key() == Qt::Key_F1 && selectedLayerType()) {
+    LayerHelp::showFor(*selectedLayerType(), this);
   } else {
     return false;
   }
   return true;
+}
+
+const graph::LayerType* NodeView::selectedLayerType() const {
+  const QStringList ids = scene_->selectedItemIds();
+  const NodeItem* item = ids.size() == 1 ? scene_->nodeItem(ids.front()) : nullptr;
+  return item ? item->layerType() : nullptr;
 }
 
 void NodeView::keyReleaseEvent(QKeyEvent* event) {

@@ -1,8 +1,9 @@
 #pragma once
 // The node editor's viewport onto a NodeScene: an endless grid canvas with zoom (wheel, under
-// the mouse), pan (middle drag, or space + left drag), rubber-band selection, Delete and
-// Escape, drops from the layer palette (layers, and blocks as fragments) and of project files,
-// and a context menu of the actions added to it. Copy, paste and the other edits are the app's
+// the mouse), pan (middle drag, or space + left drag), rubber-band selection, Delete, Escape
+// and F1 (the help of the selected node's layer type, LayerHelp), drops from the layer palette
+// (layers, and blocks as fragments) and of project files, and a context menu of the actions
+// added to it. Copy, paste and the other edits are the app's
 // actions, calling NodeScene.
 #include <QGraphicsView>
 #include <QString>
@@ -10,6 +11,10 @@
 #include <optional>
 
 class QMimeData;
+
+namespace plexus::graph {
+struct LayerType;
+}
 
 namespace plexus::widgets {
 
@@ -65,6 +70,7 @@ class NodeView : public QGraphicsView {
   QRectF graphBounds() const;  // every card and wire with a margin; empty for an empty scene
   void drawGrid(QPainter* painter, const QRectF& rect, qreal step, const QColor& colour) const;
   bool handleShortcut(QKeyEvent* event);
+  const graph::LayerType* selectedLayerType() const;  // of the one selected node; null otherwise
   void setSpaceHeld(bool held);
   bool acceptsDrop(const QMimeData* data) const;
 

@@ -177,7 +177,10 @@ QString paramToolTip(const ParamSpec& spec) {
     case ParamType::Choice: kind = QObject::tr("One of %1").arg(joined(spec.choices)); break;
     case ParamType::IntList: kind = QObject::tr("Whole numbers such as 1, 28, 28, each %1").arg(range); break;
   }
-  return QObject::tr("%1\n\n%2. Default: %3.").arg(qstr(spec.doc), kind, defaultText(spec));
+  // Rich text, so that Qt wraps a long doc instead of showing one screen-wide line.
+  return QObject::tr("<qt><b>%1</b><br>%2<p>%3. Default: %4.<br>File key: <code>%5</code></p></qt>")
+      .arg(qstr(spec.label).toHtmlEscaped(), qstr(spec.doc).toHtmlEscaped(), kind.toHtmlEscaped(),
+           defaultText(spec).toHtmlEscaped(), qstr(spec.name).toHtmlEscaped());
 }
 
 // ---- ParamEditor --------------------------------------------------------------------------------
@@ -342,7 +345,7 @@ void ParamEditor::applyTheme() {
 }
 
 QLabel* paramLabel(const ParamEditor* editor, QWidget* parent) {
-  auto* label = new QLabel(qstr(editor->spec().name), parent);
+  auto* label = new QLabel(qstr(editor->spec().label), parent);
   label->setToolTip(paramToolTip(editor->spec()));
   label->setBuddy(editor->editor());
   return label;

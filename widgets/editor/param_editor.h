@@ -29,7 +29,8 @@ struct ParsedParam {
 // Reads an Int, Float or IntList parameter as typed ("1e-5", "1, 28, 28") and checks it.
 ParsedParam parseParam(const graph::ParamSpec& spec, const QString& text);
 
-// The label's tooltip: the doc, the kind of value and its range or choices, the default.
+// The label's and the editor's tooltip (rich text): the label, the doc, the kind of value and its
+// range or choices, the default, and the key the project file holds it under.
 QString paramToolTip(const graph::ParamSpec& spec);
 
 // The editor of one parameter, built from its ParamSpec alone: a spin box, a line edit, a check
@@ -71,7 +72,7 @@ class ParamEditor : public QWidget {
   QLabel* error_;
 };
 
-// The label of an editor's row in a form: the parameter's name, its tooltip, the editor as buddy.
+// The label of an editor's row in a form: the parameter's label, its tooltip, the editor as buddy.
 QLabel* paramLabel(const ParamEditor* editor, QWidget* parent);
 
 }  // namespace plexus::widgets

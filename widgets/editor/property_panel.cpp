@@ -29,6 +29,7 @@
 #include "common/theme.h"
 #include "data/csv.h"
 #include "editor/block_page.h"
+#include "editor/layer_help.h"
 #include "editor/model/graph_document.h"
 #include "editor/param_editor.h"
 #include "editor/problems_panel.h"
@@ -94,6 +95,7 @@ class PropertyPanel::NodePage : public QWidget {
   const graph::LayerType* layer_;  // null for a type the registry does not know
   QFrame* stripe_ = nullptr;
   QLabel* icon_ = nullptr;
+  QToolButton* help_ = nullptr;  // the layer type's help; none for an unknown type
   QLineEdit* name_;
   std::optional<std::string> shown_name_;
   std::vector<ParamEditor*> editors_;
@@ -174,13 +176,10 @@ void PropertyPanel::NodePage::addSettingRows(QFormLayout* form) {
              refused_->show();
            }},
       SettingsForm::Inapplicable::Hidden);
-  auto* heading = sectionLabel(tr("Training"), this);
+  auto* heading = sectionLabel(qstr(graph::node_settings().front().section), this);  // "Training"
   heading->setContentsMargins(0, 8, 0, 0);
   form->addRow(heading);
-  const std::map<std::string, QString> labels{{"lr_mult", tr("Learning rate ×")},
-                                              {"weight_decay_mult", tr("Weight decay ×")}};
-  for (const graph::NodeSetting& row : graph::node_settings())
-    settings_->add(row.name(), row.spec, qstr(row.name()), labels.at(row.name()));
+  for (const graph::NodeSetting& row : graph::node_settings()) settings_->add(row.name(), row.spec);
 }
 
 QWidget* PropertyPanel::NodePage::header() {
@@ -199,6 +198,14 @@ QWidget* PropertyPanel::NodePage::header() {
   auto* titleRow = new QHBoxLayout;
   titleRow->addWidget(icon_);
   titleRow->addWidget(title, 1);
+  if (layer_) {
+    help_ = new QToolButton(header);
+    help_->setObjectName(QStringLiteral("layerHelpButton"));
+    help_->setAutoRaise(true);
+    help_->setToolTip(tr("What %1 does, its ports and parameters (F1 on the canvas)").arg(qstr(layer_->display_name)));
+    connect(help_, &QToolButton::clicked, this, [this] { LayerHelp::showFor(*layer_, this); });
+    titleRow->addWidget(help_, 0, Qt::AlignTop);
+  }
 
   auto* text = new QVBoxLayout;
   text->setSpacing(2);
@@ -279,6 +286,7 @@ void PropertyPanel::NodePage::applyTheme() {
   setColour(stripe_, QPalette::Window, theme.category(category));
   const int size = style()->pixelMetric(QStyle::PM_LargeIconSize) * 3 / 4;
   icon_->setPixmap((layer_ ? categoryIcon(category) : icon(QStringLiteral("warning"))).pixmap(size, size));
+  if (help_) help_->setIcon(icon(QStringLiteral("info")));
   applyMutedColour(this);
   for (ParamEditor* editor : editors_) editor->applyTheme();
   if (settings_) {
@@ -497,18 +505,12 @@ void PropertyPanel::ProjectPage::addSettingRows() {
            },
        .refused = [this](const QString& why) { showStatus(why, true); }},
       SettingsForm::Inapplicable::Hidden);
-  // The table's rows outside a group describe an image folder's pictures or a text file.
-  graph::DatasetBinding text;
-  text.kind = "text";
-  const auto section = [&](const graph::DatasetSetting& row) {
-    if (row.group == "augment") return tr("Augmentation");
-    return row.applies && row.applies(text) ? tr("Text") : tr("Images");
-  };
-  std::optional<QString> shown;
+  // Under the table's sections (Images, Text, Augmentation), in its order.
+  std::optional<std::string> shown;
   for (const graph::DatasetSetting& row : graph::dataset_settings()) {
-    if (section(row) != shown) {
-      shown = section(row);
-      auto* heading = sectionLabel(*shown, this);
+    if (row.section != shown) {
+      shown = row.section;
+      auto* heading = sectionLabel(qstr(*shown), this);
       heading->setContentsMargins(0, 8, 0, 0);
       form_->addRow(heading);
       headings_.push_back({heading, {}});

@@ -1,7 +1,8 @@
 #pragma once
 // PropertyPanel: edits what the canvas selects. One node: its name and one typed editor per
 // parameter of its registry type (ParamEditor, param_editor.h; the registry is the only list of
-// parameters), with inline validation, reset to default and the node's problems. Several nodes:
+// parameters, labelled as it labels them), with inline validation, reset to default, the node's
+// problems and a button showing the type's help (LayerHelp). Several nodes:
 // what is selected. One block: its name and members (BlockPage). Nothing: the project, i.e. the dataset binding (its kind, path, a CSV file's
 // target and feature columns from its header, an image folder's settings and the augmentation,
 // the last two a SettingsForm of graph::dataset_settings()) and a summary of the graph.

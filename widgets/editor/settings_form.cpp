@@ -13,13 +13,10 @@ namespace plexus::widgets {
 SettingsForm::SettingsForm(QWidget* owner, QFormLayout* form, Hooks hooks, Inapplicable inapplicable)
     : QObject(owner), owner_(owner), form_(form), hooks_(std::move(hooks)), inapplicable_(inapplicable) {}
 
-ParamEditor* SettingsForm::add(const std::string& name, const graph::ParamSpec& spec, const QString& objectName,
-                               const QString& label) {
+ParamEditor* SettingsForm::add(const std::string& name, const graph::ParamSpec& spec, const QString& objectName) {
   auto* editor = new ParamEditor(spec, owner_);
   if (!objectName.isEmpty()) editor->setObjectName(objectName);
-  QLabel* text = paramLabel(editor, owner_);
-  if (!label.isEmpty()) text->setText(label);
-  form_->addRow(text, editor);
+  form_->addRow(paramLabel(editor, owner_), editor);
   // The form as context: no edit arrives once it is gone, e.g. focus leaving while the owner dies.
   connect(editor, &ParamEditor::committed, this,
           [this, name, spec](const std::optional<graph::ParamValue>& value) { commit(name, spec, value); });

@@ -1,7 +1,8 @@
 #pragma once
 // SettingsForm: the fields of a settings table (graph/settings_table.h: the training settings,
 // the dataset settings), one ParamEditor per setting in the owner's QFormLayout, labelled with
-// its key and its doc as tooltip. The owner says how a setting reads, whether it applies and
+// the table's label and its doc and file key as tooltip (paramToolTip); the owner places the
+// rows under the table's sections. The owner says how a setting reads, whether it applies and
 // how an edit is stored (one undo step of the document); the form shows a value at its default
 // as "not set", like a layer parameter left alone, and a setting that does not apply disabled
 // or hidden.
@@ -38,9 +39,8 @@ class SettingsForm : public QObject {
   SettingsForm(QWidget* owner, QFormLayout* form, Hooks hooks, Inapplicable inapplicable);
 
   // A row for the setting `name` (the name the hooks take: "lr", "augment.shift"), labelled
-  // `label`, by default `spec.name`; the editor's objectName is `objectName`, by default `spec.name`.
-  ParamEditor* add(const std::string& name, const graph::ParamSpec& spec, const QString& objectName = {},
-                   const QString& label = {});
+  // `spec.label`; the editor's objectName is `objectName`, by default `spec.name` (the key).
+  ParamEditor* add(const std::string& name, const graph::ParamSpec& spec, const QString& objectName = {});
   ParamEditor* editor(const std::string& name) const;  // null for a name never added
 
   // Shows the current values; not `editable`: every field read-only (a run is going).

@@ -4,22 +4,25 @@
 #include <QLabel>
 #include <QScrollArea>
 #include <QScrollBar>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include <exception>
 #include <string>
 
 #include "common/panel_style.h"
+#include "common/qt_text.h"
 #include "common/theme.h"
 #include "editor/device_selector.h"
 #include "editor/model/graph_document.h"
+#include "editor/param_editor.h"
 #include "editor/settings_form.h"
 #include "graph/training_params.h"
 
 namespace plexus::widgets {
 
 TrainingPanel::TrainingPanel(GraphDocument* document, QWidget* parent) : QWidget(parent), doc_(document) {
-  auto* form = new QFormLayout;
+  auto* form = rows_ = new QFormLayout;
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
   form_ = new SettingsForm(
       this, form,
@@ -34,13 +37,40 @@ TrainingPanel::TrainingPanel(GraphDocument* document, QWidget* parent) : QWidget
            },
        .refused = [this](const QString& why) { error_->setText(why); }},
       SettingsForm::Inapplicable::Disabled);
-  for (const graph::ParamSpec& spec : graph::training_param_specs()) form_->add(spec.name, spec);
-  device_ = new DeviceSelector(this);
-  device_->setObjectName(QStringLiteral("deviceSelector"));
-  form->addRow(tr("device"), device_);
-  device_note_ = new QLabel(this);
-  device_note_->setWordWrap(true);
-  form->addRow(QString(), device_note_);
+  // The table's sections in order, each with its everyday settings; the advanced ones of every
+  // section follow, in that order, in one collapsed part: the form stays short in a dock.
+  for (const std::string& section : graph::training_sections()) {
+    auto* heading = sectionLabel(qstr(section), this);
+    heading->setObjectName(qstr("section:" + section));
+    heading->setContentsMargins(0, 8, 0, 0);
+    form->addRow(heading);
+    for (const graph::TrainingSetting& row : graph::training_settings()) {
+      if (row.section != section || row.advanced) continue;
+      if (row.in_form) {
+        form_->add(row.name(), row.spec);
+        continue;
+      }
+      // The device: chosen from the devices found, not typed.
+      device_ = new DeviceSelector(this);
+      device_->setObjectName(QStringLiteral("deviceSelector"));
+      form->addRow(qstr(row.spec.label), device_);
+      device_note_ = new QLabel(this);
+      device_note_->setWordWrap(true);
+      form->addRow(QString(), device_note_);
+    }
+  }
+  advanced_ = new QToolButton(this);
+  advanced_->setObjectName(QStringLiteral("advancedToggle"));
+  advanced_->setText(tr("Advanced"));
+  advanced_->setCheckable(true);
+  advanced_->setAutoRaise(true);
+  advanced_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  advanced_->setToolTip(tr("Settings few runs change"));
+  form->addRow(advanced_);
+  for (const std::string& section : graph::training_sections())
+    for (const graph::TrainingSetting& row : graph::training_settings())
+      if (row.section == section && row.advanced) advanced_rows_.push_back(form_->add(row.name(), row.spec));
+  connect(advanced_, &QToolButton::toggled, this, &TrainingPanel::showAdvanced);
   connect(device_, &DeviceSelector::deviceChanged, this, [this](Device device) {
     graph::TrainingSettings settings = doc_->graph().training;
     settings.device = device.str();
@@ -61,7 +91,9 @@ TrainingPanel::TrainingPanel(GraphDocument* document, QWidget* parent) : QWidget
   scroll->setFrameShape(QFrame::NoFrame);
   scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   scroll->setWidget(content);
+  // As wide as the widest row, the advanced ones included, so that expanding cuts no label.
   setMinimumWidth(content->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width());
+  showAdvanced(false);
   auto* outer = new QVBoxLayout(this);
   outer->setContentsMargins(0, 0, 0, 0);
   outer->addWidget(scroll);
@@ -73,6 +105,11 @@ TrainingPanel::TrainingPanel(GraphDocument* document, QWidget* parent) : QWidget
     refresh();
   });
   refresh();
+}
+
+void TrainingPanel::showAdvanced(bool shown) {
+  advanced_->setArrowType(shown ? Qt::DownArrow : Qt::RightArrow);
+  for (ParamEditor* editor : advanced_rows_) rows_->setRowVisible(editor, shown);
 }
 
 ParamEditor* TrainingPanel::editor(const std::string& name) const { return form_->editor(name); }

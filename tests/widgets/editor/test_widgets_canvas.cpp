@@ -6,6 +6,7 @@
 #include <QDir>
 #include <QMimeData>
 #include <QSignalSpy>
+#include <QTextBrowser>
 #include <QTest>
 #include <QUrl>
 
@@ -15,6 +16,7 @@
 
 #include "common/theme.h"
 #include "editor/edge_item.h"
+#include "editor/layer_help.h"
 #include "editor/model/graph_document.h"
 #include "editor/node_item.h"
 #include "editor/node_scene.h"
@@ -382,6 +384,40 @@ class TestCanvas : public QObject {
     const QString a = e.add("Linear", {0, 0});
     dragMouse(e.viewport(), e.at(e.header(a)), e.at(e.header(a) + QPointF(33, 7)));
     QCOMPARE(e.doc.node(a)->position, (graph::Position{33, 7}));
+  }
+
+  // F1 shows the selected node's layer type: its names, description and every parameter by
+  // label and key with its default; with no node selected it shows nothing.
+  void f1ShowsTheSelectedLayersHelp() {
+    Editor e;
+    const QString conv = e.add("Conv2d", {0, 0});
+    const QString relu = e.add("ReLU", {300, 0});
+    QTest::keyClick(e.viewport(), Qt::Key_F1);
+    QVERIFY(!e.view.findChild<LayerHelp*>());
+
+    e.scene.selectNodes({conv});
+    QTest::keyClick(e.viewport(), Qt::Key_F1);
+    auto* help = e.view.findChild<LayerHelp*>();
+    QVERIFY(help);
+    QVERIFY(help->isVisible());
+    QCOMPARE(help->typeName(), QStringLiteral("Conv2d"));
+    const QString text = help->browser()->toPlainText();
+    const graph::LayerType& type = *graph::Registry::instance().find("Conv2d");
+    QVERIFY2(text.contains("2-D convolution"), qPrintable(text));
+    QVERIFY(text.contains(QString::fromStdString(type.description)));
+    for (const graph::ParamSpec& p : type.params) {
+      QVERIFY2(text.contains(QString::fromStdString(p.label)), p.name.c_str());
+      QVERIFY2(text.contains(QString::fromStdString(p.name)), p.name.c_str());
+      QVERIFY2(text.contains(QString::fromStdString(p.doc)), p.name.c_str());
+    }
+    QVERIFY(text.contains("Output channels"));
+
+    // Another node: the same window follows it.
+    e.scene.selectNodes({relu});
+    QTest::keyClick(e.viewport(), Qt::Key_F1);
+    QCOMPARE(e.view.findChildren<LayerHelp*>().size(), 1);
+    QCOMPARE(help->typeName(), QStringLiteral("ReLU"));
+    QVERIFY(help->browser()->toPlainText().contains("No parameters."));
   }
 
   void deleteRemovesTheSelectionInOneStep() {

@@ -11,6 +11,7 @@
 #include <QPainter>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTextBrowser>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QToolButton>
@@ -20,6 +21,7 @@
 
 #include "common/theme.h"
 #include "editor/model/graph_document.h"
+#include "editor/layer_help.h"
 #include "editor/param_editor.h"
 #include "editor/problems_panel.h"
 #include "editor/property_panel.h"
@@ -251,6 +253,26 @@ class TestPanels : public QObject {
     QCOMPARE(paramOf(e.doc, "fc1", "out_features"), kUnset);
   }
 
+  // Parameters read as people name them; the key a file holds stays the editor's name and is in
+  // the tooltip. The help button shows the layer type's help.
+  void parametersAreLabelledAndTheHelpIsAClickAway() {
+    Editor e;
+    QVERIFY(e.ready());
+    ParamEditor* out = e.param("fc1", "out_features");
+    QVERIFY(out && out->isVisible());
+    QVERIFY(heading(e.panel, "Output features"));
+    QVERIFY(!heading(e.panel, "out_features"));
+    QVERIFY(heading(e.panel, "Output features")->toolTip().contains("File key: <code>out_features</code>"));
+    auto* button = e.panel.findChild<QToolButton*>("layerHelpButton");
+    QVERIFY(button && button->isVisible());
+    QTest::mouseClick(button, Qt::LeftButton);
+    auto* help = e.panel.findChild<LayerHelp*>();
+    QVERIFY(help && help->isVisible());
+    QCOMPARE(help->typeName(), QStringLiteral("Linear"));
+    QVERIFY(help->browser()->toPlainText().contains("Output features"));
+    help->close();
+  }
+
   // A node that learns shows its own training settings under "Training", labelled for people;
   // an edit is one undo step on the node, undo shows the value before in the same editor.
   void aNodesLearningRateFactorIsEditedAndUndone() {
@@ -365,8 +387,8 @@ class TestPanels : public QObject {
   }
 
   void comboBoxCommitsAChoice() {
-    const graph::ParamSpec spec{"mode", graph::ParamType::Choice, std::string("zeros"), 0, 0,
-                                {"zeros", "reflect", "replicate"}, "padding mode", {}};
+    const graph::ParamSpec spec{"mode", "Padding mode", graph::ParamType::Choice, std::string("zeros"), 0, 0,
+                                {"zeros", "reflect", "replicate"}, "The padding mode.", {}};
     ParamEditor editor(spec);
     editor.show();
     QVERIFY(QTest::qWaitForWindowExposed(&editor));

@@ -1,6 +1,10 @@
 // The training settings panel edits the project's settings one undo step at a time with the
-// same checked fields as layer parameters; the progress strip follows a run's events.
+// same checked fields as layer parameters, labelled for people under the table's sections with
+// the rarely changed ones in a collapsed "Advanced" part; the progress strip follows a run's
+// events.
+#include <QApplication>
 #include <QComboBox>
+#include <QFormLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QProgressBar>
@@ -14,6 +18,7 @@
 #include "editor/model/graph_document.h"
 #include "editor/param_editor.h"
 #include "editor/training_panel.h"
+#include "graph/training_params.h"
 
 using namespace plexus;
 using namespace plexus::widgets;
@@ -30,6 +35,29 @@ void type(TrainingPanel& panel, const char* name, const QString& text) {
   line->selectAll();
   QTest::keyClicks(line, text);
   QTest::keyClick(line, Qt::Key_Return);
+}
+
+// The form's rows as (section, field's objectName), in order; advanced rows under "Advanced".
+// Rows hidden by the collapsed part are left out, as a person does not see them.
+QList<std::pair<QString, QString>> shownRows(const TrainingPanel& panel) {
+  QList<std::pair<QString, QString>> rows;
+  const auto* form = panel.findChild<QFormLayout*>();
+  QString section;
+  for (int i = 0; i < form->rowCount(); ++i) {
+    if (QLayoutItem* span = form->itemAt(i, QFormLayout::SpanningRole)) {
+      const QString name = span->widget()->objectName();
+      section = name == "advancedToggle" ? QStringLiteral("Advanced") : name.section(':', 1);
+      continue;
+    }
+    QLayoutItem* field = form->itemAt(i, QFormLayout::FieldRole);
+    if (field && field->widget()->isVisibleTo(&panel) && !field->widget()->objectName().isEmpty())
+      rows.push_back({section, field->widget()->objectName()});
+  }
+  return rows;
+}
+
+QLabel* labelOf(const TrainingPanel& panel, const char* name) {
+  return qobject_cast<QLabel*>(panel.findChild<QFormLayout*>()->labelForField(panel.editor(name)));
 }
 
 }  // namespace
@@ -100,6 +128,76 @@ class TestTrainingPanel : public QObject {
     panel.setLocked(false);
     QVERIFY(panel.editor("batch_size")->isEnabled());
     QCOMPARE(panel.deviceSelector()->currentDevice(), Device::cpu());  // no cuda:7 here
+  }
+
+  // A person reads "Learning rate"; the tooltip says what it does and the key a file holds it
+  // under; the editor keeps the key as its objectName. Every label is the table's.
+  void settingsAreLabelledForPeople() {
+    GraphDocument doc;
+    TrainingPanel panel(&doc);
+    QLabel* lr = labelOf(panel, "lr");
+    QVERIFY(lr);
+    QCOMPARE(lr->text(), QStringLiteral("Learning rate"));
+    QCOMPARE(panel.editor("lr")->objectName(), QStringLiteral("lr"));
+    QVERIFY2(lr->toolTip().contains("The step size of each update of the weights."), qPrintable(lr->toolTip()));
+    QVERIFY2(lr->toolTip().contains("File key: <code>lr</code>"), qPrintable(lr->toolTip()));
+    QCOMPARE(labelOf(panel, "accumulate_steps")->text(), QStringLiteral("Gradient accumulation steps"));
+    QCOMPARE(labelOf(panel, "warmup_start_factor")->text(), QStringLiteral("Warm-up start factor"));
+    for (const graph::TrainingSetting& row : graph::training_settings()) {
+      if (!row.in_form) continue;
+      QLabel* label = labelOf(panel, row.spec.name.c_str());
+      QVERIFY2(label, row.spec.name.c_str());
+      QCOMPARE(label->text(), QString::fromStdString(row.spec.label));
+      QVERIFY2(label->toolTip().contains(QString::fromStdString(row.spec.name)), row.spec.name.c_str());
+    }
+  }
+
+  void settingsSitUnderTheirSections() {
+    GraphDocument doc;
+    TrainingPanel panel(&doc);
+    using Rows = QList<std::pair<QString, QString>>;
+    const Rows everyday{{"Optimizer", "optimizer"},     {"Optimizer", "lr"},
+                        {"Optimizer", "momentum"},      {"Optimizer", "weight_decay"},
+                        {"Schedule", "schedule"},       {"Schedule", "step_size"},
+                        {"Schedule", "gamma"},          {"Schedule", "warmup_steps"},
+                        {"Batches", "batch_size"},      {"Batches", "epochs"},
+                        {"Batches", "validation_fraction"}, {"Batches", "seed"},
+                        {"Monitoring", "stats_every"},  {"Hardware", "precision"},
+                        {"Hardware", "deviceSelector"}};
+    QCOMPARE(shownRows(panel), everyday);
+    const Rows advanced{{"Advanced", "nesterov"},       {"Advanced", "warmup_start_factor"},
+                        {"Advanced", "carry_state"},    {"Advanced", "accumulate_steps"},
+                        {"Advanced", "cuda_graphs"},    {"Advanced", "sync_batchnorm"}};
+    panel.advancedToggle()->setChecked(true);
+    QCOMPARE(shownRows(panel), everyday + advanced);
+  }
+
+  // Collapsed at first; a click shows its rows, whole at the panel's narrowest, and hides them again.
+  void advancedSettingsAreCollapsedUntilAsked() {
+    GraphDocument doc;
+    TrainingPanel panel(&doc);
+    panel.resize(panel.minimumWidth(), 700);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QToolButton* toggle = panel.advancedToggle();
+    QVERIFY(toggle->isVisible());
+    QVERIFY(!toggle->isChecked());
+    QVERIFY(!panel.editor("accumulate_steps")->isVisible());
+    QVERIFY(!labelOf(panel, "accumulate_steps")->isVisible());
+    QVERIFY(panel.editor("lr")->isVisible());
+
+    QTest::mouseClick(toggle, Qt::LeftButton);
+    QVERIFY(panel.editor("accumulate_steps")->isVisible());
+    QVERIFY(labelOf(panel, "accumulate_steps")->isVisible());
+    type(panel, "accumulate_steps", "4");
+    QCOMPARE(doc.graph().training.accumulate_steps, int64_t(4));
+    QApplication::processEvents();  // the layout of the rows just shown
+    for (QLabel* label : panel.findChildren<QLabel*>())
+      if (label->isVisible() && !label->wordWrap())
+        QVERIFY2(label->width() >= label->sizeHint().width(), qPrintable(label->text()));
+
+    QTest::mouseClick(toggle, Qt::LeftButton);
+    QVERIFY(!panel.editor("accumulate_steps")->isVisible());
   }
 
   void progressFollowsARun() {
