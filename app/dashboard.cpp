@@ -377,9 +377,11 @@ void Dashboard::showTextProject(bool text) {
   top_->insertWidget(1, beside);  // moves it out of the splitter below
   bottom_->insertWidget(0, below);
   bottom_->addWidget(spare);
-  top_->setStretchFactor(1, 2);
-  bottom_->setStretchFactor(0, 1);
-  bottom_->setStretchFactor(1, 1);
+  // Shares of the width, in pixels of a typical dashboard (a splitter scales them to its own):
+  // the plots 3 to 2 beside the confusion matrix, about 2 to 1 beside the samples; below, the
+  // run list as much as the image samples, or twice what the top confusions need.
+  top_->setSizes({text ? 650 : 600, text ? 350 : 400});
+  bottom_->setSizes({text ? 330 : 500, text ? 670 : 500, 0});
 }
 
 void Dashboard::beginRun(const TrainingRequest& request, const QString& name) {
