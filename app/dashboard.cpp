@@ -38,7 +38,6 @@
 #include "session/run_log.h"
 #include "session/text_sampling.h"
 #include "session/trained_model.h"
-#include "train/readable_figures.h"
 #include "training_controller.h"
 
 namespace plexus::app {
@@ -662,7 +661,6 @@ void Dashboard::onEpoch(const train::EpochEnd& epoch) {
 
 void Dashboard::onTested(const train::TestEnd& test) {
   showTest(test.figures, tr("final model"), test_examples_);
-  if (text_) text_figures_->setTest(test.figures);
   widgets::TrainingPlots::RunOrigin origin = plots_->runInfo(run_).origin;
   origin.note += (origin.note.isEmpty() ? QString() : QStringLiteral("\n")) +
                  testNote(test.figures, test.figures.classes > 0);
@@ -692,13 +690,7 @@ void Dashboard::evaluateCheckpoint(const graph::Graph& graph, const QString& pro
 void Dashboard::showTest(const train::EpochEnd& t, const QString& what, int64_t examples) {
   // A followed run's log does not say how many.
   QString text = examples > 0 ? tr("Test set, %1 (%L2 examples): ").arg(what).arg(examples) : tr("Test set, %1: ").arg(what);
-  if (text_)
-    text += tr("loss %1 nats, %2 bits/char, perplexity %3, next-character accuracy %4 %")
-                .arg(t.eval_loss, 0, 'f', 3)
-                .arg(train::nats_to_bits(t.eval_loss), 0, 'f', 3)
-                .arg(train::perplexity(t.eval_loss), 0, 'f', 2)
-                .arg(100 * t.eval_accuracy, 0, 'f', 1);
-  else if (t.classes > 0)
+  if (t.classes > 0)
     text += tr("accuracy %1 %, top-5 %2 %, loss %3")
                 .arg(100 * t.eval_accuracy, 0, 'f', 2)
                 .arg(100 * t.eval_top5, 0, 'f', 2)

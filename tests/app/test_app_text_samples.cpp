@@ -139,7 +139,6 @@ class TestAppTextSamples : public QObject {
     QCOMPARE(figures->text(F::Validation, F::Accuracy), QString("30.0 %"));
     QCOMPARE(figures->text(F::Training, F::BitsPerChar), QString("3.000"));
     QCOMPARE(figures->text(F::Training, F::Perplexity), QString("8.00"));
-    QCOMPARE(figures->text(F::Test, F::BitsPerChar), QString());
 
     widgets::TrainingPlots* plots = dashboard.plots();
     QVERIFY(plots->textUnits());
@@ -154,14 +153,6 @@ class TestAppTextSamples : public QObject {
     QCOMPARE(bits.lower, nats.lower / std::log(2.0));
     QCOMPARE(bits.upper, nats.upper / std::log(2.0));
     QCOMPARE(dashboard.runs()->topLevelItem(0)->text(3), QString("2.000 bits/char"));
-
-    train::TestEnd test;
-    test.figures = evaluated(1, 54, 0, std::log(2.0));
-    emit controller.tested(test);
-    QCOMPARE(figures->text(F::Test, F::BitsPerChar), QString("1.000"));
-    QCOMPARE(figures->text(F::Test, F::Perplexity), QString("2.00"));
-    QVERIFY2(dashboard.testText().contains("0.693 nats, 1.000 bits/char, perplexity 2.00, next-character accuracy 30.0 %"),
-             qPrintable(dashboard.testText()));
 
     // An image project's run: plain loss and accuracy again.
     dashboard.beginRun(request("mnist"));

@@ -28,13 +28,12 @@ TextFigures::TextFigures(QWidget* parent) : QWidget(parent) {
     head->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
     grid->addWidget(head, 0, c + 1);
   }
-  const QStringList rows{tr("Training"), tr("Validation"), tr("Test (final model)")};
+  const QStringList rows{tr("Training"), tr("Validation")};
   QFont large = font();
   large.setPointSizeF(large.pointSizeF() * 1.5);
   large.setBold(true);
-  for (int r = 0; r < 3; ++r) {
-    rowNames_[r] = new QLabel(rows[r], this);
-    grid->addWidget(rowNames_[r], r + 1, 0);
+  for (int r = 0; r < 2; ++r) {
+    grid->addWidget(new QLabel(rows[r], this), r + 1, 0);
     for (int c = 0; c < 4; ++c) {
       QLabel* cell = cells_[r][c] = new QLabel(this);
       cell->setObjectName(QStringLiteral("textFigure%1%2").arg(r).arg(c));
@@ -57,10 +56,8 @@ void TextFigures::applyTheme() {
 
 void TextFigures::clear() {
   title_->setText(tr("Loss per character"));
-  for (int r = 0; r < 3; ++r)
-    for (QLabel* cell : cells_[r]) cell->clear();
-  rowNames_[Test]->hide();
-  for (QLabel* cell : cells_[Test]) cell->hide();
+  for (auto& row : cells_)
+    for (QLabel* cell : row) cell->clear();
 }
 
 void TextFigures::setRow(Row row, double loss, double accuracy) {
@@ -78,12 +75,6 @@ void TextFigures::setEpoch(const train::EpochEnd& e) {
     setRow(Validation, e.eval_loss, e.eval_accuracy);
   else
     for (QLabel* cell : cells_[Validation]) cell->clear();
-}
-
-void TextFigures::setTest(const train::EpochEnd& t) {
-  setRow(Test, t.eval_loss, t.eval_accuracy);
-  rowNames_[Test]->show();
-  for (QLabel* cell : cells_[Test]) cell->show();
 }
 
 QString TextFigures::title() const { return title_->text(); }

@@ -3,7 +3,7 @@
 // training and validation splits in nats, in bits per character and as perplexity, the
 // validation figures large; next-character accuracy (how often the most likely character is
 // the right one) beside them, small, since it says little of a model that must spread its
-// bets. The test split's figures join when the final model is tested.
+// bets. (A text file is split into training and validation only: there is no test split.)
 #include <QString>
 #include <QWidget>
 
@@ -18,17 +18,16 @@ class TextFigures : public QWidget {
   Q_OBJECT
 
  public:
-  enum Row { Training, Validation, Test };
+  enum Row { Training, Validation };
   enum Column { Nats, BitsPerChar, Perplexity, Accuracy };
 
   explicit TextFigures(QWidget* parent = nullptr);
 
   void clear();
   void setEpoch(const train::EpochEnd& epoch);
-  void setTest(const train::EpochEnd& figures);
 
   QString title() const;
-  // The figure shown, "" where there is none (a run without validation, before the test).
+  // The figure shown, "" where there is none (before the first epoch, a run without validation).
   QString text(Row row, Column column) const;
 
  private:
@@ -37,8 +36,7 @@ class TextFigures : public QWidget {
 
   QLabel* title_;
   QLabel* heads_[4];
-  QLabel* rowNames_[3];
-  QLabel* cells_[3][4];
+  QLabel* cells_[2][4];
 };
 
 }  // namespace plexus::widgets
