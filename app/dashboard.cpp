@@ -23,7 +23,9 @@
 #include "dashboard/confusion_matrix.h"
 #include "dashboard/run_comparison.h"
 #include "dashboard/run_list.h"
+#include "dashboard/text_figures.h"
 #include "dashboard/text_samples.h"
+#include "dashboard/top_confusions.h"
 #include "dashboard/training_plots.h"
 #include "dashboard/training_progress.h"
 #include "data/csv.h"
@@ -148,6 +150,12 @@ Dashboard::Dashboard(TrainingController* controller, RunFollower* follower, QWid
   runs_ = new widgets::RunList(plots_, this);
   progress_ = new widgets::TrainingProgress(this);
   confusion_ = new widgets::ConfusionMatrixView(this);
+  top_confusions_ = new widgets::TopConfusionsView(this);
+  confusions_ = new QStackedWidget(this);
+  confusions_->addWidget(confusion_);
+  confusions_->addWidget(top_confusions_);
+  text_figures_ = new widgets::TextFigures(this);
+  text_figures_->hide();
   preview_ = new widgets::DatasetPreview(this);
   text_samples_ = new widgets::TextSamplesView(this);
   text_samples_->hide();
@@ -178,23 +186,23 @@ Dashboard::Dashboard(TrainingController* controller, RunFollower* follower, QWid
   plots_area->setWidgetResizable(true);
   plots_area->setFrameShape(QFrame::NoFrame);
   plots_area->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  auto* top = new QSplitter(Qt::Horizontal, this);
-  top->addWidget(plots_area);
-  top->addWidget(confusion_);
-  top->setStretchFactor(0, 3);
-  top->setStretchFactor(1, 2);
+  top_ = new QSplitter(Qt::Horizontal, this);
+  top_->addWidget(plots_area);
+  top_->addWidget(confusions_);
+  top_->setStretchFactor(0, 3);
+  top_->setStretchFactor(1, 2);
   // Until a run of this session evaluates, the curves of past runs have the room.
-  confusion_->hide();
-  auto* bottom = new QSplitter(Qt::Horizontal, this);
-  bottom->addWidget(preview_);
-  bottom->addWidget(text_samples_);
-  bottom->addWidget(runs_);
+  confusions_->hide();
+  bottom_ = new QSplitter(Qt::Horizontal, this);
+  bottom_->addWidget(preview_);
+  bottom_->addWidget(runs_);
+  bottom_->addWidget(text_samples_);  // hidden: a text project's go beside the plots
   // The run list has past runs to compare too: it gets as much room as the samples.
-  bottom->setStretchFactor(0, 1);
-  bottom->setStretchFactor(1, 1);
+  bottom_->setStretchFactor(0, 1);
+  bottom_->setStretchFactor(1, 1);
   auto* split = new QSplitter(Qt::Vertical, this);
-  split->addWidget(top);
-  split->addWidget(bottom);
+  split->addWidget(top_);
+  split->addWidget(bottom_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
   // The parts' own minimums add up to more than a laptop screen; the splitter shares what
@@ -219,6 +227,7 @@ Dashboard::Dashboard(TrainingController* controller, RunFollower* follower, QWid
   layout->addWidget(checkpoint_);
   layout->addWidget(notes_);
   layout->addWidget(test_);
+  layout->addWidget(text_figures_);
   layout->addWidget(skipped_row_);
   layout->addWidget(split, 1);
 
@@ -240,6 +249,7 @@ Dashboard::Dashboard(TrainingController* controller, RunFollower* follower, QWid
     if (run_ >= 0) plots_->finishRun(run_, tr("not followed"));
   });
   connect(confusion_, &widgets::ConfusionMatrixView::cellClicked, this, &Dashboard::showCell);
+  connect(top_confusions_, &widgets::TopConfusionsView::cellClicked, this, &Dashboard::showCell);
   connect(&preview_loading_, &QFutureWatcher<PreviewData>::finished, this, [this] {
     if (preview_loading_.isCanceled()) return;  // a run handed over its own samples meanwhile
     const PreviewData data = preview_loading_.result();
@@ -351,16 +361,34 @@ QString Dashboard::testText() const { return test_->isHidden() ? QString() : tes
 QString Dashboard::skippedText() const { return skipped_row_->isHidden() ? QString() : skipped_->text(); }
 QString Dashboard::notesText() const { return notes_->isHidden() ? QString() : notes_->text(); }
 
-void Dashboard::showTextSamples(bool text) {
+void Dashboard::showTextProject(bool text) {
   preview_->setVisible(!text);
   text_samples_->setVisible(text);
+  text_figures_->setVisible(text);
+  plots_->setTextUnits(text);
+  if (text == text_) return;
+  text_ = text;
+  // What a character model writes is the best measure of it: the samples go beside the plots,
+  // where the confusion matrix of an image model is, and the confusions below.
+  QWidget* beside = text ? static_cast<QWidget*>(text_samples_) : confusions_;
+  QWidget* below = text ? static_cast<QWidget*>(confusions_) : preview_;
+  QWidget* spare = text ? static_cast<QWidget*>(preview_) : text_samples_;  // hidden, last
+  top_->insertWidget(1, beside);  // moves it out of the splitter below
+  bottom_->insertWidget(0, below);
+  bottom_->addWidget(spare);
+  // Shares of the width, in pixels of a typical dashboard (a splitter scales them to its own):
+  // the plots 3 to 2 beside the confusion matrix, about 2 to 1 beside the samples; below, the
+  // run list as much as the image samples, or twice what the top confusions need.
+  top_->setSizes({text ? 650 : 600, text ? 350 : 400});
+  bottom_->setSizes({text ? 330 : 500, text ? 670 : 500, 0});
 }
 
 void Dashboard::beginRun(const TrainingRequest& request, const QString& name) {
   closeComparison();  // the run's progress is what to watch now
   const graph::Graph& graph = request.graph;
-  showTextSamples(session::is_text_project(graph));
+  showTextProject(session::is_text_project(graph));
   text_samples_->clear();
+  text_figures_->clear();
   const QString& project_dir = request.projectDir;
   run_ = plots_->beginRun(name.isEmpty() ? tr("Run %1").arg(++runs_started_) : name, summary(graph.training));
   widgets::TrainingPlots::RunOrigin origin{request.runDir, QDateTime::currentDateTime(), false, false, {}};
@@ -382,7 +410,9 @@ void Dashboard::beginRun(const TrainingRequest& request, const QString& name) {
   skipped_row_->hide();
   skipped_button_->setChecked(false);
   confusion_->clear();
-  confusion_->show();
+  top_confusions_->clear();
+  confusions_->setCurrentWidget(confusion_);
+  confusions_->show();
   preview_->clearPredictions();
   progress_->begin(int(graph.training.epochs), 0, qstr(graph.training.device), {});
   run_key_ = previewKey(graph, project_dir);  // the run itself hands over its samples (onStarted)
@@ -415,7 +445,7 @@ void Dashboard::previewDataset(const graph::Graph& graph, const QString& project
   if (graph.dataset.kind.empty() || follower_->isFollowing()) return;
   // A text project has no pictures to show: its runs' samples take the preview's place.
   const bool text = session::is_text_project(graph);
-  if (!controller_->isRunning()) showTextSamples(text);
+  if (!controller_->isRunning()) showTextProject(text);
   if (text) return;
   const QString key = previewKey(graph, project_dir);
   // The run starting with these samples hands them over itself (onStarted).
@@ -616,7 +646,16 @@ void Dashboard::showSplits(const PreviewData& data) {
 void Dashboard::onEpoch(const train::EpochEnd& epoch) {
   if (run_ >= 0) plots_->addEpoch(run_, epoch);
   progress_->epochDone(epoch);
-  if (epoch.classes > 0 && !epoch.confusion.empty()) confusion_->setMatrix(epoch.confusion, int(epoch.classes), class_names_);
+  if (epoch.classes > 0 && !epoch.confusion.empty()) {
+    if (epoch.classes <= kMatrixMaxClasses) {
+      confusion_->setMatrix(epoch.confusion, int(epoch.classes), class_names_);
+      confusions_->setCurrentWidget(confusion_);
+    } else {
+      top_confusions_->setMatrix(epoch.confusion, int(epoch.classes), class_names_);
+      confusions_->setCurrentWidget(top_confusions_);
+    }
+  }
+  if (text_) text_figures_->setEpoch(epoch);
   if (!epoch.predicted.empty()) preview_->setPredictions({epoch.predicted, epoch.confidence});
   if (!epoch.samples.empty()) text_samples_->addEpoch(epoch.epoch, qstrings(epoch.samples));
 }

@@ -1,7 +1,8 @@
 #pragma once
 // The training dashboard: progress, curves of this session's runs (trained here, or followed
 // from the folder another process writes) and of the project's past runs (read from their run
-// folders in the background), the confusion matrix and the samples of the dataset's splits, the
+// folders in the background), the confusion matrix (the top confusions for many classes), a text
+// project's loss per character and generated samples, the samples of the dataset's splits, the
 // validation samples with the model's predictions, and the files of an image folder a run left
 // out; or, on a page of its own, two past runs compared. Wiring only: it feeds the widgets with
 // what the TrainingController or the RunFollower reports and what core reads from disk, and
@@ -22,6 +23,7 @@
 
 class QLabel;
 class QPlainTextEdit;
+class QSplitter;
 class QStackedWidget;
 class QToolButton;
 
@@ -30,7 +32,9 @@ class ConfusionMatrixView;
 class DatasetPreview;
 class RunComparison;
 class RunList;
+class TextFigures;
 class TextSamplesView;
+class TopConfusionsView;
 class TrainingPlots;
 class TrainingProgress;
 }  // namespace plexus::widgets
@@ -100,6 +104,12 @@ class Dashboard : public QWidget {
   widgets::RunComparison* comparison() const { return comparison_; }
   widgets::TrainingProgress* progress() const { return progress_; }
   widgets::ConfusionMatrixView* confusion() const { return confusion_; }
+  // A matrix of more classes than this is unreadable (a character model's 50-odd symbols
+  // leave cells of a few pixels, no labels); its most frequent mistakes are listed instead.
+  static constexpr int kMatrixMaxClasses = 20;
+  widgets::TopConfusionsView* topConfusions() const { return top_confusions_; }
+  // A text project's loss per character (nats, bits/char, perplexity) above the plots.
+  widgets::TextFigures* textFigures() const { return text_figures_; }
   widgets::DatasetPreview* preview() const { return preview_; }
   // A text project's samples after each epoch, in the image preview's place.
   widgets::TextSamplesView* textSamples() const { return text_samples_; }
@@ -144,7 +154,9 @@ class Dashboard : public QWidget {
   void showError(const QString& message);
   void showSkipped(const SkippedFiles& skipped);
   void buildSkipped();
-  void showTextSamples(bool text);  // the samples view instead of the image preview, or back
+  // A text project: its samples in the image preview's place, and large beside the plots; loss
+  // per character as the headline and the plots' units; or back.
+  void showTextProject(bool text);
 
   TrainingController* controller_;
   RunFollower* follower_;
@@ -152,6 +164,12 @@ class Dashboard : public QWidget {
   widgets::RunList* runs_;
   widgets::TrainingProgress* progress_;
   widgets::ConfusionMatrixView* confusion_;
+  widgets::TopConfusionsView* top_confusions_;
+  QStackedWidget* confusions_;  // the matrix, or the top confusions for many classes
+  widgets::TextFigures* text_figures_;
+  QSplitter* top_;     // the plots and, beside them, the confusions (a text project: its samples)
+  QSplitter* bottom_;  // the samples (a text project: the confusions) and the run list
+  bool text_ = false;  // a text project's runs are shown
   widgets::DatasetPreview* preview_;
   widgets::TextSamplesView* text_samples_;
   widgets::RunComparison* comparison_;

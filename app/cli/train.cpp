@@ -19,6 +19,7 @@
 #include "session/run.h"
 #include "session/run_folder.h"
 #include "session/run_log.h"
+#include "session/text_sampling.h"
 #include "train/checkpoint.h"
 #include "train/partial_load.h"
 #include "util/error.h"
@@ -203,6 +204,7 @@ int train_project(const Args& args, const Subject& subject, graph::Graph& g, con
   Reporting r;
   r.quiet = args.has("--quiet");
   r.classification = run.compiled.classification;
+  r.text = session::is_text_project(g);
   r.metrics_path = d.rank() == 0 ? args.str("--metrics", "") : "";
   r.log = log ? &*log : nullptr;
   r.nodes = run.trainer_options.nodes;

@@ -11,6 +11,7 @@
 
 #include "train/event_json.h"
 #include "train/peak.h"
+#include "train/readable_figures.h"
 #include "util/error.h"
 
 namespace plexus::cli {
@@ -34,13 +35,21 @@ std::string speed_text(double samples_per_second, double gflops, double peak_gfl
   return buf;
 }
 
+// "loss 1.9210", for a character model "loss 1.9210 nats (2.771 bits/char, perplexity 6.83)";
+// then the accuracy of a classification (a character model's: of the next character).
+void print_loss(const char* what, double loss, double accuracy, const Reporting& r) {
+  std::printf("%s loss %.4f", what, loss);
+  if (r.text) std::printf(" nats (%.3f bits/char, perplexity %.2f)", train::nats_to_bits(loss), train::perplexity(loss));
+  if (r.classification) std::printf(r.text ? " next-char acc %.2f%%" : " acc %.2f%%", 100 * accuracy);
+}
+
 // An epoch's summary; its evaluation is of the validation split.
-void print_epoch(const train::EpochEnd& e, bool classification) {
-  std::printf("epoch %d/%d: train loss %.4f", e.epoch, e.epochs, e.train_loss);
-  if (classification) std::printf(" acc %.2f%%", 100 * e.train_accuracy);
+void print_epoch(const train::EpochEnd& e, const Reporting& r) {
+  std::printf("epoch %d/%d: ", e.epoch, e.epochs);
+  print_loss("train", e.train_loss, e.train_accuracy, r);
   if (e.has_eval) {
-    std::printf(" | val loss %.4f", e.eval_loss);
-    if (classification) std::printf(" acc %.2f%% top-5 %.2f%%", 100 * e.eval_accuracy, 100 * e.eval_top5);
+    print_loss(" | val", e.eval_loss, e.eval_accuracy, r);
+    if (r.classification && !r.text) std::printf(" top-5 %.2f%%", 100 * e.eval_top5);
   }
   std::printf(" | lr %.4g | %.1f s, %s", e.lr, e.seconds, speed_text(e.samples_per_second, e.gflops, e.peak_gflops).c_str());
   // The share of the training loop's time spent waiting on data, when it is worth a look.
@@ -110,11 +119,11 @@ int run_and_report(train::Trainer& trainer, const Reporting& r) {
                   clock_text(b->eta_seconds).c_str());
       std::fflush(stdout);
     } else if (const auto* e = std::get_if<train::EpochEnd>(&event)) {
-      print_epoch(*e, r.classification);
+      print_epoch(*e, r);
       if (r.after_epoch) r.after_epoch(*e);
     } else if (const auto* t = std::get_if<train::TestEnd>(&event)) {
-      std::printf("test (final model): loss %.4f", t->figures.eval_loss);
-      if (r.classification) std::printf(" acc %.2f%% top-5 %.2f%%", 100 * t->figures.eval_accuracy, 100 * t->figures.eval_top5);
+      print_loss("test (final model):", t->figures.eval_loss, t->figures.eval_accuracy, r);
+      if (r.classification && !r.text) std::printf(" top-5 %.2f%%", 100 * t->figures.eval_top5);
       std::printf("\n");
       std::fflush(stdout);
     } else if (const auto* n = std::get_if<train::Notice>(&event)) {

@@ -19,6 +19,7 @@ namespace plexus::cli {
 struct Reporting {
   bool quiet = false;
   bool classification = true;
+  bool text = false;  // a character model: losses also in bits/char and as perplexity
   std::string metrics_path;  // "" = none
   session::RunLog* log = nullptr;  // a run folder's metrics.jsonl; none without a run folder
   train::NodeInfos nodes;          // names the nodes of health issues (else their ids)

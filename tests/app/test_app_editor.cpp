@@ -1,6 +1,7 @@
 // The editor window end to end, offscreen, driven like a user: palette drags onto the canvas,
 // port-to-port mouse drags, shortcuts; then undo/redo, files, autosave and crash recovery.
 #include <QDockWidget>
+#include <QFileInfo>
 #include <QGraphicsView>
 #include <QLineEdit>
 #include <QMimeData>
@@ -23,6 +24,8 @@
 #include <set>
 #include <sstream>
 
+#include "editor/block_item.h"
+#include "editor/edge_item.h"
 #include "editor/model/graph_document.h"
 #include "editor/node_item.h"
 #include "editor/node_scene.h"
@@ -459,10 +462,53 @@ class TestEditorWindow : public QObject {
     for (const graph::Node& n : w.document()->graph().nodes)
       QVERIFY2(shown.contains(w.scene()->nodeItem(QString::fromStdString(n.id))->sceneBoundingRect()), n.id.c_str());
 
-    QVERIFY(w.openFile(QStringLiteral(PLEXUS_SOURCE_DIR "/examples/mnist_lenet.plexus")));
+    // A graph too wide to fit readable (the MLP spread over 5,000 px) opens at kReadableZoom,
+    // its inputs in view.
+    QTemporaryDir dir;
+    graph::Graph wide = example("mnist_mlp.plexus");
+    for (size_t i = 0; i < wide.nodes.size(); ++i) wide.nodes[i].position = {1000.0 * double(i), 0};
+    const QString wide_file = dir.filePath("wide.plexus");
+    graph::save_project(wide_file.toStdString(), wide);
+    QVERIFY(w.openFile(wide_file));
     QCOMPARE(w.view()->zoom(), widgets::NodeView::kReadableZoom);
     const QRectF start = w.view()->mapToScene(w.view()->viewport()->rect()).boundingRect();
     QVERIFY(start.contains(w.scene()->nodeItem("in")->sceneBoundingRect()));
+  }
+
+  // Every example opens whole in a 1280x800 window, at a zoom that keeps its cards readable:
+  // the long models fold their repeated stages into blocks (LeNet's convolution stages, the
+  // transformer's blocks) and every model wraps into rows.
+  void examplesOpenWholeAndReadableAt1280x800() {
+    Window w;
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    const QStringList examples = MainWindow::examples();
+    QCOMPARE(examples.size(), 9);
+    for (const QString& file : examples) {
+      QVERIFY2(w.openFile(file), qPrintable(file));
+      const QString name = QFileInfo(file).completeBaseName();
+      if (name.endsWith("lenet") || name == "digits_folder" || name == "names_transformer" || name == "residual_mlp")
+        QVERIFY2(w.document()->graph().blocks.size() >= 3, qPrintable(name));
+      QVERIFY2(w.view()->zoom() >= widgets::NodeView::kReadableZoom, qPrintable(name));
+      QRectF drawn;  // every card and wire shown
+      for (QGraphicsItem* item : w.scene()->items())
+        if (!item->isVisible())
+          continue;
+        else if (qgraphicsitem_cast<widgets::NodeItem*>(item) || qgraphicsitem_cast<widgets::BlockItem*>(item))
+          drawn |= item->sceneBoundingRect();
+        else if (auto* wire = qgraphicsitem_cast<widgets::EdgeItem*>(item))
+          drawn |= wire->path().boundingRect();
+      const QRectF shown = w.view()->mapToScene(w.view()->viewport()->rect()).boundingRect();
+      QVERIFY2(shown.contains(drawn), qPrintable(QStringLiteral("%1: %2,%3 %4x%5 outside the view").arg(name)
+                                                     .arg(drawn.x()).arg(drawn.y()).arg(drawn.width()).arg(drawn.height())));
+    }
+    // LeNet's blocks are its stages; the transformer's hold a block's attention and MLP.
+    QVERIFY(w.openFile(kExamples + "/names_transformer.plexus"));
+    const graph::Block* block = w.document()->block("transformer1");
+    QVERIFY(block);
+    QCOMPARE(block->members.size(), size_t(10));
+    QVERIFY(w.document()->block("transformer2"));
   }
 
   void problemsPanelCentresTheNode() {

@@ -1,14 +1,25 @@
 // The dashboard of a text project: the samples each epoch's event brings (as the training
-// controller hands them over) replace the image preview, the newest shown as it arrives and
-// earlier epochs chosen with the keyboard; an image project gets its preview back.
+// controller hands them over) replace the image preview, beside the plots, the newest shown as
+// it arrives and earlier epochs chosen with the keyboard; an image project gets its preview
+// back. Its loss reads per character (nats, bits/char, perplexity), and a matrix of too many
+// classes to read gives way to the top confusions.
 #include <QtTest/QtTest>
 
 #include <QComboBox>
 #include <QLabel>
 #include <QPlainTextEdit>
 
+#include <cmath>
+
+#include <qcustomplot.h>
+
 #include "dashboard.h"
+#include "dashboard/confusion_matrix.h"
+#include "dashboard/run_list.h"
+#include "dashboard/text_figures.h"
 #include "dashboard/text_samples.h"
+#include "dashboard/top_confusions.h"
+#include "dashboard/training_plots.h"
 #include "dataset/dataset_preview.h"
 #include "run_follower.h"
 #include "training_controller.h"
@@ -29,6 +40,26 @@ train::EpochEnd epoch(int n, std::vector<std::string> samples) {
   e.epoch = n;
   e.epochs = 5;
   e.samples = std::move(samples);
+  return e;
+}
+
+// An evaluated epoch of `classes` classes: every class right 10 times, and class c taken for
+// class 0 c times, so the last classes make the most mistakes; losses in nats.
+train::EpochEnd evaluated(int n, int classes, double train_loss, double eval_loss) {
+  train::EpochEnd e;
+  e.epoch = n;
+  e.epochs = 5;
+  e.train_loss = train_loss;
+  e.eval_loss = eval_loss;
+  e.has_eval = true;
+  e.train_accuracy = 0.25;
+  e.eval_accuracy = 0.3;
+  e.classes = classes;
+  e.confusion.assign(size_t(classes * classes), 0);
+  for (int c = 0; c < classes; ++c) {
+    e.confusion[size_t(c * classes + c)] = 10;
+    if (c > 0) e.confusion[size_t(c * classes)] = c;
+  }
   return e;
 }
 
@@ -82,6 +113,83 @@ class TestAppTextSamples : public QObject {
     dashboard.beginRun(request("mnist"));
     QVERIFY(!view->isVisible());
     QVERIFY(dashboard.preview()->isVisible());
+  }
+
+  // A character model is read in nats, bits per character and perplexity: a validation loss of
+  // ln 4 nats is 2 bits a character, as unsure as a choice among 4. Accuracy stays off the plots.
+  void aTextRunShowsLossPerCharacter() {
+    app::TrainingController controller;
+    app::RunFollower follower;
+    app::Dashboard dashboard(&controller, &follower);
+    dashboard.resize(1280, 800);
+    dashboard.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dashboard));
+    dashboard.beginRun(request("text"));
+    widgets::TextFigures* figures = dashboard.textFigures();
+    QVERIFY(figures->isVisible());
+    // The samples stand beside the plots, above the run list.
+    QVERIFY(dashboard.textSamples()->mapTo(&dashboard, QPoint()).y() < dashboard.runs()->mapTo(&dashboard, QPoint()).y());
+
+    emit controller.epochEnded(evaluated(1, 54, std::log(8.0), std::log(4.0)));
+    using F = widgets::TextFigures;
+    QCOMPARE(figures->title(), QString("Epoch 1"));
+    QCOMPARE(figures->text(F::Validation, F::Nats), QString("1.386"));
+    QCOMPARE(figures->text(F::Validation, F::BitsPerChar), QString("2.000"));
+    QCOMPARE(figures->text(F::Validation, F::Perplexity), QString("4.00"));
+    QCOMPARE(figures->text(F::Validation, F::Accuracy), QString("30.0 %"));
+    QCOMPARE(figures->text(F::Training, F::BitsPerChar), QString("3.000"));
+    QCOMPARE(figures->text(F::Training, F::Perplexity), QString("8.00"));
+
+    widgets::TrainingPlots* plots = dashboard.plots();
+    QVERIFY(plots->textUnits());
+    QCOMPARE(plots->epochPlot()->yAxis->label(), QString("loss (nats)"));
+    QCOMPARE(plots->epochPlot()->yAxis2->label(), QString("bits/char"));
+    QVERIFY(plots->lossPlot()->yAxis2->visible());
+    const int run = plots->runIds().back();
+    QVERIFY(plots->graph(run, widgets::TrainingPlots::Series::EvalLoss)->visible());
+    QVERIFY(!plots->graph(run, widgets::TrainingPlots::Series::EvalAccuracy)->visible());
+    // The right axis is the left one in bits.
+    const QCPRange nats = plots->epochPlot()->yAxis->range(), bits = plots->epochPlot()->yAxis2->range();
+    QCOMPARE(bits.lower, nats.lower / std::log(2.0));
+    QCOMPARE(bits.upper, nats.upper / std::log(2.0));
+    QCOMPARE(dashboard.runs()->topLevelItem(0)->text(3), QString("2.000 bits/char"));
+
+    // An image project's run: plain loss and accuracy again.
+    dashboard.beginRun(request("mnist"));
+    QVERIFY(!plots->textUnits());
+    QVERIFY(!figures->isVisible());
+    QCOMPARE(plots->epochPlot()->yAxis2->label(), QString("accuracy (%)"));
+  }
+
+  // 54 symbols make a matrix of unreadable cells: the most frequent mistakes are listed
+  // instead; up to kMatrixMaxClasses classes keep the matrix.
+  void manyClassesListTheTopConfusionsFewShowTheMatrix() {
+    app::TrainingController controller;
+    app::RunFollower follower;
+    app::Dashboard dashboard(&controller, &follower);
+    dashboard.resize(1280, 800);
+    dashboard.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dashboard));
+    dashboard.beginRun(request("text"));
+    emit controller.epochEnded(evaluated(1, 54, 1, 1));
+    widgets::TopConfusionsView* top = dashboard.topConfusions();
+    QVERIFY(top->isVisible());
+    QVERIFY(!dashboard.confusion()->isVisible());
+    QCOMPARE(top->rows(), int(widgets::TopConfusionsView::kShown));
+    // Class c was taken for class 0 c times: 53 first, of its 63 examples.
+    QCOMPARE(top->rowText(0), (QStringList{"53", "0", "53", "84.1 %"}));
+    QCOMPARE(top->rowText(19).first(), QString("34"));
+
+    const int few = app::Dashboard::kMatrixMaxClasses;
+    dashboard.beginRun(request("mnist"));
+    emit controller.epochEnded(evaluated(1, few, 1, 1));
+    QVERIFY(dashboard.confusion()->isVisible());
+    QVERIFY(!top->isVisible());
+    QCOMPARE(dashboard.confusion()->classes(), few);
+    emit controller.epochEnded(evaluated(2, few + 1, 1, 1));  // an image dataset of many classes too
+    QVERIFY(top->isVisible());
+    QVERIFY(!dashboard.confusion()->isVisible());
+    QCOMPARE(top->rowText(0).first(), QString::number(few));
   }
 
   // Before any run, opening a text project swaps the (empty) samples view in as well.

@@ -12,6 +12,7 @@
 #include "common/icons.h"
 #include "common/theme.h"
 #include "dashboard/training_plots.h"
+#include "train/readable_figures.h"
 
 namespace plexus::widgets {
 namespace {
@@ -32,8 +33,11 @@ QString startedText(const TrainingPlots::RunOrigin& origin) {
   return origin.started.toString(QStringLiteral("yyyy-MM-dd ")) + time;
 }
 
-// Accuracy for a classification run, the loss for a regression.
-QString bestText(const TrainingPlots::RunInfo& info) {
+// Accuracy for a classification run, the loss for a regression, bits per character for a
+// character model.
+QString bestText(const TrainingPlots::RunInfo& info, bool text) {
+  if (text && info.bestEvalLoss)
+    return RunList::tr("%1 bits/char").arg(QString::number(train::nats_to_bits(*info.bestEvalLoss), 'f', 3));
   if (info.bestEvalAccuracy) return QString::number(100 * *info.bestEvalAccuracy, 'f', 1) + QLatin1Char('%');
   if (info.bestEvalLoss) return RunList::tr("loss %1").arg(QString::number(*info.bestEvalLoss, 'g', 4));
   return QStringLiteral("—");
@@ -185,7 +189,7 @@ void RunList::refresh(int run) {
     item->setText(StatusColumn, info.status);
     const bool bad = info.status.startsWith(QLatin1String("failed")) || info.status.startsWith(QLatin1String("unreadable"));
     item->setForeground(StatusColumn, bad ? theme.error : theme.text);
-    item->setText(BestColumn, bestText(info));
+    item->setText(BestColumn, bestText(info, plots_->textUnits()));
     item->setText(SettingsColumn, info.settings);
   }
   QString tip = QStringLiteral("<b>%1</b> · %2<br>%3").arg(info.name.toHtmlEscaped(), info.status.toHtmlEscaped(),

@@ -21,6 +21,7 @@
 #include "common/icons.h"
 #include "common/plot_style.h"
 #include "common/theme.h"
+#include "train/readable_figures.h"
 
 namespace plexus::widgets {
 namespace {
@@ -110,6 +111,12 @@ std::optional<QCPGraphData> nearerPoint(QCPGraph* g, double key, QPoint pixel, d
 
 QString number(double v, int precision = 4) { return QString::number(v, 'g', precision); }
 QString percent(double fraction) { return QString::number(100 * fraction, 'f', 1) + QLatin1Char('%'); }
+
+// A character model's loss: "1.921 nats · 2.771 bits/char · perplexity 6.83".
+QString textLoss(double nats) {
+  return TrainingPlots::tr("%1 nats · %2 bits/char · perplexity %3")
+      .arg(number(nats), number(train::nats_to_bits(nats)), number(train::perplexity(nats), 3));
+}
 
 // RFC 4180: quoted only when needed.
 QString csvField(const QString& s) {
@@ -298,6 +305,10 @@ void TrainingPlots::setUpAxes() {
   epoch_->xAxis->setTicker(epochTicker);
   epoch_->axisRect()->setRangeDragAxes({epoch_->xAxis}, {epoch_->yAxis, epoch_->yAxis2});
   epoch_->axisRect()->setRangeZoomAxes({epoch_->xAxis}, {epoch_->yAxis, epoch_->yAxis2});
+
+  // In text units the right axes are the left ones in bits: they follow every change.
+  for (QCustomPlot* plot : {loss_, epoch_})
+    connect(plot->yAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), plot, [this, plot] { showInBits(plot); });
 
   // The loss and learning-rate plots share their x axis: zoom one, the other follows.
   connect(loss_->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), lr_, [this](const QCPRange& r) {
@@ -543,7 +554,7 @@ QCPGraph* TrainingPlots::graphOf(const Run& run, Series series) {
 
 void TrainingPlots::updateRunVisibility(Run& run) {
   for (QCPGraph* g : {run.raw, run.smooth, run.lr, run.trainLoss, run.evalLoss}) g->setVisible(run.visible);
-  for (QCPGraph* g : {run.trainAccuracy, run.evalAccuracy}) g->setVisible(run.visible && run.hasAccuracy);
+  for (QCPGraph* g : {run.trainAccuracy, run.evalAccuracy}) g->setVisible(run.visible && showsAccuracy(run));
   for (const Marker& m : run.markers)
     for (QCPItemStraightLine* line : {m.loss, m.perEpoch}) line->setVisible(run.visible);
 }
@@ -561,8 +572,9 @@ void TrainingPlots::rebuildLegends() {
         key->addToLegend();
         break;
       }
-  epoch_->yAxis2->setVisible(
-      std::any_of(runs_.begin(), runs_.end(), [](const Run& run) { return run.visible && run.hasAccuracy; }));
+  epoch_->yAxis2->setVisible(textUnits_ || std::any_of(runs_.begin(), runs_.end(), [this](const Run& run) {
+                               return run.visible && showsAccuracy(run);
+                             }));
 }
 
 // ---- look ----------------------------------------------------------------------------------
@@ -608,16 +620,63 @@ void TrainingPlots::styleRun(Run& run) {
     for (QCPItemStraightLine* line : {m.loss, m.perEpoch}) line->setPen(QPen(colour, 1.5, Qt::DashLine));
 }
 
+void TrainingPlots::showInBits(QCustomPlot* plot) {
+  if (!textUnits_) return;
+  const QCPRange nats = plot->yAxis->range();
+  plot->yAxis2->setRange(train::nats_to_bits(nats.lower), train::nats_to_bits(nats.upper));
+}
+
+void TrainingPlots::setLinear(QCPAxis* axis) {
+  axis->setScaleType(QCPAxis::stLinear);
+  axis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+}
+
+void TrainingPlots::styleLossAxis(QCPAxis* axis) {
+  if (!logScale_) {
+    setLinear(axis);
+  } else {
+    axis->setScaleType(QCPAxis::stLogarithmic);
+    axis->setTicker(QSharedPointer<QCPAxisTicker>(new LogTicker));
+  }
+  // Bits span 1.44 times the nats' range: as many ticks would crowd a short plot.
+  if (axis->axisType() == QCPAxis::atRight) axis->ticker()->setTickCount(3);
+}
+
+void TrainingPlots::setTextUnits(bool on) {
+  if (on == textUnits_) return;
+  textUnits_ = on;
+  const QString loss = on ? tr("loss (nats)") : tr("loss");
+  loss_->yAxis->setLabel(loss);
+  epoch_->yAxis->setLabel(loss);
+  epoch_->yAxis2->setLabel(on ? tr("bits/char") : tr("accuracy (%)"));
+  loss_->yAxis2->setLabel(tr("bits/char"));
+  loss_->yAxis2->setVisible(on);
+  loss_->yAxis2->setTickLabels(on);
+  for (QCPAxis* axis : {loss_->yAxis2, epoch_->yAxis2})
+    if (on)
+      styleLossAxis(axis);
+    else  // accuracy, in %
+      setLinear(axis);
+  // The right axis follows the left one: dragging it as well would move it twice.
+  const QList<QCPAxis*> valueAxes = on ? QList<QCPAxis*>{epoch_->yAxis} : QList<QCPAxis*>{epoch_->yAxis, epoch_->yAxis2};
+  epoch_->axisRect()->setRangeDragAxes({epoch_->xAxis}, valueAxes);
+  epoch_->axisRect()->setRangeZoomAxes({epoch_->xAxis}, valueAxes);
+  for (QCustomPlot* plot : {loss_, epoch_}) showInBits(plot);
+  for (Run& run : runs_) updateRunVisibility(run);
+  rebuildLegends();
+  for (Run& run : runs_) emit runChanged(run.id);  // the run list's best figure changes its unit
+  fit();
+}
+
 void TrainingPlots::setLogScale(bool on) {
   logScale_ = on;
   {
     const QSignalBlocker block(logButton_);
     logButton_->setChecked(on);
   }
-  for (QCPAxis* axis : {loss_->yAxis, epoch_->yAxis}) {
-    axis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
-    axis->setTicker(on ? QSharedPointer<QCPAxisTicker>(new LogTicker) : QSharedPointer<QCPAxisTicker>::create());
-  }
+  for (QCPAxis* axis : {loss_->yAxis, epoch_->yAxis}) styleLossAxis(axis);
+  if (textUnits_)
+    for (QCPAxis* axis : {loss_->yAxis2, epoch_->yAxis2}) styleLossAxis(axis);
   fit();  // a linear range makes no sense on a log axis (and the other way round)
 }
 
@@ -666,7 +725,7 @@ void TrainingPlots::fitRanges() {
   if (auto r = valueRange(lr, QCP::sdBoth)) setPaddedRange(lr_->yAxis, *r, 0.08);
   if (auto r = keyRange(epochLoss)) epoch_->xAxis->setRange(r->lower - 0.5, r->upper + 0.5);
   if (auto r = valueRange(epochLoss, lossDomain)) setPaddedRange(epoch_->yAxis, *r, 0.08);
-  if (auto r = valueRange(accuracy, QCP::sdBoth)) {
+  if (auto r = valueRange(accuracy, QCP::sdBoth); r && !textUnits_) {
     setPaddedRange(epoch_->yAxis2, *r, 0.08);
     epoch_->yAxis2->setRange(epoch_->yAxis2->range().bounded(0, 101));  // room for a marker at 100%
   }
@@ -741,9 +800,9 @@ QString TrainingPlots::lossHover(double key, QPoint pixel) {
   const double step = hit.point.key;
   QString text = hoverHeading(run) + tr("<br>step %1").arg(qint64(step));
   if (run.batchesPerEpoch > 0) text += tr(" · epoch %1").arg(qint64(step - 1) / run.batchesPerEpoch + 1);
-  return text +
-         tr("<br>loss %1<br>smoothed %2")
-             .arg(number(run.raw->data()->at(int(index))->value), number(run.smooth->data()->at(int(index))->value));
+  const double raw = run.raw->data()->at(int(index))->value, smooth = run.smooth->data()->at(int(index))->value;
+  if (textUnits_) return text + tr("<br>loss %1<br>smoothed %2").arg(textLoss(raw), textLoss(smooth));
+  return text + tr("<br>loss %1<br>smoothed %2").arg(number(raw), number(smooth));
 }
 
 QString TrainingPlots::epochHover(double key, QPoint pixel) {
@@ -759,8 +818,9 @@ QString TrainingPlots::epochHover(double key, QPoint pixel) {
   if (e == run.epochs.rend()) return {};
   QString text = hoverHeading(run) + tr(" · epoch %1").arg(e->epoch);
   auto line = [&](const QString& what, double loss, double accuracy) {
-    text += QStringLiteral("<br>%1: loss %2").arg(what, number(loss));
-    if (run.hasAccuracy) text += tr(" · accuracy %1").arg(percent(accuracy));
+    text += QStringLiteral("<br>%1: loss %2").arg(what, textUnits_ ? textLoss(loss) : number(loss));
+    if (showsAccuracy(run)) text += tr(" · accuracy %1").arg(percent(accuracy));
+    if (textUnits_ && run.hasAccuracy) text += tr(" · next-character accuracy %1").arg(percent(accuracy));
   };
   line(tr("training"), e->trainLoss, e->trainAccuracy);
   if (e->hasEval) line(tr("validation"), e->evalLoss, e->evalAccuracy);

@@ -6,6 +6,9 @@
 //   epoch    per epoch: validation loss and accuracy (solid), training loss and accuracy
 //            (dashed); loss on the left axis, accuracy in % on the right;
 //   lr       the learning rate per batch, on the loss plot's x range.
+// For a character model (setTextUnits) the loss axes read in nats with bits per character on
+// the right (the same curves on a second scale), the hover adds perplexity, and accuracy is
+// left off the plot: how often the most likely next character is right says little.
 // A run may carry markers: a dashed vertical line across the loss and epoch plots where
 // something happened to it (an edit made while paused), explained on hover.
 // Wheel zooms, drag pans, double click fits; hovering shows the values under the pointer.
@@ -89,6 +92,10 @@ class TrainingPlots : public QWidget {
   QCustomPlot* epochPlot() const { return epoch_; }
   QCustomPlot* lrPlot() const { return lr_; }
 
+  // Loss as a character model's: nats on the left, bits/char on the right, no accuracy curves.
+  void setTextUnits(bool on);
+  bool textUnits() const { return textUnits_; }
+
   bool logScale() const { return logScale_; }
   void setLogScale(bool on);  // the loss axes of the loss and epoch plots
 
@@ -148,6 +155,11 @@ class TrainingPlots : public QWidget {
   void applyTheme();
   void styleRun(Run& run);
   void updateRunVisibility(Run& run);
+  // A loss axis (nats, or bits on the right) as the log toggle says.
+  void styleLossAxis(QCPAxis* axis);
+  static void setLinear(QCPAxis* axis);
+  void showInBits(QCustomPlot* plot);  // text units: the right axis as the left one's range in bits
+  bool showsAccuracy(const Run& run) const { return run.hasAccuracy && !textUnits_; }
   void rebuildLegends();
   void scheduleReplot(std::initializer_list<QCustomPlot*> plots = {});  // {} = all
   void replotNow();
@@ -176,6 +188,7 @@ class TrainingPlots : public QWidget {
   QSet<QCustomPlot*> dirty_;  // plots with changes not drawn yet
   bool following_ = true;  // until the user zooms or pans, the view follows the data
   bool logScale_ = false;
+  bool textUnits_ = false;
 };
 
-}  // namespace plexus::widgets
+}  // namespace p

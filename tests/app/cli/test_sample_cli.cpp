@@ -1,12 +1,19 @@
 // `plexus-cli sample` end to end: a checkpoint of a tiny text model (text_fixture.h), written
 // with the metadata a run writes, is sampled without its text file (the vocabulary is the
 // checkpoint's own); a checkpoint of another kind of project is refused with a clear message.
+// Training that project on a small text file reports its losses per character, as a character
+// model is judged: nats, bits/char (nats / ln 2) and perplexity (e^nats).
 #include <QtTest/QtTest>
 
 #include <QJsonDocument>
 #include <QJsonObject>
 
+#include <QRegularExpression>
+
+#include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <random>
 
 #include "support/cli_support.h"
 #include "graph/project.h"
@@ -72,6 +79,31 @@ class TestSampleCli : public QObject {
     const Result usage = run_cli({"sample"});
     QCOMPARE(usage.code, 2);
     QVERIFY2(usage.err.contains("sample needs --checkpoint FILE"), qPrintable(usage.err));
+  }
+
+  void train_reports_loss_per_character() {
+    // Names of the fixture's symbols, one a line.
+    std::ofstream names(work_ / "names.txt", std::ios::binary);
+    std::mt19937 gen(5);
+    const std::vector<std::string> symbols{"a", "e", "n", "\xC3\xA9"};
+    for (int i = 0; i < 400; ++i) {
+      for (unsigned k = 0, n = 3 + gen() % 4; k < n; ++k) names << symbols[gen() % symbols.size()];
+      names << '\n';
+    }
+    names.close();
+    std::ofstream(work_ / "names.plexus") << testing::text_project_json();
+
+    const Result r = run_cli({"train", at(work_ / "names.plexus"), "--quiet"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const QRegularExpression line(
+        R"(\| val loss ([0-9.]+) nats \(([0-9.]+) bits/char, perplexity ([0-9.]+)\) next-char acc [0-9.]+%)");
+    const QRegularExpressionMatch m = line.match(r.out);
+    QVERIFY2(m.hasMatch(), qPrintable(r.out));
+    const double nats = m.captured(1).toDouble();
+    QVERIFY(std::abs(m.captured(2).toDouble() - nats / std::log(2.0)) < 1e-3);
+    QVERIFY(std::abs(m.captured(3).toDouble() - std::exp(nats)) < 0.01 * std::exp(nats));
+    QVERIFY2(r.out.contains(QRegularExpression(R"(epoch 1/1: train loss [0-9.]+ nats \([0-9.]+ bits/char, perplexity)")),
+             qPrintable(r.out));
   }
 };
 
