@@ -130,9 +130,15 @@ int main(int argc, char** argv) {
   if (screenshot) {  // a fixed, settings-independent layout
     const QStringList wh = parser.value(size_option).split(QLatin1Char('x'));
     window.resize(wh.size() == 2 ? wh[0].toInt() : 1440, wh.size() == 2 ? wh[1].toInt() : 900);
-  } else if (!window.hasSavedGeometry()) {  // first run: 1280x800, or what the screen has room for
+  } else if (!window.hasSavedGeometry()) {
+    // First run: 80 % of the screen, at least 1280x800 (the layout's design size) where the
+    // screen has room for it, so a large screen gets room for the canvas and a small one a window
+    // that fits.
     QSize first(1280, 800);
-    if (const QScreen* screen = window.screen()) first = first.boundedTo(screen->availableGeometry().size());
+    if (const QScreen* screen = window.screen()) {
+      const QSize room = screen->availableGeometry().size();
+      first = first.expandedTo(room * 0.8).boundedTo(room);
+    }
     window.resize(first);
   }
   window.show();
