@@ -2,6 +2,8 @@
 // says what --help says. The build writes it to plexus-cli.1 (app/CMakeLists.txt).
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "cli/command.h"
@@ -11,15 +13,29 @@ namespace plexus::cli {
 namespace {
 
 // `text` as roff prints it: backslashes and minus signs escaped, a line starting with a '.' or
-// '\'' kept from reading as a request.
+// '\'' kept from reading as a request, and every character beyond ASCII (the help's "×", "≥")
+// as its \[uXXXX] escape: troff reads its input as Latin-1, not UTF-8.
 std::string roff(const std::string& text) {
   std::string out;
   bool line_start = true;
-  for (char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
     if (line_start && (c == '.' || c == '\'')) out += "\\&";
-    if (c == '\\') out += "\\e";
-    else if (c == '-') out += "\\-";
-    else out += c;
+    if (c == '\\') {
+      out += "\\e";
+    } else if (c == '-') {
+      out += "\\-";
+    } else if (c >= 0x80) {
+      // A UTF-8 sequence: its lead byte says how many continuation bytes follow.
+      const int extra = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : 1;
+      uint32_t code = c & (0x3F >> extra);
+      for (int k = 0; k < extra && i + 1 < text.size(); ++k) code = (code << 6) | (static_cast<unsigned char>(text[++i]) & 0x3F);
+      char escape[16];
+      std::snprintf(escape, sizeof escape, "\\[u%04X]", code);
+      out += escape;
+    } else {
+      out += char(c);
+    }
     line_start = c == '\n';
   }
   return out;
