@@ -3,6 +3,7 @@
 // a run checkpoint, in an empty folder with the dataset gone; the bash completion and the man
 // page the build writes (app/CMakeLists.txt, paths in PLEXUS_CLI_COMPLETION and PLEXUS_CLI_MAN)
 // complete and describe every command of the table.
+#include <algorithm>
 #include <QtTest/QtTest>
 
 #include <QRegularExpression>
@@ -229,7 +230,11 @@ class TestCliConventions : public QObject {
     // Escaped: a line opens with a request only where the page means one, no '-' is left bare
     // (roff reads it as a hyphen), and every backslash starts an escape roff knows.
     static const QRegularExpression request(R"(^\.(TH|SH|SS|nf|fi|PP|TP|I|BR) ?)");
-    static const QRegularExpression bare_minus(R"((?<!\\)-)"), escape(R"(\\(?![-e&]|f[BIR]))");
+    static const QRegularExpression bare_minus(R"((?<!\\)-)"), escape(R"(\\(?![-e&]|f[BIR]|\[u[0-9A-F]{4,5}\]))");
+    // troff reads Latin-1: a character beyond ASCII (the help's "×") must be a \[uXXXX] escape.
+    QVERIFY2(std::all_of(page.cbegin(), page.cend(), [](QChar c) { return c.unicode() < 0x80; }),
+             "a character beyond ASCII in the man page");
+    QVERIFY(page.contains("\\[u00D7]"));
     for (const QString& line : lines) {
       QVERIFY2(!line.startsWith('.') || request.match(line).hasMatch(), qPrintable(line));
       QVERIFY2(!line.startsWith('\''), qPrintable(line));
