@@ -116,16 +116,21 @@ class TestDashboard : public QObject {
                           "/plexus/machine-peak.json"));
     const train::BatchEnd last_batch = batches.last().at(0).value<std::vector<train::BatchEnd>>().back();
     QCOMPARE(last_batch.gflops, last_batch.samples_per_second * 409088 / 1e9);
-    QCOMPARE(last_batch.peak_gflops, info.peak.gflops);
+    // The peak shown is the measured one, raised by any faster rate the run reached before this
+    // batch (a measurement taken on a busy machine is low): never a share over 100 %.
+    double peak = std::max(info.peak.gflops, epochs.at(0).at(0).value<train::EpochEnd>().gflops);
+    for (const QList<QVariant>& signal : batches)
+      for (const train::BatchEnd& b : signal.at(0).value<std::vector<train::BatchEnd>>()) peak = std::max(peak, b.gflops);
+    QCOMPARE(last_batch.peak_gflops, peak);
     const QString speed = d->progress()->speedText();
     const QRegularExpression pattern(R"(^([\d,]+) samples/s · ([\d.,]+) GFLOP/s · ([\d.]+) % of this machine's peak )"
                                    R"(\(([\d,]+) GFLOP/s, measured (\d{4}-\d\d-\d\d)\)$)");
     const QRegularExpressionMatch m = pattern.match(speed);
     QVERIFY2(m.hasMatch(), qPrintable(speed));
     QCOMPARE(m.captured(1), QLocale().toString(last_batch.samples_per_second, 'f', 0));
-    const double percent = 100 * last_batch.gflops / info.peak.gflops;
+    const double percent = 100 * last_batch.gflops / peak;
     QCOMPARE(m.captured(3), QString::number(percent, 'f', train::percent_decimals(percent)));
-    QCOMPARE(m.captured(4), QLocale().toString(info.peak.gflops, 'f', 0));
+    QCOMPARE(m.captured(4), QLocale().toString(peak, 'f', 0));
     QCOMPARE(m.captured(5), QString::fromStdString(info.peak.measured));
     QCOMPARE(d->plots()->runCount(), 1);
     QCOMPARE(d->plots()->pointCount(0), int(2 * ((kFit + kBatch - 1) / kBatch)));  // every batch, none lost
