@@ -14,7 +14,7 @@
 namespace plexus::cli {
 namespace {
 
-constexpr const char* kHelp = R"(  Loads the project, describes its dataset (a dataset that cannot be read is a warning:
+constexpr const char* kCheckHelp = R"(  Loads the project, describes its dataset (a dataset that cannot be read is a warning:
   the graph is then validated without it), validates the graph (training that would not
   fit in this machine's memory included) and the training settings, and prints every
   problem, one per line ("error fc2.input: ..."), then the shape of every edge
@@ -104,7 +104,7 @@ int cmd_check(const Args& args) {
 Command check_command() {
   return {"check", "check FILE [--quiet]",
           "validate a project file (.plexus): every problem, the shape on every edge",
-          [] { return std::string(kHelp); }, {{"--quiet"}, {}, 1}, cmd_check};
+          [] { return std::string(kCheckHelp); }, {{"--quiet"}, {}, 1}, cmd_check};
 }
 
 }  // namespace plexus::cli

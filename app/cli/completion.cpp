@@ -7,7 +7,7 @@
 namespace plexus::cli {
 namespace {
 
-constexpr const char* kHelp = R"(  Prints a script that makes SHELL complete plexus-cli's command line: the commands, each
+constexpr const char* kCompletionHelp = R"(  Prints a script that makes SHELL complete plexus-cli's command line: the commands, each
   command's options, the choices of an option that has a few (--device cpu/cuda, --optimizer,
   ...) and file names for paths. Only bash is known. Installed, it lies in
   share/bash-completion/completions/plexus-cli, where bash-completion finds it; else add
@@ -94,7 +94,7 @@ int cmd_completion(const Args& args) {
 
 Command completion_command() {
   return {"completion", "completion SHELL", "print the shell completion script (SHELL: bash)",
-          [] { return std::string(kHelp); }, {{}, {}, 1, {}, {"bash"}}, cmd_completion};
+          [] { return std::string(kCompletionHelp); }, {{}, {}, 1, {}, {"bash"}}, cmd_completion};
 }
 
 }  // namespace plexus::cli

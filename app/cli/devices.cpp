@@ -8,7 +8,7 @@
 namespace plexus::cli {
 namespace {
 
-constexpr const char* kHelp = R"(  The CPU with the threads training uses, and every CUDA GPU with its memory, compute
+constexpr const char* kDevicesHelp = R"(  The CPU with the threads training uses, and every CUDA GPU with its memory, compute
   capability and multiprocessors (or why none can be used).
 )";
 
@@ -29,7 +29,7 @@ int cmd_devices(const Args&) {
 Command devices_command() {
   return {"devices", "devices",
           "list the devices training can use (the CPU, CUDA GPUs)",
-          [] { return std::string(kHelp); }, {}, cmd_devices};
+          [] { return std::string(kDevicesHelp); }, {}, cmd_devices};
 }
 
 }  // namespace plexus::cli

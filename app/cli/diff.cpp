@@ -15,7 +15,7 @@ namespace plexus::cli {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kHelp = R"(  Compares two projects: A and B are project files, or run folders (their project.plexus, the
+constexpr const char* kDiffHelp = R"(  Compares two projects: A and B are project files, or run folders (their project.plexus, the
   project as it trained). Prints one line per difference, B against A: nodes added, removed,
   retyped or renamed ("Linear 'fc1': out_features 128 → 64"; parameters with the type's
   defaults filled in, so one set to its default is no change) or trained otherwise
@@ -94,7 +94,7 @@ int cmd_diff(const Args& args) {
 Command diff_command() {
   return {"diff", "diff A B [--json]",
           "what changed from project or run A to B: nodes, parameters, wires, settings",
-          [] { return std::string(kHelp); }, {{"--json"}, {}, 2}, cmd_diff};
+          [] { return std::string(kDiffHelp); }, {{"--json"}, {}, 2}, cmd_diff};
 }
 
 }  // namespace plexus::cli

@@ -20,7 +20,7 @@
 namespace plexus::cli {
 namespace {
 
-constexpr const char* kHelp = R"(  Evaluates the project's model with the weights of CKPT on the test split of its dataset:
+constexpr const char* kEvalHelp = R"(  Evaluates the project's model with the weights of CKPT on the test split of its dataset:
   loss, and for classification accuracy, top-5, per-class accuracy and the confusion matrix.
   CKPT is a run checkpoint (a run's best.safetensors or final.safetensors, tensors
   "model.<node>.<param>") or a weights file (tensors "<node>.<param>", from init or the
@@ -192,7 +192,7 @@ Command eval_command() {
           "     [--batch-size N] [--device D] [--threads N]\n"
           "eval --model NAME --checkpoint CKPT [options]",
           "evaluate a project's (or a built-in model's) checkpoint or weights file on its test split",
-          [] { return std::string(kHelp); }, {{"--json"},
+          [] { return std::string(kEvalHelp); }, {{"--json"},
            {{"--checkpoint", Takes::Path}, {"--metrics", Takes::Path}, {"--predictions", Takes::Path},
             {"--data", Takes::Path}, {"--batch-size"}, kDeviceOption, kThreadsOption, builtin_model_option(),
             builtin_dataset_option()},

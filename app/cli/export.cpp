@@ -14,7 +14,7 @@ namespace plexus::cli {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kHelp = R"(  Writes the project's model with the weights of CKPT (a run's best.safetensors or
+constexpr const char* kExportHelp = R"(  Writes the project's model with the weights of CKPT (a run's best.safetensors or
   final.safetensors, or a weights file) as an ONNX model, opset 13: input "x", float32
   [N, input shape...] in raw units (images: pixel / 255; the model standardises them as the
   run did), output "logits", the tensor that feeds the loss. A node that cannot be exported
@@ -51,7 +51,7 @@ int cmd_export(const Args& args) {
 Command export_command() {
   return {"export", "export [FILE] --checkpoint CKPT --onnx OUT.onnx",
           "write a checkpoint of a project as an ONNX model",
-          [] { return std::string(kHelp); },
+          [] { return std::string(kExportHelp); },
           {{}, {{"--checkpoint", Takes::Path}, {"--onnx", Takes::Path}}, 1}, cmd_export};
 }
 

@@ -15,7 +15,7 @@ namespace plexus::cli {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kHelp = R"(  Loads the weights (every tensor of the model must be there with its shape, nothing
+constexpr const char* kGradHelp = R"(  Loads the weights (every tensor of the model must be there with its shape, nothing
   else), reads the batch from X: tensor "x" [N, input shape...] and tensor "y" (class
   indices as floats [N], or targets), and runs one forward and backward pass in training
   mode: batch normalization uses the batch's statistics, and dropout draws from the default
@@ -77,7 +77,7 @@ int cmd_grad(const Args& args) {
 Command grad_command() {
   return {"grad", "grad --project FILE --weights W.safetensors --input X.safetensors --out G.safetensors",
           "one forward and backward pass of a project: loss and every gradient",
-          [] { return std::string(kHelp); },
+          [] { return std::string(kGradHelp); },
           {{},
            {{"--project", Takes::Path}, {"--weights", Takes::Path}, {"--input", Takes::Path}, {"--out", Takes::Path},
             kThreadsOption}},

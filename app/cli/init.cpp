@@ -12,7 +12,7 @@ namespace plexus::cli {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kHelp = R"(  Compiles the project with seed S (default: the project's seed) and writes its initial
+constexpr const char* kInitHelp = R"(  Compiles the project with seed S (default: the project's seed) and writes its initial
   parameters and buffers, each under its name "<node id>.<param>" (e.g. "fc1.weight").
 )";
 
@@ -33,7 +33,7 @@ int cmd_init(const Args& args) {
 Command init_command() {
   return {"init", "init --project FILE --out W.safetensors [--seed S]",
           "write a project's freshly initialised weights (safetensors)",
-          [] { return std::string(kHelp); },
+          [] { return std::string(kInitHelp); },
           {{}, {{"--project", Takes::Path}, {"--out", Takes::Path}, {"--seed"}}}, cmd_init};
 }
 

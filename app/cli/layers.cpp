@@ -7,7 +7,7 @@
 namespace plexus::cli {
 namespace {
 
-constexpr const char* kHelp = R"(  Every layer type of the registry: ports, parameters, defaults, ranges; --markdown writes
+constexpr const char* kLayersHelp = R"(  Every layer type of the registry: ports, parameters, defaults, ranges; --markdown writes
   docs/layers.md's format.
 )";
 
@@ -22,7 +22,7 @@ int cmd_layers(const Args& args) {
 Command layers_command() {
   return {"layers", "layers [--markdown]",
           "list every layer type: ports, parameters, defaults, ranges",
-          [] { return std::string(kHelp); }, {{"--markdown"}}, cmd_layers};
+          [] { return std::string(kLayersHelp); }, {{"--markdown"}}, cmd_layers};
 }
 
 }  // namespace plexus::cli

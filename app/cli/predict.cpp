@@ -22,7 +22,7 @@
 namespace plexus::cli {
 namespace {
 
-constexpr const char* kHelp = R"(  Runs the trained model on each INPUT and prints, per example, the K most likely classes
+constexpr const char* kPredictHelp = R"(  Runs the trained model on each INPUT and prints, per example, the K most likely classes
   with their probabilities (softmax), or the regression output. FILE (a first argument
   ending in .plexus) and CKPT are as for eval. For an image dataset the INPUTs are PNG,
   JPEG or BMP images of any size: converted to the model's channels (gray: ITU-R BT.601 luma)
@@ -180,7 +180,7 @@ int cmd_predict(const Args& args) {
 Command predict_command() {
   return {"predict", "predict [FILE] --checkpoint CKPT INPUT... [--top K] [--json] [--batch-size N] [--threads N]",
           "use a trained model on images (PNG, JPEG, BMP) or rows of a CSV file",
-          [] { return std::string(kHelp); }, {{"--json"}, {{"--checkpoint", Takes::Path}, {"--top"}, {"--batch-size"}, kThreadsOption}, size_t(-1)}, cmd_predict};
+          [] { return std::string(kPredictHelp); }, {{"--json"}, {{"--checkpoint", Takes::Path}, {"--top"}, {"--batch-size"}, kThreadsOption}, size_t(-1)}, cmd_predict};
 }
 
 }  // namespace plexus::cli

@@ -15,7 +15,7 @@ namespace plexus::cli {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kHelp = R"(  The project's past runs (the folders of <name>.runs/ with a metrics.jsonl), newest first:
+constexpr const char* kRunsHelp = R"(  The project's past runs (the folders of <name>.runs/ with a metrics.jsonl), newest first:
   folder, start, status, epochs, best validation accuracy (or loss) and the test figures. A
   run whose log cannot be read is listed with the reason. --json prints one JSON array.
 )";
@@ -104,7 +104,7 @@ int cmd_runs(const Args& args) {
 Command runs_command() {
   return {"runs", "runs FILE [--json]",
           "list a project's past runs",
-          [] { return std::string(kHelp); }, {{"--json"}, {}, 1}, cmd_runs};
+          [] { return std::string(kRunsHelp); }, {{"--json"}, {}, 1}, cmd_runs};
 }
 
 }  // namespace plexus::cli

@@ -14,7 +14,7 @@
 namespace plexus::cli {
 namespace {
 
-constexpr const char* kHelp = R"(  Generates text with a model trained on a text dataset (kind "text"), one sample a line.
+constexpr const char* kSampleHelp = R"(  Generates text with a model trained on a text dataset (kind "text"), one sample a line.
   FILE and CKPT are as for eval; the vocabulary is the one CKPT stores, so the text file is
   not needed. Each sample grows one character at a time, drawn from the model's softmax over
   the vocabulary at temperature T; the model sees at most the dataset's seq_len last
@@ -61,7 +61,7 @@ int cmd_sample(const Args& args) {
 Command sample_command() {
   return {"sample", "sample [FILE] --checkpoint CKPT [--count N] [--temperature T] [--prime TEXT]\n       [--max-length N] [--seed S] [--json] [--threads N]",
           "generate text with a trained text model",
-          [] { return std::string(kHelp); }, {{"--json"},
+          [] { return std::string(kSampleHelp); }, {{"--json"},
            {{"--checkpoint", Takes::Path}, {"--count"}, {"--temperature"}, {"--prime"}, {"--max-length"}, {"--seed"},
             kThreadsOption},
            1}, cmd_sample};

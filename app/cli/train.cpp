@@ -30,7 +30,7 @@ namespace plexus::cli {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kHelp = R"(  Trains a project's graph on its dataset with its training settings, the options below
+constexpr const char* kTrainHelp = R"(  Trains a project's graph on its dataset with its training settings, the options below
   overriding the project's: FILE, a project file, or --model NAME, a built-in project (the
   same graphs as the project files of examples/, trained the same way). Relative dataset
   paths are looked up next to the project file first, then in the current directory. The
@@ -89,7 +89,7 @@ What to keep and where to start:
 )";
 
 std::string help() {
-  std::string text = kHelp;
+  std::string text = kTrainHelp;
   text.replace(text.find("%SETTINGS%"), 10, setting_options_help());
   return text;
 }

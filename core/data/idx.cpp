@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 
+#include "util/bytes.h"
 #include "util/error.h"
 #include "util/system_memory.h"
 
@@ -112,10 +113,6 @@ class GzSource final : public Source {
   const IdxArray& info_;
 };
 
-uint32_t be32(const uint8_t* p) {
-  return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | uint32_t(p[3]);
-}
-
 }  // namespace
 
 const char* idx_type_name(IdxType type) {
@@ -158,15 +155,15 @@ double IdxArray::value(int64_t i) const {
     case IdxType::UInt8: return double(p[0]);
     case IdxType::Int8: return double(int8_t(p[0]));
     case IdxType::Int16: return double(int16_t(uint16_t((uint16_t(p[0]) << 8) | p[1])));
-    case IdxType::Int32: return double(int32_t(be32(p)));
+    case IdxType::Int32: return double(int32_t(load_be32(p)));
     case IdxType::Float32: {
-      const uint32_t u = be32(p);
+      const uint32_t u = load_be32(p);
       float f;
       std::memcpy(&f, &u, 4);
       return double(f);
     }
     case IdxType::Float64: {
-      const uint64_t u = (uint64_t(be32(p)) << 32) | be32(p + 4);
+      const uint64_t u = (uint64_t(load_be32(p)) << 32) | load_be32(p + 4);
       double d;
       std::memcpy(&d, &u, 8);
       return d;
@@ -250,7 +247,7 @@ IdxArray read_idx(const std::string& path) {
                     std::to_string(4 * ndims) + " bytes of sizes after the magic number, but the " +
                     (a.compressed ? "stream" : "file") + " ends after " + std::to_string(4 + got_dims) + " bytes");
   int64_t numel = 1;
-  for (int64_t d = 0; d < ndims; ++d) a.dims.push_back(int64_t(be32(dimbuf + 4 * d)));
+  for (int64_t d = 0; d < ndims; ++d) a.dims.push_back(int64_t(load_be32(dimbuf + 4 * d)));
   for (int64_t d = 0; d < ndims; ++d) {
     if (a.dims[d] == 0)
       throw DataError(a.where(4 + 4 * d) + ": dimension " + std::to_string(d) + " of " + dims_str(a.dims) +

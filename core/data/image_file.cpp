@@ -19,6 +19,7 @@
 
 #include "data/stb_bmp.h"
 #include "io/atomic_file.h"
+#include "util/bytes.h"
 #include "util/error.h"
 
 namespace plexus::data {
@@ -45,17 +46,12 @@ bool is_jpeg(const uint8_t* data, size_t size) {
   return size >= sizeof kJpegMagic && std::memcmp(data, kJpegMagic, sizeof kJpegMagic) == 0;
 }
 
-uint32_t le32(const uint8_t* p) { return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24; }
-uint16_t le16(const uint8_t* p) { return uint16_t(p[0] | p[1] << 8); }
-uint32_t be32(const uint8_t* p) { return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | uint32_t(p[3]); }
-uint16_t be16(const uint8_t* p) { return uint16_t(p[0] << 8 | p[1]); }
-
 // The sizes of the BMP info headers: OS/2 1.x (12), Windows 3 (40), Adobe's (56), V4 (108), V5 (124).
 bool is_bmp_header_size(uint32_t n) { return n == 12 || n == 40 || n == 56 || n == 108 || n == 124; }
 
 // "BM" alone is too weak a magic (a CSV's header may start "BMI,"): the info header's size must be known too.
 bool is_bmp(const uint8_t* data, size_t size) {
-  return size >= 18 && data[0] == 'B' && data[1] == 'M' && is_bmp_header_size(le32(data + 14));
+  return size >= 18 && data[0] == 'B' && data[1] == 'M' && is_bmp_header_size(load_le32(data + 14));
 }
 
 std::string hex_bytes(const uint8_t* data, size_t n) {
@@ -324,16 +320,16 @@ struct BmpHeader {
 
 BmpHeader read_bmp_header(const uint8_t* data, size_t size, const std::string& name) {
   BmpHeader h;
-  h.header_size = le32(data + 14);
+  h.header_size = load_le32(data + 14);
   if (h.header_size == 12)
     throw DataError(name + ": an OS/2 1.x BMP (12-byte header); only Windows BMPs (40-, 56-, 108- or 124-byte "
                     "headers) can be read");
   if (size < 14 + size_t(h.header_size)) throw_truncated(name, "BMP", size);
-  h.offset = le32(data + 10);
-  const int32_t width = int32_t(le32(data + 18)), height = int32_t(le32(data + 22));
-  if (le16(data + 26) != 1) throw_corrupt_bmp(name, 26, "the number of planes is " + std::to_string(le16(data + 26)) + ", not 1");
-  h.bits = le16(data + 28);
-  h.compression = le32(data + 30);
+  h.offset = load_le32(data + 10);
+  const int32_t width = int32_t(load_le32(data + 18)), height = int32_t(load_le32(data + 22));
+  if (load_le16(data + 26) != 1) throw_corrupt_bmp(name, 26, "the number of planes is " + std::to_string(load_le16(data + 26)) + ", not 1");
+  h.bits = load_le16(data + 28);
+  h.compression = load_le32(data + 30);
   if (width <= 0 || height == 0 || height == INT32_MIN)
     throw_corrupt_bmp(name, 18, "a width of " + std::to_string(width) + " and a height of " + std::to_string(height));
   h.width = width;
@@ -435,12 +431,12 @@ bool jpeg_frame_size(const uint8_t* data, size_t size, uint32_t& width, uint32_t
     const bool frame = marker >= 0xc0 && marker <= 0xcf && marker != 0xc4 && marker != 0xc8 && marker != 0xcc;
     if (frame) {
       if (at + 9 > size) return false;
-      height = be16(data + at + 5);
-      width = be16(data + at + 7);
+      height = load_be16(data + at + 5);
+      width = load_be16(data + at + 7);
       return true;
     }
     if (marker == 0xda) return false;  // scan data before any frame: decoding will say so
-    at += 2 + size_t(be16(data + at + 2));
+    at += 2 + size_t(load_be16(data + at + 2));
   }
   return false;
 }
@@ -584,13 +580,13 @@ void check_image_header(const uint8_t* data, size_t size, const std::string& nam
   if (size == 0 || !is_image_data(data, size)) decode_image(data, size, name);  // throws its message
   // PNG: the IHDR chunk comes first, its width and height at bytes 16 to 23.
   if (is_png(data, size) && size >= 24 && std::memcmp(data + 12, "IHDR", 4) == 0 &&
-      exceeds_pixel_limit(be32(data + 16), be32(data + 20)))
-    throw_too_large(name, "PNG", be32(data + 16), be32(data + 20));
+      exceeds_pixel_limit(load_be32(data + 16), load_be32(data + 20)))
+    throw_too_large(name, "PNG", load_be32(data + 16), load_be32(data + 20));
   uint32_t width = 0, height = 0;
   if (is_jpeg(data, size) && jpeg_frame_size(data, size, width, height) && exceeds_pixel_limit(width, height))
     throw_too_large(name, "JPEG", width, height);
   if (is_bmp(data, size) && size >= 26) {
-    const int64_t w = int32_t(le32(data + 18)), h = std::abs(int64_t(int32_t(le32(data + 22))));
+    const int64_t w = int32_t(load_le32(data + 18)), h = std::abs(int64_t(int32_t(load_le32(data + 22))));
     if (w > 0 && exceeds_pixel_limit(uint64_t(w), uint64_t(h))) throw_too_large(name, "BMP", uint64_t(w), uint64_t(h));
   }
 }

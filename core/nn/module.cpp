@@ -99,6 +99,11 @@ void Module::zero_grad() {
   for (const Tensor& p : parameters()) p.set_grad(Tensor());
 }
 
+Device Module::device() const {
+  const auto params = parameters();
+  return params.empty() ? Device::cpu() : params.front().device();
+}
+
 void Module::to(Device device) {
   for (const auto& [name, t] : state()) {
     if (t.device() == device) continue;

@@ -43,6 +43,8 @@ class Module {
   // Moves every parameter and buffer; the Tensor handles stay valid (their storage is
   // replaced in place), so optimizers and layers keep working. The seam for CUDA.
   void to(Device device);
+  // Where the parameters are (a run sends its batches there); the CPU for a model without any.
+  Device device() const;
 
   // Hidden state a layer keeps from one forward call to the next: recurrent layers carry it
   // (detached) across consecutive batches of a text stream for truncated backpropagation

@@ -45,7 +45,7 @@ InputNormalization channel_mean_std(const data::Dataset& train, int64_t sample, 
   for (size_t start = 0; start < picked.size(); start += kChunk) {
     const std::vector<int64_t> idx(picked.begin() + long(start), picked.begin() + long(std::min(picked.size(), start + kChunk)));
     const Tensor x = train.get_batch(idx).input;  // [B, C, H, W]
-    if (x.dim() != 4) throw ShapeError("input_normalization: pictures must be [C, H, W], got " + to_string(x.shape()));
+    if (x.dim() != 4) throw ShapeError("input_normalization: pictures must be [C, H, W], got " + plexus::to_string(x.shape()));
     const int64_t c = x.size(1), hw = x.size(2) * x.size(3);
     sum.resize(size_t(c), 0.0);
     sum_sq.resize(size_t(c), 0.0);

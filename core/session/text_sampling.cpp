@@ -94,7 +94,7 @@ std::vector<std::string> sample_text(nn::Module& model, const data::Vocabulary& 
     if (logits.shape() != Shape{n, t, v})
       throw ShapeError("sample: the model should map ids [" + std::to_string(n) + ", " + std::to_string(t) +
                        "] to logits [" + std::to_string(n) + ", " + std::to_string(t) + ", " + std::to_string(v) +
-                       "] over the vocabulary's " + std::to_string(v) + " symbols, got " + to_string(logits.shape()));
+                       "] over the vocabulary's " + std::to_string(v) + " symbols, got " + plexus::to_string(logits.shape()));
     for (int64_t r = 0; r < n; ++r) {
       const int64_t next = draw(logits.data() + (r * t + t - 1) * v, v, options.temperature, gen, p);
       ids[size_t(r)].push_back(next);

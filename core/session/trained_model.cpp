@@ -84,7 +84,7 @@ data::TransformPtr InputNormalization::transform() const { return empty() ? null
 
 Tensor InputNormalization::apply(const Tensor& raw) const {
   if (empty()) return raw;
-  if (raw.dim() < 2) throw ShapeError("InputNormalization: expected a batch [N, ...], got shape " + to_string(raw.shape()));
+  if (raw.dim() < 2) throw ShapeError("InputNormalization: expected a batch [N, ...], got shape " + plexus::to_string(raw.shape()));
   // The loaders' own transform, so a model used outside training sees the very same numbers.
   Generator unused(0);
   return transform()->apply({raw, Tensor()}, unused).input;
@@ -106,8 +106,8 @@ Tensor TrainedModel::forward(const Tensor& raw) const {
   expected.insert(expected.end(), info.input_shape.begin(), info.input_shape.end());
   const Shape& got = raw.shape();
   if (got.size() != expected.size() || !std::equal(got.begin() + 1, got.end(), expected.begin() + 1))
-    throw ShapeError("the model takes inputs [N, " + to_string(info.input_shape).substr(1) + ", got shape " +
-                     to_string(got));
+    throw ShapeError("the model takes inputs [N, " + plexus::to_string(info.input_shape).substr(1) + ", got shape " +
+                     plexus::to_string(got));
   NoGradGuard no_grad;
   return (*compiled.model)(normalization.apply(raw));
 }
@@ -146,7 +146,7 @@ TrainedModel load_trained_model(const graph::Graph& project, const fs::path& wei
   else
     m.info = {*stored.input_shape, stored.label_shape, *stored.classes};
   auto described = [](const Shape& shape, int64_t classes) {
-    return "inputs " + to_string(shape) + " and " +
+    return "inputs " + plexus::to_string(shape) + " and " +
            (classes ? std::to_string(classes) + " classes" : std::string("regression targets"));
   };
   if (stored_info && (*stored.input_shape != m.info.input_shape || *stored.classes != m.info.classes))
@@ -174,11 +174,11 @@ TrainedModel load_trained_model(const graph::Graph& project, const fs::path& wei
   const Shape& in = m.info.input_shape;
   if (!m.feature_names.empty() && (in.size() != 1 || int64_t(m.feature_names.size()) != in[0]))
     throw IoError(where + ": names " + std::to_string(m.feature_names.size()) + " feature columns, the model's input is " +
-                  to_string(in));
+                  plexus::to_string(in));
   const int64_t channels = in.empty() ? 0 : in[0];
   if (!m.normalization.empty() && m.normalization.mean.size() != 1 && int64_t(m.normalization.mean.size()) != channels)
     throw IoError(where + ": the input normalisation has " + std::to_string(m.normalization.mean.size()) +
-                  " values, the model's input " + to_string(in) + " needs 1 or " + std::to_string(channels));
+                  " values, the model's input " + plexus::to_string(in) + " needs 1 or " + std::to_string(channels));
   if ((m.compiled.classification || !m.class_names.empty()) && int64_t(m.class_names.size()) != m.info.classes)
     throw IoError(where + ": names " + std::to_string(m.class_names.size()) + " classes, the model has " +
                   std::to_string(m.info.classes));

@@ -9,9 +9,6 @@
 namespace plexus::train {
 namespace {
 constexpr const char* kFormat = "plexus-checkpoint-1";
-const std::string kModel = "model.", kOptim = "optim.";
-
-bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
 // Every tensor of `state` is in `file` under prefix + name, with the same shape.
 void check_model_tensors(const io::SafetensorsFile& file, const nn::NamedTensors& state, const std::string& prefix,
@@ -40,16 +37,16 @@ void save_checkpoint(const std::filesystem::path& path, const nn::Module& model,
   io::NamedTensors tensors;
   io::SafetensorsMetadata meta;
   for (const auto& [k, v] : metadata) {
-    if (starts_with(k, kOptim) || starts_with(k, "plexus."))
+    if (k.starts_with(kCheckpointOptimPrefix) || k.starts_with("plexus."))
       throw ValueError("save_checkpoint: metadata key '" + k + "' uses a reserved prefix");
     meta[k] = v;
   }
   meta["plexus.format"] = kFormat;
-  for (const auto& [name, t] : model.state()) tensors.emplace_back(kModel + name, t);
+  for (const auto& [name, t] : model.state()) tensors.emplace_back(kCheckpointModelPrefix + name, t);
   if (optimizer) {
     const optim::OptimizerState st = optimizer->state_dict();
-    for (const auto& [name, t] : st.tensors) tensors.emplace_back(kOptim + name, t);
-    for (const auto& [k, v] : st.metadata) meta[kOptim + k] = v;
+    for (const auto& [name, t] : st.tensors) tensors.emplace_back(kCheckpointOptimPrefix + name, t);
+    for (const auto& [k, v] : st.metadata) meta[kCheckpointOptimPrefix + k] = v;
   }
   io::save_safetensors(path, tensors, meta);
 }
@@ -65,23 +62,23 @@ Metadata load_checkpoint(const std::filesystem::path& path, nn::Module& model, o
 
   // 1. The model: every tensor present, same shape, nothing extra.
   const nn::NamedTensors state = model.state();
-  check_model_tensors(file, state, kModel, where);
+  check_model_tensors(file, state, kCheckpointModelPrefix, where);
   std::set<std::string> known;
-  for (const auto& entry : state) known.insert(kModel + entry.first);
+  for (const auto& entry : state) known.insert(kCheckpointModelPrefix + entry.first);
   optim::OptimizerState opt_state;
   for (const auto& [name, t] : file.tensors) {
-    if (starts_with(name, kModel)) {
-      if (!known.count(name)) throw IoError(where + ": tensor '" + name.substr(kModel.size()) + "' does not belong to this model");
-    } else if (starts_with(name, kOptim)) {
-      opt_state.tensors.emplace_back(name.substr(kOptim.size()), t);
+    if (name.starts_with(kCheckpointModelPrefix)) {
+      if (!known.count(name)) throw IoError(where + ": tensor '" + name.substr(kCheckpointModelPrefix.size()) + "' does not belong to this model");
+    } else if (name.starts_with(kCheckpointOptimPrefix)) {
+      opt_state.tensors.emplace_back(name.substr(kCheckpointOptimPrefix.size()), t);
     } else {
       throw IoError(where + ": unexpected tensor '" + name + "'");
     }
   }
   Metadata user;
   for (const auto& [k, v] : file.metadata) {
-    if (starts_with(k, kOptim)) opt_state.metadata[k.substr(kOptim.size())] = v;
-    else if (!starts_with(k, "plexus.")) user[k] = v;
+    if (k.starts_with(kCheckpointOptimPrefix)) opt_state.metadata[k.substr(kCheckpointOptimPrefix.size())] = v;
+    else if (!k.starts_with("plexus.")) user[k] = v;
   }
 
   // 2. The optimizer validates its whole state before changing anything.
@@ -91,7 +88,7 @@ Metadata load_checkpoint(const std::filesystem::path& path, nn::Module& model, o
   }
 
   // 3. Nothing can fail any more: copy the model's tensors in place (handles stay valid).
-  copy_model_tensors(file, state, kModel);
+  copy_model_tensors(file, state, kCheckpointModelPrefix);
   return user;
 }
 

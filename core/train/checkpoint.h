@@ -19,6 +19,9 @@ namespace plexus::train {
 
 using Metadata = std::map<std::string, std::string>;
 
+// The names' prefixes in a checkpoint file (above).
+inline const std::string kCheckpointModelPrefix = "model.", kCheckpointOptimPrefix = "optim.";
+
 void save_checkpoint(const std::filesystem::path& path, const nn::Module& model,
                      const optim::Optimizer* optimizer = nullptr, const Metadata& metadata = {});
 

@@ -5,14 +5,11 @@
 
 #include "autograd/grad_mode.h"
 #include "io/safetensors.h"
+#include "train/checkpoint.h"
 #include "util/error.h"
 
 namespace plexus::train {
 namespace {
-
-const std::string kModel = "model.", kOptim = "optim.";
-
-bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
 std::string node_of(const std::string& tensor) { return tensor.substr(0, tensor.find('.')); }
 
@@ -43,7 +40,7 @@ std::optional<Shape> shape_of(const std::string& s) {
 std::string read_optimizer(const io::SafetensorsFile& file, const std::vector<std::pair<std::string, Shape>>& model,
                            SourceState& out) {
   const auto meta = [&](const std::string& key) -> const std::string* {
-    const auto it = file.metadata.find(kOptim + key);
+    const auto it = file.metadata.find(kCheckpointOptimPrefix + key);
     return it == file.metadata.end() ? nullptr : &it->second;
   };
   const std::string* kind = meta("optimizer");
@@ -66,9 +63,9 @@ std::string read_optimizer(const io::SafetensorsFile& file, const std::vector<st
         return "its optimizer's parameter " + std::to_string(k) + " does not line up with its model tensors";
       optim::ParamState st;
       if (const std::string* step = meta(pk + ".step")) st.step = integer(*step).value_or(0);
-      const std::string prefix = kOptim + pk + ".";
+      const std::string prefix = kCheckpointOptimPrefix + pk + ".";
       for (const auto& [name, t] : file.tensors)
-        if (starts_with(name, prefix)) st.tensors.emplace_back(name.substr(prefix.size()), t);
+        if (name.starts_with(prefix)) st.tensors.emplace_back(name.substr(prefix.size()), t);
       if (st.step > 0 || !st.tensors.empty()) state.emplace(model[k].first, std::move(st));
     }
   }
@@ -96,7 +93,7 @@ SourceState read_state(const std::filesystem::path& path) {
   const io::SafetensorsFile file = io::load_safetensors(path);
   SourceState s;
   const auto format = file.metadata.find("plexus.format");
-  const bool checkpoint = format != file.metadata.end() && starts_with(format->second, "plexus-checkpoint");
+  const bool checkpoint = format != file.metadata.end() && format->second.starts_with("plexus-checkpoint");
   s.label = checkpoint ? "in the checkpoint" : "in the weights file";
   if (!checkpoint) {
     s.tensors = file.tensors;
@@ -104,9 +101,9 @@ SourceState read_state(const std::filesystem::path& path) {
   }
   std::vector<std::pair<std::string, Shape>> model;  // file order
   for (const auto& [name, t] : file.tensors)
-    if (starts_with(name, kModel)) {
-      s.tensors.emplace_back(name.substr(kModel.size()), t);
-      model.emplace_back(name.substr(kModel.size()), t.shape());
+    if (name.starts_with(kCheckpointModelPrefix)) {
+      s.tensors.emplace_back(name.substr(kCheckpointModelPrefix.size()), t);
+      model.emplace_back(name.substr(kCheckpointModelPrefix.size()), t.shape());
     }
   if (std::string why = read_optimizer(file, model, s); !why.empty())
     s.optimizer_note = "optimizer state not carried: " + why;

@@ -13,17 +13,8 @@
 #include "util/error.h"
 
 namespace plexus::train {
-namespace {
-
-Device device_of(const nn::Module& model) {
-  const auto params = model.parameters();
-  return params.empty() ? Device::cpu() : params.front().device();
-}
-
-}  // namespace
-
 TrainingStep::TrainingStep(nn::Module& model, optim::Optimizer& optimizer, StepOptions options)
-    : model_(model), opt_(optimizer), options_(std::move(options)), device_(device_of(model)) {
+    : model_(model), opt_(optimizer), options_(std::move(options)), device_(model.device()) {
   if (!options_.loss) throw ValueError("TrainingStep: no loss function");
   if (options_.accumulate_steps < 1)
     throw ValueError("TrainingStep: accumulate_steps must be at least 1, got " + std::to_string(options_.accumulate_steps));

@@ -46,12 +46,6 @@ void append_predictions(const Tensor& logits, std::vector<int32_t>& predicted, s
   }
 }
 
-// Where the batches go: the device of the model's parameters.
-Device device_of(const nn::Module& model) {
-  const auto params = model.parameters();
-  return params.empty() ? Device::cpu() : params.front().device();
-}
-
 LossFunction or_cross_entropy(LossFunction loss) {
   if (loss) return loss;
   return [](const Tensor& out, const Tensor& target) { return cross_entropy(out, target); };
@@ -292,7 +286,7 @@ EpochEnd evaluate(nn::Module& model, data::DataLoader& loader, const TrainerOpti
   int64_t top = 0, seen = 0;
   std::vector<int32_t> predicted;
   std::vector<float> confidence;
-  const Device device = device_of(model);
+  const Device device = model.device();
   for (data::Batch& b : loader) {
     if (cancelled && *cancelled && !options.comm) break;
     if (!b.inputs.defined()) continue;  // this rank's part of a batch with fewer rows than ranks
@@ -333,7 +327,7 @@ RunResult Trainer::run() {
   const bool grad_was_enabled = GradMode::enabled();
   GradMode::set_enabled(true);  // grad mode is per thread: a fresh worker thread sets its own
   if (options_.seed && !options_.resume_at) manual_seed(*options_.seed);
-  const bool on_gpu = device_of(model_).is_cuda();
+  const bool on_gpu = model_.device().is_cuda();
   const PrecisionGuard precision(on_gpu ? options_.precision : Precision::FP32);
   const SubnormalScope subnormals;  // the small loops on this thread too, as the pool's
   try {

@@ -10,20 +10,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/qt_text.h"
 #include "common/theme.h"
 
 namespace plexus::widgets {
 namespace {
 
-constexpr int kMargin = 10;
+constexpr int kMatrixMargin = 10;
 constexpr int kMaxCell = 64;
 constexpr int kMaxRowLabel = 120;
-
-QFont smallFont(const QFont& base) {
-  QFont f = base;
-  f.setPointSizeF(base.pointSizeF() * 0.85);
-  return f;
-}
 
 QColor mix(const QColor& a, const QColor& b, double t) {
   t = std::clamp(t, 0.0, 1.0);
@@ -34,7 +29,6 @@ QColor mix(const QColor& a, const QColor& b, double t) {
 // Perceived brightness in [0, 1], to pick readable text on a shaded cell.
 double luminance(const QColor& c) { return 0.299 * c.redF() + 0.587 * c.greenF() + 0.114 * c.blueF(); }
 
-QString percent(double share) { return QStringLiteral("%1%").arg(100.0 * share, 0, 'f', 1); }
 
 }  // namespace
 
@@ -101,15 +95,15 @@ QString ConfusionMatrixView::cellToolTip(int t, int p) const {
   const int64_t n = count(t, p);
   const double share = rowTotal(t) > 0 ? double(n) / double(rowTotal(t)) : 0.0;
   return tr("true %1, predicted %2: %3 %4 (%5 of %1s)")
-      .arg(name(t), name(p), QLocale().toString(qlonglong(n)), n == 1 ? tr("sample") : tr("samples"), percent(share));
+      .arg(name(t), name(p), QLocale().toString(qlonglong(n)), n == 1 ? tr("sample") : tr("samples"), percentText(share));
 }
 
 ConfusionMatrixView::Layout ConfusionMatrixView::layout() const {
   Layout l;
-  l.small = smallFont(font());
+  l.small = smallerFont(font());
   const QFontMetrics fm(font()), fs(l.small);
   const int n = std::max(classes_, 1);
-  l.header = QRect(kMargin, kMargin, width() - 2 * kMargin, fm.height());
+  l.header = QRect(kMatrixMargin, kMatrixMargin, width() - 2 * kMatrixMargin, fm.height());
   l.titleHeight = fs.height();
   l.columnLabelHeight = fs.height() + 4;
   l.titleWidth = fs.height() + 6;
@@ -123,8 +117,8 @@ ConfusionMatrixView::Layout ConfusionMatrixView::layout() const {
     int widest = 0;
     for (int c = 0; c < classes_; ++c) widest = std::max(widest, fs.horizontalAdvance(l.rowLabel(*this, c)));
     l.rowLabelWidth = std::min(widest, kMaxRowLabel) + 10;
-    const int free_width = width() - 2 * kMargin - l.titleWidth - l.rowLabelWidth - l.accuracyWidth;
-    const int free_height = height() - top - legend_height - kMargin;
+    const int free_width = width() - 2 * kMatrixMargin - l.titleWidth - l.rowLabelWidth - l.accuracyWidth;
+    const int free_height = height() - top - legend_height - kMatrixMargin;
     l.cell = std::clamp(std::min(free_width, free_height) / n, 0, kMaxCell);
     int widest_name = 0;
     for (int c = 0; c < classes_; ++c) widest_name = std::max(widest_name, fs.horizontalAdvance(name(c)));
@@ -134,10 +128,10 @@ ConfusionMatrixView::Layout ConfusionMatrixView::layout() const {
   }
 
   const int block = l.titleWidth + l.rowLabelWidth + l.cell * n + l.accuracyWidth;
-  const int left = std::max(kMargin, (width() - block) / 2);
+  const int left = std::max(kMatrixMargin, (width() - block) / 2);
   l.header.setLeft(left);
   l.grid = QRect(left + l.titleWidth + l.rowLabelWidth, top, l.cell * n, l.cell * n);
-  l.legend = QRect(l.grid.left(), l.grid.bottom() + 10, width() - l.grid.left() - kMargin, fs.height());
+  l.legend = QRect(l.grid.left(), l.grid.bottom() + 10, width() - l.grid.left() - kMatrixMargin, fs.height());
   l.labelStep = std::max(1, int(std::ceil(double(fs.height()) / std::max(l.cell, 1))));
   const int64_t largest = counts_.empty() ? 0 : *std::max_element(counts_.begin(), counts_.end());
   l.counts = l.cell >= fs.height() + 2 && fs.horizontalAdvance(QString::number(largest)) + 6 <= l.cell;
@@ -192,7 +186,7 @@ void ConfusionMatrixView::paintHeader(QPainter& painter, const Layout& l) const 
   const Theme& theme = ThemeManager::instance().theme();
   QFont bold = font();
   bold.setBold(true);
-  const QString title = tr("Accuracy %1").arg(percent(accuracy()));
+  const QString title = tr("Accuracy %1").arg(percentText(accuracy()));
   painter.setFont(bold);
   painter.setPen(theme.text);
   painter.drawText(l.header, Qt::AlignLeft | Qt::AlignVCenter, title);
@@ -278,7 +272,7 @@ void ConfusionMatrixView::paintRowAccuracy(QPainter& painter, const Layout& l) c
       painter.setPen(rowTotal(t) > 0 ? theme.text : theme.mutedText);
       painter.drawText(QRectF(row.left(), bar_top - fs.height() - 2, row.width(), fs.height()),
                        Qt::AlignRight | Qt::AlignVCenter,
-                       rowTotal(t) > 0 ? percent(classAccuracy(t)) : QStringLiteral("\u2013"));
+                       rowTotal(t) > 0 ? percentText(classAccuracy(t)) : QStringLiteral("\u2013"));
     }
   }
 }
@@ -306,8 +300,8 @@ void ConfusionMatrixView::paintLegend(QPainter& painter, const Layout& l) const 
   entry(theme.selection, tr("correct"));
   entry(theme.error, tr("mistaken"));
   const QString note = tr("shade: share of the true class");
-  if (x + fs.horizontalAdvance(note) <= width() - kMargin)
-    painter.drawText(QRect(x, l.legend.top(), width() - kMargin - x, l.legend.height()), Qt::AlignVCenter, note);
+  if (x + fs.horizontalAdvance(note) <= width() - kMatrixMargin)
+    painter.drawText(QRect(x, l.legend.top(), width() - kMatrixMargin - x, l.legend.height()), Qt::AlignVCenter, note);
 }
 
 void ConfusionMatrixView::mouseMoveEvent(QMouseEvent* event) {

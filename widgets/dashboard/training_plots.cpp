@@ -20,6 +20,7 @@
 
 #include "common/icons.h"
 #include "common/plot_style.h"
+#include "common/qt_text.h"
 #include "common/theme.h"
 #include "train/readable_figures.h"
 
@@ -110,7 +111,6 @@ std::optional<QCPGraphData> nearerPoint(QCPGraph* g, double key, QPoint pixel, d
 }
 
 QString number(double v, int precision = 4) { return QString::number(v, 'g', precision); }
-QString percent(double fraction) { return QString::number(100 * fraction, 'f', 1) + QLatin1Char('%'); }
 
 // A character model's loss: "1.921 nats · 2.771 bits/char · perplexity 6.83".
 QString textLoss(double nats) {
@@ -819,8 +819,8 @@ QString TrainingPlots::epochHover(double key, QPoint pixel) {
   QString text = hoverHeading(run) + tr(" · epoch %1").arg(e->epoch);
   auto line = [&](const QString& what, double loss, double accuracy) {
     text += QStringLiteral("<br>%1: loss %2").arg(what, textUnits_ ? textLoss(loss) : number(loss));
-    if (showsAccuracy(run)) text += tr(" · accuracy %1").arg(percent(accuracy));
-    if (textUnits_ && run.hasAccuracy) text += tr(" · next-character accuracy %1").arg(percent(accuracy));
+    if (showsAccuracy(run)) text += tr(" · accuracy %1").arg(percentText(accuracy));
+    if (textUnits_ && run.hasAccuracy) text += tr(" · next-character accuracy %1").arg(percentText(accuracy));
   };
   line(tr("training"), e->trainLoss, e->trainAccuracy);
   if (e->hasEval) line(tr("validation"), e->evalLoss, e->evalAccuracy);

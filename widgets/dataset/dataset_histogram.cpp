@@ -10,6 +10,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "common/qt_text.h"
 #include "common/theme.h"
 #include "dataset/dataset_class_colours.h"
 
@@ -18,13 +19,7 @@ namespace {
 
 constexpr int kBarGap = 3;
 constexpr int kMaxColumn = 64;  // a few classes make a compact chart, not a wall of colour
-constexpr int kMargin = 4;
-
-QFont smallFont(const QFont& base) {
-  QFont f = base;
-  f.setPointSizeF(base.pointSizeF() * 0.8);
-  return f;
-}
+constexpr int kHistogramMargin = 4;
 
 }  // namespace
 
@@ -52,13 +47,13 @@ int64_t ClassHistogram::count(int cls) const { return cls >= 0 && cls < classes(
 QSize ClassHistogram::sizeHint() const { return {320, minimumSizeHint().height()}; }
 
 QSize ClassHistogram::minimumSizeHint() const {
-  const QFontMetrics small(smallFont(font()));
+  const QFontMetrics small(smallerFont(font(), 0.8));
   return {60, 2 * small.height() + 44};  // count line, bars, name line
 }
 
 QRect ClassHistogram::plotRect() const {
-  const int line = QFontMetrics(smallFont(font())).height();
-  return rect().adjusted(kMargin, kMargin + line, -kMargin, -(kMargin + line));
+  const int line = QFontMetrics(smallerFont(font(), 0.8)).height();
+  return rect().adjusted(kHistogramMargin, kHistogramMargin + line, -kHistogramMargin, -(kHistogramMargin + line));
 }
 
 QRect ClassHistogram::barRect(int cls) const {
@@ -72,7 +67,7 @@ QRect ClassHistogram::barRect(int cls) const {
 }
 
 bool ClassHistogram::labelsFit() const {
-  const QFontMetrics fm(smallFont(font()));
+  const QFontMetrics fm(smallerFont(font(), 0.8));
   const int room = classes() > 0 ? barRect(0).width() - kBarGap : 0;
   return std::all_of(names_.begin(), names_.end(), [&](const QString& n) { return fm.horizontalAdvance(n) <= room; });
 }
@@ -118,7 +113,7 @@ void ClassHistogram::paintBar(QPainter& painter, int cls, int64_t max) const {
   painter.setBrush(fill);
   painter.drawRoundedRect(bar, 2, 2);
 
-  const QFont small = smallFont(font());
+  const QFont small = smallerFont(font(), 0.8);
   const QFontMetrics fm(small);
   painter.setFont(small);
   const QString number = QLocale().toString(qlonglong(count(cls)));

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "common/qt_text.h"
 #include "common/theme.h"
 #include "dataset/dataset_class_colours.h"
 #include "dataset/dataset_content.h"
@@ -12,17 +13,11 @@
 namespace plexus::widgets {
 namespace {
 
-constexpr int kPad = 6;
+constexpr int kTilePad = 6;
 constexpr int kPictureBox = 64;  // at most the picture's longer side, in logical pixels
 constexpr int kMinTextWidth = 72;
 
 QColor successColour(const Theme& theme) { return theme.dark ? QColor(0x4ADE80) : QColor(0x16A34A); }
-
-QFont smallFont(const QFont& base) {
-  QFont f = base;
-  f.setPointSizeF(base.pointSizeF() * 0.85);
-  return f;
-}
 
 int lineHeight(const QFont& font) { return QFontMetrics(font).height(); }
 
@@ -58,14 +53,14 @@ QSize DatasetTileDelegate::shownPictureSize() const {
 
 QSize DatasetTileDelegate::sizeHint(const QStyleOptionViewItem& option, const QModelIndex&) const {
   const QSize shown = shownPictureSize();
-  const int width = std::max(shown.width(), kMinTextWidth) + 2 * kPad;
-  const int height = kPad + shown.height() + 4 + lineHeight(option.font) + lineHeight(smallFont(option.font)) + kPad;
+  const int width = std::max(shown.width(), kMinTextWidth) + 2 * kTilePad;
+  const int height = kTilePad + shown.height() + 4 + lineHeight(option.font) + lineHeight(smallerFont(option.font)) + kTilePad;
   return {width, height};
 }
 
 QRect DatasetTileDelegate::pictureRect(const QRect& tile) const {
   const QSize shown = shownPictureSize();
-  return {tile.left() + (tile.width() - shown.width()) / 2, tile.top() + kPad, shown.width(), shown.height()};
+  return {tile.left() + (tile.width() - shown.width()) / 2, tile.top() + kTilePad, shown.width(), shown.height()};
 }
 
 void DatasetTileDelegate::paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const {
@@ -113,10 +108,10 @@ void DatasetTileDelegate::paintVerdict(QPainter* painter, const QRect& picture, 
 
 void DatasetTileDelegate::paintText(QPainter* painter, const QStyleOptionViewItem& option, const QRect& picture,
                                     const QModelIndex& index) const {
-  const QRect label(option.rect.left() + kPad, picture.bottom() + 5, option.rect.width() - 2 * kPad,
+  const QRect label(option.rect.left() + kTilePad, picture.bottom() + 5, option.rect.width() - 2 * kTilePad,
                     lineHeight(option.font));
   paintLabel(painter, option.font, label, index);
-  const QFont small = smallFont(option.font);
+  const QFont small = smallerFont(option.font);
   paintDetail(painter, small, QRect(label.left(), label.bottom() + 1, label.width(), lineHeight(small)), index);
 }
 

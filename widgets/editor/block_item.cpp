@@ -9,6 +9,7 @@
 #include "common/qt_text.h"
 #include "common/theme.h"
 #include "editor/edge_item.h"
+#include "editor/card_style.h"
 #include "editor/node_item.h"
 #include "editor/node_scene.h"
 
@@ -16,26 +17,14 @@ namespace plexus::widgets {
 namespace {
 
 // Scene units. Wider than a node's card: proxy labels name the member as well as the port.
-constexpr qreal kWidth = 240;
-constexpr qreal kHeader = 40;
-constexpr qreal kBodyTop = kHeader + 6;
-constexpr qreal kPortRow = 22;
-constexpr qreal kBottom = 8;
-constexpr qreal kRadius = 7;
+constexpr qreal kBlockWidth = 240;
 constexpr qreal kStack = 5;    // the second card peeking out below and right: "several inside"
-constexpr qreal kMargin = 6;   // room outside for the stack, the selection ring and the shadow
-constexpr qreal kTextInset = 10;
-constexpr qreal kLabelWidth = kWidth / 2 - kTextInset - 4;
-constexpr qreal kTextLod = 0.4;  // as nodes: below this zoom, shapes only
-
-qreal portY(size_t row) { return kBodyTop + kPortRow * (qreal(row) + 0.5); }
-
-const QFont& titleFont() { static const QFont f = cardFont(12, true); return f; }
-const QFont& smallFont() { static const QFont f = cardFont(11); return f; }
+constexpr qreal kBlockMargin = 6;  // room outside for the stack, the selection ring and the shadow
+constexpr qreal kLabelWidth = kBlockWidth / 2 - card::kTextInset - 4;
 
 }  // namespace
 
-QSizeF BlockItem::cardSize(size_t rows) { return {kWidth, kBodyTop + kPortRow * qreal(std::max<size_t>(rows, 1)) + kBottom}; }
+QSizeF BlockItem::cardSize(size_t rows) { return {kBlockWidth, card::kBodyTop + card::kPortRow * qreal(std::max<size_t>(rows, 1)) + card::kBottom}; }
 
 BlockItem::BlockItem(const QString& id, const Card& card, QPointF pos)
     : id_(id), name_(card.name), summary_(card.summary), collapsed_(true),
@@ -46,7 +35,7 @@ BlockItem::BlockItem(const QString& id, const Card& card, QPointF pos)
   for (const bool input : {true, false}) {
     const std::vector<Proxy>& proxies = input ? card.inputs : card.outputs;
     for (size_t i = 0; i < proxies.size(); ++i) {
-      auto* port = new PortItem(this, proxies[i].spec, input, QPointF(input ? 0 : kWidth, portY(i)), proxies[i].ref,
+      auto* port = new PortItem(this, proxies[i].spec, input, QPointF(input ? 0 : kBlockWidth, card::portY(i)), proxies[i].ref,
                                 proxies[i].label, kLabelWidth);
       port->setConnected(proxies[i].connected);
       ports_.push_back(port);
@@ -68,14 +57,14 @@ BlockItem::BlockItem(const QString& id, const QString& name, const QString& summ
 QRectF BlockItem::sceneTitleRect() const { return QRectF(pos(), QSizeF(size_.width(), kFrameTitle)); }
 
 QRectF BlockItem::boundingRect() const {
-  return QRectF(QPointF(0, 0), size_).adjusted(-kMargin, -kMargin, kMargin + (collapsed_ ? kStack : 0),
-                                               kMargin + (collapsed_ ? kStack : 0));
+  return QRectF(QPointF(0, 0), size_).adjusted(-kBlockMargin, -kBlockMargin, kBlockMargin + (collapsed_ ? kStack : 0),
+                                               kBlockMargin + (collapsed_ ? kStack : 0));
 }
 
 QPainterPath BlockItem::shape() const {
   QPainterPath p;
   if (collapsed_)
-    p.addRoundedRect(QRectF(QPointF(0, 0), size_), kRadius, kRadius);
+    p.addRoundedRect(QRectF(QPointF(0, 0), size_), card::kRadius, card::kRadius);
   else  // the title bar only: inside the frame the canvas takes clicks and rubber bands
     p.addRect(QRectF(0, 0, size_.width(), kFrameTitle));
   return p;
@@ -120,7 +109,7 @@ QVariant BlockItem::itemChange(GraphicsItemChange change, const QVariant& value)
 }
 
 void BlockItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
-  const bool detailed = option->levelOfDetailFromTransform(painter->worldTransform()) >= kTextLod;
+  const bool detailed = option->levelOfDetailFromTransform(painter->worldTransform()) >= card::kTextLod;
   if (collapsed_)
     paintCard(painter, detailed);
   else
@@ -132,39 +121,39 @@ void BlockItem::paintCard(QPainter* painter, bool detailed) const {
   const QRectF card(QPointF(0, 0), size_);
   painter->setPen(Qt::NoPen);
   painter->setBrush(theme.nodeShadow);
-  painter->drawRoundedRect(card.translated(kStack, kStack + 3), kRadius, kRadius);
+  painter->drawRoundedRect(card.translated(kStack, kStack + 3), card::kRadius, card::kRadius);
   painter->setPen(QPen(theme.nodeBorder, 1));
   painter->setBrush(theme.nodeBody);
-  painter->drawRoundedRect(card.translated(kStack, kStack), kRadius, kRadius);
+  painter->drawRoundedRect(card.translated(kStack, kStack), card::kRadius, card::kRadius);
   painter->setPen(Qt::NoPen);
-  painter->drawRoundedRect(card, kRadius, kRadius);
+  painter->drawRoundedRect(card, card::kRadius, card::kRadius);
 
   QPainterPath rounded;
-  rounded.addRoundedRect(card, kRadius, kRadius);
+  rounded.addRoundedRect(card, card::kRadius, card::kRadius);
   QPainterPath band;
-  band.addRect(QRectF(0, 0, card.width(), kHeader));
+  band.addRect(QRectF(0, 0, card.width(), card::kHeader));
   painter->setBrush(theme.block);
   painter->drawPath(rounded.intersected(band));
   if (detailed) {
-    const qreal text_width = card.width() - 2 * kTextInset;
+    const qreal text_width = card.width() - 2 * card::kTextInset;
     painter->setPen(Qt::white);
-    painter->setFont(titleFont());
-    painter->drawText(QRectF(kTextInset, 4, text_width, 18), Qt::AlignLeft | Qt::AlignVCenter,
-                      QFontMetricsF(titleFont()).elidedText(name_, Qt::ElideRight, text_width));
-    painter->setFont(smallFont());
+    painter->setFont(card::titleFont());
+    painter->drawText(QRectF(card::kTextInset, 4, text_width, 18), Qt::AlignLeft | Qt::AlignVCenter,
+                      QFontMetricsF(card::titleFont()).elidedText(name_, Qt::ElideRight, text_width));
+    painter->setFont(card::smallFont());
     painter->setPen(QColor(255, 255, 255, 200));
-    painter->drawText(QRectF(kTextInset, 21, text_width, 15), Qt::AlignLeft | Qt::AlignVCenter,
-                      QFontMetricsF(smallFont()).elidedText(summary_, Qt::ElideRight, text_width));
+    painter->drawText(QRectF(card::kTextInset, 21, text_width, 15), Qt::AlignLeft | Qt::AlignVCenter,
+                      QFontMetricsF(card::smallFont()).elidedText(summary_, Qt::ElideRight, text_width));
   }
 
   QPen border(theme.nodeBorder, 1);
   if (severity_) border = QPen(*severity_ == graph::Severity::Error ? theme.error : theme.warning, 2.5);
   painter->setPen(border);
   painter->setBrush(Qt::NoBrush);
-  painter->drawRoundedRect(card, kRadius, kRadius);
+  painter->drawRoundedRect(card, card::kRadius, card::kRadius);
   if (isSelected()) {
     painter->setPen(QPen(theme.selection, 2.5));
-    painter->drawRoundedRect(card.adjusted(-3, -3, 3, 3), kRadius + 3, kRadius + 3);
+    painter->drawRoundedRect(card.adjusted(-3, -3, 3, 3), card::kRadius + 3, card::kRadius + 3);
   }
 }
 
@@ -177,10 +166,10 @@ void BlockItem::paintFrame(QPainter* painter, bool detailed) const {
   edge.setAlpha(theme.dark ? 200 : 150);
   painter->setPen(QPen(isSelected() ? theme.selection : edge, isSelected() ? 2.5 : 1.2));
   painter->setBrush(tint);
-  painter->drawRoundedRect(frame, kRadius, kRadius);
+  painter->drawRoundedRect(frame, card::kRadius, card::kRadius);
 
   QPainterPath rounded;
-  rounded.addRoundedRect(frame, kRadius, kRadius);
+  rounded.addRoundedRect(frame, card::kRadius, card::kRadius);
   QPainterPath band;
   band.addRect(QRectF(0, 0, frame.width(), kFrameTitle));
   painter->setPen(Qt::NoPen);
@@ -188,13 +177,13 @@ void BlockItem::paintFrame(QPainter* painter, bool detailed) const {
   painter->drawPath(rounded.intersected(band));
   if (!detailed) return;
   // "▾ name" on the left (the frame can be closed), the summary on the right.
-  const QRectF title(kTextInset, 0, frame.width() - 2 * kTextInset, kFrameTitle);
-  const QFontMetricsF title_metrics(titleFont()), small_metrics(smallFont());
+  const QRectF title(card::kTextInset, 0, frame.width() - 2 * card::kTextInset, kFrameTitle);
+  const QFontMetricsF title_metrics(card::titleFont()), small_metrics(card::smallFont());
   const QString name = title_metrics.elidedText(QStringLiteral("▾ ") + name_, Qt::ElideRight, title.width() * 0.6);
   painter->setPen(Qt::white);
-  painter->setFont(titleFont());
+  painter->setFont(card::titleFont());
   painter->drawText(title, Qt::AlignLeft | Qt::AlignVCenter, name);
-  painter->setFont(smallFont());
+  painter->setFont(card::smallFont());
   painter->setPen(QColor(255, 255, 255, 200));
   const qreal rest = title.width() - title_metrics.horizontalAdvance(name) - 12;
   if (rest > 20)

@@ -9,6 +9,7 @@
 
 #include "common/qt_text.h"
 #include "common/theme.h"
+#include "editor/card_style.h"
 #include "editor/edge_item.h"
 #include "editor/node_item.h"
 
@@ -17,7 +18,7 @@ namespace {
 
 // Scene units, as the cards'.
 constexpr qreal kRing = 5;          // the outline's distance from the card
-constexpr qreal kRadius = 7 + kRing;
+constexpr qreal kRingRadius = card::kRadius + kRing;
 constexpr qreal kBadgeHeight = 16;
 constexpr qreal kNoteGap = 10;      // between the card and its note
 constexpr qreal kNoteLine = 17;
@@ -111,7 +112,7 @@ void NodeDiffMark::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWi
   painter->drawRoundedRect(card, 7, 7);
   painter->setPen(ring);
   painter->setBrush(Qt::NoBrush);
-  painter->drawRoundedRect(card.adjusted(-kRing, -kRing, kRing, kRing), kRadius, kRadius);
+  painter->drawRoundedRect(card.adjusted(-kRing, -kRing, kRing, kRing), kRingRadius, kRingRadius);
 
   // The badge, on the outline's top edge.
   const QRectF badge = badgeRect(kind_, card_);

@@ -19,7 +19,7 @@
 namespace plexus::widgets {
 namespace {
 
-constexpr qreal kFitMargin = 30;
+constexpr qreal kDiffFitMargin = 30;
 constexpr double kMaxFitZoom = 1.25;  // a small graph is not blown up
 constexpr qreal kRemovedOpacity = 0.45;
 
@@ -129,7 +129,7 @@ void GraphDiffCanvas::fit() {
     else if (!item->parentItem())
       bounds |= item->sceneBoundingRect();
   if (bounds.isEmpty()) return;
-  bounds.adjust(-kFitMargin, -kFitMargin, kFitMargin, kFitMargin);
+  bounds.adjust(-kDiffFitMargin, -kDiffFitMargin, kDiffFitMargin, kDiffFitMargin);
   const QSize room = view_->viewport()->size();
   view_->setZoom(std::min({room.width() / bounds.width(), room.height() / bounds.height(), kMaxFitZoom}));
   view_->centerOn(bounds.center());

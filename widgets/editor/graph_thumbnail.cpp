@@ -17,7 +17,7 @@ namespace plexus::widgets {
 
 namespace {
 
-constexpr qreal kMargin = 12;    // scene units around the drawing
+constexpr qreal kThumbnailMargin = 12;    // scene units around the drawing
 constexpr qreal kLineGap = 28;   // scene units between the lines of a wrapped drawing
 constexpr int kMaxLines = 4;
 
@@ -40,7 +40,7 @@ struct Drawing {
         cards.push_back({r.left(), r.right()});
       }
     }
-    if (!bounds.isEmpty()) bounds.adjust(-kMargin, -kMargin, kMargin, kMargin);
+    if (!bounds.isEmpty()) bounds.adjust(-kThumbnailMargin, -kThumbnailMargin, kThumbnailMargin, kThumbnailMargin);
   }
 
   // Where the drawing may be cut into lines: the middle of each gap between cards.

@@ -10,6 +10,7 @@
 
 #include "common/qt_text.h"
 #include "common/theme.h"
+#include "editor/card_style.h"
 #include "editor/edge_item.h"
 #include "editor/node_scene.h"
 #include "graph/node_settings.h"
@@ -18,23 +19,13 @@ namespace plexus::widgets {
 namespace {
 
 // Scene units; the grid is 20, so a card spans whole grid cells horizontally.
-constexpr qreal kWidth = 176;
-constexpr qreal kHeader = 40;
-constexpr qreal kBodyTop = kHeader + 6;
-constexpr qreal kPortRow = 22;
+constexpr qreal kNodeWidth = 176;
 constexpr qreal kParamLine = 18;
-constexpr qreal kBottom = 8;
-constexpr qreal kRadius = 7;
-constexpr qreal kMargin = 5;  // room outside the card for the selection ring and the shadow
+constexpr qreal kNodeMargin = 5;  // room outside the card for the selection ring and the shadow
 constexpr qreal kPortRadius = 5;
 constexpr qreal kPortHit = 9;
-constexpr qreal kTextInset = 10;
 constexpr size_t kMaxParams = 3;
-// Below this zoom text is too small to read: draw the shapes only (cheaper, less noise).
-constexpr qreal kTextLod = 0.4;
 
-const QFont& titleFont() { static const QFont f = cardFont(12, true); return f; }
-const QFont& smallFont() { static const QFont f = cardFont(11); return f; }
 const QFont& smallBoldFont() { static const QFont f = cardFont(11, true); return f; }
 
 // An unknown type has no ports and one line naming the type.
@@ -43,12 +34,11 @@ size_t portRows(const graph::LayerType* type) {
 }
 size_t paramLines(const graph::LayerType* type) { return type ? std::min(type->params.size(), kMaxParams) : 1; }
 
-qreal portY(size_t row) { return kBodyTop + kPortRow * (qreal(row) + 0.5); }
-qreal paramsTop(const graph::LayerType* type) { return kBodyTop + kPortRow * qreal(portRows(type)) + 2; }
+qreal paramsTop(const graph::LayerType* type) { return card::kBodyTop + card::kPortRow * qreal(portRows(type)) + 2; }
 
 QSizeF cardSize(const graph::LayerType* type) {
   const size_t lines = paramLines(type);
-  return {kWidth, paramsTop(type) + kParamLine * qreal(lines) + kBottom};
+  return {kNodeWidth, paramsTop(type) + kParamLine * qreal(lines) + card::kBottom};
 }
 
 
@@ -79,7 +69,7 @@ QSizeF nodeCardSize(const graph::Node& node) { return cardSize(graph::Registry::
 
 PortItem::PortItem(NodeItem* node, const graph::PortSpec& spec, bool input, QPointF centre)
     : PortItem(node, spec, input, centre, {node->id().toStdString(), spec.name}, qstr(spec.name),
-               kWidth / 2 - kTextInset - 4) {}
+               kNodeWidth / 2 - card::kTextInset - 4) {}
 
 PortItem::PortItem(QGraphicsItem* owner, const graph::PortSpec& spec, bool input, QPointF centre, graph::PortRef ref,
                    const QString& label, qreal label_width)
@@ -93,8 +83,8 @@ PortItem::PortItem(QGraphicsItem* owner, const graph::PortSpec& spec, bool input
 }
 
 QRectF PortItem::labelRect() const {
-  const qreal left = input_ ? kTextInset : -kTextInset - label_width_;
-  return QRectF(left, -kPortRow / 2, label_width_, kPortRow);
+  const qreal left = input_ ? card::kTextInset : -card::kTextInset - label_width_;
+  return QRectF(left, -card::kPortRow / 2, label_width_, card::kPortRow);
 }
 
 QRectF PortItem::boundingRect() const {
@@ -144,11 +134,11 @@ void PortItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   painter->setBrush(fill);
   painter->drawEllipse(QPointF(0, 0), radius, radius);
 
-  if (option->levelOfDetailFromTransform(painter->worldTransform()) < kTextLod) return;
-  painter->setFont(smallFont());
+  if (option->levelOfDetailFromTransform(painter->worldTransform()) < card::kTextLod) return;
+  painter->setFont(card::smallFont());
   painter->setPen(refuses ? theme.mutedText : theme.nodeText);
   const QRectF label = labelRect();
-  const QString text = QFontMetricsF(smallFont()).elidedText(label_, Qt::ElideRight, label.width());
+  const QString text = QFontMetricsF(card::smallFont()).elidedText(label_, Qt::ElideRight, label.width());
   painter->drawText(label, Qt::AlignVCenter | (input_ ? Qt::AlignLeft : Qt::AlignRight), text);
 }
 
@@ -168,14 +158,14 @@ NodeItem::NodeItem(const graph::Node& node)
 void NodeItem::createPorts() {
   if (!type_) return;
   for (size_t i = 0; i < type_->inputs.size(); ++i)
-    ports_.push_back(new PortItem(this, type_->inputs[i], true, QPointF(0, portY(i))));
+    ports_.push_back(new PortItem(this, type_->inputs[i], true, QPointF(0, card::portY(i))));
   for (size_t i = 0; i < type_->outputs.size(); ++i)
-    ports_.push_back(new PortItem(this, type_->outputs[i], false, QPointF(kWidth, portY(i))));
+    ports_.push_back(new PortItem(this, type_->outputs[i], false, QPointF(kNodeWidth, card::portY(i))));
 }
 
 void NodeItem::setNode(const graph::Node& node) {
-  const QFontMetricsF title_metrics(titleFont()), small_metrics(smallFont());
-  const qreal text_width = kWidth - 2 * kTextInset;
+  const QFontMetricsF title_metrics(card::titleFont()), small_metrics(card::smallFont());
+  const qreal text_width = kNodeWidth - 2 * card::kTextInset;
   title_ = title_metrics.elidedText(type_ ? qstr(type_->display_name) : QObject::tr("Unknown layer"), Qt::ElideRight,
                                     text_width);
   badge_ = trainingBadge(node);
@@ -243,7 +233,7 @@ PortItem* NodeItem::port(const std::string& name, bool input) const {
 
 QPointF NodeItem::portScenePos(const std::string& name, bool input) const {
   if (const PortItem* p = port(name, input)) return p->scenePos();
-  return mapToScene(input ? 0 : kWidth, size_.height() / 2);
+  return mapToScene(input ? 0 : kNodeWidth, size_.height() / 2);
 }
 
 void NodeItem::attach(EdgeItem* edge) {
@@ -276,25 +266,25 @@ QVariant NodeItem::itemChange(GraphicsItemChange change, const QVariant& value) 
 }
 
 QRectF NodeItem::boundingRect() const {
-  return QRectF(QPointF(0, 0), size_).adjusted(-kMargin, -kMargin, kMargin, kMargin);
+  return QRectF(QPointF(0, 0), size_).adjusted(-kNodeMargin, -kNodeMargin, kNodeMargin, kNodeMargin);
 }
 
 QPainterPath NodeItem::shape() const {
   QPainterPath p;
-  p.addRoundedRect(QRectF(QPointF(0, 0), size_), kRadius, kRadius);
+  p.addRoundedRect(QRectF(QPointF(0, 0), size_), card::kRadius, card::kRadius);
   return p;
 }
 
 void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
   const Theme& theme = ThemeManager::instance().theme();
-  const bool detailed = option->levelOfDetailFromTransform(painter->worldTransform()) >= kTextLod;
+  const bool detailed = option->levelOfDetailFromTransform(painter->worldTransform()) >= card::kTextLod;
   const QRectF card(QPointF(0, 0), size_);
 
   painter->setPen(Qt::NoPen);
   painter->setBrush(theme.nodeShadow);
-  painter->drawRoundedRect(card.translated(0, 3), kRadius, kRadius);
+  painter->drawRoundedRect(card.translated(0, 3), card::kRadius, card::kRadius);
   painter->setBrush(theme.nodeBody);
-  painter->drawRoundedRect(card, kRadius, kRadius);
+  painter->drawRoundedRect(card, card::kRadius, card::kRadius);
   paintHeader(painter, card, detailed);
   if (detailed) paintParams(painter);
 
@@ -302,29 +292,29 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   if (severity_) border = QPen(*severity_ == graph::Severity::Error ? theme.error : theme.warning, 2.5);
   painter->setPen(border);
   painter->setBrush(Qt::NoBrush);
-  painter->drawRoundedRect(card, kRadius, kRadius);
+  painter->drawRoundedRect(card, card::kRadius, card::kRadius);
   if (isSelected()) {
     painter->setPen(QPen(theme.selection, 2.5));
-    painter->drawRoundedRect(card.adjusted(-3, -3, 3, 3), kRadius + 3, kRadius + 3);
+    painter->drawRoundedRect(card.adjusted(-3, -3, 3, 3), card::kRadius + 3, card::kRadius + 3);
   }
 }
 
 void NodeItem::paintHeader(QPainter* painter, const QRectF& card, bool detailed) const {
   const Theme& theme = ThemeManager::instance().theme();
   QPainterPath header;
-  header.addRoundedRect(card, kRadius, kRadius);
+  header.addRoundedRect(card, card::kRadius, card::kRadius);
   QPainterPath band;
-  band.addRect(QRectF(0, 0, card.width(), kHeader));
+  band.addRect(QRectF(0, 0, card.width(), card::kHeader));
   painter->setPen(Qt::NoPen);
   painter->setBrush(theme.category(type_ ? qstr(type_->category) : QString()));  // neutral grey if unknown
   painter->drawPath(header.intersected(band));
   if (!detailed) return;
   painter->setPen(Qt::white);  // category colours are chosen for white text
-  painter->setFont(titleFont());
-  painter->drawText(QRectF(kTextInset, 4, card.width() - 2 * kTextInset, 18), Qt::AlignLeft | Qt::AlignVCenter, title_);
-  painter->setFont(smallFont());
+  painter->setFont(card::titleFont());
+  painter->drawText(QRectF(card::kTextInset, 4, card.width() - 2 * card::kTextInset, 18), Qt::AlignLeft | Qt::AlignVCenter, title_);
+  painter->setFont(card::smallFont());
   painter->setPen(QColor(255, 255, 255, 200));
-  const QRectF line(kTextInset, 21, card.width() - 2 * kTextInset, 15);
+  const QRectF line(card::kTextInset, 21, card.width() - 2 * card::kTextInset, 15);
   painter->drawText(line, Qt::AlignLeft | Qt::AlignVCenter, subtitle_);
   painter->drawText(line, Qt::AlignRight | Qt::AlignVCenter, badge_);
 }
@@ -332,16 +322,16 @@ void NodeItem::paintHeader(QPainter* painter, const QRectF& card, bool detailed)
 void NodeItem::paintParams(QPainter* painter) const {
   const Theme& theme = ThemeManager::instance().theme();
   qreal y = paramsTop(type_);
-  const qreal width = kWidth - 2 * kTextInset;
+  const qreal width = kNodeWidth - 2 * card::kTextInset;
   for (const ParamLine& line : params_) {
-    const QRectF row(kTextInset, y, width, kParamLine);
+    const QRectF row(card::kTextInset, y, width, kParamLine);
     // Values are short ("128", "true") and matter most: the value first, the name gets the rest.
-    const QFont& font = line.changed ? smallBoldFont() : smallFont();
+    const QFont& font = line.changed ? smallBoldFont() : card::smallFont();
     const QFontMetricsF value_metrics(font);
     const QString value = value_metrics.elidedText(line.value, Qt::ElideRight, width * 0.6);
-    const QString name = QFontMetricsF(smallFont()).elidedText(line.name, Qt::ElideRight,
+    const QString name = QFontMetricsF(card::smallFont()).elidedText(line.name, Qt::ElideRight,
                                                                width - value_metrics.horizontalAdvance(value) - 6);
-    painter->setFont(smallFont());
+    painter->setFont(card::smallFont());
     painter->setPen(theme.nodeSubtext);
     painter->drawText(row, Qt::AlignLeft | Qt::AlignVCenter, name);
     painter->setFont(font);

@@ -34,8 +34,6 @@ constexpr qreal kPasteShift = 40;  // a paste without a position lands this far 
 constexpr qreal kLabelRoom = 30;
 constexpr qreal kWireZ = 1e12;  // above every node, however often nodes were raised
 
-QString portText(const graph::PortRef& p) { return qstr(p.node + "." + p.port); }
-
 }  // namespace
 
 NodeScene::NodeScene(GraphDocument* document, QObject* parent) : QGraphicsScene(parent), doc_(document) {

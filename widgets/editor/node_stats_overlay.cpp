@@ -10,6 +10,7 @@
 
 #include "common/qt_text.h"
 #include "common/theme.h"
+#include "editor/card_style.h"
 #include "editor/node_item.h"
 
 namespace plexus::widgets {
@@ -17,13 +18,13 @@ namespace {
 
 // Scene units, like the card's.
 constexpr qreal kTuck = 8;        // the strip's top hides under the card's rounded bottom
-constexpr qreal kPad = 5;
+constexpr qreal kOverlayPad = 5;
 constexpr qreal kInset = 10;      // as the card's text
 constexpr qreal kSparkHeight = 18;
 constexpr qreal kHistogramWidth = 48;  // the latest histogram, right of the sparkline
-constexpr qreal kGap = 6;
+constexpr qreal kOverlayGap = 6;
 constexpr qreal kRow = 13;
-constexpr qreal kRadius = 7;      // as the card's corners
+constexpr qreal kBadgeRadius = card::kRadius;
 constexpr qreal kRim = 3;         // the tinted rim of a node with issues
 // As the card's text: below this zoom the strip is drawn plain (with its rim), its figures and
 // sparkline unreadable. It is the overview of a big graph, where redrawing them all would cost.
@@ -52,11 +53,10 @@ QString compact(double v) {
   return QString::number(mantissa, 'f', 1) + 'e' + QString::number(exponent);
 }
 
-QString percent(double share) { return QString::number(std::lround(100 * share)) + '%'; }
 
 QColor issueColour(const Theme& theme, bool severe) { return severe ? theme.error : theme.warning; }
 
-qreal visibleHeight(bool params) { return kPad + kSparkHeight + 3 + kRow * (params ? 2 : 1) + kPad - 2; }
+qreal visibleHeight(bool params) { return kOverlayPad + kSparkHeight + 3 + kRow * (params ? 2 : 1) + kOverlayPad - 2; }
 
 }  // namespace
 
@@ -71,7 +71,7 @@ NodeHealthBadge::NodeHealthBadge(NodeItem* node) : QGraphicsItem(node) {
 }
 
 QRectF NodeHealthBadge::boundingRect() const {
-  const qreal r = kRadius + 1.5;
+  const qreal r = kBadgeRadius + 1.5;
   return QRectF(-r, -r, 2 * r, 2 * r);
 }
 
@@ -86,7 +86,7 @@ void NodeHealthBadge::paint(QPainter* painter, const QStyleOptionGraphicsItem*, 
   painter->setRenderHint(QPainter::Antialiasing);
   painter->setPen(QPen(theme.canvas, 1.5));  // sets it off from the header under it
   painter->setBrush(issueColour(theme, severe_));
-  painter->drawEllipse(QPointF(0, 0), kRadius, kRadius);
+  painter->drawEllipse(QPointF(0, 0), kBadgeRadius, kBadgeRadius);
   static const QFont font = [] {
     QFont f = QGuiApplication::font();
     f.setPixelSize(12);
@@ -95,7 +95,7 @@ void NodeHealthBadge::paint(QPainter* painter, const QStyleOptionGraphicsItem*, 
   }();
   painter->setFont(font);
   painter->setPen(Qt::white);
-  painter->drawText(QRectF(-kRadius, -kRadius, 2 * kRadius, 2 * kRadius), Qt::AlignCenter, QStringLiteral("!"));
+  painter->drawText(QRectF(-kBadgeRadius, -kBadgeRadius, 2 * kBadgeRadius, 2 * kBadgeRadius), Qt::AlignCenter, QStringLiteral("!"));
 }
 
 // ---- NodeStatsOverlay ----------------------------------------------------------------------
@@ -153,7 +153,7 @@ void NodeStatsOverlay::setStatistics(const std::vector<NodeSample>& samples,
 
 QString NodeStatsOverlay::figures() const {
   if (!last_.finite) return QObject::tr("NaN or Inf in the output");
-  return QStringLiteral("μ %1  σ %2  zeros %3").arg(compact(last_.mean), compact(last_.std), percent(last_.zeroFraction));
+  return QStringLiteral("μ %1  σ %2  zeros %3").arg(compact(last_.mean), compact(last_.std), percentText(last_.zeroFraction, 0));
 }
 
 QString NodeStatsOverlay::paramFigures() const {
@@ -167,8 +167,8 @@ void NodeStatsOverlay::prepare() {
   const QFontMetricsF metrics(stripFont());
   const qreal width = strip.width() - 2 * kInset;
   lines_ = {metrics.elidedText(figures(), Qt::ElideRight, width), metrics.elidedText(paramFigures(), Qt::ElideRight, width)};
-  const QRectF area(kInset, strip.top() + kPad, width, kSparkHeight);
-  buildSparkline(area.adjusted(0, 0, -kHistogramWidth - kGap, 0));
+  const QRectF area(kInset, strip.top() + kOverlayPad, width, kSparkHeight);
+  buildSparkline(area.adjusted(0, 0, -kHistogramWidth - kOverlayGap, 0));
   buildHistogram(area.adjusted(area.width() - kHistogramWidth, 0, 0, 0));
 }
 
@@ -260,11 +260,11 @@ void NodeStatsOverlay::paint(QPainter* painter, const QStyleOptionGraphicsItem* 
     painter->setPen(Qt::NoPen);
     painter->setBrush(rim);
     const QRectF all = QRectF(QPointF(0, 0), node()->size()) | drawer;
-    painter->drawRoundedRect(all.adjusted(-kRim, -kRim, kRim, kRim), kRadius + kRim, kRadius + kRim);
+    painter->drawRoundedRect(all.adjusted(-kRim, -kRim, kRim, kRim), kBadgeRadius + kRim, kBadgeRadius + kRim);
   }
   painter->setPen(QPen(theme.nodeBorder, 1));
   painter->setBrush(theme.dark ? theme.nodeBody.darker(125) : theme.nodeBody.darker(104));
-  painter->drawRoundedRect(drawer, kRadius, kRadius);
+  painter->drawRoundedRect(drawer, kBadgeRadius, kBadgeRadius);
   if (lod < kDetailLod) return;
   if (!prepared_) prepare();
 
@@ -285,7 +285,7 @@ void NodeStatsOverlay::paint(QPainter* painter, const QStyleOptionGraphicsItem* 
   painter->drawPath(histogram_);
 
   const QRectF strip = stripRect();
-  const QRectF row(kInset, strip.top() + kPad + kSparkHeight + 2, strip.width() - 2 * kInset, kRow);
+  const QRectF row(kInset, strip.top() + kOverlayPad + kSparkHeight + 2, strip.width() - 2 * kInset, kRow);
   painter->setFont(stripFont());
   painter->setPen(last_.finite ? theme.nodeSubtext : theme.error);
   painter->drawText(row, Qt::AlignLeft | Qt::AlignVCenter, lines_[0]);

@@ -24,7 +24,7 @@ constexpr double kHealthyRatio = 1e-3;
 // The heat map's colours are on a log scale down to this share: tails show beside a spike.
 constexpr double kFaintest = 1e-3;
 
-QFont titleFont() {
+QFont plotTitleFont() {
   QFont f = QApplication::font();
   f.setBold(true);
   f.setPointSizeF(f.pointSizeF() * 0.9);
@@ -137,7 +137,7 @@ QCustomPlot* NodeStatsPanel::addPlot(const QString& title) {
   auto* plot = new QCustomPlot(this);
   plot->setMinimumHeight(kPlotHeight);
   plot->plotLayout()->insertRow(0);
-  auto* text = new QCPTextElement(plot, title, titleFont());
+  auto* text = new QCPTextElement(plot, title, plotTitleFont());
   text->setMargins(QMargins(0, 4, 0, 0));
   plot->plotLayout()->addElement(0, 0, text);
   plot->plotLayout()->setRowSpacing(0);

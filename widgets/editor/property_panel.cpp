@@ -307,19 +307,6 @@ void PropertyPanel::NodePage::retire() {
 
 // ---- the project page (nothing selected) ----------------------------------------------------
 
-namespace {
-
-// The columns of a CSV file's header, read again only when the file changes.
-struct CsvColumns {
-  QString file;  // absolute; "" when no readable file is bound
-  QDateTime modified;
-  qint64 size = -1;
-  QStringList names;
-  QString error;  // why the header cannot be read
-};
-
-}  // namespace
-
 class PropertyPanel::ProjectPage : public QWidget {
  public:
   ProjectPage(GraphDocument* document, QWidget* parent);
@@ -356,6 +343,14 @@ class PropertyPanel::ProjectPage : public QWidget {
   SettingsForm* settings_;
   QLabel* summary_;
   std::optional<graph::DatasetBinding> shown_;
+  // The columns of a CSV file's header, read again only when the file changes.
+  struct CsvColumns {
+    QString file;  // absolute; "" when no readable file is bound
+    QDateTime modified;
+    qint64 size = -1;
+    QStringList names;
+    QString error;  // why the header cannot be read
+  };
   CsvColumns columns_;
   std::optional<std::tuple<QStringList, std::string, std::vector<std::string>>> shown_features_;
   bool status_problem_ = false;

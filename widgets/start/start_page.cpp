@@ -141,10 +141,10 @@ void passClicks(QWidget* item) {
   for (QWidget* child : item->findChildren<QWidget*>()) child->setAttribute(Qt::WA_TransparentForMouseEvents);
 }
 
-void clearLayout(QLayout* layout) {
+void deleteLayoutItems(QLayout* layout) {
   while (QLayoutItem* item = layout->takeAt(0)) {
     delete item->widget();
-    if (QLayout* inner = item->layout()) clearLayout(inner);  // a layout is its own item
+    if (QLayout* inner = item->layout()) deleteLayoutItems(inner);  // a layout is its own item
     delete item;
   }
 }
@@ -417,9 +417,9 @@ void StartPage::rebuild() {
   recent_items_.clear();
   template_items_.clear();
   example_items_.clear();
-  clearLayout(templates_box_);
-  clearLayout(recent_box_);
-  clearLayout(examples_grid_);
+  deleteLayoutItems(templates_box_);
+  deleteLayoutItems(recent_box_);
+  deleteLayoutItems(examples_grid_);
 
   for (const StartProject& t : templates_) {
     StartItem* item = projectItem(t, /*example=*/false, parent);

@@ -13,7 +13,7 @@ namespace plexus::widgets {
 
 namespace {
 
-constexpr int kMargin = 6;
+constexpr int kCanvasMargin = 6;
 constexpr double kCorner = 8;
 
 }  // namespace
@@ -31,7 +31,7 @@ DigitCanvas::DigitCanvas(QWidget* parent) : QWidget(parent), throttle_(new QTime
 }
 
 QRectF DigitCanvas::sheetRect() const {
-  const double side = std::max(1, std::min(width(), height()) - 2 * kMargin);
+  const double side = std::max(1, std::min(width(), height()) - 2 * kCanvasMargin);
   return {(width() - side) / 2, (height() - side) / 2, side, side};
 }
 

@@ -25,10 +25,9 @@ std::string edgeKey(const graph::Edge& e) {
 
 std::filesystem::path fsPath(const QString& path) { return std::filesystem::path(path.toStdString()); }
 
+}  // namespace
 
 QString portText(const graph::PortRef& p) { return qstr(p.node + "." + p.port); }
-
-}  // namespace
 
 GraphDocument::GraphDocument(QObject* parent) : QObject(parent) {
   connect(&undo_, &QUndoStack::cleanChanged, this, [this](bool clean) { emit modifiedChanged(!clean); });

@@ -26,6 +26,9 @@
 
 namespace plexus::widgets {
 
+// How messages and undo entries name a port: "conv1.out".
+QString portText(const graph::PortRef& p);
+
 class GraphDocument : public QObject {
   Q_OBJECT
 
