@@ -102,9 +102,13 @@ int main(int argc, char** argv) {
                                  QStringLiteral("Draw on the Try It canvas: strokes separated by ';', each a list of "
                                                 "points 'x,y' separated by spaces, in 0..1 of the sheet."),
                                  QStringLiteral("strokes"));
+  QCommandLineOption dock_option(QStringLiteral("dock"),
+                                 QStringLiteral("Bring the dock <name> to the front of its tab group: paletteDock, "
+                                                "propertiesDock, trainingDock, nodeStatsDock or problemsDock."),
+                                 QStringLiteral("name"));
   for (QCommandLineOption* o : {&screenshot_option, &size_option, &select_option, &train_option, &epoch_option,
                                 &step_option, &done_option, &dashboard_option, &augmented_option, &try_option, &draw_option,
-                                &prompt_option, &compare_option, &follow_option, &processes_option}) {
+                                &prompt_option, &compare_option, &follow_option, &processes_option, &dock_option}) {
     o->setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOption(*o);
   }
@@ -156,6 +160,14 @@ int main(int argc, char** argv) {
                          parser.isSet(dashboard_option) || parser.isSet(augmented_option) || parser.isSet(try_option) ||
                          parser.isSet(processes_option);
   if (args.isEmpty() && !automated) window.showStartPage();
+  if (parser.isSet(dock_option)) {
+    auto* dock = window.findChild<QDockWidget*>(parser.value(dock_option));
+    if (!dock) {
+      std::fprintf(stderr, "plexus: no dock '%s'\n", qPrintable(parser.value(dock_option)));
+      return 2;
+    }
+    dock->raise();
+  }
   const bool dashboard = parser.isSet(dashboard_option), augmented = parser.isSet(augmented_option);
   plexus::widgets::DatasetPreview* preview = window.dashboard()->preview();
   // Once the splits are read (showing the dashboard starts that). Connected first, so a screenshot's
