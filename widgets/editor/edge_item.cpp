@@ -70,6 +70,13 @@ void EdgeItem::setLabel(const QString& text) {
   updatePath();  // the bounds hold the label
 }
 
+void EdgeItem::setLabelShown(bool shown) {
+  if (shown == label_shown_) return;
+  label_shown_ = shown;
+  updatePath();  // the bounds and the hit area hold the label only when it is drawn
+  update();
+}
+
 QRectF EdgeItem::labelRect(qreal scale) const {
   const QSizeF size = (label_size_ + QSizeF(2 * kLabelPadX, 2 * kLabelPadY)) * scale;
   return QRectF(mid_ - QPointF(size.width() / 2, size.height() / 2), size);
@@ -90,7 +97,7 @@ void EdgeItem::updatePath() {
   mid_ = (from + to) / 2;  // the curve is symmetric about its middle
   hit_ = QPainterPath();  // rebuilt on the next hit test, not on every drag step
   bounds_ = path_.controlPointRect().adjusted(-kHitWidth, -kHitWidth, kHitWidth, kHitWidth);
-  if (!label_size_.isEmpty()) bounds_ |= labelRect(kMaxLabelScale).adjusted(-1, -1, 1, 1);
+  if (drawsLabel()) bounds_ |= labelRect(kMaxLabelScale).adjusted(-1, -1, 1, 1);
 }
 
 QRectF EdgeItem::boundingRect() const { return bounds_; }
@@ -100,7 +107,7 @@ QPainterPath EdgeItem::shape() const {
     QPainterPathStroker stroker;
     stroker.setWidth(kHitWidth);
     hit_ = stroker.createStroke(path_);
-    if (!label_size_.isEmpty()) {
+    if (drawsLabel()) {
       QPainterPath label;
       label.addRect(labelRect(1));
       hit_ = hit_.united(label);  // united, not added: overlapping sub-paths would cut holes
@@ -134,7 +141,7 @@ void EdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   painter->setBrush(Qt::NoBrush);
   painter->drawPath(path_);
 
-  if (label_size_.isEmpty()) return;
+  if (!drawsLabel()) return;
   const qreal scale = labelScale(std::clamp(1 / lod, 1.0, kMaxLabelScale));
   if (labelFont().pixelSize() * scale * lod < kMinLabelPixels) return;  // unreadable: the tooltip has it
   const QRectF box = labelRect(scale);

@@ -1,6 +1,7 @@
 #pragma once
 // A wire on the canvas: a cubic Bézier from an output port to an input port, labelled at its
-// middle with the shape of one example flowing through it ("N×1×28×28"). Selectable by
+// middle with the shape of one example flowing through it ("N×1×28×28"); of the wires leaving
+// one output port, which all carry that shape, only the first shows it. Selectable by
 // clicking near the curve. An end whose node a collapsed block hides is drawn at the block's
 // proxy port for it.
 #include <QGraphicsItem>
@@ -42,6 +43,9 @@ class EdgeItem : public QGraphicsItem {
   const QPainterPath& path() const { return path_; }  // scene coordinates
   QString label() const { return label_.text(); }
   void setLabel(const QString& text);
+  // Whether the label is drawn (the tooltip names the shape either way).
+  bool labelShown() const { return label_shown_; }
+  void setLabelShown(bool shown);
   // The collapsed blocks whose proxy ports the ends are drawn at (null: the node's own port).
   void setProxies(const BlockItem* from, const BlockItem* to);
   const BlockItem* fromProxy() const { return from_proxy_; }
@@ -52,6 +56,7 @@ class EdgeItem : public QGraphicsItem {
  private:
   QRectF labelRect(qreal scale) const;
   qreal labelScale(qreal preferred) const;
+  bool drawsLabel() const { return label_shown_ && !label_size_.isEmpty(); }
 
   graph::Edge edge_;
   NodeItem* from_;
@@ -64,6 +69,7 @@ class EdgeItem : public QGraphicsItem {
   QRectF bounds_;
   QStaticText label_;  // laid out once per text, drawn every frame
   QSizeF label_size_;
+  bool label_shown_ = true;
 };
 
 }  // namespace plexus::widgets

@@ -199,6 +199,18 @@ void NodeScene::addEdgeItem(const graph::Edge& edge) {
   addItem(item);
   from->attach(item);
   if (to != from) to->attach(item);
+  refreshWireLabels(from, edge.from.port);
+}
+
+// The wires that leave one output port all carry its shape: the first attached shows the label,
+// the others would print it again (two wires into one block, side by side, overlap theirs).
+void NodeScene::refreshWireLabels(NodeItem* node, const std::string& port) {
+  bool first = true;
+  for (EdgeItem* e : node->edges())
+    if (e->fromNode() == node && e->edge().from.port == port) {
+      e->setLabelShown(first);
+      first = false;
+    }
 }
 
 void NodeScene::removeEdgeItem(const graph::Edge& edge) {
@@ -206,9 +218,12 @@ void NodeScene::removeEdgeItem(const graph::Edge& edge) {
   if (!item) return;
   for (const BlockItem* proxy : {item->fromProxy(), item->toProxy()})
     if (proxy) blockItem(proxy->id())->detach(item);
-  item->fromNode()->detach(item);
+  NodeItem* from = item->fromNode();
+  const std::string port = edge.from.port;  // `edge` may be the item's own
+  from->detach(item);
   item->toNode()->detach(item);
   delete item;
+  refreshWireLabels(from, port);
 }
 
 void NodeScene::refreshValidation() {

@@ -111,6 +111,7 @@ class NodeScene : public QGraphicsScene {
   void moveNodeItem(const QString& id);
   void addEdgeItem(const graph::Edge& edge);
   void removeEdgeItem(const graph::Edge& edge);
+  void refreshWireLabels(NodeItem* node, const std::string& port);
   void refreshValidation();
   void refreshTheme();
   // Blocks are drawn anew from the document: cards, frames, hidden nodes, rerouted wires.

@@ -308,6 +308,32 @@ class TestCanvas : public QObject {
     QCOMPARE(shapeLabel(std::nullopt), QString("?"));
   }
 
+  void wiresFromOnePortShowTheirShapeOnce() {
+    Editor e;
+    e.add("Linear", {0, 0});
+    e.add("ReLU", {300, 0});
+    e.add("ReLU", {300, 40});
+    e.add("Linear", {600, 0});
+    e.doc.connectPorts({"linear1", "output"}, {"relu1", "input"});
+    e.doc.connectPorts({"linear1", "output"}, {"relu2", "input"});
+    e.doc.connectPorts({"relu1", "output"}, {"linear2", "input"});
+    EdgeItem* first = e.scene.edgeItem(edge("linear1", "output", "relu1", "input"));
+    EdgeItem* second = e.scene.edgeItem(edge("linear1", "output", "relu2", "input"));
+    EdgeItem* other = e.scene.edgeItem(edge("relu1", "output", "linear2", "input"));
+    QVERIFY(first->labelShown());
+    QVERIFY(!second->labelShown());
+    QVERIFY(other->labelShown());  // another port: its own label
+    QCOMPARE(second->label(), first->label());
+    QVERIFY(second->toolTip().endsWith(second->label()));  // hovering still names the shape
+    // The labelled wire goes: its sibling takes the label; back again, the first keeps its own.
+    e.doc.disconnect(first->edge());
+    second = e.scene.edgeItem(edge("linear1", "output", "relu2", "input"));
+    QVERIFY(second->labelShown());
+    e.doc.undoStack()->undo();
+    QVERIFY(e.scene.edgeItem(edge("linear1", "output", "relu2", "input"))->labelShown());
+    QVERIFY(!e.scene.edgeItem(edge("linear1", "output", "relu1", "input"))->labelShown());
+  }
+
   void shapeErrorPutsARedOutlineAndTheMessageOnTheNode() {
     Editor e;
     buildMnistMlp(e);
