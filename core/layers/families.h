@@ -14,7 +14,7 @@ void add_norm_layers(Registrar& r);           // norm.cpp: BatchNorm1d, BatchNor
 void add_recurrent_layers(Registrar& r);      // recurrent.cpp: LSTM, GRU, RNN
 void add_attention_layers(Registrar& r);      // attention.cpp: MultiheadAttention, PositionalEmbedding
 void add_activation_layers(Registrar& r);     // activation.cpp: ReLU, LeakyReLU, Sigmoid, Tanh, GELU, Softmax
-void add_merge_layers(Registrar& r);          // merge.cpp: Add, Concat
+void add_merge_layers(Registrar& r);          // merge.cpp: Add, Mul, Sub, Concat
 void add_loss_layers(Registrar& r);           // loss.cpp: CrossEntropy, MSE, BCEWithLogits
 
 }  // namespace plexus::layers

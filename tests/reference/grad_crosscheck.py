@@ -6,13 +6,13 @@ ctest runs it as reference_grad (Skipped where torch is missing); by hand, with 
     /usr/bin/python3 tests/reference/grad_crosscheck.py [build/app/plexus-cli] [project.plexus ...]
 
 For each project (default: examples/mnist_mlp.plexus, residual_mlp.plexus, mnist_lenet.plexus
-and housing_regression.plexus):
+and housing_regression.plexus, and tests/reference/projects/broadcast_merges.plexus):
 
 1. `plexus-cli init --project P --seed S --out w.safetensors` writes the initial weights.
 2. The weights file is parsed here by hand (8-byte little-endian header length, JSON header,
    F32 data), and the same network is built in torch from the project file's graph: every
    node of a supported type (Input, Flatten, Reshape, Linear, Conv2d, MaxPool2d, AvgPool2d,
-   ReLU, LeakyReLU, Tanh, Sigmoid, GELU, Add, Concat, Embedding, PositionalEmbedding,
+   ReLU, LeakyReLU, Tanh, Sigmoid, GELU, Add, Mul, Sub, Concat, Embedding, PositionalEmbedding,
    LayerNorm, LSTM, GRU, RNN, MultiheadAttention, CrossEntropy, MSE) with its weights; the
    recurrent and attention layers are torch's own kernels and modules run on our tensors, so
    names and layouts must match torch's.
@@ -36,6 +36,7 @@ from torch.nn.utils import stateless
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_PROJECTS = ["mnist_mlp", "residual_mlp", "mnist_lenet", "housing_regression"]
+TEST_PROJECTS = ["broadcast_merges"]  # tests/reference/projects: layer types no example uses
 RTOL = 1e-5
 BATCH = 16
 
@@ -114,6 +115,14 @@ def run_graph(project, weights, x, y, training=False):
             out = ins[0]
             for v in ins[1:]:
                 out = out + v
+        elif t == "Mul":
+            ins = inputs_of(nid, "inputs")
+            out = ins[0]
+            for v in ins[1:]:
+                out = out * v
+        elif t == "Sub":
+            (a,), (b,) = inputs_of(nid, "input"), inputs_of(nid, "other")
+            out = a - b
         elif t == "Concat":
             out = torch.cat(inputs_of(nid, "inputs"), dim=param(n, "dim", 1))
         elif t in ("CrossEntropy", "MSE"):
@@ -280,7 +289,8 @@ def main():
     cli = os.path.join(REPO, "build", "app", "plexus-cli")
     if args and not args[0].endswith(".plexus"):
         cli = args.pop(0)
-    projects = args or [os.path.join(REPO, "examples", p + ".plexus") for p in DEFAULT_PROJECTS]
+    projects = args or ([os.path.join(REPO, "examples", p + ".plexus") for p in DEFAULT_PROJECTS] +
+                        [os.path.join(REPO, "tests", "reference", "projects", p + ".plexus") for p in TEST_PROJECTS])
     print("torch %s, %s" % (torch.__version__, cli))
     all_ok = True
     with tempfile.TemporaryDirectory() as workdir:

@@ -140,7 +140,41 @@ TEST(mergesAndOneStandardisationMatchPlexus) {
   matches_plexus("add of three", trained_model(g, {6}, {{0.5f}, {2.f}}));
 
   for (graph::Node& n : g.nodes)
+    if (n.id == "sum") n.type = "Mul";
+  matches_plexus("product of three", trained_model(g, {6}, {{0.5f}, {2.f}}));
+
+  for (graph::Node& n : g.nodes)
     if (n.id == "sum") n.type = "Concat";
   matches_plexus("concat of three", trained_model(g, {6}, {{0.5f}, {2.f}}));
+}
+
+// Broadcasting merges: a feature map [2, 3, 3] gated by [2, 1, 1] (Mul) and less a [1, 1, 1]
+// value (Sub), as ONNX's multidirectional broadcasting does.
+TEST(broadcastingMergesMatchPlexus) {
+  if (const std::string why = ort_unavailable(); !why.empty()) SKIP(why);
+  graph::Graph g;
+  g.nodes = {node("in", "Input"),
+             node("flat", "Flatten"),
+             node("gate_fc", "Linear", {{"out_features", int64_t(2)}}),
+             node("gate", "Sigmoid"),
+             node("gate_shape", "Reshape", {{"shape", std::vector<int64_t>{2, 1, 1}}}),
+             node("mul", "Mul"),
+             node("centre_fc", "Linear", {{"out_features", int64_t(1)}}),
+             node("centre", "Reshape", {{"shape", std::vector<int64_t>{1, 1, 1}}}),
+             node("sub", "Sub"),
+             node("loss", "MSE")};
+  g.edges = {edge("in", "x", "flat"),
+             edge("flat", "output", "gate_fc"),
+             edge("gate_fc", "output", "gate"),
+             edge("gate", "output", "gate_shape"),
+             edge("in", "x", "mul", "inputs"),
+             edge("gate_shape", "output", "mul", "inputs"),
+             edge("flat", "output", "centre_fc"),
+             edge("centre_fc", "output", "centre"),
+             edge("mul", "output", "sub", "input"),
+             edge("centre", "output", "sub", "other"),
+             edge("sub", "output", "loss"),
+             edge("in", "y", "loss", "target")};
+  matches_plexus("gate and centre", trained_model(g, {2, 3, 3}, per_channel({2, 3, 3})));
 }
 

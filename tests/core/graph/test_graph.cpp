@@ -49,7 +49,7 @@ TEST(registryIsComplete) {
   const Registry& r = Registry::instance();
   for (const char* name : {"Input", "Linear", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten", "Reshape", "Dropout",
                            "BatchNorm1d", "BatchNorm2d", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Softmax",
-                           "Add", "Concat", "Embedding", "CrossEntropy", "MSE", "BCEWithLogits", "LayerNorm",
+                           "Add", "Mul", "Sub", "Concat", "Embedding", "CrossEntropy", "MSE", "BCEWithLogits", "LayerNorm",
                            "MultiheadAttention", "PositionalEmbedding"})
     VERIFY2(r.find(name), name);
   for (const LayerType& t : r.types()) {
@@ -276,6 +276,58 @@ TEST(residualGraphTrainsAndGradchecks) {
   const Tensor x = randn({4, 5}, &gen), y = from_vector({0, 2, 1, 0}, {4});
   const auto r = gradcheck([&](const std::vector<Tensor>&) { return c.loss((*c.model)(x), y); }, c.model->parameters());
   VERIFY2(r.ok, r.message.c_str());
+}
+
+// Mul and Sub broadcast as PyTorch does, and refuse shapes that do not, naming both inputs.
+TEST(broadcastingMergesShapeTrainAndRefuse) {
+  // x [5] -> a [6], gate [1]; Mul(a, gate, a) [6]; Sub(product, gate) [6].
+  const auto graph_with = [](int64_t gate_width) {
+    Graph g;
+    g.nodes = {node("in", "Input"), node("a", "Linear", {{"out_features", int64_t(6)}}),
+               node("gate", "Linear", {{"out_features", gate_width}}), node("mul", "Mul"), node("sub", "Sub"),
+               node("loss", "MSE")};
+    g.edges = {edge("in", "x", "a"),
+               edge("in", "x", "gate"),
+               edge("a", "output", "mul", "inputs"),
+               edge("gate", "output", "mul", "inputs"),
+               edge("a", "output", "mul", "inputs"),
+               edge("mul", "output", "sub", "input"),
+               edge("gate", "output", "sub", "other"),
+               edge("sub", "output", "loss"),
+               edge("in", "y", "loss", "target")};
+    return g;
+  };
+  const DatasetInfo info{{5}, {6}, 0};
+  const Validation v = validate(graph_with(1), &info);
+  VERIFY2(v.ok(), messages(v).empty() ? "" : messages(v)[0].c_str());
+  COMPARE(*v.shapes.edge_shapes[5], (Shape{6}));  // mul -> sub
+  COMPARE(*v.shapes.edge_shapes[7], (Shape{6}));  // sub -> loss
+  const CompiledGraph c = compile(graph_with(1), info, 3);
+  Generator gen(4);
+  const Tensor x = randn({3, 5}, &gen), y = randn({3, 6}, &gen);
+  const auto r = gradcheck([&](const std::vector<Tensor>&) { return c.loss((*c.model)(x), y); }, c.model->parameters());
+  VERIFY2(r.ok, r.message.c_str());
+
+  // A gate of 4 neither matches 6 nor repeats.
+  const Validation bad = validate(graph_with(4), &info);
+  VERIFY(!bad.ok());
+  const std::string m = messages(bad).at(0);
+  VERIFY2(m.find("mul") != std::string::npos && m.find("multiplies [N, 6] from 'a' and [N, 4] from 'gate'") != std::string::npos &&
+              m.find("dimension 1 is 6 against 4") != std::string::npos,
+          m);
+
+  // As many dimensions are needed: [N, 6] against [N, 2, 3] would line up the batch wrongly.
+  Graph ranks = graph_with(1);
+  ranks.nodes.push_back(node("r", "Reshape", {{"shape", std::vector<int64_t>{2, 3}}}));
+  std::erase_if(ranks.edges, [](const graph::Edge& e) { return e.to.node == "sub" && e.to.port == "other"; });
+  ranks.edges.push_back(edge("a", "output", "r"));
+  ranks.edges.push_back(edge("r", "output", "sub", "other"));
+  const Validation bad_rank = validate(ranks, &info);
+  VERIFY(!bad_rank.ok());
+  const std::string mr = messages(bad_rank).at(0);
+  VERIFY2(mr.find("subtracts [N, 6] from 'mul' and [N, 2, 3] from 'r'") != std::string::npos &&
+              mr.find("as many dimensions") != std::string::npos,
+          mr);
 }
 
 // ---- sequence models: tokens [N, T] -> [N, T, E] -> ... -> [N, T, V] against targets [N, T] ----
