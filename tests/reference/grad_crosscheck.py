@@ -6,12 +6,13 @@ ctest runs it as reference_grad (Skipped where torch is missing); by hand, with 
     /usr/bin/python3 tests/reference/grad_crosscheck.py [build/app/plexus-cli] [project.plexus ...]
 
 For each project (default: examples/mnist_mlp.plexus, residual_mlp.plexus, mnist_lenet.plexus
-and housing_regression.plexus, and tests/reference/projects/broadcast_merges.plexus):
+and housing_regression.plexus, and tests/reference/projects/ broadcast_merges.plexus and
+reordered_dims.plexus):
 
 1. `plexus-cli init --project P --seed S --out w.safetensors` writes the initial weights.
 2. The weights file is parsed here by hand (8-byte little-endian header length, JSON header,
    F32 data), and the same network is built in torch from the project file's graph: every
-   node of a supported type (Input, Flatten, Reshape, Linear, Conv2d, MaxPool2d, AvgPool2d,
+   node of a supported type (Input, Flatten, Reshape, Permute, Squeeze, Unsqueeze, Linear, Conv2d, MaxPool2d, AvgPool2d,
    ReLU, LeakyReLU, Tanh, Sigmoid, GELU, Add, Mul, Sub, Concat, Embedding, PositionalEmbedding,
    LayerNorm, LSTM, GRU, RNN, MultiheadAttention, CrossEntropy, MSE) with its weights; the
    recurrent and attention layers are torch's own kernels and modules run on our tensors, so
@@ -36,7 +37,7 @@ from torch.nn.utils import stateless
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_PROJECTS = ["mnist_mlp", "residual_mlp", "mnist_lenet", "housing_regression"]
-TEST_PROJECTS = ["broadcast_merges"]  # tests/reference/projects: layer types no example uses
+TEST_PROJECTS = ["broadcast_merges", "reordered_dims"]  # tests/reference/projects: layer types no example uses
 RTOL = 1e-5
 BATCH = 16
 
@@ -150,6 +151,12 @@ def run_graph(project, weights, x, y, training=False):
                 out = v.flatten(1)
             elif t == "Reshape":
                 out = v.reshape([v.shape[0]] + list(param(n, "shape", [-1])))
+            elif t == "Permute":
+                out = v.permute(*param(n, "dims", [0, 2, 1]))
+            elif t == "Squeeze":
+                out = v.squeeze(param(n, "dim", 1))
+            elif t == "Unsqueeze":
+                out = v.unsqueeze(param(n, "dim", 1))
             elif t == "ReLU":
                 out = F.relu(v)
             elif t == "LeakyReLU":

@@ -49,7 +49,7 @@ TEST(registryIsComplete) {
   const Registry& r = Registry::instance();
   for (const char* name : {"Input", "Linear", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten", "Reshape", "Dropout",
                            "BatchNorm1d", "BatchNorm2d", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Softmax",
-                           "Add", "Mul", "Sub", "Concat", "Embedding", "CrossEntropy", "MSE", "BCEWithLogits", "LayerNorm",
+                           "Add", "Mul", "Sub", "Concat", "Permute", "Squeeze", "Unsqueeze", "Embedding", "CrossEntropy", "MSE", "BCEWithLogits", "LayerNorm",
                            "MultiheadAttention", "PositionalEmbedding"})
     VERIFY2(r.find(name), name);
   for (const LayerType& t : r.types()) {
@@ -328,6 +328,47 @@ TEST(broadcastingMergesShapeTrainAndRefuse) {
   VERIFY2(mr.find("subtracts [N, 6] from 'mul' and [N, 2, 3] from 'r'") != std::string::npos &&
               mr.find("as many dimensions") != std::string::npos,
           mr);
+}
+
+// Permute, Squeeze and Unsqueeze count the batch as 0 and keep it first; each refusal says why.
+TEST(reorderingLayersShapeTrainAndRefuse) {
+  // x [2, 3] -> Unsqueeze(1) [1, 2, 3] -> Permute(0, 3, 1, 2) [3, 1, 2] -> Squeeze(2) [3, 2] -> fc [3, 4]
+  const auto graph_with = [](std::vector<int64_t> dims, int64_t squeeze) {
+    Graph g;
+    g.nodes = {node("in", "Input"),
+               node("un", "Unsqueeze", {{"dim", int64_t(1)}}),
+               node("perm", "Permute", {{"dims", std::move(dims)}}),
+               node("sq", "Squeeze", {{"dim", squeeze}}),
+               node("fc", "Linear", {{"out_features", int64_t(4)}}),
+               node("loss", "MSE")};
+    g.edges = {edge("in", "x", "un"),        edge("un", "output", "perm"),   edge("perm", "output", "sq"),
+               edge("sq", "output", "fc"),    edge("fc", "output", "loss"),   edge("in", "y", "loss", "target")};
+    return g;
+  };
+  const DatasetInfo info{{2, 3}, {3, 4}, 0};
+  const Validation v = validate(graph_with({0, 3, 1, 2}, 2), &info);
+  VERIFY2(v.ok(), messages(v).empty() ? "" : messages(v)[0].c_str());
+  COMPARE(*v.shapes.edge_shapes[1], (Shape{1, 2, 3}));
+  COMPARE(*v.shapes.edge_shapes[2], (Shape{3, 1, 2}));
+  COMPARE(*v.shapes.edge_shapes[3], (Shape{3, 2}));
+  const CompiledGraph c = compile(graph_with({0, 3, 1, 2}, 2), info, 3);
+  Generator gen(5);
+  const Tensor x = randn({2, 2, 3}, &gen), y = randn({2, 3, 4}, &gen);
+  const auto r = gradcheck([&](const std::vector<Tensor>&) { return c.loss((*c.model)(x), y); }, c.model->parameters());
+  VERIFY2(r.ok, r.message.c_str());
+
+  const auto first_message = [&](std::vector<int64_t> dims, int64_t squeeze) {
+    const Validation bad = validate(graph_with(std::move(dims), squeeze), &info);
+    return bad.ok() ? std::string("(accepted)") : messages(bad).at(0);
+  };
+  const auto says = [](const std::string& m, const char* part) {
+    VERIFY2(m.find(part) != std::string::npos, m + " (expected: " + part + ")");
+  };
+  says(first_message({0, 2, 1}, 2), "dims [0, 2, 1] orders 3 dimensions, but [N, 1, 2, 3] from 'un' has 4");
+  says(first_message({1, 0, 2, 3}, 2), "must start with 0: the batch stays first");
+  says(first_message({0, 1, 1, 2}, 2), "must name each of 0 to 3 once");
+  says(first_message({0, 3, 1, 2}, 1), "dim 1 of [N, 3, 1, 2] from 'perm' is 3, and only a dimension of size 1 can be removed");
+  says(first_message({0, 3, 1, 2}, 4), "dim 4 does not exist in [N, 3, 1, 2]");
 }
 
 // ---- sequence models: tokens [N, T] -> [N, T, E] -> ... -> [N, T, V] against targets [N, T] ----
