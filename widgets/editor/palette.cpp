@@ -211,10 +211,11 @@ void LayerPalette::applyFilter(const QString& text) {
     group->setHidden(shown == 0);
     if (!words.isEmpty() && shown > 0) group->setExpanded(true);
   }
-  // Keep a visible layer current, so Enter in the search box adds the best match.
+  // Keep a visible layer current, so Enter in the search box adds the best match: one whose name
+  // has every word ("conv" finds Conv2d before a layer whose description mentions convolutions).
   QTreeWidgetItem* current = tree_->currentItem();
   if (!words.isEmpty() && (!current || current->isHidden() || current->parent() == nullptr))
-    tree_->setCurrentItem(firstVisibleLayer());
+    tree_->setCurrentItem(firstVisibleLayer(words));
 }
 
 void LayerPalette::setMyBlocks(const std::vector<PaletteBlock>& blocks) {
@@ -245,14 +246,21 @@ void LayerPalette::activate(const QTreeWidgetItem* item) {
     emit fragmentRequested(fragment);
 }
 
-QTreeWidgetItem* LayerPalette::firstVisibleLayer() const {
+QTreeWidgetItem* LayerPalette::firstVisibleLayer(const QStringList& name_words) const {
+  QTreeWidgetItem* first = nullptr;
   for (int i = 0; i < tree_->topLevelItemCount(); ++i) {
     const QTreeWidgetItem* group = tree_->topLevelItem(i);
     if (group->isHidden()) continue;
-    for (int j = 0; j < group->childCount(); ++j)
-      if (!group->child(j)->isHidden()) return group->child(j);
+    for (int j = 0; j < group->childCount(); ++j) {
+      QTreeWidgetItem* item = group->child(j);
+      if (item->isHidden()) continue;
+      const QString name = item->text(0) + QLatin1Char('\n') + item->data(0, kTypeRole).toString();
+      if (std::all_of(name_words.begin(), name_words.end(), [&](const QString& w) { return name.contains(w, Qt::CaseInsensitive); }))
+        return item;
+      if (!first) first = item;
+    }
   }
-  return nullptr;
+  return first;
 }
 
 bool LayerPalette::eventFilter(QObject* watched, QEvent* event) {

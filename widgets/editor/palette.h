@@ -60,7 +60,9 @@ class LayerPalette : public QWidget {
   void populate();
   void applyFilter(const QString& text);
   void applyTheme();
-  QTreeWidgetItem* firstVisibleLayer() const;
+  // The first visible layer whose name or type has every word of `name_words` (none: the first
+  // visible layer), or null.
+  QTreeWidgetItem* firstVisibleLayer(const QStringList& name_words = {}) const;
   void activate(const QTreeWidgetItem* item);  // double click or Enter: a layer or a block
 
   QLineEdit* search_;
