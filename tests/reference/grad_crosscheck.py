@@ -12,7 +12,7 @@ reordered_dims.plexus):
 1. `plexus-cli init --project P --seed S --out w.safetensors` writes the initial weights.
 2. The weights file is parsed here by hand (8-byte little-endian header length, JSON header,
    F32 data), and the same network is built in torch from the project file's graph: every
-   node of a supported type (Input, Flatten, Reshape, Permute, Squeeze, Unsqueeze, Linear, Conv2d, MaxPool2d, AvgPool2d,
+   node of a supported type (Input, Flatten, Reshape, Permute, Squeeze, Unsqueeze, Mean, Sum, Linear, Conv2d, MaxPool2d, AvgPool2d,
    ReLU, LeakyReLU, Tanh, Sigmoid, GELU, Add, Mul, Sub, Concat, Embedding, PositionalEmbedding,
    LayerNorm, LSTM, GRU, RNN, MultiheadAttention, CrossEntropy, MSE) with its weights; the
    recurrent and attention layers are torch's own kernels and modules run on our tensors, so
@@ -157,6 +157,9 @@ def run_graph(project, weights, x, y, training=False):
                 out = v.squeeze(param(n, "dim", 1))
             elif t == "Unsqueeze":
                 out = v.unsqueeze(param(n, "dim", 1))
+            elif t in ("Mean", "Sum"):
+                reduce = torch.mean if t == "Mean" else torch.sum
+                out = reduce(v, dim=param(n, "dim", [1]), keepdim=param(n, "keepdim", False))
             elif t == "ReLU":
                 out = F.relu(v)
             elif t == "LeakyReLU":

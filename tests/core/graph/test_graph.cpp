@@ -49,7 +49,8 @@ TEST(registryIsComplete) {
   const Registry& r = Registry::instance();
   for (const char* name : {"Input", "Linear", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten", "Reshape", "Dropout",
                            "BatchNorm1d", "BatchNorm2d", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Softmax",
-                           "Add", "Mul", "Sub", "Concat", "Permute", "Squeeze", "Unsqueeze", "Embedding", "CrossEntropy", "MSE", "BCEWithLogits", "LayerNorm",
+                           "Add", "Mul", "Sub", "Concat", "Permute", "Squeeze", "Unsqueeze", "Mean", "Sum",
+                           "Embedding", "CrossEntropy", "MSE", "BCEWithLogits", "LayerNorm",
                            "MultiheadAttention", "PositionalEmbedding"})
     VERIFY2(r.find(name), name);
   for (const LayerType& t : r.types()) {
@@ -369,6 +370,43 @@ TEST(reorderingLayersShapeTrainAndRefuse) {
   says(first_message({0, 1, 1, 2}, 2), "must name each of 0 to 3 once");
   says(first_message({0, 3, 1, 2}, 1), "dim 1 of [N, 3, 1, 2] from 'perm' is 3, and only a dimension of size 1 can be removed");
   says(first_message({0, 3, 1, 2}, 4), "dim 4 does not exist in [N, 3, 1, 2]");
+}
+
+// Mean and Sum reduce the dims named (never the batch), keeping 1s with keepdim.
+TEST(reductionsShapeTrainAndRefuse) {
+  const auto graph_with = [](const char* type, std::vector<int64_t> dims, bool keepdim) {
+    Graph g;
+    g.nodes = {node("in", "Input"), node("conv", "Conv2d", {{"out_channels", int64_t(3)}, {"kernel_size", int64_t(3)}}),
+               node("red", type, {{"dim", std::move(dims)}, {"keepdim", keepdim}}), node("flat", "Flatten"),
+               node("fc", "Linear", {{"out_features", int64_t(2)}}), node("loss", "CrossEntropy")};
+    g.edges = {edge("in", "x", "conv"),     edge("conv", "output", "red"), edge("red", "output", "flat"),
+               edge("flat", "output", "fc"), edge("fc", "output", "loss"),  edge("in", "y", "loss", "target")};
+    return g;
+  };
+  const DatasetInfo info{{1, 5, 6}, {}, 2};  // conv: [3, 3, 4]
+  for (const char* type : {"Mean", "Sum"}) {
+    const Validation v = validate(graph_with(type, {2, 3}, false), &info);
+    VERIFY2(v.ok(), messages(v).empty() ? "" : messages(v)[0].c_str());
+    COMPARE(*v.shapes.edge_shapes[2], (Shape{3}));
+    const Validation kept = validate(graph_with(type, {3, 1}, true), &info);
+    VERIFY2(kept.ok(), messages(kept).empty() ? "" : messages(kept)[0].c_str());
+    COMPARE(*kept.shapes.edge_shapes[2], (Shape{1, 3, 1}));
+    const CompiledGraph c = compile(graph_with(type, {2, 3}, false), info, 3);
+    Generator gen(6);
+    const Tensor x = randn({2, 1, 5, 6}, &gen), y = from_vector({1, 0}, {2});
+    const auto r = gradcheck([&](const std::vector<Tensor>&) { return c.loss((*c.model)(x), y); }, c.model->parameters());
+    VERIFY2(r.ok, std::string(type) + ": " + r.message);
+  }
+  const auto first_message = [&](std::vector<int64_t> dims) {
+    const Validation bad = validate(graph_with("Mean", std::move(dims), false), &info);
+    return bad.ok() ? std::string("(accepted)") : messages(bad).at(0);
+  };
+  const std::string m = first_message({4});
+  VERIFY2(m.find("dim [4] names dimension 4, which [N, 3, 3, 4] from 'conv' does not have (1 to 3; the batch, 0, is "
+                 "never reduced)") != std::string::npos,
+          m);
+  const std::string twice = first_message({2, 2});
+  VERIFY2(twice.find("names 2 twice") != std::string::npos, twice);
 }
 
 // ---- sequence models: tokens [N, T] -> [N, T, E] -> ... -> [N, T, V] against targets [N, T] ----
