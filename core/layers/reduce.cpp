@@ -33,11 +33,11 @@ Shape reduced_shape(const graph::ShapeContext& c, const ReduceParams& p) {
   return out;
 }
 
-using Reduction = Tensor (*)(const Tensor&, const std::vector<int64_t>&, bool);
+using ReduceFn = Tensor (*)(const Tensor&, const std::vector<int64_t>&, bool);
 
 // `onnx_axes_input`: ONNX's op takes the axes as an input (ReduceSum in opset 13), not as an
 // attribute (ReduceMean).
-void add_reduction(Registrar& r, const char* name, const char* display, const char* description, Reduction reduce,
+void add_reduction(Registrar& r, const char* name, const char* display, const char* description, ReduceFn reduce,
                    const char* onnx_op_type, bool onnx_axes_input) {
   using P = ReduceParams;
   Layer<P> t;

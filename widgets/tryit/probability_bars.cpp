@@ -11,7 +11,7 @@ namespace plexus::widgets {
 
 namespace {
 
-constexpr int kBarGap = 8;       // between the name, the bar and the percentage
+constexpr int kProbabilityGap = 8;       // between the name, the bar and the percentage
 constexpr int kRowSpace = 6;  // between rows
 
 QFont bold(QFont font) {  // the top class's
@@ -74,7 +74,7 @@ int ProbabilityBars::percentWidth() const {
 }
 
 QRect ProbabilityBars::trackRect(int row) const {
-  const int left = nameWidth() + kBarGap, right = width() - percentWidth() - kBarGap;
+  const int left = nameWidth() + kProbabilityGap, right = width() - percentWidth() - kProbabilityGap;
   const int top = row * rowHeight() + kRowSpace / 2;
   return {left, top + 2, std::max(1, right - left), rowHeight() - kRowSpace - 4};
 }
@@ -114,7 +114,7 @@ void ProbabilityBars::paintEvent(QPaintEvent*) {
     painter.setBrush(fillColour(top));
     painter.drawRoundedRect(QRectF(track.left(), track.top(), double(track.width()) * p, track.height()), 3, 3);
     painter.setPen(top ? theme.text : theme.mutedText);
-    painter.drawText(QRect(track.right() + kBarGap, line.top(), percentWidth(), line.height()),
+    painter.drawText(QRect(track.right() + kProbabilityGap, line.top(), percentWidth(), line.height()),
                      Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("%1%").arg(100.0 * p, 0, 'f', 1));
   }
 }
