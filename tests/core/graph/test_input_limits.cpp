@@ -203,8 +203,8 @@ TEST(parameterCountMatchesEveryBuiltLayer) {
     }
   }
   // Linear, Embedding, Conv2d, BatchNorm1d, BatchNorm2d, LayerNorm, MultiheadAttention,
-  // PositionalEmbedding, LSTM, GRU, RNN
-  COMPARE(with_parameters, 11);
+  // PositionalEmbedding, LSTM, GRU, RNN, PReLU
+  COMPARE(with_parameters, 12);
 }
 
 TEST(parameterCountMatchesTheCompiledExamples) {
