@@ -14,7 +14,9 @@ void add_conv_layers(Registrar& r);           // conv.cpp: Conv2d, MaxPool2d, Av
 void add_norm_layers(Registrar& r);           // norm.cpp: BatchNorm1d, BatchNorm2d, LayerNorm
 void add_recurrent_layers(Registrar& r);      // recurrent.cpp: LSTM, GRU, RNN
 void add_attention_layers(Registrar& r);      // attention.cpp: MultiheadAttention, PositionalEmbedding
-void add_activation_layers(Registrar& r);     // activation.cpp: ReLU, LeakyReLU, Sigmoid, Tanh, GELU, Softmax
+void add_activation_layers(Registrar& r);     // activation.cpp: ReLU, LeakyReLU, PReLU, ELU, SELU, Sigmoid,
+                                              // Tanh, GELU, SiLU, Mish, Softplus, Hardswish, Hardsigmoid,
+                                              // Softmax, LogSoftmax, Identity
 void add_merge_layers(Registrar& r);          // merge.cpp: Add, Mul, Sub, Concat
 void add_loss_layers(Registrar& r);           // loss.cpp: CrossEntropy, MSE, BCEWithLogits
 

@@ -1,5 +1,6 @@
 #pragma once
-// Stateless layers: activations, Flatten, Dropout. Each forwards to its op.
+// The activations (PReLU learns its slopes; the others are stateless), Flatten, Dropout. Each
+// forwards to its op.
 #include <string>
 
 #include "nn/module.h"
@@ -17,6 +18,11 @@ PLEXUS_SIMPLE_MODULE(ReLU, relu(x))
 PLEXUS_SIMPLE_MODULE(Sigmoid, sigmoid(x))
 PLEXUS_SIMPLE_MODULE(Tanh, tanh(x))
 PLEXUS_SIMPLE_MODULE(GELU, gelu(x))
+PLEXUS_SIMPLE_MODULE(SELU, selu(x))
+PLEXUS_SIMPLE_MODULE(SiLU, silu(x))
+PLEXUS_SIMPLE_MODULE(Mish, mish(x))
+PLEXUS_SIMPLE_MODULE(Hardswish, hardswish(x))
+PLEXUS_SIMPLE_MODULE(Hardsigmoid, hardsigmoid(x))
 PLEXUS_SIMPLE_MODULE(Identity, x)
 #undef PLEXUS_SIMPLE_MODULE
 
@@ -29,6 +35,29 @@ class LeakyReLU : public Module {
 
  private:
   float slope_;
+};
+
+class ELU : public Module {
+ public:
+  explicit ELU(float alpha = 1.f) : alpha_(alpha) {}
+  Tensor forward(const Tensor& x) override { return elu(x, alpha_); }
+  std::string type_name() const override { return "ELU"; }
+  std::string extra_repr() const override { return "alpha=" + std::to_string(alpha_); }
+
+ private:
+  float alpha_;
+};
+
+// Learned slopes for negative inputs, named "weight" as PyTorch's: one for every channel, or
+// one per channel (dim 1), each `init` at the start (PyTorch's PReLU(num_parameters, init)).
+class PReLU : public Module {
+ public:
+  explicit PReLU(int64_t num_parameters = 1, float init = 0.25f);
+  Tensor forward(const Tensor& x) override { return prelu(x, weight); }
+  std::string type_name() const override { return "PReLU"; }
+  std::string extra_repr() const override { return "num_parameters=" + std::to_string(weight.numel()); }
+
+  Tensor weight;
 };
 
 class Softplus : public Module {

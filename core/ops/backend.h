@@ -14,16 +14,19 @@ namespace plexus {
 #define PLEXUS_UNARY_OPS(X)                                                                  \
   X(Copy) X(Neg) X(Exp) X(Log) X(Sqrt) X(Abs) X(Sign) X(Relu) X(LeakyRelu) /*p0 slope*/      \
   X(Sigmoid) X(Tanh) X(Gelu) X(Softplus) /*p0 beta, p1 threshold*/ X(Pow) /*p0 exponent*/    \
-  X(Clamp) /*p0 lo, p1 hi*/ X(AddScalar) /*p0*/ X(MulScalar) /*p0*/
+  X(Clamp) /*p0 lo, p1 hi*/ X(AddScalar) /*p0*/ X(MulScalar) /*p0*/                          \
+  X(Elu) /*p0 alpha, p1 scale*/ X(Silu) X(Mish) X(Hardswish) X(Hardsigmoid)
 
 // Binary ops take a and b; the *Grad ops are derivatives fused with the incoming gradient g
 // (a = g, b = the op's input x or output y).
 #define PLEXUS_BINARY_OPS(X)                                                                 \
   X(Add) /*a + p0*b*/ X(Sub) X(Mul) X(Div) X(Maximum) X(Minimum)                             \
-  X(Eq) X(Ne) X(Lt) X(Le) X(Gt) X(Ge)                                                        \
+  X(Eq) X(Ne) X(Lt) X(Le) X(Gt) X(Ge) X(Prelu) /*a = x, b = the slope, broadcast*/           \
   X(ReluGrad) /*b = x*/ X(LeakyReluGrad) /*x, p0 slope*/ X(SigmoidGrad) /*b = y*/            \
   X(TanhGrad) /*b = y*/ X(GeluGrad) /*x*/ X(SoftplusGrad) /*x, p0 beta, p1 threshold*/       \
-  X(PowGrad) /*x, p0 exponent*/ X(ClampGrad) /*x, p0 lo, p1 hi*/ X(AbsGrad) /*x*/
+  X(PowGrad) /*x, p0 exponent*/ X(ClampGrad) /*x, p0 lo, p1 hi*/ X(AbsGrad) /*x*/            \
+  X(EluGrad) /*x, p0 alpha, p1 scale*/ X(SiluGrad) /*x*/ X(MishGrad) /*x*/                   \
+  X(HardswishGrad) /*x*/ X(HardsigmoidGrad) /*x*/
 
 #define PLEXUS_ENUMERATOR(name) name,
 enum class UnaryOp { PLEXUS_UNARY_OPS(PLEXUS_ENUMERATOR) };

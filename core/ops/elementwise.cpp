@@ -202,6 +202,52 @@ Tensor softplus(const Tensor& a, float beta, float threshold) {
   if (beta <= 0) throw ValueError("softplus: beta must be positive, got " + std::to_string(beta));
   return unary_with_grad("softplus", UnaryOp::Softplus, BinaryOp::SoftplusGrad, false, a, beta, threshold);
 }
+Tensor elu(const Tensor& a, float alpha) {
+  return unary_with_grad("elu", UnaryOp::Elu, BinaryOp::EluGrad, false, a, alpha, 1.f);
+}
+Tensor selu(const Tensor& a) {
+  // PyTorch's constants (Klambauer et al. 2017), rounded to float as its kernels use them.
+  constexpr float alpha = 1.6732632423543772848170429916717f, scale = 1.0507009873554804934193349852946f;
+  return unary_with_grad("selu", UnaryOp::Elu, BinaryOp::EluGrad, false, a, alpha, scale);
+}
+Tensor silu(const Tensor& a) { return unary_with_grad("silu", UnaryOp::Silu, BinaryOp::SiluGrad, false, a); }
+Tensor mish(const Tensor& a) { return unary_with_grad("mish", UnaryOp::Mish, BinaryOp::MishGrad, false, a); }
+Tensor hardswish(const Tensor& a) {
+  return unary_with_grad("hardswish", UnaryOp::Hardswish, BinaryOp::HardswishGrad, false, a);
+}
+Tensor hardsigmoid(const Tensor& a) {
+  return unary_with_grad("hardsigmoid", UnaryOp::Hardsigmoid, BinaryOp::HardsigmoidGrad, false, a);
+}
+
+// The slopes as a tensor that broadcasts against x: one for every element, or one per channel
+// of dim 1 ([C] viewed as [C, 1, ..., 1]), so that the engine sums each slope's gradient.
+static Tensor prelu_slopes(const Tensor& x, const Tensor& weight) {
+  if (weight.dim() != 1)
+    throw ShapeError("prelu: weight must be 1-D [num_parameters], got " + to_string(weight.shape()));
+  if (weight.numel() == 1) return reshape(weight, {});  // a 0-d slope keeps x's shape, even 0-d
+  const int64_t channels = x.dim() >= 2 ? x.size(1) : 1;
+  if (weight.numel() != channels)
+    throw ShapeError("prelu: " + std::to_string(weight.numel()) + " slopes for input " + to_string(x.shape()) +
+                     ", which has " + std::to_string(channels) + " channel" + (channels == 1 ? "" : "s") +
+                     " (dim 1): num_parameters must be 1 or the channel count");
+  Shape s(size_t(x.dim() - 1), 1);
+  s[0] = channels;
+  return reshape(weight, s);
+}
+
+Tensor prelu(const Tensor& a, const Tensor& weight) {
+  const Tensor w = prelu_slopes(a, weight);
+  Tensor out = run_binary(BinaryOp::Prelu, a, w, "prelu");
+  if (needs_grad(a, w))
+    record(out, "prelu", {a, w},
+           [sx = Saved(a), sw = Saved(w), ga = a.requires_grad(), gw = w.requires_grad()](const Tensor& g) -> Grads {
+             const Tensor x = sx.get(), zero = zeros({}, x.device()), positive = gt(x, zero);
+             // x > 0: the identity's; otherwise the slope's, and x for the slope.
+             return {ga ? where(positive, g, g * sw.get()) : Tensor(), gw ? where(positive, zero, g * x) : Tensor()};
+           });
+  return out;
+}
+
 Tensor clamp(const Tensor& a, std::optional<float> lo, std::optional<float> hi) {
   constexpr float inf = std::numeric_limits<float>::infinity();
   const float l = lo.value_or(-inf), h = hi.value_or(inf);

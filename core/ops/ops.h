@@ -46,6 +46,15 @@ Tensor sigmoid(const Tensor& a);
 Tensor tanh(const Tensor& a);
 Tensor gelu(const Tensor& a);  // exact (erf) form
 Tensor softplus(const Tensor& a, float beta = 1.f, float threshold = 20.f);
+Tensor elu(const Tensor& a, float alpha = 1.f);
+Tensor selu(const Tensor& a);
+Tensor silu(const Tensor& a);         // x·σ(x)
+Tensor mish(const Tensor& a);         // x·tanh(softplus(x))
+Tensor hardswish(const Tensor& a);    // x·relu6(x + 3)/6
+Tensor hardsigmoid(const Tensor& a);  // relu6(x + 3)/6
+// x for x > 0, weight·x otherwise; weight [1] for every element or [C], one per channel of
+// dim 1 (PyTorch's prelu). Its gradient is summed over the elements each slope serves.
+Tensor prelu(const Tensor& a, const Tensor& weight);
 
 // ---- comparisons and selection (no gradient through the mask) -------------------------
 Tensor eq(const Tensor& a, const Tensor& b);  // 1.0 where true, 0.0 where false

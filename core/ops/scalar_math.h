@@ -41,6 +41,43 @@ PLEXUS_HOST_DEVICE float softplus(float x, float beta, float threshold) {
 
 PLEXUS_HOST_DEVICE float sign(float x) { return float((x > 0) - (x < 0)); }
 
+// std::min(std::max(x, lo), hi) spelled out, in std's comparison order: a NaN x survives.
+PLEXUS_HOST_DEVICE float clamp(float x, float lo, float hi) {
+  const float m = x < lo ? lo : x;
+  return hi < m ? hi : m;
+}
+
+// ELU with SELU's scale folded in, as PyTorch's elu(x, alpha, scale): scale·x for x > 0,
+// scale·alpha·(e^x − 1) otherwise (expm1: accurate for small |x|), and its derivative.
+PLEXUS_HOST_DEVICE float elu(float x, float alpha, float scale) {
+  return x <= 0 ? scale * alpha * expm1f(x) : scale * x;
+}
+PLEXUS_HOST_DEVICE float elu_grad(float x, float alpha, float scale) {
+  return x <= 0 ? scale * alpha * expf(x) : scale;
+}
+
+// SiLU x·σ(x) and its derivative σ(x)·(1 + x·(1 − σ(x))), through the stable sigmoid.
+PLEXUS_HOST_DEVICE float silu(float x) { return x * sigmoid(x); }
+PLEXUS_HOST_DEVICE float silu_grad(float x) {
+  const float s = sigmoid(x);
+  return s * (1.f + x * (1.f - s));
+}
+
+// Mish x·tanh(softplus(x)), softplus linear above 20 as PyTorch's (no overflow), and its
+// derivative tanh(sp) + x·σ(x)·(1 − tanh²(sp)), as PyTorch computes it.
+PLEXUS_HOST_DEVICE float mish(float x) { return x * tanhf(softplus(x, 1.f, 20.f)); }
+PLEXUS_HOST_DEVICE float mish_grad(float x) {
+  const float t = tanhf(softplus(x, 1.f, 20.f));
+  return t + x * sigmoid(x) * (1.f - t * t);
+}
+
+// Hardsigmoid relu6(x + 3) / 6 and Hardswish x·relu6(x + 3) / 6, written as PyTorch's; their
+// derivatives take PyTorch's sides at the kinks ±3.
+PLEXUS_HOST_DEVICE float hardsigmoid(float x) { return clamp(x + 3.f, 0.f, 6.f) / 6.f; }
+PLEXUS_HOST_DEVICE float hardsigmoid_grad(float x) { return x > -3.f && x < 3.f ? 1.f / 6.f : 0.f; }
+PLEXUS_HOST_DEVICE float hardswish(float x) { return x * clamp(x + 3.f, 0.f, 6.f) / 6.f; }
+PLEXUS_HOST_DEVICE float hardswish_grad(float x) { return x < -3.f ? 0.f : x <= 3.f ? x / 3.f + 0.5f : 1.f; }
+
 // Arithmetic rounded op by op on both devices. nvcc fuses a product and a sum into one FMA
 // (rounding once) where the host build (ISO C++: no contraction) rounds each; the _rn
 // intrinsics forbid that on the device. Formulas whose GPU result must equal the CPU's bit for
@@ -84,13 +121,14 @@ PLEXUS_HOST_DEVICE float unary(float x, [[maybe_unused]] float p0, [[maybe_unuse
   // x² exactly (powf need not round it correctly). p0 is the same for every element: the
   // CPU loop is unswitched on it, the GPU branch is uniform.
   else if constexpr (Op == Pow) return p0 == 2.f ? x * x : powf(x, p0);
-  else if constexpr (Op == Clamp) {
-    // std::min(std::max(x, p0), p1) spelled out, in std's comparison order: a NaN x survives.
-    const float m = x < p0 ? p0 : x;
-    return p1 < m ? p1 : m;
-  }
+  else if constexpr (Op == Clamp) return clamp(x, p0, p1);
   else if constexpr (Op == AddScalar) return x + p0;
   else if constexpr (Op == MulScalar) return x * p0;
+  else if constexpr (Op == Elu) return elu(x, p0, p1);
+  else if constexpr (Op == Silu) return silu(x);
+  else if constexpr (Op == Mish) return mish(x);
+  else if constexpr (Op == Hardswish) return hardswish(x);
+  else if constexpr (Op == Hardsigmoid) return hardsigmoid(x);
   else static_assert(kNoFormula<Op>, "a UnaryOp without a formula");
 }
 
@@ -110,6 +148,7 @@ PLEXUS_HOST_DEVICE float binary(float a, float b, [[maybe_unused]] float p0, [[m
   else if constexpr (Op == Le) return float(a <= b);
   else if constexpr (Op == Gt) return float(a > b);
   else if constexpr (Op == Ge) return float(a >= b);
+  else if constexpr (Op == Prelu) return a > 0 ? a : b * a;  // NaN stays NaN, as in PyTorch
   else if constexpr (Op == ReluGrad) return b > 0 ? a : 0.f;
   else if constexpr (Op == LeakyReluGrad) return b > 0 ? a : p0 * a;
   else if constexpr (Op == SigmoidGrad) return a * b * (1.f - b);
@@ -119,6 +158,11 @@ PLEXUS_HOST_DEVICE float binary(float a, float b, [[maybe_unused]] float p0, [[m
   else if constexpr (Op == PowGrad) return a * p0 * powf(b, p0 - 1.f);
   else if constexpr (Op == ClampGrad) return b >= p0 && b <= p1 ? a : 0.f;
   else if constexpr (Op == AbsGrad) return a * sign(b);
+  else if constexpr (Op == EluGrad) return a * elu_grad(b, p0, p1);
+  else if constexpr (Op == SiluGrad) return a * silu_grad(b);
+  else if constexpr (Op == MishGrad) return a * mish_grad(b);
+  else if constexpr (Op == HardswishGrad) return a * hardswish_grad(b);
+  else if constexpr (Op == HardsigmoidGrad) return a * hardsigmoid_grad(b);
   else static_assert(kNoFormula<Op>, "a BinaryOp without a formula");
 }
 

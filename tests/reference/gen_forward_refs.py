@@ -26,6 +26,8 @@ INPUTS = {
     "ew": ([3, 4], [-3.0, -2.125, -1.5, -0.75, -0.25, 0.0, 0.125, 0.5, 0.875, 1.25, 2.25, 3.0]),
     "pos": ([8], [0.125, 0.5, 1.0, 1.75, 2.5, 4.0, 9.0, 20.0]),
     "big": ([8], [-100.0, -30.0, -20.5, -5.0, 5.0, 19.5, 30.0, 100.0]),
+    # PReLU's slopes for "ew": one per channel (dim 1)
+    "prelu_w": ([4], [0.25, -0.5, 1.5, 0.0]),
     # broadcasting binary ops: [2, 1, 4] with [3, 1] -> [2, 3, 4]
     "a": ([2, 1, 4], [0.5, -0.875, 1.125, -1.625, -1.5, -1.25, 0.875, -1.625]),
     "b": ([3, 1], [1.125, -0.25, -1.625]),
@@ -144,10 +146,15 @@ def out_cases():
           ("pow2_ew", torch.pow(ew, 2.0)), ("pow3_ew", torch.pow(ew, 3.0)),
           ("add_s_ew", ew + 1.5), ("sub_s_ew", ew - 0.25), ("rsub_s_ew", 2.0 - ew), ("mul_s_ew", ew * -3.0),
           ("div_s_ew", ew / 4.0)]
+    c += [("elu_ew", F.elu(ew)), ("elu05_ew", F.elu(ew, 0.5)), ("selu_ew", F.selu(ew)), ("silu_ew", F.silu(ew)),
+          ("mish_ew", F.mish(ew)), ("hardswish_ew", F.hardswish(ew)), ("hardsigmoid_ew", F.hardsigmoid(ew)),
+          ("prelu_ew", F.prelu(ew, t("prelu_w"))), ("prelu1_ew", F.prelu(ew, torch.tensor([0.25])))]
     c += [("log_pos", torch.log(pos)), ("sqrt_pos", torch.sqrt(pos)), ("pow05_pos", torch.pow(pos, 0.5)),
           ("powm15_pos", torch.pow(pos, -1.5)), ("rdiv_pos", 2.0 / pos)]
     c += [("sigmoid_big", torch.sigmoid(big)), ("tanh_big", torch.tanh(big)), ("softplus_big", F.softplus(big)),
-          ("gelu_big", F.gelu(big)), ("exp_neg_big", torch.exp(-torch.abs(big)))]
+          ("gelu_big", F.gelu(big)), ("exp_neg_big", torch.exp(-torch.abs(big))),
+          ("elu_big", F.elu(big)), ("selu_big", F.selu(big)), ("silu_big", F.silu(big)), ("mish_big", F.mish(big)),
+          ("hardswish_big", F.hardswish(big)), ("hardsigmoid_big", F.hardsigmoid(big))]
     # broadcasting binary ops
     a, b = t("a"), t("b")
     c += [("add_ab", a + b), ("sub_ab", a - b), ("mul_ab", a * b), ("div_ab", a / b),

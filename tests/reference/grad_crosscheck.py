@@ -12,9 +12,11 @@ reordered_dims.plexus):
 1. `plexus-cli init --project P --seed S --out w.safetensors` writes the initial weights.
 2. The weights file is parsed here by hand (8-byte little-endian header length, JSON header,
    F32 data), and the same network is built in torch from the project file's graph: every
-   node of a supported type (Input, Flatten, Reshape, Permute, Squeeze, Unsqueeze, Mean, Sum, Linear, Conv2d, MaxPool2d, AvgPool2d,
-   ReLU, LeakyReLU, Tanh, Sigmoid, GELU, Add, Mul, Sub, Concat, Embedding, PositionalEmbedding,
-   LayerNorm, LSTM, GRU, RNN, MultiheadAttention, CrossEntropy, MSE) with its weights; the
+   node of a supported type (Input, Flatten, Reshape, Permute, Squeeze, Unsqueeze, Mean, Sum,
+   Linear, Conv2d, MaxPool2d, AvgPool2d, ReLU, LeakyReLU, PReLU, ELU, SELU, Tanh, Sigmoid, GELU,
+   SiLU, Mish, Softplus, Hardswish, Hardsigmoid, LogSoftmax, Identity, Add, Mul, Sub, Concat,
+   Embedding, PositionalEmbedding, LayerNorm, LSTM, GRU, RNN, MultiheadAttention, CrossEntropy,
+   MSE) with its weights; the
    recurrent and attention layers are torch's own kernels and modules run on our tensors, so
    names and layouts must match torch's.
 3. A random batch (x, y) is written by hand as a safetensors file, `plexus-cli grad` runs on
@@ -170,6 +172,26 @@ def run_graph(project, weights, x, y, training=False):
                 out = torch.sigmoid(v)
             elif t == "GELU":
                 out = F.gelu(v)
+            elif t == "PReLU":
+                out = F.prelu(v, w("weight"))
+            elif t == "ELU":
+                out = F.elu(v, param(n, "alpha", 1.0))
+            elif t == "SELU":
+                out = F.selu(v)
+            elif t == "SiLU":
+                out = F.silu(v)
+            elif t == "Mish":
+                out = F.mish(v)
+            elif t == "Softplus":
+                out = F.softplus(v, param(n, "beta", 1.0), param(n, "threshold", 20.0))
+            elif t == "Hardswish":
+                out = F.hardswish(v)
+            elif t == "Hardsigmoid":
+                out = F.hardsigmoid(v)
+            elif t == "LogSoftmax":
+                out = F.log_softmax(v, param(n, "dim", -1))
+            elif t == "Identity":
+                out = v
             elif t == "Dropout":
                 out = F.dropout(v, param(n, "p", 0.5), training)
             elif t == "Embedding":
@@ -248,7 +270,9 @@ def rel_error(a, b):
     return (a.to(torch.float64) - b).abs().max().item() / scale
 
 
-def check(cli, project_path, workdir, seed):
+def check(cli, project_path, workdir, seed, random_weights=False):
+    """random_weights: every weight drawn from U(-1, 1) instead of `init`'s, so that equal initial
+    values (PReLU's slopes, all 0.25) cannot hide a mix-up."""
     project = json.load(open(project_path))
     name = os.path.splitext(os.path.basename(project_path))[0]
     w_path = os.path.join(workdir, name + ".weights.safetensors")
@@ -258,6 +282,9 @@ def check(cli, project_path, workdir, seed):
                    stdout=subprocess.DEVNULL)
     weights32 = read_safetensors(w_path)
     gen = torch.Generator().manual_seed(seed)
+    if random_weights:
+        weights32 = {k: torch.rand(v.shape, generator=gen) * 2 - 1 for k, v in weights32.items()}
+        write_safetensors(w_path, weights32)
     x, y = make_batch(project, project_path, gen)
     write_safetensors(x_path, {"x": x, "y": y})
     subprocess.run([cli, "grad", "--project", project_path, "--weights", w_path, "--input", x_path, "--out", g_path],

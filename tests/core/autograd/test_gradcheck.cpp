@@ -56,6 +56,7 @@ std::vector<IncomingRow> incoming_rows() {
   const Tensor img = leaf(normal({2, 2, 4, 4}, 5)), dimg = leaf(distinct({2, 2, 4, 4}, 6));
   const Tensor k = leaf(normal({3, 2, 3, 3}, 7));
   const Tensor w = leaf(normal({4, 5}, 8)), y = leaf(normal({3, 4}, 9));
+  const Tensor slopes = leaf(normal({4}, 10));  // one per channel (dim 1) of [3, 4]
   const Tensor target = idx({3, 0, 1});
   return {
       {"exp", [](const TV& v) { return exp(v[0]); }, {x}},
@@ -70,6 +71,13 @@ std::vector<IncomingRow> incoming_rows() {
       {"tanh", [](const TV& v) { return tanh(v[0]); }, {x}},
       {"gelu", [](const TV& v) { return gelu(v[0]); }, {x}},
       {"softplus", [](const TV& v) { return softplus(v[0], 2.f); }, {x}},
+      {"elu", [](const TV& v) { return elu(v[0], 0.5f); }, {kinked}},
+      {"selu", [](const TV& v) { return selu(v[0]); }, {kinked}},
+      {"silu", [](const TV& v) { return silu(v[0]); }, {x}},
+      {"mish", [](const TV& v) { return mish(v[0]); }, {x}},
+      {"hardswish", [](const TV& v) { return hardswish(v[0]); }, {kinked}},
+      {"hardsigmoid", [](const TV& v) { return hardsigmoid(v[0]); }, {kinked}},
+      {"prelu", [](const TV& v) { return prelu(v[0], v[1]); }, {kinked, slopes}},
       {"mul / div", [](const TV& v) { return v[0] * v[1] / v[2]; }, {x, y, pos}},
       {"maximum", [](const TV& v) { return maximum(v[0], v[1]); }, {d, kinked}},
       {"where", [](const TV& v) { return where(from_vector({1, 0, 0, 1}, {4}), v[0], v[1]); }, {x, y}},

@@ -51,7 +51,8 @@ TEST(registryIsComplete) {
                            "BatchNorm1d", "BatchNorm2d", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Softmax",
                            "Add", "Mul", "Sub", "Concat", "Permute", "Squeeze", "Unsqueeze", "Mean", "Sum",
                            "Embedding", "CrossEntropy", "MSE", "BCEWithLogits", "LayerNorm",
-                           "MultiheadAttention", "PositionalEmbedding"})
+                           "MultiheadAttention", "PositionalEmbedding", "PReLU", "ELU", "SELU", "SiLU", "Mish",
+                           "Softplus", "Hardswish", "Hardsigmoid", "LogSoftmax", "Identity"})
     VERIFY2(r.find(name), name);
   for (const LayerType& t : r.types()) {
     VERIFY2(t.shape, t.name.c_str());
@@ -192,6 +193,50 @@ TEST(featureMismatchNamesBothNodes) {
   COMPARE(v.problems.at(0).node, std::string("fc2"));
   COMPARE(v.problems.at(0).message,
           std::string("Linear 'fc2' expects 128 input features but receives 64 from 'act'"));
+}
+
+// PReLU learns 1 slope or one per channel (dim 1), named and started as PyTorch's; LogSoftmax
+// normalises along a feature dimension. Each refusal names the node, what it expects and got.
+TEST(activationShapesAndParameters) {
+  const LayerType& prelu = *Registry::instance().find("PReLU");
+  auto first = [](const Graph& g) {
+    const Validation v = validate(g, &kMnist);
+    return v.problems.empty() ? std::string() : v.problems.front().message;
+  };
+  auto after_conv = [](const std::string& type, std::map<std::string, ParamValue> params) {
+    Graph g;
+    g.nodes = {node("in", "Input"), node("conv", "Conv2d", {{"out_channels", int64_t(4)}, {"kernel_size", int64_t(3)}}),
+               node("act", type, std::move(params)), node("flat", "Flatten"),
+               node("fc", "Linear", {{"out_features", int64_t(10)}}), node("loss", "CrossEntropy")};
+    g.edges = {edge("in", "x", "conv"), edge("conv", "output", "act"), edge("act", "output", "flat"),
+               edge("flat", "output", "fc"), edge("fc", "output", "loss"), edge("in", "y", "loss", "target")};
+    return g;
+  };
+  for (int64_t n : {1, 4}) {
+    const Graph g = after_conv("PReLU", {{"num_parameters", n}});
+    COMPARE(first(g), std::string());
+    COMPARE(prelu.parameter_count(*g.find("act"), {{4, 26, 26}}), double(n));
+    const CompiledGraph c = compile(g, kMnist, 3);
+    Tensor w;
+    for (const auto& [name, t] : c.model->named_parameters())
+      if (name == "act.weight") w = t;
+    VERIFY(w.defined());
+    COMPARE(w.shape(), Shape{n});
+    COMPARE(w.to_vector(), std::vector<float>(size_t(n), 0.25f));
+  }
+  COMPARE(first(after_conv("PReLU", {{"num_parameters", int64_t(3)}})),
+          std::string("PReLU 'act' learns 3 slopes, one per channel, but receives [N, 4, 26, 26] from 'conv', whose "
+                      "dimension 1 has 4 channels (set num_parameters to 1 or 4)"));
+  COMPARE(first(after_conv("LogSoftmax", {{"dim", int64_t(1)}})), std::string());
+  COMPARE(first(after_conv("LogSoftmax", {{"dim", int64_t(0)}})),
+          std::string("LogSoftmax 'act': dim 0 is not a feature dimension of [N, 4, 26, 26] (0 is the batch; -1 is "
+                      "the last feature dimension)"));
+  COMPARE(first(after_conv("LogSoftmax", {{"dim", int64_t(-5)}})),
+          std::string("LogSoftmax 'act': dim -5 is not a feature dimension of [N, 4, 26, 26]"));
+  // Parameters out of range are refused before any shape.
+  const std::vector<std::string> bad =
+      check_params(node("sp", "Softplus", {{"beta", 0.0}}), *Registry::instance().find("Softplus"));
+  COMPARE(bad.size(), size_t(1));
 }
 
 TEST(compiledMlpMatchesAHandBuiltModel) {

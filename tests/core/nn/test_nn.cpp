@@ -160,6 +160,32 @@ TEST(moduleGradientsMatchNumerical) {
   VERIFY(gradcheck([&](const std::vector<Tensor>&) { return conv(img); }, {conv.weight, conv.bias}).ok);
 }
 
+// Each activation module computes its op; PReLU learns "weight" [num_parameters], 0.25 at the
+// start, one slope for all or one per channel (dim 1), as PyTorch's.
+TEST(activationModules) {
+  Generator gen(9);
+  const Tensor x = randn({2, 3, 4}, &gen);
+  const std::pair<std::shared_ptr<nn::Module>, Tensor> cases[] = {
+      {std::make_shared<nn::ELU>(0.5f), elu(x, 0.5f)}, {std::make_shared<nn::SELU>(), selu(x)},
+      {std::make_shared<nn::SiLU>(), silu(x)},         {std::make_shared<nn::Mish>(), mish(x)},
+      {std::make_shared<nn::Hardswish>(), hardswish(x)}, {std::make_shared<nn::Hardsigmoid>(), hardsigmoid(x)}};
+  for (const auto& [m, want] : cases) COMPARE((*m)(x).to_vector(), want.to_vector());
+
+  nn::PReLU shared, per_channel(3);
+  COMPARE(shared.named_parameters().size(), size_t(1));
+  COMPARE(shared.named_parameters()[0].first, std::string("weight"));
+  COMPARE(shared.weight.to_vector(), std::vector<float>{0.25f});
+  COMPARE(per_channel.weight.to_vector(), std::vector<float>(3, 0.25f));
+  {
+    NoGradGuard g;
+    per_channel.weight.copy_(from_vector({0.5f, -1.f, 2.f}, {3}));
+  }
+  COMPARE(per_channel(x).to_vector(), prelu(x, from_vector({0.5f, -1.f, 2.f}, {3})).to_vector());
+  VERIFY(gradcheck([&](const std::vector<Tensor>&) { return per_channel(x); }, {per_channel.weight}).ok);
+  VERIFY_THROWS(ShapeError, nn::PReLU(4)(x));  // x has 3 channels
+  VERIFY_THROWS(ValueError, nn::PReLU(0));
+}
+
 TEST(moveToSameDeviceKeepsHandles) {
   nn::Linear lin(2, 2);
   const Tensor w = lin.weight;

@@ -189,6 +189,26 @@ TensorFunction softplus_ref(double beta = 1, double threshold = 20) {
 TensorFunction leaky_relu_ref(double slope = 0.01) {
   return pointwise([slope](double x) { return x > 0 ? x : slope * x; });
 }
+TensorFunction elu_ref(double alpha, double scale = 1) {
+  return pointwise([alpha, scale](double x) { return x > 0 ? scale * x : scale * alpha * std::expm1(x); });
+}
+// SELU's constants, as PyTorch's.
+constexpr double kSeluAlpha = 1.6732632423543772848170429916717, kSeluScale = 1.0507009873554804934193349852946;
+double hardsigmoid_d(double x) { return std::min(std::max(x + 3, 0.0), 6.0) / 6; }
+// x > 0 ? x : w·x with w [1] or [C] along dim 1 of x, spelled out per element.
+TensorFunction prelu_ref() {
+  return [](const TV& v) {
+    const Tensor& x = v[0];
+    const std::vector<float> xs = x.to_vector(), w = v[1].to_vector();  // in logical order
+    const int64_t inner = x.dim() > 2 ? numel(Shape(x.shape().begin() + 2, x.shape().end())) : 1;
+    std::vector<float> y(xs.size());
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const double slope = w.size() == 1 ? w[0] : w[size_t(int64_t(i) / inner % int64_t(w.size()))];
+      y[i] = float(xs[i] > 0 ? double(xs[i]) : slope * xs[i]);
+    }
+    return from_vector(y, x.shape());
+  };
+}
 TensorFunction clamp_ref(double lo, double hi) {
   return pointwise([lo, hi](double x) { return std::min(std::max(x, lo), hi); });
 }
@@ -416,6 +436,48 @@ void functions(Table& t) {
         [] { return TV{leaf(away(normal({3, 4, 5}, 55) * 2.f + 1.5f, {2.f}, 0.1f))}; },
         [](const TV& v) { return softplus(v[0], 0.5f, 1.f); })
       .ref(softplus_ref(0.5, 1));
+  t.def("elu", [] { return TV{leaf(away(normal({3, 4, 5}, 301) * 2.f, {0.f}))}; },
+        [](const TV& v) { return elu(v[0]); })
+      .ref(elu_ref(1))
+      .also(kCudaGradcheck);
+  t.def("elu alpha 0.5 (transposed)", [] { return TV{leaf(tr(away(normal({5, 4}, 302) * 2.f, {0.f})))}; },
+        [](const TV& v) { return elu(v[0], 0.5f); })
+      .ref(elu_ref(0.5));
+  t.def("selu", [] { return TV{leaf(away(normal({3, 4, 5}, 303) * 2.f, {0.f}))}; },
+        [](const TV& v) { return selu(v[0]); })
+      .ref(elu_ref(kSeluAlpha, kSeluScale))
+      .also(kCudaGradcheck);
+  t.def("silu (wide range)", [] { return TV{leaf(normal({3, 4, 5}, 304) * 4.f)}; },
+        [](const TV& v) { return silu(v[0]); })
+      .ref(pointwise([](double x) { return x * sigmoid_d(x); }))
+      .also(kCudaGradcheck);
+  t.def("mish (wide range)", [] { return TV{leaf(normal({3, 4, 5}, 305) * 4.f)}; },
+        [](const TV& v) { return mish(v[0]); })
+      .ref(pointwise([](double x) { return x * std::tanh(std::log1p(std::exp(x))); }))
+      .also(kCudaGradcheck);
+  // Both kinks at ±3 and the flat sides beyond them.
+  t.def("hardswish", [] { return TV{leaf(away(normal({3, 4, 5}, 306) * 3.f, {-3.f, 3.f}))}; },
+        [](const TV& v) { return hardswish(v[0]); })
+      .ref(pointwise([](double x) { return x * hardsigmoid_d(x); }))
+      .also(kCudaGradcheck);
+  t.def("hardsigmoid (permuted)",
+        [] { return TV{leaf(perm(away(normal({3, 4, 5}, 307) * 3.f, {-3.f, 3.f}), {2, 0, 1}))}; },
+        [](const TV& v) { return hardsigmoid(v[0]); })
+      .ref(pointwise(hardsigmoid_d))
+      .also(kCudaGradcheck);
+  t.def("prelu [2,3,4,4] with a slope per channel [3]",
+        [] { return TV{leaf(away(normal({2, 3, 4, 4}, 308), {0.f})), leaf(normal({3}, 309))}; },
+        [](const TV& v) { return prelu(v[0], v[1]); })
+      .ref(prelu_ref())
+      .also(kCudaGradcheck);
+  t.def("prelu [4,5] (transposed) with one slope [1]",
+        [] { return TV{leaf(tr(away(normal({5, 4}, 310), {0.f}))), leaf(normal({1}, 311))}; },
+        [](const TV& v) { return prelu(v[0], v[1]); })
+      .ref(prelu_ref());
+  t.def("prelu [3,4] with a slope per channel [4]",
+        [] { return TV{leaf(away(normal({3, 4}, 312), {0.f})), leaf(normal({4}, 313))}; },
+        [](const TV& v) { return prelu(v[0], v[1]); })
+      .ref(prelu_ref());
   t.def("clamp lo", [] { return TV{leaf(away(normal({4, 5}, 56), {-0.5f, 0.3f}))}; },
         [](const TV& v) { return clamp(v[0], -0.5f, std::nullopt); })
       .ref(clamp_ref(-0.5, kInf));
@@ -430,6 +492,13 @@ void functions(Table& t) {
       .except(kGradcheck);  // sized for the GPU
   t.def("sigmoid * x on a transposed [347,300]", [] { return TV{leaf(tr(normal({300, 347}, 60)))}; },
         [](const TV& v) { return sigmoid(v[0]) * v[0]; })
+      .except(kGradcheck);  // sized for the GPU
+  t.def("activations on [300,347] (104100 elements)",
+        [] { return TV{leaf(normal({300, 347}, 314) * 3.f), leaf(normal({347}, 315))}; },
+        [](const TV& v) {
+          return elu(v[0], 0.7f) + selu(v[0]) + silu(v[0]) + mish(v[0]) + hardswish(v[0]) + hardsigmoid(v[0]) +
+                 prelu(v[0], v[1]);
+        })
       .except(kGradcheck);  // sized for the GPU
   t.def("broadcast add [512,1] + [1,700]", [] { return TV{leaf(normal({512, 1}, 61)), leaf(normal({1, 700}, 62))}; },
         [](const TV& v) { return v[0] + v[1]; }, kSum)  // gradients sum 700 and 512 terms

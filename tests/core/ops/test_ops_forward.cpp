@@ -75,6 +75,7 @@ namespace in {
 const Ref ew{{3, 4}, {-3.0f, -2.125f, -1.5f, -0.75f, -0.25f, 0.0f, 0.125f, 0.5f, 0.875f, 1.25f, 2.25f, 3.0f}};
 const Ref pos{{8}, {0.125f, 0.5f, 1.0f, 1.75f, 2.5f, 4.0f, 9.0f, 20.0f}};
 const Ref big{{8}, {-100.0f, -30.0f, -20.5f, -5.0f, 5.0f, 19.5f, 30.0f, 100.0f}};
+const Ref prelu_w{{4}, {0.25f, -0.5f, 1.5f, 0.0f}};
 const Ref a{{2, 1, 4}, {0.5f, -0.875f, 1.125f, -1.625f, -1.5f, -1.25f, 0.875f, -1.625f}};
 const Ref b{{3, 1}, {1.125f, -0.25f, -1.625f}};
 const Ref r{{2, 3, 4}, {0.25f, -2.0f, 1.5f, 2.75f, -0.5f, 0.75f, -2.75f, 1.0f, 2.5f, -1.25f, 0.0f, -1.5f,
@@ -204,6 +205,24 @@ const Ref mul_s_ew{{3, 4}, {9.0f, 6.375f, 4.5f, 2.25f, 0.75f, -0.0f, -0.375f, -1
     -9.0f}};
 const Ref div_s_ew{{3, 4}, {-0.75f, -0.53125f, -0.375f, -0.1875f, -0.0625f, 0.0f, 0.03125f, 0.125f, 0.21875f,
     0.3125f, 0.5625f, 0.75f}};
+const Ref elu_ew{{3, 4}, {-0.950212955f, -0.880567014f, -0.776869833f, -0.527633429f, -0.221199214f, 0.0f,
+    0.125f, 0.5f, 0.875f, 1.25f, 2.25f, 3.0f}};
+const Ref elu05_ew{{3, 4}, {-0.475106478f, -0.440283507f, -0.388434917f, -0.263816714f, -0.110599607f, 0.0f,
+    0.125f, 0.5f, 0.875f, 1.25f, 2.25f, 3.0f}};
+const Ref selu_ew{{3, 4}, {-1.6705687f, -1.54812431f, -1.36581433f, -0.927631974f, -0.388890177f, 0.0f,
+    0.131337628f, 0.525350511f, 0.919363379f, 1.31337631f, 2.36407733f, 3.15210295f}};
+const Ref silu_ew{{3, 4}, {-0.142277613f, -0.226717517f, -0.273638278f, -0.240615964f, -0.109455876f, 0.0f,
+    0.0664011762f, 0.311229676f, 0.617561877f, 0.971624851f, 2.03546357f, 2.85772252f}};
+const Ref mish_ew{{3, 4}, {-0.145647466f, -0.238735273f, -0.298099756f, -0.276494741f, -0.129926965f, 0.0f,
+    0.0799575672f, 0.375245243f, 0.735583901f, 1.13187027f, 2.20945692f, 2.98653507f}};
+const Ref hardswish_ew{{3, 4}, {-0.0f, -0.309895843f, -0.375f, -0.28125f, -0.114583336f, 0.0f, 0.0651041642f,
+    0.291666657f, 0.565104187f, 0.885416687f, 1.96875f, 3.0f}};
+const Ref hardsigmoid_ew{{3, 4}, {0.0f, 0.145833328f, 0.25f, 0.375f, 0.458333343f, 0.5f, 0.520833313f,
+    0.583333313f, 0.645833313f, 0.708333313f, 0.875f, 1.0f}};
+const Ref prelu_ew{{3, 4}, {-0.75f, 1.0625f, -2.25f, -0.0f, -0.0625f, -0.0f, 0.125f, 0.5f, 0.875f, 1.25f,
+    2.25f, 3.0f}};
+const Ref prelu1_ew{{3, 4}, {-0.75f, -0.53125f, -0.375f, -0.1875f, -0.0625f, 0.0f, 0.125f, 0.5f, 0.875f,
+    1.25f, 2.25f, 3.0f}};
 const Ref log_pos{{8}, {-2.07944155f, -0.693147182f, 0.0f, 0.559615791f, 0.91629076f, 1.38629436f,
     2.19722462f, 2.99573231f}};
 const Ref sqrt_pos{{8}, {0.353553385f, 0.707106769f, 1.0f, 1.32287562f, 1.58113885f, 2.0f, 3.0f, 4.47213602f}};
@@ -219,6 +238,15 @@ const Ref softplus_big{{8}, {3.78350585e-44f, 9.35762291e-14f, 1.25015287e-09f, 
 const Ref gelu_big{{8}, {0.0f, 0.0f, 0.0f, -1.49011612e-06f, 4.99999857f, 19.5f, 30.0f, 100.0f}};
 const Ref exp_neg_big{{8}, {3.78350585e-44f, 9.35762291e-14f, 1.25015287e-09f, 0.006737947f, 0.006737947f,
     3.39826789e-09f, 9.35762291e-14f, 3.78350585e-44f}};
+const Ref elu_big{{8}, {-1.0f, -1.0f, -1.0f, -0.993262053f, 5.0f, 19.5f, 30.0f, 100.0f}};
+const Ref selu_big{{8}, {-1.75809932f, -1.75809932f, -1.75809932f, -1.74625337f, 5.25350523f, 20.4886703f,
+    31.5210304f, 105.070099f}};
+const Ref silu_big{{8}, {-0.0f, -2.80728695e-12f, -2.56281325e-08f, -0.0334642529f, 4.96653557f, 19.5f,
+    30.0f, 100.0f}};
+const Ref mish_big{{8}, {-3.78350585e-42f, -2.80728695e-12f, -2.56281343e-08f, -0.0335762352f, 4.99955225f,
+    19.5f, 30.0f, 100.0f}};
+const Ref hardswish_big{{8}, {-0.0f, -0.0f, -0.0f, -0.0f, 5.0f, 19.5f, 30.0f, 100.0f}};
+const Ref hardsigmoid_big{{8}, {0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 1.0f, 1.0f, 1.0f}};
 const Ref add_ab{{2, 3, 4}, {1.625f, 0.25f, 2.25f, -0.5f, 0.25f, -1.125f, 0.875f, -1.875f, -1.125f, -2.5f,
     -0.5f, -3.25f, -0.375f, -0.125f, 2.0f, -0.5f, -1.75f, -1.5f, 0.625f, -1.875f, -3.125f, -2.875f, -0.75f,
     -3.25f}};
@@ -489,6 +517,27 @@ TEST(elementwiseFunctions) {
   VERIFY_THROWS(ValueError, clamp(x, 1.f, -1.f));
 }
 
+TEST(elementwiseActivations) {
+  const Tensor x = T(in::ew);  // [3, 4]: -3 and 3 are hardswish's and hardsigmoid's kinks
+  EXPECT_CLOSE(elu(x), ref::elu_ew);
+  EXPECT_CLOSE(elu(x, 0.5f), ref::elu05_ew);
+  EXPECT_CLOSE(selu(x), ref::selu_ew);
+  EXPECT_CLOSE(silu(x), ref::silu_ew);
+  EXPECT_CLOSE(mish(x), ref::mish_ew);
+  EXPECT_CLOSE(hardswish(x), ref::hardswish_ew);
+  EXPECT_CLOSE(hardsigmoid(x), ref::hardsigmoid_ew);
+  EXPECT_CLOSE(prelu(x, T(in::prelu_w)), ref::prelu_ew);
+  EXPECT_CLOSE(prelu(x, full({1}, 0.25f)), ref::prelu1_ew);
+  // The slopes must be one, or one per channel of dim 1 (4 here), as PyTorch's prelu.
+  VERIFY_THROWS(ShapeError, prelu(x, full({3}, 0.25f)));
+  VERIFY_THROWS(ShapeError, prelu(x, full({2, 2}, 0.25f)));
+  // A NaN passes through, as through the rectifiers.
+  const Tensor nan = full({1}, std::numeric_limits<float>::quiet_NaN());
+  for (const Tensor& y : {elu(nan), selu(nan), silu(nan), mish(nan), hardswish(nan), hardsigmoid(nan),
+                          prelu(nan, full({1}, 0.25f))})
+    VERIFY(std::isnan(y.to_vector()[0]));
+}
+
 TEST(elementwiseOnPositiveInputs) {
   const Tensor p = T(in::pos);
   EXPECT_CLOSE(log(p), ref::log_pos);
@@ -506,6 +555,12 @@ TEST(elementwiseLargeInputsAreStable) {
   EXPECT_CLOSE(gelu(b), ref::gelu_big);
   EXPECT_CLOSE(exp(-abs(b)), ref::exp_neg_big, 1e-5, 0.0);
   for (const Tensor& t : {sigmoid(b), tanh(b), softplus(b), gelu(b), softplus(b, 5.f)}) VERIFY(all_finite(t));
+  EXPECT_CLOSE(elu(b), ref::elu_big);
+  EXPECT_CLOSE(selu(b), ref::selu_big);
+  EXPECT_CLOSE(silu(b), ref::silu_big);
+  EXPECT_CLOSE(mish(b), ref::mish_big);  // softplus linear above 20: no overflow
+  EXPECT_CLOSE(hardswish(b), ref::hardswish_big);
+  EXPECT_CLOSE(hardsigmoid(b), ref::hardsigmoid_big);
 }
 
 TEST(broadcastingBinaryOps) {
