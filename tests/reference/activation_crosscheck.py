@@ -37,12 +37,7 @@ TYPES = ["PReLU", "ELU", "SELU", "SiLU", "Mish", "Softplus", "Hardswish", "Hards
 ROWS = 40
 
 
-def node(nid, kind, params=None):
-    return {"id": nid, "type": kind, "name": nid, "params": params or {}, "position": [0.0, 0.0]}
-
-
-def edge(src, dst, port="input", out="output"):
-    return {"from": [src, out], "to": [dst, port]}
+node, edge = grad_crosscheck.node, grad_crosscheck.edge
 
 
 def activation_params(rng, kind, shape):
@@ -83,17 +78,7 @@ def project(rng, kinds):
 
 
 def main():
-    args = sys.argv[1:]
-    cli = os.path.join(grad_crosscheck.REPO, "build", "app", "plexus-cli")
-    seed, graphs = 7, 3 * len(TYPES)
-    while args:
-        a = args.pop(0)
-        if a == "--seed":
-            seed = int(args.pop(0))
-        elif a == "--graphs":
-            graphs = int(args.pop(0))
-        else:
-            cli = a
+    cli, seed, graphs = grad_crosscheck.random_graph_args(7, 3 * len(TYPES))
     rng = random.Random(seed)
     print("torch %s, %s, seed %d" % (grad_crosscheck.torch.__version__, cli, seed))
     all_ok = True

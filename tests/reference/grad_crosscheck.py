@@ -44,6 +44,30 @@ RTOL = 1e-5
 BATCH = 16
 
 
+# ---- for the scripts that cross-check random graphs (activation_, sequence_crosscheck) -------
+def node(nid, kind, params=None):
+    return {"id": nid, "type": kind, "name": nid, "params": params or {}, "position": [0.0, 0.0]}
+
+
+def edge(src, dst, port="input", out="output"):
+    return {"from": [src, out], "to": [dst, port]}
+
+
+def random_graph_args(seed, graphs):
+    """[plexus-cli] [--seed S] [--graphs G] -> (cli, seed, graphs), the defaults given."""
+    args = sys.argv[1:]
+    cli = os.path.join(REPO, "build", "app", "plexus-cli")
+    while args:
+        a = args.pop(0)
+        if a == "--seed":
+            seed = int(args.pop(0))
+        elif a == "--graphs":
+            graphs = int(args.pop(0))
+        else:
+            cli = a
+    return cli, seed, graphs
+
+
 # ---- safetensors, by hand ----------------------------------------------------------------
 def read_safetensors(path):
     data = open(path, "rb").read()

@@ -33,12 +33,7 @@ import grad_crosscheck  # noqa: E402
 ALPHABET = "abcdefghijkl \n"
 
 
-def node(nid, kind, params=None):
-    return {"id": nid, "type": kind, "name": nid, "params": params or {}, "position": [0.0, 0.0]}
-
-
-def edge(src, dst, port="input", out="output"):
-    return {"from": [src, out], "to": [dst, port]}
+node, edge = grad_crosscheck.node, grad_crosscheck.edge
 
 
 class GraphBuilder:
@@ -93,17 +88,7 @@ def project(g, last, steps):
 
 
 def main():
-    args = sys.argv[1:]
-    cli = os.path.join(grad_crosscheck.REPO, "build", "app", "plexus-cli")
-    seed, graphs = 5, 12
-    while args:
-        a = args.pop(0)
-        if a == "--seed":
-            seed = int(args.pop(0))
-        elif a == "--graphs":
-            graphs = int(args.pop(0))
-        else:
-            cli = a
+    cli, seed, graphs = grad_crosscheck.random_graph_args(5, 12)
     grad_crosscheck.RTOL = 1e-4
     rng = random.Random(seed)
     print("torch %s, %s, seed %d" % (grad_crosscheck.torch.__version__, cli, seed))
