@@ -27,6 +27,31 @@ Conv2d::Conv2d(int64_t in, int64_t out, int64_t kh, int64_t kw, const Conv2dOpti
 
 Tensor Conv2d::forward(const Tensor& x) { return conv2d(x, weight, bias, opt_); }
 
+ConvTranspose2d::ConvTranspose2d(int64_t in, int64_t out, int64_t k, const ConvTranspose2dOptions& o, bool with_bias,
+                                 Generator* gen)
+    : opt_(o) {
+  if (in < 1 || out < 1 || k < 1) throw ValueError("ConvTranspose2d: channels and kernel size must be positive");
+  if (o.groups < 1 || in % o.groups || out % o.groups)
+    throw ValueError("ConvTranspose2d: groups=" + std::to_string(o.groups) + " must divide in_channels=" +
+                     std::to_string(in) + " and out_channels=" + std::to_string(out));
+  // PyTorch's init reads fan-in off dim 1, here out/groups: the same bounds as its.
+  weight = register_parameter("weight", empty({in, out / o.groups, k, k}));
+  init::kaiming_uniform_(weight, std::sqrt(5.f), gen);
+  if (with_bias) {
+    bias = register_parameter("bias", empty({out}));
+    const float bound = 1.f / std::sqrt(float(init::fan_in(weight)));
+    init::uniform_(bias, -bound, bound, gen);
+  }
+}
+
+std::string ConvTranspose2d::extra_repr() const {
+  const Shape& s = weight.shape();
+  return std::to_string(s[0]) + " -> " + std::to_string(s[1] * opt_.groups) + ", kernel=" + std::to_string(s[2]) +
+         "x" + std::to_string(s[3]) + ", stride=" + std::to_string(opt_.stride_h) + ", padding=" +
+         std::to_string(opt_.pad_h) + ", output_padding=" + std::to_string(opt_.output_pad_h) +
+         (opt_.groups > 1 ? ", groups=" + std::to_string(opt_.groups) : "") + (bias.defined() ? "" : ", bias=false");
+}
+
 Tensor Conv2d::forward_fused(const Tensor& x, bool relu, bool max_pool) {
   return conv2d_relu_max_pool2d(x, weight, bias, opt_, relu, max_pool);
 }
@@ -64,5 +89,18 @@ static std::string pool_repr(const Pool2dOptions& o) {
 }
 std::string MaxPool2d::extra_repr() const { return pool_repr(opt_); }
 std::string AvgPool2d::extra_repr() const { return pool_repr(opt_); }
+
+static std::string pool1d_repr(const Pool1dOptions& o) {
+  return "kernel=" + std::to_string(o.kernel) + ", stride=" + std::to_string(o.stride ? o.stride : o.kernel) +
+         ", padding=" + std::to_string(o.pad);
+}
+std::string MaxPool1d::extra_repr() const { return pool1d_repr(opt_); }
+std::string AvgPool1d::extra_repr() const { return pool1d_repr(opt_); }
+
+static std::string output_size_repr(int64_t h, int64_t w) {
+  return "output_size=" + std::to_string(h) + "x" + std::to_string(w);
+}
+std::string AdaptiveMaxPool2d::extra_repr() const { return output_size_repr(out_h_, out_w_); }
+std::string AdaptiveAvgPool2d::extra_repr() const { return output_size_repr(out_h_, out_w_); }
 
 }  // namespace plexus::nn

@@ -123,6 +123,19 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
 Tensor conv2d_relu_max_pool2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& opt,
                               bool relu, bool max_pool);
 
+// The transpose of conv2d (a "deconvolution"), PyTorch's conv_transpose2d: x [N, C, H, W],
+// weight [C, O/groups, kH, kW], bias [O] or undefined -> [N, O, H', W'] with
+// H' = (H - 1)·stride - 2·pad + dilation·(kH - 1) + output_pad + 1; output_pad < stride.
+struct ConvTranspose2dOptions {
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_h = 0, pad_w = 0;
+  int64_t output_pad_h = 0, output_pad_w = 0;
+  int64_t dilation_h = 1, dilation_w = 1;
+  int64_t groups = 1;
+};
+Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
+                        const ConvTranspose2dOptions& opt = {});
+
 struct Pool2dOptions {
   int64_t kernel_h = 2, kernel_w = 2;
   int64_t stride_h = 0, stride_w = 0;  // 0 = kernel size
@@ -131,6 +144,19 @@ struct Pool2dOptions {
 };
 Tensor max_pool2d(const Tensor& x, const Pool2dOptions& opt);
 Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& opt);
+// x: [N, C, L]; the 2-D pooling of [N, C, 1, L] with a 1 x kernel window.
+struct Pool1dOptions {
+  int64_t kernel = 2;
+  int64_t stride = 0;  // 0 = kernel size
+  int64_t pad = 0;
+  bool count_include_pad = true;  // avg_pool1d only
+};
+Tensor max_pool1d(const Tensor& x, const Pool1dOptions& opt);
+Tensor avg_pool1d(const Tensor& x, const Pool1dOptions& opt);
+// x: [N, C, H, W] -> [N, C, out_h, out_w] with PyTorch's adaptive windows (out 1 x 1 is global
+// pooling); an output larger than the input repeats cells, as PyTorch's does.
+Tensor adaptive_max_pool2d(const Tensor& x, int64_t out_h, int64_t out_w);
+Tensor adaptive_avg_pool2d(const Tensor& x, int64_t out_h, int64_t out_w);
 
 // x: [N, C] or [N, C, *]. In training the batch statistics normalise and the running
 // buffers (if defined) are updated in place with `momentum`; in eval the running ones are used.
