@@ -1,4 +1,4 @@
-// The Convolution family: Conv2d, its transpose and the poolings, windows sliding over images [N, C, H, W] and
+// The Convolution family: Conv2d and Conv1d, the transposed convolution and the poolings, windows sliding over images [N, C, H, W] and
 // sequences [N, C, L], and the adaptive poolings whose windows follow the output size.
 #include "layers/families.h"
 #include "layers/shape_rules.h"
@@ -7,35 +7,39 @@
 namespace plexus::layers {
 namespace {
 
-struct Conv2dParams {
+struct ConvParams {
   int64_t in_channels, out_channels, kernel_size, stride, padding, dilation, groups;
   bool bias;
-  // The layer options the parameters stand for: its module and its ONNX rule both read them.
-  Conv2dOptions options() const { return {stride, stride, padding, padding, dilation, dilation, groups}; }
 };
 
-void add_conv2d(Registrar& r) {
-  using P = Conv2dParams;
+// Conv2d over images [N, C, H, W] or Conv1d over sequences of channels [N, C, L]: the same
+// parameters, a square kernel or a line of taps.
+void add_conv(Registrar& r, bool two_d) {
+  using P = ConvParams;
   Layer<P> t;
-  t.name = "Conv2d";
+  t.name = two_d ? "Conv2d" : "Conv1d";
   t.category = "Convolution";
-  t.display_name = "2-D convolution";
-  t.description = "Slides learned kernels over images [N, C, H, W].";
-  t.inputs = {{"input", "[N, in_channels, H, W]"}};
-  t.outputs = {{"output", "[N, out_channels, H', W']"}};
+  t.display_name = two_d ? "2-D convolution" : "1-D convolution";
+  t.description = two_d ? "Slides learned kernels over images [N, C, H, W]."
+                        : "Slides learned kernels along sequences of channels [N, C, L] (signals, or embeddings "
+                          "permuted to [N, E, T]).";
+  t.inputs = {{"input", two_d ? "[N, in_channels, H, W]" : "[N, in_channels, L]"}};
+  t.outputs = {{"output", two_d ? "[N, out_channels, H', W']" : "[N, out_channels, L']"}};
   t.params = {graph::zero_param("in_channels", "Input channels", &P::in_channels, graph::kBig,
                                 "The channels of the input; 0 = taken from the input.", "auto"),
               graph::param("out_channels", "Output channels", &P::out_channels, 16, 1, graph::kBig,
                            "The number of kernels, one channel of the output each."),
-              graph::param("kernel_size", "Kernel size", &P::kernel_size, 3, 1, 64, "The kernel's height and width."),
+              graph::param("kernel_size", "Kernel size", &P::kernel_size, 3, 1, 64,
+                           two_d ? "The kernel's height and width." : "The kernel's length."),
               graph::param("stride", "Stride", &P::stride, 1, 1, 64, "The step between windows."),
               graph::param("padding", "Padding", &P::padding, 0, 0, 64, "Zeros added on every side."),
               graph::param("dilation", "Dilation", &P::dilation, 1, 1, 64, "The spacing of the kernel's taps."),
               graph::param("groups", "Groups", &P::groups, 1, 1, graph::kBig,
                            "Channel groups, each convolved on its own (must divide both channel counts)."),
               graph::param("bias", "Bias", &P::bias, true, "Learns an additive bias.")};
-  t.shape = [](const graph::ShapeContext& c, const P& p) -> std::vector<Shape> {
-    require_rank(c, 3, "[N, C, H, W]");
+  t.shape = [two_d](const graph::ShapeContext& c, const P& p) -> std::vector<Shape> {
+    if (two_d) require_rank(c, 3, "[N, C, H, W]");
+    else require_rank(c, 2, "[N, C, L]");
     const Shape& s = one_input(c);
     if (p.in_channels && p.in_channels != s[0])
       fail("input", c.node.label() + " expects " + std::to_string(p.in_channels) + " input channels but receives " +
@@ -44,33 +48,36 @@ void add_conv2d(Registrar& r) {
       fail("", c.node.label() + ": groups = " + std::to_string(p.groups) + " must divide the input channels (" +
                    std::to_string(s[0]) + ") and out_channels (" + std::to_string(p.out_channels) + ")");
     const int64_t k = p.kernel_size, st = p.stride, pad = p.padding, d = p.dilation;
+    if (!two_d) return {{p.out_channels, window_out(c, s[1], k, st, pad, d, "length")}};
     return {{p.out_channels, window_out(c, s[1], k, st, pad, d, "height"), window_out(c, s[2], k, st, pad, d, "width")}};
   };
-  t.parameter_count = [](const P& p, const std::vector<Shape>& in) {
-    const double oc = double(p.out_channels), k = double(p.kernel_size);
-    const double per_kernel = double(in.at(0)[0] / p.groups) * k * k;
-    return oc * per_kernel + (p.bias ? oc : 0);
+  t.parameter_count = [two_d](const P& p, const std::vector<Shape>& in) {
+    const double oc = double(p.out_channels), taps = two_d ? double(p.kernel_size * p.kernel_size) : double(p.kernel_size);
+    return oc * double(in.at(0)[0] / p.groups) * taps + (p.bias ? oc : 0);
   };
-  // Every output value is a dot product over one kernel's window: its group's channels × k × k.
-  t.macs = [](const P& p, const std::vector<Shape>& in, const std::vector<Shape>& out) {
-    const double k = double(p.kernel_size);
-    return double(numel(out.at(0))) * double(in.at(0)[0] / p.groups) * k * k;
+  // Every output value is a dot product over one kernel's window: its group's channels × taps.
+  t.macs = [two_d](const P& p, const std::vector<Shape>& in, const std::vector<Shape>& out) {
+    const double taps = two_d ? double(p.kernel_size * p.kernel_size) : double(p.kernel_size);
+    return double(numel(out.at(0))) * double(in.at(0)[0] / p.groups) * taps;
   };
-  t.build = [](const BuildContext& b, const P& p) {
-    return single(
-        std::make_shared<nn::Conv2d>(b.inputs.at(0)[0], p.out_channels, p.kernel_size, p.options(), p.bias, b.gen));
+  t.build = [two_d](const BuildContext& b, const P& p) -> BuiltNode {
+    const int64_t in = b.inputs.at(0)[0];
+    if (!two_d)
+      return single(std::make_shared<nn::Conv1d>(in, p.out_channels, p.kernel_size,
+                                                 Conv1dOptions{p.stride, p.padding, p.dilation, p.groups}, p.bias, b.gen));
+    const Conv2dOptions o{p.stride, p.stride, p.padding, p.padding, p.dilation, p.dilation, p.groups};
+    return single(std::make_shared<nn::Conv2d>(in, p.out_channels, p.kernel_size, o, p.bias, b.gen));
   };
-  t.onnx = [](const OnnxContext& c, const P& p) {
-    const Conv2dOptions o = p.options();
-    const int64_t k = p.kernel_size;
+  t.onnx = [two_d](const OnnxContext& c, const P& p) {
+    const size_t axes = two_d ? 2 : 1;
     std::vector<std::string> in{c.input_names[0], c.parameter("weight")};
     if (p.bias) in.push_back(c.parameter("bias"));
     c.out.add_node("Conv", in, c.output_names,
-                   {{"kernel_shape", std::vector<int64_t>{k, k}},
-                    {"strides", std::vector<int64_t>{o.stride_h, o.stride_w}},
-                    {"pads", std::vector<int64_t>{o.pad_h, o.pad_w, o.pad_h, o.pad_w}},
-                    {"dilations", std::vector<int64_t>{o.dilation_h, o.dilation_w}},
-                    {"group", o.groups}});
+                   {{"kernel_shape", std::vector<int64_t>(axes, p.kernel_size)},
+                    {"strides", std::vector<int64_t>(axes, p.stride)},
+                    {"pads", std::vector<int64_t>(2 * axes, p.padding)},
+                    {"dilations", std::vector<int64_t>(axes, p.dilation)},
+                    {"group", p.groups}});
   };
   r.add(std::move(t));
 }
@@ -279,7 +286,8 @@ void add_adaptive_pool(Registrar& r, bool is_max) {
 }  // namespace
 
 void add_conv_layers(Registrar& r) {
-  add_conv2d(r);
+  add_conv(r, /*two_d=*/true);
+  add_conv(r, /*two_d=*/false);
   add_conv_transpose2d(r);
   add_pool(r, /*is_max=*/true, /*two_d=*/true);
   add_pool(r, /*is_max=*/false, /*two_d=*/true);

@@ -57,6 +57,20 @@ class AvgPool2d : public Module {
   Pool2dOptions opt_;
 };
 
+// 1-D convolution over [N, C, L]; weight [out, in/groups, k] starts as PyTorch's.
+class Conv1d : public Module {
+ public:
+  Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel, const Conv1dOptions& options = {},
+         bool bias = true, Generator* gen = nullptr);
+  Tensor forward(const Tensor& x) override { return conv1d(x, weight, bias, opt_); }
+  std::string type_name() const override { return "Conv1d"; }
+  std::string extra_repr() const override;
+  Tensor weight, bias;
+
+ private:
+  Conv1dOptions opt_;
+};
+
 // The transpose of Conv2d over [N, C, H, W]; weight [in, out/groups, kh, kw] starts as PyTorch's.
 class ConvTranspose2d : public Module {
  public:

@@ -110,6 +110,13 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const C
   return out;
 }
 
+Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv1dOptions& o) {
+  if (x.dim() != 3) throw ShapeError("conv1d: expected input [N, C, L], got " + to_string(x.shape()));
+  if (weight.dim() != 3) throw ShapeError("conv1d: expected weight [O, C/groups, k], got " + to_string(weight.shape()));
+  const Conv2dOptions o2{1, o.stride, 0, o.pad, 1, o.dilation, o.groups};
+  return squeeze(conv2d(unsqueeze(x, 2), unsqueeze(weight, 2), bias, o2), 2);
+}
+
 namespace {
 
 // The convolution conv_transpose2d transposes: its input has our output's shape, its output our

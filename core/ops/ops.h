@@ -123,6 +123,11 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
 Tensor conv2d_relu_max_pool2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& opt,
                               bool relu, bool max_pool);
 
+// x: [N, C, L], weight: [O, C/groups, k], bias: [O] or undefined: conv2d over [N, C, 1, L].
+struct Conv1dOptions {
+  int64_t stride = 1, pad = 0, dilation = 1, groups = 1;
+};
+Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), const Conv1dOptions& opt = {});
 // The transpose of conv2d (a "deconvolution"), PyTorch's conv_transpose2d: x [N, C, H, W],
 // weight [C, O/groups, kH, kW], bias [O] or undefined -> [N, O, H', W'] with
 // H' = (H - 1)·stride - 2·pad + dilation·(kH - 1) + output_pad + 1; output_pad < stride.
@@ -153,6 +158,14 @@ struct Pool1dOptions {
 };
 Tensor max_pool1d(const Tensor& x, const Pool1dOptions& opt);
 Tensor avg_pool1d(const Tensor& x, const Pool1dOptions& opt);
+// x: [N, C, H, W] enlarged by whole factors: each cell repeated (nearest), or interpolated
+// linearly between its neighbours (bilinear: PyTorch's half-pixel source coordinates, or the
+// corners aligned with align_corners).
+Tensor upsample_nearest2d(const Tensor& x, int64_t scale_h, int64_t scale_w);
+Tensor upsample_bilinear2d(const Tensor& x, int64_t scale_h, int64_t scale_w, bool align_corners = false);
+// x: [N, C, H, W] with zero columns added left and right and zero rows on top and at the bottom
+// (PyTorch's F.pad order).
+Tensor zero_pad2d(const Tensor& x, int64_t left, int64_t right, int64_t top, int64_t bottom);
 // x: [N, C, H, W] -> [N, C, out_h, out_w] with PyTorch's adaptive windows (out 1 x 1 is global
 // pooling); an output larger than the input repeats cells, as PyTorch's does.
 Tensor adaptive_max_pool2d(const Tensor& x, int64_t out_h, int64_t out_w);

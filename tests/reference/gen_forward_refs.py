@@ -206,7 +206,13 @@ def out_cases():
           ("convT_grouped", F.conv_transpose2d(cx, cw.reshape(4, 3, 3, 2), cb, stride=(2, 1), padding=(1, 0),
                                                output_padding=(1, 0), dilation=(1, 2), groups=2)),
           ("convT_s2p1op1", F.conv_transpose2d(c2x, c2w.reshape(2, 3, 3, 3), None, stride=2, padding=1,
-                                               output_padding=1))]
+                                               output_padding=1)),
+          ("conv1d_s2p1d2g2", F.conv1d(cx.reshape(2, 4, 30), cw.reshape(6, 2, 6)[:, :, :3], cb, stride=2, padding=1,
+                                       dilation=2, groups=2)),
+          ("up_nearest_x2", F.interpolate(c2x, scale_factor=2, mode="nearest")),
+          ("up_bilinear_x2", F.interpolate(c2x, scale_factor=2, mode="bilinear", align_corners=False)),
+          ("up_bilinear_x3_corners", F.interpolate(c2x, scale_factor=3, mode="bilinear", align_corners=True)),
+          ("zero_pad_1203", F.pad(c2x, (1, 2, 0, 3)))]
     # pooling
     px = t("pool_x")
     c += [("maxpool_k3s2p1", F.max_pool2d(px, 3, 2, 1)),

@@ -13,7 +13,7 @@ reordered_dims.plexus):
 2. The weights file is parsed here by hand (8-byte little-endian header length, JSON header,
    F32 data), and the same network is built in torch from the project file's graph: every
    node of a supported type (Input, Flatten, Reshape, Permute, Squeeze, Unsqueeze, Mean, Sum,
-   Linear, Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, MaxPool1d, AvgPool1d, AdaptiveMaxPool2d, AdaptiveAvgPool2d, ReLU, LeakyReLU, PReLU, ELU, SELU, Tanh, Sigmoid, GELU,
+   Linear, Conv2d, Conv1d, ConvTranspose2d, Upsample, ZeroPad2d, MaxPool2d, AvgPool2d, MaxPool1d, AvgPool1d, AdaptiveMaxPool2d, AdaptiveAvgPool2d, ReLU, LeakyReLU, PReLU, ELU, SELU, Tanh, Sigmoid, GELU,
    SiLU, Mish, Softplus, Hardswish, Hardsigmoid, LogSoftmax, Identity, Add, Mul, Sub, Concat,
    Embedding, PositionalEmbedding, LayerNorm, LSTM, GRU, RNN, MultiheadAttention, CrossEntropy,
    MSE) with its weights; the
@@ -169,6 +169,16 @@ def run_graph(project, weights, x, y, training=False):
                 s, p, d = param(n, "stride", 1), param(n, "padding", 0), param(n, "dilation", 1)
                 out = F.conv2d(v, w("weight"), w("bias") if param(n, "bias", True) else None, s, p, d,
                                param(n, "groups", 1))
+            elif t == "Conv1d":
+                out = F.conv1d(v, w("weight"), w("bias") if param(n, "bias", True) else None, param(n, "stride", 1),
+                               param(n, "padding", 0), param(n, "dilation", 1), param(n, "groups", 1))
+            elif t == "Upsample":
+                mode = param(n, "mode", "nearest")
+                out = F.interpolate(v, scale_factor=param(n, "scale_factor", 2), mode=mode,
+                                    align_corners=param(n, "align_corners", False) if mode == "bilinear" else None)
+            elif t == "ZeroPad2d":
+                pad = param(n, "padding", [1, 1, 1, 1])
+                out = F.pad(v, pad * 4 if len(pad) == 1 else pad)
             elif t == "ConvTranspose2d":
                 out = F.conv_transpose2d(v, w("weight"), w("bias") if param(n, "bias", True) else None,
                                          param(n, "stride", 1), param(n, "padding", 0), param(n, "output_padding", 0),

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Cross-checks the sliding-window layers against PyTorch's functional forms: random graphs around
-ConvTranspose2d, MaxPool1d, AvgPool1d, AdaptiveMaxPool2d and AdaptiveAvgPool2d (and the 2-D
-windowed poolings beside them), `plexus-cli init` + `plexus-cli grad` against torch in float64.
+"""Cross-checks the sliding-window and resampling layers against PyTorch's functional forms: random
+graphs around Conv1d, ConvTranspose2d, Upsample, ZeroPad2d, MaxPool1d, AvgPool1d,
+AdaptiveMaxPool2d and AdaptiveAvgPool2d (and the 2-D windowed poolings beside them), `plexus-cli init` + `plexus-cli grad` against torch in float64.
 
 ctest runs it as reference_windows (Skipped where torch is missing); by hand, with Debian's
 PyTorch:
@@ -9,16 +9,17 @@ PyTorch:
     /usr/bin/python3 tests/reference/window_crosscheck.py [build/app/plexus-cli] [--seed S] [--graphs K]
 
 It writes, in a temporary folder, a small CSV table (a regression dataset of F random features)
-and K project files (default 28) drawn from a seeded generator:
+and K project files (default 40) drawn from a seeded generator:
 
     Input [N, F] -> Linear -> Reshape to a random [N, C, L] or [N, C, H, W]
-      -> the layer (random kernel, stride, padding, output padding, dilation, groups or output size)
+      -> the layer (random kernel, stride, padding, output padding, dilation, groups, output size,
+         scale factor or mode)
       -> Flatten -> Linear(1) -> MSE
 
 The adaptive poolings get output sizes that divide the input and ones that do not (overlapping
 windows), down to [1, 1] (global pooling). Each project goes through grad_crosscheck.check: our
 loss and every parameter gradient (the transposed convolution's weight and bias among them)
-against torch's F.conv_transpose2d, F.max_pool1d, F.avg_pool1d,
+against torch's F.conv1d, F.conv_transpose2d, F.interpolate, F.pad, F.max_pool1d, F.avg_pool1d,
 F.adaptive_max_pool2d, F.adaptive_avg_pool2d, F.max_pool2d and F.avg_pool2d, relative tolerance
 1e-5 of each tensor's largest magnitude.
 
@@ -33,7 +34,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import grad_crosscheck  # noqa: E402
 
-TYPES = ["ConvTranspose2d", "MaxPool1d", "AvgPool1d", "AdaptiveMaxPool2d", "AdaptiveAvgPool2d", "MaxPool2d",
+TYPES = ["Conv1d", "ConvTranspose2d", "Upsample", "ZeroPad2d", "MaxPool1d", "AvgPool1d", "AdaptiveMaxPool2d", "AdaptiveAvgPool2d", "MaxPool2d",
          "AvgPool2d"]
 ROWS = 40
 
@@ -48,6 +49,18 @@ def pool_params(rng, kind, shape):
         return {"out_channels": groups * rng.randint(1, 3), "kernel_size": k, "stride": stride,
                 "padding": rng.randint(0, (k - 1) // 2), "output_padding": rng.randint(0, stride - 1),
                 "dilation": rng.randint(1, 2), "groups": groups, "bias": rng.random() < 0.7}
+    if kind == "Conv1d":
+        groups = rng.choice([g for g in (1, 2, 3) if shape[0] % g == 0])
+        d = rng.randint(1, 2)
+        k = rng.randint(1, max(1, min(4, (shape[1] - 1) // d + 1)))
+        return {"out_channels": groups * rng.randint(1, 3), "kernel_size": k, "stride": rng.randint(1, 3),
+                "padding": rng.randint(0, 2), "dilation": d, "groups": groups, "bias": rng.random() < 0.7}
+    if kind == "Upsample":
+        mode = rng.choice(["nearest", "bilinear"])
+        return {"scale_factor": rng.randint(1, 3), "mode": mode,
+                "align_corners": mode == "bilinear" and rng.random() < 0.5}
+    if kind == "ZeroPad2d":
+        return {"padding": rng.choice([[rng.randint(0, 3)], [rng.randint(0, 3) for _ in range(4)]])}
     if kind.startswith("Adaptive"):
         h, w = shape[1], shape[2]
         return {"output_size": rng.choice([[1, 1], [rng.randint(1, h), rng.randint(1, w)], [rng.randint(1, min(h, w))]])}

@@ -53,7 +53,8 @@ TEST(registryIsComplete) {
                            "Embedding", "CrossEntropy", "MSE", "BCEWithLogits", "LayerNorm",
                            "MultiheadAttention", "PositionalEmbedding", "PReLU", "ELU", "SELU", "SiLU", "Mish",
                            "Softplus", "Hardswish", "Hardsigmoid", "LogSoftmax", "Identity", "MaxPool1d",
-                           "AvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "ConvTranspose2d"})
+                           "AvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "ConvTranspose2d", "Conv1d",
+                           "Upsample", "ZeroPad2d"})
     VERIFY2(r.find(name), name);
   for (const LayerType& t : r.types()) {
     VERIFY2(t.shape, t.name.c_str());
@@ -482,6 +483,9 @@ TEST(adaptivePoolingsAndTransposedConvolution) {
       {node("", "ConvTranspose2d",
             {{"out_channels", int64_t(6)}, {"kernel_size", int64_t(2)}, {"dilation", int64_t(2)}, {"groups", int64_t(3)}}),
        {6, 7, 9}},
+      {node("", "Upsample", {{"scale_factor", int64_t(3)}, {"mode", std::string("bilinear")}}), {3, 15, 21}},
+      {node("", "ZeroPad2d", {{"padding", std::vector<int64_t>{1, 2, 3, 4}}}), {3, 12, 10}},
+      {node("", "ZeroPad2d", {{"padding", std::vector<int64_t>{2}}}), {3, 9, 11}},
   };
   for (const auto& c : cases) {
     const Validation v = validate(graph_with(c.pool, 3), &info);
@@ -511,13 +515,18 @@ TEST(adaptivePoolingsAndTransposedConvolution) {
   VERIFY2(op.find("output_padding 2 must be smaller than the stride 2") != std::string::npos, op);
   const std::string groups = first_message(node("", "ConvTranspose2d", {{"groups", int64_t(2)}}), 3);
   VERIFY2(groups.find("groups = 2 must divide the input channels (3)") != std::string::npos, groups);
+  const std::string corners = first_message(node("", "Upsample", {{"align_corners", true}}), 3);
+  VERIFY2(corners.find("align_corners applies to bilinear upsampling only, not to nearest") != std::string::npos,
+          corners);
+  const std::string sides = first_message(node("", "ZeroPad2d", {{"padding", std::vector<int64_t>{1, 2}}}), 3);
+  VERIFY2(sides.find("padding [1, 2] must be [left, right, top, bottom] or one number") != std::string::npos, sides);
   const std::string trimmed =
       first_message(node("", "ConvTranspose2d", {{"kernel_size", int64_t(1)}, {"padding", int64_t(3)}}), 3);
   VERIFY2(trimmed.find("padding 3 trims the whole output of input [N, 3, 5, 7] from 'conv'") != std::string::npos,
           trimmed);
 }
 
-// MaxPool1d and AvgPool1d on a sequence of channels [N, C, L].
+// MaxPool1d, AvgPool1d and Conv1d on a sequence of channels [N, C, L].
 TEST(poolings1dOnSequences) {
   const auto graph_with = [](const char* type, int64_t kernel, int64_t stride) {
     Graph g;
@@ -542,6 +551,17 @@ TEST(poolings1dOnSequences) {
     VERIFY(!big.ok());
     VERIFY2(messages(big).at(0).find("length") != std::string::npos, messages(big).at(0).c_str());
   }
+  Graph conv = graph_with("Conv1d", 3, 2);
+  conv.nodes[2].params["out_channels"] = int64_t(4);
+  conv.nodes[2].params["padding"] = int64_t(1);
+  const Validation v = validate(conv, &info);
+  VERIFY2(v.ok(), messages(v).empty() ? "" : messages(v)[0].c_str());
+  COMPARE(*v.shapes.edge_shapes[2], (Shape{4, 3}));
+  const CompiledGraph c = compile(conv, info, 3);
+  Generator gen(5);
+  const Tensor x = randn({3, 12}, &gen), y = from_vector({0, 1, 1}, {3});
+  const auto r = gradcheck([&](const std::vector<Tensor>&) { return c.loss((*c.model)(x), y); }, c.model->parameters());
+  VERIFY2(r.ok, "Conv1d: " + r.message);
 }
 
 // ---- sequence models: tokens [N, T] -> [N, T, E] -> ... -> [N, T, V] against targets [N, T] ----

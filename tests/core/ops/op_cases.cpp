@@ -1084,6 +1084,27 @@ void convolutions(Table& t) {
                       .also(c.more);
     if (numel(xs) > 1000) row.except(kGradcheck);  // sized for the GPU
   }
+  t.def("conv1d stride 2 padding 1 dilation 2 groups 2", [] {
+          return TV{leaf(normal({2, 4, 9}, 308)), leaf(normal({6, 2, 3}, 309) * 0.5f), leaf(normal({6}, 310))};
+        },
+        [](const TV& v) { return conv1d(v[0], v[1], v[2], {2, 1, 2, 2}); }, kConv)
+      .also(kCudaGradcheck);
+  t.def("conv1d of a transposed input (embeddings [N, T, E] as [N, E, T])",
+        [] { return TV{leaf(perm(normal({2, 7, 3}, 311), {0, 2, 1})), leaf(normal({4, 3, 2}, 312))}; },
+        [](const TV& v) { return conv1d(v[0], v[1]); }, kConv);
+  t.def("upsample_nearest2d x2", [] { return TV{leaf(normal({2, 3, 3, 4}, 313))}; },
+        [](const TV& v) { return upsample_nearest2d(v[0], 2, 2); })
+      .also(kCudaGradcheck);
+  t.def("upsample_nearest2d x(3,1) of a permuted input", [] { return TV{leaf(perm(normal({1, 3, 4, 2}, 314), {0, 3, 1, 2}))}; },
+        [](const TV& v) { return upsample_nearest2d(v[0], 3, 1); });
+  t.def("upsample_bilinear2d x2", [] { return TV{leaf(normal({2, 3, 3, 4}, 315))}; },
+        [](const TV& v) { return upsample_bilinear2d(v[0], 2, 2); })
+      .also(kCudaGradcheck);
+  t.def("upsample_bilinear2d x3 align_corners", [] { return TV{leaf(normal({1, 2, 4, 3}, 316))}; },
+        [](const TV& v) { return upsample_bilinear2d(v[0], 3, 3, true); });
+  t.def("zero_pad2d (1, 2, 0, 3)", [] { return TV{leaf(normal({2, 3, 3, 4}, 317))}; },
+        [](const TV& v) { return zero_pad2d(v[0], 1, 2, 0, 3); })
+      .also(kCudaGradcheck);
   t.def("conv_transpose2d permuted input",
         [] { return TV{leaf(perm(normal({1, 4, 5, 2}, 306), {0, 3, 1, 2})), leaf(normal({2, 3, 2, 2}, 307))}; },
         [](const TV& v) { return conv_transpose2d(v[0], v[1], Tensor(), {2, 2}); }, kConv);
