@@ -30,6 +30,7 @@ constexpr const char* kind() {
   if constexpr (std::is_same_v<T, int64_t>) return "a whole number";
   else if constexpr (std::is_same_v<T, double>) return "a number";
   else if constexpr (std::is_same_v<T, bool>) return "true or false";
+  else if constexpr (std::is_same_v<T, std::string>) return "one of its choices";
   else return "a list of whole numbers";
 }
 
@@ -73,6 +74,14 @@ ParamField<P> param(std::string name, std::string label, std::vector<int64_t> P:
                     double lo, double hi, std::string doc) {
   return detail::field(
       {std::move(name), std::move(label), ParamType::IntList, std::move(def), lo, hi, {}, std::move(doc), {}}, member);
+}
+// One of `choices`, as text (a mode such as "nearest" or "bilinear").
+template <class P>
+ParamField<P> param(std::string name, std::string label, std::string P::*member, std::string def,
+                    std::vector<std::string> choices, std::string doc) {
+  return detail::field({std::move(name), std::move(label), ParamType::Choice, std::move(def), 0, 0, std::move(choices),
+                        std::move(doc), {}},
+                       member);
 }
 // A whole-number parameter whose default 0 stands for something else (`means`, e.g. "auto").
 template <class P>

@@ -1,4 +1,5 @@
-// The Convolution family: Conv2d and the two 2-D poolings, windows sliding over images [N, C, H, W].
+// The Convolution family: Conv2d and Conv1d, the transposed convolution and the poolings, windows sliding over images [N, C, H, W] and
+// sequences [N, C, L], and the adaptive poolings whose windows follow the output size.
 #include "layers/families.h"
 #include "layers/shape_rules.h"
 #include "nn/layers.h"
@@ -6,32 +7,116 @@
 namespace plexus::layers {
 namespace {
 
-struct Conv2dParams {
+struct ConvParams {
   int64_t in_channels, out_channels, kernel_size, stride, padding, dilation, groups;
   bool bias;
-  // The layer options the parameters stand for: its module and its ONNX rule both read them.
-  Conv2dOptions options() const { return {stride, stride, padding, padding, dilation, dilation, groups}; }
 };
 
-void add_conv2d(Registrar& r) {
-  using P = Conv2dParams;
+// Conv2d over images [N, C, H, W] or Conv1d over sequences of channels [N, C, L]: the same
+// parameters, a square kernel or a line of taps.
+void add_conv(Registrar& r, bool two_d) {
+  using P = ConvParams;
   Layer<P> t;
-  t.name = "Conv2d";
+  t.name = two_d ? "Conv2d" : "Conv1d";
   t.category = "Convolution";
-  t.display_name = "2-D convolution";
-  t.description = "Slides learned kernels over images [N, C, H, W].";
-  t.inputs = {{"input", "[N, in_channels, H, W]"}};
-  t.outputs = {{"output", "[N, out_channels, H', W']"}};
+  t.display_name = two_d ? "2-D convolution" : "1-D convolution";
+  t.description = two_d ? "Slides learned kernels over images [N, C, H, W]."
+                        : "Slides learned kernels along sequences of channels [N, C, L] (signals, or embeddings "
+                          "permuted to [N, E, T]).";
+  t.inputs = {{"input", two_d ? "[N, in_channels, H, W]" : "[N, in_channels, L]"}};
+  t.outputs = {{"output", two_d ? "[N, out_channels, H', W']" : "[N, out_channels, L']"}};
   t.params = {graph::zero_param("in_channels", "Input channels", &P::in_channels, graph::kBig,
                                 "The channels of the input; 0 = taken from the input.", "auto"),
               graph::param("out_channels", "Output channels", &P::out_channels, 16, 1, graph::kBig,
                            "The number of kernels, one channel of the output each."),
-              graph::param("kernel_size", "Kernel size", &P::kernel_size, 3, 1, 64, "The kernel's height and width."),
+              graph::param("kernel_size", "Kernel size", &P::kernel_size, 3, 1, 64,
+                           two_d ? "The kernel's height and width." : "The kernel's length."),
               graph::param("stride", "Stride", &P::stride, 1, 1, 64, "The step between windows."),
               graph::param("padding", "Padding", &P::padding, 0, 0, 64, "Zeros added on every side."),
               graph::param("dilation", "Dilation", &P::dilation, 1, 1, 64, "The spacing of the kernel's taps."),
               graph::param("groups", "Groups", &P::groups, 1, 1, graph::kBig,
                            "Channel groups, each convolved on its own (must divide both channel counts)."),
+              graph::param("bias", "Bias", &P::bias, true, "Learns an additive bias.")};
+  t.shape = [two_d](const graph::ShapeContext& c, const P& p) -> std::vector<Shape> {
+    if (two_d) require_rank(c, 3, "[N, C, H, W]");
+    else require_rank(c, 2, "[N, C, L]");
+    const Shape& s = one_input(c);
+    if (p.in_channels && p.in_channels != s[0])
+      fail("input", c.node.label() + " expects " + std::to_string(p.in_channels) + " input channels but receives " +
+                        std::to_string(s[0]) + from(c, 0));
+    if (s[0] % p.groups || p.out_channels % p.groups)
+      fail("", c.node.label() + ": groups = " + std::to_string(p.groups) + " must divide the input channels (" +
+                   std::to_string(s[0]) + ") and out_channels (" + std::to_string(p.out_channels) + ")");
+    const int64_t k = p.kernel_size, st = p.stride, pad = p.padding, d = p.dilation;
+    if (!two_d) return {{p.out_channels, window_out(c, s[1], k, st, pad, d, "length")}};
+    return {{p.out_channels, window_out(c, s[1], k, st, pad, d, "height"), window_out(c, s[2], k, st, pad, d, "width")}};
+  };
+  t.parameter_count = [two_d](const P& p, const std::vector<Shape>& in) {
+    const double oc = double(p.out_channels), taps = two_d ? double(p.kernel_size * p.kernel_size) : double(p.kernel_size);
+    return oc * double(in.at(0)[0] / p.groups) * taps + (p.bias ? oc : 0);
+  };
+  // Every output value is a dot product over one kernel's window: its group's channels × taps.
+  t.macs = [two_d](const P& p, const std::vector<Shape>& in, const std::vector<Shape>& out) {
+    const double taps = two_d ? double(p.kernel_size * p.kernel_size) : double(p.kernel_size);
+    return double(numel(out.at(0))) * double(in.at(0)[0] / p.groups) * taps;
+  };
+  t.build = [two_d](const BuildContext& b, const P& p) -> BuiltNode {
+    const int64_t in = b.inputs.at(0)[0];
+    if (!two_d)
+      return single(std::make_shared<nn::Conv1d>(in, p.out_channels, p.kernel_size,
+                                                 Conv1dOptions{p.stride, p.padding, p.dilation, p.groups}, p.bias, b.gen));
+    const Conv2dOptions o{p.stride, p.stride, p.padding, p.padding, p.dilation, p.dilation, p.groups};
+    return single(std::make_shared<nn::Conv2d>(in, p.out_channels, p.kernel_size, o, p.bias, b.gen));
+  };
+  t.onnx = [two_d](const OnnxContext& c, const P& p) {
+    const size_t axes = two_d ? 2 : 1;
+    std::vector<std::string> in{c.input_names[0], c.parameter("weight")};
+    if (p.bias) in.push_back(c.parameter("bias"));
+    c.out.add_node("Conv", in, c.output_names,
+                   {{"kernel_shape", std::vector<int64_t>(axes, p.kernel_size)},
+                    {"strides", std::vector<int64_t>(axes, p.stride)},
+                    {"pads", std::vector<int64_t>(2 * axes, p.padding)},
+                    {"dilations", std::vector<int64_t>(axes, p.dilation)},
+                    {"group", p.groups}});
+  };
+  r.add(std::move(t));
+}
+
+struct ConvTranspose2dParams {
+  int64_t in_channels, out_channels, kernel_size, stride, padding, output_padding, dilation, groups;
+  bool bias;
+  ConvTranspose2dOptions options() const {
+    return {stride, stride, padding, padding, output_padding, output_padding, dilation, dilation, groups};
+  }
+  // PyTorch's output size along one axis of `in` cells.
+  int64_t out(int64_t in) const { return (in - 1) * stride - 2 * padding + dilation * (kernel_size - 1) + output_padding + 1; }
+};
+
+void add_conv_transpose2d(Registrar& r) {
+  using P = ConvTranspose2dParams;
+  Layer<P> t;
+  t.name = "ConvTranspose2d";
+  t.category = "Convolution";
+  t.display_name = "2-D transposed convolution";
+  t.description = "The transpose of a convolution: each input value spreads a learned kernel over the output, "
+                  "enlarging images (stride 2 doubles them), as decoders and U-Nets do.";
+  t.inputs = {{"input", "[N, in_channels, H, W]"}};
+  t.outputs = {{"output", "[N, out_channels, H', W']"}};
+  t.params = {graph::zero_param("in_channels", "Input channels", &P::in_channels, graph::kBig,
+                                "The channels of the input; 0 = taken from the input.", "auto"),
+              graph::param("out_channels", "Output channels", &P::out_channels, 16, 1, graph::kBig,
+                           "The channels of the output."),
+              graph::param("kernel_size", "Kernel size", &P::kernel_size, 3, 1, 64, "The kernel's height and width."),
+              graph::param("stride", "Stride", &P::stride, 1, 1, 64,
+                           "The step between the kernels' placements on the output: the enlargement."),
+              graph::param("padding", "Padding", &P::padding, 0, 0, 64,
+                           "Cells trimmed from every side of the output (dilation × (kernel − 1) − padding zeros "
+                           "pad the input)."),
+              graph::param("output_padding", "Output padding", &P::output_padding, 0, 0, 63,
+                           "Cells added to one side of the output (smaller than the stride), to reach an exact size."),
+              graph::param("dilation", "Dilation", &P::dilation, 1, 1, 64, "The spacing of the kernel's taps."),
+              graph::param("groups", "Groups", &P::groups, 1, 1, graph::kBig,
+                           "Channel groups, each transposed on its own (must divide both channel counts)."),
               graph::param("bias", "Bias", &P::bias, true, "Learns an additive bias.")};
   t.shape = [](const graph::ShapeContext& c, const P& p) -> std::vector<Shape> {
     require_rank(c, 3, "[N, C, H, W]");
@@ -42,81 +127,158 @@ void add_conv2d(Registrar& r) {
     if (s[0] % p.groups || p.out_channels % p.groups)
       fail("", c.node.label() + ": groups = " + std::to_string(p.groups) + " must divide the input channels (" +
                    std::to_string(s[0]) + ") and out_channels (" + std::to_string(p.out_channels) + ")");
-    const int64_t k = p.kernel_size, st = p.stride, pad = p.padding, d = p.dilation;
-    return {{p.out_channels, window_out(c, s[1], k, st, pad, d, "height"), window_out(c, s[2], k, st, pad, d, "width")}};
+    if (p.output_padding >= p.stride)
+      fail("", c.node.label() + ": output_padding " + std::to_string(p.output_padding) +
+                   " must be smaller than the stride " + std::to_string(p.stride));
+    const int64_t oh = p.out(s[1]), ow = p.out(s[2]);
+    if (oh < 1 || ow < 1)
+      fail("", c.node.label() + ": padding " + std::to_string(p.padding) + " trims the whole output of input " +
+                   batched(s) + from(c, 0) + " (the output would be " + std::to_string(oh) + "x" + std::to_string(ow) +
+                   ")");
+    return {{p.out_channels, oh, ow}};
   };
   t.parameter_count = [](const P& p, const std::vector<Shape>& in) {
-    const double oc = double(p.out_channels), k = double(p.kernel_size);
-    const double per_kernel = double(in.at(0)[0] / p.groups) * k * k;
-    return oc * per_kernel + (p.bias ? oc : 0);
-  };
-  // Every output value is a dot product over one kernel's window: its group's channels × k × k.
-  t.macs = [](const P& p, const std::vector<Shape>& in, const std::vector<Shape>& out) {
     const double k = double(p.kernel_size);
-    return double(numel(out.at(0))) * double(in.at(0)[0] / p.groups) * k * k;
+    return double(in.at(0)[0]) * double(p.out_channels / p.groups) * k * k + (p.bias ? double(p.out_channels) : 0);
+  };
+  // Every input value meets one kernel per output channel of its group: out_channels/groups × k × k.
+  t.macs = [](const P& p, const std::vector<Shape>& in, const std::vector<Shape>&) {
+    const double k = double(p.kernel_size);
+    return double(numel(in.at(0))) * double(p.out_channels / p.groups) * k * k;
   };
   t.build = [](const BuildContext& b, const P& p) {
-    return single(
-        std::make_shared<nn::Conv2d>(b.inputs.at(0)[0], p.out_channels, p.kernel_size, p.options(), p.bias, b.gen));
+    return single(std::make_shared<nn::ConvTranspose2d>(b.inputs.at(0)[0], p.out_channels, p.kernel_size,
+                                                        p.options(), p.bias, b.gen));
   };
   t.onnx = [](const OnnxContext& c, const P& p) {
-    const Conv2dOptions o = p.options();
-    const int64_t k = p.kernel_size;
+    const int64_t k = p.kernel_size, s = p.stride, pad = p.padding, op = p.output_padding, d = p.dilation;
     std::vector<std::string> in{c.input_names[0], c.parameter("weight")};
     if (p.bias) in.push_back(c.parameter("bias"));
-    c.out.add_node("Conv", in, c.output_names,
+    c.out.add_node("ConvTranspose", in, c.output_names,
                    {{"kernel_shape", std::vector<int64_t>{k, k}},
-                    {"strides", std::vector<int64_t>{o.stride_h, o.stride_w}},
-                    {"pads", std::vector<int64_t>{o.pad_h, o.pad_w, o.pad_h, o.pad_w}},
-                    {"dilations", std::vector<int64_t>{o.dilation_h, o.dilation_w}},
-                    {"group", o.groups}});
+                    {"strides", std::vector<int64_t>{s, s}},
+                    {"pads", std::vector<int64_t>{pad, pad, pad, pad}},
+                    {"output_padding", std::vector<int64_t>{op, op}},
+                    {"dilations", std::vector<int64_t>{d, d}},
+                    {"group", p.groups}});
   };
   r.add(std::move(t));
 }
 
-struct Pool2dParams {
+struct PoolParams {
   int64_t kernel_size, stride, padding;
-  Pool2dOptions options() const { return {kernel_size, kernel_size, stride, stride, padding, padding, true}; }
+  int64_t step() const { return stride ? stride : kernel_size; }
 };
 
-void add_pool2d(Registrar& r, bool is_max) {
-  using P = Pool2dParams;
+// Max or average pooling over one (L) or two (H, W) trailing dims, windows of kernel_size on each.
+void add_pool(Registrar& r, bool is_max, bool two_d) {
+  using P = PoolParams;
   Layer<P> t;
-  t.name = is_max ? "MaxPool2d" : "AvgPool2d";
+  t.name = std::string(is_max ? "MaxPool" : "AvgPool") + (two_d ? "2d" : "1d");
   t.category = "Convolution";
-  t.display_name = is_max ? "2-D max pooling" : "2-D average pooling";
-  t.description = is_max ? "Keeps the largest value of each window." : "Averages each window.";
-  t.inputs = {{"input", "[N, C, H, W]"}};
-  t.outputs = {{"output", "[N, C, H', W']"}};
+  t.display_name = std::string(two_d ? "2-D " : "1-D ") + (is_max ? "max pooling" : "average pooling");
+  t.description = std::string(is_max ? "Keeps the largest value of each window" : "Averages each window") +
+                  (two_d ? " of an image." : " along a sequence [N, C, L].");
+  t.inputs = {{"input", two_d ? "[N, C, H, W]" : "[N, C, L]"}};
+  t.outputs = {{"output", two_d ? "[N, C, H', W']" : "[N, C, L']"}};
   t.params = {
-      graph::param("kernel_size", "Kernel size", &P::kernel_size, 2, 1, 64, "The window's height and width."),
+      graph::param("kernel_size", "Kernel size", &P::kernel_size, 2, 1, 64,
+                   two_d ? "The window's height and width." : "The window's length."),
       graph::zero_param("stride", "Stride", &P::stride, 64, "The step between windows; 0 = the kernel size.",
                         "= kernel"),
       graph::param("padding", "Padding", &P::padding, 0, 0, 32, "Padding on every side (at most half the kernel).")};
-  t.shape = [](const graph::ShapeContext& c, const P& p) -> std::vector<Shape> {
-    require_rank(c, 3, "[N, C, H, W]");
+  t.shape = [two_d](const graph::ShapeContext& c, const P& p) -> std::vector<Shape> {
+    if (two_d) require_rank(c, 3, "[N, C, H, W]");
+    else require_rank(c, 2, "[N, C, L]");
     const Shape& s = one_input(c);
-    const int64_t k = p.kernel_size, pad = p.padding;
-    const int64_t st = p.stride ? p.stride : k;
+    const int64_t k = p.kernel_size, pad = p.padding, st = p.step();
     if (2 * pad > k)
       fail("", c.node.label() + ": padding " + std::to_string(pad) + " is more than half the kernel size " +
                    std::to_string(k) + " (at most " + std::to_string(k / 2) + ")");
+    if (!two_d) return {{s[0], window_out(c, s[1], k, st, pad, 1, "length")}};
     return {{s[0], window_out(c, s[1], k, st, pad, 1, "height"), window_out(c, s[2], k, st, pad, 1, "width")}};
   };
-  t.build = [is_max](const BuildContext&, const P& p) {
-    const Pool2dOptions o = p.options();
+  t.build = [is_max, two_d](const BuildContext&, const P& p) -> BuiltNode {
+    if (!two_d) {
+      const Pool1dOptions o{p.kernel_size, p.step(), p.padding, true};
+      return single(is_max ? std::shared_ptr<nn::Module>(std::make_shared<nn::MaxPool1d>(o))
+                           : std::make_shared<nn::AvgPool1d>(o));
+    }
+    const Pool2dOptions o{p.kernel_size, p.kernel_size, p.step(), p.step(), p.padding, p.padding, true};
     return single(is_max ? std::shared_ptr<nn::Module>(std::make_shared<nn::MaxPool2d>(o))
                          : std::make_shared<nn::AvgPool2d>(o));
   };
   // Windows that fit (ceil_mode 0); padding is skipped by max and counted by average.
-  t.onnx = [is_max](const OnnxContext& c, const P& p) {
-    const Pool2dOptions o = p.options();
-    OnnxAttributes a{{"kernel_shape", std::vector<int64_t>{o.kernel_h, o.kernel_w}},
-                     {"strides", std::vector<int64_t>{o.stride_h ? o.stride_h : o.kernel_h,
-                                                      o.stride_w ? o.stride_w : o.kernel_w}},
-                     {"pads", std::vector<int64_t>{o.pad_h, o.pad_w, o.pad_h, o.pad_w}}};
-    if (!is_max) a.emplace_back("count_include_pad", int64_t(o.count_include_pad));
+  t.onnx = [is_max, two_d](const OnnxContext& c, const P& p) {
+    const int64_t k = p.kernel_size, st = p.step(), pad = p.padding;
+    OnnxAttributes a;
+    if (two_d)
+      a = {{"kernel_shape", std::vector<int64_t>{k, k}},
+           {"strides", std::vector<int64_t>{st, st}},
+           {"pads", std::vector<int64_t>{pad, pad, pad, pad}}};
+    else
+      a = {{"kernel_shape", std::vector<int64_t>{k}},
+           {"strides", std::vector<int64_t>{st}},
+           {"pads", std::vector<int64_t>{pad, pad}}};
+    if (!is_max) a.emplace_back("count_include_pad", int64_t(1));
     c.out.add_node(is_max ? "MaxPool" : "AveragePool", c.input_names, c.output_names, a);
+  };
+  r.add(std::move(t));
+}
+
+struct AdaptivePoolParams {
+  std::vector<int64_t> output_size;
+  // [h, w]: one entry stands for a square.
+  int64_t h() const { return output_size.at(0); }
+  int64_t w() const { return output_size.at(output_size.size() - 1); }
+};
+
+void add_adaptive_pool(Registrar& r, bool is_max) {
+  using P = AdaptivePoolParams;
+  Layer<P> t;
+  t.name = is_max ? "AdaptiveMaxPool2d" : "AdaptiveAvgPool2d";
+  t.category = "Convolution";
+  t.display_name = is_max ? "Adaptive max pooling (global max)" : "Adaptive average pooling (global average)";
+  t.description = std::string(is_max ? "Keeps the largest value of" : "Averages") +
+                  " each window of a grid of output_size windows spread over the image, whatever its size; [1, 1] is "
+                  "global " +
+                  (is_max ? "max" : "average") + " pooling.";
+  t.inputs = {{"input", "[N, C, H, W]"}};
+  t.outputs = {{"output", "[N, C, output height, output width]"}};
+  t.params = {graph::param("output_size", "Output size", &P::output_size, {1, 1}, 1, 4096,
+                           "The output's [height, width] (one number: a square); [1, 1] pools each channel to one "
+                           "value.")};
+  t.shape = [](const graph::ShapeContext& c, const P& p) -> std::vector<Shape> {
+    require_rank(c, 3, "[N, C, H, W]");
+    const std::string size = graph::to_string(graph::ParamValue(p.output_size));
+    if (p.output_size.empty() || p.output_size.size() > 2)
+      fail("", c.node.label() + ": output_size " + size + " must be [height, width] or one number");
+    const Shape& s = one_input(c);
+    if (p.h() > s[1] || p.w() > s[2])
+      fail("input", c.node.label() + " pools to " + std::to_string(p.h()) + "x" + std::to_string(p.w()) +
+                        ", larger than its input " + std::to_string(s[1]) + "x" + std::to_string(s[2]) + from(c, 0) +
+                        ": pooling cannot enlarge (use Upsample)");
+    return {{s[0], p.h(), p.w()}};
+  };
+  t.build = [is_max](const BuildContext&, const P& p) {
+    return single(is_max ? std::shared_ptr<nn::Module>(std::make_shared<nn::AdaptiveMaxPool2d>(p.h(), p.w()))
+                         : std::make_shared<nn::AdaptiveAvgPool2d>(p.h(), p.w()));
+  };
+  // ONNX has no adaptive pooling: global pooling, or, where the output divides the input,
+  // windows of input / output at that stride (what PyTorch's exporter does too).
+  t.onnx = [is_max](const OnnxContext& c, const P& p) {
+    const Shape& s = c.inputs.at(0);
+    if (p.h() == 1 && p.w() == 1) {
+      c.out.add_node(is_max ? "GlobalMaxPool" : "GlobalAveragePool", c.input_names, c.output_names);
+      return;
+    }
+    if (s[1] % p.h() || s[2] % p.w())
+      throw OnnxUnsupported{"ONNX has no adaptive pooling, and output_size " + std::to_string(p.h()) + "x" +
+                            std::to_string(p.w()) + " does not divide the input " + std::to_string(s[1]) + "x" +
+                            std::to_string(s[2]) + " into equal windows"};
+    const std::vector<int64_t> k{s[1] / p.h(), s[2] / p.w()};
+    c.out.add_node(is_max ? "MaxPool" : "AveragePool", c.input_names, c.output_names,
+                   {{"kernel_shape", k}, {"strides", k}});
   };
   r.add(std::move(t));
 }
@@ -124,9 +286,15 @@ void add_pool2d(Registrar& r, bool is_max) {
 }  // namespace
 
 void add_conv_layers(Registrar& r) {
-  add_conv2d(r);
-  add_pool2d(r, /*is_max=*/true);
-  add_pool2d(r, /*is_max=*/false);
+  add_conv(r, /*two_d=*/true);
+  add_conv(r, /*two_d=*/false);
+  add_conv_transpose2d(r);
+  add_pool(r, /*is_max=*/true, /*two_d=*/true);
+  add_pool(r, /*is_max=*/false, /*two_d=*/true);
+  add_pool(r, /*is_max=*/true, /*two_d=*/false);
+  add_pool(r, /*is_max=*/false, /*two_d=*/false);
+  add_adaptive_pool(r, /*is_max=*/true);
+  add_adaptive_pool(r, /*is_max=*/false);
 }
 
 }  // namespace plexus::layers

@@ -15,6 +15,7 @@ void add_layer_types(Registry& registry) {
   layers::add_reduce_layers(r);
   layers::add_dropout_layers(r);
   layers::add_conv_layers(r);
+  layers::add_resample_layers(r);
   layers::add_norm_layers(r);
   layers::add_recurrent_layers(r);
   layers::add_attention_layers(r);

@@ -9,23 +9,70 @@
 
 namespace plexus::nn {
 
-Conv2d::Conv2d(int64_t in, int64_t out, int64_t kh, int64_t kw, const Conv2dOptions& o, bool with_bias,
-               Generator* gen)
-    : opt_(o) {
-  if (in < 1 || out < 1 || kh < 1 || kw < 1) throw ValueError("Conv2d: channels and kernel sizes must be positive");
-  if (o.groups < 1 || in % o.groups || out % o.groups)
-    throw ValueError("Conv2d: groups=" + std::to_string(o.groups) + " must divide in_channels=" + std::to_string(in) +
-                     " and out_channels=" + std::to_string(out));
-  weight = register_parameter("weight", empty({out, in / o.groups, kh, kw}));
+namespace {
+
+// PyTorch's init of a convolution's weight and bias (fan-in read off dim 1 and the kernel).
+void init_conv(Tensor& weight, Tensor& bias, Generator* gen) {
   init::kaiming_uniform_(weight, std::sqrt(5.f), gen);
-  if (with_bias) {
-    bias = register_parameter("bias", empty({out}));
+  if (bias.defined()) {
     const float bound = 1.f / std::sqrt(float(init::fan_in(weight)));
     init::uniform_(bias, -bound, bound, gen);
   }
 }
 
+void check_conv(const char* type, int64_t in, int64_t out, int64_t kernel, int64_t groups) {
+  if (in < 1 || out < 1 || kernel < 1)
+    throw ValueError(std::string(type) + ": channels and kernel sizes must be positive");
+  if (groups < 1 || in % groups || out % groups)
+    throw ValueError(std::string(type) + ": groups=" + std::to_string(groups) + " must divide in_channels=" +
+                     std::to_string(in) + " and out_channels=" + std::to_string(out));
+}
+
+}  // namespace
+
+Conv2d::Conv2d(int64_t in, int64_t out, int64_t kh, int64_t kw, const Conv2dOptions& o, bool with_bias,
+               Generator* gen)
+    : opt_(o) {
+  check_conv("Conv2d", in, out, std::min(kh, kw), o.groups);
+  weight = register_parameter("weight", empty({out, in / o.groups, kh, kw}));
+  if (with_bias) bias = register_parameter("bias", empty({out}));
+  init_conv(weight, bias, gen);
+}
+
+Conv1d::Conv1d(int64_t in, int64_t out, int64_t k, const Conv1dOptions& o, bool with_bias, Generator* gen) : opt_(o) {
+  check_conv("Conv1d", in, out, k, o.groups);
+  weight = register_parameter("weight", empty({out, in / o.groups, k}));
+  if (with_bias) bias = register_parameter("bias", empty({out}));
+  init_conv(weight, bias, gen);
+}
+
+std::string Conv1d::extra_repr() const {
+  const Shape& s = weight.shape();
+  return std::to_string(s[1] * opt_.groups) + " -> " + std::to_string(s[0]) + ", kernel=" + std::to_string(s[2]) +
+         ", stride=" + std::to_string(opt_.stride) + ", padding=" + std::to_string(opt_.pad) +
+         (opt_.dilation > 1 ? ", dilation=" + std::to_string(opt_.dilation) : "") +
+         (opt_.groups > 1 ? ", groups=" + std::to_string(opt_.groups) : "") + (bias.defined() ? "" : ", bias=false");
+}
+
 Tensor Conv2d::forward(const Tensor& x) { return conv2d(x, weight, bias, opt_); }
+
+ConvTranspose2d::ConvTranspose2d(int64_t in, int64_t out, int64_t k, const ConvTranspose2dOptions& o, bool with_bias,
+                                 Generator* gen)
+    : opt_(o) {
+  check_conv("ConvTranspose2d", in, out, k, o.groups);
+  // Dim 1 is out/groups here: PyTorch's init reads its fan-in there too.
+  weight = register_parameter("weight", empty({in, out / o.groups, k, k}));
+  if (with_bias) bias = register_parameter("bias", empty({out}));
+  init_conv(weight, bias, gen);
+}
+
+std::string ConvTranspose2d::extra_repr() const {
+  const Shape& s = weight.shape();
+  return std::to_string(s[0]) + " -> " + std::to_string(s[1] * opt_.groups) + ", kernel=" + std::to_string(s[2]) +
+         "x" + std::to_string(s[3]) + ", stride=" + std::to_string(opt_.stride_h) + ", padding=" +
+         std::to_string(opt_.pad_h) + ", output_padding=" + std::to_string(opt_.output_pad_h) +
+         (opt_.groups > 1 ? ", groups=" + std::to_string(opt_.groups) : "") + (bias.defined() ? "" : ", bias=false");
+}
 
 Tensor Conv2d::forward_fused(const Tensor& x, bool relu, bool max_pool) {
   return conv2d_relu_max_pool2d(x, weight, bias, opt_, relu, max_pool);
@@ -64,5 +111,18 @@ static std::string pool_repr(const Pool2dOptions& o) {
 }
 std::string MaxPool2d::extra_repr() const { return pool_repr(opt_); }
 std::string AvgPool2d::extra_repr() const { return pool_repr(opt_); }
+
+static std::string pool1d_repr(const Pool1dOptions& o) {
+  return "kernel=" + std::to_string(o.kernel) + ", stride=" + std::to_string(o.stride ? o.stride : o.kernel) +
+         ", padding=" + std::to_string(o.pad);
+}
+std::string MaxPool1d::extra_repr() const { return pool1d_repr(opt_); }
+std::string AvgPool1d::extra_repr() const { return pool1d_repr(opt_); }
+
+static std::string output_size_repr(int64_t h, int64_t w) {
+  return "output_size=" + std::to_string(h) + "x" + std::to_string(w);
+}
+std::string AdaptiveMaxPool2d::extra_repr() const { return output_size_repr(out_h_, out_w_); }
+std::string AdaptiveAvgPool2d::extra_repr() const { return output_size_repr(out_h_, out_w_); }
 
 }  // namespace plexus::nn

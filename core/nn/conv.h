@@ -57,4 +57,78 @@ class AvgPool2d : public Module {
   Pool2dOptions opt_;
 };
 
+// 1-D convolution over [N, C, L]; weight [out, in/groups, k] starts as PyTorch's.
+class Conv1d : public Module {
+ public:
+  Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel, const Conv1dOptions& options = {},
+         bool bias = true, Generator* gen = nullptr);
+  Tensor forward(const Tensor& x) override { return conv1d(x, weight, bias, opt_); }
+  std::string type_name() const override { return "Conv1d"; }
+  std::string extra_repr() const override;
+  Tensor weight, bias;
+
+ private:
+  Conv1dOptions opt_;
+};
+
+// The transpose of Conv2d over [N, C, H, W]; weight [in, out/groups, kh, kw] starts as PyTorch's.
+class ConvTranspose2d : public Module {
+ public:
+  ConvTranspose2d(int64_t in_channels, int64_t out_channels, int64_t kernel, const ConvTranspose2dOptions& options = {},
+                  bool bias = true, Generator* gen = nullptr);
+  Tensor forward(const Tensor& x) override { return conv_transpose2d(x, weight, bias, opt_); }
+  std::string type_name() const override { return "ConvTranspose2d"; }
+  std::string extra_repr() const override;
+  Tensor weight, bias;
+
+ private:
+  ConvTranspose2dOptions opt_;
+};
+
+// x [N, C, L].
+class MaxPool1d : public Module {
+ public:
+  explicit MaxPool1d(const Pool1dOptions& options) : opt_(options) {}
+  Tensor forward(const Tensor& x) override { return max_pool1d(x, opt_); }
+  std::string type_name() const override { return "MaxPool1d"; }
+  std::string extra_repr() const override;
+
+ private:
+  Pool1dOptions opt_;
+};
+
+class AvgPool1d : public Module {
+ public:
+  explicit AvgPool1d(const Pool1dOptions& options) : opt_(options) {}
+  Tensor forward(const Tensor& x) override { return avg_pool1d(x, opt_); }
+  std::string type_name() const override { return "AvgPool1d"; }
+  std::string extra_repr() const override;
+
+ private:
+  Pool1dOptions opt_;
+};
+
+// x [N, C, H, W] -> [N, C, out_h, out_w]; 1x1 is global pooling (a ResNet's head).
+class AdaptiveMaxPool2d : public Module {
+ public:
+  AdaptiveMaxPool2d(int64_t out_h, int64_t out_w) : out_h_(out_h), out_w_(out_w) {}
+  Tensor forward(const Tensor& x) override { return adaptive_max_pool2d(x, out_h_, out_w_); }
+  std::string type_name() const override { return "AdaptiveMaxPool2d"; }
+  std::string extra_repr() const override;
+
+ private:
+  int64_t out_h_, out_w_;
+};
+
+class AdaptiveAvgPool2d : public Module {
+ public:
+  AdaptiveAvgPool2d(int64_t out_h, int64_t out_w) : out_h_(out_h), out_w_(out_w) {}
+  Tensor forward(const Tensor& x) override { return adaptive_avg_pool2d(x, out_h_, out_w_); }
+  std::string type_name() const override { return "AdaptiveAvgPool2d"; }
+  std::string extra_repr() const override;
+
+ private:
+  int64_t out_h_, out_w_;
+};
+
 }  // namespace plexus::nn

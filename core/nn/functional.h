@@ -6,10 +6,15 @@
 
 namespace plexus::nn::functional {
 
+using plexus::adaptive_avg_pool2d;
+using plexus::adaptive_max_pool2d;
+using plexus::avg_pool1d;
 using plexus::avg_pool2d;
 using plexus::batch_norm;
 using plexus::binary_cross_entropy_with_logits;
+using plexus::conv1d;
 using plexus::conv2d;
+using plexus::conv_transpose2d;
 using plexus::cross_entropy;
 using plexus::dropout;
 using plexus::elu;
@@ -18,6 +23,7 @@ using plexus::hardsigmoid;
 using plexus::hardswish;
 using plexus::leaky_relu;
 using plexus::log_softmax;
+using plexus::max_pool1d;
 using plexus::max_pool2d;
 using plexus::mish;
 using plexus::mse_loss;
@@ -30,6 +36,9 @@ using plexus::silu;
 using plexus::softmax;
 using plexus::softplus;
 using plexus::tanh;
+using plexus::upsample_bilinear2d;
+using plexus::upsample_nearest2d;
+using plexus::zero_pad2d;
 
 // x [*, in] · weightᵀ [in, out] + bias [out]; the transpose is a view folded into sgemm.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());

@@ -129,6 +129,16 @@ class Backend {
                           bool count_include_pad) = 0;
   virtual void avg_pool2d_backward(float* grad_in, const float* grad_out, int64_t planes,
                                    const ConvGeometry& g, bool count_include_pad) = 0;
+  // Adaptive pooling over contiguous [planes, h, w] -> [planes, oh, ow] with PyTorch's windows
+  // (math::adaptive_span): the max, with argmax as max_pool2d fills it, or, where argmax is
+  // null, the average. The backward takes the same argmax (null for the average).
+  struct AdaptiveGeometry {
+    int64_t h, w, oh, ow;
+  };
+  virtual void adaptive_pool2d(float* out, float* argmax, const float* in, int64_t planes,
+                               const AdaptiveGeometry& g) = 0;
+  virtual void adaptive_pool2d_backward(float* grad_in, const float* grad_out, const float* argmax,
+                                        int64_t planes, const AdaptiveGeometry& g) = 0;
   // Batch norm over a contiguous x viewed as [n, c, s] (s: the size of the dims after the
   // channel). Per channel: mean, biased variance and invstd = 1/sqrt(var + eps) of its n*s
   // values (sums in double).

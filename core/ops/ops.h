@@ -123,6 +123,24 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
 Tensor conv2d_relu_max_pool2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& opt,
                               bool relu, bool max_pool);
 
+// x: [N, C, L], weight: [O, C/groups, k], bias: [O] or undefined: conv2d over [N, C, 1, L].
+struct Conv1dOptions {
+  int64_t stride = 1, pad = 0, dilation = 1, groups = 1;
+};
+Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), const Conv1dOptions& opt = {});
+// The transpose of conv2d (a "deconvolution"), PyTorch's conv_transpose2d: x [N, C, H, W],
+// weight [C, O/groups, kH, kW], bias [O] or undefined -> [N, O, H', W'] with
+// H' = (H - 1)·stride - 2·pad + dilation·(kH - 1) + output_pad + 1; output_pad < stride.
+struct ConvTranspose2dOptions {
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_h = 0, pad_w = 0;
+  int64_t output_pad_h = 0, output_pad_w = 0;
+  int64_t dilation_h = 1, dilation_w = 1;
+  int64_t groups = 1;
+};
+Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
+                        const ConvTranspose2dOptions& opt = {});
+
 struct Pool2dOptions {
   int64_t kernel_h = 2, kernel_w = 2;
   int64_t stride_h = 0, stride_w = 0;  // 0 = kernel size
@@ -131,6 +149,27 @@ struct Pool2dOptions {
 };
 Tensor max_pool2d(const Tensor& x, const Pool2dOptions& opt);
 Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& opt);
+// x: [N, C, L]; the 2-D pooling of [N, C, 1, L] with a 1 x kernel window.
+struct Pool1dOptions {
+  int64_t kernel = 2;
+  int64_t stride = 0;  // 0 = kernel size
+  int64_t pad = 0;
+  bool count_include_pad = true;  // avg_pool1d only
+};
+Tensor max_pool1d(const Tensor& x, const Pool1dOptions& opt);
+Tensor avg_pool1d(const Tensor& x, const Pool1dOptions& opt);
+// x: [N, C, H, W] enlarged by whole factors: each cell repeated (nearest), or interpolated
+// linearly between its neighbours (bilinear: PyTorch's half-pixel source coordinates, or the
+// corners aligned with align_corners).
+Tensor upsample_nearest2d(const Tensor& x, int64_t scale_h, int64_t scale_w);
+Tensor upsample_bilinear2d(const Tensor& x, int64_t scale_h, int64_t scale_w, bool align_corners = false);
+// x: [N, C, H, W] with zero columns added left and right and zero rows on top and at the bottom
+// (PyTorch's F.pad order).
+Tensor zero_pad2d(const Tensor& x, int64_t left, int64_t right, int64_t top, int64_t bottom);
+// x: [N, C, H, W] -> [N, C, out_h, out_w] with PyTorch's adaptive windows (out 1 x 1 is global
+// pooling); an output larger than the input repeats cells, as PyTorch's does.
+Tensor adaptive_max_pool2d(const Tensor& x, int64_t out_h, int64_t out_w);
+Tensor adaptive_avg_pool2d(const Tensor& x, int64_t out_h, int64_t out_w);
 
 // x: [N, C] or [N, C, *]. In training the batch statistics normalise and the running
 // buffers (if defined) are updated in place with `momentum`; in eval the running ones are used.

@@ -249,4 +249,61 @@ PLEXUS_HOST_DEVICE int64_t pool_count(const Backend::ConvGeometry& g, int64_t y,
   return ((y1 < g.h ? y1 : g.h) - (y0 > 0 ? y0 : 0)) * ((x1 < g.w ? x1 : g.w) - (x0 > 0 ? x0 : 0));
 }
 
+// Adaptive pooling's windows, PyTorch's: output i of `out` along an axis of `in` cells covers
+// [floor(i * in / out), ceil((i + 1) * in / out)); neighbouring windows overlap when out does not
+// divide in. adaptive_covering inverts it: the outputs whose windows hold input i.
+struct Span {
+  int64_t begin, end;
+};
+PLEXUS_HOST_DEVICE Span adaptive_span(int64_t i, int64_t in, int64_t out) {
+  return {i * in / out, ((i + 1) * in + out - 1) / out};
+}
+PLEXUS_HOST_DEVICE Span adaptive_covering(int64_t i, int64_t in, int64_t out) {
+  return {i * out / in, ((i + 1) * out + in - 1) / in};
+}
+
+// Output (y, x) of adaptive pooling over one [h, w] plane: the window's max and its index in the
+// plane (scanned as window_max, a NaN wins), or its mean (summed in double) where argmax is null.
+PLEXUS_HOST_DEVICE void adaptive_pool_cell(float* out, float* argmax, const float* plane,
+                                           const Backend::AdaptiveGeometry& g, int64_t y, int64_t x) {
+  const Span ys = adaptive_span(y, g.h, g.oh), xs = adaptive_span(x, g.w, g.ow);
+  const int64_t o = y * g.ow + x;
+  if (argmax) {
+    WindowMax best{-INFINITY, -1};
+    for (int64_t iy = ys.begin; iy < ys.end; ++iy)
+      for (int64_t ix = xs.begin; ix < xs.end; ++ix) {
+        const float v = plane[iy * g.w + ix];
+        if (best.at < 0 || v > best.value || v != v) best = {v, iy * g.w + ix};
+      }
+    out[o] = best.value;
+    argmax[o] = float(best.at);
+    return;
+  }
+  double s = 0;
+  for (int64_t iy = ys.begin; iy < ys.end; ++iy)
+    for (int64_t ix = xs.begin; ix < xs.end; ++ix) s += plane[iy * g.w + ix];
+  out[o] = float(s / double((ys.end - ys.begin) * (xs.end - xs.begin)));
+}
+
+// The gradient of input cell (iy, ix) of one plane, gathered from the outputs whose windows hold
+// it in (y, x) order, so that both backends add in the same order without atomics: the outputs
+// whose argmax it is (max), or each covering output's share (average, argmax null).
+PLEXUS_HOST_DEVICE float adaptive_pool_grad(const float* grad_out, const float* argmax,
+                                            const Backend::AdaptiveGeometry& g, int64_t iy, int64_t ix) {
+  const Span ys = adaptive_covering(iy, g.h, g.oh), xs = adaptive_covering(ix, g.w, g.ow);
+  const int64_t cell = iy * g.w + ix;
+  float acc = 0.f;
+  for (int64_t y = ys.begin; y < ys.end; ++y)
+    for (int64_t x = xs.begin; x < xs.end; ++x) {
+      const int64_t o = y * g.ow + x;
+      if (argmax) {
+        if (int64_t(argmax[o]) == cell) acc += grad_out[o];
+      } else {
+        const Span wy = adaptive_span(y, g.h, g.oh), wx = adaptive_span(x, g.w, g.ow);
+        acc += grad_out[o] / float((wy.end - wy.begin) * (wx.end - wx.begin));
+      }
+    }
+  return acc;
+}
+
 }  // namespace plexus::math

@@ -202,7 +202,17 @@ def out_cases():
     c += [("conv_grouped", F.conv2d(cx, cw, cb, stride=(2, 1), padding=(1, 2), dilation=(2, 1), groups=2)),
           ("conv_pad1", F.conv2d(c2x, c2w, None, padding=1)),
           ("conv_plain_bias", F.conv2d(c2x, c2w, t("conv_b")[:3])),
-          ("conv_depthwise", F.conv2d(cx, dww, None, stride=2, groups=4))]
+          ("conv_depthwise", F.conv2d(cx, dww, None, stride=2, groups=4)),
+          ("convT_grouped", F.conv_transpose2d(cx, cw.reshape(4, 3, 3, 2), cb, stride=(2, 1), padding=(1, 0),
+                                               output_padding=(1, 0), dilation=(1, 2), groups=2)),
+          ("convT_s2p1op1", F.conv_transpose2d(c2x, c2w.reshape(2, 3, 3, 3), None, stride=2, padding=1,
+                                               output_padding=1)),
+          ("conv1d_s2p1d2g2", F.conv1d(cx.reshape(2, 4, 30), cw.reshape(6, 2, 6)[:, :, :3], cb, stride=2, padding=1,
+                                       dilation=2, groups=2)),
+          ("up_nearest_x2", F.interpolate(c2x, scale_factor=2, mode="nearest")),
+          ("up_bilinear_x2", F.interpolate(c2x, scale_factor=2, mode="bilinear", align_corners=False)),
+          ("up_bilinear_x3_corners", F.interpolate(c2x, scale_factor=3, mode="bilinear", align_corners=True)),
+          ("zero_pad_1203", F.pad(c2x, (1, 2, 0, 3)))]
     # pooling
     px = t("pool_x")
     c += [("maxpool_k3s2p1", F.max_pool2d(px, 3, 2, 1)),
@@ -212,7 +222,12 @@ def out_cases():
           ("avgpool_k3s2p1_exc", F.avg_pool2d(px, 3, 2, 1, count_include_pad=False)),
           ("avgpool_k23s12p11_inc", F.avg_pool2d(px, (2, 3), (1, 2), (1, 1), count_include_pad=True)),
           ("avgpool_k23s12p11_exc", F.avg_pool2d(px, (2, 3), (1, 2), (1, 1), count_include_pad=False)),
-          ("avgpool_k2", F.avg_pool2d(px, 2))]
+          ("avgpool_k2", F.avg_pool2d(px, 2)),
+          ("adaptive_max_3x2", F.adaptive_max_pool2d(px, (3, 2))),  # overlapping windows
+          ("adaptive_avg_3x2", F.adaptive_avg_pool2d(px, (3, 2))),
+          ("adaptive_avg_1x1", F.adaptive_avg_pool2d(px, 1)),
+          ("maxpool1d_k3s2p1", F.max_pool1d(px.reshape(1, 10, 5), 3, 2, 1)),
+          ("avgpool1d_k2", F.avg_pool1d(px.reshape(1, 10, 5), 2))]
     # batch norm: training updates the running buffers in place
     bx = t("bn_x")
     rm, rv = t("bn_rm"), t("bn_rv")

@@ -13,7 +13,7 @@ reordered_dims.plexus):
 2. The weights file is parsed here by hand (8-byte little-endian header length, JSON header,
    F32 data), and the same network is built in torch from the project file's graph: every
    node of a supported type (Input, Flatten, Reshape, Permute, Squeeze, Unsqueeze, Mean, Sum,
-   Linear, Conv2d, MaxPool2d, AvgPool2d, ReLU, LeakyReLU, PReLU, ELU, SELU, Tanh, Sigmoid, GELU,
+   Linear, Conv2d, Conv1d, ConvTranspose2d, Upsample, ZeroPad2d, MaxPool2d, AvgPool2d, MaxPool1d, AvgPool1d, AdaptiveMaxPool2d, AdaptiveAvgPool2d, ReLU, LeakyReLU, PReLU, ELU, SELU, Tanh, Sigmoid, GELU,
    SiLU, Mish, Softplus, Hardswish, Hardsigmoid, LogSoftmax, Identity, Add, Mul, Sub, Concat,
    Embedding, PositionalEmbedding, LayerNorm, LSTM, GRU, RNN, MultiheadAttention, CrossEntropy,
    MSE) with its weights; the
@@ -169,10 +169,30 @@ def run_graph(project, weights, x, y, training=False):
                 s, p, d = param(n, "stride", 1), param(n, "padding", 0), param(n, "dilation", 1)
                 out = F.conv2d(v, w("weight"), w("bias") if param(n, "bias", True) else None, s, p, d,
                                param(n, "groups", 1))
-            elif t in ("MaxPool2d", "AvgPool2d"):
+            elif t == "Conv1d":
+                out = F.conv1d(v, w("weight"), w("bias") if param(n, "bias", True) else None, param(n, "stride", 1),
+                               param(n, "padding", 0), param(n, "dilation", 1), param(n, "groups", 1))
+            elif t == "Upsample":
+                mode = param(n, "mode", "nearest")
+                out = F.interpolate(v, scale_factor=param(n, "scale_factor", 2), mode=mode,
+                                    align_corners=param(n, "align_corners", False) if mode == "bilinear" else None)
+            elif t == "ZeroPad2d":
+                pad = param(n, "padding", [1, 1, 1, 1])
+                out = F.pad(v, pad * 4 if len(pad) == 1 else pad)
+            elif t == "ConvTranspose2d":
+                out = F.conv_transpose2d(v, w("weight"), w("bias") if param(n, "bias", True) else None,
+                                         param(n, "stride", 1), param(n, "padding", 0), param(n, "output_padding", 0),
+                                         param(n, "groups", 1), param(n, "dilation", 1))
+            elif t in ("MaxPool2d", "AvgPool2d", "MaxPool1d", "AvgPool1d"):
                 k, p = param(n, "kernel_size", 2), param(n, "padding", 0)
                 s = param(n, "stride", 0) or k
-                out = F.max_pool2d(v, k, s, p) if t == "MaxPool2d" else F.avg_pool2d(v, k, s, p)
+                pool = {"MaxPool2d": F.max_pool2d, "AvgPool2d": F.avg_pool2d,
+                        "MaxPool1d": F.max_pool1d, "AvgPool1d": F.avg_pool1d}[t]
+                out = pool(v, k, s, p)
+            elif t in ("AdaptiveMaxPool2d", "AdaptiveAvgPool2d"):
+                size = param(n, "output_size", [1, 1])
+                pool = F.adaptive_max_pool2d if t == "AdaptiveMaxPool2d" else F.adaptive_avg_pool2d
+                out = pool(v, (size[0], size[-1]))
             elif t == "Flatten":
                 out = v.flatten(1)
             elif t == "Reshape":

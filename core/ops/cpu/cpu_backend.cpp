@@ -762,6 +762,32 @@ class CpuBackend final : public Backend {
     });
   }
 
+  void adaptive_pool2d(float* out, float* argmax, const float* in, int64_t planes,
+                       const AdaptiveGeometry& g) override {
+    const int64_t hw = g.h * g.w, per = g.oh * g.ow;
+    parallel_for(planes, std::max<int64_t>(1, kParallelElements / 2 / std::max<int64_t>(1, hw)),
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t p = begin; p < end; ++p)
+                     for (int64_t y = 0; y < g.oh; ++y)
+                       for (int64_t x = 0; x < g.ow; ++x)
+                         math::adaptive_pool_cell(out + p * per, argmax ? argmax + p * per : nullptr, in + p * hw, g,
+                                                  y, x);
+                 });
+  }
+
+  void adaptive_pool2d_backward(float* gin, const float* gout, const float* argmax, int64_t planes,
+                                const AdaptiveGeometry& g) override {
+    const int64_t hw = g.h * g.w, per = g.oh * g.ow;
+    parallel_for(planes, std::max<int64_t>(1, kParallelElements / 2 / std::max<int64_t>(1, hw)),
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t p = begin; p < end; ++p)
+                     for (int64_t iy = 0; iy < g.h; ++iy)
+                       for (int64_t ix = 0; ix < g.w; ++ix)
+                         gin[p * hw + iy * g.w + ix] +=
+                             math::adaptive_pool_grad(gout + p * per, argmax ? argmax + p * per : nullptr, g, iy, ix);
+                 });
+  }
+
   void random_uniform(const Tensor& out, float lo, float hi, Generator& gen) override {
     std::lock_guard lock(gen.mutex());
     map1<false>(out, out, [&](float) { return lo + (hi - lo) * gen.uniform(); });

@@ -720,6 +720,24 @@ class CudaBackend final : public Backend {
     check_launch("avg_pool_backward_kernel");
   }
 
+  void adaptive_pool2d(float* out, float* argmax, const float* in, int64_t planes,
+                       const AdaptiveGeometry& g) override {
+    use_device(index_);
+    const int64_t total = planes * g.oh * g.ow;
+    if (total == 0) return;
+    adaptive_pool_kernel<<<blocks(total), kThreads, 0, stream(index_)>>>(out, argmax, in, planes, g);
+    check_launch("adaptive_pool_kernel");
+  }
+
+  void adaptive_pool2d_backward(float* gin, const float* gout, const float* argmax, int64_t planes,
+                                const AdaptiveGeometry& g) override {
+    use_device(index_);
+    const int64_t total = planes * g.h * g.w;
+    if (total == 0 || g.oh * g.ow == 0) return;
+    adaptive_pool_backward_kernel<<<blocks(total), kThreads, 0, stream(index_)>>>(gin, gout, argmax, planes, g);
+    check_launch("adaptive_pool_backward_kernel");
+  }
+
   // -- optimizers ---------------------------------------------------------------------------
 
   void rnn_cell_forward(const RnnStep& s) override {

@@ -97,5 +97,27 @@ __global__ void avg_pool_backward_kernel(float* grad_in, const float* grad_out, 
   }
 }
 
+__global__ void adaptive_pool_kernel(float* out, float* argmax, const float* in, int64_t planes,
+                                     Backend::AdaptiveGeometry g) {
+  const int64_t per = g.oh * g.ow, total = planes * per;
+  for (int64_t e = global_thread(); e < total; e += grid_threads()) {
+    const int64_t p = div_nonneg(e, per), r = e - p * per;
+    const int64_t y = div_nonneg(r, g.ow);
+    math::adaptive_pool_cell(out + p * per, argmax ? argmax + p * per : nullptr, in + p * g.h * g.w, g, y,
+                             r - y * g.ow);
+  }
+}
+
+__global__ void adaptive_pool_backward_kernel(float* grad_in, const float* grad_out, const float* argmax,
+                                              int64_t planes, Backend::AdaptiveGeometry g) {
+  const int64_t hw = g.h * g.w, per = g.oh * g.ow, total = planes * hw;
+  for (int64_t e = global_thread(); e < total; e += grid_threads()) {
+    const int64_t p = div_nonneg(e, hw), cell = e - p * hw;
+    const int64_t iy = div_nonneg(cell, g.w);
+    grad_in[e] += math::adaptive_pool_grad(grad_out + p * per, argmax ? argmax + p * per : nullptr, g, iy,
+                                           cell - iy * g.w);
+  }
+}
+
 }  // namespace
 }  // namespace plexus::cuda

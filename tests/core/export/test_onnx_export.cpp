@@ -193,6 +193,22 @@ TEST(refusedNodeIsNamedAndNothingIsWritten) {
   COMPARE(read_all(out), std::string("an earlier export"));
 }
 
+// Adaptive pooling exports as global pooling or equal windows; other output sizes have no ONNX
+// form, and the message says which node and why.
+TEST(unevenAdaptivePoolingIsRefused) {
+  graph::Graph g = chain({node("conv", "Conv2d", {{"out_channels", int64_t(2)}}),
+                          node("gap", "AdaptiveAvgPool2d", {{"output_size", std::vector<int64_t>{3, 3}}}),
+                          node("flat", "Flatten"), node("fc", "Linear", {{"out_features", int64_t(3)}})},
+                         "CrossEntropy");
+  const session::TrainedModel m = trained_model(g, {1, 10, 10}, {{0.f}, {1.f}}, 3);  // conv: [2, 8, 8]
+  const TempDir dir;
+  const std::string msg = message_of<ValueError>([&] { exporter::export_onnx(m, dir.file("model.onnx")); });
+  VERIFY2(contains(msg, "AdaptiveAvgPool2d 'gap' cannot be exported: ONNX has no adaptive pooling, and output_size 3x3 does not "
+                        "divide the input 8x8 into equal windows"),
+          msg.c_str());
+  VERIFY(fs::is_empty(dir.path()));
+}
+
 // A failed write (here the final rename) leaves the earlier file and no temporary behind.
 TEST(failedWriteLeavesTheEarlierFile) {
   const TempDir dir;

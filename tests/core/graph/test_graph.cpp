@@ -52,7 +52,9 @@ TEST(registryIsComplete) {
                            "Add", "Mul", "Sub", "Concat", "Permute", "Squeeze", "Unsqueeze", "Mean", "Sum",
                            "Embedding", "CrossEntropy", "MSE", "BCEWithLogits", "LayerNorm",
                            "MultiheadAttention", "PositionalEmbedding", "PReLU", "ELU", "SELU", "SiLU", "Mish",
-                           "Softplus", "Hardswish", "Hardsigmoid", "LogSoftmax", "Identity"})
+                           "Softplus", "Hardswish", "Hardsigmoid", "LogSoftmax", "Identity", "MaxPool1d",
+                           "AvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "ConvTranspose2d", "Conv1d",
+                           "Upsample", "ZeroPad2d"})
     VERIFY2(r.find(name), name);
   for (const LayerType& t : r.types()) {
     VERIFY2(t.shape, t.name.c_str());
@@ -452,6 +454,114 @@ TEST(reductionsShapeTrainAndRefuse) {
           m);
   const std::string twice = first_message({2, 2});
   VERIFY2(twice.find("names 2 twice") != std::string::npos, twice);
+}
+
+// The adaptive poolings pool an image to output_size (global at [1, 1]) and refuse to enlarge it;
+// the transposed convolution enlarges it, PyTorch's sizes.
+TEST(adaptivePoolingsAndTransposedConvolution) {
+  const auto graph_with = [](graph::Node pool, int64_t conv_kernel) {
+    Graph g;
+    pool.id = "pool";
+    g.nodes = {node("in", "Input"),
+               node("conv", "Conv2d", {{"out_channels", int64_t(3)}, {"kernel_size", conv_kernel}}), std::move(pool),
+               node("flat", "Flatten"), node("fc", "Linear", {{"out_features", int64_t(2)}}), node("loss", "CrossEntropy")};
+    g.edges = {edge("in", "x", "conv"),     edge("conv", "output", "pool"), edge("pool", "output", "flat"),
+               edge("flat", "output", "fc"), edge("fc", "output", "loss"),  edge("in", "y", "loss", "target")};
+    return g;
+  };
+  const DatasetInfo info{{1, 7, 9}, {}, 2};  // conv 3x3: [3, 5, 7]; conv 1x1: [3, 7, 9]
+  const struct {
+    graph::Node pool;
+    Shape out;
+  } cases[] = {
+      {node("", "AdaptiveAvgPool2d"), {3, 1, 1}},
+      {node("", "AdaptiveMaxPool2d", {{"output_size", std::vector<int64_t>{2, 3}}}), {3, 2, 3}},
+      {node("", "AdaptiveAvgPool2d", {{"output_size", std::vector<int64_t>{4}}}), {3, 4, 4}},
+      {node("", "ConvTranspose2d",
+            {{"out_channels", int64_t(2)}, {"stride", int64_t(2)}, {"padding", int64_t(1)}, {"output_padding", int64_t(1)}}),
+       {2, 10, 14}},
+      {node("", "ConvTranspose2d",
+            {{"out_channels", int64_t(6)}, {"kernel_size", int64_t(2)}, {"dilation", int64_t(2)}, {"groups", int64_t(3)}}),
+       {6, 7, 9}},
+      {node("", "Upsample", {{"scale_factor", int64_t(3)}, {"mode", std::string("bilinear")}}), {3, 15, 21}},
+      {node("", "ZeroPad2d", {{"padding", std::vector<int64_t>{1, 2, 3, 4}}}), {3, 12, 10}},
+      {node("", "ZeroPad2d", {{"padding", std::vector<int64_t>{2}}}), {3, 9, 11}},
+  };
+  for (const auto& c : cases) {
+    const Validation v = validate(graph_with(c.pool, 3), &info);
+    VERIFY2(v.ok(), messages(v).empty() ? "" : messages(v)[0].c_str());
+    COMPARE(*v.shapes.edge_shapes[2], c.out);
+    const CompiledGraph compiled = compile(graph_with(c.pool, 3), info, 3);
+    Generator gen(9);
+    const Tensor x = randn({2, 1, 7, 9}, &gen), y = from_vector({1, 0}, {2});
+    const auto r = gradcheck([&](const std::vector<Tensor>&) { return compiled.loss((*compiled.model)(x), y); },
+                             compiled.model->parameters());
+    VERIFY2(r.ok, c.pool.type + ": " + r.message);
+  }
+  const auto first_message = [&](graph::Node pool, int64_t conv_kernel) {
+    const Validation bad = validate(graph_with(std::move(pool), conv_kernel), &info);
+    return bad.ok() ? std::string("(accepted)") : messages(bad).at(0);
+  };
+  const std::string larger =
+      first_message(node("", "AdaptiveMaxPool2d", {{"output_size", std::vector<int64_t>{6, 6}}}), 3);
+  VERIFY2(larger.find("pools to 6x6, larger than its input 5x7 from 'conv': pooling cannot enlarge") != std::string::npos,
+          larger);
+  const std::string three = first_message(node("", "AdaptiveAvgPool2d", {{"output_size", std::vector<int64_t>{1, 2, 3}}}), 3);
+  VERIFY2(three.find("output_size [1, 2, 3] must be [height, width] or one number") != std::string::npos, three);
+  const std::string rank = first_message(node("", "MaxPool1d"), 3);
+  VERIFY2(rank.find("[N, C, L]") != std::string::npos, rank);
+  const std::string op =
+      first_message(node("", "ConvTranspose2d", {{"stride", int64_t(2)}, {"output_padding", int64_t(2)}}), 3);
+  VERIFY2(op.find("output_padding 2 must be smaller than the stride 2") != std::string::npos, op);
+  const std::string groups = first_message(node("", "ConvTranspose2d", {{"groups", int64_t(2)}}), 3);
+  VERIFY2(groups.find("groups = 2 must divide the input channels (3)") != std::string::npos, groups);
+  const std::string corners = first_message(node("", "Upsample", {{"align_corners", true}}), 3);
+  VERIFY2(corners.find("align_corners applies to bilinear upsampling only, not to nearest") != std::string::npos,
+          corners);
+  const std::string sides = first_message(node("", "ZeroPad2d", {{"padding", std::vector<int64_t>{1, 2}}}), 3);
+  VERIFY2(sides.find("padding [1, 2] must be [left, right, top, bottom] or one number") != std::string::npos, sides);
+  const std::string trimmed =
+      first_message(node("", "ConvTranspose2d", {{"kernel_size", int64_t(1)}, {"padding", int64_t(3)}}), 3);
+  VERIFY2(trimmed.find("padding 3 trims the whole output of input [N, 3, 5, 7] from 'conv'") != std::string::npos,
+          trimmed);
+}
+
+// MaxPool1d, AvgPool1d and Conv1d on a sequence of channels [N, C, L].
+TEST(poolings1dOnSequences) {
+  const auto graph_with = [](const char* type, int64_t kernel, int64_t stride) {
+    Graph g;
+    g.nodes = {node("in", "Input"), node("re", "Reshape", {{"shape", std::vector<int64_t>{2, 6}}}),
+               node("pool", type, {{"kernel_size", kernel}, {"stride", stride}}), node("flat", "Flatten"),
+               node("fc", "Linear", {{"out_features", int64_t(2)}}), node("loss", "CrossEntropy")};
+    g.edges = {edge("in", "x", "re"),     edge("re", "output", "pool"), edge("pool", "output", "flat"),
+               edge("flat", "output", "fc"), edge("fc", "output", "loss"), edge("in", "y", "loss", "target")};
+    return g;
+  };
+  const DatasetInfo info{{12}, {}, 2};
+  for (const char* type : {"MaxPool1d", "AvgPool1d"}) {
+    const Validation v = validate(graph_with(type, 3, 1), &info);
+    VERIFY2(v.ok(), messages(v).empty() ? "" : messages(v)[0].c_str());
+    COMPARE(*v.shapes.edge_shapes[2], (Shape{2, 4}));
+    const CompiledGraph c = compile(graph_with(type, 2, 0), info, 3);
+    Generator gen(4);
+    const Tensor x = randn({3, 12}, &gen), y = from_vector({1, 0, 1}, {3});
+    const auto r = gradcheck([&](const std::vector<Tensor>&) { return c.loss((*c.model)(x), y); }, c.model->parameters());
+    VERIFY2(r.ok, std::string(type) + ": " + r.message);
+    const Validation big = validate(graph_with(type, 7, 1), &info);
+    VERIFY(!big.ok());
+    VERIFY2(messages(big).at(0).find("length") != std::string::npos, messages(big).at(0).c_str());
+  }
+  Graph conv = graph_with("Conv1d", 3, 2);
+  conv.nodes[2].params["out_channels"] = int64_t(4);
+  conv.nodes[2].params["padding"] = int64_t(1);
+  const Validation v = validate(conv, &info);
+  VERIFY2(v.ok(), messages(v).empty() ? "" : messages(v)[0].c_str());
+  COMPARE(*v.shapes.edge_shapes[2], (Shape{4, 3}));
+  const CompiledGraph c = compile(conv, info, 3);
+  Generator gen(5);
+  const Tensor x = randn({3, 12}, &gen), y = from_vector({0, 1, 1}, {3});
+  const auto r = gradcheck([&](const std::vector<Tensor>&) { return c.loss((*c.model)(x), y); }, c.model->parameters());
+  VERIFY2(r.ok, "Conv1d: " + r.message);
 }
 
 // ---- sequence models: tokens [N, T] -> [N, T, E] -> ... -> [N, T, V] against targets [N, T] ----

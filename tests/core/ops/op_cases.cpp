@@ -1051,6 +1051,63 @@ void convolutions(Table& t) {
                     leaf(perm(normal({2, 2, 3, 2}, 301), {0, 1, 3, 2}))};
         },
         [](const TV& v) { return conv2d(v[0], v[1], Tensor(), {1, 1, 1, 1, 1, 1, 1}); }, kConv);
+  // conv_transpose2d: weight [C, O/groups, kH, kW].
+  const struct {
+    const char* name;
+    Shape x, w;
+    bool bias;
+    ConvTranspose2dOptions opt;
+    unsigned more = 0;
+  } transposed[] = {
+      {"3x3 with bias", {1, 2, 4, 4}, {2, 3, 3, 3}, true, {}, kCudaGradcheck},
+      {"stride 2 padding 1 output_padding 1, no bias", {2, 3, 4, 3}, {3, 2, 3, 3}, false,
+       {2, 2, 1, 1, 1, 1, 1, 1, 1}, kCudaGradcheck},
+      {"2x2 stride 2 (doubling)", {2, 2, 3, 3}, {2, 4, 2, 2}, true, {2, 2}},
+      {"dilation 2, groups 2", {1, 4, 3, 4}, {4, 3, 3, 3}, true, {1, 1, 0, 0, 0, 0, 2, 2, 2}, kCudaGradcheck},
+      {"stride (2,3) padding (0,1) output_padding (1,2)", {1, 2, 3, 3}, {2, 2, 2, 3}, true, {2, 3, 0, 1, 1, 2}},
+      {"[8,32,7,7] x [32,16,4,4] stride 2 padding 1 (a decoder)", {8, 32, 7, 7}, {32, 16, 4, 4}, true,
+       {2, 2, 1, 1}},
+  };
+  for (const auto& c : transposed) {
+    const Shape xs = c.x, ws = c.w;
+    const bool has_bias = c.bias;
+    const ConvTranspose2dOptions opt = c.opt;
+    const uint64_t s = (cseed += 3);
+    OpCase& row = t.def(std::string("conv_transpose2d ") + c.name,
+                        [xs, ws, has_bias, s, groups = opt.groups] {
+                          TV v{leaf(normal(xs, s)), leaf(normal(ws, s + 1) * 0.5f)};
+                          if (has_bias) v.push_back(leaf(normal({ws[1] * groups}, s + 2)));
+                          return v;
+                        },
+                        [opt](const TV& v) { return conv_transpose2d(v[0], v[1], v.size() > 2 ? v[2] : Tensor(), opt); },
+                        kConv)
+                      .also(c.more);
+    if (numel(xs) > 1000) row.except(kGradcheck);  // sized for the GPU
+  }
+  t.def("conv1d stride 2 padding 1 dilation 2 groups 2", [] {
+          return TV{leaf(normal({2, 4, 9}, 308)), leaf(normal({6, 2, 3}, 309) * 0.5f), leaf(normal({6}, 310))};
+        },
+        [](const TV& v) { return conv1d(v[0], v[1], v[2], {2, 1, 2, 2}); }, kConv)
+      .also(kCudaGradcheck);
+  t.def("conv1d of a transposed input (embeddings [N, T, E] as [N, E, T])",
+        [] { return TV{leaf(perm(normal({2, 7, 3}, 311), {0, 2, 1})), leaf(normal({4, 3, 2}, 312))}; },
+        [](const TV& v) { return conv1d(v[0], v[1]); }, kConv);
+  t.def("upsample_nearest2d x2", [] { return TV{leaf(normal({2, 3, 3, 4}, 313))}; },
+        [](const TV& v) { return upsample_nearest2d(v[0], 2, 2); })
+      .also(kCudaGradcheck);
+  t.def("upsample_nearest2d x(3,1) of a permuted input", [] { return TV{leaf(perm(normal({1, 3, 4, 2}, 314), {0, 3, 1, 2}))}; },
+        [](const TV& v) { return upsample_nearest2d(v[0], 3, 1); });
+  t.def("upsample_bilinear2d x2", [] { return TV{leaf(normal({2, 3, 3, 4}, 315))}; },
+        [](const TV& v) { return upsample_bilinear2d(v[0], 2, 2); })
+      .also(kCudaGradcheck);
+  t.def("upsample_bilinear2d x3 align_corners", [] { return TV{leaf(normal({1, 2, 4, 3}, 316))}; },
+        [](const TV& v) { return upsample_bilinear2d(v[0], 3, 3, true); });
+  t.def("zero_pad2d (1, 2, 0, 3)", [] { return TV{leaf(normal({2, 3, 3, 4}, 317))}; },
+        [](const TV& v) { return zero_pad2d(v[0], 1, 2, 0, 3); })
+      .also(kCudaGradcheck);
+  t.def("conv_transpose2d permuted input",
+        [] { return TV{leaf(perm(normal({1, 4, 5, 2}, 306), {0, 3, 1, 2})), leaf(normal({2, 3, 2, 2}, 307))}; },
+        [](const TV& v) { return conv_transpose2d(v[0], v[1], Tensor(), {2, 2}); }, kConv);
   // Only the input, only the weight requiring grad.
   t.def("conv2d, weight constant", [] { return TV{leaf(normal({2, 2, 4, 4}, 302)), normal({3, 2, 3, 3}, 303)}; },
         [](const TV& v) { return conv2d(v[0], v[1]); }, kConv);
@@ -1111,6 +1168,42 @@ void convolutions(Table& t) {
       .except(kGradcheck);  // sized for the GPU
   t.def("avg_pool2d of a permuted input", [] { return TV{leaf(perm(normal({1, 4, 5, 2}, 315), {0, 3, 1, 2}))}; },
         [](const TV& v) { return avg_pool2d(v[0], {3, 3, 2, 2, 1, 1, false}); });
+  t.def("max_pool1d 3 stride 2 padding 1", [] { return TV{leaf(distinct({2, 3, 9}, 316))}; },
+        [](const TV& v) { return max_pool1d(v[0], {3, 2, 1}); })
+      .also(kCudaGradcheck);
+  t.def("avg_pool1d 3 stride 1 padding 1, exclude pad", [] { return TV{leaf(normal({2, 3, 9}, 317))}; },
+        [](const TV& v) { return avg_pool1d(v[0], {3, 1, 1, false}); })
+      .also(kCudaGradcheck);
+  t.def("avg_pool1d of a transposed input", [] { return TV{leaf(perm(normal({2, 7, 3}, 318), {0, 2, 1}))}; },
+        [](const TV& v) { return avg_pool1d(v[0], {2}); });
+  // Adaptive windows overlap where the output does not divide the input; at 1x1 they are global
+  // pooling; an output larger than the input repeats cells.
+  const struct {
+    const char* name;
+    Shape in;
+    int64_t oh, ow;
+    unsigned more = 0;
+  } adaptive[] = {
+      {"5x7 to 3x2 (overlapping windows)", {2, 2, 5, 7}, 3, 2, kCudaGradcheck},
+      {"6x4 to 3x2 (equal windows)", {2, 3, 6, 4}, 3, 2},
+      {"4x5 to 1x1 (global)", {2, 3, 4, 5}, 1, 1, kCudaGradcheck},
+      {"3x2 to 4x5 (larger: repeated cells)", {1, 2, 3, 2}, 4, 5},
+  };
+  for (const auto& a : adaptive) {
+    const Shape in = a.in;
+    const int64_t oh = a.oh, ow = a.ow;
+    t.def(std::string("adaptive_max_pool2d ") + a.name, [in] { return TV{leaf(distinct(in, 319))}; },
+          [oh, ow](const TV& v) { return adaptive_max_pool2d(v[0], oh, ow); })
+        .also(a.more);
+    t.def(std::string("adaptive_avg_pool2d ") + a.name, [in] { return TV{leaf(normal(in, 319))}; },
+          [oh, ow](const TV& v) { return adaptive_avg_pool2d(v[0], oh, ow); })
+        .also(a.more);
+  }
+  t.def("adaptive_avg_pool2d 7x7 to 1x1 on [8,64,7,7]", [] { return TV{leaf(normal({8, 64, 7, 7}, 320))}; },
+        [](const TV& v) { return adaptive_avg_pool2d(v[0], 1, 1); })
+      .except(kGradcheck);  // sized for the GPU
+  t.def("adaptive_max_pool2d of a permuted input", [] { return TV{leaf(perm(distinct({1, 5, 6, 3}, 321), {0, 3, 1, 2}))}; },
+        [](const TV& v) { return adaptive_max_pool2d(v[0], 2, 4); });
 }
 
 // ---- batch_norm and layer_norm (running statistics are inputs: their in-place updates are compared) ----

@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""Cross-checks the sliding-window and resampling layers against PyTorch's functional forms: random
+graphs around Conv1d, ConvTranspose2d, Upsample, ZeroPad2d, MaxPool1d, AvgPool1d,
+AdaptiveMaxPool2d and AdaptiveAvgPool2d (and the 2-D windowed poolings beside them), `plexus-cli init` + `plexus-cli grad` against torch in float64.
+
+ctest runs it as reference_windows (Skipped where torch is missing); by hand, with Debian's
+PyTorch:
+
+    /usr/bin/python3 tests/reference/window_crosscheck.py [build/app/plexus-cli] [--seed S] [--graphs K]
+
+It writes, in a temporary folder, a small CSV table (a regression dataset of F random features)
+and K project files (default 40) drawn from a seeded generator:
+
+    Input [N, F] -> Linear -> Reshape to a random [N, C, L] or [N, C, H, W]
+      -> the layer (random kernel, stride, padding, output padding, dilation, groups, output size,
+         scale factor or mode)
+      -> Flatten -> Linear(1) -> MSE
+
+The adaptive poolings get output sizes that divide the input and ones that do not (overlapping
+windows), down to [1, 1] (global pooling). Each project goes through grad_crosscheck.check: our
+loss and every parameter gradient (the transposed convolution's weight and bias among them)
+against torch's F.conv1d, F.conv_transpose2d, F.interpolate, F.pad, F.max_pool1d, F.avg_pool1d,
+F.adaptive_max_pool2d, F.adaptive_avg_pool2d, F.max_pool2d and F.avg_pool2d, relative tolerance
+1e-5 of each tensor's largest magnitude.
+
+Exit status 0 when every graph matches, 1 otherwise.
+"""
+import json
+import os
+import random
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import grad_crosscheck  # noqa: E402
+
+TYPES = ["Conv1d", "ConvTranspose2d", "Upsample", "ZeroPad2d", "MaxPool1d", "AvgPool1d", "AdaptiveMaxPool2d", "AdaptiveAvgPool2d", "MaxPool2d",
+         "AvgPool2d"]
+ROWS = 40
+
+node, edge = grad_crosscheck.node, grad_crosscheck.edge
+
+
+def pool_params(rng, kind, shape):
+    """Random parameters of `kind` for per-example input `shape` ([C, L] or [C, H, W])."""
+    if kind == "ConvTranspose2d":
+        groups = rng.choice([g for g in (1, 2, 3) if shape[0] % g == 0])
+        k, stride = rng.randint(1, 4), rng.randint(1, 3)
+        return {"out_channels": groups * rng.randint(1, 3), "kernel_size": k, "stride": stride,
+                "padding": rng.randint(0, (k - 1) // 2), "output_padding": rng.randint(0, stride - 1),
+                "dilation": rng.randint(1, 2), "groups": groups, "bias": rng.random() < 0.7}
+    if kind == "Conv1d":
+        groups = rng.choice([g for g in (1, 2, 3) if shape[0] % g == 0])
+        d = rng.randint(1, 2)
+        k = rng.randint(1, max(1, min(4, (shape[1] - 1) // d + 1)))
+        return {"out_channels": groups * rng.randint(1, 3), "kernel_size": k, "stride": rng.randint(1, 3),
+                "padding": rng.randint(0, 2), "dilation": d, "groups": groups, "bias": rng.random() < 0.7}
+    if kind == "Upsample":
+        mode = rng.choice(["nearest", "bilinear"])
+        return {"scale_factor": rng.randint(1, 3), "mode": mode,
+                "align_corners": mode == "bilinear" and rng.random() < 0.5}
+    if kind == "ZeroPad2d":
+        return {"padding": rng.choice([[rng.randint(0, 3)], [rng.randint(0, 3) for _ in range(4)]])}
+    if kind.startswith("Adaptive"):
+        h, w = shape[1], shape[2]
+        return {"output_size": rng.choice([[1, 1], [rng.randint(1, h), rng.randint(1, w)], [rng.randint(1, min(h, w))]])}
+    smallest = min(shape[1:])
+    k = rng.randint(1, smallest)
+    return {"kernel_size": k, "stride": rng.choice([0, 1, 2, 3]), "padding": rng.randint(0, k // 2)}
+
+
+def project(rng, kind):
+    if kind.endswith("1d"):
+        shape = [rng.randint(1, 4), rng.randint(2, 12)]
+    else:
+        shape = [rng.randint(1, 3), rng.randint(2, 9), rng.randint(2, 9)]
+    size = 1
+    for d in shape:
+        size *= d
+    nodes = [node("in", "Input"), node("fc", "Linear", {"out_features": size}),
+             node("shape", "Reshape", {"shape": shape}), node("pool", kind, pool_params(rng, kind, shape)),
+             node("flat", "Flatten"), node("out", "Linear", {"out_features": 1}), node("loss", "MSE")]
+    edges = [edge("in", "fc", out="x"), edge("fc", "shape"), edge("shape", "pool"), edge("pool", "flat"),
+             edge("flat", "out"), edge("out", "loss"), edge("in", "loss", "target", "y")]
+    return {"format": 1, "nodes": nodes, "edges": edges,
+            "dataset": {"kind": "csv", "path": "table.csv", "target": "target", "task": "regression"},
+            "training": {"optimizer": "sgd", "lr": 0.1, "batch_size": 16, "epochs": 1, "seed": 1,
+                         "validation_fraction": 0.1, "device": "cpu"}}, shape
+
+
+def main():
+    cli, seed, graphs = grad_crosscheck.random_graph_args(11, 4 * len(TYPES))
+    rng = random.Random(seed)
+    print("torch %s, %s, seed %d" % (grad_crosscheck.torch.__version__, cli, seed))
+    all_ok = True
+    with tempfile.TemporaryDirectory() as workdir:
+        features = rng.randint(3, 8)
+        with open(os.path.join(workdir, "table.csv"), "w") as f:
+            f.write(",".join(["f%d" % i for i in range(features)] + ["target"]) + "\n")
+            for _ in range(ROWS):
+                f.write(",".join("%.4f" % rng.gauss(0, 1) for _ in range(features + 1)) + "\n")
+        for i in range(graphs):
+            kind = TYPES[i % len(TYPES)]
+            p, shape = project(rng, kind)
+            path = os.path.join(workdir, "window%02d.plexus" % i)
+            with open(path, "w") as f:
+                json.dump(p, f, indent=1)
+            print("window%02d: [N, %s] -> %s %s" % (i, ", ".join(map(str, shape)), kind, json.dumps(p["nodes"][3]["params"])))
+            all_ok = grad_crosscheck.check(cli, path, workdir, seed=53 + i, random_weights=True) and all_ok
+    print("CROSSCHECK %s" % ("PASSED" if all_ok else "FAILED"))
+    return 0 if all_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
