@@ -202,9 +202,10 @@ TEST(parameterCountMatchesEveryBuiltLayer) {
       VERIFY2(built, "no candidate input shape suits " + t.name);
     }
   }
-  // Linear, Embedding, Conv2d, BatchNorm1d, BatchNorm2d, LayerNorm, MultiheadAttention,
-  // PositionalEmbedding, LSTM, GRU, RNN, PReLU
-  COMPARE(with_parameters, 12);
+  // Linear, Embedding, Conv2d, BatchNorm1d, BatchNorm2d, LayerNorm, GroupNorm, RMSNorm,
+  // MultiheadAttention, PositionalEmbedding, LSTM, GRU, RNN, PReLU (InstanceNorm2d learns only
+  // with affine, not its default)
+  COMPARE(with_parameters, 14);
 }
 
 TEST(parameterCountMatchesTheCompiledExamples) {
