@@ -122,6 +122,7 @@ TEST(parameterVariantsMatchPlexus) {
       {"batchnorm2d without affine", {node("bn", "BatchNorm2d", P{{"affine", false}})}, {3, 8, 8}},
       {"batchnorm2d batch statistics in evaluation",
        {node("bn", "BatchNorm2d", P{{"track_running_stats", false}, {"eps", 1e-3}})}, {3, 8, 8}},
+      {"batchnorm1d features batch statistics", {node("bn", "BatchNorm1d", P{{"track_running_stats", false}})}, {6}},
       {"batchnorm1d sequence batch statistics no affine",
        {node("bn", "BatchNorm1d", P{{"track_running_stats", false}, {"affine", false}})}, {4, 5}},
       {"group norm 3 groups", {node("gn", "GroupNorm", P{{"num_groups", 3L}, {"eps", 1e-3}})}, {6, 4, 5}},
