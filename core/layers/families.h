@@ -9,12 +9,13 @@ void add_data_layers(Registrar& r);           // data.cpp: Input
 void add_dense_layers(Registrar& r);          // dense.cpp: Linear, Embedding
 void add_reshape_layers(Registrar& r);        // reshape.cpp: Flatten, Reshape, Permute, Squeeze, Unsqueeze
 void add_reduce_layers(Registrar& r);         // reduce.cpp: Mean, Sum
-void add_dropout_layers(Registrar& r);        // dropout.cpp: Dropout
+void add_dropout_layers(Registrar& r);        // dropout.cpp: Dropout, Dropout2d
 void add_conv_layers(Registrar& r);           // conv.cpp: Conv2d, Conv1d, ConvTranspose2d, MaxPool2d,
                                               //   AvgPool2d, MaxPool1d, AvgPool1d, AdaptiveMaxPool2d,
                                               //   AdaptiveAvgPool2d
 void add_resample_layers(Registrar& r);       // resample.cpp: Upsample, ZeroPad2d
-void add_norm_layers(Registrar& r);           // norm.cpp: BatchNorm1d, BatchNorm2d, LayerNorm
+void add_norm_layers(Registrar& r);           // norm.cpp: BatchNorm1d, BatchNorm2d, LayerNorm, GroupNorm,
+                                              // InstanceNorm2d, RMSNorm
 void add_recurrent_layers(Registrar& r);      // recurrent.cpp: LSTM, GRU, RNN
 void add_attention_layers(Registrar& r);      // attention.cpp: MultiheadAttention, PositionalEmbedding
 void add_activation_layers(Registrar& r);     // activation.cpp: ReLU, LeakyReLU, PReLU, ELU, SELU, Sigmoid,

@@ -29,7 +29,8 @@ void add_upsample(Registrar& r) {
   t.params = {graph::param("scale_factor", "Scale factor", &P::scale_factor, 2, 1, 16,
                            "How many times larger the output is, in height and in width."),
               graph::param("mode", "Mode", &P::mode, std::string("nearest"), {"nearest", "bilinear"},
-                           "nearest repeats each cell; bilinear interpolates linearly in both directions."),
+                           "How the new cells are filled: nearest repeats each cell; bilinear interpolates linearly in both "
+                           "directions."),
               graph::param("align_corners", "Align corners", &P::align_corners, false,
                            "Bilinear only: the corner cells of input and output coincide (PyTorch's "
                            "align_corners=True) instead of their centres' grid being stretched.")};

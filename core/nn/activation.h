@@ -117,4 +117,18 @@ class Dropout : public Module {
   Generator* gen_;
 };
 
+// Zeroes whole channels of [N, C, H, W] with probability p in training (scaling the kept ones
+// by 1/(1-p)); identity in eval.
+class Dropout2d : public Module {
+ public:
+  explicit Dropout2d(float p = 0.5f, Generator* gen = nullptr);
+  Tensor forward(const Tensor& x) override { return dropout2d(x, p_, is_training(), gen_); }
+  std::string type_name() const override { return "Dropout2d"; }
+  std::string extra_repr() const override { return "p=" + std::to_string(p_); }
+
+ private:
+  float p_;
+  Generator* gen_;
+};
+
 }  // namespace plexus::nn

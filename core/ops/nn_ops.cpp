@@ -1,5 +1,5 @@
-// Neural-network ops: softmax / log_softmax, dropout, batch_norm, the losses, layer_norm and
-// the causal softmax of attention.
+// Neural-network ops: softmax / log_softmax, dropout, batch_norm, the losses, layer_norm, the
+// group, instance and RMS norms, and the causal softmax of attention.
 // Fused where it matters (softmax, cross-entropy, batch_norm: a pass for the statistics and
 // one to normalise, two back); composed from differentiable ops where the composition is
 // already exact and clear (mse, nll).
@@ -81,20 +81,52 @@ void check_same_shape(const Tensor& a, const Tensor& b, const char* op) {
                      to_string(b.shape()) + " differ");
 }
 
+// Inverted dropout with one draw per element of a mask of `mask_shape`, broadcast over `a` (its
+// shape, or [N, C, 1, 1] to drop whole channels): survivors are scaled by 1/(1-p) so eval needs
+// no rescaling.
+Tensor inverted_dropout(const Tensor& a, const Shape& mask_shape, float p, bool training, Generator* gen,
+                        const char* op) {
+  if (!(p >= 0.f && p <= 1.f)) throw ValueError(std::string(op) + ": p must be in [0, 1], got " + std::to_string(p));
+  if (!training || p == 0.f) return a;
+  if (p == 1.f) return a * zeros({}, a.device());
+  Tensor u = empty(mask_shape, a.device());
+  backend(a.device()).random_uniform(u, 0.f, 1.f, gen ? *gen : default_generator());
+  const Tensor mask = run_unary(UnaryOp::MulScalar, lt(u, full({}, 1.f - p, a.device())), 1.f / (1.f - p));
+  return a * mask;
+}
+
+// The channel dim 1 of x [N, C, *] and the checks of the per-channel tensors ([C] or undefined).
+int64_t channels_of(const Tensor& x, const char* op, std::initializer_list<const Tensor*> per_channel) {
+  const int64_t c = x.shape()[1];
+  for (const Tensor* t : per_channel)
+    if (t->defined() && t->shape() != Shape{c})
+      throw ShapeError(std::string(op) + ": weight, bias and running statistics must have shape [" + std::to_string(c) +
+                       "] (the channels of " + to_string(x.shape()) + "), got " + to_string(t->shape()));
+  return c;
+}
+
+// y [N, C, *] * weight + bias, each [C] (undefined = none) broadcast over the channel dim 1.
+Tensor per_channel_affine(const Tensor& y, const Tensor& weight, const Tensor& bias) {
+  Shape s(size_t(y.dim() - 1), 1);
+  s[0] = y.shape()[1];
+  Tensor out = y;
+  if (weight.defined()) out = out * weight.reshape(s);
+  if (bias.defined()) out = out + bias.reshape(s);
+  return out;
+}
+
 }  // namespace
 
 Tensor softmax(const Tensor& a, int64_t dim) { return softmax_impl(a, dim, false); }
 Tensor log_softmax(const Tensor& a, int64_t dim) { return softmax_impl(a, dim, true); }
 
 Tensor dropout(const Tensor& a, float p, bool training, Generator* gen) {
-  if (!(p >= 0.f && p <= 1.f)) throw ValueError("dropout: p must be in [0, 1], got " + std::to_string(p));
-  if (!training || p == 0.f) return a;
-  if (p == 1.f) return a * zeros({}, a.device());
-  Tensor u = empty(a.shape(), a.device());
-  backend(a.device()).random_uniform(u, 0.f, 1.f, gen ? *gen : default_generator());
-  // Inverted dropout: survivors are scaled by 1/(1-p) so eval needs no rescaling.
-  const Tensor mask = run_unary(UnaryOp::MulScalar, lt(u, full({}, 1.f - p, a.device())), 1.f / (1.f - p));
-  return a * mask;
+  return inverted_dropout(a, a.shape(), p, training, gen, "dropout");
+}
+
+Tensor dropout2d(const Tensor& a, float p, bool training, Generator* gen) {
+  if (a.dim() != 4) throw ShapeError("dropout2d: expected input [N, C, H, W], got " + to_string(a.shape()));
+  return inverted_dropout(a, {a.shape()[0], a.shape()[1], 1, 1}, p, training, gen, "dropout2d");
 }
 
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
@@ -252,6 +284,65 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, flo
              return {dx, gw, gb};
            });
   return y;
+}
+
+// ---- group, instance and RMS normalisation: compositions of layer_norm, batch_norm and the
+// elementwise ops, so their derivatives (and the device kernels) are those ops' -------------
+
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, float eps) {
+  if (x.dim() < 2) throw ShapeError("group_norm: expected input [N, C, *], got " + to_string(x.shape()));
+  const int64_t c = channels_of(x, "group_norm", {&weight, &bias}), n = x.shape()[0];
+  if (num_groups < 1 || c % num_groups != 0)
+    throw ShapeError("group_norm: num_groups " + std::to_string(num_groups) + " does not divide the " +
+                     std::to_string(c) + " channels of " + to_string(x.shape()));
+  check_same_device("group_norm", {x, weight, bias});
+  // A group's channels and their positions are adjacent in [N, C, *]: each (example, group) is
+  // one row of layer_norm.
+  const int64_t row = x.numel() == 0 ? 0 : x.numel() / (n * num_groups);
+  const Tensor y = layer_norm(reshape(x, {n, num_groups, row}), Tensor(), Tensor(), eps).reshape(x.shape());
+  return per_channel_affine(y, weight, bias);
+}
+
+Tensor instance_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                     const Tensor& bias, bool use_input_stats, float momentum, float eps) {
+  if (x.dim() < 3)
+    throw ShapeError("instance_norm: expected input [N, C, *] with positions, got " + to_string(x.shape()));
+  const int64_t c = channels_of(x, "instance_norm", {&running_mean, &running_var, &weight, &bias}), n = x.shape()[0];
+  if (running_mean.defined() != running_var.defined())
+    throw ValueError("instance_norm: running_mean and running_var go together (both or neither)");
+  if (!use_input_stats) {
+    if (!running_mean.defined())
+      throw ValueError("instance_norm: without the input's statistics it needs running_mean and running_var");
+    return batch_norm(x, running_mean, running_var, weight, bias, false, momentum, eps);
+  }
+  const int64_t positions = n * c == 0 ? 0 : x.numel() / (n * c);
+  if (positions <= 1)
+    throw ValueError("instance_norm: expected more than 1 position per channel when using the input's statistics, got "
+                     "input " + to_string(x.shape()));
+  if (running_mean.defined()) {
+    // As PyTorch: the running statistics move towards the batch's mean of the instances' mean
+    // and unbiased variance.
+    NoGradGuard no_grad;
+    const Tensor rows = reshape(x, {n, c, positions});
+    const Tensor m = mean(rows, {2}, true);
+    const Tensor var = mean((rows - m) * (rows - m), {2}) * float(double(positions) / double(positions - 1));
+    Tensor rm = running_mean, rv = running_var;
+    rm.mul_(1.f - momentum).add_(mean(m.squeeze(2), {0}), momentum);
+    rv.mul_(1.f - momentum).add_(mean(var, {0}), momentum);
+  }
+  return group_norm(x, c, weight, bias, eps);
+}
+
+Tensor rms_norm(const Tensor& x, const Tensor& weight, float eps) {
+  if (x.dim() < 1) throw ShapeError("rms_norm: expected input [..., D], got a scalar");
+  const int64_t d = x.shape().back();
+  if (weight.defined() && weight.shape() != Shape{d})
+    throw ShapeError("rms_norm: weight must have shape [" + std::to_string(d) + "] (the input's last dim, " +
+                     to_string(x.shape()) + "), got " + to_string(weight.shape()));
+  if (!(eps > 0.f)) throw ValueError("rms_norm: eps must be positive, got " + std::to_string(eps));
+  check_same_device("rms_norm", {x, weight});
+  const Tensor y = x * pow(mean(x * x, {x.dim() - 1}, true) + eps, -0.5f);
+  return weight.defined() ? y * weight : y;
 }
 
 Tensor causal_softmax(const Tensor& scores) {

@@ -106,6 +106,9 @@ Tensor gather(const Tensor& a, int64_t dim, const Tensor& index);
 Tensor softmax(const Tensor& a, int64_t dim);
 Tensor log_softmax(const Tensor& a, int64_t dim);
 Tensor dropout(const Tensor& a, float p, bool training, Generator* gen = nullptr);
+// Zeroes whole channels of a [N, C, H, W]: each (example, channel) kept with probability 1-p and
+// scaled by 1/(1-p) in training; identity in eval (PyTorch's dropout2d on 4-D input).
+Tensor dropout2d(const Tensor& a, float p, bool training, Generator* gen = nullptr);
 
 struct Conv2dOptions {
   int64_t stride_h = 1, stride_w = 1;
@@ -176,6 +179,21 @@ Tensor adaptive_avg_pool2d(const Tensor& x, int64_t out_h, int64_t out_w);
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight, const Tensor& bias, bool training, float momentum = 0.1f,
                   float eps = 1e-5f);
+// x [N, C, *]: the C channels in num_groups groups (which must divide C), each (example, group)
+// normalised over its channels' values to mean 0, variance 1 (biased, + eps), then * weight +
+// bias ([C] each, undefined = none); as PyTorch's group_norm.
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias,
+                  float eps = 1e-5f);
+// x [N, C, *] (at least one dim of positions): with use_input_stats each (example, channel)
+// normalised over its positions (group_norm with C groups), the running statistics ([C], if
+// defined) updated in place with the batch's mean of the instances' mean and unbiased
+// variance; without, the running statistics normalise (as batch_norm in eval). Then * weight
+// + bias ([C]). As PyTorch's instance_norm.
+Tensor instance_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                     const Tensor& weight, const Tensor& bias, bool use_input_stats, float momentum = 0.1f,
+                     float eps = 1e-5f);
+// x / sqrt(mean(x² over the last dim D) + eps) * weight ([D], undefined = none).
+Tensor rms_norm(const Tensor& x, const Tensor& weight, float eps);
 
 // ---- sequence models ----------------------------------------------------------------------
 // Normalises each row of the last dim D of x [..., D] to mean 0, variance 1 (biased, + eps),

@@ -101,6 +101,10 @@ INPUTS = {
     "bn_rv": ([3], [1.0, 0.5, 2.0]),
     "bn_w": ([3], [1.5, 0.5, -1.0]),
     "bn_b": ([3], [0.125, 0.25, -0.375]),
+    # group norm of bn_x as [4, 6, 2] in 2 groups; RMS norm of bn_x as [12, 4]
+    "gn_w": ([6], [1.5, -0.5, 0.75, 1.0, 2.0, -1.25]),
+    "gn_b": ([6], [0.125, -0.25, 0.0, 0.5, -0.375, 1.0]),
+    "rms_w": ([4], [0.5, -1.5, 1.0, 2.25]),
     "bn2_x": ([5, 3], [-1.625, 1.25, 1.5, -1.0, 0.25, 1.875, -1.625, -1.0, -0.75, 1.75, 1.25, 0.625, 0.25,
                        0.375, 0.0]),
     # losses
@@ -240,6 +244,18 @@ def out_cases():
     c += [("bn2_train", y2), ("bn2_train_rm", rm2), ("bn2_train_rv", rv2),
           ("bn2_eval", F.batch_norm(b2, rm2, rv2, None, None, training=False, eps=1e-3)),
           ("bn2_nostats", F.batch_norm(b2, None, None, None, None, training=True, eps=1e-5))]
+    # group and instance norm (training updates the running buffers in place, with the batch's
+    # mean of the instances' statistics), and RMS norm, which torch 1.13 lacks: its formula in double
+    c += [("gn_2groups", F.group_norm(bx.reshape(4, 6, 2), 2, t("gn_w"), t("gn_b"), eps=1e-5)),
+          ("gn_1group", F.group_norm(bx, 1, None, None, eps=1e-3))]
+    rm, rv = t("bn_rm"), t("bn_rv")
+    y = F.instance_norm(bx, rm, rv, t("bn_w"), t("bn_b"), use_input_stats=True, momentum=0.1, eps=1e-5)
+    c += [("in_train", y), ("in_train_rm", rm), ("in_train_rv", rv),
+          ("in_eval", F.instance_norm(bx, t("bn_rm"), t("bn_rv"), t("bn_w"), t("bn_b"), use_input_stats=False,
+                                      eps=1e-5))]
+    rx = bx.reshape(12, 4).double()
+    rms = rx / torch.sqrt(rx.pow(2).mean(-1, keepdim=True) + 1e-6) * t("rms_w").double()
+    c += [("rms_affine", rms.float())]
     # losses
     ce, ce_t = t("ce"), t("ce_t").long()
     for red in ("mean", "sum", "none"):

@@ -6,8 +6,8 @@ ctest runs it as reference_grad (Skipped where torch is missing); by hand, with 
     /usr/bin/python3 tests/reference/grad_crosscheck.py [build/app/plexus-cli] [project.plexus ...]
 
 For each project (default: examples/mnist_mlp.plexus, residual_mlp.plexus, mnist_lenet.plexus
-and housing_regression.plexus, and tests/reference/projects/ broadcast_merges.plexus and
-reordered_dims.plexus):
+and housing_regression.plexus, and tests/reference/projects/ broadcast_merges.plexus,
+reordered_dims.plexus and normalizations.plexus):
 
 1. `plexus-cli init --project P --seed S --out w.safetensors` writes the initial weights.
 2. The weights file is parsed here by hand (8-byte little-endian header length, JSON header,
@@ -15,13 +15,16 @@ reordered_dims.plexus):
    node of a supported type (Input, Flatten, Reshape, Permute, Squeeze, Unsqueeze, Mean, Sum,
    Linear, Conv2d, Conv1d, ConvTranspose2d, Upsample, ZeroPad2d, MaxPool2d, AvgPool2d, MaxPool1d, AvgPool1d, AdaptiveMaxPool2d, AdaptiveAvgPool2d, ReLU, LeakyReLU, PReLU, ELU, SELU, Tanh, Sigmoid, GELU,
    SiLU, Mish, Softplus, Hardswish, Hardsigmoid, LogSoftmax, Identity, Add, Mul, Sub, Concat,
-   Embedding, PositionalEmbedding, LayerNorm, LSTM, GRU, RNN, MultiheadAttention, CrossEntropy,
-   MSE) with its weights; the
+   Embedding, PositionalEmbedding, LayerNorm, BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm2d,
+   RMSNorm, LSTM, GRU, RNN, MultiheadAttention, CrossEntropy, MSE) with its weights; the
    recurrent and attention layers are torch's own kernels and modules run on our tensors, so
-   names and layouts must match torch's.
+   names and layouts must match torch's. torch 1.13 has no RMSNorm: PyTorch 2.4's formula
+   stands in for it.
 3. A random batch (x, y) is written by hand as a safetensors file, `plexus-cli grad` runs on
    it, and its loss and gradients are compared with torch's, computed in float64, with a
-   relative tolerance of 1e-5 (of the largest magnitude in each tensor).
+   relative tolerance of 1e-5 (of the largest magnitude in each tensor), both in training mode
+   (the normalisations' batch or instance statistics). The running-statistics buffers `init`
+   writes are read, not differentiated.
 
 Exit status 0 when every project matches, 1 otherwise.
 """
@@ -39,7 +42,9 @@ from torch.nn.utils import stateless
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_PROJECTS = ["mnist_mlp", "residual_mlp", "mnist_lenet", "housing_regression"]
-TEST_PROJECTS = ["broadcast_merges", "reordered_dims"]  # tests/reference/projects: layer types no example uses
+# tests/reference/projects: layer types no example uses
+TEST_PROJECTS = ["broadcast_merges", "reordered_dims", "normalizations"]
+BUFFERS = ("running_mean", "running_var", "num_batches_tracked")  # a tensor name's last part: not learned
 RTOL = 1e-5
 BATCH = 16
 
@@ -106,7 +111,8 @@ def param(node, name, default):
 
 def run_graph(project, weights, x, y, training=False):
     """Forward pass of the project's graph with `weights` (float64 leaves); returns the loss.
-    Dropout drops only when `training` (torch's generator draws, so only its rate matches ours)."""
+    Dropout drops only when `training` (torch's generator draws, so only its rate matches ours);
+    the normalisations use their running statistics only when not, and only when they track them."""
     nodes = {n["id"]: n for n in project["nodes"]}
     edges = project["edges"]
     values = {}  # (node, port) -> tensor
@@ -244,6 +250,22 @@ def run_graph(project, weights, x, y, training=False):
                 out = v + w("weight")[:v.shape[1]]
             elif t == "LayerNorm":
                 out = F.layer_norm(v, (v.shape[-1],), w("weight"), w("bias"), param(n, "eps", 1e-5))
+            elif t in ("BatchNorm1d", "BatchNorm2d", "InstanceNorm2d"):
+                instance = t == "InstanceNorm2d"  # whose affine and running statistics are off by default
+                wb = (w("weight"), w("bias")) if param(n, "affine", not instance) else (None, None)
+                running = param(n, "track_running_stats", not instance) and not training
+                stats = (w("running_mean"), w("running_var")) if running else (None, None)
+                eps = param(n, "eps", 1e-5)
+                out = (F.instance_norm(v, *stats, *wb, use_input_stats=not running, eps=eps) if instance else
+                       F.batch_norm(v, *stats, *wb, training=not running, eps=eps))
+            elif t == "GroupNorm":
+                wb = (w("weight"), w("bias")) if param(n, "affine", True) else (None, None)
+                out = F.group_norm(v, param(n, "num_groups", 2), *wb, eps=param(n, "eps", 1e-5))
+            elif t == "RMSNorm":
+                # PyTorch 2.4's RMSNorm over the last dim (torch 1.13 has none); eps=None is float32's epsilon.
+                out = v * torch.rsqrt(v.pow(2).mean(-1, keepdim=True) + param(n, "eps", 1.1920929e-07))
+                if param(n, "elementwise_affine", True):
+                    out = out * w("weight")
             elif t in ("LSTM", "GRU", "RNN"):
                 out = recurrent(t, n, own_weights(weights, nid), v, training)
             elif t == "MultiheadAttention":
@@ -307,6 +329,10 @@ def make_batch(project, project_path, gen):
     return x, y
 
 
+def is_buffer(name):
+    return name.rsplit(".", 1)[-1] in BUFFERS
+
+
 def rel_error(a, b):
     if b is None:
         return 0.0 if a.abs().max().item() == 0 else float("inf")  # torch: no gradient reaches it
@@ -327,7 +353,7 @@ def check(cli, project_path, workdir, seed, random_weights=False):
     weights32 = read_safetensors(w_path)
     gen = torch.Generator().manual_seed(seed)
     if random_weights:
-        weights32 = {k: torch.rand(v.shape, generator=gen) * 2 - 1 for k, v in weights32.items()}
+        weights32 = {k: v if is_buffer(k) else torch.rand(v.shape, generator=gen) * 2 - 1 for k, v in weights32.items()}
         write_safetensors(w_path, weights32)
     x, y = make_batch(project, project_path, gen)
     write_safetensors(x_path, {"x": x, "y": y})
@@ -335,9 +361,11 @@ def check(cli, project_path, workdir, seed, random_weights=False):
                    check=True, stdout=subprocess.DEVNULL)
     ours = read_safetensors(g_path)
 
-    weights = {k: v.to(torch.float64).requires_grad_(True) for k, v in weights32.items()}
-    loss = run_graph(project, weights, x.to(torch.float64), y.to(torch.float64))
+    weights = {k: v.to(torch.float64).requires_grad_(not is_buffer(k)) for k, v in weights32.items()}
+    # Training mode, as `plexus-cli grad` runs (no project here has dropout, whose draws differ).
+    loss = run_graph(project, weights, x.to(torch.float64), y.to(torch.float64), training=True)
     loss.backward()
+    weights = {k: v for k, v in weights.items() if not is_buffer(k)}
 
     worst, ok = 0.0, True
     lines = []

@@ -54,7 +54,7 @@ TEST(registryIsComplete) {
                            "MultiheadAttention", "PositionalEmbedding", "PReLU", "ELU", "SELU", "SiLU", "Mish",
                            "Softplus", "Hardswish", "Hardsigmoid", "LogSoftmax", "Identity", "MaxPool1d",
                            "AvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "ConvTranspose2d", "Conv1d",
-                           "Upsample", "ZeroPad2d"})
+                           "Upsample", "ZeroPad2d", "GroupNorm", "InstanceNorm2d", "RMSNorm", "Dropout2d"})
     VERIFY2(r.find(name), name);
   for (const LayerType& t : r.types()) {
     VERIFY2(t.shape, t.name.c_str());
@@ -562,6 +562,88 @@ TEST(poolings1dOnSequences) {
   const Tensor x = randn({3, 12}, &gen), y = from_vector({0, 1, 1}, {3});
   const auto r = gradcheck([&](const std::vector<Tensor>&) { return c.loss((*c.model)(x), y); }, c.model->parameters());
   VERIFY2(r.ok, "Conv1d: " + r.message);
+}
+
+// The normalisations and Dropout2d keep their input's shape, train through the compiled graph
+// (gradients checked), learn what PyTorch's modules learn, and refuse what PyTorch would: groups
+// that do not divide the channels, the wrong rank, a single position per channel.
+TEST(normalizationsShapeTrainAndRefuse) {
+  using Params = std::map<std::string, ParamValue>;
+  // in -> conv (a 3x3 kernel) -> the layer -> flat -> fc -> loss
+  const auto graph_with = [](const char* type, Params params, int64_t conv_channels = 4) {
+    Graph g;
+    g.nodes = {node("in", "Input"),
+               node("conv", "Conv2d", {{"out_channels", conv_channels}, {"kernel_size", int64_t(3)}}),
+               node("norm", type, std::move(params)), node("flat", "Flatten"),
+               node("fc", "Linear", {{"out_features", int64_t(2)}}), node("loss", "CrossEntropy")};
+    g.edges = {edge("in", "x", "conv"),     edge("conv", "output", "norm"), edge("norm", "output", "flat"),
+               edge("flat", "output", "fc"), edge("fc", "output", "loss"),   edge("in", "y", "loss", "target")};
+    return g;
+  };
+  const DatasetInfo info{{1, 5, 6}, {}, 2};  // conv: [4, 3, 4]
+  const struct {
+    const char* type;
+    Params params;
+    double parameters;  // of the norm node
+    size_t buffers;
+  } cases[] = {
+      {"GroupNorm", {}, 8, 0},
+      {"GroupNorm", {{"num_groups", int64_t(4)}, {"affine", false}}, 0, 0},
+      {"InstanceNorm2d", {}, 0, 0},
+      {"InstanceNorm2d", {{"affine", true}, {"track_running_stats", true}}, 8, 3},
+      {"RMSNorm", {}, 4, 0},  // one weight per feature of the last dim
+      {"RMSNorm", {{"elementwise_affine", false}}, 0, 0},
+      {"BatchNorm2d", {{"affine", false}, {"track_running_stats", false}}, 0, 0},
+      {"BatchNorm2d", {}, 8, 3},
+      {"Dropout2d", {{"p", 0.0}}, 0, 0},
+  };
+  for (size_t i = 0; i < std::size(cases); ++i) {
+    const auto& k = cases[i];
+    const std::string what = std::string(k.type) + " (case " + std::to_string(i) + ")";
+    const Graph g = graph_with(k.type, k.params);
+    const Validation v = validate(g, &info);
+    VERIFY2(v.ok(), what + ": " + (messages(v).empty() ? "" : messages(v)[0]));
+    COMPARE(*v.shapes.edge_shapes[1], (Shape{4, 3, 4}));
+    const CompiledGraph c = compile(g, info, 3);
+    double learned = 0;
+    for (const auto& [name, t] : c.model->named_parameters())
+      if (name.starts_with("norm.")) learned += double(t.numel());
+    COMPARE(learned, k.parameters);
+    COMPARE(c.model->named_buffers().size(), k.buffers);
+    Generator gen(6);
+    const Tensor x = randn({3, 1, 5, 6}, &gen), y = from_vector({1, 0, 1}, {3});
+    const auto r = gradcheck([&](const std::vector<Tensor>&) { return c.loss((*c.model)(x), y); }, c.model->parameters());
+    VERIFY2(r.ok, what + ": " + r.message);
+  }
+  const auto first_message = [&](const Graph& g, const DatasetInfo& in) {
+    const Validation bad = validate(g, &in);
+    return bad.ok() ? std::string("(accepted)") : bad.problems.at(0).message;
+  };
+  COMPARE(first_message(graph_with("GroupNorm", {{"num_groups", int64_t(3)}}), info),
+          std::string("GroupNorm 'norm': num_groups 3 does not divide the 4 channels of [N, 4, 3, 4] from 'conv'"));
+  COMPARE(first_message(graph_with("GroupNorm", {{"num_channels", int64_t(6)}}), info),
+          std::string("GroupNorm 'norm' expects 6 channels but receives 4 from 'conv'"));
+  COMPARE(first_message(graph_with("InstanceNorm2d", {{"num_features", int64_t(3)}}), info),
+          std::string("InstanceNorm2d 'norm' expects 3 channels but receives 4 from 'conv'"));
+  // A 3x3 kernel over 3x3 leaves one position per channel: no instance statistics.
+  COMPARE(first_message(graph_with("InstanceNorm2d", {}), DatasetInfo{{1, 3, 3}, {}, 2}),
+          std::string("InstanceNorm2d 'norm' normalises each channel over its H x W positions but receives "
+                      "[N, 4, 1, 1] from 'conv', with a single position per channel"));
+  // The wrong rank: features [N, 6] straight from the Input.
+  const auto on_features = [](const char* type) {
+    Graph g;
+    g.nodes = {node("in", "Input"), node("norm", type), node("fc", "Linear", {{"out_features", int64_t(2)}}),
+               node("loss", "CrossEntropy")};
+    g.edges = {edge("in", "x", "norm"), edge("norm", "output", "fc"), edge("fc", "output", "loss"),
+               edge("in", "y", "loss", "target")};
+    return g;
+  };
+  const DatasetInfo features{{6}, {}, 2};
+  COMPARE(first_message(on_features("GroupNorm"), features), std::string("(accepted)"));  // [N, C]: 2 groups of 3
+  COMPARE(first_message(on_features("RMSNorm"), features), std::string("(accepted)"));
+  for (const char* type : {"InstanceNorm2d", "Dropout2d"})
+    COMPARE(first_message(on_features(type), features),
+            std::string(type) + " 'norm' expects input [N, C, H, W] but receives [N, 6] from 'in'");
 }
 
 // ---- sequence models: tokens [N, T] -> [N, T, E] -> ... -> [N, T, V] against targets [N, T] ----

@@ -166,7 +166,8 @@ TEST(memoryIsWrittenInBinaryUnits) {
 
 // ---- the estimate, from the one registry ---------------------------------------------------
 // Every layer type's parameter_count agrees with the module its builder makes, with default
-// parameters and with every flag flipped (bias off), so the registry cannot drift.
+// parameters and with every flag flipped (bias off) and every choice its last, so the registry
+// cannot drift.
 TEST(parameterCountMatchesEveryBuiltLayer) {
   const std::vector<Shape> candidates{{8}, {6, 8, 8}, {6, 8}, {1, 8}};  // the last for Squeeze
   int with_parameters = 0;
@@ -175,9 +176,13 @@ TEST(parameterCountMatchesEveryBuiltLayer) {
     if (!lowered.build || t.is_input()) continue;
     for (const bool flip : {false, true}) {
       Node node{"n", t.name, "n", {}, {}};
+      // The other configuration: every flag flipped, every choice its last (Upsample's bilinear,
+      // which its align_corners needs).
       if (flip)
-        for (const ParamSpec& p : t.params)
+        for (const ParamSpec& p : t.params) {
           if (p.type == ParamType::Bool) node.params[p.name] = !std::get<bool>(p.default_value);
+          if (p.type == ParamType::Choice) node.params[p.name] = p.choices.back();
+        }
       bool built = false;
       for (const Shape& shape : candidates) {
         const size_t n = t.inputs.at(0).variadic ? 2 : t.inputs.size();
@@ -202,9 +207,10 @@ TEST(parameterCountMatchesEveryBuiltLayer) {
       VERIFY2(built, "no candidate input shape suits " + t.name);
     }
   }
-  // Linear, Embedding, Conv2d, BatchNorm1d, BatchNorm2d, LayerNorm, MultiheadAttention,
-  // PositionalEmbedding, LSTM, GRU, RNN, PReLU
-  COMPARE(with_parameters, 12);
+  // Linear, Embedding, Conv2d, Conv1d, ConvTranspose2d, BatchNorm1d, BatchNorm2d, LayerNorm,
+  // GroupNorm, RMSNorm, MultiheadAttention, PositionalEmbedding, LSTM, GRU, RNN, PReLU
+  // (InstanceNorm2d learns only with affine, not its default)
+  COMPARE(with_parameters, 16);
 }
 
 TEST(parameterCountMatchesTheCompiledExamples) {

@@ -110,6 +110,55 @@ TEST(batchNormUpdatesRunningStatsOnlyInTraining) {
   VERIFY_THROWS(ShapeError, bn(randn({4, 3, 3, 3})));
 }
 
+// PyTorch's flags: no weight and bias without affine; without track_running_stats no buffers,
+// and the batch's statistics normalise in eval too.
+TEST(batchNormWithoutAffineOrRunningStats) {
+  nn::BatchNorm1d bn(3, 1e-5f, 0.1f, /*affine=*/false, /*track_running_stats=*/false);
+  VERIFY(bn.named_parameters().empty());
+  VERIFY(bn.named_buffers().empty());
+  const Tensor x = randn({6, 3}) * 2.f + 1.f;
+  const std::vector<float> trained = bn(x).to_vector();
+  bn.eval();
+  COMPARE(bn(x).to_vector(), trained);
+  COMPARE(bn(x).to_vector(), batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), true).to_vector());
+}
+
+// The normalisation modules under PyTorch's names and defaults; InstanceNorm2d keeps running
+// statistics only when asked, and then uses them in eval.
+TEST(groupInstanceAndRmsNormModules) {
+  nn::GroupNorm gn(2, 4);
+  COMPARE(gn.named_parameters().size(), size_t(2));
+  const Tensor x = randn({3, 4, 2, 5}) * 2.f + 1.f;
+  COMPARE(gn(x).to_vector(), group_norm(x, 2, Tensor(), Tensor()).to_vector());  // weight ones, bias zeros
+  VERIFY_THROWS(ShapeError, gn(randn({3, 6, 2})));
+  VERIFY_THROWS(ValueError, nn::GroupNorm(3, 4));
+
+  nn::InstanceNorm2d plain(4);
+  VERIFY(plain.named_parameters().empty() && plain.named_buffers().empty());
+  plain.eval();  // without running statistics eval uses the instance's own
+  COMPARE(plain(x).to_vector(), group_norm(x, 4, Tensor(), Tensor()).to_vector());
+
+  nn::InstanceNorm2d tracked(4, 1e-5f, 0.1f, /*affine=*/true, /*track_running_stats=*/true);
+  COMPARE(tracked.named_parameters().size(), size_t(2));
+  COMPARE(tracked.named_buffers().size(), size_t(3));  // running_mean, running_var, num_batches_tracked
+  tracked(x);
+  const std::vector<float> m = tracked.running_mean.to_vector(), instance = mean(mean(x, {2, 3}), {0}).to_vector();
+  for (size_t c = 0; c < 4; ++c) VERIFY(std::fabs(m[c] - 0.1f * instance[c]) < 1e-5f);
+  tracked.eval();
+  COMPARE(tracked(x).to_vector(),
+          batch_norm(x, tracked.running_mean, tracked.running_var, Tensor(), Tensor(), false).to_vector());
+  VERIFY_THROWS(ShapeError, tracked(randn({3, 4, 5})));
+
+  nn::RMSNorm rms(5);
+  COMPARE(rms.named_parameters().size(), size_t(1));
+  const Tensor r = rms(x).view({24, 5});
+  for (int64_t row = 0; row < 24; ++row) {  // each row's mean square is 1 (up to eps)
+    const float ms = mean(r.narrow(0, row, 1) * r.narrow(0, row, 1)).item();
+    VERIFY(std::fabs(ms - 1.f) < 1e-5f);
+  }
+  VERIFY(nn::RMSNorm(5, 1e-6f, false).named_parameters().empty());
+}
+
 TEST(embeddingPicksRows) {
   nn::Embedding emb(10, 4);
   const Tensor idx = from_vector({1, 7, 1, 0, 9, 3}, {2, 3});

@@ -1004,6 +1004,20 @@ void softmax_and_dropout(Table& t) {
           return dropout(v[0], 0.5f, true, &gen);
         })
       .except(kCuda);  // another mask on the device
+  // dropout2d: one draw per (example, channel), so a channel is kept or dropped whole.
+  t.def("dropout2d p=0 train (identity)", [] { return TV{leaf(normal({2, 3, 2, 2}, 248))}; },
+        [](const TV& v) { return dropout2d(v[0], 0.f, true) * 2.f; });
+  t.def("dropout2d eval (identity)", [] { return TV{leaf(normal({2, 3, 2, 2}, 249))}; },
+        [](const TV& v) { return tanh(dropout2d(v[0], 0.5f, false)); });
+  t.def("dropout2d p=1 train (all dropped)", [] { return TV{leaf(normal({2, 3, 2, 2}, 250))}; },
+        [](const TV& v) { return dropout2d(v[0], 1.f, true) * 1.f; });
+  t.def("dropout2d train p=0.5", [] { return TV{leaf(normal({3, 4, 2, 3}, 251))}; },
+        [](const TV& v) {
+          Generator gen(5);
+          return dropout2d(v[0], 0.5f, true, &gen);
+        })
+      .except(kCuda)  // another mask on the device
+      .also(kCudaGradcheck);
 }
 
 // ---- conv2d and pooling ----
@@ -1206,7 +1220,8 @@ void convolutions(Table& t) {
         [](const TV& v) { return adaptive_max_pool2d(v[0], 2, 4); });
 }
 
-// ---- batch_norm and layer_norm (running statistics are inputs: their in-place updates are compared) ----
+// ---- batch, layer, group, instance and RMS norms (running statistics are inputs: their in-place
+// updates are compared) ----
 void normalization(Table& t) {
   t.def("batch_norm train [N,C] with weight, bias, running stats",
         [] {
@@ -1253,6 +1268,45 @@ void normalization(Table& t) {
         [](const TV& v) { return layer_norm(v[0], v[1], Tensor()); }, kSum);
   t.def("layer_norm without affine", TV{leaf(normal({2, 3, 5}, 1))},
         [](const TV& v) { return layer_norm(v[0], Tensor(), Tensor()); }, kSum);
+
+  t.def("group_norm [2,6,3,3] 3 groups, weight and bias",
+        [] { return TV{leaf(normal({2, 6, 3, 3}, 360)), leaf(uni({6}, 0.5f, 1.5f, 361)), leaf(normal({6}, 362))}; },
+        [](const TV& v) { return group_norm(v[0], 3, v[1], v[2]); }, kSum)
+      .also(kCudaGradcheck);
+  t.def("group_norm [4,6] 2 groups without affine", [] { return TV{leaf(normal({4, 6}, 363) * 2.f + 1.f)}; },
+        [](const TV& v) { return group_norm(v[0], 2, Tensor(), Tensor(), 1e-3f); }, kSum);
+  t.def("group_norm of a permuted [2,4,3,3], weight only",
+        [] { return TV{leaf(perm(normal({2, 3, 3, 4}, 364), {0, 3, 1, 2})), leaf(normal({4}, 365))}; },
+        [](const TV& v) { return group_norm(v[0], 2, v[1], Tensor()); }, kSum);
+  t.def("group_norm [8,32,16,16] 8 groups",
+        [] { return TV{leaf(normal({8, 32, 16, 16}, 366) * 3.f), leaf(normal({32}, 367)), leaf(normal({32}, 368))}; },
+        [](const TV& v) { return group_norm(v[0], 8, v[1], v[2]); }, kSum)
+      .except(kGradcheck);  // sized for the GPU
+
+  t.def("instance_norm train [2,3,4,4] with weight, bias, running stats",
+        [] {
+          return TV{leaf(normal({2, 3, 4, 4}, 370) + 0.5f), normal({3}, 371), uni({3}, 0.5f, 2.f, 372),
+                    leaf(uni({3}, 0.5f, 1.5f, 373)), leaf(normal({3}, 374))};
+        },
+        [](const TV& v) { return instance_norm(v[0], v[1], v[2], v[3], v[4], true, 0.2f); }, kSum)
+      .also(kCudaGradcheck);
+  t.def("instance_norm train [3,2,5] without affine or running stats", [] { return TV{leaf(normal({3, 2, 5}, 375))}; },
+        [](const TV& v) { return instance_norm(v[0], Tensor(), Tensor(), Tensor(), Tensor(), true); }, kSum);
+  t.def("instance_norm eval [2,3,3,3] with running stats",
+        [] {
+          return TV{leaf(normal({2, 3, 3, 3}, 376)), normal({3}, 377), uni({3}, 0.5f, 2.f, 378),
+                    leaf(uni({3}, 0.5f, 1.5f, 379)), leaf(normal({3}, 380))};
+        },
+        [](const TV& v) { return instance_norm(v[0], v[1], v[2], v[3], v[4], false); }, kSum);
+
+  t.def("rms_norm [2,5,16] with weight", [] { return TV{leaf(normal({2, 5, 16}, 381)), leaf(normal({16}, 382))}; },
+        [](const TV& v) { return rms_norm(v[0], v[1], 1e-6f); }, kSum)
+      .also(kCudaGradcheck);
+  t.def("rms_norm transposed, without weight", [] { return TV{leaf(tr(normal({8, 6}, 383)))}; },
+        [](const TV& v) { return rms_norm(v[0], Tensor(), 1.1920929e-07f); }, kSum);
+  t.def("rms_norm [3,2500]", [] { return TV{leaf(normal({3, 2500}, 384) * 3.f + 1.f), leaf(normal({2500}, 385))}; },
+        [](const TV& v) { return rms_norm(v[0], v[1], 1e-5f); }, kSum)
+      .except(kGradcheck);  // sized for the GPU
 }
 
 // ---- losses ----
