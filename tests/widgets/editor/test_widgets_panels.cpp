@@ -158,7 +158,8 @@ class TestPanels : public QObject {
             QVERIFY(qobject_cast<QSpinBox*>(w) || (spec.max > INT_MAX && qobject_cast<QLineEdit*>(w)));
             break;
           case graph::ParamType::Float:
-          case graph::ParamType::IntList: QVERIFY(qobject_cast<QLineEdit*>(w)); break;
+          case graph::ParamType::IntList:
+          case graph::ParamType::FloatList: QVERIFY(qobject_cast<QLineEdit*>(w)); break;
           case graph::ParamType::Bool: QVERIFY(qobject_cast<QCheckBox*>(w)); break;
           case graph::ParamType::Choice: QVERIFY(qobject_cast<QComboBox*>(w)); break;
         }
