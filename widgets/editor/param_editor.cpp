@@ -57,7 +57,8 @@ ParsedParam parseList(const ParamSpec& spec, QString text) {
     if (!v) return {QObject::tr("'%1' is not a whole number").arg(entry), {}};
     whole.push_back(*v);
   }
-  const ParamValue list = spec.type == ParamType::FloatList ? ParamValue(reals) : ParamValue(whole);
+  // An empty list is an int list, as a project file reads "[]" back (a FloatList takes it).
+  const ParamValue list = reals.empty() ? ParamValue(whole) : ParamValue(reals);
   const QString problem = paramProblem(spec, list);
   return {problem, problem.isEmpty() ? std::optional<ParamValue>(list) : std::nullopt};
 }
