@@ -53,11 +53,12 @@ std::string allowed_values(const ParamSpec& p) {
     case ParamType::Choice: return join(p.choices, ", ");
     case ParamType::Int:
     case ParamType::Float:
-    case ParamType::IntList: {
-      const bool whole = p.type != ParamType::Float;
+    case ParamType::IntList:
+    case ParamType::FloatList: {
+      const bool whole = p.type == ParamType::Int || p.type == ParamType::IntList;
       const std::string range =
           p.max >= kUnbounded ? "≥ " + number(p.min, whole) : number(p.min, whole) + " .. " + number(p.max, whole);
-      return p.type == ParamType::IntList ? "entries " + range : range;
+      return p.type == ParamType::Int || p.type == ParamType::Float ? range : "entries " + range;
     }
   }
   return "";

@@ -31,6 +31,7 @@ constexpr const char* kind() {
   else if constexpr (std::is_same_v<T, double>) return "a number";
   else if constexpr (std::is_same_v<T, bool>) return "true or false";
   else if constexpr (std::is_same_v<T, std::string>) return "one of its choices";
+  else if constexpr (std::is_same_v<T, std::vector<double>>) return "a list of numbers";
   else return "a list of whole numbers";
 }
 
@@ -40,6 +41,8 @@ template <class T>
 T read(const ParamValue& v, const Node& node, const std::string& name) {
   if constexpr (std::is_same_v<T, double>)
     if (const int64_t* whole = std::get_if<int64_t>(&v)) return double(*whole);
+  if constexpr (std::is_same_v<T, std::vector<double>>)
+    if (const auto* whole = std::get_if<std::vector<int64_t>>(&v)) return T(whole->begin(), whole->end());
   if (const T* x = std::get_if<T>(&v)) return *x;
   throw ValueError(node.label() + ": parameter '" + name + "' must be " + kind<T>() + ", got " + to_string(v));
 }
@@ -82,6 +85,12 @@ ParamField<P> param(std::string name, std::string label, std::string P::*member,
   return detail::field({std::move(name), std::move(label), ParamType::Choice, std::move(def), 0, 0, std::move(choices),
                         std::move(doc), {}},
                        member);
+}
+template <class P>
+ParamField<P> param(std::string name, std::string label, std::vector<double> P::*member, std::vector<double> def,
+                    double lo, double hi, std::string doc) {
+  return detail::field(
+      {std::move(name), std::move(label), ParamType::FloatList, std::move(def), lo, hi, {}, std::move(doc), {}}, member);
 }
 // A whole-number parameter whose default 0 stands for something else (`means`, e.g. "auto").
 template <class P>

@@ -14,6 +14,7 @@ std::string to_string(ParamType t) {
     case ParamType::Bool: return "bool";
     case ParamType::Choice: return "choice";
     case ParamType::IntList: return "int list";
+    case ParamType::FloatList: return "float list";
   }
   return "?";
 }
@@ -27,7 +28,7 @@ namespace {
 // A bound as the messages write it: "16777216", "0.99", "1e-12" (the shortest text that reads
 // back as the same number).
 std::string bound_text(const ParamSpec& spec, double bound) {
-  if (spec.type != ParamType::Float) return std::to_string(int64_t(bound));
+  if (spec.type != ParamType::Float && spec.type != ParamType::FloatList) return std::to_string(int64_t(bound));
   return shortest_text(bound);
 }
 
@@ -67,6 +68,18 @@ std::string check_param_value(const ParamSpec& spec, const ParamValue& value) {
       if (list->size() > 8) return "must have at most 8 entries";
       for (int64_t x : *list)
         if (!in_range(spec, double(x))) return "must have every entry " + param_range(spec);
+      return "";
+    }
+    case ParamType::FloatList: {
+      // Whole numbers are real numbers too: a file's [1, 2] is an int list.
+      std::vector<double> list;
+      if (const auto* reals = std::get_if<std::vector<double>>(&value)) list = *reals;
+      else if (const auto* whole = std::get_if<std::vector<int64_t>>(&value)) list.assign(whole->begin(), whole->end());
+      else return "must be a list of numbers";
+      // One entry per class at most: a text's vocabulary, not a free-form table.
+      if (list.size() > 1024) return "must have at most 1024 entries";
+      for (double x : list)
+        if (!std::isfinite(x) || !in_range(spec, x)) return "must have every entry " + param_range(spec);
       return "";
     }
   }

@@ -202,12 +202,21 @@ class ProjectReader {
       } else if (const std::string* s = std::get_if<std::string>(&x.v)) {
         value = *s;
       } else if (const Array* a = std::get_if<Array>(&x.v)) {
-        std::vector<int64_t> list;
-        list.reserve(a->size());
-        for (size_t k = 0; k < a->size(); ++k) list.push_back(integer((*a)[k], index_path(p, k)));
-        value = std::move(list);
+        // Whole numbers only: an int list; a real number among them makes it a float list.
+        const bool reals = std::any_of(a->begin(), a->end(), [](const Value& e) { return std::holds_alternative<double>(e.v); });
+        if (reals) {
+          std::vector<double> list;
+          list.reserve(a->size());
+          for (size_t k = 0; k < a->size(); ++k) list.push_back(number((*a)[k], index_path(p, k)));
+          value = std::move(list);
+        } else {
+          std::vector<int64_t> list;
+          list.reserve(a->size());
+          for (size_t k = 0; k < a->size(); ++k) list.push_back(integer((*a)[k], index_path(p, k)));
+          value = std::move(list);
+        }
       } else {
-        fail(p, x.offset, cat("expected a number, true or false, a string or an array of integers, ", got(x)));
+        fail(p, x.offset, cat("expected a number, true or false, a string or an array of numbers, ", got(x)));
       }
       params.emplace(m.key, std::move(value));
     }
@@ -447,7 +456,10 @@ class ProjectWriter {
             out_ += "[";
             for (size_t k = 0; k < x.size(); ++k) {
               if (k) out_ += ", ";
-              out_ += std::to_string(x[k]);
+              if constexpr (std::is_same_v<T, std::vector<double>>)
+                real(x[k], index_path(path, k));  // "2.0": read back as a float list
+              else
+                out_ += std::to_string(x[k]);
             }
             out_ += "]";
           }

@@ -53,8 +53,9 @@ Tensor reduce_loss(const Tensor& per_item, Reduction r) {
 }
 
 // input [..., C] (rank >= 2, classes last) and target of the leading shape [...]: every
-// position is one row of C scores with one class index.
-void check_class_targets(const Tensor& input, const Tensor& target, const char* op) {
+// position is one row of C scores with one class index, or `ignore_index`. Whether some row may
+// be ignored: known on the CPU, where the targets are read; assumed off it (no sync to find out).
+bool check_class_targets(const Tensor& input, const Tensor& target, const char* op, int64_t ignore_index) {
   if (input.dim() < 2)
     throw ShapeError(std::string(op) + ": expected input of shape [N, C] or [N, ..., C] (classes last), got " +
                      to_string(input.shape()));
@@ -63,16 +64,51 @@ void check_class_targets(const Tensor& input, const Tensor& target, const char* 
     throw ShapeError(std::string(op) + ": expected target of shape " + to_string(lead) +
                      " (one class index per row of scores " + to_string(input.shape()) + "), got " +
                      to_string(target.shape()));
-  if (target.device().is_cpu()) {
-    const Tensor t = contiguous_data(target);
-    const int64_t c = input.shape().back();
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      const float v = t.data()[i];
-      if (!(v >= 0 && v < float(c)) || v != std::floor(v))
-        throw IndexError(std::string(op) + ": target " + std::to_string(v) + " at position " + std::to_string(i) +
-                         " is not a class index in [0, " + std::to_string(c) + ")");
+  if (!target.device().is_cpu()) return true;
+  const Tensor t = contiguous_data(target);
+  const int64_t c = input.shape().back();
+  bool ignored = false;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const float v = t.data()[i];
+    if (v == float(ignore_index)) {
+      ignored = true;
+      continue;
     }
+    if (!(v >= 0 && v < float(c)) || v != std::floor(v))
+      throw IndexError(std::string(op) + ": target " + std::to_string(v) + " at position " + std::to_string(i) +
+                       " is not a class index in [0, " + std::to_string(c) + ")");
   }
+  return ignored;
+}
+
+void check_class_weight(const Tensor& input, const Tensor& weight, const char* op) {
+  if (weight.defined() && weight.shape() != Shape{input.shape().back()})
+    throw ShapeError(std::string(op) + ": expected one weight per class, shape [" + std::to_string(input.shape().back()) +
+                     "], got " + to_string(weight.shape()));
+}
+
+// The rows of class targets that count, as PyTorch's weighted losses see them: `safe` has the
+// ignored targets replaced by class 0 (so that every index is valid), `counted` is 1 for a row
+// that counts and 0 for an ignored one, and `row_weight` its target's class weight (`counted`
+// without class weights). The weights get no gradient, as in PyTorch.
+struct CountedTargets {
+  Tensor safe, counted, row_weight;
+};
+CountedTargets counted_targets(const Tensor& target, const Tensor& weight, int64_t ignore_index) {
+  NoGradGuard no_grad;
+  const Tensor ignored = eq(target, scalar(float(ignore_index), target.device()));
+  CountedTargets r;
+  r.safe = where(ignored, scalar(0.f, target.device()), target);
+  r.counted = 1.f - ignored;
+  r.row_weight = r.counted;
+  if (weight.defined())
+    r.row_weight = r.counted * index_select(weight, 0, r.safe.reshape({target.numel()})).reshape(target.shape());
+  return r;
+}
+
+// Weighted rows reduced: Mean divides by the total weight of the rows counted.
+Tensor reduce_weighted(const Tensor& rows, const Tensor& row_weight, Reduction r) {
+  return r == Reduction::Mean ? sum(rows) / sum(row_weight) : reduce_loss(rows, r);
 }
 
 void check_same_shape(const Tensor& a, const Tensor& b, const char* op) {
@@ -212,11 +248,9 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   return y;
 }
 
-Tensor cross_entropy(const Tensor& logits, const Tensor& target, float smoothing, Reduction reduction) {
-  check_same_device("cross_entropy", {logits, target});
-  check_class_targets(logits, target, "cross_entropy");
-  if (!(smoothing >= 0.f && smoothing <= 1.f))
-    throw ValueError("cross_entropy: label_smoothing must be in [0, 1], got " + std::to_string(smoothing));
+namespace {
+// log-softmax and NLL with label smoothing fused, every row counted once.
+Tensor fused_cross_entropy(const Tensor& logits, const Tensor& target, float smoothing, Reduction reduction) {
   // Every position is a row: [N, ..., C] is [n, C] to the kernels, the loss has the target's shape.
   const int64_t c = logits.shape().back(), n = target.numel();
   const Tensor x = contiguous_data(logits), t = contiguous_data(target);
@@ -242,10 +276,41 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, float smoothing
   }
   return out;
 }
+}  // namespace
 
-Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction) {
-  check_class_targets(log_probs, target, "nll_loss");
-  return reduce_loss(-gather(log_probs, -1, target.unsqueeze(-1)).squeeze(-1), reduction);
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, float smoothing, Reduction reduction,
+                     const Tensor& weight, int64_t ignore_index) {
+  check_same_device("cross_entropy", {logits, target, weight});
+  const bool may_ignore = check_class_targets(logits, target, "cross_entropy", ignore_index);
+  check_class_weight(logits, weight, "cross_entropy");
+  if (!(smoothing >= 0.f && smoothing <= 1.f))
+    throw ValueError("cross_entropy: label_smoothing must be in [0, 1], got " + std::to_string(smoothing));
+  if (!weight.defined() && !may_ignore) return fused_cross_entropy(logits, target, smoothing, reduction);
+  // The fused rows on safe targets, scaled by each row's weight (0 for an ignored row). With
+  // class weights PyTorch 1.13 weights the smoothed part per class, not by the target's weight:
+  // (1 - s)·w[t]·(-log p_t) + (s / C)·Σ_c w[c]·(-log p_c), its Mean over the rows' total weight.
+  const CountedTargets ct = counted_targets(target, weight, ignore_index);
+  if (!weight.defined())
+    return reduce_weighted(fused_cross_entropy(logits, ct.safe, smoothing, Reduction::None) * ct.row_weight,
+                           ct.row_weight, reduction);
+  Tensor rows = fused_cross_entropy(logits, ct.safe, 0.f, Reduction::None) * (ct.row_weight * (1.f - smoothing));
+  if (smoothing > 0.f) {
+    const float share = smoothing / float(logits.shape().back());
+    rows = rows - sum(log_softmax(logits, -1) * weight, {-1}) * (ct.counted * share);
+  }
+  return reduce_weighted(rows, ct.row_weight, reduction);
+}
+
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction, const Tensor& weight,
+                int64_t ignore_index) {
+  check_same_device("nll_loss", {log_probs, target, weight});
+  const bool may_ignore = check_class_targets(log_probs, target, "nll_loss", ignore_index);
+  check_class_weight(log_probs, weight, "nll_loss");
+  if (!weight.defined() && !may_ignore)
+    return reduce_loss(-gather(log_probs, -1, target.unsqueeze(-1)).squeeze(-1), reduction);
+  const CountedTargets ct = counted_targets(target, weight, ignore_index);
+  const Tensor rows = -gather(log_probs, -1, ct.safe.unsqueeze(-1)).squeeze(-1) * ct.row_weight;
+  return reduce_weighted(rows, ct.row_weight, reduction);
 }
 
 // ---- sequence models: layer norm and the causal softmax of attention -----------------------
@@ -370,18 +435,64 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
   return reduce_loss(d * d, reduction);
 }
 
-Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target, Reduction reduction) {
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  check_same_shape(input, target, "l1_loss");
+  return reduce_loss(abs(input - target), reduction);
+}
+
+namespace {
+// Huber's rows: ½·d² where |d| < delta, delta·(|d| - ½·delta) beyond (d = input - target).
+// `where` passes each element the gradient of its own branch only.
+Tensor huber_rows(const Tensor& input, const Tensor& target, float delta) {
+  const Tensor d = abs(input - target);
+  return where(lt(d, scalar(delta, d.device())), 0.5f * (d * d), delta * (d - 0.5f * delta));
+}
+}  // namespace
+
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, float beta) {
+  check_same_shape(input, target, "smooth_l1_loss");
+  if (!(beta >= 0.f)) throw ValueError("smooth_l1_loss: beta must be at least 0, got " + std::to_string(beta));
+  // Huber's loss over beta; beta 0 is L1 (as PyTorch, which would otherwise divide by 0).
+  if (beta == 0.f) return l1_loss(input, target, reduction);
+  return reduce_loss(huber_rows(input, target, beta) / beta, reduction);
+}
+
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction, float delta) {
+  check_same_shape(input, target, "huber_loss");
+  if (!(delta > 0.f)) throw ValueError("huber_loss: delta must be positive, got " + std::to_string(delta));
+  return reduce_loss(huber_rows(input, target, delta), reduction);
+}
+
+Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction, bool log_target) {
+  check_same_shape(input, target, "kl_div");
+  if (log_target) return reduce_loss(exp(target) * (target - input), reduction);
+  // target·(log target - input), 0 where the target is 0 (PyTorch's xlogy): the log reads 1
+  // there, so that neither the value nor a gradient is NaN.
+  const Tensor safe = where(gt(target, scalar(0.f, target.device())), target, scalar(1.f, target.device()));
+  return reduce_loss(target * (log(safe) - input), reduction);
+}
+
+Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target, Reduction reduction,
+                                        float pos_weight) {
   check_same_shape(logits, target, "binary_cross_entropy_with_logits");
+  if (!(pos_weight >= 0.f))
+    throw ValueError("binary_cross_entropy_with_logits: pos_weight must be at least 0, got " + std::to_string(pos_weight));
+  // -(p·y·log σ(x) + (1 - y)·log(1 - σ(x))) with p = pos_weight: softplus(x)·(1 + (p - 1)·y) - p·x·y.
   Tensor loss;
   {
-    // max(x, 0) - x*y + log(1 + exp(-|x|)): stable for any x.
+    // softplus(x) as max(x, 0) + log(1 + exp(-|x|)): stable for any x.
     NoGradGuard no_grad;
-    loss = relu(logits) - logits * target + softplus(-abs(logits));
+    const Tensor sp = relu(logits) + softplus(-abs(logits));
+    loss = pos_weight == 1.f ? sp - logits * target : sp * (1.f + (pos_weight - 1.f) * target) - pos_weight * (logits * target);
   }
   if (needs_grad(logits, target))
     record(loss, "binary_cross_entropy_with_logits", {logits, target},
-           [x = Saved(logits), y = Saved(target)](const Tensor& g) -> Grads {
-             return {g * (sigmoid(x.get()) - y.get()), -g * x.get()};
+           [x = Saved(logits), y = Saved(target), pos_weight](const Tensor& g) -> Grads {
+             const Tensor xv = x.get(), yv = y.get();
+             if (pos_weight == 1.f) return {g * (sigmoid(xv) - yv), -g * xv};
+             // d/dx: σ(x)·(1 + (p - 1)·y) - p·y;  d/dy: (p - 1)·softplus(x) - p·x.
+             return {g * (sigmoid(xv) * (1.f + (pos_weight - 1.f) * yv) - pos_weight * yv),
+                     g * ((pos_weight - 1.f) * softplus(xv) - pos_weight * xv)};
            });
   return reduce_loss(loss, reduction);
 }

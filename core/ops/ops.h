@@ -206,13 +206,31 @@ Tensor causal_softmax(const Tensor& scores);
 // ---- losses ------------------------------------------------------------------------------
 enum class Reduction { None, Mean, Sum };
 // logits [N, C] or [N, ..., C] (classes last), target [N] or [N, ...] of class indices: every
-// position counts (Mean averages over all of them); log-softmax and NLL fused.
+// position is a row; log-softmax and NLL fused. PyTorch's semantics for the rest: class weights
+// `weight` [C] (undefined = none; they get no gradient) scale a row by its target's weight, a row
+// whose target is `ignore_index` counts for nothing, and Mean divides by the total weight of the
+// rows counted. With weights the smoothed part is weighted per class, as in PyTorch 1.13.
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, float label_smoothing = 0.f,
-                     Reduction reduction = Reduction::Mean);
-Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction = Reduction::Mean);
+                     Reduction reduction = Reduction::Mean, const Tensor& weight = Tensor(),
+                     int64_t ignore_index = -100);
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction = Reduction::Mean,
+                const Tensor& weight = Tensor(), int64_t ignore_index = -100);
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
+// ½·d²/beta where |d| < beta, |d| - ½·beta beyond (d = input - target); beta 0 is l1_loss.
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
+                      float beta = 1.f);
+// ½·d² where |d| < delta, delta·(|d| - ½·delta) beyond; delta > 0.
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
+                  float delta = 1.f);
+// KL divergence of the distribution `target` from log-probabilities `input`, pointwise
+// target·(log target - input) (exp(target)·(target - input) with log_target), 0 where the
+// target is 0. PyTorch's 'batchmean' (KLDivLoss's proper mean) is Sum over the batch size.
+Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
+              bool log_target = false);
+// pos_weight scales the loss of the positive targets (PyTorch's pos_weight, one number for all).
 Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target,
-                                        Reduction reduction = Reduction::Mean);
+                                        Reduction reduction = Reduction::Mean, float pos_weight = 1.f);
 
 // ---- diagnostics ------------------------------------------------------------------------
 // Copies made on the way rather than asked for: an operand made contiguous for a kernel (or

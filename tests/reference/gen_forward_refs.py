@@ -111,6 +111,8 @@ INPUTS = {
     "ce": ([4, 5], [2.875, 2.875, 2.125, -1.0, 0.125, 2.125, -1.125, -0.625, 0.75, 1.375, 2.25, 0.125, -2.125,
                     -1.75, 2.125, -1.75, -2.5, -1.375, 1.0, 0.875]),
     "ce_t": ([4], [1.0, 0.0, 4.0, 2.0]),
+    "ce_w": ([5], [0.5, 2.0, 1.0, 0.25, 3.0]),
+    "ce_ti": ([4], [1.0, -100.0, 4.0, 2.0]),  # -100: ignored
     "ce_big": ([2, 3], [1000.0, -1000.0, 0.0, -500.0, 500.0, 499.0]),
     "ce_big_t": ([2], [1.0, 2.0]),
     "mse_a": ([2, 3], [-0.25, 1.5, 0.625, 1.5, 1.375, -1.0]),
@@ -118,6 +120,10 @@ INPUTS = {
     # |logits| up to 100: confidently right (loss 0) and confidently wrong (loss 100)
     "bce_x": ([2, 5], [-100.0, -100.0, -20.0, -1.0, 0.0, 0.5, 3.0, 20.0, 100.0, 100.0]),
     "bce_y": ([2, 5], [0.0, 1.0, 1.0, 0.25, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0]),
+    # log-probabilities (not normalised: any input) against a distribution with a 0, or log-probabilities
+    "kl_x": ([2, 3], [-1.375, -0.75, -1.5, -2.0, -0.5, -1.25]),
+    "kl_t": ([2, 3], [0.25, 0.75, 0.0, 0.5, 0.125, 0.375]),
+    "kl_lt": ([2, 3], [-1.5, -0.25, -2.0, -0.75, -1.0, -1.125]),
     # indexing
     "src": ([3, 4], [-1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5]),
     "idx0": ([3], [2.0, 0.0, 2.0]),
@@ -265,6 +271,22 @@ def out_cases():
               (f"nll_raw_{red}", F.nll_loss(ce, ce_t, reduction=red)),
               (f"mse_{red}", F.mse_loss(t("mse_a"), t("mse_b"), reduction=red)),
               (f"bce_{red}", F.binary_cross_entropy_with_logits(t("bce_x"), t("bce_y"), reduction=red))]
+    # class weights, ignored targets, the regression losses, KL divergence, BCE's pos_weight
+    ce_w, ce_ti = t("ce_w"), t("ce_ti").long()
+    a, b = t("mse_a"), t("mse_b")
+    for red in ("mean", "sum", "none"):
+        c += [(f"ce_w_{red}", F.cross_entropy(ce, ce_t, weight=ce_w, reduction=red)),
+              (f"ce_w_ls_ign_{red}", F.cross_entropy(ce, ce_ti, weight=ce_w, reduction=red, label_smoothing=0.1)),
+              (f"ce_ls_ign_{red}", F.cross_entropy(ce, ce_ti, reduction=red, label_smoothing=0.1)),
+              (f"nll_w_ign_{red}", F.nll_loss(F.log_softmax(ce, 1), ce_ti, weight=ce_w, reduction=red)),
+              (f"l1_{red}", F.l1_loss(a, b, reduction=red)),
+              (f"smooth_l1_{red}", F.smooth_l1_loss(a, b, reduction=red, beta=0.5)),
+              (f"huber_{red}", F.huber_loss(a, b, reduction=red, delta=0.5)),
+              (f"kl_{red}", F.kl_div(t("kl_x"), t("kl_t"), reduction=red)),
+              (f"kl_log_{red}", F.kl_div(t("kl_x"), t("kl_lt"), reduction=red, log_target=True)),
+              (f"bce_pw_{red}", F.binary_cross_entropy_with_logits(t("bce_x"), t("bce_y"), reduction=red,
+                                                                   pos_weight=torch.tensor(3.0)))]
+    c += [("kl_batchmean", F.kl_div(t("kl_x"), t("kl_t"), reduction="batchmean"))]
     c += [("ce_big_none", F.cross_entropy(t("ce_big"), t("ce_big_t").long(), reduction="none")),
           ("ce_big_ls", F.cross_entropy(t("ce_big"), t("ce_big_t").long(), reduction="none", label_smoothing=0.1))]
     # indexing and joining

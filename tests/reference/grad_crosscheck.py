@@ -16,7 +16,8 @@ reordered_dims.plexus and normalizations.plexus):
    Linear, Conv2d, Conv1d, ConvTranspose2d, Upsample, ZeroPad2d, MaxPool2d, AvgPool2d, MaxPool1d, AvgPool1d, AdaptiveMaxPool2d, AdaptiveAvgPool2d, ReLU, LeakyReLU, PReLU, ELU, SELU, Tanh, Sigmoid, GELU,
    SiLU, Mish, Softplus, Hardswish, Hardsigmoid, LogSoftmax, Identity, Add, Mul, Sub, Concat,
    Embedding, PositionalEmbedding, LayerNorm, BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm2d,
-   RMSNorm, LSTM, GRU, RNN, MultiheadAttention, CrossEntropy, MSE) with its weights; the
+   RMSNorm, LSTM, GRU, RNN, MultiheadAttention, and the losses CrossEntropy, NLL, MSE, L1, SmoothL1,
+   Huber, KLDiv and BCEWithLogits) with its weights; the
    recurrent and attention layers are torch's own kernels and modules run on our tensors, so
    names and layouts must match torch's. torch 1.13 has no RMSNorm: PyTorch 2.4's formula
    stands in for it.
@@ -109,6 +110,36 @@ def param(node, name, default):
     return node.get("params", {}).get(name, default)
 
 
+LOSSES = ("CrossEntropy", "NLL", "MSE", "L1", "SmoothL1", "Huber", "KLDiv", "BCEWithLogits")
+
+
+def torch_loss(n, pred, target):
+    """The loss node `n` of prediction `pred` against the batch's `target`, as torch's functional form."""
+    t = n["type"]
+    if t in ("CrossEntropy", "NLL"):
+        # Class scores last ([N, ..., C]) against [N, ...]: every position counts.
+        weight = param(n, "weight", [])
+        kw = {"weight": torch.tensor(weight, dtype=pred.dtype) if weight else None,
+              "ignore_index": param(n, "ignore_index", -100)}
+        scores, classes = pred.reshape(-1, pred.shape[-1]), target.reshape(-1).long()
+        if t == "NLL":
+            return F.nll_loss(scores, classes, **kw)
+        return F.cross_entropy(scores, classes, label_smoothing=param(n, "label_smoothing", 0.0), **kw)
+    pred = pred.reshape(target.shape)  # [N, 1] against a regression column [N]
+    if t == "MSE":
+        return F.mse_loss(pred, target)
+    if t == "L1":
+        return F.l1_loss(pred, target)
+    if t == "SmoothL1":
+        return F.smooth_l1_loss(pred, target, beta=param(n, "beta", 1.0))
+    if t == "Huber":
+        return F.huber_loss(pred, target, delta=param(n, "delta", 1.0))
+    if t == "KLDiv":
+        return F.kl_div(pred, target, reduction="batchmean", log_target=param(n, "log_target", False))
+    return F.binary_cross_entropy_with_logits(pred, target,
+                                              pos_weight=torch.tensor(param(n, "pos_weight", 1.0), dtype=pred.dtype))
+
+
 def run_graph(project, weights, x, y, training=False):
     """Forward pass of the project's graph with `weights` (float64 leaves); returns the loss.
     Dropout drops only when `training` (torch's generator draws, so only its rate matches ours);
@@ -158,14 +189,9 @@ def run_graph(project, weights, x, y, training=False):
             out = a - b
         elif t == "Concat":
             out = torch.cat(inputs_of(nid, "inputs"), dim=param(n, "dim", 1))
-        elif t in ("CrossEntropy", "MSE"):
+        elif t in LOSSES:
             (pred,), (target,) = inputs_of(nid, "input"), inputs_of(nid, "target")
-            if t == "CrossEntropy":
-                # Class scores last ([N, ..., C]) against [N, ...]: every position counts.
-                loss = F.cross_entropy(pred.reshape(-1, pred.shape[-1]), target.reshape(-1).long(),
-                                       label_smoothing=param(n, "label_smoothing", 0.0))
-            else:
-                loss = F.mse_loss(pred.reshape(target.shape), target)
+            loss = torch_loss(n, pred, target)
             continue
         else:
             (v,) = inputs_of(nid, "input")
@@ -324,8 +350,11 @@ def make_batch(project, project_path, gen):
     features = len(columns) - 1
     x = torch.randn([BATCH, features], generator=gen)
     if ds.get("task") == "classification":
-        raise SystemExit("grad_crosscheck: CSV classification projects are not supported here")
-    y = 3 + torch.randn([BATCH], generator=gen)
+        # Class indices 0 .. C-1, C the target column's distinct values (whole numbers here).
+        target = columns.index(ds["target"])
+        classes = len({line.strip().split(",")[target] for line in open(path).readlines()[1:] if line.strip()})
+        return x, torch.randint(0, classes, [BATCH], generator=gen).to(torch.float32)
+    y = (3 + torch.randn([BATCH], generator=gen)).abs()  # positive: valid KLDiv targets too
     return x, y
 
 

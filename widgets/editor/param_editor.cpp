@@ -40,15 +40,25 @@ QString joined(const std::vector<std::string>& items) {
 }
 
 // "1, 28, 28" or "[1, 28, 28]"; commas or spaces between entries.
+// An IntList's entries are whole numbers, a FloatList's any numbers ("0.5, 2, 1e-3").
 ParsedParam parseList(const ParamSpec& spec, QString text) {
   if (text.startsWith(QLatin1Char('[')) && text.endsWith(QLatin1Char(']'))) text = text.mid(1, text.size() - 2);
-  std::vector<int64_t> list;
+  std::vector<int64_t> whole;
+  std::vector<double> reals;
   static const QRegularExpression separators(QStringLiteral("[,\\s]+"));
   for (const QString& entry : text.split(separators, Qt::SkipEmptyParts)) {
+    if (spec.type == ParamType::FloatList) {
+      bool ok = false;
+      reals.push_back(entry.toDouble(&ok));  // C locale: "1e-5", "0.001"
+      if (!ok) return {QObject::tr("'%1' is not a number").arg(entry), {}};
+      continue;
+    }
     const auto v = wholeNumber(entry);
     if (!v) return {QObject::tr("'%1' is not a whole number").arg(entry), {}};
-    list.push_back(*v);
+    whole.push_back(*v);
   }
+  // An empty list is an int list, as a project file reads "[]" back (a FloatList takes it).
+  const ParamValue list = reals.empty() ? ParamValue(whole) : ParamValue(reals);
   const QString problem = paramProblem(spec, list);
   return {problem, problem.isEmpty() ? std::optional<ParamValue>(list) : std::nullopt};
 }
@@ -124,7 +134,11 @@ QString paramText(const ParamValue& value) {
         else if constexpr (std::is_same_v<T, int64_t>) return QString::number(x);
         else if constexpr (std::is_same_v<T, double>) return QString::fromStdString(shortest_text(x));  // shown exactly as it will be saved
         else if constexpr (std::is_same_v<T, std::string>) return qstr(x);
-        else {
+        else if constexpr (std::is_same_v<T, std::vector<double>>) {
+          QStringList entries;
+          for (double d : x) entries << QString::fromStdString(shortest_text(d));
+          return entries.join(QStringLiteral(", "));
+        } else {
           QStringList entries;
           for (int64_t d : x) entries << QString::number(d);
           return entries.join(QStringLiteral(", "));
@@ -161,7 +175,8 @@ ParsedParam parseParam(const ParamSpec& spec, const QString& typed) {
       value = text == QLatin1String("true");
       break;
     case ParamType::Choice: value = text.toStdString(); break;
-    case ParamType::IntList: return parseList(spec, text);
+    case ParamType::IntList:
+    case ParamType::FloatList: return parseList(spec, text);
   }
   const QString problem = paramProblem(spec, value);
   return {problem, problem.isEmpty() ? std::optional<ParamValue>(value) : std::nullopt};
@@ -176,6 +191,7 @@ QString paramToolTip(const ParamSpec& spec) {
     case ParamType::Bool: kind = QObject::tr("On or off"); break;
     case ParamType::Choice: kind = QObject::tr("One of %1").arg(joined(spec.choices)); break;
     case ParamType::IntList: kind = QObject::tr("Whole numbers such as 1, 28, 28, each %1").arg(range); break;
+    case ParamType::FloatList: kind = QObject::tr("Numbers such as 0.5, 2, 1, each %1").arg(range); break;
   }
   // Rich text, so that Qt wraps a long doc instead of showing one screen-wide line.
   return QObject::tr("<qt><b>%1</b><br>%2<p>%3. Default: %4.<br>File key: <code>%5</code></p></qt>")
@@ -234,7 +250,8 @@ QWidget* ParamEditor::makeEditor() {
       }
       [[fallthrough]];  // a range beyond int: typed like a Float
     case ParamType::Float:
-    case ParamType::IntList: {
+    case ParamType::IntList:
+    case ParamType::FloatList: {
       auto* edit = new QLineEdit(this);
       text_ = edit;
       edit->setPlaceholderText(defaultText(spec_));

@@ -26,7 +26,8 @@ struct ParsedParam {
   QString error;                           // "" = the text is valid
   std::optional<graph::ParamValue> value;  // when valid; nullopt for empty text (the default)
 };
-// Reads an Int, Float or IntList parameter as typed ("1e-5", "1, 28, 28") and checks it.
+// Reads an Int, Float, IntList or FloatList parameter as typed ("1e-5", "1, 28, 28", "0.5, 2")
+// and checks it.
 ParsedParam parseParam(const graph::ParamSpec& spec, const QString& text);
 
 // The label's and the editor's tooltip (rich text): the label, the doc, the kind of value and its
@@ -64,7 +65,7 @@ class ParamEditor : public QWidget {
   graph::ParamSpec spec_;
   std::optional<graph::ParamValue> held_;  // what the node holds, as shown
   QWidget* editor_ = nullptr;
-  QLineEdit* text_ = nullptr;  // the text of Int, Float and IntList editors (a spin box's own)
+  QLineEdit* text_ = nullptr;  // the text of Int, Float and list editors (a spin box's own)
   // What was typed since the value was last shown or committed. A spin box reverts invalid text
   // when focus leaves, before it says editing finished, so the typing is remembered here.
   std::optional<QString> typed_;

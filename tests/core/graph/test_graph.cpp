@@ -2,6 +2,7 @@
 #include "support/check.h"
 
 #include <cstdio>
+#include <functional>
 
 #include "graph/compute.h"
 #include "graph/inference.h"
@@ -50,7 +51,8 @@ TEST(registryIsComplete) {
   for (const char* name : {"Input", "Linear", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten", "Reshape", "Dropout",
                            "BatchNorm1d", "BatchNorm2d", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Softmax",
                            "Add", "Mul", "Sub", "Concat", "Permute", "Squeeze", "Unsqueeze", "Mean", "Sum",
-                           "Embedding", "CrossEntropy", "MSE", "BCEWithLogits", "LayerNorm",
+                           "Embedding", "CrossEntropy", "MSE", "BCEWithLogits", "NLL", "L1", "SmoothL1", "Huber",
+                           "KLDiv", "LayerNorm",
                            "MultiheadAttention", "PositionalEmbedding", "PReLU", "ELU", "SELU", "SiLU", "Mish",
                            "Softplus", "Hardswish", "Hardsigmoid", "LogSoftmax", "Identity", "MaxPool1d",
                            "AvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "ConvTranspose2d", "Conv1d",
@@ -87,6 +89,14 @@ TEST(paramValuesAreCheckedInOnePlace) {
           std::string("must have every entry between -1 and 16777216"));
   COMPARE(check_param_value(shape, std::vector<int64_t>(9, 1)), std::string("must have at most 8 entries"));
   COMPARE(check_param_value(shape, int64_t(4)), std::string("must be a list of whole numbers"));
+  const ParamSpec& weight = *Registry::instance().find("CrossEntropy")->param("weight");
+  COMPARE(check_param_value(weight, std::vector<double>{0.5, 2}), std::string());
+  COMPARE(check_param_value(weight, std::vector<int64_t>{1, 2}), std::string());  // whole numbers are numbers
+  COMPARE(check_param_value(weight, std::vector<double>{1, -0.5}), std::string("must have every entry between 0 and 16777216"));
+  COMPARE(check_param_value(weight, std::vector<double>{std::nan("")}),
+          std::string("must have every entry between 0 and 16777216"));
+  COMPARE(check_param_value(weight, std::vector<double>(1025, 1.0)), std::string("must have at most 1024 entries"));
+  COMPARE(check_param_value(weight, 1.5), std::string("must be a list of numbers"));
 
   const std::vector<std::string> problems =
       check_params(node("fc1", "Linear", {{"out_features", int64_t(0)}, {"bias", std::string("yes")}}), linear);
@@ -644,6 +654,92 @@ TEST(normalizationsShapeTrainAndRefuse) {
   for (const char* type : {"InstanceNorm2d", "Dropout2d"})
     COMPARE(first_message(on_features(type), features),
             std::string(type) + " 'norm' expects input [N, C, H, W] but receives [N, 6] from 'in'");
+}
+
+// Each loss type: its shape rule accepts the graph, its compiled loss is the op with the node's
+// parameters (the value) and trains (a gradient check through the model), and its refusals say why.
+TEST(lossesShapeTrainAndRefuse) {
+  // x [5] -> fc [k] (-> LogSoftmax) -> loss.
+  const auto graph_with = [](const char* type, std::map<std::string, ParamValue> params, int64_t k, bool log_softmax) {
+    Graph g;
+    g.nodes = {node("in", "Input"), node("fc", "Linear", {{"out_features", k}}), node("loss", type, std::move(params))};
+    g.edges = {edge("in", "x", "fc"), edge("fc", "output", "loss"), edge("in", "y", "loss", "target")};
+    if (log_softmax) {
+      g.nodes.push_back(node("lsm", "LogSoftmax"));
+      g.edges[1] = edge("fc", "output", "lsm");
+      g.edges.push_back(edge("lsm", "output", "loss"));
+    }
+    return g;
+  };
+  struct Case {
+    const char* type;
+    std::map<std::string, ParamValue> params;
+    bool log_softmax;
+    std::function<Tensor(const Tensor&, const Tensor&)> op;  // the loss the node computes
+  };
+  const Tensor w = from_vector({0.5f, 2.f, 1.f}, {3});
+  const std::vector<Case> classification = {
+      {"CrossEntropy", {{"weight", std::vector<double>{0.5, 2, 1}}, {"ignore_index", int64_t(1)}, {"label_smoothing", 0.2}},
+       false, [&](const Tensor& p, const Tensor& y) { return cross_entropy(p, y, 0.2f, Reduction::Mean, w, 1); }},
+      {"NLL", {{"weight", std::vector<double>{0.5, 2, 1}}}, true,
+       [&](const Tensor& p, const Tensor& y) { return nll_loss(p, y, Reduction::Mean, w); }},
+      {"NLL", {{"ignore_index", int64_t(2)}}, true,
+       [](const Tensor& p, const Tensor& y) { return nll_loss(p, y, Reduction::Mean, Tensor(), 2); }},
+  };
+  const std::vector<Case> regression = {
+      {"L1", {}, false, [](const Tensor& p, const Tensor& y) { return l1_loss(p, y); }},
+      {"SmoothL1", {{"beta", 0.5}}, false,
+       [](const Tensor& p, const Tensor& y) { return smooth_l1_loss(p, y, Reduction::Mean, 0.5f); }},
+      {"Huber", {{"delta", 0.5}}, false,
+       [](const Tensor& p, const Tensor& y) { return huber_loss(p, y, Reduction::Mean, 0.5f); }},
+      {"KLDiv", {}, true, [](const Tensor& p, const Tensor& y) { return kl_div(p, y, Reduction::Sum) / 4.f; }},
+      {"KLDiv", {{"log_target", true}}, true,
+       [](const Tensor& p, const Tensor& y) { return kl_div(p, y, Reduction::Sum, true) / 4.f; }},
+      {"BCEWithLogits", {{"pos_weight", 3.0}}, false,
+       [](const Tensor& p, const Tensor& y) { return binary_cross_entropy_with_logits(p, y, Reduction::Mean, 3.f); }},
+  };
+  const DatasetInfo classes{{5}, {}, 3}, columns{{5}, {3}, 0};
+  Generator gen(7);
+  const Tensor x = randn({4, 5}, &gen);
+  const Tensor labels = from_vector({0, 1, 2, 1}, {4}), distributions = softmax(randn({4, 3}, &gen), 1);
+  for (const bool is_classification : {true, false})
+    for (const Case& k : is_classification ? classification : regression) {
+      const DatasetInfo& info = is_classification ? classes : columns;
+      const Graph g = graph_with(k.type, k.params, 3, k.log_softmax);
+      const Validation v = validate(g, &info);
+      VERIFY2(v.ok(), std::string(k.type) + ": " + (messages(v).empty() ? "" : messages(v)[0]));
+      const CompiledGraph c = compile(g, info, 3);
+      const Tensor y = is_classification ? labels : distributions;
+      const Tensor pred = (*c.model)(x);
+      COMPARE(c.loss(pred, y).item(), k.op(pred, y).item());
+      const auto r = gradcheck([&](const std::vector<Tensor>&) { return c.loss((*c.model)(x), y); }, c.model->parameters());
+      VERIFY2(r.ok, std::string(k.type) + ": " + r.message);
+    }
+
+  const auto first_message = [&](const Graph& g, const DatasetInfo& info) {
+    const Validation bad = validate(g, &info);
+    return bad.problems.empty() ? std::string("(accepted)") : bad.problems.front().message;
+  };
+  COMPARE(first_message(graph_with("CrossEntropy", {{"weight", std::vector<double>{1, 2}}}, 3, false), classes),
+          std::string("CrossEntropy 'loss' has 2 class weights but receives 3 class scores from 'fc': it needs one "
+                      "weight per class, 3"));
+  COMPARE(first_message(graph_with("NLL", {{"weight", std::vector<double>{1, 2, 3, 4}}}, 3, true), classes),
+          std::string("NLL 'loss' has 4 class weights but receives 3 log-probabilities from 'lsm': it needs one weight "
+                      "per class, 3"));
+  COMPARE(first_message(graph_with("NLL", {}, 3, true), columns),
+          std::string("NLL 'loss' scores [N, 3] from 'lsm' against targets [N, 3] from 'in': it needs one class index "
+                      "per example, targets [N]"));
+  COMPARE(first_message(graph_with("KLDiv", {}, 3, true), classes),
+          std::string("KLDiv 'loss' needs a target distribution per example, but the dataset's labels are class "
+                      "indices (a classification task): use NLL after LogSoftmax"));
+  COMPARE(first_message(graph_with("Huber", {}, 2, false), columns),
+          std::string("Huber 'loss' compares the prediction [N, 2] from 'fc' with targets [N, 3] from 'in': they need "
+                      "the same number of values per example"));
+  const std::string range = first_message(graph_with("Huber", {{"delta", 0.0}}, 3, false), columns);
+  VERIFY2(range.find("delta must be between 1e-06 and 16777216") != std::string::npos, range);
+  const std::string entries =
+      first_message(graph_with("CrossEntropy", {{"weight", std::vector<double>{1, -2, 1}}}, 3, false), classes);
+  VERIFY2(entries.find("weight must have every entry between 0 and 16777216") != std::string::npos, entries);
 }
 
 // ---- sequence models: tokens [N, T] -> [N, T, E] -> ... -> [N, T, V] against targets [N, T] ----

@@ -199,6 +199,12 @@ class Mutator {
         for (int64_t& x : l) x = chance(0.5) ? edge_int() : int64_t(below(30)) + 1;
         return l;
       }
+      case ParamType::FloatList: {
+        std::vector<double> l(below(chance(0.9) ? 5 : 12));
+        for (double& x : l) x = chance(0.5) ? interesting_double() : std::uniform_real_distribution<double>(0, 3)(rng_);
+        if (l.empty()) return std::vector<int64_t>{};  // what a file's "[]" reads back as
+        return l;
+      }
     }
     return int64_t(0);
   }

@@ -96,6 +96,8 @@ Graph conv_net() {
             {"third", 1.0 / 3.0},
             {"integral_real", 1e20},
             {"empty_list", std::vector<int64_t>{}},
+            {"reals", std::vector<double>{0.5, -1e-3, 1e20}},
+            {"integral_reals", std::vector<double>{1.0, 2.0}},
             {"list", std::vector<int64_t>{-1, 0, std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()}},
             {"mode", std::string("same")},
             {"empty_text", std::string()},
@@ -270,6 +272,7 @@ TEST(roundTrip) {
   VERIFY(std::holds_alternative<double>(odd.at("zero_real")));
   VERIFY(std::signbit(std::get<double>(odd.at("negative_zero"))));
   VERIFY(std::holds_alternative<std::vector<int64_t>>(odd.at("empty_list")));
+  COMPARE(std::get<std::vector<double>>(odd.at("integral_reals")), (std::vector<double>{1.0, 2.0}));
   VERIFY(std::holds_alternative<std::string>(odd.at("mode")));
   VERIFY(std::holds_alternative<bool>(back.find("conv1")->params.at("bias")));
   COMPARE(back.training.seed, std::numeric_limits<uint64_t>::max());
@@ -610,13 +613,15 @@ TEST(structuralErrors) {
       {project(R"({"id": "a", "type": "T", "params": []})"),
        "p.plexus: nodes[0].params: expected an object mapping parameter names to values, got an array (line 1, column 60)"},
       {project(R"({"id": "a", "type": "T", "params": {"out_features": null}})"),
-       "p.plexus: nodes[0].params.out_features: expected a number, true or false, a string or an array of integers, got "
+       "p.plexus: nodes[0].params.out_features: expected a number, true or false, a string or an array of numbers, got "
        "null (line 1, column 77)"},
       {project(R"({"id": "a", "type": "T", "params": {"k": [3, "3"]}})"),
        "p.plexus: nodes[0].params.k[1]: expected an integer, got a string (\"3\") (line 1, column 70)"},
       {project(R"({"id": "a", "type": "T", "params": {"a b": {}}})"),
-       "p.plexus: nodes[0].params[\"a b\"]: expected a number, true or false, a string or an array of integers, got an "
+       "p.plexus: nodes[0].params[\"a b\"]: expected a number, true or false, a string or an array of numbers, got an "
        "object (line 1, column 68)"},
+      {project(R"({"id": "a", "type": "T", "params": {"w": [0.5, "3"]}})"),
+       "p.plexus: nodes[0].params.w[1]: expected a number, got a string (\"3\") (line 1, column 72)"},
       {project(R"({"id": "a", "type": "T", "position": [1]})"),
        "p.plexus: nodes[0].position: expected [x, y], got an array of 1 element (line 1, column 62)"},
       {project(R"({"id": "a", "type": "T", "position": [1, true]})"),

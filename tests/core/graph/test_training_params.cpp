@@ -28,7 +28,8 @@ TEST(everySettingWritesItsOwnField) {
       case ParamType::Int: v = int64_t(s.max); break;
       case ParamType::Bool: v = !std::get<bool>(s.default_value); break;
       case ParamType::Choice: v = s.choices.back(); break;
-      case ParamType::IntList: FAIL("no list settings"); break;
+      case ParamType::IntList:
+      case ParamType::FloatList: FAIL("no list settings"); break;
     }
     set_training_value(t, s.name, v);
     COMPARE(*training_value(t, s.name), v);

@@ -1375,6 +1375,86 @@ void losses(Table& t) {
     }
   t.def("nll_loss [N,T,C]",
         TV{logits, target}, [](const TV& v) { return nll_loss(log_softmax(v[0], -1), v[1]); }, kSum);
+
+  // Class weights and ignored targets, PyTorch's weighted mean (the weights get no gradient).
+  const Tensor class_w = from_vector({0.5f, 2.f, 1.f, 0.25f, 3.f}, {5});
+  for (float smoothing : {0.f, 0.1f})
+    for (const auto& [rname, r] : kReductions) {
+      const Reduction red = r;
+      t.def("cross_entropy weighted, smoothing " + num(smoothing) + " reduction " + rname,
+            [class_w] { return TV{leaf(normal({6, 5}, 362)), idx({1, 0, 4, 1, 3, 2}), class_w}; },
+            [smoothing, red](const TV& v) { return cross_entropy(v[0], v[1], smoothing, red, v[2]); }, kSum)
+          .also(smoothing == 0.1f && red == Reduction::Mean ? kCudaGradcheck : 0u);
+      t.def("cross_entropy ignoring -100, smoothing " + num(smoothing) + " reduction " + rname,
+            [] { return TV{leaf(normal({6, 5}, 363)), idx({1, -100, 4, -100, 3, 2})}; },
+            [smoothing, red](const TV& v) { return cross_entropy(v[0], v[1], smoothing, red); }, kSum)
+          .also(smoothing == 0.1f && red == Reduction::Mean ? kCudaGradcheck : 0u);
+    }
+  for (const auto& [rname, r] : kReductions) {
+    const Reduction red = r;
+    t.def("nll_loss weighted, ignoring 3, reduction " + std::string(rname),
+          [class_w] { return TV{leaf(normal({6, 5}, 364)), idx({3, 0, 4, 3, 1, 2}), class_w}; },
+          [red](const TV& v) { return nll_loss(log_softmax(v[0], 1), v[1], red, v[2], 3); }, kSum)
+        .also(red == Reduction::Mean ? kCudaGradcheck : 0u);
+  }
+  t.def("cross_entropy weighted, ignoring 4 (a class), smoothing 0.2",
+        [class_w] { return TV{leaf(normal({6, 5}, 365)), idx({4, 0, 4, 1, 3, 2}), class_w}; },
+        [](const TV& v) { return cross_entropy(v[0], v[1], 0.2f, Reduction::Mean, v[2], 4); }, kSum);
+  t.def("cross_entropy [2,5,6] padded with -100, weighted, smoothing 0.1",
+        [] {
+          return TV{leaf(normal({2, 5, 6}, 366)), from_vector({1, 5, 0, -100, -100, 2, 2, 4, 3, -100}, {2, 5}),
+                    from_vector({1.f, 0.5f, 2.f, 1.5f, 0.75f, 1.25f}, {6})};
+        },
+        [](const TV& v) { return cross_entropy(v[0], v[1], 0.1f, Reduction::Mean, v[2]); }, kSum);
+  t.def("cross_entropy [256,100] weighted, some ignored",
+        [] {
+          Tensor target = random_index({256}, 100, 367);
+          target = where(lt(uni({256}, 0.f, 1.f, 368), scalar(0.2f)), scalar(-100.f), target);
+          return TV{leaf(normal({256, 100}, 369) * 2.f), target, uni({100}, 0.1f, 2.f, 370)};
+        },
+        [](const TV& v) { return cross_entropy(v[0], v[1], 0.1f, Reduction::Mean, v[2]); }, kSum)
+      .except(kGradcheck);  // sized for the GPU
+  t.def("nll_loss [N,T,C] ignoring -100", [] { return TV{leaf(normal({2, 3, 4}, 371)), from_vector({1, -100, 3, 2, 2, -100}, {2, 3})}; },
+        [](const TV& v) { return nll_loss(log_softmax(v[0], -1), v[1]); }, kSum);
+
+  // The regression losses: distinct inputs, so |input - target| >= 0.1 stays clear of |d|'s kink at 0.
+  for (const auto& [rname, r] : kReductions) {
+    const Reduction red = r;
+    t.def(std::string("l1_loss reduction ") + rname, [] { return distinct_pair({3, 4}, {3, 4}, 372); },
+          [red](const TV& v) { return l1_loss(v[0], v[1], red); }, kSum)
+        .also(red == Reduction::Mean ? kCudaGradcheck : 0u);
+    for (float beta : {0.f, 0.5f, 1.f})
+      t.def("smooth_l1_loss beta " + num(beta) + " reduction " + rname, [] { return distinct_pair({3, 4}, {3, 4}, 373); },
+            [red, beta](const TV& v) { return smooth_l1_loss(v[0], v[1], red, beta); }, kSum)
+          .also(red == Reduction::Mean && beta == 0.5f ? kCudaGradcheck : 0u);
+    for (float delta : {0.5f, 2.f})
+      t.def("huber_loss delta " + num(delta) + " reduction " + rname, [] { return distinct_pair({3, 4}, {3, 4}, 374); },
+            [red, delta](const TV& v) { return huber_loss(v[0], v[1], red, delta); }, kSum)
+          .also(red == Reduction::Mean && delta == 0.5f ? kCudaGradcheck : 0u);
+    // log-probabilities against a distribution (both differentiable: a flat one, as the log's
+    // curvature near 0 is more than float32's central differences resolve), or against log-probabilities.
+    t.def(std::string("kl_div reduction ") + rname,
+          [] { return TV{leaf(log_softmax(normal({4, 5}, 375), 1)), leaf(softmax(normal({4, 5}, 376) * 0.3f, 1))}; },
+          [red](const TV& v) { return kl_div(v[0], v[1], red); }, kSum)
+        .also(red == Reduction::Sum ? kCudaGradcheck : 0u);
+    t.def(std::string("kl_div log_target reduction ") + rname,
+          [] { return TV{leaf(log_softmax(normal({4, 5}, 377), 1)), leaf(log_softmax(normal({4, 5}, 378), 1))}; },
+          [red](const TV& v) { return kl_div(v[0], v[1], red, true); }, kSum);
+    t.def(std::string("bce_with_logits pos_weight 3 reduction ") + rname,
+          [] { return TV{leaf(normal({3, 4}, 379) * 3.f), leaf(uni({3, 4}, 0.f, 1.f, 380))}; },
+          [red](const TV& v) { return binary_cross_entropy_with_logits(v[0], v[1], red, 3.f); }, kSum)
+        .also(red == Reduction::Mean ? kCudaGradcheck : 0u);
+  }
+  t.def("kl_div with zero targets (they add 0)",
+        [] { return TV{leaf(log_softmax(normal({2, 4}, 381), 1)), from_vector({0, 0.5f, 0.5f, 0, 1, 0, 0, 0}, {2, 4})}; },
+        [](const TV& v) { return kl_div(v[0], v[1], Reduction::Sum); }, kSum);
+  t.def("bce_with_logits pos_weight 0.5, logits up to ±100",
+        [] { return TV{leaf(from_vector({-100, -100, -20, -1, 0, 0.5f, 3, 20, 100, 100}, {2, 5})),
+                       from_vector({0, 1, 1, 0.25f, 1, 0, 1, 0, 1, 0}, {2, 5})}; },
+        [](const TV& v) { return binary_cross_entropy_with_logits(v[0], v[1], Reduction::None, 0.5f); }, kSum);
+  t.def("huber_loss [64,100]", [] { return TV{leaf(normal({64, 100}, 382)), leaf(normal({64, 100}, 383))}; },
+        [](const TV& v) { return huber_loss(v[0], v[1], Reduction::Mean, 0.5f); }, kSum)
+      .except(kGradcheck);  // sized for the GPU
 }
 
 // ---- sequence models: causal softmax, attention, positions ----

@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "autograd/grad_mode.h"
@@ -153,12 +155,17 @@ const Ref bn2_x{{5, 3}, {-1.625f, 1.25f, 1.5f, -1.0f, 0.25f, 1.875f, -1.625f, -1
 const Ref ce{{4, 5}, {2.875f, 2.875f, 2.125f, -1.0f, 0.125f, 2.125f, -1.125f, -0.625f, 0.75f, 1.375f, 2.25f,
     0.125f, -2.125f, -1.75f, 2.125f, -1.75f, -2.5f, -1.375f, 1.0f, 0.875f}};
 const Ref ce_t{{4}, {1.0f, 0.0f, 4.0f, 2.0f}};
+const Ref ce_w{{5}, {0.5f, 2.0f, 1.0f, 0.25f, 3.0f}};
+const Ref ce_ti{{4}, {1.0f, -100.0f, 4.0f, 2.0f}};
 const Ref ce_big{{2, 3}, {1000.0f, -1000.0f, 0.0f, -500.0f, 500.0f, 499.0f}};
 const Ref ce_big_t{{2}, {1.0f, 2.0f}};
 const Ref mse_a{{2, 3}, {-0.25f, 1.5f, 0.625f, 1.5f, 1.375f, -1.0f}};
 const Ref mse_b{{2, 3}, {-0.5f, -0.125f, -1.375f, -0.625f, 0.625f, -1.375f}};
 const Ref bce_x{{2, 5}, {-100.0f, -100.0f, -20.0f, -1.0f, 0.0f, 0.5f, 3.0f, 20.0f, 100.0f, 100.0f}};
 const Ref bce_y{{2, 5}, {0.0f, 1.0f, 1.0f, 0.25f, 1.0f, 0.0f, 1.0f, 0.0f, 1.0f, 0.0f}};
+const Ref kl_x{{2, 3}, {-1.375f, -0.75f, -1.5f, -2.0f, -0.5f, -1.25f}};
+const Ref kl_t{{2, 3}, {0.25f, 0.75f, 0.0f, 0.5f, 0.125f, 0.375f}};
+const Ref kl_lt{{2, 3}, {-1.5f, -0.25f, -2.0f, -0.75f, -1.0f, -1.125f}};
 const Ref src{{3, 4}, {-1.0f, -0.5f, 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f}};
 const Ref idx0{{3}, {2.0f, 0.0f, 2.0f}};
 const Ref idx1{{2}, {3.0f, 1.0f}};
@@ -712,6 +719,39 @@ const Ref nll_raw_none{{4}, {-2.875f, -2.125f, -2.125f, 1.375f}};
 const Ref mse_none{{2, 3}, {0.0625f, 2.640625f, 4.0f, 4.515625f, 0.5625f, 0.140625f}};
 const Ref bce_none{{2, 5}, {0.0f, 100.0f, 20.0f, 0.563261628f, 0.693147182f, 0.974076986f, 0.0485873297f,
     20.0f, 0.0f, 100.0f}};
+const Ref ce_w_mean{{}, {1.19768596f}};
+const Ref ce_w_ls_ign_mean{{}, {1.27960396f}};
+const Ref ce_ls_ign_mean{{}, {1.72021914f}};
+const Ref nll_w_ign_mean{{}, {1.24722874f}};
+const Ref l1_mean{{}, {1.1875f}};
+const Ref smooth_l1_mean{{}, {0.950520813f}};
+const Ref huber_mean{{}, {0.475260407f}};
+const Ref kl_mean{{}, {0.150141671f}};
+const Ref kl_log_mean{{}, {0.123490244f}};
+const Ref bce_pw_mean{{}, {48.4419174f}};
+const Ref ce_w_sum{{}, {7.78495884f}};
+const Ref ce_w_ls_ign_sum{{}, {7.67762423f}};
+const Ref ce_ls_ign_sum{{}, {5.16065741f}};
+const Ref nll_w_ign_sum{{}, {7.48337269f}};
+const Ref l1_sum{{}, {7.125f}};
+const Ref smooth_l1_sum{{}, {5.703125f}};
+const Ref huber_sum{{}, {2.8515625f}};
+const Ref kl_sum{{}, {0.900850058f}};
+const Ref kl_log_sum{{}, {0.740941465f}};
+const Ref bce_pw_sum{{}, {484.419159f}};
+const Ref ce_w_none{{4}, {1.8777076f, 0.301586151f, 2.50329208f, 3.10237312f}};
+const Ref ce_w_ls_ign_none{{4}, {2.01605701f, 0.0f, 2.5487361f, 3.11283112f}};
+const Ref ce_ls_ign_none{{4}, {1.08635378f, 0.0f, 1.03443062f, 3.03987312f}};
+const Ref nll_w_ign_none{{4}, {1.8777076f, 0.0f, 2.50329208f, 3.10237312f}};
+const Ref l1_none{{2, 3}, {0.25f, 1.625f, 2.0f, 2.125f, 0.75f, 0.375f}};
+const Ref smooth_l1_none{{2, 3}, {0.0625f, 1.375f, 1.75f, 1.875f, 0.5f, 0.140625f}};
+const Ref huber_none{{2, 3}, {0.03125f, 0.6875f, 0.875f, 0.9375f, 0.25f, 0.0703125f}};
+const Ref kl_none{{2, 3}, {-0.00282359123f, 0.346738428f, 0.0f, 0.653426409f, -0.197430193f, 0.100939035f}};
+const Ref kl_log_none{{2, 3}, {-0.0278912708f, 0.389400393f, -0.0676676407f, 0.590458155f, -0.183939725f,
+    0.0405815579f}};
+const Ref bce_pw_none{{2, 5}, {0.0f, 300.0f, 60.0f, 1.2198925f, 2.07944155f, 0.974076986f, 0.145761997f,
+    20.0f, 0.0f, 100.0f}};
+const Ref kl_batchmean{{}, {0.450425029f}};
 const Ref ce_big_none{{2}, {2000.0f, 1.31326163f}};
 const Ref ce_big_ls{{2}, {1900.0f, 34.5799255f}};
 const Ref index_select_0{{3, 4}, {3.0f, 3.5f, 4.0f, 4.5f, -1.0f, -0.5f, 0.0f, 0.5f, 3.0f, 3.5f, 4.0f, 4.5f}};
@@ -1159,6 +1199,63 @@ TEST(crossEntropyAndNll) {
   VERIFY_THROWS(ShapeError, cross_entropy(logits, from_vector({0, 1, 1}, {3})));
 }
 
+// Class weights and ignored targets (-100) as PyTorch weighs them, label smoothing with both.
+TEST(crossEntropyAndNllWeightedAndIgnored) {
+  const Tensor logits = T(in::ce), target = T(in::ce_t), ignoring = T(in::ce_ti), w = T(in::ce_w);
+  const std::pair<Reduction, const Ref*> ce_w[] = {
+      {Reduction::Mean, &ref::ce_w_mean}, {Reduction::Sum, &ref::ce_w_sum}, {Reduction::None, &ref::ce_w_none}};
+  for (const auto& [red, want] : ce_w) EXPECT_CLOSE(cross_entropy(logits, target, 0.f, red, w), *want);
+  const std::pair<Reduction, const Ref*> ce_w_ls_ign[] = {{Reduction::Mean, &ref::ce_w_ls_ign_mean},
+                                                          {Reduction::Sum, &ref::ce_w_ls_ign_sum},
+                                                          {Reduction::None, &ref::ce_w_ls_ign_none}};
+  for (const auto& [red, want] : ce_w_ls_ign) EXPECT_CLOSE(cross_entropy(logits, ignoring, 0.1f, red, w), *want);
+  const std::pair<Reduction, const Ref*> ce_ls_ign[] = {
+      {Reduction::Mean, &ref::ce_ls_ign_mean}, {Reduction::Sum, &ref::ce_ls_ign_sum}, {Reduction::None, &ref::ce_ls_ign_none}};
+  for (const auto& [red, want] : ce_ls_ign) EXPECT_CLOSE(cross_entropy(logits, ignoring, 0.1f, red), *want);
+  const std::pair<Reduction, const Ref*> nll_w_ign[] = {
+      {Reduction::Mean, &ref::nll_w_ign_mean}, {Reduction::Sum, &ref::nll_w_ign_sum}, {Reduction::None, &ref::nll_w_ign_none}};
+  const Tensor lp = log_softmax(logits, 1);
+  for (const auto& [red, want] : nll_w_ign) EXPECT_CLOSE(nll_loss(lp, ignoring, red, w), *want);
+  // An ignored row has no gradient; the weights none at all.
+  const Tensor x = logits.detach().requires_grad_();
+  cross_entropy(x, ignoring, 0.1f, Reduction::Mean, w).backward();
+  VERIFY(max(abs(x.grad().narrow(0, 1, 1))).item() == 0.f);
+  VERIFY(max(abs(x.grad().narrow(0, 0, 1))).item() > 0.f);
+  VERIFY_THROWS(ShapeError, cross_entropy(logits, target, 0.f, Reduction::Mean, from_vector({1, 2}, {2})));
+  VERIFY_THROWS(IndexError, nll_loss(lp, from_vector({0, -1, 1, 1}, {4})));  // -1 is neither a class nor ignored
+}
+
+// L1, smooth L1 and Huber against PyTorch: |a - b| spans both sides of beta = delta = 0.5.
+TEST(regressionLosses) {
+  const Tensor a = T(in::mse_a), b = T(in::mse_b);
+  const std::tuple<Reduction, const Ref*, const Ref*, const Ref*> rows[] = {
+      {Reduction::Mean, &ref::l1_mean, &ref::smooth_l1_mean, &ref::huber_mean},
+      {Reduction::Sum, &ref::l1_sum, &ref::smooth_l1_sum, &ref::huber_sum},
+      {Reduction::None, &ref::l1_none, &ref::smooth_l1_none, &ref::huber_none}};
+  for (const auto& [red, l1, smooth, huber] : rows) {
+    EXPECT_CLOSE(l1_loss(a, b, red), *l1);
+    EXPECT_CLOSE(smooth_l1_loss(a, b, red, 0.5f), *smooth);
+    EXPECT_CLOSE(huber_loss(a, b, red, 0.5f), *huber);
+  }
+  EXPECT_CLOSE(smooth_l1_loss(a, b, Reduction::None, 0.f), ref::l1_none);  // beta 0 is L1
+  VERIFY_THROWS(ValueError, huber_loss(a, b, Reduction::Mean, 0.f));
+  VERIFY_THROWS(ValueError, smooth_l1_loss(a, b, Reduction::Mean, -1.f));
+  VERIFY_THROWS(ShapeError, l1_loss(a, b.reshape({3, 2})));
+}
+
+// KL divergence: a zero target adds 0; 'batchmean' is the sum over the batch size.
+TEST(klDiv) {
+  const Tensor x = T(in::kl_x), t = T(in::kl_t), lt = T(in::kl_lt);
+  const std::tuple<Reduction, const Ref*, const Ref*> rows[] = {{Reduction::Mean, &ref::kl_mean, &ref::kl_log_mean},
+                                                                {Reduction::Sum, &ref::kl_sum, &ref::kl_log_sum},
+                                                                {Reduction::None, &ref::kl_none, &ref::kl_log_none}};
+  for (const auto& [red, plain, logged] : rows) {
+    EXPECT_CLOSE(kl_div(x, t, red), *plain);
+    EXPECT_CLOSE(kl_div(x, lt, red, true), *logged);
+  }
+  EXPECT_CLOSE(kl_div(x, t, Reduction::Sum) / 2.f, ref::kl_batchmean);
+}
+
 TEST(mseLoss) {
   const Tensor a = T(in::mse_a), b = T(in::mse_b);
   EXPECT_CLOSE(mse_loss(a, b), ref::mse_mean);
@@ -1174,6 +1271,11 @@ TEST(bceWithLogits) {
   EXPECT_CLOSE(none, ref::bce_none);
   EXPECT_CLOSE(binary_cross_entropy_with_logits(x, y), ref::bce_mean);
   EXPECT_CLOSE(binary_cross_entropy_with_logits(x, y, Reduction::Sum), ref::bce_sum);
+  const Tensor weighted = binary_cross_entropy_with_logits(x, y, Reduction::None, 3.f);  // pos_weight 3
+  VERIFY(all_finite(weighted));
+  EXPECT_CLOSE(weighted, ref::bce_pw_none);
+  EXPECT_CLOSE(binary_cross_entropy_with_logits(x, y, Reduction::Mean, 3.f), ref::bce_pw_mean);
+  EXPECT_CLOSE(binary_cross_entropy_with_logits(x, y, Reduction::Sum, 3.f), ref::bce_pw_sum);
 }
 
 TEST(indexSelectAndGather) {

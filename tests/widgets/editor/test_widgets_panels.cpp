@@ -158,7 +158,8 @@ class TestPanels : public QObject {
             QVERIFY(qobject_cast<QSpinBox*>(w) || (spec.max > INT_MAX && qobject_cast<QLineEdit*>(w)));
             break;
           case graph::ParamType::Float:
-          case graph::ParamType::IntList: QVERIFY(qobject_cast<QLineEdit*>(w)); break;
+          case graph::ParamType::IntList:
+          case graph::ParamType::FloatList: QVERIFY(qobject_cast<QLineEdit*>(w)); break;
           case graph::ParamType::Bool: QVERIFY(qobject_cast<QCheckBox*>(w)); break;
           case graph::ParamType::Choice: QVERIFY(qobject_cast<QComboBox*>(w)); break;
         }
@@ -426,6 +427,29 @@ class TestPanels : public QObject {
     const auto& spec = specOf("Reshape", "shape");
     typeInto(field, QStringLiteral("4, %1").arg(qint64(spec.min) - 1));
     QVERIFY(editor->error().contains(QString::number(qint64(spec.min))));
+    QCOMPARE(e.steps(), steps);
+  }
+
+  void floatListIsParsed() {
+    Editor e;
+    QVERIFY(e.ready());
+    ParamEditor* editor = e.param("loss", "weight");
+    QWidget* field = editor->editor();
+    typeInto(field, "0.5, 2, 1e-3");
+    QCOMPARE(paramOf(e.doc, "loss", "weight"), std::optional<ParamValue>(std::vector<double>{0.5, 2, 1e-3}));
+    QCOMPARE(fieldText(field), QStringLiteral("0.5, 2, 0.001"));
+    typeInto(field, "[1 3]");
+    QCOMPARE(paramOf(e.doc, "loss", "weight"), std::optional<ParamValue>(std::vector<double>{1, 3}));
+
+    const int steps = e.steps();
+    typeInto(field, "1, x");
+    QCOMPARE(editor->error(), QStringLiteral("'x' is not a number"));
+    typeInto(field, "1,, 2.5.1");
+    QCOMPARE(editor->error(), QStringLiteral("'2.5.1' is not a number"));
+    typeInto(field, "1, -0.5");
+    QCOMPARE(editor->error(), QStringLiteral("must have every entry between 0 and 16777216"));
+    typeInto(field, "1, inf");
+    QCOMPARE(editor->error(), QStringLiteral("must have every entry between 0 and 16777216"));
     QCOMPARE(e.steps(), steps);
   }
 
