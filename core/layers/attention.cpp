@@ -1,5 +1,6 @@
-// The Attention family, over sequences [N, T, E]: multi-head self-attention and learned
-// positions.
+// The Attention family, over sequences [N, T, E]: multi-head self- and cross-attention, and
+// positions, learned or fixed.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -22,47 +23,75 @@ void add_multihead_attention(Registrar& r) {
   Layer<P> t;
   t.name = "MultiheadAttention";
   t.category = "Attention";
-  t.display_name = "Multi-head self-attention";
-  t.description = "Each position gathers information from the positions it attends to (with causal, only the earlier "
-                  "ones), in num_heads heads over the features; PyTorch's nn.MultiheadAttention with query = key = "
-                  "value.";
-  t.inputs = {{"input", "[N, T, E], E divisible by num_heads"}};
+  t.display_name = "Multi-head attention";
+  t.description = "Each position of the input gathers information from the positions it attends to, in num_heads "
+                  "heads over the features: of the input itself (self-attention; with causal, only the earlier "
+                  "positions), or of key and value when they are wired (cross-attention); PyTorch's "
+                  "nn.MultiheadAttention.";
+  t.inputs = {{"input", "[N, T, E], E divisible by num_heads: the queries"},
+              {"key", "[N, S, E]: the keys; the input when not wired", false},
+              {"value", "[N, S, E]: the values; the key when not wired", false}};
   t.outputs = {{"output", "[N, T, E]"}};
   t.params = {
       graph::param("num_heads", "Attention heads", &P::num_heads, 4, 1, 4096,
                    "Attention heads computed side by side; each sees E / heads of the features."),
-      graph::param("causal", "Causal", &P::causal, true, "Each position sees only itself and earlier positions."),
+      graph::param("causal", "Causal", &P::causal, true,
+                   "Each position sees only itself and earlier positions (key and value as long as the input)."),
       graph::param("dropout", "Attention dropout", &P::dropout, 0, 0, 0.99,
                    "Dropout on the attention weights while training.")};
   t.shape = [](const graph::ShapeContext& c, const P& p) -> std::vector<Shape> {
-    require_rank(c, 2, "[N, T, E] (a sequence of T positions with E features each)");
+    for (size_t i = 0; i < c.inputs.size(); ++i)
+      if (c.inputs[i].size() != 2)
+        fail(c.input_ports[i], c.node.label() + " expects " + c.input_ports[i] +
+                                   " [N, T, E] (a sequence of T positions with E features each) but receives " +
+                                   batched(c.inputs[i]) + from(c, i));
     const Shape& s = one_input(c);
     const int64_t heads = p.num_heads;
     if (s[1] % heads != 0)
       fail("input", c.node.label() + " splits the " + std::to_string(s[1]) + " features of " + batched(s) + from(c, 0) +
                         " into " + std::to_string(heads) + " heads, but " + std::to_string(s[1]) +
                         " is not divisible by " + std::to_string(heads) + " (change num_heads or the features)");
+    if (c.inputs.size() == 1) return {s};
+    if (c.input_ports[1] != "key")
+      fail("key", c.node.label() + ": value is wired but key is not (wire the keys too, or the values to key alone)");
+    const Shape& key = c.inputs[1];
+    if (key[1] != s[1])
+      fail("key", c.node.label() + " attends with E = " + std::to_string(s[1]) + " features" + from(c, 0) +
+                      ", so key must have " + std::to_string(s[1]) + " features too, but receives " + batched(key) +
+                      from(c, 1));
+    if (c.inputs.size() == 3 && c.inputs[2] != key)
+      fail("value", c.node.label() + " expects value of the key's shape " + batched(key) + " but receives " +
+                        batched(c.inputs[2]) + from(c, 2));
+    if (p.causal && key[0] != s[0])
+      fail("key", c.node.label() + " is causal, which needs as many keys as queries (T = " + std::to_string(s[0]) +
+                      "), but key has S = " + std::to_string(key[0]) + " positions" + from(c, 1) +
+                      " (turn causal off for cross-attention)");
     return {s};
   };
-  // in_proj [3E, E] + [3E], out_proj [E, E] + [E].
   t.parameter_count = [](const P&, const std::vector<Shape>& in) {
     const double e = double(in.at(0)[1]);
     return 4 * e * e + 4 * e;
   };
-  // The projections (3E + E outputs of E products per position) and the two T×T×E
-  // products, scores and weighted values.
+  // The projections (E products per output: 2E per query position, the query's and out_proj's,
+  // and 2E per key position, its key and value) and the two T×S×E products, scores and
+  // weighted values.
   t.macs = [](const P&, const std::vector<Shape>& in, const std::vector<Shape>&) {
-    const double time = double(in.at(0)[0]), e = double(in.at(0)[1]);
-    return 4 * time * e * e + 2 * time * time * e;
+    const double time = double(in.at(0)[0]), keys = double(in.back()[0]), e = double(in.at(0)[1]);
+    return 2 * (time + keys) * e * e + 2 * time * keys * e;
   };
-  t.build = [](const BuildContext& b, const P& p) {
-    return single(
-        std::make_shared<nn::MultiheadAttention>(b.inputs.at(0)[1], p.num_heads, p.causal, float(p.dropout), b.gen));
+  t.build = [](const BuildContext& b, const P& p) -> BuiltNode {
+    auto m = std::make_shared<nn::MultiheadAttention>(b.inputs.at(0)[1], p.num_heads, p.causal, float(p.dropout), b.gen);
+    if (b.inputs.size() == 1) return single(m);
+    return {m, [m = m.get()](const std::vector<Tensor>& in) { return m->forward(in[0], in[1], in.back()); }};
   };
   // MatMuls by slices of in_proj_weight, heads by Reshape/Transpose, the causal mask a
   // constant [T, T] of 0 and -inf added to the scores before Softmax.
   t.onnx = [](const OnnxContext& c, const P& p) {
     const int64_t time = c.inputs[0][0], e = c.inputs[0][1], heads = p.num_heads;
+    // The tensors the queries, keys and values are projected from: key and value default as the
+    // shape rule says.
+    const std::string sources[] = {c.input_names[0], c.input_names[std::min<size_t>(1, c.input_names.size() - 1)],
+                                   c.input_names.back()};
     const Tensor w = c.out.weights(c.node.id + ".in_proj_weight"), b = c.out.weights(c.node.id + ".in_proj_bias");
     c.out.add_initializer(c.name("heads_shape"), std::vector<int64_t>{0, -1, heads, e / heads});
     const char* parts[] = {"q", "k", "v"};
@@ -70,7 +99,7 @@ void add_multihead_attention(Registrar& r) {
       const std::string part = parts[i];
       c.out.add_initializer(c.name(part + "_weight_t"), narrow(w, 0, i * e, e).t().contiguous());
       c.out.add_initializer(c.name(part + "_bias"), narrow(b, 0, i * e, e).contiguous());
-      c.out.add_node("MatMul", {c.input_names[0], c.name(part + "_weight_t")}, {c.name(part + "_product")});
+      c.out.add_node("MatMul", {sources[i], c.name(part + "_weight_t")}, {c.name(part + "_product")});
       c.out.add_node("Add", {c.name(part + "_product"), c.name(part + "_bias")}, {c.name(part + "_flat")});
       c.out.add_node("Reshape", {c.name(part + "_flat"), c.name("heads_shape")}, {c.name(part + "_split")});
       // q and v to [N, H, T, D]; k to [N, H, D, T], ready for q·kᵀ.
@@ -103,6 +132,7 @@ void add_multihead_attention(Registrar& r) {
 
 struct PositionalParams {
   int64_t max_len;
+  std::string kind;
 };
 
 void add_positional_embedding(Registrar& r) {
@@ -110,12 +140,16 @@ void add_positional_embedding(Registrar& r) {
   Layer<P> t;
   t.name = "PositionalEmbedding";
   t.category = "Attention";
-  t.display_name = "Positional embedding (learned)";
-  t.description = "Adds a learned vector for each position 0..T-1, so that attention can tell positions apart.";
+  t.display_name = "Positional embedding";
+  t.description = "Adds a vector for each position 0..T-1, learned or fixed sines and cosines, so that attention "
+                  "can tell positions apart.";
   t.inputs = {{"input", "[N, T, E], T at most max_len"}};
   t.outputs = {{"output", "[N, T, E]"}};
   t.params = {graph::param("max_len", "Longest sequence", &P::max_len, 64, 1, graph::kBig,
-                           "The longest sequence; one learned vector per position.")};
+                           "The longest sequence; one vector per position."),
+              graph::param("kind", "Positions", &P::kind, "learned", {"learned", "sinusoidal"},
+                           "Learned: a trained vector per position, as GPT learns them. Sinusoidal: the fixed sines "
+                           "and cosines of geometric frequencies of the original Transformer, nothing to learn.")};
   t.shape = [](const graph::ShapeContext& c, const P& p) -> std::vector<Shape> {
     require_rank(c, 2, "[N, T, E] (a sequence of T positions with E features each)");
     const Shape& s = one_input(c);
@@ -125,18 +159,24 @@ void add_positional_embedding(Registrar& r) {
                         std::to_string(s[0]) + ")");
     return {s};
   };
-  t.parameter_count = [](const P& p, const std::vector<Shape>& in) { return double(p.max_len) * double(in.at(0)[1]); };
-  t.build = [](const BuildContext& b, const P& p) {
-    return single(std::make_shared<nn::PositionalEmbedding>(p.max_len, b.inputs.at(0)[1], b.gen));
+  t.parameter_count = [](const P& p, const std::vector<Shape>& in) {
+    return p.kind == "learned" ? double(p.max_len) * double(in.at(0)[1]) : 0.0;
   };
-  // weight[:T] with T read from the input's shape, added.
-  t.onnx = [](const OnnxContext& c, const P&) {
+  t.build = [](const BuildContext& b, const P& p) -> BuiltNode {
+    const int64_t e = b.inputs.at(0)[1];
+    if (p.kind == "learned") return single(std::make_shared<nn::PositionalEmbedding>(p.max_len, e, b.gen));
+    return single(std::make_shared<nn::SinusoidalPositions>(p.max_len, e));
+  };
+  // The table (weight or pe) cut to T rows, T read from the input's shape, and added.
+  t.onnx = [](const OnnxContext& c, const P& p) {
     c.out.add_initializer(c.name("one"), std::vector<int64_t>{1});
     c.out.add_initializer(c.name("two"), std::vector<int64_t>{2});
     c.out.add_initializer(c.name("zero"), std::vector<int64_t>{0});
     c.out.add_node("Shape", c.input_names, {c.name("shape")});
     c.out.add_node("Slice", {c.name("shape"), c.name("one"), c.name("two")}, {c.name("time")});
-    c.out.add_node("Slice", {c.parameter("weight"), c.name("zero"), c.name("time"), c.name("zero")}, {c.name("positions")});
+    c.out.add_node("Slice", {c.parameter(p.kind == "learned" ? "weight" : "pe"), c.name("zero"), c.name("time"),
+                             c.name("zero")},
+                   {c.name("positions")});
     c.out.add_node("Add", {c.input_names[0], c.name("positions")}, c.output_names);
   };
   r.add(std::move(t));

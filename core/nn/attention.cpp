@@ -11,11 +11,14 @@ namespace plexus::nn {
 
 Tensor functional::scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
                                                 float dropout_p, bool training, Generator* gen) {
-  if (q.dim() < 2 || q.shape() != k.shape() || q.shape() != v.shape())
-    throw ShapeError("scaled_dot_product_attention: expected q, k, v of one shape [..., T, D], got " +
-                     to_string(q.shape()) + ", " + to_string(k.shape()) + ", " + to_string(v.shape()));
+  const auto batch = [](const Tensor& t) { return Shape(t.shape().begin(), t.shape().end() - 2); };
+  if (q.dim() < 2 || k.shape() != v.shape() || k.dim() != q.dim() || batch(q) != batch(k) ||
+      q.shape().back() != k.shape().back() || (causal && q.shape()[q.dim() - 2] != k.shape()[k.dim() - 2]))
+    throw ShapeError(std::string("scaled_dot_product_attention: expected q [..., T, D] and k, v [..., S, D]") +
+                     (causal ? " with S = T (causal)" : "") + ", got " + to_string(q.shape()) + ", " +
+                     to_string(k.shape()) + ", " + to_string(v.shape()));
   const float scale = 1.f / std::sqrt(float(q.shape().back()));
-  const Tensor scores = matmul(q, k.transpose(-2, -1)) * scale;  // [..., T, T]
+  const Tensor scores = matmul(q, k.transpose(-2, -1)) * scale;  // [..., T, S]
   const Tensor weights = causal ? causal_softmax(scores) : softmax(scores, -1);
   return matmul(dropout(weights, dropout_p, training, gen), v);
 }
@@ -34,17 +37,42 @@ MultiheadAttention::MultiheadAttention(int64_t embed_dim, int64_t num_heads, boo
   init::constant_(out_proj->bias, 0.f);
 }
 
-Tensor MultiheadAttention::forward(const Tensor& x) {
+void MultiheadAttention::check_input(const Tensor& x, const char* role) const {
   if (x.dim() != 3 || x.shape()[2] != embed_dim_)
-    throw ShapeError("MultiheadAttention: expected input [N, T, " + std::to_string(embed_dim_) + "] (batch first), got " +
-                     to_string(x.shape()));
+    throw ShapeError(std::string("MultiheadAttention: expected ") + role + " [N, T, " + std::to_string(embed_dim_) +
+                     "] (batch first), got " + to_string(x.shape()));
+}
+
+Tensor MultiheadAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v) {
+  const Tensor heads = functional::scaled_dot_product_attention(q, k, v, causal_, dropout_, is_training(), gen_);
+  const int64_t n = q.shape()[0], t = q.shape()[2];
+  return out_proj->forward(heads.permute({0, 2, 1, 3}).reshape({n, t, embed_dim_}));
+}
+
+Tensor MultiheadAttention::forward(const Tensor& x) {
+  check_input(x, "input");
   const int64_t n = x.shape()[0], t = x.shape()[1], h = num_heads_, d = embed_dim_ / num_heads_;
   // [N, T, 3E] -> [3, N, H, T, D]: q, k and v by heads.
   const Tensor qkv = functional::linear(x, in_proj_weight, in_proj_bias).view({n, t, 3, h, d}).permute({2, 0, 3, 1, 4});
   auto part = [&qkv](int64_t i) { return squeeze(narrow(qkv, 0, i, 1), 0); };
-  const Tensor heads =
-      functional::scaled_dot_product_attention(part(0), part(1), part(2), causal_, dropout_, is_training(), gen_);
-  return out_proj->forward(heads.permute({0, 2, 1, 3}).reshape({n, t, embed_dim_}));
+  return attend(part(0), part(1), part(2));
+}
+
+Tensor MultiheadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value) {
+  check_input(query, "query");
+  check_input(key, "key");
+  check_input(value, "value");
+  if (key.shape()[0] != query.shape()[0] || value.shape() != key.shape())
+    throw ShapeError("MultiheadAttention: expected key and value of one shape [N, S, E] with the query's N, got query " +
+                     to_string(query.shape()) + ", key " + to_string(key.shape()) + ", value " + to_string(value.shape()));
+  const int64_t h = num_heads_, d = embed_dim_ / num_heads_;
+  // Rows [i·E, (i+1)·E) of in_proj project part i, to [N, H, length, D].
+  auto project = [&](const Tensor& x, int64_t i) {
+    const Tensor w = narrow(in_proj_weight, 0, i * embed_dim_, embed_dim_);
+    const Tensor b = narrow(in_proj_bias, 0, i * embed_dim_, embed_dim_);
+    return functional::linear(x, w, b).view({x.shape()[0], x.shape()[1], h, d}).permute({0, 2, 1, 3});
+  };
+  return attend(project(query, 0), project(key, 1), project(value, 2));
 }
 
 std::string MultiheadAttention::extra_repr() const {

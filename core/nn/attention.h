@@ -7,22 +7,25 @@
 namespace plexus::nn {
 
 namespace functional {
-// softmax(q·kᵀ / sqrt(D)) · v over q, k, v [..., T, D]; `causal` lets query i see keys j <= i
-// only (causal_softmax); dropout with p = dropout_p on the attention weights while training.
+// softmax(q·kᵀ / sqrt(D)) · v over q [..., T, D] and k, v [..., S, D]; `causal` (S = T) lets
+// query i see keys j <= i only (causal_softmax); dropout with p = dropout_p on the attention weights while training.
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
                                     float dropout_p = 0.f, bool training = false, Generator* gen = nullptr);
 }  // namespace functional
 
-// Multi-head self-attention over x [N, T, E] (batch first), as torch.nn.MultiheadAttention(E,
-// num_heads, dropout, batch_first=True) called with query = key = value = x: in_proj_weight
-// [3E, E] and in_proj_bias [3E] make q, k, v in one product, heads of E / num_heads, and the
-// child Linear "out_proj" [E, E] joins them. Initialised as torch 1.13 does: xavier-uniform
+// Multi-head attention, batch first, as torch.nn.MultiheadAttention(E, num_heads, dropout,
+// batch_first=True): in_proj_weight [3E, E] and in_proj_bias [3E] project the queries, keys and
+// values (rows [0, E), [E, 2E), [2E, 3E)), heads of E / num_heads, and the child Linear
+// "out_proj" [E, E] joins them. forward(x) is self-attention (query = key = value = x, the three
+// projections in one product); forward(query, key, value) attends from query [N, T, E] to
+// key/value [N, S, E], cross-attention. Initialised as torch 1.13 does: xavier-uniform
 // in_proj_weight, zero biases, out_proj.weight as Linear's default.
 class MultiheadAttention : public Module {
  public:
   MultiheadAttention(int64_t embed_dim, int64_t num_heads, bool causal = false, float dropout = 0.f,
                      Generator* gen = nullptr);
   Tensor forward(const Tensor& x) override;
+  Tensor forward(const Tensor& query, const Tensor& key, const Tensor& value);
   std::string type_name() const override { return "MultiheadAttention"; }
   std::string extra_repr() const override;
 
@@ -30,6 +33,9 @@ class MultiheadAttention : public Module {
   std::shared_ptr<Linear> out_proj;
 
  private:
+  void check_input(const Tensor& x, const char* role) const;
+  // q [N, H, T, D], k and v [N, H, S, D] attended and joined by out_proj into [N, T, E].
+  Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v);
   int64_t embed_dim_, num_heads_;
   bool causal_;
   float dropout_;

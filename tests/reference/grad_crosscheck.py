@@ -30,6 +30,7 @@ reordered_dims.plexus and normalizations.plexus):
 Exit status 0 when every project matches, 1 otherwise.
 """
 import json
+import math
 import os
 import struct
 import subprocess
@@ -45,7 +46,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 DEFAULT_PROJECTS = ["mnist_mlp", "residual_mlp", "mnist_lenet", "housing_regression"]
 # tests/reference/projects: layer types no example uses
 TEST_PROJECTS = ["broadcast_merges", "reordered_dims", "normalizations"]
-BUFFERS = ("running_mean", "running_var", "num_batches_tracked")  # a tensor name's last part: not learned
+# A tensor name's last part: not learned (pe: the fixed table of sinusoidal positions).
+BUFFERS = ("running_mean", "running_var", "num_batches_tracked", "pe")
 RTOL = 1e-5
 BATCH = 16
 
@@ -273,7 +275,16 @@ def run_graph(project, weights, x, y, training=False):
             elif t == "Embedding":
                 out = F.embedding(v.long(), w("weight"))
             elif t == "PositionalEmbedding":
-                out = v + w("weight")[:v.shape[1]]
+                if param(n, "kind", "learned") == "learned":
+                    out = v + w("weight")[:v.shape[1]]
+                else:  # the fixed table of PyTorch's transformer tutorial, of the sequence's length only
+                    e = v.shape[-1]
+                    position = torch.arange(v.shape[1], dtype=v.dtype).unsqueeze(1)
+                    div = torch.exp(torch.arange(0, e, 2, dtype=v.dtype) * (-math.log(10000.0) / e))
+                    pe = torch.zeros(v.shape[1], e, dtype=v.dtype)
+                    pe[:, 0::2] = torch.sin(position * div)
+                    pe[:, 1::2] = torch.cos(position * div)[:, :e // 2]
+                    out = v + pe
             elif t == "LayerNorm":
                 out = F.layer_norm(v, (v.shape[-1],), w("weight"), w("bias"), param(n, "eps", 1e-5))
             elif t in ("BatchNorm1d", "BatchNorm2d", "InstanceNorm2d"):
@@ -300,7 +311,9 @@ def run_graph(project, weights, x, y, training=False):
                 mask = None
                 if param(n, "causal", True):
                     mask = torch.triu(torch.ones(steps, steps, dtype=torch.bool), diagonal=1)
-                out, _ = stateless.functional_call(m, own_weights(weights, nid), (v, v, v),
+                key = (inputs_of(nid, "key") or [v])[0]
+                value = (inputs_of(nid, "value") or [key])[0]
+                out, _ = stateless.functional_call(m, own_weights(weights, nid), (v, key, value),
                                                    {"attn_mask": mask, "need_weights": False})
             else:
                 raise SystemExit("grad_crosscheck: node type %s is not supported here" % t)

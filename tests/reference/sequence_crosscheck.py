@@ -11,8 +11,11 @@ It writes, in a temporary folder, a small UTF-8 text file (a `text` dataset) and
 
   - a recurrent stack: LSTM, GRU or RNN with random hidden size, 1-3 layers, one or both
     directions, sometimes a LayerNorm after it;
-  - a causal or full transformer block: PositionalEmbedding, LayerNorm, MultiheadAttention with
-    random heads, a residual Add, LayerNorm, a GELU MLP and a second residual Add;
+  - a causal or full transformer block: PositionalEmbedding (learned or sinusoidal), LayerNorm,
+    MultiheadAttention with random heads, a residual Add, LayerNorm, a GELU MLP and a second
+    residual Add;
+  - cross-attention: sinusoidal positions, the sequence attending to itself max-pooled to half
+    its length (key, and value directly or through a Linear), a residual Add;
 
 then a Linear to the vocabulary and CrossEntropy over every position ([N, T, V] against
 [N, T]). Each project goes through grad_crosscheck.check: our loss and every parameter gradient
@@ -63,7 +66,8 @@ def recurrent_graph(rng, embed):
 def transformer_graph(rng, embed, steps):
     g = GraphBuilder()
     x = g.add("Embedding", ["in"], {"num_embeddings": len(ALPHABET), "embedding_dim": embed})
-    x = g.add("PositionalEmbedding", [x], {"max_len": steps + rng.randint(0, 4)})
+    x = g.add("PositionalEmbedding", [x], {"max_len": steps + rng.randint(0, 4),
+                                           "kind": rng.choice(["learned", "sinusoidal"])})
     causal = rng.random() < 0.7
     a = g.add("LayerNorm", [x])
     a = g.add("MultiheadAttention", [a], {"num_heads": rng.choice([h for h in (1, 2, 4) if embed % h == 0]),
@@ -75,6 +79,26 @@ def transformer_graph(rng, embed, steps):
     m = g.add("Linear", [m], {"out_features": embed})
     x = g.add("Add", [x, m], port="inputs")
     return g, x, "attention (%s)" % ("causal" if causal else "full")
+
+
+def cross_attention_graph(rng, embed, steps):
+    """Queries from every position attending to a memory of half as many (the sequence max-pooled
+    over time), its keys and, half the time, values of their own through a Linear."""
+    g = GraphBuilder()
+    x = g.add("Embedding", ["in"], {"num_embeddings": len(ALPHABET), "embedding_dim": embed})
+    x = g.add("PositionalEmbedding", [x], {"max_len": steps, "kind": "sinusoidal"})
+    m = g.add("Permute", [x], {"dims": [0, 2, 1]})
+    m = g.add("MaxPool1d", [m], {"kernel_size": 2})
+    m = g.add("Permute", [m], {"dims": [0, 2, 1]})
+    a = g.add("MultiheadAttention", [x], {"num_heads": rng.choice([h for h in (1, 2, 4) if embed % h == 0]),
+                                          "causal": False})
+    g.edges.append(edge(m, a, "key", "output"))
+    values = rng.random() < 0.5
+    if values:
+        v = g.add("Linear", [m], {"out_features": embed})
+        g.edges.append(edge(v, a, "value", "output"))
+    x = g.add("Add", [x, a], port="inputs")
+    return g, x, "cross-attention to %d positions, %s" % (steps // 2, "own values" if values else "values = keys")
 
 
 def project(g, last, steps):
@@ -99,7 +123,12 @@ def main():
             f.write(text)
         for i in range(graphs):
             steps, embed = rng.choice([3, 7, 12]), rng.choice([4, 8, 12])
-            g, last, what = (recurrent_graph(rng, embed) if i % 2 == 0 else transformer_graph(rng, embed, steps))
+            if i % 3 == 0:
+                g, last, what = recurrent_graph(rng, embed)
+            elif i % 3 == 1:
+                g, last, what = transformer_graph(rng, embed, steps)
+            else:
+                g, last, what = cross_attention_graph(rng, embed, steps)
             path = os.path.join(workdir, "seq%02d.plexus" % i)
             with open(path, "w") as f:
                 json.dump(project(g, last, steps), f, indent=1)

@@ -176,6 +176,8 @@ TEST(parameterVariantsMatchPlexus) {
        {node("pos", "PositionalEmbedding", P{{"max_len", 4L}}), node("norm", "LayerNorm", P{{"eps", 1e-3}}),
         node("attn", "MultiheadAttention", P{{"num_heads", 3L}})},
        {4, 6}},
+      {"sinusoidal positions",
+       {node("pos", "PositionalEmbedding", P{{"max_len", 6L}, {"kind", std::string("sinusoidal")}})}, {4, 6}},
       {"lstm 2 layers bidirectional",
        {node("lstm", "LSTM", P{{"hidden_size", 4L}, {"num_layers", 2L}, {"bidirectional", true}})}, {4, 5}},
       {"gru 2 layers bidirectional",
@@ -208,6 +210,29 @@ TEST(mergesAndOneStandardisationMatchPlexus) {
   for (graph::Node& n : g.nodes)
     if (n.id == "sum") n.type = "Concat";
   matches_plexus("concat of three", trained_model(g, {6}, {{0.5f}, {2.f}}));
+}
+
+// Cross-attention: the sequence [4, 6] attending to itself max-pooled to 2 positions, the keys
+// as they are and the values through a Linear; then the values the keys.
+TEST(crossAttentionMatchesPlexus) {
+  if (const std::string why = ort_unavailable(); !why.empty()) SKIP(why);
+  using P = std::map<std::string, graph::ParamValue>;
+  graph::Graph g;
+  g.nodes = {node("in", "Input"),
+             node("to_channels", "Permute", P{{"dims", std::vector<int64_t>{0, 2, 1}}}),
+             node("pool", "MaxPool1d"),
+             node("memory", "Permute", P{{"dims", std::vector<int64_t>{0, 2, 1}}}),
+             node("values", "Linear", P{{"out_features", 6L}}),
+             node("attn", "MultiheadAttention", P{{"num_heads", 2L}, {"causal", false}}),
+             node("loss", "MSE")};
+  g.edges = {edge("in", "x", "to_channels"),        edge("to_channels", "output", "pool"),
+             edge("pool", "output", "memory"),      edge("memory", "output", "values"),
+             edge("in", "x", "attn"),               edge("memory", "output", "attn", "key"),
+             edge("values", "output", "attn", "value"), edge("attn", "output", "loss"),
+             edge("in", "y", "loss", "target")};
+  matches_plexus("cross-attention", trained_model(g, {4, 6}, per_channel({4, 6})));
+  std::erase_if(g.edges, [](const graph::Edge& e) { return e.to.port == "value"; });
+  matches_plexus("cross-attention values = keys", trained_model(g, {4, 6}, per_channel({4, 6})));
 }
 
 // Broadcasting merges: a feature map [2, 3, 3] gated by [2, 1, 1] (Mul) and less a [1, 1, 1]

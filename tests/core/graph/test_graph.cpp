@@ -811,6 +811,75 @@ TEST(sequenceShapeMessages) {
           m.c_str());
 }
 
+// Tokens [N, 6] embedded with fixed positions, attending to themselves max-pooled to 3 positions.
+static Graph cross_attention_model(bool causal, bool values) {
+  Graph g;
+  g.nodes = {node("in", "Input"),
+             node("emb", "Embedding", {{"num_embeddings", int64_t(7)}, {"embedding_dim", int64_t(8)}}),
+             node("pos", "PositionalEmbedding", {{"max_len", int64_t(6)}, {"kind", std::string("sinusoidal")}}),
+             node("to_channels", "Permute", {{"dims", std::vector<int64_t>{0, 2, 1}}}),
+             node("pool", "MaxPool1d"),
+             node("memory", "Permute", {{"dims", std::vector<int64_t>{0, 2, 1}}}),
+             node("values", "Linear", {{"out_features", int64_t(8)}}),
+             node("attn", "MultiheadAttention", {{"num_heads", int64_t(2)}, {"causal", causal}}),
+             node("out", "Linear", {{"out_features", int64_t(7)}}),
+             node("loss", "CrossEntropy")};
+  g.edges = {edge("in", "x", "emb"),           edge("emb", "output", "pos"),     edge("pos", "output", "to_channels"),
+             edge("to_channels", "output", "pool"), edge("pool", "output", "memory"), edge("memory", "output", "values"),
+             edge("pos", "output", "attn"),    edge("memory", "output", "attn", "key"),
+             edge("attn", "output", "out"),    edge("out", "output", "loss"),     edge("in", "y", "loss", "target")};
+  if (values) g.edges.push_back(edge("values", "output", "attn", "value"));
+  return g;
+}
+
+TEST(crossAttentionShapesTrainAndRefuse) {
+  const DatasetInfo info{{6}, {6}, 7};
+  auto first = [&info](const Graph& g) {
+    const Validation v = validate(g, &info);
+    return v.problems.empty() ? std::string() : v.problems.front().message;
+  };
+  for (const bool values : {false, true}) {
+    const Graph g = cross_attention_model(false, values);
+    const Validation v = validate(g, &info);
+    VERIFY2(v.ok(), messages(v).empty() ? "" : messages(v)[0].c_str());
+    COMPARE(v.shapes.outputs.at("memory").at(0), (Shape{3, 8}));
+    COMPARE(v.shapes.outputs.at("attn").at(0), (Shape{6, 8}));
+    const LayerType& attn = *Registry::instance().find("MultiheadAttention");
+    // Projections: 2E per query (its own and out_proj's), 2E per key; scores and sums T·S·E each.
+    COMPARE(attn.macs(*g.find("attn"), {{6, 8}, {3, 8}}, {{6, 8}}), 2.0 * (6 + 3) * 64 + 2.0 * 6 * 3 * 8);
+    const LayerType& pos = *Registry::instance().find("PositionalEmbedding");
+    COMPARE(pos.parameter_count(*g.find("pos"), {{6, 8}}), 0.0);
+    const CompiledGraph c = compile(g, info, 3);
+    std::vector<std::string> names;
+    for (const auto& [name, t] : c.model->named_parameters()) names.push_back(name);
+    COMPARE(names.front(), std::string("emb.weight"));  // nothing learned for the positions
+    VERIFY(std::find(names.begin(), names.end(), "values.weight") != names.end() || !values);
+    const Tensor x = from_vector({0, 1, 2, 3, 4, 6, 5, 4, 3, 2, 1, 0}, {2, 6});
+    const Tensor y = from_vector({1, 2, 3, 4, 5, 6, 4, 3, 2, 1, 0, 0}, {2, 6});
+    const auto params = c.model->parameters();
+    const auto r = gradcheck([&](const std::vector<Tensor>&) { return c.loss((*c.model)(x), y); },
+                             {params.begin() + 1, params.end()});
+    VERIFY2(r.ok, r.message.c_str());
+  }
+  COMPARE(first(cross_attention_model(true, false)),
+          std::string("MultiheadAttention 'attn' is causal, which needs as many keys as queries (T = 6), but key has "
+                      "S = 3 positions from 'memory' (turn causal off for cross-attention)"));
+  Graph no_key = cross_attention_model(false, true);
+  std::erase_if(no_key.edges, [](const Edge& e) { return e.to.port == "key"; });
+  COMPARE(first(no_key), std::string("MultiheadAttention 'attn': value is wired but key is not (wire the keys too, or "
+                                     "the values to key alone)"));
+  Graph narrow_values = cross_attention_model(false, true);
+  narrow_values.find("values")->params["out_features"] = int64_t(5);
+  COMPARE(first(narrow_values), std::string("MultiheadAttention 'attn' expects value of the key's shape [N, 3, 8] but "
+                                            "receives [N, 3, 5] from 'values'"));
+  Graph narrow_keys = cross_attention_model(false, false);
+  narrow_keys.edges.push_back(edge("values", "output", "attn", "key"));
+  std::erase_if(narrow_keys.edges, [](const Edge& e) { return e.from.node == "memory" && e.to.port == "key"; });
+  narrow_keys.find("values")->params["out_features"] = int64_t(4);
+  COMPARE(first(narrow_keys), std::string("MultiheadAttention 'attn' attends with E = 8 features from 'pos', so key "
+                                          "must have 8 features too, but receives [N, 3, 4] from 'values'"));
+}
+
 TEST(compileRefusesAnInvalidGraph) {
   Graph g = mlp();
   g.edges.pop_back();  // the loss target is left open

@@ -185,9 +185,12 @@ TEST(parameterCountMatchesEveryBuiltLayer) {
         }
       bool built = false;
       for (const Shape& shape : candidates) {
-        const size_t n = t.inputs.at(0).variadic ? 2 : t.inputs.size();
-        ShapeContext c{node, std::vector<Shape>(n, shape), std::vector<std::string>(n, "input"),
-                       std::vector<std::string>(n, "'src'"), nullptr, false};
+        // The required ports wired (a variadic one twice), as the palette's node is.
+        std::vector<std::string> ports;
+        for (const PortSpec& p : t.inputs)
+          if (p.required) ports.insert(ports.end(), p.variadic ? 2 : 1, p.name);
+        const size_t n = ports.size();
+        ShapeContext c{node, std::vector<Shape>(n, shape), ports, std::vector<std::string>(n, "'src'"), nullptr, false};
         try {
           t.shape(c);
         } catch (const ShapeProblem&) {

@@ -52,38 +52,46 @@ std::string error_of(F&& f) {
   return "";
 }
 
-// Plain-loop multi-head self-attention over x [N, T, E] with a module's weights, torch's layout.
-std::vector<float> reference_attention(const nn::MultiheadAttention& m, const Tensor& x, int64_t heads, bool causal) {
-  const int64_t n = x.shape()[0], t = x.shape()[1], e = x.shape()[2], d = e / heads;
-  const std::vector<float> xv = x.to_vector(), w = m.in_proj_weight.to_vector(), b = m.in_proj_bias.to_vector();
+// Plain-loop multi-head attention from query [N, T, E] to key and value [N, S, E] with a
+// module's weights, torch's layout.
+std::vector<float> reference_attention(const nn::MultiheadAttention& m, const Tensor& query, const Tensor& key,
+                                       const Tensor& value, int64_t heads, bool causal) {
+  const int64_t n = query.shape()[0], t = query.shape()[1], s_len = key.shape()[1], e = query.shape()[2], d = e / heads;
+  const std::vector<float> w = m.in_proj_weight.to_vector(), b = m.in_proj_bias.to_vector();
   const std::vector<float> ow = m.out_proj->weight.to_vector(), ob = m.out_proj->bias.to_vector();
-  std::vector<double> qkv(size_t(n * t * 3 * e));
-  for (int64_t p = 0; p < n * t; ++p)
-    for (int64_t o = 0; o < 3 * e; ++o) {
-      double s = b[size_t(o)];
-      for (int64_t i = 0; i < e; ++i) s += double(w[size_t(o * e + i)]) * xv[size_t(p * e + i)];
-      qkv[size_t(p * 3 * e + o)] = s;
-    }
+  // Part `part` (0 q, 1 k, 2 v) of the in-projection of x [N, L, E], to [N·L, E].
+  auto project = [&](const Tensor& x, int64_t part) {
+    const std::vector<float> xv = x.to_vector();
+    const int64_t rows = int64_t(xv.size()) / e;
+    std::vector<double> out(size_t(rows * e));
+    for (int64_t p = 0; p < rows; ++p)
+      for (int64_t o = 0; o < e; ++o) {
+        double s = b[size_t(part * e + o)];
+        for (int64_t i = 0; i < e; ++i) s += double(w[size_t((part * e + o) * e + i)]) * xv[size_t(p * e + i)];
+        out[size_t(p * e + o)] = s;
+      }
+    return out;
+  };
+  const std::vector<double> q = project(query, 0), k = project(key, 1), v = project(value, 2);
   std::vector<double> joined(size_t(n * t * e), 0.0);
   for (int64_t b0 = 0; b0 < n; ++b0)
     for (int64_t h = 0; h < heads; ++h)
       for (int64_t i = 0; i < t; ++i) {
-        std::vector<double> score(size_t(t), 0.0);
+        std::vector<double> score(size_t(s_len), 0.0);
         double mx = -1e300;
-        const int64_t seen = causal ? i + 1 : t;
+        const int64_t seen = causal ? i + 1 : s_len;
         for (int64_t j = 0; j < seen; ++j) {
           double s = 0;
-          for (int64_t k = 0; k < d; ++k)
-            s += qkv[size_t((b0 * t + i) * 3 * e + h * d + k)] * qkv[size_t((b0 * t + j) * 3 * e + e + h * d + k)];
+          for (int64_t c = 0; c < d; ++c) s += q[size_t((b0 * t + i) * e + h * d + c)] * k[size_t((b0 * s_len + j) * e + h * d + c)];
           score[size_t(j)] = s / std::sqrt(double(d));
           mx = std::max(mx, score[size_t(j)]);
         }
         double z = 0;
         for (int64_t j = 0; j < seen; ++j) z += std::exp(score[size_t(j)] - mx);
         for (int64_t j = 0; j < seen; ++j)
-          for (int64_t k = 0; k < d; ++k)
-            joined[size_t((b0 * t + i) * e + h * d + k)] +=
-                std::exp(score[size_t(j)] - mx) / z * qkv[size_t((b0 * t + j) * 3 * e + 2 * e + h * d + k)];
+          for (int64_t c = 0; c < d; ++c)
+            joined[size_t((b0 * t + i) * e + h * d + c)] +=
+                std::exp(score[size_t(j)] - mx) / z * v[size_t((b0 * s_len + j) * e + h * d + c)];
       }
   std::vector<float> out(size_t(n * t * e));
   for (int64_t p = 0; p < n * t; ++p)
@@ -206,11 +214,36 @@ TEST(multiheadAttentionLayoutAndValues) {
       other.out_proj->weight.copy_(m.out_proj->weight);
       other.out_proj->bias.copy_(m.out_proj->bias);
     }
-    compare(other.forward(x).to_vector(), reference_attention(other, x, 2, causal), 1e-5,
+    compare(other.forward(x).to_vector(), reference_attention(other, x, x, x, 2, causal), 1e-5,
             causal ? "causal attention" : "attention");
   }
   VERIFY(error_of([] { nn::MultiheadAttention(6, 4); }).find("num_heads") != std::string::npos);
   VERIFY(error_of([&] { m.forward(zeros({2, 8})); }).find("[N, T, 8]") != std::string::npos);
+}
+
+// Queries [2, 5, 8] attending to 3 other positions: separate values, and the values the keys.
+TEST(crossAttentionValues) {
+  Generator gen(15);
+  nn::MultiheadAttention m(8, 2, /*causal=*/false, 0.f, &gen);
+  {
+    NoGradGuard no_grad;
+    m.in_proj_bias.copy_(normal({24}, 16));
+  }
+  const Tensor query = normal({2, 5, 8}, 17), key = normal({2, 3, 8}, 18), value = normal({2, 3, 8}, 19);
+  const Tensor out = m.forward(query, key, value);
+  COMPARE(out.shape(), Shape({2, 5, 8}));
+  compare(out.to_vector(), reference_attention(m, query, key, value, 2, false), 1e-5, "cross-attention");
+  compare(m.forward(query, key, key).to_vector(), reference_attention(m, query, key, key, 2, false), 1e-5,
+          "cross-attention, values = keys");
+  // Self-attention's one fused projection computes what the three separate ones do.
+  compare(m.forward(query).to_vector(), m.forward(query, query, query).to_vector(), 1e-5, "self as cross");
+  VERIFY(error_of([&] { m.forward(query, key, normal({2, 4, 8}, 20)); }).find("key and value of one shape") !=
+         std::string::npos);
+  nn::MultiheadAttention causal(8, 2, true, 0.f, &gen);
+  VERIFY(error_of([&] { causal.forward(query, key, value); }).find("S = T (causal)") != std::string::npos);
+  GRADCHECK("MultiheadAttention cross", [&m](const TV& v) { return m.forward(v[0], v[1], v[2]); },
+            (TV{normal_leaf({2, 3, 8}, 21), normal_leaf({2, 2, 8}, 22), normal_leaf({2, 2, 8}, 23), m.in_proj_weight,
+                m.in_proj_bias}));
 }
 
 TEST(causalMaskHidesTheFuture) {
@@ -277,6 +310,32 @@ TEST(positionalEmbedding) {
   VERIFY2(e.find("T = 6") != std::string::npos && e.find("max_len is 5") != std::string::npos, e.c_str());
   GRADCHECK("PositionalEmbedding", [&p](const TV& v) { return p.forward(v[0]); },
             (TV{normal_leaf({2, 4, 3}, 53), p.weight}));
+}
+
+// The table of "Attention Is All You Need" (PyTorch's transformer tutorial's), added.
+TEST(sinusoidalPositions) {
+  nn::SinusoidalPositions p(7, 6);
+  COMPARE(p.named_parameters().size(), size_t(0));
+  COMPARE(p.pe.shape(), Shape({7, 6}));
+  const std::vector<float> pe = p.pe.to_vector();
+  for (int64_t pos = 0; pos < 7; ++pos)
+    for (int64_t i = 0; i < 3; ++i) {
+      const double angle = double(pos) / std::pow(10000.0, 2.0 * double(i) / 6.0);
+      COMPARE(pe[size_t(pos * 6 + 2 * i)], float(std::sin(angle)));
+      COMPARE(pe[size_t(pos * 6 + 2 * i + 1)], float(std::cos(angle)));
+    }
+  const Tensor x = normal({2, 4, 6}, 54);
+  const std::vector<float> y = p.forward(x).to_vector(), xv = x.to_vector();
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t t = 0; t < 4; ++t)
+      for (int64_t j = 0; j < 6; ++j)
+        COMPARE(y[size_t((b * 4 + t) * 6 + j)], xv[size_t((b * 4 + t) * 6 + j)] + pe[size_t(t * 6 + j)]);
+  // An odd width: the last column is a sine with no cosine partner.
+  nn::SinusoidalPositions odd(3, 5);
+  COMPARE(odd.pe.to_vector()[size_t(2 * 5 + 4)], float(std::sin(2.0 / std::pow(10000.0, 4.0 / 5.0))));
+  const std::string e = error_of([&] { p.forward(zeros({1, 8, 6})); });
+  VERIFY2(e.find("T = 8") != std::string::npos && e.find("max_len is 7") != std::string::npos, e.c_str());
+  GRADCHECK("SinusoidalPositions", [&p](const TV& v) { return p.forward(v[0]); }, (TV{normal_leaf({2, 4, 6}, 55)}));
 }
 
 // ---- cross-entropy over every position -------------------------------------------------------
