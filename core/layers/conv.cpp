@@ -238,7 +238,7 @@ void add_adaptive_pool(Registrar& r, bool is_max) {
   Layer<P> t;
   t.name = is_max ? "AdaptiveMaxPool2d" : "AdaptiveAvgPool2d";
   t.category = "Convolution";
-  t.display_name = is_max ? "Adaptive max pooling (global max)" : "Adaptive average pooling (global average)";
+  t.display_name = is_max ? "Adaptive max pooling" : "Adaptive average pooling";
   t.description = std::string(is_max ? "Keeps the largest value of" : "Averages") +
                   " each window of a grid of output_size windows spread over the image, whatever its size; [1, 1] is "
                   "global " +

@@ -18,6 +18,7 @@ void add_layer_types(Registry& registry) {
   layers::add_resample_layers(r);
   layers::add_norm_layers(r);
   layers::add_recurrent_layers(r);
+  layers::add_sequence_layers(r);
   layers::add_attention_layers(r);
   layers::add_activation_layers(r);
   layers::add_merge_layers(r);

@@ -17,6 +17,7 @@ void add_resample_layers(Registrar& r);       // resample.cpp: Upsample, ZeroPad
 void add_norm_layers(Registrar& r);           // norm.cpp: BatchNorm1d, BatchNorm2d, LayerNorm, GroupNorm,
                                               // InstanceNorm2d, RMSNorm
 void add_recurrent_layers(Registrar& r);      // recurrent.cpp: LSTM, GRU, RNN
+void add_sequence_layers(Registrar& r);       // sequence.cpp: SequenceLengths, SequencePool
 void add_attention_layers(Registrar& r);      // attention.cpp: MultiheadAttention, PositionalEmbedding
 void add_activation_layers(Registrar& r);     // activation.cpp: ReLU, LeakyReLU, PReLU, ELU, SELU, Sigmoid,
                                               // Tanh, GELU, SiLU, Mish, Softplus, Hardswish, Hardsigmoid,

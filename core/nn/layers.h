@@ -11,4 +11,5 @@
 #include "nn/positional_embedding.h"
 #include "nn/recurrent.h"
 #include "nn/resample.h"
+#include "nn/sequence.h"
 #include "nn/sequential.h"

@@ -16,7 +16,7 @@ reordered_dims.plexus and normalizations.plexus):
    Linear, Conv2d, Conv1d, ConvTranspose2d, Upsample, ZeroPad2d, MaxPool2d, AvgPool2d, MaxPool1d, AvgPool1d, AdaptiveMaxPool2d, AdaptiveAvgPool2d, ReLU, LeakyReLU, PReLU, ELU, SELU, Tanh, Sigmoid, GELU,
    SiLU, Mish, Softplus, Hardswish, Hardsigmoid, LogSoftmax, Identity, Add, Mul, Sub, Concat,
    Embedding, PositionalEmbedding, LayerNorm, BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm2d,
-   RMSNorm, LSTM, GRU, RNN, MultiheadAttention, and the losses CrossEntropy, NLL, MSE, L1, SmoothL1,
+   RMSNorm, LSTM, GRU, RNN, MultiheadAttention, SequenceLengths, SequencePool, and the losses CrossEntropy, NLL, MSE, L1, SmoothL1,
    Huber, KLDiv and BCEWithLogits) with its weights; the
    recurrent and attention layers are torch's own kernels and modules run on our tensors, so
    names and layouts must match torch's. torch 1.13 has no RMSNorm: PyTorch 2.4's formula
@@ -191,6 +191,10 @@ def run_graph(project, weights, x, y, training=False):
             out = a - b
         elif t == "Concat":
             out = torch.cat(inputs_of(nid, "inputs"), dim=param(n, "dim", 1))
+        elif t == "SequencePool":
+            (v,) = inputs_of(nid, "input")
+            lengths = inputs_of(nid, "lengths")
+            out = sequence_pool(v, lengths[0] if lengths else None, param(n, "mode", "mean"))
         elif t in LOSSES:
             (pred,), (target,) = inputs_of(nid, "input"), inputs_of(nid, "target")
             loss = torch_loss(n, pred, target)
@@ -285,6 +289,8 @@ def run_graph(project, weights, x, y, training=False):
                     pe[:, 0::2] = torch.sin(position * div)
                     pe[:, 1::2] = torch.cos(position * div)[:, :e // 2]
                     out = v + pe
+            elif t == "SequenceLengths":
+                out = (v != 0).sum(1).to(v.dtype)
             elif t == "LayerNorm":
                 out = F.layer_norm(v, (v.shape[-1],), w("weight"), w("bias"), param(n, "eps", 1e-5))
             elif t in ("BatchNorm1d", "BatchNorm2d", "InstanceNorm2d"):
@@ -319,6 +325,25 @@ def run_graph(project, weights, x, y, training=False):
                 raise SystemExit("grad_crosscheck: node type %s is not supported here" % t)
         values[(nid, "output")] = out
     return loss
+
+
+def sequence_pool(v, lengths, mode):
+    """v [N, T, E] pooled over each example's first lengths[n] positions (all T without), in torch ops."""
+    steps = v.shape[1]
+    if mode == "first":
+        return v[:, 0]
+    if lengths is None:
+        return {"mean": lambda: v.mean(1), "max": lambda: v.amax(1), "last": lambda: v[:, -1]}[mode]()
+    lengths = lengths.clamp(0, steps).long()
+    valid = (torch.arange(steps).unsqueeze(0) < lengths.unsqueeze(1)).unsqueeze(2)
+    nonempty = (lengths > 0).unsqueeze(1)
+    if mode == "mean":
+        return (v * valid).sum(1) / lengths.clamp(min=1).unsqueeze(1).to(v.dtype)
+    if mode == "max":
+        pooled = v.masked_fill(~valid, float("-inf")).amax(1)
+    else:
+        pooled = v[torch.arange(v.shape[0]), (lengths - 1).clamp(min=0)]
+    return torch.where(nonempty, pooled, torch.zeros_like(pooled))
 
 
 def recurrent(kind, n, w, v, training):

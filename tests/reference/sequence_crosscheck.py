@@ -7,7 +7,7 @@ ctest runs it as reference_sequence (Skipped where torch is missing); by hand, w
     /usr/bin/python3 tests/reference/sequence_crosscheck.py [build/app/plexus-cli] [--seed S] [--graphs K]
 
 It writes, in a temporary folder, a small UTF-8 text file (a `text` dataset) and K project files
-(default 12) drawn from a seeded generator: an Embedding, then one of
+(default 16) drawn from a seeded generator: an Embedding, then one of
 
   - a recurrent stack: LSTM, GRU or RNN with random hidden size, 1-3 layers, one or both
     directions, sometimes a LayerNorm after it;
@@ -16,9 +16,12 @@ It writes, in a temporary folder, a small UTF-8 text file (a `text` dataset) and
     residual Add;
   - cross-attention: sinusoidal positions, the sequence attending to itself max-pooled to half
     its length (key, and value directly or through a Linear), a residual Add;
+  - a sequence pooled to one vector (SequencePool, mean / max / last / first), over each
+    example's SequenceLengths (its ids other than 0) or every position, after a recurrent layer
+    or straight from the Embedding, then a Linear regressing the T next ids (MSE);
 
-then a Linear to the vocabulary and CrossEntropy over every position ([N, T, V] against
-[N, T]). Each project goes through grad_crosscheck.check: our loss and every parameter gradient
+then (but for the pooled ones) a Linear to the vocabulary and CrossEntropy over every position
+([N, T, V] against [N, T]). Each project goes through grad_crosscheck.check: our loss and every parameter gradient
 against torch's (torch's own nn.LSTM/GRU/RNN/MultiheadAttention modules, run on our weights),
 relative tolerance 1e-4 of each tensor's largest magnitude.
 
@@ -101,9 +104,26 @@ def cross_attention_graph(rng, embed, steps):
     return g, x, "cross-attention to %d positions, %s" % (steps // 2, "own values" if values else "values = keys")
 
 
-def project(g, last, steps):
-    out = g.add("Linear", [last], {"out_features": len(ALPHABET)})
-    loss = g.add("CrossEntropy", [out])
+def pooled_graph(rng, embed):
+    """A sequence pooled to one vector, over each example's length (its ids other than 0) or
+    over every position; regressed onto the window's next ids by the head (pooled=True)."""
+    g = GraphBuilder()
+    x = g.add("Embedding", ["in"], {"num_embeddings": len(ALPHABET), "embedding_dim": embed})
+    if rng.random() < 0.6:
+        x = g.add(rng.choice(["LSTM", "GRU", "RNN"]), [x], {"hidden_size": rng.choice([5, 8]),
+                                                              "bidirectional": rng.random() < 0.3})
+    mode = rng.choice(["mean", "max", "last", "first"])
+    p = g.add("SequencePool", [x], {"mode": mode})
+    lengths = rng.random() < 0.7
+    if lengths:
+        g.edges.append(edge(g.add("SequenceLengths", ["in"]), p, "lengths", "output"))
+    return g, p, "%s pooling%s" % (mode, " over lengths" if lengths else "")
+
+
+def project(g, last, steps, pooled=False):
+    # A pooled sequence [N, E] has no positions to classify: MSE against the T target ids instead.
+    out = g.add("Linear", [last], {"out_features": steps if pooled else len(ALPHABET)})
+    loss = g.add("MSE" if pooled else "CrossEntropy", [out])
     g.edges.append(edge("in", loss, "target", "y"))
     return {"format": 1, "nodes": g.nodes, "edges": g.edges,
             "dataset": {"kind": "text", "path": "corpus.txt", "seq_len": steps},
@@ -112,7 +132,7 @@ def project(g, last, steps):
 
 
 def main():
-    cli, seed, graphs = grad_crosscheck.random_graph_args(5, 12)
+    cli, seed, graphs = grad_crosscheck.random_graph_args(5, 16)
     grad_crosscheck.RTOL = 1e-4
     rng = random.Random(seed)
     print("torch %s, %s, seed %d" % (grad_crosscheck.torch.__version__, cli, seed))
@@ -123,15 +143,17 @@ def main():
             f.write(text)
         for i in range(graphs):
             steps, embed = rng.choice([3, 7, 12]), rng.choice([4, 8, 12])
-            if i % 3 == 0:
+            if i % 4 == 0:
                 g, last, what = recurrent_graph(rng, embed)
-            elif i % 3 == 1:
+            elif i % 4 == 1:
                 g, last, what = transformer_graph(rng, embed, steps)
-            else:
+            elif i % 4 == 2:
                 g, last, what = cross_attention_graph(rng, embed, steps)
+            else:
+                g, last, what = pooled_graph(rng, embed)
             path = os.path.join(workdir, "seq%02d.plexus" % i)
             with open(path, "w") as f:
-                json.dump(project(g, last, steps), f, indent=1)
+                json.dump(project(g, last, steps, pooled=i % 4 == 3), f, indent=1)
             print("seq%02d: %s, T %d, E %d" % (i, what, steps, embed))
             all_ok = grad_crosscheck.check(cli, path, workdir, seed=31 + i) and all_ok
     print("CROSSCHECK %s" % ("PASSED" if all_ok else "FAILED"))

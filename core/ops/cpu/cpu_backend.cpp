@@ -645,10 +645,11 @@ class CpuBackend final : public Backend {
     slots.sum();
   }
 
-  // Pooling runs planes in parallel, each chunk at least this many input cells.
-  static int64_t plane_grain(const ConvGeometry& g) {
-    return std::max<int64_t>(1, kParallelElements / 2 / std::max<int64_t>(1, g.h * g.w));
+  // Pooling runs planes of `cells` input cells in parallel, each chunk at least this many cells.
+  static int64_t plane_grain(int64_t cells) {
+    return std::max<int64_t>(1, kParallelElements / 2 / std::max<int64_t>(1, cells));
   }
+  static int64_t plane_grain(const ConvGeometry& g) { return plane_grain(g.h * g.w); }
 
   // 2x2 windows at stride 2 without padding (nearly every CNN's pooling): four loads and
   // branch-free selects per output, in scan order like math::window_max (a NaN wins).
@@ -765,7 +766,7 @@ class CpuBackend final : public Backend {
   void adaptive_pool2d(float* out, float* argmax, const float* in, int64_t planes,
                        const AdaptiveGeometry& g) override {
     const int64_t hw = g.h * g.w, per = g.oh * g.ow;
-    parallel_for(planes, std::max<int64_t>(1, kParallelElements / 2 / std::max<int64_t>(1, hw)),
+    parallel_for(planes, plane_grain(hw),
                  [&](int64_t begin, int64_t end) {
                    for (int64_t p = begin; p < end; ++p)
                      for (int64_t y = 0; y < g.oh; ++y)
@@ -778,7 +779,7 @@ class CpuBackend final : public Backend {
   void adaptive_pool2d_backward(float* gin, const float* gout, const float* argmax, int64_t planes,
                                 const AdaptiveGeometry& g) override {
     const int64_t hw = g.h * g.w, per = g.oh * g.ow;
-    parallel_for(planes, std::max<int64_t>(1, kParallelElements / 2 / std::max<int64_t>(1, hw)),
+    parallel_for(planes, plane_grain(hw),
                  [&](int64_t begin, int64_t end) {
                    for (int64_t p = begin; p < end; ++p)
                      for (int64_t iy = 0; iy < g.h; ++iy)

@@ -235,6 +235,29 @@ TEST(crossAttentionMatchesPlexus) {
   matches_plexus("cross-attention values = keys", trained_model(g, {4, 6}, per_channel({4, 6})));
 }
 
+// Sequence pooling of embedded ids, by each mode over every position and over each example's
+// length (its ids other than 0; random ids leave zeros anywhere, which counts the same on
+// both sides).
+TEST(sequencePoolingMatchesPlexus) {
+  if (const std::string why = ort_unavailable(); !why.empty()) SKIP(why);
+  using P = std::map<std::string, graph::ParamValue>;
+  for (const char* mode : {"mean", "max", "last", "first"})
+    for (const bool lengths : {false, true}) {
+      graph::Graph g;
+      g.nodes = {node("in", "Input"), node("emb", "Embedding", P{{"num_embeddings", 10L}, {"embedding_dim", 4L}}),
+                 node("pool", "SequencePool", P{{"mode", std::string(mode)}}), node("loss", "MSE")};
+      g.edges = {edge("in", "x", "emb"), edge("emb", "output", "pool"), edge("pool", "output", "loss"),
+                 edge("in", "y", "loss", "target")};
+      if (lengths) {
+        g.nodes.push_back(node("len", "SequenceLengths"));
+        g.edges.push_back(edge("in", "x", "len"));
+        g.edges.push_back(edge("len", "output", "pool", "lengths"));
+      }
+      session::TrainedModel m = trained_model(g, {6});
+      matches_plexus(std::string("sequence pool ") + mode + (lengths ? " over lengths" : ""), m);
+    }
+}
+
 // Broadcasting merges: a feature map [2, 3, 3] gated by [2, 1, 1] (Mul) and less a [1, 1, 1]
 // value (Sub), as ONNX's multidirectional broadcasting does.
 TEST(broadcastingMergesMatchPlexus) {

@@ -880,6 +880,70 @@ TEST(crossAttentionShapesTrainAndRefuse) {
                                           "must have 8 features too, but receives [N, 3, 4] from 'values'"));
 }
 
+// Six token ids per example (0 pads), three classes.
+static const DatasetInfo kPaddedTexts{{6}, {}, 3};
+
+// A classifier of padded token sequences [N, T]: Embedding → GRU → SequencePool over each
+// example's length (Sequence lengths of the ids) → Linear → CrossEntropy.
+static Graph pooled_classifier(const std::string& mode, bool lengths) {
+  Graph g;
+  g.nodes = {node("in", "Input"),
+             node("len", "SequenceLengths"),
+             node("emb", "Embedding", {{"num_embeddings", int64_t(5)}, {"embedding_dim", int64_t(4)}}),
+             node("gru", "GRU", {{"hidden_size", int64_t(6)}}),
+             node("pool", "SequencePool", {{"mode", mode}}),
+             node("out", "Linear", {{"out_features", int64_t(3)}}),
+             node("loss", "CrossEntropy")};
+  g.edges = {edge("in", "x", "len"),      edge("in", "x", "emb"),        edge("emb", "output", "gru"),
+             edge("gru", "output", "pool"), edge("pool", "output", "out"), edge("out", "output", "loss"),
+             edge("in", "y", "loss", "target")};
+  if (lengths) g.edges.push_back(edge("len", "output", "pool", "lengths"));
+  return g;
+}
+
+TEST(sequencePoolingShapesTrainAndRefuse) {
+  for (const char* mode : {"mean", "max", "last", "first"}) {
+    const Graph g = pooled_classifier(mode, true);
+    const Validation v = validate(g, &kPaddedTexts);
+    VERIFY2(v.ok(), messages(v).empty() ? "" : messages(v)[0].c_str());
+    COMPARE(v.shapes.outputs.at("len").at(0), Shape{});
+    COMPARE(v.shapes.outputs.at("pool").at(0), Shape{6});
+    // Padding after an example's length changes nothing its pooling sees: the same example
+    // padded to 6 and to 3 positions (same seed, so the same weights).
+    const CompiledGraph c6 = compile(g, kPaddedTexts, 9), c3 = compile(g, DatasetInfo{{3}, {}, 3}, 9);
+    const Tensor long_ids = from_vector({3, 1, 2, 0, 0, 0, 4, 4, 0, 0, 0, 0}, {2, 6});
+    const Tensor short_ids = from_vector({3, 1, 2, 4, 4, 0}, {2, 3});
+    const std::vector<float> a = (*c6.model)(long_ids).to_vector(), b = (*c3.model)(short_ids).to_vector();
+    COMPARE(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) VERIFY2(std::abs(a[i] - b[i]) <= 1e-5f, std::string(mode) + ": " + std::to_string(i));
+    const Tensor y = from_vector({2, 0}, {2});
+    const auto params = c6.model->parameters();
+    const auto r = gradcheck([&](const std::vector<Tensor>&) { return c6.loss((*c6.model)(long_ids), y); },
+                             {params.begin() + 1, params.end()});  // past the embedding's rows
+    VERIFY2(r.ok, (std::string(mode) + ": " + r.message).c_str());
+  }
+  // Without lengths a pooling sees every position, padding too.
+  VERIFY(validate(pooled_classifier("mean", false), &kPaddedTexts).ok());
+  auto first = [](const Graph& g, const DatasetInfo& d) {
+    const Validation v = validate(g, &d);
+    return v.problems.empty() ? std::string() : v.problems.front().message;
+  };
+  COMPARE(first(pooled_classifier("last", true), DatasetInfo{{1, 6, 6}, {}, 3}),
+          std::string("SequenceLengths 'len' expects input [N, T] (token ids padded with 0, such as a labelled-texts "
+                      "dataset's inputs) but receives [N, 1, 6, 6] from 'in'"));
+  Graph wrong_lengths = pooled_classifier("max", false);
+  wrong_lengths.edges.push_back(edge("emb", "output", "pool", "lengths"));
+  COMPARE(first(wrong_lengths, kPaddedTexts),
+          std::string("SequencePool 'pool' expects lengths [N], one per example (from Sequence lengths), but receives "
+                      "[N, 6, 4] from 'emb'"));
+  Graph flat = pooled_classifier("mean", true);
+  std::erase_if(flat.edges, [](const Edge& e) { return e.from.node == "gru" || e.to.node == "gru"; });
+  flat.edges.push_back(edge("in", "x", "pool"));
+  std::erase_if(flat.nodes, [](const Node& n) { return n.id == "gru"; });
+  COMPARE(first(flat, kPaddedTexts), std::string("SequencePool 'pool' expects input [N, T, E] (a sequence of T positions "
+                                                 "with E features each) but receives [N, 6] from 'in'"));
+}
+
 TEST(compileRefusesAnInvalidGraph) {
   Graph g = mlp();
   g.edges.pop_back();  // the loss target is left open

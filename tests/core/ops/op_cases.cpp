@@ -23,6 +23,7 @@
 #include "nn/attention.h"
 #include "nn/functional.h"
 #include "nn/recurrent.h"
+#include "nn/sequence.h"
 #include "ops/ops.h"
 #include "ops/rnn_sequence.h"
 
@@ -215,6 +216,31 @@ TensorFunction clamp_ref(double lo, double hi) {
 TensorFunction pow_ref(double e) {
   return pointwise([e](double x) { return std::pow(x, e); });
 }
+// sequence_pool of x [N, T, E] over lengths v[1] (all T without), by plain loops in double.
+TensorFunction sequence_pool_ref(std::string mode) {
+  return [mode](const TV& v) {
+    const int64_t n = v[0].shape()[0], t = v[0].shape()[1], e = v[0].shape()[2];
+    const std::vector<float> x = v[0].to_vector();
+    const std::vector<float> lengths = v.size() > 1 ? v[1].to_vector() : std::vector<float>(size_t(n), float(t));
+    std::vector<float> out(size_t(n * e), 0.f);
+    for (int64_t b = 0; b < n; ++b) {
+      const int64_t len = std::clamp(int64_t(lengths[size_t(b)]), int64_t(0), t);
+      for (int64_t j = 0; j < e; ++j) {
+        auto at = [&](int64_t p) { return double(x[size_t((b * t + p) * e + j)]); };
+        double r = 0;
+        if (mode == "first") r = at(0);
+        else if (len > 0 && mode == "last") r = at(len - 1);
+        else if (len > 0) {
+          r = mode == "max" ? -HUGE_VAL : 0.0;
+          for (int64_t p = 0; p < len; ++p) r = mode == "max" ? std::max(r, at(p)) : r + at(p) / double(len);
+        }
+        out[size_t(b * e + j)] = float(r);
+      }
+    }
+    return from_vector(out, {n, e});
+  };
+}
+
 const auto kPlus = [](double a, double b) { return a + b; };
 const auto kMinus = [](double a, double b) { return a - b; };
 const auto kTimes = [](double a, double b) { return a * b; };
@@ -1471,6 +1497,22 @@ void sequences(Table& t) {
   t.def("positional embedding [2,5,8] + weight[:5]",
         [] { return TV{leaf(normal({2, 5, 8}, 12)), leaf(normal({9, 8}, 13))}; },
         [](const TV& v) { return v[0] + narrow(v[1], 0, 0, v[0].shape()[1]); });
+  // Pooling each sequence over all its positions, and over lengths of none, some, all and more.
+  for (const char* mode : {"mean", "max", "last", "first"}) {
+    const nn::SequencePoolMode m = nn::sequence_pool_mode(mode);
+    t.def(std::string("sequence_pool ") + mode + " [4,5,3]", [] { return TV{leaf(normal({4, 5, 3}, 14))}; },
+          [m](const TV& v) { return nn::functional::sequence_pool(v[0], Tensor(), m); }, kSum)
+        .ref(sequence_pool_ref(mode));
+    t.def(std::string("sequence_pool ") + mode + " [4,5,3] lengths 0, 2, 5, 7",
+          [] { return TV{leaf(normal({4, 5, 3}, 15)), idx({0, 2, 5, 7})}; },
+          [m](const TV& v) { return nn::functional::sequence_pool(v[0], v[1], m); }, kSum)
+        .ref(sequence_pool_ref(mode));
+  }
+  t.def("sequence_lengths of ids [3,4] padded with 0",
+        TV{from_vector({3, 1, 0, 0, 2, 0, 0, 0, 1, 1, 1, 1}, {3, 4})},
+        [](const TV& v) { return nn::functional::sequence_lengths(v[0]); }, kExact)
+      .except(kGradcheck)  // ids: nothing to differentiate
+      .ref([](const TV&) { return idx({2, 1, 4}); });
 
   // The recurrent sequence ops (ops/rnn_sequence.h): output and final states, both directions.
   auto all_outputs = [](const RecurrentOutput& r) {
