@@ -1,8 +1,8 @@
 // The Attention family, over sequences [N, T, E]: multi-head self- and cross-attention, and
 // positions, learned or fixed.
-#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "layers/families.h"
 #include "layers/shape_rules.h"
@@ -18,6 +18,24 @@ struct AttentionParams {
   double dropout;
 };
 
+// Where the optional inputs are among a node's inputs (in port order: input, key, value,
+// lengths), from their validated shapes: keys and values are sequences [S, E], lengths one number
+// per example []. -1: not wired.
+struct Wired {
+  int key = -1, value = -1, lengths = -1;
+  explicit Wired(const std::vector<Shape>& in) {
+    for (int i = 1; i < int(in.size()); ++i) {
+      if (in[size_t(i)].empty()) lengths = i;
+      else if (key < 0) key = i;
+      else value = i;
+    }
+  }
+  // The input each of query, key and value comes from: key defaults to the input, value to the key.
+  int query_source() const { return 0; }
+  int key_source() const { return key < 0 ? 0 : key; }
+  int value_source() const { return value < 0 ? key_source() : value; }
+};
+
 void add_multihead_attention(Registrar& r) {
   using P = AttentionParams;
   Layer<P> t;
@@ -30,7 +48,9 @@ void add_multihead_attention(Registrar& r) {
                   "nn.MultiheadAttention.";
   t.inputs = {{"input", "[N, T, E], E divisible by num_heads: the queries"},
               {"key", "[N, S, E]: the keys; the input when not wired", false},
-              {"value", "[N, S, E]: the values; the key when not wired", false}};
+              {"value", "[N, S, E]: the values; the key when not wired", false},
+              {"lengths", "[N]: each example's number of keys (Sequence lengths); the keys after it are padding and "
+                          "get no attention. All S keys when not wired", false}};
   t.outputs = {{"output", "[N, T, E]"}};
   t.params = {
       graph::param("num_heads", "Attention heads", &P::num_heads, 4, 1, 4096,
@@ -40,31 +60,42 @@ void add_multihead_attention(Registrar& r) {
       graph::param("dropout", "Attention dropout", &P::dropout, 0, 0, 0.99,
                    "Dropout on the attention weights while training.")};
   t.shape = [](const graph::ShapeContext& c, const P& p) -> std::vector<Shape> {
-    for (size_t i = 0; i < c.inputs.size(); ++i)
-      if (c.inputs[i].size() != 2)
+    std::map<std::string, size_t> at;  // wired port -> input index
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+      at[c.input_ports[i]] = i;
+      if (c.input_ports[i] == "lengths") {
+        if (!c.inputs[i].empty())
+          fail("lengths", c.node.label() + " expects lengths [N], one per example (from Sequence lengths), but "
+                                           "receives " + batched(c.inputs[i]) + from(c, i));
+      } else if (c.inputs[i].size() != 2) {
         fail(c.input_ports[i], c.node.label() + " expects " + c.input_ports[i] +
                                    " [N, T, E] (a sequence of T positions with E features each) but receives " +
                                    batched(c.inputs[i]) + from(c, i));
+      }
+    }
     const Shape& s = one_input(c);
     const int64_t heads = p.num_heads;
     if (s[1] % heads != 0)
       fail("input", c.node.label() + " splits the " + std::to_string(s[1]) + " features of " + batched(s) + from(c, 0) +
                         " into " + std::to_string(heads) + " heads, but " + std::to_string(s[1]) +
                         " is not divisible by " + std::to_string(heads) + " (change num_heads or the features)");
-    if (c.inputs.size() == 1) return {s};
-    if (c.input_ports[1] != "key")
-      fail("key", c.node.label() + ": value is wired but key is not (wire the keys too, or the values to key alone)");
-    const Shape& key = c.inputs[1];
+    if (!at.count("key")) {
+      if (at.count("value"))
+        fail("key", c.node.label() + ": value is wired but key is not (wire the keys too, or the values to key alone)");
+      return {s};
+    }
+    const size_t k = at["key"];
+    const Shape& key = c.inputs[k];
     if (key[1] != s[1])
       fail("key", c.node.label() + " attends with E = " + std::to_string(s[1]) + " features" + from(c, 0) +
                       ", so key must have " + std::to_string(s[1]) + " features too, but receives " + batched(key) +
-                      from(c, 1));
-    if (c.inputs.size() == 3 && c.inputs[2] != key)
+                      from(c, k));
+    if (at.count("value") && c.inputs[at["value"]] != key)
       fail("value", c.node.label() + " expects value of the key's shape " + batched(key) + " but receives " +
-                        batched(c.inputs[2]) + from(c, 2));
+                        batched(c.inputs[at["value"]]) + from(c, at["value"]));
     if (p.causal && key[0] != s[0])
       fail("key", c.node.label() + " is causal, which needs as many keys as queries (T = " + std::to_string(s[0]) +
-                      "), but key has S = " + std::to_string(key[0]) + " positions" + from(c, 1) +
+                      "), but key has S = " + std::to_string(key[0]) + " positions" + from(c, k) +
                       " (turn causal off for cross-attention)");
     return {s};
   };
@@ -76,13 +107,17 @@ void add_multihead_attention(Registrar& r) {
   // and 2E per key position, its key and value) and the two T×S×E products, scores and
   // weighted values.
   t.macs = [](const P&, const std::vector<Shape>& in, const std::vector<Shape>&) {
-    const double time = double(in.at(0)[0]), keys = double(in.back()[0]), e = double(in.at(0)[1]);
+    const double time = double(in.at(0)[0]), keys = double(in.at(size_t(Wired(in).key_source()))[0]);
+    const double e = double(in.at(0)[1]);
     return 2 * (time + keys) * e * e + 2 * time * keys * e;
   };
   t.build = [](const BuildContext& b, const P& p) -> BuiltNode {
     auto m = std::make_shared<nn::MultiheadAttention>(b.inputs.at(0)[1], p.num_heads, p.causal, float(p.dropout), b.gen);
     if (b.inputs.size() == 1) return single(m);
-    return {m, [m = m.get()](const std::vector<Tensor>& in) { return m->forward(in[0], in[1], in.back()); }};
+    return {m, [m = m.get(), w = Wired(b.inputs)](const std::vector<Tensor>& in) {
+              return m->forward(in[0], in[size_t(w.key_source())], in[size_t(w.value_source())],
+                                w.lengths < 0 ? Tensor() : in[size_t(w.lengths)]);
+            }};
   };
   // MatMuls by slices of in_proj_weight, heads by Reshape/Transpose, the causal mask a
   // constant [T, T] of 0 and -inf added to the scores before Softmax.
@@ -90,8 +125,10 @@ void add_multihead_attention(Registrar& r) {
     const int64_t time = c.inputs[0][0], e = c.inputs[0][1], heads = p.num_heads;
     // The tensors the queries, keys and values are projected from: key and value default as the
     // shape rule says.
-    const std::string sources[] = {c.input_names[0], c.input_names[std::min<size_t>(1, c.input_names.size() - 1)],
-                                   c.input_names.back()};
+    const Wired wired(c.inputs);
+    const std::string sources[] = {c.input_names[0], c.input_names[size_t(wired.key_source())],
+                                   c.input_names[size_t(wired.value_source())]};
+    const int64_t keys = c.inputs[size_t(wired.key_source())][0];
     const Tensor w = c.out.weights(c.node.id + ".in_proj_weight"), b = c.out.weights(c.node.id + ".in_proj_bias");
     c.out.add_initializer(c.name("heads_shape"), std::vector<int64_t>{0, -1, heads, e / heads});
     const char* parts[] = {"q", "k", "v"};
@@ -117,6 +154,24 @@ void add_multihead_attention(Registrar& r) {
       c.out.add_initializer(c.name("causal_mask"), mask);
       c.out.add_node("Add", {scores, c.name("causal_mask")}, {c.name("masked_scores")});
       scores = c.name("masked_scores");
+    }
+    if (wired.lengths > 0) {
+      // 0 for each example's keys, -inf after them: [N, 1, 1, S], from max(length, 1) as Plexus does.
+      std::vector<float> positions;
+      for (int64_t j = 0; j < keys; ++j) positions.push_back(float(j));
+      c.out.add_initializer(c.name("key_positions"), from_vector(positions, {1, keys}));
+      c.out.add_initializer(c.name("one"), full({}, 1.f));
+      c.out.add_initializer(c.name("zero"), full({}, 0.f));
+      c.out.add_initializer(c.name("minus_inf"), full({}, -std::numeric_limits<float>::infinity()));
+      c.out.add_initializer(c.name("padding_shape"), std::vector<int64_t>{-1, 1, 1, keys});
+      c.out.add_initializer(c.name("axis1"), std::vector<int64_t>{1});
+      c.out.add_node("Max", {c.input_names[size_t(wired.lengths)], c.name("one")}, {c.name("length")});
+      c.out.add_node("Unsqueeze", {c.name("length"), c.name("axis1")}, {c.name("length_column")});
+      c.out.add_node("Less", {c.name("key_positions"), c.name("length_column")}, {c.name("valid")});
+      c.out.add_node("Where", {c.name("valid"), c.name("zero"), c.name("minus_inf")}, {c.name("padding_2d")});
+      c.out.add_node("Reshape", {c.name("padding_2d"), c.name("padding_shape")}, {c.name("padding")});
+      c.out.add_node("Add", {scores, c.name("padding")}, {c.name("unpadded_scores")});
+      scores = c.name("unpadded_scores");
     }
     c.out.add_node("Softmax", {scores}, {c.name("weights")}, {{"axis", int64_t(-1)}});
     c.out.add_node("MatMul", {c.name("weights"), c.name("v_heads")}, {c.name("attended")});

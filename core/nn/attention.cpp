@@ -1,7 +1,9 @@
 #include "nn/attention.h"
 
 #include <cmath>
+#include <limits>
 
+#include "autograd/grad_mode.h"
 #include "nn/functional.h"
 #include "nn/init.h"
 #include "ops/ops.h"
@@ -10,15 +12,35 @@
 namespace plexus::nn {
 
 Tensor functional::scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
-                                                float dropout_p, bool training, Generator* gen) {
+                                                const Tensor& key_lengths, float dropout_p, bool training,
+                                                Generator* gen) {
   const auto batch = [](const Tensor& t) { return Shape(t.shape().begin(), t.shape().end() - 2); };
   if (q.dim() < 2 || k.shape() != v.shape() || k.dim() != q.dim() || batch(q) != batch(k) ||
       q.shape().back() != k.shape().back() || (causal && q.shape()[q.dim() - 2] != k.shape()[k.dim() - 2]))
     throw ShapeError(std::string("scaled_dot_product_attention: expected q [..., T, D] and k, v [..., S, D]") +
                      (causal ? " with S = T (causal)" : "") + ", got " + to_string(q.shape()) + ", " +
                      to_string(k.shape()) + ", " + to_string(v.shape()));
+  const int64_t keys = k.shape()[k.dim() - 2];
+  if (key_lengths.defined() && key_lengths.shape() != Shape{q.shape()[0]})
+    throw ShapeError("scaled_dot_product_attention: expected key_lengths [" + std::to_string(q.shape()[0]) +
+                     "], one per example, got " + to_string(key_lengths.shape()));
   const float scale = 1.f / std::sqrt(float(q.shape().back()));
-  const Tensor scores = matmul(q, k.transpose(-2, -1)) * scale;  // [..., T, S]
+  Tensor scores = matmul(q, k.transpose(-2, -1)) * scale;  // [..., T, S]
+  if (key_lengths.defined()) {
+    // 0 for each example's keys, -inf for its padding: [N, 1, ..., 1, S], added to every query's scores.
+    Tensor padding;
+    {
+      NoGradGuard no_grad;
+      Shape per_example(size_t(q.dim()), 1);
+      per_example[0] = q.shape()[0];
+      per_example.back() = keys;
+      const Tensor length = unsqueeze(clamp(key_lengths, 1.f, std::nullopt), 1);
+      const Tensor valid = lt(arange(keys).to(q.device()).reshape({1, keys}), length);
+      padding = where(valid, zeros({}, q.device()), full({}, -std::numeric_limits<float>::infinity(), q.device()))
+                    .reshape(per_example);
+    }
+    scores = scores + padding;
+  }
   const Tensor weights = causal ? causal_softmax(scores) : softmax(scores, -1);
   return matmul(dropout(weights, dropout_p, training, gen), v);
 }
@@ -43,36 +65,39 @@ void MultiheadAttention::check_input(const Tensor& x, const char* role) const {
                      "] (batch first), got " + to_string(x.shape()));
 }
 
-Tensor MultiheadAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v) {
-  const Tensor heads = functional::scaled_dot_product_attention(q, k, v, causal_, dropout_, is_training(), gen_);
+Tensor MultiheadAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_lengths) {
+  const Tensor heads =
+      functional::scaled_dot_product_attention(q, k, v, causal_, key_lengths, dropout_, is_training(), gen_);
   const int64_t n = q.shape()[0], t = q.shape()[2];
   return out_proj->forward(heads.permute({0, 2, 1, 3}).reshape({n, t, embed_dim_}));
 }
 
-Tensor MultiheadAttention::forward(const Tensor& x) {
-  check_input(x, "input");
-  const int64_t n = x.shape()[0], t = x.shape()[1], h = num_heads_, d = embed_dim_ / num_heads_;
-  // [N, T, 3E] -> [3, N, H, T, D]: q, k and v by heads.
-  const Tensor qkv = functional::linear(x, in_proj_weight, in_proj_bias).view({n, t, 3, h, d}).permute({2, 0, 3, 1, 4});
-  auto part = [&qkv](int64_t i) { return squeeze(narrow(qkv, 0, i, 1), 0); };
-  return attend(part(0), part(1), part(2));
-}
+Tensor MultiheadAttention::forward(const Tensor& x) { return forward(x, x, x); }
 
-Tensor MultiheadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value) {
+Tensor MultiheadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value,
+                                   const Tensor& key_lengths) {
   check_input(query, "query");
+  const int64_t h = num_heads_, d = embed_dim_ / num_heads_;
+  if (query.is_same(key) && key.is_same(value)) {
+    // Self-attention: [N, T, 3E] -> [3, N, H, T, D], q, k and v by heads from one product.
+    const int64_t n = query.shape()[0], t = query.shape()[1];
+    const Tensor qkv =
+        functional::linear(query, in_proj_weight, in_proj_bias).view({n, t, 3, h, d}).permute({2, 0, 3, 1, 4});
+    auto part = [&qkv](int64_t i) { return squeeze(narrow(qkv, 0, i, 1), 0); };
+    return attend(part(0), part(1), part(2), key_lengths);
+  }
   check_input(key, "key");
   check_input(value, "value");
   if (key.shape()[0] != query.shape()[0] || value.shape() != key.shape())
     throw ShapeError("MultiheadAttention: expected key and value of one shape [N, S, E] with the query's N, got query " +
                      to_string(query.shape()) + ", key " + to_string(key.shape()) + ", value " + to_string(value.shape()));
-  const int64_t h = num_heads_, d = embed_dim_ / num_heads_;
   // Rows [i·E, (i+1)·E) of in_proj project part i, to [N, H, length, D].
   auto project = [&](const Tensor& x, int64_t i) {
     const Tensor w = narrow(in_proj_weight, 0, i * embed_dim_, embed_dim_);
     const Tensor b = narrow(in_proj_bias, 0, i * embed_dim_, embed_dim_);
     return functional::linear(x, w, b).view({x.shape()[0], x.shape()[1], h, d}).permute({0, 2, 1, 3});
   };
-  return attend(project(query, 0), project(key, 1), project(value, 2));
+  return attend(project(query, 0), project(key, 1), project(value, 2), key_lengths);
 }
 
 std::string MultiheadAttention::extra_repr() const {

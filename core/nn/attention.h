@@ -7,10 +7,14 @@
 namespace plexus::nn {
 
 namespace functional {
-// softmax(q·kᵀ / sqrt(D)) · v over q [..., T, D] and k, v [..., S, D]; `causal` (S = T) lets
-// query i see keys j <= i only (causal_softmax); dropout with p = dropout_p on the attention weights while training.
+// softmax(q·kᵀ / sqrt(D)) · v over q [N, ..., T, D] and k, v [N, ..., S, D]; `causal` (S = T)
+// lets query i see keys j <= i only (causal_softmax); `key_lengths` [N], when defined, lets the
+// queries of example n see its first key_lengths[n] keys only (the rest is padding; an empty
+// sequence counts as length 1, so no query attends to nothing); dropout with p = dropout_p on
+// the attention weights while training.
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
-                                    float dropout_p = 0.f, bool training = false, Generator* gen = nullptr);
+                                    const Tensor& key_lengths = Tensor(), float dropout_p = 0.f, bool training = false,
+                                    Generator* gen = nullptr);
 }  // namespace functional
 
 // Multi-head attention, batch first, as torch.nn.MultiheadAttention(E, num_heads, dropout,
@@ -18,14 +22,15 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
 // values (rows [0, E), [E, 2E), [2E, 3E)), heads of E / num_heads, and the child Linear
 // "out_proj" [E, E] joins them. forward(x) is self-attention (query = key = value = x, the three
 // projections in one product); forward(query, key, value) attends from query [N, T, E] to
-// key/value [N, S, E], cross-attention. Initialised as torch 1.13 does: xavier-uniform
+// key/value [N, S, E], cross-attention, over each example's first key_lengths[n] keys when
+// key_lengths [N] is defined (torch's key_padding_mask). Initialised as torch 1.13 does: xavier-uniform
 // in_proj_weight, zero biases, out_proj.weight as Linear's default.
 class MultiheadAttention : public Module {
  public:
   MultiheadAttention(int64_t embed_dim, int64_t num_heads, bool causal = false, float dropout = 0.f,
                      Generator* gen = nullptr);
   Tensor forward(const Tensor& x) override;
-  Tensor forward(const Tensor& query, const Tensor& key, const Tensor& value);
+  Tensor forward(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& key_lengths = Tensor());
   std::string type_name() const override { return "MultiheadAttention"; }
   std::string extra_repr() const override;
 
@@ -35,7 +40,7 @@ class MultiheadAttention : public Module {
  private:
   void check_input(const Tensor& x, const char* role) const;
   // q [N, H, T, D], k and v [N, H, S, D] attended and joined by out_proj into [N, T, E].
-  Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v);
+  Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_lengths);
   int64_t embed_dim_, num_heads_;
   bool causal_;
   float dropout_;

@@ -319,8 +319,13 @@ def run_graph(project, weights, x, y, training=False):
                     mask = torch.triu(torch.ones(steps, steps, dtype=torch.bool), diagonal=1)
                 key = (inputs_of(nid, "key") or [v])[0]
                 value = (inputs_of(nid, "value") or [key])[0]
+                padding = None
+                lengths = inputs_of(nid, "lengths")
+                if lengths:  # an empty sequence counts as one key, as Plexus has it
+                    padding = torch.arange(key.shape[1]).unsqueeze(0) >= lengths[0].clamp(min=1).unsqueeze(1)
                 out, _ = stateless.functional_call(m, own_weights(weights, nid), (v, key, value),
-                                                   {"attn_mask": mask, "need_weights": False})
+                                                   {"attn_mask": mask, "key_padding_mask": padding,
+                                                    "need_weights": False})
             else:
                 raise SystemExit("grad_crosscheck: node type %s is not supported here" % t)
         values[(nid, "output")] = out

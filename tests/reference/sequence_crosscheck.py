@@ -12,8 +12,8 @@ It writes, in a temporary folder, a small UTF-8 text file (a `text` dataset) and
   - a recurrent stack: LSTM, GRU or RNN with random hidden size, 1-3 layers, one or both
     directions, sometimes a LayerNorm after it;
   - a causal or full transformer block: PositionalEmbedding (learned or sinusoidal), LayerNorm,
-    MultiheadAttention with random heads, a residual Add, LayerNorm, a GELU MLP and a second
-    residual Add;
+    MultiheadAttention with random heads (and half the time key lengths, SequenceLengths of the
+    ids), a residual Add, LayerNorm, a GELU MLP and a second residual Add;
   - cross-attention: sinusoidal positions, the sequence attending to itself max-pooled to half
     its length (key, and value directly or through a Linear), a residual Add;
   - a sequence pooled to one vector (SequencePool, mean / max / last / first), over each
@@ -75,13 +75,16 @@ def transformer_graph(rng, embed, steps):
     a = g.add("LayerNorm", [x])
     a = g.add("MultiheadAttention", [a], {"num_heads": rng.choice([h for h in (1, 2, 4) if embed % h == 0]),
                                           "causal": causal})
+    padded = rng.random() < 0.5
+    if padded:  # the keys of each example: its ids other than 0
+        g.edges.append(edge(g.add("SequenceLengths", ["in"]), a, "lengths", "output"))
     x = g.add("Add", [x, a], port="inputs")
     m = g.add("LayerNorm", [x])
     m = g.add("Linear", [m], {"out_features": 2 * embed})
     m = g.add("GELU", [m])
     m = g.add("Linear", [m], {"out_features": embed})
     x = g.add("Add", [x, m], port="inputs")
-    return g, x, "attention (%s)" % ("causal" if causal else "full")
+    return g, x, "attention (%s%s)" % ("causal" if causal else "full", ", key lengths" if padded else "")
 
 
 def cross_attention_graph(rng, embed, steps):

@@ -235,6 +235,22 @@ TEST(crossAttentionMatchesPlexus) {
   matches_plexus("cross-attention values = keys", trained_model(g, {4, 6}, per_channel({4, 6})));
 }
 
+// Self-attention over each example's ids other than 0 as keys (random ids leave zeros anywhere,
+// counted alike on both sides), causal and not.
+TEST(keyLengthsMatchPlexus) {
+  if (const std::string why = ort_unavailable(); !why.empty()) SKIP(why);
+  using P = std::map<std::string, graph::ParamValue>;
+  for (const bool causal : {false, true}) {
+    graph::Graph g;
+    g.nodes = {node("in", "Input"), node("len", "SequenceLengths"),
+               node("emb", "Embedding", P{{"num_embeddings", 10L}, {"embedding_dim", 4L}}),
+               node("attn", "MultiheadAttention", P{{"num_heads", 2L}, {"causal", causal}}), node("loss", "MSE")};
+    g.edges = {edge("in", "x", "len"), edge("in", "x", "emb"), edge("emb", "output", "attn"),
+               edge("len", "output", "attn", "lengths"), edge("attn", "output", "loss"), edge("in", "y", "loss", "target")};
+    matches_plexus(causal ? "causal attention over key lengths" : "attention over key lengths", trained_model(g, {6}));
+  }
+}
+
 // Sequence pooling of embedded ids, by each mode over every position and over each example's
 // length (its ids other than 0; random ids leave zeros anywhere, which counts the same on
 // both sides).

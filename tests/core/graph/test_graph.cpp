@@ -868,6 +868,17 @@ TEST(crossAttentionShapesTrainAndRefuse) {
   std::erase_if(no_key.edges, [](const Edge& e) { return e.to.port == "key"; });
   COMPARE(first(no_key), std::string("MultiheadAttention 'attn': value is wired but key is not (wire the keys too, or "
                                      "the values to key alone)"));
+  // Key lengths: one per example, from the ids; else refused.
+  Graph padded = cross_attention_model(false, false);
+  padded.nodes.push_back(node("len", "SequenceLengths"));
+  padded.edges.push_back(edge("in", "x", "len"));
+  padded.edges.push_back(edge("len", "output", "attn", "lengths"));
+  VERIFY(validate(padded, &info).ok());
+  const CompiledGraph with_lengths = compile(padded, info, 3);
+  COMPARE((*with_lengths.model)(from_vector({1, 2, 3, 4, 0, 0}, {1, 6})).shape(), (Shape{1, 6, 7}));
+  padded.edges.back().from.node = "emb";
+  COMPARE(first(padded), std::string("MultiheadAttention 'attn' expects lengths [N], one per example (from Sequence "
+                                     "lengths), but receives [N, 6, 8] from 'emb'"));
   Graph narrow_values = cross_attention_model(false, true);
   narrow_values.find("values")->params["out_features"] = int64_t(5);
   COMPARE(first(narrow_values), std::string("MultiheadAttention 'attn' expects value of the key's shape [N, 3, 8] but "

@@ -246,6 +246,34 @@ TEST(crossAttentionValues) {
                 m.in_proj_bias}));
 }
 
+// Key lengths attend each example to its first keys alone: the same as cutting its keys there.
+TEST(keyLengthsHideThePadding) {
+  Generator gen(24);
+  for (const bool causal : {false, true}) {
+    nn::MultiheadAttention m(8, 2, causal, 0.f, &gen);
+    const Tensor x = normal({3, 5, 8}, 25), lengths = from_vector({2, 5, 0}, {3});
+    const std::vector<float> padded = m.forward(x, x, x, lengths).to_vector();
+    for (int64_t b = 0; b < 3; ++b) {
+      const Tensor one = narrow(x, 0, b, 1);
+      const int64_t len = std::max<int64_t>(1, int64_t(lengths.to_vector()[size_t(b)]));  // empty: one key
+      const Tensor keys = narrow(one, 1, 0, len);
+      // Causal, the queries inside the length see what the cut sequence's do (keys j <= i).
+      const int64_t queries = causal ? len : 5;
+      const std::vector<float> want = (causal ? m.forward(keys) : m.forward(one, keys, keys)).to_vector();
+      for (int64_t i = 0; i < queries; ++i)
+        for (int64_t j = 0; j < 8; ++j)
+          VERIFY2(std::abs(padded[size_t((b * 5 + i) * 8 + j)] - want[size_t(i * 8 + j)]) <= 1e-5f,
+                  "example " + std::to_string(b) + ", query " + std::to_string(i));
+    }
+  }
+  nn::MultiheadAttention cross(8, 2, false, 0.f, &gen);
+  VERIFY(error_of([&] { cross.forward(normal({2, 3, 8}, 26), normal({2, 4, 8}, 27), normal({2, 4, 8}, 28), zeros({3})); })
+             .find("key_lengths [2]") != std::string::npos);
+  GRADCHECK("MultiheadAttention key lengths",
+            [&cross](const TV& v) { return cross.forward(v[0], v[1], v[2], from_vector({1, 3}, {2})); },
+            (TV{normal_leaf({2, 3, 8}, 29), normal_leaf({2, 4, 8}, 30), normal_leaf({2, 4, 8}, 31), cross.in_proj_weight}));
+}
+
 TEST(causalMaskHidesTheFuture) {
   Generator gen(21);
   nn::MultiheadAttention m(8, 4, true, 0.f, &gen);

@@ -1494,6 +1494,14 @@ void sequences(Table& t) {
           return TV{leaf(normal({2, 2, 6, 4}, 9)), leaf(normal({2, 2, 6, 4}, 10)), leaf(normal({2, 2, 6, 4}, 11))};
         },
         [](const TV& v) { return nn::functional::scaled_dot_product_attention(v[0], v[1], v[2], true); }, kGemm);
+  t.def("attention [2,2,3,4] to [2,2,5,4] keys, key lengths 2 and 5",
+        [] { return TV{leaf(normal({2, 2, 3, 4}, 16)), leaf(normal({2, 2, 5, 4}, 17)), leaf(normal({2, 2, 5, 4}, 18))}; },
+        [](const TV& v) { return nn::functional::scaled_dot_product_attention(v[0], v[1], v[2], false, idx({2, 5})); },
+        kGemm);
+  t.def("attention causal [2,2,4,4], key lengths 0 and 3",
+        [] { return TV{leaf(normal({2, 2, 4, 4}, 19)), leaf(normal({2, 2, 4, 4}, 20)), leaf(normal({2, 2, 4, 4}, 21))}; },
+        [](const TV& v) { return nn::functional::scaled_dot_product_attention(v[0], v[1], v[2], true, idx({0, 3})); },
+        kGemm);
   t.def("positional embedding [2,5,8] + weight[:5]",
         [] { return TV{leaf(normal({2, 5, 8}, 12)), leaf(normal({9, 8}, 13))}; },
         [](const TV& v) { return v[0] + narrow(v[1], 0, 0, v[0].shape()[1]); });
