@@ -29,6 +29,12 @@ std::vector<std::string> port_names(const Graph& graph, const Node& node, bool i
   return names;
 }
 
+bool optional_input(const Node& node, const std::string& port) {
+  const LayerType* type = Registry::instance().find(node.type);
+  const PortSpec* spec = type ? type->input(port) : nullptr;
+  return spec && !spec->required;
+}
+
 }  // namespace
 
 const Block* parent_block(const Graph& graph, const std::string& id) {
@@ -93,6 +99,8 @@ BlockPorts open_ports(const Graph& graph, const Block& block) {
           wired = true;
           outside = outside || !inside.contains(input ? e.from.node : e.to.node);
         }
+        // An optional input left unwired (attention's key) is no opening the block needs.
+        if (!wired && input && optional_input(n, port)) continue;
         if (!wired || outside) (input ? ports.inputs : ports.outputs).push_back(PortRef{n.id, port});
       }
   }

@@ -148,6 +148,17 @@ TEST(helpersAnswerTheEditorsQuestions) {
   VERIFY(!graph::check_blocks(g));
 }
 
+// An optional input left unwired (attention's key, value, lengths) is no opening of its block;
+// wired from outside, it is one.
+TEST(blocksOpenOptionalInputsOnlyWhenWired) {
+  graph::Graph g = chain({node("emb", "Embedding", {{"num_embeddings", int64_t(10)}, {"embedding_dim", int64_t(4)}}),
+                          node("attn", "MultiheadAttention", {{"num_heads", int64_t(2)}})});
+  g.blocks.push_back({"block", "attention", {"attn"}, {0, 0}, true});
+  COMPARE(ids(graph::open_ports(g, g.blocks[0]).inputs), std::vector<std::string>{"attn.input"});
+  g.edges.push_back(edge("emb", "output", "attn", "key"));
+  COMPARE(ids(graph::open_ports(g, g.blocks[0]).inputs), (std::vector<std::string>{"attn.input", "attn.key"}));
+}
+
 // Copying a block's nodes copies the block; copying some of them does not.
 TEST(fragmentsCarryWholeBlocks) {
   const graph::Graph g = grouped();
