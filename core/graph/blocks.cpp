@@ -18,7 +18,7 @@ using json::shown;
 std::vector<std::string> port_names(const Graph& graph, const Node& node, bool input) {
   std::vector<std::string> names;
   if (const LayerType* type = Registry::instance().find(node.type)) {
-    for (const PortSpec& p : input ? type->inputs : type->outputs) names.push_back(p.name);
+    for (const PortSpec& p : input ? type->inputs : type->outputs_of(node)) names.push_back(p.name);
     return names;
   }
   for (const Edge& e : graph.edges) {
