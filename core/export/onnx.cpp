@@ -172,8 +172,9 @@ Built build(const session::TrainedModel& m, const OnnxOptions& options) {
         in_names.push_back(tensor.at({g.edges[e].from.node, g.edges[e].from.port}));
         in_shapes.push_back(*shapes.edge_shapes[e]);
       }
+    const std::vector<graph::PortSpec> out_ports = type.outputs_of(node);
     std::vector<std::string> out_names;
-    for (const graph::PortSpec& p : type.outputs)
+    for (const graph::PortSpec& p : out_ports)
       out_names.push_back(pred == graph::PortRef{id, p.name} ? "logits" : id + "." + p.name);
     const std::vector<Shape>& out_shapes = shapes.outputs.at(id);
     emitter.begin(node);
@@ -183,7 +184,7 @@ Built build(const session::TrainedModel& m, const OnnxOptions& options) {
       fail(where(node) + " cannot be exported: " + u.reason);
     }
     for (size_t i = 0; i < out_names.size(); ++i)
-      if (emitter.produced(out_names[i])) tensor[{id, type.outputs[i].name}] = out_names[i];
+      if (emitter.produced(out_names[i])) tensor[{id, out_ports[i].name}] = out_names[i];
   }
 
   set_tensor_type(*graph.add_input(), "x", out.input,

@@ -18,7 +18,7 @@ using json::shown;
 std::vector<std::string> port_names(const Graph& graph, const Node& node, bool input) {
   std::vector<std::string> names;
   if (const LayerType* type = Registry::instance().find(node.type)) {
-    for (const PortSpec& p : input ? type->inputs : type->outputs) names.push_back(p.name);
+    for (const PortSpec& p : input ? type->inputs : type->outputs_of(node)) names.push_back(p.name);
     return names;
   }
   for (const Edge& e : graph.edges) {
@@ -90,6 +90,7 @@ BlockPorts open_ports(const Graph& graph, const Block& block) {
   BlockPorts ports;
   for (const Node& n : graph.nodes) {
     if (!inside.contains(n.id)) continue;
+    const bool feeds = std::any_of(graph.edges.begin(), graph.edges.end(), [&](const Edge& e) { return e.from.node == n.id; });
     for (const bool input : {true, false})
       for (const std::string& port : port_names(graph, n, input)) {
         bool wired = false, outside = false;
@@ -99,8 +100,10 @@ BlockPorts open_ports(const Graph& graph, const Block& block) {
           wired = true;
           outside = outside || !inside.contains(input ? e.from.node : e.to.node);
         }
-        // An optional input left unwired (attention's key) is no opening the block needs.
-        if (!wired && input && optional_input(n, port)) continue;
+        // An optional input left unwired (attention's key) is no opening the block needs, nor is
+        // an unwired output of a node that feeds others (a recurrent layer's state, a Split's
+        // unused piece): only a node feeding nothing offers its results.
+        if (!wired && (input ? optional_input(n, port) : feeds)) continue;
         if (!wired || outside) (input ? ports.inputs : ports.outputs).push_back(PortRef{n.id, port});
       }
   }

@@ -27,7 +27,8 @@ bool block_contains(const Graph& graph, const Block& block, const std::string& i
 const Block* hiding_block(const Graph& graph, const std::string& id);
 
 // The ports of a block's member nodes that face the outside: inputs fed from outside the block
-// or not fed at all (but for optional ones), outputs feeding outside or nothing. Ordered by the members' graph order,
+// or not fed at all (but for optional ones), outputs feeding outside or, of a node feeding
+// nothing, every output. Ordered by the members' graph order,
 // then by the order of the type's ports (ports of unknown types: those edges name, by name).
 struct BlockPorts {
   std::vector<PortRef> inputs, outputs;

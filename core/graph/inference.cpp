@@ -152,12 +152,14 @@ InferenceResult infer_shapes(const GraphIndex& index, const DatasetInfo* dataset
       for (size_t e : edges) {
         const Edge& edge = graph.edges[e];
         const size_t src = index.source[e];
-        const PortSpec* out_port = src != GraphIndex::npos && known[src] ? types[src]->output(edge.from.port) : nullptr;
+        const std::optional<size_t> out_port =
+            src != GraphIndex::npos && known[src] ? types[src]->output_index(graph.nodes[src], edge.from.port)
+                                                  : std::nullopt;
         if (!out_port) {
           complete = false;
           continue;
         }
-        ctx.inputs.push_back(outputs[src][size_t(out_port - types[src]->outputs.data())]);
+        ctx.inputs.push_back(outputs[src][*out_port]);
         ctx.input_ports.push_back(port->name);
         const Node& from = graph.nodes[src];
         ctx.input_sources.push_back("'" + (from.name.empty() ? from.id : from.name) + "'");
@@ -166,7 +168,7 @@ InferenceResult infer_shapes(const GraphIndex& index, const DatasetInfo* dataset
     if (!complete) continue;
     try {
       std::vector<Shape> shapes = type->shape(ctx);
-      shapes.resize(type->outputs.size());
+      shapes.resize(type->outputs_of(node).size());
       bool fits = true;
       for (const Shape& s : shapes)
         if (fits && !countable(s)) {
@@ -190,9 +192,8 @@ InferenceResult infer_shapes(const GraphIndex& index, const DatasetInfo* dataset
   for (size_t i = 0; i < graph.edges.size(); ++i) {
     const size_t src = index.source[i];
     if (src == GraphIndex::npos || !known[src]) continue;
-    const LayerType* t = types[src];
-    if (const PortSpec* port = t->output(graph.edges[i].from.port))
-      r.edge_shapes[i] = outputs[src][size_t(port - t->outputs.data())];
+    if (const std::optional<size_t> port = types[src]->output_index(graph.nodes[src], graph.edges[i].from.port))
+      r.edge_shapes[i] = outputs[src][*port];
   }
   for (size_t i : order)
     if (known[i]) r.outputs.emplace(graph.nodes[i].id, std::move(outputs[i]));

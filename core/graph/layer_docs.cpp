@@ -78,6 +78,7 @@ std::string layers_text(const Registry& r) {
       };
       ports("inputs", t.inputs);
       ports("outputs", t.outputs);
+      if (t.output_ports) os << "  (the outputs follow from the parameters; these are the defaults')\n";
       if (!t.params.empty()) {
         os << "  parameters:\n";
         for (const ParamSpec& p : t.params) {
@@ -105,6 +106,7 @@ std::string layer_markdown(const LayerType& t, int level) {
   };
   ports("Input port", t.inputs);
   ports("Output port", t.outputs);
+  if (t.output_ports) os << "\nThe output ports follow from the parameters; the table shows those of the defaults.\n";
   if (t.params.empty()) {
     os << "\nNo parameters.\n";
   } else {

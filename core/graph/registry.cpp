@@ -14,10 +14,15 @@ const PortSpec* LayerType::input(const std::string& n) const {
     if (p.name == n) return &p;
   return nullptr;
 }
-const PortSpec* LayerType::output(const std::string& n) const {
-  for (const PortSpec& p : outputs)
-    if (p.name == n) return &p;
-  return nullptr;
+std::vector<PortSpec> LayerType::outputs_of(const Node& node) const {
+  if (!output_ports || !check_params(node, *this).empty()) return outputs;
+  return output_ports(node);
+}
+std::optional<size_t> LayerType::output_index(const Node& node, const std::string& n) const {
+  const std::vector<PortSpec> ports = outputs_of(node);
+  for (size_t i = 0; i < ports.size(); ++i)
+    if (ports[i].name == n) return i;
+  return std::nullopt;
 }
 
 Registry::Registry() { add_layer_types(*this); }

@@ -6,6 +6,7 @@
 // type computes and exports, its lowering, is core/layers/lowering.h; schema and lowering of a
 // type are one entry in a family file of core/layers/ (core/layers/families.h lists them).
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,8 +73,12 @@ struct LayerType {
   std::string display_name;  // "2-D convolution"
   std::string description;   // one line
   std::vector<PortSpec> inputs, outputs;
+  // A type whose output ports follow from its parameters (Split: one per section) gives them
+  // here, for a node whose parameters check_params accepts; `outputs` then holds the ports at
+  // the default parameters (the palette's and the docs'). Null: every node has `outputs`.
+  std::function<std::vector<PortSpec>(const Node&)> output_ports;
   std::vector<ParamSpec> params;
-  ShapeRule shape;
+  ShapeRule shape;  // one shape per port of outputs_of(node)
   ParameterCount parameter_count;  // null: it learns nothing
   MacCount macs;                   // null: no products counted
   // A loss node: prediction and target in, one number out; it ends the model.
@@ -85,7 +90,11 @@ struct LayerType {
   bool is_loss() const { return loss; }
   const ParamSpec* param(const std::string& name) const;
   const PortSpec* input(const std::string& name) const;
-  const PortSpec* output(const std::string& name) const;
+  // The output ports of `node`, a node of this type: `outputs`, or output_ports' while the
+  // node's parameters are valid (a node with invalid ones keeps `outputs` until it is fixed).
+  std::vector<PortSpec> outputs_of(const Node& node) const;
+  // Where `node`'s output port `name` is among outputs_of(node); nullopt when it has none.
+  std::optional<size_t> output_index(const Node& node, const std::string& name) const;
 };
 
 class Registry {

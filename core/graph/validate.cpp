@@ -159,9 +159,10 @@ Validation validate(const Graph& g, const DatasetInfo* dataset, const Validation
       continue;
     }
     const LayerType *ft = registry.find(from->type), *tt = registry.find(to->type);
-    if (ft && !ft->output(e.from.port)) {
+    if (ft && !ft->output_index(*from, e.from.port)) {
       error(from->id, e.from.port, from->label() + " has no output '" + e.from.port + "' (outputs: " +
-                                       port_list(ft->outputs) + ")");
+                                       port_list(ft->outputs_of(*from)) + ")" +
+                                       (ft->output_ports ? "; its parameters decide its outputs" : ""));
     }
     if (tt && !tt->input(e.to.port)) {
       error(to->id, e.to.port, to->label() + " has no input '" + e.to.port + "' (inputs: " + port_list(tt->inputs) + ")");
@@ -211,9 +212,10 @@ Validation validate(const Graph& g, const DatasetInfo* dataset, const Validation
       if (e.to.port != "target") continue;
       const Node* src = index.find(e.from.node);
       const LayerType* st = src ? registry.find(src->type) : nullptr;
-      if (st && !(st->is_input() && e.from.port == "y") && st->output(e.from.port)) {
+      if (st && !(st->is_input() && e.from.port == "y") && st->output_index(*src, e.from.port)) {
         error(loss->id, "target", loss->label() + ": target must be connected to the labels (y) of the Input, not to " +
-                                      (st->outputs.size() == 1 ? src->label() : e.from.port + " of " + src->label()));
+                                      (st->outputs_of(*src).size() == 1 ? src->label()
+                                                                        : e.from.port + " of " + src->label()));
         miswired.insert(loss->id);
       }
     }

@@ -19,8 +19,9 @@ Tensor GraphModel::forward(const Tensor& x) {
   for (const Step& s : observer_ ? steps_ : fused_) {
     args.clear();
     for (size_t i : s.inputs) args.push_back(values[i]);
-    values[s.outputs.at(0)] = s.run(args);
-    if (observer_) observer_(s.node, values[s.outputs[0]]);
+    std::vector<Tensor> out = s.run(args);
+    for (size_t i = 0; i < s.outputs.size(); ++i) values[s.outputs[i]] = std::move(out.at(i));
+    if (observer_) observer_(s.node, values[s.outputs.at(0)]);
   }
   return values[prediction_];
 }
@@ -58,7 +59,7 @@ void GraphModel::plan_fusion() {
     Step chain = steps_[k];
     chain.outputs = steps_[pool ? *pool : *relu].outputs;
     chain.run = [conv, r = relu.has_value(), p = pool.has_value()](const std::vector<Tensor>& in) {
-      return conv->forward_fused(in.at(0), r, p);
+      return std::vector<Tensor>{conv->forward_fused(in.at(0), r, p)};
     };
     chains_.push_back({steps_[k].node});
     for (const std::optional<size_t>& i : {relu, pool})
@@ -127,7 +128,7 @@ struct Compiler {
       if (built.module) model->register_module(id, built.module);
       step.module = built.module.get();
       step.run = std::move(built.run);
-      for (const PortSpec& p : type.outputs) {
+      for (const PortSpec& p : type.outputs_of(node)) {
         slot[{id, p.name}] = model->slots_;
         step.outputs.push_back(model->slots_++);
       }

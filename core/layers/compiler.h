@@ -22,8 +22,10 @@ class GraphModel : public nn::Module {
   Tensor forward(const Tensor& x) override;
   std::string type_name() const override { return "GraphModel"; }
 
-  // Called with each node's (first) output as the plan runs, in graph order: how a training
-  // step is measured (train/stats_sampler.h). Null, the default, costs nothing.
+  // Called with each node's first output as the plan runs, in graph order: how a training
+  // step is measured (train/stats_sampler.h). A node with several output ports (Split, a
+  // recurrent layer's final state) is measured by its first, its main one. Null, the default,
+  // costs nothing.
   using Observer = std::function<void(const std::string& node, const Tensor& output)>;
   void set_observer(Observer observer) { observer_ = std::move(observer); }
 
@@ -35,7 +37,7 @@ class GraphModel : public nn::Module {
   friend struct Compiler;
   struct Step {
     std::string node;
-    std::function<Tensor(const std::vector<Tensor>&)> run;
+    std::function<std::vector<Tensor>(const std::vector<Tensor>&)> run;  // one tensor per output port
     std::vector<size_t> inputs;  // value slots, in port order
     std::vector<size_t> outputs; // value slots written (one per output port)
     nn::Module* module = nullptr;  // the node's, if it has one

@@ -12,6 +12,7 @@ void add_layer_types(Registry& registry) {
   layers::add_data_layers(r);
   layers::add_dense_layers(r);
   layers::add_reshape_layers(r);
+  layers::add_split_layers(r);
   layers::add_reduce_layers(r);
   layers::add_dropout_layers(r);
   layers::add_conv_layers(r);

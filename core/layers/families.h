@@ -8,6 +8,7 @@ namespace plexus::layers {
 void add_data_layers(Registrar& r);           // data.cpp: Input
 void add_dense_layers(Registrar& r);          // dense.cpp: Linear, Embedding
 void add_reshape_layers(Registrar& r);        // reshape.cpp: Flatten, Reshape, Permute, Squeeze, Unsqueeze
+void add_split_layers(Registrar& r);          // split.cpp: Split, Chunk, Slice
 void add_reduce_layers(Registrar& r);         // reduce.cpp: Mean, Sum
 void add_dropout_layers(Registrar& r);        // dropout.cpp: Dropout, Dropout2d
 void add_conv_layers(Registrar& r);           // conv.cpp: Conv2d, Conv1d, ConvTranspose2d, MaxPool2d,

@@ -25,6 +25,9 @@ struct Layer {
   std::string display_name;  // "2-D convolution"
   std::string description;   // one line
   std::vector<graph::PortSpec> inputs, outputs;
+  // Output ports that follow from the parameters; `outputs` are then those of the defaults
+  // (graph::LayerType::output_ports).
+  std::function<std::vector<graph::PortSpec>(const P&)> output_ports;
   std::vector<graph::ParamField<P>> params;
   std::function<std::vector<Shape>(const graph::ShapeContext&, const P&)> shape;
   std::function<double(const P&, const std::vector<Shape>& inputs)> parameter_count;  // null: learns nothing
@@ -54,11 +57,13 @@ class Registrar {
   template <class P>
   void add(Layer<P> l) {
     graph::LayerType s{std::move(l.name), std::move(l.category), std::move(l.display_name), std::move(l.description),
-                       std::move(l.inputs), std::move(l.outputs), graph::specs(l.params), {}, {}, {},
+                       std::move(l.inputs), std::move(l.outputs), {}, graph::specs(l.params), {}, {}, {},
                        bool(l.loss), l.classification};
     // Each rule reads the node's values into P itself, with the one field list.
     auto read = [fields = std::make_shared<const std::vector<graph::ParamField<P>>>(std::move(l.params))](
                     const graph::Node& node) { return graph::decode(node, *fields); };
+    if (l.output_ports)
+      s.output_ports = [read, f = std::move(l.output_ports)](const graph::Node& n) { return f(read(n)); };
     if (l.shape) s.shape = [read, f = std::move(l.shape)](const graph::ShapeContext& c) { return f(c, read(c.node)); };
     if (l.parameter_count)
       s.parameter_count = [read, f = std::move(l.parameter_count)](const graph::Node& n, const std::vector<Shape>& in) {

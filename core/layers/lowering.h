@@ -20,10 +20,20 @@ struct BuildContext {
 };
 
 // How a node computes: a module (registered in the model under the node id, so its
-// parameters are named "<id>.<param>") and the function applying it to the inputs.
+// parameters are named "<id>.<param>") and the function applying it to the inputs, giving one
+// tensor per output port.
 struct BuiltNode {
+  using Run = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+  using RunOne = std::function<Tensor(const std::vector<Tensor>&)>;
+  BuiltNode() = default;  // the Input's: nothing to run
+  BuiltNode(std::shared_ptr<nn::Module> m, Run r) : module(std::move(m)), run(std::move(r)) {}
+  // A node with one output port, as most are.
+  BuiltNode(std::shared_ptr<nn::Module> m, RunOne one)
+      : module(std::move(m)), run([one = std::move(one)](const std::vector<Tensor>& in) {
+          return std::vector<Tensor>{one(in)};
+        }) {}
   std::shared_ptr<nn::Module> module;  // may be null (Add, Concat, Input)
-  std::function<Tensor(const std::vector<Tensor>&)> run;
+  Run run;
 };
 
 // A node computing its module's forward pass on its one input.

@@ -2,7 +2,8 @@
 // nn::Recurrent. ONNX's LSTM / GRU / RNN (opset 13) are time-major and order the gates their
 // own way (LSTM i,o,f,c; GRU z,r,h), so the export transposes around one node per layer,
 // reorders the gate blocks of PyTorch's weights and stacks the directions; GRU's
-// linear_before_reset=1 is PyTorch's b_hn inside r ⊙ (…).
+// linear_before_reset=1 is PyTorch's b_hn inside r ⊙ (…). A second output port, `state`, gives
+// the last layer's final hidden state (ONNX's Y_h of the last layer) for a classifier to read.
 #include "autograd/grad_mode.h"
 #include "layers/families.h"
 #include "layers/shape_rules.h"
@@ -35,7 +36,10 @@ void add_recurrent(Registrar& r, const RecurrentKind& k) {
   t.display_name = k.display;
   t.description = k.description;
   t.inputs = {{"input", "a sequence [N, T, features]"}};
-  t.outputs = {{"output", "the output at every step [N, T, hidden_size x directions]"}};
+  t.outputs = {{"output", "the output at every step [N, T, hidden_size x directions]"},
+               {"state", "the last layer's final hidden state [N, hidden_size x directions]: after the last step, and "
+                         "for the backward direction after the first (PyTorch's h_n of the last layer, directions side "
+                         "by side)"}};
   t.params = {
       graph::param("hidden_size", "Hidden size", &P::hidden_size, 128, 1, 65536, "The units of the hidden state."),
       graph::param("num_layers", "Layers", &P::num_layers, 1, 1, 8,
@@ -49,7 +53,7 @@ void add_recurrent(Registrar& r, const RecurrentKind& k) {
     if (s.size() != 2)
       fail("input", c.node.label() + " expects a sequence [N, T, features] but receives " + batched(s) + from(c, 0) +
                         " (an Embedding or a Reshape to [T, F] makes one)");
-    return {{s[0], p.hidden_size * p.directions()}};
+    return {{s[0], p.hidden_size * p.directions()}, {p.hidden_size * p.directions()}};
   };
   // Per layer and direction: W_ih [G*H, in], W_hh [G*H, H] and two biases [G*H].
   auto per_direction = [g = k.gates](const P& p, const Shape& in, auto&& f) {
@@ -74,9 +78,23 @@ void add_recurrent(Registrar& r, const RecurrentKind& k) {
     o.bidirectional = p.bidirectional;
     o.dropout = float(p.dropout);
     const int64_t in = b.inputs.at(0).back();
-    if (name == "LSTM") return single(std::make_shared<nn::LSTM>(in, o, b.gen));
-    if (name == "GRU") return single(std::make_shared<nn::GRU>(in, o, b.gen));
-    return single(std::make_shared<nn::RNN>(in, o, b.gen));
+    std::shared_ptr<nn::Module> m;
+    if (name == "LSTM") m = std::make_shared<nn::LSTM>(in, o, b.gen);
+    else if (name == "GRU") m = std::make_shared<nn::GRU>(in, o, b.gen);
+    else m = std::make_shared<nn::RNN>(in, o, b.gen);
+    // The final state is read off the outputs: the forward direction's last step, the backward
+    // one's first (its last in its own time), which is h_n of the last layer.
+    nn::Module* raw = m.get();
+    return BuiltNode{std::move(m), BuiltNode::Run([raw, h = p.hidden_size, dirs = p.directions()](
+                                                      const std::vector<Tensor>& in) {
+                       Tensor y = raw->forward(in.at(0));
+                       const int64_t n = y.shape()[0], steps = y.shape()[1];
+                       std::vector<Tensor> final_steps;
+                       for (int64_t d = 0; d < dirs; ++d)
+                         final_steps.push_back(narrow(narrow(y, 1, d ? 0 : steps - 1, 1), 2, d * h, h));
+                       Tensor state = reshape(contiguous(concat(final_steps, 2)), {n, dirs * h});
+                       return std::vector<Tensor>{std::move(y), std::move(state)};
+                     })};
   };
   t.onnx = [k](const OnnxContext& c, const P& p) {
     NoGradGuard no_grad;
@@ -107,12 +125,20 @@ void add_recurrent(Registrar& r, const RecurrentKind& k) {
       if (p.bidirectional) attrs.push_back({"direction", std::string("bidirectional")});
       if (k.gates == 3) attrs.push_back({"linear_before_reset", int64_t(1)});
       // Y [T, dirs, N, H] -> [T, N, dirs, H] -> [T, N, dirs*H], the next layer's input.
-      c.out.add_node(k.name, {c.name("x" + L), c.name("W" + L), c.name("R" + L), c.name("B" + L)}, {c.name("y" + L)},
-                     attrs);
+      // The last layer's Y_h [dirs, N, H] is the state output: [N, dirs, H], then [N, dirs*H].
+      const bool last = l + 1 == layers;
+      std::vector<std::string> outs{c.name("y" + L)};
+      if (last) outs.push_back(c.name("y_h"));
+      c.out.add_node(k.name, {c.name("x" + L), c.name("W" + L), c.name("R" + L), c.name("B" + L)}, outs, attrs);
+      if (last) {
+        c.out.add_node("Transpose", {c.name("y_h")}, {c.name("y_ht")}, {{"perm", std::vector<int64_t>{1, 0, 2}}});
+        c.out.add_initializer(c.name("state_shape"), std::vector<int64_t>{0, -1});
+        c.out.add_node("Reshape", {c.name("y_ht"), c.name("state_shape")}, {c.output_names.at(1)});
+      }
       c.out.add_node("Transpose", {c.name("y" + L)}, {c.name("yt" + L)}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
       c.out.add_node("Reshape", {c.name("yt" + L), c.name("reshape")}, {c.name("x_l" + std::to_string(l + 1))});
     }
-    c.out.add_node("Transpose", {c.name("x_l" + std::to_string(layers))}, c.output_names,
+    c.out.add_node("Transpose", {c.name("x_l" + std::to_string(layers))}, {c.output_names.at(0)},
                    {{"perm", std::vector<int64_t>{1, 0, 2}}});
   };
   r.add(std::move(t));

@@ -95,6 +95,11 @@ Tensor unsqueeze(const Tensor& a, int64_t dim);
 Tensor expand(const Tensor& a, const Shape& shape);  // -1 keeps a dim
 Tensor narrow(const Tensor& a, int64_t dim, int64_t start, int64_t length);
 Tensor slice(const Tensor& a, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
+// torch.split with a list: consecutive views of `sizes` along dim, which must sum to its size.
+std::vector<Tensor> split(const Tensor& a, const std::vector<int64_t>& sizes, int64_t dim);
+// torch.chunk: views of ceil(size / chunks) along dim, the last smaller; so fewer than `chunks`
+// pieces where that size covers dim sooner (6 in 4 chunks: three of 2).
+std::vector<Tensor> chunk(const Tensor& a, int64_t chunks, int64_t dim);
 Tensor contiguous(const Tensor& a);
 Tensor concat(const std::vector<Tensor>& ts, int64_t dim = 0);
 Tensor stack(const std::vector<Tensor>& ts, int64_t dim = 0);

@@ -229,6 +229,34 @@ Tensor narrow(const Tensor& a, int64_t dim, int64_t start, int64_t length) {
   return slice(a, d, start, start + length, 1);
 }
 
+std::vector<Tensor> split(const Tensor& a, const std::vector<int64_t>& sizes, int64_t dim) {
+  dim = wrap_dim(dim, a.dim(), "split");
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 0) throw ValueError("split: sizes must not be negative, got " + std::to_string(s));
+    total += s;
+  }
+  if (total != a.shape()[dim])
+    throw ValueError("split: sizes sum to " + std::to_string(total) + ", but dim " + std::to_string(dim) + " has size " +
+                     std::to_string(a.shape()[dim]));
+  std::vector<Tensor> parts;
+  int64_t start = 0;
+  for (int64_t s : sizes) {
+    parts.push_back(narrow(a, dim, start, s));
+    start += s;
+  }
+  return parts;
+}
+
+std::vector<Tensor> chunk(const Tensor& a, int64_t chunks, int64_t dim) {
+  dim = wrap_dim(dim, a.dim(), "chunk");
+  if (chunks < 1) throw ValueError("chunk: chunks must be positive, got " + std::to_string(chunks));
+  const int64_t n = a.shape()[dim], size = std::max<int64_t>(1, (n + chunks - 1) / chunks);
+  std::vector<int64_t> sizes;
+  for (int64_t start = 0; start < n; start += size) sizes.push_back(std::min(size, n - start));
+  return split(a, sizes, dim);
+}
+
 Tensor contiguous(const Tensor& a) {
   if (a.is_contiguous()) return a;
   Tensor out = contiguous_data(a);

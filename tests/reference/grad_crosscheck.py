@@ -16,7 +16,9 @@ reordered_dims.plexus and normalizations.plexus):
    Linear, Conv2d, Conv1d, ConvTranspose2d, Upsample, ZeroPad2d, MaxPool2d, AvgPool2d, MaxPool1d, AvgPool1d, AdaptiveMaxPool2d, AdaptiveAvgPool2d, ReLU, LeakyReLU, PReLU, ELU, SELU, Tanh, Sigmoid, GELU,
    SiLU, Mish, Softplus, Hardswish, Hardsigmoid, LogSoftmax, Identity, Add, Mul, Sub, Concat,
    Embedding, PositionalEmbedding, LayerNorm, BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm2d,
-   RMSNorm, LSTM, GRU, RNN, MultiheadAttention, SequenceLengths, SequencePool, and the losses CrossEntropy, NLL, MSE, L1, SmoothL1,
+   RMSNorm, LSTM, GRU, RNN (their outputs and final state), MultiheadAttention, SequenceLengths,
+   SequencePool, Split, Chunk, Slice (edges from every output port), and the losses CrossEntropy,
+   NLL, MSE, L1, SmoothL1,
    Huber, KLDiv and BCEWithLogits) with its weights; the
    recurrent and attention layers are torch's own kernels and modules run on our tensors, so
    names and layouts must match torch's. torch 1.13 has no RMSNorm: PyTorch 2.4's formula
@@ -310,7 +312,16 @@ def run_graph(project, weights, x, y, training=False):
                 if param(n, "elementwise_affine", True):
                     out = out * w("weight")
             elif t in ("LSTM", "GRU", "RNN"):
-                out = recurrent(t, n, own_weights(weights, nid), v, training)
+                out, h_n = recurrent(t, n, own_weights(weights, nid), v, training)
+                dirs = 2 if param(n, "bidirectional", False) else 1
+                out = {"output": out, "state": torch.cat(list(h_n[-dirs:]), dim=1)}  # the last layer's
+            elif t == "Split":
+                out = torch.split(v, param(n, "sections", [1, 1]), dim=param(n, "dim", 1))
+            elif t == "Chunk":
+                out = torch.chunk(v, param(n, "chunks", 2), dim=param(n, "dim", 1))
+            elif t == "Slice":
+                at = (slice(None),) * param(n, "dim", 1)
+                out = v[at + (slice(param(n, "start", 0), param(n, "end", 1 << 24), param(n, "step", 1)),)]
             elif t == "MultiheadAttention":
                 e, steps = v.shape[-1], v.shape[1]
                 m = torch.nn.MultiheadAttention(e, param(n, "num_heads", 4), batch_first=True, dtype=torch.float64)
@@ -328,7 +339,10 @@ def run_graph(project, weights, x, y, training=False):
                                                     "need_weights": False})
             else:
                 raise SystemExit("grad_crosscheck: node type %s is not supported here" % t)
-        values[(nid, "output")] = out
+        if isinstance(out, tuple):  # Split, Chunk: one port per piece
+            out = {"output%d" % i: piece for i, piece in enumerate(out)}
+        for port, value in (out.items() if isinstance(out, dict) else [("output", out)]):
+            values[(nid, port)] = value
     return loss
 
 
@@ -352,7 +366,8 @@ def sequence_pool(v, lengths, mode):
 
 
 def recurrent(kind, n, w, v, training):
-    """torch's own LSTM/GRU/RNN kernels (what nn.LSTM.forward calls) on our weights, batch first.
+    """torch's own LSTM/GRU/RNN kernels (what nn.LSTM.forward calls) on our weights, batch first:
+    the outputs and h_n (LSTM's c_n left out).
     Not through functional_call: torch 1.13's RNN modules keep a cached list of their weights."""
     layers, both = param(n, "num_layers", 1), param(n, "bidirectional", False)
     hidden, dropout = param(n, "hidden_size", 128), param(n, "dropout", 0.0)
@@ -362,9 +377,9 @@ def recurrent(kind, n, w, v, training):
             flat += [w["%s_l%d%s" % (k, layer, suffix)] for k in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
     h0 = torch.zeros(layers * (2 if both else 1), v.shape[0], hidden, dtype=v.dtype)
     if kind == "LSTM":
-        return torch._VF.lstm(v, (h0, h0), flat, True, layers, dropout, training, both, True)[0]
+        return torch._VF.lstm(v, (h0, h0), flat, True, layers, dropout, training, both, True)[:2]
     run = torch._VF.gru if kind == "GRU" else torch._VF.rnn_tanh
-    return run(v, h0, flat, True, layers, dropout, training, both, True)[0]
+    return run(v, h0, flat, True, layers, dropout, training, both, True)
 
 
 def own_weights(weights, nid):

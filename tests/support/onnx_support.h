@@ -58,9 +58,9 @@ inline std::optional<Shape> prediction_shape(const graph::Graph& g, const graph:
 }
 
 // Per-example inputs a layer type may take, tried in order: images, features, sequences (the
-// second with E divisible by MultiheadAttention's default 4 heads), and one with a dimension of
-// size 1 (Squeeze).
-inline const std::vector<Shape> kTestInputs{{3, 8, 8}, {6}, {4, 5}, {4, 8}, {1, 6}};
+// second with E divisible by MultiheadAttention's default 4 heads), one with a dimension of
+// size 1 (Squeeze) and one whose dim 1 is the total of Split's default sections [1, 1].
+inline const std::vector<Shape> kTestInputs{{3, 8, 8}, {6}, {4, 5}, {4, 8}, {1, 6}, {2, 3}};
 
 // The first of kTestInputs that `g` (a chain) accepts.
 inline std::optional<Shape> suited_input(const graph::Graph& g) {

@@ -28,19 +28,21 @@ constexpr size_t kMaxParams = 3;
 
 const QFont& smallBoldFont() { static const QFont f = cardFont(11, true); return f; }
 
-// An unknown type has no ports and one line naming the type.
-size_t portRows(const graph::LayerType* type) {
-  return type ? std::max(type->inputs.size(), type->outputs.size()) : 0;
-}
+// An unknown type has no ports and one line naming the type. A node's output ports may follow
+// from its parameters (Split), so the rows count the node's own.
+size_t portRows(const graph::LayerType* type, size_t outputs) { return type ? std::max(type->inputs.size(), outputs) : 0; }
 size_t paramLines(const graph::LayerType* type) { return type ? std::min(type->params.size(), kMaxParams) : 1; }
 
-qreal paramsTop(const graph::LayerType* type) { return card::kBodyTop + card::kPortRow * qreal(portRows(type)) + 2; }
+qreal paramsTop(size_t rows) { return card::kBodyTop + card::kPortRow * qreal(rows) + 2; }
 
-QSizeF cardSize(const graph::LayerType* type) {
+QSizeF cardSize(const graph::LayerType* type, size_t outputs) {
   const size_t lines = paramLines(type);
-  return {kNodeWidth, paramsTop(type) + kParamLine * qreal(lines) + card::kBottom};
+  return {kNodeWidth, paramsTop(portRows(type, outputs)) + kParamLine * qreal(lines) + card::kBottom};
 }
 
+std::vector<graph::PortSpec> outputPorts(const graph::LayerType* type, const graph::Node& node) {
+  return type ? type->outputs_of(node) : std::vector<graph::PortSpec>{};
+}
 
 // How the node trains, when not as the project says (graph/node_settings.h): "frozen",
 // "lr ×0.1", "wd ×0", "lr ×2 · wd ×0"; "" otherwise.
@@ -63,7 +65,10 @@ QFont cardFont(int pixels, bool bold) {
   return f;
 }
 
-QSizeF nodeCardSize(const graph::Node& node) { return cardSize(graph::Registry::instance().find(node.type)); }
+QSizeF nodeCardSize(const graph::Node& node) {
+  const graph::LayerType* type = graph::Registry::instance().find(node.type);
+  return cardSize(type, outputPorts(type, node).size());
+}
 
 // ---- PortItem ------------------------------------------------------------------------------
 
@@ -145,25 +150,37 @@ void PortItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
 // ---- NodeItem ------------------------------------------------------------------------------
 
 NodeItem::NodeItem(const graph::Node& node)
-    : id_(qstr(node.id)), type_(graph::Registry::instance().find(node.type)), size_(cardSize(type_)) {
+    : id_(qstr(node.id)), type_(graph::Registry::instance().find(node.type)), size_(nodeCardSize(node)) {
   setFlags(ItemIsMovable | ItemIsSelectable | ItemSendsGeometryChanges);
   // Rendered once per zoom level into a device-resolution pixmap (sharp on high-DPI screens,
   // unlike ItemCoordinateCache); dragging then only blits it.
   setCacheMode(DeviceCoordinateCache);
   setPos(node.position.x, node.position.y);
-  createPorts();
+  if (type_)
+    for (size_t i = 0; i < type_->inputs.size(); ++i)
+      ports_.push_back(new PortItem(this, type_->inputs[i], true, QPointF(0, card::portY(i))));
   setNode(node);
 }
 
-void NodeItem::createPorts() {
-  if (!type_) return;
-  for (size_t i = 0; i < type_->inputs.size(); ++i)
-    ports_.push_back(new PortItem(this, type_->inputs[i], true, QPointF(0, card::portY(i))));
-  for (size_t i = 0; i < type_->outputs.size(); ++i)
-    ports_.push_back(new PortItem(this, type_->outputs[i], false, QPointF(kNodeWidth, card::portY(i))));
+void NodeItem::setOutputPorts(std::vector<graph::PortSpec> outputs) {
+  const auto same_name = [](const graph::PortSpec& a, const graph::PortSpec& b) { return a.name == b.name; };
+  if (std::equal(outputs.begin(), outputs.end(), outputs_.begin(), outputs_.end(), same_name)) return;
+  std::erase_if(ports_, [](PortItem* p) {
+    if (p->isInput()) return false;
+    delete p;
+    return true;
+  });
+  outputs_ = std::move(outputs);
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    ports_.push_back(new PortItem(this, outputs_[i], false, QPointF(kNodeWidth, card::portY(i))));
+  prepareGeometryChange();
+  size_ = cardSize(type_, outputs_.size());
+  refreshConnections();
+  for (EdgeItem* e : edges_) e->updatePath();  // a wire from a port that went meets the card's side
 }
 
 void NodeItem::setNode(const graph::Node& node) {
+  setOutputPorts(outputPorts(type_, node));
   const QFontMetricsF title_metrics(card::titleFont()), small_metrics(card::smallFont());
   const qreal text_width = kNodeWidth - 2 * card::kTextInset;
   title_ = title_metrics.elidedText(type_ ? qstr(type_->display_name) : QObject::tr("Unknown layer"), Qt::ElideRight,
@@ -321,7 +338,7 @@ void NodeItem::paintHeader(QPainter* painter, const QRectF& card, bool detailed)
 
 void NodeItem::paintParams(QPainter* painter) const {
   const Theme& theme = ThemeManager::instance().theme();
-  qreal y = paramsTop(type_);
+  qreal y = paramsTop(portRows(type_, outputs_.size()));
   const qreal width = kNodeWidth - 2 * card::kTextInset;
   for (const ParamLine& line : params_) {
     const QRectF row(card::kTextInset, y, width, kParamLine);

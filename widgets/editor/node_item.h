@@ -2,8 +2,9 @@
 // A node on the canvas: a rounded card with a header in its category's colour (layer display
 // name and the user's name, and how it trains when not as the project says: "frozen",
 // "lr ×0.1"), up to three key parameters, and its ports on the edges — inputs
-// on the left, outputs on the right. The geometry follows from the node's type alone, never
-// from fonts, so ports sit at fixed offsets that layout, hit tests and tests can rely on.
+// on the left, outputs on the right. The geometry follows from the node's type and its output
+// ports (which a Split's parameters decide) alone, never from fonts, so ports sit at fixed
+// offsets that layout, hit tests and tests can rely on.
 // Items only show the document; NodeScene turns gestures into document edits.
 #include <QGraphicsItem>
 #include <QString>
@@ -82,7 +83,8 @@ class NodeItem : public QGraphicsItem {
   const graph::LayerType* layerType() const { return type_; }  // null for an unknown type
   QSizeF size() const { return size_; }
   QRectF sceneCardRect() const { return QRectF(pos(), size_); }
-  // Name or parameters changed (the type never does): refresh the texts.
+  // Name or parameters changed (the type never does): refresh the texts, and the output ports
+  // and the card's height where the parameters decide the ports.
   void setNode(const graph::Node& node);
   // The document's problems for this node: outline colour and tooltip.
   void setProblems(const std::vector<graph::Problem>& problems);
@@ -109,7 +111,7 @@ class NodeItem : public QGraphicsItem {
     QString name, value;
     bool changed;  // differs from the type's default: emphasised
   };
-  void createPorts();
+  void setOutputPorts(std::vector<graph::PortSpec> outputs);
   void refreshConnections();
   void refreshToolTip();
   void paintHeader(QPainter* painter, const QRectF& card, bool detailed) const;
@@ -122,6 +124,7 @@ class NodeItem : public QGraphicsItem {
   QString badge_;  // how it trains, when not as the project says: "frozen", "lr ×0.1"
   std::vector<ParamLine> params_;
   std::vector<PortItem*> ports_;
+  std::vector<graph::PortSpec> outputs_;  // the node's output ports, as ports_ show them
   std::vector<EdgeItem*> edges_;
   std::vector<graph::Problem> problems_;
   std::optional<graph::Severity> severity_;

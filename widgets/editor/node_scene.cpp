@@ -289,8 +289,10 @@ void NodeScene::refreshBlocks() {
       for (const graph::PortRef& ref : input ? open.inputs : open.outputs) {
         const graph::Node& member = *g.find(ref.node);
         const graph::LayerType* type = graph::Registry::instance().find(member.type);
-        const graph::PortSpec* spec = !type ? nullptr : input ? type->input(ref.port) : type->output(ref.port);
-        const bool several = !type || (input ? type->inputs.size() : type->outputs.size()) > 1;
+        const std::vector<graph::PortSpec> outputs = type ? type->outputs_of(member) : std::vector<graph::PortSpec>{};
+        const std::optional<size_t> out = input || !type ? std::nullopt : type->output_index(member, ref.port);
+        const graph::PortSpec* spec = !type ? nullptr : input ? type->input(ref.port) : out ? &outputs[*out] : nullptr;
+        const bool several = !type || (input ? type->inputs.size() : outputs.size()) > 1;
         QString label = qstr(member.name.empty() ? member.id : member.name);
         if (several) label += QStringLiteral(" · ") + qstr(ref.port);
         const bool connected = std::any_of(g.edges.begin(), g.edges.end(),

@@ -304,3 +304,35 @@ TEST(broadcastingMergesMatchPlexus) {
   matches_plexus("gate and centre", trained_model(g, {2, 3, 3}, per_channel({2, 3, 3})));
 }
 
+
+// Nodes with several output ports, the exported output taken from a later one: a Split's middle
+// piece, a Chunk's last, and a recurrent layer's final state (ONNX's Y_h of its last layer), in
+// both directions and over stacked layers; Slice with bounds past the ends and a step.
+TEST(laterOutputPortsMatchPlexus) {
+  if (const std::string why = ort_unavailable(); !why.empty()) SKIP(why);
+  using P = std::map<std::string, graph::ParamValue>;
+  const auto from_port = [](graph::Node layer, const std::string& port) {
+    graph::Graph g = chain({std::move(layer)});
+    for (graph::Edge& e : g.edges)
+      if (e.to.node == "loss" && e.to.port == "input") e.from.port = port;
+    return g;
+  };
+  const struct {
+    const char* what;
+    graph::Graph graph;
+    Shape input;
+    double tolerance = kTolerance;
+  } cases[] = {
+      {"split middle piece", from_port(node("cut", "Split", P{{"sections", std::vector<int64_t>{1, 2, 2}}, {"dim", 2L}}), "output1"),
+       {3, 5}},
+      {"chunk last piece", from_port(node("cut", "Chunk", P{{"chunks", 3L}}), "output2"), {7, 2}},
+      {"slice past the ends", from_port(node("cut", "Slice", P{{"dim", 2L}, {"start", -4L}, {"end", 100L}, {"step", 3L}}), "output"),
+       {3, 8}},
+      {"lstm state", from_port(node("rnn", "LSTM", P{{"hidden_size", 3L}, {"num_layers", 2L}, {"bidirectional", true}}), "state"),
+       {4, 5}, kRecurrentTolerance},
+      {"gru state", from_port(node("rnn", "GRU", P{{"hidden_size", 4L}}), "state"), {4, 5}, kRecurrentTolerance},
+      {"rnn state", from_port(node("rnn", "RNN", P{{"hidden_size", 3L}, {"bidirectional", true}}), "state"), {4, 5},
+       kRecurrentTolerance},
+  };
+  for (const auto& c : cases) matches_plexus(c.what, trained_model(c.graph, c.input, per_channel(c.input)), c.tolerance);
+}

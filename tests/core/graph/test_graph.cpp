@@ -966,3 +966,91 @@ TEST(compileRefusesAnInvalidGraph) {
   }
 }
 
+
+// Split, Chunk and Slice: a node whose parameters decide its output ports, each port's shape on
+// its wires, and the pieces compiled and differentiated back into the input; bad parameters
+// and a wire from a port the node does not have are refused, naming the node.
+TEST(splitsShapeTrainAndRefuse) {
+  // x [6, 4] -> Split [2, 3, 1] along dim 1; the middle piece's last dim sliced -3::2 ([3, 2]);
+  // the pieces joined in another order than the ports'.
+  const auto graph_with = [](std::map<std::string, ParamValue> split_params, std::map<std::string, ParamValue> slice_params,
+                             const std::string& last_port = "output2") {
+    Graph g;
+    g.nodes = {node("in", "Input"),          node("split", "Split", std::move(split_params)),
+               node("slice", "Slice", std::move(slice_params)),
+               node("f0", "Flatten"),        node("f1", "Flatten"),
+               node("f2", "Flatten"),        node("join", "Concat"),
+               node("fc", "Linear", {{"out_features", int64_t(3)}}), node("loss", "CrossEntropy")};
+    g.edges = {edge("in", "x", "split"),        edge("split", "output1", "slice"), edge("slice", "output", "f1"),
+               edge("split", last_port, "f2"),  edge("split", "output0", "f0"),    edge("f2", "output", "join", "inputs"),
+               edge("f0", "output", "join", "inputs"), edge("f1", "output", "join", "inputs"),
+               edge("join", "output", "fc"),    edge("fc", "output", "loss"),      edge("in", "y", "loss", "target")};
+    return g;
+  };
+  const std::map<std::string, ParamValue> sections{{"sections", std::vector<int64_t>{2, 3, 1}}};
+  const std::map<std::string, ParamValue> tail{{"dim", int64_t(2)}, {"start", int64_t(-3)}, {"step", int64_t(2)}};
+  const DatasetInfo info{{6, 4}, {}, 3};
+  const Graph g = graph_with(sections, tail);
+  const LayerType& split = *Registry::instance().find("Split");
+  COMPARE(split.outputs_of(*g.find("split")).size(), size_t(3));
+  COMPARE(split.outputs.size(), size_t(2));  // at the default sections [1, 1]
+  const Validation v = validate(g, &info);
+  VERIFY2(v.ok(), messages(v).empty() ? "" : messages(v)[0].c_str());
+  COMPARE(v.shapes.outputs.at("split"), (std::vector<Shape>{{2, 4}, {3, 4}, {1, 4}}));
+  COMPARE(*v.shapes.edge_shapes[1], (Shape{3, 4}));  // output1 into the Slice
+  COMPARE(*v.shapes.edge_shapes[2], (Shape{3, 2}));  // indices 1 and 3 of the last dim
+  COMPARE(*v.shapes.edge_shapes[3], (Shape{1, 4}));  // output2
+  COMPARE(*v.shapes.edge_shapes[8], (Shape{18}));    // 4 + 8 + 6 joined
+
+  // The model computes the pieces as torch.split and slicing do: rows 2..4 of x, columns 1 and 3.
+  const CompiledGraph c = compile(g, info, 3);
+  Generator gen(8);
+  const Tensor x = randn({2, 6, 4}, &gen), y = from_vector({2, 0}, {2});
+  std::vector<std::pair<std::string, Tensor>> seen;
+  c.model->set_observer([&](const std::string& id, const Tensor& out) { seen.emplace_back(id, out); });
+  (*c.model)(x);
+  c.model->set_observer(nullptr);
+  for (const auto& [id, out] : seen) {
+    if (id == "split") COMPARE(out.to_vector(), slice(x, 1, 0, 2).contiguous().to_vector());  // its first port
+    if (id == "slice") COMPARE(out.to_vector(), slice(slice(x, 1, 2, 5), 2, 1, 4, 2).contiguous().to_vector());
+    if (id == "f2") COMPARE(out.to_vector(), slice(x, 1, 5, 6).contiguous().to_vector());
+  }
+  COMPARE(seen.size(), size_t(7));
+  const auto r = gradcheck([&](const std::vector<Tensor>&) { return c.loss((*c.model)(x), y); }, c.model->parameters());
+  VERIFY2(r.ok, r.message.c_str());
+  // Chunk cuts as torch.chunk: 6 rows in 3 chunks of 2.
+  Graph chunked = graph_with({}, tail);
+  chunked.nodes[1] = node("split", "Chunk", {{"chunks", int64_t(3)}});
+  const Validation cv = validate(chunked, &info);
+  VERIFY2(cv.ok(), messages(cv).empty() ? "" : messages(cv)[0].c_str());
+  COMPARE(cv.shapes.outputs.at("split"), (std::vector<Shape>{{2, 4}, {2, 4}, {2, 4}}));
+
+  const auto first_message = [&](const Graph& bad) {
+    const Validation b = validate(bad, &info);
+    return b.ok() ? std::string("(accepted)") : messages(b).at(0);
+  };
+  const auto says = [](const std::string& m, const std::string& part) {
+    VERIFY2(m.find(part) != std::string::npos, m + " (expected: " + part + ")");
+  };
+  says(first_message(graph_with({{"sections", std::vector<int64_t>{2, 3, 2}}}, tail)),
+       "Split 'split': sections [2, 3, 2] add up to 7, but dim 1 of [N, 6, 4] from 'in' has size 6");
+  says(first_message(graph_with({{"sections", std::vector<int64_t>{2, 3, 1}}, {"dim", int64_t(3)}}, tail)),
+       "Split 'split': dim 3 does not exist in [N, 6, 4] from 'in' (it has dims 1 to 2 besides the batch)");
+  says(first_message(graph_with(sections, tail, "output3")),
+       "Split 'split' has no output 'output3' (outputs: output0, output1, output2); its parameters decide its outputs");
+  // Fewer sections: the wire from output2 is left without a port.
+  says(first_message(graph_with({{"sections", std::vector<int64_t>{3, 3}}}, tail)),
+       "Split 'split' has no output 'output2' (outputs: output0, output1)");
+  says(first_message(graph_with(sections, {{"dim", int64_t(2)}, {"start", int64_t(3)}, {"end", int64_t(-2)}})),
+       "Slice 'slice': 3:-2:1 keeps nothing of dim 2 of [N, 3, 4] from 'split', of size 4");
+  chunked.nodes[1] = node("split", "Chunk", {{"chunks", int64_t(4)}});
+  says(first_message(chunked),
+       "Chunk 'split': dim 1 of [N, 6, 4] from 'in' has size 6, which cuts into 3 pieces of at most 2, not 4 (use a "
+       "Split with explicit sections)");
+  try {
+    compile(graph_with(sections, tail, "output3"), info, 1);
+    FAIL("compile accepted a wire from a port Split 'split' does not have");
+  } catch (const ValueError& e) {
+    says(e.what(), "Split 'split' has no output 'output3'");
+  }
+}

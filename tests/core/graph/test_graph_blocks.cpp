@@ -159,6 +159,17 @@ TEST(blocksOpenOptionalInputsOnlyWhenWired) {
   COMPARE(ids(graph::open_ports(g, g.blocks[0]).inputs), (std::vector<std::string>{"attn.input", "attn.key"}));
 }
 
+// A recurrent layer's state left unwired beside its wired output is no opening; of a layer
+// feeding nothing, both outputs are.
+TEST(blocksOpenUnwiredOutputsOfDeadEndsOnly) {
+  graph::Graph g = chain({node("emb", "Embedding", {{"num_embeddings", int64_t(10)}, {"embedding_dim", int64_t(4)}}),
+                          node("gru", "GRU", {{"hidden_size", int64_t(3)}}), node("norm", "LayerNorm")});
+  g.blocks.push_back({"block", "recurrent", {"emb", "gru"}, {0, 0}, true});
+  COMPARE(ids(graph::open_ports(g, g.blocks[0]).outputs), std::vector<std::string>{"gru.output"});
+  std::erase_if(g.edges, [](const graph::Edge& e) { return e.from.node == "gru"; });
+  COMPARE(ids(graph::open_ports(g, g.blocks[0]).outputs), (std::vector<std::string>{"gru.output", "gru.state"}));
+}
+
 // Copying a block's nodes copies the block; copying some of them does not.
 TEST(fragmentsCarryWholeBlocks) {
   const graph::Graph g = grouped();

@@ -243,8 +243,10 @@ class Mutator {
   std::string out_port(const Graph& g, const std::string& id) {
     const graph::Node* n = g.find(id);
     const LayerType* t = n ? Registry::instance().find(n->type) : nullptr;
-    if (!t || t->outputs.empty() || chance(0.03)) return pick(std::vector<std::string>{"output", "x", "y", "bogus"});
-    return t->outputs[below(t->outputs.size())].name;
+    // The node's own ports: a Split's follow from its sections, and a later edit may take them away.
+    const std::vector<PortSpec> outputs = t ? t->outputs_of(*n) : std::vector<PortSpec>{};
+    if (outputs.empty() || chance(0.03)) return pick(std::vector<std::string>{"output", "x", "y", "bogus", "output7"});
+    return outputs[below(outputs.size())].name;
   }
   std::string in_port(const Graph& g, const std::string& id) {
     const graph::Node* n = g.find(id);

@@ -169,7 +169,8 @@ TEST(memoryIsWrittenInBinaryUnits) {
 // parameters and with every flag flipped (bias off) and every choice its last, so the registry
 // cannot drift.
 TEST(parameterCountMatchesEveryBuiltLayer) {
-  const std::vector<Shape> candidates{{8}, {6, 8, 8}, {6, 8}, {1, 8}};  // the last for Squeeze
+  // The last two for Squeeze and for Split's default sections [1, 1].
+  const std::vector<Shape> candidates{{8}, {6, 8, 8}, {6, 8}, {1, 8}, {2, 3}};
   int with_parameters = 0;
   for (const LayerType& t : Registry::instance().types()) {
     const Lowering& lowered = lowering(t);

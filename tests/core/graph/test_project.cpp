@@ -810,6 +810,32 @@ TEST(serializeRefusesWhatCouldNotBeReadBack) {
           std::string("cannot save the project: the view state: line 1, column 68: the JSON nests deeper than 63 levels"));
 }
 
+// Edges from a node's later output ports (a Split's third piece, a GRU's final state) are saved
+// with their port names and load back to the same graph, which still validates.
+TEST(edgesFromLaterPortsRoundTrip) {
+  Graph g;
+  g.nodes = {node("in", "Input", "", {}, 0, 0),
+             node("split", "Split", "", {{"sections", std::vector<int64_t>{1, 2, 3}}, {"dim", int64_t(2)}}, 200, 0),
+             node("gru", "GRU", "", {{"hidden_size", int64_t(4)}}, 400, 0),
+             node("fc", "Linear", "", {{"out_features", int64_t(3)}}, 600, 0),
+             node("loss", "CrossEntropy", "", {}, 800, 0)};
+  g.edges = {edge("in", "x", "split", "input"), edge("split", "output2", "gru", "input"),
+             edge("gru", "state", "fc", "input"), edge("fc", "output", "loss", "input"),
+             edge("in", "y", "loss", "target")};
+  const TempDir dir;
+  const fs::path file = dir.path() / "pieces.plexus";
+  save_project(file, g);
+  VERIFY(contains(read_all(file), "\"from\": [\"split\", \"output2\"]"));
+  VERIFY(contains(read_all(file), "\"from\": [\"gru\", \"state\"]"));
+  const Graph back = load_project(file);
+  VERIFY(back == g);
+  const DatasetInfo info{{5, 6}, {}, 3};
+  const Validation v = validate(back, &info);
+  VERIFY2(v.ok(), v.problems.empty() ? "" : to_string(v.problems[0]).c_str());
+  COMPARE(*v.shapes.edge_shapes[1], (Shape{5, 3}));
+  COMPARE(*v.shapes.edge_shapes[2], (Shape{4}));
+}
+
 TEST(saveAndLoadFiles) {
   const TempDir dir;
   const fs::path root = dir.path();

@@ -20,6 +20,7 @@
 #include "layers/lowering.h"
 #include "nn/layers.h"
 #include "ops/ops.h"
+#include "optim/adam.h"
 #include "ops/rnn_sequence.h"
 #include "ops/recurrent_cells.h"
 #include "util/error.h"
@@ -304,8 +305,8 @@ TEST(registryShapesAndErrors) {
                               layer("gru1", "GRU", P{{"hidden_size", int64_t(4)}, {"num_layers", int64_t(2)}})}),
       nullptr);
   VERIFY(ok.problems.empty());
-  COMPARE(ok.outputs.at("lstm1").at(0), (Shape{7, 12}));
-  COMPARE(ok.outputs.at("gru1").at(0), (Shape{7, 4}));
+  COMPARE(ok.outputs.at("lstm1"), (std::vector<Shape>{{7, 12}, {12}}));  // every step's output, the final state
+  COMPARE(ok.outputs.at("gru1"), (std::vector<Shape>{{7, 4}, {4}}));
   graph::Node flat = layer("flat", "Flatten");
   const graph::InferenceResult bad =
       graph::infer_shapes(sequence_graph({1, 28, 28}, {std::move(flat), layer("lstm1", "LSTM")}), nullptr);
@@ -326,12 +327,54 @@ TEST(registryCountsWhatItBuilds) {
     Generator gen(1);
     const layers::BuiltNode b = layers::lowering(*t).build({n, {{4, 3}}, &gen});
     COMPARE(t->parameter_count(n, {{4, 3}}), double(b.module->num_parameters()));
-    COMPARE(b.run({zeros({2, 4, 3})}).shape(), (Shape{2, 4, 10}));
+    const std::vector<Tensor> out = b.run({zeros({2, 4, 3})});
+    COMPARE(out.size(), size_t(2));
+    COMPARE(out[0].shape(), (Shape{2, 4, 10}));
+    COMPARE(out[1].shape(), (Shape{2, 10}));
     // macs: the products of both projections, per step, summed over layers and directions.
     const int64_t g = std::string(type) == "LSTM" ? 4 : std::string(type) == "GRU" ? 3 : 1;
     const double per_step = 2.0 * g * 5 * ((3 + 5) + 2 * (10 + 5));
     COMPARE(t->macs(n, {{4, 3}}, {{4, 10}}), 4 * per_step);
   }
+}
+
+// A sequence classifier reading the final state: GRU state -> Linear -> CrossEntropy learns which
+// of two signals a sequence carries, which only its whole history tells (the state, not a step).
+TEST(classifierOnTheStateTrains) {
+  graph::Graph g = sequence_graph({8, 1}, {layer("gru", "GRU", {{"hidden_size", int64_t(8)}})});
+  g.nodes.push_back(layer("fc", "Linear", {{"out_features", int64_t(2)}}));
+  g.nodes.push_back(layer("loss", "CrossEntropy"));
+  g.edges.push_back({{"gru", "state"}, {"fc", "input"}});
+  g.edges.push_back({{"fc", "output"}, {"loss", "input"}});
+  g.edges.push_back({{"in", "y"}, {"loss", "target"}});
+  const graph::DatasetInfo info{{8, 1}, {}, 2};
+  const layers::CompiledGraph c = layers::compile(g, info, 9);
+  // Class 1: the sequence's sum is positive; noise on every step.
+  Generator gen(12);
+  const auto batch = [&](int64_t n) {
+    const Tensor x = randn({n, 8, 1}, &gen);
+    std::vector<float> labels;
+    for (int64_t i = 0; i < n; ++i) labels.push_back(x.narrow(0, i, 1).sum().item() > 0 ? 1.f : 0.f);
+    return std::pair{x, from_vector(labels, {n})};
+  };
+  optim::Adam adam(c.model->parameters(), {.lr = 0.03});
+  float first = 0, last = 0;
+  for (int step = 0; step < 200; ++step) {
+    const auto [x, y] = batch(32);
+    adam.zero_grad();
+    const Tensor loss = c.loss((*c.model)(x), y);
+    loss.backward();
+    adam.step();
+    (step == 0 ? first : last) = loss.item();
+  }
+  c.model->eval();
+  const auto [x, y] = batch(400);
+  const std::vector<float> predicted = argmax((*c.model)(x), 1).to_vector(), want = y.to_vector();
+  int right = 0;
+  for (size_t i = 0; i < want.size(); ++i) right += predicted[i] == want[i];
+  std::printf("INFO   : loss %.3f -> %.3f, accuracy %d / 400\n", first, last, right);
+  VERIFY2(right >= 360, std::to_string(right) + " of 400 right");
+  VERIFY(last < first / 2);
 }
 
 // ---- carried state (truncated BPTT) ----------------------------------------------------

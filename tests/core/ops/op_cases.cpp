@@ -855,6 +855,19 @@ void shapes(Table& t) {
         [](const TV& v) { return slice(v[0], -1, -5, -1, 3) * 2.f; });
   t.def("slice of a slice", [] { return TV{leaf(normal({3, 6}, 186))}; },
         [](const TV& v) { return slice(slice(v[0], 1, 0, 6, 2), 0, 0, 3, 2) * 2.f; });
+  t.def("slice(1, -100, 100, 4) clamped as Python does", [] { return TV{leaf(normal({3, 6}, 9101))}; },
+        [](const TV& v) { return slice(v[0], 1, -100, 100, 4) * 2.f; });
+  // The pieces weighted differently, so that a gradient routed to the wrong piece shows.
+  t.def("split {1, 3, 2} along dim 1", [] { return TV{leaf(normal({2, 6, 3}, 9102))}; },
+        [](const TV& v) {
+          const std::vector<Tensor> p = split(v[0], {1, 3, 2}, 1);
+          return concat({p[2] * 3.f, p[0] * p[0], p[1] * -1.5f}, 1);
+        });
+  t.def("chunk 3 of 7 along dim -1 (3, 3, 1)", [] { return TV{leaf(normal({2, 7}, 9103))}; },
+        [](const TV& v) {
+          const std::vector<Tensor> p = chunk(v[0], 3, -1);
+          return concat({p[1] * 2.f, p[2] * p[2], p[0]}, 1);
+        });
   t.def("overlapping slices multiplied", [] { return TV{leaf(normal({3, 6}, 187))}; },
         [](const TV& v) { return slice(v[0], 1, 0, 4) * slice(v[0], 1, 2, 6); });
   t.def("contiguous of a transpose", [] { return TV{leaf(normal({3, 6}, 188))}; },

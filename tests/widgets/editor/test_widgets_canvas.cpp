@@ -119,11 +119,53 @@ class TestCanvas : public QObject {
     QVERIFY(!e.scene.nodeItem(id));
   }
 
-  void sizeDependsOnlyOnTheType() {
+  void sizeDependsOnlyOnTheTypeAndItsPorts() {
     const graph::Node a{"a", "Conv2d", "a", {}, {}};
     const graph::Node b{"b", "Conv2d", "a much longer name", {{"out_channels", int64_t(64)}}, {5, 5}};
     QCOMPARE(NodeScene::nodeSize(a), NodeScene::nodeSize(b));
     QVERIFY(NodeScene::nodeSize(graph::Node{"c", "ReLU", "", {}, {}}).height() < NodeScene::nodeSize(a).height());
+    // A Split has a port per section.
+    const graph::Node two{"s", "Split", "", {}, {}};
+    const graph::Node four{"s", "Split", "", {{"sections", std::vector<int64_t>{1, 1, 1, 1}}}, {}};
+    QVERIFY(NodeScene::nodeSize(two).height() < NodeScene::nodeSize(four).height());
+  }
+
+  // A recurrent layer's outputs and a Split's pieces: each output port drawn with its name, one
+  // under the other, and wired on its own; a Split's ports follow its sections as they are edited.
+  void eachOfSeveralOutputPortsIsWiredOnItsOwn() {
+    Editor e;
+    e.add("GRU", {0, 0});         // gru1
+    e.add("Linear", {300, 0});    // linear1
+    e.add("Split", {0, 240});     // split1
+    e.add("ReLU", {300, 240});    // relu1
+    NodeItem* gru = e.scene.nodeItem("gru1");
+    PortItem *output = gru->port("output", false), *state = gru->port("state", false);
+    QVERIFY(output && state);
+    QVERIFY(state->pos().y() > output->pos().y());
+    QVERIFY(state->toolTip().startsWith("state"));
+    dragWire(e, e.port("gru1", "state", false), e.port("linear1", "input", true));
+    QVERIFY(e.hasEdge(edge("gru1", "state", "linear1", "input")));
+    QVERIFY(!e.hasEdge(edge("gru1", "output", "linear1", "input")));
+
+    NodeItem* split = e.scene.nodeItem("split1");
+    const QSizeF two = split->size();
+    QVERIFY(split->port("output1", false) && !split->port("output2", false));
+    e.doc.setParam("split1", "sections", std::vector<int64_t>{1, 2, 3, 4});
+    QVERIFY(split->port("output3", false));
+    QVERIFY(split->size().height() > two.height());
+    QCOMPARE(split->size(), NodeScene::nodeSize(*e.doc.node("split1")));
+    dragWire(e, e.port("split1", "output2", false), e.port("relu1", "input", true));
+    QVERIFY(e.hasEdge(edge("split1", "output2", "relu1", "input")));
+    QCOMPARE(e.doc.undoStack()->count(), 7);  // four nodes, two wires and the sections: one step each
+    // Fewer sections: the wire from output2 stays, to the card's side, and the node says why.
+    e.doc.setParam("split1", "sections", std::vector<int64_t>{5, 5});
+    QVERIFY(!split->port("output2", false));
+    QCOMPARE(split->size(), two);
+    QVERIFY(e.scene.edgeItem(edge("split1", "output2", "relu1", "input")));
+    QVERIFY2(split->toolTip().contains("has no output 'output2'"), qPrintable(split->toolTip()));
+    e.doc.undoStack()->undo();
+    QVERIFY(split->port("output2", false));
+    QVERIFY(!split->toolTip().contains("has no output"));
   }
 
   void unknownTypeIsAGreyCardNotACrash() {

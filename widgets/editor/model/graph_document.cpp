@@ -348,7 +348,7 @@ QString GraphDocument::connectionProblem(const graph::PortRef& from, const graph
   if (!source || !target) return tr("the node no longer exists");
   const graph::LayerType* source_type = registry.find(source->type);
   const graph::LayerType* target_type = registry.find(target->type);
-  if (!source_type || !source_type->output(from.port))
+  if (!source_type || !source_type->output_index(*source, from.port))
     return tr("%1 has no output '%2'").arg(qstr(source->label()), qstr(from.port));
   if (!target_type || !target_type->input(to.port))
     return tr("%1 has no input '%2'").arg(qstr(target->label()), qstr(to.port));
