@@ -46,6 +46,7 @@ QString kindName(const std::string& kind) {
   if (kind == "image_folder") return tr("image folder");
   if (kind == "csv") return QStringLiteral("CSV");
   if (kind == "text") return tr("text");
+  if (kind == "text_classes") return tr("labelled texts");
   return qstr(kind);
 }
 
@@ -62,6 +63,9 @@ QString dataNote(const std::string& kind) {
   if (kind == "text")
     return tr("English first names: in a source checkout, bash scripts/fetch-names downloads them into data/names. "
               "Or any UTF-8 text file of your own.");
+  if (kind == "text_classes")
+    return tr("First names by list: in a source checkout, bash scripts/fetch-names lays them out in data/names_gender. "
+              "Or a folder of your own with a .txt file per class, an example a line.");
   if (kind == "csv") return tr("A CSV file: the example's comes with Plexus; choose your own in the Properties panel.");
   return {};
 }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 #include "data/file_bytes.h"
 #include "util/error.h"
@@ -12,20 +11,6 @@ namespace {
 
 std::string characters_text(int64_t n) { return std::to_string(n) + (n == 1 ? " character" : " characters"); }
 
-// "'q' (1 time), U+00A0 (2 times)": the `count` rarest code points, rarest first, ties by code point.
-std::string rarest(const std::u32string& codes, size_t count) {
-  std::map<char32_t, int64_t> seen;
-  for (char32_t c : codes) ++seen[c];
-  std::vector<std::pair<int64_t, char32_t>> order;
-  for (const auto& [c, n] : seen) order.emplace_back(n, c);
-  std::sort(order.begin(), order.end());
-  std::string out;
-  for (size_t i = 0; i < std::min(count, order.size()); ++i)
-    out += (i ? ", " : "") + describe_symbol(encode_utf8(order[i].second)) + " (" + std::to_string(order[i].first) +
-           (order[i].first == 1 ? " time)" : " times)");
-  return out;
-}
-
 }  // namespace
 
 TextDataset::TextDataset(std::string_view bytes, const std::string& source, const TextOptions& options)
@@ -34,15 +19,10 @@ TextDataset::TextDataset(std::string_view bytes, const std::string& source, cons
   const std::string needed = "seq_len " + std::to_string(seq_len_) + " needs at least " +
                              characters_text(seq_len_ + 1) + " (one window and the character after it)";
   if (bytes.empty()) throw DataError(source + ": the file is empty; " + needed);
-  if (bytes.starts_with("\xEF\xBB\xBF")) bytes.remove_prefix(3);  // a byte-order mark is not text
-  const std::u32string codes = decode_utf8(bytes, source);
+  const std::u32string codes = decode_text_file(bytes, source);
   if (int64_t(codes.size()) < seq_len_ + 1)
     throw DataError(source + ": the file holds " + characters_text(int64_t(codes.size())) + "; " + needed);
-  auto vocabulary = std::make_shared<Vocabulary>(Vocabulary::of(codes));
-  if (vocabulary->size() > options.max_vocab)
-    throw DataError(source + ": " + std::to_string(vocabulary->size()) + " distinct characters, more than max_vocab " +
-                    std::to_string(options.max_vocab) + " allows; the rarest: " + rarest(codes, 5) +
-                    ". Raise max_vocab, or is this not the text it should be?");
+  auto vocabulary = std::make_shared<Vocabulary>(Vocabulary::of_at_most(codes, options.max_vocab, source));
   auto ids = std::make_shared<std::vector<int32_t>>();
   ids->reserve(codes.size());
   for (char32_t c : codes) ids->push_back(int32_t(*vocabulary->id(c)));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include "util/error.h"
 
@@ -11,6 +12,20 @@ namespace {
 
 [[noreturn]] void malformed(const std::string& source, size_t at, const char* what) {
   throw DataError(source + ": byte offset " + std::to_string(at) + ": " + what);
+}
+
+// "'q' (1 time), U+00A0 (2 times)": the `count` rarest code points, rarest first, ties by code point.
+std::string rarest(const std::u32string& codes, size_t count) {
+  std::map<char32_t, int64_t> seen;
+  for (char32_t c : codes) ++seen[c];
+  std::vector<std::pair<int64_t, char32_t>> order;
+  for (const auto& [c, n] : seen) order.emplace_back(n, c);
+  std::sort(order.begin(), order.end());
+  std::string out;
+  for (size_t i = 0; i < std::min(count, order.size()); ++i)
+    out += (i ? ", " : "") + describe_symbol(encode_utf8(order[i].second)) + " (" + std::to_string(order[i].first) +
+           (order[i].first == 1 ? " time)" : " times)");
+  return out;
 }
 
 }  // namespace
@@ -47,6 +62,12 @@ std::u32string decode_utf8(std::string_view text, const std::string& source) {
     i += size_t(extra) + 1;
   }
   return out;
+}
+
+std::u32string decode_text_file(std::string_view bytes, const std::string& source) {
+  std::u32string codes = decode_utf8(bytes, source);
+  if (bytes.starts_with("\xEF\xBB\xBF")) codes.erase(0, 1);
+  return codes;
 }
 
 std::string encode_utf8(char32_t c) {
@@ -108,6 +129,15 @@ Vocabulary Vocabulary::of(const std::u32string& codes) {
   symbols.reserve(distinct.size());
   for (char32_t c : distinct) symbols.push_back(encode_utf8(c));
   return Vocabulary(std::move(symbols));
+}
+
+Vocabulary Vocabulary::of_at_most(const std::u32string& codes, int64_t max_vocab, const std::string& source) {
+  Vocabulary vocabulary = of(codes);
+  if (vocabulary.size() > max_vocab)
+    throw DataError(source + ": " + std::to_string(vocabulary.size()) + " distinct characters, more than max_vocab " +
+                    std::to_string(max_vocab) + " allows; the rarest: " + rarest(codes, 5) +
+                    ". Raise max_vocab, or is this not the text it should be?");
+  return vocabulary;
 }
 
 std::optional<int64_t> Vocabulary::id(char32_t c) const {

@@ -17,6 +17,9 @@ namespace plexus::data {
 // or NUL byte: a NUL means a binary file, not text.
 std::u32string decode_utf8(std::string_view text, const std::string& source);
 std::string encode_utf8(char32_t c);  // c must be a valid code point
+// A text file's characters: decode_utf8 with a leading byte-order mark left out (it is not text;
+// byte offsets in messages still count from the file's first byte).
+std::u32string decode_text_file(std::string_view bytes, const std::string& source);
 
 // How a symbol is shown in messages and views: "'a'", "'\n'" for control characters, "U+00A0"
 // style for other invisible ones.
@@ -29,6 +32,10 @@ class Vocabulary {
   explicit Vocabulary(std::vector<std::string> symbols);
   // The distinct code points of `codes`, sorted.
   static Vocabulary of(const std::u32string& codes);
+  // Vocabulary::of, refused when it would hold more than `max_vocab` symbols: DataError "SOURCE:
+  // 300 distinct characters, more than max_vocab 256 allows; the rarest: ..." (a binary or wrong
+  // file, usually).
+  static Vocabulary of_at_most(const std::u32string& codes, int64_t max_vocab, const std::string& source);
 
   int64_t size() const { return int64_t(symbols_.size()); }
   bool empty() const { return symbols_.empty(); }

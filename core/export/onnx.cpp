@@ -192,6 +192,7 @@ Built build(const session::TrainedModel& m, const OnnxOptions& options) {
   set_tensor_type(*graph.add_output(), "logits", out.output,
                   "what feeds the loss " + where(*loss) + (m.classification() ? ": class scores" : ""));
   add_metadata(model, "class_names", nlohmann::json(m.class_names).dump());
+  if (!m.vocabulary.empty()) add_metadata(model, "vocabulary", nlohmann::json(m.vocabulary).dump());
   if (!options.name.empty()) add_metadata(model, "project", options.name);
   return out;
 }

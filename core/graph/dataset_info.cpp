@@ -5,6 +5,7 @@
 #include "data/csv.h"
 #include "data/mnist.h"
 #include "data/sampling.h"
+#include "data/text_classes.h"
 #include "data/text_dataset.h"
 #include "util/text.h"
 #include "util/error.h"
@@ -32,6 +33,14 @@ data::TextDataset read_text(const DatasetBinding& b) { return data::read_text_da
 
 DatasetInfo text_info(const data::TextDataset& text) {
   return {{text.seq_len()}, {text.seq_len()}, text.vocabulary().size(), text.size()};
+}
+
+data::TextClassDataset read_labelled_texts(const DatasetBinding& b) {
+  return data::read_text_class_dataset(b.path, {b.max_length, b.max_vocab, b.lowercase});
+}
+
+DatasetInfo text_classes_info(const data::TextClassDataset& texts) {
+  return {{texts.max_length()}, {}, int64_t(texts.class_names().size()), texts.size()};
 }
 
 data::ImageFolderOptions folder_options(const DatasetBinding& b) {
@@ -98,6 +107,7 @@ DatasetInfo describe_dataset(const DatasetBinding& b) {
     return {{f.channels, f.height, f.width}, {}, int64_t(data::image_folder_classes(b.path).size())};
   }
   if (b.kind == "text") return text_info(read_text(b));
+  if (b.kind == "text_classes") return text_classes_info(read_labelled_texts(b));
   const data::CsvDataset csv = read_csv(b);
   return {{int64_t(csv.feature_names().size())}, {}, csv.num_classes(), csv.size()};
 }
@@ -147,6 +157,14 @@ DatasetSplits open_dataset(const DatasetBinding& b, uint64_t seed, double valida
     splits.info.examples = fit.size() + held.size();
     splits.train = std::make_shared<data::TextDataset>(std::move(fit));
     if (held.size() > 0) splits.validation = std::make_shared<data::TextDataset>(std::move(held));
+  } else if (b.kind == "text_classes") {
+    const data::TextClassDataset texts = read_labelled_texts(b);
+    auto [rest, test] = texts.split(0.8, seed);  // as for an image folder without test/
+    auto [fit, held] = rest.split(1.0 - validation_fraction, validation_seed);
+    splits.info = text_classes_info(texts);
+    splits.test = std::make_shared<data::TextClassDataset>(std::move(test));
+    splits.train = std::make_shared<data::TextClassDataset>(std::move(fit));
+    if (held.size() > 0) splits.validation = std::make_shared<data::TextClassDataset>(std::move(held));
   } else {
     const data::CsvDataset csv = read_csv(b);
     auto [train, test] = csv.split(0.8, seed);

@@ -35,7 +35,8 @@ DatasetBinding resolve_dataset(const DatasetBinding& binding, const std::filesys
 // Cheap where it can be: MNIST-style folders are described without reading the images, an image
 // folder from its class folders' names alone (their number of examples stays unknown, 0); a CSV
 // file is read (its classes come from the data), as is a text file (input and label [seq_len],
-// classes the vocabulary's size, examples its windows). Throws IoError/DataError naming the file, or
+// classes the vocabulary's size, examples its windows), and a folder of labelled texts (input
+// [max_length], its classes, examples all of them). Throws IoError/DataError naming the file, or
 // ValueError for settings out of range (check_dataset_values).
 DatasetInfo describe_dataset(const DatasetBinding& binding);
 
@@ -58,7 +59,8 @@ struct DatasetSplits {
 // its type, data::CsvDataset). Text: split by position (data/text_dataset.h), the first
 // 1 - validation_fraction of the characters trains and the rest validates; no test split (null:
 // the end of a text is no more independent of its beginning than the validation part is).
-// Image folder: its test/ and val/ folders where it has them,
+// Labelled texts: drawn as for an image folder without test/ or val/ (a split keeps its type,
+// data::TextClassDataset). Image folder: its test/ and val/ folders where it has them,
 // otherwise drawn as for a CSV file (data::open_image_folder; pictures decoded lazily through
 // one bounded cache). Throws ValueError when no training examples would be left.
 DatasetSplits open_dataset(const DatasetBinding& binding, uint64_t seed, double validation_fraction);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "data/text_classes.h"
 #include "util/error.h"
 #include "util/text.h"
 
@@ -13,6 +14,8 @@ using B = DatasetBinding;
 bool folder_only(const B& b) { return b.kind == "image_folder"; }
 bool images_only(const B& b) { return is_image_dataset(b.kind); }
 bool text_only(const B& b) { return b.kind == "text"; }
+bool texts_only(const B& b) { return b.kind == "text_classes"; }
+bool any_text(const B& b) { return text_only(b) || texts_only(b); }
 
 // A row under `section` of the form; `group` is the object its key sits in within the file.
 template <class T>
@@ -24,7 +27,7 @@ DatasetSetting row(const char* section, T B::*member, ParamSpec spec, bool (*app
 }  // namespace
 
 const std::vector<std::string>& dataset_kinds() {
-  static const std::vector<std::string> kinds{"mnist", "fashion-mnist", "image_folder", "csv", "text"};
+  static const std::vector<std::string> kinds{"mnist", "fashion-mnist", "image_folder", "csv", "text", "text_classes"};
   return kinds;
 }
 
@@ -73,7 +76,16 @@ const std::vector<DatasetSetting>& dataset_settings() {
         row("Text", &B::max_vocab,
             whole_spec("max_vocab", "Largest vocabulary", d.max_vocab, 2, 65536,
                        "The most distinct characters the text may hold; more stops the run (a binary or wrong file)."),
-            text_only),
+            any_text),
+        row("Text", &B::max_length,
+            whole_spec("max_length", "Longest example", d.max_length, 0, 4096,
+                       "Characters per example: longer ones are cut at their end, shorter ones padded.",
+                       "the longest example's length, at most " + std::to_string(data::kTextClassesLengthCap)),
+            texts_only),
+        row("Text", &B::lowercase,
+            flag_spec("lowercase", "Lowercase", d.lowercase,
+                      "Reads every example in small letters (A-Z and the Latin-1 capitals)."),
+            texts_only),
         row("Augmentation", &B::augment_shift,
             whole_spec("shift", "Shift (pixels)", d.augment_shift, 0, 64,
                        "Shifts each training picture by up to this many pixels each way."),

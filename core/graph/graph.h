@@ -84,9 +84,13 @@ struct DatasetBinding {
   double augment_brightness = 0;     // relative, each way
   double augment_contrast = 0;
   uint64_t augment_seed = 0;
-  // text: characters per example, and the most distinct characters the file may hold.
+  // text: characters per example, and the most distinct characters the file may hold (both
+  // text kinds).
   int64_t seq_len = 64;
   int64_t max_vocab = 256;
+  // text_classes: ids per example (0 = the longest example's length, capped), and lowercasing.
+  int64_t max_length = 0;
+  bool lowercase = false;
   bool operator==(const DatasetBinding&) const = default;
 };
 

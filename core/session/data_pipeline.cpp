@@ -6,6 +6,7 @@
 #include "data/augment.h"
 #include "data/csv.h"
 #include "data/sampling.h"
+#include "data/text_classes.h"
 #include "graph/dataset_info.h"
 #include "train/builtin.h"
 #include "util/error.h"
@@ -87,11 +88,17 @@ InputNormalization input_normalization(const graph::DatasetBinding& b, const dat
     return {{m.mean}, {m.std}};
   }
   if (b.kind == "image_folder") return channel_mean_std(train, b.stats_sample, seed);
-  if (b.kind == "text") return {};  // character ids name embedding rows: standardised they would not
+  // Character ids name embedding rows: standardised they would not.
+  if (b.kind == "text" || b.kind == "text_classes") return {};
   const auto* csv = dynamic_cast<const data::CsvDataset*>(&train);
   if (!csv) throw ValueError("input_normalization: a '" + b.kind + "' training split is not a CSV dataset");
   const data::FeatureStats stats = csv->feature_stats();
   return {stats.mean, stats.std};
+}
+
+std::vector<std::string> input_vocabulary(const data::Dataset& dataset) {
+  const auto* texts = dynamic_cast<const data::TextClassDataset*>(&dataset);
+  return texts ? texts->vocabulary().symbols() : std::vector<std::string>();
 }
 
 int64_t loader_workers(const graph::DatasetBinding& b) { return b.kind == "image_folder" ? b.loader_threads : 1; }

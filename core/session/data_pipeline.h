@@ -4,6 +4,7 @@
 // standardisation, the loader threads, and one picture prepared exactly as a run prepares its
 // training pictures (plexus-cli predict, the Try It tab).
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "data/dataset.h"
@@ -22,9 +23,14 @@ data::TransformPtr training_augmentation(const graph::DatasetBinding& binding);
 
 // How a run standardises inputs, computed on its training split: IDX images one mean and std
 // over all values; an image folder each channel's over a seeded sample of stats_sample
-// pictures; a CSV file each feature's own; a text file none (empty).
+// pictures; a CSV file each feature's own; a text file or labelled texts none (empty).
 InputNormalization input_normalization(const graph::DatasetBinding& binding, const data::Dataset& train,
                                        uint64_t seed);
+
+// The characters a dataset's input ids stand for, where they are not its classes: a labelled-text
+// split's vocabulary (id k + 1 is symbol k, 0 pads; data/text_classes.h). Empty for other
+// datasets (a text file's vocabulary is its class names).
+std::vector<std::string> input_vocabulary(const data::Dataset& dataset);
 
 // Loader threads assembling batches: an image folder's loader_threads (decoding is the work),
 // one for data already in memory.

@@ -103,6 +103,7 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
   if (run.compiled.classification || run.dataset.kind == "text")  // a text's vocabulary, for sampling
     run.class_names = class_names(*run.data.train, run.data.info.classes);
   if (const auto* csv = dynamic_cast<const data::CsvDataset*>(run.data.train.get())) run.feature_names = csv->feature_names();
+  run.vocabulary = input_vocabulary(*run.data.train);
   if (options.train_subset > 0 && options.train_subset < run.data.train->size()) {
     std::vector<int64_t> idx(size_t(options.train_subset));
     std::iota(idx.begin(), idx.end(), int64_t(0));

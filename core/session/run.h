@@ -47,6 +47,7 @@ struct TrainingRun {
   InputNormalization normalization;               // of the whole training split (before train_subset)
   std::vector<std::string> class_names;           // classification, or a text's vocabulary: one per class
   std::vector<std::string> feature_names;         // a CSV file's feature columns; else empty
+  std::vector<std::string> vocabulary;            // labelled texts' input characters (input_vocabulary); else empty
   layers::CompiledGraph compiled;                  // initialised with settings.seed, on settings.device
   std::unique_ptr<optim::Optimizer> optimizer;
   std::unique_ptr<optim::LRScheduler> scheduler;  // null for schedule "none"

@@ -52,7 +52,8 @@ RunCheckpoints::RunCheckpoints(fs::path folder, const graph::Graph& project, con
   graph::Graph g = project;
   g.view.clear();  // the editor's view state says nothing about the weights
   model_meta_["project"] = graph::serialize_project(g);
-  write_model_metadata(model_meta_, run.data.info, run.normalization, run.class_names, run.feature_names);
+  write_model_metadata(model_meta_, run.data.info, run.normalization, run.class_names, run.feature_names,
+                       run.vocabulary);
 }
 
 fs::path RunCheckpoints::epoch_ended(const train::EpochEnd& e) {

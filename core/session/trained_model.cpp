@@ -5,6 +5,7 @@
 #include "autograd/grad_mode.h"
 #include "data/csv.h"
 #include "data/dataloader.h"
+#include "data/vocabulary.h"
 #include "graph/dataset_info.h"
 #include "graph/project.h"
 #include "io/safetensors.h"
@@ -25,6 +26,7 @@ constexpr const char* kInputShape = "input_shape";
 constexpr const char* kLabelShape = "label_shape";
 constexpr const char* kClassCount = "classes";
 constexpr const char* kFeatures = "feature_names";
+constexpr const char* kVocabulary = "vocabulary";
 
 // A metadata value that holds a JSON array of T; nullopt when the key is absent.
 template <class T>
@@ -45,7 +47,7 @@ struct StoredInputs {
   Shape label_shape;  // absent: [] (a class or a value)
   std::optional<int64_t> classes;
   std::optional<InputNormalization> normalization;
-  std::optional<std::vector<std::string>> class_names, feature_names;
+  std::optional<std::vector<std::string>> class_names, feature_names, vocabulary;
 };
 
 StoredInputs stored_inputs(const io::SafetensorsMetadata& meta, const std::string& where) {
@@ -75,6 +77,7 @@ StoredInputs stored_inputs(const io::SafetensorsMetadata& meta, const std::strin
   }
   s.class_names = json_array<std::string>(meta, kClasses, where);
   s.feature_names = json_array<std::string>(meta, kFeatures, where);
+  s.vocabulary = json_array<std::string>(meta, kVocabulary, where);
   return s;
 }
 
@@ -91,7 +94,8 @@ Tensor InputNormalization::apply(const Tensor& raw) const {
 }
 
 void write_model_metadata(train::Metadata& meta, const graph::DatasetInfo& info, const InputNormalization& norm,
-                          const std::vector<std::string>& class_names, const std::vector<std::string>& feature_names) {
+                          const std::vector<std::string>& class_names, const std::vector<std::string>& feature_names,
+                          const std::vector<std::string>& vocabulary) {
   if (!feature_names.empty()) meta[kFeatures] = nlohmann::json(feature_names).dump();
   meta[kInputShape] = nlohmann::json(info.input_shape).dump();
   if (!info.label_shape.empty()) meta[kLabelShape] = nlohmann::json(info.label_shape).dump();
@@ -99,6 +103,7 @@ void write_model_metadata(train::Metadata& meta, const graph::DatasetInfo& info,
   meta[kMean] = nlohmann::json(norm.mean).dump();
   meta[kStd] = nlohmann::json(norm.std).dump();
   if (!class_names.empty()) meta[kClasses] = nlohmann::json(class_names).dump();
+  if (!vocabulary.empty()) meta[kVocabulary] = nlohmann::json(vocabulary).dump();
 }
 
 Tensor TrainedModel::forward(const Tensor& raw) const {
@@ -164,6 +169,13 @@ TrainedModel load_trained_model(const graph::Graph& project, const fs::path& wei
   if (m.compiled.classification || project.dataset.kind == "text") {
     if (stored.class_names) m.class_names = std::move(*stored.class_names);
     else m.class_names = class_names(*open("the class names").train, m.info.classes);
+  }
+  if (stored.vocabulary) m.vocabulary = std::move(*stored.vocabulary);
+  else if (project.dataset.kind == "text_classes") m.vocabulary = input_vocabulary(*open("the input vocabulary").train);
+  try {
+    (void)data::Vocabulary(m.vocabulary);  // one distinct character each, or typed text could not be encoded
+  } catch (const Error& e) {
+    throw IoError(where + ": metadata '" + kVocabulary + "': " + e.what());
   }
   if (stored.feature_names) {
     m.feature_names = std::move(*stored.feature_names);

@@ -40,11 +40,13 @@ struct InputNormalization {
 // What a checkpoint or weights file needs to be used without its dataset, as metadata (run
 // checkpoints, Export Weights): "input_shape" (per example), "label_shape" (per example, where it
 // is not [], as a text dataset's [seq_len]), "input_mean", "input_std" (both [] for inputs used as
-// they are), "class_names" and, for a CSV file, "feature_names" (its feature columns, in the model's order)
-// as JSON arrays, "classes" as a number (0 for regression).
+// they are), "class_names", for a CSV file "feature_names" (its feature columns, in the model's order)
+// and for labelled texts "vocabulary" (the characters of input ids 1, 2, ...: typed text is
+// encoded with it, data::padded_ids) as JSON arrays, "classes" as a number (0 for regression).
 void write_model_metadata(train::Metadata& meta, const graph::DatasetInfo& info, const InputNormalization& norm,
                           const std::vector<std::string>& class_names,
-                          const std::vector<std::string>& feature_names = {});
+                          const std::vector<std::string>& feature_names = {},
+                          const std::vector<std::string>& vocabulary = {});
 
 // What kind of file holds the weights: a run checkpoint ("plexus.format" metadata, tensors
 // "model.<node>.<param>" and "optim.*") or a weights file (tensors "<node>.<param>").
@@ -55,6 +57,7 @@ struct TrainedModel {
   graph::DatasetInfo info;               // per-example input shape, classes
   std::vector<std::string> class_names;  // one per class (a text's vocabulary); empty for regression
   std::vector<std::string> feature_names; // a CSV dataset's feature columns, in input order; else empty
+  std::vector<std::string> vocabulary;    // labelled texts' input characters (session::input_vocabulary); else empty
   layers::CompiledGraph compiled;         // weights loaded, in eval mode, on the CPU
   InputNormalization normalization;
   WeightsKind kind = WeightsKind::Checkpoint;

@@ -2,12 +2,16 @@
 // controller hands them over) replace the image preview, beside the plots, the newest shown as
 // it arrives and earlier epochs chosen with the keyboard; an image project gets its preview
 // back. Its loss reads per character (nats, bits/char, perplexity), and a matrix of too many
-// classes to read gives way to the top confusions.
+// classes to read gives way to the top confusions. Labelled texts are no text project: the
+// preview shows their examples with their classes.
 #include <QtTest/QtTest>
 
 #include <QComboBox>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QRegularExpression>
+#include <QTabBar>
+#include <QTemporaryDir>
 
 #include <cmath>
 
@@ -207,6 +211,37 @@ class TestAppTextSamples : public QObject {
     dashboard.previewDataset(request("mnist").graph, QString());
     QVERIFY(!dashboard.textSamples()->isVisible());
     QVERIFY(dashboard.preview()->isVisible());
+  }
+
+  void labelledTextsShowInThePreview() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QVERIFY(QDir(dir.path()).mkpath(QStringLiteral("names/male")));
+    for (const auto& [file, text] : {std::pair{"names/female.txt", "Anna\nEve\nZoë\n"}, std::pair{"names/male.txt", "Bob\n"},
+                                     std::pair{"names/male/tom.txt", "Tom\n"}}) {
+      QFile f(dir.filePath(QString::fromUtf8(file)));
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(text);
+    }
+    app::TrainingController controller;
+    app::RunFollower follower;
+    app::Dashboard dashboard(&controller, &follower);
+    dashboard.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dashboard));
+    graph::Graph g;
+    g.dataset = {.kind = "text_classes", .path = "names"};
+    dashboard.previewDataset(g, dir.path());
+    QVERIFY(!dashboard.textSamples()->isVisible());
+    QVERIFY(dashboard.preview()->isVisible());
+    widgets::DatasetPreview* preview = dashboard.preview();
+    QVERIFY(QTest::qWaitFor([&] { return preview->splitCount() == 2 && !preview->isLoading(); }, 10000));
+    QCOMPARE(preview->splitBar()->tabText(0), QStringLiteral("Training (4)"));  // 5 examples: 4 train, 1 test
+    preview->showSplit(0);
+    const QString shown = preview->findChild<QPlainTextEdit*>(QStringLiteral("previewWindows"))->toPlainText();
+    QCOMPARE(shown.count(QLatin1Char('\n')), 3);
+    QVERIFY2(QRegularExpression(QStringLiteral("^#0  (female|male  )  [A-Z][a-zë]+$"),
+                                QRegularExpression::MultilineOption).match(shown).hasMatch(), qPrintable(shown));
+    QCOMPARE(preview->histogramCount(0) + preview->histogramCount(1), 4);
   }
 };
 

@@ -32,6 +32,7 @@
 #include "dataset/dataset_pager.h"
 #include "dataset/dataset_table_model.h"
 #include "dataset/dataset_tile_delegate.h"
+#include "data/text_classes.h"
 #include "data/text_dataset.h"
 
 namespace plexus::widgets {
@@ -294,6 +295,7 @@ void DatasetPreview::setPredictions(const Predictions& predictions) {
   table_model_->predictionsChanged();
   fitTableColumns();
   if (mode_ == Mode::Misclassified) rebuild();  // the list itself changes; the page is kept where it can be
+  else if (stack_->currentWidget() == text_) showPage();  // labelled texts write their mistakes out
   else status_->setText(statusText());
 }
 
@@ -412,6 +414,8 @@ void DatasetPreview::updateSubtitle() {
     parts << QStringLiteral("%1\u00d7%2").arg(size.width()).arg(size.height()) + (rgb ? tr(" RGB") : QString());
   } else if (const auto* text = dynamic_cast<const data::TextDataset*>(content_.dataset.get())) {
     parts << tr("%1 characters per window, %2 distinct").arg(text->seq_len()).arg(text->vocabulary().size());
+  } else if (const auto* texts = dynamic_cast<const data::TextClassDataset*>(content_.dataset.get())) {
+    parts << tr("up to %1 characters, %2 distinct").arg(texts->max_length()).arg(texts->vocabulary().size());
   } else if (table_model_->featureCount() > 0) parts << tr("%1 features").arg(table_model_->featureCount());
   if (content_.classes() > 0) parts << tr("%1 classes").arg(content_.classes());
   subtitle_->setText(parts.join(QStringLiteral(" \u00b7 ")));
@@ -457,8 +461,9 @@ void DatasetPreview::showPage() {
     table_model_->setPage({});
     showPlaceholder(emptyText());
     emit pageShown();
-  } else if (dynamic_cast<const data::TextDataset*>(content_.dataset.get())) {
-    showWindows(page);
+  } else if (dynamic_cast<const data::TextDataset*>(content_.dataset.get()) ||
+             dynamic_cast<const data::TextClassDataset*>(content_.dataset.get())) {
+    showTexts(page);
   } else if (images_) {
     readPage(gallery_model_,
              gallery_model_->page(page, showsAugmented() ? augmentation_ : nullptr,
@@ -514,19 +519,34 @@ void DatasetPreview::showRead(Model* model, typename Model::Page page, QAbstract
   emit pageShown();
 }
 
-void DatasetPreview::showWindows(const std::vector<int64_t>& page) {
+// A text's windows, each above its target; labelled texts each with its class, and what the
+// model said of it where that was wrong.
+void DatasetPreview::showTexts(const std::vector<int64_t>& page) {
   ++generation_;  // a table page still being read is not wanted any more
   loading_ = false;
   loading_delay_->stop();
-  const auto& text = dynamic_cast<const data::TextDataset&>(*content_.dataset);
-  // Line breaks and tabs of the text shown as symbols, so each window stays on its line.
+  // Line breaks and tabs of the text shown as symbols, so each example stays on its line.
   const auto visible = [](const std::string& s) {
     return QString::fromStdString(s).replace(QLatin1Char('\n'), QChar(0x23CE)).replace(QLatin1Char('\t'), QChar(0x21E5));
   };
   QStringList lines;
-  for (const int64_t w : page) {
-    const auto [x, y] = text.window_text(w);
-    lines << tr("#%1  x  %2").arg(w).arg(visible(x)) << tr("%1  y  %2").arg(QString(QString::number(w).size() + 1, QLatin1Char(' ')), visible(y));
+  if (const auto* text = dynamic_cast<const data::TextDataset*>(content_.dataset.get())) {
+    for (const int64_t w : page) {
+      const auto [x, y] = text->window_text(w);
+      lines << tr("#%1  x  %2").arg(w).arg(visible(x)) << tr("%1  y  %2").arg(QString(QString::number(w).size() + 1, QLatin1Char(' ')), visible(y));
+    }
+  } else {
+    const auto& texts = dynamic_cast<const data::TextClassDataset&>(*content_.dataset);
+    int width = 0;
+    for (int c = 0; c < content_.classes(); ++c) width = std::max(width, int(content_.className(c).size()));
+    for (const int64_t s : page) {
+      QString line = tr("#%1  %2  %3").arg(s).arg(content_.className(content_.label(s)), -width).arg(visible(texts.text(s)));
+      if (content_.verdict(s) == Verdict::Wrong)
+        line += tr("   (predicted %1, %2%)")
+                    .arg(content_.className(content_.predicted(s)))
+                    .arg(100.0 * content_.predictions.confidenceOf(s), 0, 'f', 1);
+      lines << line;
+    }
   }
   text_->setPlainText(lines.join(QLatin1Char('\n')));
   stack_->setCurrentWidget(text_);

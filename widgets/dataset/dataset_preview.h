@@ -3,7 +3,8 @@
 // split, with its number of samples). Image datasets (inputs [1, H, W], [3, H, W] or [H, W])
 // show as a gallery of thumbnails with their labels; feature vectors (CSV) as a table; a text
 // file's windows as their text, each with its target one character on (read at once: they are
-// in memory, and the vocabulary is not classes to filter or count). All are
+// in memory, and the vocabulary is not classes to filter or count); labelled texts as lines of
+// their class and text (in memory too), with the classes to filter and count. All are
 // paged, and only the shown page is ever read from the dataset, in the background (pictures
 // can take a while to decode): the last page stays until the new one is read, "Loading…" shows
 // when that takes a while, and a page that cannot be read says why. Above them: a class filter
@@ -161,7 +162,7 @@ class DatasetPreview : public QWidget {
   template <class Model>
   void showRead(Model* model, typename Model::Page page, QAbstractItemView* view);
   void showPlaceholder(const QString& text);
-  void showWindows(const std::vector<int64_t>& page);  // of a text dataset
+  void showTexts(const std::vector<int64_t>& page);  // of a text dataset or labelled texts
   void fitTableColumns();
   QString emptyText() const;
 
@@ -195,7 +196,7 @@ class DatasetPreview : public QWidget {
   QStackedWidget* stack_;
   QListView* gallery_;
   QTableView* table_;
-  QPlainTextEdit* text_;  // a text dataset's windows
+  QPlainTextEdit* text_;  // a text dataset's windows, labelled texts' examples
   QLabel* placeholder_;
   QTimer* loading_delay_;  // "Loading…" only for a read that takes a while: no flicker
   DatasetPager* pager_;

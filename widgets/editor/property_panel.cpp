@@ -381,6 +381,7 @@ QString kindLabel(const std::string& kind) {
   if (kind == "image_folder") return QObject::tr("Image folder");
   if (kind == "csv") return QObject::tr("CSV file");
   if (kind == "text") return QObject::tr("Text file");
+  if (kind == "text_classes") return QObject::tr("Labelled texts");
   return qstr(kind);
 }
 
@@ -389,6 +390,9 @@ QString kindToolTip(const std::string& kind) {
   if (kind == "image_folder") return QObject::tr("A folder with one folder of pictures per class");
   if (kind == "csv") return QObject::tr("A CSV file: one example per row, a header naming the columns");
   if (kind == "text") return QObject::tr("A UTF-8 text file: windows of characters, each predicting the next");
+  if (kind == "text_classes")
+    return QObject::tr("A folder with a .txt file per class (an example a line) or a folder of .txt files per class "
+                       "(an example a file)");
   return {};
 }
 
@@ -677,7 +681,7 @@ void PropertyPanel::ProjectPage::browse() {
   const QString project = document_->filePath();
   const QDir base = project.isEmpty() ? QDir::current() : QFileInfo(project).absoluteDir();
   const QString start = base.absoluteFilePath(qstr(b.path));
-  const QString chosen = graph::is_image_dataset(b.kind)
+  const QString chosen = graph::is_image_dataset(b.kind) || b.kind == "text_classes"
                             ? QFileDialog::getExistingDirectory(this, tr("Dataset folder"), start)
                             : QFileDialog::getOpenFileName(this, tr("CSV file"), start,
                                                            tr("CSV files (*.csv);;All files (*)"));

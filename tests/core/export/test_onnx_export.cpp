@@ -102,11 +102,12 @@ TEST(everyLayerTypeExports) {
 }
 
 // The interface a runtime sees: "x" float32 [N, 1, 28, 28] in raw units, standardised by the
-// model's first nodes; "logits" [N, 10]; opset 13; the producer; class names and project.
+// model's first nodes; "logits" [N, 10]; opset 13; the producer; class names and project (and
+// a vocabulary where the model has one).
 TEST(interfaceAndMetadata) {
   const TempDir dir;
   const fs::path out = dir.file("cnn.onnx");
-  const session::TrainedModel m = trained_model(small_cnn(), {1, 28, 28}, {{0.1307f}, {0.3081f}}, 10);
+  session::TrainedModel m = trained_model(small_cnn(), {1, 28, 28}, {{0.1307f}, {0.3081f}}, 10);
   const exporter::OnnxSummary s = exporter::export_onnx(m, out, {"digits"});
   COMPARE(s.input, std::string("x float32 [N, 1, 28, 28]"));
   COMPARE(s.output, std::string("logits float32 [N, 10]"));
@@ -134,6 +135,13 @@ TEST(interfaceAndMetadata) {
   for (const auto& e : p.metadata_props()) meta[e.key()] = e.value();
   COMPARE(nlohmann::json::parse(meta.at("class_names")).get<std::vector<std::string>>(), m.class_names);
   COMPARE(meta.at("project"), std::string("digits"));
+  VERIFY(!meta.contains("vocabulary"));
+  m.vocabulary = {"a", "é"};  // as labelled texts have
+  exporter::export_onnx(m, dir.file("texts.onnx"), {"digits"});
+  std::map<std::string, std::string> texts_meta;
+  const onnx::ModelProto texts = read_model(dir.file("texts.onnx"));
+  for (const auto& e : texts.metadata_props()) texts_meta[e.key()] = e.value();
+  COMPARE(nlohmann::json::parse(texts_meta.at("vocabulary")).get<std::vector<std::string>>(), m.vocabulary);
 
   // Standardisation first, (x - mean) * (1 / std) with one value broadcast over [1, C, 1, 1];
   // then Dropout is an Identity, BatchNorm uses the running statistics (one output: no

@@ -643,7 +643,8 @@ TEST(structuralErrors) {
        "p.plexus: dataset.target: expected a string, got an integer (3) (line 1, column 78)"},
       {project("", "", R"(, "dataset": {"file": "x"})"),
        "p.plexus: dataset: unknown key \"file\"; a dataset has kind, path, target, task, features, augment, height, width, "
-       "color, fit, bad_files, cache_mb, loader_threads, stats_sample, seq_len and max_vocab (line 1, column 53)"},
+       "color, fit, bad_files, cache_mb, loader_threads, stats_sample, seq_len, max_vocab, max_length and lowercase "
+       "(line 1, column 53)"},
       {project("", "", R"(, "dataset": {"augment": {"zoom": 2}})"),
        "p.plexus: dataset.augment: unknown key \"zoom\"; augment has shift, flip, rotation, brightness, contrast and seed "
        "(line 1, column 65)"},

@@ -1,5 +1,5 @@
 // The dataset views: the preview pages through a generated 28x28 image dataset (written as real
-// MNIST IDX files) and a feature-vector dataset, filters by class, counts classes, marks the
+// MNIST IDX files), a feature-vector dataset and labelled texts (lines of class and text), filters by class, counts classes, marks the
 // model's mistakes and lists them most confident first, shows a given selection; it switches
 // between splits (each with its counts and histogram, predictions staying with the evaluated
 // one), shows the training images augmented, RGB pictures in colour and large ones whole. The
@@ -17,6 +17,7 @@
 #include <QMouseEvent>
 #include <QListView>
 #include <QPainter>
+#include <QPlainTextEdit>
 #include <QScopeGuard>
 #include <QSignalSpy>
 #include <QStandardItemModel>
@@ -37,6 +38,7 @@
 #include "common/theme.h"
 #include "dashboard/confusion_matrix.h"
 #include "data/mnist.h"
+#include "data/text_classes.h"
 #include "data/transforms.h"
 #include "dataset/dataset_histogram.h"
 #include "dataset/dataset_pager.h"
@@ -913,6 +915,38 @@ class TestDatasetViews : public QObject {
     view.setMatrix({1, 2, 3}, 2, {});  // the wrong size: empty
     QCOMPARE(view.total(), int64_t(0));
     QCOMPARE(view.cellRect(0, 0), QRect());
+  }
+
+  // Labelled texts show as lines of their class and text, filtered and counted by class; a
+  // mistake says what the model took it for.
+  void labelledTextsShowWithTheirClass() {
+    auto texts = std::make_shared<data::TextClassDataset>(
+        std::vector<data::TextClass>{{"female", {U"Anna", U"Zoë", U"Eve"}, "female.txt"},
+                                     {"male", {U"Bob", U"Tom\tTim"}, "male.txt"}},
+        data::TextClassOptions{}, "names");
+    DatasetPreview preview;
+    preview.setSplits(only(texts), {"female", "male"});
+    preview.resize(600, 400);
+    preview.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&preview));
+    QVERIFY(pageRead(preview));
+    QVERIFY(!preview.showsImages());
+    auto* text = preview.findChild<QPlainTextEdit*>(QStringLiteral("previewWindows"));
+    QCOMPARE(preview.currentView(), static_cast<QWidget*>(text));
+    const QStringList lines = text->toPlainText().split(QLatin1Char('\n'));
+    QCOMPARE(lines, QStringList({"#0  female  Anna", "#1  female  Zoë", "#2  female  Eve", "#3  male    Bob",
+                                 QStringLiteral("#4  male    Tom\u21E5Tim")}));
+    QCOMPARE(preview.statusText(), QStringLiteral("5 samples"));
+    QCOMPARE(preview.histogramCount(0), 3);
+    QCOMPARE(preview.histogramCount(1), 2);
+    QVERIFY(preview.classBox()->isVisible());
+
+    preview.setClassFilter(1);
+    QCOMPARE(text->toPlainText(), QStringLiteral("#3  male    Bob\n#4  male    Tom\u21E5Tim"));
+    preview.setClassFilter(-1);
+    preview.setPredictions({{0, 1, 0, 1, 1}, {0.9f, 0.75f, 0.6f, 0.8f, 0.7f}});
+    QCOMPARE(text->toPlainText().split(QLatin1Char('\n')).at(1), QStringLiteral("#1  female  Zoë   (predicted male, 75.0%)"));
+    QCOMPARE(text->toPlainText().split(QLatin1Char('\n')).at(0), QStringLiteral("#0  female  Anna"));
   }
 
   void viewsFollowTheTheme() {

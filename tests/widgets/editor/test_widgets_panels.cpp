@@ -557,7 +557,7 @@ class TestPanels : public QObject {
     QCOMPARE(kind->currentText(), QStringLiteral("MNIST digits"));
     QStringList kinds;  // the table's kinds, in its order, and no dataset
     for (int i = 0; i < kind->count(); ++i) kinds << kind->itemData(i).toString();
-    QCOMPARE(kinds, QStringList({"mnist", "fashion-mnist", "image_folder", "csv", "text", ""}));
+    QCOMPARE(kinds, QStringList({"mnist", "fashion-mnist", "image_folder", "csv", "text", "text_classes", ""}));
     QCOMPARE(e.panel.findChild<QLineEdit*>("datasetPath")->text(), QStringLiteral("data/mnist"));
     QCOMPARE(e.panel.findChild<QLabel*>("datasetStatus")->text(), e.doc.datasetStatus());
     QVERIFY(e.panel.findChild<QLabel*>("graphSummary")->text().contains(
@@ -596,6 +596,15 @@ class TestPanels : public QObject {
     QVERIFY(!heading(e.panel, "Images")->isVisible());
     QVERIFY(!target->isVisible());
 
+    QTest::keyClick(kind, Qt::Key_Down);  // labelled texts: a folder, the Text settings that apply
+    QCOMPARE(e.doc.graph().dataset.kind, std::string("text_classes"));
+    QCOMPARE(kind->currentText(), QStringLiteral("Labelled texts"));
+    for (const char* shown : {"dataset.max_length", "dataset.max_vocab", "dataset.lowercase"})
+      QVERIFY2(e.panel.findChild<ParamEditor*>(shown)->isVisible(), shown);
+    QVERIFY(!e.panel.findChild<ParamEditor*>("dataset.seq_len")->isVisible());
+    QVERIFY(heading(e.panel, "Text")->isVisible());
+    QVERIFY(!target->isVisible());
+
     QTest::keyClick(kind, Qt::Key_Down);  // (none)
     QCOMPARE(e.doc.graph().dataset, graph::DatasetBinding{});
     QVERIFY(!e.panel.findChild<QLineEdit*>("datasetPath")->isEnabled());
@@ -615,7 +624,7 @@ class TestPanels : public QObject {
     for (const graph::DatasetSetting& row : graph::dataset_settings()) {
       auto* editor = e.panel.findChild<ParamEditor*>(QString::fromStdString("dataset." + row.name()));
       QVERIFY2(editor, row.name().c_str());
-      QVERIFY2(editor->isVisible() == (row.spec.name != "seq_len" && row.spec.name != "max_vocab"), row.name().c_str());
+      QVERIFY2(editor->isVisible() == (row.section != "Text"), row.name().c_str());
     }
     QVERIFY(heading(e.panel, "Images")->isVisible());
     QVERIFY(heading(e.panel, "Augmentation")->isVisible());
