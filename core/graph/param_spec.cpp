@@ -38,7 +38,8 @@ bool in_range(const ParamSpec& spec, double x) { return x >= spec.min && x <= sp
 // An Int or IntPair: a whole number, a pair [h, w] (IntPair) or one of its words.
 std::string check_whole(const ParamSpec& spec, const ParamValue& value) {
   const bool pair = spec.type == ParamType::IntPair;
-  if (const auto* x = std::get_if<int64_t>(&value)) return in_range(spec, double(*x)) ? "" : "must be " + param_range(spec);
+  if (const auto* x = std::get_if<int64_t>(&value))
+    return in_range(spec, double(*x)) ? "" : "must be " + param_range(spec);
   const auto* list = std::get_if<std::vector<int64_t>>(&value);
   if (pair && list && list->size() == 2)
     return in_range(spec, double((*list)[0])) && in_range(spec, double((*list)[1]))

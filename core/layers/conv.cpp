@@ -30,8 +30,10 @@ struct ConvParams {
   // [start, end] along one axis. padding="same" puts the odd one of an odd total at the end, as
   // PyTorch does.
   std::vector<int64_t> pads(bool two_d) const {
-    const auto before = [&](int64_t k, int64_t d, int64_t pad) { return padding.same ? d * (k - 1) / 2 : pad; };
-    const auto after = [&](int64_t k, int64_t d, int64_t pad) { return padding.same ? d * (k - 1) - d * (k - 1) / 2 : pad; };
+    const auto before = [this](int64_t k, int64_t d, int64_t pad) { return padding.same ? d * (k - 1) / 2 : pad; };
+    const auto after = [this](int64_t k, int64_t d, int64_t pad) {
+      return padding.same ? d * (k - 1) - d * (k - 1) / 2 : pad;
+    };
     const int64_t kh = kernel_size.h, kw = kernel_size.w, dh = dilation.h, dw = dilation.w;
     if (!two_d) return {before(kw, dw, padding.w), after(kw, dw, padding.w)};
     return {before(kh, dh, padding.h), before(kw, dw, padding.w), after(kh, dh, padding.h), after(kw, dw, padding.w)};
@@ -135,19 +137,14 @@ struct ConvTranspose2dParams {
   int64_t groups;
   bool bias;
   ConvTranspose2dOptions options() const {
-    return {stride.h,         stride.w,   padding.h,  padding.w, output_padding.h,
-            output_padding.w, dilation.h, dilation.w, groups};
+    return {stride.h, stride.w, padding.h, padding.w, output_padding.h, output_padding.w, dilation.h, dilation.w, groups};
   }
   // PyTorch's output size along one axis of `in` cells.
   static int64_t out(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t output_pad, int64_t dilation) {
     return (in - 1) * stride - 2 * pad + dilation * (k - 1) + output_pad + 1;
   }
-  int64_t out_h(int64_t in) const {
-    return out(in, kernel_size.h, stride.h, padding.h, output_padding.h, dilation.h);
-  }
-  int64_t out_w(int64_t in) const {
-    return out(in, kernel_size.w, stride.w, padding.w, output_padding.w, dilation.w);
-  }
+  int64_t out_h(int64_t in) const { return out(in, kernel_size.h, stride.h, padding.h, output_padding.h, dilation.h); }
+  int64_t out_w(int64_t in) const { return out(in, kernel_size.w, stride.w, padding.w, output_padding.w, dilation.w); }
 };
 
 void add_conv_transpose2d(Registrar& r) {

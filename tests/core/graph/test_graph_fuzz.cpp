@@ -189,7 +189,8 @@ class Mutator {
     };
     switch (s.type) {
       case ParamType::Int:
-        return !s.choices.empty() && chance(0.3) ? ParamValue(chance(0.8) ? pick(s.choices) : std::string("samee")) : edge_int();
+        if (!s.choices.empty() && chance(0.3)) return chance(0.8) ? pick(s.choices) : std::string("samee");
+        return edge_int();
       case ParamType::IntPair:
         switch (below(4)) {
           case 0: return edge_int();
