@@ -54,11 +54,14 @@ std::string allowed_values(const ParamSpec& p) {
     case ParamType::Int:
     case ParamType::Float:
     case ParamType::IntList:
-    case ParamType::FloatList: {
-      const bool whole = p.type == ParamType::Int || p.type == ParamType::IntList;
+    case ParamType::FloatList:
+    case ParamType::IntPair: {
+      const bool whole = p.type != ParamType::Float && p.type != ParamType::FloatList;
       const std::string range =
           p.max >= kUnbounded ? "≥ " + number(p.min, whole) : number(p.min, whole) + " .. " + number(p.max, whole);
-      return p.type == ParamType::Int || p.type == ParamType::Float ? range : "entries " + range;
+      const bool list = p.type == ParamType::IntList || p.type == ParamType::FloatList;
+      const std::string words = p.choices.empty() ? "" : " or " + join(p.choices, ", ");  // padding's "same"
+      return (list ? "entries " + range : p.type == ParamType::IntPair ? range + " each" : range) + words;
     }
   }
   return "";

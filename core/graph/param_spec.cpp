@@ -15,6 +15,7 @@ std::string to_string(ParamType t) {
     case ParamType::Choice: return "choice";
     case ParamType::IntList: return "int list";
     case ParamType::FloatList: return "float list";
+    case ParamType::IntPair: return "int or [h, w]";
   }
   return "?";
 }
@@ -33,6 +34,24 @@ std::string bound_text(const ParamSpec& spec, double bound) {
 }
 
 bool in_range(const ParamSpec& spec, double x) { return x >= spec.min && x <= spec.max; }
+
+// An Int or IntPair: a whole number, a pair [h, w] (IntPair) or one of its words.
+std::string check_whole(const ParamSpec& spec, const ParamValue& value) {
+  const bool pair = spec.type == ParamType::IntPair;
+  if (const auto* x = std::get_if<int64_t>(&value))
+    return in_range(spec, double(*x)) ? "" : "must be " + param_range(spec);
+  const auto* list = std::get_if<std::vector<int64_t>>(&value);
+  if (pair && list && list->size() == 2)
+    return in_range(spec, double((*list)[0])) && in_range(spec, double((*list)[1]))
+               ? ""
+               : "must have both entries " + param_range(spec);
+  const auto* word = std::get_if<std::string>(&value);
+  if (word && std::find(spec.choices.begin(), spec.choices.end(), *word) != spec.choices.end()) return "";
+  std::vector<std::string> kinds{"a whole number"};
+  if (pair) kinds.push_back("a pair [h, w]");
+  if (!spec.choices.empty()) kinds.push_back("one of " + join(spec.choices));
+  return "must be " + join(kinds, ", ", " or ");
+}
 }  // namespace
 
 std::string param_range(const ParamSpec& spec) {
@@ -41,11 +60,8 @@ std::string param_range(const ParamSpec& spec) {
 
 std::string check_param_value(const ParamSpec& spec, const ParamValue& value) {
   switch (spec.type) {
-    case ParamType::Int: {
-      const auto* x = std::get_if<int64_t>(&value);
-      if (!x) return "must be a whole number";
-      return in_range(spec, double(*x)) ? "" : "must be " + param_range(spec);
-    }
+    case ParamType::Int:
+    case ParamType::IntPair: return check_whole(spec, value);
     case ParamType::Float: {
       // A whole number is a real number too (a layer's double parameter takes it).
       const auto* real = std::get_if<double>(&value);

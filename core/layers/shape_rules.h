@@ -24,10 +24,11 @@ std::string from(const graph::ShapeContext& c, size_t i);
 // Refuses an input that has not `rank` dimensions per example, naming the expected `layout`.
 void require_rank(const graph::ShapeContext& c, size_t rank, const char* layout);
 
-// The output size of a window sliding over `in` (convolution or pooling), checked: a kernel
-// larger than the padded input is refused.
+// The output size of a window sliding over `in` along `axis` (convolution or pooling), k taps
+// of the whole `kernel` ("5x1 kernel") along it, checked: a kernel larger than the padded input
+// is refused.
 int64_t window_out(const graph::ShapeContext& c, int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dilation,
-                   const char* axis);
+                   const char* axis, const std::string& kernel);
 
 // The rule of a layer whose output has its input's shape, whatever its parameters.
 inline constexpr auto same_shape = [](const graph::ShapeContext& c, const auto&) -> std::vector<Shape> {

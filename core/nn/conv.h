@@ -4,11 +4,18 @@
 
 namespace plexus::nn {
 
+// How a convolution pads: the options' zeros on both sides, or PyTorch's padding="same" (stride 1
+// only; the options' padding is replaced): dilation × (kernel − 1) zeros along each axis, half on
+// each side and the odd one of an odd total at the end (bottom, right), so that the output keeps
+// the input's size.
+enum class Padding { Explicit, Same };
+
 // 2-D convolution over [N, C, H, W]; weight [out, in/groups, kh, kw] starts as PyTorch's.
 class Conv2d : public Module {
  public:
   Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_h, int64_t kernel_w,
-         const Conv2dOptions& options = {}, bool bias = true, Generator* gen = nullptr);
+         const Conv2dOptions& options = {}, bool bias = true, Generator* gen = nullptr,
+         Padding padding = Padding::Explicit);
   Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, const Conv2dOptions& options = {},
          bool bias = true, Generator* gen = nullptr)
       : Conv2d(in_channels, out_channels, kernel, kernel, options, bias, gen) {}
@@ -22,7 +29,9 @@ class Conv2d : public Module {
   Tensor weight, bias;
 
  private:
+  Tensor pad_end(const Tensor& x) const;
   Conv2dOptions opt_;
+  int64_t end_h_ = 0, end_w_ = 0;  // padding="same"'s odd zero row (bottom) and column (right)
 };
 
 class MaxPool2d : public Module {
@@ -61,21 +70,25 @@ class AvgPool2d : public Module {
 class Conv1d : public Module {
  public:
   Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel, const Conv1dOptions& options = {},
-         bool bias = true, Generator* gen = nullptr);
-  Tensor forward(const Tensor& x) override { return conv1d(x, weight, bias, opt_); }
+         bool bias = true, Generator* gen = nullptr, Padding padding = Padding::Explicit);
+  Tensor forward(const Tensor& x) override;
   std::string type_name() const override { return "Conv1d"; }
   std::string extra_repr() const override;
   Tensor weight, bias;
 
  private:
   Conv1dOptions opt_;
+  int64_t end_ = 0;  // padding="same"'s odd zero at the end
 };
 
 // The transpose of Conv2d over [N, C, H, W]; weight [in, out/groups, kh, kw] starts as PyTorch's.
 class ConvTranspose2d : public Module {
  public:
+  ConvTranspose2d(int64_t in_channels, int64_t out_channels, int64_t kernel_h, int64_t kernel_w,
+                  const ConvTranspose2dOptions& options = {}, bool bias = true, Generator* gen = nullptr);
   ConvTranspose2d(int64_t in_channels, int64_t out_channels, int64_t kernel, const ConvTranspose2dOptions& options = {},
-                  bool bias = true, Generator* gen = nullptr);
+                  bool bias = true, Generator* gen = nullptr)
+      : ConvTranspose2d(in_channels, out_channels, kernel, kernel, options, bias, gen) {}
   Tensor forward(const Tensor& x) override { return conv_transpose2d(x, weight, bias, opt_); }
   std::string type_name() const override { return "ConvTranspose2d"; }
   std::string extra_repr() const override;

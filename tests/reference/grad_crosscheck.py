@@ -117,6 +117,14 @@ def param(node, name, default):
 LOSSES = ("CrossEntropy", "NLL", "MSE", "L1", "SmoothL1", "Huber", "KLDiv", "BCEWithLogits")
 
 
+def pool_stride(k, s):
+    """A pooling's stride: 0 is the kernel's size, along each axis of a pair [h, w]."""
+    if not isinstance(k, list) and not isinstance(s, list):
+        return s or k
+    k, s = (x if isinstance(x, list) else [x, x] for x in (k, s))
+    return [si or ki for si, ki in zip(s, k)]
+
+
 def torch_loss(n, pred, target):
     """The loss node `n` of prediction `pred` against the batch's `target`, as torch's functional form."""
     t = n["type"]
@@ -225,7 +233,7 @@ def run_graph(project, weights, x, y, training=False):
                                          param(n, "groups", 1), param(n, "dilation", 1))
             elif t in ("MaxPool2d", "AvgPool2d", "MaxPool1d", "AvgPool1d"):
                 k, p = param(n, "kernel_size", 2), param(n, "padding", 0)
-                s = param(n, "stride", 0) or k
+                s = pool_stride(k, param(n, "stride", 0))
                 pool = {"MaxPool2d": F.max_pool2d, "AvgPool2d": F.avg_pool2d,
                         "MaxPool1d": F.max_pool1d, "AvgPool1d": F.avg_pool1d}[t]
                 out = pool(v, k, s, p)

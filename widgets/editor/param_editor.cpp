@@ -63,6 +63,19 @@ ParsedParam parseList(const ParamSpec& spec, QString text) {
   return {problem, problem.isEmpty() ? std::optional<ParamValue>(list) : std::nullopt};
 }
 
+// An Int that also takes words, or an IntPair: "3", "5, 1", "[5, 1]" or a word ("same"). A word
+// is read as one and left to the shared check, which names the words taken.
+ParsedParam parseWhole(const ParamSpec& spec, const QString& text) {
+  static const QRegularExpression listed(QStringLiteral("^\\[|[,\\s]"));
+  ParamValue value;
+  if (const auto v = wholeNumber(text)) value = *v;
+  else if (spec.type == ParamType::IntPair && text.contains(listed)) return parseList(spec, text);
+  else if (spec.type == ParamType::IntPair || !spec.choices.empty()) value = text.toStdString();
+  else return {QObject::tr("not a whole number"), {}};
+  const QString problem = paramProblem(spec, value);
+  return {problem, problem.isEmpty() ? std::optional<ParamValue>(value) : std::nullopt};
+}
+
 QColor mixed(const QColor& a, const QColor& b, double t) {
   return QColor::fromRgbF(float(a.redF() * (1 - t) + b.redF() * t), float(a.greenF() * (1 - t) + b.greenF() * t),
                           float(a.blueF() * (1 - t) + b.blueF() * t));
@@ -157,12 +170,8 @@ ParsedParam parseParam(const ParamSpec& spec, const QString& typed) {
   if (text.isEmpty()) return {};
   ParamValue value;
   switch (spec.type) {
-    case ParamType::Int: {
-      const auto v = wholeNumber(text);
-      if (!v) return {QObject::tr("not a whole number"), {}};
-      value = *v;
-      break;
-    }
+    case ParamType::Int:
+    case ParamType::IntPair: return parseWhole(spec, text);
     case ParamType::Float: {
       bool ok = false;
       value = text.toDouble(&ok);  // C locale: "1e-5", "0.001"
@@ -187,12 +196,18 @@ QString paramToolTip(const ParamSpec& spec) {
   QString kind;
   switch (spec.type) {
     case ParamType::Int: kind = QObject::tr("Whole number %1").arg(range); break;
+    case ParamType::IntPair:
+      kind = QObject::tr("A whole number for height and width, or a pair such as 5, 1 (height, width), each %1")
+                 .arg(range);
+      break;
     case ParamType::Float: kind = QObject::tr("Number %1").arg(range); break;
     case ParamType::Bool: kind = QObject::tr("On or off"); break;
     case ParamType::Choice: kind = QObject::tr("One of %1").arg(joined(spec.choices)); break;
     case ParamType::IntList: kind = QObject::tr("Whole numbers such as 1, 28, 28, each %1").arg(range); break;
     case ParamType::FloatList: kind = QObject::tr("Numbers such as 0.5, 2, 1, each %1").arg(range); break;
   }
+  if (spec.type != ParamType::Choice && !spec.choices.empty())
+    kind += QObject::tr(", or one of %1").arg(joined(spec.choices));
   // Rich text, so that Qt wraps a long doc instead of showing one screen-wide line.
   return QObject::tr("<qt><b>%1</b><br>%2<p>%3. Default: %4.<br>File key: <code>%5</code></p></qt>")
       .arg(qstr(spec.label).toHtmlEscaped(), qstr(spec.doc).toHtmlEscaped(), kind.toHtmlEscaped(),
@@ -238,7 +253,7 @@ ParamEditor::ParamEditor(const ParamSpec& spec, QWidget* parent)
 QWidget* ParamEditor::makeEditor() {
   switch (spec_.type) {
     case ParamType::Int:
-      if (fitsInt(spec_)) {
+      if (fitsInt(spec_) && spec_.choices.empty()) {
         auto* spin = new IntSpinBox(spec_, this);
         text_ = spin->edit();
         spin->onStep = [this, spin] {
@@ -248,8 +263,9 @@ QWidget* ParamEditor::makeEditor() {
         connect(spin, &QSpinBox::editingFinished, this, &ParamEditor::finishEditing);
         return spin;
       }
-      [[fallthrough]];  // a range beyond int: typed like a Float
+      [[fallthrough]];  // a range beyond int, or words besides numbers: typed like a Float
     case ParamType::Float:
+    case ParamType::IntPair:
     case ParamType::IntList:
     case ParamType::FloatList: {
       auto* edit = new QLineEdit(this);

@@ -26,8 +26,8 @@ struct ParsedParam {
   QString error;                           // "" = the text is valid
   std::optional<graph::ParamValue> value;  // when valid; nullopt for empty text (the default)
 };
-// Reads an Int, Float, IntList or FloatList parameter as typed ("1e-5", "1, 28, 28", "0.5, 2")
-// and checks it.
+// Reads an Int, Float, IntList, FloatList or IntPair parameter as typed ("1e-5", "1, 28, 28",
+// "0.5, 2", "5, 1", "same") and checks it.
 ParsedParam parseParam(const graph::ParamSpec& spec, const QString& text);
 
 // The label's and the editor's tooltip (rich text): the label, the doc, the kind of value and its

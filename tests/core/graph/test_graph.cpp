@@ -574,6 +574,115 @@ TEST(poolings1dOnSequences) {
   VERIFY2(r.ok, "Conv1d: " + r.message);
 }
 
+// The 2-D windows take one number or [h, w] for kernel, stride, padding and dilation, and a
+// convolution's padding "same" (even kernels padded at the end, as PyTorch does) or "valid";
+// PyTorch's sizes, gradients through the compiled graph, and refusals naming the node.
+TEST(rectangularWindowsAndSamePadding) {
+  using Params = std::map<std::string, ParamValue>;
+  using Pair = std::vector<int64_t>;
+  const auto graph_with = [](const char* type, Params params) {
+    Graph g;
+    g.nodes = {node("in", "Input"), node("layer", type, std::move(params)), node("flat", "Flatten"),
+               node("fc", "Linear", {{"out_features", int64_t(2)}}), node("loss", "CrossEntropy")};
+    g.edges = {edge("in", "x", "layer"),  edge("layer", "output", "flat"), edge("flat", "output", "fc"),
+               edge("fc", "output", "loss"), edge("in", "y", "loss", "target")};
+    return g;
+  };
+  const DatasetInfo info{{2, 7, 9}, {}, 2};
+  const std::string same = "same";
+  const struct {
+    const char* type;
+    Params params;
+    Shape out;
+  } cases[] = {
+      {"Conv2d", {{"out_channels", int64_t(3)}, {"kernel_size", Pair{5, 1}}}, {3, 3, 9}},
+      {"Conv2d",
+       {{"out_channels", int64_t(2)}, {"kernel_size", Pair{3, 2}}, {"stride", Pair{2, 1}}, {"padding", Pair{1, 0}},
+        {"dilation", Pair{1, 2}}},
+       {2, 4, 7}},
+      {"Conv2d", {{"out_channels", int64_t(2)}, {"kernel_size", int64_t(4)}, {"padding", same}}, {2, 7, 9}},
+      {"Conv2d",
+       {{"out_channels", int64_t(2)}, {"kernel_size", Pair{2, 3}}, {"dilation", Pair{3, 2}}, {"padding", same},
+        {"groups", int64_t(2)}},
+       {2, 7, 9}},
+      {"Conv2d", {{"out_channels", int64_t(2)}, {"padding", std::string("valid")}}, {2, 5, 7}},
+      {"ConvTranspose2d",
+       {{"out_channels", int64_t(2)}, {"kernel_size", Pair{3, 1}}, {"stride", Pair{2, 1}},
+        {"output_padding", Pair{1, 0}}, {"padding", Pair{0, 1}}},
+       {2, 16, 7}},
+      {"MaxPool2d", {{"kernel_size", Pair{2, 3}}, {"stride", Pair{2, 1}}}, {2, 3, 7}},
+      {"AvgPool2d", {{"kernel_size", Pair{3, 1}}, {"stride", int64_t(1)}, {"padding", Pair{1, 0}}}, {2, 7, 9}},
+  };
+  for (const auto& c : cases) {
+    const Graph g = graph_with(c.type, c.params);
+    const Validation v = validate(g, &info);
+    VERIFY2(v.ok(), messages(v).empty() ? "" : messages(v)[0].c_str());
+    COMPARE(*v.shapes.edge_shapes[1], c.out);
+    const CompiledGraph compiled = compile(g, info, 3);
+    COMPARE(v.memory.parameters, double(compiled.model->num_parameters()));
+    Generator gen(11);
+    const Tensor x = randn({2, 2, 7, 9}, &gen), y = from_vector({1, 0}, {2});
+    const auto r = gradcheck([&](const std::vector<Tensor>&) { return compiled.loss((*compiled.model)(x), y); },
+                             compiled.model->parameters());
+    VERIFY2(r.ok, std::string(c.type) + ": " + r.message);
+  }
+
+  const auto first_message = [&](const char* type, Params params) {
+    const Validation bad = validate(graph_with(type, std::move(params)), &info);
+    return bad.ok() ? std::string("(accepted)") : messages(bad).at(0);
+  };
+  const struct {
+    const char* type;
+    Params params;
+    std::string message;
+  } refusals[] = {
+      {"Conv2d", {{"padding", same}, {"stride", int64_t(2)}},
+       "Conv2d 'layer': padding \"same\" needs stride 1, got stride 2 (PyTorch refuses it"},
+      {"Conv2d", {{"padding", same}, {"stride", Pair{1, 2}}}, "needs stride 1, got stride [1, 2]"},
+      {"Conv2d", {{"kernel_size", Pair{3}}}, "Conv2d 'layer': kernel_size must be a whole number or a pair [h, w], got [3]"},
+      {"Conv2d", {{"dilation", Pair{0, 2}}}, "dilation must have both entries between 1 and 64, got [0, 2]"},
+      {"Conv2d", {{"stride", Pair{1, 2, 3}}}, "stride must be a whole number or a pair [h, w], got [1, 2, 3]"},
+      {"Conv2d", {{"padding", std::string("samee")}},
+       "padding must be a whole number, a pair [h, w] or one of same, valid, got the text \"samee\""},
+      {"Conv1d", {{"padding", Pair{1, 1}}}, "padding must be a whole number or one of same, valid, got [1, 1]"},
+      {"Conv1d", {{"kernel_size", Pair{3, 3}}}, "kernel_size must be a whole number, got [3, 3]"},
+      {"ConvTranspose2d", {{"padding", same}}, "padding must be a whole number or a pair [h, w], got the text \"same\""},
+      {"MaxPool2d", {{"padding", same}}, "padding must be a whole number or a pair [h, w], got the text \"same\""},
+      {"Conv2d", {{"kernel_size", Pair{9, 1}}},
+       "Conv2d 'layer': its 9x1 kernel is larger than the height (7) of input [N, 2, 7, 9] from 'in'"},
+      {"Conv2d", {{"kernel_size", Pair{1, 4}}, {"dilation", Pair{1, 3}}},
+       "its 1x4 kernel with dilation 3 (spanning 10) is larger than the width (9)"},
+      {"MaxPool2d", {{"kernel_size", Pair{4, 2}}, {"padding", Pair{1, 2}}},
+       "padding [1, 2] is more than half the kernel size [4, 2] (at most [2, 1])"},
+      {"ConvTranspose2d", {{"stride", Pair{2, 1}}, {"output_padding", Pair{1, 1}}},
+       "output_padding 1 must be smaller than the stride [2, 1] along each axis"},
+  };
+  for (const auto& r : refusals) {
+    const std::string m = first_message(r.type, r.params);
+    VERIFY2(m.find(r.message) != std::string::npos, m + "\n  expected: " + r.message);
+  }
+
+  // Conv1d's "same": an even kernel keeps the length too.
+  Graph seq = graph_with("Conv1d", {{"out_channels", int64_t(3)}, {"kernel_size", int64_t(4)}, {"padding", same}});
+  seq.nodes.insert(seq.nodes.begin() + 1, node("re", "Reshape", {{"shape", Pair{2, 6}}}));
+  seq.edges[0] = edge("in", "x", "re");
+  seq.edges.push_back(edge("re", "output", "layer"));
+  const DatasetInfo flat{{12}, {}, 2};
+  const Validation v = validate(seq, &flat);
+  VERIFY2(v.ok(), messages(v).empty() ? "" : messages(v)[0].c_str());
+  COMPARE(*v.shapes.edge_shapes[1], (Shape{3, 6}));
+  const CompiledGraph c = compile(seq, flat, 3);
+  Generator gen(5);
+  const Tensor x = randn({3, 12}, &gen), y = from_vector({0, 1, 1}, {3});
+  const auto r = gradcheck([&](const std::vector<Tensor>&) { return c.loss((*c.model)(x), y); }, c.model->parameters());
+  VERIFY2(r.ok, "Conv1d same: " + r.message);
+  seq.find("layer")->params["stride"] = int64_t(3);
+  const Validation strided = validate(seq, &flat);
+  VERIFY(!strided.ok());
+  VERIFY2(messages(strided).at(0).find("Conv1d 'layer': padding \"same\" needs stride 1, got stride 3") != std::string::npos,
+          messages(strided).at(0));
+}
+
 // The normalisations and Dropout2d keep their input's shape, train through the compiled graph
 // (gradients checked), learn what PyTorch's modules learn, and refuse what PyTorch would: groups
 // that do not divide the channels, the wrong rank, a single position per channel.

@@ -188,7 +188,19 @@ class Mutator {
       }
     };
     switch (s.type) {
-      case ParamType::Int: return edge_int();
+      case ParamType::Int:
+        if (!s.choices.empty() && chance(0.3)) return chance(0.8) ? pick(s.choices) : std::string("samee");
+        return edge_int();
+      case ParamType::IntPair:
+        switch (below(4)) {
+          case 0: return edge_int();
+          case 1: return std::vector<int64_t>{edge_int(), edge_int()};
+          case 2: {
+            const size_t not_two[] = {0, 1, 3};
+            return std::vector<int64_t>(not_two[below(3)], int64_t(s.min) + 1);
+          }
+          default: return s.choices.empty() ? ParamValue(std::string("same")) : ParamValue(pick(s.choices));
+        }
       case ParamType::Float:
         return chance(0.5) ? ParamValue(s.min + (s.max - s.min) * std::uniform_real_distribution<double>(0, 1)(rng_))
                            : ParamValue(interesting_double());
@@ -261,6 +273,14 @@ class Mutator {
     return g.nodes[below(g.nodes.size())].id;
   }
 
+  // A whole number in the parameter's range, at most `span` above its minimum; for an IntPair
+  // sometimes [h, w] of two such.
+  ParamValue within(const ParamSpec& s, double span) {
+    const auto one = [&] { return int64_t(s.min) + int64_t(below(size_t(std::min(s.max - s.min, span)) + 1)); };
+    if (s.type == ParamType::IntPair && chance(0.5)) return std::vector<int64_t>{one(), one()};
+    return one();
+  }
+
   // A mutation that often keeps the graph valid, so compile and forward get exercised: a
   // layer with in-range parameters inserted into an edge, or a parameter set within its range.
   void gentle(Graph& g, std::string& log) {
@@ -277,8 +297,7 @@ class Mutator {
       n.name = n.id;
       const LayerType* t = Registry::instance().find(n.type);
       for (const ParamSpec& s : t->params)
-        if (chance(0.3) && s.type == ParamType::Int)
-          n.params[s.name] = int64_t(s.min) + int64_t(below(size_t(std::min(s.max - s.min, 8.0)) + 1));
+        if (chance(0.3) && (s.type == ParamType::Int || s.type == ParamType::IntPair)) n.params[s.name] = within(s, 8);
       const PortRef to = e.to;
       const std::string port = t->inputs[0].name;
       g.nodes.push_back(n);
@@ -291,8 +310,8 @@ class Mutator {
       const LayerType* t = Registry::instance().find(n.type);
       if (!t || t->params.empty()) return;
       const ParamSpec& s = t->params[below(t->params.size())];
-      if (s.type == ParamType::Int)
-        n.params[s.name] = int64_t(s.min) + int64_t(below(size_t(std::min(s.max - s.min, 64.0)) + 1));
+      if (s.type == ParamType::Int || s.type == ParamType::IntPair)
+        n.params[s.name] = within(s, 64);
       else if (s.type == ParamType::Float)
         n.params[s.name] = s.min + (s.max - s.min) * std::uniform_real_distribution<double>(0, 1)(rng_);
       else if (s.type == ParamType::Bool)

@@ -7,6 +7,7 @@
 // limit) runs the same tests.
 #include "support/check.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -178,11 +179,16 @@ TEST(parameterCountMatchesEveryBuiltLayer) {
     for (const bool flip : {false, true}) {
       Node node{"n", t.name, "n", {}, {}};
       // The other configuration: every flag flipped, every choice its last (Upsample's bilinear,
-      // which its align_corners needs).
+      // which its align_corners needs; a padding's "valid"), every pair [h, w] rectangular
+      // (Conv2d's 3x4 kernel).
       if (flip)
         for (const ParamSpec& p : t.params) {
           if (p.type == ParamType::Bool) node.params[p.name] = !std::get<bool>(p.default_value);
-          if (p.type == ParamType::Choice) node.params[p.name] = p.choices.back();
+          if (p.type == ParamType::Choice || !p.choices.empty()) node.params[p.name] = p.choices.back();
+          else if (p.type == ParamType::IntPair) {
+            const int64_t d = std::get<int64_t>(p.default_value);
+            node.params[p.name] = std::vector<int64_t>{d, std::min(d + 1, int64_t(p.max))};
+          }
         }
       bool built = false;
       for (const Shape& shape : candidates) {

@@ -280,6 +280,31 @@ TEST(roundTrip) {
   VERIFY(contains(serialize_project(Graph{}), "\"nodes\": [],\n  \"edges\": [],\n  \"training\": {"));
 }
 
+// A 2-D window's value is one number or [h, w], a padding also a word: each reads back as written,
+// and the example convolutions of plain numbers save byte for byte as they are.
+TEST(windowPairsAndPaddingWordsRoundTrip) {
+  Graph g;
+  g.nodes = {{"a", "Conv2d", "a",
+              {{"kernel_size", std::vector<int64_t>{5, 1}}, {"stride", int64_t(1)}, {"padding", std::string("same")},
+               {"dilation", std::vector<int64_t>{2, 1}}},
+              {}},
+             {"b", "MaxPool2d", "b", {{"kernel_size", int64_t(2)}, {"padding", std::vector<int64_t>{1, 0}}}, {}}};
+  const std::string text = serialize_project(g);
+  VERIFY2(contains(text, "\"kernel_size\": [5, 1],"), text);
+  VERIFY2(contains(text, "\"padding\": \"same\","), text);
+  VERIFY2(contains(text, "\"stride\": 1\n"), text);
+  const Graph back = parse_project(text, "p.plexus");
+  VERIFY(back == g);
+  COMPARE(serialize_project(back), text);
+  // The examples' nodes (their blocks are laid out by hand) come back as written.
+  for (const char* example : {"mnist_lenet", "fashion_lenet"}) {
+    const std::string file = read_all(fs::path(PLEXUS_SOURCE_DIR) / "examples" / (std::string(example) + ".plexus"));
+    const size_t from = file.find("\"nodes\": ["), to = file.find("\"edges\": [");
+    VERIFY(from != std::string::npos && to != std::string::npos && contains(file, "\"kernel_size\": 5"));
+    VERIFY2(contains(serialize_project(parse_project(file, "p.plexus")), file.substr(from, to - from)), example);
+  }
+}
+
 // Settings beyond kind and path: written only when they differ from the defaults (so older
 // projects stay as they were), augmentation in its own object; all read back exactly.
 TEST(datasetSettings) {

@@ -29,7 +29,8 @@ TEST(everySettingWritesItsOwnField) {
       case ParamType::Bool: v = !std::get<bool>(s.default_value); break;
       case ParamType::Choice: v = s.choices.back(); break;
       case ParamType::IntList:
-      case ParamType::FloatList: FAIL("no list settings"); break;
+      case ParamType::FloatList:
+      case ParamType::IntPair: FAIL("no list or pair settings"); break;
     }
     set_training_value(t, s.name, v);
     COMPARE(*training_value(t, s.name), v);

@@ -2,6 +2,7 @@
 // layer shapes and errors.
 #include "support/check.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "nn/layers.h"
@@ -207,6 +208,57 @@ TEST(moduleGradientsMatchNumerical) {
   const Tensor x = randn({2, 4}, &gen), img = randn({1, 2, 4, 4}, &gen);
   VERIFY(gradcheck([&](const std::vector<Tensor>&) { return tanh(lin(x)); }, {lin.weight, lin.bias}).ok);
   VERIFY(gradcheck([&](const std::vector<Tensor>&) { return conv(img); }, {conv.weight, conv.bias}).ok);
+}
+
+// padding="same": the output keeps the input's size; an odd total of zeros (an even kernel, or
+// dilation) puts the extra one at the end, so the output is the symmetric padding's one larger
+// output without its first row and column, as PyTorch's. Gradients reach the input through it.
+TEST(samePaddingKeepsTheSizeWithTheOddZeroAtTheEnd) {
+  const auto near = [](const Tensor& a, const Tensor& b) {
+    const std::vector<float> u = a.to_vector(), v = b.contiguous().to_vector();
+    if (u.size() != v.size()) return false;
+    for (size_t i = 0; i < u.size(); ++i)
+      if (std::abs(u[i] - v[i]) > 1e-5f * std::max(1.f, std::abs(v[i]))) return false;
+    return true;
+  };
+  Generator gen(7);
+  // kernel 4 (3 zeros: 1 on top, 2 at the bottom); kernel 2 with dilation 3 (1 left, 2 right)
+  nn::Conv2d conv(2, 3, 4, 2, {.dilation_w = 3}, true, &gen, nn::Padding::Same);
+  nn::Conv2d symmetric(2, 3, 4, 2, {.pad_h = 2, .pad_w = 2, .dilation_w = 3}, true, &gen);
+  {
+    NoGradGuard no_grad;
+    symmetric.weight.copy_(conv.weight);
+    symmetric.bias.copy_(conv.bias);
+  }
+  const Tensor x = randn({2, 2, 5, 6}, &gen).requires_grad_();
+  const Tensor y = conv(x);
+  COMPARE(y.shape(), (Shape{2, 3, 5, 6}));
+  const Tensor want = narrow(narrow(symmetric(x), 2, 1, 5), 3, 1, 6);
+  VERIFY(near(y, want));
+  VERIFY(gradcheck([&](const std::vector<Tensor>&) { return tanh(conv(x)); }, {x, conv.weight, conv.bias}).ok);
+  VERIFY2(testing::contains(conv.extra_repr(), "padding=1x1+1x1"), conv.extra_repr());
+
+  nn::Conv1d line(2, 2, 4, {}, false, &gen, nn::Padding::Same);
+  nn::Conv1d line_symmetric(2, 2, 4, {.pad = 2}, false, &gen);
+  {
+    NoGradGuard no_grad;
+    line_symmetric.weight.copy_(line.weight);
+  }
+  const Tensor s = randn({1, 2, 7}, &gen).requires_grad_();
+  COMPARE(line(s).shape(), (Shape{1, 2, 7}));
+  VERIFY(near(line(s), narrow(line_symmetric(s), 2, 1, 7)));
+  VERIFY(gradcheck([&](const std::vector<Tensor>&) { return tanh(line(s)); }, {s, line.weight}).ok);
+
+  // Odd spans pad evenly, with no copy of the input.
+  nn::Conv2d odd(2, 3, 3, 5, {}, true, &gen, nn::Padding::Same);
+  COMPARE(odd.options().pad_h, int64_t(1));
+  COMPARE(odd.options().pad_w, int64_t(2));
+  COMPARE(odd(x).shape(), (Shape{2, 3, 5, 6}));
+
+  // PyTorch refuses it with a stride: the output could not keep the size.
+  const std::string strided =
+      testing::message_of<ValueError>([&] { nn::Conv2d(2, 3, 3, 3, {.stride_h = 2}, true, &gen, nn::Padding::Same); });
+  VERIFY2(testing::contains(strided, "Conv2d: padding=\"same\" needs stride 1, got stride 2"), strided);
 }
 
 // Each activation module computes its op; PReLU learns "weight" [num_parameters], 0.25 at the

@@ -155,9 +155,12 @@ class TestPanels : public QObject {
         QWidget* w = editor->editor();
         switch (spec.type) {
           case graph::ParamType::Int:
-            QVERIFY(qobject_cast<QSpinBox*>(w) || (spec.max > INT_MAX && qobject_cast<QLineEdit*>(w)));
+            // Words besides numbers (Conv1d's padding "same") are typed, as a range beyond int is.
+            QVERIFY(qobject_cast<QSpinBox*>(w) ||
+                    ((spec.max > INT_MAX || !spec.choices.empty()) && qobject_cast<QLineEdit*>(w)));
             break;
           case graph::ParamType::Float:
+          case graph::ParamType::IntPair:
           case graph::ParamType::IntList:
           case graph::ParamType::FloatList: QVERIFY(qobject_cast<QLineEdit*>(w)); break;
           case graph::ParamType::Bool: QVERIFY(qobject_cast<QCheckBox*>(w)); break;
@@ -428,6 +431,64 @@ class TestPanels : public QObject {
     typeInto(field, QStringLiteral("4, %1").arg(qint64(spec.min) - 1));
     QVERIFY(editor->error().contains(QString::number(qint64(spec.min))));
     QCOMPARE(e.steps(), steps);
+  }
+
+  // A 2-D convolution's kernel, stride, padding and dilation: one number, [h, w] or a word.
+  void intPairIsParsed() {
+    graph::Graph g = classifier();
+    g.nodes.push_back(node("conv", "Conv2d"));
+    g.nodes.push_back(node("conv1d", "Conv1d"));
+    Editor e(g);
+    QVERIFY(e.ready());
+    ParamEditor* kernel = e.param("conv", "kernel_size");
+    QWidget* field = kernel->editor();
+    QVERIFY(qobject_cast<QLineEdit*>(field));
+    QCOMPARE(qobject_cast<QLineEdit*>(field)->placeholderText(), QStringLiteral("3"));
+    typeInto(field, "5, 1");
+    QCOMPARE(paramOf(e.doc, "conv", "kernel_size"), std::optional<ParamValue>(std::vector<int64_t>{5, 1}));
+    QCOMPARE(fieldText(field), QStringLiteral("5, 1"));
+    typeInto(field, "[1 7]");
+    QCOMPARE(paramOf(e.doc, "conv", "kernel_size"), std::optional<ParamValue>(std::vector<int64_t>{1, 7}));
+    typeInto(field, "4");
+    QCOMPARE(paramOf(e.doc, "conv", "kernel_size"), std::optional<ParamValue>(int64_t(4)));  // stays a plain number
+
+    // Bad text shows the validator's own message and changes nothing.
+    const int steps = e.steps();
+    const auto& spec = specOf("Conv2d", "kernel_size");
+    for (const char* bad : {"[3]", "1, 2, 3", "same"}) {
+      typeInto(field, bad);
+      QCOMPARE(kernel->error(), QStringLiteral("must be a whole number or a pair [h, w]"));
+    }
+    typeInto(field, "0, 2");
+    QCOMPARE(kernel->error(), paramProblem(spec, std::vector<int64_t>{0, 2}));
+    QCOMPARE(kernel->error(), QStringLiteral("must have both entries between 1 and 64"));
+    typeInto(field, "3, x");
+    QCOMPARE(kernel->error(), QStringLiteral("'x' is not a whole number"));
+    QCOMPARE(e.steps(), steps);
+
+    // Padding also takes PyTorch's words; a misspelt one lists them.
+    ParamEditor* padding = e.param("conv", "padding");
+    QWidget* pad = padding->editor();
+    QVERIFY(paramToolTip(padding->spec()).contains(QStringLiteral("one of same, valid")));
+    typeInto(pad, "samee");
+    QCOMPARE(padding->error(), QStringLiteral("must be a whole number, a pair [h, w] or one of same, valid"));
+    QCOMPARE(e.steps(), steps);
+    typeInto(pad, "same");
+    QVERIFY(padding->error().isEmpty());
+    QCOMPARE(paramOf(e.doc, "conv", "padding"), std::optional<ParamValue>(std::string("same")));
+    QCOMPARE(fieldText(pad), QStringLiteral("same"));
+    typeInto(pad, "2 0");
+    QCOMPARE(paramOf(e.doc, "conv", "padding"), std::optional<ParamValue>(std::vector<int64_t>{2, 0}));
+
+    // Conv1d's padding: one number or a word, never a pair.
+    ParamEditor* pad1 = e.param("conv1d", "padding");
+    QVERIFY(qobject_cast<QLineEdit*>(pad1->editor()));
+    typeInto(pad1->editor(), "valid");
+    QCOMPARE(paramOf(e.doc, "conv1d", "padding"), std::optional<ParamValue>(std::string("valid")));
+    typeInto(pad1->editor(), "1, 2");
+    QCOMPARE(pad1->error(), QStringLiteral("must be a whole number or one of same, valid"));
+    typeInto(pad1->editor(), "3");
+    QCOMPARE(paramOf(e.doc, "conv1d", "padding"), std::optional<ParamValue>(int64_t(3)));
   }
 
   void floatListIsParsed() {
