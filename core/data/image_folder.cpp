@@ -15,6 +15,7 @@
 #include <thread>
 #include <utility>
 
+#include "data/folder_listing.h"
 #include "util/error.h"
 
 namespace plexus::data {
@@ -22,29 +23,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool hidden(const fs::path& p) { return p.filename().string().starts_with('.'); }
-
 bool has_image_extension(const fs::path& p) {
   std::string ext = p.extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   return ext == ".png" || ext == ".jpg" || ext == ".jpeg" || ext == ".bmp";
-}
-
-bool is_folder(const fs::directory_entry& e) {
-  std::error_code ec;
-  return e.is_directory(ec);  // follows symbolic links; a dangling one is no folder
-}
-
-// The entries of `dir` not hidden, sorted bytewise by name. DataError when it cannot be listed.
-std::vector<fs::directory_entry> list(const fs::path& dir) {
-  std::vector<fs::directory_entry> entries;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-    if (!hidden(it->path())) entries.push_back(*it);
-  if (ec) throw DataError(dir.string() + ": cannot list the folder: " + ec.message());
-  std::sort(entries.begin(), entries.end(),
-            [](const auto& a, const auto& b) { return a.path().filename().string() < b.path().filename().string(); });
-  return entries;
 }
 
 // What is wrong with a picture file on a first look (no decoding), or nothing.
@@ -120,11 +102,11 @@ class Scanner {
   // The class folders of a split and the pictures in them by name, not yet looked at.
   SplitFolders split(const fs::path& dir) {
     SplitFolders classes;
-    for (const fs::directory_entry& entry : list(dir)) {
+    for (const fs::directory_entry& entry : visible_entries(dir)) {
       if (!is_folder(entry)) continue;  // files beside the class folders
       ClassFolder& folder = classes[entry.path().filename().string()];
       folder.path = entry.path();
-      for (const fs::directory_entry& file : list(entry.path())) {
+      for (const fs::directory_entry& file : visible_entries(entry.path())) {
         if (!has_image_extension(file.path()))
           skip(file.path(), is_folder(file) ? "a folder inside a class folder (not searched)"
                                             : "not an image file (extension)");
@@ -173,7 +155,7 @@ std::set<std::string> top_folders(const fs::path& dir) {
   if (!fs::exists(status)) throw DataError(name + ": no such folder");
   if (!fs::is_directory(status)) throw DataError(name + ": not a folder; an image dataset is a folder of class folders");
   std::set<std::string> top;
-  for (const fs::directory_entry& e : list(dir))
+  for (const fs::directory_entry& e : visible_entries(dir))
     if (is_folder(e)) top.insert(e.path().filename().string());
   if (!top.contains("train"))
     for (const char* split : {"val", "validation", "test"})
@@ -207,7 +189,7 @@ std::vector<std::string> image_folder_classes(const fs::path& dir) {
   } else {
     for (const char* split : {"train", "val", "validation", "test"})
       if (top.contains(split))
-        for (const fs::directory_entry& e : list(dir / split))
+        for (const fs::directory_entry& e : visible_entries(dir / split))
           if (is_folder(e)) names.insert(e.path().filename().string());
   }
   std::vector<std::string> classes(names.begin(), names.end());

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "data/file_bytes.h"
+#include "data/folder_listing.h"
 #include "data/sampling.h"
 #include "util/error.h"
 
@@ -22,28 +23,6 @@ bool is_txt(const fs::path& p) {
   std::string ext = p.extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   return ext == ".txt";
-}
-
-// The entries of `dir` not hidden, sorted bytewise by name; DataError when it cannot be listed.
-std::vector<fs::directory_entry> entries(const fs::path& dir) {
-  std::vector<fs::directory_entry> out;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-    if (!it->path().filename().string().starts_with('.')) out.push_back(*it);
-  if (ec) throw DataError(dir.string() + ": cannot list the folder: " + ec.message());
-  std::sort(out.begin(), out.end(),
-            [](const auto& a, const auto& b) { return a.path().filename().string() < b.path().filename().string(); });
-  return out;
-}
-
-bool is_folder(const fs::directory_entry& e) {
-  std::error_code ec;
-  return e.is_directory(ec);  // follows symbolic links; a dangling one is neither
-}
-
-bool is_file(const fs::directory_entry& e) {
-  std::error_code ec;
-  return e.is_regular_file(ec);
 }
 
 std::string quoted(const std::vector<TextClass>& classes) {
@@ -85,12 +64,12 @@ std::vector<TextClass> read_text_classes(const std::string& folder) {
   if (!fs::exists(folder, ec)) throw DataError(folder + ": no such folder; " + kLayout);
   if (!fs::is_directory(folder, ec)) throw DataError(folder + ": not a folder; " + kLayout);
   std::map<std::string, TextClass> classes;
-  for (const fs::directory_entry& e : entries(folder)) {
+  for (const fs::directory_entry& e : visible_entries(folder)) {
     const std::string path = e.path().string();
     if (is_folder(e)) {
       TextClass& c = classes[e.path().filename().string()];
       c.source = c.source.empty() ? path : c.source + " and " + path;
-      for (const fs::directory_entry& f : entries(e.path()))
+      for (const fs::directory_entry& f : visible_entries(e.path()))
         if (is_file(f) && is_txt(f.path()))
           c.examples.push_back(example_of_file(read_file_bytes(f.path().string()), f.path().string()));
     } else if (is_file(e) && is_txt(e.path())) {

@@ -38,7 +38,7 @@ void add_sequence_lengths(Registrar& r) {
   r.add(std::move(t));
 }
 
-struct PoolParams {
+struct SequencePoolParams {
   std::string mode;
 };
 
@@ -86,7 +86,7 @@ void export_masked_pool(const OnnxContext& c, const std::string& mode) {
 }
 
 void add_sequence_pool(Registrar& r) {
-  using P = PoolParams;
+  using P = SequencePoolParams;
   Layer<P> t = named<P>("SequencePool", "Recurrent", "Sequence pooling",
                         "Reduces each sequence [N, T, E] to one vector [N, E]: the mean or the largest value of its "
                         "positions, its last position or its first; over each example's own length when lengths are "
