@@ -26,15 +26,12 @@ Exit status 0 when every graph matches, 1 otherwise.
 """
 import json
 import os
-import random
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import grad_crosscheck  # noqa: E402
 
 TYPES = ["PReLU", "ELU", "SELU", "SiLU", "Mish", "Softplus", "Hardswish", "Hardsigmoid", "LogSoftmax", "Identity"]
-ROWS = 40
 
 
 node, edge = grad_crosscheck.node, grad_crosscheck.edge
@@ -71,37 +68,19 @@ def project(rng, kinds):
         last = nid
     nodes += [node("flat", "Flatten"), node("out", "Linear", {"out_features": 1}), node("loss", "MSE")]
     edges += [edge(last, "flat"), edge("flat", "out"), edge("out", "loss"), edge("in", "loss", "target", "y")]
-    return {"format": 1, "nodes": nodes, "edges": edges,
-            "dataset": {"kind": "csv", "path": "table.csv", "target": "target", "task": "regression"},
-            "training": {"optimizer": "sgd", "lr": 0.1, "batch_size": 16, "epochs": 1, "seed": 1,
-                         "validation_fraction": 0.1, "device": "cpu"}}, shape
+    return grad_crosscheck.table_project(nodes, edges), shape
 
 
 def main():
-    cli, seed, graphs = grad_crosscheck.random_graph_args(7, 3 * len(TYPES))
-    rng = random.Random(seed)
-    print("torch %s, %s, seed %d" % (grad_crosscheck.torch.__version__, cli, seed))
-    all_ok = True
-    with tempfile.TemporaryDirectory() as workdir:
-        features = rng.randint(3, 8)
-        with open(os.path.join(workdir, "table.csv"), "w") as f:
-            f.write(",".join(["f%d" % i for i in range(features)] + ["target"]) + "\n")
-            for _ in range(ROWS):
-                f.write(",".join("%.4f" % rng.gauss(0, 1) for _ in range(features + 1)) + "\n")
-        for i in range(graphs):
-            kinds = [TYPES[i % len(TYPES)]]  # every type in turn, sometimes followed by another
-            if rng.random() < 0.3:
-                kinds.append(rng.choice(TYPES))
-            p, shape = project(rng, kinds)
-            path = os.path.join(workdir, "act%02d.plexus" % i)
-            with open(path, "w") as f:
-                json.dump(p, f, indent=1)
-            described = ", ".join("%s %s" % (n["type"], json.dumps(n["params"]))
-                                  for n in p["nodes"] if n["type"] in TYPES)
-            print("act%02d: [N, %s] -> %s" % (i, ", ".join(map(str, shape)), described))
-            all_ok = grad_crosscheck.check(cli, path, workdir, seed=41 + i, random_weights=True) and all_ok
-    print("CROSSCHECK %s" % ("PASSED" if all_ok else "FAILED"))
-    return 0 if all_ok else 1
+    def make(rng, i):
+        kinds = [TYPES[i % len(TYPES)]]  # every type in turn, sometimes followed by another
+        if rng.random() < 0.3:
+            kinds.append(rng.choice(TYPES))
+        p, shape = project(rng, kinds)
+        described = ", ".join("%s %s" % (n["type"], json.dumps(n["params"])) for n in p["nodes"] if n["type"] in TYPES)
+        return p, "[N, %s] -> %s" % (", ".join(map(str, shape)), described)
+
+    return grad_crosscheck.run_random_graphs("act", 7, 3 * len(TYPES), make, check_seed=41)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ Exit status 0 when every project matches, 1 otherwise.
 import json
 import math
 import os
+import random
 import struct
 import subprocess
 import sys
@@ -54,7 +55,11 @@ RTOL = 1e-5
 BATCH = 16
 
 
-# ---- for the scripts that cross-check random graphs (activation_, sequence_crosscheck) -------
+# ---- for the scripts that cross-check random graphs (activation_, window_, loss_, split_,
+# sequence_crosscheck) ---------------------------------------------------------------------------
+TABLE_ROWS = 40  # rows of a random table: batches of 16, one of them partial
+
+
 def node(nid, kind, params=None):
     return {"id": nid, "type": kind, "name": nid, "params": params or {}, "position": [0.0, 0.0]}
 
@@ -76,6 +81,51 @@ def random_graph_args(seed, graphs):
         else:
             cli = a
     return cli, seed, graphs
+
+
+def write_table(path, rng, features, target="target", label=None):
+    """A CSV of TABLE_ROWS rows: columns f0.. of random values, then `target`, label(row) or a
+    random value."""
+    with open(path, "w") as f:
+        f.write(",".join(["f%d" % i for i in range(features)] + [target]) + "\n")
+        for row in range(TABLE_ROWS):
+            values = ["%.4f" % rng.gauss(0, 1) for _ in range(features)]
+            f.write(",".join(values + [label(row) if label else "%.4f" % rng.gauss(0, 1)]) + "\n")
+
+
+def table_project(nodes, edges, dataset=None):
+    """The project of a random graph: one epoch of SGD on the CPU over `dataset`, by default the
+    regression table that run_random_graphs writes (table.csv)."""
+    return {"format": 1, "nodes": nodes, "edges": edges,
+            "dataset": dataset or {"kind": "csv", "path": "table.csv", "target": "target", "task": "regression"},
+            "training": {"optimizer": "sgd", "lr": 0.1, "batch_size": 16, "epochs": 1, "seed": 1,
+                         "validation_fraction": 0.1, "device": "cpu"}}
+
+
+def run_random_graphs(name, seed, graphs, make, check_seed, setup=None, random_weights=True):
+    """A random-graph cross-check's main: the command line (random_graph_args, with these
+    defaults), then in a temporary folder the data `setup(workdir, rng)` writes (by default a
+    table of 3 to 8 features, table.csv) and `graphs` projects make(rng, i) -> (project,
+    description) draws, each written as <name>NN.plexus and checked (check, seed check_seed + i).
+    Returns the exit status: 0 when every graph matches."""
+    cli, seed, graphs = random_graph_args(seed, graphs)
+    rng = random.Random(seed)
+    print("torch %s, %s, seed %d" % (torch.__version__, cli, seed))
+    all_ok = True
+    with tempfile.TemporaryDirectory() as workdir:
+        if setup:
+            setup(workdir, rng)
+        else:
+            write_table(os.path.join(workdir, "table.csv"), rng, rng.randint(3, 8))
+        for i in range(graphs):
+            project, description = make(rng, i)
+            path = os.path.join(workdir, "%s%02d.plexus" % (name, i))
+            with open(path, "w") as f:
+                json.dump(project, f, indent=1)
+            print("%s%02d: %s" % (name, i, description))
+            all_ok = check(cli, path, workdir, seed=check_seed + i, random_weights=random_weights) and all_ok
+    print("CROSSCHECK %s" % ("PASSED" if all_ok else "FAILED"))
+    return 0 if all_ok else 1
 
 
 # ---- safetensors, by hand ----------------------------------------------------------------

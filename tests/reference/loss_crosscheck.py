@@ -28,16 +28,13 @@ Exit status 0 when every graph matches, 1 otherwise.
 """
 import json
 import os
-import random
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import grad_crosscheck  # noqa: E402
 
 TYPES = ["CrossEntropy", "NLL", "L1", "SmoothL1", "Huber", "KLDiv", "BCEWithLogits"]
 CLASSIFICATION = ("CrossEntropy", "NLL")
-ROWS = 40
 
 node, edge = grad_crosscheck.node, grad_crosscheck.edge
 
@@ -78,37 +75,24 @@ def project(rng, kind, classes):
     edges.append(edge("in", "loss", "target", "y"))
     dataset = ({"kind": "csv", "path": "classes.csv", "target": "label", "task": "classification"} if classify else
                {"kind": "csv", "path": "table.csv", "target": "target", "task": "regression"})
-    return {"format": 1, "nodes": nodes, "edges": edges, "dataset": dataset,
-            "training": {"optimizer": "sgd", "lr": 0.1, "batch_size": 16, "epochs": 1, "seed": 1,
-                         "validation_fraction": 0.1, "device": "cpu"}}
-
-
-def write_table(path, rng, features, target, label):
-    with open(path, "w") as f:
-        f.write(",".join(["f%d" % i for i in range(features)] + [target]) + "\n")
-        for row in range(ROWS):
-            f.write(",".join("%.4f" % rng.gauss(0, 1) for _ in range(features)) + "," + label(row) + "\n")
+    return grad_crosscheck.table_project(nodes, edges, dataset)
 
 
 def main():
-    cli, seed, graphs = grad_crosscheck.random_graph_args(5, 3 * len(TYPES))
-    rng = random.Random(seed)
-    print("torch %s, %s, seed %d" % (grad_crosscheck.torch.__version__, cli, seed))
-    all_ok = True
-    with tempfile.TemporaryDirectory() as workdir:
-        features, classes = rng.randint(3, 8), rng.randint(3, 6)
-        write_table(os.path.join(workdir, "table.csv"), rng, features, "target", lambda _: "%.4f" % rng.gauss(3, 1))
-        write_table(os.path.join(workdir, "classes.csv"), rng, features, "label", lambda row: str(row % classes))
-        for i in range(graphs):
-            kind = TYPES[i % len(TYPES)]
-            p = project(rng, kind, classes)
-            path = os.path.join(workdir, "loss%02d.plexus" % i)
-            with open(path, "w") as f:
-                json.dump(p, f, indent=1)
-            print("loss%02d: %s %s" % (i, kind, json.dumps(p["nodes"][4]["params"])))
-            all_ok = grad_crosscheck.check(cli, path, workdir, seed=61 + i, random_weights=True) and all_ok
-    print("CROSSCHECK %s" % ("PASSED" if all_ok else "FAILED"))
-    return 0 if all_ok else 1
+    def tables(workdir, rng):
+        features, classes[0] = rng.randint(3, 8), rng.randint(3, 6)
+        grad_crosscheck.write_table(os.path.join(workdir, "table.csv"), rng, features, "target",
+                                    lambda _: "%.4f" % rng.gauss(3, 1))
+        grad_crosscheck.write_table(os.path.join(workdir, "classes.csv"), rng, features, "label",
+                                    lambda row: str(row % classes[0]))
+
+    def make(rng, i):
+        kind = TYPES[i % len(TYPES)]
+        p = project(rng, kind, classes[0])
+        return p, "%s %s" % (kind, json.dumps(p["nodes"][4]["params"]))
+
+    classes = [0]  # drawn with the tables
+    return grad_crosscheck.run_random_graphs("loss", 5, 3 * len(TYPES), make, check_seed=61, setup=tables)
 
 
 if __name__ == "__main__":

@@ -27,11 +27,8 @@ relative tolerance 1e-4 of each tensor's largest magnitude.
 
 Exit status 0 when every graph matches, 1 otherwise.
 """
-import json
 import os
-import random
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import grad_crosscheck  # noqa: E402
@@ -128,39 +125,29 @@ def project(g, last, steps, pooled=False):
     out = g.add("Linear", [last], {"out_features": steps if pooled else len(ALPHABET)})
     loss = g.add("MSE" if pooled else "CrossEntropy", [out])
     g.edges.append(edge("in", loss, "target", "y"))
-    return {"format": 1, "nodes": g.nodes, "edges": g.edges,
-            "dataset": {"kind": "text", "path": "corpus.txt", "seq_len": steps},
-            "training": {"optimizer": "sgd", "lr": 0.1, "batch_size": 16, "epochs": 1, "seed": 1,
-                         "validation_fraction": 0.1, "device": "cpu"}}
+    return grad_crosscheck.table_project(g.nodes, g.edges, {"kind": "text", "path": "corpus.txt", "seq_len": steps})
 
 
 def main():
-    cli, seed, graphs = grad_crosscheck.random_graph_args(5, 16)
-    grad_crosscheck.RTOL = 1e-4
-    rng = random.Random(seed)
-    print("torch %s, %s, seed %d" % (grad_crosscheck.torch.__version__, cli, seed))
-    all_ok = True
-    with tempfile.TemporaryDirectory() as workdir:
+    def corpus(workdir, rng):
         text = "".join(rng.choice(ALPHABET) for _ in range(4000)) + ALPHABET  # every character occurs
         with open(os.path.join(workdir, "corpus.txt"), "w", encoding="utf-8") as f:
             f.write(text)
-        for i in range(graphs):
-            steps, embed = rng.choice([3, 7, 12]), rng.choice([4, 8, 12])
-            if i % 4 == 0:
-                g, last, what = recurrent_graph(rng, embed)
-            elif i % 4 == 1:
-                g, last, what = transformer_graph(rng, embed, steps)
-            elif i % 4 == 2:
-                g, last, what = cross_attention_graph(rng, embed, steps)
-            else:
-                g, last, what = pooled_graph(rng, embed)
-            path = os.path.join(workdir, "seq%02d.plexus" % i)
-            with open(path, "w") as f:
-                json.dump(project(g, last, steps, pooled=i % 4 == 3), f, indent=1)
-            print("seq%02d: %s, T %d, E %d" % (i, what, steps, embed))
-            all_ok = grad_crosscheck.check(cli, path, workdir, seed=31 + i) and all_ok
-    print("CROSSCHECK %s" % ("PASSED" if all_ok else "FAILED"))
-    return 0 if all_ok else 1
+
+    def make(rng, i):
+        steps, embed = rng.choice([3, 7, 12]), rng.choice([4, 8, 12])
+        if i % 4 == 0:
+            g, last, what = recurrent_graph(rng, embed)
+        elif i % 4 == 1:
+            g, last, what = transformer_graph(rng, embed, steps)
+        elif i % 4 == 2:
+            g, last, what = cross_attention_graph(rng, embed, steps)
+        else:
+            g, last, what = pooled_graph(rng, embed)
+        return project(g, last, steps, pooled=i % 4 == 3), "%s, T %d, E %d" % (what, steps, embed)
+
+    grad_crosscheck.RTOL = 1e-4
+    return grad_crosscheck.run_random_graphs("seq", 5, 16, make, check_seed=31, setup=corpus, random_weights=False)
 
 
 if __name__ == "__main__":

@@ -27,15 +27,12 @@ Exit status 0 when every graph matches, 1 otherwise.
 """
 import json
 import os
-import random
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import grad_crosscheck  # noqa: E402
 
 KINDS = ["Split", "Chunk", "Slice", "Recurrent"]
-ROWS = 40
 
 node, edge = grad_crosscheck.node, grad_crosscheck.edge
 
@@ -93,34 +90,17 @@ def project(rng, kind):
         edges += [edge("cut", "flat%d" % i, out=port), edge("flat%d" % i, "join", "inputs")]
     nodes += [node("join", "Concat"), node("out", "Linear", {"out_features": 1}), node("loss", "MSE")]
     edges += [edge("join", "out"), edge("out", "loss"), edge("in", "loss", "target", "y")]
-    return {"format": 1, "nodes": nodes, "edges": edges,
-            "dataset": {"kind": "csv", "path": "table.csv", "target": "target", "task": "regression"},
-            "training": {"optimizer": "sgd", "lr": 0.1, "batch_size": 16, "epochs": 1, "seed": 1,
-                         "validation_fraction": 0.1, "device": "cpu"}}, shape, ports
+    return grad_crosscheck.table_project(nodes, edges), shape, ports
 
 
 def main():
-    cli, seed, graphs = grad_crosscheck.random_graph_args(17, 8 * len(KINDS))
-    rng = random.Random(seed)
-    print("torch %s, %s, seed %d" % (grad_crosscheck.torch.__version__, cli, seed))
-    all_ok = True
-    with tempfile.TemporaryDirectory() as workdir:
-        features = rng.randint(3, 8)
-        with open(os.path.join(workdir, "table.csv"), "w") as f:
-            f.write(",".join(["f%d" % i for i in range(features)] + ["target"]) + "\n")
-            for _ in range(ROWS):
-                f.write(",".join("%.4f" % rng.gauss(0, 1) for _ in range(features + 1)) + "\n")
-        for i in range(graphs):
-            p, shape, ports = project(rng, KINDS[i % len(KINDS)])
-            path = os.path.join(workdir, "split%02d.plexus" % i)
-            with open(path, "w") as f:
-                json.dump(p, f, indent=1)
-            layer = p["nodes"][3]
-            print("split%02d: [N, %s] -> %s %s -> %s" % (i, ", ".join(map(str, shape)), layer["type"],
-                                                         json.dumps(layer["params"]), ", ".join(ports)))
-            all_ok = grad_crosscheck.check(cli, path, workdir, seed=71 + i, random_weights=True) and all_ok
-    print("CROSSCHECK %s" % ("PASSED" if all_ok else "FAILED"))
-    return 0 if all_ok else 1
+    def make(rng, i):
+        p, shape, ports = project(rng, KINDS[i % len(KINDS)])
+        layer = p["nodes"][3]
+        return p, "[N, %s] -> %s %s -> %s" % (", ".join(map(str, shape)), layer["type"], json.dumps(layer["params"]),
+                                              ", ".join(ports))
+
+    return grad_crosscheck.run_random_graphs("split", 17, 8 * len(KINDS), make, check_seed=71)
 
 
 if __name__ == "__main__":

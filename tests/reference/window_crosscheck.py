@@ -31,16 +31,13 @@ Exit status 0 when every graph matches, 1 otherwise.
 """
 import json
 import os
-import random
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import grad_crosscheck  # noqa: E402
 
 TYPES = ["Conv2d", "Conv1d", "ConvTranspose2d", "Upsample", "ZeroPad2d", "MaxPool1d", "AvgPool1d", "AdaptiveMaxPool2d", "AdaptiveAvgPool2d", "MaxPool2d",
          "AvgPool2d"]
-ROWS = 40
 
 node, edge = grad_crosscheck.node, grad_crosscheck.edge
 
@@ -119,34 +116,17 @@ def project(rng, kind, same=False):
              node("flat", "Flatten"), node("out", "Linear", {"out_features": 1}), node("loss", "MSE")]
     edges = [edge("in", "fc", out="x"), edge("fc", "shape"), edge("shape", "pool"), edge("pool", "flat"),
              edge("flat", "out"), edge("out", "loss"), edge("in", "loss", "target", "y")]
-    return {"format": 1, "nodes": nodes, "edges": edges,
-            "dataset": {"kind": "csv", "path": "table.csv", "target": "target", "task": "regression"},
-            "training": {"optimizer": "sgd", "lr": 0.1, "batch_size": 16, "epochs": 1, "seed": 1,
-                         "validation_fraction": 0.1, "device": "cpu"}}, shape
+    return grad_crosscheck.table_project(nodes, edges), shape
 
 
 def main():
-    cli, seed, graphs = grad_crosscheck.random_graph_args(11, 6 * len(TYPES))
-    rng = random.Random(seed)
-    print("torch %s, %s, seed %d" % (grad_crosscheck.torch.__version__, cli, seed))
-    all_ok = True
-    with tempfile.TemporaryDirectory() as workdir:
-        features = rng.randint(3, 8)
-        with open(os.path.join(workdir, "table.csv"), "w") as f:
-            f.write(",".join(["f%d" % i for i in range(features)] + ["target"]) + "\n")
-            for _ in range(ROWS):
-                f.write(",".join("%.4f" % rng.gauss(0, 1) for _ in range(features + 1)) + "\n")
-        for i in range(graphs):
-            kind = TYPES[i % len(TYPES)]
-            # every other Conv2d, and every third Conv1d, pads "same"
-            p, shape = project(rng, kind, same=(i // len(TYPES)) % (2 if kind == "Conv2d" else 3) == 0)
-            path = os.path.join(workdir, "window%02d.plexus" % i)
-            with open(path, "w") as f:
-                json.dump(p, f, indent=1)
-            print("window%02d: [N, %s] -> %s %s" % (i, ", ".join(map(str, shape)), kind, json.dumps(p["nodes"][3]["params"])))
-            all_ok = grad_crosscheck.check(cli, path, workdir, seed=53 + i, random_weights=True) and all_ok
-    print("CROSSCHECK %s" % ("PASSED" if all_ok else "FAILED"))
-    return 0 if all_ok else 1
+    def make(rng, i):
+        kind = TYPES[i % len(TYPES)]
+        # every other Conv2d, and every third Conv1d, pads "same"
+        p, shape = project(rng, kind, same=(i // len(TYPES)) % (2 if kind == "Conv2d" else 3) == 0)
+        return p, "[N, %s] -> %s %s" % (", ".join(map(str, shape)), kind, json.dumps(p["nodes"][3]["params"]))
+
+    return grad_crosscheck.run_random_graphs("window", 11, 6 * len(TYPES), make, check_seed=53)
 
 
 if __name__ == "__main__":
