@@ -23,7 +23,9 @@ namespace plexus::layers {
 using OnnxAttribute = std::variant<int64_t, float, std::vector<int64_t>, std::string>;
 using OnnxAttributes = std::vector<std::pair<std::string, OnnxAttribute>>;
 
-// ONNX's TensorProto.DataType INT64, for Cast's `to`.
+// ONNX's TensorProto.DataType FLOAT, INT32 and INT64, for Cast's `to`.
+inline constexpr int64_t kOnnxFloat = 1;
+inline constexpr int64_t kOnnxInt32 = 6;
 inline constexpr int64_t kOnnxInt64 = 7;
 
 class OnnxEmitter {

@@ -3,7 +3,8 @@
 // own way (LSTM i,o,f,c; GRU z,r,h), so the export transposes around one node per layer,
 // reorders the gate blocks of PyTorch's weights and stacks the directions; GRU's
 // linear_before_reset=1 is PyTorch's b_hn inside r ⊙ (…). A second output port, `state`, gives
-// the last layer's final hidden state (ONNX's Y_h of the last layer) for a classifier to read.
+// the last layer's final hidden state (ONNX's Y_h of the last layer) for a classifier to read;
+// an optional `lengths` input makes each example its own first steps (ONNX's sequence_lens).
 #include "autograd/grad_mode.h"
 #include "layers/families.h"
 #include "layers/shape_rules.h"
@@ -35,7 +36,9 @@ void add_recurrent(Registrar& r, const RecurrentKind& k) {
   t.category = "Recurrent";
   t.display_name = k.display;
   t.description = k.description;
-  t.inputs = {{"input", "a sequence [N, T, features]"}};
+  t.inputs = {{"input", "a sequence [N, T, features]"},
+              {"lengths", "[N]: each example's length (Sequence lengths); its steps after it are padding, which "
+                          "neither direction reads and whose outputs are zeros. Every step when not wired", false}};
   t.outputs = {{"output", "the output at every step [N, T, hidden_size x directions]"},
                {"state", "the last layer's final hidden state [N, hidden_size x directions]: after the last step, and "
                          "for the backward direction after the first (PyTorch's h_n of the last layer, directions side "
@@ -53,6 +56,9 @@ void add_recurrent(Registrar& r, const RecurrentKind& k) {
     if (s.size() != 2)
       fail("input", c.node.label() + " expects a sequence [N, T, features] but receives " + batched(s) + from(c, 0) +
                         " (an Embedding or a Reshape to [T, F] makes one)");
+    if (c.inputs.size() > 1 && !c.inputs[1].empty())
+      fail("lengths", c.node.label() + " expects lengths [N], one per example (from Sequence lengths), but receives " +
+                          batched(c.inputs[1]) + from(c, 1));
     return {{s[0], p.hidden_size * p.directions()}, {p.hidden_size * p.directions()}};
   };
   // Per layer and direction: W_ih [G*H, in], W_hh [G*H, H] and two biases [G*H].
@@ -78,22 +84,13 @@ void add_recurrent(Registrar& r, const RecurrentKind& k) {
     o.bidirectional = p.bidirectional;
     o.dropout = float(p.dropout);
     const int64_t in = b.inputs.at(0).back();
-    std::shared_ptr<nn::Module> m;
+    std::shared_ptr<nn::Recurrent> m;
     if (name == "LSTM") m = std::make_shared<nn::LSTM>(in, o, b.gen);
     else if (name == "GRU") m = std::make_shared<nn::GRU>(in, o, b.gen);
     else m = std::make_shared<nn::RNN>(in, o, b.gen);
-    // The final state is read off the outputs: the forward direction's last step, the backward
-    // one's first (its last in its own time), which is h_n of the last layer.
-    nn::Module* raw = m.get();
-    return BuiltNode{std::move(m), BuiltNode::Run([raw, h = p.hidden_size, dirs = p.directions()](
-                                                      const std::vector<Tensor>& in) {
-                       Tensor y = raw->forward(in.at(0));
-                       const int64_t n = y.shape()[0], steps = y.shape()[1];
-                       std::vector<Tensor> final_steps;
-                       for (int64_t d = 0; d < dirs; ++d)
-                         final_steps.push_back(narrow(narrow(y, 1, d ? 0 : steps - 1, 1), 2, d * h, h));
-                       Tensor state = reshape(contiguous(concat(final_steps, 2)), {n, dirs * h});
-                       return std::vector<Tensor>{std::move(y), std::move(state)};
+    return BuiltNode{m, BuiltNode::Run([raw = m.get()](const std::vector<Tensor>& in) {
+                       nn::Recurrent::Result r = raw->run(in.at(0), in.size() > 1 ? in[1] : Tensor());
+                       return std::vector<Tensor>{std::move(r.output), std::move(r.state)};
                      })};
   };
   t.onnx = [k](const OnnxContext& c, const P& p) {
@@ -112,6 +109,16 @@ void add_recurrent(Registrar& r, const RecurrentKind& k) {
       return concat(per_dir, 0).contiguous();
     };
     auto weight = [&](const std::string& name) { return c.out.weights(c.node.id + "." + name); };
+    // Lengths: ONNX's sequence_lens (int32), clamped to [1, T] as Plexus clamps them.
+    std::vector<std::string> lengths;
+    if (c.input_names.size() > 1) {
+      c.out.add_initializer(c.name("one"), full({}, 1.f));
+      c.out.add_initializer(c.name("steps"), full({}, float(c.inputs[0][0])));
+      c.out.add_node("Max", {c.input_names[1], c.name("one")}, {c.name("at_least_one")});
+      c.out.add_node("Min", {c.name("at_least_one"), c.name("steps")}, {c.name("clamped")});
+      c.out.add_node("Cast", {c.name("clamped")}, {c.name("sequence_lens")}, {{"to", kOnnxInt32}});
+      lengths.push_back(c.name("sequence_lens"));
+    }
     c.out.add_initializer(c.name("reshape"), std::vector<int64_t>{0, 0, -1});
     c.out.add_node("Transpose", {c.input_names[0]}, {c.name("x_l0")}, {{"perm", std::vector<int64_t>{1, 0, 2}}});
     for (int64_t l = 0; l < layers; ++l) {
@@ -129,7 +136,9 @@ void add_recurrent(Registrar& r, const RecurrentKind& k) {
       const bool last = l + 1 == layers;
       std::vector<std::string> outs{c.name("y" + L)};
       if (last) outs.push_back(c.name("y_h"));
-      c.out.add_node(k.name, {c.name("x" + L), c.name("W" + L), c.name("R" + L), c.name("B" + L)}, outs, attrs);
+      std::vector<std::string> ins{c.name("x" + L), c.name("W" + L), c.name("R" + L), c.name("B" + L)};
+      ins.insert(ins.end(), lengths.begin(), lengths.end());
+      c.out.add_node(k.name, ins, outs, attrs);
       if (last) {
         c.out.add_node("Transpose", {c.name("y_h")}, {c.name("y_ht")}, {{"perm", std::vector<int64_t>{1, 0, 2}}});
         c.out.add_initializer(c.name("state_shape"), std::vector<int64_t>{0, -1});

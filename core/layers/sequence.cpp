@@ -10,9 +10,6 @@
 namespace plexus::layers {
 namespace {
 
-// ONNX's TensorProto.DataType FLOAT, for Cast's `to`.
-constexpr int64_t kOnnxFloat = 1;
-
 void add_sequence_lengths(Registrar& r) {
   Layer<> t = named("SequenceLengths", "Recurrent", "Sequence lengths",
                     "The length of each example of token ids padded with id 0 at its end (as labelled texts are): its "

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "autograd/grad_mode.h"
 #include "nn/init.h"
 #include "ops/ops.h"
 #include "ops/rnn_sequence.h"
@@ -39,38 +40,81 @@ Recurrent::Recurrent(RnnCell cell, const char* type, int64_t input_size, const R
     }
 }
 
-Tensor Recurrent::forward(const Tensor& x) {
+namespace {
+// Per example n, the step order of its first L = lengths[n] steps reversed and the rest left
+// where they are, [N, T, width] for gather along dim 1: gathering with it flips each example's
+// steps (twice: back), so the backward direction runs as a forward one that starts at L - 1.
+Tensor flip_index(const Tensor& lengths, int64_t steps, int64_t width) {
+  NoGradGuard no_grad;
+  const int64_t n = lengths.shape()[0];
+  const Tensor position = arange(steps).to(lengths.device()).reshape({1, steps});
+  const Tensor length = unsqueeze(lengths, 1);
+  const Tensor flipped = where(lt(position, length), length - 1.f - position, position);
+  return contiguous(expand(unsqueeze(flipped, 2), {n, steps, width}));
+}
+}  // namespace
+
+Recurrent::Result Recurrent::run(const Tensor& x, const Tensor& lengths) {
   if (x.dim() != 3 || x.shape()[2] != input_size_)
     throw ShapeError(type_name() + ": expected input [batch, time, " + std::to_string(input_size_) + "], got " +
                      to_string(x.shape()));
-  const int64_t n = x.shape()[0];
+  const int64_t n = x.shape()[0], steps = x.shape()[1], hidden = opt_.hidden_size;
+  const bool padded = lengths.defined();
+  if (padded && lengths.shape() != Shape{n})
+    throw ShapeError(type_name() + ": expected lengths [" + std::to_string(n) + "], one per example, got " +
+                     to_string(lengths.shape()));
   const bool carrying = carry_ && is_training();
+  if (carrying && padded)
+    throw ValueError(type_name() + ": carry_state does not combine with lengths: padded examples are independent, "
+                                   "not parts of one stream");
   // A carried state fits only a batch of the same size on the same device.
   const bool resume = carrying && !h_.empty() && h_[0].shape()[0] == n && h_[0].device() == x.device();
   if (carrying && !resume) on_reset_state();
+  // Padded: each example's steps from its length on are zeros in every output, and the
+  // backward direction runs on each example's steps flipped.
+  Tensor length, valid, last;
+  if (padded) {
+    NoGradGuard no_grad;
+    length = clamp(lengths, 1.f, float(steps));
+    valid = unsqueeze(lt(arange(steps).to(x.device()).reshape({1, steps}), unsqueeze(length, 1)), 2);
+    last = contiguous(expand((length - 1.f).reshape({n, 1, 1}), {n, 1, hidden}));
+  }
   Tensor in = x;
+  std::vector<Tensor> finals;
   for (int64_t l = 0; l < opt_.num_layers; ++l) {
     if (l > 0) in = dropout(in, opt_.dropout, is_training());
     std::vector<Tensor> outs;
+    finals.clear();
     for (int64_t d = 0; d < directions(); ++d) {
       const size_t k = size_t(l * directions() + d);
       const Direction& p = dirs_[k];
-      const Tensor gx = linear(in, p.weight_ih, p.bias_ih);
+      const bool flip = padded && d == 1;
+      const Tensor flipper = flip ? flip_index(length, steps, in.shape()[2]) : Tensor();
+      const Tensor gx = linear(flip ? gather(in, 1, flipper) : in, p.weight_ih, p.bias_ih);
       const Tensor h0 = resume ? h_[k] : Tensor(), c0 = resume && cell_ == RnnCell::Lstm ? c_[k] : Tensor();
-      RecurrentOutput r = cell_ == RnnCell::Lstm ? lstm_sequence(gx, p.weight_hh, p.bias_hh, h0, c0, d == 1)
-                          : cell_ == RnnCell::Gru ? gru_sequence(gx, p.weight_hh, p.bias_hh, h0, d == 1)
-                                                  : rnn_tanh_sequence(gx, p.weight_hh, p.bias_hh, h0, d == 1);
+      const bool reverse = d == 1 && !padded;  // padded, the flip reverses
+      RecurrentOutput r = cell_ == RnnCell::Lstm ? lstm_sequence(gx, p.weight_hh, p.bias_hh, h0, c0, reverse)
+                          : cell_ == RnnCell::Gru ? gru_sequence(gx, p.weight_hh, p.bias_hh, h0, reverse)
+                                                  : rnn_tanh_sequence(gx, p.weight_hh, p.bias_hh, h0, reverse);
       if (carrying) {
         h_.resize(dirs_.size());
         c_.resize(dirs_.size());
         h_[k] = r.h.detach();
         if (r.c.defined()) c_[k] = r.c.detach();
       }
-      outs.push_back(r.output);
+      if (!padded) {
+        outs.push_back(r.output);
+        finals.push_back(r.h);
+        continue;
+      }
+      // Each example's state after its own last step: step L - 1 of the (flipped) run.
+      finals.push_back(squeeze(gather(r.output, 1, last), 1));
+      const Tensor out = flip ? gather(r.output, 1, flip_index(length, steps, hidden)) : r.output;
+      outs.push_back(where(valid, out, zeros({}, x.device())));
     }
     in = outs.size() == 1 ? outs[0] : concat(outs, 2);
   }
-  return in;
+  return {in, finals.size() == 1 ? finals[0] : concat(finals, 1)};
 }
 
 void Recurrent::on_carry_state(bool on) {

@@ -5,6 +5,11 @@
 // [G*H, H], bias_ih_l0, bias_hh_l0, "_reverse" for the backward direction), so a
 // torch.nn.LSTM / GRU / RNN state dict loads as it is; all start U(-1/sqrt(H), 1/sqrt(H)).
 //
+// Padded examples (forward(x, lengths), lengths [N]): each example is its first lengths[n]
+// steps alone, as PyTorch's packed sequences are: the backward direction starts at its last
+// step, the outputs after it are zeros, and run()'s state holds each direction's state after
+// its last step (forward: at lengths[n] - 1; backward: at 0). Lengths are clamped to [1, T].
+//
 // Stateful (Module::set_carry_state): while carrying and training, each forward starts from
 // the final states of the previous one, detached (truncated backpropagation through time
 // over consecutive batches of a stream); a batch of another size, reset_state(), or turning
@@ -27,7 +32,14 @@ struct RecurrentOptions {
 // The shared body of LSTM, GRU and RNN: layers x directions of one cell type.
 class Recurrent : public Module {
  public:
-  Tensor forward(const Tensor& x) override;
+  struct Result {
+    Tensor output;  // [N, T, H * directions]
+    Tensor state;   // the last layer's final hidden state [N, H * directions]: PyTorch's h_n of
+                    // the last layer, directions side by side (forward first)
+  };
+  Tensor forward(const Tensor& x) override { return run(x, Tensor()).output; }
+  Tensor forward(const Tensor& x, const Tensor& lengths) { return run(x, lengths).output; }
+  Result run(const Tensor& x, const Tensor& lengths);
   std::string extra_repr() const override;
   const RecurrentOptions& options() const { return opt_; }
   int64_t input_size() const { return input_size_; }

@@ -370,9 +370,13 @@ def run_graph(project, weights, x, y, training=False):
                 if param(n, "elementwise_affine", True):
                     out = out * w("weight")
             elif t in ("LSTM", "GRU", "RNN"):
-                out, h_n = recurrent(t, n, own_weights(weights, nid), v, training)
-                dirs = 2 if param(n, "bidirectional", False) else 1
-                out = {"output": out, "state": torch.cat(list(h_n[-dirs:]), dim=1)}  # the last layer's
+                lengths = inputs_of(nid, "lengths")
+                if lengths:
+                    out = recurrent_padded(t, n, own_weights(weights, nid), v, training, lengths[0])
+                else:
+                    out, h_n = recurrent(t, n, own_weights(weights, nid), v, training)
+                    dirs = 2 if param(n, "bidirectional", False) else 1
+                    out = {"output": out, "state": torch.cat(list(h_n[-dirs:]), dim=1)}  # the last layer's
             elif t == "Split":
                 out = torch.split(v, param(n, "sections", [1, 1]), dim=param(n, "dim", 1))
             elif t == "Chunk":
@@ -438,6 +442,19 @@ def recurrent(kind, n, w, v, training):
         return torch._VF.lstm(v, (h0, h0), flat, True, layers, dropout, training, both, True)[:2]
     run = torch._VF.gru if kind == "GRU" else torch._VF.rnn_tanh
     return run(v, h0, flat, True, layers, dropout, training, both, True)
+
+
+def recurrent_padded(kind, n, w, v, training, lengths):
+    """Each example its first lengths[b] steps alone (clamped to [1, T], as Plexus has it): what
+    a packed sequence gives, outputs zero-padded to T, and the last layer's h_n."""
+    dirs = 2 if param(n, "bidirectional", False) else 1
+    outs, states = [], []
+    for b in range(v.shape[0]):
+        steps = int(lengths[b].clamp(1, v.shape[1]))
+        out, h_n = recurrent(kind, n, w, v[b:b + 1, :steps], training)
+        outs.append(F.pad(out, (0, 0, 0, v.shape[1] - steps)))
+        states.append(torch.cat(list(h_n[-dirs:]), dim=1))
+    return {"output": torch.cat(outs, 0), "state": torch.cat(states, 0)}
 
 
 def own_weights(weights, nid):

@@ -10,7 +10,8 @@ It writes, in a temporary folder, a small UTF-8 text file (a `text` dataset) and
 (default 16) drawn from a seeded generator: an Embedding, then one of
 
   - a recurrent stack: LSTM, GRU or RNN with random hidden size, 1-3 layers, one or both
-    directions, sometimes a LayerNorm after it;
+    directions, half the time over each example's SequenceLengths (torch: each example's first
+    steps alone), sometimes a LayerNorm after it;
   - a causal or full transformer block: PositionalEmbedding (learned or sinusoidal), LayerNorm,
     MultiheadAttention with random heads (and half the time key lengths, SequenceLengths of the
     ids), a residual Add, LayerNorm, a GELU MLP and a second residual Add;
@@ -58,6 +59,10 @@ def recurrent_graph(rng, embed):
     kind = rng.choice(["LSTM", "GRU", "RNN"])
     h = g.add(kind, [h], {"hidden_size": rng.choice([5, 8, 12]), "num_layers": rng.randint(1, 3),
                           "bidirectional": rng.random() < 0.5})
+    padded = rng.random() < 0.5
+    if padded:  # each example its first steps: as many as its ids other than 0
+        g.edges.append(edge(g.add("SequenceLengths", ["in"]), h, "lengths", "output"))
+        kind += " over lengths"
     if rng.random() < 0.4:
         h = g.add("LayerNorm", [h])
     return g, h, kind

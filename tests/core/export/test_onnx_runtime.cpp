@@ -310,6 +310,25 @@ TEST(sequencePoolingMatchesPlexus) {
     }
 }
 
+// Recurrent layers over each example's length (ONNX's sequence_lens): the outputs, zeros past
+// the length, and the final state, 2 layers both ways. Random ids leave zeros anywhere, which
+// count alike on both sides.
+TEST(recurrentLengthsMatchPlexus) {
+  if (const std::string why = ort_unavailable(); !why.empty()) SKIP(why);
+  using P = std::map<std::string, graph::ParamValue>;
+  for (const char* type : {"LSTM", "GRU", "RNN"})
+    for (const char* port : {"output", "state"}) {
+      graph::Graph g;
+      g.nodes = {node("in", "Input"), node("len", "SequenceLengths"),
+                 node("emb", "Embedding", P{{"num_embeddings", 10L}, {"embedding_dim", 4L}}),
+                 node("rnn", type, P{{"hidden_size", 3L}, {"num_layers", 2L}, {"bidirectional", true}}),
+                 node("loss", "MSE")};
+      g.edges = {edge("in", "x", "len"), edge("in", "x", "emb"), edge("emb", "output", "rnn"),
+                 edge("len", "output", "rnn", "lengths"), edge("rnn", port, "loss"), edge("in", "y", "loss", "target")};
+      matches_plexus(std::string(type) + " " + port + " over lengths", trained_model(g, {6}), kRecurrentTolerance);
+    }
+}
+
 // Broadcasting merges: a feature map [2, 3, 3] gated by [2, 1, 1] (Mul) and less a [1, 1, 1]
 // value (Sub), as ONNX's multidirectional broadcasting does.
 TEST(broadcastingMergesMatchPlexus) {

@@ -1042,6 +1042,26 @@ TEST(sequencePoolingShapesTrainAndRefuse) {
                              {params.begin() + 1, params.end()});  // past the embedding's rows
     VERIFY2(r.ok, (std::string(mode) + ": " + r.message).c_str());
   }
+  // A bidirectional GRU over the lengths too: its backward direction starts at each example's
+  // last letter, so every pooling, and the GRU's state, ignore the padding after it.
+  for (const char* mode : {"mean", "last"}) {
+    Graph g = pooled_classifier(mode, true);
+    g.find("gru")->params["bidirectional"] = true;
+    g.edges.push_back(edge("len", "output", "gru", "lengths"));
+    Graph by_state = g;
+    std::erase_if(by_state.edges, [](const Edge& e) { return e.to.node == "pool" || e.from.node == "pool"; });
+    std::erase_if(by_state.nodes, [](const Node& n) { return n.id == "pool"; });
+    by_state.edges.push_back(edge("gru", "state", "out"));
+    for (const Graph* graph : {&g, &by_state}) {
+      const Validation v = validate(*graph, &kPaddedTexts);
+      VERIFY2(v.ok(), messages(v).empty() ? "" : messages(v)[0].c_str());
+      const CompiledGraph c6 = compile(*graph, kPaddedTexts, 9), c3 = compile(*graph, DatasetInfo{{3}, {}, 3}, 9);
+      const std::vector<float> a = (*c6.model)(from_vector({3, 1, 2, 0, 0, 0, 4, 4, 0, 0, 0, 0}, {2, 6})).to_vector();
+      const std::vector<float> b = (*c3.model)(from_vector({3, 1, 2, 4, 4, 0}, {2, 3})).to_vector();
+      for (size_t i = 0; i < a.size(); ++i)
+        VERIFY2(std::abs(a[i] - b[i]) <= 1e-5f, std::string(mode) + (graph == &g ? " pooled " : " state ") + std::to_string(i));
+    }
+  }
   // Without lengths a pooling sees every position, padding too.
   VERIFY(validate(pooled_classifier("mean", false), &kPaddedTexts).ok());
   auto first = [](const Graph& g, const DatasetInfo& d) {
@@ -1051,6 +1071,11 @@ TEST(sequencePoolingShapesTrainAndRefuse) {
   COMPARE(first(pooled_classifier("last", true), DatasetInfo{{1, 6, 6}, {}, 3}),
           std::string("SequenceLengths 'len' expects input [N, T] (token ids padded with 0, such as a labelled-texts "
                       "dataset's inputs) but receives [N, 1, 6, 6] from 'in'"));
+  Graph wrong_gru_lengths = pooled_classifier("mean", true);
+  wrong_gru_lengths.edges.push_back(edge("emb", "output", "gru", "lengths"));
+  COMPARE(first(wrong_gru_lengths, kPaddedTexts),
+          std::string("GRU 'gru' expects lengths [N], one per example (from Sequence lengths), but receives [N, 6, 4] "
+                      "from 'emb'"));
   Graph wrong_lengths = pooled_classifier("max", false);
   wrong_lengths.edges.push_back(edge("emb", "output", "pool", "lengths"));
   COMPARE(first(wrong_lengths, kPaddedTexts),

@@ -276,6 +276,53 @@ TEST(bidirectionalConcatenatesDirections) {
   VERIFY(max(abs(y - concat({fwd, bwd}, 2))).item() < 1e-6f);
 }
 
+// Padded examples are their own first steps, as PyTorch's packed sequences: each example's
+// outputs over its length are those of its steps alone, zeros after, and its final state is
+// the state after its last step (backward direction: after step 0), through 2 layers both ways.
+TEST(lengthsMakeEachExampleItsOwnSteps) {
+  for (const char* type : {"LSTM", "GRU", "RNN"}) {
+    Generator gen(8);
+    nn::RecurrentOptions opt;
+    opt.hidden_size = 3, opt.num_layers = 2, opt.bidirectional = true;
+    std::shared_ptr<nn::Recurrent> m;
+    if (std::string(type) == "LSTM") m = std::make_shared<nn::LSTM>(2, opt, &gen);
+    else if (std::string(type) == "GRU") m = std::make_shared<nn::GRU>(2, opt, &gen);
+    else m = std::make_shared<nn::RNN>(2, opt, &gen);
+    const Tensor x = normal_leaf({3, 5, 2}, 63).detach();
+    const std::vector<float> lengths{5, 2, 0};  // all, some, none (counted as 1)
+    const nn::Recurrent::Result padded = m->run(x, from_vector(lengths, {3}));
+    COMPARE(padded.output.shape(), (Shape{3, 5, 6}));
+    COMPARE(padded.state.shape(), (Shape{3, 6}));
+    const std::vector<float> out = padded.output.to_vector(), state = padded.state.to_vector();
+    for (int64_t b = 0; b < 3; ++b) {
+      const int64_t len = std::max<int64_t>(1, int64_t(lengths[size_t(b)]));
+      const nn::Recurrent::Result alone = m->run(narrow(narrow(x, 0, b, 1), 1, 0, len), Tensor());
+      const std::vector<float> want = alone.output.to_vector(), want_state = alone.state.to_vector();
+      for (int64_t t = 0; t < 5; ++t)
+        for (int64_t j = 0; j < 6; ++j) {
+          const float got = out[size_t((b * 5 + t) * 6 + j)], expected = t < len ? want[size_t(t * 6 + j)] : 0.f;
+          VERIFY2(std::abs(got - expected) <= 1e-5f, std::string(type) + ": example " + std::to_string(b) + ", step " +
+                                                         std::to_string(t) + ", unit " + std::to_string(j));
+        }
+      for (int64_t j = 0; j < 6; ++j)
+        VERIFY2(std::abs(state[size_t(b * 6 + j)] - want_state[size_t(j)]) <= 1e-5f,
+                std::string(type) + ": state of example " + std::to_string(b));
+    }
+    TV inputs{normal_leaf({2, 4, 2}, 64)};
+    for (const Tensor& p : m->parameters()) inputs.push_back(p);
+    expect_gradcheck(std::string(type) + " over lengths 3 and 1", [m](const TV& v) {
+      const nn::Recurrent::Result r = m->run(v[0], from_vector({3, 1}, {2}));
+      return concat({r.output.flatten(), r.state.flatten()}, 0);
+    }, inputs);
+  }
+  nn::GRU gru(2, {3, 1, false, 0.f});
+  VERIFY(error_of<ShapeError>([&] { gru.run(zeros({2, 4, 2}), zeros({3})); }).find("expected lengths [2]") !=
+         std::string::npos);
+  gru.set_carry_state(true);
+  gru.train();
+  VERIFY(error_of<ValueError>([&] { gru.run(zeros({2, 4, 2}), zeros({2})); }).find("carry_state") != std::string::npos);
+}
+
 TEST(dropoutOnlyBetweenLayersInTraining) {
   Generator gen(5);
   nn::RecurrentOptions opt;
