@@ -51,6 +51,11 @@ std::string cat(const A&... a) {
 
 inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+// Checks that message `s` contains `part`, showing both when it does not.
+#define VERIFY_CONTAINS(s, part)                          \
+  VERIFY2(::plexus::testing::contains((s), (part)), "'" + \
+          std::string(s) + "' does not contain '" + std::string(part) + "'")
+
 inline std::string read_all(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::ostringstream ss;

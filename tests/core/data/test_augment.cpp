@@ -26,8 +26,6 @@ namespace {
 using plexus::testing::contains;
 using plexus::testing::message_of;
 
-#define VERIFY_CONTAINS(s, part) \
-  VERIFY2(contains((s), (part)), "'" + std::string(s) + "' does not contain '" + std::string(part) + "'")
 
 // Images [B, C, H, W] with values 1, 2, 3, ... (all distinct and nonzero).
 Tensor counting_images(int64_t b, int64_t c, int64_t h, int64_t w) {

@@ -51,8 +51,6 @@ namespace {
 using plexus::testing::contains;
 using plexus::testing::message_of;
 
-#define VERIFY_CONTAINS(s, part) \
-  VERIFY2(contains((s), (part)), "'" + std::string(s) + "' does not contain '" + std::string(part) + "'")
 
 void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::ofstream f(path, std::ios::binary);

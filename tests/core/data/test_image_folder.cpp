@@ -36,8 +36,6 @@ namespace {
 namespace fs = std::filesystem;
 using Bytes = std::vector<uint8_t>;
 
-#define VERIFY_CONTAINS(s, part) \
-  VERIFY2(contains((s), (part)), "'" + std::string(s) + "' does not contain '" + std::string(part) + "'")
 
 Image image_of(int64_t width, int64_t height, int64_t channels, Bytes pixels) {
   Image im;

@@ -24,7 +24,7 @@
 #include "session/run.h"
 #include "session/run_folder.h"
 #include "session/trained_model.h"
-#include "support/temp_dir.h"
+#include "support/suite_dir.h"
 #include "support/test_support.h"
 #include "train/trainer.h"
 #include "util/error.h"
@@ -36,17 +36,6 @@ using plexus::testing::message_of;
 namespace fs = std::filesystem;
 
 namespace {
-
-#define VERIFY_CONTAINS(s, part) \
-  VERIFY2(contains((s), (part)), "'" + std::string(s) + "' does not contain '" + std::string(part) + "'")
-
-// A folder `name` in the suite's temporary folder, removed with it when the suite ends.
-fs::path temp_dir(const char* name) {
-  static const plexus::testing::TempDir root;
-  const fs::path d = root.file(name);
-  fs::create_directories(d);
-  return d;
-}
 
 void write(const fs::path& p, const std::string& bytes) {
   std::ofstream f(p, std::ios::binary);
@@ -232,13 +221,13 @@ TEST(badFilesSayWhatIsWrong) {
                             "'d' (1 time), 'c' (2 times), 'b' (3 times), 'a' (4 times). Raise max_vocab, or is this "
                             "not the text it should be?"));
   TextDataset("abcd\n", "t.txt", {.seq_len = 2, .max_vocab = 5});  // at the limit: fine
-  const fs::path missing = temp_dir("bad") / "nope.txt";
+  const fs::path missing = plexus::testing::suite_subdir("bad") / "nope.txt";
   VERIFY_CONTAINS(message_of<DataError>([&] { read_text_dataset(missing.string(), {}); }),
                   missing.string() + ": cannot open");
 }
 
 TEST(readingIsDeterministic) {
-  const fs::path f = temp_dir("det") / "t.txt";
+  const fs::path f = plexus::testing::suite_subdir("det") / "t.txt";
   write(f, "the quick brown fox jumps over the lazy dog\n");
   const TextDataset a = read_text_dataset(f.string(), {.seq_len = 5}), b = read_text_dataset(f.string(), {.seq_len = 5});
   COMPARE(a.class_names(), b.class_names());
@@ -302,7 +291,7 @@ TEST(trainerCarriesStateOnlyWithinAnEpoch) {
 // ---- through a project --------------------------------------------------------------------
 
 TEST(describedAndOpenedAsAProject) {
-  const fs::path dir = temp_dir("project");
+  const fs::path dir = plexus::testing::suite_subdir("project");
   std::string text;
   for (int i = 0; i < 40; ++i) text += i % 5 == 4 ? "\n" : std::string(1, char('a' + i % 7));
   write(dir / "t.txt", text);
@@ -326,7 +315,7 @@ TEST(describedAndOpenedAsAProject) {
 }
 
 TEST(aRunTrainsStreamsAndItsCheckpointKeepsTheVocabulary) {
-  const fs::path dir = temp_dir("run");
+  const fs::path dir = plexus::testing::suite_subdir("run");
   std::string text;
   for (int i = 0; i < 200; ++i) text += i % 6 == 5 ? "\n" : (i % 3 ? "é" : "x");
   write(dir / "names.txt", text);

@@ -20,7 +20,7 @@
 #include "session/run.h"
 #include "session/run_folder.h"
 #include "session/trained_model.h"
-#include "support/temp_dir.h"
+#include "support/suite_dir.h"
 #include "support/test_support.h"
 #include "train/trainer.h"
 #include "util/error.h"
@@ -33,13 +33,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-#define VERIFY_CONTAINS(s, part) \
-  VERIFY2(contains((s), (part)), "'" + std::string(s) + "' does not contain '" + std::string(part) + "'")
-
-// A new folder `name` in the suite's temporary folder, removed with it when the suite ends.
+// A new, empty folder `name` in the suite's temporary folder.
 fs::path temp_dir(const std::string& name) {
-  static const plexus::testing::TempDir root;
-  const fs::path d = root.file(name);
+  const fs::path d = plexus::testing::suite_subdir(name);
   fs::remove_all(d);
   fs::create_directories(d);
   return d;

@@ -153,16 +153,21 @@ TEST(gradientsWithoutInitialState) {
                    {gx, w});
 }
 
+// An LSTM, GRU or RNN by type name.
+static std::shared_ptr<nn::Recurrent> make_recurrent(const std::string& type, int64_t input, const nn::RecurrentOptions& opt,
+                                              Generator* gen) {
+  if (type == "LSTM") return std::make_shared<nn::LSTM>(input, opt, gen);
+  if (type == "GRU") return std::make_shared<nn::GRU>(input, opt, gen);
+  return std::make_shared<nn::RNN>(input, opt, gen);
+}
+
 // The modules end to end: a 2-layer bidirectional stack, every parameter and the input.
 TEST(moduleGradients) {
   for (const char* type : {"LSTM", "GRU", "RNN"}) {
     Generator gen(7);
     nn::RecurrentOptions opt;
     opt.hidden_size = 2, opt.num_layers = 2, opt.bidirectional = true;
-    std::shared_ptr<nn::Recurrent> m;
-    if (std::string(type) == "LSTM") m = std::make_shared<nn::LSTM>(3, opt, &gen);
-    else if (std::string(type) == "GRU") m = std::make_shared<nn::GRU>(3, opt, &gen);
-    else m = std::make_shared<nn::RNN>(3, opt, &gen);
+    const std::shared_ptr<nn::Recurrent> m = make_recurrent(type, 3, opt, &gen);
     TV inputs{normal_leaf({2, 3, 3}, 41)};
     for (const Tensor& p : m->parameters()) inputs.push_back(p);
     expect_gradcheck(std::string(type) + " 2 layers bidirectional",
@@ -284,10 +289,7 @@ TEST(lengthsMakeEachExampleItsOwnSteps) {
     Generator gen(8);
     nn::RecurrentOptions opt;
     opt.hidden_size = 3, opt.num_layers = 2, opt.bidirectional = true;
-    std::shared_ptr<nn::Recurrent> m;
-    if (std::string(type) == "LSTM") m = std::make_shared<nn::LSTM>(2, opt, &gen);
-    else if (std::string(type) == "GRU") m = std::make_shared<nn::GRU>(2, opt, &gen);
-    else m = std::make_shared<nn::RNN>(2, opt, &gen);
+    const std::shared_ptr<nn::Recurrent> m = make_recurrent(type, 2, opt, &gen);
     const Tensor x = normal_leaf({3, 5, 2}, 63).detach();
     const std::vector<float> lengths{5, 2, 0};  // all, some, none (counted as 1)
     const nn::Recurrent::Result padded = m->run(x, from_vector(lengths, {3}));
