@@ -15,6 +15,7 @@
 #include "io/safetensors.h"
 #include "session/trained_model.h"
 #include "train/event_json.h"
+#include "train/readable_figures.h"
 #include "util/error.h"
 
 namespace plexus::cli {
@@ -64,7 +65,7 @@ int report_evaluation(const Args& args, const train::EpochEnd& r, bool classific
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
-  std::printf("%s: loss %.4f", s.what.c_str(), r.eval_loss);
+  std::printf("%s: loss %.4f%s", s.what.c_str(), r.eval_loss, train::parts_text(r.eval_losses).c_str());
   if (!classification) {
     std::printf("\n");
     return 0;

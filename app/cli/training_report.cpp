@@ -47,8 +47,10 @@ void print_loss(const char* what, double loss, double accuracy, const Reporting&
 void print_epoch(const train::EpochEnd& e, const Reporting& r) {
   std::printf("epoch %d/%d: ", e.epoch, e.epochs);
   print_loss("train", e.train_loss, e.train_accuracy, r);
+  std::printf("%s", train::parts_text(e.train_losses).c_str());
   if (e.has_eval) {
     print_loss(" | val", e.eval_loss, e.eval_accuracy, r);
+    std::printf("%s", train::parts_text(e.eval_losses).c_str());
     if (r.classification && !r.text) std::printf(" top-5 %.2f%%", 100 * e.eval_top5);
   }
   std::printf(" | lr %.4g | %.1f s, %s", e.lr, e.seconds, speed_text(e.samples_per_second, e.gflops, e.peak_gflops).c_str());
@@ -123,6 +125,7 @@ int run_and_report(train::Trainer& trainer, const Reporting& r) {
       if (r.after_epoch) r.after_epoch(*e);
     } else if (const auto* t = std::get_if<train::TestEnd>(&event)) {
       print_loss("test (final model):", t->figures.eval_loss, t->figures.eval_accuracy, r);
+      std::printf("%s", train::parts_text(t->figures.eval_losses).c_str());
       if (r.classification && !r.text) std::printf(" top-5 %.2f%%", 100 * t->figures.eval_top5);
       std::printf("\n");
       std::fflush(stdout);

@@ -4,6 +4,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <bit>
 #include <climits>
 #include <map>
@@ -133,20 +134,34 @@ Built build(const session::TrainedModel& m, const OnnxOptions& options) {
   const graph::Registry& registry = graph::Registry::instance();
   const graph::GraphIndex index(g);
   const graph::InferenceResult shapes = graph::infer_shapes(index, &m.info);
-  const Node* loss = index.find(m.compiled.loss_node);
-  if (!loss) fail("the project has no loss node '" + m.compiled.loss_node + "' (the compiled model's)");
-  size_t prediction = graph::GraphIndex::npos;
-  for (size_t e : index.edges_into(loss->id))
-    if (g.edges[e].to.port == "input") prediction = e;
-  if (prediction == graph::GraphIndex::npos || index.source[prediction] == graph::GraphIndex::npos ||
-      !shapes.edge_shapes[prediction])
-    fail(where(*loss) + " has no prediction input of a known shape");
-  const graph::PortRef& pred = g.edges[prediction].from;
-  const std::vector<char> needed = index.feeding({index.source[prediction]});
+  // Every loss's prediction is an output: the primary one's "logits", the others named after
+  // their loss node ("<loss id>.prediction").
+  struct Output {
+    const Node* loss;
+    size_t edge;
+    std::string name;
+  };
+  std::vector<Output> outputs;
+  for (const layers::LossTerm& term : m.compiled.terms) {
+    const Node* loss = index.find(term.node);
+    if (!loss) fail("the project has no loss node '" + term.node + "' (the compiled model's)");
+    size_t prediction = graph::GraphIndex::npos;
+    for (size_t e : index.edges_into(loss->id))
+      if (g.edges[e].to.port == "input") prediction = e;
+    if (prediction == graph::GraphIndex::npos || index.source[prediction] == graph::GraphIndex::npos ||
+        !shapes.edge_shapes[prediction])
+      fail(where(*loss) + " has no prediction input of a known shape");
+    outputs.push_back({loss, prediction, term.node == m.compiled.loss_node ? "logits" : term.node + ".prediction"});
+  }
+  std::stable_partition(outputs.begin(), outputs.end(), [](const Output& o) { return o.name == "logits"; });
+  const graph::PortRef& pred = g.edges[outputs.at(0).edge].from;
+  std::vector<size_t> ends;
+  for (const Output& o : outputs) ends.push_back(index.source[o.edge]);
+  const std::vector<char> needed = index.feeding(ends);
 
   Built out;
   out.input = m.info.input_shape;
-  out.output = *shapes.edge_shapes[prediction];
+  out.output = *shapes.edge_shapes[outputs[0].edge];
   onnx::ModelProto& model = out.model;
   model.set_ir_version(onnx::IR_VERSION);
   model.add_opset_import()->set_version(kOpset);  // the default domain
@@ -190,7 +205,14 @@ Built build(const session::TrainedModel& m, const OnnxOptions& options) {
   set_tensor_type(*graph.add_input(), "x", out.input,
                   "raw inputs, as the dataset reader yields them (images: pixel / 255); the model standardises them");
   set_tensor_type(*graph.add_output(), "logits", out.output,
-                  "what feeds the loss " + where(*loss) + (m.classification() ? ": class scores" : ""));
+                  "what feeds the loss " + where(*outputs[0].loss) + (m.classification() ? ": class scores" : ""));
+  for (size_t i = 1; i < outputs.size(); ++i) {
+    const graph::PortRef& from = g.edges[outputs[i].edge].from;
+    emitter.begin(*outputs[i].loss);  // an alias, so each output has its own name
+    emitter.add_node("Identity", {tensor.at({from.node, from.port})}, {outputs[i].name}, {});
+    set_tensor_type(*graph.add_output(), outputs[i].name, *shapes.edge_shapes[outputs[i].edge],
+                    "what feeds the loss " + where(*outputs[i].loss));
+  }
   add_metadata(model, "class_names", nlohmann::json(m.class_names).dump());
   if (!m.vocabulary.empty()) add_metadata(model, "vocabulary", nlohmann::json(m.vocabulary).dump());
   if (!options.name.empty()) add_metadata(model, "project", options.name);

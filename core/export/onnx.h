@@ -7,7 +7,8 @@
 // reader yields before standardisation: MNIST pixels / 255) with a dynamic batch N, the
 // standardisation as the graph's first nodes, then every node the loss node's prediction
 // depends on, in topological order, each by its registry entry's ONNX rule (in inference mode);
-// output "logits", the tensor that feeds the loss. Metadata: "class_names" (a JSON array),
+// output "logits", the tensor that feeds the loss (the primary one, layers::CompiledGraph), and
+// with several loss nodes one more output per other loss, "<loss id>.prediction". Metadata: "class_names" (a JSON array),
 // for labelled texts "vocabulary" (a JSON array: the characters of input ids 1, 2, ...) and
 // "project" (the project's name).
 #include <cstddef>

@@ -203,8 +203,9 @@ Validation validate(const Graph& g, const DatasetInfo* dataset, const Validation
     }
   }
 
-  // A loss's target must be the labels. When it is wired to something else, that is the
-  // problem to report; the loss's complaint about the shape of those targets would only repeat it.
+  // A loss's target must be the labels (y) or, for a reconstruction, the examples (x). When it
+  // is wired to something else, that is the problem to report; the loss's complaint about the
+  // shape of those targets would only repeat it.
   std::unordered_set<std::string_view> miswired;
   for (const Node* loss : losses)
     for (size_t i : index.edges_into(loss->id)) {
@@ -212,10 +213,11 @@ Validation validate(const Graph& g, const DatasetInfo* dataset, const Validation
       if (e.to.port != "target") continue;
       const Node* src = index.find(e.from.node);
       const LayerType* st = src ? registry.find(src->type) : nullptr;
-      if (st && !(st->is_input() && e.from.port == "y") && st->output_index(*src, e.from.port)) {
-        error(loss->id, "target", loss->label() + ": target must be connected to the labels (y) of the Input, not to " +
-                                      (st->outputs_of(*src).size() == 1 ? src->label()
-                                                                        : e.from.port + " of " + src->label()));
+      if (st && !st->is_input() && st->output_index(*src, e.from.port)) {
+        error(loss->id, "target",
+              loss->label() + ": target must be connected to the Input, its labels (y) or its examples (x) for a "
+                              "reconstruction, not to " +
+                  (st->outputs_of(*src).size() == 1 ? src->label() : e.from.port + " of " + src->label()));
         miswired.insert(loss->id);
       }
     }
@@ -231,23 +233,34 @@ Validation validate(const Graph& g, const DatasetInfo* dataset, const Validation
   if (auto p = memory_problem(index, v, dataset, options.memory.value_or(machine_memory())))
     v.problems.push_back(std::move(*p));
 
-  // One Input, one loss.
+  // One Input; at least one loss, each with something to learn.
   if (inputs.empty()) error("", "", "the graph has no Input node: add one to bring in the dataset");
   for (size_t i = 1; i < inputs.size(); ++i)
     error(inputs[i]->id, "", inputs[i]->label() + " is a second Input node besides " + quoted(index, inputs[0]->id) +
                                  "; a graph has exactly one");
   if (losses.empty())
     error("", "", "the graph has no loss node: connect the output to " + join(loss_type_names(), ", ", " or "));
-  for (size_t i = 1; i < losses.size(); ++i)
-    error(losses[i]->id, "", losses[i]->label() + " is a second loss node besides " + quoted(index, losses[0]->id) +
-                                 "; a graph trains one loss");
+  for (const Node* loss : losses) {
+    const std::vector<char> feeding = index.feeding({index.node.at(loss->id)});
+    const bool learns = std::any_of(g.nodes.begin(), g.nodes.end(), [&](const Node& n) {
+      const LayerType* t = registry.find(n.type);
+      return feeding[index.node.at(n.id)] && t && t->parameter_count;
+    });
+    // A warning, as a model of fixed functions still evaluates and exports.
+    if (!learns && !index.edges_into(loss->id).empty())
+      v.problems.push_back({Severity::Warning, loss->id, "input",
+                            loss->label() + " has nothing to learn: no layer with parameters leads to its prediction, "
+                                            "so training cannot lower it"});
+  }
 
-  // Nodes that do not feed the loss are left out of the model: say so.
-  if (losses.size() == 1) {
-    const std::vector<char> useful = index.feeding({index.node.at(losses[0]->id)});  // by first node with an id
+  // Nodes that do not feed a loss are left out of the model: say so.
+  if (!losses.empty()) {
+    std::vector<size_t> ends;
+    for (const Node* loss : losses) ends.push_back(index.node.at(loss->id));  // by first node with an id
+    const std::vector<char> useful = index.feeding(ends);
     for (const Node& n : g.nodes)
       if (!useful[index.node.at(n.id)] && registry.find(n.type))
-        v.problems.push_back({Severity::Warning, n.id, "", n.label() + " does not lead to the loss; it is not used"});
+        v.problems.push_back({Severity::Warning, n.id, "", n.label() + " does not lead to a loss; it is not used"});
   }
 
   for (Problem& p : v.problems) p.message = one_line(p.message);

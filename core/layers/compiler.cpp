@@ -1,5 +1,6 @@
 #include "layers/compiler.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <unordered_set>
@@ -13,6 +14,23 @@ namespace plexus::layers {
 using namespace graph;
 
 Tensor GraphModel::forward(const Tensor& x) {
+  std::vector<Tensor> values = run(x);
+  if (loss_inputs_) {
+    loss_inputs_->x = x;
+    loss_inputs_->predictions.clear();
+    for (size_t slot : term_slots_) loss_inputs_->predictions.push_back(values[slot]);
+  }
+  return values[prediction_];
+}
+
+std::vector<Tensor> GraphModel::predictions(const Tensor& x) {
+  const std::vector<Tensor> values = run(x);
+  std::vector<Tensor> out;
+  for (size_t slot : term_slots_) out.push_back(values[slot]);
+  return out;
+}
+
+std::vector<Tensor> GraphModel::run(const Tensor& x) {
   std::vector<Tensor> values(slots_);
   values[0] = x;
   std::vector<Tensor> args;
@@ -23,7 +41,7 @@ Tensor GraphModel::forward(const Tensor& x) {
     for (size_t i = 0; i < s.outputs.size(); ++i) values[s.outputs[i]] = std::move(out.at(i));
     if (observer_) observer_(s.node, values[s.outputs.at(0)]);
   }
-  return values[prediction_];
+  return values;
 }
 
 void GraphModel::plan_fusion() {
@@ -34,11 +52,11 @@ void GraphModel::plan_fusion() {
       ++readers[i];
       reader[i] = k;
     }
-  ++readers[prediction_];  // the loss reads it
+  for (size_t slot : term_slots_) ++readers[slot];  // the losses read them
   // The step that alone reads step k's only output, if one does.
   auto sole_reader = [&](size_t k) -> std::optional<size_t> {
     const std::vector<size_t>& out = steps_[k].outputs;
-    if (out.size() != 1 || readers[out[0]] != 1 || out[0] == prediction_) return std::nullopt;
+    if (out.size() != 1 || readers[out[0]] != 1) return std::nullopt;
     return reader[out[0]];
   };
   fused_.clear();
@@ -83,20 +101,31 @@ struct Compiler {
     }
     const Registry& registry = Registry::instance();
     const InferenceResult& shapes = out.validation.shapes;
-    const Node* loss = nullptr;
+    std::vector<const Node*> losses;
     for (const Node& n : g.nodes)
-      if (registry.find(n.type)->is_loss()) loss = &n;
-    const LayerType& loss_type = *registry.find(loss->type);
-    out.loss_node = loss->id;
-    out.classification = loss_type.classification;
-    out.loss = lowering(loss_type).loss(*loss);
+      if (registry.find(n.type)->is_loss()) losses.push_back(&n);
+    const auto classifies = [&](const Node* n) { return registry.find(n->type)->classification; };
+    const auto primary = std::find_if(losses.begin(), losses.end(), classifies);
+    out.primary = primary == losses.end() ? 0 : size_t(primary - losses.begin());
+    out.loss_node = losses[out.primary]->id;
+    out.classification = classifies(losses[out.primary]);
 
-    // The nodes the prediction depends on.
-    const Edge* prediction = nullptr;
-    for (const Edge* e : g.edges_into(loss->id))
-      if (e->to.port == "input") prediction = e;
-    std::unordered_set<std::string> needed{prediction->from.node};
-    std::vector<std::string> stack{prediction->from.node};
+    // Each loss's prediction and target, and the nodes the predictions depend on.
+    std::vector<const Edge*> predicted;
+    std::vector<LossFunction> functions;
+    for (const Node* loss : losses) {
+      LossTerm term{loss->id, loss_weight(*loss), false};
+      for (const Edge* e : g.edges_into(loss->id)) {
+        if (e->to.port == "input") predicted.push_back(e);
+        if (e->to.port == "target") term.reconstructs = e->from.port == "x";
+      }
+      out.terms.push_back(term);
+      functions.push_back(lowering(*registry.find(loss->type)).loss(*loss));
+    }
+    std::unordered_set<std::string> needed;
+    std::vector<std::string> stack;
+    for (const Edge* e : predicted)
+      if (needed.insert(e->from.node).second) stack.push_back(e->from.node);
     while (!stack.empty()) {
       const std::string n = stack.back();
       stack.pop_back();
@@ -134,10 +163,45 @@ struct Compiler {
       }
       model->steps_.push_back(std::move(step));
     }
-    model->prediction_ = slot.at({prediction->from.node, prediction->from.port});
+    for (const Edge* e : predicted) model->term_slots_.push_back(slot.at({e->from.node, e->from.port}));
+    model->prediction_ = model->term_slots_[out.primary];
     model->plan_fusion();
     out.model = std::move(model);
+    set_loss(out, std::move(functions));
     return out;
+  }
+
+  // One loss against the labels is the node's own function; anything else reads what the
+  // model's forward pass kept (GraphModel::LossInputs) and sums the weighted terms.
+  static void set_loss(CompiledGraph& out, std::vector<LossFunction> functions) {
+    if (functions.size() == 1 && !out.terms[0].reconstructs) {
+      out.loss = std::move(functions[0]);
+      return;
+    }
+    auto inputs = std::make_shared<GraphModel::LossInputs>();
+    out.model->loss_inputs_ = inputs;
+    auto parts = std::make_shared<std::vector<Tensor>>();
+    out.loss = [inputs, parts, functions = std::move(functions), terms = out.terms, primary = out.primary](
+                   const Tensor& prediction, const Tensor& labels) {
+      if (inputs->predictions.size() != terms.size())
+        throw ValueError("the graph's loss needs the model's forward pass on the same batch first");
+      parts->clear();
+      Tensor total;
+      for (size_t i = 0; i < terms.size(); ++i) {
+        // The primary prediction as given: evaluation hands over a host copy.
+        const Tensor& p = i == primary ? prediction : inputs->predictions[i];
+        const Tensor& target = terms[i].reconstructs ? inputs->x : labels;
+        const Tensor loss = functions[i](p, target.device() == p.device() ? target : target.to(p.device()));
+        parts->push_back(loss.detach());
+        const Tensor weighted = terms[i].weight == 1 ? loss : loss * float(terms[i].weight);
+        total = total.defined() ? total + (weighted.device() == total.device() ? weighted : weighted.to(total.device()))
+                                : weighted;
+      }
+      inputs->x = Tensor();  // the batch and its activations are not kept past the step
+      inputs->predictions.clear();
+      return total;
+    };
+    if (out.terms.size() > 1) out.loss_parts = [parts] { return *parts; };
   }
 };
 

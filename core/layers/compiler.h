@@ -18,8 +18,11 @@ namespace plexus::layers {
 
 class GraphModel : public nn::Module {
  public:
-  // x: the Input's examples, batched. Returns the prediction fed to the loss node.
+  // x: the Input's examples, batched. Returns the prediction fed to the loss node (with
+  // several, the primary one's: CompiledGraph::primary).
   Tensor forward(const Tensor& x) override;
+  // Every loss node's prediction, in CompiledGraph::terms order.
+  std::vector<Tensor> predictions(const Tensor& x);
   std::string type_name() const override { return "GraphModel"; }
 
   // Called with each node's first output as the plan runs, in graph order: how a training
@@ -46,18 +49,48 @@ class GraphModel : public nn::Module {
   // (nn::Conv2d::forward_fused), as nn::Sequential runs them: fused_ is the plan without an
   // observer, which must see every node's output and so runs steps_.
   void plan_fusion();
+  std::vector<Tensor> run(const Tensor& x);  // every value slot
+ public:
+  // What the losses read besides the prediction forward() returns, kept only when a loss needs
+  // them (several loss nodes, or one against the input): the examples and every loss's
+  // prediction as the last forward pass left them. CompiledGraph::loss takes them and lets go.
+  struct LossInputs {
+    Tensor x;
+    std::vector<Tensor> predictions;
+  };
+
+ private:
   std::vector<Step> steps_, fused_;
   std::vector<std::vector<std::string>> chains_;
-  size_t slots_ = 1;        // slot 0 holds x
-  size_t prediction_ = 0;   // slot of the loss node's input
+  size_t slots_ = 1;               // slot 0 holds x
+  size_t prediction_ = 0;          // slot of the primary loss node's input
+  std::vector<size_t> term_slots_; // slot of each loss node's input
+  std::shared_ptr<LossInputs> loss_inputs_;
   Observer observer_;
+};
+
+// One loss node of a compiled graph.
+struct LossTerm {
+  std::string node;           // its id
+  double weight = 1;          // its loss_weight
+  bool reconstructs = false;  // its target is the Input's examples x, not the labels y
 };
 
 struct CompiledGraph {
   std::shared_ptr<GraphModel> model;
+  // The loss training minimises, of the prediction the model returned last and the labels:
+  // the one loss node's, or the sum of several, each times its weight.
   std::function<Tensor(const Tensor& prediction, const Tensor& target)> loss;
-  bool classification = false;  // the loss type compares class scores with class labels
-  std::string loss_node;
+  // With several loss nodes, null otherwise: after `loss`, each node's own loss (unweighted,
+  // a scalar without history), in `terms` order, for the figures.
+  std::function<std::vector<Tensor>()> loss_parts;
+  std::vector<LossTerm> terms;  // every loss node, in graph order
+  // The primary loss, whose prediction the model returns (and an exported model's first
+  // output): the first classification loss, else the first loss. Its type decides
+  // `classification`, and accuracy is counted on its prediction.
+  size_t primary = 0;
+  bool classification = false;  // the primary loss compares class scores with class labels
+  std::string loss_node;        // the primary loss's id
   graph::Validation validation;        // its warnings, and the shapes
 };
 

@@ -59,6 +59,7 @@ class Registrar {
     graph::LayerType s{std::move(l.name), std::move(l.category), std::move(l.display_name), std::move(l.description),
                        std::move(l.inputs), std::move(l.outputs), {}, graph::specs(l.params), {}, {}, {},
                        bool(l.loss), l.classification};
+    if (l.loss) s.params.push_back(loss_weight_param());
     // Each rule reads the node's values into P itself, with the one field list.
     auto read = [fields = std::make_shared<const std::vector<graph::ParamField<P>>>(std::move(l.params))](
                     const graph::Node& node) { return graph::decode(node, *fields); };

@@ -1,5 +1,7 @@
 // The Loss family. A loss node's `input` is the prediction and its `target` the dataset's
-// labels (Input's y); it ends the model, and an exported model ends at its prediction.
+// labels (Input's y) or, for a model that reconstructs its input (an autoencoder), the
+// examples (Input's x). A graph may have several; it trains on their weighted sum, and an
+// exported model ends at their predictions.
 #include "layers/families.h"
 #include "layers/shape_rules.h"
 #include "ops/ops.h"
@@ -10,7 +12,8 @@ namespace {
 template <class P = NoParams>
 Layer<P> loss_type(std::string name, std::string display, std::string description) {
   Layer<P> t = named<P>(std::move(name), "Loss", std::move(display), std::move(description));
-  t.inputs = {{"input", "the prediction"}, {"target", "the labels: connect the Input's y"}};
+  t.inputs = {{"input", "the prediction"},
+              {"target", "the labels (the Input's y), or the examples themselves (its x) for a reconstruction"}};
   return t;
 }
 
@@ -99,6 +102,20 @@ std::vector<graph::ParamField<P>> class_target_params() {
 }
 
 }  // namespace
+
+const graph::ParamSpec& loss_weight_param() {
+  static const graph::ParamSpec spec{"loss_weight", "Weight in the total", graph::ParamType::Float, 1.0, 0,
+                                     graph::kBig, {},
+                                     "What this loss counts for when the graph has several: training minimises the "
+                                     "sum of every loss node's loss times its weight. 0 only reports it.", {}};
+  return spec;
+}
+
+double loss_weight(const graph::Node& loss) {
+  const graph::ParamValue& v = graph::param_value(loss, loss_weight_param());
+  if (const int64_t* whole = std::get_if<int64_t>(&v)) return double(*whole);
+  return std::get<double>(v);
+}
 
 void add_loss_layers(Registrar& r) {
   {

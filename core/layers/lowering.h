@@ -42,6 +42,12 @@ BuiltNode single(std::shared_ptr<nn::Module> module);
 // A loss node turns prediction and target (batched) into a scalar.
 using LossFunction = std::function<Tensor(const Tensor& prediction, const Tensor& target)>;
 
+// Every loss type's `loss_weight` (Keras' loss_weights): a graph with several loss nodes trains
+// on their sum, each times its weight. Filed with each loss type by the Registrar, beside the
+// type's own parameters.
+const graph::ParamSpec& loss_weight_param();
+double loss_weight(const graph::Node& loss);
+
 struct Lowering {
   std::function<BuiltNode(const BuildContext&)> build;       // layers
   std::function<LossFunction(const graph::Node&)> loss;      // loss nodes

@@ -73,6 +73,16 @@ void build_optimizer(TrainingRun& run, const graph::Graph& graph) {
   run.scheduler = optim::make_scheduler(run.settings, *run.optimizer, run.settings.epochs);
 }
 
+void set_loss(train::TrainerOptions& options, const layers::CompiledGraph& compiled) {
+  options.loss = compiled.loss;
+  options.classification = compiled.classification;
+  options.loss_parts = {};
+  if (compiled.loss_parts) {
+    for (const layers::LossTerm& t : compiled.terms) options.loss_parts.names.push_back(t.node);
+    options.loss_parts.values = compiled.loss_parts;
+  }
+}
+
 void observe_nodes(TrainingRun& run, const graph::Graph& graph) {
   run.trainer_options.observe_outputs = [model = run.compiled.model.get()](train::OutputObserver observer) {
     model->set_observer(std::move(observer));
@@ -135,8 +145,7 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
   if (run.data.test) run.test_loader = std::make_unique<data::DataLoader>(run.data.test, held_out);
 
   run.trainer_options.epochs = int(s.epochs);
-  run.trainer_options.loss = run.compiled.loss;
-  run.trainer_options.classification = run.compiled.classification;
+  set_loss(run.trainer_options, run.compiled);
   run.trainer_options.seed = s.seed;
   run.trainer_options.precision = parse_precision(s.precision);
   run.trainer_options.cuda_graphs = s.cuda_graphs;

@@ -68,6 +68,11 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
 // make_training_run calls it, and so must anything that gives a run another model.
 void build_optimizer(TrainingRun& run, const graph::Graph& graph);
 
+// The trainer's loss from a compiled graph: its (weighted, summed) loss, the parts of a graph
+// with several loss nodes, and whether it classifies. Whatever trains or evaluates a compiled
+// model sets its options this way.
+void set_loss(train::TrainerOptions& options, const layers::CompiledGraph& compiled);
+
 // The per-node statistics' hooks into run.compiled.model (TrainerOptions::observe_outputs) and
 // the nodes' types and labels for the health issues, from `graph`; make_training_run calls it,
 // and so must anything that gives a run another model (an edit while paused).

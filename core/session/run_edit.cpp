@@ -41,7 +41,7 @@ EditedRun make_edited_run(const graph::Graph& trained, const graph::Graph& edite
   run.feature_names = live.feature_names;
   run.vocabulary = live.vocabulary;
   run.trainer_options = live.trainer_options;
-  run.trainer_options.loss = run.compiled.loss;
+  set_loss(run.trainer_options, run.compiled);
   observe_nodes(run, edited);
   run.trainer_options.flops_per_example =
       graph::estimate_compute(graph::GraphIndex(edited), run.compiled.validation.shapes).training_flops;

@@ -211,8 +211,7 @@ TestEvaluation evaluate_on_test(TrainedModel& model, const LoadOptions& options,
                                       .transform = model.normalization.transform(),
                                       .pin_memory = !device.is_cpu()});
   train::TrainerOptions to;
-  to.loss = model.compiled.loss;
-  to.classification = model.classification();
+  set_loss(to, model.compiled);
   to.record_predictions = predictions && model.classification();
   out.figures = train::evaluate(*model.compiled.model, loader, to, cancelled);
   return out;

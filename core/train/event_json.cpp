@@ -19,9 +19,18 @@ const char* const kHealthKinds[] = {"dead_units", "vanishing_gradient", "explodi
 // says so where it happens).
 json real(double v) { return std::isfinite(v) ? json(v) : json(); }
 
+// Several loss nodes' losses, in graph order: [{"node":"recon","loss":0.12},..]; left out for one.
+void add_parts(json& j, const char* key, const std::vector<LossPart>& parts) {
+  if (parts.empty()) return;
+  json a = json::array();
+  for (const LossPart& p : parts) a.push_back({{"node", p.node}, {"loss", real(p.value)}});
+  j[key] = std::move(a);
+}
+
 void add_evaluation(json& j, const EpochEnd& e, bool classification) {
   if (!e.has_eval) return;
   j["eval_loss"] = real(e.eval_loss);
+  add_parts(j, "eval_losses", e.eval_losses);
   if (!classification) return;
   j["eval_accuracy"] = real(e.eval_accuracy);
   j["eval_top5"] = real(e.eval_top5);
@@ -61,11 +70,24 @@ std::string shown(const json& v) {
 
 double real_of(const json& v) { return v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>(); }
 
+std::vector<LossPart> read_parts(JsonFields& f, const std::string& key) {
+  std::vector<LossPart> out;
+  if (!f.has(key)) return out;
+  size_t i = 0;
+  for (const json& v : f.array(key)) {
+    JsonFields p(v, f.where() + ": " + key + "[" + std::to_string(i++) + "]");
+    out.push_back({p.text("node"), p.number("loss")});
+    p.finish();
+  }
+  return out;
+}
+
 // The eval_* keys, when there are any, into `e` (has_eval set).
 void read_evaluation(JsonFields& f, EpochEnd& e) {
   if (!f.has("eval_loss")) return;
   e.has_eval = true;
   e.eval_loss = f.number("eval_loss");
+  e.eval_losses = read_parts(f, "eval_losses");
   if (!f.has("eval_accuracy")) return;
   e.eval_accuracy = f.number("eval_accuracy");
   e.eval_top5 = f.number("eval_top5");
@@ -109,6 +131,7 @@ json to_json(const Event& event, bool classification) {
         if constexpr (std::is_same_v<T, BatchEnd>) {
           json j{{"event", "batch"}, {"epoch", e.epoch}, {"batch", e.batch}, {"batches", e.batches},
                  {"loss", real(e.loss)}, {"running_loss", real(e.running_loss)}};
+          add_parts(j, "losses", e.losses);
           if (classification) j["running_accuracy"] = real(e.running_accuracy);
           j["samples_per_second"] = real(e.samples_per_second);
           add_speed(j, e.gflops, e.peak_gflops);
@@ -117,6 +140,7 @@ json to_json(const Event& event, bool classification) {
           return j;
         } else if constexpr (std::is_same_v<T, EpochEnd>) {
           json j{{"event", "epoch"}, {"epoch", e.epoch}, {"train_loss", real(e.train_loss)}};
+          add_parts(j, "train_losses", e.train_losses);
           if (classification) j["train_accuracy"] = real(e.train_accuracy);
           j["lr"] = real(e.lr);
           j["seconds"] = real(e.seconds);
@@ -204,6 +228,7 @@ Event event_from_json(const json& j, const std::string& where) {
     b.batches = f.integer("batches");
     b.loss = f.number("loss");
     b.running_loss = f.number("running_loss");
+    b.losses = read_parts(f, "losses");
     if (f.has("running_accuracy")) b.running_accuracy = f.number("running_accuracy");
     b.samples_per_second = f.number("samples_per_second");
     read_speed(f, b.gflops, b.peak_gflops);  // absent before they were kept, and when not known
@@ -214,6 +239,7 @@ Event event_from_json(const json& j, const std::string& where) {
     EpochEnd e;
     e.epoch = to_int(f, "epoch");
     e.train_loss = f.number("train_loss");
+    e.train_losses = read_parts(f, "train_losses");
     if (f.has("train_accuracy")) e.train_accuracy = f.number("train_accuracy");
     e.lr = f.number("lr");
     e.seconds = f.number("seconds");

@@ -21,6 +21,9 @@
 //    "kept":2,"reset":2,"carried":"kept 2 tensors (optimizer state of 2); reset fc1.weight ..."}
 //    (the graph was edited while paused and training went on after batch 14 of epoch 2)
 //
+// A graph with several loss nodes adds each one's own loss, in graph order, beside the total:
+// "losses" to a batch, "train_losses" and "eval_losses" to an epoch, "eval_losses" to a test:
+//   "train_losses":[{"node":"classify","loss":0.31},{"node":"reconstruct","loss":0.052}]
 // "samples" (text projects only) is the text the model generated after the epoch.
 // Accuracies are classification figures: a regression run writes losses only. gflops and
 // peak_gflops are left out when not known (a model whose products were not counted, a peak not

@@ -12,11 +12,19 @@
 
 namespace plexus::train {
 
+// One loss node's own loss, unweighted, in a graph with several (TrainerOptions::loss_parts).
+struct LossPart {
+  std::string node;  // its id
+  double value = 0;
+  bool operator==(const LossPart&) const = default;
+};
+
 struct BatchEnd {
   int epoch = 0, epochs = 0;         // 1-based epoch
   int64_t batch = 0, batches = 0;    // 1-based batch within the epoch
   double loss = 0;                   // this batch
   double running_loss = 0;           // mean over the epoch so far
+  std::vector<LossPart> losses;      // several loss nodes: each one's, this batch
   double running_accuracy = 0;       // classification only
   double samples_per_second = 0;     // over the epoch so far, waiting for data included
   // That rate in FLOPs the model's counted products need (graph/compute.h), and the device's
@@ -43,6 +51,7 @@ struct EpochEnd {
   double train_loss = 0, train_accuracy = 0;
   bool has_eval = false;
   double eval_loss = 0, eval_accuracy = 0, eval_top5 = 0;
+  std::vector<LossPart> train_losses, eval_losses;  // several loss nodes: each one's mean
   std::vector<double> per_class_accuracy;  // eval split
   int64_t classes = 0;
   std::vector<int64_t> confusion;          // eval split, row-major classes×classes

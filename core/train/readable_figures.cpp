@@ -1,6 +1,7 @@
 #include "train/readable_figures.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace plexus::train {
 
@@ -18,6 +19,17 @@ std::vector<Confusion> top_confusions(const ConfusionMatrix& matrix, size_t limi
   std::stable_sort(out.begin(), out.end(), [](const Confusion& a, const Confusion& b) { return a.count > b.count; });
   if (out.size() > limit) out.resize(limit);
   return out;
+}
+
+std::string parts_text(const std::vector<LossPart>& parts) {
+  if (parts.empty()) return "";
+  std::string out = " (";
+  for (const LossPart& p : parts) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%.4g", p.value);
+    out += (out.size() > 2 ? ", " : "") + p.node + " " + value;
+  }
+  return out + ")";
 }
 
 }  // namespace plexus::train

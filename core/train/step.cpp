@@ -40,10 +40,18 @@ TrainingStep::~TrainingStep() = default;
 
 bool TrainingStep::replaying() const { return graph_ && graph_->captured(); }
 
-Tensor TrainingStep::statistics(const Tensor& out, const Tensor& target, const Tensor& loss) const {
+Tensor TrainingStep::statistics(const Tensor& out, const Tensor& target, const Tensor& loss) {
   if (loss.numel() != 1) throw ShapeError("the loss must be a scalar, got shape " + to_string(loss.shape()));
   NoGradGuard no_grad;
   Tensor stats = loss.reshape({1});
+  if (options_.loss_parts) {
+    std::vector<Tensor> parts{stats};
+    for (const Tensor& p : options_.loss_parts.values()) parts.push_back(p.to(stats.device()).reshape({1}));
+    if (parts.size() != options_.loss_parts.count() + 1)
+      throw ValueError("the loss has " + std::to_string(parts.size() - 1) + " parts, not the " +
+                       std::to_string(options_.loss_parts.count()) + " announced");
+    stats = concat(parts);
+  }
   if (options_.classification && class_targets_match(out, target))  // every position counts
     stats = concat({stats, sum(eq(argmax(out, -1), target)).reshape({1})});
   return stats;
@@ -53,8 +61,9 @@ StepResult TrainingStep::read(const Tensor& stats, bool update_ran) const {
   const std::vector<float> v = stats.to_vector();
   StepResult r;
   r.loss = v[0];
-  r.hits_counted = v.size() > 1;
-  if (r.hits_counted) r.hits = int64_t(v[1]);
+  r.parts.assign(v.begin() + 1, v.begin() + 1 + std::ptrdiff_t(options_.loss_parts.count()));
+  r.hits_counted = v.size() > 1 + options_.loss_parts.count();
+  if (r.hits_counted) r.hits = int64_t(v[1 + options_.loss_parts.count()]);
   r.updated = update_ran && std::isfinite(r.loss);
   return r;
 }
@@ -64,9 +73,13 @@ void TrainingStep::count(StepResult& r, const Tensor& x, const Tensor& y) {
   r.positions = r.hits_counted ? y.numel() : 0;
 }
 
-std::vector<double> TrainingStep::figures(const StepResult& r, bool stop) {
-  return {double(r.loss) * double(r.examples), double(r.hits), double(r.examples), double(r.positions),
-          r.hits_counted ? 1.0 : 0.0, r.updated ? 0.0 : 1.0, stop ? 1.0 : 0.0};
+std::vector<double> TrainingStep::figures(const StepResult& r, bool stop) const {
+  std::vector<double> v{double(r.loss) * double(r.examples), double(r.hits), double(r.examples), double(r.positions),
+                        r.hits_counted ? 1.0 : 0.0, r.updated ? 0.0 : 1.0, stop ? 1.0 : 0.0};
+  // An empty part (no rows on this rank) has no parts: zeros, so every rank sends as many.
+  for (size_t i = 0; i < options_.loss_parts.count(); ++i)
+    v.push_back(i < r.parts.size() ? double(r.parts[i]) * double(r.examples) : 0.0);
+  return v;
 }
 
 void TrainingStep::take_sums(StepResult& r, const std::vector<double>& v) {
@@ -77,6 +90,8 @@ void TrainingStep::take_sums(StepResult& r, const std::vector<double>& v) {
   r.hits_counted = v[4] > 0;
   r.updated = v[5] == 0;  // every rank finite, so every rank goes on or none does
   r.stop = v[6] > 0;
+  r.parts.resize(v.size() - 7);
+  for (size_t i = 0; i < r.parts.size(); ++i) r.parts[i] = r.examples ? float(v[7 + i] / v[2]) : 0.f;
 }
 
 StepResult TrainingStep::eager(const Tensor& x, const Tensor& y, StepProbe* probe, const StepPart& part) {

@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "dist/communicator.h"
 #include "nn/module.h"
@@ -33,9 +34,19 @@ class GradientReducer;
 namespace plexus::train {
 
 using LossFunction = std::function<Tensor(const Tensor& output, const Tensor& target)>;
+// A loss made of several (a graph with several loss nodes, layers::CompiledGraph): their names
+// (the loss nodes' ids) and, called after the LossFunction, each one's own value as a scalar
+// without history, in that order.
+struct LossParts {
+  std::vector<std::string> names;
+  std::function<std::vector<Tensor>()> values;
+  size_t count() const { return names.size(); }
+  explicit operator bool() const { return !names.empty(); }
+};
 
 struct StepOptions {
   LossFunction loss;            // required
+  LossParts loss_parts = {};    // none: the loss is one; else reported in StepResult::parts
   bool classification = true;   // count hits when the output is [N, ..., C] and the target [N, ...]
   float clip_grad_norm = 0.f;   // 0 = no clipping
   bool cuda_graphs = true;      // capture the steady step on a CUDA device
@@ -79,6 +90,7 @@ class StepProbe {
 
 struct StepResult {
   float loss = 0;               // the mean over the (global) batch
+  std::vector<float> parts;     // with StepOptions::loss_parts: each part's, as `loss`
   int64_t hits = 0;             // correct predictions, when counted
   bool hits_counted = false;
   int64_t examples = 0;         // rows of the (global) batch
@@ -110,7 +122,7 @@ class TrainingStep {
  private:
   StepResult eager(const Tensor& x, const Tensor& y, StepProbe* probe, const StepPart& part);
   // The step's figures as summed over the ranks, and what their sums say.
-  static std::vector<double> figures(const StepResult& r, bool stop);
+  std::vector<double> figures(const StepResult& r, bool stop) const;
   static void take_sums(StepResult& r, const std::vector<double>& sums);
   static void count(StepResult& r, const Tensor& x, const Tensor& y);  // examples and positions
   static StepResult stopping(StepResult r, const StepPart& part) {
@@ -121,7 +133,7 @@ class TrainingStep {
   bool try_capture(const Tensor& inputs, const Tensor& targets);
   void stop_graphs(const std::string& why);
   // The loss and the hits as one device tensor, so a step reads the device once.
-  Tensor statistics(const Tensor& out, const Tensor& target, const Tensor& loss) const;
+  Tensor statistics(const Tensor& out, const Tensor& target, const Tensor& loss);
   StepResult read(const Tensor& stats, bool update_ran) const;
 
   nn::Module& model_;

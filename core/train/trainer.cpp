@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <new>
+#include <type_traits>
 
 #include "autograd/grad_mode.h"
 #include "dist/replicas.h"
@@ -46,19 +47,36 @@ void append_predictions(const Tensor& logits, std::vector<int32_t>& predicted, s
   }
 }
 
+// Each part's value beside its loss node's id.
+template <class V>
+std::vector<LossPart> named_parts(const LossParts& parts, const std::vector<V>& values) {
+  std::vector<LossPart> out;
+  for (size_t i = 0; i < values.size() && i < parts.count(); ++i) {
+    if constexpr (std::is_same_v<V, Average>) out.push_back({parts.names[i], values[i].value()});
+    else out.push_back({parts.names[i], double(values[i])});
+  }
+  return out;
+}
+
 LossFunction or_cross_entropy(LossFunction loss) {
   if (loss) return loss;
   return [](const Tensor& out, const Tensor& target) { return cross_entropy(out, target); };
 }
 
 // A data-parallel evaluation's figures: every rank's shard summed.
-void sum_over_ranks(dist::Communicator& comm, Average& loss, ConfusionMatrix& confusion, int64_t& top, int64_t& seen) {
+void sum_over_ranks(dist::Communicator& comm, Average& loss, std::vector<Average>& parts, ConfusionMatrix& confusion,
+                    int64_t& top, int64_t& seen) {
   const int64_t classes = confusion.classes();
   std::vector<double> v{loss.value() * double(loss.count()), double(loss.count()), double(top), double(seen),
                         double(classes), classes ? 1.0 : 0.0};
+  for (const Average& p : parts) v.push_back(p.value() * double(p.count()));
   comm.all_reduce_sum(v)->wait();
   loss = Average();
   if (v[1] > 0) loss.add(v[0] / v[1], int64_t(v[1]));
+  for (size_t i = 0; i < parts.size(); ++i) {
+    parts[i] = Average();
+    if (v[1] > 0) parts[i].add(v[6 + i] / v[1], int64_t(v[1]));
+  }
   top = int64_t(v[2]);
   seen = int64_t(v[3]);
   if (v[5] == 0) return;  // no rank counted classes
@@ -210,6 +228,8 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
 
     const int64_t n = r.examples;
     f.loss.add(value, n);
+    f.parts.resize(r.parts.size());
+    for (size_t i = 0; i < r.parts.size(); ++i) f.parts[i].add(r.parts[i], n);
     f.seen += n;
     if (r.hits_counted) {
       f.correct += r.hits;
@@ -225,6 +245,7 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
     e.batches = batches;
     e.loss = value;
     e.running_loss = f.loss.value();
+    e.losses = named_parts(options_.loss_parts, r.parts);
     e.running_accuracy = f.positions ? double(f.correct) / double(f.positions) : 0.0;
     const double seconds = spent();
     e.samples_per_second = seconds > 0 ? double(f.seen) / seconds : 0.0;
@@ -241,6 +262,7 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
   end.epoch = epoch;
   end.epochs = options_.epochs;
   end.train_loss = f.loss.value();
+  end.train_losses = named_parts(options_.loss_parts, f.parts);
   end.train_accuracy = f.positions ? double(f.correct) / double(f.positions) : 0.0;
   end.data_wait_seconds = f.data_wait;
   end.train_seconds = spent();
@@ -282,6 +304,7 @@ EpochEnd evaluate(nn::Module& model, data::DataLoader& loader, const TrainerOpti
   const bool was_training = model.is_training();
   model.eval();
   Average loss_avg;
+  std::vector<Average> parts(options.loss_parts.count());  // as many on every rank
   ConfusionMatrix confusion;
   int64_t top = 0, seen = 0;
   std::vector<int32_t> predicted;
@@ -293,6 +316,10 @@ EpochEnd evaluate(nn::Module& model, data::DataLoader& loader, const TrainerOpti
     // The metrics run on the host: one copy of the outputs instead of several small reads.
     const Tensor out = model(b.inputs.to(device)).to(Device::cpu());
     loss_avg.add(loss(out, b.targets).item(), batch_size_of(b.inputs));
+    if (options.loss_parts) {
+      const std::vector<Tensor> values = options.loss_parts.values();
+      for (size_t i = 0; i < parts.size() && i < values.size(); ++i) parts[i].add(values[i].item(), batch_size_of(b.inputs));
+    }
     if (options.classification && class_targets_match(out, b.targets)) {  // every position counts
       const int64_t classes = out.shape().back();
       if (confusion.classes() == 0) confusion = ConfusionMatrix(classes);
@@ -304,10 +331,11 @@ EpochEnd evaluate(nn::Module& model, data::DataLoader& loader, const TrainerOpti
     }
   }
   model.train(was_training);
-  if (options.comm) sum_over_ranks(*options.comm, loss_avg, confusion, top, seen);
+  if (options.comm) sum_over_ranks(*options.comm, loss_avg, parts, confusion, top, seen);
   EpochEnd e;
   e.has_eval = true;
   e.eval_loss = loss_avg.value();
+  e.eval_losses = named_parts(options.loss_parts, parts);
   if (seen) {
     e.eval_accuracy = confusion.accuracy();
     e.eval_top5 = double(top) / double(seen);
@@ -335,7 +363,8 @@ RunResult Trainer::run() {
       publish(Notice{std::string("precision ") + precision_name(options_.precision) +
                      " applies to CUDA devices; this run on the CPU computes in fp32"});
     TrainingStep step(model_, opt_,
-                      {.loss = options_.loss, .classification = options_.classification,
+                      {.loss = options_.loss, .loss_parts = options_.loss_parts,
+                       .classification = options_.classification,
                        .clip_grad_norm = options_.clip_grad_norm, .cuda_graphs = options_.cuda_graphs,
                        .carry_state = options_.carry_state, .accumulate_steps = options_.accumulate_steps,
                        .comm = options_.comm, .sync_batchnorm = options_.sync_batchnorm});
@@ -357,6 +386,7 @@ RunResult Trainer::run() {
         if (cancelled_ && !options_.comm) throw Cancelled();  // ranks stop together, at a step
         e.has_eval = true;
         e.eval_loss = ev.eval_loss;
+        e.eval_losses = std::move(ev.eval_losses);
         e.eval_accuracy = ev.eval_accuracy;
         e.eval_top5 = ev.eval_top5;
         e.per_class_accuracy = ev.per_class_accuracy;

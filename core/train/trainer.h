@@ -46,6 +46,7 @@ namespace plexus::train {
 // The training figures of an epoch in progress, so far.
 struct EpochSoFar {
   Average loss;
+  std::vector<Average> parts;  // TrainerOptions::loss_parts
   // correct and positions: the accuracy (one position per example, or per step of a sequence
   // model's [N, T, C] output); seen: the examples (the speed).
   int64_t correct = 0, positions = 0, seen = 0;
@@ -74,6 +75,9 @@ struct TrainerOptions {
   // too, on the same thread.
   std::optional<RunPosition> resume_at;
   LossFunction loss;            // default: cross_entropy (classification)
+  // The loss's parts, when it is the weighted sum of several loss nodes' (StepOptions::loss_parts):
+  // each is reported in BatchEnd::losses, EpochEnd::train_losses and ::eval_losses.
+  LossParts loss_parts = {};
   bool classification = true;   // accuracy, top-k, per-class accuracy, confusion matrix
   int64_t top_k = 5;
   float clip_grad_norm = 0.f;   // 0 = no clipping

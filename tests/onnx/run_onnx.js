@@ -1,13 +1,14 @@
 // Runs an ONNX model exported by Plexus in ONNX Runtime (npm onnxruntime-node, CPU), for the
 // tests that compare its outputs with Plexus's own (tests/test_onnx_*.cpp).
 //
-//   node run_onnx.js MODEL.onnx --input X.f32 --shape N,D1,... --output Y.f32
+//   node run_onnx.js MODEL.onnx --input X.f32 --shape N,D1,... --output Y.f32 [--output-name NAME]
 //   node run_onnx.js MODEL.onnx --idx-images IMAGES-idx3-ubyte --batch B --output Y.f32
 //
 // --input: float32 values (little-endian) of the input "x" with that shape. --idx-images: every
 // image of an IDX file as raw units, pixel * (1/255) in float32 (as Plexus's reader scales
 // them), [N, 1, rows, cols], run B images at a time (the last batch may be smaller). Writes the
-// output "logits" of every example, in order, as float32 to --output and prints
+// output "logits" (or --output-name's, of a model with several losses) of every example, in
+// order, as float32 to --output and prints
 // {"output": NAME, "dims": [...]} on stdout. onnxruntime-node is found through NODE_PATH.
 'use strict';
 const fs = require('fs');
@@ -54,22 +55,24 @@ async function main() {
   const x = args['idx-images'] ? readIdxImages(args['idx-images']) : readInput(args.input, args.shape);
   const n = x.dims[0], perExample = x.data.length / n;
   const batch = args.batch ? Number(args.batch) : n;
+  const name = args['output-name'] || 'logits';
   const session = await ort.InferenceSession.create(args.model);
-  if (session.inputNames.join() !== 'x' || session.outputNames.join() !== 'logits')
-    fail(`expected input x and output logits, the model has ${session.inputNames} and ${session.outputNames}`);
+  if (session.inputNames.join() !== 'x' || session.outputNames[0] !== 'logits' || !session.outputNames.includes(name))
+    fail(`expected input x and outputs logits, ... and ${name}; the model has ${session.inputNames} and ` +
+         `${session.outputNames}`);
   const parts = [];
   let outDims = null;
   for (let start = 0; start < n; start += batch) {
     const count = Math.min(batch, n - start);
     const input = new ort.Tensor('float32', x.data.subarray(start * perExample, (start + count) * perExample),
                                  [count, ...x.dims.slice(1)]);
-    const y = (await session.run({x: input})).logits;
-    if (y.dims[0] !== count) fail(`a batch of ${count} gave logits [${y.dims}]`);
+    const y = (await session.run({x: input}))[name];
+    if (y.dims[0] !== count) fail(`a batch of ${count} gave ${name} [${y.dims}]`);
     outDims = outDims || y.dims.slice(1);
     parts.push(Buffer.from(y.data.buffer, y.data.byteOffset, y.data.byteLength));
   }
   fs.writeFileSync(args.output, Buffer.concat(parts));
-  process.stdout.write(JSON.stringify({output: 'logits', dims: [n, ...outDims]}) + '\n');
+  process.stdout.write(JSON.stringify({output: name, dims: [n, ...outDims]}) + '\n');
 }
 
 main().catch((e) => fail(e.message));

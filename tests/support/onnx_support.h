@@ -170,14 +170,15 @@ inline OrtOutput run_ort(const std::filesystem::path& model, const std::vector<s
   return r;
 }
 
-// Runs `model` in ONNX Runtime on `x` (float32, any shape).
-inline OrtOutput run_ort(const std::filesystem::path& model, const Tensor& x, const std::filesystem::path& work_dir) {
+// Runs `model` in ONNX Runtime on `x` (float32, any shape); the output named `output`.
+inline OrtOutput run_ort(const std::filesystem::path& model, const Tensor& x, const std::filesystem::path& work_dir,
+                         const std::string& output = "logits") {
   const std::filesystem::path in = work_dir / "ort-input.f32";
   const std::vector<float> v = x.to_vector();
   write_raw(in, std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)));
   std::string shape;
   for (int64_t d : x.shape()) shape += (shape.empty() ? "" : ",") + std::to_string(d);
-  return run_ort(model, {"--input", in.string(), "--shape", shape}, work_dir);
+  return run_ort(model, {"--input", in.string(), "--shape", shape, "--output-name", output}, work_dir);
 }
 
 }  // namespace plexus::testing

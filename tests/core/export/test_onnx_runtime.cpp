@@ -30,6 +30,22 @@ const TempDir& dir() {
   return d;
 }
 
+// The largest difference between ONNX Runtime's output and Plexus's, relative to the value's
+// magnitude (at least 1), at most `tolerance`.
+void same_values(const std::string& what, const OrtOutput& got, const Tensor& want, double tolerance) {
+  COMPARE(Shape(got.dims.begin(), got.dims.end()), want.shape());
+  const std::vector<float> w = want.to_vector();
+  double worst = 0;
+  size_t at = 0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    const double err = std::abs(double(got.values[i]) - w[i]) / std::max(1.0, std::abs(double(w[i])));
+    if (err > worst) worst = err, at = i;
+  }
+  std::printf("INFO   : %s: largest difference %.2g (relative)\n", what.c_str(), worst);
+  VERIFY2(worst <= tolerance, what + ": value " + std::to_string(at) + " is " + std::to_string(got.values[at]) +
+                                  " in ONNX Runtime, " + std::to_string(w[at]) + " in Plexus");
+}
+
 // Exports `m`, runs it in ONNX Runtime on a batch of 5 random raw inputs, and compares with
 // Plexus.
 void matches_plexus(const std::string& what, const session::TrainedModel& m, double tolerance = kTolerance) {
@@ -44,17 +60,7 @@ void matches_plexus(const std::string& what, const session::TrainedModel& m, dou
   } catch (const std::exception& e) {
     FAIL(what + ": " + e.what());
   }
-  COMPARE(Shape(got.dims.begin(), got.dims.end()), want.shape());
-  const std::vector<float> w = want.to_vector();
-  double worst = 0;
-  size_t at = 0;
-  for (size_t i = 0; i < w.size(); ++i) {
-    const double err = std::abs(double(got.values[i]) - w[i]) / std::max(1.0, std::abs(double(w[i])));
-    if (err > worst) worst = err, at = i;
-  }
-  std::printf("INFO   : %s: largest difference %.2g (relative)\n", what.c_str(), worst);
-  VERIFY2(worst <= tolerance, what + ": value " + std::to_string(at) + " is " + std::to_string(got.values[at]) +
-                                  " in ONNX Runtime, " + std::to_string(w[at]) + " in Plexus");
+  same_values(what, got, want, tolerance);
 }
 
 }  // namespace
@@ -390,4 +396,41 @@ TEST(laterOutputPortsMatchPlexus) {
        kRecurrentTolerance},
   };
   for (const auto& c : cases) matches_plexus(c.what, trained_model(c.graph, c.input, per_channel(c.input)), c.tolerance);
+}
+
+// Two losses, one against the labels and one against the examples: the model's outputs are
+// both predictions, the classification's "logits" first, the reconstruction's after it.
+TEST(everyLossPredictionIsAnOutput) {
+  if (const std::string why = ort_unavailable(); !why.empty()) SKIP(why);
+  using P = std::map<std::string, graph::ParamValue>;
+  graph::Graph g;
+  g.nodes = {node("in", "Input"),
+             node("rec", "MSE", P{{"loss_weight", 0.5}}),
+             node("enc", "Conv2d", P{{"out_channels", 4L}, {"kernel_size", 3L}, {"padding", 1L}}),
+             node("act", "ReLU"),
+             node("pool", "AdaptiveAvgPool2d", P{{"output_size", std::vector<int64_t>{1, 1}}}),
+             node("flat", "Flatten"),
+             node("cls", "Linear", P{{"out_features", 3L}}),
+             node("ce", "CrossEntropy"),
+             node("dec", "ConvTranspose2d", P{{"out_channels", 2L}, {"kernel_size", 3L}, {"padding", 1L}})};
+  g.edges = {edge("in", "x", "enc"),      edge("enc", "output", "act"),  edge("act", "output", "pool"),
+             edge("pool", "output", "flat"), edge("flat", "output", "cls"), edge("cls", "output", "ce"),
+             edge("in", "y", "ce", "target"), edge("act", "output", "dec"), edge("dec", "output", "rec"),
+             edge("in", "x", "rec", "target")};
+  const Shape input{2, 5, 5};
+  const session::TrainedModel m = trained_model(g, input, per_channel(input), 3);
+  const std::filesystem::path file = dir().file("two losses.onnx");
+  exporter::export_onnx(m, file);
+  const Tensor raw = random_input({5, 2, 5, 5}, false);
+  const std::vector<Tensor> want = [&] {
+    NoGradGuard no_grad;
+    return m.compiled.model->predictions(m.normalization.apply(raw));
+  }();
+  try {
+    same_values("two losses: logits", run_ort(file, raw, dir().path()), want.at(1), kTolerance);
+    same_values("two losses: rec.prediction", run_ort(file, raw, dir().path(), "rec.prediction"), want.at(0),
+                kTolerance);
+  } catch (const std::exception& e) {
+    FAIL(std::string("two losses: ") + e.what());
+  }
 }
