@@ -1,10 +1,11 @@
 # Trains a project file briefly with plexus-cli and checks the final model's test figures (the
 # "test (final model): ..." line; the epochs print the validation split's):
-#   -DCLI=plexus-cli -DPROJECT=file.plexus -DARGS=--epochs;1;...
+#   -DCLI=plexus-cli -DPROJECT=file.plexus "-DARGS=--epochs 1 ..." (train's arguments, one string)
 #   -DMAX_TEST_LOSS=x (regression: loss only, no accuracy printed) or -DMIN_TEST_ACCURACY=percent
 #   -DMIN_VAL_ACCURACY=percent: the last epoch's validation accuracy
 #   -DEXPECT=regex: a line the run must print (a health issue, say)
-execute_process(COMMAND ${CLI} train ${PROJECT} --quiet ${ARGS} RESULT_VARIABLE code OUTPUT_VARIABLE out
+separate_arguments(args UNIX_COMMAND "${ARGS}")
+execute_process(COMMAND ${CLI} train ${PROJECT} --quiet ${args} RESULT_VARIABLE code OUTPUT_VARIABLE out
                 ERROR_VARIABLE err)
 message("${out}${err}")
 if(NOT code EQUAL 0)
