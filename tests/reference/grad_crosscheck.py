@@ -202,10 +202,13 @@ def torch_loss(n, pred, target):
                                               pos_weight=torch.tensor(param(n, "pos_weight", 1.0), dtype=pred.dtype))
 
 
-def run_graph(project, weights, x, y, training=False):
-    """Forward pass of the project's graph with `weights` (float64 leaves); returns the loss.
-    Dropout drops only when `training` (torch's generator draws, so only its rate matches ours);
-    the normalisations use their running statistics only when not, and only when they track them."""
+def run_graph(project, weights, x, y, training=False, update_stats=False, losses=None):
+    """Forward pass of the project's graph with `weights` (float64 leaves); returns the loss, the
+    sum of every loss node's times its loss_weight. Dropout drops only when `training` (torch's
+    generator draws, so only its rate matches ours); the normalisations use their running
+    statistics only when not, and only when they track them; with `update_stats` training also
+    updates them, as a training step does. `losses`, a dict, receives each loss node's
+    (unweighted loss, prediction) by node id."""
     nodes = {n["id"]: n for n in project["nodes"]}
     edges = project["edges"]
     values = {}  # (node, port) -> tensor
@@ -257,7 +260,11 @@ def run_graph(project, weights, x, y, training=False):
             out = sequence_pool(v, lengths[0] if lengths else None, param(n, "mode", "mean"))
         elif t in LOSSES:
             (pred,), (target,) = inputs_of(nid, "input"), inputs_of(nid, "target")
-            loss = torch_loss(n, pred, target)
+            part = torch_loss(n, pred, target)
+            if losses is not None:
+                losses[nid] = (part, pred)
+            weighted = part * param(n, "loss_weight", 1.0)
+            loss = weighted if loss is None else loss + weighted
             continue
         else:
             (v,) = inputs_of(nid, "input")
@@ -356,11 +363,13 @@ def run_graph(project, weights, x, y, training=False):
             elif t in ("BatchNorm1d", "BatchNorm2d", "InstanceNorm2d"):
                 instance = t == "InstanceNorm2d"  # whose affine and running statistics are off by default
                 wb = (w("weight"), w("bias")) if param(n, "affine", not instance) else (None, None)
-                running = param(n, "track_running_stats", not instance) and not training
-                stats = (w("running_mean"), w("running_var")) if running else (None, None)
+                tracks = param(n, "track_running_stats", not instance)
+                running = tracks and not training
+                stats = (w("running_mean"), w("running_var")) if running or (tracks and update_stats) else (None, None)
                 eps = param(n, "eps", 1e-5)
-                out = (F.instance_norm(v, *stats, *wb, use_input_stats=not running, eps=eps) if instance else
-                       F.batch_norm(v, *stats, *wb, training=not running, eps=eps))
+                out = (F.instance_norm(v, *stats, *wb, use_input_stats=not running, eps=eps,
+                                       momentum=param(n, "momentum", 0.1)) if instance else
+                       F.batch_norm(v, *stats, *wb, training=not running, eps=eps, momentum=param(n, "momentum", 0.1)))
             elif t == "GroupNorm":
                 wb = (w("weight"), w("bias")) if param(n, "affine", True) else (None, None)
                 out = F.group_norm(v, param(n, "num_groups", 2), *wb, eps=param(n, "eps", 1e-5))

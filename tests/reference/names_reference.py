@@ -63,13 +63,14 @@ def load_text(project, project_path):
 
 
 def make_optimizer(tr, params):
-    name, lr = tr.get("optimizer", "sgd"), tr.get("lr", 0.1)
+    name, lr, decay = tr.get("optimizer", "sgd"), tr.get("lr", 0.1), tr.get("weight_decay", 0.0)
     if name == "adam":
-        return torch.optim.Adam(params, lr=lr)
+        return torch.optim.Adam(params, lr=lr, weight_decay=decay)
     if name == "adamw":
-        return torch.optim.AdamW(params, lr=lr, weight_decay=tr.get("weight_decay", 0.0))
+        return torch.optim.AdamW(params, lr=lr, weight_decay=decay)
     if name == "sgd":
-        return torch.optim.SGD(params, lr=lr, momentum=tr.get("momentum", 0.0), nesterov=tr.get("nesterov", False))
+        return torch.optim.SGD(params, lr=lr, momentum=tr.get("momentum", 0.0), nesterov=tr.get("nesterov", False),
+                               weight_decay=decay)
     raise SystemExit("names_reference: optimizer %s is not supported here" % name)
 
 

@@ -1,0 +1,165 @@
+#!/usr/bin/python3
+"""Image projects against PyTorch: the same graph, initial weights, data and schedule.
+
+    /usr/bin/python3 tests/reference/image_reference.py examples/mnist_autoencoder.plexus [more.plexus ...]
+        [--cli build/app/plexus-cli] [--threads 2] [--epochs E] [--skip-plexus]
+
+For each project on an IDX image dataset (`mnist` or `fashion-mnist`):
+1. `plexus-cli train P --metrics F` trains it as a user would (unless --skip-plexus); the final
+   model's test figures (the "test" line: loss, accuracy, each loss node's loss) are read back.
+2. PyTorch trains the same graph: the initial weights are Plexus's own (`plexus-cli init` with the
+   project's seed), the network is grad_crosscheck.run_graph (torch's functional forms on those
+   weights, float32; BatchNorm updates its running statistics as it trains; several loss nodes
+   sum, each times its loss_weight), the inputs are standardised with the training split's mean
+   and std, the split holds out the project's validation_fraction of the training images, and
+   the optimizer, learning rate, weight decay, schedule, batch size and epochs are the project's.
+   The held-out images and the shuffling are drawn from torch's own generator, so they are not
+   the same images as Plexus's (the test split is the same 10,000).
+3. Both sides' test figures are printed with their differences: accuracy (points) for a
+   classification, and each loss, with its relative difference.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "reference"))
+import grad_crosscheck as gc  # noqa: E402
+import names_reference as nr  # noqa: E402
+from idx import read_idx  # noqa: E402
+
+torch = gc.torch
+
+
+def load_images(project, project_path):
+    """(train x, train y), (test x, test y): raw pixels / 255 as float32 [N, 1, 28, 28], labels."""
+    ds = project["dataset"]
+    if ds["kind"] not in ("mnist", "fashion-mnist"):
+        raise SystemExit("image_reference: dataset kind %s is not an IDX image set" % ds["kind"])
+    folder = ds["path"] if os.path.isabs(ds["path"]) else os.path.join(gc.REPO, ds["path"])
+
+    def split(prefix):
+        x = read_idx(folder, prefix + "-images-idx3-ubyte", 2051)
+        y = read_idx(folder, prefix + "-labels-idx1-ubyte", 2049)
+        return (torch.tensor(x, dtype=torch.float32).unsqueeze(1) * (1 / 255.0),
+                torch.tensor(y.astype("int64"), dtype=torch.float32))
+
+    return split("train"), split("t10k")
+
+
+def evaluate(project, weights, x, y, primary):
+    """Mean total loss, each loss node's mean loss, and the primary classification's accuracy."""
+    total, parts, correct = 0.0, {}, 0
+    with torch.no_grad():
+        for b in range(0, len(x), 1000):
+            losses = {}
+            xb, yb = x[b:b + 1000], y[b:b + 1000]
+            total += gc.run_graph(project, weights, xb, yb, losses=losses).item() * len(xb)
+            for nid, (loss, pred) in losses.items():
+                parts[nid] = parts.get(nid, 0.0) + loss.item() * len(xb)
+            if primary:
+                correct += (losses[primary][1].argmax(-1) == yb.long()).sum().item()
+    n = len(x)
+    return total / n, {k: v / n for k, v in parts.items()}, (100.0 * correct / n if primary else None)
+
+
+def primary_loss(project):
+    """The loss whose prediction Plexus counts accuracy on: the first classification loss."""
+    for n in project["nodes"]:
+        if n["type"] in ("CrossEntropy", "NLL"):
+            return n["id"]
+    return None
+
+
+def torch_run(project, project_path, weights_path, epochs):
+    tr = project["training"]
+    (x, y), (xt, yt) = load_images(project, project_path)
+    gen = torch.Generator().manual_seed(tr.get("seed", 1))
+    order = torch.randperm(len(x), generator=gen)
+    held = int(round(tr.get("validation_fraction", 0.1) * len(x)))
+    train_idx = order[held:]
+    mean, std = x[train_idx].mean().item(), x[train_idx].std(unbiased=False).item()
+    x, xt = (x - mean) / std, (xt - mean) / std
+    weights = {k: v.clone().requires_grad_(not gc.is_buffer(k)) for k, v in gc.read_safetensors(weights_path).items()}
+    params = [v for k, v in weights.items() if not gc.is_buffer(k)]
+    opt = nr.make_optimizer(tr, params)
+    schedule = nr.make_schedule(tr, opt, epochs)
+    batch = tr.get("batch_size", 100)
+    for _ in range(epochs):
+        perm = train_idx[torch.randperm(len(train_idx), generator=gen)]
+        for b in range(0, len(perm), batch):
+            idx = perm[b:b + batch]
+            opt.zero_grad()
+            gc.run_graph(project, weights, x[idx], y[idx], training=True, update_stats=True).backward()
+            opt.step()
+        if schedule:
+            schedule.step()
+    return evaluate(project, weights, xt, yt, primary_loss(project)), len(train_idx)
+
+
+def plexus_run(cli, project_path, epochs, workdir, threads):
+    metrics = os.path.join(workdir, os.path.splitext(os.path.basename(project_path))[0] + ".metrics.jsonl")
+    cmd = [cli, "train", project_path, "--epochs", str(epochs), "--metrics", metrics, "--threads", str(threads)]
+    t0 = time.time()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    seconds = time.time() - t0
+    test = [json.loads(line) for line in open(metrics) if json.loads(line).get("event") == "test"][-1]
+    parts = {p["node"]: p["loss"] for p in test.get("eval_losses", [])}
+    accuracy = 100.0 * test["eval_accuracy"] if "eval_accuracy" in test else None
+    return (test["eval_loss"], parts, accuracy), seconds, " ".join(cmd)
+
+
+def main():
+    args = sys.argv[1:]
+    cli = os.path.join(gc.REPO, "build", "app", "plexus-cli")
+    threads, epochs_override, skip_plexus, projects = 2, None, False, []
+    while args:
+        a = args.pop(0)
+        if a == "--cli":
+            cli = args.pop(0)
+        elif a == "--threads":
+            threads = int(args.pop(0))
+        elif a == "--epochs":
+            epochs_override = int(args.pop(0))
+        elif a == "--skip-plexus":
+            skip_plexus = True
+        else:
+            projects.append(a)
+    if not projects:
+        raise SystemExit(__doc__)
+    torch.set_num_threads(threads)
+    print("torch %s (%d threads), %s, OPENBLAS_CORETYPE=%s" %
+          (torch.__version__, threads, cli, os.environ.get("OPENBLAS_CORETYPE", "(unset)")))
+    with tempfile.TemporaryDirectory() as workdir:
+        for path in projects:
+            project = json.load(open(path))
+            epochs = epochs_override or project["training"].get("epochs", 5)
+            w = os.path.join(workdir, "init.safetensors")
+            subprocess.run([cli, "init", "--project", path, "--seed", str(project["training"].get("seed", 1)),
+                            "--out", w], check=True, stdout=subprocess.DEVNULL)
+            t0 = time.time()
+            (loss, parts, accuracy), n_train = torch_run(project, path, w, epochs)
+            torch_s = time.time() - t0
+            print("\n%s: %d training images, %d epochs, test split of 10000" % (os.path.basename(path), n_train, epochs))
+            if skip_plexus:
+                print("  torch: test loss %.4f %s accuracy %s (%.1f s)" % (loss, parts, accuracy, torch_s))
+                continue
+            (our_loss, our_parts, our_accuracy), plexus_s, cmd = plexus_run(cli, path, epochs, workdir, threads)
+            print("  command: %s" % cmd)
+            rows = [("loss", our_loss, loss)] + [("loss " + k, our_parts.get(k, float("nan")), v)
+                                                 for k, v in parts.items() if len(parts) > 1]
+            for name, ours, ref in rows:
+                print("  test %-22s plexus %.5f  torch %.5f  relative difference %+.1f%%" %
+                      (name, ours, ref, 100.0 * (ours - ref) / ref))
+            if accuracy is not None:
+                print("  test accuracy           plexus %.2f%%  torch %.2f%%  difference %+.2f points" %
+                      (our_accuracy, accuracy, our_accuracy - accuracy))
+            print("  time: plexus %.1f s, torch %.1f s (%d threads each)" % (plexus_s, torch_s, threads))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
