@@ -21,6 +21,7 @@
 #include "common/qt_text.h"
 #include "common/theme.h"
 #include "dashboard/confusion_matrix.h"
+#include "dashboard/reconstructions.h"
 #include "dashboard/run_comparison.h"
 #include "dashboard/run_list.h"
 #include "dashboard/text_figures.h"
@@ -154,6 +155,8 @@ Dashboard::Dashboard(TrainingController* controller, RunFollower* follower, QWid
   confusions_ = new QStackedWidget(this);
   confusions_->addWidget(confusion_);
   confusions_->addWidget(top_confusions_);
+  reconstructions_ = new widgets::ReconstructionsView(this);  // an autoencoder's, in the same place
+  confusions_->addWidget(reconstructions_);
   text_figures_ = new widgets::TextFigures(this);
   text_figures_->hide();
   preview_ = new widgets::DatasetPreview(this);
@@ -411,6 +414,7 @@ void Dashboard::beginRun(const TrainingRequest& request, const QString& name) {
   skipped_button_->setChecked(false);
   confusion_->clear();
   top_confusions_->clear();
+  reconstructions_->clear();
   confusions_->setCurrentWidget(confusion_);
   confusions_->show();
   preview_->clearPredictions();
@@ -658,6 +662,12 @@ void Dashboard::onEpoch(const train::EpochEnd& epoch) {
   if (text_) text_figures_->setEpoch(epoch);
   if (!epoch.predicted.empty()) preview_->setPredictions({epoch.predicted, epoch.confidence});
   if (!epoch.samples.empty()) text_samples_->addEpoch(epoch.epoch, qstrings(epoch.samples));
+  // A model that also classifies keeps its confusion matrix in view; its pictures are a choice
+  // of the page stack's below it no more than a reconstruction-only model's are.
+  if (!epoch.reconstructions.empty()) {
+    reconstructions_->addEpoch(epoch.epoch, epoch.reconstructions);
+    if (epoch.classes == 0) confusions_->setCurrentWidget(reconstructions_);
+  }
 }
 
 void Dashboard::onTested(const train::TestEnd& test) {

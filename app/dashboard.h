@@ -30,6 +30,7 @@ class QToolButton;
 namespace plexus::widgets {
 class ConfusionMatrixView;
 class DatasetPreview;
+class ReconstructionsView;
 class RunComparison;
 class RunList;
 class TextFigures;
@@ -108,6 +109,7 @@ class Dashboard : public QWidget {
   // leave cells of a few pixels, no labels); its most frequent mistakes are listed instead.
   static constexpr int kMatrixMaxClasses = 20;
   widgets::TopConfusionsView* topConfusions() const { return top_confusions_; }
+  widgets::ReconstructionsView* reconstructions() const { return reconstructions_; }
   // A text project's loss per character (nats, bits/char, perplexity) above the plots.
   widgets::TextFigures* textFigures() const { return text_figures_; }
   widgets::DatasetPreview* preview() const { return preview_; }
@@ -165,6 +167,7 @@ class Dashboard : public QWidget {
   widgets::TrainingProgress* progress_;
   widgets::ConfusionMatrixView* confusion_;
   widgets::TopConfusionsView* top_confusions_;
+  widgets::ReconstructionsView* reconstructions_;
   QStackedWidget* confusions_;  // the matrix, or the top confusions for many classes
   widgets::TextFigures* text_figures_;
   QSplitter* top_;     // the plots and, beside them, the confusions (a text project: its samples)

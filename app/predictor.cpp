@@ -7,6 +7,7 @@
 #include "autograd/grad_mode.h"
 #include "common/qt_text.h"
 #include "ops/ops.h"
+#include "session/reconstructions.h"
 #include "util/error.h"
 #include "util/overloaded.h"
 
@@ -194,10 +195,16 @@ void Predictor::apply(const Source& source) {
 Prediction Predictor::run(const Tensor& raw) const {
   const Tensor out = model_->forward(raw.unsqueeze(0));
   Prediction p;
+  const std::optional<size_t> drawn = session::drawn_reconstruction(model_->compiled, model_->info);
   if (model_->classification())
     p.probabilities = softmax(out, 1).to_vector();
-  else
+  else if (!drawn)
     p.values = out.to_vector();
+  if (drawn) {
+    NoGradGuard no_grad;
+    const Tensor x = model_->normalization.apply(raw.unsqueeze(0));
+    p.reconstruction = model_->normalization.unapply(model_->compiled.model->predictions(x).at(*drawn)).reshape(raw.shape());
+  }
   return p;
 }
 

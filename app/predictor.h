@@ -29,10 +29,12 @@
 namespace plexus::app {
 
 // What a model made of an input: classification gives probabilities (softmax of its scores),
-// regression its output values.
+// regression its output values; a model scored against its input (an autoencoder, a decoder
+// head) its reconstruction, [C, H, W] in raw units, instead of values.
 struct Prediction {
   std::vector<float> probabilities;
   std::vector<float> values;
+  Tensor reconstruction;
 };
 
 class Predictor : public QObject {

@@ -65,10 +65,11 @@ TryItPage::TryItPage(TrainingController* controller, const widgets::GraphDocumen
             text_->setModel(description);
           });
   connect(predictor_, &Predictor::predicted, this, [this](const Prediction& prediction) {
-    if (prediction.probabilities.empty())
-      panel_->showValues(prediction.values);
-    else
+    if (!prediction.probabilities.empty())
       panel_->showProbabilities(prediction.probabilities);
+    else if (!prediction.reconstruction.defined())
+      panel_->showValues(prediction.values);
+    if (prediction.reconstruction.defined()) panel_->showReconstruction(prediction.reconstruction);
     emit predictionShown();
   });
   connect(predictor_, &Predictor::failed, panel_, &widgets::TryItPanel::showError);

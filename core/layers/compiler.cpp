@@ -114,9 +114,12 @@ struct Compiler {
     std::vector<const Edge*> predicted;
     std::vector<LossFunction> functions;
     for (const Node* loss : losses) {
-      LossTerm term{loss->id, loss_weight(*loss), false};
+      LossTerm term{loss->id, loss_weight(*loss), false, {}};
       for (const Edge* e : g.edges_into(loss->id)) {
-        if (e->to.port == "input") predicted.push_back(e);
+        if (e->to.port == "input") {
+          predicted.push_back(e);
+          term.prediction = shapes.edge_shapes.at(size_t(e - g.edges.data())).value_or(Shape{});
+        }
         if (e->to.port == "target") term.reconstructs = e->from.port == "x";
       }
       out.terms.push_back(term);

@@ -74,6 +74,7 @@ struct LossTerm {
   std::string node;           // its id
   double weight = 1;          // its loss_weight
   bool reconstructs = false;  // its target is the Input's examples x, not the labels y
+  Shape prediction;           // the shape of one example's prediction
 };
 
 struct CompiledGraph {

@@ -9,6 +9,7 @@
 #include "graph/compute.h"
 #include "session/data_pipeline.h"
 #include "session/optimizer_groups.h"
+#include "session/reconstructions.h"
 #include "session/text_sampling.h"
 #include "graph/training_params.h"
 #include "optim/factory.h"
@@ -66,6 +67,10 @@ std::function<std::string(train::EpochEnd&)> epoch_samples(const TrainingRun& ru
     }
     return "";
   };
+}
+
+void set_epoch_end(TrainingRun& run, const graph::Graph& graph) {
+  run.trainer_options.on_epoch_end = is_text_project(graph) ? epoch_samples(run) : epoch_reconstructions(run);
 }
 
 void build_optimizer(TrainingRun& run, const graph::Graph& graph) {
@@ -158,7 +163,7 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
   observe_nodes(run, graph);
   run.trainer_options.flops_per_example =
       graph::estimate_compute(graph::GraphIndex(graph), run.compiled.validation.shapes).training_flops;
-  if (is_text_project(graph)) run.trainer_options.on_epoch_end = epoch_samples(run);
+  set_epoch_end(run, graph);
   return run;
 }
 

@@ -78,6 +78,11 @@ void set_loss(train::TrainerOptions& options, const layers::CompiledGraph& compi
 // and so must anything that gives a run another model (an edit while paused).
 void observe_nodes(TrainingRun& run, const graph::Graph& graph);
 
+// What a kind of run adds to each epoch (TrainerOptions::on_epoch_end): a text project's samples
+// (epoch_samples), a model scored against its input's reconstructions (session/reconstructions.h);
+// nothing for others. make_training_run sets it, and so must anything that gives a run another model.
+void set_epoch_end(TrainingRun& run, const graph::Graph& graph);
+
 // A text project's samples after every epoch (TrainerOptions::on_epoch_end, which
 // make_training_run sets for one): kEpochSamples of them from the live model at temperature
 // 0.8, seeded by the run's seed and the epoch, so a rerun writes the same ones. A model that

@@ -45,7 +45,7 @@ EditedRun make_edited_run(const graph::Graph& trained, const graph::Graph& edite
   observe_nodes(run, edited);
   run.trainer_options.flops_per_example =
       graph::estimate_compute(graph::GraphIndex(edited), run.compiled.validation.shapes).training_flops;
-  if (is_text_project(edited)) run.trainer_options.on_epoch_end = epoch_samples(run);  // of the new model
+  set_epoch_end(run, edited);  // of the new model
 
   out.carried = train::carry_over(train::live_state(*live.compiled.model, live.optimizer.get(), "before the edit"),
                                   *run.compiled.model, run.optimizer.get());

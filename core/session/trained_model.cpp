@@ -93,6 +93,16 @@ Tensor InputNormalization::apply(const Tensor& raw) const {
   return transform()->apply({raw, Tensor()}, unused).input;
 }
 
+Tensor InputNormalization::unapply(const Tensor& standardised) const {
+  if (empty()) return standardised;
+  if (standardised.dim() < 2)
+    throw ShapeError("InputNormalization: expected a batch [N, ...], got shape " + plexus::to_string(standardised.shape()));
+  Shape per_channel(size_t(standardised.dim()), 1);  // [1, C, 1, 1]: one mean and std per channel (dim 1)
+  if (mean.size() > 1) per_channel[1] = int64_t(mean.size());
+  NoGradGuard no_grad;
+  return standardised * from_vector(std, per_channel) + from_vector(mean, per_channel);
+}
+
 void write_model_metadata(train::Metadata& meta, const graph::DatasetInfo& info, const InputNormalization& norm,
                           const std::vector<std::string>& class_names, const std::vector<std::string>& feature_names,
                           const std::vector<std::string>& vocabulary) {

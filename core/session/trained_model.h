@@ -34,6 +34,8 @@ struct InputNormalization {
   bool empty() const { return mean.empty(); }
   data::TransformPtr transform() const;  // a data::Normalize for loaders
   Tensor apply(const Tensor& raw) const;  // raw [N, ...] -> model input, no autograd history
+  // Model units [N, ...] (a reconstruction of the input) -> raw units: x · std + mean per channel.
+  Tensor unapply(const Tensor& standardised) const;
   bool operator==(const InputNormalization&) const = default;
 };
 

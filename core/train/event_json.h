@@ -24,7 +24,9 @@
 // A graph with several loss nodes adds each one's own loss, in graph order, beside the total:
 // "losses" to a batch, "train_losses" and "eval_losses" to an epoch, "eval_losses" to a test:
 //   "train_losses":[{"node":"classify","loss":0.31},{"node":"reconstruct","loss":0.052}]
-// "samples" (text projects only) is the text the model generated after the epoch.
+// "samples" (text projects only) is the text the model generated after the epoch;
+// "reconstructions" (a model scored against its input) some validation examples and the model's
+// output for each, in raw units to 1/1000: {"shape":[1,28,28],"inputs":[..],"outputs":[..]}.
 // Accuracies are classification figures: a regression run writes losses only. gflops and
 // peak_gflops are left out when not known (a model whose products were not counted, a peak not
 // measured). A number that is

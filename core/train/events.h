@@ -46,6 +46,16 @@ inline double share_of_peak(double gflops, double peak_gflops) {
 // peak, which "0 %" would hide.
 inline int percent_decimals(double percent) { return percent < 1 ? 2 : percent < 10 ? 1 : 0; }
 
+// A model scored against its own input (an autoencoder): a few held-out examples beside what
+// the model made of each after an epoch, both in raw units (as the dataset reader yields them,
+// pixels / 255), so they show as pictures.
+struct Reconstructions {
+  std::vector<int64_t> example;         // one example's shape, [C, H, W]
+  std::vector<float> inputs, outputs;   // example after example, each of the example's size
+  bool empty() const { return inputs.empty(); }
+  bool operator==(const Reconstructions&) const = default;
+};
+
 struct EpochEnd {
   int epoch = 0, epochs = 0;
   double train_loss = 0, train_accuracy = 0;
@@ -72,6 +82,9 @@ struct EpochEnd {
   double peak_gflops = 0;
   // A text project's run: text the model generated after this epoch (session/text_sampling.h).
   std::vector<std::string> samples;
+  // A model scored against its input: some validation examples and its output for them
+  // (session::epoch_reconstructions).
+  Reconstructions reconstructions;
 };
 
 // After the last epoch of a run that was not stopped: the final model's figures on the test

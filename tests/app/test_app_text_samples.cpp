@@ -19,6 +19,7 @@
 
 #include "dashboard.h"
 #include "dashboard/confusion_matrix.h"
+#include "dashboard/reconstructions.h"
 #include "dashboard/run_list.h"
 #include "dashboard/text_figures.h"
 #include "dashboard/text_samples.h"
@@ -73,6 +74,53 @@ class TestAppTextSamples : public QObject {
   Q_OBJECT
 
  private slots:
+  // An autoencoder's epochs bring pictures: validation inputs above their reconstructions, in
+  // the confusion matrix's place, the newest shown as it arrives, earlier ones on request.
+  void anAutoencoderRunShowsItsReconstructions() {
+    app::TrainingController controller;
+    app::RunFollower follower;
+    app::Dashboard dashboard(&controller, &follower);
+    dashboard.resize(1200, 800);
+    dashboard.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dashboard));
+    dashboard.beginRun(request("mnist"), "ae");
+    widgets::ReconstructionsView* view = dashboard.reconstructions();
+    const auto pairs = [](float level) {
+      train::Reconstructions r;
+      r.example = {1, 4, 4};
+      for (int i = 0; i < 3; ++i)
+        for (int p = 0; p < 16; ++p) {
+          r.inputs.push_back(p == i ? 1.f : 0.f);
+          r.outputs.push_back(p == i ? level : 0.f);
+        }
+      return r;
+    };
+    for (int n = 1; n <= 2; ++n) {
+      train::EpochEnd e;
+      e.epoch = n;
+      e.epochs = 5;
+      e.reconstructions = pairs(0.5f * float(n));
+      emit controller.epochEnded(e);
+    }
+    QVERIFY(view->isVisible());
+    QCOMPARE(view->shownEpoch(), 2);
+    QCOMPARE(view->pairCount(), 3);
+    QCOMPARE(qGray(view->input(2).pixel(2, 0)), 255);
+    QCOMPARE(qGray(view->output(2).pixel(2, 0)), 255);  // epoch 2: 1.0
+    QCOMPARE(qGray(view->output(2).pixel(3, 0)), 0);
+    auto* epochs = view->findChild<QComboBox*>("reconstructionEpoch");
+    epochs->setFocus();
+    QTest::keyClick(epochs, Qt::Key_Down);  // the earlier epoch
+    QCOMPARE(view->shownEpoch(), 1);
+    QCOMPARE(qGray(view->output(2).pixel(2, 0)), 128);  // epoch 1: 0.5
+    QVERIFY(view->findChild<QLabel*>("reconstructionTitle")->text().contains("epoch 1"));
+    // A classifier's run takes the place back for its confusion matrix.
+    dashboard.beginRun(request("mnist"), "classifier");
+    emit controller.epochEnded(evaluated(1, 10, 0.5, 0.4));
+    QVERIFY(!view->isVisible());
+    QCOMPARE(view->pairCount(), 0);
+  }
+
   void aTextRunShowsItsSamplesEveryEpoch() {
     app::TrainingController controller;
     app::RunFollower follower;

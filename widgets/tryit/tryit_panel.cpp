@@ -56,6 +56,14 @@ QToolButton* button(const QString& text, const QString& icon_name, const QString
   return b;
 }
 
+// Nearest neighbour at a whole factor where it fits: the model's pixels, each one visible.
+QPixmap magnified(const QImage& image, int side) {
+  const int longest = std::max(image.width(), image.height());
+  const int factor = std::max(1, side / longest);
+  const QSize size = longest * factor <= side ? image.size() * factor : image.size().scaled(side, side, Qt::KeepAspectRatio);
+  return QPixmap::fromImage(image.scaled(size, Qt::IgnoreAspectRatio, Qt::FastTransformation));
+}
+
 bool sameValues(const Tensor& a, const Tensor& b) {
   if (a.defined() != b.defined()) return false;
   return !a.defined() || (a.shape() == b.shape() && a.to_vector() == b.to_vector());
@@ -95,6 +103,13 @@ TryItPanel::TryItPanel(QWidget* parent)
   preview_->setStyleSheet(QStringLiteral("QLabel { background: black; }"));
   preview_caption_ = new QLabel(this);
   preview_caption_->setWordWrap(true);
+  reconstruction_heading_ = sectionLabel(tr("Reconstruction"), this);
+  reconstruction_ = new QLabel(this);
+  reconstruction_->setObjectName(QStringLiteral("reconstruction"));
+  reconstruction_->setFixedSize(kPreviewSide, kPreviewSide);
+  reconstruction_->setAlignment(Qt::AlignCenter);
+  reconstruction_->setStyleSheet(QStringLiteral("QLabel { background: black; }"));
+  reconstruction_->setToolTip(tr("What the model makes of its input: the output its loss compares with the input"));
 
   error_ = new QLabel(this);
   error_->setObjectName(QStringLiteral("tryItError"));
@@ -143,6 +158,8 @@ TryItPanel::TryItPanel(QWidget* parent)
   side->addWidget(prediction_);
   side->addWidget(error_);
   side->addWidget(output_);
+  side->addWidget(reconstruction_heading_);
+  side->addWidget(reconstruction_);
   side->addStretch();
 
   auto* usable = new QWidget(this);
@@ -182,6 +199,7 @@ TryItPanel::TryItPanel(QWidget* parent)
 
   setInputShape({1, 28, 28});
   setModel(QString(), {});
+  hideReconstruction();
 }
 
 void TryItPanel::setInputShape(const Shape& shape, const QString& what) {
@@ -206,6 +224,7 @@ void TryItPanel::setInputShape(const Shape& shape, const QString& what) {
 void TryItPanel::setModel(const QString& description, const QStringList& class_names) {
   status_->setText(description);
   clearError();
+  if (description.isEmpty()) hideReconstruction();
   if (description.isEmpty()) {
     no_output_->setText(tr("No model yet: train the project, or load a checkpoint of it."));
     output_->setCurrentWidget(no_output_);
@@ -241,6 +260,32 @@ void TryItPanel::showValues(const std::vector<float>& values) {
 }
 
 QString TryItPanel::valueText() const { return value_->text(); }
+
+void TryItPanel::showReconstruction(const Tensor& raw) {
+  clearError();
+  // Raw pixels are in [0, 1]; an output a little outside is clipped, not stretched, so a faint
+  // reconstruction looks faint beside its input.
+  std::vector<float> pixels = raw.to_vector();
+  for (float& v : pixels) v = std::clamp(v, 0.f, 1.f);
+  reconstruction_image_ = thumbnailImage(pixels.data(), raw.shape());
+  reconstruction_->setPixmap(magnified(reconstruction_image_, kPreviewSide));
+  reconstruction_heading_->show();
+  reconstruction_->show();
+  // Without classes there is nothing else to say: the picture is the prediction.
+  if (bars_->classNames().isEmpty()) {
+    output_->hide();
+    prediction_->hide();
+  }
+}
+
+void TryItPanel::hideReconstruction() {
+  reconstruction_image_ = QImage();
+  reconstruction_->clear();
+  reconstruction_heading_->hide();
+  reconstruction_->hide();
+  output_->show();
+  prediction_->show();
+}
 
 void TryItPanel::showError(const QString& message) {
   error_->setText(message);
@@ -298,6 +343,7 @@ void TryItPanel::setInput(Tensor input) {
   }
   showPreview();
   if (!input_.defined()) {
+    hideReconstruction();
     bars_->setProbabilities({});
     value_->setText(QStringLiteral("—"));
     prediction_->setText(tr("Prediction"));
@@ -310,12 +356,7 @@ void TryItPanel::showPreview() {
     preview_->clear();
     return;
   }
-  // Nearest neighbour at a whole factor where it fits: the model's pixels, each one visible.
-  const int longest = std::max(input_image_.width(), input_image_.height());
-  const int factor = std::max(1, kPreviewSide / longest);
-  const QSize size = longest * factor <= kPreviewSide ? input_image_.size() * factor
-                                                      : input_image_.size().scaled(kPreviewSide, kPreviewSide, Qt::KeepAspectRatio);
-  preview_->setPixmap(QPixmap::fromImage(input_image_.scaled(size, Qt::IgnoreAspectRatio, Qt::FastTransformation)));
+  preview_->setPixmap(magnified(input_image_, kPreviewSide));
 }
 
 void TryItPanel::dragEnterEvent(QDragEnterEvent* event) {

@@ -49,6 +49,10 @@ class TryItPanel : public QWidget {
   // The model's output for the input emitted last: probabilities (one per class) or values.
   void showProbabilities(const std::vector<float>& probabilities);
   void showValues(const std::vector<float>& values);
+  // A model scored against its input: its output for it, [C, H, W] in raw units, shown as a
+  // picture beside the input (for a model that does not classify, instead of values).
+  void showReconstruction(const Tensor& raw);
+  QImage reconstructionImage() const { return reconstruction_image_; }  // null when none is shown
   // Shown until the next output or input (a file that would not open, a checkpoint that would
   // not load, a model that failed on the input).
   void showError(const QString& message);
@@ -86,16 +90,19 @@ class TryItPanel : public QWidget {
   void setInput(Tensor input);
   void clearError();
   void showPreview();
+  void hideReconstruction();
 
   Shape shape_;
   std::optional<data::Image> picture_;  // an opened file, as core decoded it
   PictureConverter convert_;
   Tensor input_;
-  QImage input_image_;
+  QImage input_image_, reconstruction_image_;
   QStackedWidget* pages_;
   DigitCanvas* canvas_;
   QLabel* preview_;
   QLabel* preview_caption_;
+  QLabel* reconstruction_;
+  QLabel* reconstruction_heading_;
   QLabel* status_;
   QLabel* prediction_;  // "Prediction: 3"
   QLabel* unusable_;

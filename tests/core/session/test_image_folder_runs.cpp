@@ -6,13 +6,16 @@
 
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <string>
 
 #include "data/image_file.h"
 #include "data/synthetic_digits.h"
 #include "graph/dataset_info.h"
 #include "session/data_pipeline.h"
+#include "session/reconstructions.h"
 #include "session/run.h"
+#include "train/event_json.h"
 #include "train/trainer.h"
 #include "util/error.h"
 #include "support/temp_dir.h"
@@ -245,3 +248,57 @@ TEST(picturesForATrainedModelMatchTraining) {
   COMPARE(got.to_vector(), expected.to_vector());
 }
 
+
+// An autoencoder on a folder of pictures: after every epoch the first validation pictures and
+// what the model made of each, in raw units, in the epoch's figures and metrics.jsonl.
+TEST(autoencoderEpochsCarryTheirReconstructions) {
+  const fs::path folder = root() / "reconstruct";
+  write_digits(folder, 8, 3);
+  graph::Graph g = softmax(folder, 16);
+  g.nodes.push_back({"act", "ReLU", "act", {}, {}});
+  g.nodes.push_back({"dec", "Linear", "dec", {{"out_features", int64_t(784)}}, {}});
+  g.nodes.push_back({"image", "Reshape", "image", {{"shape", std::vector<int64_t>{1, 28, 28}}}, {}});
+  g.nodes[3].type = "MSE";
+  g.edges = {{{"in", "x"}, {"flat", "input"}},     {{"flat", "output"}, {"fc", "input"}},
+             {{"fc", "output"}, {"act", "input"}},  {{"act", "output"}, {"dec", "input"}},
+             {{"dec", "output"}, {"image", "input"}}, {{"image", "output"}, {"loss", "input"}},
+             {{"in", "x"}, {"loss", "target"}}};
+  g.training.epochs = 2;
+  g.training.validation_fraction = 0.25;
+  session::TrainingRun run = session::make_training_run(g);
+  VERIFY(run.trainer_options.on_epoch_end);
+  const train::RunResult r = train_run(run);
+  VERIFY2(r.status == train::RunStatus::Completed, r.message.c_str());
+  const int64_t shown = std::min<int64_t>(session::kReconstructionExamples, run.data.validation->size());
+  VERIFY(shown > 1);
+  for (const train::EpochEnd& e : r.history) {
+    COMPARE(e.reconstructions.example, (std::vector<int64_t>{1, 28, 28}));
+    COMPARE(e.reconstructions.inputs.size(), size_t(shown * 784));  // the validation split's first
+    COMPARE(e.reconstructions.outputs.size(), e.reconstructions.inputs.size());
+  }
+  // The inputs are the validation pictures as read; the outputs the final model's, in raw units.
+  const train::Reconstructions& last = r.history.back().reconstructions;
+  std::vector<int64_t> first(static_cast<size_t>(shown));
+  std::iota(first.begin(), first.end(), int64_t(0));
+  const Tensor raw = run.data.validation->get_batch(first).input;
+  COMPARE(last.inputs, raw.to_vector());
+  run.compiled.model->eval();
+  const std::vector<float> out =
+      run.normalization.unapply((*run.compiled.model)(run.normalization.apply(raw))).to_vector();
+  double worst = 0;
+  for (size_t i = 0; i < out.size(); ++i) worst = std::max(worst, double(std::abs(out[i] - last.outputs[i])));
+  VERIFY2(worst < 1e-5, std::to_string(worst));
+
+  // metrics.jsonl keeps them to 1/1000 of the range, and refuses a torn set.
+  nlohmann::json j = train::to_json(r.history.back(), false);
+  const train::EpochEnd back = std::get<train::EpochEnd>(train::event_from_json(j, "metrics.jsonl:3"));
+  COMPARE(back.reconstructions.example, last.example);
+  for (size_t i = 0; i < last.outputs.size(); ++i) VERIFY(std::abs(back.reconstructions.outputs[i] - last.outputs[i]) <= 5.1e-4f);
+  j["reconstructions"]["outputs"].erase(0);
+  const std::string torn = testing::message_of<DataError>([&] { train::event_from_json(j, "metrics.jsonl:3"); });
+  VERIFY2(contains(torn, "metrics.jsonl:3: reconstructions") && contains(torn, "outputs"), torn.c_str());
+
+  // A classifier has none.
+  session::TrainingRun classifier = session::make_training_run(softmax(folder, 3));
+  VERIFY(!classifier.trainer_options.on_epoch_end);
+}

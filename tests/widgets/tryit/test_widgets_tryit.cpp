@@ -288,6 +288,29 @@ class TestTryIt : public QObject {
     QCOMPARE(panel()->valueText(), QString("3.25"));
   }
 
+  // An autoencoder's output is a picture: shown beside the input, in place of values, its
+  // pixels clipped to [0, 1] rather than stretched; a new model without one hides it again.
+  void reconstructionShowsAsAPicture() {
+    panel()->setModel("an autoencoder", {});
+    drawStroke(panel()->canvas(), {{0.5, 0.2}, {0.5, 0.8}});
+    std::vector<float> out(784, 0.25f);
+    out[0] = 1.5f;   // past white
+    out[1] = -0.5f;  // below black
+    panel()->showReconstruction(from_vector(out, {1, 28, 28}));
+    auto* picture = panel()->findChild<QLabel*>("reconstruction");
+    QVERIFY(picture->isVisible());
+    QVERIFY(!picture->pixmap().isNull());
+    QVERIFY(!panel()->findChild<QLabel*>("regressionValue")->isVisible());
+    const QImage shown = panel()->reconstructionImage();
+    QCOMPARE(shown.size(), QSize(28, 28));
+    QCOMPARE(qGray(shown.pixel(0, 0)), 255);
+    QCOMPARE(qGray(shown.pixel(1, 0)), 0);
+    QCOMPARE(qGray(shown.pixel(5, 5)), 64);  // 0.25 of white, not stretched to the picture's range
+    panel()->setModel(QString(), {});
+    QVERIFY(!picture->isVisible());
+    QVERIFY(panel()->reconstructionImage().isNull());
+  }
+
   void noModelSaysSo() {
     panel()->setModel(QString(), {});
     QVERIFY(!panel()->hasModel());
