@@ -32,6 +32,7 @@ constexpr int kReplotIntervalMs = 50;           // at most 20 replots a second
 constexpr int kHoverRadius = 40;                // pixels from a point that still show its values
 constexpr int kMarkerRadius = 4;                // pixels from a marker's line that show its tip
 constexpr QMargins kAxisMargins{72, 4, 64, 4};  // the same on every plot, so their axes line up
+constexpr int kPlotMinimumHeight = 140;         // below it the dashboard scrolls the plots
 
 // One hue per run, in the order runs start; brighter on the dark theme.
 struct RunColour {
@@ -349,7 +350,8 @@ void TrainingPlots::setUpPlots() {
   lrTracer_ = makeTracer(lr_);
 }
 
-// Out of the header, not just empty: an empty legend would still take a row's height.
+// Out of the header, not just empty: an empty legend would still take a row's height. The plot
+// grows taller by the row rather than squeeze its curves (or, short, clip its headers).
 void TrainingPlots::showLossNodeLegend(LossNodeLegend& l, bool shown) {
   l.legend->setVisible(shown);  // a legend out of the layout would still draw where it was
   if (shown == (l.row->layout() == l.header)) return;
@@ -359,6 +361,8 @@ void TrainingPlots::showLossNodeLegend(LossNodeLegend& l, bool shown) {
     l.header->take(l.row);
     l.header->simplify();
   }
+  const int row = l.row->minimumOuterSizeHint().height() + l.header->rowSpacing();
+  l.legend->parentPlot()->setMinimumHeight(kPlotMinimumHeight + (shown ? row : 0));
 }
 
 void TrainingPlots::setUpAxes() {
@@ -397,7 +401,7 @@ void TrainingPlots::setUpInteractions(QCustomPlot* plot) {
   plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   plot->setNoAntialiasingOnDrag(true);
   plot->setAutoAddPlottableToLegend(false);
-  plot->setMinimumHeight(140);
+  plot->setMinimumHeight(kPlotMinimumHeight);
   plot->setMouseTracking(true);  // hover without a button pressed
   plot->axisRect()->setMinimumMargins(kAxisMargins);
   plot->installEventFilter(this);  // to hide the hover on leave
