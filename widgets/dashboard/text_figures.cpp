@@ -68,18 +68,19 @@ void TextFigures::clear() {
   title_->setText(tr("Loss per character"));
   for (auto& row : cells_)
     for (QLabel* cell : row) cell->clear();
-  for (QLabel* nodes : lossNodes_) {
-    nodes->clear();
-    nodes->hide();
-  }
+  for (Row row : {Training, Validation}) setLossNodes(row, {});
 }
 
-void TextFigures::setRow(Row row, double loss, double accuracy, const std::vector<train::LossPart>& parts) {
+void TextFigures::setLossNodes(Row row, const std::vector<train::LossPart>& parts) {
   QStringList nodes;
   for (const train::LossPart& part : parts)
     nodes << QStringLiteral("%1 %2").arg(qstr(train::node_label(lossNames_, part.node)), QString::number(part.value, 'f', 3));
   lossNodes_[row]->setText(nodes.join(QStringLiteral(" · ")));
   lossNodes_[row]->setVisible(!nodes.isEmpty());
+}
+
+void TextFigures::setRow(Row row, double loss, double accuracy, const std::vector<train::LossPart>& parts) {
+  setLossNodes(row, parts);
   QLabel** cells = cells_[row];
   cells[Nats]->setText(QString::number(loss, 'f', 3));
   cells[BitsPerChar]->setText(QString::number(train::nats_to_bits(loss), 'f', 3));
@@ -94,8 +95,7 @@ void TextFigures::setEpoch(const train::EpochEnd& e) {
     setRow(Validation, e.eval_loss, e.eval_accuracy, e.eval_losses);
   } else {
     for (QLabel* cell : cells_[Validation]) cell->clear();
-    lossNodes_[Validation]->clear();
-    lossNodes_[Validation]->hide();
+    setLossNodes(Validation, {});
   }
 }
 

@@ -40,6 +40,7 @@ class TextFigures : public QWidget {
 
  private:
   void setRow(Row row, double loss, double accuracy, const std::vector<train::LossPart>& parts);
+  void setLossNodes(Row row, const std::vector<train::LossPart>& parts);  // none: the line goes
   void applyTheme();
 
   QLabel* title_;

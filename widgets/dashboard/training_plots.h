@@ -168,6 +168,12 @@ class TrainingPlots : public QWidget {
     QString name;
     QCPGraph *loss, *perEpoch;
   };
+  // A plot's legend of loss node names, on a row of its plot's header while some shown run has
+  // loss nodes.
+  struct LossNodeLegend {
+    QCPLayoutGrid *header, *row;
+    QCPLegend* legend;
+  };
   struct Marker {
     double step = 0, epoch = 0;
     QString tip;
@@ -199,6 +205,7 @@ class TrainingPlots : public QWidget {
   void styleLossNode(const Run& run, const LossNode& node);
   void styleLossNodeKey(size_t style);
   static std::vector<QCPGraph*> lossNodeGraphs(const Run& run, Series series);
+  void showLossNodeLegend(LossNodeLegend& l, bool shown);
   void removeGraphs(const Run& run);
   QCPGraph* newGraph(QCustomPlot* plot, QCPAxis* valueAxis = nullptr);
   void buildToolBar();
@@ -235,14 +242,7 @@ class TrainingPlots : public QWidget {
   std::vector<QCPTextElement*> titles_;
   std::vector<std::pair<Series, QCPGraph*>> styleKey_;  // the epoch plot's legend: which line is which
   std::vector<LossNodeKey> lossNodeKeys_;  // every loss node name shown so far, in order
-  // The loss and epoch plots' legends of loss node names, each on a row of its plot's header
-  // while some shown run has loss nodes.
-  struct LossNodeLegend {
-    QCPLayoutGrid *header, *row;
-    QCPLegend* legend;
-  };
-  LossNodeLegend lossNodeLegends_[2];
-  void showLossNodeLegend(LossNodeLegend& l, bool shown);
+  LossNodeLegend lossNodeLegends_[2];      // the loss plot's, the epoch plot's
   QCPItemTracer *lossTracer_, *epochTracer_, *lrTracer_;
   QToolButton* logButton_ = nullptr;
   QTimer replotTimer_;
