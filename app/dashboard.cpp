@@ -39,6 +39,8 @@
 #include "session/run_log.h"
 #include "session/text_sampling.h"
 #include "session/trained_model.h"
+#include "train/health.h"
+#include "train/readable_figures.h"
 #include "training_controller.h"
 
 namespace plexus::app {
@@ -108,9 +110,17 @@ std::vector<widgets::PreviewSplit> previewSplits(const PreviewData& data) {
 
 // The final model's figures on the test split, for a run's tool tip.
 QString testNote(const train::EpochEnd& test, bool classification) {
-  QString text = QObject::tr("Test (final model): loss %1").arg(QString::number(test.eval_loss, 'g', 4));
+  QString text = QObject::tr("Test (final model): loss %1").arg(QString::number(test.eval_loss, 'g', 4)) +
+                 qstr(train::parts_text(test.eval_losses));
   if (classification) text += QObject::tr(", accuracy %1%").arg(QString::number(100 * test.eval_accuracy, 'f', 2));
   return text;
+}
+
+// What the plots and figures call a graph's loss nodes: their labels ("MSE 'reconstruct'").
+train::NodeInfos lossNames(const graph::Graph& graph) {
+  train::NodeInfos names;
+  for (const graph::Node& n : graph.nodes) names[n.id].label = n.label();
+  return names;
 }
 
 QString folderName(const QString& folder) { return QFileInfo(folder).fileName(); }
@@ -129,16 +139,21 @@ struct Dashboard::LoadedRun {
   QString folder;
   std::optional<session::RunRecord> record;
   QString error;
+  train::NodeInfos lossNames;  // from the project it trained; none when that is unreadable
 };
 
 std::vector<Dashboard::LoadedRun> Dashboard::readRuns(const std::vector<std::filesystem::path>& folders) {
   std::vector<LoadedRun> out;
   for (const std::filesystem::path& folder : folders) {
-    LoadedRun run{qstr(folder.string()), std::nullopt, {}};
+    LoadedRun run{qstr(folder.string()), std::nullopt, {}, {}};
     try {
       run.record = session::read_run(folder);
     } catch (const std::exception& e) {
       run.error = qstr(e.what());
+    }
+    try {  // the loss nodes are called by their ids without it
+      run.lossNames = lossNames(graph::load_project(folder / session::kRunProjectFile));
+    } catch (const std::exception&) {
     }
     out.push_back(std::move(run));
   }
@@ -394,6 +409,8 @@ void Dashboard::beginRun(const TrainingRequest& request, const QString& name) {
   text_figures_->clear();
   const QString& project_dir = request.projectDir;
   run_ = plots_->beginRun(name.isEmpty() ? tr("Run %1").arg(++runs_started_) : name, summary(graph.training));
+  plots_->setLossNames(run_, lossNames(graph));
+  text_figures_->setLossNames(lossNames(graph));
   widgets::TrainingPlots::RunOrigin origin{request.runDir, QDateTime::currentDateTime(), false, false, {}};
   if (!request.continueFrom.isEmpty()) {
     QString continued = folderName(request.continueFrom);
@@ -510,6 +527,7 @@ void Dashboard::addPastRuns(const std::vector<LoadedRun>& runs, bool project) {
     }
     const session::RunRecord& r = *it->record;
     const int id = plots_->beginRun(name, summary(r.header.settings));
+    plots_->setLossNames(id, it->lossNames);
     plots_->addBatches(id, r.batches);
     for (const train::EpochEnd& e : r.epochs) plots_->addEpoch(id, e);
     for (const train::GraphEdit& e : r.edits) markEdit(plots_, id, e);
@@ -708,7 +726,7 @@ void Dashboard::showTest(const train::EpochEnd& t, const QString& what, int64_t 
                 .arg(t.eval_loss, 0, 'g', 4);
   else
     text += tr("loss %1").arg(t.eval_loss, 0, 'g', 4);
-  test_->setText(text);
+  test_->setText(text + qstr(train::parts_text(t.eval_losses)));
   test_->show();
 }
 

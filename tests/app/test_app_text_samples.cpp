@@ -3,7 +3,9 @@
 // it arrives and earlier epochs chosen with the keyboard; an image project gets its preview
 // back. Its loss reads per character (nats, bits/char, perplexity), and a matrix of too many
 // classes to read gives way to the top confusions. Labelled texts are no text project: the
-// preview shows their examples with their classes.
+// preview shows their examples with their classes. A model with several loss nodes shows each
+// node's loss, named by its label in the run's graph, in the plots, the figures and the test
+// figures.
 #include <QtTest/QtTest>
 
 #include <QComboBox>
@@ -215,6 +217,45 @@ class TestAppTextSamples : public QObject {
 
   // 54 symbols make a matrix of unreadable cells: the most frequent mistakes are listed
   // instead; up to kMatrixMaxClasses classes keep the matrix.
+  void aSeveralLossRunShowsEachLossNodeByItsLabel() {
+    app::TrainingController controller;
+    app::RunFollower follower;
+    app::Dashboard dashboard(&controller, &follower);
+    dashboard.resize(1280, 800);
+    dashboard.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dashboard));
+    app::TrainingRequest r = request("text");
+    r.graph.nodes = {{"next", "CrossEntropy", "next char", {}, {}}, {"style", "MSE", "", {}, {}}};
+    dashboard.beginRun(r);
+    train::BatchEnd b;
+    b.epoch = b.epochs = b.batch = b.batches = 1;
+    b.loss = 1.5;
+    b.losses = {{"next", 1.4}, {"style", 0.2}};
+    emit controller.batches({b});
+    train::EpochEnd e = evaluated(1, 54, 1.5, 1.6);
+    e.train_losses = b.losses;
+    e.eval_losses = {{"next", 1.5}, {"style", 0.2}};
+    emit controller.epochEnded(e);
+
+    widgets::TrainingPlots* plots = dashboard.plots();
+    const int run = plots->runIds().back();
+    QCOMPARE(plots->lossNodes(run), QStringList({"next", "style"}));
+    QCOMPARE(plots->lossNodeGraph(run, "next", widgets::TrainingPlots::Series::SmoothedLoss)->name(),
+             QString("CrossEntropy 'next char'"));
+    QCOMPARE(plots->lossNodeGraph(run, "style", widgets::TrainingPlots::Series::EvalLoss)->name(), QString("MSE 'style'"));
+    QCOMPARE(plots->lossNodeGraph(run, "style", widgets::TrainingPlots::Series::EvalLoss)->data()->at(0)->value, 0.2);
+    using F = widgets::TextFigures;
+    QCOMPARE(dashboard.textFigures()->lossNodesText(F::Validation), QString("CrossEntropy 'next char' 1.500 · MSE 'style' 0.200"));
+
+    train::TestEnd test;
+    test.figures.eval_loss = 1.62;
+    test.figures.eval_losses = {{"next", 1.52}, {"style", 0.2}};
+    emit controller.tested(test);
+    QVERIFY2(dashboard.testText().endsWith("loss 1.62 (next 1.52, style 0.2)"), qPrintable(dashboard.testText()));
+    QVERIFY2(plots->runInfo(run).origin.note.contains("loss 1.62 (next 1.52, style 0.2)"),
+             qPrintable(plots->runInfo(run).origin.note));
+  }
+
   void manyClassesListTheTopConfusionsFewShowTheMatrix() {
     app::TrainingController controller;
     app::RunFollower follower;

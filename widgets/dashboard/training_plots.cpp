@@ -32,6 +32,7 @@ constexpr int kReplotIntervalMs = 50;           // at most 20 replots a second
 constexpr int kHoverRadius = 40;                // pixels from a point that still show its values
 constexpr int kMarkerRadius = 4;                // pixels from a marker's line that show its tip
 constexpr QMargins kAxisMargins{72, 4, 64, 4};  // the same on every plot, so their axes line up
+constexpr int kPlotMinimumHeight = 140;         // below it the dashboard scrolls the plots
 
 // One hue per run, in the order runs start; brighter on the dark theme.
 struct RunColour {
@@ -58,6 +59,41 @@ QPen epochPen(const QColor& colour, bool training) {
 QCPScatterStyle epochMarker(const QColor& colour, const QColor& fill, bool accuracy, bool training) {
   return QCPScatterStyle(accuracy ? QCPScatterStyle::ssDiamond : QCPScatterStyle::ssCircle, QPen(colour, 1.5),
                          QBrush(fill), training ? 5 : 7);
+}
+
+// A loss node's look, by its name's index among the names shown: a dash pattern per batch, a
+// marker shape per epoch (the total's circles and diamonds are none of them), and a shade of
+// the run's colour, thinner than the total's lines so that the total stays the one to read.
+constexpr QCPScatterStyle::ScatterShape kLossNodeShapes[] = {
+    QCPScatterStyle::ssSquare, QCPScatterStyle::ssTriangle, QCPScatterStyle::ssTriangleInverted,
+    QCPScatterStyle::ssCross,  QCPScatterStyle::ssPlus,     QCPScatterStyle::ssStar};
+
+QPen lossNodeBatchPen(const QColor& colour, size_t style) {
+  static const QVector<qreal> dashes[] = {{4, 2}, {1, 2}, {6, 2, 1, 2}, {8, 3}, {6, 2, 1, 2, 1, 2}, {2, 3}};
+  QPen pen(colour, 1.3);
+  pen.setDashPattern(dashes[style % std::size(dashes)]);
+  return pen;
+}
+
+QPen lossNodeEpochPen(const QColor& colour, bool training) {
+  QPen pen(colour, training ? 1.1 : 1.5);
+  if (training) pen.setStyle(Qt::DashLine);
+  return pen;
+}
+
+QCPScatterStyle lossNodeMarker(const QColor& colour, const QColor& fill, size_t style, bool training) {
+  return QCPScatterStyle(kLossNodeShapes[style % std::size(kLossNodeShapes)], QPen(colour, 1.2), QBrush(fill),
+                         training ? 5 : 6);
+}
+
+// The run's colour for a loss node: alternately paler and deeper (towards the background, then
+// the text), further for later names, so that two nodes of one run differ in shade too.
+QColor lossNodeShade(const QColor& colour, const PlotColours& c, size_t style) {
+  const QColor& towards = style % 2 == 0 ? c.background : c.text;
+  const double t = 0.3 + 0.15 * double(style / 2 % 3);
+  return QColor::fromRgbF(float(colour.redF() * (1 - t) + towards.redF() * t),
+                          float(colour.greenF() * (1 - t) + towards.greenF() * t),
+                          float(colour.blueF() * (1 - t) + towards.blueF() * t));
 }
 
 // The union of `rangeOf(graph, found)` over the visible graphs; none when none has data.
@@ -147,6 +183,23 @@ QToolButton* toolButton(QWidget* parent, const QString& objectName, const QStrin
 // names every run shown, which would not fit beside the title).
 enum class Legend { None, Beside, Below };
 
+void layOutLegend(QCPLegend* legend) {
+  legend->setFillOrder(QCPLegend::foColumnsFirst);
+  legend->setIconSize(26, 12);
+  legend->setIconTextPadding(5);
+  legend->setColumnSpacing(14);
+}
+
+// `element` on a new row of `grid`, left-aligned: an empty element takes the rest of the row.
+QCPLayoutGrid* addLeftAligned(QCustomPlot* plot, QCPLayoutGrid* grid, QCPLayoutElement* element) {
+  auto* row = new QCPLayoutGrid;
+  grid->addElement(grid->rowCount(), 0, row);  // first, so that the row has the plot to give `element`
+  row->addElement(0, 0, element);
+  row->addElement(0, 1, new QCPLayoutElement(plot));
+  row->setColumnStretchFactor(0, 0.001);
+  return row;
+}
+
 QCPTextElement* addHeader(QCustomPlot* plot, const QString& title, Legend legend) {
   plot->plotLayout()->insertRow(0);
   plot->plotLayout()->setRowStretchFactor(0, 0.001);  // as tall as its contents
@@ -157,24 +210,20 @@ QCPTextElement* addHeader(QCustomPlot* plot, const QString& title, Legend legend
   font.setBold(true);
   auto* text = new QCPTextElement(plot, title, font);
   text->setTextFlags(Qt::AlignLeft | Qt::AlignVCenter);
-  header->addElement(0, 0, text);
   plot->legend->setVisible(legend != Legend::None);
+  if (legend != Legend::Beside) header->addElement(0, 0, text);
   if (legend != Legend::None) {
     // In the header, never over the curves.
-    if (legend == Legend::Beside) {
-      header->addElement(0, 1, plot->legend);
-      header->setColumnStretchFactor(1, 0.001);
-    } else {  // left-aligned: an empty element takes the rest of the row
-      auto* row = new QCPLayoutGrid;
-      header->addElement(1, 0, row);
-      row->addElement(0, 0, plot->legend);
-      row->addElement(0, 1, new QCPLayoutElement(plot));
-      row->setColumnStretchFactor(0, 0.001);
+    if (legend == Legend::Beside) {  // a row of its own: rows added below span the whole width
+      auto* top = new QCPLayoutGrid;
+      header->addElement(0, 0, top);
+      top->addElement(0, 0, text);
+      top->addElement(0, 1, plot->legend);
+      top->setColumnStretchFactor(1, 0.001);
+    } else {
+      addLeftAligned(plot, header, plot->legend);
     }
-    plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
-    plot->legend->setIconSize(26, 12);
-    plot->legend->setIconTextPadding(5);
-    plot->legend->setColumnSpacing(14);
+    layOutLegend(plot->legend);
   }
   return text;
 }
@@ -271,8 +320,20 @@ void TrainingPlots::setUpPlots() {
     splitter_->addWidget(plot);
     splitter_->setStretchFactor(splitter_->count() - 1, stretch[size_t(splitter_->count() - 1)]);
   }
-  // Raw batch losses go below every run's smoothed line.
+  // Raw batch losses go below every run's smoothed line, and loss nodes' lines below the totals.
   loss_->addLayer(QStringLiteral("raw"), loss_->layer(QStringLiteral("main")), QCustomPlot::limBelow);
+  for (QCustomPlot* plot : {loss_, epoch_})
+    plot->addLayer(QStringLiteral("lossNodes"), plot->layer(QStringLiteral("main")), QCustomPlot::limBelow);
+  for (size_t i = 0; i < 2; ++i) {
+    QCustomPlot* plot = i == 0 ? loss_ : epoch_;
+    auto* header = qobject_cast<QCPLayoutGrid*>(plot->plotLayout()->element(0, 0));
+    auto* legend = new QCPLegend;
+    auto* row = addLeftAligned(plot, header, legend);
+    legend->setLayer(QStringLiteral("legend"));  // a layer of its plot's
+    layOutLegend(legend);
+    lossNodeLegends_[i] = {header, row, legend};
+    showLossNodeLegend(lossNodeLegends_[i], false);  // until a run has loss nodes
+  }
 
   for (Series s : {Series::EvalLoss, Series::EvalAccuracy, Series::TrainLoss, Series::TrainAccuracy}) {
     const bool accuracy = s == Series::EvalAccuracy || s == Series::TrainAccuracy;
@@ -287,6 +348,21 @@ void TrainingPlots::setUpPlots() {
   lossTracer_ = makeTracer(loss_);
   epochTracer_ = makeTracer(epoch_);
   lrTracer_ = makeTracer(lr_);
+}
+
+// Out of the header, not just empty: an empty legend would still take a row's height. The plot
+// grows taller by the row rather than squeeze its curves (or, short, clip its headers).
+void TrainingPlots::showLossNodeLegend(LossNodeLegend& l, bool shown) {
+  l.legend->setVisible(shown);  // a legend out of the layout would still draw where it was
+  if (shown == (l.row->layout() == l.header)) return;
+  if (shown) {
+    l.header->addElement(l.header->rowCount(), 0, l.row);
+  } else {
+    l.header->take(l.row);
+    l.header->simplify();
+  }
+  const int row = l.row->minimumOuterSizeHint().height() + l.header->rowSpacing();
+  l.legend->parentPlot()->setMinimumHeight(kPlotMinimumHeight + (shown ? row : 0));
 }
 
 void TrainingPlots::setUpAxes() {
@@ -325,7 +401,7 @@ void TrainingPlots::setUpInteractions(QCustomPlot* plot) {
   plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   plot->setNoAntialiasingOnDrag(true);
   plot->setAutoAddPlottableToLegend(false);
-  plot->setMinimumHeight(140);
+  plot->setMinimumHeight(kPlotMinimumHeight);
   plot->setMouseTracking(true);  // hover without a button pressed
   plot->axisRect()->setMinimumMargins(kAxisMargins);
   plot->installEventFilter(this);  // to hide the hover on leave
@@ -383,25 +459,95 @@ int TrainingPlots::beginRun(const QString& name, const QString& settingsSummary)
   return id;
 }
 
+double TrainingPlots::Ema::add(double value) {
+  sum = kSmoothing * sum + (1 - kSmoothing) * value;
+  decay *= kSmoothing;
+  return sum / (1 - decay);
+}
+
 void TrainingPlots::addBatches(int id, const std::vector<train::BatchEnd>& batches) {
   Run* run = find(id);
   if (!run || batches.empty()) return;
+  const size_t knownNodes = run->lossNodes.size();
   QVector<double> steps, raw, smooth, lr;
   for (QVector<double>* v : {&steps, &raw, &smooth, &lr}) v->reserve(qsizetype(batches.size()));
+  std::vector<std::pair<QVector<double>, QVector<double>>> nodePoints;  // per loss node: steps, smoothed
   for (const train::BatchEnd& b : batches) {
     run->batchesPerEpoch = b.batches;
-    run->ema = kSmoothing * run->ema + (1 - kSmoothing) * b.loss;
-    run->emaDecay *= kSmoothing;
-    steps << double(int64_t(b.epoch - 1) * b.batches + b.batch);
+    const double step = double(int64_t(b.epoch - 1) * b.batches + b.batch);
+    steps << step;
     raw << b.loss;
-    smooth << run->ema / (1 - run->emaDecay);  // debiased: no ramp up from 0 at the start
+    smooth << run->ema.add(b.loss);
     lr << b.lr;
+    for (const train::LossPart& part : b.losses) {
+      const size_t i = lossNode(*run, part.node);
+      LossNode& node = run->lossNodes[i];
+      node.raw << part.value;
+      if (nodePoints.size() <= i) nodePoints.resize(i + 1);
+      nodePoints[i].first << step;
+      nodePoints[i].second << node.ema.add(part.value);
+    }
   }
   // Steps only grow, so these are appends, not re-sorts.
   run->raw->addData(steps, raw, true);
   run->smooth->addData(steps, smooth, true);
   run->lr->addData(steps, lr, true);
+  for (size_t i = 0; i < nodePoints.size(); ++i)
+    run->lossNodes[i].smooth->addData(nodePoints[i].first, nodePoints[i].second, true);
+  if (run->lossNodes.size() != knownNodes) rebuildLegends();
   scheduleReplot({loss_, lr_});  // the per-epoch plot has nothing new
+}
+
+size_t TrainingPlots::lossNode(Run& run, const std::string& id) {
+  const QString node = qstr(id);
+  for (size_t i = 0; i < run.lossNodes.size(); ++i)
+    if (run.lossNodes[i].id == node) return i;
+  LossNode n;
+  n.id = node;
+  n.name = qstr(train::node_label(run.lossNames, id));
+  n.smooth = newGraph(loss_);
+  n.trainLoss = newGraph(epoch_);
+  n.evalLoss = newGraph(epoch_);
+  for (QCPGraph* g : {n.smooth, n.trainLoss, n.evalLoss}) {
+    g->setLayer(QStringLiteral("lossNodes"));
+    g->setName(n.name);
+  }
+  run.lossNodes.push_back(n);
+  styleLossNode(run, run.lossNodes.back());
+  updateRunVisibility(run);
+  return run.lossNodes.size() - 1;
+}
+
+void TrainingPlots::setLossNames(int id, const train::NodeInfos& names) {
+  if (Run* run = find(id)) run->lossNames = names;
+}
+
+QStringList TrainingPlots::lossNodes(int id) const {
+  QStringList out;
+  if (const Run* run = find(id))
+    for (const LossNode& n : run->lossNodes) out << n.id;
+  return out;
+}
+
+QCPGraph* TrainingPlots::lossNodeGraph(int id, const QString& node, Series series) const {
+  const Run* run = find(id);
+  if (!run) return nullptr;
+  for (const LossNode& n : run->lossNodes)
+    if (n.id == node) return graphOf(n, series);
+  return nullptr;
+}
+
+QCPGraph* TrainingPlots::graphOf(const LossNode& node, Series series) {
+  return series == Series::SmoothedLoss ? node.smooth
+         : series == Series::TrainLoss  ? node.trainLoss
+         : series == Series::EvalLoss   ? node.evalLoss
+                                        : nullptr;
+}
+
+std::vector<QCPGraph*> TrainingPlots::lossNodeGraphs(const Run& run, Series series) {
+  std::vector<QCPGraph*> out;
+  for (const LossNode& n : run.lossNodes) out.push_back(graphOf(n, series));
+  return out;
 }
 
 void TrainingPlots::addEpoch(int id, const train::EpochEnd& e) {
@@ -409,7 +555,13 @@ void TrainingPlots::addEpoch(int id, const train::EpochEnd& e) {
   if (!run) return;
   // Regression runs report accuracy 0; a classification run has a class count or hits.
   run->hasAccuracy = run->hasAccuracy || e.classes > 0 || e.train_accuracy > 0 || e.eval_accuracy > 0;
-  run->epochs.push_back({e.epoch, e.train_loss, e.train_accuracy, e.eval_loss, e.eval_accuracy, e.lr, e.has_eval});
+  run->epochs.push_back({e.epoch, e.train_loss, e.train_accuracy, e.eval_loss, e.eval_accuracy, e.lr, e.has_eval,
+                         e.train_losses, e.has_eval ? e.eval_losses : std::vector<train::LossPart>{}});
+  for (const train::LossPart& part : e.train_losses)
+    run->lossNodes[lossNode(*run, part.node)].trainLoss->addData(e.epoch, part.value);
+  if (e.has_eval)
+    for (const train::LossPart& part : e.eval_losses)
+      run->lossNodes[lossNode(*run, part.node)].evalLoss->addData(e.epoch, part.value);
   run->trainLoss->addData(e.epoch, e.train_loss);
   run->trainAccuracy->addData(e.epoch, 100 * e.train_accuracy);
   if (e.has_eval) {
@@ -486,6 +638,10 @@ void TrainingPlots::removeGraphs(const Run& run) {
   for (QCPGraph* g : {run.raw, run.smooth}) loss_->removeGraph(g);
   lr_->removeGraph(run.lr);
   for (QCPGraph* g : {run.trainLoss, run.trainAccuracy, run.evalLoss, run.evalAccuracy}) epoch_->removeGraph(g);
+  for (const LossNode& n : run.lossNodes) {
+    loss_->removeGraph(n.smooth);
+    for (QCPGraph* g : {n.trainLoss, n.evalLoss}) epoch_->removeGraph(g);
+  }
   for (const Marker& m : run.markers) {
     loss_->removeItem(m.loss);
     epoch_->removeItem(m.perEpoch);
@@ -555,6 +711,8 @@ QCPGraph* TrainingPlots::graphOf(const Run& run, Series series) {
 void TrainingPlots::updateRunVisibility(Run& run) {
   for (QCPGraph* g : {run.raw, run.smooth, run.lr, run.trainLoss, run.evalLoss}) g->setVisible(run.visible);
   for (QCPGraph* g : {run.trainAccuracy, run.evalAccuracy}) g->setVisible(run.visible && showsAccuracy(run));
+  for (const LossNode& n : run.lossNodes)
+    for (QCPGraph* g : {n.smooth, n.trainLoss, n.evalLoss}) g->setVisible(run.visible);
   for (const Marker& m : run.markers)
     for (QCPItemStraightLine* line : {m.loss, m.perEpoch}) line->setVisible(run.visible);
 }
@@ -572,6 +730,21 @@ void TrainingPlots::rebuildLegends() {
         key->addToLegend();
         break;
       }
+  // The names of the loss nodes some shown run has points of, in each plot.
+  auto& [batchKeys, epochKeys] = lossNodeLegends_;
+  for (LossNodeLegend* l : {&batchKeys, &epochKeys}) l->legend->clearItems();
+  for (const LossNodeKey& key : lossNodeKeys_) {
+    bool perBatch = false, perEpoch = false;
+    for (const Run& run : runs_)
+      for (const LossNode& n : run.lossNodes)
+        if (run.visible && n.name == key.name) {
+          perBatch = perBatch || !n.smooth->data()->isEmpty();
+          perEpoch = perEpoch || !n.trainLoss->data()->isEmpty() || !n.evalLoss->data()->isEmpty();
+        }
+    if (perBatch) key.loss->addToLegend(batchKeys.legend);
+    if (perEpoch) key.perEpoch->addToLegend(epochKeys.legend);
+  }
+  for (LossNodeLegend* l : {&batchKeys, &epochKeys}) showLossNodeLegend(*l, l->legend->itemCount() > 0);
   epoch_->yAxis2->setVisible(textUnits_ || std::any_of(runs_.begin(), runs_.end(), [this](const Run& run) {
                                return run.visible && showsAccuracy(run);
                              }));
@@ -584,9 +757,12 @@ void TrainingPlots::applyTheme() {
   for (QCustomPlot* plot : {loss_, epoch_, lr_}) {
     plot->setBackground(c.background);
     for (QCPAxis* axis : plot->axisRect()->axes()) styleAxis(axis, c);
-    plot->legend->setBrush(Qt::NoBrush);
-    plot->legend->setBorderPen(Qt::NoPen);
-    plot->legend->setTextColor(c.text);
+  }
+  for (QCPLegend* legend : {loss_->legend, epoch_->legend, lr_->legend, lossNodeLegends_[0].legend,
+                            lossNodeLegends_[1].legend}) {
+    legend->setBrush(Qt::NoBrush);
+    legend->setBorderPen(Qt::NoPen);
+    legend->setTextColor(c.text);
   }
   epoch_->yAxis2->grid()->setVisible(false);  // one grid is enough
   for (QCPTextElement* title : titles_) title->setTextColor(c.text);
@@ -597,6 +773,7 @@ void TrainingPlots::applyTheme() {
     key->setPen(epochPen(c.muted, training));
     key->setScatterStyle(epochMarker(c.muted, c.background, accuracy, training));
   }
+  for (size_t i = 0; i < lossNodeKeys_.size(); ++i) styleLossNodeKey(i);
   for (Run& run : runs_) styleRun(run);
   scheduleReplot();
 }
@@ -618,6 +795,39 @@ void TrainingPlots::styleRun(Run& run) {
   }
   for (const Marker& m : run.markers)
     for (QCPItemStraightLine* line : {m.loss, m.perEpoch}) line->setPen(QPen(colour, 1.5, Qt::DashLine));
+  for (const LossNode& n : run.lossNodes) styleLossNode(run, n);
+}
+
+void TrainingPlots::styleLossNode(const Run& run, const LossNode& node) {
+  const Theme& theme = ThemeManager::instance().theme();
+  const PlotColours c = plotColours(theme);
+  const size_t style = lossNodeStyle(node.name);
+  const QColor colour = lossNodeShade(runColour(run.id, theme.dark), c, style);
+  node.smooth->setPen(lossNodeBatchPen(colour, style));
+  for (QCPGraph* g : {node.trainLoss, node.evalLoss}) {
+    const bool training = g == node.trainLoss;
+    g->setPen(lossNodeEpochPen(colour, training));
+    g->setScatterStyle(lossNodeMarker(colour, training ? c.background : colour, style, training));
+  }
+}
+
+// The keys show the look in the muted colour, as the epoch plot's keys of the totals do.
+size_t TrainingPlots::lossNodeStyle(const QString& name) {
+  for (size_t i = 0; i < lossNodeKeys_.size(); ++i)
+    if (lossNodeKeys_[i].name == name) return i;
+  LossNodeKey key{name, newGraph(loss_), newGraph(epoch_)};
+  for (QCPGraph* g : {key.loss, key.perEpoch}) g->setName(name);
+  lossNodeKeys_.push_back(key);
+  styleLossNodeKey(lossNodeKeys_.size() - 1);
+  return lossNodeKeys_.size() - 1;
+}
+
+void TrainingPlots::styleLossNodeKey(size_t style) {
+  const PlotColours c = plotColours(ThemeManager::instance().theme());
+  const LossNodeKey& key = lossNodeKeys_[style];
+  key.loss->setPen(lossNodeBatchPen(c.muted, style));
+  key.perEpoch->setPen(lossNodeEpochPen(c.muted, false));
+  key.perEpoch->setScatterStyle(lossNodeMarker(c.muted, c.background, style, false));
 }
 
 void TrainingPlots::showInBits(QCustomPlot* plot) {
@@ -717,6 +927,11 @@ void TrainingPlots::fitRanges() {
     batchLoss.insert(batchLoss.end(), {run.raw, run.smooth});
     lr.push_back(run.lr);
     epochLoss.insert(epochLoss.end(), {run.trainLoss, run.evalLoss});
+    // A node's own loss may be above the total: the total weighs it.
+    for (const LossNode& n : run.lossNodes) {
+      batchLoss.push_back(n.smooth);
+      epochLoss.insert(epochLoss.end(), {n.trainLoss, n.evalLoss});
+    }
     accuracy.insert(accuracy.end(), {run.trainAccuracy, run.evalAccuracy});
   }
   const QCP::SignDomain lossDomain = logScale_ ? QCP::sdPositive : QCP::sdBoth;
@@ -791,7 +1006,10 @@ QString TrainingPlots::markerHover(QCustomPlot* plot, QPoint pixel) const {
 
 QString TrainingPlots::lossHover(double key, QPoint pixel) {
   const Hit hit = nearestHit(runCount(), key, pixel, [this](int i) {
-    return std::array{runs_[size_t(i)].smooth, runs_[size_t(i)].raw};
+    const Run& r = runs_[size_t(i)];
+    std::vector<QCPGraph*> graphs{r.smooth, r.raw};
+    for (QCPGraph* g : lossNodeGraphs(r, Series::SmoothedLoss)) graphs.push_back(g);
+    return graphs;
   });
   if (!hit.graph) return {};
   showTracer(lossTracer_, hit);
@@ -801,14 +1019,27 @@ QString TrainingPlots::lossHover(double key, QPoint pixel) {
   QString text = hoverHeading(run) + tr("<br>step %1").arg(qint64(step));
   if (run.batchesPerEpoch > 0) text += tr(" · epoch %1").arg(qint64(step - 1) / run.batchesPerEpoch + 1);
   const double raw = run.raw->data()->at(int(index))->value, smooth = run.smooth->data()->at(int(index))->value;
-  if (textUnits_) return text + tr("<br>loss %1<br>smoothed %2").arg(textLoss(raw), textLoss(smooth));
-  return text + tr("<br>loss %1<br>smoothed %2").arg(number(raw), number(smooth));
+  const auto loss = [this](double v) { return textUnits_ ? textLoss(v) : number(v); };
+  text += tr("<br>loss %1<br>smoothed %2").arg(loss(raw), loss(smooth));
+  // Each loss node's own at this step, the one under the pointer in bold.
+  for (const LossNode& n : run.lossNodes) {
+    const auto at = n.smooth->data()->findBegin(step, false);
+    if (at == n.smooth->data()->constEnd() || at->key != step) continue;
+    const QString line = tr("%1: loss %2 · smoothed %3")
+                             .arg(n.name.toHtmlEscaped(), number(n.raw[at - n.smooth->data()->constBegin()]),
+                                  number(at->value));
+    text += QStringLiteral("<br>") + (n.smooth == hit.graph ? QStringLiteral("<b>%1</b>").arg(line) : line);
+  }
+  return text;
 }
 
 QString TrainingPlots::epochHover(double key, QPoint pixel) {
   const Hit hit = nearestHit(runCount(), key, pixel, [this](int i) {
     const Run& r = runs_[size_t(i)];
-    return std::array{r.evalLoss, r.evalAccuracy, r.trainLoss, r.trainAccuracy};
+    std::vector<QCPGraph*> graphs{r.evalLoss, r.evalAccuracy, r.trainLoss, r.trainAccuracy};
+    for (Series s : {Series::EvalLoss, Series::TrainLoss})
+      for (QCPGraph* g : lossNodeGraphs(r, s)) graphs.push_back(g);
+    return graphs;
   });
   if (!hit.graph) return {};
   showTracer(epochTracer_, hit);
@@ -817,13 +1048,23 @@ QString TrainingPlots::epochHover(double key, QPoint pixel) {
                               [&](const EpochPoint& p) { return p.epoch == int(std::lround(hit.point.key)); });
   if (e == run.epochs.rend()) return {};
   QString text = hoverHeading(run) + tr(" · epoch %1").arg(e->epoch);
-  auto line = [&](const QString& what, double loss, double accuracy) {
+  auto line = [&](const QString& what, double loss, double accuracy, const std::vector<train::LossPart>& parts,
+                  bool training) {
     text += QStringLiteral("<br>%1: loss %2").arg(what, textUnits_ ? textLoss(loss) : number(loss));
     if (showsAccuracy(run)) text += tr(" · accuracy %1").arg(percentText(accuracy));
     if (textUnits_ && run.hasAccuracy) text += tr(" · next-character accuracy %1").arg(percentText(accuracy));
+    // Each loss node's own below, indented; the one under the pointer in bold.
+    for (const train::LossPart& part : parts) {
+      const auto n = std::find_if(run.lossNodes.begin(), run.lossNodes.end(),
+                                  [&](const LossNode& n) { return n.id == qstr(part.node); });
+      if (n == run.lossNodes.end()) continue;
+      const QString nodeLine = QStringLiteral("%1: %2").arg(n->name.toHtmlEscaped(), number(part.value));
+      const bool under = hit.graph == (training ? n->trainLoss : n->evalLoss);
+      text += QStringLiteral("<br>&nbsp;&nbsp;&nbsp;") + (under ? QStringLiteral("<b>%1</b>").arg(nodeLine) : nodeLine);
+    }
   };
-  line(tr("training"), e->trainLoss, e->trainAccuracy);
-  if (e->hasEval) line(tr("validation"), e->evalLoss, e->evalAccuracy);
+  line(tr("training"), e->trainLoss, e->trainAccuracy, e->trainParts, true);
+  if (e->hasEval) line(tr("validation"), e->evalLoss, e->evalAccuracy, e->evalParts, false);
   return text;
 }
 
@@ -864,24 +1105,45 @@ bool TrainingPlots::exportCsv(const QString& path) const {
   QSaveFile file(path);
   if (!file.open(QIODevice::WriteOnly | QIODevice::Text)) return false;
   QTextStream out(&file);
-  out << "run,kind,step,epoch,loss,smoothed_loss,lr,train_loss,train_accuracy,eval_loss,eval_accuracy\n";
+  out << "run,kind,step,epoch,loss,smoothed_loss,lr,train_loss,train_accuracy,eval_loss,eval_accuracy,node\n";
   const QString none;
   for (const Run& run : runs_) {
     const QString name = csvField(run.name);
     const auto raw = run.raw->data(), smooth = run.smooth->data(), lr = run.lr->data();
+    // Where each loss node's points are up to: they are the total's steps, but a node may have
+    // begun reporting later (or not every batch).
+    std::vector<int> next(run.lossNodes.size(), 0);
     for (int i = 0; i < raw->size(); ++i) {
       const auto step = qint64(raw->at(i)->key);
       const qint64 epoch = run.batchesPerEpoch > 0 ? (step - 1) / run.batchesPerEpoch + 1 : 0;
-      out << name << ",batch," << step << ',' << epoch << ',' << number(raw->at(i)->value, 10) << ','
-          << number(smooth->at(i)->value, 10) << ',' << number(lr->at(i)->value, 10) << ",,,,\n";
+      const QString head = name + QStringLiteral(",batch,%1,%2,").arg(step).arg(epoch);
+      out << head << number(raw->at(i)->value, 10) << ',' << number(smooth->at(i)->value, 10) << ','
+          << number(lr->at(i)->value, 10) << ",,,,,\n";
+      for (size_t k = 0; k < run.lossNodes.size(); ++k) {
+        const LossNode& n = run.lossNodes[k];
+        int& j = next[k];
+        if (j >= n.smooth->dataCount() || qint64(n.smooth->data()->at(j)->key) != step) continue;
+        out << head << number(n.raw[j], 10) << ',' << number(n.smooth->data()->at(j)->value, 10) << ",,,,,,"
+            << csvField(n.id) << '\n';
+        ++j;
+      }
     }
     for (const EpochPoint& e : run.epochs) {
       const QString step = run.batchesPerEpoch > 0 ? QString::number(e.epoch * run.batchesPerEpoch) : none;
+      const QString head = name + QStringLiteral(",epoch,%1,%2,,,").arg(step).arg(e.epoch);
       const bool evalAccuracy = e.hasEval && run.hasAccuracy;
-      out << name << ",epoch," << step << ',' << e.epoch << ",,," << number(e.lr, 10) << ',' << number(e.trainLoss, 10)
-          << ',' << (run.hasAccuracy ? number(e.trainAccuracy, 10) : none) << ','
-          << (e.hasEval ? number(e.evalLoss, 10) : none) << ',' << (evalAccuracy ? number(e.evalAccuracy, 10) : none)
-          << '\n';
+      out << head << number(e.lr, 10) << ',' << number(e.trainLoss, 10) << ','
+          << (run.hasAccuracy ? number(e.trainAccuracy, 10) : none) << ',' << (e.hasEval ? number(e.evalLoss, 10) : none)
+          << ',' << (evalAccuracy ? number(e.evalAccuracy, 10) : none) << ",\n";
+      for (const LossNode& n : run.lossNodes) {
+        const auto of = [&](const std::vector<train::LossPart>& parts) {
+          const auto p = std::find_if(parts.begin(), parts.end(), [&](const train::LossPart& p) { return qstr(p.node) == n.id; });
+          return p == parts.end() ? none : number(p->value, 10);
+        };
+        const QString train = of(e.trainParts), eval = of(e.evalParts);
+        if (train.isEmpty() && eval.isEmpty()) continue;
+        out << head << ',' << train << ",," << eval << ",," << csvField(n.id) << '\n';
+      }
     }
   }
   out.flush();

@@ -9,6 +9,13 @@
 // For a character model (setTextUnits) the loss axes read in nats with bits per character on
 // the right (the same curves on a second scale), the hover adds perplexity, and accuracy is
 // left off the plot: how often the most likely next character is right says little.
+// A run of a graph with several loss nodes (BatchEnd::losses, EpochEnd::train_losses and
+// ::eval_losses) also gets each node's own loss, unweighted, in its colour but paler or darker
+// and thinner than the total: a smoothed line per batch, dash-patterned per node, and per epoch
+// a line per split (training dashed, validation solid) with the node's own marker shape. The
+// nodes are named by setLossNames (their labels, "MSE 'reconstruct'"), else by their ids; each
+// name keeps one pattern and shape in every run, and the legends show the names shown. A run
+// with one loss looks as it always has.
 // A run may carry markers: a dashed vertical line across the loss and epoch plots where
 // something happened to it (an edit made while paused), explained on hover.
 // Wheel zooms, drag pans, double click fits; hovering shows the values under the pointer.
@@ -17,21 +24,27 @@
 #include <QColor>
 #include <QDateTime>
 #include <QString>
+#include <QStringList>
 #include <QElapsedTimer>
 #include <QSet>
 #include <QTimer>
+#include <QVector>
 #include <QWidget>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "train/events.h"
+#include "train/health.h"
 
 class QCustomPlot;
 class QCPAxis;
 class QCPGraph;
 class QCPItemStraightLine;
 class QCPItemTracer;
+class QCPLayoutGrid;
+class QCPLegend;
 class QCPTextElement;
 class QMouseEvent;
 class QSplitter;
@@ -102,10 +115,24 @@ class TrainingPlots : public QWidget {
   // Back to following the data: every visible point in view, as while training.
   void fit();
 
+  // What the run's loss nodes are called in the legends and the hover (node id -> label);
+  // a node not named is called by its id. Set before the run's points come.
+  void setLossNames(int run, const train::NodeInfos& names);
+  // A several-loss run's loss nodes, ids in graph order as the points named them; none for a
+  // run with one loss.
+  QStringList lossNodes(int run) const;
+  // A loss node's own curve: SmoothedLoss (per batch), TrainLoss or EvalLoss (per epoch); null
+  // for another series or an unknown node.
+  QCPGraph* lossNodeGraph(int run, const QString& node, Series series) const;
+
   // The three plots stacked, as one image of `size` (default: as on screen).
   bool exportPng(const QString& path, QSize size = {});
   // Every point of every run, one tidy row each: run,kind,step,epoch,loss,smoothed_loss,lr,
-  // train_loss,train_accuracy,eval_loss,eval_accuracy (accuracies as fractions; empty = n/a).
+  // train_loss,train_accuracy,eval_loss,eval_accuracy,node (accuracies as fractions; empty =
+  // n/a). `node` is empty on the rows of the total loss; a several-loss run adds, after each of
+  // those, a row per loss node with its id in `node` and that node's own loss in the loss
+  // columns (lr and accuracies empty): pandas' df[df.node.isna()] is the totals,
+  // df[df.node == "reconstruct"] one node's.
   bool exportCsv(const QString& path) const;
 
  signals:
@@ -118,10 +145,34 @@ class TrainingPlots : public QWidget {
   bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
+  // An exponential moving average of a batch loss, debiased: no ramp up from 0 at the start.
+  struct Ema {
+    double sum = 0, decay = 1;  // decay: smoothing^n
+    double add(double value);   // the average with `value`
+  };
   struct EpochPoint {
     int epoch = 0;
     double trainLoss = 0, trainAccuracy = 0, evalLoss = 0, evalAccuracy = 0, lr = 0;
     bool hasEval = false;
+    std::vector<train::LossPart> trainParts, evalParts;
+  };
+  // One loss node's own curves in a several-loss run.
+  struct LossNode {
+    QString id, name;
+    Ema ema;
+    QVector<double> raw;  // its batch losses, one per point of `smooth`
+    QCPGraph *smooth, *trainLoss, *evalLoss;
+  };
+  // A loss node's name in the legends: the look every run's node of that name has.
+  struct LossNodeKey {
+    QString name;
+    QCPGraph *loss, *perEpoch;
+  };
+  // A plot's legend of loss node names, on a row of its plot's header while some shown run has
+  // loss nodes.
+  struct LossNodeLegend {
+    QCPLayoutGrid *header, *row;
+    QCPLegend* legend;
   };
   struct Marker {
     double step = 0, epoch = 0;
@@ -135,17 +186,26 @@ class TrainingPlots : public QWidget {
     bool active = true;
     bool hasAccuracy = false;  // a classification run; regression reports accuracy 0
     int64_t batchesPerEpoch = 0;
-    double ema = 0, emaDecay = 1;  // emaDecay: smoothing^n, to debias the early average
+    Ema ema;
     std::optional<double> bestEvalAccuracy, bestEvalLoss;
     RunOrigin origin;
     std::vector<EpochPoint> epochs;
     std::vector<Marker> markers;
+    train::NodeInfos lossNames;
+    std::vector<LossNode> lossNodes;
     QCPGraph *raw, *smooth, *lr, *trainLoss, *trainAccuracy, *evalLoss, *evalAccuracy;
   };
 
   Run* find(int run);
   const Run* find(int run) const;
   static QCPGraph* graphOf(const Run& run, Series series);
+  static QCPGraph* graphOf(const LossNode& node, Series series);
+  size_t lossNode(Run& run, const std::string& id);  // its index; made when first reported
+  size_t lossNodeStyle(const QString& name);  // its index among every name shown so far
+  void styleLossNode(const Run& run, const LossNode& node);
+  void styleLossNodeKey(size_t style);
+  static std::vector<QCPGraph*> lossNodeGraphs(const Run& run, Series series);
+  void showLossNodeLegend(LossNodeLegend& l, bool shown);
   void removeGraphs(const Run& run);
   QCPGraph* newGraph(QCustomPlot* plot, QCPAxis* valueAxis = nullptr);
   void buildToolBar();
@@ -181,6 +241,8 @@ class TrainingPlots : public QWidget {
   QSplitter* splitter_ = nullptr;
   std::vector<QCPTextElement*> titles_;
   std::vector<std::pair<Series, QCPGraph*>> styleKey_;  // the epoch plot's legend: which line is which
+  std::vector<LossNodeKey> lossNodeKeys_;  // every loss node name shown so far, in order
+  LossNodeLegend lossNodeLegends_[2];      // the loss plot's, the epoch plot's
   QCPItemTracer *lossTracer_, *epochTracer_, *lrTracer_;
   QToolButton* logButton_ = nullptr;
   QTimer replotTimer_;

@@ -1,13 +1,16 @@
 // The training dashboard's plots and run list: points land where they belong, the smoothed
 // loss is smoother than the raw one, runs get their own colours and hide from the run list,
 // the log toggle, hover, zoom and fit, CSV and PNG export, batches that arrive together drawn
-// together (the replot throttle), and the theme. Also renders two synthetic runs in both themes to
-// /tmp/plots-light.png and /tmp/plots-dark.png (and the dashboard with its run list beside
-// them) for a human to look at.
+// together (the replot throttle), and the theme; a run with two loss nodes gets each node's
+// curves, named, in the hover and the CSV, and a one-loss run none. Also renders two synthetic
+// runs in both themes to /tmp/plots-light.png and /tmp/plots-dark.png (and the dashboard with
+// its run list beside them), and a two-loss run beside a one-loss one to
+// /tmp/plots-loss-nodes-light.png and -dark.png, for a human to look at.
 #include <QApplication>
 #include <QDir>
 #include <QFile>
 #include <QLineEdit>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QStyleOptionViewItem>
 #include <QTemporaryDir>
@@ -26,6 +29,7 @@
 using namespace plexus::widgets;
 using plexus::train::BatchEnd;
 using plexus::train::EpochEnd;
+using plexus::train::LossPart;
 using Series = TrainingPlots::Series;
 
 namespace {
@@ -77,6 +81,50 @@ int addRun(TrainingPlots& plots, const QString& name, const QString& settings, i
   }
   plots.finishRun(run, "completed");
   return run;
+}
+
+// A synthetic run of a two-loss graph, as the trainer reports it: a classifier's cross-entropy
+// ("classify") and a decoder's MSE ("reconstruct") each batch and epoch, the total their sum
+// with the MSE weighed 0.5. Epoch e's means are 1/e and 0.1/e (validation 10 % higher).
+int addTwoLossRun(TrainingPlots& plots, const QString& name, int epochs, int batches, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> noise(0.0, 0.05);
+  const int run = plots.beginRun(name, "");
+  plots.setLossNames(run, {{"classify", {"CrossEntropy", "CrossEntropy 'classify'", false}}});  // reconstruct: unnamed
+  for (int epoch = 1; epoch <= epochs; ++epoch) {
+    std::vector<BatchEnd> batch;
+    for (int b = 1; b <= batches; ++b) {
+      BatchEnd e;
+      e.epoch = epoch;
+      e.epochs = epochs;
+      e.batch = b;
+      e.batches = batches;
+      e.lr = 0.1;
+      const double t = epoch - 1 + double(b) / batches;
+      const double ce = std::max(0.01, 2.3 * std::exp(-t) + noise(rng)), mse = std::max(0.001, 0.1 * std::exp(-0.5 * t) + 0.1 * noise(rng));
+      e.losses = {{"classify", ce}, {"reconstruct", mse}};
+      e.loss = ce + 0.5 * mse;
+      batch.push_back(e);
+    }
+    plots.addBatches(run, batch);
+    EpochEnd e = epochEnd(epoch, epochs, 1.05 / epoch, 0.8, 1.1 * 1.05 / epoch, 0.78);
+    e.train_losses = {{"classify", 1.0 / epoch}, {"reconstruct", 0.1 / epoch}};
+    e.eval_losses = {{"classify", 1.1 / epoch}, {"reconstruct", 0.11 / epoch}};
+    plots.addEpoch(run, e);
+  }
+  plots.finishRun(run, "completed");
+  return run;
+}
+
+// The names in the legends of a plot's loss nodes (every legend but its own, the runs' or the
+// totals').
+QStringList lossNodeLegendNames(QCustomPlot* plot) {
+  QStringList names;
+  for (QCPLegend* legend : plot->findChildren<QCPLegend*>())
+    if (legend != plot->legend && legend->visible())
+      for (int i = 0; i < legend->itemCount(); ++i)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(i))) names << item->plottable()->name();
+  return names;
 }
 
 double totalVariation(const QCPGraph* g) {
@@ -381,7 +429,7 @@ class TestPlots : public QObject {
     QVERIFY(file.open(QIODevice::ReadOnly | QIODevice::Text));
     const QStringList lines = QString::fromUtf8(file.readAll()).split('\n', Qt::SkipEmptyParts);
     QCOMPARE(lines.first(), QStringLiteral("run,kind,step,epoch,loss,smoothed_loss,lr,train_loss,train_accuracy,"
-                                           "eval_loss,eval_accuracy"));
+                                           "eval_loss,eval_accuracy,node"));
     QCOMPARE(lines.size(), 1 + plots.pointCount(a) + plots.pointCount(b) + 2 + 3);
     int batches = 0, epochs = 0, quoted = 0;
     for (const QString& line : lines.mid(1)) {
@@ -393,7 +441,8 @@ class TestPlots : public QObject {
         rest = rest.section(',', 1);
       }
       const QStringList f = rest.split(',');
-      QCOMPARE(f.size(), 10);
+      QCOMPARE(f.size(), 11);
+      QVERIFY(f[10].isEmpty());  // every row a total: these runs have one loss
       if (f[0] == "batch") {
         ++batches;
         QVERIFY(!f[3].isEmpty() && !f[4].isEmpty() && f[6].isEmpty());
@@ -408,6 +457,133 @@ class TestPlots : public QObject {
     QCOMPARE(epochs, 5);
     QCOMPARE(quoted, 30 + 3);
     QVERIFY(!plots.exportCsv(dir.filePath("no/such/dir/runs.csv")));
+  }
+
+  void aTwoLossRunGetsEachLossNodesCurvesNamed() {
+    TrainingPlots plots;
+    const int single = addRun(plots, "single", "", 2, 10, 0.1, 0.1, 1);
+    const int lossGraphs = plots.lossPlot()->graphCount(), epochGraphs = plots.epochPlot()->graphCount();
+    const int run = addTwoLossRun(plots, "multi", 3, 10, 2);
+    QCOMPARE(plots.lossNodes(run), QStringList({"classify", "reconstruct"}));
+    QCOMPARE(plots.lossNodes(single), QStringList());
+
+    // Per batch: each node's smoothed loss, debiased as the total's, one point per batch.
+    const QCPGraph* classify = plots.lossNodeGraph(run, "classify", Series::SmoothedLoss);
+    const QCPGraph* reconstruct = plots.lossNodeGraph(run, "reconstruct", Series::SmoothedLoss);
+    QVERIFY(classify && reconstruct);
+    QCOMPARE(classify->dataCount(), 30);
+    QCOMPARE(classify->data()->at(29)->key, 30.0);
+    const QCPGraph* total = plots.graph(run, Series::RawLoss);
+    // The first batch's total is its cross-entropy plus half its MSE: the smoothed parts start on them.
+    QVERIFY(std::abs(total->data()->at(0)->value -
+                     (classify->data()->at(0)->value + 0.5 * reconstruct->data()->at(0)->value)) < 1e-12);
+    QVERIFY(classify->data()->at(29)->value < classify->data()->at(0)->value);  // it falls
+
+    // Per epoch: training and validation means, on their epochs.
+    const QCPGraph* trainReconstruct = plots.lossNodeGraph(run, "reconstruct", Series::TrainLoss);
+    const QCPGraph* evalClassify = plots.lossNodeGraph(run, "classify", Series::EvalLoss);
+    QCOMPARE(trainReconstruct->dataCount(), 3);
+    QCOMPARE(trainReconstruct->data()->at(1)->key, 2.0);
+    QCOMPARE(trainReconstruct->data()->at(1)->value, 0.05);
+    QCOMPARE(evalClassify->data()->at(2)->value, 1.1 / 3);
+    QVERIFY(!plots.lossNodeGraph(run, "classify", Series::EvalAccuracy));
+    QVERIFY(!plots.lossNodeGraph(run, "nonesuch", Series::TrainLoss));
+
+    // Named by their labels where known, else by their ids; in the legends of their own.
+    QCOMPARE(classify->name(), QStringLiteral("CrossEntropy 'classify'"));
+    QCOMPARE(evalClassify->name(), QStringLiteral("CrossEntropy 'classify'"));
+    QCOMPARE(reconstruct->name(), QStringLiteral("reconstruct"));
+    const QStringList nodes{"CrossEntropy 'classify'", "reconstruct"};
+    QCOMPARE(lossNodeLegendNames(plots.lossPlot()), nodes);
+    QCOMPARE(lossNodeLegendNames(plots.epochPlot()), nodes);
+    QCOMPARE(legendNames(plots.lossPlot()), QStringList({"single", "multi"}));  // the runs, as before
+    QCOMPARE(legendNames(plots.epochPlot()), QStringList({"val loss", "val acc", "train loss", "train acc"}));
+
+    // In the run's hue but not its colour, and each node its own look.
+    const QColor colour = plots.runInfo(run).colour;
+    QVERIFY(classify->pen().color() != colour && reconstruct->pen().color() != colour);
+    QVERIFY(classify->pen().color() != reconstruct->pen().color());
+    QVERIFY(classify->pen().dashPattern() != reconstruct->pen().dashPattern());
+    QVERIFY(classify->pen().widthF() < plots.graph(run, Series::SmoothedLoss)->pen().widthF());
+    QCOMPARE(plots.lossNodeGraph(run, "classify", Series::TrainLoss)->pen().style(), Qt::DashLine);  // as the totals
+    QCOMPARE(evalClassify->pen().style(), Qt::SolidLine);
+    const auto shape = [&](const char* node) {
+      return plots.lossNodeGraph(run, node, Series::EvalLoss)->scatterStyle().shape();
+    };
+    QVERIFY(shape("classify") != shape("reconstruct"));
+    QVERIFY(shape("classify") != plots.graph(run, Series::EvalLoss)->scatterStyle().shape());
+    QVERIFY(std::abs(classify->pen().color().hslHueF() - colour.hslHueF()) < 0.02);
+
+    // A hidden run's loss nodes hide too, and leave the legends; a one-loss run has no such curves.
+    plots.setRunVisible(run, false);
+    QVERIFY(!classify->visible() && !evalClassify->visible());
+    QCOMPARE(lossNodeLegendNames(plots.lossPlot()), QStringList());
+    QCOMPARE(lossNodeLegendNames(plots.epochPlot()), QStringList());
+    plots.setRunVisible(run, true);
+    plots.removeRun(run);
+    QCOMPARE(plots.lossPlot()->graphCount(), lossGraphs + 2);  // the two legend keys stay, unshown
+    QCOMPARE(plots.epochPlot()->graphCount(), epochGraphs + 2);
+    QCOMPARE(lossNodeLegendNames(plots.lossPlot()), QStringList());
+
+    TrainingPlots one;
+    const int r = addRun(one, "one", "", 2, 10, 0.1, 0.1, 1);
+    QCOMPARE(one.lossNodes(r), QStringList());
+    QCOMPARE(one.lossPlot()->graphCount(), 2);   // raw and smoothed
+    QCOMPARE(one.epochPlot()->graphCount(), 8);  // the four legend keys and the run's four lines
+    QCOMPARE(lossNodeLegendNames(one.lossPlot()), QStringList());
+    QCOMPARE(lossNodeLegendNames(one.epochPlot()), QStringList());
+  }
+
+  // Hovering a node's line names the node and shows its values; the CSV has each node's rows.
+  void aTwoLossRunsHoverAndCsvHaveTheLossNodes() {
+    TrainingPlots plots;
+    plots.resize(800, 700);
+    const int run = addTwoLossRun(plots, "multi", 3, 20, 3);
+    plots.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plots));
+    settle(plots);
+    const QCPGraph* reconstruct = plots.lossNodeGraph(run, "reconstruct", Series::SmoothedLoss);
+    const auto point = reconstruct->data()->at(44);
+    QTest::mouseMove(plots.lossPlot(), reconstruct->coordsToPixels(point->key, point->value).toPoint());
+    QTRY_VERIFY_WITH_TIMEOUT(QToolTip::isVisible(), 10000);
+    QVERIFY2(QToolTip::text().contains("step 45") &&
+                 QToolTip::text().contains(QStringLiteral("<b>reconstruct: loss ")) &&
+                 QToolTip::text().contains(QString::number(point->value, 'g', 4)) &&
+                 QToolTip::text().contains("CrossEntropy 'classify': loss"),
+             qPrintable(QToolTip::text()));
+
+    const QCPGraph* evalClassify = plots.lossNodeGraph(run, "classify", Series::EvalLoss);
+    QTest::mouseMove(plots.epochPlot(), evalClassify->coordsToPixels(3, evalClassify->data()->at(2)->value).toPoint());
+    QTRY_VERIFY_WITH_TIMEOUT(QToolTip::text().contains("epoch 3"), 10000);
+    QVERIFY2(QToolTip::text().contains("<b>CrossEntropy 'classify': 0.3667</b>") &&  // validation, 1.1 / 3
+                 QToolTip::text().contains("reconstruct: 0.03333"),  // training, 0.1 / 3
+             qPrintable(QToolTip::text()));
+
+    QTemporaryDir dir;
+    const QString path = dir.filePath("runs.csv");
+    QVERIFY(plots.exportCsv(path));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly | QIODevice::Text));
+    const QStringList lines = QString::fromUtf8(file.readAll()).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 1 + 3 * 60 + 3 * 3);  // each batch and epoch: the total and two nodes
+    QMap<QString, int> batchRows, epochRows;
+    for (const QString& line : lines.mid(1)) {
+      const QStringList f = line.split(',');
+      QCOMPARE(f.size(), 12);
+      (f[1] == "batch" ? batchRows : epochRows)[f[11]]++;
+    }
+    QCOMPARE(batchRows, (QMap<QString, int>{{"", 60}, {"classify", 60}, {"reconstruct", 60}}));
+    QCOMPARE(epochRows, (QMap<QString, int>{{"", 3}, {"classify", 3}, {"reconstruct", 3}}));
+    // Batch 45's rows: the total, then each node's own loss and smoothed loss.
+    const int at = lines.indexOf(QRegularExpression("^multi,batch,45,.*,$"));
+    QVERIFY(at > 0);
+    const QStringList node = lines[at + 2].split(',');
+    QCOMPARE(node[11], QStringLiteral("reconstruct"));
+    QCOMPARE(node[2], QStringLiteral("45"));
+    QVERIFY(std::abs(node[5].toDouble() - point->value) < 1e-9);  // ten digits
+    QVERIFY(!node[4].isEmpty() && node[6].isEmpty());
+    // Epoch 2's classify row: its training and validation means, no accuracies.
+    QVERIFY(lines.contains(QStringLiteral("multi,epoch,40,2,,,,0.5,,0.55,,classify")));
   }
 
   void pngHasTheSizeAskedFor() {
@@ -499,6 +675,15 @@ class TestPlots : public QObject {
       settle(*plots);
       QVERIFY(plots->exportPng(QDir::temp().filePath("plots-" + suffix + ".png"), QSize(1200, 900)));
       QVERIFY(dashboard.grab().save(QDir::temp().filePath("plots-dashboard-" + suffix + ".png")));
+
+      TrainingPlots nodes;
+      addRun(nodes, "one loss", "", 6, 100, 0.1, 0.1, 13);
+      addTwoLossRun(nodes, "classify + reconstruct", 6, 100, 14);
+      nodes.resize(640, 800);
+      nodes.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&nodes));
+      settle(nodes);
+      QVERIFY(nodes.grab().save(QDir::temp().filePath("plots-loss-nodes-" + suffix + ".png")));
     }
   }
 };
