@@ -20,7 +20,6 @@ For each project on an IDX image dataset (`mnist` or `fashion-mnist`):
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -101,33 +100,15 @@ def torch_run(project, project_path, weights_path, epochs):
 
 
 def plexus_run(cli, project_path, epochs, workdir, threads):
-    metrics = os.path.join(workdir, os.path.splitext(os.path.basename(project_path))[0] + ".metrics.jsonl")
-    cmd = [cli, "train", project_path, "--epochs", str(epochs), "--metrics", metrics, "--threads", str(threads)]
-    t0 = time.time()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    seconds = time.time() - t0
-    test = [json.loads(line) for line in open(metrics) if json.loads(line).get("event") == "test"][-1]
+    events, seconds, cmd = nr.train_with_metrics(cli, project_path, epochs, workdir, threads)
+    test = [e for e in events if e.get("event") == "test"][-1]
     parts = {p["node"]: p["loss"] for p in test.get("eval_losses", [])}
     accuracy = 100.0 * test["eval_accuracy"] if "eval_accuracy" in test else None
-    return (test["eval_loss"], parts, accuracy), seconds, " ".join(cmd)
+    return (test["eval_loss"], parts, accuracy), seconds, cmd
 
 
 def main():
-    args = sys.argv[1:]
-    cli = os.path.join(gc.REPO, "build", "app", "plexus-cli")
-    threads, epochs_override, skip_plexus, projects = 2, None, False, []
-    while args:
-        a = args.pop(0)
-        if a == "--cli":
-            cli = args.pop(0)
-        elif a == "--threads":
-            threads = int(args.pop(0))
-        elif a == "--epochs":
-            epochs_override = int(args.pop(0))
-        elif a == "--skip-plexus":
-            skip_plexus = True
-        else:
-            projects.append(a)
+    cli, threads, epochs_override, skip_plexus, projects = nr.reference_args(sys.argv[1:], 2)
     if not projects:
         raise SystemExit(__doc__)
     torch.set_num_threads(threads)
@@ -137,9 +118,7 @@ def main():
         for path in projects:
             project = json.load(open(path))
             epochs = epochs_override or project["training"].get("epochs", 5)
-            w = os.path.join(workdir, "init.safetensors")
-            subprocess.run([cli, "init", "--project", path, "--seed", str(project["training"].get("seed", 1)),
-                            "--out", w], check=True, stdout=subprocess.DEVNULL)
+            w = nr.initial_weights(cli, path, project, workdir)
             t0 = time.time()
             (loss, parts, accuracy), n_train = torch_run(project, path, w, epochs)
             torch_s = time.time() - t0

@@ -110,21 +110,27 @@ def torch_run(project, project_path, weights_path, epochs):
     return losses, len(xt), len(xv), len(vocab)
 
 
-def plexus_run(cli, project_path, epochs, workdir, threads):
+def train_with_metrics(cli, project_path, epochs, workdir, threads):
+    """`plexus-cli train` as a user runs it: (its metrics.jsonl events, seconds, the command)."""
     metrics = os.path.join(workdir, os.path.splitext(os.path.basename(project_path))[0] + ".metrics.jsonl")
     cmd = [cli, "train", project_path, "--epochs", str(epochs), "--metrics", metrics, "--threads", str(threads)]
     t0 = time.time()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     seconds = time.time() - t0
-    losses = [json.loads(line)["eval_loss"] for line in open(metrics)
-              if json.loads(line).get("event") == "epoch"]
-    return losses, seconds, " ".join(cmd)
+    return [json.loads(line) for line in open(metrics)], seconds, " ".join(cmd)
 
 
-def main():
-    args = sys.argv[1:]
+def plexus_run(cli, project_path, epochs, workdir, threads):
+    events, seconds, cmd = train_with_metrics(cli, project_path, epochs, workdir, threads)
+    losses = [e["eval_loss"] for e in events if e.get("event") == "epoch"]
+    return losses, seconds, cmd
+
+
+def reference_args(argv, threads):
+    """The reference scripts' command line: (cli, threads, epochs or None, skip_plexus, projects)."""
+    args = list(argv)
     cli = os.path.join(gc.REPO, "build", "app", "plexus-cli")
-    threads, epochs_override, skip_plexus, projects = 1, None, False, []
+    epochs_override, skip_plexus, projects = None, False, []
     while args:
         a = args.pop(0)
         if a == "--cli":
@@ -137,6 +143,19 @@ def main():
             skip_plexus = True
         else:
             projects.append(a)
+    return cli, threads, epochs_override, skip_plexus, projects
+
+
+def initial_weights(cli, path, project, workdir):
+    """Plexus's initial weights of the project (`plexus-cli init` with its seed), as a file."""
+    w = os.path.join(workdir, "init.safetensors")
+    subprocess.run([cli, "init", "--project", path, "--seed", str(project["training"].get("seed", 1)), "--out", w],
+                   check=True, stdout=subprocess.DEVNULL)
+    return w
+
+
+def main():
+    cli, threads, epochs_override, skip_plexus, projects = reference_args(sys.argv[1:], 1)
     if not projects:
         projects = [os.path.join(gc.REPO, "examples", p) for p in ("names_lstm.plexus", "names_transformer.plexus")]
     torch.set_num_threads(threads)
@@ -147,9 +166,7 @@ def main():
         for path in projects:
             project = json.load(open(path))
             epochs = epochs_override or project["training"].get("epochs", 5)
-            w = os.path.join(workdir, "init.safetensors")
-            subprocess.run([cli, "init", "--project", path, "--seed", str(project["training"].get("seed", 1)),
-                            "--out", w], check=True, stdout=subprocess.DEVNULL)
+            w = initial_weights(cli, path, project, workdir)
             t0 = time.time()
             ref, n_train, n_val, vocab = torch_run(project, path, w, epochs)
             torch_s = time.time() - t0

@@ -1,19 +1,19 @@
 #include "dashboard/reconstructions.h"
 
-#include <QComboBox>
-#include <QHBoxLayout>
 #include <QLabel>
 #include <QPainter>
-#include <QVBoxLayout>
 
 #include <algorithm>
+#include <cmath>
 
 #include "common/image_thumbnail.h"
+#include "dashboard/epoch_chooser.h"
 
 namespace plexus::widgets {
 
-// Two rows of pictures, inputs above outputs, each column one example, as large as the widget
-// allows at whole-pixel steps (a 28×28 digit stays sharp).
+// Pictures in bands, each an input row above its reconstruction row, each column one example:
+// as many columns per band as give the largest pictures, at whole-pixel steps once magnified
+// twice or more (a 28×28 digit stays sharp).
 class ReconstructionPairs : public QWidget {
  public:
   explicit ReconstructionPairs(QWidget* parent) : QWidget(parent) { setMinimumSize(160, 90); }
@@ -31,23 +31,35 @@ class ReconstructionPairs : public QWidget {
   void paintEvent(QPaintEvent*) override {
     if (inputs_.empty()) return;
     QPainter p(this);
-    const int gap = 6, label = fontMetrics().height() + 2;
-    const QSize picture = inputs_.front().size();
-    const int n = count();
-    const int cell_w = std::max(1, (width() - gap * (n + 1)) / n);
-    const int cell_h = std::max(1, (height() - 2 * label - 3 * gap) / 2);
-    const double fit = std::min(double(cell_w) / picture.width(), double(cell_h) / picture.height());
-    const double scale = fit >= 1 ? std::floor(fit) : fit;  // whole pixels when magnified
+    p.setRenderHint(QPainter::SmoothPixmapTransform);
+    const int gap = 6, label = fontMetrics().height() + 2, n = count();
+    const QSizeF picture = inputs_.front().size();
+    // The band layout with the largest pictures: `columns` examples a band.
+    int columns = n;
+    double best = 0;
+    for (int c = 1; c <= n; ++c) {
+      const int bands = (n + c - 1) / c;
+      const double w = double(width() - gap * (c + 1)) / c;
+      const double h = double(height() - bands * (2 * label + 2 * gap)) / (2 * bands);
+      const double fit = std::min(w / picture.width(), h / picture.height());
+      if (fit > best) best = fit, columns = c;
+    }
+    const double scale = best >= 2 ? std::floor(best) : std::max(best, 0.1);
+    if (scale >= 2) p.setRenderHint(QPainter::SmoothPixmapTransform, false);
     const QSize shown(std::max(1, int(picture.width() * scale)), std::max(1, int(picture.height() * scale)));
-    const int left = (width() - n * shown.width() - (n - 1) * gap) / 2;
+    const int left = (width() - columns * shown.width() - (columns - 1) * gap) / 2;
+    const int band = 2 * (label + shown.height()) + 2 * gap;
     p.setPen(palette().color(QPalette::WindowText));
-    const auto row = [&](const std::vector<QImage>& images, int top, const QString& caption) {
-      p.drawText(QRect(0, top, width(), label), Qt::AlignLeft | Qt::AlignVCenter, caption);
-      for (int i = 0; i < n; ++i)
-        p.drawImage(QRect(QPoint(left + i * (shown.width() + gap), top + label), shown), images[size_t(i)]);
-    };
-    row(inputs_, gap, tr("Inputs"));
-    row(outputs_, 2 * gap + label + shown.height(), tr("Reconstructions"));
+    for (int i = 0; i < n; ++i) {
+      const int x = left + (i % columns) * (shown.width() + gap), top = (i / columns) * band;
+      if (i % columns == 0) {
+        p.drawText(QRect(0, top, width(), label), Qt::AlignLeft | Qt::AlignVCenter, tr("Inputs"));
+        p.drawText(QRect(0, top + label + shown.height() + gap, width(), label), Qt::AlignLeft | Qt::AlignVCenter,
+                   tr("Reconstructions"));
+      }
+      p.drawImage(QRect(QPoint(x, top + label), shown), inputs_[size_t(i)]);
+      p.drawImage(QRect(QPoint(x, top + 2 * label + shown.height() + gap), shown), outputs_[size_t(i)]);
+    }
   }
 
  private:
@@ -57,19 +69,10 @@ class ReconstructionPairs : public QWidget {
 ReconstructionsView::ReconstructionsView(QWidget* parent) : QWidget(parent) {
   title_ = new QLabel(tr("Reconstructions appear after each epoch"), this);
   title_->setObjectName(QStringLiteral("reconstructionTitle"));
-  epochs_ = new QComboBox(this);
-  epochs_->setObjectName(QStringLiteral("reconstructionEpoch"));
-  epochs_->setToolTip(tr("The epoch whose reconstructions are shown"));
-  epochs_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  epochs_ = new EpochChooser(QStringLiteral("reconstructionEpoch"), tr("The epoch whose reconstructions are shown"), this);
   pairs_ = new ReconstructionPairs(this);
-  auto* head = new QHBoxLayout;
-  head->addWidget(title_, 1);
-  head->addWidget(epochs_);
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->addLayout(head);
-  layout->addWidget(pairs_, 1);
-  connect(epochs_, &QComboBox::activated, this, [this](int index) { showEpoch(epochs_->itemData(index).toInt()); });
+  layOutEpochView(this, title_, epochs_, pairs_);
+  connect(epochs_, &EpochChooser::chosen, this, &ReconstructionsView::showEpoch);
 }
 
 void ReconstructionsView::clear() {
@@ -81,16 +84,14 @@ void ReconstructionsView::clear() {
 
 void ReconstructionsView::addEpoch(int epoch, const train::Reconstructions& pairs) {
   if (pairs.empty() || !isImageShape(pairs.example)) return;
-  const bool following = epochs_->count() == 0 || epochs_->currentIndex() == 0;
   epochs_seen_[epoch] = pairs;
-  epochs_->insertItem(0, tr("Epoch %1").arg(epoch), epoch);
-  if (following) showEpoch(epoch);
+  if (epochs_->add(epoch)) showEpoch(epoch);
 }
 
 void ReconstructionsView::showEpoch(int epoch) {
   const auto it = epochs_seen_.find(epoch);
   if (it == epochs_seen_.end()) return;
-  epochs_->setCurrentIndex(epochs_->findData(epoch));
+  epochs_->select(epoch);
   const train::Reconstructions& r = it->second;
   const Shape example(r.example.begin(), r.example.end());
   const size_t size = size_t(numel(example));
@@ -109,7 +110,7 @@ void ReconstructionsView::showEpoch(int epoch) {
   title_->setText(tr("Validation examples and their reconstructions after epoch %1").arg(epoch));
 }
 
-int ReconstructionsView::shownEpoch() const { return epochs_->count() ? epochs_->currentData().toInt() : 0; }
+int ReconstructionsView::shownEpoch() const { return epochs_->shown(); }
 int ReconstructionsView::pairCount() const { return pairs_->count(); }
 QImage ReconstructionsView::input(int i) const { return pairs_->input(i); }
 QImage ReconstructionsView::output(int i) const { return pairs_->output(i); }

@@ -11,11 +11,11 @@
 
 #include "train/events.h"
 
-class QComboBox;
 class QLabel;
 
 namespace plexus::widgets {
 
+class EpochChooser;
 class ReconstructionPairs;
 
 class ReconstructionsView : public QWidget {
@@ -35,7 +35,7 @@ class ReconstructionsView : public QWidget {
 
  private:
   QLabel* title_;
-  QComboBox* epochs_;
+  EpochChooser* epochs_;
   ReconstructionPairs* pairs_;
   std::map<int, train::Reconstructions> epochs_seen_;
 };

@@ -8,11 +8,12 @@
 #include <map>
 #include <vector>
 
-class QComboBox;
 class QLabel;
 class QPlainTextEdit;
 
 namespace plexus::widgets {
+
+class EpochChooser;
 
 class TextSamplesView : public QWidget {
   Q_OBJECT
@@ -29,7 +30,7 @@ class TextSamplesView : public QWidget {
 
  private:
   QLabel* title_;
-  QComboBox* epochs_;
+  EpochChooser* epochs_;
   QPlainTextEdit* text_;
   std::map<int, std::vector<QString>> samples_;
 };
