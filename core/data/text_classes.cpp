@@ -104,6 +104,29 @@ std::vector<float> padded_ids(const Vocabulary& vocabulary, const std::u32string
   return out;
 }
 
+Tensor encode_typed_text(const TextEncoding& encoding, std::string_view utf8) {
+  const std::u32string typed = decode_utf8(utf8, "the typed text");
+  if (typed.empty()) throw ValueError("there is no text to classify: type some");
+  const std::u32string codes = encoding.lowercase ? lowercase_text(typed) : typed;
+  const size_t read = std::min(codes.size(), size_t(std::max<int64_t>(encoding.length, 0)));
+  for (size_t i = 0; i < read; ++i) {
+    if (encoding.vocabulary.id(codes[i])) continue;
+    // The known characters as one string where they are visible, so the list reads at a glance.
+    std::string known;
+    const size_t listed = std::min<size_t>(encoding.vocabulary.symbols().size(), 100);
+    for (size_t k = 0; k < listed; ++k) {
+      const std::string& symbol = encoding.vocabulary.symbols()[k];
+      const std::string shown = describe_symbol(symbol);
+      known += shown == "'" + symbol + "'" ? symbol : " " + shown + " ";
+    }
+    if (listed < encoding.vocabulary.symbols().size()) known += "…";
+    throw ValueError(describe_symbol(encode_utf8(typed[i])) + ", character " + std::to_string(i + 1) + " of \"" +
+                     std::string(utf8) + "\", is not one of the " + std::to_string(encoding.vocabulary.size()) +
+                     " characters the model was trained on: " + known);
+  }
+  return from_vector(padded_ids(encoding.vocabulary, codes, encoding.length), {encoding.length});
+}
+
 Tensor sequence_lengths(const Tensor& ids) {
   if (ids.dim() != 2)
     throw ShapeError("sequence_lengths: expected padded ids [B, T], got shape " + plexus::to_string(ids.shape()));
