@@ -25,6 +25,28 @@ bool is_txt(const fs::path& p) {
   return ext == ".txt";
 }
 
+// A vocabulary for people, short: runs of three or more consecutive code points as a range
+// ("'-', 'a'–'z'"), the first 40 entries.
+std::string known_characters(const Vocabulary& vocabulary) {
+  const std::vector<std::string>& symbols = vocabulary.symbols();
+  std::string out;
+  size_t entries = 0;
+  for (size_t k = 0; k < symbols.size(); ++entries) {
+    if (entries == 40) return out + ", …";
+    const char32_t first = decode_utf8(symbols[k], "symbol")[0];
+    size_t end = k + 1;  // past the run that starts at k
+    while (end < symbols.size() && decode_utf8(symbols[end], "symbol")[0] == first + char32_t(end - k)) ++end;
+    out += (out.empty() ? "" : ", ") + describe_symbol(symbols[k]);
+    if (end - k >= 3) {
+      out += "–" + describe_symbol(symbols[end - 1]);
+      k = end;
+    } else {
+      ++k;
+    }
+  }
+  return out;
+}
+
 std::string quoted(const std::vector<TextClass>& classes) {
   std::string out;
   for (const TextClass& c : classes) out += (out.empty() ? "'" : ", '") + c.name + "'";
@@ -111,18 +133,9 @@ Tensor encode_typed_text(const TextEncoding& encoding, std::string_view utf8) {
   const size_t read = std::min(codes.size(), size_t(std::max<int64_t>(encoding.length, 0)));
   for (size_t i = 0; i < read; ++i) {
     if (encoding.vocabulary.id(codes[i])) continue;
-    // The known characters as one string where they are visible, so the list reads at a glance.
-    std::string known;
-    const size_t listed = std::min<size_t>(encoding.vocabulary.symbols().size(), 100);
-    for (size_t k = 0; k < listed; ++k) {
-      const std::string& symbol = encoding.vocabulary.symbols()[k];
-      const std::string shown = describe_symbol(symbol);
-      known += shown == "'" + symbol + "'" ? symbol : " " + shown + " ";
-    }
-    if (listed < encoding.vocabulary.symbols().size()) known += "…";
     throw ValueError(describe_symbol(encode_utf8(typed[i])) + ", character " + std::to_string(i + 1) + " of \"" +
                      std::string(utf8) + "\", is not one of the " + std::to_string(encoding.vocabulary.size()) +
-                     " characters the model was trained on: " + known);
+                     " characters the model was trained on: " + known_characters(encoding.vocabulary));
   }
   return from_vector(padded_ids(encoding.vocabulary, codes, encoding.length), {encoding.length});
 }

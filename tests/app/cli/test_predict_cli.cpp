@@ -185,7 +185,7 @@ class TestPredictCli : public QObject {
     const Result unknown = run_cli({"predict", "--checkpoint", at(checkpoint), "--text", "abz"});
     QCOMPARE(unknown.code, 1);
     QVERIFY2(unknown.err.contains("'z', character 3 of \"abz\", is not one of the 10 characters the model was "
-                                  "trained on: abcdefghij"),
+                                  "trained on: 'a'–'j'"),
              qPrintable(unknown.err));
     const Result both = run_cli({"predict", "--checkpoint", at(checkpoint), "--text", "abc", at(dir / "words" / "long.txt")});
     QCOMPARE(both.code, 2);

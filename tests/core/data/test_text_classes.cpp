@@ -217,10 +217,16 @@ TEST(typedTextIsEncodedAsTrainingEncoded) {
   COMPARE(encode_typed_text(e, "abcabZ?").to_vector(), (std::vector<float>{2, 3, 4, 2}));
   // Without lowercasing a capital is a character of its own.
   COMPARE(message_of<ValueError>([&] { encode_typed_text({d.vocabulary(), 4, false}, "aB"); }),
-          std::string("'B', character 2 of \"aB\", is not one of the 5 characters the model was trained on: -abcé"));
+          std::string("'B', character 2 of \"aB\", is not one of the 5 characters the model was trained on: '-', "
+                      "'a'–'c', 'é'"));
   // Named as typed, invisible ones by their description.
   VERIFY_CONTAINS(message_of<ValueError>([&] { encode_typed_text(e, "ab Z"); }), "' ' (space), character 3 of \"ab Z\"");
   VERIFY_CONTAINS(message_of<ValueError>([&] { encode_typed_text(e, "Ü"); }), "'Ü', character 1 of");
+  // A long vocabulary is listed in part: its first 40 entries.
+  std::vector<std::string> spaced;
+  for (char32_t c = U'Ā'; spaced.size() < 50; c += 2) spaced.push_back(encode_utf8(c));
+  const std::string listed = message_of<ValueError>([&] { encode_typed_text({Vocabulary(spaced), 4, false}, "a"); });
+  VERIFY2(listed.ends_with("'" + spaced[39] + "', …"), listed.c_str());
   VERIFY_CONTAINS(message_of<ValueError>([&] { encode_typed_text(e, ""); }), "no text to classify");
   VERIFY_CONTAINS(message_of<DataError>([&] { encode_typed_text(e, "a\xff"); }), "the typed text");
 }
