@@ -83,7 +83,8 @@ int main(int argc, char** argv) {
   QCommandLineOption try_option(QStringLiteral("try-it"), QStringLiteral("Show the Try It page (with --train: once it runs)."));
   QCommandLineOption prompt_option(QStringLiteral("prompt"),
                                    QStringLiteral("With --try-it, --train and --screenshot on a text project: the text the "
-                                                  "model continues (default: it begins names itself)."),
+                                                  "model continues (default: it begins names itself); on a labelled-texts "
+                                                  "project: the text typed for the model to classify."),
                                    QStringLiteral("text"));
   QCommandLineOption compare_option(
       QStringLiteral("compare"),
@@ -190,6 +191,8 @@ int main(int argc, char** argv) {
     window.tryIt()->panel()->canvas()->addStroke(points);
   }
   if (try_it && !train) window.showTryIt();
+  if (parser.isSet(prompt_option) && window.tryIt()->panel()->textInput())  // classified once a model comes
+    window.tryIt()->panel()->textField()->setText(parser.value(prompt_option));
   if (parser.isSet(processes_option))
     QTimer::singleShot(0, &window, [&window] { window.trainProcessesAction()->trigger(); });
   if (compare) {

@@ -7,6 +7,7 @@
 #include "autograd/grad_mode.h"
 #include "common/qt_text.h"
 #include "ops/ops.h"
+#include "session/data_pipeline.h"
 #include "session/reconstructions.h"
 #include "util/error.h"
 #include "util/overloaded.h"
@@ -57,6 +58,7 @@ void Predictor::useRun(const graph::Graph& graph, const RunInfo& info) {
   spec->info = info.datasetInfo;
   for (const QString& name : info.classNames) spec->class_names.push_back(name.toStdString());
   spec->normalization = info.normalization;
+  spec->vocabulary = info.vocabulary;
   run_ = std::move(spec);
 }
 
@@ -134,7 +136,10 @@ void Predictor::work() {
         QStringList names;
         for (const std::string& name : model_->class_names) names << widgets::qstr(name);
         const Shape shape = model_->info.input_shape;
-        post(false, [this, d = source->description, names, shape] { emit modelChanged(d, names, shape); });
+        std::optional<data::TextEncoding> text = session::text_encoding(*model_);
+        post(false, [this, d = source->description, names, shape, text = std::move(text)] {
+          emit modelChanged(d, names, shape, text);
+        });
       } catch (...) {
         post(false, [this, m = messageOf(std::current_exception())] { emit failed(m); });
       }
@@ -174,6 +179,7 @@ void Predictor::apply(const Source& source) {
                      model->info = run.info;
                      model->class_names = run.class_names;
                      model->normalization = run.normalization;
+                     model->vocabulary = run.vocabulary;
                      model->compiled = layers::compile(run.graph, run.info, run.graph.training.seed);
                      model->compiled.model->eval();
                      loadState(*model->compiled.model, *live.weights.state);

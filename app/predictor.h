@@ -1,8 +1,9 @@
 #pragma once
 // Predictor: the Try-it page's model, run off the UI thread. It holds a session::TrainedModel —
 // a run's weights (live during training, the last ones after it) or a loaded checkpoint — and
-// runs TrainedModel::forward on the panel's input, or, for a text project, generates text
-// (session::sample_text) when asked.
+// runs TrainedModel::forward on the panel's input (a picture, or typed text encoded as the
+// model's modelChanged says), or, for a text project, generates text (session::sample_text)
+// when asked.
 //
 // One background job at a time does all the work (a private pool of one thread), and it alone
 // touches the model. Requests made meanwhile wait for it and replace each other: the latest
@@ -20,6 +21,7 @@
 #include <variant>
 #include <vector>
 
+#include "data/text_classes.h"
 #include "graph/graph.h"
 #include "session/text_sampling.h"
 #include "session/trained_model.h"
@@ -61,7 +63,9 @@ class Predictor : public QObject {
   void generate(const session::SampleOptions& options);
 
  signals:
-  void modelChanged(const QString& description, const QStringList& classNames, const plexus::Shape& inputShape);
+  // `textEncoding`: how typed text becomes the model's input, for a model of labelled texts.
+  void modelChanged(const QString& description, const QStringList& classNames, const plexus::Shape& inputShape,
+                    const std::optional<plexus::data::TextEncoding>& textEncoding);
   void predicted(const plexus::app::Prediction& prediction);
   void failed(const QString& message);
   void generated(const QStringList& samples);
@@ -72,6 +76,7 @@ class Predictor : public QObject {
     graph::DatasetInfo info;
     std::vector<std::string> class_names;
     session::InputNormalization normalization;
+    std::vector<std::string> vocabulary;
   };
   struct LiveWeights {
     std::shared_ptr<const RunSpec> run;

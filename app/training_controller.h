@@ -99,6 +99,7 @@ struct RunInfo {
   // For using the run's weights outside training (the Try-it panel's session::TrainedModel).
   graph::DatasetInfo datasetInfo;  // per-example input shape, classes
   session::InputNormalization normalization;
+  std::vector<std::string> vocabulary;  // labelled texts' input characters (typed text is encoded with them)
   // The device's peak the events' peak_gflops came from, when and on what it was measured.
   train::MachinePeak peak;
   // How long the run had gone on when it was first shown: 0 but for a run followed from its

@@ -5,6 +5,7 @@
 #include <QVBoxLayout>
 
 #include "common/qt_text.h"
+#include "data/text_classes.h"
 #include "editor/model/graph_document.h"
 #include "predictor.h"
 #include "session/data_pipeline.h"
@@ -59,8 +60,15 @@ TryItPage::TryItPage(TrainingController* controller, const widgets::GraphDocumen
     if (!path.isEmpty()) loadCheckpoint(path);
   });
   connect(predictor_, &Predictor::modelChanged, this,
-          [this](const QString& description, const QStringList& class_names, const Shape& input_shape) {
-            if (input_shape != panel_->inputShape()) panel_->setInputShape(input_shape, inputText(input_shape));
+          [this](const QString& description, const QStringList& class_names, const Shape& input_shape,
+                 const std::optional<data::TextEncoding>& text) {
+            if (text)
+              panel_->setTextInput(input_shape, textNote(text->length, text->lowercase),
+                                   [encoding = *text](const QString& typed) {
+                                     return data::encode_typed_text(encoding, typed.toStdString());
+                                   });
+            else if (input_shape != panel_->inputShape() || panel_->textInput())
+              panel_->setInputShape(input_shape, inputText(input_shape));
             panel_->setModel(description, class_names);
             text_->setModel(description);
           });
@@ -151,6 +159,13 @@ QString TryItPage::projectDir() const {
   return document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absolutePath();
 }
 
+QString TryItPage::textNote(int64_t length, bool lowercase) const {
+  if (length < 1) return QString();
+  return (lowercase ? tr("The model reads the first %1 characters, lowercased, as its training read its examples.")
+                    : tr("The model reads the first %1 characters, as its training read its examples."))
+      .arg(length);
+}
+
 QString TryItPage::inputText(const Shape& shape) const {
   if (shape.size() == 1 && document_->graph().dataset.kind == "csv")
     return shape[0] == 1 ? tr("1 feature from a CSV file") : tr("%1 features from a CSV file").arg(shape[0]);
@@ -162,8 +177,15 @@ void TryItPage::projectChanged() {
   if (panel_->hasModel()) return;
   showTextPrompt(session::is_text_project(document_->graph()));
   preparePicturesFor(document_->graph().dataset);
-  if (!document_->datasetInfo()) return;
-  const Shape& shape = document_->datasetInfo()->input_shape;
+  const graph::DatasetBinding& binding = document_->graph().dataset;
+  const auto& info = document_->datasetInfo();
+  if (binding.kind == "text_classes") {  // the text field, fed once a model comes
+    const Shape shape = info ? info->input_shape : Shape{};
+    panel_->setTextInput(shape, textNote(shape.size() == 1 ? shape[0] : 0, binding.lowercase), nullptr);
+    return;
+  }
+  if (!info) return;
+  const Shape& shape = info->input_shape;
   if (shape != panel_->inputShape()) panel_->setInputShape(shape, inputText(shape));
 }
 

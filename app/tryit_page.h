@@ -3,7 +3,10 @@
 // weights while the page is shown: asked for twice a second and after each epoch; the last
 // ones once the run has ended), or a checkpoint loaded with Load Checkpoint… for the open
 // project, which stays until the next run starts. Pictures opened in the panel are prepared as
-// that model's training prepared its own (session::picture_input with its dataset settings).
+// that model's training prepared its own (session::picture_input with its dataset settings);
+// for a model of labelled texts the panel takes typed text instead, encoded as its training
+// encoded its examples (data::encode_typed_text with the model's vocabulary, length and the
+// project's lowercase setting).
 // A text project gets a prompt instead of the panel (widgets::TextPrompt): the model continues
 // it when asked. Wiring only: the panel shows, the Predictor computes off the UI thread, the
 // TrainingController hands over copies of the weights.
@@ -68,6 +71,7 @@ class TryItPage : public QWidget {
   void showTextPrompt(bool text);  // the prompt instead of the panel, or back
   QString projectDir() const;
   QString inputText(const Shape& shape) const;  // for a panel that cannot use it
+  QString textNote(int64_t length, bool lowercase) const;  // how a labelled-texts model reads typed text
 
   TrainingController* controller_;
   const widgets::GraphDocument* document_;

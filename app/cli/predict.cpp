@@ -13,6 +13,7 @@
 #include "cli/project_files.h"
 #include "data/csv.h"
 #include "data/image_file.h"
+#include "data/text_classes.h"
 #include "ops/ops.h"
 #include "session/data_pipeline.h"
 #include "session/trained_model.h"
@@ -30,9 +31,14 @@ constexpr const char* kPredictHelp = R"(  Runs the trained model on each INPUT a
   images were, then normalised as in training. For a CSV dataset the INPUTs are CSV files
   whose header names the project's feature columns (matched by name when the project's data
   file is at hand, else every column but the target, in order); a target column is ignored.
+  For labelled texts the inputs are typed texts, given with --text instead of INPUTs: each
+  is lowercased when the training lowercased its examples and cut to the model's length,
+  as the training examples were; a character the model was not trained on is an error.
+  --text TEXT          a text to classify; repeatable, one prediction each
   --top K              classes shown per example                          [3]
   --json               one JSON object per example: {"input", ("row",) "classes":
-                       [{"class", "name", "probability"}...]} or {"input", ("row",) "value"}
+                       [{"class", "name", "probability"}...]} or {"input", ("row",) "value"};
+                       {"text", "classes"} for a --text
   --batch-size N       examples per forward pass                          [100]
   --threads N          CPU threads for the math                  [all hardware threads]
 )";
@@ -94,9 +100,20 @@ void read_rows(const std::vector<std::string>& files, const ProjectSource& p, co
   }
 }
 
-// One example's line for people: "digit.png: 7 (98.12%), 2 (1.10%)" or "rows.csv row 2: 3.967".
+// Typed texts, encoded as the model's training encoded its examples (data::encode_typed_text).
+void read_texts(const std::vector<std::string>& texts, const session::TrainedModel& model, PredictInputs& in) {
+  const std::optional<data::TextEncoding> encoding = session::text_encoding(model);
+  for (const std::string& text : texts) {
+    const std::vector<float> v = data::encode_typed_text(*encoding, text).to_vector();
+    in.values.insert(in.values.end(), v.begin(), v.end());
+    in.ids.push_back({{"text", text}});
+  }
+}
+
+// One example's line for people: "digit.png: 7 (98.12%), 2 (1.10%)", "rows.csv row 2: 3.967" or
+// "\"Maria\": female (97.20%), male (2.80%)".
 std::string prediction_text(const nlohmann::json& id, const nlohmann::json& result) {
-  std::string s = id["input"].get<std::string>();
+  std::string s = id.contains("text") ? id["text"].dump() : id["input"].get<std::string>();
   if (id.contains("row")) s += " row " + std::to_string(id["row"].get<int64_t>());
   s += ":";
   char buf[64];
@@ -140,8 +157,13 @@ int cmd_predict(const Args& args) {
     file = inputs[0];
     inputs.erase(inputs.begin());
   }
+  const std::vector<std::string> texts = args.all("--text");
   if (!args.has("--checkpoint")) throw UsageError{"predict needs --checkpoint FILE"};
-  if (inputs.empty()) throw UsageError{"predict needs at least one INPUT: an image (PNG, JPEG, BMP) or a CSV file of rows"};
+  if (!texts.empty() && !inputs.empty())
+    throw UsageError{"predict takes either INPUT files or --text, not both"};
+  if (inputs.empty() && texts.empty())
+    throw UsageError{"predict needs at least one INPUT: an image (PNG, JPEG, BMP) or a CSV file of rows; or a --text "
+                     "TEXT for a labelled-texts model"};
   const int64_t top = args.integer("--top", 3, 1), batch_size = args.integer("--batch-size", 100, 1);
   apply_threads_option(args);
   const std::string checkpoint = args.str("--checkpoint", "");
@@ -149,11 +171,17 @@ int cmd_predict(const Args& args) {
   if (!p)
     throw IoError(checkpoint + " holds no project: pass the project FILE it belongs to, as in: plexus-cli predict "
                   "FILE --checkpoint " + checkpoint + " INPUT...");
+  const bool typed = p->graph.dataset.kind == "text_classes";
+  if (typed != !texts.empty())
+    throw UsageError{typed ? "this model classifies typed texts: give them with --text TEXT, not as INPUT files"
+                           : "--text is for a model of labelled texts; this project's dataset is '" +
+                                 p->graph.dataset.kind + "': give INPUT files"};
   const session::TrainedModel m = session::load_trained_model(p->graph, checkpoint, {p->dir});
 
   PredictInputs in;
   const Shape& shape = m.info.input_shape;
-  if (p->graph.dataset.kind == "csv") read_rows(inputs, *p, m, shape.at(0), in);
+  if (typed) read_texts(texts, m, in);
+  else if (p->graph.dataset.kind == "csv") read_rows(inputs, *p, m, shape.at(0), in);
   else read_images(inputs, p->graph.dataset, shape, in);
   Shape batch_shape{int64_t(in.ids.size())};
   batch_shape.insert(batch_shape.end(), shape.begin(), shape.end());
@@ -178,9 +206,14 @@ int cmd_predict(const Args& args) {
 }  // namespace
 
 Command predict_command() {
-  return {"predict", "predict [FILE] --checkpoint CKPT INPUT... [--top K] [--json] [--batch-size N] [--threads N]",
-          "use a trained model on images (PNG, JPEG, BMP) or rows of a CSV file",
-          [] { return std::string(kPredictHelp); }, {{"--json"}, {{"--checkpoint", Takes::Path}, {"--top"}, {"--batch-size"}, kThreadsOption}, size_t(-1)}, cmd_predict};
+  return {"predict",
+          "predict [FILE] --checkpoint CKPT INPUT... [--top K] [--json] [--batch-size N] [--threads N]\n"
+          "predict [FILE] --checkpoint CKPT --text TEXT... [--top K] [--json] [--batch-size N] [--threads N]",
+          "use a trained model on images (PNG, JPEG, BMP), rows of a CSV file or typed texts",
+          [] { return std::string(kPredictHelp); },
+          {{"--json"}, {{"--checkpoint", Takes::Path}, {"--text"}, {"--top"}, {"--batch-size"}, kThreadsOption}, size_t(-1),
+           {"--text"}},
+          cmd_predict};
 }
 
 }  // namespace plexus::cli

@@ -25,6 +25,28 @@ bool is_txt(const fs::path& p) {
   return ext == ".txt";
 }
 
+// A vocabulary for people, short: runs of three or more consecutive code points as a range
+// ("'-', 'a'–'z'"), the first 40 entries.
+std::string known_characters(const Vocabulary& vocabulary) {
+  const std::vector<std::string>& symbols = vocabulary.symbols();
+  std::string out;
+  size_t entries = 0;
+  for (size_t k = 0; k < symbols.size(); ++entries) {
+    if (entries == 40) return out + ", …";
+    const char32_t first = decode_utf8(symbols[k], "symbol")[0];
+    size_t end = k + 1;  // past the run that starts at k
+    while (end < symbols.size() && decode_utf8(symbols[end], "symbol")[0] == first + char32_t(end - k)) ++end;
+    out += (out.empty() ? "" : ", ") + describe_symbol(symbols[k]);
+    if (end - k >= 3) {
+      out += "–" + describe_symbol(symbols[end - 1]);
+      k = end;
+    } else {
+      ++k;
+    }
+  }
+  return out;
+}
+
 std::string quoted(const std::vector<TextClass>& classes) {
   std::string out;
   for (const TextClass& c : classes) out += (out.empty() ? "'" : ", '") + c.name + "'";
@@ -102,6 +124,20 @@ std::vector<float> padded_ids(const Vocabulary& vocabulary, const std::u32string
   const std::vector<int64_t> ids = vocabulary.encode(kept);
   for (size_t i = 0; i < ids.size(); ++i) out[i] = float(ids[i] + 1);
   return out;
+}
+
+Tensor encode_typed_text(const TextEncoding& encoding, std::string_view utf8) {
+  const std::u32string typed = decode_utf8(utf8, "the typed text");
+  if (typed.empty()) throw ValueError("there is no text to classify: type some");
+  const std::u32string codes = encoding.lowercase ? lowercase_text(typed) : typed;
+  const size_t read = std::min(codes.size(), size_t(std::max<int64_t>(encoding.length, 0)));
+  for (size_t i = 0; i < read; ++i) {
+    if (encoding.vocabulary.id(codes[i])) continue;
+    throw ValueError(describe_symbol(encode_utf8(typed[i])) + ", character " + std::to_string(i + 1) + " of \"" +
+                     std::string(utf8) + "\", is not one of the " + std::to_string(encoding.vocabulary.size()) +
+                     " characters the model was trained on: " + known_characters(encoding.vocabulary));
+  }
+  return from_vector(padded_ids(encoding.vocabulary, codes, encoding.length), {encoding.length});
 }
 
 Tensor sequence_lengths(const Tensor& ids) {

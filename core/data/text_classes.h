@@ -72,6 +72,21 @@ std::u32string lowercase_text(std::u32string codes);
 // id + 1), then 0s up to `length`. ValueError naming a character not in the vocabulary.
 std::vector<float> padded_ids(const Vocabulary& vocabulary, const std::u32string& codes, int64_t length);
 
+// How typed text becomes a trained model's input (the GUI's Try It, plexus-cli predict --text):
+// the model's vocabulary, its input length T and whether its training lowercased examples.
+struct TextEncoding {
+  Vocabulary vocabulary;
+  int64_t length = 0;
+  bool lowercase = false;
+};
+
+// Typed UTF-8 text as the model's raw input [T], encoded as training encoded its examples:
+// lowercased where training lowercased, cut to its first T characters, then padded_ids (the
+// characters past T are not read, so they need not be known). ValueError for empty text and for
+// a character the vocabulary lacks, naming it as typed, its position (from 1) and the characters
+// the model knows; DataError for malformed UTF-8.
+Tensor encode_typed_text(const TextEncoding& encoding, std::string_view utf8);
+
 // The length of each example of a batch of padded ids [B, T]: its count of non-zero ids, [B]
 // floats (padding is trailing and id 0 is nothing else). ShapeError for another rank.
 Tensor sequence_lengths(const Tensor& ids);

@@ -108,4 +108,12 @@ Tensor picture_input(const data::Image& picture, const graph::DatasetBinding& b,
   return data::prepared_to_input(data::prepare_image(picture, graph::image_format(b)));
 }
 
+std::optional<data::TextEncoding> text_encoding(const TrainedModel& model) {
+  if (model.project.dataset.kind != "text_classes") return std::nullopt;
+  const Shape& shape = model.info.input_shape;
+  if (shape.size() != 1)
+    throw ShapeError("a labelled-texts model takes ids [T], but this one's input is " + plexus::to_string(shape));
+  return data::TextEncoding{data::Vocabulary(model.vocabulary), shape[0], model.project.dataset.lowercase};
+}
+
 }  // namespace plexus::session

@@ -4,11 +4,13 @@
 // standardisation, the loader threads, and one picture prepared exactly as a run prepares its
 // training pictures (plexus-cli predict, the Try It tab).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "data/dataset.h"
 #include "data/image_file.h"
+#include "data/text_classes.h"
 #include "data/transforms.h"
 #include "graph/graph.h"
 #include "session/trained_model.h"
@@ -40,5 +42,10 @@ int64_t loader_workers(const graph::DatasetBinding& binding);
 // pictures are: an image folder's format (size, color, fit, whole pixel levels), or for the
 // IDX kinds data::image_to_input to `chw`.
 Tensor picture_input(const data::Image& picture, const graph::DatasetBinding& binding, const Shape& chw);
+
+// How typed text becomes `model`'s input (data::encode_typed_text), as its training encoded its
+// examples: its vocabulary, its input length and its project's lowercase setting. nullopt for a
+// model of another dataset kind than labelled texts.
+std::optional<data::TextEncoding> text_encoding(const TrainedModel& model);
 
 }  // namespace plexus::session

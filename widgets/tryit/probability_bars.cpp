@@ -3,6 +3,7 @@
 #include <QPainter>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "common/theme.h"
@@ -63,10 +64,13 @@ QString ProbabilityBars::nameOf(int cls) const { return cls < names_.size() ? na
 
 int ProbabilityBars::rowHeight() const { return fontMetrics().height() + kRowSpace; }
 
+// Room for the widest name in bold (the top class's, wherever it moves), rounded up: a width
+// rounded down elides a name that fits ("fem…" for "female").
 int ProbabilityBars::nameWidth() const {
-  int widest = 0;
-  for (const int cls : order_) widest = std::max(widest, fontMetrics().horizontalAdvance(nameOf(cls)));
-  return std::min(widest, width() / 3);
+  const QFontMetricsF metrics(bold(font()));
+  qreal widest = 0;
+  for (const int cls : order_) widest = std::max(widest, metrics.horizontalAdvance(nameOf(cls)));
+  return std::min(int(std::ceil(widest)) + 1, width() / 3);
 }
 
 int ProbabilityBars::percentWidth() const {
@@ -103,7 +107,7 @@ void ProbabilityBars::paintEvent(QPaintEvent*) {
     const QRect line(0, row * rowHeight(), width(), rowHeight());
     painter.setFont(top ? bold(font()) : font());
     painter.setPen(top ? theme.text : theme.mutedText);
-    const QString name = fontMetrics().elidedText(nameOf(cls), Qt::ElideRight, nameWidth());
+    const QString name = painter.fontMetrics().elidedText(nameOf(cls), Qt::ElideRight, nameWidth());
     painter.drawText(QRect(0, line.top(), nameWidth(), line.height()), Qt::AlignRight | Qt::AlignVCenter, name);
 
     painter.setPen(Qt::NoPen);

@@ -6,6 +6,7 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMimeData>
 #include <QStackedWidget>
 #include <QToolButton>
@@ -136,13 +137,36 @@ TryItPanel::TryItPanel(QWidget* parent)
   prediction_ = sectionLabel(QString(), this);
   prediction_->setObjectName(QStringLiteral("predictionHeading"));
 
-  // Left: what is fed, drawn or opened. Right: the model, its input and what it makes of it.
+  text_ = new QLineEdit(this);
+  text_->setObjectName(QStringLiteral("tryItText"));
+  text_->setPlaceholderText(tr("Type a text for the model to classify"));
+  text_->setClearButtonEnabled(true);
+  QFont typed = text_->font();
+  typed.setPointSizeF(typed.pointSizeF() * 1.5);
+  text_->setFont(typed);
+  text_note_ = new QLabel(this);
+  text_note_->setObjectName(QStringLiteral("tryItTextNote"));
+  text_note_->setWordWrap(true);
+
+  // Left: what is fed, drawn or opened, or typed. Right: the model, its input and what it makes of it.
   auto* tools = new QHBoxLayout;
   for (QToolButton* b : {clear_, undo_, open}) tools->addWidget(b);
   tools->addStretch();
-  auto* drawing = new QVBoxLayout;
+  auto* drawing_page = new QWidget(this);
+  auto* drawing = new QVBoxLayout(drawing_page);
+  drawing->setContentsMargins(0, 0, 0, 0);
   drawing->addLayout(tools);
   drawing->addWidget(canvas_, 1);
+  auto* text_page = new QWidget(this);
+  auto* typing = new QVBoxLayout(text_page);
+  typing->setContentsMargins(0, 0, 0, 0);
+  typing->addWidget(sectionLabel(tr("Text"), this));
+  typing->addWidget(text_);
+  typing->addWidget(text_note_);
+  typing->addStretch();
+  source_ = new QStackedWidget(this);
+  source_->addWidget(drawing_page);
+  source_->addWidget(text_page);
   auto* model = new QHBoxLayout;
   model->addWidget(sectionLabel(tr("Model"), this));
   model->addStretch();
@@ -151,7 +175,8 @@ TryItPanel::TryItPanel(QWidget* parent)
   side->addLayout(model);
   side->addWidget(status_);
   side->addSpacing(12);
-  side->addWidget(sectionLabel(tr("Model input"), this));
+  preview_heading_ = sectionLabel(tr("Model input"), this);
+  side->addWidget(preview_heading_);
   side->addWidget(preview_);
   side->addWidget(preview_caption_);
   side->addSpacing(12);
@@ -165,7 +190,7 @@ TryItPanel::TryItPanel(QWidget* parent)
   auto* usable = new QWidget(this);
   auto* body = new QHBoxLayout(usable);
   body->setContentsMargins(0, 0, 0, 0);
-  body->addLayout(drawing, 3);
+  body->addWidget(source_, 3);
   body->addSpacing(16);
   body->addLayout(side, 2);
   unusable_ = new QLabel(this);
@@ -193,6 +218,8 @@ TryItPanel::TryItPanel(QWidget* parent)
     const QString path = chooseImage();
     if (!path.isEmpty()) openImage(path);
   });
+  // Every edit is fed: the Predictor keeps only the latest input, so fast typing costs nothing.
+  connect(text_, &QLineEdit::textChanged, this, &TryItPanel::updateInput);
   connect(load, &QToolButton::clicked, this, &TryItPanel::loadCheckpointRequested);
   styleAsError(error_);
   connect(&ThemeManager::instance(), &ThemeManager::changed, this, [this] { styleAsError(error_); });
@@ -204,6 +231,7 @@ TryItPanel::TryItPanel(QWidget* parent)
 
 void TryItPanel::setInputShape(const Shape& shape, const QString& what) {
   shape_ = shape;
+  setTextMode(false);
   if (!isImageInput(shape)) {
     unusable_->setText(tr("Try It needs a model whose input is an image ([channels, height, width] with 1 or 3 "
                           "channels).\nThis project's input is %1.")
@@ -219,6 +247,24 @@ void TryItPanel::setInputShape(const Shape& shape, const QString& what) {
                                 .arg(shape[0] == 1 ? tr("gray") : tr("colour")) +
                             (isMnistInput(shape) ? tr(";\na drawing is framed as MNIST digits are") : QString()));
   updateInput();
+}
+
+void TryItPanel::setTextInput(const Shape& shape, const QString& note, TextEncoder encode) {
+  shape_ = shape;
+  encode_ = std::move(encode);
+  text_note_->setText(note);
+  setTextMode(true);
+  pages_->setCurrentIndex(0);
+  updateInput();
+}
+
+void TryItPanel::setTextMode(bool text) {
+  text_mode_ = text;
+  if (!text) encode_ = nullptr;
+  source_->setCurrentIndex(text ? 1 : 0);
+  for (QWidget* w : {static_cast<QWidget*>(preview_heading_), static_cast<QWidget*>(preview_),
+                     static_cast<QWidget*>(preview_caption_)})
+    w->setVisible(!text);
 }
 
 void TryItPanel::setModel(const QString& description, const QStringList& class_names) {
@@ -320,6 +366,17 @@ bool TryItPanel::openImage(const QString& path) {
 void TryItPanel::updateInput() {
   undo_->setEnabled(!canvas_->strokes().empty());
   clear_->setEnabled(!canvas_->isEmpty());
+  if (text_mode_) {
+    clearError();  // a character taken out takes its message with it
+    if (text_->text().isEmpty() || !encode_) return setInput(Tensor());
+    try {
+      setInput(encode_(text_->text()));
+    } catch (const std::exception& e) {
+      showError(qstr(e.what()));
+      setInput(Tensor());
+    }
+    return;
+  }
   if (!isImageInput(shape_)) return setInput(Tensor());
   try {
     if (picture_)
@@ -335,7 +392,7 @@ void TryItPanel::updateInput() {
 void TryItPanel::setInput(Tensor input) {
   if (sameValues(input, input_)) return;
   input_ = std::move(input);
-  if (input_.defined()) {
+  if (input_.defined() && !text_mode_) {
     const Tensor pixels = input_.contiguous();
     input_image_ = thumbnailImage(pixels.data(), pixels.shape());
   } else {
@@ -360,12 +417,12 @@ void TryItPanel::showPreview() {
 }
 
 void TryItPanel::dragEnterEvent(QDragEnterEvent* event) {
-  if (pages_->currentIndex() == 0 && !droppedImage(event->mimeData()).isEmpty()) event->acceptProposedAction();
+  if (pages_->currentIndex() == 0 && !text_mode_ && !droppedImage(event->mimeData()).isEmpty()) event->acceptProposedAction();
 }
 
 void TryItPanel::dropEvent(QDropEvent* event) {
   const QString path = droppedImage(event->mimeData());
-  if (path.isEmpty()) return;
+  if (path.isEmpty() || text_mode_) return;
   event->acceptProposedAction();
   openImage(path);
 }

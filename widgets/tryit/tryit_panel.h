@@ -3,7 +3,9 @@
 // drops of PNG, JPEG or BMP files, the exact input the model is fed (at its resolution,
 // magnified, in colour for an RGB model), and what the model makes of it: class probabilities
 // as bars, or the value of a regression.
-// A project whose input is not an image gets a message saying the panel needs one.
+// A model of labelled texts gets a text field instead of the drawing: each edit is encoded and
+// fed, so the bars follow the typing. A project whose input is neither gets a message saying
+// the panel needs an image.
 //
 // It shows and edits only: it emits the model input (inputChanged) and is handed back the
 // model's output (showProbabilities, showValues); it never touches a model.
@@ -20,6 +22,7 @@
 #include "tensor/tensor.h"
 
 class QLabel;
+class QLineEdit;
 class QStackedWidget;
 class QToolButton;
 
@@ -39,6 +42,16 @@ class TryItPanel : public QWidget {
   // (`what` names the input, e.g. "13 CSV features").
   void setInputShape(const Shape& shape, const QString& what = QString());
   Shape inputShape() const { return shape_; }
+
+  // How typed text becomes the model input [T] (the app gives data::encode_typed_text with the
+  // model's vocabulary, length and lowercasing); its errors (a character the model does not
+  // know) are shown in the panel.
+  using TextEncoder = std::function<Tensor(const QString& text)>;
+  // A model that classifies typed text (input `shape` [T]): the text field replaces the drawing.
+  // `note` says how the model reads text; a null `encode` (no model yet) feeds nothing.
+  void setTextInput(const Shape& shape, const QString& note, TextEncoder encode);
+  bool textInput() const { return text_mode_; }
+  QLineEdit* textField() const { return text_; }
 
   // A model is ready: `description` says which, in a few words ("Live weights: Run 2, epoch 3");
   // `class_names` (empty for a regression) choose between bars and values. An empty
@@ -66,7 +79,8 @@ class TryItPanel : public QWidget {
 
   // Shows an image file and feeds it; false (and the reason shown) when it cannot be read.
   bool openImage(const QString& path);
-  // The current input: [C, H, W] in raw units; undefined when there is none (nothing drawn).
+  // The current input: [C, H, W] in raw units, or a text's ids [T]; undefined when there is none
+  // (nothing drawn or typed).
   const Tensor& input() const { return input_; }
   QImage inputImage() const { return input_image_; }  // the input as a picture, H x W
 
@@ -87,6 +101,7 @@ class TryItPanel : public QWidget {
 
  private:
   void updateInput();
+  void setTextMode(bool text);
   void setInput(Tensor input);
   void clearError();
   void showPreview();
@@ -95,10 +110,16 @@ class TryItPanel : public QWidget {
   Shape shape_;
   std::optional<data::Image> picture_;  // an opened file, as core decoded it
   PictureConverter convert_;
+  bool text_mode_ = false;
+  TextEncoder encode_;
   Tensor input_;
   QImage input_image_, reconstruction_image_;
   QStackedWidget* pages_;
+  QStackedWidget* source_;  // the drawing, or the text field
   DigitCanvas* canvas_;
+  QLineEdit* text_;
+  QLabel* text_note_;
+  QLabel* preview_heading_;
   QLabel* preview_;
   QLabel* preview_caption_;
   QLabel* reconstruction_;

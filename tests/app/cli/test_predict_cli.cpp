@@ -7,20 +7,31 @@
 //
 // The data: $PLEXUS_MNIST_DIR, else data/mnist of the source tree, else (no download here) the
 // synthetic digits of data/synthetic_digits.h written into a temporary folder.
+//
+// Then typed text: a sequence classifier of labelled texts (support/text_fixture.h) trained on
+// files written here, and `predict --text` giving each text what core's TrainedModel gives its
+// encoding (data::encode_typed_text), the line for people and its refusals.
 #include <QtTest/QtTest>
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "support/cli_support.h"
 #include "data/idx.h"
 #include "data/image_file.h"
 #include "data/synthetic_digits.h"
+#include "ops/ops.h"
+#include "session/data_pipeline.h"
+#include "session/trained_model.h"
+#include "graph/project.h"
+#include "support/text_fixture.h"
 #include "support/work_dir.h"
 
 using namespace plexus;
@@ -124,6 +135,64 @@ class TestPredictCli : public QObject {
     }
     // A trained model, not a constant one: most of these images get their label.
     QVERIFY2(agreeing >= kImages / 2, qPrintable(QString("%1 of %2 images classified right").arg(agreeing).arg(kImages)));
+  }
+
+  void typedTextsAreClassifiedAsCoreClassifiesThem() {
+    const fs::path dir = work_ / "texts", run = dir / "run", checkpoint = run / "final.safetensors";
+    testing::write_text_classes(dir / "words", 80);
+    const fs::path project = dir / "words.plexus";
+    std::ofstream(project) << testing::text_classes_project_json("words", 8);
+    const Result trained = run_cli({"train", at(project), "--run-dir", at(run), "--quiet"});
+    QVERIFY2(trained.code == 0, qPrintable(trained.err));
+
+    const QStringList texts{"AbBa", "fgh", "jiffi", "abcdeabcdeabcdeXYZ"};  // the last: cut to the model's length
+    QStringList args{"predict", "--checkpoint", at(checkpoint), "--json"};
+    for (const QString& t : texts) args << "--text" << t;
+    const Result predicted = run_cli(args);
+    QVERIFY2(predicted.code == 0, qPrintable(predicted.err));
+    const QStringList lines = predicted.out.split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), texts.size());
+
+    const session::TrainedModel m = session::load_trained_model(graph::load_project(project), checkpoint, {dir});
+    const std::optional<data::TextEncoding> encoding = session::text_encoding(m);
+    QVERIFY(encoding && encoding->lowercase);
+    for (int i = 0; i < texts.size(); ++i) {
+      const QJsonObject p = QJsonDocument::fromJson(lines[i].toUtf8()).object();
+      QCOMPARE(p["text"].toString(), texts[i]);
+      const Tensor x = data::encode_typed_text(*encoding, texts[i].toStdString()).unsqueeze(0);
+      const std::vector<float> expected = softmax(m.forward(x), 1).to_vector();
+      const QJsonArray classes = p["classes"].toArray();
+      QCOMPARE(classes.size(), 2);  // both: fewer than --top's 3
+      for (const QJsonValue& c : classes) {
+        const int k = c.toObject()["class"].toInt();
+        QVERIFY2(std::abs(c.toObject()["probability"].toDouble() - expected[size_t(k)]) <= 1e-5, qPrintable(texts[i]));
+        QCOMPARE(c.toObject()["name"].toString(), QString::fromStdString(m.class_names[size_t(k)]));
+      }
+      if (i < 3) {  // a trained model: the letters tell
+        const QString top = classes[0].toObject()["name"].toString();
+        QCOMPARE(top, QString(texts[i].toLower().at(0) < 'f' ? "long" : "short"));
+      }
+    }
+
+    // For people: the text quoted, then its classes.
+    const Result plain = run_cli({"predict", "--checkpoint", at(checkpoint), "--text", "fgh", "--top", "1"});
+    QVERIFY2(plain.code == 0, qPrintable(plain.err));
+    static const QRegularExpression line(R"(^"fgh": short \(\d+\.\d\d%\)\n$)");
+    QVERIFY2(line.match(plain.out).hasMatch(), qPrintable(plain.out));
+
+    // A character the model was not trained on is named; texts and files do not mix; a picture
+    // is not a text.
+    const Result unknown = run_cli({"predict", "--checkpoint", at(checkpoint), "--text", "abz"});
+    QCOMPARE(unknown.code, 1);
+    QVERIFY2(unknown.err.contains("'z', character 3 of \"abz\", is not one of the 10 characters the model was "
+                                  "trained on: 'a'–'j'"),
+             qPrintable(unknown.err));
+    const Result both = run_cli({"predict", "--checkpoint", at(checkpoint), "--text", "abc", at(dir / "words" / "long.txt")});
+    QCOMPARE(both.code, 2);
+    QVERIFY2(both.err.contains("either INPUT files or --text"), qPrintable(both.err));
+    const Result file = run_cli({"predict", "--checkpoint", at(checkpoint), at(dir / "words" / "long.txt")});
+    QCOMPARE(file.code, 2);
+    QVERIFY2(file.err.contains("give them with --text TEXT"), qPrintable(file.err));
   }
 };
 

@@ -201,6 +201,36 @@ TEST(lowercasingMergesCapitals) {
 
 // ---- bad input ------------------------------------------------------------------------------
 
+TEST(typedTextIsEncodedAsTrainingEncoded) {
+  TextClassOptions o;
+  o.lowercase = true;
+  o.max_length = 4;
+  const TextClassDataset d({{"a", {U"Ab", U"é-"}, "a"}, {"b", {U"aBc", U"É"}, "b"}}, o, "dir");
+  const TextEncoding e{d.vocabulary(), d.max_length(), d.lowercase()};  // "-", "a", "b", "c", "é"
+  // The very ids training gives its examples.
+  COMPARE(encode_typed_text(e, "aBc").to_vector(), d.get(2).input.to_vector());
+  COMPARE(encode_typed_text(e, "É").to_vector(), d.get(3).input.to_vector());
+  const Tensor x = encode_typed_text(e, "CAB");
+  COMPARE(x.shape(), (Shape{4}));
+  COMPARE(x.to_vector(), (std::vector<float>{4, 2, 3, 0}));  // lowercased, padded after
+  // Cut to T: what lies past it is not read, so it need not be known.
+  COMPARE(encode_typed_text(e, "abcabZ?").to_vector(), (std::vector<float>{2, 3, 4, 2}));
+  // Without lowercasing a capital is a character of its own.
+  COMPARE(message_of<ValueError>([&] { encode_typed_text({d.vocabulary(), 4, false}, "aB"); }),
+          std::string("'B', character 2 of \"aB\", is not one of the 5 characters the model was trained on: '-', "
+                      "'a'–'c', 'é'"));
+  // Named as typed, invisible ones by their description.
+  VERIFY_CONTAINS(message_of<ValueError>([&] { encode_typed_text(e, "ab Z"); }), "' ' (space), character 3 of \"ab Z\"");
+  VERIFY_CONTAINS(message_of<ValueError>([&] { encode_typed_text(e, "Ü"); }), "'Ü', character 1 of");
+  // A long vocabulary is listed in part: its first 40 entries.
+  std::vector<std::string> spaced;
+  for (char32_t c = U'Ā'; spaced.size() < 50; c += 2) spaced.push_back(encode_utf8(c));
+  const std::string listed = message_of<ValueError>([&] { encode_typed_text({Vocabulary(spaced), 4, false}, "a"); });
+  VERIFY2(listed.ends_with("'" + spaced[39] + "', …"), listed.c_str());
+  VERIFY_CONTAINS(message_of<ValueError>([&] { encode_typed_text(e, ""); }), "no text to classify");
+  VERIFY_CONTAINS(message_of<DataError>([&] { encode_typed_text(e, "a\xff"); }), "the typed text");
+}
+
 TEST(badFoldersSayWhatIsWrong) {
   const fs::path dir = temp_dir("bad");
   const std::string layout =
@@ -361,4 +391,13 @@ TEST(aRunLearnsAndItsCheckpointKeepsTheVocabulary) {
   const std::vector<float> logits = m.forward(from_vector(ids, {2, length})).to_vector();
   VERIFY(logits[0] > logits[1]);  // "abba": long
   VERIFY(logits[3] > logits[2]);  // "fghij": short
+  // The same through the model's own encoding (its vocabulary, length and the project's lowercase).
+  const std::optional<TextEncoding> encoding = session::text_encoding(m);
+  VERIFY(encoding && encoding->lowercase);
+  COMPARE(encoding->length, length);
+  COMPARE(encoding->vocabulary, vocabulary);
+  COMPARE(encode_typed_text(*encoding, "ABBA").to_vector(), std::vector<float>(ids.begin(), ids.begin() + length));
+  session::TrainedModel images;
+  images.project.dataset.kind = "mnist";
+  VERIFY(!session::text_encoding(images));
 }

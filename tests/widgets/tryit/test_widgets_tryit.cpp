@@ -12,6 +12,7 @@
 #include <QDropEvent>
 #include <QFile>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMimeData>
 #include <QPainter>
 #include <QSignalSpy>
@@ -24,6 +25,7 @@
 
 #include "common/theme.h"
 #include "data/image_file.h"
+#include "data/text_classes.h"
 #include "ops/ops.h"
 #include "tryit/digit_canvas.h"
 #include "tryit/model_input.h"
@@ -339,6 +341,57 @@ class TestTryIt : public QObject {
     panel()->setInputShape({1, 28, 28});  // the drawing comes back as an input
     QVERIFY(panel()->canvas()->isVisible());
     QVERIFY(panel()->input().defined());
+  }
+
+  // Names are elided only where they do not fit, whichever row is bold.
+  void barNamesThatFitAreWhole() {
+    panel()->setModel("names", {"female", "male"});
+    panel()->showProbabilities({0.9f, 0.1f});
+    ProbabilityBars* bars = panel()->bars();
+    QFont bold = bars->font();
+    bold.setBold(true);
+    for (int row = 0; row < bars->rows(); ++row)
+      QVERIFY(bars->trackRect(row).left() - 8 >= QFontMetricsF(bold).horizontalAdvance("female"));  // 8: the gap before the bar
+  }
+
+  // A model of typed text: the text field in the drawing's place, each edit encoded and fed, the
+  // encoder's refusal shown and the output cleared, nothing fed for an empty field or no encoder.
+  void typedTextIsEncodedAndFed() {
+    QSignalSpy inputs(panel(), &TryItPanel::inputChanged);
+    panel()->setTextInput({4}, "reads 4 characters", nullptr);
+    QLineEdit* field = panel()->textField();
+    QVERIFY(field->isVisible() && !panel()->canvas()->isVisible());
+    QVERIFY(!panel()->findChild<QLabel*>("inputPreview")->isVisible());
+    QCOMPARE(panel()->findChild<QLabel*>("tryItTextNote")->text(), QString("reads 4 characters"));
+    QTest::keyClicks(field, "ab");
+    QVERIFY(!panel()->input().defined());  // no model to encode for yet
+
+    const data::TextEncoding encoding{data::Vocabulary({"a", "b", "c"}), 4, true};
+    panel()->setTextInput({4}, "reads 4 characters", [encoding](const QString& text) {
+      return data::encode_typed_text(encoding, text.toStdString());
+    });
+    QCOMPARE(panel()->input().to_vector(), (std::vector<float>{1, 2, 0, 0}));
+    panel()->setModel("letters", {"x", "y"});
+    panel()->showProbabilities({0.25f, 0.75f});
+    inputs.clear();
+    QTest::keyClicks(field, "C");
+    QCOMPARE(inputs.count(), 1);
+    QCOMPARE(panel()->input().to_vector(), (std::vector<float>{1, 2, 3, 0}));
+    QTest::keyClicks(field, "?");
+    QVERIFY2(panel()->errorText().startsWith("'?', character 4 of \"abC?\""), qPrintable(panel()->errorText()));
+    QVERIFY(!panel()->input().defined());
+    QVERIFY(panel()->bars()->probabilities().empty());
+    QTest::keyClick(field, Qt::Key_Backspace);
+    QCOMPARE(panel()->errorText(), QString());
+    QCOMPARE(panel()->input().to_vector(), (std::vector<float>{1, 2, 3, 0}));
+    field->clear();
+    QVERIFY(!panel()->input().defined());
+    bool accepted = true;
+    dropFile(panel(), writeSeven(tmp_.filePath("text-drop.png"), {40, 40}), &accepted);
+    QVERIFY(!accepted);  // no pictures for a text model
+
+    panel()->setInputShape({1, 28, 28});  // an image model: the drawing is back
+    QVERIFY(!panel()->textInput() && panel()->canvas()->isVisible() && !field->isVisible());
   }
 
   // Files give the numbers core gives them: `plexus-cli predict` feeds the same.
