@@ -70,7 +70,9 @@ int report_evaluation(const Args& args, const train::EpochEnd& r, bool classific
     std::printf("\n");
     return 0;
   }
-  std::printf(", accuracy %.2f%%, top-5 %.2f%%\n", 100 * r.eval_accuracy, 100 * r.eval_top5);
+  std::printf(", accuracy %.2f%%", 100 * r.eval_accuracy);
+  if (r.classes > 5) std::printf(", top-5 %.2f%%", 100 * r.eval_top5);  // else every target is in the top 5
+  std::printf("\n");
   std::printf("per-class accuracy:");
   for (size_t c = 0; c < r.per_class_accuracy.size(); ++c)
     std::printf(" %s:%.1f%%", s.class_names[c].c_str(), 100 * r.per_class_accuracy[c]);

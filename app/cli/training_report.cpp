@@ -43,6 +43,12 @@ void print_loss(const char* what, double loss, double accuracy, const Reporting&
   if (r.classification) std::printf(r.text ? " next-char acc %.2f%%" : " acc %.2f%%", 100 * accuracy);
 }
 
+// Top-5 accuracy where it says something: an image or table classifier of more than 5 classes
+// (with 5 or fewer every target is among the top 5).
+void print_top5(const train::EpochEnd& e, const Reporting& r) {
+  if (r.classification && !r.text && e.classes > 5) std::printf(" top-5 %.2f%%", 100 * e.eval_top5);
+}
+
 // An epoch's summary; its evaluation is of the validation split.
 void print_epoch(const train::EpochEnd& e, const Reporting& r) {
   std::printf("epoch %d/%d: ", e.epoch, e.epochs);
@@ -51,7 +57,7 @@ void print_epoch(const train::EpochEnd& e, const Reporting& r) {
   if (e.has_eval) {
     print_loss(" | val", e.eval_loss, e.eval_accuracy, r);
     std::printf("%s", train::parts_text(e.eval_losses).c_str());
-    if (r.classification && !r.text) std::printf(" top-5 %.2f%%", 100 * e.eval_top5);
+    print_top5(e, r);
   }
   std::printf(" | lr %.4g | %.1f s, %s", e.lr, e.seconds, speed_text(e.samples_per_second, e.gflops, e.peak_gflops).c_str());
   // The share of the training loop's time spent waiting on data, when it is worth a look.
@@ -126,7 +132,7 @@ int run_and_report(train::Trainer& trainer, const Reporting& r) {
     } else if (const auto* t = std::get_if<train::TestEnd>(&event)) {
       print_loss("test (final model):", t->figures.eval_loss, t->figures.eval_accuracy, r);
       std::printf("%s", train::parts_text(t->figures.eval_losses).c_str());
-      if (r.classification && !r.text) std::printf(" top-5 %.2f%%", 100 * t->figures.eval_top5);
+      print_top5(t->figures, r);
       std::printf("\n");
       std::fflush(stdout);
     } else if (const auto* n = std::get_if<train::Notice>(&event)) {
