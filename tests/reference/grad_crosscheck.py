@@ -436,16 +436,21 @@ def sequence_pool(v, lengths, mode):
     return torch.where(nonempty, pooled, torch.zeros_like(pooled))
 
 
-def recurrent(kind, n, w, v, training):
-    """torch's own LSTM/GRU/RNN kernels (what nn.LSTM.forward calls) on our weights, batch first:
-    the outputs and h_n (LSTM's c_n left out).
-    Not through functional_call: torch 1.13's RNN modules keep a cached list of their weights."""
+def recurrent_weights(n, w):
+    """A recurrent node's weights in the order torch's kernels take them, and its settings."""
     layers, both = param(n, "num_layers", 1), param(n, "bidirectional", False)
-    hidden, dropout = param(n, "hidden_size", 128), param(n, "dropout", 0.0)
     flat = []
     for layer in range(layers):
         for suffix in ("", "_reverse") if both else ("",):
             flat += [w["%s_l%d%s" % (k, layer, suffix)] for k in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+    return flat, layers, both, param(n, "hidden_size", 128), param(n, "dropout", 0.0)
+
+
+def recurrent(kind, n, w, v, training):
+    """torch's own LSTM/GRU/RNN kernels (what nn.LSTM.forward calls) on our weights, batch first:
+    the outputs and h_n (LSTM's c_n left out).
+    Not through functional_call: torch 1.13's RNN modules keep a cached list of their weights."""
+    flat, layers, both, hidden, dropout = recurrent_weights(n, w)
     h0 = torch.zeros(layers * (2 if both else 1), v.shape[0], hidden, dtype=v.dtype)
     if kind == "LSTM":
         return torch._VF.lstm(v, (h0, h0), flat, True, layers, dropout, training, both, True)[:2]
@@ -454,16 +459,25 @@ def recurrent(kind, n, w, v, training):
 
 
 def recurrent_padded(kind, n, w, v, training, lengths):
-    """Each example its first lengths[b] steps alone (clamped to [1, T], as Plexus has it): what
-    a packed sequence gives, outputs zero-padded to T, and the last layer's h_n."""
-    dirs = 2 if param(n, "bidirectional", False) else 1
-    outs, states = [], []
-    for b in range(v.shape[0]):
-        steps = int(lengths[b].clamp(1, v.shape[1]))
-        out, h_n = recurrent(kind, n, w, v[b:b + 1, :steps], training)
-        outs.append(F.pad(out, (0, 0, 0, v.shape[1] - steps)))
-        states.append(torch.cat(list(h_n[-dirs:]), dim=1))
-    return {"output": torch.cat(outs, 0), "state": torch.cat(states, 0)}
+    """Each example its first lengths[b] steps (clamped to [1, T], as Plexus has it), as torch's
+    kernels run a packed sequence (nn.GRU on pack_padded_sequence): the outputs zero-padded to T,
+    and the last layer's h_n."""
+    flat, layers, both, hidden, dropout = recurrent_weights(n, w)
+    rnn = torch.nn.utils.rnn
+    packed = rnn.pack_padded_sequence(v, lengths.clamp(1, v.shape[1]).long().cpu(), batch_first=True,
+                                      enforce_sorted=False)
+    h0 = torch.zeros(layers * (2 if both else 1), v.shape[0], hidden, dtype=v.dtype)
+    if kind == "LSTM":
+        out, h_n = torch._VF.lstm(packed.data, packed.batch_sizes, (h0, h0), flat, True, layers, dropout, training,
+                                  both)[:2]
+    else:
+        run = torch._VF.gru if kind == "GRU" else torch._VF.rnn_tanh
+        out, h_n = run(packed.data, packed.batch_sizes, h0, flat, True, layers, dropout, training, both)
+    out = rnn.PackedSequence(out, packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices)
+    output, _ = rnn.pad_packed_sequence(out, batch_first=True, total_length=v.shape[1])
+    h_n = h_n.index_select(1, packed.unsorted_indices)
+    dirs = 2 if both else 1
+    return {"output": output, "state": torch.cat(list(h_n[-dirs:]), dim=1)}
 
 
 def own_weights(weights, nid):

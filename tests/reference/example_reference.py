@@ -1,10 +1,11 @@
 #!/usr/bin/python3
-"""Image projects against PyTorch: the same graph, initial weights, data and schedule.
+"""Example projects against PyTorch: the same graph, initial weights, data and schedule.
 
-    /usr/bin/python3 tests/reference/image_reference.py examples/mnist_autoencoder.plexus [more.plexus ...]
+    /usr/bin/python3 tests/reference/example_reference.py examples/mnist_autoencoder.plexus [more.plexus ...]
         [--cli build/app/plexus-cli] [--threads 2] [--epochs E] [--skip-plexus]
 
-For each project on an IDX image dataset (`mnist` or `fashion-mnist`):
+For each project on an IDX image dataset (`mnist` or `fashion-mnist`) or on labelled texts
+(`text_classes`, e.g. examples/names_gender.plexus):
 1. `plexus-cli train P --metrics F` trains it as a user would (unless --skip-plexus); the final
    model's test figures (the "test" line: loss, accuracy, each loss node's loss) are read back.
 2. PyTorch trains the same graph: the initial weights are Plexus's own (`plexus-cli init` with the
@@ -13,12 +14,16 @@ For each project on an IDX image dataset (`mnist` or `fashion-mnist`):
    sum, each times its loss_weight), the inputs are standardised with the training split's mean
    and std, the split holds out the project's validation_fraction of the training images, and
    the optimizer, learning rate, weight decay, schedule, batch size and epochs are the project's.
-   The held-out images and the shuffling are drawn from torch's own generator, so they are not
-   the same images as Plexus's (the test split is the same 10,000).
+   Images: the held-out images and the shuffling are drawn from torch's own generator, so they
+   are not the same images as Plexus's (the test split is the same 10,000). Labelled texts: the
+   examples are read, lowercased and encoded as Plexus does (data/text_classes.h) and split with
+   Plexus's own seeded permutations (data/sampling.h, replayed here), so the test, validation
+   and training names are the very same; only the shuffling and dropout draw from torch.
 3. Both sides' test figures are printed with their differences: accuracy (points) for a
    classification, and each loss, with its relative difference.
 """
 import json
+import math
 import os
 import sys
 import tempfile
@@ -49,6 +54,91 @@ def load_images(project, project_path):
     return split("train"), split("t10k")
 
 
+# ---- Plexus's seeded splits (data/sampling.h, tensor/generator.h), replayed -------------------
+M64 = (1 << 64) - 1
+
+
+def splitmix(x):
+    x = (x + 0x9e3779b97f4a7c15) & M64
+    x = ((x ^ (x >> 30)) * 0xbf58476d1ce4e5b9) & M64
+    x = ((x ^ (x >> 27)) * 0x94d049bb133111eb) & M64
+    return x ^ (x >> 31)
+
+
+def mix_seed(a, b, c=0):
+    return splitmix(splitmix(splitmix(a) ^ b) ^ c)
+
+
+class Xoshiro:
+    """Generator: xoshiro256** seeded by splitmix64."""
+    def __init__(self, seed):
+        self.s, x = [], seed
+        for _ in range(4):
+            x = (x + 0x9e3779b97f4a7c15) & M64
+            self.s.append(splitmix((x - 0x9e3779b97f4a7c15) & M64))
+
+    def next(self):
+        s = self.s
+        rotl = lambda v, k: ((v << k) | (v >> (64 - k))) & M64
+        result = (rotl((s[1] * 5) & M64, 7) * 9) & M64
+        t = (s[1] << 17) & M64
+        s[2] ^= s[0]
+        s[3] ^= s[1]
+        s[1] ^= s[2]
+        s[0] ^= s[3]
+        s[2] ^= t
+        s[3] = rotl(s[3], 45)
+        return result
+
+
+def split_indices(n, train_fraction, seed):
+    p, gen = list(range(n)), Xoshiro(seed)
+    for i in range(n - 1, 0, -1):
+        bound = i + 1
+        limit = M64 - M64 % bound
+        x = gen.next()
+        while x >= limit:
+            x = gen.next()
+        j = x % bound
+        p[i], p[j] = p[j], p[i]
+    k = int(math.floor(train_fraction * n + 0.5))  # llround
+    return sorted(p[:k]), sorted(p[k:])
+
+
+def lowercase(text):
+    """A-Z and the Latin-1 capitals but × to their small letters (data::lowercase_text)."""
+    return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" or ("\u00c0" <= c <= "\u00de" and c != "\u00d7") else c
+                   for c in text)
+
+
+def load_labelled_texts(project):
+    """(train, validation, test) as (ids [N, T], labels [N]) of a text_classes folder of <class>.txt
+    files, as Plexus reads, encodes and splits it."""
+    ds, tr = project["dataset"], project["training"]
+    folder = ds["path"] if os.path.isabs(ds["path"]) else os.path.join(gc.REPO, ds["path"])
+    texts, labels = [], []
+    for k, name in enumerate(sorted(f[:-4] for f in os.listdir(folder) if f.endswith(".txt"))):
+        for line in open(os.path.join(folder, name + ".txt"), encoding="utf-8").read().split("\n"):
+            line = line[:-1] if line.endswith("\r") else line
+            if line.strip():
+                texts.append(lowercase(line) if ds.get("lowercase", False) else line)
+                labels.append(k)
+    vocab = sorted(set("".join(texts)))
+    ids = {c: i + 1 for i, c in enumerate(vocab)}
+    length = ds.get("max_length", 0) or min(max(len(t) for t in texts), 256)
+    x = torch.zeros(len(texts), length)
+    for i, t in enumerate(texts):
+        for j, c in enumerate(t[:length]):
+            x[i, j] = ids[c]
+    y = torch.tensor(labels, dtype=torch.float32)
+    seed = tr.get("seed", 1)
+    rest, test = split_indices(len(texts), 0.8, seed)
+    fit, held = split_indices(len(rest), 1.0 - tr.get("validation_fraction", 0.1), mix_seed(seed, 0x76616C))
+    fit, held = [rest[i] for i in fit], [rest[i] for i in held]
+    part = lambda idx: (x[idx], y[idx])
+    return part(fit), part(held), part(test)
+
+
 def evaluate(project, weights, x, y, primary):
     """Mean total loss, each loss node's mean loss, and the primary classification's accuracy."""
     total, parts, correct = 0.0, {}, 0
@@ -75,13 +165,17 @@ def primary_loss(project):
 
 def torch_run(project, project_path, weights_path, epochs):
     tr = project["training"]
-    (x, y), (xt, yt) = load_images(project, project_path)
     gen = torch.Generator().manual_seed(tr.get("seed", 1))
-    order = torch.randperm(len(x), generator=gen)
-    held = int(round(tr.get("validation_fraction", 0.1) * len(x)))
-    train_idx = order[held:]
-    mean, std = x[train_idx].mean().item(), x[train_idx].std(unbiased=False).item()
-    x, xt = (x - mean) / std, (xt - mean) / std
+    if project["dataset"]["kind"] == "text_classes":
+        (x, y), _, (xt, yt) = load_labelled_texts(project)
+        train_idx = torch.arange(len(x))
+    else:
+        (x, y), (xt, yt) = load_images(project, project_path)
+        order = torch.randperm(len(x), generator=gen)
+        held = int(round(tr.get("validation_fraction", 0.1) * len(x)))
+        train_idx = order[held:]
+        mean, std = x[train_idx].mean().item(), x[train_idx].std(unbiased=False).item()
+        x, xt = (x - mean) / std, (xt - mean) / std
     weights = {k: v.clone().requires_grad_(not gc.is_buffer(k)) for k, v in gc.read_safetensors(weights_path).items()}
     params = [v for k, v in weights.items() if not gc.is_buffer(k)]
     opt = nr.make_optimizer(tr, params)
@@ -122,7 +216,7 @@ def main():
             t0 = time.time()
             (loss, parts, accuracy), n_train = torch_run(project, path, w, epochs)
             torch_s = time.time() - t0
-            print("\n%s: %d training images, %d epochs, test split of 10000" % (os.path.basename(path), n_train, epochs))
+            print("\n%s: %d training examples, %d epochs" % (os.path.basename(path), n_train, epochs))
             if skip_plexus:
                 print("  torch: test loss %.4f %s accuracy %s (%.1f s)" % (loss, parts, accuracy, torch_s))
                 continue
