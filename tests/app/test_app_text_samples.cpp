@@ -16,6 +16,7 @@
 #include <QTemporaryDir>
 
 #include <cmath>
+#include <optional>
 
 #include <qcustomplot.h>
 
@@ -70,6 +71,18 @@ train::EpochEnd evaluated(int n, int classes, double train_loss, double eval_los
   return e;
 }
 
+// A dashboard as the app has it, listening to a training controller and a run follower, shown
+// (at `size`, else its own).
+struct Shown {
+  app::TrainingController controller;
+  app::RunFollower follower;
+  app::Dashboard dashboard{&controller, &follower};
+  explicit Shown(std::optional<QSize> size = std::nullopt) {
+    if (size) dashboard.resize(*size);
+    dashboard.show();
+  }
+};
+
 }  // namespace
 
 class TestAppTextSamples : public QObject {
@@ -79,12 +92,9 @@ class TestAppTextSamples : public QObject {
   // An autoencoder's epochs bring pictures: validation inputs above their reconstructions, in
   // the confusion matrix's place, the newest shown as it arrives, earlier ones on request.
   void anAutoencoderRunShowsItsReconstructions() {
-    app::TrainingController controller;
-    app::RunFollower follower;
-    app::Dashboard dashboard(&controller, &follower);
-    dashboard.resize(1200, 800);
-    dashboard.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&dashboard));
+    Shown app_view(QSize{1200, 800});
+    QVERIFY(QTest::qWaitForWindowExposed(&app_view.dashboard));
+    app::Dashboard& dashboard = app_view.dashboard;
     dashboard.beginRun(request("mnist"), "ae");
     widgets::ReconstructionsView* view = dashboard.reconstructions();
     const auto pairs = [](float level) {
@@ -102,7 +112,7 @@ class TestAppTextSamples : public QObject {
       e.epoch = n;
       e.epochs = 5;
       e.reconstructions = pairs(0.5f * float(n));
-      emit controller.epochEnded(e);
+      emit app_view.controller.epochEnded(e);
     }
     QVERIFY(view->isVisible());
     QCOMPARE(view->shownEpoch(), 2);
@@ -118,18 +128,15 @@ class TestAppTextSamples : public QObject {
     QVERIFY(view->findChild<QLabel*>("reconstructionTitle")->text().contains("epoch 1"));
     // A classifier's run takes the place back for its confusion matrix.
     dashboard.beginRun(request("mnist"), "classifier");
-    emit controller.epochEnded(evaluated(1, 10, 0.5, 0.4));
+    emit app_view.controller.epochEnded(evaluated(1, 10, 0.5, 0.4));
     QVERIFY(!view->isVisible());
     QCOMPARE(view->pairCount(), 0);
   }
 
   void aTextRunShowsItsSamplesEveryEpoch() {
-    app::TrainingController controller;
-    app::RunFollower follower;
-    app::Dashboard dashboard(&controller, &follower);
-    dashboard.resize(1200, 800);
-    dashboard.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&dashboard));
+    Shown app_view(QSize{1200, 800});
+    QVERIFY(QTest::qWaitForWindowExposed(&app_view.dashboard));
+    app::Dashboard& dashboard = app_view.dashboard;
     widgets::TextSamplesView* view = dashboard.textSamples();
     auto* combo = view->findChild<QComboBox*>(QStringLiteral("sampleEpoch"));
     auto* text = view->findChild<QPlainTextEdit*>(QStringLiteral("sampleText"));
@@ -141,10 +148,10 @@ class TestAppTextSamples : public QObject {
     QVERIFY(!dashboard.preview()->isVisible());
     QCOMPARE(text->font().styleHint(), QFont::Monospace);
 
-    emit controller.epochEnded(epoch(1, {"anna", "bélá"}));
+    emit app_view.controller.epochEnded(epoch(1, {"anna", "bélá"}));
     QCOMPARE(text->toPlainText(), QString::fromUtf8("anna\nbélá"));
     QCOMPARE(title->text(), QString("Generated after epoch 1"));
-    emit controller.epochEnded(epoch(2, {"nena", "ada"}));
+    emit app_view.controller.epochEnded(epoch(2, {"nena", "ada"}));
     QCOMPARE(text->toPlainText(), QString("nena\nada"));
     QCOMPARE(view->shownEpoch(), 2);
 
@@ -153,7 +160,7 @@ class TestAppTextSamples : public QObject {
     QTest::keyClick(combo, Qt::Key_Down);
     QCOMPARE(view->shownEpoch(), 1);
     QCOMPARE(text->toPlainText(), QString::fromUtf8("anna\nbélá"));
-    emit controller.epochEnded(epoch(3, {"enna"}));
+    emit app_view.controller.epochEnded(epoch(3, {"enna"}));
     QCOMPARE(text->toPlainText(), QString::fromUtf8("anna\nbélá"));
     QCOMPARE(combo->count(), 3);
     QTest::keyClick(combo, Qt::Key_Home);  // the newest again
@@ -172,19 +179,16 @@ class TestAppTextSamples : public QObject {
   // A character model is read in nats, bits per character and perplexity: a validation loss of
   // ln 4 nats is 2 bits a character, as unsure as a choice among 4. Accuracy stays off the plots.
   void aTextRunShowsLossPerCharacter() {
-    app::TrainingController controller;
-    app::RunFollower follower;
-    app::Dashboard dashboard(&controller, &follower);
-    dashboard.resize(1280, 800);
-    dashboard.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&dashboard));
+    Shown app_view(QSize{1280, 800});
+    QVERIFY(QTest::qWaitForWindowExposed(&app_view.dashboard));
+    app::Dashboard& dashboard = app_view.dashboard;
     dashboard.beginRun(request("text"));
     widgets::TextFigures* figures = dashboard.textFigures();
     QVERIFY(figures->isVisible());
     // The samples stand beside the plots, above the run list.
     QVERIFY(dashboard.textSamples()->mapTo(&dashboard, QPoint()).y() < dashboard.runs()->mapTo(&dashboard, QPoint()).y());
 
-    emit controller.epochEnded(evaluated(1, 54, std::log(8.0), std::log(4.0)));
+    emit app_view.controller.epochEnded(evaluated(1, 54, std::log(8.0), std::log(4.0)));
     using F = widgets::TextFigures;
     QCOMPARE(figures->title(), QString("Epoch 1"));
     QCOMPARE(figures->text(F::Validation, F::Nats), QString("1.386"));
@@ -218,12 +222,9 @@ class TestAppTextSamples : public QObject {
   // 54 symbols make a matrix of unreadable cells: the most frequent mistakes are listed
   // instead; up to kMatrixMaxClasses classes keep the matrix.
   void aSeveralLossRunShowsEachLossNodeByItsLabel() {
-    app::TrainingController controller;
-    app::RunFollower follower;
-    app::Dashboard dashboard(&controller, &follower);
-    dashboard.resize(1280, 800);
-    dashboard.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&dashboard));
+    Shown app_view(QSize{1280, 800});
+    QVERIFY(QTest::qWaitForWindowExposed(&app_view.dashboard));
+    app::Dashboard& dashboard = app_view.dashboard;
     app::TrainingRequest r = request("text");
     r.graph.nodes = {{"next", "CrossEntropy", "next char", {}, {}}, {"style", "MSE", "", {}, {}}};
     dashboard.beginRun(r);
@@ -231,11 +232,11 @@ class TestAppTextSamples : public QObject {
     b.epoch = b.epochs = b.batch = b.batches = 1;
     b.loss = 1.5;
     b.losses = {{"next", 1.4}, {"style", 0.2}};
-    emit controller.batches({b});
+    emit app_view.controller.batches({b});
     train::EpochEnd e = evaluated(1, 54, 1.5, 1.6);
     e.train_losses = b.losses;
     e.eval_losses = {{"next", 1.5}, {"style", 0.2}};
-    emit controller.epochEnded(e);
+    emit app_view.controller.epochEnded(e);
 
     widgets::TrainingPlots* plots = dashboard.plots();
     const int run = plots->runIds().back();
@@ -250,21 +251,18 @@ class TestAppTextSamples : public QObject {
     train::TestEnd test;
     test.figures.eval_loss = 1.62;
     test.figures.eval_losses = {{"next", 1.52}, {"style", 0.2}};
-    emit controller.tested(test);
+    emit app_view.controller.tested(test);
     QVERIFY2(dashboard.testText().endsWith("loss 1.62 (next 1.52, style 0.2)"), qPrintable(dashboard.testText()));
     QVERIFY2(plots->runInfo(run).origin.note.contains("loss 1.62 (next 1.52, style 0.2)"),
              qPrintable(plots->runInfo(run).origin.note));
   }
 
   void manyClassesListTheTopConfusionsFewShowTheMatrix() {
-    app::TrainingController controller;
-    app::RunFollower follower;
-    app::Dashboard dashboard(&controller, &follower);
-    dashboard.resize(1280, 800);
-    dashboard.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&dashboard));
+    Shown app_view(QSize{1280, 800});
+    QVERIFY(QTest::qWaitForWindowExposed(&app_view.dashboard));
+    app::Dashboard& dashboard = app_view.dashboard;
     dashboard.beginRun(request("text"));
-    emit controller.epochEnded(evaluated(1, 54, 1, 1));
+    emit app_view.controller.epochEnded(evaluated(1, 54, 1, 1));
     widgets::TopConfusionsView* top = dashboard.topConfusions();
     QVERIFY(top->isVisible());
     QVERIFY(!dashboard.confusion()->isVisible());
@@ -275,11 +273,11 @@ class TestAppTextSamples : public QObject {
 
     const int few = app::Dashboard::kMatrixMaxClasses;
     dashboard.beginRun(request("mnist"));
-    emit controller.epochEnded(evaluated(1, few, 1, 1));
+    emit app_view.controller.epochEnded(evaluated(1, few, 1, 1));
     QVERIFY(dashboard.confusion()->isVisible());
     QVERIFY(!top->isVisible());
     QCOMPARE(dashboard.confusion()->classes(), few);
-    emit controller.epochEnded(evaluated(2, few + 1, 1, 1));  // an image dataset of many classes too
+    emit app_view.controller.epochEnded(evaluated(2, few + 1, 1, 1));  // an image dataset of many classes too
     QVERIFY(top->isVisible());
     QVERIFY(!dashboard.confusion()->isVisible());
     QCOMPARE(top->rowText(0).first(), QString::number(few));
@@ -287,11 +285,9 @@ class TestAppTextSamples : public QObject {
 
   // Before any run, opening a text project swaps the (empty) samples view in as well.
   void aTextProjectHasNoPicturePreview() {
-    app::TrainingController controller;
-    app::RunFollower follower;
-    app::Dashboard dashboard(&controller, &follower);
-    dashboard.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&dashboard));
+    Shown app_view;
+    QVERIFY(QTest::qWaitForWindowExposed(&app_view.dashboard));
+    app::Dashboard& dashboard = app_view.dashboard;
     dashboard.previewDataset(request("text").graph, QString());
     QVERIFY(dashboard.textSamples()->isVisible());
     QVERIFY(!dashboard.preview()->isVisible());
@@ -312,11 +308,9 @@ class TestAppTextSamples : public QObject {
       QVERIFY(f.open(QIODevice::WriteOnly));
       f.write(text);
     }
-    app::TrainingController controller;
-    app::RunFollower follower;
-    app::Dashboard dashboard(&controller, &follower);
-    dashboard.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&dashboard));
+    Shown app_view;
+    QVERIFY(QTest::qWaitForWindowExposed(&app_view.dashboard));
+    app::Dashboard& dashboard = app_view.dashboard;
     graph::Graph g;
     g.dataset = {.kind = "text_classes", .path = "names"};
     dashboard.previewDataset(g, dir.path());
