@@ -14,10 +14,12 @@
 #include <nlohmann/json.hpp>
 
 #include "graph/inference.h"
+#include "graph/inputs.h"
 #include "graph/registry.h"
 #include "io/atomic_file.h"
 #include "layers/lowering.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace plexus::exporter {
 namespace {
@@ -126,8 +128,17 @@ void add_metadata(onnx::ModelProto& model, const std::string& key, const std::st
 
 struct Built {
   onnx::ModelProto model;
-  Shape input, output;  // per example
+  std::vector<std::pair<std::string, Shape>> inputs;  // name, per-example shape
+  Shape output;                                       // per example
 };
+
+// What standardises the columns at `columns` (all when empty) of a table's examples.
+std::vector<float> picked(const std::vector<float>& all, const std::vector<int64_t>& columns) {
+  if (columns.empty() || all.empty()) return all;
+  std::vector<float> out;
+  for (int64_t c : columns) out.push_back(all.at(size_t(c)));
+  return out;
+}
 
 Built build(const session::TrainedModel& m, const OnnxOptions& options) {
   const graph::Graph& g = m.project;
@@ -159,8 +170,13 @@ Built build(const session::TrainedModel& m, const OnnxOptions& options) {
   for (const Output& o : outputs) ends.push_back(index.source[o.edge]);
   const std::vector<char> needed = index.feeding(ends);
 
+  // One input "x" for the whole example; Inputs reading a table's columns apart each their own.
+  const std::vector<graph::InputRead> reads = graph::input_reads(g);
+  const bool apart = std::any_of(reads.begin(), reads.end(), [&](const graph::InputRead& r) {
+    return needed[index.node.at(r.node->id)] && !r.columns.empty();
+  });
+
   Built out;
-  out.input = m.info.input_shape;
   out.output = *shapes.edge_shapes[outputs[0].edge];
   onnx::ModelProto& model = out.model;
   model.set_ir_version(onnx::IR_VERSION);
@@ -180,7 +196,12 @@ Built build(const session::TrainedModel& m, const OnnxOptions& options) {
     if (!rule) fail(where(node) + ": layer type " + type.name + " has no ONNX export rule");
     std::vector<Shape> in_shapes;
     std::vector<std::string> in_names;
-    if (type.is_input()) in_names.push_back("x");
+    std::vector<int64_t> columns;
+    if (type.is_input()) {
+      in_names.push_back(apart ? id : "x");
+      columns = layers::input_columns(node, m.info);
+      if (apart) out.inputs.emplace_back(id, shapes.outputs.at(id).at(0));
+    }
     for (const auto& [port, edges] : graph::input_edges(index, node, type))
       for (size_t e : edges) {
         // Validation let only the losses' targets take the labels y, which are not exported.
@@ -194,7 +215,8 @@ Built build(const session::TrainedModel& m, const OnnxOptions& options) {
     const std::vector<Shape>& out_shapes = shapes.outputs.at(id);
     emitter.begin(node);
     try {
-      rule({node, in_shapes, out_shapes, in_names, out_names, m.normalization.mean, m.normalization.std, emitter});
+      rule({node, in_shapes, out_shapes, in_names, out_names, picked(m.normalization.mean, columns),
+            picked(m.normalization.std, columns), emitter});
     } catch (const layers::OnnxUnsupported& u) {
       fail(where(node) + " cannot be exported: " + u.reason);
     }
@@ -202,8 +224,21 @@ Built build(const session::TrainedModel& m, const OnnxOptions& options) {
       if (emitter.produced(out_names[i])) tensor[{id, out_ports[i].name}] = out_names[i];
   }
 
-  set_tensor_type(*graph.add_input(), "x", out.input,
-                  "raw inputs, as the dataset reader yields them (images: pixel / 255); the model standardises them");
+  if (!apart) out.inputs.emplace_back("x", m.info.input_shape);
+  nlohmann::json input_columns = nlohmann::json::object();
+  for (const auto& [name, shape] : out.inputs) {
+    if (!apart) {
+      set_tensor_type(*graph.add_input(), name, shape,
+                      "raw inputs, as the dataset reader yields them (images: pixel / 255); the model standardises "
+                      "them");
+      continue;
+    }
+    const auto read = std::find_if(reads.begin(), reads.end(), [&](const auto& r) { return r.node->id == name; });
+    const std::vector<std::string> names = read->columns.empty() ? m.info.feature_names : read->columns;
+    input_columns[name] = names;
+    set_tensor_type(*graph.add_input(), name, shape,
+                    "the table's columns " + join(names) + " in the file's units, as Input '" + name + "' reads them");
+  }
   set_tensor_type(*graph.add_output(), "logits", out.output,
                   "what feeds the loss " + where(*outputs[0].loss) + (m.classification() ? ": class scores" : ""));
   for (size_t i = 1; i < outputs.size(); ++i) {
@@ -214,6 +249,7 @@ Built build(const session::TrainedModel& m, const OnnxOptions& options) {
                     "what feeds the loss " + where(*outputs[i].loss));
   }
   add_metadata(model, "class_names", nlohmann::json(m.class_names).dump());
+  if (apart) add_metadata(model, "input_columns", input_columns.dump());
   if (!m.vocabulary.empty()) add_metadata(model, "vocabulary", nlohmann::json(m.vocabulary).dump());
   if (!options.name.empty()) add_metadata(model, "project", options.name);
   return out;
@@ -247,7 +283,8 @@ OnnxSummary export_onnx(const session::TrainedModel& model, const std::filesyste
   io::write_file_atomically(out, bytes);
 
   OnnxSummary s;
-  s.input = "x float32 " + graph::batched(built.input);
+  for (const auto& [name, shape] : built.inputs)
+    s.input += (s.input.empty() ? "" : ", ") + name + " float32 " + graph::batched(shape);
   s.output = "logits float32 " + graph::batched(built.output);
   s.opset = kOpset;
   s.nodes = size_t(built.model.graph().node_size());

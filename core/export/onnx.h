@@ -4,7 +4,9 @@
 // core builds without them.
 //
 // The file: opset 13, input "x" float32 [N, input shape...] in raw units (what the dataset
-// reader yields before standardisation: MNIST pixels / 255) with a dynamic batch N, the
+// reader yields before standardisation: MNIST pixels / 255) with a dynamic batch N — or, when
+// Inputs read a table's columns apart, one input per Input node, named by its id, [N, k] of its
+// columns (metadata "input_columns": a JSON object, input name -> its column names) — the
 // standardisation as the graph's first nodes, then every node the loss node's prediction
 // depends on, in topological order, each by its registry entry's ONNX rule (in inference mode);
 // output "logits", the tensor that feeds the loss (the primary one, layers::CompiledGraph), and
@@ -24,7 +26,7 @@ struct OnnxOptions {
   std::string name;  // the project's name, for the model's metadata ("" = none)
 };
 
-// What was written, for people: "x float32 [N, 1, 28, 28]".
+// What was written, for people: "x float32 [N, 1, 28, 28]" (several inputs: "num float32 [N, 7], cat float32 [N, 1]").
 struct OnnxSummary {
   std::string input, output;
   int64_t opset = 0;

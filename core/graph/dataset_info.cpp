@@ -109,7 +109,7 @@ DatasetInfo describe_dataset(const DatasetBinding& b) {
   if (b.kind == "text") return text_info(read_text(b));
   if (b.kind == "text_classes") return text_classes_info(read_labelled_texts(b));
   const data::CsvDataset csv = read_csv(b);
-  return {{int64_t(csv.feature_names().size())}, {}, csv.num_classes(), csv.size()};
+  return {{int64_t(csv.feature_names().size())}, {}, csv.num_classes(), csv.size(), csv.feature_names()};
 }
 
 DatasetSplits open_dataset(const DatasetBinding& b, uint64_t seed, double validation_fraction) {
@@ -169,7 +169,7 @@ DatasetSplits open_dataset(const DatasetBinding& b, uint64_t seed, double valida
     const data::CsvDataset csv = read_csv(b);
     auto [train, test] = csv.split(0.8, seed);
     auto [fit, held] = train.split(1.0 - validation_fraction, validation_seed);
-    splits.info = {{int64_t(csv.feature_names().size())}, {}, csv.num_classes(), csv.size()};
+    splits.info = {{int64_t(csv.feature_names().size())}, {}, csv.num_classes(), csv.size(), csv.feature_names()};
     splits.test = std::make_shared<data::CsvDataset>(std::move(test));
     splits.train = std::make_shared<data::CsvDataset>(std::move(fit));
     if (held.size() > 0) splits.validation = std::make_shared<data::CsvDataset>(std::move(held));

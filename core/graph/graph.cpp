@@ -12,7 +12,7 @@ std::string to_string(const ParamValue& v) {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, bool>) {
           os << (x ? "true" : "false");
-        } else if constexpr (std::is_same_v<T, std::vector<int64_t>> || std::is_same_v<T, std::vector<double>>) {
+        } else if constexpr (!std::is_same_v<T, std::string> && !std::is_arithmetic_v<T>) {  // a list
           os << '[';
           for (size_t i = 0; i < x.size(); ++i) os << (i ? ", " : "") << x[i];
           os << ']';

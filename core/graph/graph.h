@@ -13,8 +13,11 @@
 namespace plexus::graph {
 
 // A parameter's value: whole number, real number, flag, choice (text) or list of whole numbers.
-using ParamValue = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>, std::vector<double>>;
-std::string to_string(const ParamValue& v);  // "128", "0.5", "true", "same", "[1, 28, 28]", "[0.5, 2]"
+// A list of names (std::vector<std::string>) is a Names parameter's: an Input's table columns.
+using ParamValue =
+    std::variant<int64_t, double, bool, std::string, std::vector<int64_t>, std::vector<double>, std::vector<std::string>>;
+// "128", "0.5", "true", "same", "[1, 28, 28]", "[0.5, 2]", "[age, fare]"
+std::string to_string(const ParamValue& v);
 
 struct Position {
   double x = 0, y = 0;

@@ -51,6 +51,7 @@ std::string allowed_values(const ParamSpec& p) {
   switch (p.type) {
     case ParamType::Bool: return "true, false";
     case ParamType::Choice: return join(p.choices, ", ");
+    case ParamType::Names: return "";
     case ParamType::Int:
     case ParamType::Float:
     case ParamType::IntList:

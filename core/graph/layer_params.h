@@ -48,6 +48,7 @@ constexpr const char* kind() {
   else if constexpr (std::is_same_v<T, std::vector<double>>) return "a list of numbers";
   else if constexpr (std::is_same_v<T, Size2>) return "a whole number or a pair [h, w]";
   else if constexpr (std::is_same_v<T, Padding2>) return "a whole number, a pair [h, w], same or valid";
+  else if constexpr (std::is_same_v<T, std::vector<std::string>>) return "a list of names";
   else return "a list of whole numbers";
 }
 
@@ -60,6 +61,8 @@ T read(const ParamValue& v, const Node& node, const std::string& name) {
     if (const int64_t* whole = std::get_if<int64_t>(&v)) return double(*whole);
   if constexpr (std::is_same_v<T, std::vector<double>>)
     if (const auto* whole = std::get_if<std::vector<int64_t>>(&v)) return T(whole->begin(), whole->end());
+  if constexpr (std::is_same_v<T, std::vector<std::string>>)  // a file's [] reads as an int list
+    if (const auto* whole = std::get_if<std::vector<int64_t>>(&v); whole && whole->empty()) return T{};
   if constexpr (std::is_same_v<T, Size2> || std::is_same_v<T, Padding2>) {
     if (const int64_t* x = std::get_if<int64_t>(&v)) return T{*x, *x};
     if (const auto* hw = std::get_if<std::vector<int64_t>>(&v); hw && hw->size() == 2) return T{(*hw)[0], (*hw)[1]};
@@ -117,6 +120,14 @@ ParamField<P> param(std::string name, std::string label, std::vector<double> P::
                     double lo, double hi, std::string doc) {
   return detail::field(
       {std::move(name), std::move(label), ParamType::FloatList, std::move(def), lo, hi, {}, std::move(doc), {}}, member);
+}
+// A list of names (an Input's table columns); the default is none.
+template <class P>
+ParamField<P> param(std::string name, std::string label, std::vector<std::string> P::*member, std::string doc,
+                    std::string means) {
+  return detail::field({std::move(name), std::move(label), ParamType::Names, std::vector<std::string>{}, 0, 0, {},
+                        std::move(doc), std::move(means)},
+                       member);
 }
 // A whole-number parameter whose default 0 stands for something else (`means`, e.g. "auto").
 template <class P>

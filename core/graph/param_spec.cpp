@@ -16,6 +16,7 @@ std::string to_string(ParamType t) {
     case ParamType::IntList: return "int list";
     case ParamType::FloatList: return "float list";
     case ParamType::IntPair: return "int or [h, w]";
+    case ParamType::Names: return "names";
   }
   return "?";
 }
@@ -96,6 +97,18 @@ std::string check_param_value(const ParamSpec& spec, const ParamValue& value) {
       if (list.size() > 1024) return "must have at most 1024 entries";
       for (double x : list)
         if (!std::isfinite(x) || !in_range(spec, x)) return "must have every entry " + param_range(spec);
+      return "";
+    }
+    case ParamType::Names: {
+      const auto* names = std::get_if<std::vector<std::string>>(&value);
+      const auto* empty = std::get_if<std::vector<int64_t>>(&value);  // a file's [] reads as an int list
+      if (!names) return empty && empty->empty() ? "" : "must be a list of names";
+      if (names->size() > 1024) return "must have at most 1024 entries";
+      for (size_t i = 0; i < names->size(); ++i) {
+        if ((*names)[i].empty()) return "must not have an empty name";
+        if (std::find(names->begin(), names->begin() + ptrdiff_t(i), (*names)[i]) != names->begin() + ptrdiff_t(i))
+          return "names '" + (*names)[i] + "' twice";
+      }
       return "";
     }
   }

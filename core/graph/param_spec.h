@@ -11,8 +11,10 @@ namespace plexus::graph {
 
 // IntPair: one whole number for both axes of an image or a pair [h, w] (a kernel size, a stride).
 // An Int or IntPair with choices also takes those words (padding's "same" and "valid").
-enum class ParamType { Int, Float, Bool, Choice, IntList, FloatList, IntPair };
-std::string to_string(ParamType t);  // "int", "float", "bool", "choice", "int list", "float list", "int or [h, w]"
+// Names: a list of names, each a non-empty text (an Input's table columns).
+enum class ParamType { Int, Float, Bool, Choice, IntList, FloatList, IntPair, Names };
+// "int", "float", "bool", "choice", "int list", "float list", "int or [h, w]", "names"
+std::string to_string(ParamType t);
 
 struct ParamSpec {
   std::string name;   // the key in project files and on the command line: "lr", "out_channels"
@@ -37,7 +39,7 @@ const ParamValue& param_value(const Node& node, const ParamSpec& spec);
 std::string param_range(const ParamSpec& spec);
 
 // "" when `value` suits `spec` (its type, range, choices, at most 8 IntList entries and 1024
-// FloatList ones, two IntPair ones); else why
+// FloatList ones, two IntPair ones, 1024 distinct Names); else why
 // not, worded to follow the parameter's name: "must be between 1 and 16777216". The one check
 // of a parameter value: the validator and the editor's property panel both use it.
 std::string check_param_value(const ParamSpec& spec, const ParamValue& value);

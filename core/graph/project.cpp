@@ -202,9 +202,16 @@ class ProjectReader {
       } else if (const std::string* s = std::get_if<std::string>(&x.v)) {
         value = *s;
       } else if (const Array* a = std::get_if<Array>(&x.v)) {
-        // Whole numbers only: an int list; a real number among them makes it a float list.
+        // Strings: a list of names. Whole numbers only: an int list; a real number among them
+        // makes it a float list.
+        const bool names = !a->empty() && std::holds_alternative<std::string>(a->front().v);
         const bool reals = std::any_of(a->begin(), a->end(), [](const Value& e) { return std::holds_alternative<double>(e.v); });
-        if (reals) {
+        if (names) {
+          std::vector<std::string> list;
+          list.reserve(a->size());
+          for (size_t k = 0; k < a->size(); ++k) list.push_back(string((*a)[k], index_path(p, k)));
+          value = std::move(list);
+        } else if (reals) {
           std::vector<double> list;
           list.reserve(a->size());
           for (size_t k = 0; k < a->size(); ++k) list.push_back(number((*a)[k], index_path(p, k)));
@@ -216,7 +223,7 @@ class ProjectReader {
           value = std::move(list);
         }
       } else {
-        fail(p, x.offset, cat("expected a number, true or false, a string or an array of numbers, ", got(x)));
+        fail(p, x.offset, cat("expected a number, true or false, a string, an array of numbers or an array of names, ", got(x)));
       }
       params.emplace(m.key, std::move(value));
     }
@@ -458,6 +465,8 @@ class ProjectWriter {
               if (k) out_ += ", ";
               if constexpr (std::is_same_v<T, std::vector<double>>)
                 real(x[k], index_path(path, k));  // "2.0": read back as a float list
+              else if constexpr (std::is_same_v<T, std::vector<std::string>>)
+                text(x[k], index_path(path, k));
               else
                 out_ += std::to_string(x[k]);
             }

@@ -29,6 +29,8 @@ struct DatasetInfo {
   Shape label_shape;   // [] for a class index or a single value
   int64_t classes = 0; // 0 for regression
   int64_t examples = 0;  // training and test examples together; 0 when not known without reading them
+  // A table's (CSV) feature columns in input order, which an Input's `columns` choose from; else empty.
+  std::vector<std::string> feature_names{};
 };
 
 // Shapes are per example: the batch dimension is implicit (written "N" in messages). The

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <unordered_set>
 
+#include "graph/inputs.h"
 #include "graph/node_settings.h"
 #include "util/system_memory.h"
 #include "util/text.h"
@@ -233,11 +234,25 @@ Validation validate(const Graph& g, const DatasetInfo* dataset, const Validation
   if (auto p = memory_problem(index, v, dataset, options.memory.value_or(machine_memory())))
     v.problems.push_back(std::move(*p));
 
-  // One Input; at least one loss, each with something to learn.
+  // An Input (several may read a table's columns apart); at least one loss, each with something
+  // to learn.
   if (inputs.empty()) error("", "", "the graph has no Input node: add one to bring in the dataset");
-  for (size_t i = 1; i < inputs.size(); ++i)
-    error(inputs[i]->id, "", inputs[i]->label() + " is a second Input node besides " + quoted(index, inputs[0]->id) +
-                                 "; a graph has exactly one");
+  if (inputs.size() > 1)
+    if (auto conflict = standardized_columns(g, dataset ? dataset->feature_names : std::vector<std::string>{}).conflict)
+      error(conflict->first, "", std::move(conflict->second));
+  // A table's standardised columns are no whole numbers: an Embedding could not look them up.
+  if (dataset && !dataset->feature_names.empty())
+    for (const InputRead& read : input_reads(g)) {
+      if (!read.standardize) continue;
+      for (size_t e : index.edges_from(read.node->id)) {
+        const Node* to = index.find(g.edges[e].to.node);
+        if (g.edges[e].from.port == "x" && to && to->type == "Embedding")
+          error(to->id, g.edges[e].to.port,
+                to->label() + " looks up indices, but " + read.node->label() +
+                    " standardises its columns, so they are no whole numbers: turn standardize off on " +
+                    read.node->label());
+      }
+    }
   if (losses.empty())
     error("", "", "the graph has no loss node: connect the output to " + join(loss_type_names(), ", ", " or "));
   for (const Node* loss : losses) {

@@ -7,6 +7,7 @@
 
 #include "layers/lowering.h"
 #include "nn/conv.h"
+#include "ops/ops.h"
 #include "util/error.h"
 
 namespace plexus::layers {
@@ -16,9 +17,10 @@ using namespace graph;
 Tensor GraphModel::forward(const Tensor& x) {
   std::vector<Tensor> values = run(x);
   if (loss_inputs_) {
-    loss_inputs_->x = x;
     loss_inputs_->predictions.clear();
+    loss_inputs_->targets.clear();
     for (size_t slot : term_slots_) loss_inputs_->predictions.push_back(values[slot]);
+    for (size_t slot : target_slots_) loss_inputs_->targets.push_back(slot == kNoSlot ? Tensor() : values[slot]);
   }
   return values[prediction_];
 }
@@ -90,6 +92,24 @@ void GraphModel::plan_fusion() {
 }
 
 struct Compiler {
+  // An Input reading some of a table's columns: x[:, columns]. Consecutive columns are a view;
+  // others are gathered with an index kept on x's device.
+  static GraphModel::StepRun select_columns(std::vector<int64_t> columns) {
+    const bool consecutive =
+        std::adjacent_find(columns.begin(), columns.end(), [](int64_t a, int64_t b) { return b != a + 1; }) ==
+        columns.end();
+    if (consecutive)
+      return [start = columns.front(), k = int64_t(columns.size())](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{contiguous(narrow(in.at(0), 1, start, k))};
+      };
+    std::vector<float> at(columns.begin(), columns.end());
+    auto index = std::make_shared<Tensor>(from_vector(at, {int64_t(at.size())}));
+    return [index](const std::vector<Tensor>& in) {
+      if (index->device() != in.at(0).device()) *index = index->to(in.at(0).device());
+      return std::vector<Tensor>{index_select(in.at(0), 1, *index)};
+    };
+  }
+
   static CompiledGraph run(const Graph& g, const DatasetInfo& dataset, uint64_t seed) {
     CompiledGraph out;
     out.validation = validate(g, &dataset);
@@ -111,24 +131,29 @@ struct Compiler {
     out.classification = classifies(losses[out.primary]);
 
     // Each loss's prediction and target, and the nodes the predictions depend on.
-    std::vector<const Edge*> predicted;
+    std::vector<const Edge*> predicted, targets;
     std::vector<LossFunction> functions;
     for (const Node* loss : losses) {
       LossTerm term{loss->id, loss_weight(*loss), false, {}};
+      targets.push_back(nullptr);
       for (const Edge* e : g.edges_into(loss->id)) {
         if (e->to.port == "input") {
           predicted.push_back(e);
           term.prediction = shapes.edge_shapes.at(size_t(e - g.edges.data())).value_or(Shape{});
         }
-        if (e->to.port == "target") term.reconstructs = e->from.port == "x";
+        if (e->to.port == "target" && e->from.port == "x") {
+          term.reconstructs = true;
+          targets.back() = e;
+        }
       }
       out.terms.push_back(term);
       functions.push_back(lowering(*registry.find(loss->type)).loss(*loss));
     }
     std::unordered_set<std::string> needed;
     std::vector<std::string> stack;
-    for (const Edge* e : predicted)
-      if (needed.insert(e->from.node).second) stack.push_back(e->from.node);
+    for (const std::vector<const Edge*>* ends : {&predicted, &targets})
+      for (const Edge* e : *ends)
+        if (e && needed.insert(e->from.node).second) stack.push_back(e->from.node);
     while (!stack.empty()) {
       const std::string n = stack.back();
       stack.pop_back();
@@ -144,7 +169,13 @@ struct Compiler {
       const Node& node = *g.find(id);
       const LayerType& type = *registry.find(node.type);
       if (type.is_input()) {
-        slot[{id, "x"}] = 0;
+        std::vector<int64_t> columns = input_columns(node, dataset);
+        if (columns.empty()) {
+          slot[{id, "x"}] = 0;  // the whole example
+          continue;
+        }
+        slot[{id, "x"}] = model->slots_;
+        model->steps_.push_back({id, select_columns(std::move(columns)), {0}, {model->slots_++}, nullptr});
         continue;
       }
       GraphModel::Step step;
@@ -167,6 +198,8 @@ struct Compiler {
       model->steps_.push_back(std::move(step));
     }
     for (const Edge* e : predicted) model->term_slots_.push_back(slot.at({e->from.node, e->from.port}));
+    for (const Edge* e : targets)
+      model->target_slots_.push_back(e ? slot.at({e->from.node, e->from.port}) : GraphModel::kNoSlot);
     model->prediction_ = model->term_slots_[out.primary];
     model->plan_fusion();
     out.model = std::move(model);
@@ -193,14 +226,14 @@ struct Compiler {
       for (size_t i = 0; i < terms.size(); ++i) {
         // The primary prediction as given: evaluation hands over a host copy.
         const Tensor& p = i == primary ? prediction : inputs->predictions[i];
-        const Tensor& target = terms[i].reconstructs ? inputs->x : labels;
+        const Tensor& target = terms[i].reconstructs ? inputs->targets.at(i) : labels;
         const Tensor loss = functions[i](p, target.device() == p.device() ? target : target.to(p.device()));
         parts->push_back(loss.detach());
         const Tensor weighted = terms[i].weight == 1 ? loss : loss * float(terms[i].weight);
         total = total.defined() ? total + (weighted.device() == total.device() ? weighted : weighted.to(total.device()))
                                 : weighted;
       }
-      inputs->x = Tensor();  // the batch and its activations are not kept past the step
+      inputs->targets.clear();  // the batch and its activations are not kept past the step
       inputs->predictions.clear();
       return total;
     };

@@ -18,7 +18,7 @@ namespace plexus::layers {
 
 class GraphModel : public nn::Module {
  public:
-  // x: the Input's examples, batched. Returns the prediction fed to the loss node (with
+  // x: the dataset's examples, batched (Inputs reading a table's columns take theirs). Returns the prediction fed to the loss node (with
   // several, the primary one's: CompiledGraph::primary).
   Tensor forward(const Tensor& x) override;
   // Every loss node's prediction, in CompiledGraph::terms order.
@@ -38,9 +38,10 @@ class GraphModel : public nn::Module {
 
  private:
   friend struct Compiler;
+  using StepRun = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
   struct Step {
     std::string node;
-    std::function<std::vector<Tensor>(const std::vector<Tensor>&)> run;  // one tensor per output port
+    StepRun run;  // one tensor per output port
     std::vector<size_t> inputs;  // value slots, in port order
     std::vector<size_t> outputs; // value slots written (one per output port)
     nn::Module* module = nullptr;  // the node's, if it has one
@@ -52,11 +53,12 @@ class GraphModel : public nn::Module {
   std::vector<Tensor> run(const Tensor& x);  // every value slot
  public:
   // What the losses read besides the prediction forward() returns, kept only when a loss needs
-  // them (several loss nodes, or one against the input): the examples and every loss's
-  // prediction as the last forward pass left them. CompiledGraph::loss takes them and lets go.
+  // them (several loss nodes, or one against the input): every loss's prediction and, for a loss
+  // against an Input's x, that x, as the last forward pass left them. CompiledGraph::loss takes
+  // them and lets go.
   struct LossInputs {
-    Tensor x;
     std::vector<Tensor> predictions;
+    std::vector<Tensor> targets;  // per loss: the x it reconstructs; undefined for the labels
   };
 
  private:
@@ -65,6 +67,8 @@ class GraphModel : public nn::Module {
   size_t slots_ = 1;               // slot 0 holds x
   size_t prediction_ = 0;          // slot of the primary loss node's input
   std::vector<size_t> term_slots_; // slot of each loss node's input
+  std::vector<size_t> target_slots_;  // slot of each loss node's x target; kNoSlot for labels
+  static constexpr size_t kNoSlot = size_t(-1);
   std::shared_ptr<LossInputs> loss_inputs_;
   Observer observer_;
 };
@@ -73,7 +77,7 @@ class GraphModel : public nn::Module {
 struct LossTerm {
   std::string node;           // its id
   double weight = 1;          // its loss_weight
-  bool reconstructs = false;  // its target is the Input's examples x, not the labels y
+  bool reconstructs = false;  // its target is an Input's examples x, not the labels y
   Shape prediction;           // the shape of one example's prediction
 };
 

@@ -1,25 +1,78 @@
 // The Data family: the Input node, where the bound dataset's examples enter the graph.
+#include <algorithm>
+
 #include "layers/families.h"
 #include "layers/shape_rules.h"
+#include "util/text.h"
 
 namespace plexus::layers {
 namespace {
 struct InputParams {
   std::vector<int64_t> shape;
+  std::vector<std::string> columns;
+  bool standardize = true;
 };
+
+// The positions of `columns` among the table's feature columns; fails on the node naming a
+// column the dataset lacks.
+std::vector<int64_t> column_positions(const graph::ShapeContext& c, const std::vector<std::string>& columns) {
+  const std::vector<std::string>& names = c.dataset->feature_names;
+  if (names.empty())
+    fail("", c.node.label() + " reads columns " + join(columns) +
+                 ", but its dataset has no named columns: only a table's (CSV) columns can be chosen");
+  std::vector<int64_t> at;
+  for (const std::string& column : columns) {
+    const auto it = std::find(names.begin(), names.end(), column);
+    if (it == names.end())
+      fail("", c.node.label() + " reads column '" + column + "', which is not among the dataset's feature columns (" +
+                   join(names) + ")");
+    at.push_back(int64_t(it - names.begin()));
+  }
+  return at;
+}
+
+const std::vector<graph::ParamField<InputParams>>& input_fields() {
+  static const std::vector<graph::ParamField<InputParams>> fields{
+      graph::param("shape", "Input shape", &InputParams::shape, {}, 1, graph::kBig,
+                   "The shape of one example; empty = taken from the dataset."),
+      graph::param("columns", "Columns", &InputParams::columns,
+                   "The table's (CSV) feature columns this Input reads, in this order, as x [k]; empty = every "
+                   "feature column. Other kinds of data have no columns to choose.",
+                   "all"),
+      graph::param("standardize", "Standardize", &InputParams::standardize, true,
+                   "Whether x is standardised with the training split's mean and standard deviation. Off for "
+                   "columns holding category indices (whole numbers from 0) that feed an Embedding.")};
+  return fields;
+}
 }  // namespace
+
+std::vector<int64_t> input_columns(const graph::Node& node, const graph::DatasetInfo& dataset) {
+  const InputParams p = graph::decode(node, input_fields());
+  if (p.columns.empty()) return {};
+  return column_positions(graph::ShapeContext{node, {}, {}, {}, &dataset, true}, p.columns);
+}
 
 void add_data_layers(Registrar& r) {
   Layer<InputParams> t;
   t.name = "Input";
   t.category = "Data";
   t.display_name = "Input";
-  t.description = "The examples of the bound dataset: inputs x and labels y.";
+  t.description =
+      "The examples of the bound dataset: inputs x and labels y. Several Inputs may read a table's columns apart, "
+      "e.g. its measurements into one branch and a category's indices into an Embedding.";
   t.outputs = {{"x", "one example's input, e.g. [N, 1, 28, 28] for MNIST"}, {"y", "its label"}};
-  t.params = {graph::param("shape", "Input shape", &InputParams::shape, {}, 1, graph::kBig,
-                           "The shape of one example; empty = taken from the dataset.")};
+  t.params = input_fields();
   t.shape = [](const graph::ShapeContext& c, const InputParams& p) -> std::vector<Shape> {
     const std::vector<int64_t>& fixed = p.shape;
+    const Shape label = c.dataset ? c.dataset->label_shape : Shape{};
+    if (!p.columns.empty()) {
+      const Shape x{int64_t(p.columns.size())};
+      if (!fixed.empty() && Shape(fixed.begin(), fixed.end()) != x)
+        fail("", c.node.label() + " is set to shape " + batched(Shape(fixed.begin(), fixed.end())) + " but reads " +
+                     std::to_string(p.columns.size()) + " columns: " + batched(x));
+      if (c.dataset) column_positions(c, p.columns);
+      return {x, label};
+    }
     if (!c.dataset && fixed.empty()) {
       if (c.dataset_bound) throw graph::ShapeUnknown{};  // the caller reports why it cannot be read
       fail("", c.node.label() + " has no shape: bind a dataset in the training settings or set its shape");
@@ -28,7 +81,7 @@ void add_data_layers(Registrar& r) {
     if (c.dataset && !fixed.empty() && x != c.dataset->input_shape)
       fail("", c.node.label() + " is set to shape " + batched(x) + " but the dataset gives " +
                    batched(c.dataset->input_shape) + " (clear its shape to take the dataset's)");
-    return {x, c.dataset ? c.dataset->label_shape : Shape{}};
+    return {x, label};
   };
   t.build = [](const BuildContext&, const InputParams&) { return BuiltNode{}; };
   // The model's input x in raw units, standardised as the run's loaders did:

@@ -48,6 +48,10 @@ using LossFunction = std::function<Tensor(const Tensor& prediction, const Tensor
 const graph::ParamSpec& loss_weight_param();
 double loss_weight(const graph::Node& loss);
 
+// An Input node's `columns` as positions among `dataset`'s feature columns, in its order; empty
+// when it reads the whole example. The graph was validated against `dataset`.
+std::vector<int64_t> input_columns(const graph::Node& input, const graph::DatasetInfo& dataset);
+
 struct Lowering {
   std::function<BuiltNode(const BuildContext&)> build;       // layers
   std::function<LossFunction(const graph::Node&)> loss;      // loss nodes

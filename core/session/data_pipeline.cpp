@@ -8,6 +8,7 @@
 #include "data/sampling.h"
 #include "data/text_classes.h"
 #include "graph/dataset_info.h"
+#include "graph/inputs.h"
 #include "train/builtin.h"
 #include "util/error.h"
 
@@ -82,7 +83,13 @@ data::TransformPtr training_augmentation(const graph::DatasetBinding& b) {
   return std::make_shared<Reseeded>(std::move(augment), b.augment_seed);
 }
 
-InputNormalization input_normalization(const graph::DatasetBinding& b, const data::Dataset& train, uint64_t seed) {
+InputNormalization input_normalization(const graph::Graph& graph, const graph::DatasetBinding& b,
+                                       const data::Dataset& train, uint64_t seed) {
+  const auto* csv = dynamic_cast<const data::CsvDataset*>(&train);
+  const graph::Standardized standardized =
+      graph::standardized_columns(graph, csv ? csv->feature_names() : std::vector<std::string>{});
+  if (standardized.conflict) throw ValueError(standardized.conflict->second);
+  if (!csv && !standardized.columns.at(0)) return {};
   if (graph::is_idx_dataset(b.kind)) {
     const train::MeanStd m = train::image_mean_std(train);
     return {{m.mean}, {m.std}};
@@ -90,9 +97,10 @@ InputNormalization input_normalization(const graph::DatasetBinding& b, const dat
   if (b.kind == "image_folder") return channel_mean_std(train, b.stats_sample, seed);
   // Character ids name embedding rows: standardised they would not.
   if (b.kind == "text" || b.kind == "text_classes") return {};
-  const auto* csv = dynamic_cast<const data::CsvDataset*>(&train);
   if (!csv) throw ValueError("input_normalization: a '" + b.kind + "' training split is not a CSV dataset");
-  const data::FeatureStats stats = csv->feature_stats();
+  data::FeatureStats stats = csv->feature_stats();
+  for (size_t i = 0; i < stats.mean.size(); ++i)
+    if (!standardized.columns.at(i)) stats.mean[i] = 0, stats.std[i] = 1;
   return {stats.mean, stats.std};
 }
 

@@ -25,9 +25,11 @@ data::TransformPtr training_augmentation(const graph::DatasetBinding& binding);
 
 // How a run standardises inputs, computed on its training split: IDX images one mean and std
 // over all values; an image folder each channel's over a seeded sample of stats_sample
-// pictures; a CSV file each feature's own; a text file or labelled texts none (empty).
-InputNormalization input_normalization(const graph::DatasetBinding& binding, const data::Dataset& train,
-                                       uint64_t seed);
+// pictures; a CSV file each feature's own; a text file or labelled texts none (empty). What
+// `graph`'s Inputs read unstandardised (standardize off) keeps its units: none for a whole
+// example, mean 0 and std 1 for a table's column.
+InputNormalization input_normalization(const graph::Graph& graph, const graph::DatasetBinding& binding,
+                                       const data::Dataset& train, uint64_t seed);
 
 // The characters a dataset's input ids stand for, where they are not its classes: a labelled-text
 // split's vocabulary (id k + 1 is symbol k, 0 pads; data/text_classes.h). Empty for other

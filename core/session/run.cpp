@@ -114,7 +114,7 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
 
   // Standardised with the whole training split, so a checkpoint's inputs can be prepared again
   // from the dataset alone, whatever subset this run trained on.
-  run.normalization = input_normalization(run.dataset, *run.data.train, s.seed);
+  run.normalization = input_normalization(graph, run.dataset, *run.data.train, s.seed);
   if (run.compiled.classification || run.dataset.kind == "text")  // a text's vocabulary, for sampling
     run.class_names = class_names(*run.data.train, run.data.info.classes);
   if (const auto* csv = dynamic_cast<const data::CsvDataset*>(run.data.train.get())) run.feature_names = csv->feature_names();

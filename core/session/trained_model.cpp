@@ -159,7 +159,8 @@ TrainedModel load_trained_model(const graph::Graph& project, const fs::path& wei
     m.info = graph::is_idx_dataset(project.dataset.kind) ? graph::describe_dataset(project.dataset)
                                                            : open("the shape of the model's inputs").info;
   else
-    m.info = {*stored.input_shape, stored.label_shape, *stored.classes};
+    m.info = {*stored.input_shape, stored.label_shape, *stored.classes, 0,
+              stored.feature_names.value_or(std::vector<std::string>{})};
   auto described = [](const Shape& shape, int64_t classes) {
     return "inputs " + plexus::to_string(shape) + " and " +
            (classes ? std::to_string(classes) + " classes" : std::string("regression targets"));
@@ -174,7 +175,8 @@ TrainedModel load_trained_model(const graph::Graph& project, const fs::path& wei
   m.compiled.model->eval();
 
   if (stored.normalization) m.normalization = std::move(*stored.normalization);
-  else m.normalization = input_normalization(binding, *open("the input normalisation").train, project.training.seed);
+  else
+    m.normalization = input_normalization(project, binding, *open("the input normalisation").train, project.training.seed);
   // A text dataset's vocabulary is its class names whatever the loss: sampling needs it.
   if (m.compiled.classification || project.dataset.kind == "text") {
     if (stored.class_names) m.class_names = std::move(*stored.class_names);

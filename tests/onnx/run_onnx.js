@@ -3,12 +3,14 @@
 //
 //   node run_onnx.js MODEL.onnx --input X.f32 --shape N,D1,... --output Y.f32 [--output-name NAME]
 //   node run_onnx.js MODEL.onnx --idx-images IMAGES-idx3-ubyte --batch B --output Y.f32
+//   node run_onnx.js MODEL.onnx --feed NAME:X.f32:N,D1,... [--feed ...] --output Y.f32
 //
 // --input: float32 values (little-endian) of the input "x" with that shape. --idx-images: every
 // image of an IDX file as raw units, pixel * (1/255) in float32 (as Plexus's reader scales
 // them), [N, 1, rows, cols], run B images at a time (the last batch may be smaller). Writes the
 // output "logits" (or --output-name's, of a model with several losses) of every example, in
-// order, as float32 to --output and prints
+// order, as float32 to --output and prints. --feed (repeated): a model with several inputs, each
+// named, with its file and shape; they are run as one batch.
 // {"output": NAME, "dims": [...]} on stdout. onnxruntime-node is found through NODE_PATH.
 'use strict';
 const fs = require('fs');
@@ -21,10 +23,11 @@ function fail(message) {
 
 function parseArgs(argv) {
   if (argv.length < 1) fail('usage: run_onnx.js MODEL.onnx (--input X --shape S | --idx-images F --batch B) --output Y');
-  const args = {model: argv[0]};
+  const args = {model: argv[0], feed: []};
   for (let i = 1; i < argv.length; i += 2) {
     if (!argv[i].startsWith('--') || i + 1 >= argv.length) fail(`bad argument '${argv[i]}'`);
-    args[argv[i].slice(2)] = argv[i + 1];
+    if (argv[i] === '--feed') args.feed.push(argv[i + 1]);
+    else args[argv[i].slice(2)] = argv[i + 1];
   }
   if (!args.output) fail('--output is required');
   return args;
@@ -50,8 +53,27 @@ function readInput(file, shape) {
   return {data: new Float32Array(b.buffer, b.byteOffset, count), dims};
 }
 
+// Several named inputs, run as one batch.
+async function runFeeds(args, name) {
+  const session = await ort.InferenceSession.create(args.model);
+  const feeds = {};
+  for (const feed of args.feed) {
+    const [input, file, shape] = feed.split(':');
+    if (!shape) fail(`--feed ${feed}: expected NAME:FILE:SHAPE`);
+    const x = readInput(file, shape);
+    feeds[input] = new ort.Tensor('float32', x.data, x.dims);
+  }
+  if ([...session.inputNames].sort().join() !== Object.keys(feeds).sort().join() || !session.outputNames.includes(name))
+    fail(`expected inputs ${Object.keys(feeds)} and an output ${name}; the model has ${session.inputNames} and ` +
+         `${session.outputNames}`);
+  const y = (await session.run(feeds))[name];
+  fs.writeFileSync(args.output, Buffer.from(y.data.buffer, y.data.byteOffset, y.data.byteLength));
+  process.stdout.write(JSON.stringify({output: name, dims: y.dims}) + '\n');
+}
+
 async function main() {
   const args = parseArgs(process.argv.slice(2));
+  if (args.feed.length) return runFeeds(args, args['output-name'] || 'logits');
   const x = args['idx-images'] ? readIdxImages(args['idx-images']) : readInput(args.input, args.shape);
   const n = x.dims[0], perExample = x.data.length / n;
   const batch = args.batch ? Number(args.batch) : n;

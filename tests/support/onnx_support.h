@@ -15,18 +15,12 @@
 #include "graph/inference.h"
 #include "layers/compiler.h"
 #include "session/trained_model.h"
+#include "support/graph_fixture.h"
 #include "support/process.h"
 #include "support/test_support.h"
 #include "util/error.h"
 
 namespace plexus::testing {
-
-inline graph::Node node(std::string id, std::string type, std::map<std::string, graph::ParamValue> params = {}) {
-  return graph::Node{id, std::move(type), id, std::move(params), {}};
-}
-inline graph::Edge edge(std::string from, std::string from_port, std::string to, std::string to_port = "input") {
-  return graph::Edge{{std::move(from), std::move(from_port)}, {std::move(to), std::move(to_port)}};
-}
 
 // Input "in" -> layers, each fed by the one before (every required input port; a variadic one
 // twice) -> the loss "loss" (MSE by default), whose target is the Input's y.
@@ -84,13 +78,13 @@ inline session::InputNormalization per_channel(const Shape& input) {
 // an initial value (zero biases, unit variances). For an MSE loss the labels take the
 // prediction's shape, so any layer can end the graph; otherwise they are class indices of
 // `classes` classes. Throws ValueError listing the graph's errors.
-inline session::TrainedModel trained_model(graph::Graph g, const Shape& input, session::InputNormalization norm = {},
-                                           int64_t classes = 0, uint64_t seed = 7) {
+// `info` says more of the dataset than its input shape and classes (a table's feature columns).
+inline session::TrainedModel trained_model(graph::Graph g, graph::DatasetInfo info,
+                                           session::InputNormalization norm = {}, uint64_t seed = 7) {
   session::TrainedModel m;
-  m.info.input_shape = input;
-  m.info.classes = classes;
-  if (!classes) m.info.label_shape = prediction_shape(g, m.info).value_or(Shape{});
-  for (int64_t c = 0; c < classes; ++c) m.class_names.push_back("class " + std::to_string(c));
+  m.info = std::move(info);
+  if (!m.info.classes) m.info.label_shape = prediction_shape(g, m.info).value_or(Shape{});
+  for (int64_t c = 0; c < m.info.classes; ++c) m.class_names.push_back("class " + std::to_string(c));
   m.compiled = layers::compile(g, m.info, seed);
   m.compiled.model->eval();
   Generator gen(seed);
@@ -102,6 +96,10 @@ inline session::TrainedModel trained_model(graph::Graph g, const Shape& input, s
   m.project = std::move(g);
   m.normalization = std::move(norm);
   return m;
+}
+inline session::TrainedModel trained_model(graph::Graph g, const Shape& input, session::InputNormalization norm = {},
+                                           int64_t classes = 0, uint64_t seed = 7) {
+  return trained_model(std::move(g), graph::DatasetInfo{input, {}, classes}, std::move(norm), seed);
 }
 
 // Random raw inputs of this batched shape: reals in [-2, 2), or whole numbers in [0, 10) for a
@@ -179,6 +177,21 @@ inline OrtOutput run_ort(const std::filesystem::path& model, const Tensor& x, co
   std::string shape;
   for (int64_t d : x.shape()) shape += (shape.empty() ? "" : ",") + std::to_string(d);
   return run_ort(model, {"--input", in.string(), "--shape", shape, "--output-name", output}, work_dir);
+}
+
+// The same for a model with several inputs, each given by name.
+inline OrtOutput run_ort(const std::filesystem::path& model, const std::vector<std::pair<std::string, Tensor>>& inputs,
+                         const std::filesystem::path& work_dir, const std::string& output = "logits") {
+  std::vector<std::string> args{"--output-name", output};
+  for (const auto& [name, x] : inputs) {
+    const std::filesystem::path in = work_dir / ("ort-input-" + name + ".f32");
+    const std::vector<float> v = x.to_vector();
+    write_raw(in, std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)));
+    std::string shape;
+    for (int64_t d : x.shape()) shape += (shape.empty() ? "" : ",") + std::to_string(d);
+    args.insert(args.end(), {"--feed", name + ":" + in.string() + ":" + shape});
+  }
+  return run_ort(model, args, work_dir);
 }
 
 }  // namespace plexus::testing

@@ -63,6 +63,16 @@ ParsedParam parseList(const ParamSpec& spec, QString text) {
   return {problem, problem.isEmpty() ? std::optional<ParamValue>(list) : std::nullopt};
 }
 
+// "age, fare, sex": names separated by commas (a name may hold spaces: a CSV header's may).
+ParsedParam parseNames(const ParamSpec& spec, const QString& text) {
+  std::vector<std::string> names;
+  for (const QString& name : text.split(QLatin1Char(','), Qt::SkipEmptyParts))
+    if (!name.trimmed().isEmpty()) names.push_back(name.trimmed().toStdString());
+  const ParamValue value = names;
+  const QString problem = paramProblem(spec, value);
+  return {problem, problem.isEmpty() ? std::optional<ParamValue>(value) : std::nullopt};
+}
+
 // An Int that also takes words, or an IntPair: "3", "5, 1", "[5, 1]" or a word ("same"). A word
 // is read as one and left to the shared check, which names the words taken.
 ParsedParam parseWhole(const ParamSpec& spec, const QString& text) {
@@ -129,7 +139,8 @@ class IntSpinBox : public QSpinBox {
 // The default as an editor shows it; an empty list says so.
 QString defaultText(const ParamSpec& spec) {
   const QString text = paramText(spec.default_value);
-  if (!spec.default_means.empty()) return QStringLiteral("%1 (%2)").arg(text, qstr(spec.default_means));
+  if (!spec.default_means.empty())
+    return text.isEmpty() ? qstr(spec.default_means) : QStringLiteral("%1 (%2)").arg(text, qstr(spec.default_means));
   return text.isEmpty() ? QObject::tr("empty") : text;
 }
 
@@ -147,6 +158,7 @@ QString paramText(const ParamValue& value) {
         else if constexpr (std::is_same_v<T, int64_t>) return QString::number(x);
         else if constexpr (std::is_same_v<T, double>) return QString::fromStdString(shortest_text(x));  // shown exactly as it will be saved
         else if constexpr (std::is_same_v<T, std::string>) return qstr(x);
+        else if constexpr (std::is_same_v<T, std::vector<std::string>>) return joined(x);
         else if constexpr (std::is_same_v<T, std::vector<double>>) {
           QStringList entries;
           for (double d : x) entries << QString::fromStdString(shortest_text(d));
@@ -186,6 +198,7 @@ ParsedParam parseParam(const ParamSpec& spec, const QString& typed) {
     case ParamType::Choice: value = text.toStdString(); break;
     case ParamType::IntList:
     case ParamType::FloatList: return parseList(spec, text);
+    case ParamType::Names: return parseNames(spec, text);
   }
   const QString problem = paramProblem(spec, value);
   return {problem, problem.isEmpty() ? std::optional<ParamValue>(value) : std::nullopt};
@@ -205,6 +218,7 @@ QString paramToolTip(const ParamSpec& spec) {
     case ParamType::Choice: kind = QObject::tr("One of %1").arg(joined(spec.choices)); break;
     case ParamType::IntList: kind = QObject::tr("Whole numbers such as 1, 28, 28, each %1").arg(range); break;
     case ParamType::FloatList: kind = QObject::tr("Numbers such as 0.5, 2, 1, each %1").arg(range); break;
+    case ParamType::Names: kind = QObject::tr("Names separated by commas, such as age, fare"); break;
   }
   if (spec.type != ParamType::Choice && !spec.choices.empty())
     kind += QObject::tr(", or one of %1").arg(joined(spec.choices));
@@ -267,7 +281,8 @@ QWidget* ParamEditor::makeEditor() {
     case ParamType::Float:
     case ParamType::IntPair:
     case ParamType::IntList:
-    case ParamType::FloatList: {
+    case ParamType::FloatList:
+    case ParamType::Names: {
       auto* edit = new QLineEdit(this);
       text_ = edit;
       edit->setPlaceholderText(defaultText(spec_));

@@ -309,7 +309,7 @@ TEST(describedAndOpenedAsAProject) {
   COMPARE(s.info.examples, int64_t(9));
   // The seed changes nothing: the split is by position.
   COMPARE(graph::open_dataset(b, 99, 0.25).train->get(0).input.to_vector(), s.train->get(0).input.to_vector());
-  VERIFY(session::input_normalization(b, *s.train, 1).empty());
+  VERIFY(session::input_normalization(graph::Graph{}, b, *s.train, 1).empty());
   b.max_vocab = 3;
   VERIFY_CONTAINS(message_of<DataError>([&] { graph::describe_dataset(b); }), "8 distinct characters, more than max_vocab 3");
 }

@@ -353,7 +353,7 @@ TEST(describedAsOpened) {
   };
   COMPARE(texts(graph::open_dataset(b, 3, 0.25)), texts(s));
   VERIFY(texts(graph::open_dataset(b, 4, 0.25)) != texts(s));
-  VERIFY(session::input_normalization(b, *s.train, 3).empty());  // ids are not standardised
+  VERIFY(session::input_normalization(graph::Graph{}, b, *s.train, 3).empty());  // ids are not standardised
   COMPARE(session::input_vocabulary(*s.train), std::vector<std::string>({"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}));
   VERIFY(session::input_vocabulary(TensorDataset(zeros({2, 1}), zeros({2}))).empty());
 }

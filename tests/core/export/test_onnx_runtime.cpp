@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "export/onnx.h"
+#include "ops/ops.h"
 #include "support/onnx_support.h"
 #include "support/temp_dir.h"
 #include "util/error.h"
@@ -433,4 +434,31 @@ TEST(everyLossPredictionIsAnOutput) {
   } catch (const std::exception& e) {
     FAIL(std::string("two losses: ") + e.what());
   }
+}
+
+// Inputs reading a table's columns apart: one ONNX input per Input node, named by its id, each
+// taking its columns in raw units (the measurements standardised inside, the category's indices
+// as they are), with the columns named in the metadata.
+TEST(inputsReadingColumnsAreSeparateInputs) {
+  if (const std::string why = ort_unavailable(); !why.empty()) SKIP(why);
+  const graph::Graph g = measurements_and_kind({"d", "a", "c"});
+  const graph::DatasetInfo info{{5}, {}, 3, 0, {"a", "b", "c", "d", "kind"}};
+  const session::InputNormalization norm{{1.f, 2.f, -1.f, 0.5f, 0.f}, {2.f, 0.5f, 3.f, 1.5f, 1.f}};
+  const session::TrainedModel m = trained_model(g, info, norm);
+  const std::filesystem::path file = dir().file("columns apart.onnx");
+  const exporter::OnnxSummary summary = exporter::export_onnx(m, file);
+  COMPARE(summary.input, std::string("num float32 [N, 3], kind float32 [N, 1]"));
+  std::vector<float> rows = random_input({5, 5}, false).to_vector();
+  for (size_t r = 0; r < 5; ++r) rows[r * 5 + 4] = float(r % 6);  // the category's indices
+  const Tensor raw = from_vector(rows, {5, 5});
+  const Tensor want = m.forward(raw);
+  const Tensor num = index_select(raw, 1, from_vector({3.f, 0.f, 2.f}, {3})), kind = narrow(raw, 1, 4, 1);
+  try {
+    same_values("columns apart", run_ort(file, {{"num", contiguous(num)}, {"kind", contiguous(kind)}}, dir().path()),
+                want, kTolerance);
+  } catch (const std::exception& e) {
+    FAIL(std::string("columns apart: ") + e.what());
+  }
+  const std::string bytes = plexus::testing::read_all(file);
+  VERIFY(bytes.find(R"({"kind":["kind"],"num":["d","a","c"]})") != std::string::npos);
 }

@@ -217,6 +217,12 @@ class Mutator {
         if (l.empty()) return std::vector<int64_t>{};  // what a file's "[]" reads back as
         return l;
       }
+      case ParamType::Names: {
+        std::vector<std::string> l(below(chance(0.9) ? 4 : 8));
+        for (std::string& x : l) x = pick(std::vector<std::string>{"a", "b", "", "kind", "a b", "\"q\""});
+        if (l.empty()) return std::vector<int64_t>{};
+        return l;
+      }
     }
     return int64_t(0);
   }

@@ -638,13 +638,15 @@ TEST(structuralErrors) {
       {project(R"({"id": "a", "type": "T", "params": []})"),
        "p.plexus: nodes[0].params: expected an object mapping parameter names to values, got an array (line 1, column 60)"},
       {project(R"({"id": "a", "type": "T", "params": {"out_features": null}})"),
-       "p.plexus: nodes[0].params.out_features: expected a number, true or false, a string or an array of numbers, got "
-       "null (line 1, column 77)"},
+       "p.plexus: nodes[0].params.out_features: expected a number, true or false, a string, an array of numbers "
+       "or an array of names, got null (line 1, column 77)"},
       {project(R"({"id": "a", "type": "T", "params": {"k": [3, "3"]}})"),
        "p.plexus: nodes[0].params.k[1]: expected an integer, got a string (\"3\") (line 1, column 70)"},
+      {project(R"({"id": "a", "type": "T", "params": {"k": ["a", 3]}})"),
+       "p.plexus: nodes[0].params.k[1]: expected a string, got an integer (3) (line 1, column 72)"},
       {project(R"({"id": "a", "type": "T", "params": {"a b": {}}})"),
-       "p.plexus: nodes[0].params[\"a b\"]: expected a number, true or false, a string or an array of numbers, got an "
-       "object (line 1, column 68)"},
+       "p.plexus: nodes[0].params[\"a b\"]: expected a number, true or false, a string, an array of numbers or an "
+       "array of names, got an object (line 1, column 68)"},
       {project(R"({"id": "a", "type": "T", "params": {"w": [0.5, "3"]}})"),
        "p.plexus: nodes[0].params.w[1]: expected a number, got a string (\"3\") (line 1, column 72)"},
       {project(R"({"id": "a", "type": "T", "position": [1]})"),

@@ -30,7 +30,8 @@ TEST(everySettingWritesItsOwnField) {
       case ParamType::Choice: v = s.choices.back(); break;
       case ParamType::IntList:
       case ParamType::FloatList:
-      case ParamType::IntPair: FAIL("no list or pair settings"); break;
+      case ParamType::IntPair:
+      case ParamType::Names: FAIL("no list or pair settings"); break;
     }
     set_training_value(t, s.name, v);
     COMPARE(*training_value(t, s.name), v);

@@ -162,7 +162,8 @@ class TestPanels : public QObject {
           case graph::ParamType::Float:
           case graph::ParamType::IntPair:
           case graph::ParamType::IntList:
-          case graph::ParamType::FloatList: QVERIFY(qobject_cast<QLineEdit*>(w)); break;
+          case graph::ParamType::FloatList:
+          case graph::ParamType::Names: QVERIFY(qobject_cast<QLineEdit*>(w)); break;
           case graph::ParamType::Bool: QVERIFY(qobject_cast<QCheckBox*>(w)); break;
           case graph::ParamType::Choice: QVERIFY(qobject_cast<QComboBox*>(w)); break;
         }
@@ -431,6 +432,26 @@ class TestPanels : public QObject {
     typeInto(field, QStringLiteral("4, %1").arg(qint64(spec.min) - 1));
     QVERIFY(editor->error().contains(QString::number(qint64(spec.min))));
     QCOMPARE(e.steps(), steps);
+  }
+
+  // An Input's table columns: names between commas (a CSV header's may hold spaces).
+  void namesAreParsed() {
+    Editor e;
+    QVERIFY(e.ready());
+    ParamEditor* editor = e.param("in", "columns");
+    QWidget* field = editor->editor();
+    QCOMPARE(qobject_cast<QLineEdit*>(field)->placeholderText(), QStringLiteral("all"));
+    typeInto(field, "age, fare ,home port");
+    QCOMPARE(paramOf(e.doc, "in", "columns"),
+             std::optional<ParamValue>(std::vector<std::string>{"age", "fare", "home port"}));
+    QCOMPARE(fieldText(field), QStringLiteral("age, fare, home port"));
+
+    const int steps = e.steps();
+    typeInto(field, "age, age");
+    QVERIFY2(editor->error().contains(QStringLiteral("'age' twice")), qPrintable(editor->error()));
+    QCOMPARE(e.steps(), steps);
+    e.doc.undoStack()->undo();
+    QCOMPARE(paramOf(e.doc, "in", "columns"), kUnset);
   }
 
   // A 2-D convolution's kernel, stride, padding and dilation: one number, [h, w] or a word.
