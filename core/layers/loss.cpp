@@ -200,12 +200,14 @@ void add_loss_layers(Registrar& r) {
     auto t = loss_type<P>("KLDiv", "Kullback-Leibler divergence",
                           "Distributions: log-probabilities against a target distribution of the same shape, "
                           "Σ target·(log target - input) per example, averaged over the batch (PyTorch's "
-                          "KLDivLoss with reduction 'batchmean'). Its targets come from a regression dataset.");
+                          "KLDivLoss with reduction 'batchmean'). Its targets come from a regression dataset, or are the "
+                          "examples x themselves.");
     t.params = {graph::param("log_target", "Log target", &P::log_target, false,
                              "The targets are log-probabilities too.")};
     t.shape = [](const graph::ShapeContext& c, const P&) -> std::vector<Shape> {
-      // The labels of a classification dataset are class indices, not distributions.
-      if (c.dataset && c.dataset->classes > 0)
+      // The labels of a classification dataset are class indices, not distributions (its examples,
+      // a reconstruction's target, may be).
+      if (c.dataset && c.dataset->classes > 0 && c.inputs.at(1) == c.dataset->label_shape)
         fail("target", c.node.label() + " needs a target distribution per example, but the dataset's labels are "
                                         "class indices (a classification task): use NLL after LogSoftmax");
       check_elementwise_loss(c);

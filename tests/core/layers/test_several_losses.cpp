@@ -13,12 +13,14 @@
 #include "optim/adam.h"
 #include "ops/ops.h"
 #include "session/run.h"
+#include "support/test_support.h"
 #include "train/event_json.h"
 #include "train/trainer.h"
 
 using namespace plexus;
 using namespace plexus::graph;
 using namespace plexus::layers;
+using plexus::testing::contains;
 
 namespace {
 
@@ -156,6 +158,14 @@ TEST(validationExplainsLossesThatCannotTrain) {
   COMPARE(first_problem(crossed, "ce"),
           std::string("error ce.target: CrossEntropy 'ce' scores [N, 3] from 'cls' against targets [N, 1, 6, 6] from "
                       "'in': it needs one class index per example, targets [N]"));
+
+  // A distribution loss scores the examples of a classification dataset, but not its labels.
+  Graph kl = classify_and_reconstruct();
+  kl.find("rec")->type = "KLDiv";
+  VERIFY2(validate(kl, &kImages).ok(), first_problem(kl, "rec").c_str());
+  for (graph::Edge& e : kl.edges)
+    if (e.to.node == "rec" && e.to.port == "target") e.from.port = "y";
+  VERIFY2(contains(first_problem(kl, "rec"), "the dataset's labels are class indices"), first_problem(kl, "rec").c_str());
 
   // A loss no learned layer leads to.
   Graph fixed;
