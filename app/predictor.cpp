@@ -199,18 +199,16 @@ void Predictor::apply(const Source& source) {
 }
 
 Prediction Predictor::run(const Tensor& raw) const {
-  const Tensor out = model_->forward(raw.unsqueeze(0));
-  Prediction p;
   const std::optional<size_t> drawn = session::drawn_reconstruction(model_->compiled, model_->info);
+  // A model that also reconstructs gives both from one pass.
+  const std::vector<Tensor> all = drawn ? model_->predictions(raw.unsqueeze(0)) : std::vector<Tensor>{};
+  const Tensor out = drawn ? all.at(model_->compiled.primary) : model_->forward(raw.unsqueeze(0));
+  Prediction p;
   if (model_->classification())
     p.probabilities = softmax(out, 1).to_vector();
   else if (!drawn)
     p.values = out.to_vector();
-  if (drawn) {
-    NoGradGuard no_grad;
-    const Tensor x = model_->normalization.apply(raw.unsqueeze(0));
-    p.reconstruction = model_->normalization.unapply(model_->compiled.model->predictions(x).at(*drawn)).reshape(raw.shape());
-  }
+  if (drawn) p.reconstruction = model_->normalization.unapply(all.at(*drawn)).reshape(raw.shape());
   return p;
 }
 

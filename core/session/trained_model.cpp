@@ -117,14 +117,23 @@ void write_model_metadata(train::Metadata& meta, const graph::DatasetInfo& info,
 }
 
 Tensor TrainedModel::forward(const Tensor& raw) const {
+  NoGradGuard no_grad;
+  return (*compiled.model)(model_input(raw));
+}
+
+std::vector<Tensor> TrainedModel::predictions(const Tensor& raw) const {
+  NoGradGuard no_grad;
+  return compiled.model->predictions(model_input(raw));
+}
+
+Tensor TrainedModel::model_input(const Tensor& raw) const {
   Shape expected{-1};
   expected.insert(expected.end(), info.input_shape.begin(), info.input_shape.end());
   const Shape& got = raw.shape();
   if (got.size() != expected.size() || !std::equal(got.begin() + 1, got.end(), expected.begin() + 1))
     throw ShapeError("the model takes inputs [N, " + plexus::to_string(info.input_shape).substr(1) + ", got shape " +
                      plexus::to_string(got));
-  NoGradGuard no_grad;
-  return (*compiled.model)(normalization.apply(raw));
+  return normalization.apply(raw);
 }
 
 TrainedModel load_trained_model(const graph::Graph& project, const fs::path& weights, const LoadOptions& options) {

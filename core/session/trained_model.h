@@ -69,6 +69,12 @@ struct TrainedModel {
   // Raw inputs [N, input shape...] -> the tensor that feeds the loss (class scores / logits, or
   // the regression output), without gradients. Throws ShapeError naming expected vs got.
   Tensor forward(const Tensor& raw) const;
+  // The same pass's prediction for every loss node, in compiled.terms order (the primary one at
+  // compiled.primary): a reconstruction beside the class scores, from one pass.
+  std::vector<Tensor> predictions(const Tensor& raw) const;
+
+ private:
+  Tensor model_input(const Tensor& raw) const;  // checked, standardised
 };
 
 struct LoadOptions {
