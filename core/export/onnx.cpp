@@ -120,6 +120,18 @@ void set_tensor_type(onnx::ValueInfoProto& v, const std::string& name, const Sha
   for (int64_t d : per_example) s.add_dim()->set_dim_value(d);
 }
 
+// "x float32 [N, 1, 28, 28], ...": a graph's inputs or outputs, as set_tensor_type wrote them.
+std::string values_text(const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& values) {
+  std::string out;
+  for (const onnx::ValueInfoProto& v : values) {
+    Shape per_example;
+    for (const auto& d : v.type().tensor_type().shape().dim())
+      if (d.has_dim_value()) per_example.push_back(d.dim_value());
+    out += (out.empty() ? "" : ", ") + v.name() + " float32 " + graph::batched(per_example);
+  }
+  return out;
+}
+
 void add_metadata(onnx::ModelProto& model, const std::string& key, const std::string& value) {
   onnx::StringStringEntryProto& e = *model.add_metadata_props();
   e.set_key(key);
@@ -283,9 +295,8 @@ OnnxSummary export_onnx(const session::TrainedModel& model, const std::filesyste
   io::write_file_atomically(out, bytes);
 
   OnnxSummary s;
-  for (const auto& [name, shape] : built.inputs)
-    s.input += (s.input.empty() ? "" : ", ") + name + " float32 " + graph::batched(shape);
-  s.output = "logits float32 " + graph::batched(built.output);
+  s.input = values_text(built.model.graph().input());
+  s.output = values_text(built.model.graph().output());
   s.opset = kOpset;
   s.nodes = size_t(built.model.graph().node_size());
   s.initializers = size_t(built.model.graph().initializer_size());

@@ -26,7 +26,8 @@ struct OnnxOptions {
   std::string name;  // the project's name, for the model's metadata ("" = none)
 };
 
-// What was written, for people: "x float32 [N, 1, 28, 28]" (several inputs: "num float32 [N, 7], cat float32 [N, 1]").
+// What was written, for people: "x float32 [N, 1, 28, 28]" (several inputs: "num float32 [N, 7], cat float32
+// [N, 1]"); the outputs likewise, "logits float32 [N, 10], rec.prediction float32 [N, 1, 28, 28]".
 struct OnnxSummary {
   std::string input, output;
   int64_t opset = 0;
