@@ -88,6 +88,17 @@ DatasetLocation locate_dataset(const std::string& path, const fs::path& project_
   return loc;
 }
 
+std::string moved_dataset_path(const std::string& path, const fs::path& from_dir, const fs::path& to_dir) {
+  if (path.empty() || fs::path(path).is_absolute() || from_dir.empty() || to_dir.empty()) return path;
+  const fs::path near_project = from_dir / path;
+  if (!path_exists(near_project)) return path;
+  std::error_code ec;
+  const fs::path dataset = fs::weakly_canonical(near_project, ec), to = fs::weakly_canonical(to_dir, ec);
+  if (ec) return path;
+  const fs::path relative = dataset.lexically_relative(to);
+  return (relative.empty() ? dataset : relative).generic_string();
+}
+
 DatasetBinding resolve_dataset(const DatasetBinding& binding, const fs::path& project_dir, bool must_exist) {
   if (binding.path.empty()) throw ValueError("dataset: no path is set (the folder or file with the data)");
   const DatasetLocation loc = locate_dataset(binding.path, project_dir);

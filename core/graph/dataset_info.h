@@ -27,6 +27,13 @@ struct DatasetLocation {
 // `project_dir`: the folder of the project file ("" = the current directory only).
 DatasetLocation locate_dataset(const std::string& path, const std::filesystem::path& project_dir);
 
+// A dataset path for the project once it is saved in `to_dir` instead of `from_dir` (Save As): a
+// relative path found next to the project in `from_dir` becomes the path of that same dataset
+// relative to `to_dir`; any other path (absolute, found in the current directory, not found) is
+// kept as it is.
+std::string moved_dataset_path(const std::string& path, const std::filesystem::path& from_dir,
+                               const std::filesystem::path& to_dir);
+
 // The binding with its path resolved (see locate_dataset). Throws IoError "dataset 'data/mnist'
 // not found (looked in ...)" when no candidate exists and `must_exist`.
 DatasetBinding resolve_dataset(const DatasetBinding& binding, const std::filesystem::path& project_dir,

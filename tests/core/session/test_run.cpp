@@ -54,6 +54,16 @@ TEST(datasetPathsResolveNextToTheProjectFirst) {
   fs::current_path(old);
   VERIFY(loc.found);
   COMPARE(loc.path, fs::path("proj/data/a.csv"));
+
+  // Saved elsewhere, a project finds the dataset beside its old folder by a path from the new one.
+  COMPARE(moved_dataset_path("data/a.csv", root / "proj", root / "elsewhere" / "deeper"),
+          std::string("../../proj/data/a.csv"));
+  COMPARE(moved_dataset_path("data/a.csv", root / "proj", root / "proj"), std::string("data/a.csv"));
+  COMPARE(moved_dataset_path("data/a.csv", root / "proj", root / "proj" / "sub"), std::string("../data/a.csv"));
+  // Not found beside the project, absolute, or no folder to move from: kept.
+  COMPARE(moved_dataset_path("data/b.csv", root / "proj", root / "elsewhere"), std::string("data/b.csv"));
+  COMPARE(moved_dataset_path("/abs/a.csv", root / "proj", root / "elsewhere"), std::string("/abs/a.csv"));
+  COMPARE(moved_dataset_path("data/a.csv", "", root / "elsewhere"), std::string("data/a.csv"));
 }
 
 TEST(housingRunIsARegression) {

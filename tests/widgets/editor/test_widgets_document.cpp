@@ -1,5 +1,7 @@
 // GraphDocument: every edit is one undo step that restores the graph exactly; refused edits
 // change nothing; validation follows meaning-changing edits only; files load atomically.
+#include <QDir>
+#include <QFile>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -179,6 +181,34 @@ class TestGraphDocument : public QObject {
     QVERIFY(m.doc.node(m.fc)->position.x > m.doc.node(m.flat)->position.x);
     m.doc.undoStack()->undo();
     QCOMPARE(m.doc.graph(), before);
+  }
+
+  // Save As to another folder keeps a dataset found next to the project: its relative path is
+  // rewritten from the new folder, in the file and in the document, and nothing is left modified.
+  void savingElsewhereKeepsTheDatasetBesideTheProject() {
+    QTemporaryDir dir;
+    QVERIFY(QDir(dir.path()).mkpath(QStringLiteral("a/data")) && QDir(dir.path()).mkpath(QStringLiteral("b/c")));
+    QFile csv(dir.filePath(QStringLiteral("a/data/t.csv")));
+    QVERIFY(csv.open(QIODevice::WriteOnly) && csv.write("x,y\n1,2\n") > 0);
+    csv.close();
+    Mlp m;
+    graph::DatasetBinding table{.kind = "csv", .path = "data/t.csv", .target = "y", .task = "regression"};
+    m.doc.setDataset(table);
+    m.doc.save(dir.filePath(QStringLiteral("a/p.plexus")));
+    QCOMPARE(m.doc.graph().dataset.path, std::string("data/t.csv"));  // the same folder: kept
+    QSignalSpy settings(&m.doc, &GraphDocument::settingsChanged);
+    m.doc.save(dir.filePath(QStringLiteral("b/c/p.plexus")));
+    QCOMPARE(m.doc.graph().dataset.path, std::string("../../a/data/t.csv"));
+    QCOMPARE(settings.count(), 1);
+    QVERIFY(!m.doc.isModified());
+    QVERIFY(m.doc.datasetLocation().found);
+    const graph::Graph saved = graph::load_project(dir.filePath(QStringLiteral("b/c/p.plexus")).toStdString());
+    QCOMPARE(saved.dataset.path, std::string("../../a/data/t.csv"));
+    // A path the project does not find beside it (here: none at all) is kept as it is.
+    table.path = "data/missing.csv";
+    m.doc.setDataset(table);
+    m.doc.save(dir.filePath(QStringLiteral("a/q.plexus")));
+    QCOMPARE(m.doc.graph().dataset.path, std::string("data/missing.csv"));
   }
 
   void modifiedFollowsTheCleanState() {

@@ -91,9 +91,17 @@ void GraphDocument::load(const QString& path) {
 }
 
 void GraphDocument::save(const QString& path) {
-  graph::save_project(fsPath(path), graph_);
   const QString absolute = QFileInfo(path).absoluteFilePath();
   const bool moved_folder = QFileInfo(absolute).absolutePath() != QFileInfo(path_).absolutePath() || path_.isEmpty();
+  // A dataset next to the project stays the project's dataset from the new folder.
+  graph::Graph saved = graph_;
+  if (moved_folder && !path_.isEmpty())
+    saved.dataset.path =
+        graph::moved_dataset_path(graph_.dataset.path, projectDir(), fsPath(QFileInfo(absolute).absolutePath()));
+  graph::save_project(fsPath(path), saved);
+  const bool rebased = saved.dataset.path != graph_.dataset.path;
+  graph_.dataset.path = saved.dataset.path;
+  if (rebased) emit settingsChanged();
   if (absolute != path_) {
     path_ = absolute;
     emit filePathChanged(path_);
