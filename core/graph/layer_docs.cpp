@@ -88,7 +88,8 @@ std::string layers_text(const Registry& r) {
         for (const ParamSpec& p : t.params) {
           const std::string allowed = allowed_values(p);
           os << "    " << p.name << " -- " << p.label << " (" << to_string(p.type) << ", default "
-             << to_string(p.default_value) << (allowed.empty() || p.type == ParamType::Bool ? "" : ", " + allowed)
+             << to_string(p.default_value) << (p.default_means.empty() ? "" : " = " + p.default_means)
+             << (allowed.empty() || p.type == ParamType::Bool ? "" : ", " + allowed)
              << "): " << p.doc << "\n";
         }
       }
@@ -117,7 +118,8 @@ std::string layer_markdown(const LayerType& t, int level) {
     os << "\n| Parameter | Key | Type | Default | Allowed | Description |\n|---|---|---|---|---|---|\n";
     for (const ParamSpec& p : t.params)
       os << "| " << cell(p.label) << " | `" << p.name << "` | " << to_string(p.type) << " | `"
-         << cell(to_string(p.default_value)) << "` | " << cell(allowed_values(p)) << " | " << cell(p.doc) << " |\n";
+         << cell(to_string(p.default_value)) << "`" << (p.default_means.empty() ? "" : " (" + p.default_means + ")")
+         << " | " << cell(allowed_values(p)) << " | " << cell(p.doc) << " |\n";
   }
   return os.str();
 }
