@@ -104,10 +104,9 @@ std::string check_param_value(const ParamSpec& spec, const ParamValue& value) {
       const auto* empty = std::get_if<std::vector<int64_t>>(&value);  // a file's [] reads as an int list
       if (!names) return empty && empty->empty() ? "" : "must be a list of names";
       if (names->size() > 1024) return "must have at most 1024 entries";
-      for (size_t i = 0; i < names->size(); ++i) {
-        if ((*names)[i].empty()) return "must not have an empty name";
-        if (std::find(names->begin(), names->begin() + ptrdiff_t(i), (*names)[i]) != names->begin() + ptrdiff_t(i))
-          return "names '" + (*names)[i] + "' twice";
+      for (const std::string& name : *names) {
+        if (name.empty()) return "must not have an empty name";
+        if (std::count(names->begin(), names->end(), name) > 1) return "names '" + name + "' twice";
       }
       return "";
     }
