@@ -238,7 +238,9 @@ Built build(const session::TrainedModel& m, const OnnxOptions& options) {
 
   if (!apart) out.inputs.emplace_back("x", m.info.input_shape);
   nlohmann::json input_columns = nlohmann::json::object();
-  for (const auto& [name, shape] : out.inputs) {
+  for (const auto& input : out.inputs) {
+    const std::string& name = input.first;
+    const Shape& shape = input.second;
     if (!apart) {
       set_tensor_type(*graph.add_input(), name, shape,
                       "raw inputs, as the dataset reader yields them (images: pixel / 255); the model standardises "
