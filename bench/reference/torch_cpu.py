@@ -58,6 +58,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import idx  # bench/reference/idx.py, beside this script
+from torch_threads import set_threads  # bench/reference/torch_threads.py, beside it too
 
 WARMUP_STEPS = 20
 EVAL_BATCH = 1000
@@ -180,11 +181,7 @@ def main():
     if args.runs < 1 or args.threads < 1 or args.steps < 0:
         parser.error("--runs and --threads take at least 1; --steps S takes S >= 1 (0 = the whole epoch)")
 
-    torch.set_num_threads(args.threads)
-    print(f"device: cpu (torch {torch.get_num_threads()} intra-op threads, "
-          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}, "
-          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')})")
-    print(f"# torch {torch.__version__}")
+    set_threads(args.threads)
     blas, kernel = openblas()
     print(f"# openblas_get_num_threads() = {blas if blas is not None else '(not found)'}, "
           f"openblas_get_corename() = {kernel or '(not found)'}, "

@@ -23,12 +23,13 @@ Output:
   run torch <run index> <seconds per step> <last loss>
 """
 import argparse
-import os
 import time
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from torch_threads import set_threads  # bench/reference/torch_threads.py, beside this script
 
 BATCH, SEQ, VOCAB, EMBED, HIDDEN, BATCHES = 32, 64, 64, 64, 256, 8
 
@@ -51,11 +52,7 @@ def main():
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--steps", type=int, default=20)
     a = p.parse_args()
-    torch.set_num_threads(a.threads)
-    print(f"device: cpu (torch {torch.get_num_threads()} intra-op threads, "
-          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}, "
-          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')})")
-    print(f"# torch {torch.__version__}")
+    set_threads(a.threads)
     g = torch.Generator().manual_seed(1234)
     data = []
     for _ in range(BATCHES):

@@ -58,7 +58,7 @@ Recurrent::Result Recurrent::run(const Tensor& x, const Tensor& lengths) {
   if (x.dim() != 3 || x.shape()[2] != input_size_)
     throw ShapeError(type_name() + ": expected input [batch, time, " + std::to_string(input_size_) + "], got " +
                      to_string(x.shape()));
-  const int64_t n = x.shape()[0], steps = x.shape()[1], hidden = opt_.hidden_size;
+  const int64_t n = x.shape()[0], hidden = opt_.hidden_size;
   const bool padded = lengths.defined();
   if (padded && lengths.shape() != Shape{n})
     throw ShapeError(type_name() + ": expected lengths [" + std::to_string(n) + "], one per example, got " +
@@ -71,15 +71,20 @@ Recurrent::Result Recurrent::run(const Tensor& x, const Tensor& lengths) {
   const bool resume = carrying && !h_.empty() && h_[0].shape()[0] == n && h_[0].device() == x.device();
   if (carrying && !resume) on_reset_state();
   // Padded: each example's steps from its length on are zeros in every output, and the
-  // backward direction runs on each example's steps flipped.
+  // backward direction runs on each example's steps flipped. On the CPU the steps after the
+  // batch's longest example are not run at all (a dataset's padding is its longest example's:
+  // most batches are shorter); on a device, reading the lengths back would stall it.
+  const int64_t padded_steps = x.shape()[1];
+  int64_t steps = padded_steps;
   Tensor length, valid, last;
   if (padded) {
     NoGradGuard no_grad;
     length = clamp(lengths, 1.f, float(steps));
+    if (x.device().is_cpu()) steps = int64_t(max(length).item());
     valid = unsqueeze(lt(arange(steps).to(x.device()).reshape({1, steps}), unsqueeze(length, 1)), 2);
     last = contiguous(expand((length - 1.f).reshape({n, 1, 1}), {n, 1, hidden}));
   }
-  Tensor in = x;
+  Tensor in = steps < padded_steps ? narrow(x, 1, 0, steps) : x;
   std::vector<Tensor> finals;
   for (int64_t l = 0; l < opt_.num_layers; ++l) {
     if (l > 0) in = dropout(in, opt_.dropout, is_training());
@@ -114,6 +119,7 @@ Recurrent::Result Recurrent::run(const Tensor& x, const Tensor& lengths) {
     }
     in = outs.size() == 1 ? outs[0] : concat(outs, 2);
   }
+  if (steps < padded_steps) in = concat({in, zeros({n, padded_steps - steps, in.shape()[2]}, in.device())}, 1);
   return {in, finals.size() == 1 ? finals[0] : concat(finals, 1)};
 }
 

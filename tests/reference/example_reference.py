@@ -163,31 +163,51 @@ def primary_loss(project):
     return None
 
 
+def training_data(project, project_path, gen):
+    """The project's data as training reads it: (x, y, train_idx, xt, yt), the training examples
+    being x[train_idx] (images: standardised; the held-out ones drawn from `gen`)."""
+    tr = project["training"]
+    if project["dataset"]["kind"] == "text_classes":
+        (x, y), _, (xt, yt) = load_labelled_texts(project)
+        return x, y, torch.arange(len(x)), xt, yt
+    (x, y), (xt, yt) = load_images(project, project_path)
+    order = torch.randperm(len(x), generator=gen)
+    held = int(round(tr.get("validation_fraction", 0.1) * len(x)))
+    train_idx = order[held:]
+    mean, std = x[train_idx].mean().item(), x[train_idx].std(unbiased=False).item()
+    return (x - mean) / std, y, train_idx, (xt - mean) / std, yt
+
+
+def trainable_weights(weights_path):
+    """The weights file's tensors, the learned ones requiring grad, and the list of those."""
+    weights = {k: v.clone().requires_grad_(not gc.is_buffer(k)) for k, v in gc.read_safetensors(weights_path).items()}
+    return weights, [v for k, v in weights.items() if not gc.is_buffer(k)]
+
+
+def train_epoch(project, weights, opt, x, y, train_idx, batch, gen):
+    """One epoch over x[train_idx] in batches of `batch`, shuffled by `gen`; the mean training loss."""
+    perm = train_idx[torch.randperm(len(train_idx), generator=gen)]
+    total = 0.0
+    for b in range(0, len(perm), batch):
+        idx = perm[b:b + batch]
+        opt.zero_grad()
+        loss = gc.run_graph(project, weights, x[idx], y[idx], training=True, update_stats=True)
+        loss.backward()
+        opt.step()
+        total += loss.item() * len(idx)
+    return total / len(perm)
+
+
 def torch_run(project, project_path, weights_path, epochs):
     tr = project["training"]
     gen = torch.Generator().manual_seed(tr.get("seed", 1))
-    if project["dataset"]["kind"] == "text_classes":
-        (x, y), _, (xt, yt) = load_labelled_texts(project)
-        train_idx = torch.arange(len(x))
-    else:
-        (x, y), (xt, yt) = load_images(project, project_path)
-        order = torch.randperm(len(x), generator=gen)
-        held = int(round(tr.get("validation_fraction", 0.1) * len(x)))
-        train_idx = order[held:]
-        mean, std = x[train_idx].mean().item(), x[train_idx].std(unbiased=False).item()
-        x, xt = (x - mean) / std, (xt - mean) / std
-    weights = {k: v.clone().requires_grad_(not gc.is_buffer(k)) for k, v in gc.read_safetensors(weights_path).items()}
-    params = [v for k, v in weights.items() if not gc.is_buffer(k)]
+    x, y, train_idx, xt, yt = training_data(project, project_path, gen)
+    weights, params = trainable_weights(weights_path)
     opt = nr.make_optimizer(tr, params)
     schedule = nr.make_schedule(tr, opt, epochs)
     batch = tr.get("batch_size", 100)
     for _ in range(epochs):
-        perm = train_idx[torch.randperm(len(train_idx), generator=gen)]
-        for b in range(0, len(perm), batch):
-            idx = perm[b:b + batch]
-            opt.zero_grad()
-            gc.run_graph(project, weights, x[idx], y[idx], training=True, update_stats=True).backward()
-            opt.step()
+        train_epoch(project, weights, opt, x, y, train_idx, batch, gen)
         if schedule:
             schedule.step()
     return evaluate(project, weights, xt, yt, primary_loss(project)), len(train_idx)

@@ -369,6 +369,21 @@ class CpuBackend final : public Backend {
   // the indexed dim replaced by the index value.
   template <class F>
   static void walk_index(const Shape& in_shape, const Shape& idx_shape, int64_t dim, const float* index, F f) {
+    // Usually the index spans `in` outside dim (a recurrent layer's per-example flips): then the
+    // offsets follow from [outer, dim, inner] alone, without a coordinate per element.
+    bool spans = !in_shape.empty();
+    for (size_t d = 0; spans && d < in_shape.size(); ++d) spans = int64_t(d) == dim || idx_shape[d] == in_shape[d];
+    if (spans) {
+      int64_t outer = 1, inner = 1;
+      for (int64_t d = 0; d < dim; ++d) outer *= in_shape[size_t(d)];
+      for (size_t d = size_t(dim) + 1; d < in_shape.size(); ++d) inner *= in_shape[d];
+      const int64_t in_n = in_shape[size_t(dim)], idx_n = idx_shape[size_t(dim)];
+      int64_t e = 0;
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t j = 0; j < idx_n; ++j)
+          for (int64_t i = 0; i < inner; ++i, ++e) f(e, (o * in_n + int64_t(index[e])) * inner + i);
+      return;
+    }
     const Strides in_st = contiguous_strides(in_shape);
     const int64_t total = numel(idx_shape);
     const int nd = int(idx_shape.size());

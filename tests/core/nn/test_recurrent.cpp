@@ -283,7 +283,8 @@ TEST(bidirectionalConcatenatesDirections) {
 
 // Padded examples are their own first steps, as PyTorch's packed sequences: each example's
 // outputs over its length are those of its steps alone, zeros after, and its final state is
-// the state after its last step (backward direction: after step 0), through 2 layers both ways.
+// the state after its last step (backward direction: after step 0), through 2 layers both ways;
+// also when no example fills the padding (the CPU then runs only the longest one's steps).
 TEST(lengthsMakeEachExampleItsOwnSteps) {
   for (const char* type : {"LSTM", "GRU", "RNN"}) {
     Generator gen(8);
@@ -291,25 +292,29 @@ TEST(lengthsMakeEachExampleItsOwnSteps) {
     opt.hidden_size = 3, opt.num_layers = 2, opt.bidirectional = true;
     const std::shared_ptr<nn::Recurrent> m = make_recurrent(type, 2, opt, &gen);
     const Tensor x = normal_leaf({3, 5, 2}, 63).detach();
-    const std::vector<float> lengths{5, 2, 0};  // all, some, none (counted as 1)
-    const nn::Recurrent::Result padded = m->run(x, from_vector(lengths, {3}));
-    COMPARE(padded.output.shape(), (Shape{3, 5, 6}));
-    COMPARE(padded.state.shape(), (Shape{3, 6}));
-    const std::vector<float> out = padded.output.to_vector(), state = padded.state.to_vector();
-    for (int64_t b = 0; b < 3; ++b) {
-      const int64_t len = std::max<int64_t>(1, int64_t(lengths[size_t(b)]));
-      const nn::Recurrent::Result alone = m->run(narrow(narrow(x, 0, b, 1), 1, 0, len), Tensor());
-      const std::vector<float> want = alone.output.to_vector(), want_state = alone.state.to_vector();
-      for (int64_t t = 0; t < 5; ++t)
-        for (int64_t j = 0; j < 6; ++j) {
-          const float got = out[size_t((b * 5 + t) * 6 + j)], expected = t < len ? want[size_t(t * 6 + j)] : 0.f;
-          VERIFY2(std::abs(got - expected) <= 1e-5f, std::string(type) + ": example " + std::to_string(b) + ", step " +
-                                                         std::to_string(t) + ", unit " + std::to_string(j));
-        }
-      for (int64_t j = 0; j < 6; ++j)
-        VERIFY2(std::abs(state[size_t(b * 6 + j)] - want_state[size_t(j)]) <= 1e-5f,
-                std::string(type) + ": state of example " + std::to_string(b));
+    // All, some, none (counted as 1) of the 5 steps; then at most 3 of them.
+    for (const std::vector<float>& lengths : {std::vector<float>{5, 2, 0}, std::vector<float>{3, 2, 0}}) {
+      const std::string what = std::string(type) + " over lengths " + std::to_string(int(lengths[0])) + ", 2, 0";
+      const nn::Recurrent::Result padded = m->run(x, from_vector(lengths, {3}));
+      COMPARE(padded.output.shape(), (Shape{3, 5, 6}));
+      COMPARE(padded.state.shape(), (Shape{3, 6}));
+      const std::vector<float> out = padded.output.to_vector(), state = padded.state.to_vector();
+      for (int64_t b = 0; b < 3; ++b) {
+        const int64_t len = std::max<int64_t>(1, int64_t(lengths[size_t(b)]));
+        const nn::Recurrent::Result alone = m->run(narrow(narrow(x, 0, b, 1), 1, 0, len), Tensor());
+        const std::vector<float> want = alone.output.to_vector(), want_state = alone.state.to_vector();
+        for (int64_t t = 0; t < 5; ++t)
+          for (int64_t j = 0; j < 6; ++j) {
+            const float got = out[size_t((b * 5 + t) * 6 + j)], expected = t < len ? want[size_t(t * 6 + j)] : 0.f;
+            VERIFY2(std::abs(got - expected) <= 1e-5f, what + ": example " + std::to_string(b) + ", step " +
+                                                           std::to_string(t) + ", unit " + std::to_string(j));
+          }
+        for (int64_t j = 0; j < 6; ++j)
+          VERIFY2(std::abs(state[size_t(b * 6 + j)] - want_state[size_t(j)]) <= 1e-5f,
+                  what + ": state of example " + std::to_string(b));
+      }
     }
+    // Lengths 3 and 1 of 4 steps (the CPU runs 3): gradients against finite differences.
     TV inputs{normal_leaf({2, 4, 2}, 64)};
     for (const Tensor& p : m->parameters()) inputs.push_back(p);
     expect_gradcheck(std::string(type) + " over lengths 3 and 1", [m](const TV& v) {
