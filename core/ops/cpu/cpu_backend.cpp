@@ -589,7 +589,7 @@ class CpuBackend final : public Backend {
         for (int64_t grp = 0; grp < p.groups; ++grp) {
           const int64_t first = (i * p.oc + grp * og) * out_plane;
           const float* gi = gout + first;
-          const float* oi = out + first;
+          const float* oi = e.max_pool || e.relu ? out + first : nullptr;  // a plain conv passes no output
           if (e.max_pool) {  // to each window's argmax, where the ReLU let it through
             cpu::unpool_2x2_grad(gconv, gi, oi, argmax + first, og, g.oh, g.ow, e.relu);
             gi = gconv;
