@@ -60,7 +60,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # <name>_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
-# Libraries only a feature loads: Fashion-MNIST for examples/fashion_lenet.plexus and
+# Libraries only a feature loads: Fashion-MNIST for examples/fashion_{lenet,resnet}.plexus and
 # `plexus-cli train --dataset fashion-mnist`, mpirun for data-parallel training, native Wayland.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "dataset-fashion-mnist, openmpi-bin, qt6-wayland")
 if(PLEXUS_HAVE_CUDA)

@@ -477,18 +477,19 @@ class TestEditorWindow : public QObject {
 
   // Every example opens whole in a 1280x800 window, at a zoom that keeps its cards readable:
   // the long models fold their repeated stages into blocks (LeNet's convolution stages, the
-  // transformer's blocks) and every model wraps into rows.
+  // transformer's blocks, the ResNet's residual blocks) and every model wraps into rows.
   void examplesOpenWholeAndReadableAt1280x800() {
     Window w;
     w.resize(1280, 800);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     const QStringList examples = MainWindow::examples();
-    QCOMPARE(examples.size(), 12);
+    QCOMPARE(examples.size(), 13);
     for (const QString& file : examples) {
       QVERIFY2(w.openFile(file), qPrintable(file));
       const QString name = QFileInfo(file).completeBaseName();
-      if (name.endsWith("lenet") || name == "digits_folder" || name == "names_transformer" || name == "residual_mlp")
+      if (name.endsWith("lenet") || name == "digits_folder" || name == "names_transformer" || name == "residual_mlp" ||
+          name == "fashion_resnet")
         QVERIFY2(w.document()->graph().blocks.size() >= 3, qPrintable(name));
       QVERIFY2(w.view()->zoom() >= widgets::NodeView::kReadableZoom, qPrintable(name));
       QRectF drawn;  // every card and wire shown

@@ -5,8 +5,8 @@ ctest runs it as reference_grad (Skipped where torch is missing); by hand, with 
 
     /usr/bin/python3 tests/reference/grad_crosscheck.py [build/app/plexus-cli] [project.plexus ...]
 
-For each project (default: examples/mnist_mlp.plexus, residual_mlp.plexus, mnist_lenet.plexus
-and housing_regression.plexus, and tests/reference/projects/ broadcast_merges.plexus,
+For each project (default: examples/mnist_mlp.plexus, residual_mlp.plexus, mnist_lenet.plexus,
+housing_regression.plexus and fashion_resnet.plexus, and tests/reference/projects/ broadcast_merges.plexus,
 reordered_dims.plexus and normalizations.plexus):
 
 1. `plexus-cli init --project P --seed S --out w.safetensors` writes the initial weights.
@@ -46,7 +46,7 @@ import torch.nn.functional as F
 from torch.nn.utils import stateless
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DEFAULT_PROJECTS = ["mnist_mlp", "residual_mlp", "mnist_lenet", "housing_regression"]
+DEFAULT_PROJECTS = ["mnist_mlp", "residual_mlp", "mnist_lenet", "housing_regression", "fashion_resnet"]
 # tests/reference/projects: layer types no example uses
 TEST_PROJECTS = ["broadcast_merges", "reordered_dims", "normalizations"]
 # A tensor name's last part: not learned (pe: the fixed table of sinusoidal positions).

@@ -224,7 +224,8 @@ TEST(parameterCountMatchesEveryBuiltLayer) {
 }
 
 TEST(parameterCountMatchesTheCompiledExamples) {
-  for (const char* name : {"mnist_mlp", "mnist_lenet", "fashion_lenet", "residual_mlp", "housing_regression"}) {
+  for (const char* name :
+       {"mnist_mlp", "mnist_lenet", "fashion_lenet", "fashion_resnet", "residual_mlp", "housing_regression"}) {
     const Graph g = load_project(kExamples / (std::string(name) + ".plexus"));
     const DatasetInfo info = g.dataset.kind == "csv" ? DatasetInfo{{8}, {}, 0} : kMnist;
     const Validation v = validate(g, &info);
