@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ops/cpu/lane_sum.h"
 #include "util/parallel.h"
 
 namespace plexus::cpu {
@@ -32,12 +33,12 @@ void batch_norm_stats(float* mean, float* var, float* invstd, const float* x, in
   each_channel(n, c, s, [&](int64_t ch) {
     double sum = 0;
     for_channel(n, c, s, ch, [&](int64_t at, int64_t len) {
-      for (int64_t i = 0; i < len; ++i) sum += x[at + i];
+      sum += lane_sum(len, [&](int64_t i) { return double(x[at + i]); });
     });
     const double mu = sum / count;
     double sq = 0;  // two passes: the variance of centred values, exact for any offset
     for_channel(n, c, s, ch, [&](int64_t at, int64_t len) {
-      for (int64_t i = 0; i < len; ++i) sq += (x[at + i] - mu) * (x[at + i] - mu);
+      sq += lane_sum(len, [&](int64_t i) { return (x[at + i] - mu) * (x[at + i] - mu); });
     });
     const double v = sq / count;
     mean[ch] = float(mu);
@@ -62,10 +63,8 @@ void batch_norm_backward_reduce(float* sum_dy, float* sum_dy_xhat, const float* 
     double a = 0, b = 0;
     const double mu = mean[ch];
     for_channel(n, c, s, ch, [&](int64_t at, int64_t len) {
-      for (int64_t i = 0; i < len; ++i) {
-        a += dy[at + i];
-        b += double(dy[at + i]) * (x[at + i] - mu);
-      }
+      a += lane_sum(len, [&](int64_t i) { return double(dy[at + i]); });
+      b += lane_sum(len, [&](int64_t i) { return double(dy[at + i]) * (x[at + i] - mu); });
     });
     sum_dy[ch] = float(a);
     sum_dy_xhat[ch] = float(b * invstd[ch]);

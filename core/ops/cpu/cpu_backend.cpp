@@ -15,6 +15,7 @@
 #include "ops/backend.h"
 #include "cuda/cuda.h"
 #include "ops/cpu/batch_norm.h"
+#include "ops/cpu/conv_grid.h"
 #include "ops/cpu/layer_norm.h"
 #include "ops/cpu/loops.h"
 #include "ops/cpu/rnn_cells.h"
@@ -471,18 +472,22 @@ class CpuBackend final : public Backend {
         }
   }
 
-  // Images are spread over the pool. With our AVX-512 product each image and group is one
-  // implicit product with the epilogue folded in (conv2d_*_fused; ops/cpu/sgemm.h: panels
-  // packed straight from the image); otherwise im2col into the thread's own buffer and
+  // Images are spread over the pool. With our AVX-512 product each image and group is laid out
+  // as a grid (ops/cpu/conv_grid.h) that the product reads in place, with the epilogue folded
+  // into the copy out of it (conv2d_*_fused); otherwise im2col into the thread's own buffer and
   // one single-threaded sgemm per image and group.
-  // Per-thread buffers, one per Slot, reused across calls (a steady step allocates none).
-  template <int Slot>
-  static float* thread_buffer(int64_t size) {
-    thread_local std::vector<float> buffer;
+  // Per-thread buffers, one per Slot, reused across calls (a steady step allocates none). A
+  // call's own tables (tap offsets, transposed weights) are the calling thread's; the pool's
+  // workers read them while it waits in the loop.
+  template <int Slot, class T = float>
+  static T* thread_buffer(int64_t size) {
+    thread_local std::vector<T> buffer;
     if (int64_t(buffer.size()) < size) buffer.resize(size_t(size));
     return buffer.data();
   }
-  enum BufferSlot { kCols, kConvOut };
+  enum BufferSlot {
+    kCols, kConvOut, kWeightT, kOffsets, kBackOffsets, kGrid, kBackGrid, kGridRows, kGradRows, kWeightGradT
+  };
 
   static cpu::ConvShape conv_shape(const ConvGeometry& g) {
     return {g.c, g.h, g.w, g.kh, g.kw, g.oh, g.ow, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw};
@@ -551,15 +556,33 @@ class CpuBackend final : public Backend {
     const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
     const int64_t out_plane = e.max_pool ? pool.oh * pool.ow : plane;
     const cpu::ConvShape shape = conv_shape(g);
+    const bool by_grid = cpu::conv_by_grid(shape);
+    const cpu::ConvGrid grid = cpu::conv_grid(shape);
+    int64_t* offsets = by_grid ? thread_buffer<kOffsets, int64_t>(kdim) : nullptr;
+    float* wt = by_grid ? thread_buffer<kWeightT>(p.oc * kdim) : nullptr;
+    if (by_grid) {
+      cpu::conv_grid_offsets(offsets, shape, grid);
+      for (int64_t grp = 0; grp < p.groups; ++grp) cpu::transpose_rows(wt + grp * og * kdim, w + grp * og * kdim, og, kdim);
+    }
     parallel_for(p.n, 1, [&](int64_t begin, int64_t end) {
       // Pooled: the conv output of one image lands here (in cache) and is pooled from it.
       float* conv_out = e.max_pool ? thread_buffer<kConvOut>(og * plane) : nullptr;
+      float* image = by_grid ? thread_buffer<kGrid>(grid.floats) : nullptr;
+      float* rows = by_grid ? thread_buffer<kGridRows>(og * grid.columns) : nullptr;
       for (int64_t i = begin; i < end; ++i)
         for (int64_t grp = 0; grp < p.groups; ++grp) {
           const int64_t first = (i * p.oc + grp * og) * out_plane;
-          cpu::conv_forward_image(e.max_pool ? conv_out : out + first, x + (i * p.c + grp * g.c) * g.h * g.w,
-                                  w + grp * og * kdim, og, shape, bias ? bias + grp * og : nullptr, e.relu,
-                                  cpu::own_sgemm_thread_workspace());
+          float* dest = e.max_pool ? conv_out : out + first;
+          const float* img = x + (i * p.c + grp * g.c) * g.h * g.w;
+          const float* b = bias ? bias + grp * og : nullptr;
+          if (by_grid) {
+            cpu::to_conv_grid(image, img, shape, grid);
+            cpu::conv_forward_grid(rows, image, offsets, wt + grp * og * kdim, og, grid);
+            cpu::grid_to_plane(dest, rows, og, shape, grid, b, e.relu);
+          } else {
+            cpu::conv_forward_image(dest, img, w + grp * og * kdim, og, shape, b, e.relu,
+                                    cpu::own_sgemm_thread_workspace());
+          }
           if (e.max_pool) cpu::max_pool_2x2(out + first, argmax + first, conv_out, og, g.oh, g.ow);
         }
     }, kConvForwardChunksPerThread);
@@ -572,18 +595,42 @@ class CpuBackend final : public Backend {
     const ConvGeometry pool = pool_of(g);
     const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
     const int64_t out_plane = e.max_pool ? pool.oh * pool.ow : plane;
-    const cpu::ConvShape shape = conv_shape(g);
     if (p.n == 0) {  // no image writes them
       if (gw) std::fill(gw, gw + p.oc * kdim, 0.f);
       if (gb) std::fill(gb, gb + p.oc, 0.f);
       return;
     }
+    const cpu::ConvShape shape = conv_shape(g);
+    const bool by_grid = cpu::conv_by_grid(shape);
+    const cpu::ConvGrid grid = cpu::conv_grid(shape);
+    const bool gw_grid = gw && by_grid;
+    int64_t* offsets = gw_grid ? thread_buffer<kOffsets, int64_t>(kdim) : nullptr;
+    if (gw_grid) cpu::conv_grid_offsets(offsets, shape, grid);
+    // At stride 1 the input's gradient is itself a convolution, of the output's gradient with
+    // the weight flipped (conv_grid.h), and runs as the forward does from a grid; else
+    // col2im(Wᵀ · dY).
+    const bool gx_forward = gx && by_grid && cpu::conv_input_grad_by_forward(shape);
+    const cpu::ConvShape back = cpu::input_grad_shape(shape, og);
+    const cpu::ConvGrid back_grid = cpu::conv_grid(back);
+    int64_t* back_offsets = gx_forward ? thread_buffer<kBackOffsets, int64_t>(back_grid.taps) : nullptr;
+    float* flipped = gx_forward ? thread_buffer<kWeightT>(p.oc * kdim) : nullptr;
+    if (gx_forward) {
+      cpu::conv_grid_offsets(back_offsets, back, back_grid);
+      for (int64_t grp = 0; grp < p.groups; ++grp)
+        cpu::flip_conv_weight(flipped + grp * og * kdim, w + grp * og * kdim, og, shape);
+    }
     const int parts = parallel_parts(p.n, 1, kConvBackwardChunksPerThread);
     const GradSlots slots(parts, gw, p.oc * kdim, gb, p.oc);
     parallel_for_chunks(p.n, 1, [&](int chunk, int64_t begin, int64_t end) {
-      float* cols = gx ? thread_buffer<kCols>(kdim * plane) : nullptr;
+      float* cols = gx && !gx_forward ? thread_buffer<kCols>(kdim * plane) : nullptr;
       // The gradient of the conv output (before ReLU and pooling), one image at a time.
       float* gconv = e.relu || e.max_pool ? thread_buffer<kConvOut>(og * plane) : nullptr;
+      float* image = gw_grid ? thread_buffer<kGrid>(grid.floats) : nullptr;
+      float* grad_rows = gw_grid ? thread_buffer<kGradRows>(og * grid.columns) : nullptr;
+      // The chunk's weight gradient as the grid's product leaves it, [taps][og] per group.
+      float* gwt = gw_grid ? thread_buffer<kWeightGradT>(p.oc * kdim) : nullptr;
+      float* back_image = gx_forward ? thread_buffer<kBackGrid>(back_grid.floats) : nullptr;
+      float* back_rows = gx_forward ? thread_buffer<kGridRows>(g.c * back_grid.columns) : nullptr;
       const auto [gw_chunk, gb_chunk] = slots.chunk(chunk);
       for (int64_t i = begin; i < end; ++i)
         for (int64_t grp = 0; grp < p.groups; ++grp) {
@@ -600,20 +647,36 @@ class CpuBackend final : public Backend {
           // The chunk's first image writes its slots, the others add onto them.
           const bool add = i > begin;
           if (gb) cpu::row_sums(gb_chunk + grp * og, gi, og, plane, add);
-          if (gw)  // dW (+)= dY · colsᵀ
-            cpu::conv_weight_grad_image(gw_chunk + grp * og * kdim, gi, x + (i * p.c + grp * g.c) * g.h * g.w, og,
-                                        shape, cpu::own_sgemm_thread_workspace(), add);
-          if (gx) {  // dX = col2im(Wᵀ · dY), this image's and group's cells
+          const float* img_x = x + (i * p.c + grp * g.c) * g.h * g.w;
+          if (gw_grid) {  // dWᵀ (+)= cols · dYᵀ
+            cpu::to_conv_grid(image, img_x, shape, grid);
+            cpu::plane_to_grid(grad_rows, gi, og, shape, grid);
+            cpu::conv_weight_grad_grid(gwt + grp * og * kdim, image, offsets, grad_rows, og, shape, grid,
+                                       cpu::own_sgemm_thread_workspace(), add);
+          } else if (gw) {  // dW (+)= dY · colsᵀ
+            cpu::conv_weight_grad_image(gw_chunk + grp * og * kdim, gi, img_x, og, shape,
+                                        cpu::own_sgemm_thread_workspace(), add);
+          }
+          if (gx) {  // this image's and group's cells
             float* img = gx + (i * p.c + grp * g.c) * g.h * g.w;
-            gemm(true, false, kdim, plane, og, 1.f, w + grp * og * kdim, kdim, gi, plane, 0.f, cols, plane);
-            if (g.sh == 1 && g.sw == 1) {
-              cpu::col2im_unit_stride(img, cols, shape);
+            if (gx_forward) {
+              cpu::to_conv_grid(back_image, gi, back, back_grid);
+              cpu::conv_forward_grid(back_rows, back_image, back_offsets, flipped + grp * og * kdim, g.c, back_grid);
+              cpu::grid_to_plane(img, back_rows, g.c, back, back_grid, nullptr, false);
             } else {
-              std::fill(img, img + g.c * g.h * g.w, 0.f);
-              col2im(img, cols, g);
+              gemm(true, false, kdim, plane, og, 1.f, w + grp * og * kdim, kdim, gi, plane, 0.f, cols, plane);
+              if (g.sh == 1 && g.sw == 1) {
+                cpu::col2im_unit_stride(img, cols, shape);
+              } else {
+                std::fill(img, img + g.c * g.h * g.w, 0.f);
+                col2im(img, cols, g);
+              }
             }
           }
         }
+      if (gw_grid)
+        for (int64_t grp = 0; grp < p.groups; ++grp)
+          cpu::transpose_rows(gw_chunk + grp * og * kdim, gwt + grp * og * kdim, kdim, og);
     }, kConvBackwardChunksPerThread);
     slots.sum();
   }
@@ -794,6 +857,15 @@ class CpuBackend final : public Backend {
   void adaptive_pool2d_backward(float* gin, const float* gout, const float* argmax, int64_t planes,
                                 const AdaptiveGeometry& g) override {
     const int64_t hw = g.h * g.w, per = g.oh * g.ow;
+    if (!argmax && per == 1) {  // global average pooling: every cell gets its plane's share
+      parallel_for(planes, plane_grain(hw), [&](int64_t begin, int64_t end) {
+        for (int64_t p = begin; p < end; ++p) {
+          const float share = 0.f + gout[p] / float(hw);  // as math::adaptive_pool_grad sums it
+          for (int64_t i = 0; i < hw; ++i) gin[p * hw + i] += share;
+        }
+      });
+      return;
+    }
     parallel_for(planes, plane_grain(hw),
                  [&](int64_t begin, int64_t end) {
                    for (int64_t p = begin; p < end; ++p)

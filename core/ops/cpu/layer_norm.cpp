@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ops/cpu/lane_sum.h"
 #include "util/parallel.h"
 
 namespace plexus::cpu {
@@ -14,21 +15,6 @@ void each_row(int64_t rows, int64_t d, F&& f) {
   parallel_for(rows, std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(1, d)), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) f(r);
   });
-}
-
-// Σ f(j) over j < d in double, in kLanes independent partial sums: without reassociation
-// (no -ffast-math) one running sum would be a serial chain the compiler cannot vectorise.
-constexpr int kLanes = 8;
-template <class F>
-double lane_sum(int64_t d, F&& f) {
-  double acc[kLanes] = {};
-  int64_t j = 0;
-  for (; j + kLanes <= d; j += kLanes)
-    for (int l = 0; l < kLanes; ++l) acc[l] += f(j + l);
-  for (; j < d; ++j) acc[0] += f(j);
-  double s = 0;
-  for (double a : acc) s += a;
-  return s;
 }
 
 }  // namespace

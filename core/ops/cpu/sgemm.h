@@ -1,6 +1,6 @@
 #pragma once
 // The CPU kernels written for AVX-512 (sgemm_avx512.cpp): the matrix product, convolution as
-// an implicit product with its epilogues, and Adam's update.
+// a product read from the image's grid (conv_grid.h), pooling's epilogues, and Adam's update.
 //
 // Our own single-precision matrix product for CPUs with AVX-512 (row-major, one thread):
 // C = alpha·op(A)·op(B) + beta·C, where op transposes when ta / tb. OpenBLAS stays the
@@ -15,6 +15,8 @@
 // This header is included by the AVX-512 translation unit: declarations only, so no inline
 // function compiled with AVX-512 can stand in for another file's copy.
 #include <cstdint>
+
+#include "ops/cpu/conv_grid.h"
 
 namespace plexus::cpu {
 
@@ -56,13 +58,10 @@ void own_sgemm_packed(bool tb, int64_t m, int64_t n, int64_t k, float alpha, con
 const float* own_sgemm_thread_packed_whole_a(uint64_t product, bool ta, const float* a, int64_t lda, int64_t m,
                                              int64_t k);
 
-// A convolution of one image (one group) as the same product, its im2col matrix never
-// stored: the kernel reads the packed panels straight from the image. The image is
-// [c, h, w], the weight [og, c, kh, kw], the output [og, oh, ow]; the fields are those of
-// Backend::ConvGeometry. `workspace` as for own_sgemm.
-struct ConvShape {
-  int64_t c, h, w, kh, kw, oh, ow, sh, sw, ph, pw, dh, dw;
-};
+// A convolution of one image (one group) without padding at stride 1 (conv_by_grid false) as
+// the same product, its im2col matrix never stored: the kernel reads the packed panels straight
+// from the image. The image is [c, h, w], the weight [og, c, kh, kw], the output [og, oh, ow].
+// `workspace` as for own_sgemm.
 // out = w · cols(img), plus bias[o] per output channel when bias is not null, then
 // max(·, 0) when relu; out is written, never read before.
 void conv_forward_image(float* out, const float* img, const float* w, int64_t og, const ConvShape& g,
@@ -70,6 +69,18 @@ void conv_forward_image(float* out, const float* img, const float* w, int64_t og
 // gw = gout · cols(img)ᵀ, or gw += it when accumulate.
 void conv_weight_grad_image(float* gw, const float* gout, const float* img, int64_t og, const ConvShape& g,
                             float* workspace, bool accumulate);
+
+// Any other convolution of one image (one group) as the same product, read from its grid
+// (conv_grid.h) with `offsets` of its taps (conv_grid_offsets): out [og][shape.columns] =
+// wtᵀ · cols, where wt is the weight transposed ([taps][og], transpose_rows); every
+// column is written, grid_to_plane keeps the output positions.
+void conv_forward_grid(float* out, const float* grid, const int64_t* offsets, const float* wt, int64_t og,
+                       const ConvGrid& shape);
+// gwt [taps][og] = cols · goutᵀ, or += it when accumulate, where gout_rows is the output's
+// gradient as grid rows (plane_to_grid: [og][shape.columns], zeros between positions).
+// `panel` as own_sgemm's workspace.
+void conv_weight_grad_grid(float* gwt, const float* grid, const int64_t* offsets, const float* gout_rows, int64_t og,
+                           const ConvShape& g, const ConvGrid& shape, float* panel, bool accumulate);
 // 2x2 max pooling at stride 2 of `planes` planes x [h, w] into out and argmax [h/2, w/2]
 // each (the argmax as a float position in its plane), as CpuBackend's SSE2 loop and
 // math::window_max (scan order, a NaN wins).

@@ -43,6 +43,10 @@ int64_t packed_rows(int64_t m) { return (m + kMR - 1) / kMR * kMR; }
 
 __mmask16 first_lanes(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1); }
 
+__mmask16 lane_range(int64_t a, int64_t b) {  // lanes [a, b) of 16
+  return a >= b ? __mmask16(0) : __mmask16(first_lanes(b) & ~first_lanes(a));
+}
+
 // r[i] (row i of a 16 x 16 tile) becomes column i.
 // Always inlined: a call would pass the 16 registers through memory.
 [[gnu::always_inline]] inline void transpose16(__m512 r[16]) {
@@ -94,30 +98,28 @@ void pack_panel(float* panel, bool tb, const float* b, int64_t ldb, int64_t k0, 
   }
 }
 
+// acc[i] += a[i * stride] · (b0, b1) for each row i < MR: one step of every register tile.
+// Always inlined: the accumulators stay in registers.
+template <int MR>
+[[gnu::always_inline]] inline void rank1(__m512 (&acc)[MR][2], const float* a, int64_t stride, __m512 b0, __m512 b1) {
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i) {
+    const __m512 ai = _mm512_set1_ps(a[i * stride]);
+    acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
+    acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+  }
+}
+
 // acc[0..MR) += A[0..MR)[0..kc) · panel, where A's row i at k is a[i * lda + k], or
 // a[k * lda + i] when kTransA.
 template <int MR, bool kTransA>
 void accumulate(__m512 (&acc)[MR][2], int64_t kc, const float* a, int64_t lda, const float* panel) {
-  if constexpr (kTransA) {  // A's column k is contiguous: a[k * lda + i]
-    for (int64_t p = 0; p < kc; ++p, a += lda, panel += kNR) {
-      const __m512 b0 = _mm512_load_ps(panel), b1 = _mm512_load_ps(panel + 16);
-#pragma GCC unroll 16
-      for (int i = 0; i < MR; ++i) {
-        const __m512 ai = _mm512_set1_ps(a[i]);
-        acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
-        acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
-      }
-    }
-  } else {  // A's row i is contiguous: a[i * lda + k]
-    for (int64_t p = 0; p < kc; ++p, ++a, panel += kNR) {
-      const __m512 b0 = _mm512_load_ps(panel), b1 = _mm512_load_ps(panel + 16);
-#pragma GCC unroll 16
-      for (int i = 0; i < MR; ++i) {
-        const __m512 ai = _mm512_set1_ps(a[i * lda]);
-        acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
-        acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
-      }
-    }
+  for (int64_t p = 0; p < kc; ++p, panel += kNR) {
+    const __m512 b0 = _mm512_load_ps(panel), b1 = _mm512_load_ps(panel + 16);
+    if constexpr (kTransA)  // A's column k is contiguous: a[k * lda + i]
+      rank1<MR>(acc, a + p * lda, 1, b0, b1);
+    else  // A's row i is contiguous: a[i * lda + k]
+      rank1<MR>(acc, a + p, lda, b0, b1);
   }
 }
 
@@ -270,12 +272,13 @@ void product(bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float*
   packed_product(tb, m, n, k, alpha, block_of_a, b, ldb, beta, c, ldc, panel);
 }
 
-// ---- Convolution as an implicit product ----------------------------------------------------
-// The im2col matrix of one image, cols[(ch, ki, kj)][(y, x)] = img[ch][y*sh - ph + ki*dh]
-// [x*sw - pw + kj*dw] (0 outside the image), is never stored: 16 consecutive columns of a
-// row are read straight from the image into a register. Those 16 output positions cross
-// output rows; each stretch within one output row (a segment) is one masked load at stride
-// sw = 1 (the lanes line up with the image row), a masked gather otherwise.
+// ---- Convolution as an implicit product, unpadded at stride 1 ---------------------------------
+// Without padding at stride 1 (LeNet's convolutions) a grid would compute kw - 1 dropped columns
+// for every ow it keeps (a third of them for a 5x5 kernel on 12 columns), and the image itself is
+// read as simply: the im2col matrix of one image, cols[(ch, ki, kj)][(y, x)] =
+// img[ch][y + ki*dh][x + kj*dw], is never stored; 16 consecutive columns of a row are read
+// straight from the image into a register, one masked load per stretch of them within one
+// output row (a segment), and packed into the product's panels.
 
 // Lanes [lane0, lane0 + lanes) are output row y, columns x0, x0 + 1, ...
 struct Segment {
@@ -293,10 +296,6 @@ int segments_of(Segment* seg, const ConvShape& g, int64_t p0) {
     p += lanes;
   }
   return count;
-}
-
-__mmask16 lane_range(int64_t a, int64_t b) {  // lanes [a, b) of 16
-  return a >= b ? __mmask16(0) : __mmask16(first_lanes(b) & ~first_lanes(a));
 }
 
 // (ch, ki, kj) of im2col row r, stepped along as r increases, and the image offset of the
@@ -319,13 +318,14 @@ struct KernelTap {
 };
 
 // Reads 16 columns of im2col rows: those of output positions [p0, p0 + 16), lanes past the
-// last position 0.
+// last position 0. Every tap of an output position is inside the image: one masked load per
+// segment.
 class ColsRow {
  public:
-  ColsRow(const ConvShape& g, int64_t p0) : g_(g), count_(segments_of(seg_, g, p0)) {
+  ColsRow(const ConvShape& g, int64_t p0) : count_(segments_of(seg_, g, p0)) {
     for (int s = 0; s < count_; ++s) {
       mask_[s] = lane_range(seg_[s].lane0, seg_[s].lane0 + seg_[s].lanes);
-      offset_[s] = seg_[s].y * g.sh * g.w + seg_[s].x0 - seg_[s].lane0;
+      offset_[s] = seg_[s].y * g.w + seg_[s].x0 - seg_[s].lane0;
     }
   }
 
@@ -333,56 +333,26 @@ class ColsRow {
   __mmask16 mask(int s) const { return mask_[s]; }
   int64_t offset(int s) const { return offset_[s]; }
 
-  __m512 load(const float* img, const KernelTap& t) const {
+  // The row of the tap whose window starts at `at` (the image plus the tap's offset).
+  __m512 load(const float* at) const {
     __m512 v = _mm512_setzero_ps();
-    if (g_.ph == 0 && g_.pw == 0 && g_.sw == 1) {
-      // Every tap of an output position is inside the image: one masked load per segment.
-      const float* at = img + t.offset;
-      for (int s = 0; s < count_; ++s) v = _mm512_mask_loadu_ps(v, mask_[s], at + offset_[s]);
-      return v;
-    }
-    const int64_t col0 = t.kj * g_.dw - g_.pw;  // image column of output column 0
-    // Output columns x with 0 <= x*sw + col0 < w.
-    const int64_t x_lo = col0 >= 0 ? 0 : (-col0 + g_.sw - 1) / g_.sw;
-    const int64_t x_hi = g_.w - col0 <= 0 ? 0 : (g_.w - 1 - col0) / g_.sw + 1;
-    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    for (int s = 0; s < count_; ++s) {
-      const Segment& sg = seg_[s];
-      const int64_t iy = sg.y * g_.sh - g_.ph + t.ki * g_.dh;
-      if (iy < 0 || iy >= g_.h) continue;
-      const int64_t shift = sg.x0 - sg.lane0;  // lane l is output column l + shift
-      const __mmask16 m = lane_range(x_lo - shift > sg.lane0 ? x_lo - shift : sg.lane0,
-                                     smaller(x_hi - shift, sg.lane0 + sg.lanes));
-      if (!m) continue;
-      const float* row = img + (t.ch * g_.h + iy) * g_.w + col0;
-      if (g_.sw == 1) {
-        v = _mm512_mask_loadu_ps(v, m, row + shift);
-      } else {  // lane l reads row[(l + shift) * sw]
-        const __m512i index =
-            _mm512_mullo_epi32(_mm512_add_epi32(lane, _mm512_set1_epi32(int(shift))), _mm512_set1_epi32(int(g_.sw)));
-        v = _mm512_mask_i32gather_ps(v, m, index, row, 4);
-      }
-    }
+    for (int s = 0; s < count_; ++s) v = _mm512_mask_loadu_ps(v, mask_[s], at + offset_[s]);
     return v;
   }
 
  private:
-  const ConvShape& g_;
   Segment seg_[16];
   int count_;
   __mmask16 mask_[16];
-  int64_t offset_[16];  // without padding, at stride 1: segment s reads img + tap offset + offset_[s]
+  int64_t offset_[16];  // segment s reads img + tap offset + offset_[s]
 };
 
-}  // namespace
-
-// Without padding at stride 1, a ColsRow of at most two segments (S; none past the last
-// output position), its masks and offsets held in registers through a packing loop rather
-// than read back from the ColsRow for every tap: load(at) reads the row's 16 lanes for the
-// tap whose window starts at `at`.
+// A ColsRow of at most two segments (S; none past the last output position), its masks and
+// offsets held in registers through a packing loop rather than read back from the ColsRow for
+// every tap.
 template <int S>
-struct UnpaddedRow {
-  explicit UnpaddedRow(const ColsRow& r)
+struct TwoSegmentRow {
+  explicit TwoSegmentRow(const ColsRow& r)
       : m0(S > 0 ? r.mask(0) : 0), m1(S > 1 ? r.mask(1) : 0), o0(S > 0 ? r.offset(0) : 0), o1(S > 1 ? r.offset(1) : 0) {}
   __m512 load(const float* at) const {
     if constexpr (S == 0) return _mm512_setzero_ps();
@@ -394,27 +364,26 @@ struct UnpaddedRow {
   int64_t o0, o1;
 };
 
-// f(UnpaddedRow<S>) when `row` can be read that way; false (f not called) when not.
+// f(row's reader): a TwoSegmentRow<S> where it has at most two segments, else the ColsRow.
 template <class F>
-bool with_unpadded(const ConvShape& g, const ColsRow& row, F&& f) {
-  if (g.ph != 0 || g.pw != 0 || g.sw != 1) return false;
+void with_reader(const ColsRow& row, F&& f) {
   switch (row.count()) {
-    case 0: return f(UnpaddedRow<0>(row)), true;
-    case 1: return f(UnpaddedRow<1>(row)), true;
-    case 2: return f(UnpaddedRow<2>(row)), true;
-    default: return false;
+    case 0: return f(TwoSegmentRow<0>(row));
+    case 1: return f(TwoSegmentRow<1>(row));
+    case 2: return f(TwoSegmentRow<2>(row));
+    default: return f(row);
   }
 }
+
+}  // namespace
 
 void conv_forward_image(float* out, const float* img, const float* w, int64_t og, const ConvShape& g,
                         const float* bias, bool relu, float* panel) {
   const int64_t kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
   // Panel rows are im2col rows k0 .. k0 + kc, its columns output positions j0 .. j0 + 32.
   auto pack = [&](float* p, int64_t k0, int64_t kc, int64_t j0, int64_t) {
-    const ColsRow half[2] = {ColsRow(g, j0), ColsRow(g, j0 + 16)};
-    bool packed = false;
-    with_unpadded(g, half[0], [&](const auto lo) {
-      packed = with_unpadded(g, half[1], [&](const auto hi) {
+    with_reader(ColsRow(g, j0), [&](const auto& lo) {
+      with_reader(ColsRow(g, j0 + 16), [&](const auto& hi) {
         KernelTap t(g, k0);
         for (int64_t r = 0; r < kc; ++r, t.next(g)) {
           _mm512_store_ps(p + r * kNR, lo.load(img + t.offset));
@@ -422,12 +391,6 @@ void conv_forward_image(float* out, const float* img, const float* w, int64_t og
         }
       });
     });
-    if (packed) return;
-    KernelTap t(g, k0);
-    for (int64_t r = 0; r < kc; ++r, t.next(g)) {
-      _mm512_store_ps(p + r * kNR, half[0].load(img, t));
-      _mm512_store_ps(p + r * kNR + 16, half[1].load(img, t));
-    }
   };
   // Later depth blocks add onto what the first stored; the last adds the bias and clamps.
   auto epilogue = [&](const auto& acc, const TileAt& at) {
@@ -461,34 +424,208 @@ void conv_weight_grad_image(float* gw, const float* gout, const float* img, int6
   // gw (+)= gout · colsᵀ: panel rows are output positions k0 .. k0 + kc, its columns im2col
   // rows j0 .. j0 + 32, read 16 positions at a time and transposed in registers.
   auto pack = [&](float* p, int64_t k0, int64_t kc, int64_t j0, int64_t nr) {
-    int64_t tap[kNR];  // the image offset of each column's tap, for the unpadded reads
+    int64_t tap[kNR];  // the image offset of each column's tap
     KernelTap taps(g, j0);
     for (int64_t j = 0; j < nr; ++j, taps.next(g)) tap[j] = taps.offset;
     for (int64_t q = 0; q < kc; q += 16) {
-      const ColsRow row(g, k0 + q);
       const int64_t rows = smaller(16, kc - q);
-      const bool packed = with_unpadded(g, row, [&](const auto unpadded) {
+      with_reader(ColsRow(g, k0 + q), [&](const auto& row) {
         for (int half = 0; half < 2; ++half) {
           __m512 r[16];
           for (int j = 0; j < 16; ++j)
-            r[j] = half * 16 + j < nr ? unpadded.load(img + tap[half * 16 + j]) : _mm512_setzero_ps();
+            r[j] = half * 16 + j < nr ? row.load(img + tap[half * 16 + j]) : _mm512_setzero_ps();
+          // Lanes past this depth block's positions are the next block's; their rows are dropped.
           transpose16(r);
           for (int64_t s = 0; s < rows; ++s) _mm512_store_ps(p + (q + s) * kNR + half * 16, r[s]);
         }
       });
-      if (packed) continue;
-      KernelTap t(g, j0);
-      for (int half = 0; half < 2; ++half) {
-        __m512 r[16];
-        for (int j = 0; j < 16; ++j, t.next(g))
-          r[j] = half * 16 + j < nr ? row.load(img, t) : _mm512_setzero_ps();
-        // Lanes past this depth block's positions are the next block's; its rows are dropped.
-        transpose16(r);
-        for (int64_t s = 0; s < rows; ++s) _mm512_store_ps(p + (q + s) * kNR + half * 16, r[s]);
-      }
     }
   };
   blocked_product<false>(og, kdim, plane, gout, plane, panel, pack, StoreScaled{gw, kdim, 1.f, accumulate ? 1.f : 0.f});
+}
+
+namespace {
+
+// ---- Convolution on a grid (conv_grid.h) ------------------------------------------------------
+// Every im2col row is a stretch of the grid, so neither product packs the image: the forward
+// product reads its 32 columns of each row in place, the weight gradient broadcasts them.
+
+template <int N>
+struct Rows {};
+
+// f(Rows<rows>{}) for 1 <= rows <= MAX, with rows known when compiled.
+template <int MAX, int MR = MAX, class F>
+void with_rows(int rows, F&& f) {
+  if constexpr (MR > 1)
+    if (rows < MR) return with_rows<MAX, MR - 1>(rows, f);
+  f(Rows<MR>{});
+}
+
+// The rows of tile t when m rows are split into tiles of at most `most` rows, as evenly as can
+// be (16 = 8 + 8, not 12 + 4: a tile of few rows has too few accumulators to hide the
+// multiply-add latency).
+struct EvenTiles {
+  EvenTiles(int64_t m, int64_t most) : count((m + most - 1) / most), base(m / count), extra(m % count) {}
+  int rows(int64_t t) const { return int(base + (t < extra ? 1 : 0)); }
+  int64_t count, base, extra;
+};
+
+// out[0..MR)[0..32) = Σ_k wt[k][0..MR) · grid[offsets[k] ..][0..32).
+template <int MR>
+void forward_tile(float* out, int64_t ldo, const float* grid, const int64_t* offsets, int64_t taps, const float* wt,
+                  int64_t ldw) {
+  __m512 acc[MR][2];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < taps; ++k, wt += ldw) {
+    const float* row = grid + offsets[k];
+    rank1<MR>(acc, wt, 1, _mm512_loadu_ps(row), _mm512_loadu_ps(row + 16));
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i) {
+    _mm512_storeu_ps(out + i * ldo, acc[i][0]);
+    _mm512_storeu_ps(out + i * ldo + 16, acc[i][1]);
+  }
+}
+
+// c[0..MR)[0..16 NV) (+)= Σ_p rows[i][p] · panel[p], the panel NV registers (16 NV columns, lanes
+// `in` of its last register) wide: c's rows ldc apart, added onto when `add`.
+template <int MR, int NV>
+void weight_grad_tile(float* c, int64_t ldc, const float* const* rows, int64_t kc, const float* panel, __mmask16 in,
+                      bool add) {
+  const float* r[MR];
+  __m512 acc[MR][NV];
+#pragma GCC unroll 32
+  for (int i = 0; i < MR; ++i) {
+    r[i] = rows[i];
+    for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
+  }
+  for (int64_t p = 0; p < kc; ++p, panel += kNR) {
+    __m512 b[NV];
+    for (int v = 0; v < NV; ++v) b[v] = _mm512_load_ps(panel + 16 * v);
+#pragma GCC unroll 32
+    for (int i = 0; i < MR; ++i) {
+      const __m512 a = _mm512_set1_ps(r[i][p]);
+      for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(a, b[v], acc[i][v]);
+    }
+  }
+#pragma GCC unroll 32
+  for (int i = 0; i < MR; ++i, c += ldc)
+    for (int v = 0; v < NV; ++v) {
+      const __mmask16 m = v == NV - 1 ? in : __mmask16(0xFFFF);
+      __m512 x = acc[i][v];
+      if (add) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, c + 16 * v));
+      _mm512_mask_storeu_ps(c + 16 * v, m, x);
+    }
+}
+
+}  // namespace
+
+void conv_forward_grid(float* out, const float* grid, const int64_t* offsets, const float* wt, int64_t og,
+                       const ConvGrid& shape) {
+  const EvenTiles tiles(og, kMR);
+  for (int64_t j0 = 0; j0 < shape.columns; j0 += kNR)
+    for (int64_t t = 0, i0 = 0; t < tiles.count; i0 += tiles.rows(t), ++t)
+      with_rows<kMR>(tiles.rows(t), [&]<int MR>(Rows<MR>) {
+        forward_tile<MR>(out + i0 * shape.columns + j0, shape.columns, grid + j0, offsets, shape.taps, wt + i0, og);
+      });
+}
+
+void conv_weight_grad_grid(float* gwt, const float* grid, const int64_t* offsets, const float* gout_rows, int64_t og,
+                           const ConvShape& g, const ConvGrid& shape, float* panel, bool accumulate) {
+  const int64_t positions = g.oh * shape.cols;  // the product's depth: gout_rows is 0 past it
+  const int64_t depth = depth_block(positions);
+  for (int64_t j0 = 0; j0 < og; j0 += kNR) {
+    const int64_t nr = smaller(kNR, og - j0);
+    // At most 16 channels: one register across, so twice the rows (24 accumulators either way).
+    const bool narrow = nr <= 16;
+    const EvenTiles tiles(shape.taps, narrow ? 2 * kMR : kMR);
+    for (int64_t k0 = 0; k0 < positions; k0 += depth) {
+      const int64_t kc = smaller(depth, positions - k0);
+      // panel[p][j] = gout_rows[j0 + j][k0 + p]: the output gradient's positions down, channels across.
+      pack_panel(panel, true, gout_rows, shape.columns, k0, kc, j0, nr);
+      const bool add = accumulate || k0 > 0;
+      for (int64_t t = 0, i0 = 0; t < tiles.count; i0 += tiles.rows(t), ++t) {
+        const float* rows[2 * kMR];
+        for (int i = 0; i < tiles.rows(t); ++i) rows[i] = grid + offsets[i0 + i] + k0;
+        float* c = gwt + i0 * og + j0;
+        if (narrow)
+          with_rows<2 * kMR>(tiles.rows(t), [&]<int MR>(Rows<MR>) {
+            weight_grad_tile<MR, 1>(c, og, rows, kc, panel, first_lanes(nr), add);
+          });
+        else
+          with_rows<kMR>(tiles.rows(t), [&]<int MR>(Rows<MR>) {
+            weight_grad_tile<MR, 2>(c, og, rows, kc, panel, first_lanes(nr - 16), add);
+          });
+      }
+    }
+  }
+}
+
+// ---- Copies into and out of grids (conv_grid.h), 16 columns at a time -------------------------
+
+void to_conv_grid(float* grid, const float* img, const ConvShape& g, const ConvGrid& shape) {
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  float* at = grid;
+  for (int64_t ch = 0; ch < g.c; ++ch)
+    for (int64_t r = 0; r < g.sh; ++r)
+      for (int64_t t = 0; t < g.sw; ++t) {
+        // Grid column b is image column t + b*sw - pw, inside for b in [lo, hi).
+        const int64_t lo = (g.pw - t + g.sw - 1) / g.sw;  // pw - t > -sw: rounds up
+        const int64_t hi = smaller(shape.cols, g.w + g.pw - t > 0 ? (g.w + g.pw - t + g.sw - 1) / g.sw : 0);
+        for (int64_t a = 0; a < shape.rows; ++a, at += shape.cols) {
+          const int64_t y = r + a * g.sh - g.ph;
+          const bool inside = y >= 0 && y < g.h;
+          // Lane l of block b0 reads row[(b0 + l) * sw] (a masked lane reads nothing).
+          const float* row = inside ? img + (ch * g.h + y) * g.w + t - g.pw : img;
+          for (int64_t b0 = 0; b0 < shape.cols; b0 += 16) {
+            const __mmask16 m = inside ? lane_range(lo - b0, hi - b0) : __mmask16(0);
+            __m512 v;
+            if (g.sw == 1) {
+              v = _mm512_maskz_loadu_ps(m, row + b0);
+            } else if (g.sw == 2) {  // the even floats of two registers: a gather here is far slower
+              const int64_t x0 = 2 * b0, first = 2 * (lo > b0 ? lo : b0), end = 2 * (hi > b0 ? hi : b0) - 1;
+              const __m512 v0 = _mm512_maskz_loadu_ps(lane_range(first - x0, end - x0), row + x0);
+              const __m512 v1 = _mm512_maskz_loadu_ps(lane_range(first - x0 - 16, end - x0 - 16), row + x0 + 16);
+              v = _mm512_maskz_permutex2var_ps(m, v0, even, v1);
+            } else {
+              const __m512i index = _mm512_mullo_epi32(_mm512_add_epi32(lane, _mm512_set1_epi32(int(b0))),
+                                                       _mm512_set1_epi32(int(g.sw)));
+              v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, index, row, 4);
+            }
+            _mm512_mask_storeu_ps(at + b0, first_lanes(shape.cols - b0), v);
+          }
+        }
+      }
+  for (; at < grid + shape.floats; at += 16)
+    _mm512_mask_storeu_ps(at, first_lanes(grid + shape.floats - at), _mm512_setzero_ps());
+}
+
+void plane_to_grid(float* rows, const float* planes_in, int64_t planes, const ConvShape& g, const ConvGrid& grid) {
+  for (int64_t p = 0; p < planes; ++p, rows += grid.columns) {
+    for (int64_t y = 0; y < g.oh; ++y)
+      for (int64_t x0 = 0; x0 < grid.cols; x0 += 16)
+        _mm512_mask_storeu_ps(rows + y * grid.cols + x0, first_lanes(grid.cols - x0),
+                              _mm512_maskz_loadu_ps(first_lanes(g.ow - x0), planes_in + (p * g.oh + y) * g.ow + x0));
+    for (int64_t q = g.oh * grid.cols; q < grid.columns; q += 16)
+      _mm512_mask_storeu_ps(rows + q, first_lanes(grid.columns - q), _mm512_setzero_ps());
+  }
+}
+
+void grid_to_plane(float* planes_out, const float* rows, int64_t planes, const ConvShape& g, const ConvGrid& grid,
+                   const float* bias, bool relu) {
+  for (int64_t p = 0; p < planes; ++p, rows += grid.columns) {
+    const __m512 b = _mm512_set1_ps(bias ? bias[p] : 0.f);
+    for (int64_t y = 0; y < g.oh; ++y)
+      for (int64_t x0 = 0; x0 < g.ow; x0 += 16) {
+        const __mmask16 m = first_lanes(g.ow - x0);
+        __m512 v = _mm512_maskz_loadu_ps(m, rows + y * grid.cols + x0);
+        if (bias) v = _mm512_add_ps(v, b);
+        if (relu) v = _mm512_max_ps(_mm512_setzero_ps(), v);  // answers v when v is NaN, as relu does
+        _mm512_mask_storeu_ps(planes_out + (p * g.oh + y) * g.ow + x0, m, v);
+      }
+  }
 }
 
 void max_pool_2x2(float* out, float* argmax, const float* x, int64_t planes, int64_t h, int64_t w) {
