@@ -128,6 +128,21 @@ TEST(aStandardisedColumnIsRefusedByEveryPortTakingIndices) {
   VERIFY(Registry::instance().find("Embedding")->input("input")->indices);
 }
 
+// The validator reads the Inputs of graphs it refuses: a value of the wrong kind is reported on
+// its node and reads as the parameter's default, leaving the others as they are.
+TEST(anInputsValueOfTheWrongKindReadsAsItsDefault) {
+  Graph g = measurements_and_kind();
+  g.find("kind")->params["standardize"] = int64_t(0);
+  g.find("num")->params["columns"] = std::vector<int64_t>{1, 2};
+  const InputRead kind = input_read(*g.find("kind"));
+  COMPARE(kind.standardize, true);
+  COMPARE(kind.columns, Names{"kind"});
+  COMPARE(input_read(*g.find("num")).columns, Names{});
+  const std::string m = problems_of(g, "kind");
+  VERIFY2(contains(m, "Input 'kind': standardize must be"), m.c_str());
+  VERIFY2(contains(problems_of(g, "emb"), "looks up indices"), problems_of(g, "emb").c_str());
+}
+
 // The compiled model reads each Input's columns of the whole example, in the Input's order:
 // consecutive columns as a view, others gathered.
 TEST(theModelSelectsEachInputsColumns) {
