@@ -211,7 +211,7 @@ Built build(const session::TrainedModel& m, const OnnxOptions& options) {
     std::vector<int64_t> columns;
     if (type.is_input()) {
       in_names.push_back(apart ? id : "x");
-      columns = layers::input_columns(node, m.info);
+      columns = layers::input_columns(graph::input_read(node), m.info);
       if (apart) out.inputs.emplace_back(id, shapes.outputs.at(id).at(0));
     }
     for (const auto& [port, edges] : graph::input_edges(index, node, type))

@@ -6,17 +6,28 @@
 
 namespace plexus::graph {
 
+const std::vector<ParamField<InputParams>>& input_fields() {
+  static const std::vector<ParamField<InputParams>> fields{
+      param("shape", "Input shape", &InputParams::shape, {}, 1, kBig,
+            "The shape of one example; empty = taken from the dataset."),
+      param("columns", "Columns", &InputParams::columns,
+            "The table's (CSV) feature columns this Input reads, in this order, as x [k]; empty = every "
+            "feature column. Other kinds of data have no columns to choose.",
+            "all"),
+      param("standardize", "Standardize", &InputParams::standardize, true,
+            "Whether x is standardised with the training split's mean and standard deviation. Off for "
+            "columns holding category indices (whole numbers from 0) that feed an Embedding.")};
+  return fields;
+}
+
+InputRead input_read(const Node& input) { return {decode_lenient(input, input_fields()), &input}; }
+
 std::vector<InputRead> input_reads(const Graph& g) {
   std::vector<InputRead> out;
   const Registry& registry = Registry::instance();
   for (const Node& n : g.nodes) {
     const LayerType* t = registry.find(n.type);
-    if (!t || !t->is_input()) continue;
-    InputRead read{&n, {}, true};
-    if (const auto* names = std::get_if<std::vector<std::string>>(&param_value(n, *t->param("columns"))))
-      read.columns = *names;
-    if (const bool* on = std::get_if<bool>(&param_value(n, *t->param("standardize")))) read.standardize = *on;
-    out.push_back(std::move(read));
+    if (t && t->is_input()) out.push_back(input_read(n));
   }
   return out;
 }

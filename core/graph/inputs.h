@@ -7,14 +7,28 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/layer_params.h"
 
 namespace plexus::graph {
 
-struct InputRead {
-  const Node* node;
+// An Input node's parameters. Their one field list, input_fields(), is both the Input layer
+// type's (core/layers/data.cpp: its shape rule and lowering) and input_read's, so every reader
+// of an Input decodes them alike.
+struct InputParams {
+  std::vector<int64_t> shape;        // one example's, fixed; empty = the dataset's
   std::vector<std::string> columns;  // empty = the whole example
   bool standardize = true;
 };
+const std::vector<ParamField<InputParams>>& input_fields();
+
+// An Input node with its parameters.
+struct InputRead : InputParams {
+  const Node* node;
+};
+
+// What the Input node `input` reads. A value of the wrong kind reads as its default: the
+// validator reads the Inputs of graphs whose values it refuses.
+InputRead input_read(const Node& input);
 
 // Every Input node of `g`, in the graph's order.
 std::vector<InputRead> input_reads(const Graph& g);

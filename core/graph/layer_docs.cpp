@@ -24,6 +24,7 @@ std::string port_text(const PortSpec& p) {
   std::string flags;
   if (p.variadic) flags = " (any number of edges)";
   else if (!p.required) flags = " (optional)";
+  if (p.indices) flags += " (takes indices: a table column feeding it needs standardize off on its Input)";
   return p.doc + flags;
 }
 

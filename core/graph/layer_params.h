@@ -180,4 +180,19 @@ P decode(const Node& node, const std::vector<ParamField<P>>& fields) {
   return p;
 }
 
+// As decode, but a value of the wrong kind reads as its field's default: for a reader of a graph
+// whose values are not checked yet (check_params reports them).
+template <class P>
+P decode_lenient(const Node& node, const std::vector<ParamField<P>>& fields) {
+  P p{};
+  for (const ParamField<P>& f : fields) {
+    try {
+      f.read(p, param_value(node, f.spec), node);
+    } catch (const ValueError&) {
+      f.read(p, f.spec.default_value, node);
+    }
+  }
+  return p;
+}
+
 }  // namespace plexus::graph

@@ -21,6 +21,9 @@ struct PortSpec {
   std::string doc;
   bool required = true;
   bool variadic = false;  // accepts any number of edges (Add, Concat); otherwise at most one
+  // Its values are indices the layer looks up (an Embedding's rows): whole numbers from 0, so the
+  // validator refuses a standardised Input column feeding it.
+  bool indices = false;
 };
 
 // What the dataset bound to the graph provides to its Input node, per example.

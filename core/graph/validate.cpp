@@ -240,13 +240,16 @@ Validation validate(const Graph& g, const DatasetInfo* dataset, const Validation
   if (inputs.size() > 1)
     if (auto conflict = standardized_columns(g, dataset ? dataset->feature_names : std::vector<std::string>{}).conflict)
       error(conflict->first, "", std::move(conflict->second));
-  // A table's standardised columns are no whole numbers: an Embedding could not look them up.
+  // A table's standardised columns are no whole numbers: a port taking indices (an Embedding's)
+  // could not look them up.
   if (dataset && !dataset->feature_names.empty())
     for (const InputRead& read : input_reads(g)) {
       if (!read.standardize) continue;
       for (size_t e : index.edges_from(read.node->id)) {
         const Node* to = index.find(g.edges[e].to.node);
-        if (g.edges[e].from.port == "x" && to && to->type == "Embedding")
+        const LayerType* tt = to ? registry.find(to->type) : nullptr;
+        const PortSpec* port = tt ? tt->input(g.edges[e].to.port) : nullptr;
+        if (g.edges[e].from.port == "x" && port && port->indices)
           error(to->id, g.edges[e].to.port,
                 to->label() + " looks up indices, but " + read.node->label() +
                     " standardises its columns, so they are no whole numbers: turn standardize off on " +

@@ -5,6 +5,7 @@
 #include <optional>
 #include <unordered_set>
 
+#include "graph/inputs.h"
 #include "layers/lowering.h"
 #include "nn/conv.h"
 #include "ops/ops.h"
@@ -169,7 +170,7 @@ struct Compiler {
       const Node& node = *g.find(id);
       const LayerType& type = *registry.find(node.type);
       if (type.is_input()) {
-        std::vector<int64_t> columns = input_columns(node, dataset);
+        std::vector<int64_t> columns = input_columns(graph::input_read(node), dataset);
         if (columns.empty()) {
           slot[{id, "x"}] = 0;  // the whole example
           continue;

@@ -1,18 +1,14 @@
-// The Data family: the Input node, where the bound dataset's examples enter the graph.
+// The Data family: the Input node, where the bound dataset's examples enter the graph. Its
+// parameters are graph/inputs.h's, which the validator, the loaders and the export read too.
 #include <algorithm>
 
+#include "graph/inputs.h"
 #include "layers/families.h"
 #include "layers/shape_rules.h"
 #include "util/text.h"
 
 namespace plexus::layers {
 namespace {
-struct InputParams {
-  std::vector<int64_t> shape;
-  std::vector<std::string> columns;
-  bool standardize = true;
-};
-
 // The positions of `columns` among the table's feature columns; fails on the node naming a
 // column the dataset lacks.
 std::vector<int64_t> column_positions(const graph::ShapeContext& c, const std::vector<std::string>& columns) {
@@ -31,29 +27,15 @@ std::vector<int64_t> column_positions(const graph::ShapeContext& c, const std::v
   return at;
 }
 
-const std::vector<graph::ParamField<InputParams>>& input_fields() {
-  static const std::vector<graph::ParamField<InputParams>> fields{
-      graph::param("shape", "Input shape", &InputParams::shape, {}, 1, graph::kBig,
-                   "The shape of one example; empty = taken from the dataset."),
-      graph::param("columns", "Columns", &InputParams::columns,
-                   "The table's (CSV) feature columns this Input reads, in this order, as x [k]; empty = every "
-                   "feature column. Other kinds of data have no columns to choose.",
-                   "all"),
-      graph::param("standardize", "Standardize", &InputParams::standardize, true,
-                   "Whether x is standardised with the training split's mean and standard deviation. Off for "
-                   "columns holding category indices (whole numbers from 0) that feed an Embedding.")};
-  return fields;
-}
 }  // namespace
 
-std::vector<int64_t> input_columns(const graph::Node& node, const graph::DatasetInfo& dataset) {
-  const InputParams p = graph::decode(node, input_fields());
-  if (p.columns.empty()) return {};
-  return column_positions(graph::ShapeContext{node, {}, {}, {}, &dataset, true}, p.columns);
+std::vector<int64_t> input_columns(const graph::InputRead& input, const graph::DatasetInfo& dataset) {
+  if (input.columns.empty()) return {};
+  return column_positions(graph::ShapeContext{*input.node, {}, {}, {}, &dataset, true}, input.columns);
 }
 
 void add_data_layers(Registrar& r) {
-  Layer<InputParams> t;
+  Layer<graph::InputParams> t;
   t.name = "Input";
   t.category = "Data";
   t.display_name = "Input";
@@ -61,8 +43,8 @@ void add_data_layers(Registrar& r) {
       "The examples of the bound dataset: inputs x and labels y. Several Inputs may read a table's columns apart, "
       "e.g. its measurements into one branch and a category's indices into an Embedding.";
   t.outputs = {{"x", "one example's input, e.g. [N, 1, 28, 28] for MNIST"}, {"y", "its label"}};
-  t.params = input_fields();
-  t.shape = [](const graph::ShapeContext& c, const InputParams& p) -> std::vector<Shape> {
+  t.params = graph::input_fields();
+  t.shape = [](const graph::ShapeContext& c, const graph::InputParams& p) -> std::vector<Shape> {
     const std::vector<int64_t>& fixed = p.shape;
     const Shape label = c.dataset ? c.dataset->label_shape : Shape{};
     if (!p.columns.empty()) {
@@ -83,10 +65,10 @@ void add_data_layers(Registrar& r) {
                    batched(c.dataset->input_shape) + " (clear its shape to take the dataset's)");
     return {x, label};
   };
-  t.build = [](const BuildContext&, const InputParams&) { return BuiltNode{}; };
+  t.build = [](const BuildContext&, const graph::InputParams&) { return BuiltNode{}; };
   // The model's input x in raw units, standardised as the run's loaders did:
   // (x - mean) * (1 / std) per channel (data::Normalize). An exported model has no labels y.
-  t.onnx = [](const OnnxContext& c, const InputParams&) {
+  t.onnx = [](const OnnxContext& c, const graph::InputParams&) {
     const std::vector<float>& mean = c.input_mean, &deviation = c.input_std;
     if (mean.empty()) return c.out.add_node("Identity", c.input_names, {c.output_names[0]});
     const Shape& x = c.outputs[0];

@@ -71,7 +71,7 @@ void add_embedding(Registrar& r) {
   t.category = "Layers";
   t.display_name = "Embedding";
   t.description = "Looks up a learned vector for each whole-number index.";
-  t.inputs = {{"input", "indices of any shape, values in [0, num_embeddings)"}};
+  t.inputs = {{.name = "input", .doc = "indices of any shape, values in [0, num_embeddings)", .indices = true}};
   t.outputs = {{"output", "the input's shape + [embedding_dim]"}};
   t.params = {graph::param("num_embeddings", "Vocabulary size", &P::num_embeddings, 1000, 1, graph::kBig,
                            "The size of the vocabulary: indices run from 0 to this minus 1."),

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "graph/inputs.h"
 #include "graph/registry.h"
 #include "layers/onnx_rules.h"
 #include "nn/module.h"
@@ -48,9 +49,9 @@ using LossFunction = std::function<Tensor(const Tensor& prediction, const Tensor
 const graph::ParamSpec& loss_weight_param();
 double loss_weight(const graph::Node& loss);
 
-// An Input node's `columns` as positions among `dataset`'s feature columns, in its order; empty
-// when it reads the whole example. The graph was validated against `dataset`.
-std::vector<int64_t> input_columns(const graph::Node& input, const graph::DatasetInfo& dataset);
+// An Input's `columns` as positions among `dataset`'s feature columns, in its order; empty when
+// it reads the whole example. The graph was validated against `dataset`.
+std::vector<int64_t> input_columns(const graph::InputRead& input, const graph::DatasetInfo& dataset);
 
 struct Lowering {
   std::function<BuiltNode(const BuildContext&)> build;       // layers

@@ -21,6 +21,7 @@
 // A failure prints the seed, the iteration and the mutant, so it can be replayed.
 #include "support/check.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -535,10 +536,12 @@ void check_mutant(const Graph& g, const DatasetInfo* info, const Where& where, S
   try {
     y = (*c.model)(x);
   } catch (const IndexError& e) {
-    // Embedding looks up the values it receives; only a graph with one can fail on data.
-    bool embedding = false;
-    for (const graph::Node& n : g.nodes) embedding |= n.type == "Embedding";
-    FUZZ_VERIFY(embedding, std::string("forward threw ") + e.what());
+    // A port taking indices (an Embedding's) looks up the values it receives; only a graph with
+    // one can fail on data.
+    const bool lookup = std::ranges::any_of(g.nodes, [](const graph::Node& n) {
+      return std::ranges::any_of(graph::Registry::instance().find(n.type)->inputs, &graph::PortSpec::indices);
+    });
+    FUZZ_VERIFY(lookup, std::string("forward threw ") + e.what());
     return;
   } catch (const std::exception& e) {
     FUZZ_FAIL(std::string("forward threw ") + e.what());

@@ -8,6 +8,7 @@
 
 #include "graph/inputs.h"
 #include "graph/project.h"
+#include "graph/registry.h"
 #include "graph/validate.h"
 #include "layers/compiler.h"
 #include "ops/ops.h"
@@ -110,6 +111,36 @@ TEST(anEmbeddingOfAStandardisedColumnIsRefused) {
   g.find("kind")->params.erase("standardize");
   const std::string m = problems_of(g, "emb");
   VERIFY2(contains(m, "Input 'kind'") && contains(m, "standardize"), m.c_str());
+}
+
+// The refusal follows the registry's flag on the port, not a type's name: of every layer type's
+// input ports fed a standardised column, exactly those that take indices refuse it.
+TEST(aStandardisedColumnIsRefusedByEveryPortTakingIndices) {
+  for (const LayerType& t : Registry::instance().types())
+    for (const PortSpec& port : t.inputs) {
+      Graph g;
+      g.nodes = {node("col", "Input", P{{"columns", Names{"kind"}}}), node("layer", t.name)};
+      g.edges = {edge("col", "x", "layer", port.name)};
+      const bool refused = contains(problems_of(g, "layer"), "looks up indices");
+      VERIFY2(refused == port.indices,
+              (t.name + " " + port.name + (port.indices ? ": takes indices, not refused" : ": refused")).c_str());
+    }
+  VERIFY(Registry::instance().find("Embedding")->input("input")->indices);
+}
+
+// The validator reads the Inputs of graphs it refuses: a value of the wrong kind is reported on
+// its node and reads as the parameter's default, leaving the others as they are.
+TEST(anInputsValueOfTheWrongKindReadsAsItsDefault) {
+  Graph g = measurements_and_kind();
+  g.find("kind")->params["standardize"] = int64_t(0);
+  g.find("num")->params["columns"] = std::vector<int64_t>{1, 2};
+  const InputRead kind = input_read(*g.find("kind"));
+  COMPARE(kind.standardize, true);
+  COMPARE(kind.columns, Names{"kind"});
+  COMPARE(input_read(*g.find("num")).columns, Names{});
+  const std::string m = problems_of(g, "kind");
+  VERIFY2(contains(m, "Input 'kind': standardize must be"), m.c_str());
+  VERIFY2(contains(problems_of(g, "emb"), "looks up indices"), problems_of(g, "emb").c_str());
 }
 
 // The compiled model reads each Input's columns of the whole example, in the Input's order:
