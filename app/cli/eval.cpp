@@ -2,7 +2,6 @@
 
 #include <charconv>
 #include <cstdio>
-#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,9 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/builtin_projects.h"
+#include "cli/evaluation_figures.h"
 #include "cli/project_files.h"
 #include "io/atomic_file.h"
 #include "io/safetensors.h"
+#include "session/evaluation_report.h"
 #include "session/trained_model.h"
 #include "train/event_json.h"
 #include "train/readable_figures.h"
@@ -22,7 +23,12 @@ namespace plexus::cli {
 namespace {
 
 constexpr const char* kEvalHelp = R"(  Evaluates the project's model with the weights of CKPT on the test split of its dataset:
-  loss, and for classification accuracy, top-5, per-class accuracy and the confusion matrix.
+  loss, and for classification accuracy, top-5, per-class accuracy and the confusion matrix,
+  each class's precision, recall, F1 and support with their macro and weighted averages, and
+  with two classes the areas under the ROC and precision-recall curves (the second class
+  positive, scored by its softmax probability); for a regression MAE, RMSE and R². Beside
+  them the trivial baseline's: always the training split's most frequent class, or its mean.
+  --json carries the curves too.
   CKPT is a run checkpoint (a run's best.safetensors or final.safetensors, tensors
   "model.<node>.<param>") or a weights file (tensors "<node>.<param>", from init or the
   GUI's Export Weights). Without FILE, the project is the one a run checkpoint holds; its
@@ -54,12 +60,14 @@ struct EvalSubject {
 
 // The result of `eval`: one JSON object (printed with --json, written to --metrics F), or lines a
 // person reads.
-int report_evaluation(const Args& args, const train::EpochEnd& r, bool classification, const EvalSubject& s) {
-  // The figures under the keys of a metrics file's "test" line.
+int report_evaluation(const Args& args, const train::EpochEnd& r, bool classification,
+                      const session::EvaluationReport& report, const EvalSubject& s) {
+  // The figures under the keys of a metrics file's "test" line, then the judging figures'.
   nlohmann::json j = train::to_json(train::TestEnd{r}, classification);
   j.update(s.ids);
   j["event"] = "eval";
   if (classification) j["class_names"] = s.class_names;
+  j.update(evaluation_json(report, s.class_names));
   if (args.has("--metrics")) io::write_file_atomically(args.str("--metrics", ""), j.dump() + "\n");
   if (args.has("--json")) {
     std::printf("%s\n", j.dump().c_str());
@@ -67,7 +75,7 @@ int report_evaluation(const Args& args, const train::EpochEnd& r, bool classific
   }
   std::printf("%s: loss %.4f%s", s.what.c_str(), r.eval_loss, train::parts_text(r.eval_losses).c_str());
   if (!classification) {
-    std::printf("\n");
+    std::printf("\n%s", evaluation_text(report, s.class_names).c_str());
     return 0;
   }
   std::printf(", accuracy %.2f%%", 100 * r.eval_accuracy);
@@ -81,6 +89,7 @@ int report_evaluation(const Args& args, const train::EpochEnd& r, bool classific
     for (int64_t j = 0; j < r.classes; ++j) std::printf("%6lld", (long long)r.confusion[size_t(i * r.classes + j)]);
     std::printf("\n");
   }
+  std::printf("%s", evaluation_text(report, s.class_names).c_str());
   return 0;
 }
 
@@ -91,17 +100,10 @@ std::string float_text(float v) {
   return std::string(buf, end);
 }
 
-// The whole split's targets, in order.
-std::vector<float> targets_of(const data::Dataset& split) {
-  std::vector<int64_t> all(size_t(split.size()));
-  std::iota(all.begin(), all.end(), int64_t(0));
-  return split.get_batch(all).target.to_vector();
-}
-
 // --predictions F of a classification: the predicted class and its probability that the
 // evaluation recorded for each example of `test` (loader order = dataset order).
 void write_class_predictions(const std::string& path, const train::EpochEnd& r, const data::Dataset& test) {
-  const std::vector<float> labels = targets_of(test);
+  const std::vector<float> labels = session::split_targets(test);
   io::write_file_atomically(path, [&](std::ostream& out) {
     out << "index,label,predicted,probability\n";
     for (size_t i = 0; i < labels.size(); ++i)
@@ -109,17 +111,9 @@ void write_class_predictions(const std::string& path, const train::EpochEnd& r, 
   });
 }
 
-// --predictions F of a regression: the model's output for each example of `test`, in batches.
-void write_value_predictions(const std::string& path, const session::TrainedModel& m, const data::Dataset& test,
-                             int64_t batch_size) {
-  const std::vector<float> targets = targets_of(test);
-  std::vector<float> outputs;
-  for (int64_t start = 0; start < test.size(); start += batch_size) {
-    std::vector<int64_t> idx(size_t(std::min(batch_size, test.size() - start)));
-    std::iota(idx.begin(), idx.end(), start);
-    const std::vector<float> out = m.forward(test.get_batch(idx).input).to_vector();
-    outputs.insert(outputs.end(), out.begin(), out.end());
-  }
+// --predictions F of a regression: the model's `outputs` for the examples of `test`.
+void write_value_predictions(const std::string& path, const std::vector<float>& outputs, const data::Dataset& test) {
+  const std::vector<float> targets = session::split_targets(test);
   const size_t n = size_t(test.size());
   const size_t per_target = n ? targets.size() / n : 1, per_output = n ? outputs.size() / n : 1;
   auto columns = [](const char* name, size_t k) {
@@ -146,23 +140,28 @@ int eval_project(const Args& args, ProjectSource p, const std::optional<std::str
   session::TrainedModel m =
       builtin ? load_builtin_model(g, checkpoint) : session::load_trained_model(g, checkpoint, {p.dir});
   const bool predictions = args.has("--predictions");
-  const session::TestEvaluation t = session::evaluate_on_test(m, {p.dir}, args.integer("--batch-size", 1000, 1),
-                                                               parse_device(g.training.device), predictions);
+  const int64_t batch_size = args.integer("--batch-size", 1000, 1);
+  // Predictions are recorded whatever --predictions says: the two-class curves rank them.
+  const session::TestEvaluation t =
+      session::evaluate_on_test(m, {p.dir}, batch_size, parse_device(g.training.device), true);
   const train::EpochEnd& r = t.figures;
   // The evaluation recorded a classification's predictions from its own forward pass; a
   // regression's outputs come from the model itself, on the CPU where TrainedModel works.
-  if (predictions && m.classification()) write_class_predictions(args.str("--predictions", ""), r, *t.split);
-  if (predictions && !m.classification()) {
+  std::vector<float> outputs;
+  if (!m.classification()) {
     m.compiled.model->to(Device::cpu());
-    write_value_predictions(args.str("--predictions", ""), m, *t.split, args.integer("--batch-size", 1000, 1));
+    outputs = session::model_outputs(m, *t.split, batch_size);
   }
+  if (predictions && m.classification()) write_class_predictions(args.str("--predictions", ""), r, *t.split);
+  if (predictions && !m.classification()) write_value_predictions(args.str("--predictions", ""), outputs, *t.split);
   const int64_t n = t.split->size();
   nlohmann::json ids{{"checkpoint", checkpoint}, {"examples", n}};
   if (builtin) ids["model"] = *builtin;
   if (p.file) ids["project"] = *p.file;  // else the checkpoint's own
   const std::string what = p.name + " on " + std::to_string(n) + " " + t.dataset_kind + " test " +
                            (builtin ? "images" : "examples");
-  return report_evaluation(args, r, m.classification(), {what, ids, m.class_names});
+  return report_evaluation(args, r, m.classification(), session::evaluation_report(m, t, outputs),
+                           {what, ids, m.class_names});
 }
 
 int cmd_eval(const Args& args) {

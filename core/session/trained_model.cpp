@@ -223,7 +223,9 @@ TestEvaluation evaluate_on_test(TrainedModel& model, const LoadOptions& options,
   const graph::Graph& g = model.project;
   const graph::DatasetBinding dataset = graph::resolve_dataset(g.dataset, options.project_dir);
   TestEvaluation out;
-  out.split = graph::open_dataset(dataset, g.training.seed, g.training.validation_fraction).test;
+  graph::DatasetSplits splits = graph::open_dataset(dataset, g.training.seed, g.training.validation_fraction);
+  out.split = std::move(splits.test);
+  out.train = std::move(splits.train);
   if (!out.split) throw ValueError("a '" + dataset.kind + "' dataset has no test split (see docs/training.md)");
   out.dataset_kind = dataset.kind;
   model.compiled.model->to(device);

@@ -97,6 +97,7 @@ TrainedModel load_trained_model(const graph::Graph& project, const std::filesyst
 struct TestEvaluation {
   train::EpochEnd figures;                      // eval_* fields
   std::shared_ptr<const data::Dataset> split;   // the test examples, in the order of figures.predicted
+  std::shared_ptr<const data::Dataset> train;   // the training split (baselines learn from it)
   std::string dataset_kind;
 };
 TestEvaluation evaluate_on_test(TrainedModel& model, const LoadOptions& options, int64_t batch_size = 1000,

@@ -69,6 +69,9 @@ struct EpochEnd {
   // the predicted class (as counted in `confusion`) and its softmax probability.
   std::vector<int32_t> predicted;
   std::vector<float> confidence;
+  // With two classes, also class 1's softmax probability (the score a ROC curve ranks by,
+  // train/roc.h), kept apart from `confidence`, which would lose it near 1.
+  std::vector<float> positive_probability;
   double lr = 0;
   double seconds = 0;                      // this epoch, training + evaluation
   double train_seconds = 0;                // of those, the training loop's (no evaluation)

@@ -32,8 +32,10 @@ struct Interrupted {  // the same on interrupt(), with where
 int64_t batch_size_of(const Tensor& inputs) { return inputs.dim() ? inputs.shape()[0] : 1; }
 
 // Appends each row's predicted class (argmax, as ConfusionMatrix counts it) and its softmax
-// probability, 1 / sum_j exp(l_j - l_pred): one host pass over logits already in memory.
-void append_predictions(const Tensor& logits, std::vector<int32_t>& predicted, std::vector<float>& confidence) {
+// probability, 1 / sum_j exp(l_j - l_pred), and with two classes class 1's, 1 / (1 + exp(l_0 - l_1)):
+// one host pass over logits already in memory.
+void append_predictions(const Tensor& logits, std::vector<int32_t>& predicted, std::vector<float>& confidence,
+                        std::vector<float>& positive) {
   const Tensor l = logits.to(Device::cpu()).contiguous();  // the model may live on a GPU
   const std::vector<float> pred = argmax(l, 1).to_vector();
   const int64_t classes = l.shape()[1];
@@ -44,6 +46,7 @@ void append_predictions(const Tensor& logits, std::vector<int32_t>& predicted, s
     for (int64_t j = 0; j < classes; ++j) total += std::exp(double(row[j]) - double(best));
     predicted.push_back(int32_t(pred[i]));
     confidence.push_back(float(1.0 / total));
+    if (classes == 2) positive.push_back(float(1.0 / (1.0 + std::exp(double(row[0]) - double(row[1])))));
   }
 }
 
@@ -308,7 +311,7 @@ EpochEnd evaluate(nn::Module& model, data::DataLoader& loader, const TrainerOpti
   ConfusionMatrix confusion;
   int64_t top = 0, seen = 0;
   std::vector<int32_t> predicted;
-  std::vector<float> confidence;
+  std::vector<float> confidence, positive;
   const Device device = model.device();
   for (data::Batch& b : loader) {
     if (cancelled && *cancelled && !options.comm) break;
@@ -327,7 +330,7 @@ EpochEnd evaluate(nn::Module& model, data::DataLoader& loader, const TrainerOpti
       top += top_k_correct(out, b.targets, std::min(options.top_k, classes));
       seen += b.targets.numel();
       // One prediction per example (the dataset preview's): only for [N, C] outputs.
-      if (options.record_predictions && out.dim() == 2) append_predictions(out, predicted, confidence);
+      if (options.record_predictions && out.dim() == 2) append_predictions(out, predicted, confidence, positive);
     }
   }
   model.train(was_training);
@@ -344,6 +347,7 @@ EpochEnd evaluate(nn::Module& model, data::DataLoader& loader, const TrainerOpti
     e.confusion = confusion.counts();
     e.predicted = std::move(predicted);
     e.confidence = std::move(confidence);
+    e.positive_probability = std::move(positive);
   }
   return e;
 }
@@ -394,6 +398,7 @@ RunResult Trainer::run() {
         e.confusion = std::move(ev.confusion);
         e.predicted = std::move(ev.predicted);
         e.confidence = std::move(ev.confidence);
+        e.positive_probability = std::move(ev.positive_probability);
       }
       e.lr = reported_lr(1);  // the schedule's, for the epoch
       if (scheduler_) scheduler_->step();

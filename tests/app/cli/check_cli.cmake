@@ -363,6 +363,72 @@ list(GET prediction_lines 1 first)
 if(NOT n EQUAL 101 OR NOT header STREQUAL "index,target,prediction" OR NOT first MATCHES "^0,[-0-9.e]+,[-0-9.e]+$")
   message(FATAL_ERROR "eval --predictions: expected a header and 100 rows, got ${n} lines starting\n${header}\n${first}")
 endif()
+# A regression is judged by MAE, RMSE and R² beside the baseline that predicts the training
+# split's mean target: an R² near 0 (the test split's mean differs a little from it).
+string(JSON r2 GET "${OUT}" r2)
+string(JSON rmse GET "${OUT}" rmse)
+string(JSON baseline_split GET "${OUT}" baseline split)
+string(JSON baseline_r2 GET "${OUT}" baseline r2)
+string(JSON baseline_mean GET "${OUT}" baseline mean 0)
+if(NOT baseline_split STREQUAL "training" OR baseline_r2 LESS -0.1 OR baseline_r2 GREATER 0.0001 OR rmse LESS 0
+   OR NOT r2 MATCHES "^-?[0-9.]+(e[-+]?[0-9]+)?$" OR baseline_mean LESS 1 OR baseline_mean GREATER 10)
+  message(FATAL_ERROR "eval --json of a regression: unexpected figures or baseline in ${OUT}")
+endif()
+run(0 eval ${WORK}/housing.plexus --checkpoint ${WORK}/w.safetensors)
+expect("baseline (the training split's mean target, " "${OUT}" "eval of a regression prints the baseline")
+
+# A two-class CSV project, trained briefly: eval gives the per-class table, the areas under the
+# ROC and precision-recall curves, the curves themselves in --json, and the baseline's figures.
+set(pairs "x1,x2,label\n")
+foreach(i RANGE 199)
+  math(EXPR a "(${i} * 37 + 11) % 21 - 10")
+  math(EXPR b "(${i} * 53 + 7) % 19 - 9")
+  math(EXPR noise "(${i} * 29) % 15 - 7")  # enough overlap that no line parts the classes
+  math(EXPR sum "${a} + ${b} + ${noise}")
+  if(sum GREATER 2)
+    string(APPEND pairs "${a},${b},yes\n")
+  else()
+    string(APPEND pairs "${a},${b},no\n")
+  endif()
+endforeach()
+file(REMOVE_RECURSE ${WORK}/pairs_binary.runs)
+file(WRITE ${WORK}/pairs.csv "${pairs}")
+file(COPY ${FIXTURES}/pairs_binary.plexus DESTINATION ${WORK})
+run(0 train ${WORK}/pairs_binary.plexus --quiet --save-run)
+file(GLOB pairs_run LIST_DIRECTORIES true ${WORK}/pairs_binary.runs/*)
+run(0 eval ${WORK}/pairs_binary.plexus --checkpoint ${pairs_run}/final.safetensors)
+foreach(line "class        precision    recall        f1   support" "\nmacro avg " "\nweighted avg "
+             "the training split's most frequent class): accuracy " "class 'yes' positive: ROC AUC "
+             "(baseline 0.5000), average precision ")
+  expect("${line}" "${OUT}" "eval of a two-class project")
+endforeach()
+run(0 eval ${WORK}/pairs_binary.plexus --checkpoint ${pairs_run}/final.safetensors --json)
+string(JSON examples GET "${OUT}" examples)
+string(JSON auc GET "${OUT}" roc_auc)
+string(JSON ap GET "${OUT}" average_precision)
+string(JSON positive GET "${OUT}" positive_class)
+string(JSON baseline_auc GET "${OUT}" baseline roc_auc)
+string(JSON baseline_accuracy GET "${OUT}" baseline accuracy)
+string(JSON accuracy GET "${OUT}" eval_accuracy)
+string(JSON report_accuracy GET "${OUT}" class_report accuracy)
+string(JSON support_no GET "${OUT}" class_report classes 0 support)
+string(JSON support_yes GET "${OUT}" class_report classes 1 support)
+string(JSON macro_f1 GET "${OUT}" class_report macro_avg f1)
+string(JSON roc_points LENGTH "${OUT}" roc fpr)
+string(JSON tpr_points LENGTH "${OUT}" roc tpr)
+string(JSON pr_points LENGTH "${OUT}" precision_recall precision)
+string(JSON first_threshold TYPE "${OUT}" roc thresholds 0)  # +infinity
+math(EXPR last "${roc_points} - 1")
+string(JSON last_fpr GET "${OUT}" roc fpr ${last})
+string(JSON last_tpr GET "${OUT}" roc tpr ${last})
+math(EXPR supports "${support_no} + ${support_yes}")
+if(auc LESS 0.75 OR auc GREATER 0.9999 OR ap LESS 0.6 OR ap GREATER 1 OR NOT positive STREQUAL "yes"
+   OR NOT baseline_auc EQUAL 0.5 OR NOT supports EQUAL examples OR NOT report_accuracy EQUAL accuracy
+   OR macro_f1 LESS 0.5 OR NOT baseline_accuracy LESS accuracy OR roc_points LESS 3
+   OR NOT tpr_points EQUAL roc_points OR NOT pr_points EQUAL roc_points OR NOT first_threshold STREQUAL "NULL"
+   OR NOT last_fpr EQUAL 1 OR NOT last_tpr EQUAL 1)
+  message(FATAL_ERROR "eval --json of a two-class project: unexpected figures in ${OUT}")
+endif()
 
 # A run checkpoint holds its project: eval needs no FILE. A relative dataset path is looked up
 # next to the run folder's project (rel/data/housing.csv, from ${WORK}), then in the current

@@ -398,6 +398,29 @@ TEST(evaluationRecordsPredictionsInLoaderOrder) {
     VERIFY2(e.confidence[i] > 0.f && e.confidence[i] <= 1.f, number(e.confidence[i]));
     VERIFY(std::abs(e.confidence[i] - top[i]) < 1e-5f);
   }
+  VERIFY(e.positive_probability.empty());  // ten classes: no positive one
+}
+
+TEST(twoClassEvaluationRecordsClassOnesProbability) {
+  Generator gen(3);
+  nn::Linear model(4, 2);
+  const Tensor inputs = randn({40, 4}, &gen);
+  Tensor labels = zeros({40});
+  for (int64_t i = 0; i < 40; i += 3) labels.data()[i] = 1.f;
+  auto set = std::make_shared<data::TensorDataset>(inputs, labels);
+  data::DataLoader loader(set, {.batch_size = 16});
+  train::TrainerOptions o;
+  o.record_predictions = true;
+  const train::EpochEnd e = train::evaluate(model, loader, o);
+  COMPARE(e.positive_probability.size(), size_t(40));
+  NoGradGuard no_grad;
+  const std::vector<float> p = softmax(model(inputs), 1).to_vector();
+  for (size_t i = 0; i < 40; ++i) {
+    VERIFY(std::abs(e.positive_probability[i] - p[2 * i + 1]) < 1e-6f);
+    // The predicted class's probability is class 1's, or the rest of it.
+    const float of_predicted = e.predicted[i] == 1 ? e.positive_probability[i] : 1 - e.positive_probability[i];
+    VERIFY(std::abs(e.confidence[i] - of_predicted) < 1e-6f);
+  }
 }
 
 TEST(predictionsAreOffByDefault) {
