@@ -647,7 +647,8 @@ class CpuBackend final : public Backend {
           // The chunk's first image writes its slots, the others add onto them.
           const bool add = i > begin;
           if (gb) cpu::row_sums(gb_chunk + grp * og, gi, og, plane, add);
-          const float* img_x = x + (i * p.c + grp * g.c) * g.h * g.w;
+          // x is null when only the input's gradient is asked for.
+          const float* img_x = gw ? x + (i * p.c + grp * g.c) * g.h * g.w : nullptr;
           if (gw_grid) {  // dWᵀ (+)= cols · dYᵀ
             cpu::to_conv_grid(image, img_x, shape, grid);
             cpu::plane_to_grid(grad_rows, gi, og, shape, grid);
