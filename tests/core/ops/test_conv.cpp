@@ -3,7 +3,8 @@
 // lowering: output positions around the 16-lane halves and 32-column panels, im2col depths
 // around the 256-deep blocks, output channels around the 12-row register tiles, strides,
 // padding, dilation, groups, batches split across threads. On an AVX-512 CPU this checks the
-// implicit product (ops/cpu/sgemm.h); `test_conv_openblas` runs the same cases with
+// implicit product of unpadded stride-1 cases (ops/cpu/sgemm.h) and the grid of the padded or
+// strided ones (ops/cpu/conv_grid.h); `test_conv_openblas` runs the same cases with
 // PLEXUS_GEMM=openblas, the im2col lowering every other CPU gets.
 #include "support/check.h"
 
@@ -109,6 +110,14 @@ const std::vector<Case>& cases() {
       {"dilation (3,1), stride (1,2), padding (0,1)", {1, 2, 14, 21}, {3, 2, 3, 3}, {1, 2, 0, 1, 3, 1, 1}},
       {"groups 2", {2, 4, 10, 10}, {26, 2, 3, 3}, {1, 1, 1, 1, 1, 1, 2}},
       {"depthwise, stride 2, padding 1", {2, 6, 9, 9}, {6, 1, 3, 3}, {2, 2, 1, 1, 1, 1, 6}},
+      // The grid (padded or strided): output channels over 16 and 32 (the weight gradient's tile
+      // two registers wide, then a second panel), grid positions past one 256-deep block of the
+      // weight gradient, several images a chunk, and a ResNet's downsampling with its 1x1 shortcut.
+      {"padding 1, 40 channels", {2, 5, 12, 12}, {40, 5, 3, 3}, {1, 1, 1, 1, 1, 1, 1}},
+      {"padding 1, 440 grid positions", {2, 4, 20, 20}, {20, 4, 3, 3}, {1, 1, 1, 1, 1, 1, 1}},
+      {"padding 1, batch 20", {20, 3, 8, 8}, {17, 3, 3, 3}, {1, 1, 1, 1, 1, 1, 1}},
+      {"3x3 stride 2 padding 1, 32 -> 64", {3, 32, 14, 14}, {64, 32, 3, 3}, {2, 2, 1, 1, 1, 1, 1}},
+      {"1x1 stride 2, 16 -> 32", {3, 16, 14, 14}, {32, 16, 1, 1}, {2, 2, 0, 0, 1, 1, 1}},
       {"1x1", {3, 7, 6, 6}, {9, 7, 1, 1}, {}},
       {"kernel the size of the image", {2, 3, 5, 5}, {4, 3, 5, 5}, {}},
   };
