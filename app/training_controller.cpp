@@ -173,7 +173,7 @@ class TrainingController::Worker {
     // the run's checkpoints do.
     train::Metadata meta;
     session::write_model_metadata(meta, run.data.info, run.normalization, run.class_names, run.feature_names,
-                                  run.vocabulary);
+                                  run.vocabulary, run.preparation.get());
     controller_.handOver(run.compiled.model, std::move(meta));
     stage_ = "Training ended, but the final checkpoint could not be saved";
     if (const fs::path path = session::finish_run(checkpoints, log, result); !path.empty())

@@ -48,7 +48,7 @@ int cmd_check(const Args& args) {
       if (loc.found || folder_kind) {  // image datasets are described without reading them
         graph::DatasetBinding b = g.dataset;
         b.path = loc.path.string();
-        info = graph::describe_dataset(b);
+        info = graph::describe_dataset(b, g.training.seed, g.training.validation_fraction);
         dataset_line = g.dataset.kind + " at " + b.path + ": inputs " + shape_text(info->input_shape) + ", " +
                        (info->classes ? std::to_string(info->classes) + " classes" : std::string("regression targets"));
       }

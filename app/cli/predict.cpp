@@ -66,10 +66,10 @@ void read_images(const std::vector<std::string>& files, const graph::DatasetBind
   }
 }
 
-// CSV rows: the model's feature columns by name (a run's checkpoint names them; for a weights
-// file without them, the project's data file's header minus the target), else every column of
-// the input but the target, in order (a warning says so: columns in another order than in
-// training would go unnoticed).
+// CSV rows, raw as in the data file: prepared as the model's training prepared them (the
+// checkpoint's preparation, else one fitted again on the project's data file; columns found by
+// name), else every column of the input but the target taken in order as numbers (a warning
+// says so: columns in another order than in training would go unnoticed).
 void read_rows(const std::vector<std::string>& files, const ProjectSource& p, const session::TrainedModel& model,
                int64_t features, PredictInputs& in) {
   const std::string& target = p.graph.dataset.target;
@@ -77,9 +77,7 @@ void read_rows(const std::vector<std::string>& files, const ProjectSource& p, co
     names.erase(std::remove(names.begin(), names.end(), target), names.end());
     return names;
   };
-  std::optional<std::vector<std::string>> known;
-  if (!model.feature_names.empty()) known = model.feature_names;
-  else
+  if (!model.preparation)
     std::fprintf(stderr, "plexus-cli: warning: the checkpoint does not name the feature columns and the project's "
                  "data file '%s' is not at hand, so they cannot be matched by name: every column but the target '%s' "
                  "is taken, in order\n",
@@ -89,11 +87,13 @@ void read_rows(const std::vector<std::string>& files, const ProjectSource& p, co
     std::ifstream(f, std::ios::binary).read(head, sizeof head);
     if (data::is_image_data(reinterpret_cast<const uint8_t*>(head), sizeof head))
       throw DataError(f + ": an image, but the model takes rows of a CSV file (its dataset is a CSV file)");
-    const std::vector<std::string> names = known ? *known : without_target(data::read_csv_header(f));
-    if (int64_t(names.size()) != features)
-      throw ShapeError(f + ": " + std::to_string(names.size()) + " feature columns (" + join(names, ", ") +
-                       ") besides the target '" + target + "', but the model takes " + std::to_string(features));
-    const Tensor x = data::read_csv_features(f, names);
+    const data::TablePreparation preparation =
+        model.preparation ? *model.preparation : data::TablePreparation::numbers(without_target(data::read_csv_header(f)));
+    if (preparation.width() != features)
+      throw ShapeError(f + ": " + std::to_string(preparation.width()) + " feature columns (" +
+                       join(preparation.input_names(), ", ") + ") besides the target '" + target +
+                       "', but the model takes " + std::to_string(features));
+    const Tensor x = data::read_csv_features(f, preparation);
     const std::vector<float> v = x.to_vector();
     in.values.insert(in.values.end(), v.begin(), v.end());
     for (int64_t r = 1; r <= x.size(0); ++r) in.ids.push_back({{"input", f}, {"row", r}});

@@ -19,7 +19,8 @@ fs::path runs_folder(const fs::path& checkpoint) {
 fs::path project_dir(const std::string& file) { return fs::path(file).parent_path(); }
 
 graph::DatasetInfo describe_project_dataset(const graph::Graph& g, const std::string& file) {
-  return graph::describe_dataset(graph::resolve_dataset(g.dataset, project_dir(file), /*must_exist=*/false));
+  return graph::describe_dataset(graph::resolve_dataset(g.dataset, project_dir(file), /*must_exist=*/false),
+                                 g.training.seed, g.training.validation_fraction);
 }
 
 std::string shape_text(const std::optional<Shape>& s) {

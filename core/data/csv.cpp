@@ -1,355 +1,168 @@
 #include "data/csv.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <limits>
 #include <map>
-#include <string_view>
 
-#include "data/file_bytes.h"
 #include "data/sampling.h"
 #include "util/error.h"
 
 namespace plexus::data {
 namespace {
 
-struct Field {
-  std::string text;
-  bool quoted = false;
-  int64_t line = 1;    // 1-based line where the field starts
-  int64_t offset = 0;  // byte offset of its first character (the quote, if quoted)
-};
+using csv_format::shown;
 
-struct Record {
-  std::vector<Field> fields;
-  int64_t line = 1;
-  int64_t offset = 0;      // first byte of the record
-  int64_t end_offset = 0;  // byte offset of the line end (or of the end of the file)
-};
+TableFormat format_of(char delimiter, const std::string& missing_values) {
+  return {delimiter, csv_format::MissingTokens::parse(missing_values)};
+}
 
-// "PATH: line L, column C ('name'), byte offset B: " with the parts that are known.
-class Locator {
- public:
-  explicit Locator(std::string path) : path_(std::move(path)) {}
-  void set_header(const std::vector<std::string>* names) { names_ = names; }
-  const std::string& path() const { return path_; }
+const ColumnPolicy* policy_for(const std::vector<ColumnPolicy>& policies, const std::string& name) {
+  for (const ColumnPolicy& p : policies)
+    if (p.name == name) return &p;
+  return nullptr;
+}
 
-  [[noreturn]] void fail(int64_t line, int64_t column, int64_t offset, const std::string& what) const {
-    std::string s = path_ + ": line " + std::to_string(line);
-    if (column > 0) {
-      s += ", column " + std::to_string(column);
-      if (names_ && column <= int64_t(names_->size())) s += " ('" + (*names_)[size_t(column - 1)] + "')";
+// The targets of `rows` of column `col`: regression values, or class indices with the classes'
+// names (see csv.h).
+void decode_targets(const Table& t, int64_t col, const std::vector<int64_t>& rows, CsvTask task, int64_t num_classes,
+                    std::vector<float>& targets, std::vector<std::string>& class_names) {
+  if (task == CsvTask::Regression) {
+    for (int64_t r : rows) {
+      float v = 0;
+      const csv_format::NumStatus st = csv_format::parse_number(t.cell(r, col), v);
+      if (st != csv_format::NumStatus::Ok) t.fail(r, col, csv_format::number_problem(st, t.cell(r, col), "target"));
+      targets.push_back(v);
     }
-    if (offset >= 0) s += ", byte offset " + std::to_string(offset);
-    throw DataError(s + ": " + what);
+    return;
   }
-
- private:
-  std::string path_;
-  const std::vector<std::string>* names_ = nullptr;
-};
-
-std::string shown(const std::string& text) {
-  std::string s = text.size() > 40 ? text.substr(0, 40) + "..." : text;
-  return "'" + s + "'";
-}
-
-std::string printable(char c) {
-  if (c == '\t') return "'\\t'";
-  if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "0x%02x", unsigned(static_cast<unsigned char>(c)));
-    return buf;
+  bool numeric = true;
+  for (size_t i = 0; i < rows.size() && numeric; ++i) {
+    float v = 0;
+    const csv_format::NumStatus st = csv_format::parse_number(t.cell(rows[i], col), v);
+    numeric = st == csv_format::NumStatus::Ok || st == csv_format::NumStatus::NonFinite || st == csv_format::NumStatus::OutOfRange;
   }
-  return std::string("'") + c + "'";
-}
-
-// RFC 4180 records from an in-memory file.
-class Reader {
- public:
-  Reader(const std::string& text, char delim, const Locator& loc) : s_(text), delim_(delim), loc_(loc) {
-    if (s_.size() >= 3 && s_.compare(0, 3, "\xEF\xBB\xBF") == 0) pos_ = 3;  // UTF-8 BOM
-  }
-
-  int64_t line() const { return line_; }
-  int64_t offset() const { return int64_t(pos_); }
-
-  // The next non-empty record, or false at the end of the file.
-  bool next(Record& rec) {
-    rec.fields.clear();
-    while (pos_ < s_.size() && line_end_length(pos_) > 0) {
-      pos_ += line_end_length(pos_);
-      ++line_;
+  if (numeric) {
+    int64_t max_label = 0;
+    for (int64_t r : rows) {
+      const std::string& text = t.cell(r, col);
+      float v = 0;
+      const csv_format::NumStatus st = csv_format::parse_number(text, v);
+      if (st != csv_format::NumStatus::Ok) t.fail(r, col, csv_format::number_problem(st, text, "target"));
+      if (v < 0 || v != std::floor(v) || v > float(1 << 24))
+        t.fail(r, col,
+               "class label " + shown(text) + " is not a whole number in [0, 2^24]; numeric labels are class indices "
+               "0..K-1");
+      if (num_classes > 0 && int64_t(v) >= num_classes)
+        t.fail(r, col,
+               "class label " + shown(text) + " is out of range [0, " + std::to_string(num_classes - 1) +
+                   "] (num_classes = " + std::to_string(num_classes) + ")");
+      max_label = std::max(max_label, int64_t(v));
+      targets.push_back(v);
     }
-    if (pos_ >= s_.size()) return false;
-    rec.line = line_;
-    rec.offset = int64_t(pos_);
-    for (;;) {
-      Field f;
-      f.line = line_;
-      f.offset = int64_t(pos_);
-      const int64_t column = int64_t(rec.fields.size()) + 1;
-      if (pos_ < s_.size() && s_[pos_] == '"') {
-        f.quoted = true;
-        ++pos_;
-        for (;;) {
-          if (pos_ >= s_.size())
-            loc_.fail(f.line, column, f.offset, "unterminated quoted field (the closing quote is missing)");
-          const char c = s_[pos_];
-          if (c == '"') {
-            if (pos_ + 1 < s_.size() && s_[pos_ + 1] == '"') {
-              f.text += '"';
-              pos_ += 2;
-              continue;
-            }
-            ++pos_;
-            break;
-          }
-          if (c == '\n') ++line_;
-          f.text += c;
-          ++pos_;
-        }
-        if (pos_ < s_.size() && s_[pos_] != delim_ && line_end_length(pos_) == 0)
-          loc_.fail(line_, column, int64_t(pos_),
-                    "unexpected character " + printable(s_[pos_]) + " after the closing quote of a quoted field");
-      } else {
-        const size_t start = pos_;
-        while (pos_ < s_.size() && s_[pos_] != delim_ && line_end_length(pos_) == 0) {
-          if (s_[pos_] == '"')
-            loc_.fail(line_, column, int64_t(pos_),
-                      "quote inside an unquoted field (quote the whole field and double inner quotes)");
-          if (s_[pos_] == '\r')
-            loc_.fail(line_, column, int64_t(pos_), "carriage return without a line feed; use LF or CRLF line ends");
-          ++pos_;
-        }
-        f.text.assign(s_, start, pos_ - start);
-      }
-      rec.fields.push_back(std::move(f));
-      if (pos_ < s_.size() && s_[pos_] == delim_) {
-        ++pos_;
-        continue;
-      }
-      rec.end_offset = int64_t(pos_);
-      if (pos_ < s_.size()) {
-        pos_ += line_end_length(pos_);
-        ++line_;
-      }
-      return true;
-    }
+    const int64_t k = num_classes > 0 ? num_classes : max_label + 1;
+    for (int64_t c = 0; c < k; ++c) class_names.push_back(std::to_string(c));
+    return;
   }
-
- private:
-  size_t line_end_length(size_t p) const {
-    if (s_[p] == '\n') return 1;
-    if (s_[p] == '\r' && p + 1 < s_.size() && s_[p + 1] == '\n') return 2;
-    return 0;
+  std::map<std::string, int64_t> classes;  // string labels, numbered in sorted order
+  for (int64_t r : rows) classes.emplace(t.cell(r, col), 0);
+  for (auto& [name, idx] : classes) {
+    idx = int64_t(class_names.size());
+    class_names.push_back(name);
   }
-
-  const std::string& s_;
-  char delim_;
-  const Locator& loc_;
-  size_t pos_ = 0;
-  int64_t line_ = 1;
-};
-
-enum class NumStatus { Ok, Empty, NotNumber, NonFinite, OutOfRange };
-
-NumStatus parse_number(const std::string& text, float& out) {
-  size_t b = 0, e = text.size();
-  while (b < e && (text[b] == ' ' || text[b] == '\t')) ++b;
-  while (e > b && (text[e - 1] == ' ' || text[e - 1] == '\t')) --e;
-  if (b == e) return NumStatus::Empty;
-  if (text[b] == '+' && b + 1 < e && text[b + 1] != '-' && text[b + 1] != '+') ++b;
-  double d = 0;
-  const auto [ptr, ec] = std::from_chars(text.data() + b, text.data() + e, d);
-  if (ptr != text.data() + e) return NumStatus::NotNumber;
-  if (ec == std::errc::result_out_of_range) return NumStatus::OutOfRange;
-  if (ec != std::errc()) return NumStatus::NotNumber;
-  if (!std::isfinite(d)) return NumStatus::NonFinite;
-  if (std::fabs(d) > double(std::numeric_limits<float>::max())) return NumStatus::OutOfRange;
-  out = float(d);
-  return NumStatus::Ok;
-}
-
-std::string number_problem(NumStatus st, const std::string& text, const char* what) {
-  switch (st) {
-    case NumStatus::Empty: return std::string("empty cell; every ") + what + " needs a numeric value";
-    case NumStatus::NotNumber: return shown(text) + " is not a number (" + what + " cells must be numeric)";
-    case NumStatus::NonFinite: return "non-finite value " + shown(text) + " (NaN and infinities are not allowed)";
-    case NumStatus::OutOfRange: return shown(text) + " is outside the float32 range";
-    case NumStatus::Ok: break;
-  }
-  return "";
-}
-
-std::string trimmed(const std::string& s) {
-  size_t b = 0, e = s.size();
-  while (b < e && (s[b] == ' ' || s[b] == '\t')) ++b;
-  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t')) --e;
-  return s.substr(b, e - b);
-}
-
-std::string join(const std::vector<std::string>& names) {
-  std::string s;
-  for (size_t i = 0; i < names.size(); ++i) s += (i ? ", '" : "'") + names[i] + "'";
-  return s;
-}
-
-void check_delimiter(char delimiter, const char* who) {
-  if (delimiter == '"' || delimiter == '\n' || delimiter == '\r')
-    throw ValueError(std::string(who) + ": the delimiter cannot be a quote or a line end");
-}
-
-// The header record's column names: unique, quoted names as written, others trimmed.
-std::vector<std::string> read_header(Reader& reader, const Locator& loc, const std::string& text, Record& header) {
-  if (!reader.next(header)) {
-    const bool blank = text.size() > 0;
-    loc.fail(reader.line(), 0, reader.offset(),
-             blank ? "no header row: the file holds only empty lines" : "empty file; expected a header row");
-  }
-  std::vector<std::string> names;
-  for (size_t c = 0; c < header.fields.size(); ++c) {
-    const Field& f = header.fields[c];
-    names.push_back(f.quoted ? f.text : trimmed(f.text));
-    for (size_t k = 0; k < c; ++k)
-      if (names[k] == names[c])
-        loc.fail(f.line, int64_t(c) + 1, f.offset,
-                 "duplicate column name " + shown(names[c]) + " (also column " + std::to_string(k + 1) + ")");
-  }
-  return names;
-}
-
-size_t column_of(const std::vector<std::string>& names, const std::string& name, const char* role, const Record& header,
-                 const Locator& loc) {
-  const auto it = std::find(names.begin(), names.end(), name);
-  if (it == names.end())
-    loc.fail(header.line, 0, header.offset,
-             std::string(role) + " column " + shown(name) + " not found in the header; columns: " + join(names));
-  return size_t(it - names.begin());
-}
-
-// Every record has the header's number of fields.
-void check_field_count(const Record& rec, size_t ncols, Locator& loc) {
-  if (rec.fields.size() == ncols) return;
-  const bool extra = rec.fields.size() > ncols;
-  const int64_t col = int64_t(std::min(rec.fields.size(), ncols)) + 1;
-  const int64_t off = extra ? rec.fields[ncols].offset : rec.end_offset;
-  loc.set_header(nullptr);  // the column past the header has no name
-  loc.fail(rec.line, col, off,
-           "expected " + std::to_string(ncols) + " fields as in the header, found " + std::to_string(rec.fields.size()));
-}
-
-float feature_value(const Record& rec, size_t c, const Locator& loc) {
-  const Field& f = rec.fields[c];
-  float v = 0;
-  const NumStatus st = parse_number(f.text, v);
-  if (st != NumStatus::Ok) loc.fail(f.line, int64_t(c) + 1, f.offset, number_problem(st, f.text, "feature"));
-  return v;
+  for (int64_t r : rows) targets.push_back(float(classes.at(t.cell(r, col))));
 }
 
 }  // namespace
 
-CsvDataset::CsvDataset(const std::string& path, const CsvOptions& options) : path_(path), task_(options.task) {
+CsvSource::CsvSource(const std::string& path, const CsvOptions& options)
+    : table_(read_table(path, format_of(options.delimiter, options.missing_values))),
+      task_(options.task),
+      missing_values_(options.missing_values) {
   if (options.target.empty()) throw ValueError("CsvDataset: no target column named in CsvOptions::target");
-  check_delimiter(options.delimiter, "CsvDataset");
-  const std::string text = read_file_bytes(path);
-  Locator loc(path);
-  Reader reader(text, options.delimiter, loc);
-  Record header;
-  const std::vector<std::string> names = read_header(reader, loc, text, header);
-  loc.set_header(&names);
-  const size_t target_col = column_of(names, options.target, "target", header, loc);
-  std::vector<size_t> feature_cols;
-  if (options.features.empty()) {
-    for (size_t c = 0; c < names.size(); ++c)
-      if (c != target_col) feature_cols.push_back(c);
-  } else {
-    for (const std::string& name : options.features) {
-      const size_t c = column_of(names, name, "feature", header, loc);
-      if (c == target_col) throw ValueError("CsvDataset: column " + shown(name) + " is both the target and a feature");
-      if (std::find(feature_cols.begin(), feature_cols.end(), c) != feature_cols.end())
-        throw ValueError("CsvDataset: feature column " + shown(name) + " listed twice");
-      feature_cols.push_back(c);
+  target_col_ = table_.column(options.target, "target");
+  std::vector<std::string> names = options.features;
+  if (names.empty()) {
+    for (int64_t c = 0; c < table_.columns(); ++c) {
+      if (c == target_col_) continue;
+      const std::string& name = table_.names()[size_t(c)];
+      const ColumnPolicy* p = policy_for(options.columns, name);
+      const ColumnType type = p && p->type ? *p->type : detect_column_type(table_, c);
+      if (type != ColumnType::Text) names.push_back(name);
     }
+    if (names.empty())
+      table_.fail_header("no feature columns: the header has only the target column" +
+                         std::string(table_.columns() > 1 ? " and free-text columns" : ""));
   }
-  if (feature_cols.empty())
-    loc.fail(header.line, 0, header.offset, "no feature columns: the header has only the target column");
-  target_name_ = names[target_col];
-  for (size_t c : feature_cols) feature_names_.push_back(names[c]);
-
-  // Rows.
-  const size_t ncols = names.size();
-  const size_t nfeat = feature_cols.size();
-  std::vector<float> feats;
-  std::vector<float> targets;
-  std::vector<Field> target_cells;  // classification: decided after all rows are read
-  Record rec;
-  while (reader.next(rec)) {
-    check_field_count(rec, ncols, loc);
-    row_lines_.push_back(rec.line);
-    for (size_t c : feature_cols) feats.push_back(feature_value(rec, c, loc));
-    Field& t = rec.fields[target_col];
-    if (task_ == CsvTask::Regression) {
-      float v = 0;
-      const NumStatus st = parse_number(t.text, v);
-      if (st != NumStatus::Ok) loc.fail(t.line, int64_t(target_col) + 1, t.offset, number_problem(st, t.text, "target"));
-      targets.push_back(v);
-    } else {
-      target_cells.push_back(std::move(t));
-    }
+  for (const std::string& name : names) {
+    if (table_.column(name, "feature") == target_col_)
+      throw ValueError("CsvDataset: column " + shown(name) + " is both the target and a feature");
+    if (policy_for(features_, name)) throw ValueError("CsvDataset: feature column " + shown(name) + " listed twice");
+    const ColumnPolicy* p = policy_for(options.columns, name);
+    ColumnPolicy policy = p ? *p : ColumnPolicy{};
+    policy.name = name;
+    features_.push_back(std::move(policy));
   }
-  const int64_t n = int64_t(row_lines_.size());
-  if (n == 0) loc.fail(reader.line(), 0, reader.offset(), "no data rows after the header");
-
-  if (task_ == CsvTask::Classification) {
-    const int64_t tcol = int64_t(target_col) + 1;
-    bool numeric = true;
-    for (int64_t i = 0; i < n && numeric; ++i) {
-      float v = 0;
-      const NumStatus st = parse_number(target_cells[size_t(i)].text, v);
-      numeric = st == NumStatus::Ok || st == NumStatus::NonFinite || st == NumStatus::OutOfRange;
+  std::vector<int64_t> feature_cols;
+  for (const ColumnPolicy& p : features_) feature_cols.push_back(table_.column(p.name, "feature"));
+  for (int64_t r = 0; r < table_.rows(); ++r) {
+    if (table_.missing(r, target_col_)) {
+      ++left_out_.missing_target;
+      continue;
     }
-    if (numeric) {
-      int64_t max_label = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        const Field& f = target_cells[size_t(i)];
-        float v = 0;
-        const NumStatus st = parse_number(f.text, v);
-        if (st != NumStatus::Ok) loc.fail(f.line, tcol, f.offset, number_problem(st, f.text, "target"));
-        if (v < 0 || v != std::floor(v) || v > float(1 << 24))
-          loc.fail(f.line, tcol, f.offset,
-                   "class label " + shown(f.text) + " is not a whole number in [0, 2^24]; numeric labels are "
-                   "class indices 0..K-1");
-        if (options.num_classes > 0 && int64_t(v) >= options.num_classes)
-          loc.fail(f.line, tcol, f.offset,
-                   "class label " + shown(f.text) + " is out of range [0, " + std::to_string(options.num_classes - 1) +
-                       "] (num_classes = " + std::to_string(options.num_classes) + ")");
-        max_label = std::max(max_label, int64_t(v));
-        targets.push_back(v);
-      }
-      const int64_t k = options.num_classes > 0 ? options.num_classes : max_label + 1;
-      for (int64_t c = 0; c < k; ++c) class_names_.push_back(std::to_string(c));
-    } else {
-      // String labels; unquoted ones are trimmed like numbers are.
-      const auto label_of = [](const Field& f) { return f.quoted ? f.text : trimmed(f.text); };
-      std::map<std::string, int64_t> classes;
-      for (const Field& f : target_cells) {
-        if (trimmed(f.text).empty()) loc.fail(f.line, tcol, f.offset, "empty class label");
-        classes.emplace(label_of(f), 0);
-      }
-      for (auto& [name, idx] : classes) {
-        idx = int64_t(class_names_.size());
-        class_names_.push_back(name);
-      }
-      for (const Field& f : target_cells) targets.push_back(float(classes.at(label_of(f))));
+    bool drop = false;
+    for (size_t i = 0; i < features_.size() && !drop; ++i)
+      drop = features_[i].missing == MissingPolicy::Drop && table_.missing(r, feature_cols[i]);
+    if (drop) {
+      ++left_out_.dropped;
+      continue;
     }
+    rows_.push_back(r);
   }
+  if (rows_.empty())
+    table_.fail_header("no rows left: " + std::to_string(left_out_.missing_target) + " without a target, " +
+                       std::to_string(left_out_.dropped) + " with a missing cell in a column whose policy is 'drop'");
+  decode_targets(table_, target_col_, rows_, task_, options.num_classes, targets_, class_names_);
+}
 
-  features_ = from_buffer(feats.data(), {n, int64_t(nfeat)});
-  targets_ = from_buffer(targets.data(), {n});
+TablePreparation CsvSource::fit(const std::vector<int64_t>& indices) const {
+  std::vector<int64_t> rows;
+  for (int64_t i : indices) rows.push_back(rows_.at(size_t(i)));
+  TablePreparation prep = fit_preparation(table_, features_, rows);
+  prep.missing_values = missing_values_;
+  return prep;
+}
+
+TablePreparation CsvSource::fit_all() const {
+  std::vector<int64_t> all(rows_.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = int64_t(i);
+  return fit(all);
+}
+
+CsvDataset::CsvDataset(const std::string& path, const CsvOptions& options) {
+  const CsvSource source(path, options);
+  *this = CsvDataset(source, std::make_shared<const TablePreparation>(source.fit_all()));
+}
+
+CsvDataset::CsvDataset(const CsvSource& source, std::shared_ptr<const TablePreparation> preparation)
+    : path_(source.table_.path()),
+      target_name_(source.table_.names()[size_t(source.target_col_)]),
+      task_(source.task_),
+      feature_names_(preparation->input_names()),
+      class_names_(source.class_names_),
+      preparation_(std::move(preparation)),
+      left_out_(source.left_out_) {
+  const Table& t = source.table_;
+  const std::vector<int64_t> cols = preparation_->columns_in(t);
+  const int64_t n = source.size(), w = preparation_->width();
+  if (w == 0) t.fail_header("no feature columns: the preparation has no inputs");
+  std::vector<float> feats(size_t(n * w));
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t r = source.rows_[size_t(i)];
+    row_lines_.push_back(t.row_line(r));
+    preparation_->apply(t, r, cols, feats.data() + i * w);
+  }
+  features_ = from_buffer(feats.data(), {n, w});
+  targets_ = from_buffer(source.targets_.data(), {n});
 }
 
 Example CsvDataset::get(int64_t index) const {
@@ -427,39 +240,17 @@ std::pair<CsvDataset, CsvDataset> CsvDataset::split(double train_fraction, uint6
 }
 
 std::vector<std::string> read_csv_header(const std::string& path, char delimiter) {
-  check_delimiter(delimiter, "read_csv_header");
-  const std::string text = read_file_bytes(path);
-  Locator loc(path);
-  Reader reader(text, delimiter, loc);
-  Record header;
-  return read_header(reader, loc, text, header);
+  return read_table(path, format_of(delimiter, csv_format::default_missing_values())).names();
 }
 
-Tensor read_csv_features(const std::string& path, const std::vector<std::string>& features, char delimiter) {
-  check_delimiter(delimiter, "read_csv_features");
-  if (features.empty()) throw ValueError("read_csv_features: no feature columns named");
-  const std::string text = read_file_bytes(path);
-  Locator loc(path);
-  Reader reader(text, delimiter, loc);
-  Record header;
-  const std::vector<std::string> names = read_header(reader, loc, text, header);
-  loc.set_header(&names);
-  std::vector<size_t> cols;
-  for (const std::string& name : features) {
-    const size_t c = column_of(names, name, "feature", header, loc);
-    if (std::find(cols.begin(), cols.end(), c) != cols.end())
-      throw ValueError("read_csv_features: feature column " + shown(name) + " listed twice");
-    cols.push_back(c);
-  }
-  std::vector<float> values;
-  int64_t n = 0;
-  Record rec;
-  for (; reader.next(rec); ++n) {
-    check_field_count(rec, names.size(), loc);
-    for (size_t c : cols) values.push_back(feature_value(rec, c, loc));
-  }
-  if (n == 0) loc.fail(reader.line(), 0, reader.offset(), "no data rows after the header");
-  return from_buffer(values.data(), {n, int64_t(cols.size())});
+Tensor read_csv_features(const std::string& path, const TablePreparation& preparation, char delimiter) {
+  if (preparation.columns.empty()) throw ValueError("read_csv_features: no feature columns named");
+  const Table t = read_table(path, format_of(delimiter, preparation.missing_values));
+  const std::vector<int64_t> cols = preparation.columns_in(t);
+  const int64_t n = t.rows(), w = preparation.width();
+  std::vector<float> values(size_t(n * w));
+  for (int64_t r = 0; r < n; ++r) preparation.apply(t, r, cols, values.data() + r * w);
+  return from_buffer(values.data(), {n, w});
 }
 
 }  // namespace plexus::data

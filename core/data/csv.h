@@ -1,19 +1,13 @@
 #pragma once
-// Tabular data from a CSV file: one example per row, numeric feature columns and one
-// target column chosen by name.
+// Tabular data from a CSV file: one example per row, a target column chosen by name, and feature
+// columns prepared into numbers (data/table_prep.h: missing values filled, categories one-hot
+// or as indices, dates split into components). The file's format, delimiter detection and
+// missing-value tokens are data/csv_format.h's.
 //
-// Format (RFC 4180, strictly):
-//  - The first record is the header: column names, unique. A UTF-8 byte-order mark is skipped.
-//  - Records end with LF or CRLF; completely empty lines are skipped. Every record has as
-//    many fields as the header.
-//  - A field may be quoted: "a, b" holds a comma, "" is a literal quote, and a quoted field
-//    may span lines. A quote inside an unquoted field, text after a closing quote and an
-//    unterminated quote are errors.
-//  - Feature cells are decimal numbers (C locale; surrounding spaces/tabs ignored, a leading
-//    '+' allowed). Empty cells, non-numbers, NaN, infinities and values outside the float32
-//    range are errors.
-//  - Columns that are neither the target nor in CsvOptions::features are not parsed at all
-//    (e.g. an id or a free-text column); by default every non-target column is a feature.
+// Rows: a row whose target cell is missing is left out (it has nothing to learn from), as is a
+// row with a missing cell in a column whose policy is "drop"; left_out() counts them.
+// Features: the columns of CsvOptions::features in that order; by default every column but the
+// target and free-text columns (data/table_columns.h).
 //
 // Targets:
 //  - Regression: the target cell must be a finite number; target tensor [N] of floats.
@@ -23,14 +17,17 @@
 //    label is a class, numbered in sorted (byte-wise) order of the labels, so the numbering
 //    does not depend on row order. The target tensor [N] holds class indices as floats.
 //
-// Every error is a DataError "PATH: line L, column C ('name'), byte offset B: what" (lines
-// and columns count from 1; the offset counts from 0 at the first byte of the file).
+// Every error about the file is a DataError "PATH: line L, column C ('name'), byte offset B:
+// what" (lines and columns count from 1; the offset counts from 0 at the first byte of the file).
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "data/dataset.h"
+#include "data/table.h"
+#include "data/table_prep.h"
 
 namespace plexus::data {
 
@@ -39,9 +36,44 @@ enum class CsvTask { Regression, Classification };
 struct CsvOptions {
   std::string target;                 // name of the target column (required)
   CsvTask task = CsvTask::Regression;
-  std::vector<std::string> features;  // feature columns in this order; empty = all but the target
+  std::vector<std::string> features;  // feature columns in this order; empty = see above
   int64_t num_classes = 0;            // classification with numeric labels: 0 = max label + 1
-  char delimiter = ',';
+  char delimiter = 0;                 // 0: detected (csv_format::detect_delimiter)
+  std::string missing_values = csv_format::default_missing_values();  // tokens, comma-separated
+  std::vector<ColumnPolicy> columns;  // choices for some columns, by name; the others' follow their type
+};
+
+// How many rows a dataset left out, and why.
+struct LeftOut {
+  int64_t missing_target = 0;  // the target cell is missing
+  int64_t dropped = 0;         // a missing cell in a column whose policy is "drop"
+  int64_t total() const { return missing_target + dropped; }
+};
+
+// A CSV file read and checked, its rows chosen and their targets decoded: what a preparation is
+// fitted on (fit) and applied to (CsvDataset).
+class CsvSource {
+ public:
+  CsvSource(const std::string& path, const CsvOptions& options);
+  int64_t size() const { return int64_t(rows_.size()); }  // rows kept
+  const Table& table() const { return table_; }
+  // The preparation fitted on kept rows `indices` (0 .. size() - 1).
+  TablePreparation fit(const std::vector<int64_t>& indices) const;
+  TablePreparation fit_all() const;
+  const std::vector<ColumnPolicy>& feature_policies() const { return features_; }
+  const LeftOut& left_out() const { return left_out_; }
+
+ private:
+  friend class CsvDataset;
+  Table table_;
+  CsvTask task_;
+  std::string missing_values_;
+  int64_t target_col_ = 0;
+  std::vector<ColumnPolicy> features_;
+  std::vector<int64_t> rows_;  // table rows kept
+  std::vector<float> targets_;
+  std::vector<std::string> class_names_;
+  LeftOut left_out_;
 };
 
 // Per-feature mean and standard deviation (population), for standardisation.
@@ -51,7 +83,10 @@ struct FeatureStats {
 
 class CsvDataset : public Dataset {
  public:
+  // The file's rows prepared by `preparation`, or by one fitted on all of them (the data's own
+  // figures: fine for a look at it; a run fits on its training split only, graph::open_dataset).
   CsvDataset(const std::string& path, const CsvOptions& options);
+  CsvDataset(const CsvSource& source, std::shared_ptr<const TablePreparation> preparation);
 
   int64_t size() const override { return features_.size(0); }
   Example get(int64_t index) const override;  // input [F], target []
@@ -60,7 +95,11 @@ class CsvDataset : public Dataset {
 
   const Tensor& features() const { return features_; }  // [N, F]
   const Tensor& targets() const { return targets_; }    // [N]
+  // One name per input value (TablePreparation::input_names).
   const std::vector<std::string>& feature_names() const { return feature_names_; }
+  const TablePreparation& preparation() const { return *preparation_; }
+  std::shared_ptr<const TablePreparation> shared_preparation() const { return preparation_; }
+  const LeftOut& left_out() const { return left_out_; }
   const std::string& target_name() const { return target_name_; }
   CsvTask task() const { return task_; }
   int64_t num_classes() const { return int64_t(class_names_.size()); }  // 0 for regression
@@ -87,16 +126,19 @@ class CsvDataset : public Dataset {
   CsvTask task_ = CsvTask::Regression;
   std::vector<std::string> feature_names_, class_names_;
   std::vector<int64_t> row_lines_;
+  std::shared_ptr<const TablePreparation> preparation_;
+  LeftOut left_out_;
   Tensor features_, targets_;
 };
 
-// The column names of a CSV file's header (read and checked as CsvDataset does).
-std::vector<std::string> read_csv_header(const std::string& path, char delimiter = ',');
+// The column names of a CSV file's header (read and checked as CsvDataset does; delimiter 0:
+// detected).
+std::vector<std::string> read_csv_header(const std::string& path, char delimiter = 0);
 
-// Feature rows without targets, for a trained model (plexus-cli predict): the columns named in
-// `features`, in that order, of every row, as [N, F] floats in the file's units. Other columns
-// (a target, an id) may be there and are not parsed. The format and the errors are
-// CsvDataset's; a feature column the header lacks is an error listing the header's columns.
-Tensor read_csv_features(const std::string& path, const std::vector<std::string>& features, char delimiter = ',');
+// Model inputs for a trained model (plexus-cli predict): every row of the file prepared by
+// `preparation`, [N, preparation.width()], with the preparation's missing-value tokens. The
+// columns are found by name; others (a target, an id) may be there and are not read. The errors
+// are CsvDataset's; a row a "drop" column would leave out is an error at its cell.
+Tensor read_csv_features(const std::string& path, const TablePreparation& preparation, char delimiter = 0);
 
 }  // namespace plexus::data

@@ -19,14 +19,23 @@ bool path_exists(const fs::path& p) {
   return fs::exists(p, ec);
 }
 
-data::CsvDataset read_csv(const DatasetBinding& b) {
-  if (b.task != "classification" && b.task != "regression")
-    throw ValueError("dataset: task must be 'classification' or 'regression' for a CSV file, got '" + b.task + "'");
-  data::CsvOptions o;
-  o.target = b.target;
-  o.task = b.task == "classification" ? data::CsvTask::Classification : data::CsvTask::Regression;
-  o.features = b.features;
-  return data::CsvDataset(b.path, o);
+// A CSV file's kept rows as a run splits them (indices into data::CsvSource's rows): a seeded
+// 80/20 train/test draw, then the validation draw from the training part with its own stream.
+struct CsvRows {
+  std::vector<int64_t> fit, held, test;
+};
+CsvRows csv_rows(int64_t n, uint64_t seed, double validation_fraction) {
+  CsvRows out;
+  auto [rest, test] = data::split_indices(n, 0.8, seed);
+  auto [fit, held] = data::split_indices(int64_t(rest.size()), 1.0 - validation_fraction, validation_seed(seed));
+  for (int64_t i : fit) out.fit.push_back(rest[size_t(i)]);
+  for (int64_t i : held) out.held.push_back(rest[size_t(i)]);
+  out.test = std::move(test);
+  return out;
+}
+
+DatasetInfo csv_info(const data::CsvDataset& csv, int64_t examples) {
+  return {{int64_t(csv.feature_names().size())}, {}, csv.num_classes(), examples, csv.feature_names()};
 }
 
 data::TextDataset read_text(const DatasetBinding& b) { return data::read_text_dataset(b.path, {b.seq_len, b.max_vocab}); }
@@ -48,6 +57,8 @@ data::ImageFolderOptions folder_options(const DatasetBinding& b) {
 }
 
 }  // namespace
+
+uint64_t validation_seed(uint64_t seed) { return data::mix_seed(seed, 0x76616c); }
 
 data::ImageFormat image_format(const DatasetBinding& b) {
   return {b.color == "rgb" ? 3 : 1, b.height, b.width, data::parse_image_fit(b.fit)};
@@ -110,7 +121,7 @@ DatasetBinding resolve_dataset(const DatasetBinding& binding, const fs::path& pr
   return out;
 }
 
-DatasetInfo describe_dataset(const DatasetBinding& b) {
+DatasetInfo describe_dataset(const DatasetBinding& b, uint64_t seed, double validation_fraction) {
   check_dataset_values(b);
   if (is_idx_dataset(b.kind)) return {{1, 28, 28}, {}, 10};
   if (b.kind == "image_folder") {
@@ -119,14 +130,13 @@ DatasetInfo describe_dataset(const DatasetBinding& b) {
   }
   if (b.kind == "text") return text_info(read_text(b));
   if (b.kind == "text_classes") return text_classes_info(read_labelled_texts(b));
-  const data::CsvDataset csv = read_csv(b);
-  return {{int64_t(csv.feature_names().size())}, {}, csv.num_classes(), csv.size(), csv.feature_names()};
+  return open_dataset(b, seed, validation_fraction).info;
 }
 
-DatasetSplits open_dataset(const DatasetBinding& b, uint64_t seed, double validation_fraction) {
+DatasetSplits open_dataset(const DatasetBinding& b, uint64_t seed, double validation_fraction,
+                           std::shared_ptr<const data::TablePreparation> preparation) {
   check_dataset_values(b);
-  // Its own stream: the validation draw does not repeat the CSV's train/test draw.
-  const uint64_t validation_seed = data::mix_seed(seed, 0x76616c);
+  const uint64_t validation_seed = graph::validation_seed(seed);
   DatasetSplits splits;
   if (is_idx_dataset(b.kind)) {
     const auto variant = b.kind == "mnist" ? data::MnistVariant::Digits : data::MnistVariant::Fashion;
@@ -177,13 +187,17 @@ DatasetSplits open_dataset(const DatasetBinding& b, uint64_t seed, double valida
     splits.train = std::make_shared<data::TextClassDataset>(std::move(fit));
     if (held.size() > 0) splits.validation = std::make_shared<data::TextClassDataset>(std::move(held));
   } else {
-    const data::CsvDataset csv = read_csv(b);
-    auto [train, test] = csv.split(0.8, seed);
-    auto [fit, held] = train.split(1.0 - validation_fraction, validation_seed);
-    splits.info = {{int64_t(csv.feature_names().size())}, {}, csv.num_classes(), csv.size(), csv.feature_names()};
-    splits.test = std::make_shared<data::CsvDataset>(std::move(test));
-    splits.train = std::make_shared<data::CsvDataset>(std::move(fit));
-    if (held.size() > 0) splits.validation = std::make_shared<data::CsvDataset>(std::move(held));
+    const data::CsvSource source(b.path, csv_options(b));
+    const CsvRows rows = csv_rows(source.size(), seed, validation_fraction);
+    if (rows.fit.empty())
+      throw ValueError("dataset: a validation fraction of " + shortest_text(validation_fraction) +
+                       " leaves no training examples");
+    if (!preparation) preparation = std::make_shared<const data::TablePreparation>(source.fit(rows.fit));
+    const data::CsvDataset all(source, std::move(preparation));
+    splits.info = csv_info(all, all.size());
+    splits.test = std::make_shared<data::CsvDataset>(all.subset(rows.test));
+    splits.train = std::make_shared<data::CsvDataset>(all.subset(rows.fit));
+    if (!rows.held.empty()) splits.validation = std::make_shared<data::CsvDataset>(all.subset(rows.held));
   }
   if (splits.train->size() == 0)
     throw ValueError("dataset: a validation fraction of " + shortest_text(validation_fraction) +

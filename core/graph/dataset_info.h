@@ -45,7 +45,10 @@ DatasetBinding resolve_dataset(const DatasetBinding& binding, const std::filesys
 // classes the vocabulary's size, examples its windows), and a folder of labelled texts (input
 // [max_length], its classes, examples all of them). Throws IoError/DataError naming the file, or
 // ValueError for settings out of range (check_dataset_values).
-DatasetInfo describe_dataset(const DatasetBinding& binding);
+// A CSV file's inputs depend on the preparation fitted on its training split (its categories), so
+// it is split as open_dataset splits it, with the project's seed and validation fraction.
+DatasetInfo describe_dataset(const DatasetBinding& binding, uint64_t seed = TrainingSettings{}.seed,
+                             double validation_fraction = TrainingSettings{}.validation_fraction);
 
 // What an image folder's pictures are prepared to: its height, width, color and fit settings.
 data::ImageFormat image_format(const DatasetBinding& binding);
@@ -70,6 +73,12 @@ struct DatasetSplits {
 // data::TextClassDataset). Image folder: its test/ and val/ folders where it has them,
 // otherwise drawn as for a CSV file (data::open_image_folder; pictures decoded lazily through
 // one bounded cache). Throws ValueError when no training examples would be left.
-DatasetSplits open_dataset(const DatasetBinding& binding, uint64_t seed, double validation_fraction);
+// A CSV file's features are prepared by `preparation` (a trained model's), else by one fitted on
+// the training split (data/table_prep.h).
+DatasetSplits open_dataset(const DatasetBinding& binding, uint64_t seed, double validation_fraction,
+                           std::shared_ptr<const data::TablePreparation> preparation = nullptr);
+
+// The validation draw's own stream: it does not repeat the CSV's train/test draw.
+uint64_t validation_seed(uint64_t seed);
 
 }  // namespace plexus::graph

@@ -16,6 +16,7 @@ bool images_only(const B& b) { return is_image_dataset(b.kind); }
 bool text_only(const B& b) { return b.kind == "text"; }
 bool texts_only(const B& b) { return b.kind == "text_classes"; }
 bool any_text(const B& b) { return text_only(b) || texts_only(b); }
+bool csv_only(const B& b) { return b.kind == "csv"; }
 
 // A row under `section` of the form; `group` is the object its key sits in within the file.
 template <class T>
@@ -69,6 +70,16 @@ const std::vector<DatasetSetting>& dataset_settings() {
             whole_spec("stats_sample", "Standardisation sample", d.stats_sample, 1, 1 << 24,
                        "Training pictures (a seeded sample) the input standardisation is computed on."),
             folder_only),
+        row("Table", &B::delimiter,
+            choice_spec("delimiter", "Delimiter", d.delimiter, data::csv_format::delimiter_choices(),
+                        "What separates a row's cells: detected from the file (auto), or a comma, a semicolon or a "
+                        "tab."),
+            csv_only),
+        row("Table", &B::missing_values,
+            choice_spec("missing_values", "Missing values", d.missing_values, {},
+                        "Cells that mean \"no value\", comma-separated and compared without case; an empty cell is "
+                        "always missing."),
+            csv_only),
         row("Text", &B::seq_len,
             whole_spec("seq_len", "Sequence length", d.seq_len, 2, 4096,
                        "Characters per example: the model reads this many and predicts each next one."),
@@ -115,6 +126,70 @@ const std::vector<DatasetSetting>& dataset_settings() {
   return table;
 }
 
+const std::vector<ColumnSettingRow>& column_settings() {
+  static const std::vector<ColumnSettingRow> table = [] {
+    const ColumnSetting d;
+    const auto column = [](auto member, ParamSpec spec) {
+      return ColumnSettingRow{std::move(spec), member, nullptr, true, {}, false, "Column", false};
+    };
+    return std::vector<ColumnSettingRow>{
+        column(&ColumnSetting::type,
+               choice_spec("type", "Type", d.type, {"auto", "numeric", "categorical", "date", "text"},
+                           "What the column holds: detected from its cells (auto), or numbers, categories, dates or "
+                           "free text (never an input).")),
+        column(&ColumnSetting::missing,
+               choice_spec("missing", "Missing cells", d.missing,
+                           {"auto", "drop", "mean", "median", "most_frequent", "constant", "error"},
+                           "What a missing cell becomes: the training split's mean (numbers, dates) or most frequent "
+                           "value (categories) by default (auto); the row left out (drop); a constant; or an error.")),
+        column(&ColumnSetting::fill,
+               choice_spec("fill", "Fill constant", d.fill, {}, "The value missing cells take under 'constant'.")),
+        column(&ColumnSetting::indicator,
+               flag_spec("indicator", "Was-missing input", d.indicator,
+                         "Adds an input that is 1 where a cell was filled (when the training split has any).")),
+        column(&ColumnSetting::encoding,
+               choice_spec("encoding", "Categories as", d.encoding, {"one_hot", "index"},
+                           "One input per category seen in training plus one for any other (one_hot), or one input "
+                           "holding the category's id, 0 for an unseen one, for an Embedding layer (index).")),
+    };
+  }();
+  return table;
+}
+
+void check_column_settings(const ColumnSetting& column) {
+  if (column.name.empty()) throw ValueError("dataset: a column setting without a column name");
+  check_setting_values(column_settings(), ("dataset: column '" + column.name + "'").c_str(), column);
+  if (column.missing == "constant" && column.fill.empty())
+    throw ValueError("dataset: column '" + column.name + "': missing 'constant' needs a fill value");
+}
+
+data::ColumnPolicy column_policy(const ColumnSetting& c) {
+  data::ColumnPolicy p;
+  p.name = c.name;
+  if (c.type != "auto") p.type = data::parse_column_type(c.type);
+  if (c.missing != "auto") p.missing = data::parse_missing_policy(c.missing);
+  p.fill = c.fill;
+  p.indicator = c.indicator;
+  p.encoding = data::parse_category_encoding(c.encoding).value_or(data::CategoryEncoding::OneHot);
+  return p;
+}
+
+data::CsvOptions csv_options(const DatasetBinding& b) {
+  if (b.task != "classification" && b.task != "regression")
+    throw ValueError("dataset: task must be 'classification' or 'regression' for a CSV file, got '" + b.task + "'");
+  data::CsvOptions o;
+  o.target = b.target;
+  o.task = b.task == "classification" ? data::CsvTask::Classification : data::CsvTask::Regression;
+  o.features = b.features;
+  o.delimiter = data::csv_format::delimiter_of(b.delimiter);
+  o.missing_values = b.missing_values;
+  for (const ColumnSetting& c : b.columns) {
+    check_column_settings(c);
+    o.columns.push_back(column_policy(c));
+  }
+  return o;
+}
+
 std::optional<ParamValue> dataset_value(const DatasetBinding& binding, const std::string& name) {
   const DatasetSetting* s = find_setting(dataset_settings(), name);
   if (!s) return std::nullopt;
@@ -135,6 +210,7 @@ void check_dataset_values(const DatasetBinding& binding) {
   if (std::find(kinds.begin(), kinds.end(), binding.kind) == kinds.end())
     throw ValueError("dataset: unknown kind '" + binding.kind + "' (known: " + join(kinds) + ")");
   check_setting_values(dataset_settings(), "dataset", binding);
+  for (const ColumnSetting& c : binding.columns) check_column_settings(c);
 }
 
 DatasetBinding for_kind(DatasetBinding binding, const std::string& kind) {
@@ -147,6 +223,7 @@ DatasetBinding for_kind(DatasetBinding binding, const std::string& kind) {
     binding.target.clear();
     binding.task.clear();
     binding.features.clear();
+    binding.columns.clear();
   } else if (binding.task.empty()) {
     binding.task = "classification";
   }

@@ -8,12 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "data/csv.h"
 #include "graph/graph.h"
 #include "graph/settings_table.h"
 
 namespace plexus::graph {
 
 using DatasetSetting = SettingRow<DatasetBinding>;
+using ColumnSettingRow = SettingRow<ColumnSetting>;
 
 // The kinds Plexus reads, in the order a form offers them.
 const std::vector<std::string>& dataset_kinds();
@@ -25,6 +27,17 @@ bool is_idx_dataset(const std::string& kind);
 // Every setting, in the order of the project file and the form, groups ("augment") last; the
 // form shows them under their sections: Images, Text, Augmentation.
 const std::vector<DatasetSetting>& dataset_settings();
+
+// A CSV column's settings (every key but its name), in the order of the project file and the
+// editor's column table; the file holds a column's non-default ones, "columns": {"NAME": {...}}.
+const std::vector<ColumnSettingRow>& column_settings();
+// A column's settings against the table: ValueError "dataset: column 'island': unknown missing
+// 'avg' (known: ...)".
+void check_column_settings(const ColumnSetting& column);
+// The data layer's policy for a column's settings.
+data::ColumnPolicy column_policy(const ColumnSetting& column);
+// The binding's CSV reading options (delimiter, missing values, features, column policies).
+data::CsvOptions csv_options(const DatasetBinding& binding);
 
 // A setting's value by name ("height", "augment.shift"); nullopt for an unknown name.
 std::optional<ParamValue> dataset_value(const DatasetBinding& binding, const std::string& name);

@@ -62,6 +62,18 @@ struct Edge {
   bool operator==(const Edge&) const = default;
 };
 
+// One CSV column's choices, for a column that has any (graph/dataset_params.h describes each):
+// its type, what fills its missing cells, and how its categories become inputs (data/table_prep.h).
+struct ColumnSetting {
+  std::string name{};
+  std::string type = "auto";         // auto (detected) | numeric | categorical | date | text
+  std::string missing = "auto";      // auto | drop | mean | median | most_frequent | constant | error
+  std::string fill{};                // the constant
+  bool indicator = true;             // a was-missing input beside a filled column
+  std::string encoding = "one_hot";  // categories: one_hot | index (ids for an Embedding)
+  bool operator==(const ColumnSetting&) const = default;
+};
+
 // Where the examples come from. kind: "mnist", "fashion-mnist" (folder of IDX files),
 // "image_folder" (a folder of class folders of pictures) or "csv" (a file; `target` names the
 // label column, `task` is "classification" or "regression"). The settings after `features` are
@@ -71,7 +83,11 @@ struct DatasetBinding {
   std::string path{};
   std::string target{};
   std::string task{};
-  std::vector<std::string> features{};  // csv: the feature columns, in order; empty = all but the target
+  std::vector<std::string> features{};  // csv: the feature columns, in order; empty = all but the target and free text
+  std::vector<ColumnSetting> columns{};  // csv: the columns with choices, in the file's order
+  // csv: the delimiter (auto | comma | semicolon | tab) and the cells that mean "missing".
+  std::string delimiter = "auto";
+  std::string missing_values = "NA, N/A, NaN, null, ?";
   // image_folder: how each picture becomes an input, and what happens to bad files.
   int64_t height = 28, width = 28;
   std::string color = "gray";        // gray | rgb

@@ -28,6 +28,7 @@ namespace {
 template <class S>
 const std::vector<SettingRow<S>>& settings_table() {
   if constexpr (std::is_same_v<S, TrainingSettings>) return training_settings();
+  else if constexpr (std::is_same_v<S, ColumnSetting>) return column_settings();
   else return dataset_settings();
 }
 
@@ -292,7 +293,8 @@ class ProjectReader {
 
   void read_dataset(const Value& v, DatasetBinding& d) const {
     const Object& o = object(v, "dataset", "an object");
-    read_settings(o, "dataset", "a dataset has", d, "", {"kind", "path", "target", "task", "features", "augment"});
+    read_settings(o, "dataset", "a dataset has", d, "",
+                  {"kind", "path", "target", "task", "features", "columns", "augment"});
     if (const Member* m = find(o, "kind")) d.kind = string(m->value, "dataset.kind");
     if (const Member* m = find(o, "path")) d.path = string(m->value, "dataset.path");
     if (const Member* m = find(o, "target")) d.target = string(m->value, "dataset.target");
@@ -301,8 +303,20 @@ class ProjectReader {
       const Array& a = array(m->value, "dataset.features", "a list of column names");
       for (size_t i = 0; i < a.size(); ++i) d.features.push_back(string(a[i], index_path("dataset.features", i)));
     }
+    if (const Member* m = find(o, "columns")) {
+      for (const Member& c : object(m->value, "dataset.columns", "an object of column names"))
+        read_column(c, key_path("dataset.columns", c.key), d);
+    }
     if (const Member* m = find(o, "augment"))
       read_settings(object(m->value, "dataset.augment", "an object"), "dataset.augment", "augment has", d, "augment", {});
+  }
+
+  // A CSV column's settings: {"missing": "median", "indicator": false}.
+  void read_column(const Member& m, const std::string& path, DatasetBinding& d) const {
+    ColumnSetting c;
+    c.name = m.key;
+    read_settings(object(m.value, path, "an object"), path, "a column has", c, "", {});
+    d.columns.push_back(std::move(c));
   }
 
   void read_training(const Value& v, TrainingSettings& t) const {
@@ -563,6 +577,29 @@ class ProjectWriter {
         text(d.features[i], index_path("dataset.features", i));
       }
       out_ += ']';
+    }
+    if (!d.columns.empty()) {
+      next("columns", 2);
+      out_ += '{';
+      const char* column_sep = "\n";
+      for (const ColumnSetting& c : d.columns) {
+        out_ += column_sep;
+        column_sep = ",\n";
+        indent(out_, 3);
+        text(c.name, "dataset.columns");
+        out_ += ": {";
+        const char* key_sep = "";
+        for (const ColumnSettingRow& row : column_settings()) {
+          if (setting_value(c, row.field) == row.spec.default_value) continue;
+          out_ += key_sep;
+          key_sep = ", ";
+          append_string(out_, row.spec.name);
+          out_ += ": ";
+          std::visit([&](auto field) { write_value(c.*field, cat("dataset.columns.", row.spec.name)); }, row.field);
+        }
+        out_ += '}';
+      }
+      out_ += "\n    }";
     }
     const auto chosen = [&](const DatasetSetting& row) { return setting_value(d, row.field) != row.spec.default_value; };
     for (const DatasetSetting& row : dataset_settings()) {

@@ -99,8 +99,9 @@ InputNormalization input_normalization(const graph::Graph& graph, const graph::D
   if (b.kind == "text" || b.kind == "text_classes") return {};
   if (!csv) throw ValueError("input_normalization: a '" + b.kind + "' training split is not a CSV dataset");
   data::FeatureStats stats = csv->feature_stats();
+  const std::vector<bool> numbers = csv->preparation().standardised();  // flags and category ids keep their units
   for (size_t i = 0; i < stats.mean.size(); ++i)
-    if (!standardized.columns.at(i)) stats.mean[i] = 0, stats.std[i] = 1;
+    if (!standardized.columns.at(i) || !numbers.at(i)) stats.mean[i] = 0, stats.std[i] = 1;
   return {stats.mean, stats.std};
 }
 

@@ -117,7 +117,10 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
   run.normalization = input_normalization(graph, run.dataset, *run.data.train, s.seed);
   if (run.compiled.classification || run.dataset.kind == "text")  // a text's vocabulary, for sampling
     run.class_names = class_names(*run.data.train, run.data.info.classes);
-  if (const auto* csv = dynamic_cast<const data::CsvDataset*>(run.data.train.get())) run.feature_names = csv->feature_names();
+  if (const auto* csv = dynamic_cast<const data::CsvDataset*>(run.data.train.get())) {
+    run.feature_names = csv->feature_names();
+    run.preparation = csv->shared_preparation();
+  }
   run.vocabulary = input_vocabulary(*run.data.train);
   if (options.train_subset > 0 && options.train_subset < run.data.train->size()) {
     std::vector<int64_t> idx(size_t(options.train_subset));

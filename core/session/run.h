@@ -46,7 +46,8 @@ struct TrainingRun {
   graph::DatasetSplits data;                      // train: after train_subset
   InputNormalization normalization;               // of the whole training split (before train_subset)
   std::vector<std::string> class_names;           // classification, or a text's vocabulary: one per class
-  std::vector<std::string> feature_names;         // a CSV file's feature columns; else empty
+  std::vector<std::string> feature_names;         // a CSV file's model inputs; else empty
+  std::shared_ptr<const data::TablePreparation> preparation;  // a CSV file's, fitted on the training split
   std::vector<std::string> vocabulary;            // labelled texts' input characters (input_vocabulary); else empty
   layers::CompiledGraph compiled;                  // initialised with settings.seed, on settings.device
   std::unique_ptr<optim::Optimizer> optimizer;

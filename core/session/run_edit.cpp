@@ -39,6 +39,7 @@ EditedRun make_edited_run(const graph::Graph& trained, const graph::Graph& edite
   run.normalization = live.normalization;
   run.class_names = live.class_names;
   run.feature_names = live.feature_names;
+  run.preparation = live.preparation;
   run.vocabulary = live.vocabulary;
   run.trainer_options = live.trainer_options;
   set_loss(run.trainer_options, run.compiled);

@@ -53,7 +53,7 @@ RunCheckpoints::RunCheckpoints(fs::path folder, const graph::Graph& project, con
   g.view.clear();  // the editor's view state says nothing about the weights
   model_meta_["project"] = graph::serialize_project(g);
   write_model_metadata(model_meta_, run.data.info, run.normalization, run.class_names, run.feature_names,
-                       run.vocabulary);
+                       run.vocabulary, run.preparation.get());
 }
 
 fs::path RunCheckpoints::epoch_ended(const train::EpochEnd& e) {

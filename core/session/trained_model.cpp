@@ -27,6 +27,7 @@ constexpr const char* kLabelShape = "label_shape";
 constexpr const char* kClassCount = "classes";
 constexpr const char* kFeatures = "feature_names";
 constexpr const char* kVocabulary = "vocabulary";
+constexpr const char* kPreparation = "table_preparation";
 
 // A metadata value that holds a JSON array of T; nullopt when the key is absent.
 template <class T>
@@ -48,6 +49,7 @@ struct StoredInputs {
   std::optional<int64_t> classes;
   std::optional<InputNormalization> normalization;
   std::optional<std::vector<std::string>> class_names, feature_names, vocabulary;
+  std::shared_ptr<const data::TablePreparation> preparation;
 };
 
 StoredInputs stored_inputs(const io::SafetensorsMetadata& meta, const std::string& where) {
@@ -78,6 +80,8 @@ StoredInputs stored_inputs(const io::SafetensorsMetadata& meta, const std::strin
   s.class_names = json_array<std::string>(meta, kClasses, where);
   s.feature_names = json_array<std::string>(meta, kFeatures, where);
   s.vocabulary = json_array<std::string>(meta, kVocabulary, where);
+  if (const auto it = meta.find(kPreparation); it != meta.end())
+    s.preparation = std::make_shared<const data::TablePreparation>(data::TablePreparation::from_json(it->second, where));
   return s;
 }
 
@@ -105,7 +109,7 @@ Tensor InputNormalization::unapply(const Tensor& standardised) const {
 
 void write_model_metadata(train::Metadata& meta, const graph::DatasetInfo& info, const InputNormalization& norm,
                           const std::vector<std::string>& class_names, const std::vector<std::string>& feature_names,
-                          const std::vector<std::string>& vocabulary) {
+                          const std::vector<std::string>& vocabulary, const data::TablePreparation* preparation) {
   if (!feature_names.empty()) meta[kFeatures] = nlohmann::json(feature_names).dump();
   meta[kInputShape] = nlohmann::json(info.input_shape).dump();
   if (!info.label_shape.empty()) meta[kLabelShape] = nlohmann::json(info.label_shape).dump();
@@ -114,6 +118,7 @@ void write_model_metadata(train::Metadata& meta, const graph::DatasetInfo& info,
   meta[kStd] = nlohmann::json(norm.std).dump();
   if (!class_names.empty()) meta[kClasses] = nlohmann::json(class_names).dump();
   if (!vocabulary.empty()) meta[kVocabulary] = nlohmann::json(vocabulary).dump();
+  if (preparation) meta[kPreparation] = preparation->to_json();
 }
 
 Tensor TrainedModel::forward(const Tensor& raw) const {
@@ -156,7 +161,8 @@ TrainedModel load_trained_model(const graph::Graph& project, const fs::path& wei
       } catch (const Error& e) {
         throw IoError(std::string(e.what()) + "; it is needed for " + why + ", which " + where + " does not hold");
       }
-      splits = graph::open_dataset(binding, project.training.seed, project.training.validation_fraction);
+      splits = graph::open_dataset(binding, project.training.seed, project.training.validation_fraction,
+                                   stored.preparation);
     }
     return *splits;
   };
@@ -165,7 +171,8 @@ TrainedModel load_trained_model(const graph::Graph& project, const fs::path& wei
   const graph::DatasetLocation located = graph::locate_dataset(project.dataset.path, options.project_dir);
   const bool stored_info = stored.input_shape && stored.classes;
   if (graph::is_idx_dataset(project.dataset.kind) || located.found || !stored_info)
-    m.info = graph::is_idx_dataset(project.dataset.kind) ? graph::describe_dataset(project.dataset)
+    m.info = graph::is_idx_dataset(project.dataset.kind) ? graph::describe_dataset(project.dataset, project.training.seed,
+                                                                                   project.training.validation_fraction)
                                                            : open("the shape of the model's inputs").info;
   else
     m.info = {*stored.input_shape, stored.label_shape, *stored.classes, 0,
@@ -204,6 +211,18 @@ TrainedModel load_trained_model(const graph::Graph& project, const fs::path& wei
     const auto* csv = dynamic_cast<const data::CsvDataset*>(open("the feature columns' names").train.get());
     if (csv) m.feature_names = csv->feature_names();
   }
+  // How raw rows become inputs: stored, else fitted again as the run fitted it, else (a file from
+  // before preparations, its data gone) its columns taken as plain numbers.
+  if (stored.preparation) {
+    m.preparation = std::move(stored.preparation);
+  } else if (project.dataset.kind == "csv" && (splits || located.found)) {
+    const auto* csv = dynamic_cast<const data::CsvDataset*>(open("how rows become inputs").train.get());
+    if (csv) m.preparation = csv->shared_preparation();
+  } else if (project.dataset.kind == "csv" && !m.feature_names.empty()) {
+    m.preparation = std::make_shared<const data::TablePreparation>(data::TablePreparation::numbers(m.feature_names));
+  }
+  if (m.preparation && !m.feature_names.empty() && m.preparation->input_names() != m.feature_names)
+    throw IoError(where + ": the stored preparation of rows does not give the feature names it lists");
   const Shape& in = m.info.input_shape;
   if (!m.feature_names.empty() && (in.size() != 1 || int64_t(m.feature_names.size()) != in[0]))
     throw IoError(where + ": names " + std::to_string(m.feature_names.size()) + " feature columns, the model's input is " +
@@ -223,7 +242,8 @@ TestEvaluation evaluate_on_test(TrainedModel& model, const LoadOptions& options,
   const graph::Graph& g = model.project;
   const graph::DatasetBinding dataset = graph::resolve_dataset(g.dataset, options.project_dir);
   TestEvaluation out;
-  graph::DatasetSplits splits = graph::open_dataset(dataset, g.training.seed, g.training.validation_fraction);
+  graph::DatasetSplits splits =
+      graph::open_dataset(dataset, g.training.seed, g.training.validation_fraction, model.preparation);
   out.split = std::move(splits.test);
   out.train = std::move(splits.train);
   if (!out.split) throw ValueError("a '" + dataset.kind + "' dataset has no test split (see docs/training.md)");

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "data/table_prep.h"
 #include "data/transforms.h"
 #include "graph/graph.h"
 #include "layers/compiler.h"
@@ -44,11 +45,14 @@ struct InputNormalization {
 // is not [], as a text dataset's [seq_len]), "input_mean", "input_std" (both [] for inputs used as
 // they are), "class_names", for a CSV file "feature_names" (its feature columns, in the model's order)
 // and for labelled texts "vocabulary" (the characters of input ids 1, 2, ...: typed text is
-// encoded with it, data::padded_ids) as JSON arrays, "classes" as a number (0 for regression).
+// encoded with it, data::padded_ids) as JSON arrays, "classes" as a number (0 for regression),
+// and for a CSV file "table_preparation" (data::TablePreparation::to_json: how raw rows become
+// inputs, fitted on the training split).
 void write_model_metadata(train::Metadata& meta, const graph::DatasetInfo& info, const InputNormalization& norm,
                           const std::vector<std::string>& class_names,
                           const std::vector<std::string>& feature_names = {},
-                          const std::vector<std::string>& vocabulary = {});
+                          const std::vector<std::string>& vocabulary = {},
+                          const data::TablePreparation* preparation = nullptr);
 
 // What kind of file holds the weights: a run checkpoint ("plexus.format" metadata, tensors
 // "model.<node>.<param>" and "optim.*") or a weights file (tensors "<node>.<param>").
@@ -58,7 +62,9 @@ struct TrainedModel {
   graph::Graph project;                  // the graph the weights belong to
   graph::DatasetInfo info;               // per-example input shape, classes
   std::vector<std::string> class_names;  // one per class (a text's vocabulary); empty for regression
-  std::vector<std::string> feature_names; // a CSV dataset's feature columns, in input order; else empty
+  std::vector<std::string> feature_names; // a CSV dataset's model inputs, in order; else empty
+  // A CSV dataset's: how raw rows become inputs (plexus-cli predict, Try It, evaluation); else null.
+  std::shared_ptr<const data::TablePreparation> preparation;
   std::vector<std::string> vocabulary;    // labelled texts' input characters (session::input_vocabulary); else empty
   layers::CompiledGraph compiled;         // weights loaded, in eval mode, on the CPU
   InputNormalization normalization;

@@ -1,8 +1,9 @@
-// libFuzzer target: the CSV reader. The first input byte picks the options (task, delimiter,
-// target column, an explicit feature list, a class count for numeric labels); the rest is the
-// file.
-// Bad input must be a DataError naming the file; an accepted file must give consistent,
-// finite features and valid targets, and survive standardising and splitting.
+// libFuzzer target: the CSV reader and the table preparation. The first input byte picks the
+// options (task, delimiter or its detection, target column, an explicit feature list, a class
+// count for numeric labels, column policies and missing-value tokens); the rest is the file.
+// Bad input must be a DataError naming the file (or a ValueError for a policy that does not fit
+// the column); an accepted file must give consistent, finite features and valid targets, survive
+// standardising and splitting, store its preparation losslessly and prepare its own rows again.
 #include <cmath>
 
 #include "data/csv.h"
@@ -17,11 +18,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t pick = data[0];
   CsvOptions options;
   options.task = pick & 1 ? CsvTask::Classification : CsvTask::Regression;
-  static constexpr char kDelimiters[] = {',', ';', '\t', '|'};
+  static constexpr char kDelimiters[] = {0, ',', ';', '\t'};
   options.delimiter = kDelimiters[(pick >> 1) & 3];
   options.target = pick & 8 ? "label" : "y";
   if (pick & 16) options.features = {"b", "a"};
   if (pick & 32) options.num_classes = 3;
+  if (pick & 64) {  // categories as ids, a constant fill and a dropped row, other tokens
+    ColumnPolicy a, b;
+    a.name = "a";
+    a.type = ColumnType::Categorical;
+    a.encoding = CategoryEncoding::Index;
+    a.missing = MissingPolicy::Constant;
+    a.fill = "none";
+    b.name = "b";
+    b.missing = MissingPolicy::Drop;
+    options.columns = {a, b};
+    options.missing_values = "-, ?";
+  }
   const fuzz::MemoryFile file({reinterpret_cast<const char*>(data + 1), size - 1});
 
   std::unique_ptr<CsvDataset> ds;
@@ -31,13 +44,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::require_names(e.what(), file.path());
     fuzz::rejected(e.what());
     return 0;
+  } catch (const ValueError& e) {  // free text as a feature, a numeric fill for categories...
+    fuzz::rejected(e.what());
+    return 0;
   }
   fuzz::accepted();
   const int64_t n = ds->size(), f = int64_t(ds->feature_names().size());
   fuzz::require(ds->features().shape() == Shape{n, f}, "features are not [rows, features]");
   fuzz::require(ds->targets().shape() == Shape{n}, "targets are not [rows]");
   fuzz::require(int64_t(ds->row_lines().size()) == n, "a line number per row");
-  if (!options.features.empty()) fuzz::require(ds->feature_names() == options.features, "feature order changed");
+  const TablePreparation& prep = ds->preparation();
+  fuzz::require(prep.width() == f && prep.input_names() == ds->feature_names(), "input names and width disagree");
+  if (!options.features.empty())
+    fuzz::require(prep.columns.size() == 2 && prep.columns[0].name == "b" && prep.columns[1].name == "a",
+                  "feature order changed");
+  fuzz::require(TablePreparation::from_json(prep.to_json(), "fuzz") == prep, "the preparation's JSON lost something");
+  if (ds->left_out().total() == 0) {  // every row kept: prepared again as plexus-cli predict would
+    const Tensor again = read_csv_features(file.path(), prep, options.delimiter);
+    fuzz::require(again.to_vector() == ds->features().to_vector(), "rows prepared twice differ");
+  }
   for (float v : ds->features().to_vector()) fuzz::require(std::isfinite(v), "a non-finite feature was accepted");
   const int64_t classes = ds->num_classes();
   if (options.task == CsvTask::Regression) {

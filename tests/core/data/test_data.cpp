@@ -531,10 +531,10 @@ TEST(csvFeatureRowsAndHeader) {
     f << "\xEF\xBB\xBFid,x1,\" x2 \",y\r\n7,0.5,+2,not a number\r\n\r\n8,-1e2, 3 ,\r\n";
   }
   COMPARE(read_csv_header(path), (std::vector<std::string>{"id", "x1", " x2 ", "y"}));
-  const Tensor x = read_csv_features(path, {" x2 ", "x1"});
+  const Tensor x = read_csv_features(path, TablePreparation::numbers({" x2 ", "x1"}));
   COMPARE(x.shape(), (Shape{2, 2}));
   compare_values(x, {2, 0.5f, 3, -100});
-  compare_values(read_csv_features(path, {"id"}), {7, 8});
+  compare_values(read_csv_features(path, TablePreparation::numbers({"id"})), {7, 8});
 }
 
 TEST(csvClassificationLabels) {

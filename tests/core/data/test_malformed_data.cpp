@@ -311,12 +311,14 @@ std::vector<CsvRow> csv_rows() {
        {"line 2, column 2 ('b'), byte offset 8", "'x' is not a number"}},
       {"number with junk", "a,b,y\n1,2.5kg,3\n", "y", false, {"column 2 ('b')", "'2.5kg' is not a number"}},
       {"NaN feature", "a,b,y\n1,2,3\n4,nan,6\n", "y", false,
-       {"line 3, column 2 ('b'), byte offset 14", "non-finite value 'nan'"}},
-      {"NaN target", "a,y\n1,NaN\n", "y", false, {"line 2, column 2 ('y'), byte offset 6", "non-finite"}},
+       {"line 3, column 2 ('b'), byte offset 14", "missing value, and the column's missing values are errors"}},
+      {"infinite feature", "a,b,y\n1,2,3\n4,inf,6\n", "y", false,
+       {"line 3, column 2 ('b'), byte offset 14", "non-finite value 'inf'"}},
+      {"NaN target", "a,y\n1,NaN\n", "y", false, {"line 1, byte offset 0", "no rows left: 1 without a target"}},
       {"infinity", "a,y\n-inf,1\n", "y", false, {"line 2, column 1 ('a')", "non-finite"}},
       {"float overflow", "a,y\n1e39,1\n", "y", false, {"column 1", "float32 range"}},
       {"double overflow", "a,y\n1e999,1\n", "y", false, {"column 1", "float32 range"}},
-      {"empty cell", "a,b,y\n1,,3\n", "y", false, {"line 2, column 2 ('b'), byte offset 8", "empty cell"}},
+      {"empty cell", "a,b,y\n1,,3\n", "y", false, {"line 2, column 2 ('b'), byte offset 8", "missing value"}},
       {"unterminated quote", "a,y\n1,\"2\n3,4\n", "y", false,
        {"line 2, column 2 ('y'), byte offset 6", "unterminated"}},
       {"quote inside unquoted field", "a,y\n1,2\"3\n", "y", false,
@@ -333,9 +335,8 @@ std::vector<CsvRow> csv_rows() {
       {"class label not whole", "a,y\n1,0\n2,1.5\n", "y", true,
        {"line 3, column 2 ('y'), byte offset 10", "not a whole number"}},
       {"class label negative", "a,y\n1,-1\n", "y", true, {"line 2, column 2 ('y')", "not a whole number"}},
-      {"class label NaN", "a,y\n1,nan\n", "y", true, {"line 2, column 2", "non-finite"}},
-      {"empty string label", "a,y\n1,cat\n2,\n", "y", true,
-       {"line 3, column 2 ('y'), byte offset 12", "empty class label"}},
+      {"class label infinite", "a,y\n1,inf\n", "y", true, {"line 2, column 2", "non-finite"}},
+      {"no label at all", "a,y\n1,\n2,NA\n", "y", true, {"line 1", "no rows left: 2 without a target"}},
   };
 }
 
@@ -347,6 +348,13 @@ TEST_ROWS(csv, csv_rows()) {
   CsvOptions opt;
   opt.target = row.target;
   opt.task = row.classification ? CsvTask::Classification : CsvTask::Regression;
+  for (const char* name : {"a", "b"}) {  // declared numbers, a missing cell an error: no policy applies
+    ColumnPolicy strict;
+    strict.name = name;
+    strict.type = ColumnType::Numeric;
+    strict.missing = MissingPolicy::Error;
+    opt.columns.push_back(strict);
+  }
   const std::string msg = plexus::testing::message_of<DataError>([&] { CsvDataset(file, opt); });
   verify_all(msg, plus(row.expected, {file}));
 }
@@ -380,7 +388,8 @@ TEST(csvFeatureRowsMalformed) {
                          const std::string& where, const std::string& what) {
     const std::string file = path(name);
     write_text(file, text);
-    verify_all(plexus::testing::message_of<DataError>([&] { read_csv_features(file, features); }),
+    verify_all(plexus::testing::message_of<DataError>(
+                   [&] { read_csv_features(file, TablePreparation::numbers(features)); }),
                {file + ": " + where + ": ", what});
   };
   check("e.csv", "", {"a"}, "line 1, byte offset 0", "empty file; expected a header row");
@@ -394,7 +403,7 @@ TEST(csvFeatureRowsMalformed) {
   check("q.csv", "a,b\n\"1,2\n", {"a"}, "line 2, column 1 ('a'), byte offset 4", "unterminated quoted field");
   verify_all(plexus::testing::message_of<DataError>([&] { read_csv_header(path("absent.csv")); }),
              {"absent.csv", "cannot open"});
-  verify_all(plexus::testing::message_of<ValueError>([&] { read_csv_features(path("n.csv"), {"a", "a"}); }),
+  verify_all(plexus::testing::message_of<ValueError>([&] { read_csv_features(path("n.csv"), TablePreparation::numbers({"a", "a"})); }),
              {"feature column 'a' listed twice"});
 }
 

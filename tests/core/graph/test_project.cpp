@@ -669,9 +669,14 @@ TEST(structuralErrors) {
       {project("", "", R"(, "dataset": {"kind": "csv", "target": 3})"),
        "p.plexus: dataset.target: expected a string, got an integer (3) (line 1, column 78)"},
       {project("", "", R"(, "dataset": {"file": "x"})"),
-       "p.plexus: dataset: unknown key \"file\"; a dataset has kind, path, target, task, features, augment, height, width, "
-       "color, fit, bad_files, cache_mb, loader_threads, stats_sample, seq_len, max_vocab, max_length and lowercase "
-       "(line 1, column 53)"},
+       "p.plexus: dataset: unknown key \"file\"; a dataset has kind, path, target, task, features, columns, augment, height, "
+       "width, color, fit, bad_files, cache_mb, loader_threads, stats_sample, delimiter, missing_values, seq_len, "
+       "max_vocab, max_length and lowercase (line 1, column 53)"},
+      {project("", "", R"(, "dataset": {"columns": {"a": {"colour": 1}}})"),
+       "p.plexus: dataset.columns.a: unknown key \"colour\"; a column has type, missing, fill, indicator and encoding "
+       "(line 1, column 71)"},
+      {project("", "", R"(, "dataset": {"columns": {"a": {"indicator": "yes"}}})"),
+       "p.plexus: dataset.columns.a.indicator: expected true or false, got a string (\"yes\") (line 1, column 84)"},
       {project("", "", R"(, "dataset": {"augment": {"zoom": 2}})"),
        "p.plexus: dataset.augment: unknown key \"zoom\"; augment has shift, flip, rotation, brightness, contrast and seed "
        "(line 1, column 65)"},

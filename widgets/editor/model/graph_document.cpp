@@ -133,7 +133,8 @@ void GraphDocument::describeDataset() {
   }
   const graph::DatasetLocation where = datasetLocation();
   try {
-    dataset_info_ = graph::describe_dataset(graph::resolve_dataset(binding, projectDir(), /*must_exist=*/false));
+    dataset_info_ = graph::describe_dataset(graph::resolve_dataset(binding, projectDir(), /*must_exist=*/false),
+                                            graph_.training.seed, graph_.training.validation_fraction);
     dataset_status_ = where.found ? tr("Dataset: %1 (%2)").arg(qstr(binding.kind), qstr(where.path.string()))
                                   : tr("Dataset %1 not found (looked in %2): training needs it")
                                         .arg(qstr(binding.path), qstr(where.looked));
