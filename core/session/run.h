@@ -48,6 +48,9 @@ struct TrainingRun {
   std::vector<std::string> class_names;           // classification, or a text's vocabulary: one per class
   std::vector<std::string> feature_names;         // a CSV file's feature columns; else empty
   std::vector<std::string> vocabulary;            // labelled texts' input characters (input_vocabulary); else empty
+  // The training split's examples per class (after train_subset) when settings.class_balance is
+  // on; else empty. Its balanced weights are in the compiled loss (session/class_balance.h).
+  std::vector<int64_t> class_counts;
   layers::CompiledGraph compiled;                  // initialised with settings.seed, on settings.device
   std::unique_ptr<optim::Optimizer> optimizer;
   std::unique_ptr<optim::LRScheduler> scheduler;  // null for schedule "none"
