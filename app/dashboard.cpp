@@ -185,7 +185,13 @@ Dashboard::Dashboard(TrainingController* controller, RunFollower* follower, QWid
   figures_->setDocumentMode(true);
   figures_->addTab(confusions_, tr("Last Epoch"));
   figures_->addTab(class_report_, tr("Test: Classes"));
-  figures_->addTab(curves_, tr("Test: ROC && PR"));
+  // Below the room its curves, slider and matrix need (a laptop's dashboard), it scrolls.
+  auto* curves_area = new QScrollArea(this);
+  curves_area->setWidget(curves_);
+  curves_area->setWidgetResizable(true);
+  curves_area->setFrameShape(QFrame::NoFrame);
+  curves_area->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  figures_->addTab(curves_area, tr("Test: ROC && PR"));
   figures_->addTab(regression_, tr("Test: Regression"));
   figures_->setTabToolTip(0, tr("The last epoch's evaluation: the validation split's, else the test split's"));
   for (int tab : {1, 2, 3}) {

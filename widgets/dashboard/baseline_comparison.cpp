@@ -14,6 +14,7 @@ BaselineComparison::BaselineComparison(QWidget* parent) : QTableWidget(parent) {
   setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   verticalHeader()->hide();
   horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);  // the figures' names whole
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
 }
 

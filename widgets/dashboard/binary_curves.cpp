@@ -81,10 +81,9 @@ BinaryCurvesView::BinaryCurvesView(QWidget* parent)
   threshold_->setObjectName(QStringLiteral("thresholdValue"));
   threshold_->setMinimumWidth(threshold_->fontMetrics().horizontalAdvance(tr("Threshold 0.000")) + 4);
   at_threshold_->setObjectName(QStringLiteral("thresholdFigures"));
-  at_threshold_->setWordWrap(true);
   at_threshold_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   confusion_->setObjectName(QStringLiteral("thresholdConfusion"));
-  confusion_->setMinimumSize(200, 170);
+  confusion_->setMinimumSize(200, 180);
 
   auto* plots = new QHBoxLayout;
   plots->setSpacing(4);
@@ -93,17 +92,16 @@ BinaryCurvesView::BinaryCurvesView(QWidget* parent)
   auto* sliderRow = new QHBoxLayout;
   sliderRow->addWidget(threshold_);
   sliderRow->addWidget(slider_, 1);
-  auto* controls = new QVBoxLayout;
-  controls->addWidget(areas_);
-  controls->addLayout(sliderRow);
-  controls->addWidget(at_threshold_);
-  controls->addStretch(1);
   auto* bottom = new QHBoxLayout;
-  bottom->addLayout(controls, 3);
-  bottom->addWidget(confusion_, 2);
+  bottom->addWidget(at_threshold_, 0, Qt::AlignTop);
+  bottom->addWidget(confusion_, 1);
+  // The slider first, as wide as the view, right above the curves whose marks it moves; the
+  // figures at the threshold as a narrow column beside its matrix, to fit a laptop's dashboard.
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
+  layout->addLayout(sliderRow);
   layout->addLayout(plots, 3);
+  layout->addWidget(areas_);
   layout->addLayout(bottom, 2);
 
   connect(slider_, &QSlider::valueChanged, this, &BinaryCurvesView::showThreshold);
@@ -136,14 +134,14 @@ void BinaryCurvesView::setReport(const session::BinaryReport& report, const std:
   setCurve(roc_curve_, fpr, tpr);
   setCurve(pr_curve_, recall, precision);
   prevalence_->setData({0.0, 1.0}, {report.baseline_average_precision, report.baseline_average_precision});
-  roc_->setTitle(tr("ROC curve, area %1").arg(BaselineComparison::number(report.roc_auc)));
-  pr_->setTitle(tr("Precision-recall, AP %1").arg(BaselineComparison::number(report.average_precision)));
+  roc_->setTitle(tr("ROC curve, AUC %1").arg(BaselineComparison::number(report.roc_auc)));
+  pr_->setTitle(tr("PR curve, AP %1").arg(BaselineComparison::number(report.average_precision)));
   const QString positive = names_.size() > 1 ? names_[1] : QStringLiteral("1");
   areas_->setRows({{tr("ROC AUC"), report.roc_auc, report.baseline_roc_auc, false,
                     tr("The chance that a random '%1' example scores above a random other one").arg(positive)},
                    {tr("Average precision"), report.average_precision, report.baseline_average_precision, false,
                     tr("Precision averaged over the recall each threshold adds")}},
-                  tr("Baseline: a constant score"),
+                  tr("Constant score"),
                   tr("Scores every example alike: the diagonal ROC curve, and the share of '%1' examples as "
                      "precision at every recall").arg(positive));
   showThreshold();
@@ -191,7 +189,7 @@ void BinaryCurvesView::showThreshold() {
   pr_mark_->data()->clear();
   if (std::isfinite(fpr) && std::isfinite(tpr)) roc_mark_->addData(fpr, tpr);
   if (std::isfinite(tpr)) pr_mark_->addData(tpr, precision);
-  at_threshold_->setText(tr("Precision %1, recall %2, false positive rate %3, accuracy %4")
+  at_threshold_->setText(tr("At this threshold:\nprecision %1\nrecall %2\nfalse positive rate %3\naccuracy %4")
                              .arg(BaselineComparison::number(precision), BaselineComparison::number(tpr),
                                   BaselineComparison::number(fpr), BaselineComparison::number(m.accuracy(), true)));
   for (EvaluationPlot* p : {roc_, pr_}) p->replot(QCustomPlot::rpQueuedReplot);

@@ -83,7 +83,7 @@ void ClassReportView::setReport(const session::ClassificationReport& report, con
   baseline_->setRows({{tr("Accuracy"), m.accuracy, report.baseline.accuracy, true, {}},
                       {tr("Macro F1"), m.macro.f1, report.baseline.macro.f1, false, {}},
                       {tr("Weighted F1"), m.weighted.f1, report.baseline.weighted.f1, false, {}}},
-                     tr("Baseline: always '%1'").arg(always),
+                     tr("Always '%1'").arg(always),
                      tr("Predicts '%1', the %2 split's most frequent class, for every example").arg(always, baselineSplit));
 }
 

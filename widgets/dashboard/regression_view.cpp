@@ -15,13 +15,13 @@ RegressionView::RegressionView(QWidget* parent)
     : QWidget(parent),
       figures_(new BaselineComparison(this)),
       scatter_(new EvaluationPlot(tr("Predicted vs actual"), this)),
-      residuals_(new EvaluationPlot(tr("Residuals (predicted - actual)"), this)) {
+      residuals_(new EvaluationPlot(tr("Residuals"), this)) {
   figures_->setObjectName(QStringLiteral("regressionFigures"));
   scatter_->setObjectName(QStringLiteral("predictedVsActual"));
   residuals_->setObjectName(QStringLiteral("residualHistogram"));
   scatter_->xAxis->setLabel(tr("actual"));
   scatter_->yAxis->setLabel(tr("predicted"));
-  residuals_->xAxis->setLabel(tr("residual"));
+  residuals_->xAxis->setLabel(tr("predicted − actual"));
   residuals_->yAxis->setLabel(tr("examples"));
   identity_ = scatter_->addGraph();
   points_ = scatter_->addGraph();
