@@ -111,7 +111,11 @@ void RegressionView::clear() {
   residuals_->replot(QCustomPlot::rpQueuedReplot);
 }
 
-int RegressionView::points() const { return points_->dataCount(); }
+std::vector<QPointF> RegressionView::points() const {
+  std::vector<QPointF> out;
+  for (auto it = points_->data()->constBegin(); it != points_->data()->constEnd(); ++it) out.emplace_back(it->key, it->value);
+  return out;
+}
 
 std::vector<std::pair<double, double>> RegressionView::bins() const {
   std::vector<std::pair<double, double>> out;

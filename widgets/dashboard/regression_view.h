@@ -3,6 +3,7 @@
 // example's prediction against its target with the y = x line a perfect model sits on, the
 // histogram of the residuals (prediction - target), and MAE, RMSE and R² beside the baseline's
 // that predicts the training split's mean for every example. Several outputs are pooled.
+#include <QPointF>
 #include <QWidget>
 #include <vector>
 
@@ -26,7 +27,7 @@ class RegressionView : public QWidget {
   void setReport(const session::RegressionReport& report, const QString& baselineSplit);
   void clear();
 
-  int points() const;  // on the scatter
+  std::vector<QPointF> points() const;  // on the scatter: (actual, predicted), by actual value
   // The histogram's bins: their centres and counts (the counts sum to points()).
   std::vector<std::pair<double, double>> bins() const;
   const BaselineComparison* figures() const { return figures_; }

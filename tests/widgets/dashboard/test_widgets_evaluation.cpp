@@ -25,16 +25,9 @@ const std::vector<float> kScores{0.1f, 0.42f, 0.32f, 0.8f, 0.65f, 0.2f};
 const std::vector<int32_t> kLabels{0, 0, 1, 1, 1, 0};
 
 session::BinaryReport binaryReport() {
-  session::BinaryReport b;
-  b.scores = kScores;
-  b.labels = kLabels;
-  b.roc = train::roc_curve(b.scores, b.labels);
-  b.pr = train::precision_recall_curve(b.scores, b.labels);
-  b.roc_auc = train::area_under(b.roc);
-  b.average_precision = train::average_precision(b.pr);
-  b.baseline_roc_auc = 0.5;
-  b.baseline_average_precision = 0.5;
-  return b;
+  const std::vector<train::RocPoint> roc = train::roc_curve(kScores, kLabels);
+  const std::vector<train::PrPoint> pr = train::precision_recall_curve(kScores, kLabels);
+  return {kScores, kLabels, roc, pr, train::area_under(roc), train::average_precision(pr), 0.5, 0.5};
 }
 
 }  // namespace
@@ -149,7 +142,10 @@ class TestWidgetsEvaluation : public QObject {
     view.show();
     QVERIFY(QTest::qWaitForWindowExposed(&view));
 
-    QCOMPARE(view.points(), 200);
+    // Every example's (actual, predicted), in order of the actual values (here the examples').
+    const std::vector<QPointF> points = view.points();
+    QCOMPARE(int(points.size()), 200);
+    for (int i = 0; i < 200; ++i) QCOMPARE(points[size_t(i)], QPointF(r.targets[size_t(i)], r.predictions[size_t(i)]));
     const auto bins = view.bins();
     QCOMPARE(int(bins.size()), RegressionView::binCount(200));
     double total = 0;
@@ -158,6 +154,7 @@ class TestWidgetsEvaluation : public QObject {
       QVERIFY(centre > -5.5 && centre < 5.5);
     }
     QCOMPARE(total, 200.0);
+    QCOMPARE(bins.front().second, 19.0);  // the residuals of -5, alone in the lowest bin: i = 0, 11, ..., 198
     QCOMPARE(view.figures()->text(0, 1), BaselineComparison::number(r.model.mae));
     QCOMPARE(view.figures()->text(2, 1), BaselineComparison::number(r.model.r2));
     QCOMPARE(view.figures()->text(2, 2), QString("0.0000"));  // the mean, on a test set of that mean
