@@ -13,10 +13,13 @@ BaselineComparison::BaselineComparison(QWidget* parent) : QTableWidget(parent) {
   setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   verticalHeader()->hide();
+  verticalHeader()->setDefaultSectionSize(rowHeight(this));
   horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
   horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);  // the figures' names whole
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
 }
+
+int BaselineComparison::rowHeight(const QWidget* table) { return table->fontMetrics().height() + 8; }
 
 QString BaselineComparison::number(double v, bool percent) {
   if (!std::isfinite(v)) return QStringLiteral("–");
@@ -40,7 +43,6 @@ void BaselineComparison::setRows(const std::vector<Row>& rows, const QString& ba
       setItem(r, c, item);
     }
   }
-  resizeRowsToContents();
   setFixedHeight(horizontalHeader()->sizeHint().height() + verticalHeader()->length() + 2 * frameWidth());
 }
 

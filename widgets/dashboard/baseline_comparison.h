@@ -24,6 +24,9 @@ class BaselineComparison : public QTableWidget {
   void setRows(const std::vector<Row>& rows, const QString& baseline, const QString& baselineToolTip);
   QString text(int row, int column) const;  // "" outside the table
 
+  // A compact row: the text's height and a little air (the style's default is about twice that).
+  static int rowHeight(const QWidget* table);
+
   // A figure as the table writes it: four significant decimals, "–" where it is undefined.
   static QString number(double v, bool percent = false);
 };

@@ -47,6 +47,7 @@ ClassReportView::ClassReportView(QWidget* parent)
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->verticalHeader()->hide();
+  table_->verticalHeader()->setDefaultSectionSize(BaselineComparison::rowHeight(table_));  // more classes in view
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
   table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Interactive);
   table_->horizontalHeaderItem(0)->setToolTip(tr("Precision: of the examples predicted as the class, the share that "
@@ -63,7 +64,7 @@ ClassReportView::ClassReportView(QWidget* parent)
 void ClassReportView::setReport(const session::ClassificationReport& report, const std::vector<QString>& classNames,
                                 const QString& baselineSplit) {
   const train::ClassReport& m = report.model;
-  title_->setText(tr("Test set, per class (%Ln example(s))", "", qint64(m.macro.support)));
+  title_->setText(tr("Test set, per class (%L1 examples)").arg(m.macro.support));
   table_->clearContents();
   table_->setRowCount(int(m.classes.size()) + 2);
   int width = 0;
