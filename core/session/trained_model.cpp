@@ -255,7 +255,7 @@ TestEvaluation evaluate_on_test(TrainedModel& model, const LoadOptions& options,
                                       .pin_memory = !device.is_cpu()});
   train::TrainerOptions to;
   set_loss(to, model.compiled);
-  to.record_predictions = predictions && model.classification();
+  to.record_predictions = predictions;
   out.figures = train::evaluate(*model.compiled.model, loader, to, cancelled);
   return out;
 }
