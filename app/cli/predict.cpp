@@ -29,8 +29,10 @@ constexpr const char* kPredictHelp = R"(  Runs the trained model on each INPUT a
   JPEG or BMP images of any size: converted to the model's channels (gray: ITU-R BT.601 luma)
   and size (shrunk by area averaging, enlarged bilinearly), scaled to [0, 1] as the training
   images were, then normalised as in training. For a CSV dataset the INPUTs are CSV files
-  whose header names the project's feature columns (matched by name when the project's data
-  file is at hand, else every column but the target, in order); a target column is ignored.
+  of raw rows as in the data file, their columns found by name in any order (a target
+  column is ignored), prepared as the training rows were: missing cells filled, categories
+  encoded (one not seen in training as "other"), dates split (the checkpoint's preparation;
+  without one, every column but the target is taken in order, as numbers).
   For labelled texts the inputs are typed texts, given with --text instead of INPUTs: each
   is lowercased when the training lowercased its examples and cut to the model's length,
   as the training examples were; a character the model was not trained on is an error.

@@ -65,7 +65,12 @@ void decode_targets(const Table& t, int64_t col, const std::vector<int64_t>& row
     return;
   }
   std::map<std::string, int64_t> classes;  // string labels, numbered in sorted order
-  for (int64_t r : rows) classes.emplace(t.cell(r, col), 0);
+  for (int64_t r : rows) {
+    if (!classes.emplace(t.cell(r, col), 0).second) continue;
+    const int64_t at = csv_format::invalid_utf8_at(t.cell(r, col));  // class names go into checkpoints as JSON
+    if (at >= 0)
+      t.fail(r, col, "the label is not UTF-8 text (byte " + std::to_string(at) + " of it); save the file as UTF-8");
+  }
   for (auto& [name, idx] : classes) {
     idx = int64_t(class_names.size());
     class_names.push_back(name);

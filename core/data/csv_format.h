@@ -102,6 +102,11 @@ NumStatus parse_number(std::string_view text, float& out);
 // Why a cell is not a number, in words: "'abc' is not a number (feature cells must be numeric)".
 std::string number_problem(NumStatus st, const std::string& text, const char* what);
 
+// The byte offset of the first byte that is not part of well-formed UTF-8 (no overlong forms,
+// surrogates or code points above U+10FFFF), or -1 when `text` is all UTF-8. Names and categories
+// are stored in checkpoints as JSON text, which must be UTF-8.
+int64_t invalid_utf8_at(std::string_view text);
+
 std::string shown(const std::string& text);                      // 'text', cut at 40 bytes
 std::string trimmed(std::string_view s);                         // without surrounding spaces and tabs
 std::string quoted_list(const std::vector<std::string>& names);  // 'a', 'b'

@@ -74,6 +74,13 @@ double number_at(const Table& t, int64_t row, int64_t c) {
   return v;
 }
 
+// A category is stored in checkpoints as JSON text: UTF-8 only.
+void require_utf8(const Table& t, int64_t row, int64_t c) {
+  const int64_t at = csv_format::invalid_utf8_at(t.cell(row, c));
+  if (at >= 0)
+    t.fail(row, c, "the cell is not UTF-8 text (byte " + std::to_string(at) + " of it); save the file as UTF-8");
+}
+
 DateTime date_at(const Table& t, int64_t row, int64_t c) {
   const auto d = parse_date(t.cell(row, c));
   if (!d)
@@ -221,6 +228,8 @@ TablePreparation fit_preparation(const Table& t, const std::vector<ColumnPolicy>
     c.name = policy.name;
     c.type = policy.type ? *policy.type : detect_column_type(t, col);
     const std::string where = "column '" + c.name + "'";
+    if (csv_format::invalid_utf8_at(c.name) >= 0)
+      t.fail_header("column name " + csv_format::shown(c.name) + " is not UTF-8 text; save the file as UTF-8");
     if (c.type == ColumnType::Text)
       throw ValueError(where +
                        " holds free text, which cannot be an input: set its type to categorical, or leave it "
@@ -249,8 +258,8 @@ TablePreparation fit_preparation(const Table& t, const std::vector<ColumnPolicy>
         double v[6];
         date_values(d, v);
         for (int k = 0; k < 6; ++k) parts[size_t(k)].push_back(v[k]);
-      } else {
-        ++counts[t.cell(row, col)];
+      } else if (++counts[t.cell(row, col)] == 1) {
+        require_utf8(t, row, col);
       }
     }
     const bool constant = c.missing == MissingPolicy::Constant;

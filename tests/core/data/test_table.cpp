@@ -274,6 +274,26 @@ TEST(preparationMessages) {
                   "feature column 'nope' not found in the header; columns: 'x', 'name', 'y'");
 }
 
+// Names and categories go into checkpoints as JSON: text that is not UTF-8 (a Latin-1 file) is
+// refused where it is.
+TEST(textThatIsNotUtf8) {
+  COMPARE(csv_format::invalid_utf8_at("plain, caf\xc3\xa9, \xe2\x82\xac, \xf0\x9f\x90\xa7"), int64_t(-1));
+  COMPARE(csv_format::invalid_utf8_at("caf\xe9"), int64_t(3));          // Latin-1
+  COMPARE(csv_format::invalid_utf8_at("a\xc3"), int64_t(1));            // cut short
+  COMPARE(csv_format::invalid_utf8_at("\xc0\xaf"), int64_t(0));        // overlong
+  COMPARE(csv_format::invalid_utf8_at("x\xed\xa0\x80"), int64_t(1));  // a surrogate
+  COMPARE(csv_format::invalid_utf8_at("\xf4\x90\x80\x80"), int64_t(0));  // above U+10FFFF
+  const plexus::testing::TempDir dir;
+  const std::string path = write(dir, "latin1.csv", "town,y\nParis,a\nOrl\xe9" "ans,b\n");
+  const Table t = read_table(path);
+  VERIFY_CONTAINS(message_of<DataError>([&] { fit_preparation(t, {policy("town")}, all_rows(t)); }),
+                  path + ": line 3, column 1 ('town'), byte offset 15: the cell is not UTF-8 text (byte 3 of it)");
+  CsvOptions o;
+  o.target = "town";
+  o.task = CsvTask::Classification;
+  VERIFY_CONTAINS(message_of<DataError>([&] { CsvSource(path, o); }), "the label is not UTF-8 text");
+}
+
 TEST(preparationJsonRoundTrip) {
   const plexus::testing::TempDir dir;
   const Table t = read_table(write(dir, "j.csv", "a,b,c,y\n1,u,2024-01-01,0\nNA,v,2024-02-01T08:00,1\n2,,NA,0\n"));
