@@ -12,8 +12,17 @@ namespace {
 
 using csv_format::shown;
 
-TableFormat format_of(char delimiter, const std::string& missing_values) {
-  return {delimiter, csv_format::MissingTokens::parse(missing_values)};
+TableFormat format_of(char delimiter, const std::string& missing_values, uint64_t memory_budget = 0) {
+  return {delimiter, csv_format::MissingTokens::parse(missing_values), memory_budget};
+}
+
+// Rows a streamed dataset prepares at a time to go through all of them (feature_stats, features).
+constexpr int64_t kChunkRows = 4096;
+
+std::vector<int64_t> chunk(int64_t begin, int64_t end) {
+  std::vector<int64_t> out;
+  for (int64_t i = begin; i < end; ++i) out.push_back(i);
+  return out;
 }
 
 const ColumnPolicy* policy_for(const std::vector<ColumnPolicy>& policies, const std::string& name) {
@@ -90,26 +99,37 @@ std::string LeftOut::text() const {
 }
 
 CsvSource::CsvSource(const std::string& path, const CsvOptions& options)
-    : table_(read_table(path, format_of(options.delimiter, options.missing_values))),
+    : table_(std::make_shared<const Table>(
+          read_table(path, format_of(options.delimiter, options.missing_values, options.memory_budget)))),
+      memory_budget_(options.memory_budget ? options.memory_budget : default_memory_budget()),
       task_(options.task),
       missing_values_(options.missing_values) {
   if (options.target.empty()) throw ValueError("CsvDataset: no target column named in CsvOptions::target");
-  target_col_ = table_.column(options.target, "target");
+  const Table& table = *table_;
+  target_col_ = table.column(options.target, "target");
   std::vector<std::string> names = options.features;
   if (names.empty()) {
-    for (int64_t c = 0; c < table_.columns(); ++c) {
+    std::vector<int64_t> undetected;
+    for (int64_t c = 0; c < table.columns(); ++c) {
+      const ColumnPolicy* p = policy_for(options.columns, table.names()[size_t(c)]);
+      if (c != target_col_ && !(p && p->type)) undetected.push_back(c);
+    }
+    const std::vector<ColumnType> detected = detect_column_types(table, undetected);
+    for (int64_t c = 0; c < table.columns(); ++c) {
       if (c == target_col_) continue;
-      const std::string& name = table_.names()[size_t(c)];
+      const std::string& name = table.names()[size_t(c)];
       const ColumnPolicy* p = policy_for(options.columns, name);
-      const ColumnType type = p && p->type ? *p->type : detect_column_type(table_, c);
+      const ColumnType type = p && p->type ? *p->type
+                                           : detected[size_t(std::find(undetected.begin(), undetected.end(), c) -
+                                                             undetected.begin())];
       if (type != ColumnType::Text) names.push_back(name);
     }
     if (names.empty())
-      table_.fail_header("no feature columns: the header has only the target column" +
-                         std::string(table_.columns() > 1 ? " and free-text columns" : ""));
+      table.fail_header("no feature columns: the header has only the target column" +
+                         std::string(table.columns() > 1 ? " and free-text columns" : ""));
   }
   for (const std::string& name : names) {
-    if (table_.column(name, "feature") == target_col_)
+    if (table.column(name, "feature") == target_col_)
       throw ValueError("CsvDataset: column " + shown(name) + " is both the target and a feature");
     if (policy_for(features_, name)) throw ValueError("CsvDataset: feature column " + shown(name) + " listed twice");
     const ColumnPolicy* p = policy_for(options.columns, name);
@@ -118,15 +138,15 @@ CsvSource::CsvSource(const std::string& path, const CsvOptions& options)
     features_.push_back(std::move(policy));
   }
   std::vector<int64_t> feature_cols;
-  for (const ColumnPolicy& p : features_) feature_cols.push_back(table_.column(p.name, "feature"));
-  for (int64_t r = 0; r < table_.rows(); ++r) {
-    if (table_.missing(r, target_col_)) {
+  for (const ColumnPolicy& p : features_) feature_cols.push_back(table.column(p.name, "feature"));
+  for (int64_t r = 0; r < table.rows(); ++r) {
+    if (table.missing(r, target_col_)) {
       ++left_out_.missing_target;
       continue;
     }
     bool drop = false;
     for (size_t i = 0; i < features_.size() && !drop; ++i)
-      drop = features_[i].missing == MissingPolicy::Drop && table_.missing(r, feature_cols[i]);
+      drop = features_[i].missing == MissingPolicy::Drop && table.missing(r, feature_cols[i]);
     if (drop) {
       ++left_out_.dropped;
       continue;
@@ -134,15 +154,15 @@ CsvSource::CsvSource(const std::string& path, const CsvOptions& options)
     rows_.push_back(r);
   }
   if (rows_.empty())
-    table_.fail_header("no rows left: " + std::to_string(left_out_.missing_target) + " without a target, " +
-                       std::to_string(left_out_.dropped) + " with a missing cell in a column whose policy is 'drop'");
-  decode_targets(table_, target_col_, rows_, task_, options.num_classes, targets_, class_names_);
+    table.fail_header("no rows left: " + std::to_string(left_out_.missing_target) + " without a target, " +
+                      std::to_string(left_out_.dropped) + " with a missing cell in a column whose policy is 'drop'");
+  decode_targets(table, target_col_, rows_, task_, options.num_classes, targets_, class_names_);
 }
 
 TablePreparation CsvSource::fit(const std::vector<int64_t>& indices) const {
   std::vector<int64_t> rows;
   for (int64_t i : indices) rows.push_back(rows_.at(size_t(i)));
-  TablePreparation prep = fit_preparation(table_, features_, rows);
+  TablePreparation prep = fit_preparation(*table_, features_, rows);
   prep.missing_values = missing_values_;
   return prep;
 }
@@ -159,31 +179,61 @@ CsvDataset::CsvDataset(const std::string& path, const CsvOptions& options) {
 }
 
 CsvDataset::CsvDataset(const CsvSource& source, std::shared_ptr<const TablePreparation> preparation)
-    : path_(source.table_.path()),
-      target_name_(source.table_.names()[size_t(source.target_col_)]),
+    : path_(source.table_->path()),
+      target_name_(source.table_->names()[size_t(source.target_col_)]),
       task_(source.task_),
       feature_names_(preparation->input_names()),
       class_names_(source.class_names_),
       preparation_(std::move(preparation)),
       left_out_(source.left_out_) {
-  const Table& t = source.table_;
+  const Table& t = *source.table_;
   const std::vector<int64_t> cols = preparation_->columns_in(t);
   const int64_t n = source.size(), w = preparation_->width();
   if (w == 0) t.fail_header("no feature columns: the preparation has no inputs");
-  std::vector<float> feats(size_t(n * w));
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t r = source.rows_[size_t(i)];
-    row_lines_.push_back(t.row_line(r));
-    preparation_->apply(t, r, cols, feats.data() + i * w);
-  }
-  features_ = from_buffer(feats.data(), {n, w});
   targets_ = from_buffer(source.targets_.data(), {n});
+  if (t.streamed() && uint64_t(n) * uint64_t(w) * sizeof(float) > source.memory_budget_) {
+    table_ = source.table_;
+    table_rows_ = source.rows_;
+    columns_ = cols;
+    std::vector<float> row(static_cast<size_t>(w));
+    for (int64_t r : table_rows_) preparation_->apply(t, r, cols, row.data());  // its errors now, not in training
+    return;
+  }
+  for (int64_t r : source.rows_) row_lines_.push_back(t.row_line(r));
+  std::vector<float> feats(size_t(n * w));
+  for (int64_t i = 0; i < n; ++i) preparation_->apply(t, source.rows_[size_t(i)], cols, feats.data() + i * w);
+  features_ = from_buffer(feats.data(), {n, w});
+}
+
+void CsvDataset::prepare(const std::vector<int64_t>& indices, float* out) const {
+  const int64_t w = int64_t(feature_names_.size());
+  for (size_t i = 0; i < indices.size(); ++i) {
+    float* x = out + int64_t(i) * w;
+    preparation_->apply(*table_, table_rows_[size_t(indices[i])], columns_, x);
+    for (const FeatureStats& s : scales_)
+      for (int64_t j = 0; j < w; ++j) x[j] = (x[j] - s.mean[size_t(j)]) / s.std[size_t(j)];
+  }
+}
+
+std::vector<int64_t> CsvDataset::row_lines() const {
+  if (!streamed()) return row_lines_;
+  std::vector<int64_t> out;
+  for (int64_t r : table_rows_) out.push_back(table_->row_line(r));
+  return out;
+}
+
+Tensor CsvDataset::features() const {
+  if (!streamed()) return features_;
+  const int64_t n = size(), w = int64_t(feature_names_.size());
+  Tensor out = empty({n, w});
+  for (int64_t b = 0; b < n; b += kChunkRows) prepare(chunk(b, std::min(n, b + kChunkRows)), out.data() + b * w);
+  return out;
 }
 
 Example CsvDataset::get(int64_t index) const {
   check_index(index, "CsvDataset::get");
-  const std::vector<int64_t> one{index};
-  return {gather_rows(features_, one).reshape({features_.size(1)}), gather_rows(targets_, one).reshape({})};
+  Example one = get_batch({index});
+  return {one.input.reshape({int64_t(feature_names_.size())}), one.target.reshape({})};
 }
 
 Tensor CsvDataset::target_batch(const std::vector<int64_t>& indices) const {
@@ -193,23 +243,40 @@ Tensor CsvDataset::target_batch(const std::vector<int64_t>& indices) const {
 
 Example CsvDataset::get_batch(const std::vector<int64_t>& indices) const {
   for (int64_t i : indices) check_index(i, "CsvDataset::get_batch");
-  return {gather_rows(features_, indices), gather_rows(targets_, indices)};
+  if (!streamed()) return {gather_rows(features_, indices), gather_rows(targets_, indices)};
+  Tensor x = empty({int64_t(indices.size()), int64_t(feature_names_.size())});
+  prepare(indices, x.data());
+  return {std::move(x), gather_rows(targets_, indices)};
 }
 
 FeatureStats CsvDataset::feature_stats() const {
-  const int64_t n = features_.size(0), f = features_.size(1);
+  const int64_t n = size(), f = int64_t(feature_names_.size());
   if (n == 0) throw ValueError("CsvDataset::feature_stats: no rows");
   std::vector<double> sum(size_t(f), 0.0), sq(size_t(f), 0.0);
-  const float* x = features_.data();
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < f; ++j) sum[size_t(j)] += x[i * f + j];
+  // Over the rows in order, in chunks of a streamed dataset's rows prepared again for each pass.
+  const auto each_row = [&](const auto& visit) {
+    if (!streamed()) {
+      for (int64_t i = 0; i < n; ++i) visit(features_.data() + i * f);
+      return;
+    }
+    std::vector<float> rows(size_t(kChunkRows * f));
+    for (int64_t b = 0; b < n; b += kChunkRows) {
+      const int64_t e = std::min(n, b + kChunkRows);
+      prepare(chunk(b, e), rows.data());
+      for (int64_t i = 0; i < e - b; ++i) visit(rows.data() + i * f);
+    }
+  };
+  each_row([&](const float* x) {
+    for (int64_t j = 0; j < f; ++j) sum[size_t(j)] += x[j];
+  });
   FeatureStats st;
   for (int64_t j = 0; j < f; ++j) st.mean.push_back(float(sum[size_t(j)] / double(n)));
-  for (int64_t i = 0; i < n; ++i)
+  each_row([&](const float* x) {
     for (int64_t j = 0; j < f; ++j) {
-      const double d = double(x[i * f + j]) - double(st.mean[size_t(j)]);
+      const double d = double(x[j]) - double(st.mean[size_t(j)]);
       sq[size_t(j)] += d * d;
     }
+  });
   for (int64_t j = 0; j < f; ++j) {
     const double sd = std::sqrt(sq[size_t(j)] / double(n));
     st.std.push_back(sd > 0 ? float(sd) : 1.f);
@@ -218,13 +285,17 @@ FeatureStats CsvDataset::feature_stats() const {
 }
 
 CsvDataset CsvDataset::standardized(const FeatureStats& stats) const {
-  const int64_t n = features_.size(0), f = features_.size(1);
+  const int64_t n = size(), f = int64_t(feature_names_.size());
   if (int64_t(stats.mean.size()) != f || int64_t(stats.std.size()) != f)
     throw ShapeError("CsvDataset::standardized: statistics for " + std::to_string(stats.mean.size()) + "/" +
                      std::to_string(stats.std.size()) + " features, the dataset has " + std::to_string(f));
   for (float s : stats.std)
     if (!(s > 0) || !std::isfinite(s)) throw ValueError("CsvDataset::standardized: every std must be positive and finite");
   CsvDataset out = *this;
+  if (streamed()) {
+    out.scales_.push_back(stats);
+    return out;
+  }
   out.features_ = empty({n, f});
   const float* x = features_.data();
   float* y = out.features_.data();
@@ -235,11 +306,25 @@ CsvDataset CsvDataset::standardized(const FeatureStats& stats) const {
 
 CsvDataset CsvDataset::subset(const std::vector<int64_t>& indices) const {
   for (int64_t i : indices) check_index(i, "CsvDataset::subset");
-  CsvDataset out = *this;
-  out.features_ = gather_rows(features_, indices);
+  CsvDataset out;  // all but the rows, which a copy of a large dataset would hold twice for a while
+  out.path_ = path_;
+  out.target_name_ = target_name_;
+  out.task_ = task_;
+  out.feature_names_ = feature_names_;
+  out.class_names_ = class_names_;
+  out.preparation_ = preparation_;
+  out.left_out_ = left_out_;
+  out.table_ = table_;
+  out.columns_ = columns_;
+  out.scales_ = scales_;
+  if (streamed()) {
+    for (int64_t i : indices) out.table_rows_.push_back(table_rows_[size_t(i)]);
+  } else {
+    out.features_ = gather_rows(features_, indices);
+  }
   out.targets_ = gather_rows(targets_, indices);
-  out.row_lines_.clear();
-  for (int64_t i : indices) out.row_lines_.push_back(row_lines_[size_t(i)]);
+  if (!streamed())
+    for (int64_t i : indices) out.row_lines_.push_back(row_lines_[size_t(i)]);
   return out;
 }
 
@@ -260,7 +345,7 @@ std::vector<std::string> read_csv_header(const std::string& path, char delimiter
 
 Tensor read_csv_features(const std::string& path, const TablePreparation& preparation, char delimiter) {
   if (preparation.columns.empty()) throw ValueError("read_csv_features: no feature columns named");
-  const Table t = read_table(path, format_of(delimiter, preparation.missing_values));
+  const Table t = read_table(path, format_of(delimiter, preparation.missing_values));  // streamed when large
   const std::vector<int64_t> cols = preparation.columns_in(t);
   const int64_t n = t.rows(), w = preparation.width();
   std::vector<float> values(size_t(n * w));

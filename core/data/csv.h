@@ -19,6 +19,12 @@
 //
 // Every error about the file is a DataError "PATH: line L, column C ('name'), byte offset B:
 // what" (lines and columns count from 1; the offset counts from 0 at the first byte of the file).
+//
+// Memory: a file whose cells would exceed the memory budget is a streamed Table (data/table.h);
+// a dataset over one whose prepared values (rows x inputs x 4 bytes) would exceed the budget is
+// streamed too: it keeps each row's place in the file and its target, and prepares a batch's rows
+// from the file when they are read. It gives the same values, in the same order, and fails with
+// the same messages (every row is prepared once when the dataset is made, to find them).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -41,6 +47,7 @@ struct CsvOptions {
   char delimiter = 0;                 // 0: detected (csv_format::detect_delimiter)
   std::string missing_values = csv_format::default_missing_values();  // tokens, comma-separated
   std::vector<ColumnPolicy> columns;  // choices for some columns, by name; the others' follow their type
+  uint64_t memory_budget = 0;         // bytes (see above); 0: default_memory_budget() (data/table.h)
 };
 
 // How many rows a dataset left out, and why.
@@ -58,7 +65,7 @@ class CsvSource {
  public:
   CsvSource(const std::string& path, const CsvOptions& options);
   int64_t size() const { return int64_t(rows_.size()); }  // rows kept
-  const Table& table() const { return table_; }
+  const Table& table() const { return *table_; }
   // The preparation fitted on kept rows `indices` (0 .. size() - 1).
   TablePreparation fit(const std::vector<int64_t>& indices) const;
   TablePreparation fit_all() const;
@@ -67,7 +74,8 @@ class CsvSource {
 
  private:
   friend class CsvDataset;
-  Table table_;
+  std::shared_ptr<const Table> table_;
+  uint64_t memory_budget_ = 0;
   CsvTask task_;
   std::string missing_values_;
   int64_t target_col_ = 0;
@@ -90,12 +98,15 @@ class CsvDataset : public Dataset {
   CsvDataset(const std::string& path, const CsvOptions& options);
   CsvDataset(const CsvSource& source, std::shared_ptr<const TablePreparation> preparation);
 
-  int64_t size() const override { return features_.size(0); }
+  int64_t size() const override { return targets_.size(0); }
+  bool streamed() const { return table_ != nullptr; }
   Example get(int64_t index) const override;  // input [F], target []
   Tensor target_batch(const std::vector<int64_t>& indices) const override;  // [B]
   Example get_batch(const std::vector<int64_t>& indices) const override;  // [B, F], [B]
 
-  const Tensor& features() const { return features_; }  // [N, F]
+  // Every row's inputs [N, F]: a streamed dataset prepares them all now, at their full size; read
+  // parts of one with get_batch.
+  Tensor features() const;
   const Tensor& targets() const { return targets_; }    // [N]
   // One name per input value (TablePreparation::input_names).
   const std::vector<std::string>& feature_names() const { return feature_names_; }
@@ -108,12 +119,13 @@ class CsvDataset : public Dataset {
   std::vector<std::string> class_names() const override { return class_names_; }
   const std::string& path() const { return path_; }
   // The 1-based line on which each row starts in the file (for reporting).
-  const std::vector<int64_t>& row_lines() const { return row_lines_; }
+  std::vector<int64_t> row_lines() const;
 
   // Mean and std of every feature over this dataset's rows (a std of 0 is stored as 1,
-  // so a constant feature maps to 0 instead of dividing by zero).
+  // so a constant feature maps to 0 instead of dividing by zero). A streamed dataset reads its
+  // rows twice for them.
   FeatureStats feature_stats() const;
-  // A copy with every feature standardised: (x - mean) / std.
+  // A copy with every feature standardised: (x - mean) / std (a streamed one's when read).
   CsvDataset standardized(const FeatureStats& stats) const;
   // A copy holding rows `indices` (checked) in that order.
   CsvDataset subset(const std::vector<int64_t>& indices) const;
@@ -124,13 +136,20 @@ class CsvDataset : public Dataset {
 
  private:
   CsvDataset() = default;
+  // Streamed: the rows `indices` into out[indices.size() * F], as get_batch gives them.
+  void prepare(const std::vector<int64_t>& indices, float* out) const;
   std::string path_, target_name_;
   CsvTask task_ = CsvTask::Regression;
   std::vector<std::string> feature_names_, class_names_;
-  std::vector<int64_t> row_lines_;
+  std::vector<int64_t> row_lines_;  // in memory only: a streamed dataset's are its table's
   std::shared_ptr<const TablePreparation> preparation_;
   LeftOut left_out_;
-  Tensor features_, targets_;
+  Tensor features_, targets_;  // features_: in memory only
+  // Streamed: the table, the table row and columns of each example, and the standardisations
+  // applied when read, in order.
+  std::shared_ptr<const Table> table_;
+  std::vector<int64_t> table_rows_, columns_;
+  std::vector<FeatureStats> scales_;
 };
 
 // The column names of a CSV file's header (read and checked as CsvDataset does; delimiter 0:

@@ -83,10 +83,15 @@ char detect_delimiter(std::string_view text) {
   return best;
 }
 
-Reader::Reader(const std::string& text, char delim, const Locator& loc) : s_(text), delim_(delim), loc_(loc) {
+Reader::Reader(std::string_view text, char delim, const Locator& loc) : s_(text), delim_(delim), loc_(loc) {
   if (delim == '"' || delim == '\n' || delim == '\r' || delim == 0)
     throw ValueError("CSV: the delimiter cannot be a quote, a line end or nothing");
   if (s_.size() >= 3 && s_.compare(0, 3, "\xEF\xBB\xBF") == 0) pos_ = 3;  // UTF-8 BOM
+}
+
+void Reader::seek(int64_t offset, int64_t line) {
+  pos_ = size_t(offset);
+  line_ = line;
 }
 
 bool Reader::next(Record& rec) {
@@ -136,7 +141,7 @@ bool Reader::next(Record& rec) {
           loc_.fail(line_, column, int64_t(pos_), "carriage return without a line feed; use LF or CRLF line ends");
         ++pos_;
       }
-      f.text.assign(s_, start, pos_ - start);
+      f.text.assign(s_.substr(start, pos_ - start));
     }
     rec.fields.push_back(std::move(f));
     if (pos_ < s_.size() && s_[pos_] == delim_) {
@@ -158,7 +163,7 @@ size_t Reader::line_end_length(size_t p) const {
   return 0;
 }
 
-std::vector<std::string> read_header(Reader& reader, const Locator& loc, const std::string& text, Record& header) {
+std::vector<std::string> read_header(Reader& reader, const Locator& loc, std::string_view text, Record& header) {
   if (!reader.next(header)) {
     const bool blank = text.size() > 0;
     loc.fail(reader.line(), 0, reader.offset(),

@@ -54,18 +54,20 @@ char delimiter_of(const std::string& choice);
 // none does.
 char detect_delimiter(std::string_view text);
 
-// RFC 4180 records from a file held in memory (`text` must outlive the reader).
+// RFC 4180 records from a file held in memory or mapped (`text` must outlive the reader).
 class Reader {
  public:
-  Reader(const std::string& text, char delimiter, const Locator& loc);
+  Reader(std::string_view text, char delimiter, const Locator& loc);
   int64_t line() const { return line_; }
   int64_t offset() const { return int64_t(pos_); }
+  // Continues at a record read before: its byte offset and line (Record::offset, Record::line).
+  void seek(int64_t offset, int64_t line);
   // The next non-empty record, or false at the end of the file.
   bool next(Record& rec);
 
  private:
   size_t line_end_length(size_t p) const;
-  const std::string& s_;
+  std::string_view s_;
   char delim_;
   const Locator& loc_;
   size_t pos_ = 0;
@@ -73,7 +75,7 @@ class Reader {
 };
 
 // The header record's column names: unique; quoted names as written, others trimmed.
-std::vector<std::string> read_header(Reader& reader, const Locator& loc, const std::string& text, Record& header);
+std::vector<std::string> read_header(Reader& reader, const Locator& loc, std::string_view text, Record& header);
 // The index of column `name`; a "ROLE column 'x' not found in the header; columns: ..." error.
 size_t column_of(const std::vector<std::string>& names, const std::string& name, const char* role, const Record& header,
                  const Locator& loc);

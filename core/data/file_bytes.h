@@ -1,5 +1,6 @@
 #pragma once
-// A dataset file's whole content, read once: the CSV and text readers parse it in memory.
+// A dataset file's whole content, read once: the text readers parse it in memory (CSV files are
+// mapped instead, data/mapped_file.h).
 #include <string>
 
 namespace plexus::data {

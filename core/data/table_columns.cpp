@@ -91,23 +91,41 @@ std::optional<DateTime> parse_date(std::string_view s) {
   return d;
 }
 
-ColumnType detect_column_type(const Table& t, int64_t c) {
-  bool numbers = true, dates = true;
-  std::set<std::string_view> distinct;
-  int64_t present = 0;
+ColumnType detect_column_type(const Table& t, int64_t c) { return detect_column_types(t, {c}).at(0); }
+
+std::vector<ColumnType> detect_column_types(const Table& t, const std::vector<int64_t>& columns) {
+  struct Seen {
+    bool numbers = true, dates = true, many = false;
+    std::set<std::string> distinct;
+    int64_t present = 0;
+  };
+  std::vector<Seen> seen(columns.size());
   for (int64_t r = 0; r < t.rows(); ++r) {
-    if (t.missing(r, c)) continue;
-    ++present;
-    const std::string& cell = t.cell(r, c);
-    float unused = 0;
-    if (numbers && csv_format::parse_number(cell, unused) != csv_format::NumStatus::Ok) numbers = false;
-    if (dates && !parse_date(cell)) dates = false;
-    distinct.insert(cell);
+    for (size_t i = 0; i < columns.size(); ++i) {
+      if (t.missing(r, columns[i])) continue;
+      Seen& s = seen[i];
+      ++s.present;
+      const std::string& cell = t.cell(r, columns[i]);
+      float unused = 0;
+      if (s.numbers && csv_format::parse_number(cell, unused) != csv_format::NumStatus::Ok) s.numbers = false;
+      if (s.dates && !parse_date(cell)) s.dates = false;
+      if (!s.many) s.distinct.insert(cell);
+      if (int64_t(s.distinct.size()) > kMaxDistinct) {
+        s.many = true;
+        s.distinct.clear();
+      }
+    }
   }
-  if (numbers) return ColumnType::Numeric;  // a column with no present cell too: nothing says otherwise
-  if (dates) return ColumnType::Date;
-  const int64_t n = int64_t(distinct.size());
-  return n <= 50 || n * 10 <= present ? ColumnType::Categorical : ColumnType::Text;
+  std::vector<ColumnType> out;
+  for (const Seen& s : seen) {
+    const int64_t n = int64_t(s.distinct.size());
+    // A column with no present cell is numeric too: nothing says otherwise.
+    out.push_back(s.numbers ? ColumnType::Numeric
+                  : s.dates ? ColumnType::Date
+                  : !s.many && (n <= 50 || n * 10 <= s.present) ? ColumnType::Categorical
+                                                                : ColumnType::Text);
+  }
+  return out;
 }
 
 ColumnProfile profile_column(const Table& t, int64_t c, std::optional<ColumnType> type) {

@@ -5,7 +5,9 @@
 //
 // Detection over the column's present cells: every one a number -> numeric; every one a date
 // (csv_format::parse_date) -> date; else categorical when it has few distinct values (at most 50, or at
-// most a tenth of its cells), else free text (names, comments, ids).
+// most a tenth of its cells), else free text (names, comments, ids). Distinct values are counted up
+// to kMaxDistinct: a column with more is free text (an approximation for tables of more than
+// ten times as many rows, where a column of that many categories could still count as categorical).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,7 +34,10 @@ struct DateTime {
 };
 std::optional<DateTime> parse_date(std::string_view text);
 
+constexpr int64_t kMaxDistinct = 1 << 16;
 ColumnType detect_column_type(const Table& table, int64_t column);
+// The types of several columns, read row by row (one pass over a streamed table).
+std::vector<ColumnType> detect_column_types(const Table& table, const std::vector<int64_t>& columns);
 
 struct ColumnProfile {
   std::string name;

@@ -33,7 +33,6 @@ int64_t own_width(const PreparedColumn& c) {
 
 // The value a policy fills a missing number with, from the training split's present values.
 double fitted_number(std::vector<double> values, MissingPolicy policy) {
-  if (values.empty()) return 0;  // nothing to learn from: a column missing throughout training
   switch (policy) {
     case MissingPolicy::Median: {
       const size_t mid = values.size() / 2;
@@ -55,6 +54,39 @@ double fitted_number(std::vector<double> values, MissingPolicy policy) {
     }
   }
 }
+
+// A column's present training values, as a fill needs them: their sum for a mean; for a median or a
+// most frequent value all of them up to kSample, beyond that a uniform sample of kSample of them
+// (reservoir sampling, seeded: the same rows fit the same), which those fills are then taken from.
+class Values {
+ public:
+  static constexpr size_t kSample = size_t(1) << 20;
+  explicit Values(MissingPolicy policy) : policy_(policy) {}
+  void add(double v) {
+    sum_ += v;
+    ++count_;
+    if (policy_ != MissingPolicy::Median && policy_ != MissingPolicy::MostFrequent) return;
+    if (sample_.size() < kSample) {
+      sample_.push_back(v);
+    } else {
+      state_ = state_ * 6364136223846793005ull + 1442695040888963407ull;  // an LCG's high bits: plenty here
+      const uint64_t k = (state_ >> 16) % uint64_t(count_);
+      if (k < kSample) sample_[size_t(k)] = v;
+    }
+  }
+  double fitted() {
+    if (count_ == 0) return 0;  // nothing to learn from: a column missing throughout training
+    if (sample_.empty()) return sum_ / double(count_);
+    return fitted_number(std::move(sample_), policy_);
+  }
+
+ private:
+  MissingPolicy policy_;
+  double sum_ = 0;
+  int64_t count_ = 0;
+  std::vector<double> sample_;
+  uint64_t state_ = 0x7ab1e;
+};
 
 [[noreturn]] void not_a_number(const Table& t, int64_t row, int64_t c, csv_format::NumStatus st) {
   const std::string& cell = t.cell(row, c);
@@ -221,12 +253,19 @@ void TablePreparation::apply(const Table& t, int64_t row, const std::vector<int6
 
 TablePreparation fit_preparation(const Table& t, const std::vector<ColumnPolicy>& features,
                                  const std::vector<int64_t>& train) {
+  std::vector<int64_t> cols, undetected;
+  for (const ColumnPolicy& policy : features) {
+    cols.push_back(t.column(policy.name, "feature"));
+    if (!policy.type) undetected.push_back(cols.back());
+  }
+  const std::vector<ColumnType> detected = detect_column_types(t, undetected);
   TablePreparation prep;
   for (const ColumnPolicy& policy : features) {
-    const int64_t col = t.column(policy.name, "feature");
     PreparedColumn c;
     c.name = policy.name;
-    c.type = policy.type ? *policy.type : detect_column_type(t, col);
+    c.type = policy.type ? *policy.type
+                         : detected[size_t(std::find(undetected.begin(), undetected.end(), cols[prep.columns.size()]) -
+                                           undetected.begin())];
     const std::string where = "column '" + c.name + "'";
     if (csv_format::invalid_utf8_at(c.name) >= 0)
       t.fail_header("column name " + csv_format::shown(c.name) + " is not UTF-8 text; save the file as UTF-8");
@@ -241,33 +280,49 @@ TablePreparation fit_preparation(const Table& t, const std::vector<ColumnPolicy>
       throw ValueError(where + " is categorical: its missing values cannot be filled with a " + policy_name(c.missing) +
                        " (use most_frequent, constant, drop or error)");
     c.encoding = policy.encoding;
+    prep.columns.push_back(std::move(c));
+  }
+  // What the training rows say about each column, read row by row (one pass over a streamed table).
+  struct Seen {
     bool any_missing = false;
-    std::vector<double> numbers;
-    std::vector<std::vector<double>> parts(6);
+    std::vector<Values> parts;  // numeric: one; date: one per component
     std::map<std::string, int64_t> counts;
-    for (int64_t row : train) {
-      if (t.missing(row, col)) {
-        any_missing = true;
+  };
+  std::vector<Seen> seen(features.size());
+  for (size_t i = 0; i < features.size(); ++i)
+    seen[i].parts.assign(prep.columns[i].type == ColumnType::Date ? 6 : 1, Values(prep.columns[i].missing));
+  for (int64_t row : train) {
+    for (size_t i = 0; i < features.size(); ++i) {
+      PreparedColumn& c = prep.columns[i];
+      Seen& s = seen[i];
+      if (t.missing(row, cols[i])) {
+        s.any_missing = true;
         continue;
       }
       if (c.type == ColumnType::Numeric) {
-        numbers.push_back(number_at(t, row, col));
+        s.parts[0].add(number_at(t, row, cols[i]));
       } else if (c.type == ColumnType::Date) {
-        const DateTime d = date_at(t, row, col);
+        const DateTime d = date_at(t, row, cols[i]);
         c.time_of_day = c.time_of_day || d.has_time;
         double v[6];
         date_values(d, v);
-        for (int k = 0; k < 6; ++k) parts[size_t(k)].push_back(v[k]);
-      } else if (++counts[t.cell(row, col)] == 1) {
-        require_utf8(t, row, col);
+        for (int k = 0; k < 6; ++k) s.parts[size_t(k)].add(v[k]);
+      } else if (++s.counts[t.cell(row, cols[i])] == 1) {
+        require_utf8(t, row, cols[i]);
       }
     }
+  }
+  for (size_t i = 0; i < features.size(); ++i) {
+    const ColumnPolicy& policy = features[i];
+    PreparedColumn& c = prep.columns[i];
+    Seen& s = seen[i];
+    const std::string where = "column '" + c.name + "'";
     const bool constant = c.missing == MissingPolicy::Constant;
     if (c.type == ColumnType::Numeric) {
       float v = 0;
       if (constant && csv_format::parse_number(policy.fill, v) != csv_format::NumStatus::Ok)
         throw ValueError(where + " is numeric: its fill constant must be a number, got '" + policy.fill + "'");
-      c.fill = {constant ? double(v) : fitted_number(std::move(numbers), c.missing)};
+      c.fill = {constant ? double(v) : s.parts[0].fitted()};
     } else if (c.type == ColumnType::Date) {
       if (constant) {
         const auto d = parse_date(policy.fill);
@@ -278,24 +333,24 @@ TablePreparation fit_preparation(const Table& t, const std::vector<ColumnPolicy>
         c.fill.resize(6);
         date_values(*d, c.fill.data());
       } else {
-        for (auto& values : parts) c.fill.push_back(fitted_number(std::move(values), c.missing));
+        for (Values& values : s.parts) c.fill.push_back(values.fitted());
       }
       c.fill.resize(size_t(date_parts(c)));
     } else {
-      for (const auto& [value, count] : counts) c.categories.push_back(value);  // std::map: sorted
+      for (const auto& [value, count] : s.counts) c.categories.push_back(value);  // std::map: sorted
       if (constant) {
         c.fill_category = policy.fill;
         if (!std::binary_search(c.categories.begin(), c.categories.end(), policy.fill)) {
           c.categories.insert(std::lower_bound(c.categories.begin(), c.categories.end(), policy.fill), policy.fill);
         }
-      } else if (!counts.empty()) {  // the first of the most frequent, in sorted order
-        c.fill_category =
-            std::max_element(counts.begin(), counts.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+      } else if (!s.counts.empty()) {  // the first of the most frequent, in sorted order
+        c.fill_category = std::max_element(s.counts.begin(), s.counts.end(), [](auto& a, auto& b) {
+                            return a.second < b.second;
+                          })->first;
       }
     }
     c.indicator =
-        policy.indicator && any_missing && c.missing != MissingPolicy::Drop && c.missing != MissingPolicy::Error;
-    prep.columns.push_back(std::move(c));
+        policy.indicator && s.any_missing && c.missing != MissingPolicy::Drop && c.missing != MissingPolicy::Error;
   }
   return prep;
 }

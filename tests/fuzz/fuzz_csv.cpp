@@ -4,6 +4,8 @@
 // Bad input must be a DataError naming the file (or a ValueError for a policy that does not fit
 // the column); an accepted file must give consistent, finite features and valid targets, survive
 // standardising and splitting, store its preparation losslessly and prepare its own rows again.
+// Streamed from the file (a memory budget of one byte, data/csv.h), it must give the same values
+// or the same message.
 #include <cmath>
 
 #include "data/csv.h"
@@ -37,18 +39,34 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const fuzz::MemoryFile file({reinterpret_cast<const char*>(data + 1), size - 1});
 
+  CsvOptions streamed_options = options;
+  streamed_options.memory_budget = 1;
+  std::unique_ptr<CsvDataset> streamed;
+  std::string streamed_error;
+  try {
+    streamed = std::make_unique<CsvDataset>(file.path(), streamed_options);
+  } catch (const Error& e) {
+    streamed_error = e.what();
+  }
+
   std::unique_ptr<CsvDataset> ds;
   try {
     ds = std::make_unique<CsvDataset>(file.path(), options);
   } catch (const DataError& e) {
     fuzz::require_names(e.what(), file.path());
+    fuzz::require(streamed_error == e.what(), "streamed, the file fails otherwise");
     fuzz::rejected(e.what());
     return 0;
   } catch (const ValueError& e) {  // free text as a feature, a numeric fill for categories...
+    fuzz::require(streamed_error == e.what(), "streamed, the file fails otherwise");
     fuzz::rejected(e.what());
     return 0;
   }
   fuzz::accepted();
+  fuzz::require(streamed && streamed->streamed() && streamed->features().to_vector() == ds->features().to_vector() &&
+                    streamed->targets().to_vector() == ds->targets().to_vector() &&
+                    streamed->row_lines() == ds->row_lines(),
+                "streamed, the file reads otherwise");
   const int64_t n = ds->size(), f = int64_t(ds->feature_names().size());
   fuzz::require(ds->features().shape() == Shape{n, f}, "features are not [rows, features]");
   fuzz::require(ds->targets().shape() == Shape{n}, "targets are not [rows]");

@@ -602,8 +602,9 @@ TEST(csvSplitAndStandardize) {
     COMPARE(val.targets().at({i}), 2 * original);  // targets are never standardised
   }
   // The two parts are disjoint and cover every row.
-  std::set<int64_t> lines(train.row_lines().begin(), train.row_lines().end());
-  lines.insert(val.row_lines().begin(), val.row_lines().end());
+  const std::vector<int64_t> train_lines = train.row_lines(), val_lines = val.row_lines();
+  std::set<int64_t> lines(train_lines.begin(), train_lines.end());
+  lines.insert(val_lines.begin(), val_lines.end());
   COMPARE(lines.size(), size_t(50));
   auto [t3, v3] = ds.split(0.8, 6);
   VERIFY(t3.row_lines() != train.row_lines());

@@ -95,7 +95,8 @@ TEST(csvSplitsStayRawAndHoldOutValidationFromTheTrainingPart) {
   const data::CsvDataset full(b.path, options);
   const auto& train = dynamic_cast<const data::CsvDataset&>(*s.train);
   const int64_t line = train.row_lines()[0];
-  const auto at = std::find(full.row_lines().begin(), full.row_lines().end(), line) - full.row_lines().begin();
+  const std::vector<int64_t> lines = full.row_lines();
+  const auto at = std::find(lines.begin(), lines.end(), line) - lines.begin();
   COMPARE(train.get(0).input.to_vector(), full.get(at).input.to_vector());
 }
 
