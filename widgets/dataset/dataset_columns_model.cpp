@@ -5,7 +5,6 @@
 
 #include "common/qt_text.h"
 #include "common/theme.h"
-#include "editor/param_editor.h"
 #include "graph/dataset_params.h"
 
 namespace plexus::widgets {
@@ -19,6 +18,12 @@ const QStringList& roleChoices() {
 
 const graph::ColumnSettingRow& settingRow(int column) {
   return graph::column_settings().at(size_t(column - DatasetColumnsModel::FirstSetting));
+}
+
+// A setting's tooltip: its label, what it does and its key in the project file.
+QString settingToolTip(const graph::ParamSpec& spec) {
+  return QObject::tr("<qt><b>%1</b><br>%2<br>File key: <code>%3</code></qt>")
+      .arg(qstr(spec.label).toHtmlEscaped(), qstr(spec.doc).toHtmlEscaped(), qstr(spec.name));
 }
 
 // A profile in words, for its cell's tooltip: the range and mean of numbers, the counts of the
@@ -160,7 +165,7 @@ QVariant DatasetColumnsModel::data(const QModelIndex& index, int role) const {
   if (const bool* on = std::get_if<bool>(&value)) {
     if (role == Qt::CheckStateRole) return *on ? Qt::Checked : Qt::Unchecked;
   } else {
-    const QString text = paramText(value);
+    const QString text = qstr(std::get<std::string>(value));  // a column's settings are words or flags
     if (role == Qt::EditRole) return text;
     if (role == Qt::DisplayRole)
       return setting.spec.name == "type" && text == QLatin1String("auto")
@@ -174,7 +179,7 @@ QVariant DatasetColumnsModel::data(const QModelIndex& index, int role) const {
   }
   if (role == Qt::ForegroundRole && value == setting.spec.default_value)
     return ThemeManager::instance().theme().mutedText;  // left alone, as the forms grey a default
-  if (role == Qt::ToolTipRole) return paramToolTip(setting.spec);
+  if (role == Qt::ToolTipRole) return settingToolTip(setting.spec);
   return {};
 }
 
@@ -183,7 +188,7 @@ QVariant DatasetColumnsModel::headerData(int section, Qt::Orientation orientatio
   if (section >= FirstSetting) {
     const graph::ParamSpec& spec = settingRow(section).spec;
     if (role == Qt::DisplayRole) return qstr(spec.label);
-    if (role == Qt::ToolTipRole) return paramToolTip(spec);
+    if (role == Qt::ToolTipRole) return settingToolTip(spec);
     return {};
   }
   static const char* const labels[] = {QT_TR_NOOP("Column"), QT_TR_NOOP("Role"), QT_TR_NOOP("Missing"),

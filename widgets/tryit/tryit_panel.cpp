@@ -158,24 +158,22 @@ TryItPanel::TryItPanel(QWidget* parent)
   drawing->setContentsMargins(0, 0, 0, 0);
   drawing->addLayout(tools);
   drawing->addWidget(canvas_, 1);
-  auto* text_page = new QWidget(this);
-  auto* typing = new QVBoxLayout(text_page);
-  typing->setContentsMargins(0, 0, 0, 0);
-  typing->addWidget(sectionLabel(tr("Text"), this));
-  typing->addWidget(text_);
-  typing->addWidget(text_note_);
-  typing->addStretch();
+  // A typed source's page: its heading, then its widgets from the top.
+  const auto typedPage = [this](const QString& heading, std::initializer_list<QWidget*> widgets) {
+    auto* page = new QWidget(this);
+    auto* column = new QVBoxLayout(page);
+    column->setContentsMargins(0, 0, 0, 0);
+    column->addWidget(sectionLabel(heading, this));
+    for (QWidget* w : widgets) column->addWidget(w);
+    column->addStretch();
+    return page;
+  };
+  QWidget* text_page = typedPage(tr("Text"), {text_, text_note_});
   table_ = new TableForm(this);
   table_note_ = new QLabel(this);
   table_note_->setObjectName(QStringLiteral("tryItTableNote"));
   table_note_->setWordWrap(true);
-  auto* table_page = new QWidget(this);
-  auto* rows = new QVBoxLayout(table_page);
-  rows->setContentsMargins(0, 0, 0, 0);
-  rows->addWidget(sectionLabel(tr("Columns"), this));
-  rows->addWidget(table_note_);
-  rows->addWidget(table_);
-  rows->addStretch();
+  QWidget* table_page = typedPage(tr("Columns"), {table_note_, table_});
   source_ = new QStackedWidget(this);
   source_->addWidget(drawing_page);
   source_->addWidget(text_page);
