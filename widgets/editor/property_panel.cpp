@@ -313,6 +313,7 @@ class PropertyPanel::ProjectPage : public QWidget {
   ProjectPage(GraphDocument* document, QWidget* parent);
   void refresh();
   void applyTheme();
+  void addDatasetView(QWidget* view);
 
  private:
   void addSettingRows();
@@ -343,6 +344,7 @@ class PropertyPanel::ProjectPage : public QWidget {
   std::vector<std::pair<QLabel*, std::vector<std::string>>> headings_;
   SettingsForm* settings_;
   QLabel* summary_;
+  QVBoxLayout* dataset_views_;
   std::optional<graph::DatasetBinding> shown_;
   // The columns of a CSV file's header, read again only when the file changes.
   struct CsvColumns {
@@ -492,6 +494,8 @@ PropertyPanel::ProjectPage::ProjectPage(GraphDocument* document, QWidget* parent
   layout->addWidget(examples_);
   layout->addWidget(columns_heading_);
   layout->addWidget(columns_view_);
+  dataset_views_ = new QVBoxLayout;  // what the app places beside the columns (the class balance)
+  layout->addLayout(dataset_views_);
   layout->addSpacing(6);
   layout->addWidget(sectionLabel(tr("Graph"), this));
   layout->addWidget(summary_);
@@ -528,6 +532,8 @@ void PropertyPanel::ProjectPage::addSettingRows() {
     headings_.back().second.push_back(row.name());
   }
 }
+
+void PropertyPanel::ProjectPage::addDatasetView(QWidget* view) { dataset_views_->addWidget(view); }
 
 void PropertyPanel::ProjectPage::applyTheme() {
   applyMutedColour(this);
@@ -708,6 +714,8 @@ PropertyPanel::PropertyPanel(GraphDocument* document, QWidget* parent)
   });
   showSelection({});
 }
+
+void PropertyPanel::addDatasetView(QWidget* view) { project_->addDatasetView(view); }
 
 void PropertyPanel::showNodes(const QStringList& ids) {
   if (!showsSameNode(ids)) commitPendingEdit();

@@ -705,6 +705,7 @@ class TestPanels : public QObject {
     QVERIFY(heading(e.panel, "Images")->isVisible());
     QVERIFY(heading(e.panel, "Augmentation")->isVisible());
     QVERIFY(!heading(e.panel, "Text")->isVisible());
+    QVERIFY(!heading(e.panel, "Table")->isVisible());
     for (const char* csvOnly : {"datasetTarget", "datasetTask", "datasetColumns"})
       QVERIFY2(!e.panel.findChild<QWidget*>(csvOnly)->isVisible(), csvOnly);
 
