@@ -59,6 +59,7 @@ void Predictor::useRun(const graph::Graph& graph, const RunInfo& info) {
   for (const QString& name : info.classNames) spec->class_names.push_back(name.toStdString());
   spec->normalization = info.normalization;
   spec->vocabulary = info.vocabulary;
+  spec->preparation = info.preparation;
   run_ = std::move(spec);
 }
 
@@ -137,8 +138,8 @@ void Predictor::work() {
         for (const std::string& name : model_->class_names) names << widgets::qstr(name);
         const Shape shape = model_->info.input_shape;
         std::optional<data::TextEncoding> text = session::text_encoding(*model_);
-        post(false, [this, d = source->description, names, shape, text = std::move(text)] {
-          emit modelChanged(d, names, shape, text);
+        post(false, [this, d = source->description, names, shape, text = std::move(text), p = model_->preparation] {
+          emit modelChanged(d, names, shape, text, p);
         });
       } catch (...) {
         post(false, [this, m = messageOf(std::current_exception())] { emit failed(m); });
@@ -180,6 +181,7 @@ void Predictor::apply(const Source& source) {
                      model->class_names = run.class_names;
                      model->normalization = run.normalization;
                      model->vocabulary = run.vocabulary;
+                     model->preparation = run.preparation;
                      model->compiled = layers::compile(run.graph, run.info, run.graph.training.seed);
                      model->compiled.model->eval();
                      loadState(*model->compiled.model, *live.weights.state);

@@ -63,9 +63,11 @@ class Predictor : public QObject {
   void generate(const session::SampleOptions& options);
 
  signals:
-  // `textEncoding`: how typed text becomes the model's input, for a model of labelled texts.
+  // `textEncoding`: how typed text becomes the model's input, for a model of labelled texts;
+  // `preparation`: how a typed row does, for a model of a CSV file's rows (else null).
   void modelChanged(const QString& description, const QStringList& classNames, const plexus::Shape& inputShape,
-                    const std::optional<plexus::data::TextEncoding>& textEncoding);
+                    const std::optional<plexus::data::TextEncoding>& textEncoding,
+                    const std::shared_ptr<const plexus::data::TablePreparation>& preparation);
   void predicted(const plexus::app::Prediction& prediction);
   void failed(const QString& message);
   void generated(const QStringList& samples);
@@ -77,6 +79,7 @@ class Predictor : public QObject {
     std::vector<std::string> class_names;
     session::InputNormalization normalization;
     std::vector<std::string> vocabulary;
+    std::shared_ptr<const data::TablePreparation> preparation;
   };
   struct LiveWeights {
     std::shared_ptr<const RunSpec> run;

@@ -78,6 +78,7 @@ RunInfo describe(const session::TrainingRun& run, train::MachinePeak peak) {
   info.datasetInfo = run.data.info;
   info.normalization = run.normalization;
   info.vocabulary = run.vocabulary;
+  info.preparation = run.preparation;
   if (const auto* csv = dynamic_cast<const data::CsvDataset*>(evaluated.get()))
     for (const std::string& name : csv->feature_names()) info.featureNames << QString::fromStdString(name);
   return info;

@@ -101,6 +101,7 @@ struct RunInfo {
   graph::DatasetInfo datasetInfo;  // per-example input shape, classes
   session::InputNormalization normalization;
   std::vector<std::string> vocabulary;  // labelled texts' input characters (typed text is encoded with them)
+  std::shared_ptr<const data::TablePreparation> preparation;  // a CSV file's: how a typed row becomes an input
   // The device's peak the events' peak_gflops came from, when and on what it was measured.
   train::MachinePeak peak;
   // How long the run had gone on when it was first shown: 0 but for a run followed from its

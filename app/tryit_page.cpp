@@ -61,14 +61,17 @@ TryItPage::TryItPage(TrainingController* controller, const widgets::GraphDocumen
   });
   connect(predictor_, &Predictor::modelChanged, this,
           [this](const QString& description, const QStringList& class_names, const Shape& input_shape,
-                 const std::optional<data::TextEncoding>& text) {
-            if (text)
+                 const std::optional<data::TextEncoding>& text,
+                 const std::shared_ptr<const data::TablePreparation>& preparation) {
+            if (preparation)
+              panel_->setTableInput(preparation);
+            else if (text)
               panel_->setTextInput(input_shape, textNote(text->length, text->lowercase),
                                    [encoding = *text](const QString& typed) {
                                      return data::encode_typed_text(encoding, typed.toStdString());
                                    });
             else if (input_shape != panel_->inputShape() || panel_->textInput())
-              panel_->setInputShape(input_shape, inputText(input_shape));
+              panel_->setInputShape(input_shape);
             panel_->setModel(description, class_names);
             text_->setModel(description);
           });
@@ -166,12 +169,6 @@ QString TryItPage::textNote(int64_t length, bool lowercase) const {
       .arg(length);
 }
 
-QString TryItPage::inputText(const Shape& shape) const {
-  if (shape.size() == 1 && document_->graph().dataset.kind == "csv")
-    return shape[0] == 1 ? tr("1 feature from a CSV file") : tr("%1 features from a CSV file").arg(shape[0]);
-  return widgets::qstr(to_string(shape));
-}
-
 // Before there is a model, the panel gets ready for the open project's input.
 void TryItPage::projectChanged() {
   if (panel_->hasModel()) return;
@@ -184,9 +181,10 @@ void TryItPage::projectChanged() {
     panel_->setTextInput(shape, textNote(shape.size() == 1 ? shape[0] : 0, binding.lowercase), nullptr);
     return;
   }
+  if (binding.kind == "csv") return panel_->setTableInput(nullptr);  // the form, once a model names its columns
   if (!info) return;
   const Shape& shape = info->input_shape;
-  if (shape != panel_->inputShape()) panel_->setInputShape(shape, inputText(shape));
+  if (shape != panel_->inputShape()) panel_->setInputShape(shape);
 }
 
 // An image folder's pictures are fitted, sized and coloured by its settings; the IDX kinds' by

@@ -6,7 +6,8 @@
 // that model's training prepared its own (session::picture_input with its dataset settings);
 // for a model of labelled texts the panel takes typed text instead, encoded as its training
 // encoded its examples (data::encode_typed_text with the model's vocabulary, length and the
-// project's lowercase setting).
+// project's lowercase setting); for a model of a CSV file's rows it takes a form of the columns,
+// each typed row prepared as training prepared its rows (the model's data::TablePreparation).
 // A text project gets a prompt instead of the panel (widgets::TextPrompt): the model continues
 // it when asked. Wiring only: the panel shows, the Predictor computes off the UI thread, the
 // TrainingController hands over copies of the weights.
@@ -70,7 +71,6 @@ class TryItPage : public QWidget {
   void preparePicturesFor(const graph::DatasetBinding& binding);
   void showTextPrompt(bool text);  // the prompt instead of the panel, or back
   QString projectDir() const;
-  QString inputText(const Shape& shape) const;  // for a panel that cannot use it
   QString textNote(int64_t length, bool lowercase) const;  // how a labelled-texts model reads typed text
 
   TrainingController* controller_;

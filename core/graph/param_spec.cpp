@@ -74,6 +74,7 @@ std::string check_param_value(const ParamSpec& spec, const ParamValue& value) {
     case ParamType::Bool: return std::holds_alternative<bool>(value) ? "" : "must be true or false";
     case ParamType::Choice: {
       const auto* choice = std::get_if<std::string>(&value);
+      if (choice && spec.choices.empty()) return "";  // free text (a CSV file's missing values)
       if (choice && std::find(spec.choices.begin(), spec.choices.end(), *choice) != spec.choices.end()) return "";
       std::string known;
       for (const std::string& c : spec.choices) known += (known.empty() ? "" : ", ") + c;

@@ -4,10 +4,11 @@
 // final.safetensors gives what core's TrainedModel gives on the same input (skipped without
 // data/mnist, scripts/fetch-mnist: that test is ctest's test_app_tryit_mnist, the others
 // test_app_tryit). A picture opened for an image-folder project is prepared
-// as its training pictures are (fit, size, colour). A CSV project is told the page needs an
-// image input.
+// as its training pictures are (fit, size, colour). A CSV project's model is tried with a form
+// of its columns.
 #include <QDockWidget>
 #include <QLabel>
+#include <QLineEdit>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -18,7 +19,9 @@
 #include <cmath>
 #include <filesystem>
 
+#include "data/csv_format.h"
 #include "data/idx.h"
+#include "data/table.h"
 #include "data/image_file.h"
 #include "editor/model/graph_document.h"
 #include "graph/project.h"
@@ -30,6 +33,7 @@
 #include "training_controller.h"
 #include "tryit/digit_canvas.h"
 #include "tryit/probability_bars.h"
+#include "tryit/table_form.h"
 #include "tryit/tryit_panel.h"
 #include "tryit_page.h"
 #include "support/app_fixture.h"
@@ -212,16 +216,63 @@ class TestAppTryIt : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(panel->input().to_vector(), session::picture_input(wide, stretched, {1, 28, 28}).to_vector(), 10000);
   }
 
-  void aCsvProjectIsToldItNeedsAnImageInput() {
+  // A CSV project: before a model, the form says what it waits for; after a short run, a field
+  // per feature column, the typed row's prediction what core's TrainedModel makes of the same
+  // prepared row, and a bad value's message instead of a prediction.
+  void aCsvModelIsTriedWithAFormOfItsColumns() {
+    graph::Graph g = graph::load_project(PLEXUS_SOURCE_DIR "/examples/housing_regression.plexus");
+    g.dataset.path = PLEXUS_SOURCE_DIR "/examples/data/housing.csv";
+    g.training.epochs = 2;
+    const QString project = dir_.filePath("housing.plexus");
+    graph::save_project(project.toStdString(), g);
     Window w;
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
-    QVERIFY(w.openFile(PLEXUS_SOURCE_DIR "/examples/housing_regression.plexus"));
+    QVERIFY(w.openFile(project));
     w.showTryIt();
-    auto* message = w.tryIt()->panel()->findChild<QLabel*>("needsImageInput");
-    QVERIFY(message->isVisible());
-    QVERIFY2(message->text().contains("8 features from a CSV file"), qPrintable(message->text()));
-    QVERIFY(!w.tryIt()->panel()->canvas()->isVisible());
+    widgets::TryItPanel* panel = w.tryIt()->panel();
+    QVERIFY(panel->tableInput());
+    QVERIFY(panel->findChild<QLabel*>("tryItTableNote")->text().contains("Train the project"));
+    QVERIFY(!panel->canvas()->isVisible());
+
+    QSignalSpy finished(w.training(), &TrainingController::finished);
+    QSignalSpy checkpoints(w.training(), &TrainingController::checkpointSaved);
+    QVERIFY(w.startTraining());
+    w.showTryIt();  // Train showed the dashboard; the page asks for the last weights when shown
+    QVERIFY(finished.wait(120000));
+    QTRY_VERIFY_WITH_TIMEOUT(panel->modelStatus().startsWith("The last run's weights"), 20000);
+    widgets::TableForm* form = panel->tableForm();
+    QCOMPARE(form->values().size(), 8);
+    auto* area = qobject_cast<QLineEdit*>(form->field("area_m2"));
+    QVERIFY(area && area->isVisible());
+    QSignalSpy shown(w.tryIt(), &app::TryItPage::predictionShown);
+    area->setFocus();
+    QTest::keyClicks(area, "150");
+    QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty() && panel->valueText() != QStringLiteral("—"), 20000);
+
+    QString final_checkpoint;
+    for (const QList<QVariant>& c : checkpoints)
+      if (c.at(1).toString() == "final") final_checkpoint = c.at(0).toString();
+    QVERIFY(!final_checkpoint.isEmpty());
+    const session::TrainedModel core =
+        session::load_trained_model(w.document()->graph(), final_checkpoint.toStdString(), {});
+    std::vector<std::string> row;
+    for (const data::PreparedColumn& c : core.preparation->columns) row.push_back(c.name == "area_m2" ? "150" : "");
+    std::vector<std::string> names;
+    for (const data::PreparedColumn& c : core.preparation->columns) names.push_back(c.name);
+    const data::Table typed = data::table_of_rows(
+        names, {row}, data::csv_format::MissingTokens::parse(core.preparation->missing_values), "typed");
+    Tensor x = zeros({core.preparation->width()});
+    core.preparation->apply(typed, 0, core.preparation->columns_in(typed), x.data());
+    QCOMPARE(panel->input().to_vector(), x.to_vector());
+    const float expected = core.forward(x.unsqueeze(0)).to_vector().at(0);
+    QVERIFY2(std::abs(panel->valueText().toFloat() - expected) <= 1e-3f * std::max(1.f, std::abs(expected)),
+             qPrintable(panel->valueText() + " vs " + QString::number(expected)));
+
+    QTest::keyClicks(area, "m2");  // "150m2": not a number
+    QTRY_VERIFY_WITH_TIMEOUT(!panel->errorText().isEmpty(), 5000);
+    QVERIFY2(panel->errorText().contains("area_m2"), qPrintable(panel->errorText()));
+    QCOMPARE(panel->valueText(), QStringLiteral("—"));
     w.showEditor();  // the editing panels the page hid come back
     QVERIFY(w.findChild<QDockWidget*>("paletteDock")->isVisible());
   }

@@ -215,7 +215,9 @@ QString paramToolTip(const ParamSpec& spec) {
       break;
     case ParamType::Float: kind = QObject::tr("Number %1").arg(range); break;
     case ParamType::Bool: kind = QObject::tr("On or off"); break;
-    case ParamType::Choice: kind = QObject::tr("One of %1").arg(joined(spec.choices)); break;
+    case ParamType::Choice:
+      kind = spec.choices.empty() ? QObject::tr("Text") : QObject::tr("One of %1").arg(joined(spec.choices));
+      break;
     case ParamType::IntList: kind = QObject::tr("Whole numbers such as 1, 28, 28, each %1").arg(range); break;
     case ParamType::FloatList: kind = QObject::tr("Numbers such as 0.5, 2, 1, each %1").arg(range); break;
     case ParamType::Names: kind = QObject::tr("Names separated by commas, such as age, fare"); break;
@@ -264,6 +266,14 @@ ParamEditor::ParamEditor(const ParamSpec& spec, QWidget* parent)
   display();
 }
 
+QLineEdit* ParamEditor::typedField() {
+  auto* edit = new QLineEdit(this);
+  text_ = edit;
+  edit->setPlaceholderText(defaultText(spec_));
+  connect(edit, &QLineEdit::editingFinished, this, &ParamEditor::finishEditing);
+  return edit;
+}
+
 QWidget* ParamEditor::makeEditor() {
   switch (spec_.type) {
     case ParamType::Int:
@@ -282,19 +292,14 @@ QWidget* ParamEditor::makeEditor() {
     case ParamType::IntPair:
     case ParamType::IntList:
     case ParamType::FloatList:
-    case ParamType::Names: {
-      auto* edit = new QLineEdit(this);
-      text_ = edit;
-      edit->setPlaceholderText(defaultText(spec_));
-      connect(edit, &QLineEdit::editingFinished, this, &ParamEditor::finishEditing);
-      return edit;
-    }
+    case ParamType::Names: return typedField();
     case ParamType::Bool: {
       auto* box = new QCheckBox(this);
       connect(box, &QCheckBox::clicked, this, [this](bool on) { commit(std::optional<ParamValue>(std::in_place, on)); });
       return box;
     }
     case ParamType::Choice: {
+      if (spec_.choices.empty()) return typedField();  // free text: a CSV file's missing values
       auto* combo = new QComboBox(this);
       for (const std::string& choice : spec_.choices) combo->addItem(qstr(choice));
       guardWheel(combo);

@@ -35,7 +35,8 @@ ParsedParam parseParam(const graph::ParamSpec& spec, const QString& text);
 QString paramToolTip(const graph::ParamSpec& spec);
 
 // The editor of one parameter, built from its ParamSpec alone: a spin box, a line edit, a check
-// box or a combo box, a reset-to-default button and the validation message under them.
+// box or a combo box (a line edit for a choice without a list: free text), a reset-to-default
+// button and the validation message under them.
 class ParamEditor : public QWidget {
   Q_OBJECT
 
@@ -56,6 +57,7 @@ class ParamEditor : public QWidget {
 
  private:
   QWidget* makeEditor();
+  QLineEdit* typedField();  // a line edit for text, numbers and lists
   void display();
   void finishEditing();
   void commit(const std::optional<graph::ParamValue>& value);

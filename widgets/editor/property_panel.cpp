@@ -12,7 +12,6 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QListWidget>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QToolButton>
@@ -22,15 +21,17 @@
 #include <exception>
 #include <functional>
 #include <map>
-#include <tuple>
 
 #include "common/icons.h"
 #include "common/panel_style.h"
 #include "common/theme.h"
 #include "data/csv.h"
+#include "dataset/dataset_columns_model.h"
+#include "dataset/dataset_columns_view.h"
 #include "editor/block_page.h"
 #include "editor/layer_help.h"
 #include "editor/model/graph_document.h"
+#include "editor/model/task_head.h"
 #include "editor/param_editor.h"
 #include "editor/problems_panel.h"
 #include "editor/settings_form.h"
@@ -324,7 +325,6 @@ class PropertyPanel::ProjectPage : public QWidget {
   void colourStatus();
   void commitKind(const QString& kind);
   void commitTarget(const QString& target);
-  void commitFeatures();
   void commitField(const std::function<void(graph::DatasetBinding&)>& change);
   void browse();
 
@@ -338,7 +338,8 @@ class PropertyPanel::ProjectPage : public QWidget {
   QLabel* examples_;
   QComboBox* target_;  // editable: a column the file lacks, or of a file not readable, can be typed
   QComboBox* task_;
-  QListWidget* features_;
+  QLabel* columns_heading_;
+  DatasetColumnsView* columns_view_;  // a CSV file's columns: roles, profiles, settings
   // The headings of the setting rows, each shown while a row under it applies.
   std::vector<std::pair<QLabel*, std::vector<std::string>>> headings_;
   SettingsForm* settings_;
@@ -354,7 +355,6 @@ class PropertyPanel::ProjectPage : public QWidget {
     QString error;  // why the header cannot be read
   };
   CsvColumns columns_;
-  std::optional<std::tuple<QStringList, std::string, std::vector<std::string>>> shown_features_;
   bool status_problem_ = false;
 };
 
@@ -412,7 +412,7 @@ PropertyPanel::ProjectPage::ProjectPage(GraphDocument* document, QWidget* parent
       examples_(mutedLabel({}, this)),
       target_(new QComboBox(this)),
       task_(new QComboBox(this)),
-      features_(new QListWidget(this)),
+      columns_view_(new DatasetColumnsView(this)),
       summary_(new QLabel(this)) {
   kind_->setObjectName(QStringLiteral("datasetKind"));
   for (const std::string& kind : graph::dataset_kinds()) {
@@ -453,17 +453,25 @@ PropertyPanel::ProjectPage::ProjectPage(GraphDocument* document, QWidget* parent
   guardWheel(task_);
   connect(task_, &QComboBox::activated, this,
           [this](int i) { commitField([this, i](auto& b) { b.task = task_->itemText(i).toStdString(); }); });
-  features_->setObjectName(QStringLiteral("datasetFeatures"));
-  features_->setToolTip(tr("The columns the model reads. All checked: every column but the target, "
-                           "as the file has them."));
-  connect(features_, &QListWidget::itemChanged, this, &ProjectPage::commitFeatures);
+  // Its edits are the document's, each one undo step; what it refuses says why in the status.
+  // A target of another kind brings the graph's head with it (a score per class, or one value).
+  columns_view_->setCommit([this](const graph::DatasetBinding& next) {
+    const graph::DatasetBinding& now = document_->graph().dataset;
+    std::vector<graph::Node> head;
+    if (next.target != now.target || next.task != now.task) {
+      const int row = columns_view_->model()->rowOf(next.target);
+      head = fittedHead(document_->graph(), next.task, row < 0 ? 0 : columns_view_->model()->profile(row).distinct);
+    }
+    document_->setDataset(next, head);
+  });
+  connect(columns_view_, &DatasetColumnsView::refused, this, [this](const QString& why) { showStatus(why, true); });
+  columns_heading_ = sectionLabel(tr("Columns"), this);
 
   form_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
   form_->addRow(tr("Kind"), kind_);
   form_->addRow(tr("Path"), pathRow);
   form_->addRow(tr("Target column"), target_);
   form_->addRow(tr("Task"), task_);
-  form_->addRow(tr("Features"), features_);
   addSettingRows();
 
   auto* title = sectionLabel(tr("Project"), this);
@@ -484,7 +492,9 @@ PropertyPanel::ProjectPage::ProjectPage(GraphDocument* document, QWidget* parent
   // out a spanning row whose height depends on its width, as a wrapped label's does (valgrind).
   layout->addWidget(status_);
   layout->addWidget(examples_);
-  dataset_views_ = new QVBoxLayout;
+  layout->addWidget(columns_heading_);
+  layout->addWidget(columns_view_);
+  dataset_views_ = new QVBoxLayout;  // what the app places beside the columns (the class balance)
   layout->addLayout(dataset_views_);
   layout->addSpacing(6);
   layout->addWidget(sectionLabel(tr("Graph"), this));
@@ -604,8 +614,8 @@ void PropertyPanel::ProjectPage::readColumns(const graph::DatasetBinding& b) {
   }
 }
 
-// The target's choices and the feature list come from the header; features are checked as the
-// binding says (none listed: all of them).
+// The target's choices come from the header; the column table (roles, profiles, settings) reads
+// the whole file itself.
 void PropertyPanel::ProjectPage::showColumns(const graph::DatasetBinding& b) {
   QStringList items;
   for (int i = 0; i < target_->count(); ++i) items << target_->itemText(i);
@@ -619,25 +629,10 @@ void PropertyPanel::ProjectPage::showColumns(const graph::DatasetBinding& b) {
     showTarget(typed);
   }
 
-  const bool listed = b.kind == "csv" && std::ranges::any_of(columns_.names, [&](const QString& name) {
-                        return name.toStdString() != b.target;
-                      });
-  form_->setRowVisible(features_, listed);
-  auto shown = std::make_tuple(columns_.names, b.target, b.features);
-  if (!listed || shown_features_ == shown) return;
-  shown_features_ = std::move(shown);
-  const QSignalBlocker quiet(features_);
-  features_->clear();
-  for (const QString& name : columns_.names) {
-    if (name.toStdString() == b.target) continue;
-    auto* item = new QListWidgetItem(name, features_);
-    item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
-    const bool chosen = b.features.empty() || std::ranges::find(b.features, name.toStdString()) != b.features.end();
-    item->setCheckState(chosen ? Qt::Checked : Qt::Unchecked);
-  }
-  // As tall as its rows, up to a few; more scroll.
-  const int rows = std::min(features_->count(), 8);
-  features_->setFixedHeight(rows * features_->sizeHintForRow(0) + 2 * features_->frameWidth() + 2);
+  const bool csv = b.kind == "csv";
+  columns_heading_->setVisible(csv);
+  columns_view_->setVisible(csv);
+  if (csv) columns_view_->showFile(columns_.file, b);
 }
 
 // The column as the current item when the file has it, so the arrow keys move on from there.
@@ -659,21 +654,6 @@ void PropertyPanel::ProjectPage::commitTarget(const QString& target) {
     b.target = name;
     std::erase(b.features, name);  // the target is no feature
   });
-}
-
-// All checked is stored as no list, so columns added to the file later are read too.
-void PropertyPanel::ProjectPage::commitFeatures() {
-  std::vector<std::string> checked;
-  for (int i = 0; i < features_->count(); ++i)
-    if (features_->item(i)->checkState() == Qt::Checked) checked.push_back(features_->item(i)->text().toStdString());
-  if (checked.empty()) {
-    shown_features_.reset();  // checked again as the binding has it
-    showColumns(document_->graph().dataset);
-    showStatus(tr("A model needs at least one feature column."), true);
-    return;
-  }
-  if (int(checked.size()) == features_->count()) checked.clear();
-  commitField([&](auto& b) { b.features = checked; });
 }
 
 void PropertyPanel::ProjectPage::commitField(const std::function<void(graph::DatasetBinding&)>& change) {

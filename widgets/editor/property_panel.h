@@ -4,7 +4,7 @@
 // parameters, labelled as it labels them), with inline validation, reset to default, the node's
 // problems and a button showing the type's help (LayerHelp). Several nodes:
 // what is selected. One block: its name and members (BlockPage). Nothing: the project, i.e. the dataset binding (its kind, path, a CSV file's
-// target and feature columns from its header, an image folder's settings and the augmentation,
+// target column from its header and its column table (dataset/dataset_columns_view.h), an image folder's settings and the augmentation,
 // the last two a SettingsForm of graph::dataset_settings()) and a summary of the graph.
 // Every change goes through GraphDocument as one undo step; the panel follows the document's
 // signals and keeps its editors (with focus and cursor) when only values change, e.g. on undo.

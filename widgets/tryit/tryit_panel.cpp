@@ -23,6 +23,7 @@
 #include "tryit/digit_canvas.h"
 #include "tryit/model_input.h"
 #include "tryit/probability_bars.h"
+#include "tryit/table_form.h"
 
 namespace plexus::widgets {
 
@@ -157,16 +158,26 @@ TryItPanel::TryItPanel(QWidget* parent)
   drawing->setContentsMargins(0, 0, 0, 0);
   drawing->addLayout(tools);
   drawing->addWidget(canvas_, 1);
-  auto* text_page = new QWidget(this);
-  auto* typing = new QVBoxLayout(text_page);
-  typing->setContentsMargins(0, 0, 0, 0);
-  typing->addWidget(sectionLabel(tr("Text"), this));
-  typing->addWidget(text_);
-  typing->addWidget(text_note_);
-  typing->addStretch();
+  // A typed source's page: its heading, then its widgets from the top.
+  const auto typedPage = [this](const QString& heading, std::initializer_list<QWidget*> widgets) {
+    auto* page = new QWidget(this);
+    auto* column = new QVBoxLayout(page);
+    column->setContentsMargins(0, 0, 0, 0);
+    column->addWidget(sectionLabel(heading, this));
+    for (QWidget* w : widgets) column->addWidget(w);
+    column->addStretch();
+    return page;
+  };
+  QWidget* text_page = typedPage(tr("Text"), {text_, text_note_});
+  table_ = new TableForm(this);
+  table_note_ = new QLabel(this);
+  table_note_->setObjectName(QStringLiteral("tryItTableNote"));
+  table_note_->setWordWrap(true);
+  QWidget* table_page = typedPage(tr("Columns"), {table_note_, table_});
   source_ = new QStackedWidget(this);
   source_->addWidget(drawing_page);
   source_->addWidget(text_page);
+  source_->addWidget(table_page);
   auto* model = new QHBoxLayout;
   model->addWidget(sectionLabel(tr("Model"), this));
   model->addStretch();
@@ -220,6 +231,7 @@ TryItPanel::TryItPanel(QWidget* parent)
   });
   // Every edit is fed: the Predictor keeps only the latest input, so fast typing costs nothing.
   connect(text_, &QLineEdit::textChanged, this, &TryItPanel::updateInput);
+  connect(table_, &TableForm::changed, this, &TryItPanel::updateInput);
   connect(load, &QToolButton::clicked, this, &TryItPanel::loadCheckpointRequested);
   styleAsError(error_);
   connect(&ThemeManager::instance(), &ThemeManager::changed, this, [this] { styleAsError(error_); });
@@ -231,7 +243,7 @@ TryItPanel::TryItPanel(QWidget* parent)
 
 void TryItPanel::setInputShape(const Shape& shape, const QString& what) {
   shape_ = shape;
-  setTextMode(false);
+  setMode(Mode::Drawing);
   if (!isImageInput(shape)) {
     unusable_->setText(tr("Try It needs a model whose input is an image ([channels, height, width] with 1 or 3 "
                           "channels).\nThis project's input is %1.")
@@ -253,18 +265,30 @@ void TryItPanel::setTextInput(const Shape& shape, const QString& note, TextEncod
   shape_ = shape;
   encode_ = std::move(encode);
   text_note_->setText(note);
-  setTextMode(true);
+  setMode(Mode::Text);
   pages_->setCurrentIndex(0);
   updateInput();
 }
 
-void TryItPanel::setTextMode(bool text) {
-  text_mode_ = text;
-  if (!text) encode_ = nullptr;
-  source_->setCurrentIndex(text ? 1 : 0);
+void TryItPanel::setTableInput(std::shared_ptr<const data::TablePreparation> preparation) {
+  shape_ = preparation ? Shape{preparation->width()} : Shape{};
+  table_note_->setText(preparation ? tr("One field per column the model reads; an empty field is a missing value, "
+                                        "filled as training filled it.")
+                                   : tr("Train the project, or load a checkpoint of it: the form then has a field "
+                                        "per column the model reads."));
+  table_->setPreparation(std::move(preparation));
+  setMode(Mode::Table);
+  pages_->setCurrentIndex(0);
+  updateInput();
+}
+
+void TryItPanel::setMode(Mode mode) {
+  mode_ = mode;
+  if (mode != Mode::Text) encode_ = nullptr;
+  source_->setCurrentIndex(int(mode));
   for (QWidget* w : {static_cast<QWidget*>(preview_heading_), static_cast<QWidget*>(preview_),
                      static_cast<QWidget*>(preview_caption_)})
-    w->setVisible(!text);
+    w->setVisible(mode == Mode::Drawing);
 }
 
 void TryItPanel::setModel(const QString& description, const QStringList& class_names) {
@@ -366,11 +390,12 @@ bool TryItPanel::openImage(const QString& path) {
 void TryItPanel::updateInput() {
   undo_->setEnabled(!canvas_->strokes().empty());
   clear_->setEnabled(!canvas_->isEmpty());
-  if (text_mode_) {
-    clearError();  // a character taken out takes its message with it
-    if (text_->text().isEmpty() || !encode_) return setInput(Tensor());
+  if (mode_ != Mode::Drawing) {
+    clearError();  // a character or a value taken out takes its message with it
+    const bool table = mode_ == Mode::Table;
+    if (table ? !table_->preparation() : text_->text().isEmpty() || !encode_) return setInput(Tensor());
     try {
-      setInput(encode_(text_->text()));
+      setInput(table ? table_->input() : encode_(text_->text()));
     } catch (const std::exception& e) {
       showError(qstr(e.what()));
       setInput(Tensor());
@@ -392,7 +417,7 @@ void TryItPanel::updateInput() {
 void TryItPanel::setInput(Tensor input) {
   if (sameValues(input, input_)) return;
   input_ = std::move(input);
-  if (input_.defined() && !text_mode_) {
+  if (input_.defined() && mode_ == Mode::Drawing) {
     const Tensor pixels = input_.contiguous();
     input_image_ = thumbnailImage(pixels.data(), pixels.shape());
   } else {
@@ -417,12 +442,12 @@ void TryItPanel::showPreview() {
 }
 
 void TryItPanel::dragEnterEvent(QDragEnterEvent* event) {
-  if (pages_->currentIndex() == 0 && !text_mode_ && !droppedImage(event->mimeData()).isEmpty()) event->acceptProposedAction();
+  if (pages_->currentIndex() == 0 && mode_ == Mode::Drawing && !droppedImage(event->mimeData()).isEmpty()) event->acceptProposedAction();
 }
 
 void TryItPanel::dropEvent(QDropEvent* event) {
   const QString path = droppedImage(event->mimeData());
-  if (path.isEmpty() || text_mode_) return;
+  if (path.isEmpty() || mode_ != Mode::Drawing) return;
   event->acceptProposedAction();
   openImage(path);
 }

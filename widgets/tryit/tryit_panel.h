@@ -4,7 +4,9 @@
 // magnified, in colour for an RGB model), and what the model makes of it: class probabilities
 // as bars, or the value of a regression.
 // A model of labelled texts gets a text field instead of the drawing: each edit is encoded and
-// fed, so the bars follow the typing. A project whose input is neither gets a message saying
+// fed, so the bars follow the typing. A model of a CSV file gets a form of its feature columns
+// (TableForm), its row prepared as training prepared rows; a value a column cannot take shows
+// its message beside the form. A project whose input is none of these gets a message saying
 // the panel needs an image.
 //
 // It shows and edits only: it emits the model input (inputChanged) and is handed back the
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "data/image_file.h"
+#include "data/table_prep.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
 
@@ -30,6 +33,7 @@ namespace plexus::widgets {
 
 class DigitCanvas;
 class ProbabilityBars;
+class TableForm;
 
 class TryItPanel : public QWidget {
   Q_OBJECT
@@ -50,8 +54,14 @@ class TryItPanel : public QWidget {
   // A model that classifies typed text (input `shape` [T]): the text field replaces the drawing.
   // `note` says how the model reads text; a null `encode` (no model yet) feeds nothing.
   void setTextInput(const Shape& shape, const QString& note, TextEncoder encode);
-  bool textInput() const { return text_mode_; }
+  bool textInput() const { return mode_ == Mode::Text; }
   QLineEdit* textField() const { return text_; }
+
+  // A model of a CSV file's rows (null: such a project, no model yet): the form of its columns
+  // replaces the drawing.
+  void setTableInput(std::shared_ptr<const data::TablePreparation> preparation);
+  bool tableInput() const { return mode_ == Mode::Table; }
+  TableForm* tableForm() const { return table_; }
 
   // A model is ready: `description` says which, in a few words ("Live weights: Run 2, epoch 3");
   // `class_names` (empty for a regression) choose between bars and values. An empty
@@ -101,7 +111,8 @@ class TryItPanel : public QWidget {
 
  private:
   void updateInput();
-  void setTextMode(bool text);
+  enum class Mode { Drawing, Text, Table };  // what feeds the model; the source_ page of each, in order
+  void setMode(Mode mode);
   void setInput(Tensor input);
   void clearError();
   void showPreview();
@@ -110,7 +121,7 @@ class TryItPanel : public QWidget {
   Shape shape_;
   std::optional<data::Image> picture_;  // an opened file, as core decoded it
   PictureConverter convert_;
-  bool text_mode_ = false;
+  Mode mode_ = Mode::Drawing;
   TextEncoder encode_;
   Tensor input_;
   QImage input_image_, reconstruction_image_;
@@ -119,6 +130,8 @@ class TryItPanel : public QWidget {
   DigitCanvas* canvas_;
   QLineEdit* text_;
   QLabel* text_note_;
+  TableForm* table_;
+  QLabel* table_note_;
   QLabel* preview_heading_;
   QLabel* preview_;
   QLabel* preview_caption_;

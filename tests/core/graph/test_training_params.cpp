@@ -2,6 +2,7 @@
 // reads and writes its own field, and out-of-range values are refused with the reason.
 #include "support/check.h"
 
+#include "graph/dataset_params.h"
 #include "graph/training_params.h"
 #include "optim/factory.h"
 #include "util/error.h"
@@ -72,6 +73,18 @@ TEST(badValuesAreRefusedWithTheReason) {
   } catch (const ValueError& e) {
     VERIFY2(std::string(e.what()).find("precision 'fp16'") != std::string::npos, e.what());
   }
+}
+
+// A choice without a list is free text: the CSV missing values and a column's fill constant take
+// any text, where a choice with a list takes only its own.
+TEST(freeTextSettingsTakeAnyText) {
+  DatasetBinding b;
+  set_dataset_value(b, "missing_values", std::string("NA, -"));
+  COMPARE(b.missing_values, std::string("NA, -"));
+  ColumnSetting c{.name = "colour"};
+  set_setting(column_settings(), "column", c, "fill", std::string("grey"));
+  COMPARE(c.fill, std::string("grey"));
+  VERIFY(!check_param_value(column_settings()[1].spec, std::string("average")).empty());  // missing: a list
 }
 
 TEST(settingsApplyOnlyWhereTheyMatter) {

@@ -7,7 +7,6 @@
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
-#include <QListWidget>
 #include <QPainter>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -20,6 +19,8 @@
 #include <climits>
 
 #include "common/theme.h"
+#include "dataset/dataset_columns_model.h"
+#include "dataset/dataset_columns_view.h"
 #include "editor/model/graph_document.h"
 #include "editor/layer_help.h"
 #include "editor/param_editor.h"
@@ -117,18 +118,11 @@ QLabel* heading(const PropertyPanel& panel, const QString& text) {
   return nullptr;
 }
 
-QStringList checkedFeatures(const QListWidget* list) {
-  QStringList checked;
-  for (int i = 0; i < list->count(); ++i)
-    if (list->item(i)->checkState() == Qt::Checked) checked << list->item(i)->text();
-  return checked;
-}
-
-// Checks or unchecks a column with the keyboard, as a user can.
-void toggleFeature(QListWidget* list, const QString& column) {
-  list->setFocus();
-  list->setCurrentItem(list->findItems(column, Qt::MatchExactly).value(0));
-  QTest::keyClick(list, Qt::Key_Space);
+// The role of each of the column table's rows, in the file's order.
+QStringList roles(const DatasetColumnsView* columns) {
+  QStringList out;
+  for (int r = 0; r < columns->model()->rowCount(); ++r) out << columns->model()->roleOf(r);
+  return out;
 }
 
 }  // namespace
@@ -712,7 +706,7 @@ class TestPanels : public QObject {
     QVERIFY(heading(e.panel, "Augmentation")->isVisible());
     QVERIFY(!heading(e.panel, "Text")->isVisible());
     QVERIFY(!heading(e.panel, "Table")->isVisible());
-    for (const char* csvOnly : {"datasetTarget", "datasetTask", "datasetFeatures"})
+    for (const char* csvOnly : {"datasetTarget", "datasetTask", "datasetColumns"})
       QVERIFY2(!e.panel.findChild<QWidget*>(csvOnly)->isVisible(), csvOnly);
 
     // A typed height is one undo step, and undo shows the old value in the same editor.
@@ -764,7 +758,7 @@ class TestPanels : public QObject {
     QCOMPARE(e.doc.graph().dataset.augment_rotation, 15.0);
   }
 
-  // A CSV file's header gives the target's choices and the feature columns to check.
+  // A CSV file's header gives the target's choices, and the column table a row per column.
   void csvColumnsComeFromTheHeader() {
     QTemporaryDir dir;
     QVERIFY(writeFile(dir.filePath("data.csv"), "id,x1,x2,label\n1,0.5,1.5,a\n2,0.1,0.2,b\n"));
@@ -779,35 +773,17 @@ class TestPanels : public QObject {
     for (int i = 0; i < target->count(); ++i) items << target->itemText(i);
     QCOMPARE(items, QStringList({"id", "x1", "x2", "label"}));
     QCOMPARE(target->currentText(), QStringLiteral("label"));
-    auto* features = e.panel.findChild<QListWidget*>("datasetFeatures");
-    QVERIFY(features->isVisible());
-    QCOMPARE(checkedFeatures(features), QStringList({"id", "x1", "x2"}));  // none listed: all
-    QCOMPARE(features->count(), 3);
-
-    // Unchecking one stores the others, in the file's order; checking it again stores none.
-    const int steps = e.steps();
-    toggleFeature(features, "id");
-    QCOMPARE(e.doc.graph().dataset.features, (std::vector<std::string>{"x1", "x2"}));
-    QCOMPARE(checkedFeatures(features), QStringList({"x1", "x2"}));
-    toggleFeature(features, "id");
-    QVERIFY(e.doc.graph().dataset.features.empty());
-    QCOMPARE(e.steps(), steps + 2);
-    e.doc.undoStack()->undo();
-    QCOMPARE(checkedFeatures(features), QStringList({"x1", "x2"}));
-
-    // The last feature cannot go: a model reads at least one column.
-    toggleFeature(features, "x1");
-    toggleFeature(features, "x2");
-    QCOMPARE(e.doc.graph().dataset.features, std::vector<std::string>{"x2"});
-    QCOMPARE(checkedFeatures(features), QStringList({"x2"}));
-    QVERIFY(e.panel.findChild<QLabel*>("datasetStatus")->text().contains("at least one feature"));
+    // The column table has a row per column: the target's, and the others read (none listed).
+    auto* columns = e.panel.findChild<DatasetColumnsView*>("datasetColumns");
+    QVERIFY(columns->isVisible());
+    QCOMPARE(roles(columns), QStringList({"feature", "feature", "feature", "target"}));
 
     // Picking another target from the list: it leaves the features.
     target->setFocus();
     QTest::keyClick(target, Qt::Key_Up);  // x2
     QCOMPARE(e.doc.graph().dataset.target, std::string("x2"));
     QVERIFY(e.doc.graph().dataset.features.empty());
-    QCOMPARE(checkedFeatures(features), QStringList({"id", "x1", "label"}));
+    QCOMPARE(roles(columns), QStringList({"feature", "feature", "target", "feature"}));
     // A typed column name commits too.
     typeInto(target->lineEdit(), "label");
     QCOMPARE(e.doc.graph().dataset.target, std::string("label"));
@@ -824,7 +800,7 @@ class TestPanels : public QObject {
     auto* status = e.panel.findChild<QLabel*>("datasetStatus");
     QVERIFY2(status->text().contains("missing.csv"), qPrintable(status->text()));
     QCOMPARE(status->palette().color(QPalette::WindowText), ThemeManager::instance().theme().error);
-    QVERIFY(!e.panel.findChild<QListWidget*>("datasetFeatures")->isVisible());
+    QCOMPARE(e.panel.findChild<DatasetColumnsView*>("datasetColumns")->model()->rowCount(), 0);
 
     typeInto(e.panel.findChild<QLineEdit*>("datasetPath"), dir.filePath("bad.csv"));
     QVERIFY2(status->text().startsWith("The columns cannot be read") && status->text().contains("bad.csv"),

@@ -4,9 +4,12 @@
 // input sizes take the whole canvas; the bars show given probabilities with the top class
 // highlighted; a regression shows its value and a non-image project says why the panel cannot
 // be used; image files open and drop, feeding exactly what core's image_to_input makes of them
-// (or the app's own picture conversion); an RGB input shows in colour.
+// (or the app's own picture conversion); an RGB input shows in colour. A model of a CSV file's
+// rows takes a form of its columns, the typed row prepared as training prepared rows, a bad
+// value's message shown beside it.
 // Also writes screenshots to the temp dir (light and dark) for a human to look at.
 #include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -24,12 +27,16 @@
 #include <numeric>
 
 #include "common/theme.h"
+#include "data/csv_format.h"
 #include "data/image_file.h"
+#include "data/table.h"
+#include "data/table_prep.h"
 #include "data/text_classes.h"
 #include "ops/ops.h"
 #include "tryit/digit_canvas.h"
 #include "tryit/model_input.h"
 #include "tryit/probability_bars.h"
+#include "tryit/table_form.h"
 #include "tryit/tryit_panel.h"
 
 using namespace plexus;
@@ -356,6 +363,63 @@ class TestTryIt : public QObject {
 
   // A model of typed text: the text field in the drawing's place, each edit encoded and fed, the
   // encoder's refusal shown and the output cleared, nothing fed for an empty field or no encoder.
+  // A model of a CSV file's rows: a field per prepared column; the typed row is the model's
+  // input exactly as the preparation makes it, an empty field a missing cell, and a value a
+  // column cannot take says why (no input, no crash) until it is fixed.
+  void aTableModelTakesAFormOfItsColumns() {
+    const std::vector<std::string> names{"size", "colour", "when"};
+    const data::csv_format::MissingTokens tokens = data::csv_format::MissingTokens::parse("NA");
+    const data::Table train = data::table_of_rows(
+        names, {{"1.5", "red", "2024-01-02"}, {"2.5", "blue", ""}, {"", "red", "2024-03-04"}}, tokens, "train");
+    std::vector<data::ColumnPolicy> policies(names.size());  // each column's defaults
+    for (size_t i = 0; i < names.size(); ++i) policies[i].name = names[i];
+    const auto prep = std::make_shared<const data::TablePreparation>(data::fit_preparation(train, policies, {0, 1, 2}));
+    const auto prepared = [&](const std::vector<std::string>& row) {
+      const data::Table t = data::table_of_rows(names, {row}, tokens, "typed");
+      std::vector<float> out(size_t(prep->width()));
+      prep->apply(t, 0, prep->columns_in(t), out.data());
+      return out;
+    };
+    panel()->setTableInput(prep);
+    QVERIFY(panel()->tableInput());
+    TableForm* form = panel()->tableForm();
+    QVERIFY(form->isVisible());
+    QVERIFY(!panel()->canvas()->isVisible());
+    auto* size = qobject_cast<QLineEdit*>(form->field("size"));
+    auto* colour = qobject_cast<QComboBox*>(form->field("colour"));
+    auto* when = qobject_cast<QLineEdit*>(form->field("when"));
+    QVERIFY(size && colour && when);
+    QVERIFY(colour->isEditable());
+    QCOMPARE(colour->count(), 2);  // training's categories: blue, red
+    QCOMPARE(colour->itemText(0), QStringLiteral("blue"));
+    // Nothing typed: every cell missing, filled as training filled them.
+    QCOMPARE(panel()->input().to_vector(), prepared({"", "", ""}));
+
+    size->setFocus();
+    QTest::keyClicks(size, "3.25");
+    colour->setFocus();
+    QTest::keyClicks(colour->lineEdit(), "blue");
+    when->setFocus();
+    QTest::keyClicks(when, "2024-05-06");
+    QCOMPARE(panel()->input().to_vector(), prepared({"3.25", "blue", "2024-05-06"}));
+    QVERIFY(panel()->errorText().isEmpty());
+    // A category training never saw is typed: the model's "(other)" input.
+    colour->lineEdit()->selectAll();
+    QTest::keyClicks(colour->lineEdit(), "green");
+    QCOMPARE(panel()->input().to_vector(), prepared({"3.25", "green", "2024-05-06"}));
+
+    // Text in a numeric field: the message names the column; no input is fed.
+    QSignalSpy inputs(panel(), &TryItPanel::inputChanged);
+    size->setFocus();
+    QTest::keyClicks(size, "x");
+    QVERIFY(!panel()->input().defined());
+    QCOMPARE(inputs.count(), 1);
+    QVERIFY2(panel()->errorText().contains("size"), qPrintable(panel()->errorText()));
+    QTest::keyClick(size, Qt::Key_Backspace);
+    QVERIFY(panel()->errorText().isEmpty());
+    QCOMPARE(panel()->input().to_vector(), prepared({"3.25", "green", "2024-05-06"}));
+  }
+
   void typedTextIsEncodedAndFed() {
     QSignalSpy inputs(panel(), &TryItPanel::inputChanged);
     panel()->setTextInput({4}, "reads 4 characters", nullptr);

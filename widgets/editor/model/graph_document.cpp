@@ -571,9 +571,29 @@ void GraphDocument::autoLayout(const std::function<graph::LayoutSize(const graph
   move(positions, block_positions, tr("Auto layout"));
 }
 
-void GraphDocument::setDataset(const graph::DatasetBinding& dataset) {
-  if (dataset == graph_.dataset) return;
-  push(tr("Change dataset"), {ReplaceSettings{graph_.dataset, dataset, graph_.training, graph_.training}});
+void GraphDocument::setDataset(const graph::DatasetBinding& dataset) { setDataset(dataset, {}); }
+
+void GraphDocument::setDataset(const graph::DatasetBinding& dataset, const std::vector<graph::Node>& nodes) {
+  std::vector<GraphOp> ops;
+  if (dataset != graph_.dataset) ops.push_back(ReplaceSettings{graph_.dataset, dataset, graph_.training, graph_.training});
+  for (const graph::Node& after : nodes) {
+    const std::optional<size_t> index = nodeIndex(qstr(after.id));
+    if (!index || graph_.nodes[*index] == after) continue;
+    const graph::Node& before = graph_.nodes[*index];
+    if (before.type == after.type) {
+      ops.push_back(ReplaceNode{*index, before, after});
+      continue;
+    }
+    // Another type is another card on the canvas: the node goes and comes back, its wires with it.
+    std::vector<size_t> wires;
+    for (size_t e = 0; e < graph_.edges.size(); ++e)
+      if (graph_.edges[e].from.node == after.id || graph_.edges[e].to.node == after.id) wires.push_back(e);
+    for (auto e = wires.rbegin(); e != wires.rend(); ++e) ops.push_back(EraseEdge{*e, graph_.edges[*e]});
+    ops.push_back(EraseNode{*index, before});
+    ops.push_back(InsertNode{*index, after});
+    for (const size_t e : wires) ops.push_back(InsertEdge{e, graph_.edges[e]});
+  }
+  push(tr("Change dataset"), std::move(ops));
 }
 
 void GraphDocument::setTraining(const graph::TrainingSettings& training) {

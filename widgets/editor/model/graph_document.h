@@ -112,6 +112,9 @@ class GraphDocument : public QObject {
   void autoLayout(const std::function<graph::LayoutSize(const graph::Node&)>& size = {},
                   const std::function<graph::LayoutSize(const graph::Block&)>& block_size = {});
   void setDataset(const graph::DatasetBinding& dataset);
+  // The dataset with nodes changed to fit it (same ids; a node of another type comes back with
+  // its wires), as one step: a CSV target of another kind with the head fitted to it (task_head.h).
+  void setDataset(const graph::DatasetBinding& dataset, const std::vector<graph::Node>& nodes);
   void setTraining(const graph::TrainingSettings& training);
 
   // Applies primitive operations and tells the views; used by EditCommand only.
