@@ -257,12 +257,15 @@ class TestTableCli : public QObject {
     std::map<std::string, std::string> meta;
     for (const auto& e : proto.metadata_props()) meta[e.key()] = e.value();
 
-    // The prepared rows are the model's input, as core prepares the raw file.
+    // The trained model, as every front end loads it: export says its input is prepared rows.
     const session::TrainedModel model =
         session::load_trained_model(graph::load_project(project_.string()), checkpoint_.string(), {work_.path()});
     QVERIFY(model.preparation);
+    const QString input = "input  x float32 [N, " + QString::number(model.preparation->width()) + "] (prepared rows";
+    QVERIFY2(exported.out.contains(input), qPrintable(exported.out));
     QCOMPARE(meta["input_names"], nlohmann::json(model.preparation->input_names()).dump());
     QVERIFY(data::TablePreparation::from_json(meta["table_preparation"], "the ONNX model") == *model.preparation);
+    // The prepared rows are the model's input, as core prepares the raw file.
     const Tensor x = data::read_csv_features(data_.string(), *model.preparation);
     const PreparedRows p = read_prepared(prepared);
     QCOMPARE(int64_t(p.rows.size()), x.size(0));
