@@ -9,19 +9,24 @@
 #include <QSet>
 #include <QSplitter>
 #include <QStackedWidget>
+#include <QTabWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <exception>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 #include "common/panel_style.h"
 #include "common/qt_text.h"
 #include "common/theme.h"
+#include "dashboard/binary_curves.h"
+#include "dashboard/class_report_view.h"
 #include "dashboard/confusion_matrix.h"
 #include "dashboard/reconstructions.h"
+#include "dashboard/regression_view.h"
 #include "dashboard/run_comparison.h"
 #include "dashboard/run_list.h"
 #include "dashboard/text_figures.h"
@@ -172,6 +177,27 @@ Dashboard::Dashboard(TrainingController* controller, RunFollower* follower, QWid
   confusions_->addWidget(top_confusions_);
   reconstructions_ = new widgets::ReconstructionsView(this);  // an autoencoder's, in the same place
   confusions_->addWidget(reconstructions_);
+  class_report_ = new widgets::ClassReportView(this);
+  curves_ = new widgets::BinaryCurvesView(this);
+  regression_ = new widgets::RegressionView(this);
+  figures_ = new QTabWidget(this);
+  figures_->setObjectName(QStringLiteral("figureTabs"));
+  figures_->setDocumentMode(true);
+  figures_->addTab(confusions_, tr("Last Epoch"));
+  figures_->addTab(class_report_, tr("Test: Classes"));
+  // Below the room its curves, slider and matrix need (a laptop's dashboard), it scrolls.
+  auto* curves_area = new QScrollArea(this);
+  curves_area->setWidget(curves_);
+  curves_area->setWidgetResizable(true);
+  curves_area->setFrameShape(QFrame::NoFrame);
+  curves_area->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  figures_->addTab(curves_area, tr("Test: ROC && PR"));
+  figures_->addTab(regression_, tr("Test: Regression"));
+  figures_->setTabToolTip(0, tr("The last epoch's evaluation: the validation split's, else the test split's"));
+  for (int tab : {1, 2, 3}) {
+    figures_->setTabToolTip(tab, tr("The final model on the test split, beside a trivial baseline's figures"));
+    figures_->setTabVisible(tab, false);
+  }
   text_figures_ = new widgets::TextFigures(this);
   text_figures_->hide();
   preview_ = new widgets::DatasetPreview(this);
@@ -206,11 +232,11 @@ Dashboard::Dashboard(TrainingController* controller, RunFollower* follower, QWid
   plots_area->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   top_ = new QSplitter(Qt::Horizontal, this);
   top_->addWidget(plots_area);
-  top_->addWidget(confusions_);
+  top_->addWidget(figures_);
   top_->setStretchFactor(0, 3);
   top_->setStretchFactor(1, 2);
   // Until a run of this session evaluates, the curves of past runs have the room.
-  confusions_->hide();
+  figures_->hide();
   bottom_ = new QSplitter(Qt::Horizontal, this);
   bottom_->addWidget(preview_);
   bottom_->addWidget(runs_);
@@ -282,6 +308,7 @@ Dashboard::Dashboard(TrainingController* controller, RunFollower* follower, QWid
     const Evaluated e = evaluating_.result();
     if (e.error.isEmpty()) {
       showTest(e.figures, QFileInfo(e.file).fileName(), e.examples);
+      showReport(e.report);
     } else {
       test_->setText(tr("Cannot evaluate %1: %2").arg(QFileInfo(e.file).fileName(), e.error));
       test_->show();
@@ -312,6 +339,8 @@ void Dashboard::listen(Source* source) {
     plots_->setRunOrigin(run_, origin);
   });
   connect(source, &Source::tested, this, &Dashboard::onTested);
+  if constexpr (std::is_same_v<Source, TrainingController>)  // a followed run's log holds no predictions
+    connect(source, &Source::judged, this, &Dashboard::showReport);
   connect(source, &Source::notice, this, &Dashboard::addNote);
   connect(source, &Source::graphEdited, this, [this](const train::GraphEdit& e) {
     if (run_ < 0) return;
@@ -388,8 +417,8 @@ void Dashboard::showTextProject(bool text) {
   text_ = text;
   // What a character model writes is the best measure of it: the samples go beside the plots,
   // where the confusion matrix of an image model is, and the confusions below.
-  QWidget* beside = text ? static_cast<QWidget*>(text_samples_) : confusions_;
-  QWidget* below = text ? static_cast<QWidget*>(confusions_) : preview_;
+  QWidget* beside = text ? static_cast<QWidget*>(text_samples_) : figures_;
+  QWidget* below = text ? static_cast<QWidget*>(figures_) : preview_;
   QWidget* spare = text ? static_cast<QWidget*>(preview_) : text_samples_;  // hidden, last
   top_->insertWidget(1, beside);  // moves it out of the splitter below
   bottom_->insertWidget(0, below);
@@ -433,7 +462,8 @@ void Dashboard::beginRun(const TrainingRequest& request, const QString& name) {
   top_confusions_->clear();
   reconstructions_->clear();
   confusions_->setCurrentWidget(confusion_);
-  confusions_->show();
+  showReport({});
+  figures_->show();
   preview_->clearPredictions();
   progress_->begin(int(graph.training.epochs), 0, qstr(graph.training.device), {});
   run_key_ = previewKey(graph, project_dir);  // the run itself hands over its samples (onStarted)
@@ -706,7 +736,8 @@ void Dashboard::evaluateCheckpoint(const graph::Graph& graph, const QString& pro
     try {
       const session::LoadOptions where{std::filesystem::path(project_dir.toStdString())};
       session::TrainedModel m = session::load_trained_model(graph, file.toStdString(), where);
-      const session::TestEvaluation t = session::evaluate_on_test(m, where);
+      const session::TestEvaluation t = session::evaluate_on_test(m, where, 1000, Device::cpu(), true);
+      out.report = session::evaluation_report(m.classification(), t);
       out.figures = t.figures;
       out.examples = t.split->size();
     } catch (const std::exception& e) {
@@ -728,6 +759,27 @@ void Dashboard::showTest(const train::EpochEnd& t, const QString& what, int64_t 
     text += tr("loss %1").arg(t.eval_loss, 0, 'g', 4);
   test_->setText(text + qstr(train::parts_text(t.eval_losses)));
   test_->show();
+}
+
+void Dashboard::showReport(const session::EvaluationReport& report) {
+  const QString split = qstr(report.baseline_split);
+  const auto& c = report.classification;
+  if (c) class_report_->setReport(*c, class_names_, split);
+  if (c && c->binary) curves_->setReport(*c->binary, class_names_);
+  if (report.regression) regression_->setReport(*report.regression, split);
+  figures_->setTabVisible(1, bool(c));
+  figures_->setTabVisible(2, c && c->binary);
+  figures_->setTabVisible(3, bool(report.regression));
+  if (!c) class_report_->clear();
+  if (!c || !c->binary) curves_->clear();
+  if (!report.regression) regression_->clear();
+  // What the run ended with is what to look at now; a classifier of two classes by its curves.
+  if (c || report.regression) {
+    figures_->setCurrentIndex(report.regression ? 3 : c->binary ? 2 : 1);
+    figures_->show();
+  } else {
+    figures_->setCurrentWidget(confusions_);
+  }
 }
 
 void Dashboard::onFinished(const train::Finished& result) {

@@ -4,7 +4,9 @@
 // folders in the background), the confusion matrix (the top confusions for many classes), a text
 // project's loss per character and generated samples, the samples of the dataset's splits, the
 // validation samples with the model's predictions, and the files of an image folder a run left
-// out; or, on a page of its own, two past runs compared. Wiring only: it feeds the widgets with
+// out; the final model's judging figures on the test split beside the confusion matrix (per-class
+// table, a two-class model's ROC and precision-recall curves, a regression's predicted versus
+// actual), each beside a trivial baseline's; or, on a page of its own, two past runs compared. Wiring only: it feeds the widgets with
 // what the TrainingController or the RunFollower reports and what core reads from disk, and
 // never touches a model.
 #include <QFutureWatcher>
@@ -19,18 +21,23 @@
 #include "dataset/dataset_samples.h"
 #include "graph/dataset_info.h"
 #include "graph/graph.h"
+#include "session/evaluation_report.h"
 #include "train/events.h"
 
 class QLabel;
 class QPlainTextEdit;
 class QSplitter;
 class QStackedWidget;
+class QTabWidget;
 class QToolButton;
 
 namespace plexus::widgets {
+class BinaryCurvesView;
+class ClassReportView;
 class ConfusionMatrixView;
 class DatasetPreview;
 class ReconstructionsView;
+class RegressionView;
 class RunComparison;
 class RunList;
 class TextFigures;
@@ -110,6 +117,12 @@ class Dashboard : public QWidget {
   static constexpr int kMatrixMaxClasses = 20;
   widgets::TopConfusionsView* topConfusions() const { return top_confusions_; }
   widgets::ReconstructionsView* reconstructions() const { return reconstructions_; }
+  // Beside the plots: the last epoch's confusions, then the test report's tabs (shown once a
+  // run's end or an evaluated checkpoint brings one).
+  QTabWidget* figureTabs() const { return figures_; }
+  widgets::ClassReportView* classReport() const { return class_report_; }
+  widgets::BinaryCurvesView* binaryCurves() const { return curves_; }
+  widgets::RegressionView* regression() const { return regression_; }
   // A text project's loss per character (nats, bits/char, perplexity) above the plots.
   widgets::TextFigures* textFigures() const { return text_figures_; }
   widgets::DatasetPreview* preview() const { return preview_; }
@@ -150,6 +163,8 @@ class Dashboard : public QWidget {
   void onEpoch(const train::EpochEnd& epoch);
   void onTested(const train::TestEnd& test);
   void showTest(const train::EpochEnd& figures, const QString& what, int64_t examples);
+  // The report's tabs, the first of them in front; an empty report hides them.
+  void showReport(const session::EvaluationReport& report);
   void onFinished(const train::Finished& result);
   void onFailed(const QString& message);
   void showCell(int true_class, int predicted_class);
@@ -169,9 +184,13 @@ class Dashboard : public QWidget {
   widgets::TopConfusionsView* top_confusions_;
   widgets::ReconstructionsView* reconstructions_;
   QStackedWidget* confusions_;  // the matrix, or the top confusions for many classes
+  widgets::ClassReportView* class_report_;
+  widgets::BinaryCurvesView* curves_;
+  widgets::RegressionView* regression_;
+  QTabWidget* figures_;  // the confusions and the test report's views
   widgets::TextFigures* text_figures_;
-  QSplitter* top_;     // the plots and, beside them, the confusions (a text project: its samples)
-  QSplitter* bottom_;  // the samples (a text project: the confusions) and the run list
+  QSplitter* top_;     // the plots and, beside them, the figures (a text project: its samples)
+  QSplitter* bottom_;  // the samples (a text project: the figures) and the run list
   bool text_ = false;  // a text project's runs are shown
   widgets::DatasetPreview* preview_;
   widgets::TextSamplesView* text_samples_;
@@ -195,6 +214,7 @@ class Dashboard : public QWidget {
   QFutureWatcher<PreviewData> preview_loading_;
   struct Evaluated {
     train::EpochEnd figures;
+    session::EvaluationReport report;
     int64_t examples = 0;
     QString file, error;
   };

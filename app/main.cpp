@@ -64,7 +64,8 @@ int main(int argc, char** argv) {
                                    QStringLiteral("id"));
   QCommandLineOption train_option(QStringLiteral("train"), QStringLiteral("Start training once the project is open."));
   QCommandLineOption epoch_option(QStringLiteral("at-epoch"),
-                                  QStringLiteral("With --train and --screenshot: take it after epoch <n>, then stop."),
+                                  QStringLiteral("With --train and --screenshot: take it after epoch <n>, then stop (without "
+                                                 "it: once the run has ended)."),
                                   QStringLiteral("n"));
   QCommandLineOption step_option(
       QStringLiteral("at-step"),
@@ -303,6 +304,15 @@ int main(int argc, char** argv) {
                          QObject::connect(window.tryIt(), &plexus::app::TryItPage::predictionShown, &window,
                                           [file, shoot] { shoot(file); }, Qt::SingleShotConnection);
                        });
+      QObject::connect(window.training(), &TrainingController::failed, &window, [quit](const QString& message) {
+        std::fprintf(stderr, "plexus: %s\n", qPrintable(message));
+        quit(1);
+      });
+    } else if (train) {  // the dashboard once the run has ended, with the final model's test report
+      QObject::connect(window.training(), &TrainingController::finished, &window, [&window, file, shoot] {
+        window.dashboard()->plots()->fit();
+        QTimer::singleShot(400, &window, [file, shoot] { shoot(file); });
+      });
       QObject::connect(window.training(), &TrainingController::failed, &window, [quit](const QString& message) {
         std::fprintf(stderr, "plexus: %s\n", qPrintable(message));
         quit(1);

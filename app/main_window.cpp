@@ -41,6 +41,7 @@
 #include "editor/node_view.h"
 #include "editor/palette.h"
 #include "editor/problems_panel.h"
+#include "dataset/dataset_class_balance.h"
 #include "editor/property_panel.h"
 #include "editor/training_panel.h"
 #include "export/onnx.h"
@@ -216,6 +217,19 @@ void MainWindow::createDocks() {
   };
   palette_ = new widgets::LayerPalette(this);
   properties_ = new widgets::PropertyPanel(document_, this);
+  // The training split's classes on the project page: editor/ and dataset/ meet here.
+  auto* balance = new widgets::ClassBalanceChart(this);
+  properties_->addDatasetView(balance);
+  const auto countClasses = [this, balance] {
+    const graph::Graph& g = document_->graph();
+    graph::DatasetBinding located = g.dataset;
+    if (const graph::DatasetLocation where = document_->datasetLocation(); where.found) located.path = where.path.string();
+    balance->showDataset(located, g.training.seed, g.training.validation_fraction);
+  };
+  connect(document_, &widgets::GraphDocument::settingsChanged, balance, countClasses);
+  connect(document_, &widgets::GraphDocument::graphReset, balance, countClasses);
+  connect(document_, &widgets::GraphDocument::filePathChanged, balance, countClasses);
+  countClasses();
   problems_ = new widgets::ProblemsPanel(document_, this);
   dock(tr("Layers"), QStringLiteral("paletteDock"), palette_, Qt::LeftDockWidgetArea);
   QDockWidget* props = dock(tr("Properties"), QStringLiteral("propertiesDock"), properties_, Qt::RightDockWidgetArea);

@@ -142,6 +142,7 @@ class TrainingController::Worker {
     // Predictions line up with dataset indices only when the eval loader keeps their order.
     run.trainer_options.record_predictions =
         run.compiled.classification && run.eval_loader && !run.eval_loader->options().shuffle;
+    run.trainer_options.record_test_predictions = run.test_loader && !run.test_loader->options().shuffle;
     session::RunHeader header = session::run_header(run, to_path(request_.projectFile), options, from ? &*from : nullptr);
     if (!request_.initFrom.isEmpty()) header.init_from = fs::absolute(to_path(request_.initFrom)).lexically_normal().string();
     session::RunLog log(to_path(request_.runDir), graph, std::move(header));
@@ -168,6 +169,7 @@ class TrainingController::Worker {
       session::finish_run(checkpoints, log, result);  // the log's end line says why
       return train::Failed{stage_ + ": " + result.message};
     }
+    if (result.test && run.trainer_options.record_test_predictions) judge(run, *result.test);
 
     // Exported weights say what using them needs (input shape, normalisation, class names), as
     // the run's checkpoints do.
@@ -179,6 +181,17 @@ class TrainingController::Worker {
     if (const fs::path path = session::finish_run(checkpoints, log, result); !path.empty())
       controller_.post(CheckpointSaved{QString::fromStdString(path.string()), "final"});
     return train::Finished{result.status == train::RunStatus::Cancelled, result.epochs_completed, result.seconds};
+  }
+
+  // The final model's judging figures, from the test predictions the Trainer recorded: here,
+  // where the splits are, rather than on the UI thread.
+  void judge(const session::TrainingRun& run, const train::EpochEnd& test) {
+    try {
+      const session::TestEvaluation t{test, run.data.test, run.data.train, run.dataset.kind};
+      controller_.post(session::evaluation_report(run.compiled.classification, t));
+    } catch (const std::exception& e) {  // the run itself went well
+      controller_.post(train::Notice{std::string("No test report: ") + e.what()});
+    }
   }
 
   // Trains until the run ends. An edit made while paused interrupts the Trainer; the run goes on
@@ -284,6 +297,7 @@ TrainingController::TrainingController(QObject* parent) : QObject(parent) {
   qRegisterMetaType<std::vector<train::BatchEnd>>();
   qRegisterMetaType<train::EpochEnd>();
   qRegisterMetaType<train::TestEnd>();
+  qRegisterMetaType<session::EvaluationReport>();
   qRegisterMetaType<train::NodeStats>();
   qRegisterMetaType<train::Finished>();
   qRegisterMetaType<WeightsSnapshot>();
@@ -528,6 +542,7 @@ void TrainingController::emitItem(const Item& item) {
                  },
                  [this](const train::EpochEnd& e) { emit epochEnded(e); },
                  [this](const train::TestEnd& t) { emit tested(t); },
+                 [this](const session::EvaluationReport& r) { emit judged(r); },
                  [this](const CheckpointSaved& c) { emit checkpointSaved(c.path, c.kind); },
                  [this](const WeightsSnapshot& w) { emit weightsSnapshot(w); },
                  [this](const SkippedFiles& s) { emit filesSkipped(s); },

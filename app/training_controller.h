@@ -48,6 +48,7 @@
 #include "data/image_folder.h"
 #include "graph/graph.h"
 #include "nn/module.h"
+#include "session/evaluation_report.h"
 #include "session/trained_model.h"
 #include "train/checkpoint.h"
 #include "train/events.h"
@@ -174,6 +175,9 @@ class TrainingController : public QObject {
   void epochEnded(const plexus::train::EpochEnd& epoch);  // classification: with predictions
   // The final model on the test split, after the last epoch of a run that was not stopped.
   void tested(const plexus::train::TestEnd& test);
+  // Right after tested(): the judging figures of those predictions (session/evaluation_report.h),
+  // when the test loader kept the split's order.
+  void judged(const plexus::session::EvaluationReport& report);
   void checkpointSaved(const QString& path, const QString& kind);  // kind: "best" or "final"
   void filesSkipped(const plexus::app::SkippedFiles& skipped);
   void finished(const plexus::train::Finished& result);  // completed, or stopped (cancelled)
@@ -202,8 +206,8 @@ class TrainingController : public QObject {
     QString message;
   };
   // Worker -> UI, in order.
-  using Item = std::variant<RunInfo, Batches, train::EpochEnd, train::TestEnd, CheckpointSaved, WeightsSnapshot,
-                            SkippedFiles, train::Notice, Edited, EditRefused, train::Finished, train::Failed>;
+  using Item = std::variant<RunInfo, Batches, train::EpochEnd, train::TestEnd, session::EvaluationReport,
+                            CheckpointSaved, WeightsSnapshot, SkippedFiles, train::Notice, Edited, EditRefused, train::Finished, train::Failed>;
   class Worker;  // the worker thread's job
 
   // Worker side.

@@ -51,6 +51,7 @@ int cmd_check(const Args& args) {
         info = graph::describe_dataset(b, g.training.seed, g.training.validation_fraction);
         dataset_line = g.dataset.kind + " at " + b.path + ": inputs " + shape_text(info->input_shape) + ", " +
                        (info->classes ? std::to_string(info->classes) + " classes" : std::string("regression targets"));
+        if (!info->note.empty()) dataset_line += "; " + info->note;
       }
     } catch (const std::exception& e) {
       std::string m = e.what();

@@ -156,22 +156,15 @@ int eval_project(const Args& args, ProjectSource p, const std::optional<std::str
   const session::TestEvaluation t =
       session::evaluate_on_test(m, {p.dir}, batch_size, parse_device(g.training.device), true);
   const train::EpochEnd& r = t.figures;
-  // The evaluation recorded a classification's predictions from its own forward pass; a
-  // regression's outputs come from the model itself, on the CPU where TrainedModel works.
-  std::vector<float> outputs;
-  if (!m.classification()) {
-    m.compiled.model->to(Device::cpu());
-    outputs = session::model_outputs(m, *t.split, batch_size);
-  }
   if (predictions && m.classification()) write_class_predictions(args.str("--predictions", ""), r, *t.split);
-  if (predictions && !m.classification()) write_value_predictions(args.str("--predictions", ""), outputs, *t.split);
+  if (predictions && !m.classification()) write_value_predictions(args.str("--predictions", ""), r.outputs, *t.split);
   const int64_t n = t.split->size();
   nlohmann::json ids{{"checkpoint", checkpoint}, {"examples", n}};
   if (builtin) ids["model"] = *builtin;
   if (p.file) ids["project"] = *p.file;  // else the checkpoint's own
   const std::string what = p.name + " on " + std::to_string(n) + " " + t.dataset_kind + " test " +
                            (builtin ? "images" : "examples");
-  return report_evaluation(args, r, m.classification(), session::evaluation_report(m, t, outputs),
+  return report_evaluation(args, r, m.classification(), session::evaluation_report(m.classification(), t),
                            {what, ids, m.class_names});
 }
 

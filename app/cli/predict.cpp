@@ -96,7 +96,8 @@ void read_rows(const std::vector<std::string>& files, const ProjectSource& p, co
     if (data::is_image_data(reinterpret_cast<const uint8_t*>(head), sizeof head))
       throw DataError(f + ": an image, but the model takes rows of a CSV file (its dataset is a CSV file)");
     const data::TablePreparation preparation =
-        model.preparation ? *model.preparation : data::TablePreparation::numbers(without_target(data::read_csv_header(f)));
+        model.preparation ? *model.preparation
+                          : data::TablePreparation::numbers(without_target(data::read_csv_header(f)));
     if (preparation.width() != features)
       throw ShapeError(f + ": " + std::to_string(preparation.width()) + " feature columns (" +
                        join(preparation.input_names(), ", ") + ") besides the target '" + target +

@@ -15,6 +15,7 @@
 #include "graph/node_settings.h"
 #include "graph/project.h"
 #include "optim/factory.h"
+#include "session/class_balance.h"
 #include "session/continuation.h"
 #include "session/run.h"
 #include "session/run_folder.h"
@@ -167,6 +168,7 @@ int train_project(const Args& args, const Subject& subject, graph::Graph& g, con
               (long long)(run.data.validation ? run.data.validation->size() : 0),
               (long long)(run.data.test ? run.data.test->size() : 0), s.optimizer.c_str(), s.lr, (long long)s.batch_size,
               session::device_text(parse_device(s.device)).c_str());
+  if (!run.data.info.note.empty()) std::printf("%s\n", run.data.info.note.c_str());
   if (d.on())
     std::printf("data-parallel over %d process%s (gradients summed with %s; %s): each takes about %lld of every "
                 "batch of %lld, with %d thread%s\n",
@@ -174,6 +176,9 @@ int train_project(const Args& args, const Subject& subject, graph::Graph& g, con
                 (long long)((s.batch_size + d.size() - 1) / d.size()), (long long)s.batch_size, num_threads(),
                 num_threads() == 1 ? "" : "s");
   if (d.on() && !d.world.note.empty()) std::printf("%s\n", d.world.note.c_str());
+  if (s.class_balance != "none")
+    std::printf("class balance %s\n",
+                session::class_balance_text(s.class_balance, run.class_counts, run.class_names).c_str());
   if (s.accumulate_steps > 1)
     std::printf("gradient accumulation: one optimizer step per %lld batches (%lld examples)\n",
                 (long long)s.accumulate_steps, (long long)(s.accumulate_steps * s.batch_size));

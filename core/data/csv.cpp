@@ -39,7 +39,8 @@ void decode_targets(const Table& t, int64_t col, const std::vector<int64_t>& row
   for (size_t i = 0; i < rows.size() && numeric; ++i) {
     float v = 0;
     const csv_format::NumStatus st = csv_format::parse_number(t.cell(rows[i], col), v);
-    numeric = st == csv_format::NumStatus::Ok || st == csv_format::NumStatus::NonFinite || st == csv_format::NumStatus::OutOfRange;
+    using csv_format::NumStatus;
+    numeric = st == NumStatus::Ok || st == NumStatus::NonFinite || st == NumStatus::OutOfRange;
   }
   if (numeric) {
     int64_t max_label = 0;
@@ -73,6 +74,15 @@ void decode_targets(const Table& t, int64_t col, const std::vector<int64_t>& row
 }
 
 }  // namespace
+
+std::string LeftOut::text() const {
+  if (total() == 0) return "";
+  std::string s = std::to_string(total()) + (total() == 1 ? " row" : " rows") + " left out: ";
+  if (missing_target) s += std::to_string(missing_target) + " without a target";
+  if (missing_target && dropped) s += ", ";
+  if (dropped) s += std::to_string(dropped) + " with a missing cell in a 'drop' column";
+  return s;
+}
 
 CsvSource::CsvSource(const std::string& path, const CsvOptions& options)
     : table_(read_table(path, format_of(options.delimiter, options.missing_values))),

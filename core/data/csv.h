@@ -48,6 +48,8 @@ struct LeftOut {
   int64_t missing_target = 0;  // the target cell is missing
   int64_t dropped = 0;         // a missing cell in a column whose policy is "drop"
   int64_t total() const { return missing_target + dropped; }
+  // "3 rows left out: 2 without a target, 1 with a missing cell in a 'drop' column"; "" for none.
+  std::string text() const;
 };
 
 // A CSV file read and checked, its rows chosen and their targets decoded: what a preparation is

@@ -64,9 +64,12 @@ char detect_delimiter(std::string_view text) {
     bool in_quote = false;
     for (size_t i = 0; i < text.size() && i < kBytes && counts.size() <= kRecords; ++i) {
       const char c = text[i];
-      if (c == '"') in_quote = !in_quote;  // a doubled quote toggles twice
-      else if (!in_quote && c == d) ++counts.back();
-      else if (!in_quote && c == '\n') counts.push_back(0);
+      if (c == '"')
+        in_quote = !in_quote;  // a doubled quote toggles twice
+      else if (!in_quote && c == d)
+        ++counts.back();
+      else if (!in_quote && c == '\n')
+        counts.push_back(0);
     }
     if (counts.back() == 0) counts.pop_back();  // a final line end, or a blank last line
     if (counts.empty() || counts[0] == 0) continue;
@@ -173,8 +176,8 @@ std::vector<std::string> read_header(Reader& reader, const Locator& loc, const s
   return names;
 }
 
-size_t column_of(const std::vector<std::string>& names, const std::string& name, const char* role,
-                 const Record& header, const Locator& loc) {
+size_t column_of(const std::vector<std::string>& names, const std::string& name, const char* role, const Record& header,
+                 const Locator& loc) {
   const auto it = std::find(names.begin(), names.end(), name);
   if (it == names.end())
     loc.fail(header.line, 0, header.offset,
@@ -188,8 +191,9 @@ void check_field_count(const Record& rec, size_t ncols, Locator& loc) {
   const int64_t col = int64_t(std::min(rec.fields.size(), ncols)) + 1;
   const int64_t off = extra ? rec.fields[ncols].offset : rec.end_offset;
   loc.set_header(nullptr);  // the column past the header has no name
-  loc.fail(rec.line, col, off,
-           "expected " + std::to_string(ncols) + " fields as in the header, found " + std::to_string(rec.fields.size()));
+  loc.fail(
+      rec.line, col, off,
+      "expected " + std::to_string(ncols) + " fields as in the header, found " + std::to_string(rec.fields.size()));
 }
 
 MissingTokens::MissingTokens(std::vector<std::string> tokens) : tokens_(std::move(tokens)) {}
@@ -236,11 +240,16 @@ NumStatus parse_number(std::string_view text, float& out) {
 
 std::string number_problem(NumStatus st, const std::string& text, const char* what) {
   switch (st) {
-    case NumStatus::Empty: return std::string("empty cell; every ") + what + " needs a numeric value";
-    case NumStatus::NotNumber: return shown(text) + " is not a number (" + what + " cells must be numeric)";
-    case NumStatus::NonFinite: return "non-finite value " + shown(text) + " (NaN and infinities are not allowed)";
-    case NumStatus::OutOfRange: return shown(text) + " is outside the float32 range";
-    case NumStatus::Ok: break;
+    case NumStatus::Empty:
+      return std::string("empty cell; every ") + what + " needs a numeric value";
+    case NumStatus::NotNumber:
+      return shown(text) + " is not a number (" + what + " cells must be numeric)";
+    case NumStatus::NonFinite:
+      return "non-finite value " + shown(text) + " (NaN and infinities are not allowed)";
+    case NumStatus::OutOfRange:
+      return shown(text) + " is outside the float32 range";
+    case NumStatus::Ok:
+      break;
   }
   return "";
 }

@@ -75,8 +75,8 @@ class Reader {
 // The header record's column names: unique; quoted names as written, others trimmed.
 std::vector<std::string> read_header(Reader& reader, const Locator& loc, const std::string& text, Record& header);
 // The index of column `name`; a "ROLE column 'x' not found in the header; columns: ..." error.
-size_t column_of(const std::vector<std::string>& names, const std::string& name, const char* role,
-                 const Record& header, const Locator& loc);
+size_t column_of(const std::vector<std::string>& names, const std::string& name, const char* role, const Record& header,
+                 const Locator& loc);
 // Every record has the header's number of fields.
 void check_field_count(const Record& rec, size_t ncols, Locator& loc);
 
@@ -102,8 +102,8 @@ NumStatus parse_number(std::string_view text, float& out);
 // Why a cell is not a number, in words: "'abc' is not a number (feature cells must be numeric)".
 std::string number_problem(NumStatus st, const std::string& text, const char* what);
 
-std::string shown(const std::string& text);  // 'text', cut at 40 bytes
-std::string trimmed(std::string_view s);      // without surrounding spaces and tabs
+std::string shown(const std::string& text);                      // 'text', cut at 40 bytes
+std::string trimmed(std::string_view s);                         // without surrounding spaces and tabs
 std::string quoted_list(const std::vector<std::string>& names);  // 'a', 'b'
 
 }  // namespace plexus::data::csv_format

@@ -174,25 +174,28 @@ struct DataLoader::Pass {
 };
 
 namespace {
-void check_options(const DataLoaderOptions& o) {
+void check_options(const DataLoaderOptions& o, int64_t examples) {
   if (o.batch_size < 1) throw ValueError("DataLoader: batch_size must be >= 1, got " + std::to_string(o.batch_size));
   if (o.prefetch < 0) throw ValueError("DataLoader: prefetch must be >= 0, got " + std::to_string(o.prefetch));
   if (o.workers < 1) throw ValueError("DataLoader: workers must be >= 1, got " + std::to_string(o.workers));
   if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards)
     throw ValueError("DataLoader: shard " + std::to_string(o.shard) + " of " + std::to_string(o.shards) +
                      " (expected 0 <= shard < shards)");
+  if (!o.sample_weights.empty() && int64_t(o.sample_weights.size()) != examples)
+    throw ValueError("DataLoader: " + std::to_string(o.sample_weights.size()) + " sample weights for a dataset of " +
+                     std::to_string(examples) + " examples");
 }
 }  // namespace
 
 DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options)
     : dataset_(std::move(dataset)), options_(std::move(options)) {
   if (!dataset_) throw ValueError("DataLoader: no dataset");
-  check_options(options_);
+  check_options(options_, dataset_->size());
 }
 
 DataLoader::DataLoader(const Dataset& dataset, DataLoaderOptions options)
     : dataset_(std::shared_ptr<const Dataset>(), &dataset), options_(std::move(options)) {  // non-owning
-  check_options(options_);
+  check_options(options_, dataset.size());
 }
 
 int64_t DataLoader::size() const {
@@ -212,7 +215,9 @@ std::vector<std::vector<int64_t>> DataLoader::batch_indices(int64_t epoch) const
   const int64_t n = dataset_->size();
   if (options_.streams) return stream_batches(n, options_.batch_size);
   std::vector<int64_t> order;
-  if (options_.shuffle) {
+  if (!options_.sample_weights.empty()) {
+    order = weighted_draws(options_.sample_weights, n, mix_seed(options_.seed, uint64_t(epoch), 0x77656967));
+  } else if (options_.shuffle) {
     order = random_permutation(n, options_.seed + uint64_t(epoch));
   } else {
     order.resize(size_t(n));

@@ -61,6 +61,11 @@ struct DataLoaderOptions {
   // then unused, and every epoch has the same batches.
   bool streams = false;
   uint64_t seed = 0;
+  // A weighted sampler (imbalanced classes): when not empty, one weight per example, and every
+  // epoch draws the dataset's size of examples with replacement, example i with probability
+  // sample_weights[i] / their sum (weighted_draws in data/sampling.h, seeded by seed and the
+  // epoch); shuffle is then unused.
+  std::vector<double> sample_weights = {};
   int64_t prefetch = 2;    // batches assembled ahead by the worker threads; 0 = no threads
   int64_t workers = 1;     // threads assembling batches when prefetch > 0 (see Threads above)
   TransformPtr transform = nullptr;  // applied to every assembled batch; may be null

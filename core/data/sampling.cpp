@@ -46,6 +46,28 @@ std::pair<std::vector<int64_t>, std::vector<int64_t>> split_indices(int64_t n, d
   return {std::move(a), std::move(b)};
 }
 
+std::vector<int64_t> weighted_draws(const std::vector<double>& weights, int64_t count, uint64_t seed) {
+  // Inverse transform sampling over the running sums: one uniform draw and a binary search each.
+  std::vector<double> cumulative(weights.size());
+  double total = 0;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    if (!(std::isfinite(weights[i]) && weights[i] >= 0))
+      throw ValueError("weighted_draws: weight " + std::to_string(i) + " is " + std::to_string(weights[i]) +
+                       "; weights must be finite and >= 0");
+    cumulative[i] = total += weights[i];
+  }
+  if (!(total > 0)) throw ValueError("weighted_draws: the weights sum to 0; nothing can be drawn");
+  if (count < 0) throw ValueError("weighted_draws: negative count " + std::to_string(count));
+  Generator gen(seed);
+  std::vector<int64_t> out(static_cast<size_t>(count));
+  for (int64_t& index : out) {
+    const double u = double(gen.next_u64() >> 11) * 0x1p-53 * total;  // [0, total), 53 random bits
+    const auto at = std::upper_bound(cumulative.begin(), cumulative.end(), u) - cumulative.begin();
+    index = std::min<int64_t>(at, int64_t(weights.size()) - 1);  // rounding at the very top
+  }
+  return out;
+}
+
 std::vector<std::vector<int64_t>> stream_batches(int64_t n, int64_t batch_size) {
   if (n < 0 || batch_size < 1)
     throw ValueError("stream_batches: needs n >= 0 and batch_size >= 1, got " + std::to_string(n) + " and " +

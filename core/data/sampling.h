@@ -20,6 +20,11 @@ std::vector<int64_t> random_permutation(int64_t n, uint64_t seed);
 // train_fraction must lie in [0, 1].
 std::pair<std::vector<int64_t>, std::vector<int64_t>> split_indices(int64_t n, double train_fraction, uint64_t seed);
 
+// `count` indices drawn with replacement from Generator(seed), index i with probability
+// weights[i] / sum(weights): a weighted sampler's order (DataLoaderOptions::sample_weights).
+// Weights must be finite and >= 0 with a positive sum (ValueError otherwise).
+std::vector<int64_t> weighted_draws(const std::vector<double>& weights, int64_t count, uint64_t seed);
+
 // Batches of B = min(batch_size, n) parallel streams over examples 0..n-1 in order, for
 // stateful recurrent training: with S = n / B batches, row r of batch j is example r*S + j, so
 // row r of consecutive batches walks stream r (examples r*S .. r*S + S - 1) forward and a

@@ -8,8 +8,8 @@ namespace plexus::data {
 int64_t Table::column(const std::string& name, const char* role) const {
   for (size_t c = 0; c < names_.size(); ++c)
     if (names_[c] == name) return int64_t(c);
-  fail_header(std::string(role) + " column " + csv_format::shown(name) + " not found in the header; columns: " +
-              csv_format::quoted_list(names_));
+  fail_header(std::string(role) + " column " + csv_format::shown(name) +
+              " not found in the header; columns: " + csv_format::quoted_list(names_));
 }
 
 void Table::fail(int64_t row, int64_t column, const std::string& what) const {
@@ -19,7 +19,9 @@ void Table::fail(int64_t row, int64_t column, const std::string& what) const {
   loc.fail(cell_lines_[i], column + 1, cell_offsets_[i], what);
 }
 
-void Table::fail_header(const std::string& what) const { csv_format::Locator(path_).fail(header_line_, 0, header_offset_, what); }
+void Table::fail_header(const std::string& what) const {
+  csv_format::Locator(path_).fail(header_line_, 0, header_offset_, what);
+}
 
 Table table_of_rows(const std::vector<std::string>& names, const std::vector<std::vector<std::string>>& rows,
                     const csv_format::MissingTokens& missing, const std::string& source) {

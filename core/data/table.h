@@ -42,8 +42,8 @@ class Table {
   char delimiter_ = ',';
   std::vector<std::string> names_;
   int64_t header_line_ = 1, header_offset_ = 0;
-  std::vector<std::string> cells_;        // row-major
-  std::vector<uint8_t> missing_;          // per cell
+  std::vector<std::string> cells_;  // row-major
+  std::vector<uint8_t> missing_;    // per cell
   std::vector<int64_t> cell_lines_, cell_offsets_;
   std::vector<int64_t> row_lines_;
 };

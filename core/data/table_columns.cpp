@@ -39,10 +39,14 @@ int days_in_month(int y, int m) {
 
 const char* type_name(ColumnType t) {
   switch (t) {
-    case ColumnType::Numeric: return "numeric";
-    case ColumnType::Categorical: return "categorical";
-    case ColumnType::Date: return "date";
-    case ColumnType::Text: return "text";
+    case ColumnType::Numeric:
+      return "numeric";
+    case ColumnType::Categorical:
+      return "categorical";
+    case ColumnType::Date:
+      return "date";
+    case ColumnType::Text:
+      return "text";
   }
   return "";
 }

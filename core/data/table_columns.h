@@ -27,8 +27,8 @@ std::optional<ColumnType> parse_column_type(const std::string& name);
 struct DateTime {
   int year = 0, month = 0, day = 0, hour = 0, minute = 0;
   bool has_time = false;
-  int weekday() const;   // 0 = Monday
-  double days() const;   // since 1970-01-01, with the time of day as a fraction
+  int weekday() const;  // 0 = Monday
+  double days() const;  // since 1970-01-01, with the time of day as a fraction
 };
 std::optional<DateTime> parse_date(std::string_view text);
 

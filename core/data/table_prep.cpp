@@ -15,8 +15,8 @@ constexpr const char* kDateParts[] = {"year", "month", "day", "weekday", "hour",
 int date_parts(const PreparedColumn& c) { return c.time_of_day ? 6 : 4; }
 
 void date_values(const DateTime& d, double* out) {
-  const double v[] = {double(d.year), double(d.month), double(d.day), double(d.weekday()), double(d.hour),
-                      double(d.minute)};
+  const double v[] = {double(d.year),      double(d.month), double(d.day),
+                      double(d.weekday()), double(d.hour),  double(d.minute)};
   std::copy(v, v + 6, out);
 }
 
@@ -24,8 +24,10 @@ int64_t own_width(const PreparedColumn& c) {
   switch (c.type) {
     case ColumnType::Categorical:
       return c.encoding == CategoryEncoding::Index ? 1 : int64_t(c.categories.size()) + 1;
-    case ColumnType::Date: return date_parts(c);
-    default: return 1;
+    case ColumnType::Date:
+      return date_parts(c);
+    default:
+      return 1;
   }
 }
 
@@ -43,7 +45,8 @@ double fitted_number(std::vector<double> values, MissingPolicy policy) {
     case MissingPolicy::MostFrequent: {
       std::map<double, int64_t> counts;
       for (double v : values) ++counts[v];
-      return std::max_element(counts.begin(), counts.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+      return std::max_element(counts.begin(), counts.end(), [](auto& a, auto& b) { return a.second < b.second; })
+          ->first;
     }
     default: {
       double sum = 0;
@@ -55,10 +58,13 @@ double fitted_number(std::vector<double> values, MissingPolicy policy) {
 
 [[noreturn]] void not_a_number(const Table& t, int64_t row, int64_t c, csv_format::NumStatus st) {
   const std::string& cell = t.cell(row, c);
-  if (st == csv_format::NumStatus::NonFinite) t.fail(row, c, "non-finite value " + csv_format::shown(cell) + " in a numeric column");
-  if (st == csv_format::NumStatus::OutOfRange) t.fail(row, c, csv_format::shown(cell) + " is outside the float32 range");
+  if (st == csv_format::NumStatus::NonFinite)
+    t.fail(row, c, "non-finite value " + csv_format::shown(cell) + " in a numeric column");
+  if (st == csv_format::NumStatus::OutOfRange)
+    t.fail(row, c, csv_format::shown(cell) + " is outside the float32 range");
   t.fail(row, c,
-         csv_format::shown(cell) + " is not a number, but the column is numeric (set its type to categorical to use text)");
+         csv_format::shown(cell) +
+             " is not a number, but the column is numeric (set its type to categorical to use text)");
 }
 
 double number_at(const Table& t, int64_t row, int64_t c) {
@@ -70,8 +76,11 @@ double number_at(const Table& t, int64_t row, int64_t c) {
 
 DateTime date_at(const Table& t, int64_t row, int64_t c) {
   const auto d = parse_date(t.cell(row, c));
-  if (!d) t.fail(row, c, csv_format::shown(t.cell(row, c)) + " is not a date (YYYY-MM-DD, with a time or not), but the column "
-                         "is a date column");
+  if (!d)
+    t.fail(row, c,
+           csv_format::shown(t.cell(row, c)) +
+               " is not a date (YYYY-MM-DD, with a time or not), but the column "
+               "is a date column");
   return *d;
 }
 
@@ -79,12 +88,18 @@ DateTime date_at(const Table& t, int64_t row, int64_t c) {
 
 const char* policy_name(MissingPolicy p) {
   switch (p) {
-    case MissingPolicy::Drop: return "drop";
-    case MissingPolicy::Mean: return "mean";
-    case MissingPolicy::Median: return "median";
-    case MissingPolicy::MostFrequent: return "most_frequent";
-    case MissingPolicy::Constant: return "constant";
-    case MissingPolicy::Error: return "error";
+    case MissingPolicy::Drop:
+      return "drop";
+    case MissingPolicy::Mean:
+      return "mean";
+    case MissingPolicy::Median:
+      return "median";
+    case MissingPolicy::MostFrequent:
+      return "most_frequent";
+    case MissingPolicy::Constant:
+      return "constant";
+    case MissingPolicy::Error:
+      return "error";
   }
   return "";
 }
@@ -164,11 +179,15 @@ void TablePreparation::apply(const Table& t, int64_t row, const std::vector<int6
                  ? "missing value, and the column's missing values are errors (choose a fill in its column settings)"
                  : "missing value in a column whose rows with missing values are left out; this row needs one");
     switch (c.type) {
-      case ColumnType::Numeric: *out++ = float(missing ? c.fill.at(0) : number_at(t, row, col)); break;
+      case ColumnType::Numeric:
+        *out++ = float(missing ? c.fill.at(0) : number_at(t, row, col));
+        break;
       case ColumnType::Date: {
         double v[6];
-        if (missing) std::copy(c.fill.begin(), c.fill.end(), v);
-        else date_values(date_at(t, row, col), v);
+        if (missing)
+          std::copy(c.fill.begin(), c.fill.end(), v);
+        else
+          date_values(date_at(t, row, col), v);
         for (int k = 0; k < date_parts(c); ++k) *out++ = float(v[k]);
         break;
       }
@@ -186,7 +205,8 @@ void TablePreparation::apply(const Table& t, int64_t row, const std::vector<int6
         }
         break;
       }
-      case ColumnType::Text: throw ValueError("column '" + c.name + "' holds free text: it cannot be an input");
+      case ColumnType::Text:
+        throw ValueError("column '" + c.name + "' holds free text: it cannot be an input");
     }
     if (c.indicator) *out++ = missing ? 1.f : 0.f;
   }
@@ -202,10 +222,12 @@ TablePreparation fit_preparation(const Table& t, const std::vector<ColumnPolicy>
     c.type = policy.type ? *policy.type : detect_column_type(t, col);
     const std::string where = "column '" + c.name + "'";
     if (c.type == ColumnType::Text)
-      throw ValueError(where + " holds free text, which cannot be an input: set its type to categorical, or leave it "
+      throw ValueError(where +
+                       " holds free text, which cannot be an input: set its type to categorical, or leave it "
                        "out of the features");
-    c.missing = policy.missing ? *policy.missing
-                               : c.type == ColumnType::Categorical ? MissingPolicy::MostFrequent : MissingPolicy::Mean;
+    c.missing = policy.missing                      ? *policy.missing
+                : c.type == ColumnType::Categorical ? MissingPolicy::MostFrequent
+                                                    : MissingPolicy::Mean;
     if (c.type == ColumnType::Categorical && (c.missing == MissingPolicy::Mean || c.missing == MissingPolicy::Median))
       throw ValueError(where + " is categorical: its missing values cannot be filled with a " + policy_name(c.missing) +
                        " (use most_frequent, constant, drop or error)");
@@ -240,8 +262,9 @@ TablePreparation fit_preparation(const Table& t, const std::vector<ColumnPolicy>
     } else if (c.type == ColumnType::Date) {
       if (constant) {
         const auto d = parse_date(policy.fill);
-        if (!d) throw ValueError(where + " holds dates: its fill constant must be a date (YYYY-MM-DD), got '" +
-                                 policy.fill + "'");
+        if (!d)
+          throw ValueError(where + " holds dates: its fill constant must be a date (YYYY-MM-DD), got '" + policy.fill +
+                           "'");
         c.time_of_day = c.time_of_day || d->has_time;
         c.fill.resize(6);
         date_values(*d, c.fill.data());
@@ -261,7 +284,8 @@ TablePreparation fit_preparation(const Table& t, const std::vector<ColumnPolicy>
             std::max_element(counts.begin(), counts.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
       }
     }
-    c.indicator = policy.indicator && any_missing && c.missing != MissingPolicy::Drop && c.missing != MissingPolicy::Error;
+    c.indicator =
+        policy.indicator && any_missing && c.missing != MissingPolicy::Drop && c.missing != MissingPolicy::Error;
     prep.columns.push_back(std::move(c));
   }
   return prep;
@@ -281,8 +305,8 @@ TablePreparation TablePreparation::numbers(const std::vector<std::string>& names
 std::string TablePreparation::to_json() const {
   nlohmann::json cols = nlohmann::json::array();
   for (const PreparedColumn& c : columns) {
-    nlohmann::json j = {{"name", c.name}, {"type", type_name(c.type)}, {"missing", policy_name(c.missing)},
-                        {"indicator", c.indicator}};
+    nlohmann::json j = {
+        {"name", c.name}, {"type", type_name(c.type)}, {"missing", policy_name(c.missing)}, {"indicator", c.indicator}};
     if (c.type == ColumnType::Categorical) {
       j["encoding"] = encoding_name(c.encoding);
       j["categories"] = c.categories;
@@ -309,7 +333,8 @@ TablePreparation TablePreparation::from_json(const std::string& text, const std:
       c.name = jc.at("name").get<std::string>();
       const auto type = parse_column_type(jc.at("type").get<std::string>());
       const auto missing = parse_missing_policy(jc.at("missing").get<std::string>());
-      if (!type || *type == ColumnType::Text || !missing) throw bad("column '" + c.name + "' has an unknown type or policy");
+      if (!type || *type == ColumnType::Text || !missing)
+        throw bad("column '" + c.name + "' has an unknown type or policy");
       c.type = *type;
       c.missing = *missing;
       c.indicator = jc.at("indicator").get<bool>();
@@ -326,8 +351,9 @@ TablePreparation TablePreparation::from_json(const std::string& text, const std:
         c.fill = jc.at("fill").get<std::vector<double>>();
         if (c.type == ColumnType::Date) c.time_of_day = jc.at("time_of_day").get<bool>();
         const size_t want = c.type == ColumnType::Date ? size_t(date_parts(c)) : 1;
-        if (c.fill.size() != want) throw bad("column '" + c.name + "' has " + std::to_string(c.fill.size()) +
-                                             " fill values, not " + std::to_string(want));
+        if (c.fill.size() != want)
+          throw bad("column '" + c.name + "' has " + std::to_string(c.fill.size()) + " fill values, not " +
+                    std::to_string(want));
       }
       prep.columns.push_back(std::move(c));
     }

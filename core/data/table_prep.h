@@ -63,7 +63,7 @@ struct TablePreparation {
   std::vector<PreparedColumn> columns;
   std::string missing_values = csv_format::default_missing_values();  // the tokens, as the setting lists them
 
-  int64_t width() const;                        // model input values per row
+  int64_t width() const;                         // model input values per row
   std::vector<std::string> input_names() const;  // one per input value
   // Per input value: a number the run standardises (a numeric value or a date component) rather
   // than a 0/1 flag or a category's index, which keep their units.

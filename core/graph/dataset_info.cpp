@@ -35,7 +35,8 @@ CsvRows csv_rows(int64_t n, uint64_t seed, double validation_fraction) {
 }
 
 DatasetInfo csv_info(const data::CsvDataset& csv, int64_t examples) {
-  return {{int64_t(csv.feature_names().size())}, {}, csv.num_classes(), examples, csv.feature_names()};
+  return {{int64_t(csv.feature_names().size())}, {}, csv.num_classes(), examples, csv.feature_names(),
+          csv.left_out().text()};
 }
 
 data::TextDataset read_text(const DatasetBinding& b) { return data::read_text_dataset(b.path, {b.seq_len, b.max_vocab}); }

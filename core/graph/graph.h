@@ -140,6 +140,11 @@ struct TrainingSettings : optim::OptimizerConfig, optim::ScheduleConfig {
   // Data-parallel runs (mpirun): BatchNorm's statistics over the whole global batch rather than
   // each process's share (dist/, ops/replica_sum.h).
   bool sync_batchnorm = false;
+  // Imbalanced classes (session/class_balance.h): "none"; "weights", every CrossEntropy and NLL
+  // loss without class weights of its own weighs class c by n / (k · count_c) of the training
+  // split; "sampler", training batches drawn with replacement, each example with probability
+  // proportional to 1 / its class's count.
+  std::string class_balance = "none";
   bool operator==(const TrainingSettings&) const = default;
 };
 

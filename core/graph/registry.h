@@ -34,6 +34,8 @@ struct DatasetInfo {
   int64_t examples = 0;  // training and test examples together; 0 when not known without reading them
   // A table's (CSV) feature columns in input order, which an Input's `columns` choose from; else empty.
   std::vector<std::string> feature_names{};
+  // What a person should know about the examples: a table's rows left out and why; else empty.
+  std::string note{};
 };
 
 // Shapes are per example: the batch dimension is implicit (written "N" in messages). The

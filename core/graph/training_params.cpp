@@ -118,6 +118,13 @@ const std::vector<TrainingSetting>& training_settings() {
                                            "Data-parallel runs (mpirun -np N): BatchNorm's batch statistics over the "
                                            "whole global batch instead of each process's own share. Two small "
                                            "all-reduces per BatchNorm layer and step.")))),
+        added_later(row(
+            "Batches", &S::class_balance,
+            choice_spec("class_balance", "Class balance", d.class_balance, {"none", "weights", "sampler"},
+                        "Imbalanced classes: 'weights' weighs each class's loss by n / (classes × its examples) of "
+                        "the training split (CrossEntropy and NLL losses without weights of their own); "
+                        "'sampler' draws the training batches with replacement, every class equally often. "
+                        "Classification only."))),
         row("Monitoring", &S::stats_every,
             whole_spec("stats_every", "Statistics every (steps)", d.stats_every, 0, 1e6,
                        "Every how many training steps the per-node statistics are measured (0 = never).")),

@@ -8,9 +8,9 @@
 namespace plexus::session {
 namespace {
 
-std::vector<int64_t> all_indices(int64_t n, int64_t start = 0) {
+std::vector<int64_t> all_indices(int64_t n) {
   std::vector<int64_t> idx(size_t(std::max<int64_t>(n, 0)));
-  std::iota(idx.begin(), idx.end(), start);
+  std::iota(idx.begin(), idx.end(), int64_t(0));
   return idx;
 }
 
@@ -40,18 +40,7 @@ std::vector<float> split_targets(const data::Dataset& split) {
   return split.target_batch(all_indices(split.size())).to_vector();
 }
 
-std::vector<float> model_outputs(const TrainedModel& model, const data::Dataset& split, int64_t batch_size) {
-  std::vector<float> outputs;
-  for (int64_t start = 0; start < split.size(); start += batch_size) {
-    const std::vector<float> out =
-        model.forward(split.get_batch(all_indices(std::min(batch_size, split.size() - start), start)).input).to_vector();
-    outputs.insert(outputs.end(), out.begin(), out.end());
-  }
-  return outputs;
-}
-
-EvaluationReport evaluation_report(const TrainedModel& model, const TestEvaluation& evaluation,
-                                   const std::vector<float>& outputs) {
+EvaluationReport evaluation_report(bool classification, const TestEvaluation& evaluation) {
   EvaluationReport out;
   const data::Dataset* learn_from = evaluation.train.get();
   if (!learn_from) {
@@ -60,7 +49,7 @@ EvaluationReport evaluation_report(const TrainedModel& model, const TestEvaluati
   }
   const std::vector<float> targets = split_targets(*evaluation.split), learnt = split_targets(*learn_from);
   const train::EpochEnd& r = evaluation.figures;
-  if (model.classification()) {
+  if (classification) {
     if (r.classes == 0) return out;  // no class targets were scored (outputs of another shape)
     ClassificationReport c;
     const train::ConfusionMatrix matrix(r.classes, r.confusion);
@@ -71,11 +60,15 @@ EvaluationReport evaluation_report(const TrainedModel& model, const TestEvaluati
     out.classification = std::move(c);
     return out;
   }
+  if (r.outputs.empty()) return out;
   const int64_t n = evaluation.split->size();
   if (n == 0) throw ValueError("evaluation_report: the test split has no examples");
   const size_t per_example = targets.size() / size_t(n);
   RegressionReport g;
-  g.model = train::regression_figures(targets, outputs, per_example);
+  g.model = train::regression_figures(targets, r.outputs, per_example);
+  g.targets = targets;
+  g.predictions = r.outputs;
+  g.outputs = per_example;
   g.baseline_mean = train::target_means(learnt, per_example);
   g.baseline = train::constant_figures(targets, g.baseline_mean);
   out.regression = std::move(g);

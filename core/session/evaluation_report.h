@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "data/dataset.h"
-#include "session/trained_model.h"
+#include "session/trained_model.h"  // TestEvaluation
 #include "train/class_report.h"
 #include "train/regression_report.h"
 #include "train/roc.h"
@@ -38,6 +38,9 @@ struct ClassificationReport {
 };
 
 struct RegressionReport {
+  // Per test example, example-major, `outputs` values each: what a predicted-versus-actual plot draws.
+  std::vector<float> targets, predictions;
+  size_t outputs = 1;
   train::RegressionFigures model;
   std::vector<double> baseline_mean;  // per output
   train::RegressionFigures baseline;
@@ -55,13 +58,10 @@ struct EvaluationReport {
 // The targets of every example of `split`, in order, flattened (a class or value each, or [k]).
 std::vector<float> split_targets(const data::Dataset& split);
 
-// The model's output for every example of `split`, in order, flattened; on the CPU, in batches.
-std::vector<float> model_outputs(const TrainedModel& model, const data::Dataset& split, int64_t batch_size);
-
-// From an evaluation with its predictions recorded (evaluate_on_test(..., predictions = true));
-// a regression's `outputs` are model_outputs on the test split (unused for classification).
+// From an evaluation with its predictions recorded (evaluate_on_test(..., predictions = true), or
+// a run's TestEnd with TrainerOptions::record_test_predictions) of a model that classifies or
+// not. A regression without recorded outputs (one not [N, k]: an autoencoder's) has no figures.
 // ValueError when the recorded predictions do not match the test split.
-EvaluationReport evaluation_report(const TrainedModel& model, const TestEvaluation& evaluation,
-                                   const std::vector<float>& outputs = {});
+EvaluationReport evaluation_report(bool classification, const TestEvaluation& evaluation);
 
 }  // namespace plexus::session

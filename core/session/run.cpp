@@ -7,7 +7,9 @@
 #include "data/csv.h"
 #include "data/sampling.h"
 #include "graph/compute.h"
+#include "session/class_balance.h"
 #include "session/data_pipeline.h"
+#include "session/evaluation_report.h"
 #include "session/optimizer_groups.h"
 #include "session/reconstructions.h"
 #include "session/text_sampling.h"
@@ -108,7 +110,16 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
     throw ValueError("training: carry_state needs a text dataset (consecutive windows of one text); this project's "
                      "dataset is '" + run.dataset.kind + "'");
   run.data = graph::open_dataset(run.dataset, s.seed, s.validation_fraction);
-  run.compiled = layers::compile(graph, run.data.info, s.seed);  // before the slower parts: a bad graph fails at once
+  check_class_balance(s.class_balance, run.dataset, run.data.info.classes);
+  std::shared_ptr<const data::Dataset> train = run.data.train;  // what the loader trains on
+  if (options.train_subset > 0 && options.train_subset < train->size()) {
+    std::vector<int64_t> idx(size_t(options.train_subset));
+    std::iota(idx.begin(), idx.end(), int64_t(0));
+    train = std::make_shared<data::Subset>(train, std::move(idx));
+  }
+  if (s.class_balance != "none") run.class_counts = training_class_counts(*train, run.data.info.classes);
+  // Before the slower parts: a bad graph fails at once.
+  run.compiled = layers::compile(balanced_graph(graph, s, run.class_counts), run.data.info, s.seed);
   run.compiled.model->to(device);
   build_optimizer(run, graph);
 
@@ -122,11 +133,7 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
     run.preparation = csv->shared_preparation();
   }
   run.vocabulary = input_vocabulary(*run.data.train);
-  if (options.train_subset > 0 && options.train_subset < run.data.train->size()) {
-    std::vector<int64_t> idx(size_t(options.train_subset));
-    std::iota(idx.begin(), idx.end(), int64_t(0));
-    run.data.train = std::make_shared<data::Subset>(run.data.train, std::move(idx));
-  }
+  run.data.train = train;
 
   const data::TransformPtr normalize = run.normalization.transform();
   // Augmentation works on raw pixels, before they are standardised; training batches only.
@@ -138,6 +145,10 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
                                               .shuffle = !s.carry_state,
                                               .streams = s.carry_state,
                                               .seed = s.seed,
+                                              .sample_weights = s.class_balance == "sampler"
+                                                                    ? balanced_sample_weights(split_targets(*train),
+                                                                                              run.class_counts)
+                                                                    : std::vector<double>(),
                                               .workers = workers,
                                               .transform = augment ? data::compose({augment, normalize}) : normalize,
                                               .pin_memory = pin,

@@ -49,6 +49,9 @@ struct TrainingRun {
   std::vector<std::string> feature_names;         // a CSV file's model inputs; else empty
   std::shared_ptr<const data::TablePreparation> preparation;  // a CSV file's, fitted on the training split
   std::vector<std::string> vocabulary;            // labelled texts' input characters (input_vocabulary); else empty
+  // The training split's examples per class (after train_subset) when settings.class_balance is
+  // on; else empty. Its balanced weights are in the compiled loss (session/class_balance.h).
+  std::vector<int64_t> class_counts;
   layers::CompiledGraph compiled;                  // initialised with settings.seed, on settings.device
   std::unique_ptr<optim::Optimizer> optimizer;
   std::unique_ptr<optim::LRScheduler> scheduler;  // null for schedule "none"

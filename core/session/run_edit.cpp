@@ -2,6 +2,7 @@
 
 #include "graph/compute.h"
 #include "graph/diff.h"
+#include "session/class_balance.h"
 #include "session/text_sampling.h"
 #include "util/error.h"
 
@@ -24,7 +25,7 @@ EditedRun make_edited_run(const graph::Graph& trained, const graph::Graph& edite
   TrainingRun& run = out.run;
   run.settings = live.settings;
   const graph::TrainingSettings& s = run.settings;
-  run.compiled = layers::compile(edited, live.data.info, s.seed);
+  run.compiled = layers::compile(balanced_graph(edited, s, live.class_counts), live.data.info, s.seed);
   if (run.compiled.classification != live.compiled.classification)
     throw ValueError(std::string("the edited graph's loss makes it a ") +
                      (run.compiled.classification ? "classification" : "regression") + ", the run trains a " +
@@ -41,6 +42,7 @@ EditedRun make_edited_run(const graph::Graph& trained, const graph::Graph& edite
   run.feature_names = live.feature_names;
   run.preparation = live.preparation;
   run.vocabulary = live.vocabulary;
+  run.class_counts = live.class_counts;
   run.trainer_options = live.trainer_options;
   set_loss(run.trainer_options, run.compiled);
   observe_nodes(run, edited);

@@ -81,7 +81,8 @@ StoredInputs stored_inputs(const io::SafetensorsMetadata& meta, const std::strin
   s.feature_names = json_array<std::string>(meta, kFeatures, where);
   s.vocabulary = json_array<std::string>(meta, kVocabulary, where);
   if (const auto it = meta.find(kPreparation); it != meta.end())
-    s.preparation = std::make_shared<const data::TablePreparation>(data::TablePreparation::from_json(it->second, where));
+    s.preparation =
+        std::make_shared<const data::TablePreparation>(data::TablePreparation::from_json(it->second, where));
   return s;
 }
 
@@ -171,8 +172,7 @@ TrainedModel load_trained_model(const graph::Graph& project, const fs::path& wei
   const graph::DatasetLocation located = graph::locate_dataset(project.dataset.path, options.project_dir);
   const bool stored_info = stored.input_shape && stored.classes;
   if (graph::is_idx_dataset(project.dataset.kind) || located.found || !stored_info)
-    m.info = graph::is_idx_dataset(project.dataset.kind) ? graph::describe_dataset(project.dataset, project.training.seed,
-                                                                                   project.training.validation_fraction)
+    m.info = graph::is_idx_dataset(project.dataset.kind) ? graph::describe_dataset(project.dataset)
                                                            : open("the shape of the model's inputs").info;
   else
     m.info = {*stored.input_shape, stored.label_shape, *stored.classes, 0,
@@ -255,7 +255,7 @@ TestEvaluation evaluate_on_test(TrainedModel& model, const LoadOptions& options,
                                       .pin_memory = !device.is_cpu()});
   train::TrainerOptions to;
   set_loss(to, model.compiled);
-  to.record_predictions = predictions && model.classification();
+  to.record_predictions = predictions;
   out.figures = train::evaluate(*model.compiled.model, loader, to, cancelled);
   return out;
 }

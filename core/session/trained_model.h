@@ -97,8 +97,8 @@ TrainedModel load_trained_model(const graph::Graph& project, const std::filesyst
 
 // The model's figures on its project's test split (opened as a run opens it: same seed, same
 // split): loss and, for classification, accuracy, top-5, per-class accuracy and the confusion
-// matrix, with each example's prediction when `predictions`. On `device`; stops early once
-// `cancelled` is true. IoError/DataError when the dataset cannot be read; ValueError for a
+// matrix, with each example's prediction (a regression's output) when `predictions`. On
+// `device`; stops early once `cancelled` is true. IoError/DataError when the dataset cannot be read; ValueError for a
 // dataset without a test split (text).
 struct TestEvaluation {
   train::EpochEnd figures;                      // eval_* fields

@@ -72,6 +72,9 @@ struct EpochEnd {
   // With two classes, also class 1's softmax probability (the score a ROC curve ranks by,
   // train/roc.h), kept apart from `confidence`, which would lose it near 1.
   std::vector<float> positive_probability;
+  // A regression's (not classification, an [N, k] output) outputs, example-major, with
+  // record_predictions: what a predicted-versus-actual plot draws.
+  std::vector<float> outputs;
   double lr = 0;
   double seconds = 0;                      // this epoch, training + evaluation
   double train_seconds = 0;                // of those, the training loop's (no evaluation)

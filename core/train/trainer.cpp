@@ -311,7 +311,7 @@ EpochEnd evaluate(nn::Module& model, data::DataLoader& loader, const TrainerOpti
   ConfusionMatrix confusion;
   int64_t top = 0, seen = 0;
   std::vector<int32_t> predicted;
-  std::vector<float> confidence, positive;
+  std::vector<float> confidence, positive, outputs;
   const Device device = model.device();
   for (data::Batch& b : loader) {
     if (cancelled && *cancelled && !options.comm) break;
@@ -331,6 +331,9 @@ EpochEnd evaluate(nn::Module& model, data::DataLoader& loader, const TrainerOpti
       seen += b.targets.numel();
       // One prediction per example (the dataset preview's): only for [N, C] outputs.
       if (options.record_predictions && out.dim() == 2) append_predictions(out, predicted, confidence, positive);
+    } else if (!options.classification && options.record_predictions && out.dim() == 2) {
+      const std::vector<float> values = out.to_vector();
+      outputs.insert(outputs.end(), values.begin(), values.end());
     }
   }
   model.train(was_training);
@@ -339,6 +342,7 @@ EpochEnd evaluate(nn::Module& model, data::DataLoader& loader, const TrainerOpti
   e.has_eval = true;
   e.eval_loss = loss_avg.value();
   e.eval_losses = named_parts(options.loss_parts, parts);
+  e.outputs = std::move(outputs);
   if (seen) {
     e.eval_accuracy = confusion.accuracy();
     e.eval_top5 = double(top) / double(seen);
@@ -411,7 +415,7 @@ RunResult Trainer::run() {
     }
     if (test_) {
       TrainerOptions test_options = options_;
-      test_options.record_predictions = false;
+      test_options.record_predictions = options_.record_test_predictions;
       begin_stream();
       EpochEnd t = train::evaluate(model_, *test_, test_options, &cancelled_);
       if (cancelled_ && !options_.comm) throw Cancelled();

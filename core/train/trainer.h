@@ -83,8 +83,12 @@ struct TrainerOptions {
   float clip_grad_norm = 0.f;   // 0 = no clipping
   std::optional<uint64_t> seed; // seeds the default generator (dropout) at the start of run()
   // Classification: evaluation also fills EpochEnd::predicted and ::confidence, from the same
-  // forward pass. The eval loader must not shuffle for them to line up with dataset indices.
+  // forward pass; a regression EpochEnd::outputs. The eval loader must not shuffle for them to
+  // line up with dataset indices.
   bool record_predictions = false;
+  // The same for the test loader's evaluation (TestEnd), which the judging figures of the final
+  // model rank and plot (session/evaluation_report.h).
+  bool record_test_predictions = false;
   // On a CUDA device: replay the steady training step as a CUDA graph (train/step.h).
   bool cuda_graphs = true;
   // Products and convolutions on a CUDA device (ops/precision.h); the CPU computes in FP32

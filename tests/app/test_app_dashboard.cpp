@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "dashboard/class_report_view.h"
 #include "dashboard/confusion_matrix.h"
 #include "dashboard.h"
 #include "dataset/dataset_preview.h"
@@ -175,6 +176,15 @@ class TestDashboard : public QObject {
     layers::CompiledGraph fresh = layers::compile(g, graph::DatasetInfo{{1, 28, 28}, {}, 10}, 99);
     train::load_checkpoint(finals[0].toStdString(), *fresh.model);
 
+    // The run's end brought the final model's per-class table to the front beside the plots:
+    // ten classes and the two averages, each class's support summing to the test split.
+    QCOMPARE(d->figureTabs()->currentWidget(), d->classReport());
+    QCOMPARE(d->classReport()->rows(), 12);
+    int64_t support = 0;
+    for (int row = 0; row < 10; ++row) support += d->classReport()->text(row, 4).toLongLong();
+    QCOMPARE(support, kTest);
+    const QString macro_f1 = d->classReport()->text(10, 3);
+
     // Run > Evaluate on Test Set of the final checkpoint shows what the run's end showed.
     const QString shown = d->testText();
     const QString accuracy = shown.mid(shown.indexOf("accuracy"));
@@ -185,6 +195,7 @@ class TestDashboard : public QObject {
     QVERIFY(evaluated.wait(60000));
     QVERIFY2(d->testText().startsWith("Test set, final.safetensors ("), qPrintable(d->testText()));
     QCOMPARE(d->testText().mid(d->testText().indexOf("accuracy")), accuracy);
+    QCOMPARE(d->classReport()->text(10, 3), macro_f1);
     // A file that is not a checkpoint: the reason, and the app carries on.
     w.chooseCheckpoint = [&](const QString&) { return project_; };
     w.findChild<QAction*>("evaluateAction")->trigger();

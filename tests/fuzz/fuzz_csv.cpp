@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t pick = data[0];
   CsvOptions options;
   options.task = pick & 1 ? CsvTask::Classification : CsvTask::Regression;
-  static constexpr char kDelimiters[] = {0, ',', ';', '\t'};
+  static constexpr char kDelimiters[] = {',', ';', '\t', 0};  // 0: detected
   options.delimiter = kDelimiters[(pick >> 1) & 3];
   options.target = pick & 8 ? "label" : "y";
   if (pick & 16) options.features = {"b", "a"};

@@ -312,6 +312,7 @@ class PropertyPanel::ProjectPage : public QWidget {
   ProjectPage(GraphDocument* document, QWidget* parent);
   void refresh();
   void applyTheme();
+  void addDatasetView(QWidget* view);
 
  private:
   void addSettingRows();
@@ -342,6 +343,7 @@ class PropertyPanel::ProjectPage : public QWidget {
   std::vector<std::pair<QLabel*, std::vector<std::string>>> headings_;
   SettingsForm* settings_;
   QLabel* summary_;
+  QVBoxLayout* dataset_views_;
   std::optional<graph::DatasetBinding> shown_;
   // The columns of a CSV file's header, read again only when the file changes.
   struct CsvColumns {
@@ -482,6 +484,8 @@ PropertyPanel::ProjectPage::ProjectPage(GraphDocument* document, QWidget* parent
   // out a spanning row whose height depends on its width, as a wrapped label's does (valgrind).
   layout->addWidget(status_);
   layout->addWidget(examples_);
+  dataset_views_ = new QVBoxLayout;
+  layout->addLayout(dataset_views_);
   layout->addSpacing(6);
   layout->addWidget(sectionLabel(tr("Graph"), this));
   layout->addWidget(summary_);
@@ -518,6 +522,8 @@ void PropertyPanel::ProjectPage::addSettingRows() {
     headings_.back().second.push_back(row.name());
   }
 }
+
+void PropertyPanel::ProjectPage::addDatasetView(QWidget* view) { dataset_views_->addWidget(view); }
 
 void PropertyPanel::ProjectPage::applyTheme() {
   applyMutedColour(this);
@@ -728,6 +734,8 @@ PropertyPanel::PropertyPanel(GraphDocument* document, QWidget* parent)
   });
   showSelection({});
 }
+
+void PropertyPanel::addDatasetView(QWidget* view) { project_->addDatasetView(view); }
 
 void PropertyPanel::showNodes(const QStringList& ids) {
   if (!showsSameNode(ids)) commitPendingEdit();

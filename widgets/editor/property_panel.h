@@ -28,6 +28,9 @@ class PropertyPanel : public QWidget {
   // The canvas selection (node and block ids); ids of nodes that do not exist are ignored.
   void showNodes(const QStringList& ids);
   QStringList shownNodes() const { return ids_; }
+  // A view of the bound dataset from another feature folder (the app places dataset/'s class
+  // balance here), shown on the project page under the dataset's form.
+  void addDatasetView(QWidget* view);
 
  private:
   class NodePage;

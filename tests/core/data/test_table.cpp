@@ -3,8 +3,6 @@
 // numeric-categorical and date columns, a column missing throughout, a target with a missing
 // cell), each prepared value checked, each message checked for its file, line, column and byte
 // offset; the preparation fitted on the training rows only and stored as JSON; a run's split.
-#include "support/check.h"
-
 #include <cmath>
 #include <fstream>
 #include <string>
@@ -17,6 +15,7 @@
 #include "graph/dataset_info.h"
 #include "graph/dataset_params.h"
 #include "graph/project.h"
+#include "support/check.h"
 #include "support/temp_dir.h"
 #include "support/test_support.h"
 #include "util/error.h"
@@ -106,13 +105,13 @@ TEST(columnTypesDetected) {
   const plexus::testing::TempDir dir;
   std::string text = "num,cat,code,day,stamp,note,empty\n";
   for (int i = 0; i < 60; ++i) {
-    text += std::to_string(i % 7 == 0 ? -1 : i) + ",";           // numbers
-    text += std::string(i % 3 == 0 ? "red" : "blue") + ",";         // categories
-    text += std::to_string(i % 4) + ",";                            // numbers (a user may call them categories)
+    text += std::to_string(i % 7 == 0 ? -1 : i) + ",";       // numbers
+    text += std::string(i % 3 == 0 ? "red" : "blue") + ",";  // categories
+    text += std::to_string(i % 4) + ",";                     // numbers (a user may call them categories)
     text += "2024-0" + std::to_string(1 + i % 9) + "-1" + std::to_string(i % 10) + ",";  // dates
-    text += "2024/02/29 1" + std::to_string(i % 10) + ":30:05Z,";    // dates with a time
-    text += "note number " + std::to_string(i) + ",";               // free text: all distinct
-    text += i % 2 ? "NA\n" : "\n";                                   // missing throughout
+    text += "2024/02/29 1" + std::to_string(i % 10) + ":30:05Z,";                        // dates with a time
+    text += "note number " + std::to_string(i) + ",";                                    // free text: all distinct
+    text += i % 2 ? "NA\n" : "\n";                                                       // missing throughout
   }
   const Table t = read_table(write(dir, "types.csv", text));
   COMPARE(std::string(type_name(detect_column_type(t, 0))), std::string("numeric"));
@@ -171,18 +170,17 @@ TEST(datesParsed) {
 TEST(fillsFittedOnTrainingRowsOnly) {
   const plexus::testing::TempDir dir;
   // Rows 0-3 train; row 4 holds a huge value and a category training never saw.
-  const Table t = read_table(write(dir, "fit.csv",
-                                   "x,colour,y\n1,red,0\nNA,blue,1\n3,,0\n5,red,1\n1000,green,0\n"));
+  const Table t = read_table(write(dir, "fit.csv", "x,colour,y\n1,red,0\nNA,blue,1\n3,,0\n5,red,1\n1000,green,0\n"));
   std::vector<ColumnPolicy> features{policy("x"), policy("colour")};
   const TablePreparation p = fit_preparation(t, features, {0, 1, 2, 3});
-  COMPARE(p.input_names(), (std::vector<std::string>{"x", "x=(missing)", "colour=blue", "colour=red",
-                                                     "colour=(other)", "colour=(missing)"}));
+  COMPARE(p.input_names(), (std::vector<std::string>{"x", "x=(missing)", "colour=blue", "colour=red", "colour=(other)",
+                                                     "colour=(missing)"}));
   COMPARE(p.width(), int64_t(6));
   COMPARE(p.columns[0].fill, (std::vector<double>{3.0}));  // mean of 1, 3, 5: not of 1000
   COMPARE(p.columns[1].fill_category, std::string("red"));
   COMPARE(row(p, t, 0), (std::vector<float>{1, 0, 0, 1, 0, 0}));
   COMPARE(row(p, t, 1), (std::vector<float>{3, 1, 1, 0, 0, 0}));
-  COMPARE(row(p, t, 2), (std::vector<float>{3, 0, 0, 1, 0, 1}));  // a missing colour: the most frequent
+  COMPARE(row(p, t, 2), (std::vector<float>{3, 0, 0, 1, 0, 1}));     // a missing colour: the most frequent
   COMPARE(row(p, t, 4), (std::vector<float>{1000, 0, 0, 0, 1, 0}));  // green: unseen
   COMPARE(p.standardised(), (std::vector<bool>{true, false, false, false, false, false}));
 
@@ -194,8 +192,8 @@ TEST(fillsFittedOnTrainingRowsOnly) {
   const TablePreparation q = fit_preparation(t, features, {0, 1, 2, 3, 4});
   COMPARE(q.columns[0].fill, (std::vector<double>{4.0}));  // median of 1, 3, 5, 1000
   COMPARE(q.columns[1].categories, (std::vector<std::string>{"blue", "green", "red", "unknown"}));
-  COMPARE(q.input_names(), (std::vector<std::string>{"x", "colour=blue", "colour=green", "colour=red",
-                                                     "colour=unknown", "colour=(other)", "colour=(missing)"}));
+  COMPARE(q.input_names(), (std::vector<std::string>{"x", "colour=blue", "colour=green", "colour=red", "colour=unknown",
+                                                     "colour=(other)", "colour=(missing)"}));
   COMPARE(row(q, t, 2), (std::vector<float>{3, 0, 0, 0, 1, 0, 1}));
   features[0].missing = MissingPolicy::MostFrequent;
   COMPARE(fit_preparation(t, features, {0, 2, 3}).columns[0].fill, (std::vector<double>{1.0}));  // ties: the smallest
@@ -213,20 +211,19 @@ TEST(fillsFittedOnTrainingRowsOnly) {
 
 TEST(numericCategoricalAndDateColumns) {
   const plexus::testing::TempDir dir;
-  const Table t = read_table(write(dir, "mixed.csv",
-                                   "code,when,y\n3,2024-03-04,1\n1,2024-03-05 12:30,0\n3,,1\n2,2025-01-01,0\n"));
+  const Table t =
+      read_table(write(dir, "mixed.csv", "code,when,y\n3,2024-03-04,1\n1,2024-03-05 12:30,0\n3,,1\n2,2025-01-01,0\n"));
   ColumnPolicy code = policy("code");
   code.type = ColumnType::Categorical;
   const TablePreparation p = fit_preparation(t, {code, policy("when")}, {0, 1, 2});
   COMPARE(p.input_names(),
           (std::vector<std::string>{"code=1", "code=3", "code=(other)", "when:year", "when:month", "when:day",
                                     "when:weekday", "when:hour", "when:minute", "when=(missing)"}));
-  COMPARE(row(p, t, 0), (std::vector<float>{0, 1, 0, 2024, 3, 4, 0, 0, 0, 0}));   // a Monday
+  COMPARE(row(p, t, 0), (std::vector<float>{0, 1, 0, 2024, 3, 4, 0, 0, 0, 0}));  // a Monday
   COMPARE(row(p, t, 1), (std::vector<float>{1, 0, 0, 2024, 3, 5, 1, 12, 30, 0}));
   COMPARE(row(p, t, 2), (std::vector<float>{0, 1, 0, 2024, 3, 4.5f, 0.5f, 6, 15, 1}));  // means of the two
-  COMPARE(row(p, t, 3), (std::vector<float>{0, 0, 1, 2025, 1, 1, 2, 0, 0, 0}));  // code 2: unseen
-  COMPARE(p.standardised(),
-          (std::vector<bool>{false, false, false, true, true, true, true, true, true, false}));
+  COMPARE(row(p, t, 3), (std::vector<float>{0, 0, 1, 2025, 1, 1, 2, 0, 0, 0}));         // code 2: unseen
+  COMPARE(p.standardised(), (std::vector<bool>{false, false, false, true, true, true, true, true, true, false}));
 }
 
 TEST(columnMissingThroughoutTraining) {
@@ -245,19 +242,25 @@ TEST(preparationMessages) {
   // A text cell in a column declared numeric: file, line, column, byte offset.
   ColumnPolicy x = policy("x");
   x.type = ColumnType::Numeric;
-  COMPARE(message_of<DataError>([&] { fit_preparation(t, {x}, {0, 1}); }),
-          path + ": line 3, column 1 ('x'), byte offset 20: 'Torgersen' is not a number, but the column is numeric "
-                 "(set its type to categorical to use text)");
+  COMPARE(message_of<DataError>([&] {
+            fit_preparation(t, {x}, {0, 1});
+          }),
+          path +
+              ": line 3, column 1 ('x'), byte offset 20: 'Torgersen' is not a number, but the column is numeric "
+              "(set its type to categorical to use text)");
   // Missing cells refused where the policy says so.
   x.missing = MissingPolicy::Error;
   const TablePreparation strict = fit_preparation(t, {x}, {0});
   VERIFY_CONTAINS(message_of<DataError>([&] { row(strict, t, 2); }),
-                  path + ": line 4, column 1 ('x'), byte offset 39: missing value, and the column's missing values are "
-                         "errors");
+                  path +
+                      ": line 4, column 1 ('x'), byte offset 39: missing value, and the column's missing values are "
+                      "errors");
   // Policies that do not fit the type, free text, a constant that is not a number.
   ColumnPolicy name = policy("name");
   name.missing = MissingPolicy::Mean;
-  VERIFY_CONTAINS(message_of<ValueError>([&] { fit_preparation(t, {name}, {0, 1}); }),
+  VERIFY_CONTAINS(message_of<ValueError>([&] {
+                    fit_preparation(t, {name}, {0, 1});
+                  }),
                   "column 'name' is categorical: its missing values cannot be filled with a mean");
   name = policy("name");
   name.type = ColumnType::Text;
@@ -300,7 +303,8 @@ TEST(preparationJsonRoundTrip) {
 TEST(messyCsvDataset) {
   const plexus::testing::TempDir dir;
   const std::string path = write(dir, "penguins.csv",
-                                 "\xEF\xBB\xBF" "species;island;bill;mass;sex;comment\r\n"
+                                 "\xEF\xBB\xBF"
+                                 "species;island;bill;mass;sex;comment\r\n"
                                  "Adelie;Torgersen;39.1;3750;male;\"first; of many\"\r\n"
                                  "Adelie;Torgersen;NA;NA;NA;\"said \"\"hi\"\"\"\r\n"
                                  "Gentoo;Biscoe;46.1;N/A;female;c3\r\n"
@@ -319,6 +323,8 @@ TEST(messyCsvDataset) {
   COMPARE(source.size(), int64_t(3));  // one without a species, two without a mass
   COMPARE(source.left_out().missing_target, int64_t(1));
   COMPARE(source.left_out().dropped, int64_t(2));
+  COMPARE(source.left_out().text(),
+          std::string("3 rows left out: 1 without a target, 2 with a missing cell in a 'drop' column"));
   const CsvDataset ds(source, std::make_shared<const TablePreparation>(source.fit_all()));
   COMPARE(ds.class_names(), (std::vector<std::string>{"Adelie", "Chinstrap", "Gentoo"}));
   COMPARE(ds.targets().to_vector(), (std::vector<float>{0, 1, 2}));
@@ -327,10 +333,9 @@ TEST(messyCsvDataset) {
           (std::vector<std::string>{"island=Biscoe", "island=Dream", "island=Torgersen", "island=(other)", "bill",
                                     "bill=(missing)", "mass", "sex=male", "sex=(other)", "sex=(missing)"}));
   // Only males are left among the rows kept; a missing bill is the mean of the two others.
-  COMPARE(ds.features().to_vector(),
-          (std::vector<float>{0, 0, 1, 0, 39.1f, 0, 3750, 1, 0, 0,  //
-                              0, 1, 0, 0, 43.05f, 1, 3500, 1, 0, 1,  //
-                              1, 0, 0, 0, 47, 0, 5000, 1, 0, 0}));
+  COMPARE(ds.features().to_vector(), (std::vector<float>{0, 0, 1, 0, 39.1f,  0, 3750, 1, 0, 0,  //
+                                                         0, 1, 0, 0, 43.05f, 1, 3500, 1, 0, 1,  //
+                                                         1, 0, 0, 0, 47,     0, 5000, 1, 0, 0}));
   // By default every other column is a feature: six comments are categories here.
   CsvOptions d;
   d.target = "species";
@@ -355,15 +360,17 @@ TEST(messyCsvDataset) {
                       "type to categorical to use text)"));
   const std::string no_mass = write(dir, "no_mass.csv", "sex,mass,bill,island\nfemale,NA,1,Dream\n");
   VERIFY_CONTAINS(message_of<DataError>([&] { read_csv_features(no_mass, ds.preparation()); }),
-                  no_mass + ": line 2, column 2 ('mass'), byte offset 28: missing value in a column whose rows with "
-                            "missing values are left out");
+                  no_mass +
+                      ": line 2, column 2 ('mass'), byte offset 28: missing value in a column whose rows with "
+                      "missing values are left out");
 }
 
 // A run's preparation learns from its training split alone, and the split is the one a run uses.
 TEST(runFitsOnItsTrainingSplit) {
   const plexus::testing::TempDir dir;
   std::string text = "x,c,y\n";
-  for (int i = 0; i < 50; ++i) text += std::to_string(i) + "," + (i % 5 ? "a" : "b") + "," + std::to_string(i % 2) + "\n";
+  for (int i = 0; i < 50; ++i)
+    text += std::to_string(i) + "," + (i % 5 ? "a" : "b") + "," + std::to_string(i % 2) + "\n";
   text += "1000000,z,1\n";  // one extreme row with its own category: in training or not
   graph::DatasetBinding b;
   b.kind = "csv";
@@ -408,8 +415,9 @@ TEST(columnSettingsInTheProject) {
   sex.indicator = false;
   g.dataset.columns = {island, sex};
   const std::string text = graph::serialize_project(g);
-  VERIFY_CONTAINS(text, "\"columns\": {\n      \"island\": {\"encoding\": \"index\"},\n      \"sex \\\"quoted\\\"\": "
-                        "{\"missing\": \"constant\", \"fill\": \"unknown\", \"indicator\": false}\n    }");
+  VERIFY_CONTAINS(text,
+                  "\"columns\": {\n      \"island\": {\"encoding\": \"index\"},\n      \"sex \\\"quoted\\\"\": "
+                  "{\"missing\": \"constant\", \"fill\": \"unknown\", \"indicator\": false}\n    }");
   const graph::Graph back = graph::parse_project(text, "p.plexus");
   VERIFY(back.dataset == g.dataset);
   // Checked against the table.

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
+#include "data/csv.h"
 #include "graph/inputs.h"
 #include "graph/project.h"
 #include "graph/registry.h"
@@ -230,6 +232,49 @@ TEST(aTableModelWithTwoInputsTrainsFromACsvFile) {
   const train::RunResult b = blind_trainer.run();
   VERIFY2(b.test && b.test->eval_accuracy < 0.6,
           ("blind accuracy " + std::to_string(b.test ? b.test->eval_accuracy : -1)).c_str());
+}
+
+// The same table with its category as text ("k0".."k5"): given as ids (encoding "index": 1 + the
+// category's place among the training split's, 0 for an unseen one), it feeds the Embedding.
+TEST(aTextCategoryAsIdsFeedsAnEmbedding) {
+  const std::filesystem::path dir = suite_subdir("several_inputs");
+  {
+    std::ofstream csv(dir / "named.csv");
+    csv << "a,b,c,d,kind,label\n";
+    Generator gen(9);
+    const std::vector<float> noise = uniform({600, 4}, 0.f, 10.f, &gen).to_vector();
+    for (int i = 0; i < 600; ++i)
+      csv << noise[size_t(i * 4)] << ',' << noise[size_t(i * 4 + 1)] << ',' << noise[size_t(i * 4 + 2)] << ','
+          << noise[size_t(i * 4 + 3)] << ",k" << i % 6 << ",c" << i % 3 << '\n';
+  }
+  Graph g = measurements_and_kind();
+  g.find("emb")->params["num_embeddings"] = int64_t(7);  // the ids 1..6 and 0 for an unseen kind
+  g.dataset.kind = "csv";
+  g.dataset.path = (dir / "named.csv").string();
+  g.dataset.target = "label";
+  g.dataset.task = "classification";
+  graph::ColumnSetting kind;
+  kind.name = "kind";
+  kind.encoding = "index";
+  g.dataset.columns = {kind};
+  g.training.optimizer = "adam";
+  g.training.lr = 0.02;
+  g.training.batch_size = 32;
+  g.training.epochs = 30;
+  session::TrainingRun run = session::make_training_run(g);
+  COMPARE(run.feature_names, (std::vector<std::string>{"a", "b", "c", "d", "kind"}));
+  COMPARE(run.normalization.mean[4], 0.f);  // ids keep their units
+  COMPARE(run.normalization.std[4], 1.f);
+  std::vector<float> ids = dynamic_cast<const data::CsvDataset&>(*run.data.train).features().to_vector();
+  std::set<float> seen;
+  for (size_t i = 4; i < ids.size(); i += 5) seen.insert(ids[i]);
+  COMPARE(seen, (std::set<float>{1, 2, 3, 4, 5, 6}));
+  train::Trainer trainer(*run.compiled.model, *run.optimizer, *run.train_loader, run.eval_loader.get(),
+                         run.trainer_options);
+  trainer.set_test_loader(run.test_loader.get());
+  const train::RunResult r = trainer.run();
+  VERIFY2(r.test && r.test->eval_accuracy > 0.95,
+          ("test accuracy " + std::to_string(r.test ? r.test->eval_accuracy : -1)).c_str());
 }
 
 // The project file keeps the columns as a list of names.

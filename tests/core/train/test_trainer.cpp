@@ -423,6 +423,45 @@ TEST(twoClassEvaluationRecordsClassOnesProbability) {
   }
 }
 
+// A regression's [N, k] outputs, example-major in loader order: what a predicted-versus-actual
+// plot draws (session/evaluation_report.h).
+TEST(regressionEvaluationRecordsTheOutputs) {
+  Generator gen(5);
+  nn::Linear model(3, 2);
+  const Tensor inputs = randn({30, 3}, &gen);
+  auto set = std::make_shared<data::TensorDataset>(inputs, randn({30, 2}, &gen));
+  data::DataLoader loader(set, {.batch_size = 8});
+  train::TrainerOptions o;
+  o.classification = false;
+  o.loss = [](const Tensor& p, const Tensor& t) { return mse_loss(p, t); };
+  o.record_predictions = true;
+  const train::EpochEnd e = train::evaluate(model, loader, o);
+  NoGradGuard no_grad;
+  const std::vector<float> want = model(inputs).to_vector();
+  COMPARE(e.outputs.size(), size_t(60));
+  for (size_t i = 0; i < want.size(); ++i) VERIFY(std::abs(e.outputs[i] - want[i]) < 1e-6f);
+  VERIFY(e.predicted.empty());
+  o.record_predictions = false;
+  VERIFY(train::evaluate(model, loader, o).outputs.empty());
+}
+
+// The test split's predictions (the final model's, judged after the run) only when asked for,
+// apart from the validation split's.
+TEST(testPredictionsAreRecordedWhenAsked) {
+  for (bool asked : {false, true}) {
+    Setup s = make_setup(200, 100);
+    train::TrainerOptions o;
+    o.epochs = 1;
+    o.record_test_predictions = asked;
+    train::Trainer t(*s.model, *s.opt, *s.train, nullptr, o);
+    t.set_test_loader(s.test.get());
+    const train::RunResult r = t.run();
+    VERIFY2(r.status == train::RunStatus::Completed && r.test, r.message.c_str());
+    COMPARE(r.test->predicted.size(), size_t(asked ? 100 : 0));
+    COMPARE(r.test->confidence.size(), size_t(asked ? 100 : 0));
+  }
+}
+
 TEST(predictionsAreOffByDefault) {
   Setup s = make_setup(200, 100);
   train::Trainer t(*s.model, *s.opt, *s.train, s.test.get(), {});

@@ -706,11 +706,12 @@ class TestPanels : public QObject {
     for (const graph::DatasetSetting& row : graph::dataset_settings()) {
       auto* editor = e.panel.findChild<ParamEditor*>(QString::fromStdString("dataset." + row.name()));
       QVERIFY2(editor, row.name().c_str());
-      QVERIFY2(editor->isVisible() == (row.section != "Text"), row.name().c_str());
+      QVERIFY2(editor->isVisible() == (row.section != "Text" && row.section != "Table"), row.name().c_str());
     }
     QVERIFY(heading(e.panel, "Images")->isVisible());
     QVERIFY(heading(e.panel, "Augmentation")->isVisible());
     QVERIFY(!heading(e.panel, "Text")->isVisible());
+    QVERIFY(!heading(e.panel, "Table")->isVisible());
     for (const char* csvOnly : {"datasetTarget", "datasetTask", "datasetFeatures"})
       QVERIFY2(!e.panel.findChild<QWidget*>(csvOnly)->isVisible(), csvOnly);
 

@@ -162,6 +162,7 @@ class TestTrainingPanel : public QObject {
                         {"Schedule", "gamma"},          {"Schedule", "warmup_steps"},
                         {"Batches", "batch_size"},      {"Batches", "epochs"},
                         {"Batches", "validation_fraction"}, {"Batches", "seed"},
+                        {"Batches", "class_balance"},
                         {"Monitoring", "stats_every"},  {"Hardware", "precision"},
                         {"Hardware", "deviceSelector"}};
     QCOMPARE(shownRows(panel), everyday);
