@@ -66,7 +66,9 @@ QString dataNote(const std::string& kind) {
   if (kind == "text_classes")
     return tr("First names by list: in a source checkout, bash scripts/fetch-names lays them out in data/names_gender. "
               "Or a folder of your own with a .txt file per class, an example a line.");
-  if (kind == "csv") return tr("A CSV file: the example's comes with Plexus; choose your own in the Properties panel.");
+  if (kind == "csv")
+    return tr("A CSV file: the housing example's comes with Plexus; the penguins tables, in a source checkout, "
+              "bash scripts/fetch-penguins downloads into data/penguins. Or choose your own in the Properties panel.");
   return {};
 }
 
@@ -85,7 +87,7 @@ widgets::StartProject entry(const graph::Graph& g, const QString& key, const QSt
 
 // Where a template's relative dataset path is looked for: the current folder (where an untitled
 // project looks), the examples' folder (their CSV) and the checkout around it (data/, where the
-// fetch scripts put MNIST and the names).
+// fetch scripts put MNIST, the names and the penguins).
 QStringList dataRoots() {
   QStringList roots{QDir::currentPath()};
   const QStringList examples = MainWindow::examples();

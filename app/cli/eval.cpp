@@ -1,6 +1,5 @@
 #include "cli/command.h"
 
-#include <charconv>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -11,6 +10,7 @@
 #include "cli/builtin_projects.h"
 #include "cli/evaluation_figures.h"
 #include "cli/project_files.h"
+#include "data/csv.h"
 #include "io/atomic_file.h"
 #include "io/safetensors.h"
 #include "session/evaluation_report.h"
@@ -18,6 +18,7 @@
 #include "train/event_json.h"
 #include "train/readable_figures.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace plexus::cli {
 namespace {
@@ -39,7 +40,8 @@ constexpr const char* kEvalHelp = R"(  Evaluates the project's model with the we
   --json               print the result as one JSON object
   --metrics F          write that JSON object to F
   --predictions F      write one CSV line per test example to F: index,label,predicted,
-                       probability (a regression: index,target,prediction)
+                       probability (a regression: index,target,prediction); for a CSV
+                       dataset index,line,...: the line of the data file its row starts on
   --data PATH          use this dataset folder or file instead of the project's
   --batch-size N       examples per forward pass                                  [1000]
   --device D           cpu, cuda (the first GPU) or cuda:N                   [the project's]
@@ -93,27 +95,35 @@ int report_evaluation(const Args& args, const train::EpochEnd& r, bool classific
   return 0;
 }
 
-// The shortest text that reads back as the same float.
-std::string float_text(float v) {
-  char buf[32];
-  const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
-  return std::string(buf, end);
+// The line of the data file each example of `test` starts on, for a CSV dataset (so a prediction
+// can be traced to its row); empty for other datasets.
+std::vector<int64_t> example_lines(const data::Dataset& test) {
+  const auto* csv = dynamic_cast<const data::CsvDataset*>(&test);
+  return csv ? csv->row_lines() : std::vector<int64_t>{};
+}
+
+// A --predictions line's first fields: the example's index, and for a CSV dataset its line.
+std::string example_fields(size_t i, const std::vector<int64_t>& lines) {
+  return std::to_string(i) + (lines.empty() ? "" : "," + std::to_string(lines[i]));
 }
 
 // --predictions F of a classification: the predicted class and its probability that the
 // evaluation recorded for each example of `test` (loader order = dataset order).
 void write_class_predictions(const std::string& path, const train::EpochEnd& r, const data::Dataset& test) {
   const std::vector<float> labels = session::split_targets(test);
+  const std::vector<int64_t> lines = example_lines(test);
   io::write_file_atomically(path, [&](std::ostream& out) {
-    out << "index,label,predicted,probability\n";
+    out << "index" << (lines.empty() ? "" : ",line") << ",label,predicted,probability\n";
     for (size_t i = 0; i < labels.size(); ++i)
-      out << i << ',' << int64_t(labels[i]) << ',' << r.predicted[i] << ',' << float_text(r.confidence[i]) << '\n';
+      out << example_fields(i, lines) << ',' << int64_t(labels[i]) << ',' << r.predicted[i] << ','
+          << shortest_float_text(r.confidence[i]) << '\n';
   });
 }
 
 // --predictions F of a regression: the model's `outputs` for the examples of `test`.
 void write_value_predictions(const std::string& path, const std::vector<float>& outputs, const data::Dataset& test) {
   const std::vector<float> targets = session::split_targets(test);
+  const std::vector<int64_t> lines = example_lines(test);
   const size_t n = size_t(test.size());
   const size_t per_target = n ? targets.size() / n : 1, per_output = n ? outputs.size() / n : 1;
   auto columns = [](const char* name, size_t k) {
@@ -123,11 +133,12 @@ void write_value_predictions(const std::string& path, const std::vector<float>& 
     return s;
   };
   io::write_file_atomically(path, [&](std::ostream& out) {
-    out << "index" << columns("target", per_target) << columns("prediction", per_output) << '\n';
+    out << "index" << (lines.empty() ? "" : ",line") << columns("target", per_target)
+        << columns("prediction", per_output) << '\n';
     for (size_t i = 0; i < n; ++i) {
-      out << i;
-      for (size_t j = 0; j < per_target; ++j) out << ',' << float_text(targets[i * per_target + j]);
-      for (size_t j = 0; j < per_output; ++j) out << ',' << float_text(outputs[i * per_output + j]);
+      out << example_fields(i, lines);
+      for (size_t j = 0; j < per_target; ++j) out << ',' << shortest_float_text(targets[i * per_target + j]);
+      for (size_t j = 0; j < per_output; ++j) out << ',' << shortest_float_text(outputs[i * per_output + j]);
       out << '\n';
     }
   });

@@ -16,9 +16,11 @@ namespace {
 
 constexpr const char* kExportHelp = R"(  Writes the project's model with the weights of CKPT (a run's best.safetensors or
   final.safetensors, or a weights file) as an ONNX model, opset 13: input "x", float32
-  [N, input shape...] in raw units (images: pixel / 255; the model standardises them as the
-  run did), output "logits", the tensor that feeds the loss. A node that cannot be exported
-  is named, and nothing is written then.
+  [N, input shape...] in raw units (images: pixel / 255; a table's rows prepared, as
+  `predict --prepared-csv` writes them, their names and the preparation in the metadata
+  "input_names" and "table_preparation"; the model standardises them as the run did), output
+  "logits", the tensor that feeds the loss. A node that cannot be exported is named, and
+  nothing is written then.
   Without FILE, the project is the one a run checkpoint holds. A run checkpoint also holds
   the input normalisation and the class names, so its dataset need not be at hand; a weights
   file has them computed from the project's dataset, which must then be found (its relative
@@ -42,7 +44,8 @@ int cmd_export(const Args& args) {
   const exporter::OnnxSummary s = exporter::export_onnx(model, out, {name});
   std::printf("wrote %s: ONNX opset %lld, %zu nodes, %zu initializers, %zu bytes\n", out.c_str(), (long long)s.opset,
               s.nodes, s.initializers, s.bytes);
-  std::printf("  input  %s (raw units; the model standardises them)\n  output %s\n", s.input.c_str(), s.output.c_str());
+  std::printf("  input  %s (%s; the model standardises them)\n  output %s\n", s.input.c_str(),
+              model.preparation ? "prepared rows, as predict --prepared-csv writes them" : "raw units", s.output.c_str());
   return 0;
 }
 

@@ -14,6 +14,7 @@
 #include "data/csv.h"
 #include "data/image_file.h"
 #include "data/text_classes.h"
+#include "io/atomic_file.h"
 #include "ops/ops.h"
 #include "session/data_pipeline.h"
 #include "session/trained_model.h"
@@ -41,6 +42,12 @@ constexpr const char* kPredictHelp = R"(  Runs the trained model on each INPUT a
   --json               one JSON object per example: {"input", ("row",) "classes":
                        [{"class", "name", "probability"}...]} or {"input", ("row",) "value"};
                        {"text", "classes"} for a --text
+  --prepared-csv F     for a CSV dataset: write the rows as the model takes them to F, one
+                       line per example in output order under a header of the input names
+                       (TablePreparation::input_names: a number, NAME=CATEGORY one-hot,
+                       NAME:year ... of a date, NAME=(missing) indicators): prepared, not yet
+                       standardised, which is what the model exported by `export --onnx`
+                       takes as its input
   --batch-size N       examples per forward pass                          [100]
   --threads N          CPU threads for the math                  [all hardware threads]
 )";
@@ -49,6 +56,7 @@ constexpr const char* kPredictHelp = R"(  Runs the trained model on each INPUT a
 struct PredictInputs {
   std::vector<float> values;         // example after example
   std::vector<nlohmann::json> ids;   // {"input": FILE} or {"input": FILE, "row": R}
+  std::vector<std::string> names;    // CSV rows: the name of each value of an example
 };
 
 // Pictures prepared as the project's training pictures were (session::picture_input).
@@ -97,10 +105,32 @@ void read_rows(const std::vector<std::string>& files, const ProjectSource& p, co
                        join(preparation.input_names(), ", ") + ") besides the target '" + target +
                        "', but the model takes " + std::to_string(features));
     const Tensor x = data::read_csv_features(f, preparation);
+    if (in.names.empty()) in.names = preparation.input_names();
     const std::vector<float> v = x.to_vector();
     in.values.insert(in.values.end(), v.begin(), v.end());
     for (int64_t r = 1; r <= x.size(0); ++r) in.ids.push_back({{"input", f}, {"row", r}});
   }
+}
+
+// A CSV field: quoted when it holds the delimiter, a quote or a line break.
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string s = "\"";
+  for (char c : text) s += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return s + "\"";
+}
+
+// --prepared-csv F: the model's input rows, under a header of their names.
+void write_prepared_rows(const std::string& path, const PredictInputs& in) {
+  const size_t width = in.names.size();
+  io::write_file_atomically(path, [&](std::ostream& out) {
+    for (size_t j = 0; j < width; ++j) out << (j ? "," : "") << csv_field(in.names[j]);
+    out << '\n';
+    for (size_t i = 0; i < in.ids.size(); ++i) {
+      for (size_t j = 0; j < width; ++j) out << (j ? "," : "") << shortest_float_text(in.values[i * width + j]);
+      out << '\n';
+    }
+  });
 }
 
 // Typed texts, encoded as the model's training encoded its examples (data::encode_typed_text).
@@ -186,6 +216,12 @@ int cmd_predict(const Args& args) {
   if (typed) read_texts(texts, m, in);
   else if (p->graph.dataset.kind == "csv") read_rows(inputs, *p, m, shape.at(0), in);
   else read_images(inputs, p->graph.dataset, shape, in);
+  if (args.has("--prepared-csv")) {
+    if (p->graph.dataset.kind != "csv")
+      throw UsageError{"--prepared-csv is for a model of a CSV dataset; this project's dataset is '" +
+                       p->graph.dataset.kind + "'"};
+    write_prepared_rows(args.str("--prepared-csv", ""), in);
+  }
   Shape batch_shape{int64_t(in.ids.size())};
   batch_shape.insert(batch_shape.end(), shape.begin(), shape.end());
   const Tensor x = from_vector(in.values, batch_shape);
@@ -210,11 +246,15 @@ int cmd_predict(const Args& args) {
 
 Command predict_command() {
   return {"predict",
-          "predict [FILE] --checkpoint CKPT INPUT... [--top K] [--json] [--batch-size N] [--threads N]\n"
+          "predict [FILE] --checkpoint CKPT INPUT... [--top K] [--json] [--prepared-csv F] [--batch-size N]\n"
+          "        [--threads N]\n"
           "predict [FILE] --checkpoint CKPT --text TEXT... [--top K] [--json] [--batch-size N] [--threads N]",
           "use a trained model on images (PNG, JPEG, BMP), rows of a CSV file or typed texts",
           [] { return std::string(kPredictHelp); },
-          {{"--json"}, {{"--checkpoint", Takes::Path}, {"--text"}, {"--top"}, {"--batch-size"}, kThreadsOption}, size_t(-1),
+          {{"--json"},
+           {{"--checkpoint", Takes::Path}, {"--text"}, {"--top"}, {"--prepared-csv", Takes::Path}, {"--batch-size"},
+            kThreadsOption},
+           size_t(-1),
            {"--text"}},
           cmd_predict};
 }

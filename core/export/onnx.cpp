@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "data/table_prep.h"
 #include "graph/inference.h"
 #include "graph/inputs.h"
 #include "graph/registry.h"
@@ -265,6 +266,11 @@ Built build(const session::TrainedModel& m, const OnnxOptions& options) {
   add_metadata(model, "class_names", nlohmann::json(m.class_names).dump());
   if (apart) add_metadata(model, "input_columns", input_columns.dump());
   if (!m.vocabulary.empty()) add_metadata(model, "vocabulary", nlohmann::json(m.vocabulary).dump());
+  // A table's model takes prepared rows: what each input value is, and how raw rows become them.
+  if (m.preparation) {
+    add_metadata(model, "input_names", nlohmann::json(m.preparation->input_names()).dump());
+    add_metadata(model, "table_preparation", m.preparation->to_json());
+  }
   if (!options.name.empty()) add_metadata(model, "project", options.name);
   return out;
 }

@@ -11,8 +11,10 @@
 // depends on, in topological order, each by its registry entry's ONNX rule (in inference mode);
 // output "logits", the tensor that feeds the loss (the primary one, layers::CompiledGraph), and
 // with several loss nodes one more output per other loss, "<loss id>.prediction". Metadata: "class_names" (a JSON array),
-// for labelled texts "vocabulary" (a JSON array: the characters of input ids 1, 2, ...) and
-// "project" (the project's name).
+// for labelled texts "vocabulary" (a JSON array: the characters of input ids 1, 2, ...), for a
+// table's model "input_names" (a JSON array, one name per input value) and "table_preparation"
+// (data::TablePreparation::to_json: how raw rows become the input), and "project" (the
+// project's name).
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>

@@ -9,6 +9,11 @@ std::string shortest_text(double v) {
   return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
 }
 
+std::string shortest_float_text(float v) {
+  char buf[32];
+  return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+}
+
 std::string join(const std::vector<std::string>& items, const std::string& separator) {
   return join(items, separator, separator);
 }

@@ -360,7 +360,8 @@ file(STRINGS ${WORK}/eval.csv prediction_lines)
 list(LENGTH prediction_lines n)
 list(GET prediction_lines 0 header)
 list(GET prediction_lines 1 first)
-if(NOT n EQUAL 101 OR NOT header STREQUAL "index,target,prediction" OR NOT first MATCHES "^0,[-0-9.e]+,[-0-9.e]+$")
+# A CSV dataset's predictions name the line of the data file each row starts on.
+if(NOT n EQUAL 101 OR NOT header STREQUAL "index,line,target,prediction" OR NOT first MATCHES "^0,[0-9]+,[-0-9.e]+,[-0-9.e]+$")
   message(FATAL_ERROR "eval --predictions: expected a header and 100 rows, got ${n} lines starting\n${header}\n${first}")
 endif()
 # A regression is judged by MAE, RMSE and R² beside the baseline that predicts the training
