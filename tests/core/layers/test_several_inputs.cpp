@@ -184,22 +184,28 @@ TEST(theModelSelectsEachInputsColumns) {
 // → class 0; 1, 4 → 1; 2, 5 → 2) plus a measurement. The category column keeps its units (mean 0,
 // std 1 in the run's standardisation), the others are standardised, and the model with an Embedding
 // for the category learns the classes.
+namespace {
+
+// 600 rows: four measurements of noise, the category `kind` (i mod 6, written after `prefix`) and
+// the class "c" + kind mod 3.
+std::string category_table(const std::string& name, const std::string& prefix) {
+  const std::filesystem::path path = suite_subdir("several_inputs") / name;
+  std::ofstream csv(path);
+  csv << "a,b,c,d,kind,label\n";
+  Generator gen(9);
+  const std::vector<float> noise = uniform({600, 4}, 0.f, 10.f, &gen).to_vector();
+  for (int i = 0; i < 600; ++i)
+    csv << noise[size_t(i * 4)] << ',' << noise[size_t(i * 4 + 1)] << ',' << noise[size_t(i * 4 + 2)] << ','
+        << noise[size_t(i * 4 + 3)] << ',' << prefix << i % 6 << ",c" << i % 3 << '\n';
+  return path.string();
+}
+
+}  // namespace
+
 TEST(aTableModelWithTwoInputsTrainsFromACsvFile) {
-  const std::filesystem::path dir = suite_subdir("several_inputs");
-  {
-    std::ofstream csv(dir / "table.csv");
-    csv << "a,b,c,d,kind,label\n";
-    Generator gen(9);
-    const std::vector<float> noise = uniform({600, 4}, 0.f, 10.f, &gen).to_vector();
-    for (int i = 0; i < 600; ++i) {
-      const int kind = i % 6;
-      csv << noise[size_t(i * 4)] << ',' << noise[size_t(i * 4 + 1)] << ',' << noise[size_t(i * 4 + 2)] << ','
-          << noise[size_t(i * 4 + 3)] << ',' << kind << ",c" << kind % 3 << '\n';
-    }
-  }
   Graph g = measurements_and_kind();
   g.dataset.kind = "csv";
-  g.dataset.path = (dir / "table.csv").string();
+  g.dataset.path = category_table("table.csv", "");
   g.dataset.target = "label";
   g.dataset.task = "classification";
   g.training.optimizer = "adam";
@@ -237,20 +243,10 @@ TEST(aTableModelWithTwoInputsTrainsFromACsvFile) {
 // The same table with its category as text ("k0".."k5"): given as ids (encoding "index": 1 + the
 // category's place among the training split's, 0 for an unseen one), it feeds the Embedding.
 TEST(aTextCategoryAsIdsFeedsAnEmbedding) {
-  const std::filesystem::path dir = suite_subdir("several_inputs");
-  {
-    std::ofstream csv(dir / "named.csv");
-    csv << "a,b,c,d,kind,label\n";
-    Generator gen(9);
-    const std::vector<float> noise = uniform({600, 4}, 0.f, 10.f, &gen).to_vector();
-    for (int i = 0; i < 600; ++i)
-      csv << noise[size_t(i * 4)] << ',' << noise[size_t(i * 4 + 1)] << ',' << noise[size_t(i * 4 + 2)] << ','
-          << noise[size_t(i * 4 + 3)] << ",k" << i % 6 << ",c" << i % 3 << '\n';
-  }
   Graph g = measurements_and_kind();
   g.find("emb")->params["num_embeddings"] = int64_t(7);  // the ids 1..6 and 0 for an unseen kind
   g.dataset.kind = "csv";
-  g.dataset.path = (dir / "named.csv").string();
+  g.dataset.path = category_table("named.csv", "k");
   g.dataset.target = "label";
   g.dataset.task = "classification";
   graph::ColumnSetting kind;
