@@ -173,8 +173,10 @@ TEST(streamedPathFailsWithTheSameMessages) {
   std::string text = messy_csv(120);
   const std::string ragged = write(dir, "ragged.csv", text + "1,2,Rome,2024-01-01,x,3\n");
   const std::string word = write(dir, "word.csv", text + "1,2,Rome,2024-01-01,x,three,cat\n");
-  for (const auto& [path, opts] : {std::pair{good, strict}, std::pair{ragged, options("y", CsvTask::Regression, 0)},
-                                   std::pair{word, options("y", CsvTask::Regression, 0)}}) {
+  for (const auto& file : {std::pair{good, strict}, std::pair{ragged, options("y", CsvTask::Regression, 0)},
+                           std::pair{word, options("y", CsvTask::Regression, 0)}}) {
+    const std::string& path = file.first;  // not a structured binding: clang 14's lambdas cannot capture one
+    const CsvOptions& opts = file.second;
     const std::string in_memory = message_of<DataError>([&] { CsvDataset(path, opts); });
     VERIFY_CONTAINS(in_memory, path + ": line ");
     CsvOptions s = opts;
