@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "data/vocabulary.h"
 #include "util/error.h"
 
 namespace plexus::data::csv_format {
@@ -260,27 +261,10 @@ std::string number_problem(NumStatus st, const std::string& text, const char* wh
 }
 
 int64_t invalid_utf8_at(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    if (b < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t n = 0;
-    uint32_t cp = 0, min = 0;
-    if ((b & 0xE0) == 0xC0) n = 1, cp = b & 0x1F, min = 0x80;
-    else if ((b & 0xF0) == 0xE0) n = 2, cp = b & 0x0F, min = 0x800;
-    else if ((b & 0xF8) == 0xF0) n = 3, cp = b & 0x07, min = 0x10000;
-    else return int64_t(i);
-    if (i + n >= s.size()) return int64_t(i);
-    for (size_t k = 1; k <= n; ++k) {
-      const auto c = static_cast<unsigned char>(s[i + k]);
-      if ((c & 0xC0) != 0x80) return int64_t(i);
-      cp = (cp << 6) | (c & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return int64_t(i);
-    i += n + 1;
+  for (size_t i = 0; i < s.size();) {
+    const Utf8Step step = utf8_step(s, i);
+    if (step.problem) return int64_t(i);  // the sequence's first byte
+    i += step.length;
   }
   return -1;
 }

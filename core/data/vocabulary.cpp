@@ -30,36 +30,38 @@ std::string rarest(const std::u32string& codes, size_t count) {
 
 }  // namespace
 
+Utf8Step utf8_step(std::string_view text, size_t i) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  const unsigned char b = s[i];
+  if (b < 0x80) return {b, 1};
+  int extra;
+  char32_t c;
+  if ((b & 0xE0) == 0xC0) extra = 1, c = b & 0x1F;
+  else if ((b & 0xF0) == 0xE0) extra = 2, c = b & 0x0F;
+  else if ((b & 0xF8) == 0xF0) extra = 3, c = b & 0x07;
+  else return {0, 0, "not UTF-8 text (a byte that cannot start a character)", i};
+  for (int k = 1; k <= extra; ++k) {
+    if (i + size_t(k) >= n) return {0, 0, "not UTF-8 text (a character cut off by the end of the file)", i};
+    const unsigned char cont = s[i + size_t(k)];
+    if ((cont & 0xC0) != 0x80) return {0, 0, "not UTF-8 text (a missing continuation byte)", i + size_t(k)};
+    c = (c << 6) | (cont & 0x3F);
+  }
+  static constexpr char32_t kMin[] = {0, 0x80, 0x800, 0x10000};
+  if (c < kMin[extra]) return {0, 0, "not UTF-8 text (an overlong encoding)", i};
+  if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return {0, 0, "not UTF-8 text (not a Unicode character)", i};
+  return {c, size_t(extra) + 1};
+}
+
 std::u32string decode_utf8(std::string_view text, const std::string& source) {
   std::u32string out;
   out.reserve(text.size());
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  const size_t n = text.size();
-  for (size_t i = 0; i < n;) {
-    const unsigned char b = s[i];
-    if (b == 0) malformed(source, i, "a NUL byte: this looks like a binary file, not UTF-8 text");
-    if (b < 0x80) {
-      out.push_back(b);
-      ++i;
-      continue;
-    }
-    int extra;
-    char32_t c;
-    if ((b & 0xE0) == 0xC0) extra = 1, c = b & 0x1F;
-    else if ((b & 0xF0) == 0xE0) extra = 2, c = b & 0x0F;
-    else if ((b & 0xF8) == 0xF0) extra = 3, c = b & 0x07;
-    else malformed(source, i, "not UTF-8 text (a byte that cannot start a character)");
-    for (int k = 1; k <= extra; ++k) {
-      if (i + size_t(k) >= n) malformed(source, i, "not UTF-8 text (a character cut off by the end of the file)");
-      const unsigned char cont = s[i + size_t(k)];
-      if ((cont & 0xC0) != 0x80) malformed(source, i + size_t(k), "not UTF-8 text (a missing continuation byte)");
-      c = (c << 6) | (cont & 0x3F);
-    }
-    static constexpr char32_t kMin[] = {0, 0x80, 0x800, 0x10000};
-    if (c < kMin[extra]) malformed(source, i, "not UTF-8 text (an overlong encoding)");
-    if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) malformed(source, i, "not UTF-8 text (not a Unicode character)");
-    out.push_back(c);
-    i += size_t(extra) + 1;
+  for (size_t i = 0; i < text.size();) {
+    if (text[i] == 0) malformed(source, i, "a NUL byte: this looks like a binary file, not UTF-8 text");
+    const Utf8Step step = utf8_step(text, i);
+    if (step.problem) malformed(source, step.problem_at, step.problem);
+    out.push_back(step.code);
+    i += step.length;
   }
   return out;
 }

@@ -16,6 +16,15 @@ namespace plexus::data {
 // malformed sequence (bad lead or continuation byte, overlong form, surrogate, beyond U+10FFFF)
 // or NUL byte: a NUL means a binary file, not text.
 std::u32string decode_utf8(std::string_view text, const std::string& source);
+// One code point of UTF-8 `text` starting at byte `at`: its value and byte length, or, for a
+// malformed sequence, `problem` (what is wrong) and `problem_at` (the byte it is found at).
+struct Utf8Step {
+  char32_t code = 0;
+  size_t length = 0;
+  const char* problem = nullptr;
+  size_t problem_at = 0;
+};
+Utf8Step utf8_step(std::string_view text, size_t at);
 std::string encode_utf8(char32_t c);  // c must be a valid code point
 // A text file's characters: decode_utf8 with a leading byte-order mark left out (it is not text;
 // byte offsets in messages still count from the file's first byte).
