@@ -1,6 +1,7 @@
 #include "graph/graph.h"
 
 #include <cctype>
+#include <set>
 #include <sstream>
 
 namespace plexus::graph {
@@ -55,6 +56,22 @@ std::vector<const Edge*> Graph::edges_from(const std::string& node) const {
   std::vector<const Edge*> out;
   for (const Edge& e : edges)
     if (e.from.node == node) out.push_back(&e);
+  return out;
+}
+
+std::vector<std::string> Graph::upstream(const std::string& node) const {
+  if (!find(node)) return {};
+  std::set<std::string> reached{node};
+  std::vector<std::string> todo{node};
+  while (!todo.empty()) {
+    const std::string at = todo.back();
+    todo.pop_back();
+    for (const Edge* e : edges_into(at))
+      if (reached.insert(e->from.node).second) todo.push_back(e->from.node);
+  }
+  std::vector<std::string> out;
+  for (const Node& n : nodes)
+    if (reached.count(n.id)) out.push_back(n.id);
   return out;
 }
 

@@ -30,8 +30,11 @@ struct Node {
   std::string name;  // what the user calls it ("fc1"); may repeat, may be empty
   std::map<std::string, ParamValue> params;  // absent = the type's default
   Position position;
-  // How training treats the parameters the node learns (graph/node_settings.h): the optimizer's
-  // learning rate and weight decay times these; an lr_mult of 0 freezes them.
+  // How training treats the parameters the node learns (graph/node_settings.h). Frozen: they
+  // get no gradient and no optimizer state, and the node runs as in evaluation (BatchNorm
+  // normalises with its running statistics and keeps them). Else the optimizer's learning rate
+  // and weight decay times these (an lr_mult of 0 leaves the weights too, with optimizer state).
+  bool frozen = false;
   double lr_mult = 1;
   double weight_decay_mult = 1;
   bool operator==(const Node&) const = default;
@@ -163,6 +166,9 @@ struct Graph {
   const Block* find_block(const std::string& id) const;
   std::vector<const Edge*> edges_into(const std::string& node) const;
   std::vector<const Edge*> edges_from(const std::string& node) const;
+  // `node` and every node it depends on through wires, in graph order: what "freeze up to
+  // here" freezes. Empty for an unknown id.
+  std::vector<std::string> upstream(const std::string& node) const;
 };
 
 // Node ids may use letters, digits, '_' and '-', and start with a letter or '_'.

@@ -14,6 +14,10 @@ const std::vector<NodeSetting>& node_settings() {
   static const std::vector<NodeSetting> table = [] {
     const Node d;
     std::vector<NodeSetting> rows{
+        {flag_spec("frozen", "Frozen", d.frozen,
+                   "Fine-tuning: this node's weights stay as they are (no gradient, no optimizer state) and it "
+                   "runs as in evaluation, so BatchNorm keeps its running statistics."),
+         &Node::frozen, node_settings_apply, true, {}, false, "Training", false},
         {real_spec("lr_mult", "Learning rate ×", d.lr_mult, 0, 1000,
                    "This node's learning rate is the project's times this (0 freezes its weights)."),
          &Node::lr_mult, node_settings_apply, true, {}, false, "Training", false},

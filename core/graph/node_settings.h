@@ -2,8 +2,11 @@
 // A node's own training settings: how the optimizer treats the parameters the node learns,
 // relative to the project's training settings.
 //
+//   frozen             fine-tuning: its parameters get no gradient and no optimizer state and
+//                      it runs as in evaluation, so BatchNorm's running statistics stay as they
+//                      are and normalise its input (layers/compiler.h, nn::Module::freeze)
 //   lr_mult            its learning rate is the project's (as scheduled and warmed up) times
-//                      this; 0 freezes the node: its weights never change
+//                      this; 0 keeps its weights too, though the optimizer still steps them
 //   weight_decay_mult  its weight decay is the project's times this
 //
 // Each is described once, in a table (graph/settings_table.h) that the project reader and

@@ -189,7 +189,10 @@ struct Compiler {
           in_shapes.push_back(*shapes.edge_shapes[e]);
         }
       BuiltNode built = lowering(type).build(BuildContext{node, in_shapes, &gen});
-      if (built.module) model->register_module(id, built.module);
+      if (built.module) {
+        if (node.frozen) built.module->freeze();
+        model->register_module(id, built.module);
+      }
       step.module = built.module.get();
       step.run = std::move(built.run);
       for (const PortSpec& p : type.outputs_of(node)) {

@@ -90,9 +90,26 @@ int64_t Module::num_parameters() const {
   return n;
 }
 
+int64_t Module::num_trainable_parameters() const {
+  int64_t n = 0;
+  for (const Tensor& p : parameters())
+    if (p.requires_grad()) n += p.numel();
+  return n;
+}
+
 void Module::train(bool on) {
-  training_ = on;
+  training_ = on && !frozen_;
   for (auto& [_, c] : children_) c->train(on);
+}
+
+void Module::freeze() {
+  frozen_ = true;
+  training_ = false;
+  for (auto& [_, p] : params_) {
+    p.set_grad(Tensor());
+    p.requires_grad_(false);
+  }
+  for (auto& [_, c] : children_) c->freeze();
 }
 
 void Module::zero_grad() {

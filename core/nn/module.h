@@ -35,10 +35,20 @@ class Module {
   NamedTensors state() const;  // parameters then buffers: what a checkpoint holds
   const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& children() const { return children_; }
   int64_t num_parameters() const;
+  // Those of the parameters that train: the ones that require grad (frozen modules' do not).
+  int64_t num_trainable_parameters() const;
 
+  // A frozen module stays in evaluation mode.
   void train(bool on = true);
   void eval() { train(false); }
   bool is_training() const { return training_; }
+  // Fine-tuning: this module and its submodules keep their values. Their parameters stop
+  // requiring grad, so backward computes no gradient for them (nor for anything before them
+  // that only they need) and an optimizer cannot take them; they run as in evaluation whatever
+  // train() says, so BatchNorm normalises with its running statistics and leaves them as they
+  // are (PyTorch's recipe: requires_grad_(False) and eval() on the frozen part).
+  void freeze();
+  bool is_frozen() const { return frozen_; }
   void zero_grad();
   // Moves every parameter and buffer; the Tensor handles stay valid (their storage is
   // replaced in place), so optimizers and layers keep working. The seam for CUDA.
@@ -74,6 +84,7 @@ class Module {
   NamedTensors params_, buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;
+  bool frozen_ = false;
 };
 
 using ModulePtr = std::shared_ptr<Module>;

@@ -43,6 +43,12 @@ TrainingRun make_continued_run(const RunRecord& from, graph::Graph& graph, const
   if (const std::string d = structure_difference(graph, trained); !d.empty())
     throw ValueError("cannot continue the run in " + from.folder.string() + " with this project: " + d);
 
+  // The run's optimizer took the node's parameters, this project's cannot (they need no
+  // gradient here): its state would have nowhere to go.
+  for (const graph::Node& n : graph.nodes)
+    if (const graph::Node* then = trained.find(n.id); n.frozen && then && !then->frozen)
+      throw ValueError("cannot continue the run in " + from.folder.string() + " with " + n.label() +
+                       " frozen: the run trained it; start a new run from its checkpoint instead (--init-from)");
   const int done = from.epochs_completed;
   graph.training.epochs += done;
   TrainingRun run = make_training_run(graph, options);

@@ -5,6 +5,7 @@
 #include "autograd/grad_mode.h"
 #include "io/safetensors.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace plexus::train {
 namespace {
@@ -43,6 +44,10 @@ void save_checkpoint(const std::filesystem::path& path, const nn::Module& model,
   }
   meta["plexus.format"] = kFormat;
   for (const auto& [name, t] : model.state()) tensors.emplace_back(kCheckpointModelPrefix + name, t);
+  std::vector<std::string> frozen;
+  for (const auto& [name, p] : model.named_parameters())
+    if (!p.requires_grad()) frozen.push_back(name);
+  if (!frozen.empty()) meta[kCheckpointFrozenKey] = join(frozen, ",");
   if (optimizer) {
     const optim::OptimizerState st = optimizer->state_dict();
     for (const auto& [name, t] : st.tensors) tensors.emplace_back(kCheckpointOptimPrefix + name, t);

@@ -3,6 +3,9 @@
 // one safetensors file that Python's `safetensors` can read. Tensors are named
 // "model.<state name>" (e.g. "model.0.weight") and "optim.<state name>"; the optimizer's
 // metadata is stored under "optim.<key>", next to "plexus.format" and any caller metadata.
+// A model with frozen parameters (nn::Module::freeze) lists them, comma-separated, under
+// "plexus.frozen": the optimizer holds the others, in the model's order (train/partial_load.h
+// matches its state to them so).
 //
 // Saving is atomic (temp file, fsync, rename). Loading checks everything first — every model
 // tensor present with the expected shape, no unknown model tensors, the optimizer state
@@ -21,6 +24,7 @@ using Metadata = std::map<std::string, std::string>;
 
 // The names' prefixes in a checkpoint file (above).
 inline const std::string kCheckpointModelPrefix = "model.", kCheckpointOptimPrefix = "optim.";
+inline const std::string kCheckpointFrozenKey = "plexus.frozen";
 
 void save_checkpoint(const std::filesystem::path& path, const nn::Module& model,
                      const optim::Optimizer* optimizer = nullptr, const Metadata& metadata = {});

@@ -35,8 +35,9 @@ std::optional<Shape> shape_of(const std::string& s) {
 }
 
 // A checkpoint's optimizer state by parameter name. Parameter k (counting through the groups)
-// is the checkpoint's k-th model tensor: Plexus optimizes a model's parameters() in order (its
-// groups too, session/optimizer_groups.h), and state() puts them first. Returns why not when the metadata does not bear that out.
+// is the checkpoint's k-th model tensor that trained (`model` leaves out the frozen ones):
+// Plexus optimizes a model's trainable parameters() in order (its groups too,
+// session/optimizer_groups.h), and state() puts them first. Returns why not when the metadata does not bear that out.
 std::string read_optimizer(const io::SafetensorsFile& file, const std::vector<std::pair<std::string, Shape>>& model,
                            SourceState& out) {
   const auto meta = [&](const std::string& key) -> const std::string* {
@@ -99,11 +100,19 @@ SourceState read_state(const std::filesystem::path& path) {
     s.tensors = file.tensors;
     return s;
   }
-  std::vector<std::pair<std::string, Shape>> model;  // file order
+  std::set<std::string> frozen;
+  if (const auto it = file.metadata.find(kCheckpointFrozenKey); it != file.metadata.end())
+    for (size_t start = 0; start < it->second.size();) {
+      const size_t comma = std::min(it->second.find(',', start), it->second.size());
+      frozen.insert(it->second.substr(start, comma - start));
+      start = comma + 1;
+    }
+  std::vector<std::pair<std::string, Shape>> model;  // file order, the tensors that trained
   for (const auto& [name, t] : file.tensors)
     if (name.starts_with(kCheckpointModelPrefix)) {
-      s.tensors.emplace_back(name.substr(kCheckpointModelPrefix.size()), t);
-      model.emplace_back(name.substr(kCheckpointModelPrefix.size()), t.shape());
+      const std::string here = name.substr(kCheckpointModelPrefix.size());
+      s.tensors.emplace_back(here, t);
+      if (!frozen.count(here)) model.emplace_back(here, t.shape());
     }
   if (std::string why = read_optimizer(file, model, s); !why.empty())
     s.optimizer_note = "optimizer state not carried: " + why;
@@ -145,7 +154,7 @@ CarryReport carry_over(const SourceState& source, nn::Module& model, optim::Opti
     } else {
       const std::set<std::string> kept(report.kept.begin(), report.kept.end());
       for (const auto& [name, p] : model.named_parameters())
-        if (kept.count(name))
+        if (kept.count(name) && p.requires_grad())  // a frozen one is in no optimizer
           if (const auto it = source.optimizer_state.find(name); it != source.optimizer_state.end())
             states.emplace_back(p, &it->second);
     }

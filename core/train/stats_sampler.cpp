@@ -24,6 +24,7 @@ StatsSampler::StatsSampler(nn::Module& model, ObserveOutputs observe, int64_t ev
   if (!observe_) throw ValueError("StatsSampler: no way to observe the model's node outputs");
   if (every_ < 0) throw ValueError("StatsSampler: every must be 0 or more, got " + std::to_string(every_));
   for (const auto& [name, param] : model_.named_parameters()) {
+    if (!param.requires_grad()) continue;  // frozen: no gradient, no update, nothing to judge
     const std::string node = name.substr(0, name.find('.'));
     auto group = std::find_if(params_.begin(), params_.end(), [&](const NodeParams& g) { return g.node == node; });
     if (group == params_.end()) {

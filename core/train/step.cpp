@@ -18,7 +18,8 @@ TrainingStep::TrainingStep(nn::Module& model, optim::Optimizer& optimizer, StepO
   if (!options_.loss) throw ValueError("TrainingStep: no loss function");
   if (options_.accumulate_steps < 1)
     throw ValueError("TrainingStep: accumulate_steps must be at least 1, got " + std::to_string(options_.accumulate_steps));
-  if (options_.comm) reducer_ = std::make_unique<dist::GradientReducer>(*options_.comm, model_.parameters());
+  // The optimizer's parameters: a frozen node's have no gradient to sum.
+  if (options_.comm) reducer_ = std::make_unique<dist::GradientReducer>(*options_.comm, opt_.parameters());
   if (!device_.is_cuda() || !options_.cuda_graphs) return;
   if (options_.comm)
     note_ = "CUDA graphs not used: the gradients are summed over " + std::to_string(options_.comm->size()) +

@@ -297,7 +297,7 @@ TEST(windowPairsAndPaddingWordsRoundTrip) {
   VERIFY(back == g);
   COMPARE(serialize_project(back), text);
   // The examples' nodes (their blocks are laid out by hand) come back as written.
-  for (const char* example : {"mnist_lenet", "fashion_lenet"}) {
+  for (const char* example : {"mnist_lenet", "fashion_lenet", "fashion_finetune"}) {
     const std::string file = read_all(fs::path(PLEXUS_SOURCE_DIR) / "examples" / (std::string(example) + ".plexus"));
     const size_t from = file.find("\"nodes\": ["), to = file.find("\"edges\": [");
     VERIFY(from != std::string::npos && to != std::string::npos && contains(file, "\"kernel_size\": 5"));
@@ -467,6 +467,15 @@ TEST(nodeSettings) {
   COMPARE(serialize_project(g), plain);
   // An integer reads as a real number.
   COMPARE(parse_project(project(R"({"id": "a", "type": "Linear", "lr_mult": 2})"), "p.plexus").nodes[0].lr_mult, 2.0);
+  // Frozen (fine-tuning): written as true only, before the multipliers.
+  g.find("fc1")->frozen = true;
+  g.find("fc1")->lr_mult = 0.5;
+  const std::string frozen = serialize_project(g);
+  VERIFY2(contains(frozen, "\"position\": [400.0, 160.0],\n      \"frozen\": true,\n      \"lr_mult\": 0.5\n    }"),
+          frozen.c_str());
+  VERIFY(parse_project(frozen, "p.plexus") == g);
+  const std::string why = load_error(project(R"({"id": "fc1", "type": "Linear", "frozen": 1})"));
+  VERIFY2(contains(why, "nodes[0].frozen (node \"fc1\"): expected true or false"), why.c_str());
 }
 
 // A value of the wrong type is refused naming the node, the key and the place; one out of
@@ -629,8 +638,8 @@ TEST(structuralErrors) {
       {project(R"({"type": "Linear"})"), "p.plexus: nodes[0]: missing \"id\" (line 1, column 25)"},
       {project(R"({"id": "a"})"), "p.plexus: nodes[0]: missing \"type\" (line 1, column 25)"},
       {project(R"({"id": "a", "type": "T", "colour": "red"})"),
-       "p.plexus: nodes[0]: unknown key \"colour\"; a node has id, type, name, params, position, lr_mult and "
-       "weight_decay_mult (line 1, column 50)"},
+       "p.plexus: nodes[0]: unknown key \"colour\"; a node has id, type, name, params, position, frozen, lr_mult "
+       "and weight_decay_mult (line 1, column 50)"},
       {project(R"({"id": 7, "type": "T"})"),
        "p.plexus: nodes[0].id: expected a string, got an integer (7) (line 1, column 32)"},
       {project(R"({"id": "a", "type": null})"),
