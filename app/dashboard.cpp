@@ -210,6 +210,10 @@ Dashboard::Dashboard(TrainingController* controller, RunFollower* follower, QWid
   error_->hide();
   checkpoint_ = new QLabel(this);
   checkpoint_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  trained_ = new QLabel(this);
+  trained_->setObjectName(QStringLiteral("trainedParameters"));
+  trained_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  trained_->hide();
   // How the run executes (train::Notice): a CUDA graph or why not, a precision the device
   // does not have. Kept for the whole run, unlike the status bar's message.
   notes_ = new QLabel(this);
@@ -269,6 +273,7 @@ Dashboard::Dashboard(TrainingController* controller, RunFollower* follower, QWid
   layout->addWidget(error_);
   layout->addWidget(progress_);
   layout->addWidget(checkpoint_);
+  layout->addWidget(trained_);
   layout->addWidget(notes_);
   layout->addWidget(test_);
   layout->addWidget(text_figures_);
@@ -452,6 +457,7 @@ void Dashboard::beginRun(const TrainingRequest& request, const QString& name) {
   plots_->setRunOrigin(run_, origin);
   error_->hide();
   checkpoint_->clear();
+  trained_->hide();
   notes_->clear();
   notes_->hide();
   test_->clear();
@@ -677,6 +683,8 @@ void Dashboard::onStarted(const RunInfo& info) {
   progress_->begin(info.epochs, info.batchesPerEpoch, info.device, qstr(info.peak.measured), info.elapsed);
   progress_->setPeakDescription(qstr(train::describe(info.peak)));
   test_examples_ = info.testSize;
+  trained_->setText(info.trainedParameters);
+  trained_->setVisible(!info.trainedParameters.isEmpty());
   if (!info.trainSplit) return;  // a followed run's: the samples are read here (beginFollowedRun)
   class_names_.assign(info.classNames.begin(), info.classNames.end());
   if (run_key_ == preview_key_ && preview_split_) return;  // already showing these samples

@@ -200,6 +200,7 @@ class Dashboard : public QWidget {
   int comparison_load_ = 0;  // counts compareRunFolders calls: a superseded read is dropped
   QLabel* error_;
   QLabel* checkpoint_;
+  QLabel* trained_;  // how many of the model's parameters train (fine-tuning freezes some)
   QLabel* notes_;
   QLabel* test_;
   QWidget* skipped_row_;

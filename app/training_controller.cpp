@@ -18,6 +18,7 @@
 #include "data/csv.h"
 #include "graph/diff.h"
 #include "session/continuation.h"
+#include "session/optimizer_groups.h"
 #include "session/run.h"
 #include "session/run_edit.h"
 #include "session/run_folder.h"
@@ -71,6 +72,7 @@ RunInfo describe(const session::TrainingRun& run, train::MachinePeak peak) {
   info.classification = run.compiled.classification;
   for (const std::string& name : run.class_names) info.classNames << QString::fromStdString(name);
   info.parameters = run.compiled.model->num_parameters();
+  info.trainedParameters = QString::fromStdString(session::trained_parameters_text(*run.compiled.model));
   info.datasetPath = QString::fromStdString(run.dataset.path);
   info.evalSplit = run.data.validation;
   info.trainSplit = run.data.train;

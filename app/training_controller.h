@@ -88,6 +88,7 @@ struct RunInfo {
   QStringList classNames;    // index = class; empty for regression
   bool classification = false;
   int64_t parameters = 0;
+  QString trainedParameters;  // "12,340 of 431,080 parameters train"; empty for a followed run
   QString datasetPath;       // as resolved
   // The validation examples evaluated each epoch, untransformed, in the order of
   // EpochEnd::predicted (null without a validation split): the dashboard shows them without

@@ -17,6 +17,7 @@
 #include "optim/factory.h"
 #include "session/class_balance.h"
 #include "session/continuation.h"
+#include "session/optimizer_groups.h"
 #include "session/run.h"
 #include "session/run_folder.h"
 #include "session/run_log.h"
@@ -57,6 +58,9 @@ new project's, a project file or built-in model has its own):
   --lr-mult NODE=F     train the node with id NODE at F times the learning rate (0 freezes its
                        weights); repeatable, for other nodes (the node's lr_mult)
   --weight-decay-mult NODE=F   the same for the weight decay (the node's weight_decay_mult)
+  --freeze NODE        fine-tuning: the node with id NODE keeps its weights (no gradient, no
+                       optimizer state; BatchNorm keeps its running statistics); repeatable
+                       (the node's frozen)
 
 What to keep and where to start:
   --metrics FILE       append every event as a JSON line to FILE
@@ -102,8 +106,17 @@ struct Subject {
   std::string text() const { return file.empty() ? "model " + builtin : "project " + file; }
 };
 
-// --lr-mult NODE=F and --weight-decay-mult NODE=F, each repeatable: a node's own training
-// setting (graph/node_settings.h) for this run.
+// The node `id` of an option's `value` (NODE=F or NODE), one that learns values.
+graph::Node& learning_node(graph::Graph& g, const std::string& option, const std::string& value,
+                           const std::string& id) {
+  graph::Node* node = g.find(id);
+  if (!node) throw UsageError{option + " " + value + ": the project has no node '" + id + "'"};
+  if (!graph::node_settings_apply(*node)) throw UsageError{option + " " + value + ": " + node->label() + " learns nothing"};
+  return *node;
+}
+
+// --lr-mult NODE=F and --weight-decay-mult NODE=F, each repeatable, and --freeze NODE,
+// repeatable: a node's own training setting (graph/node_settings.h) for this run.
 void apply_node_options(const Args& args, graph::Graph& g) {
   for (const auto& [option, setting] : {std::pair<std::string, std::string>{"--lr-mult", "lr_mult"},
                                         {"--weight-decay-mult", "weight_decay_mult"}}) {
@@ -113,18 +126,15 @@ void apply_node_options(const Args& args, graph::Graph& g) {
           eq == std::string::npos ? std::nullopt : non_negative_number(value.substr(eq + 1));
       if (eq == 0 || !factor)
         throw UsageError{option + " needs NODE=F (a node id, a number >= 0), got '" + value + "'"};
-      const std::string id = value.substr(0, eq);
-      graph::Node* node = g.find(id);
-      if (!node) throw UsageError{option + " " + value + ": the project has no node '" + id + "'"};
-      if (!graph::node_settings_apply(*node))
-        throw UsageError{option + " " + value + ": " + node->label() + " learns nothing"};
+      graph::Node& node = learning_node(g, option, value, value.substr(0, eq));
       try {
-        graph::set_node_setting(*node, setting, *factor);
+        graph::set_node_setting(node, setting, *factor);
       } catch (const ValueError& e) {
         throw UsageError{option + " " + value + ": " + e.what()};
       }
     }
   }
+  for (const std::string& id : args.all("--freeze")) learning_node(g, "--freeze", id, id).frozen = true;
 }
 
 // --shift K: the dataset's augment.shift.
@@ -161,9 +171,9 @@ int train_project(const Args& args, const Subject& subject, graph::Graph& g, con
     std::printf("continuing the run in %s (%s after epoch %d) with epochs %d to %lld\n", from->folder.c_str(),
                 session::to_string(from->status).c_str(), from->epochs_completed, run.trainer_options.first_epoch,
                 (long long)s.epochs);
-  std::printf("%s (%lld parameters), %s from %s: %lld train / %lld validation / %lld test examples, %s lr %g, "
+  std::printf("%s (%s), %s from %s: %lld train / %lld validation / %lld test examples, %s lr %g, "
               "batch %lld, on %s\n",
-              subject.text().c_str(), (long long)model.num_parameters(), run.dataset.kind.c_str(),
+              subject.text().c_str(), session::trained_parameters_text(model).c_str(), run.dataset.kind.c_str(),
               run.dataset.path.c_str(), (long long)run.data.train->size(),
               (long long)(run.data.validation ? run.data.validation->size() : 0),
               (long long)(run.data.test ? run.data.test->size() : 0), s.optimizer.c_str(), s.lr, (long long)s.batch_size,
@@ -288,12 +298,12 @@ Command train_command() {
   // Its own options, then the training settings' (setting_flags.h).
   ArgsShape shape{{"--quiet", "--save-run"},
                   {builtin_model_option(), builtin_dataset_option(), {"--data", Takes::Path}, {"--train-subset"},
-                   {"--shift"}, kThreadsOption, {"--clip-norm"}, {"--lr-mult"}, {"--weight-decay-mult"},
+                   {"--shift"}, kThreadsOption, {"--clip-norm"}, {"--lr-mult"}, {"--weight-decay-mult"}, {"--freeze"},
                    {"--metrics", Takes::Path}, {"--save", Takes::Path}, {"--resume", Takes::Path},
                    {"--run-dir", Takes::Path}, {"--init-from", Takes::Path}, {"--continue", Takes::Path},
                    {"--rank-timeout"}},
                   1,
-                  {"--lr-mult", "--weight-decay-mult"}};
+                  {"--lr-mult", "--weight-decay-mult", "--freeze"}};
   shape.flags.insert(shape.flags.end(), setting_options().switches.begin(), setting_options().switches.end());
   shape.options.insert(shape.options.end(), setting_options().with_value.begin(), setting_options().with_value.end());
   return {"train", "train FILE [options]\ntrain --model NAME [options]",
