@@ -33,6 +33,7 @@
 #include "dashboard/run_list.h"
 #include "dashboard/training_plots.h"
 #include "editor/block_actions.h"
+#include "editor/freeze_actions.h"
 #include "editor/model/graph_document.h"
 #include "editor/node_scene.h"
 #include "editor/node_stats_layer.h"
@@ -359,6 +360,10 @@ void MainWindow::createActions() {
   connect(blocks_, &widgets::BlockActions::failed, this, [this](const QString& t, const QString& m) { showError(t, m); });
   edit->addSeparator();
   edit->addActions({blocks_->groupAction(), blocks_->ungroupAction(), blocks_->renameAction(), blocks_->saveAction()});
+  auto* freezing = new widgets::FreezeActions(view_, this);
+  connect(freezing, &widgets::FreezeActions::message, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
+  edit->addSeparator();
+  edit->addActions({freezing->freezeAction(), freezing->unfreezeAction(), freezing->freezeUpToHereAction()});
   // The canvas actions must work whichever dock has focus, but not steal keys from text fields.
   for (QAction* a : {cut, copy, paste, duplicate, remove, select_all}) a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
   view_->addActions({cut, copy, paste, duplicate, remove, select_all});

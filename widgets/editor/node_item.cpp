@@ -25,6 +25,7 @@ constexpr qreal kNodeMargin = 5;  // room outside the card for the selection rin
 constexpr qreal kPortRadius = 5;
 constexpr qreal kPortHit = 9;
 constexpr size_t kMaxParams = 3;
+constexpr qreal kLockWidth = 11;  // the padlock of a frozen node, right of its title
 
 const QFont& smallBoldFont() { static const QFont f = cardFont(11, true); return f; }
 
@@ -48,7 +49,7 @@ std::vector<graph::PortSpec> outputPorts(const graph::LayerType* type, const gra
 // "lr ×0.1", "wd ×0", "lr ×2 · wd ×0"; "" otherwise.
 QString trainingBadge(const graph::Node& node) {
   if (!graph::node_settings_apply(node)) return {};
-  if (node.lr_mult == 0) return QObject::tr("frozen");
+  if (node.frozen) return QObject::tr("frozen");
   QStringList parts;
   const auto factor = [](double v) { return qstr(graph::to_string(graph::ParamValue(v))); };
   if (node.lr_mult != 1) parts << QObject::tr("lr ×%1").arg(factor(node.lr_mult));
@@ -183,8 +184,9 @@ void NodeItem::setNode(const graph::Node& node) {
   setOutputPorts(outputPorts(type_, node));
   const QFontMetricsF title_metrics(card::titleFont()), small_metrics(card::smallFont());
   const qreal text_width = kNodeWidth - 2 * card::kTextInset;
+  frozen_ = graph::node_settings_apply(node) && node.frozen;
   title_ = title_metrics.elidedText(type_ ? qstr(type_->display_name) : QObject::tr("Unknown layer"), Qt::ElideRight,
-                                    text_width);
+                                    text_width - (frozen_ ? kLockWidth + 4 : 0));
   badge_ = trainingBadge(node);
   const qreal badge_width = badge_.isEmpty() ? 0 : small_metrics.horizontalAdvance(badge_) + 6;
   subtitle_ = small_metrics.elidedText(qstr(node.name.empty() ? node.id : node.name), Qt::ElideRight,
@@ -323,17 +325,41 @@ void NodeItem::paintHeader(QPainter* painter, const QRectF& card, bool detailed)
   QPainterPath band;
   band.addRect(QRectF(0, 0, card.width(), card::kHeader));
   painter->setPen(Qt::NoPen);
-  painter->setBrush(theme.category(type_ ? qstr(type_->category) : QString()));  // neutral grey if unknown
+  const QColor band_colour = theme.category(type_ ? qstr(type_->category) : QString());  // neutral grey if unknown
+  painter->setBrush(band_colour);
   painter->drawPath(header.intersected(band));
   if (!detailed) return;
   painter->setPen(Qt::white);  // category colours are chosen for white text
   painter->setFont(card::titleFont());
   painter->drawText(QRectF(card::kTextInset, 4, card.width() - 2 * card::kTextInset, 18), Qt::AlignLeft | Qt::AlignVCenter, title_);
+  if (frozen_) paintLock(painter, QRectF(card.width() - card::kTextInset - kLockWidth, 5, kLockWidth, 14), band_colour);
   painter->setFont(card::smallFont());
   painter->setPen(QColor(255, 255, 255, 200));
   const QRectF line(card::kTextInset, 21, card.width() - 2 * card::kTextInset, 15);
   painter->drawText(line, Qt::AlignLeft | Qt::AlignVCenter, subtitle_);
   painter->drawText(line, Qt::AlignRight | Qt::AlignVCenter, badge_);
+}
+
+// A padlock in the header's white: a shackle over a body with a keyhole, drawn so that it stays
+// sharp at any zoom.
+void NodeItem::paintLock(QPainter* painter, const QRectF& where, const QColor& keyhole) const {
+  const qreal body_top = where.top() + where.height() * 0.45;
+  const QRectF body(where.left(), body_top, where.width(), where.bottom() - body_top);
+  const qreal inset = where.width() * 0.22;
+  const QRectF shackle(where.left() + inset, where.top(), where.width() - 2 * inset, (body_top - where.top()) * 2);
+  painter->save();
+  painter->setRenderHint(QPainter::Antialiasing);
+  painter->setPen(QPen(Qt::white, 1.8));
+  painter->setBrush(Qt::NoBrush);
+  painter->drawArc(shackle, 0, 180 * 16);
+  painter->drawLine(QPointF(shackle.left(), shackle.center().y()), QPointF(shackle.left(), body_top));
+  painter->drawLine(QPointF(shackle.right(), shackle.center().y()), QPointF(shackle.right(), body_top));
+  painter->setPen(Qt::NoPen);
+  painter->setBrush(Qt::white);
+  painter->drawRoundedRect(body, 1.5, 1.5);
+  painter->setBrush(keyhole);
+  painter->drawEllipse(QPointF(body.center().x(), body.center().y() - 0.5), 1.4, 1.4);
+  painter->restore();
 }
 
 void NodeItem::paintParams(QPainter* painter) const {

@@ -16,6 +16,8 @@
 #include "graph/problem.h"
 #include "graph/registry.h"
 
+class QColor;
+
 namespace plexus::widgets {
 
 class EdgeItem;
@@ -89,6 +91,8 @@ class NodeItem : public QGraphicsItem {
   // The document's problems for this node: outline colour and tooltip.
   void setProblems(const std::vector<graph::Problem>& problems);
   std::optional<graph::Severity> problemSeverity() const { return severity_; }
+  // Frozen for fine-tuning (graph::Node::frozen): a lock on the header.
+  bool showsLock() const { return frozen_; }
   // More tooltip lines from outside the document (a run's health issues); "" for none.
   void setToolTipNote(const QString& note);
 
@@ -116,12 +120,14 @@ class NodeItem : public QGraphicsItem {
   void refreshToolTip();
   void paintHeader(QPainter* painter, const QRectF& card, bool detailed) const;
   void paintParams(QPainter* painter) const;
+  void paintLock(QPainter* painter, const QRectF& where, const QColor& keyhole) const;
 
   QString id_;
   const graph::LayerType* type_;
   QSizeF size_;
   QString title_, subtitle_, description_;
   QString badge_;  // how it trains, when not as the project says: "frozen", "lr ×0.1"
+  bool frozen_ = false;
   std::vector<ParamLine> params_;
   std::vector<PortItem*> ports_;
   std::vector<graph::PortSpec> outputs_;  // the node's output ports, as ports_ show them

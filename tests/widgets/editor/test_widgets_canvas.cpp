@@ -2,6 +2,7 @@
 // viewport, drops built the way the palette builds them. Every gesture must become exactly the
 // document edit it stands for (one undo step), and refused gestures must change nothing and
 // say why.
+#include <QAction>
 #include <QApplication>
 #include <QDir>
 #include <QMimeData>
@@ -18,6 +19,7 @@
 #include "common/theme.h"
 #include "editor/block_item.h"
 #include "editor/edge_item.h"
+#include "editor/freeze_actions.h"
 #include "editor/layer_help.h"
 #include "editor/model/graph_document.h"
 #include "editor/node_item.h"
@@ -403,13 +405,55 @@ class TestCanvas : public QObject {
     e.doc.setNodeSetting("linear1", "weight_decay_mult", 0.0);
     QVERIFY2(linear->toolTip().contains(QStringLiteral("Trains: lr ×0.1 · wd ×0")), qPrintable(linear->toolTip()));
     e.doc.setNodeSetting("linear1", "lr_mult", 0.0);
+    QVERIFY2(linear->toolTip().contains(QStringLiteral("Trains: lr ×0 · wd ×0")), qPrintable(linear->toolTip()));
+    QVERIFY(!linear->showsLock());  // lr_mult 0 is no freeze: the optimizer still steps it
+    e.doc.setNodeSetting("linear1", "frozen", true);
     QVERIFY2(linear->toolTip().contains(QStringLiteral("Trains: frozen")), qPrintable(linear->toolTip()));
+    QVERIFY(linear->showsLock());
+    e.doc.undoStack()->undo();
+    QVERIFY(!linear->showsLock());
     e.doc.undoStack()->undo();
     e.doc.undoStack()->undo();
     e.doc.undoStack()->undo();
     QVERIFY(!linear->toolTip().contains("Trains:"));
     QVERIFY_THROWS_EXCEPTION(ValueError, e.doc.setNodeSetting("linear1", "lr_mult", -2.0));
     QCOMPARE(e.doc.node("linear1")->lr_mult, 1.0);
+  }
+
+  // The context menu's Freeze / Unfreeze act on the selection's learning nodes, Freeze Up to
+  // Here on a node and everything before it; each is one undo step and shows as a lock.
+  void nodesFreezeFromTheirMenu() {
+    Editor e;
+    FreezeActions actions(&e.view);
+    QVERIFY(e.view.actions().contains(actions.freezeUpToHereAction()));  // in the context menu
+    buildMnistMlp(e);
+    e.add("ReLU", {960, 0});    // relu1
+    e.add("Linear", {1200, 0});  // linear2
+    e.doc.connectPorts({"linear1", "output"}, {"relu1", "input"});
+    e.doc.connectPorts({"relu1", "output"}, {"linear2", "input"});
+    e.doc.connectPorts({"linear2", "output"}, {"crossentropy1", "input"});
+    const int steps = e.doc.undoStack()->count();
+
+    e.scene.selectNodes({"linear2"});
+    QVERIFY(actions.freezeAction()->isEnabled());
+    QVERIFY(!actions.unfreezeAction()->isEnabled());
+    actions.freezeUpToHereAction()->trigger();
+    QVERIFY(e.doc.node("linear1")->frozen && e.doc.node("linear2")->frozen);
+    QVERIFY(!e.doc.node("flatten1")->frozen);  // learns nothing: left as it is
+    QVERIFY(e.scene.nodeItem("linear1")->showsLock());
+    QCOMPARE(e.doc.undoStack()->count(), steps + 1);
+    QCOMPARE(e.doc.undoStack()->undoText(), QStringLiteral("Freeze 2 nodes"));
+    QVERIFY(actions.unfreezeAction()->isEnabled());
+    QVERIFY(!actions.freezeAction()->isEnabled());
+
+    e.scene.selectNodes({"linear1", "relu1"});
+    actions.unfreezeAction()->trigger();
+    QVERIFY(!e.doc.node("linear1")->frozen && e.doc.node("linear2")->frozen);
+    QCOMPARE(e.doc.undoStack()->undoText(), QStringLiteral("Unfreeze Linear 'linear1'"));
+    e.doc.undoStack()->undo();
+    e.doc.undoStack()->undo();
+    QVERIFY(!e.doc.node("linear1")->frozen && !e.doc.node("linear2")->frozen);
+    QVERIFY(!e.scene.nodeItem("linear2")->showsLock());
   }
 
   void draggingANodeIsOneUndoStep() {

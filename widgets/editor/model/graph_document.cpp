@@ -442,6 +442,26 @@ void GraphDocument::setNodeSetting(const QString& id, const QString& name, const
   push(tr("Set %1 of %2").arg(name, qstr(before.label())), {ReplaceNode{*index, before, std::move(after)}});
 }
 
+int GraphDocument::setFrozen(const QStringList& nodes, bool frozen) {
+  std::vector<GraphOp> ops;
+  const graph::Node* last = nullptr;
+  for (const QString& id : nodes) {
+    const auto index = nodeIndex(id);
+    if (!index) continue;
+    const graph::Node& before = graph_.nodes[*index];
+    if (!graph::node_settings_apply(before) || before.frozen == frozen) continue;
+    graph::Node after = before;
+    after.frozen = frozen;
+    ops.push_back(ReplaceNode{*index, before, std::move(after)});
+    last = &before;
+  }
+  if (ops.empty()) return 0;
+  const int count = int(ops.size());
+  const QString what = count == 1 ? qstr(last->label()) : tr("%n nodes", nullptr, count);
+  push(frozen ? tr("Freeze %1").arg(what) : tr("Unfreeze %1").arg(what), std::move(ops));
+  return count;
+}
+
 QStringList GraphDocument::paste(const graph::Graph& fragment, graph::Position offset, const QString& text) {
   graph::Pasted pasted = graph::paste_fragment(graph_, fragment, offset);
   std::vector<GraphOp> ops;

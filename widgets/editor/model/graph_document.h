@@ -89,6 +89,9 @@ class GraphDocument : public QObject {
   // One of the node's own training settings (graph/node_settings.h: "lr_mult", ...); throws
   // ValueError, changing nothing, for a value the setting refuses.
   void setNodeSetting(const QString& node, const QString& name, const graph::ParamValue& value);
+  // Freezes or unfreezes the nodes among `nodes` that learn values (graph::Node::frozen), as one
+  // step; the others, and those already so, are left. Returns how many changed.
+  int setFrozen(const QStringList& nodes, bool frozen);
   // Adds a fragment (graph::extract_fragment) shifted by `offset`, its blocks with it; returns
   // the new node ids, then the ids of its outermost new blocks.
   QStringList paste(const graph::Graph& fragment, graph::Position offset, const QString& text);
