@@ -4,11 +4,12 @@
 // weight_decay_mult, graph/node_settings.h), for optim::make_optimizer.
 //
 // A frozen node's parameters are in no group: they keep no optimizer state (nor could the
-// optimizer take them, as they need no gradient). Groups follow the model's parameter order, a new one starting wherever the multipliers change
-// from one parameter to the next (so x1, x2, x1 makes three). The optimizer's parameters are
-// then in the model's order, which is how a checkpoint's optimizer state is matched to its model
-// tensors (train/partial_load.h), and a project whose nodes all train alike has one group, as
-// before nodes had settings: its checkpoints and theirs load alike.
+// optimizer take them, as they need no gradient). Groups follow the model's parameter order, a
+// new one starting wherever the multipliers change from one parameter to the next (so x1, x2,
+// x1 makes three). The optimizer's parameters are then in the model's order, the frozen ones
+// left out, which is how a checkpoint's optimizer state is matched to its model tensors
+// (train/partial_load.h), and a project whose nodes all train alike has one group, as before
+// nodes had settings: its checkpoints and theirs load alike.
 #include <string>
 #include <vector>
 
