@@ -308,7 +308,8 @@ class TestDashboard : public QObject {
   }
 
   // bf16 asked for on the CPU: the run computes in FP32 and the dashboard keeps saying so,
-  // after the status bar has moved on; the next run starts with no notes.
+  // after the status bar has moved on; the next run starts with no notes. The dashboard says how
+  // many parameters train, the second run's with a node frozen.
   void runNotesStayOnTheDashboard() {
     Window w;
     w.show();
@@ -323,12 +324,18 @@ class TestDashboard : public QObject {
     QVERIFY2(notes.contains("precision bf16 applies to CUDA devices; this run on the CPU computes in fp32"),
              qPrintable(notes));
     QCOMPARE(w.statusBar()->currentMessage(), QStringLiteral("Training finished"));
+    const QLabel* trained = w.dashboard()->findChild<QLabel*>(QStringLiteral("trainedParameters"));
+    QCOMPARE(trained->text(), QStringLiteral("all 101,770 parameters train"));
     w.document()->undoStack()->undo();
     QCOMPARE(w.document()->graph().training.precision, std::string("fp32"));
+    // With fc1 frozen, the dashboard says how few train.
+    QCOMPARE(w.document()->setFrozen({"fc1"}, true), 1);
     QVERIFY(w.startTraining());
     QVERIFY(w.dashboard()->notesText().isEmpty());
     QVERIFY(finished.wait(120000));
     QVERIFY(w.dashboard()->notesText().isEmpty());
+    QCOMPARE(trained->text(), QStringLiteral("1,290 of 101,770 parameters train"));
+    QVERIFY(trained->isVisible());
   }
 
   void aGraphWithProblemsDoesNotStart() {
