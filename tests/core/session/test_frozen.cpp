@@ -140,26 +140,36 @@ TEST(aFrozenRunsCheckpointCarriesItsOptimizerStateByName) {
   COMPARE(values(*b.compiled.model, "fc2.weight"), values(*a.compiled.model, "fc2.weight"));
 }
 
-// Fine-tuning for a new number of classes: the last Linear's out_features changed (same id), a
-// run started from the old checkpoint keeps every other tensor bit for bit and starts the new
-// head afresh.
+// Fine-tuning for a new number of classes: the checkpoint's last Linear had 12 outputs (a source
+// trained on 12 classes: its fc3 tensors widened here, as the dataset has 10), this project's
+// fc3 (same id) has 10. A run started from it keeps every other tensor bit for bit, with its
+// optimizer state where the node trains, and starts the new head afresh.
 TEST(replacingTheLastLayerKeepsTheRest) {
   session::TrainingRun a = session::make_training_run(mlp_a());
   train_epochs(a);
-  const fs::path file = testing::partial_load_fixture().tmp.file("ten.safetensors");
+  const fs::path file = testing::partial_load_fixture().tmp.file("twelve.safetensors");
   train::save_checkpoint(file, *a.compiled.model, a.optimizer.get());
+  train::SourceState twelve = train::read_state(file);
+  for (auto& [name, t] : twelve.tensors)
+    if (name.starts_with("fc3.")) t = zeros(name == "fc3.weight" ? Shape{12, 16} : Shape{12});
+  twelve.optimizer_state.erase("fc3.weight");
+  twelve.optimizer_state.erase("fc3.bias");
 
   graph::Graph g = mlp_a();
-  g.find("fc3")->params["out_features"] = int64_t(12);
   g.find("fc1")->frozen = true;
   session::TrainingRun b = session::make_training_run(g);
-  const train::CarryReport r = train::carry_over(train::read_state(file), *b.compiled.model, b.optimizer.get());
+  const std::vector<float> head = values(*b.compiled.model, "fc3.weight");
+  const train::CarryReport r = train::carry_over(twelve, *b.compiled.model, b.optimizer.get());
   COMPARE(r.kept, (std::vector<std::string>{"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"}));
   COMPARE(r.reset.size(), size_t(2));
   COMPARE(r.reset[0].name, std::string("fc3.weight"));
+  COMPARE(r.reset[0].source_shape, std::optional<Shape>(Shape{12, 16}));
   for (const char* name : {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"})
     COMPARE(values(*b.compiled.model, name), values(*a.compiled.model, name));
+  COMPARE(values(*b.compiled.model, "fc3.weight"), head);
   COMPARE(r.optimizer_carried, int64_t(2));  // fc2's: fc1 is frozen, fc3 new
+  COMPARE(train_epochs(b).status, train::RunStatus::Completed);
+  COMPARE(values(*b.compiled.model, "fc1.weight"), values(*a.compiled.model, "fc1.weight"));
 }
 
 // Continuing a run with a node frozen that the run trained cannot place that node's optimizer
