@@ -12,6 +12,8 @@
 #include "nn/module.h"
 #include "optim/optimizer.h"
 #include "session/run.h"
+#include "session/run_folder.h"
+#include "session/run_log.h"
 #include "support/check.h"
 #include "support/mlp_fixture.h"
 #include "support/temp_dir.h"
@@ -59,6 +61,17 @@ inline train::RunResult train_epochs(session::TrainingRun& run) {
   train::Trainer t(*run.compiled.model, *run.optimizer, *run.train_loader, run.eval_loader.get(), run.trainer_options);
   t.set_scheduler(run.scheduler.get());
   return t.run();
+}
+
+// `g` trained as the front ends keep a run: its folder (metrics.jsonl, project.plexus, the final
+// checkpoint), for continuing it.
+inline void train_into_folder(const std::filesystem::path& folder, const graph::Graph& g) {
+  session::TrainingRun run = session::make_training_run(g);
+  session::RunLog log(folder, g, session::run_header(run, "", {}, nullptr));
+  session::RunCheckpoints checkpoints(folder, g, run);
+  train::Trainer t(*run.compiled.model, *run.optimizer, *run.train_loader, run.eval_loader.get(), run.trainer_options);
+  t.set_callback([&](const train::Event& e) { log.record(e); });
+  session::finish_run(checkpoints, log, t.run());
 }
 
 // Two optimizers hold the same state for a parameter: the step count and every tensor.

@@ -12,10 +12,8 @@
 #include "session/optimizer_groups.h"
 #include "session/run.h"
 #include "session/run_folder.h"
-#include "session/run_log.h"
 #include "train/checkpoint.h"
 #include "train/partial_load.h"
-#include "train/trainer.h"
 #include "support/partial_load_fixture.h"
 #include "support/test_support.h"
 
@@ -176,15 +174,7 @@ TEST(replacingTheLastLayerKeepsTheRest) {
 // state: it says so and what to do instead.
 TEST(aContinuedRunCannotFreezeANodeItTrained) {
   const fs::path folder = testing::partial_load_fixture().tmp.file("trained-run");
-  {
-    session::TrainingRun run = session::make_training_run(mlp_a());
-    session::RunLog log(folder, mlp_a(), session::run_header(run, "", {}, nullptr));
-    session::RunCheckpoints checkpoints(folder, mlp_a(), run);
-    train::Trainer t(*run.compiled.model, *run.optimizer, *run.train_loader, run.eval_loader.get(),
-                     run.trainer_options);
-    t.set_callback([&](const train::Event& e) { log.record(e); });
-    session::finish_run(checkpoints, log, t.run());
-  }
+  testing::train_into_folder(folder, mlp_a());
   graph::Graph g = mlp_a();
   g.find("fc2")->frozen = true;
   const std::string why =

@@ -170,15 +170,7 @@ TEST(aContinuedRunMayUnfreezeANode) {
   graph::Graph frozen = mlp_a();
   frozen.find("fc1")->lr_mult = 0;
   const fs::path folder = testing::partial_load_fixture().tmp.file("frozen-run");
-  {
-    session::TrainingRun run = session::make_training_run(frozen);
-    session::RunLog log(folder, frozen, session::run_header(run, "", {}, nullptr));
-    session::RunCheckpoints checkpoints(folder, frozen, run);
-    train::Trainer t(*run.compiled.model, *run.optimizer, *run.train_loader, run.eval_loader.get(),
-                     run.trainer_options);
-    t.set_callback([&](const train::Event& e) { log.record(e); });
-    session::finish_run(checkpoints, log, t.run());
-  }
+  testing::train_into_folder(folder, frozen);
   const session::RunRecord record = session::read_run(folder);
   const graph::Graph trained = graph::load_project(folder / session::kRunProjectFile);
   COMPARE(trained.find("fc1")->lr_mult, 0.0);  // the run's project keeps how it trained
