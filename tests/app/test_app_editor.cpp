@@ -484,7 +484,7 @@ class TestEditorWindow : public QObject {
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     const QStringList examples = MainWindow::examples();
-    QCOMPARE(examples.size(), 15);
+    QCOMPARE(examples.size(), 16);
     for (const QString& file : examples) {
       QVERIFY2(w.openFile(file), qPrintable(file));
       const QString name = QFileInfo(file).completeBaseName();
