@@ -29,6 +29,7 @@
 #include "dataset/dataset_preview.h"
 #include "graph/dataset_info.h"
 #include "graph/project.h"
+#include "io/safetensors.h"
 #include "editor/model/graph_document.h"
 #include "layers/compiler.h"
 #include "main_window.h"
@@ -336,6 +337,36 @@ class TestDashboard : public QObject {
     QVERIFY(w.dashboard()->notesText().isEmpty());
     QCOMPARE(trained->text(), QStringLiteral("1,290 of 101,770 parameters train"));
     QVERIFY(trained->isVisible());
+  }
+
+  // Train from Checkpoint (Matching Nodes) with fc1 frozen since: the run starts from the first
+  // run's weights, and its final fc1 is bit for bit the checkpoint's while fc2 learned on.
+  void startingFromACheckpointKeepsAFrozenNodeAsItWas() {
+    QTemporaryDir other;  // its own runs folder: the other tests count theirs
+    const QString project =
+        testing::save_example_mlp(other.filePath("frozen.plexus"), (dir_.path() + "/tiny").toStdString(), 1, kBatch);
+    Window w;
+    w.show();
+    QVERIFY(w.openFile(project));
+    QSignalSpy finished(w.training(), &TrainingController::finished);
+    QVERIFY(w.startTraining());
+    QVERIFY(finished.wait(120000));
+    const QStringList first = filesUnder(other.path(), "final.safetensors");
+    QCOMPARE(first.size(), 1);
+    QCOMPARE(w.document()->setFrozen({"fc1"}, true), 1);
+    QVERIFY(w.startTraining({}, {}, first[0]));
+    QVERIFY(finished.wait(120000));
+    QStringList second = filesUnder(other.path(), "final.safetensors");
+    second.removeAll(first[0]);
+    QCOMPARE(second.size(), 1);
+    const io::SafetensorsFile a = io::load_safetensors(first[0].toStdString());
+    const io::SafetensorsFile b = io::load_safetensors(second[0].toStdString());
+    const auto values = [](const io::SafetensorsFile& f, const std::string& name) {
+      return f.find("model." + name)->to_vector();
+    };
+    QCOMPARE(values(b, "fc1.weight"), values(a, "fc1.weight"));
+    QCOMPARE(values(b, "fc1.bias"), values(a, "fc1.bias"));
+    QVERIFY(values(b, "fc2.weight") != values(a, "fc2.weight"));
   }
 
   void aGraphWithProblemsDoesNotStart() {
