@@ -2,8 +2,9 @@
 // parameters need no gradient and are in no optimizer group, it runs as in evaluation (its
 // BatchNorm keeps its running statistics), so its whole state is bit-identical after training
 // while the others learn; checkpoints of such runs carry their optimizer state by name into
-// other runs (train/partial_load.h); replacing the last layer keeps every other tensor; and
-// how many parameters train is said.
+// other runs (train/partial_load.h); replacing the last layer keeps every other tensor; a paused
+// run may freeze a node, a continued one may not freeze one its run trained; and how many
+// parameters train is said.
 #include "support/check.h"
 
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include "session/continuation.h"
 #include "session/optimizer_groups.h"
 #include "session/run.h"
+#include "session/run_edit.h"
 #include "session/run_folder.h"
 #include "train/checkpoint.h"
 #include "train/partial_load.h"
@@ -168,6 +170,27 @@ TEST(replacingTheLastLayerKeepsTheRest) {
   COMPARE(r.optimizer_carried, int64_t(2));  // fc2's: fc1 is frozen, fc3 new
   COMPARE(train_epochs(b).status, train::RunStatus::Completed);
   COMPARE(values(*b.compiled.model, "fc1.weight"), values(*a.compiled.model, "fc1.weight"));
+}
+
+// While a run is paused, freezing a node is an edit: the run goes on with the node out of the
+// optimizer, every other parameter with its weights and state, and the node as it was.
+TEST(aPausedRunMayFreezeANode) {
+  session::TrainingRun live = session::make_training_run(mlp_a());
+  train_epochs(live);
+  graph::Graph edited = mlp_a();
+  edited.find("fc2")->frozen = true;
+  COMPARE(session::edit_refusal(mlp_a(), edited), std::string());
+  session::EditedRun e = session::make_edited_run(mlp_a(), edited, live, train::RunPosition{1, 4, {}, 0, 4});
+  COMPARE(e.event.changes, std::vector<std::string>{"Linear 'fc2': frozen false → true"});
+  COMPARE(e.carried.optimizer_carried, int64_t(4));
+  VERIFY(!optimized(*e.run.optimizer, param(*e.run.compiled.model, "fc2.weight")));
+  session::hand_over_loaders(live, e.run);
+  const auto fc2 = node_state(*e.run.compiled.model, "fc2");
+  COMPARE(fc2.at("fc2.weight"), values(*live.compiled.model, "fc2.weight"));
+  const std::vector<float> fc3 = values(*e.run.compiled.model, "fc3.weight");
+  COMPARE(train_epochs(e.run).status, train::RunStatus::Completed);
+  COMPARE(node_state(*e.run.compiled.model, "fc2"), fc2);
+  VERIFY(values(*e.run.compiled.model, "fc3.weight") != fc3);
 }
 
 // Continuing a run with a node frozen that the run trained cannot place that node's optimizer
