@@ -51,7 +51,8 @@ void FreezeActions::updateEnabled() {
   const QStringList selected = view_->nodeScene()->selectedNodeIds();
   bool can_freeze = false, can_unfreeze = false;
   for (const QString& id : selected)
-    if (const graph::Node* n = doc->node(id); n && graph::node_settings_apply(*n)) (n->frozen ? can_unfreeze : can_freeze) = true;
+    if (const graph::Node* n = doc->node(id); n && graph::node_settings_apply(*n))
+      (n->frozen ? can_unfreeze : can_freeze) = true;
   freeze_->setEnabled(can_freeze);
   unfreeze_->setEnabled(can_unfreeze);
   up_to_here_->setEnabled(selected.size() == 1);

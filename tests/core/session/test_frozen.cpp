@@ -80,7 +80,8 @@ TEST(aFrozenNodeKeepsItsWholeState) {
 
     COMPARE(train_epochs(run).status, train::RunStatus::Completed);
     VERIFY(model.is_training());
-    for (const auto& [name, module] : model.children()) VERIFY2(module->is_training() != module->is_frozen(), name.c_str());
+    for (const auto& [name, module] : model.children())
+      VERIFY2(module->is_training() != module->is_frozen(), name.c_str());
     COMPARE(node_state(model, "fc1"), fc1);
     COMPARE(node_state(model, "bn"), bn);
     VERIFY2(values(model, "fc2.weight") != fc2, optimizer);
