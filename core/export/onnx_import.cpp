@@ -170,17 +170,20 @@ std::string module_path(const std::string& onnx_name) {
     const size_t slash = onnx_name.find('/');
     return slash == std::string::npos ? "" : onnx_name.substr(0, slash);
   }
-  // PyTorch's scopes: each segment is a child's name, or the full path of a Sequential's child
-  // ("/layer1/layer1.0/conv1/Conv"); the last segment is the op.
-  std::string path;
+  // PyTorch's scopes: each segment is a child's name, and a Sequential's child repeats the
+  // Sequential's segment ("/layer1/layer1.0/conv1/Conv", ".../downsample/downsample.0/Conv");
+  // the last segment is the op.
+  std::vector<std::string> segments;
   size_t start = 1;
   for (size_t slash = onnx_name.find('/', start); slash != std::string::npos; slash = onnx_name.find('/', start)) {
     const std::string segment = onnx_name.substr(start, slash - start);
     start = slash + 1;
     if (segment.empty()) continue;
-    if (!path.empty() && segment.rfind(path + ".", 0) == 0) path = segment;
-    else path = path.empty() ? segment : path + "." + segment;
+    if (!segments.empty() && segment.starts_with(segments.back() + ".")) segments.back() = segment;
+    else segments.push_back(segment);
   }
+  std::string path;
+  for (const std::string& s : segments) path += (path.empty() ? "" : ".") + s;
   return path;
 }
 
@@ -364,6 +367,14 @@ ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& sourc
 
   Importer im;
   for (const onnx::TensorProto& t : g.initializer()) im.constants[t.name()] = read_tensor(t, source);
+  // Constant nodes up front: a mapping looking ahead (a LayerNorm's chain) reads the exponent and
+  // eps that PyTorch writes after the nodes using them.
+  for (const onnx::NodeProto& n : g.node())
+    if (n.op_type() == "Constant" && n.output_size() == 1) {
+      const auto value = std::find_if(n.attribute().begin(), n.attribute().end(),
+                                      [](const onnx::AttributeProto& a) { return a.name() == "value"; });
+      if (value != n.attribute().end() && value->has_t()) im.constants[n.output(0)] = read_tensor(value->t(), source);
+    }
   // ONNX's shape inference gives every intermediate tensor its shape.
   onnx::ModelProto inferred = model;
   try {
@@ -447,14 +458,7 @@ ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& sourc
   std::set<std::string> unmapped;  // tensors
   for (const onnx::NodeProto& n : g.node()) {
     if ((n.output_size() > 0 && skipped.count(n.output(0))) || im.absorbed.count(&n)) continue;
-    if (n.op_type() == "Constant" && n.output_size() == 1) {
-      const auto value = std::find_if(n.attribute().begin(), n.attribute().end(),
-                                      [](const onnx::AttributeProto& a) { return a.name() == "value"; });
-      if (value != n.attribute().end() && value->has_t()) {
-        im.constants[n.output(0)] = read_tensor(value->t(), source);
-        continue;
-      }
-    }
+    if (n.output_size() == 1 && im.constants.count(n.output(0))) continue;  // a Constant, read before
     const bool upstream = std::any_of(n.input().begin(), n.input().end(), [&](const std::string& i) { return unmapped.count(i) > 0; });
     // Shape arithmetic (the batch size of an initial state) is never materialised.
     const auto in_any = [&n](const auto& set) {
@@ -520,8 +524,20 @@ ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& sourc
   const std::optional<Shape> out_shape = im.inferred.count(output_name) ? im.inferred.at(output_name) : pred->second.shape;
   if (!out_shape || out_shape->empty())
     throw ValueError(source + ": output '" + output_name + "' has no known shape per example");
+  // Class scores: one row per example [C], per position of a sequence of ids [T, C], or what
+  // the file's class names (Plexus's export) say.
+  std::vector<std::string> class_names;
+  for (const auto& p : model.metadata_props())
+    if (p.key() == "class_names") {
+      try {
+        class_names = nlohmann::json::parse(p.value()).get<std::vector<std::string>>();
+      } catch (const std::exception&) {  // not the names Plexus writes: none
+      }
+    }
+  const int64_t last = out_shape->back();
+  const bool classes = last > 1 && (out_shape->size() == 1 || (ids && out_shape->size() == 2) ||
+                                    int64_t(class_names.size()) == last);
   graph::Node loss;
-  const bool classes = out_shape->back() > 1;
   loss.type = classes ? "CrossEntropy" : "MSE";
   loss.id = im.unique_id("loss");
   loss.name = "loss";
@@ -533,15 +549,8 @@ ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& sourc
   out.info.label_shape = classes ? Shape(out_shape->begin(), out_shape->end() - 1) : *out_shape;
   if (!classes && numel(*out_shape) == 1) out.info.label_shape = {};
   out.info.classes = classes ? out_shape->back() : 0;
-  out.class_names = default_class_names(out.info.classes);
-  for (const auto& p : model.metadata_props())
-    if (p.key() == "class_names") {
-      try {
-        const auto names = nlohmann::json::parse(p.value()).get<std::vector<std::string>>();
-        if (int64_t(names.size()) == out.info.classes) out.class_names = names;
-      } catch (const std::exception&) {  // not the names Plexus writes: the numbers stand
-      }
-    }
+  out.class_names = int64_t(class_names.size()) == out.info.classes && classes ? class_names
+                                                                              : default_class_names(out.info.classes);
 
   graph::Graph& graph = im.built;
   graph.description = "Imported from " + std::filesystem::path(source).filename().string() +

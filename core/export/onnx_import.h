@@ -7,8 +7,9 @@
 // Conv") give the module path "layer1.0.conv1", and with it blocks layer1 > 0; Plexus's own
 // export ("conv1/Conv") gives back the node id it came from.
 //
-// The model's prediction (its first output) feeds a loss a user can train on: CrossEntropy on
-// the labels for class scores [N, C] (or per position [N, T, C]), MSE for a single value [N, 1].
+// The model's prediction (its one output) feeds a loss a user can train on: CrossEntropy on the
+// labels for class scores [N, C] (per position [N, T, C] of a model reading ids, or as many as
+// the file's "class_names" metadata names), MSE against targets of its shape otherwise.
 // No dataset is bound: the user binds one to train; the weights file's metadata describes the
 // inputs and classes, so that export, predict and grad work without one.
 //

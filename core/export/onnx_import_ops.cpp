@@ -335,7 +335,6 @@ bool layer_norm_chain(Importer& im) {
   add_layer_norm(im, im.value(0), *scalar(im, add_eps->input(1)), im.constants.at(scale->input(1)),
                  &im.constants.at(shift->input(1)));
   im.values[shift->output(0)] = im.values.at(mean.output(0));
-  im.values.erase(mean.output(0));
   for (const onnx::NodeProto* n : {sub, pow, var, add_eps, sqrt, div, scale, shift}) im.absorbed.insert(n);
   return true;
 }
