@@ -555,8 +555,14 @@ ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& sourc
   graph::Graph& graph = im.built;
   graph.description = "Imported from " + std::filesystem::path(source).filename().string() +
                       (out.producer.empty() ? "" : " (written by " + out.producer + ")") + ".";
+  // Every node laid out (where it stands once its block is opened), then what shows with the
+  // blocks closed: the modules as cards, left to right.
   for (const auto& [id, position] : graph::auto_layout(graph)) graph.find(id)->position = position;
   graph::blocks_from_module_names(graph, [&](const std::string& prefix) { return im.unique_id(prefix); });
+  const graph::ShownLayout shown = graph::auto_layout_shown(graph);
+  for (const auto& [id, position] : shown.nodes) graph.find(id)->position = position;
+  for (graph::Block& b : graph.blocks)
+    if (const auto it = shown.blocks.find(b.id); it != shown.blocks.end()) b.position = it->second;
   out.weights = complete_weights(graph, out.info, im.weights, source);
   out.graph = std::move(graph);
   return out;

@@ -141,6 +141,29 @@ void conv(Importer& im) {
   if (bias) im.set_weight(id, "bias", im.constant(2).tensor().reshape({w.dims[0]}));
 }
 
+// 2-D ConvTranspose: weight [in, out / groups, kh, kw].
+void conv_transpose(Importer& im) {
+  no_auto_pad(im);
+  const Value x = im.value(0);
+  const Constant& w = im.constant(1);
+  if (w.dims.size() != 4) throw Unmappable{"only 2-D transposed convolutions are mapped"};
+  if (im.has_attr("output_shape")) throw Unmappable{"output_shape (give pads and output_padding instead)"};
+  const std::vector<int64_t> ones{1, 1};
+  const int64_t groups = im.attr_int("group", 1), out = w.dims[1] * groups;
+  const bool bias = im.has_input(2);
+  Params p{{"out_channels", out},
+           {"kernel_size", size_param({w.dims[2], w.dims[3]})},
+           {"stride", size_param(im.attr_ints("strides", ones))},
+           {"padding", size_param(symmetric_pads(im, 2))},
+           {"output_padding", size_param(im.attr_ints("output_padding", {0, 0}))},
+           {"dilation", size_param(im.attr_ints("dilations", ones))},
+           {"groups", groups},
+           {"bias", bias}};
+  const std::string id = im.add_node("ConvTranspose2d", std::move(p), {x});
+  im.set_weight(id, "weight", w.tensor());
+  if (bias) im.set_weight(id, "bias", im.constant(2).tensor().reshape({out}));
+}
+
 void batch_norm(Importer& im) {
   // Exported in training mode, it also outputs the updated running statistics, which Plexus's
   // BatchNorm keeps itself.
@@ -453,6 +476,7 @@ const std::map<std::string, OpMapping>& op_mappings() {
       {"Sub", binary("Sub")},
       {"Mul", binary("Mul")},
       {"Conv", conv},
+      {"ConvTranspose", conv_transpose},
       {"BatchNormalization", batch_norm},
       {"Relu", plain("ReLU")},
       {"Sigmoid", plain("Sigmoid")},

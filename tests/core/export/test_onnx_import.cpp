@@ -49,7 +49,9 @@ struct Example {
 };
 const std::vector<Example> kRoundTrip{{"mnist_mlp"},      {"mnist_lenet"},    {"residual_mlp"},
                                       {"mnist_dead_relu"}, {"fashion_lenet"},  {"fashion_resnet"},
-                                      {"digits_folder"},   {"housing_regression"}, {"mnist_autoencoder"}};
+                                      {"digits_folder"},   {"housing_regression"}, {"mnist_autoencoder"},
+                                      {"names_lstm"},      {"names_gender"},   {"penguins_species"},
+                                      {"penguins_body_mass"}};
 
 // The imported tensor of this name; null when there is none.
 const Tensor* imported_weight(const exporter::ImportedModel& m, const std::string& name) {
@@ -61,8 +63,10 @@ const Tensor* imported_weight(const exporter::ImportedModel& m, const std::strin
 session::TrainedModel model_of(const std::string& example) {
   const fs::path file = fs::path(PLEXUS_SOURCE_DIR) / "examples" / (example + ".plexus");
   const graph::Graph g = graph::load_project(file);
-  const graph::DatasetInfo info =
-      graph::describe_dataset(graph::resolve_dataset(g.dataset, file.parent_path(), /*must_exist=*/false));
+  // Next to the project, else from the repository's root (data/, where scripts/fetch-* put it).
+  const bool beside = graph::locate_dataset(g.dataset.path, file.parent_path()).found;
+  const graph::DatasetInfo info = graph::describe_dataset(
+      graph::resolve_dataset(g.dataset, beside ? file.parent_path() : fs::path(PLEXUS_SOURCE_DIR), false));
   // Every channel its own standardisation, so that the importer must read them apart.
   session::InputNormalization norm;
   if (g.dataset.kind != "csv") {
@@ -90,10 +94,12 @@ TEST_ROWS(exportImportExportGivesTheSameModel, kRoundTrip) {
   exporter::export_onnx(m, first, {example});
   const exporter::ImportedModel imported = exporter::import_onnx(first);
 
-  // The weights, bit for bit under the same names.
+  // The weights, bit for bit under the same names; BatchNorm's count of batches seen is no
+  // part of an ONNX model (and starts again at 0).
   const nn::NamedTensors state = m.compiled.model->state();
   COMPARE(imported.weights.size(), state.size());
   for (const auto& [name, t] : state) {
+    if (name.ends_with(".num_batches_tracked")) continue;
     const Tensor* w = imported_weight(imported, name);
     VERIFY2(w, (example + ": " + name + " was not imported").c_str());
     if (w) VERIFY2(same_bits(*w, t), (example + ": " + name).c_str());
@@ -126,6 +132,43 @@ TEST_ROWS(exportImportExportGivesTheSameModel, kRoundTrip) {
             (example + ": initializer " + a.graph().initializer(i).name()).c_str());
   COMPARE(b.graph().input(0).ShortDebugString(), a.graph().input(0).ShortDebugString());
   COMPARE(b.graph().output(0).type().ShortDebugString(), a.graph().output(0).type().ShortDebugString());
+}
+
+// Examples whose export the importer does not read back yet, and the ONNX node each is refused at:
+// SequenceLengths' mask arithmetic, PositionalEmbedding's added table (then the attention).
+struct Refused {
+  std::string name, node;
+};
+const std::vector<Refused> kRefused{{"names_gender", "'lengths/Equal' (Equal)"}, {"names_transformer", "'pos/Add3' (Add)"}};
+
+TEST_ROWS(unreadExamplesAreRefusedNamingTheNode, kRefused) {
+  const TempDir dir;
+  session::TrainedModel m;
+  try {
+    m = model_of(row.name);
+  } catch (const IoError& e) {
+    SKIP((row.name + ": its dataset cannot be described here: " + e.what()).c_str());
+  }
+  exporter::export_onnx(m, dir.file("model.onnx"));
+  try {
+    exporter::import_onnx(dir.file("model.onnx"));
+    FAIL((row.name + " was imported").c_str());
+  } catch (const ValueError& e) {
+    VERIFY2(std::string(e.what()).find(row.node) != std::string::npos, e.what());
+  }
+}
+
+// A model with two outputs (Plexus's export of a graph with two losses) is refused, saying so.
+TEST(severalOutputsAreRefused) {
+  const TempDir dir;
+  session::TrainedModel m = model_of("mnist_multitask");
+  exporter::export_onnx(m, dir.file("multitask.onnx"));
+  try {
+    exporter::import_onnx(dir.file("multitask.onnx"));
+    FAIL("a model with two outputs was imported");
+  } catch (const ValueError& e) {
+    VERIFY2(std::string(e.what()).find("has 2 outputs") != std::string::npos, e.what());
+  }
 }
 
 // An op no layer computes is named with its node, and nothing is written.
