@@ -50,7 +50,7 @@ struct Example {
 const std::vector<Example> kRoundTrip{{"mnist_mlp"},      {"mnist_lenet"},    {"residual_mlp"},
                                       {"mnist_dead_relu"}, {"fashion_lenet"},  {"fashion_resnet"},
                                       {"digits_folder"},   {"housing_regression"}, {"mnist_autoencoder"},
-                                      {"names_lstm"},      {"names_gender"},   {"penguins_species"},
+                                      {"names_lstm"},      {"penguins_species"},
                                       {"penguins_body_mass"}};
 
 // The imported tensor of this name; null when there is none.
