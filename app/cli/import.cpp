@@ -1,8 +1,7 @@
-#include "cli/command.h"
-
 #include <cstdio>
 #include <filesystem>
 
+#include "cli/command.h"
 #include "cli/project_files.h"
 #include "export/onnx_import.h"
 #include "graph/project.h"
@@ -12,7 +11,8 @@ namespace plexus::cli {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kImportHelp = R"(  Reads an ONNX model (PyTorch's torch.onnx.export, Plexus's own export, ...) and writes
+constexpr const char* kImportHelp =
+    R"(  Reads an ONNX model (PyTorch's torch.onnx.export, Plexus's own export, ...) and writes
   it as a project and its weights: each ONNX node, or the nodes an exporter writes for one
   layer (MatMul + Add: a Linear), becomes a layer of the editor's; the initialisers become
   the weights, "<node id>.<param>". Node names follow the model's module names, and a module
@@ -26,7 +26,8 @@ constexpr const char* kImportHelp = R"(  Reads an ONNX model (PyTorch's torch.on
 
 int cmd_import(const Args& args) {
   args.require("import", {"--out"});
-  if (args.positional().size() != 1) throw UsageError{"import takes one ONNX file: plexus-cli import MODEL.onnx --out P.plexus"};
+  if (args.positional().size() != 1)
+    throw UsageError{"import takes one ONNX file: plexus-cli import MODEL.onnx --out P.plexus"};
   const fs::path onnx = args.positional()[0], out = args.str("--out", "");
   const fs::path weights = args.str("--weights", fs::path(out).replace_extension(".safetensors").string());
   const exporter::ImportedModel m = exporter::import_onnx(onnx);
@@ -49,10 +50,12 @@ int cmd_import(const Args& args) {
 }  // namespace
 
 Command import_command() {
-  return {"import", "import MODEL.onnx --out P.plexus [--weights W.safetensors]",
+  return {"import",
+          "import MODEL.onnx --out P.plexus [--weights W.safetensors]",
           "turn an ONNX model into a project and its weights",
           [] { return std::string(kImportHelp); },
-          {{}, {{"--out", Takes::Path}, {"--weights", Takes::Path}}, 1}, cmd_import};
+          {{}, {{"--out", Takes::Path}, {"--weights", Takes::Path}}, 1},
+          cmd_import};
 }
 
 }  // namespace plexus::cli

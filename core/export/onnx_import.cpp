@@ -7,9 +7,8 @@
 #include <climits>
 #include <cstring>
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "export/onnx_importer.h"
 #include "graph/layout.h"
@@ -148,8 +147,10 @@ std::string Importer::add_node(const std::string& type_name, std::map<std::strin
 
 void Importer::set_weight(const std::string& id, const std::string& param, const Tensor& value) {
   const std::string name = id + "." + param;
-  if (Tensor* t = weight(name)) *t = value.contiguous();
-  else weights.emplace_back(name, value.contiguous());
+  if (Tensor* t = weight(name))
+    *t = value.contiguous();
+  else
+    weights.emplace_back(name, value.contiguous());
 }
 
 Tensor* Importer::weight(const std::string& full_name) {
@@ -179,8 +180,10 @@ std::string module_path(const std::string& onnx_name) {
     const std::string segment = onnx_name.substr(start, slash - start);
     start = slash + 1;
     if (segment.empty()) continue;
-    if (!segments.empty() && segment.starts_with(segments.back() + ".")) segments.back() = segment;
-    else segments.push_back(segment);
+    if (!segments.empty() && segment.starts_with(segments.back() + "."))
+      segments.back() = segment;
+    else
+      segments.push_back(segment);
   }
   std::string path;
   for (const std::string& s : segments) path += (path.empty() ? "" : ".") + s;
@@ -209,7 +212,8 @@ Constant read_tensor(const onnx::TensorProto& t, const std::string& source) {
     n *= d;
   }
   if (t.data_location() == onnx::TensorProto::EXTERNAL)
-    throw IoError(source + ": tensor '" + t.name() + "' keeps its data in an external file, which import does not read");
+    throw IoError(source + ": tensor '" + t.name() +
+                  "' keeps its data in an external file, which import does not read");
   const std::string& raw = t.raw_data();
   auto size_error = [&](size_t got) {
     malformed(source, "tensor '" + t.name() + "' holds " + std::to_string(got) + " values where its dims need " +
@@ -302,7 +306,7 @@ onnx::ModelProto parse(std::string_view bytes, const std::string& source) {
 struct Standardisation {
   std::string centred, output;  // the Sub's and the Mul's outputs
   std::vector<float> mean, std;
-  std::string input_id;         // the Input node's id in Plexus's names ("in/Sub": "in")
+  std::string input_id;  // the Input node's id in Plexus's names ("in/Sub": "in")
 };
 std::optional<Standardisation> find_standardisation(const onnx::GraphProto& g, const std::string& input,
                                                     const std::map<std::string, Constant>& constants) {
@@ -459,7 +463,8 @@ ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& sourc
   for (const onnx::NodeProto& n : g.node()) {
     if ((n.output_size() > 0 && skipped.count(n.output(0))) || im.absorbed.count(&n)) continue;
     if (n.output_size() == 1 && im.constants.count(n.output(0))) continue;  // a Constant, read before
-    const bool upstream = std::any_of(n.input().begin(), n.input().end(), [&](const std::string& i) { return unmapped.count(i) > 0; });
+    const bool upstream =
+        std::any_of(n.input().begin(), n.input().end(), [&](const std::string& i) { return unmapped.count(i) > 0; });
     // Shape arithmetic (the batch size of an initial state) is never materialised.
     const auto in_any = [&n](const auto& set) {
       return std::any_of(n.input().begin(), n.input().end(), [&](const std::string& i) { return set.count(i) > 0; });
@@ -469,8 +474,7 @@ ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& sourc
       if (n.op_type() == "ConstantOfShape") {
         const auto value = std::find_if(n.attribute().begin(), n.attribute().end(),
                                         [](const onnx::AttributeProto& a) { return a.name() == "value"; });
-        const bool zero = value == n.attribute().end() ||
-                          (value->has_t() && [&] {
+        const bool zero = value == n.attribute().end() || (value->has_t() && [&] {
                             const Constant c = read_tensor(value->t(), source);
                             return std::all_of(c.floats.begin(), c.floats.end(), [](float v) { return v == 0; }) &&
                                    std::all_of(c.ints.begin(), c.ints.end(), [](int64_t v) { return v == 0; });
@@ -486,8 +490,10 @@ ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& sourc
     }
     std::string reason;
     if (!upstream) {
-      if (!n.domain().empty() && n.domain() != "ai.onnx") reason = "op domain '" + n.domain() + "' is not ONNX's own";
-      else if (const auto m = mappings.find(n.op_type()); m == mappings.end()) reason = "no Plexus layer computes it";
+      if (!n.domain().empty() && n.domain() != "ai.onnx")
+        reason = "op domain '" + n.domain() + "' is not ONNX's own";
+      else if (const auto m = mappings.find(n.op_type()); m == mappings.end())
+        reason = "no Plexus layer computes it";
       else {
         im.node = &n;
         try {
@@ -499,8 +505,7 @@ ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& sourc
     }
     if (!upstream && reason.empty()) {
       for (const std::string& o : n.output())
-        if (!o.empty() && im.consumers(o) && !im.accounted_for(o))
-          reason = "its output '" + o + "' is not mapped";
+        if (!o.empty() && im.consumers(o) && !im.accounted_for(o)) reason = "its output '" + o + "' is not mapped";
     }
     if (upstream || !reason.empty()) {
       for (const std::string& o : n.output()) unmapped.insert(o);
@@ -521,7 +526,8 @@ ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& sourc
   const auto pred = im.values.find(output_name);
   if (pred == im.values.end())
     throw ValueError(source + ": output '" + output_name + "' is a constant, not computed from the input");
-  const std::optional<Shape> out_shape = im.inferred.count(output_name) ? im.inferred.at(output_name) : pred->second.shape;
+  const std::optional<Shape> out_shape =
+      im.inferred.count(output_name) ? im.inferred.at(output_name) : pred->second.shape;
   if (!out_shape || out_shape->empty())
     throw ValueError(source + ": output '" + output_name + "' has no known shape per example");
   // Class scores: one row per example [C], per position of a sequence of ids [T, C], or what
@@ -535,8 +541,8 @@ ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& sourc
       }
     }
   const int64_t last = out_shape->back();
-  const bool classes = last > 1 && (out_shape->size() == 1 || (ids && out_shape->size() == 2) ||
-                                    int64_t(class_names.size()) == last);
+  const bool classes =
+      last > 1 && (out_shape->size() == 1 || (ids && out_shape->size() == 2) || int64_t(class_names.size()) == last);
   graph::Node loss;
   loss.type = classes ? "CrossEntropy" : "MSE";
   loss.id = im.unique_id("loss");
@@ -549,8 +555,8 @@ ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& sourc
   out.info.label_shape = classes ? Shape(out_shape->begin(), out_shape->end() - 1) : *out_shape;
   if (!classes && numel(*out_shape) == 1) out.info.label_shape = {};
   out.info.classes = classes ? out_shape->back() : 0;
-  out.class_names = int64_t(class_names.size()) == out.info.classes && classes ? class_names
-                                                                              : default_class_names(out.info.classes);
+  out.class_names =
+      int64_t(class_names.size()) == out.info.classes && classes ? class_names : default_class_names(out.info.classes);
 
   graph::Graph& graph = im.built;
   graph.description = "Imported from " + std::filesystem::path(source).filename().string() +

@@ -27,9 +27,9 @@
 namespace plexus::exporter {
 
 struct ImportedModel {
-  graph::Graph graph;           // laid out left to right, blocks from module names, no dataset bound
-  nn::NamedTensors weights;     // every tensor the compiled graph holds, "<node id>.<param>"
-  graph::DatasetInfo info;      // input and label shape per example, classes (0: regression)
+  graph::Graph graph;        // laid out left to right, blocks from module names, no dataset bound
+  nn::NamedTensors weights;  // every tensor the compiled graph holds, "<node id>.<param>"
+  graph::DatasetInfo info;   // input and label shape per example, classes (0: regression)
   // The standardisation in front of the model that Plexus's own export writes (Sub mean, Mul
   // 1/std after the input), taken out of the graph; empty when the model has none.
   std::vector<float> input_mean, input_std;

@@ -63,8 +63,10 @@ void no_auto_pad(const Importer& im) {
 }
 
 void pass_through(Importer& im) {
-  if (im.is_constant(0)) im.alias_constant(0, im.constant(0));
-  else im.alias(0, im.value(0));
+  if (im.is_constant(0))
+    im.alias_constant(0, im.constant(0));
+  else
+    im.alias(0, im.value(0));
 }
 
 OpMapping plain(std::string type) {
@@ -171,7 +173,8 @@ void batch_norm(Importer& im) {
     if (im.consumers(im.node->output(o))) throw Unmappable{"its running statistics outputs are used"};
   const Value x = im.value(0);
   const Shape& s = known(x, "input");
-  if (s.empty() || s.size() > 3) throw Unmappable{"its input has " + std::to_string(s.size()) + " dimensions per example"};
+  if (s.empty() || s.size() > 3)
+    throw Unmappable{"its input has " + std::to_string(s.size()) + " dimensions per example"};
   Params p{{"eps", decimal(im.attr_float("epsilon", 1e-5f))},
            {"momentum", decimal(1.f - im.attr_float("momentum", 0.9f))}};
   const std::string id = im.add_node(s.size() == 3 ? "BatchNorm2d" : "BatchNorm1d", std::move(p), {x});
@@ -227,7 +230,8 @@ void reshape(Importer& im) {
     im.time_major[im.node->output(0)] = y->second;
     return;
   }
-  if (const auto h = im.recurrent_h_t.find(im.node->input(0)); h != im.recurrent_h_t.end()) return im.alias(0, h->second);
+  if (const auto h = im.recurrent_h_t.find(im.node->input(0)); h != im.recurrent_h_t.end())
+    return im.alias(0, h->second);
   const Value x = im.value(0);
   // A shape computed from the input's (PyTorch's x.view(x.size(0), -1) with a dynamic batch):
   // what shape inference found.
@@ -377,8 +381,8 @@ OpMapping reduce(std::string type) {
 void gather(Importer& im) {
   const Constant& table = im.constant(0);
   if (im.attr_int("axis", 0) != 0 || table.dims.size() != 2) throw Unmappable{"only an embedding lookup is mapped"};
-  const std::string id = im.add_node("Embedding", {{"num_embeddings", table.dims[0]}, {"embedding_dim", table.dims[1]}},
-                                     {im.value(1)});
+  const std::string id =
+      im.add_node("Embedding", {{"num_embeddings", table.dims[0]}, {"embedding_dim", table.dims[1]}}, {im.value(1)});
   im.set_weight(id, "weight", table.tensor());
 }
 
@@ -386,7 +390,8 @@ void gather(Importer& im) {
 void pad(Importer& im) {
   const Value x = im.value(0);
   if (im.attr_string("mode", "constant") != "constant") throw Unmappable{"only zero padding is mapped"};
-  if (im.has_input(2) && im.constant(2).floats != std::vector<float>{0.f}) throw Unmappable{"it pads with a value other than 0"};
+  if (im.has_input(2) && im.constant(2).floats != std::vector<float>{0.f})
+    throw Unmappable{"it pads with a value other than 0"};
   const std::vector<int64_t> pads = im.has_input(1) ? im.constant(1).ints : im.attr_ints("pads");
   if (known(x, "input").size() != 3 || pads.size() != 8 || pads[0] || pads[1] || pads[4] || pads[5])
     throw Unmappable{"only the height and width of an image [C, H, W] are padded"};
@@ -413,13 +418,14 @@ OpMapping recurrent(std::string type, int64_t gates, std::vector<int64_t> onnx_o
         if (std::any_of(c.floats.begin(), c.floats.end(), [](float v) { return v != 0; }))
           throw Unmappable{"an initial state other than zeros"};
       }
-    if (im.node->output_size() > 2 && im.consumers(im.node->output(2))) throw Unmappable{"its final cell state is used"};
+    if (im.node->output_size() > 2 && im.consumers(im.node->output(2)))
+      throw Unmappable{"its final cell state is used"};
     const Constant &w = im.constant(1), &r = im.constant(2);
     const int64_t dirs = direction == "bidirectional" ? 2 : 1, h = im.attr_int("hidden_size", 0);
-    if (w.dims.size() != 3 || w.dims[0] != dirs || w.dims[1] != gates * h || r.dims != std::vector<int64_t>{dirs, gates * h, h})
+    if (w.dims.size() != 3 || w.dims[0] != dirs || w.dims[1] != gates * h ||
+        r.dims != std::vector<int64_t>{dirs, gates * h, h})
       throw Unmappable{"its weights do not have the shapes hidden_size and direction imply"};
-    const std::string id =
-        im.add_node(type, {{"hidden_size", h}, {"bidirectional", dirs == 2}}, {x->second});
+    const std::string id = im.add_node(type, {{"hidden_size", h}, {"bidirectional", dirs == 2}}, {x->second});
     const Tensor bias = im.has_input(3) ? im.constant(3).tensor() : zeros({dirs, 2 * gates * h});
     auto pytorch_order = [&](const Tensor& t) {  // [G*H, ...] in ONNX's gate order
       std::vector<Tensor> blocks;
@@ -464,7 +470,8 @@ OpMapping with_axis(std::string type) {
 
 const std::map<std::string, OpMapping>& op_mappings() {
   static const std::map<std::string, OpMapping> table{
-      {"Identity", [](Importer& im) {
+      {"Identity",
+       [](Importer& im) {
          if (im.is_constant(0)) return im.alias_constant(0, im.constant(0));
          im.add_node("Identity", {}, {im.value(0)});  // kept, as Plexus's Dropout exports (and reads back)
        }},
@@ -483,10 +490,14 @@ const std::map<std::string, OpMapping>& op_mappings() {
       {"Tanh", plain("Tanh")},
       {"Softplus", plain("Softplus")},
       {"HardSwish", plain("Hardswish")},
-      {"LeakyRelu", [](Importer& im) {
+      {"LeakyRelu",
+       [](Importer& im) {
          im.add_node("LeakyReLU", {{"negative_slope", decimal(im.attr_float("alpha", 0.01f))}}, {im.value(0)});
        }},
-      {"Elu", [](Importer& im) { im.add_node("ELU", {{"alpha", decimal(im.attr_float("alpha", 1.f))}}, {im.value(0)}); }},
+      {"Elu",
+       [](Importer& im) {
+         im.add_node("ELU", {{"alpha", decimal(im.attr_float("alpha", 1.f))}}, {im.value(0)});
+       }},
       {"Softmax", with_axis("Softmax")},
       {"LogSoftmax", with_axis("LogSoftmax")},
       {"MaxPool", pool(true)},

@@ -76,9 +76,9 @@ class Importer {
   // Filled by the reader (onnx_import.cpp) before the nodes are mapped.
   std::map<std::string, Constant> constants;
   std::map<std::string, Value> values;
-  std::map<std::string, Shape> inferred;    // tensor -> per-example shape
+  std::map<std::string, Shape> inferred;  // tensor -> per-example shape
   std::map<std::string, int> consumer_count;
-  std::set<std::string> containers;         // module paths that contain other modules' nodes
+  std::set<std::string> containers;  // module paths that contain other modules' nodes
   graph::Graph built;
   nn::NamedTensors weights;
   // A MatMul's output -> the bias-less Linear it became, which the Add after it may give its bias.

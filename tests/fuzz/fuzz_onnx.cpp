@@ -42,7 +42,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     c.model->eval();
     const Tensor out = (*c.model)(zeros(batch));
     fuzz::require(out.dim() >= 1 && out.shape()[0] == 2, "the prediction is not one per example");
-    if (m.info.classes) fuzz::require(out.shape().back() == m.info.classes, "the prediction is not one score per class");
+    if (m.info.classes)
+      fuzz::require(out.shape().back() == m.info.classes, "the prediction is not one score per class");
   }
   return 0;
 }

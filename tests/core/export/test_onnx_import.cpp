@@ -3,8 +3,6 @@
 // layer computes names it and nothing is written; truncated and foreign files are clear
 // errors; PyTorch's module names become blocks. Whether imported PyTorch models compute what
 // PyTorch computes is tests/reference/onnx_import_crosscheck.py's question.
-#include "support/check.h"
-
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
@@ -16,6 +14,7 @@
 #include "graph/module_blocks.h"
 #include "graph/project.h"
 #include "io/atomic_file.h"
+#include "support/check.h"
 #include "support/onnx_support.h"
 #include "support/temp_dir.h"
 #include "util/error.h"
@@ -47,11 +46,10 @@ bool same_bits(const Tensor& a, const Tensor& b) {
 struct Example {
   std::string name;
 };
-const std::vector<Example> kRoundTrip{{"mnist_mlp"},      {"mnist_lenet"},    {"residual_mlp"},
-                                      {"mnist_dead_relu"}, {"fashion_lenet"},  {"fashion_resnet"},
+const std::vector<Example> kRoundTrip{{"mnist_mlp"},       {"mnist_lenet"},        {"residual_mlp"},
+                                      {"mnist_dead_relu"}, {"fashion_lenet"},      {"fashion_resnet"},
                                       {"digits_folder"},   {"housing_regression"}, {"mnist_autoencoder"},
-                                      {"names_lstm"},      {"penguins_species"},
-                                      {"penguins_body_mass"}};
+                                      {"names_lstm"},      {"penguins_species"},   {"penguins_body_mass"}};
 
 // The imported tensor of this name; null when there is none.
 const Tensor* imported_weight(const exporter::ImportedModel& m, const std::string& name) {
@@ -139,7 +137,8 @@ TEST_ROWS(exportImportExportGivesTheSameModel, kRoundTrip) {
 struct Refused {
   std::string name, node;
 };
-const std::vector<Refused> kRefused{{"names_gender", "'lengths/Equal' (Equal)"}, {"names_transformer", "'pos/Add3' (Add)"}};
+const std::vector<Refused> kRefused{{"names_gender", "'lengths/Equal' (Equal)"},
+                                    {"names_transformer", "'pos/Add3' (Add)"}};
 
 TEST_ROWS(unreadExamplesAreRefusedNamingTheNode, kRefused) {
   const TempDir dir;
