@@ -202,6 +202,26 @@ using onnx_import::Unmappable;
   throw IoError(source + ": not a valid ONNX model: " + what);
 }
 
+// A tensor's `n` values of ONNX type `Stored` — raw_data (little-endian) or the typed field — as
+// `Out`; `size_error` is called with the count found when it is not n.
+template <class Stored, class Field, class Out, class OnSize>
+void read_values(const onnx::TensorProto& t, const Field& typed, int64_t n, std::vector<Out>& out,
+                 const OnSize& size_error) {
+  out.reserve(size_t(n));
+  if (!t.has_raw_data()) {
+    if (typed.size() != n) size_error(size_t(typed.size()));
+    for (const auto v : typed) out.push_back(Out(v));
+    return;
+  }
+  const std::string& raw = t.raw_data();
+  if (raw.size() != size_t(n) * sizeof(Stored)) size_error(raw.size() / sizeof(Stored));
+  for (size_t i = 0; i < size_t(n); ++i) {
+    Stored v;
+    std::memcpy(&v, raw.data() + i * sizeof(Stored), sizeof(Stored));
+    out.push_back(Out(v));
+  }
+}
+
 // A tensor's values: raw_data (little-endian) or the typed fields.
 Constant read_tensor(const onnx::TensorProto& t, const std::string& source) {
   Constant c;
@@ -214,59 +234,24 @@ Constant read_tensor(const onnx::TensorProto& t, const std::string& source) {
   if (t.data_location() == onnx::TensorProto::EXTERNAL)
     throw IoError(source + ": tensor '" + t.name() +
                   "' keeps its data in an external file, which import does not read");
-  const std::string& raw = t.raw_data();
   auto size_error = [&](size_t got) {
     malformed(source, "tensor '" + t.name() + "' holds " + std::to_string(got) + " values where its dims need " +
                           std::to_string(n));
   };
   switch (t.data_type()) {
     case onnx::TensorProto::FLOAT:
-      if (t.has_raw_data()) {
-        if (raw.size() != size_t(n) * 4) size_error(raw.size() / 4);
-        c.floats.resize(size_t(n));
-        if (n) std::memcpy(c.floats.data(), raw.data(), raw.size());
-      } else {
-        if (t.float_data_size() != n) size_error(size_t(t.float_data_size()));
-        c.floats.assign(t.float_data().begin(), t.float_data().end());
-      }
+      read_values<float>(t, t.float_data(), n, c.floats, size_error);
       return c;
     case onnx::TensorProto::DOUBLE:
-      if (t.has_raw_data()) {
-        if (raw.size() != size_t(n) * 8) size_error(raw.size() / 8);
-        for (int64_t i = 0; i < n; ++i) {
-          double v;
-          std::memcpy(&v, raw.data() + 8 * i, 8);
-          c.floats.push_back(float(v));
-        }
-      } else {
-        if (t.double_data_size() != n) size_error(size_t(t.double_data_size()));
-        c.floats.assign(t.double_data().begin(), t.double_data().end());
-      }
+      read_values<double>(t, t.double_data(), n, c.floats, size_error);
       return c;
     case onnx::TensorProto::INT64:
       c.integer = true;
-      if (t.has_raw_data()) {
-        if (raw.size() != size_t(n) * 8) size_error(raw.size() / 8);
-        c.ints.resize(size_t(n));
-        if (n) std::memcpy(c.ints.data(), raw.data(), raw.size());
-      } else {
-        if (t.int64_data_size() != n) size_error(size_t(t.int64_data_size()));
-        c.ints.assign(t.int64_data().begin(), t.int64_data().end());
-      }
+      read_values<int64_t>(t, t.int64_data(), n, c.ints, size_error);
       return c;
     case onnx::TensorProto::INT32:
       c.integer = true;
-      if (t.has_raw_data()) {
-        if (raw.size() != size_t(n) * 4) size_error(raw.size() / 4);
-        for (int64_t i = 0; i < n; ++i) {
-          int32_t v;
-          std::memcpy(&v, raw.data() + 4 * i, 4);
-          c.ints.push_back(v);
-        }
-      } else {
-        if (t.int32_data_size() != n) size_error(size_t(t.int32_data_size()));
-        c.ints.assign(t.int32_data().begin(), t.int32_data().end());
-      }
+      read_values<int32_t>(t, t.int32_data(), n, c.ints, size_error);
       return c;
     default:
       throw IoError(source + ": tensor '" + t.name() + "' has data type " + std::to_string(t.data_type()) +

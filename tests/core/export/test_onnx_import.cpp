@@ -15,6 +15,7 @@
 #include "graph/project.h"
 #include "io/atomic_file.h"
 #include "support/check.h"
+#include "support/onnx_model.h"
 #include "support/onnx_support.h"
 #include "support/temp_dir.h"
 #include "util/error.h"
@@ -24,12 +25,6 @@ using namespace plexus::testing;
 namespace fs = std::filesystem;
 
 namespace {
-
-onnx::ModelProto read_model(const fs::path& file) {
-  onnx::ModelProto m;
-  if (!m.ParseFromString(read_all(file))) throw std::runtime_error(file.string() + " does not parse as an ONNX model");
-  return m;
-}
 
 // A node as it computes: everything but the doc string (which quotes the loss's label).
 std::string node_text(onnx::NodeProto n) {
