@@ -114,11 +114,24 @@ std::string Importer::unique_id(const std::string& wanted) {
   return out;
 }
 
+namespace {
+// Plexus's export names a node "<id>/<Op>" and documents it "<Type> '<name>' (node <id>)": the name.
+std::string plexus_name(const onnx::NodeProto& n) {
+  if (n.name().empty() || n.name()[0] == '/' || n.name().find('/') == std::string::npos) return "";
+  const std::string& doc = n.doc_string();
+  const size_t open = doc.find('\''), close = doc.rfind('\'');
+  return open == std::string::npos || close <= open + 1 ? "" : doc.substr(open + 1, close - open - 1);
+}
+}  // namespace
+
 std::string Importer::node_name() {
   std::string op = node->op_type();
   std::transform(op.begin(), op.end(), op.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  const std::string path = module_path(node->name());
-  std::string name = path.empty() ? op : containers.count(path) || used_names_.count(path) ? path + "." + op : path;
+  const std::string path = module_path(node->name()), own = plexus_name(*node);
+  std::string name = !own.empty()  ? own
+                     : path.empty() ? op
+                     : containers.count(path) || used_names_.count(path) ? path + "." + op
+                                                                         : path;
   const std::string base = name;
   for (int i = 2; used_names_.count(name); ++i) name = base + "_" + std::to_string(i);
   used_names_.insert(name);
@@ -131,7 +144,8 @@ std::string Importer::add_node(const std::string& type_name, std::map<std::strin
   if (!type) throw Error("ONNX import: no layer type " + type_name);  // a mapping's mistake
   graph::Node n;
   n.name = node_name();
-  n.id = unique_id(n.name);
+  // Plexus's export gives back the node's id; other models' nodes take it from the name.
+  n.id = unique_id(plexus_name(*node).empty() ? n.name : module_path(node->name()));
   n.type = type_name;
   n.params = std::move(params);
   for (size_t i = 0; i < inputs.size(); ++i) {
