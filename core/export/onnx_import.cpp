@@ -395,9 +395,15 @@ ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& sourc
   if (inputs.size() != 1)
     throw ValueError(source + ": the model has " + std::to_string(inputs.size()) +
                      " inputs; import takes models with one input (the examples)");
-  if (g.output_size() != 1)
-    throw ValueError(source + ": the model has " + std::to_string(g.output_size()) +
-                     " outputs; import takes models with one output (the prediction a loss trains)");
+  if (g.output_size() == 0) malformed(source, "it has no output");
+  // Plexus's export of a graph with several losses: each other loss's prediction is an output
+  // "<loss id>.prediction", through an Identity named "<loss id>/Identity".
+  std::map<std::string, std::string> other_losses;  // output -> the loss id it names
+  for (int o = 1; o < g.output_size(); ++o)
+    for (const onnx::NodeProto& n : g.node())
+      if (n.op_type() == "Identity" && n.output_size() == 1 && n.output(0) == g.output(o).name() &&
+          n.name().ends_with("/Identity"))
+        other_losses[n.output(0)] = onnx_import::module_path(n.name());
   const onnx::ValueInfoProto& input = *inputs[0];
   const std::optional<Shape> in_shape = per_example(input);
   if (!in_shape)
@@ -461,6 +467,10 @@ ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& sourc
   std::set<std::string> unmapped;  // tensors
   for (const onnx::NodeProto& n : g.node()) {
     if ((n.output_size() > 0 && skipped.count(n.output(0))) || im.absorbed.count(&n)) continue;
+    if (n.output_size() == 1 && other_losses.count(n.output(0)) && im.values.count(n.input(0))) {
+      im.values[n.output(0)] = im.values.at(n.input(0));
+      continue;
+    }
     if (n.output_size() == 1 && im.constants.count(n.output(0))) continue;  // a Constant, read before
     const bool upstream =
         std::any_of(n.input().begin(), n.input().end(), [&](const std::string& i) { return unmapped.count(i) > 0; });
@@ -542,17 +552,33 @@ ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& sourc
   const int64_t last = out_shape->back();
   const bool classes =
       last > 1 && (out_shape->size() == 1 || (ids && out_shape->size() == 2) || int64_t(class_names.size()) == last);
-  graph::Node loss;
-  loss.type = classes ? "CrossEntropy" : "MSE";
-  loss.id = im.unique_id("loss");
-  loss.name = "loss";
-  im.built.nodes.push_back(loss);
-  im.built.edges.push_back({pred->second.port, {loss.id, "input"}});
-  im.built.edges.push_back({{in.id, "y"}, {loss.id, "target"}});
+  // A prediction of the input's own shape (an autoencoder's) reconstructs it: MSE against x.
+  const auto add_loss = [&](const std::string& wanted, const char* type, const onnx_import::Value& prediction,
+                            bool reconstructs) {
+    graph::Node loss;
+    loss.type = type;
+    loss.id = im.unique_id(wanted);
+    loss.name = loss.id;
+    im.built.nodes.push_back(loss);
+    im.built.edges.push_back({prediction.port, {loss.id, "input"}});
+    im.built.edges.push_back({{in.id, reconstructs ? "x" : "y"}, {loss.id, "target"}});
+  };
+  const bool reconstructs = !classes && *out_shape == *in_shape;
+  add_loss("loss", classes ? "CrossEntropy" : "MSE", pred->second, reconstructs);
+  for (int o = 1; o < g.output_size(); ++o) {
+    const std::string& name = g.output(o).name();
+    const auto v = im.values.find(name);
+    const auto shape = im.inferred.find(name);
+    if (v == im.values.end() || !other_losses.count(name) || shape == im.inferred.end() || shape->second != *in_shape)
+      throw ValueError(source + ": output '" + name +
+                       "' is a second prediction; import takes one, and besides it only the reconstruction of the "
+                       "input that Plexus's export of a graph with several losses writes");
+    add_loss(other_losses.at(name), "MSE", v->second, true);
+  }
 
   out.info.input_shape = *in_shape;
   out.info.label_shape = classes ? Shape(out_shape->begin(), out_shape->end() - 1) : *out_shape;
-  if (!classes && numel(*out_shape) == 1) out.info.label_shape = {};
+  if ((!classes && numel(*out_shape) == 1) || reconstructs) out.info.label_shape = {};
   out.info.classes = classes ? out_shape->back() : 0;
   out.class_names =
       int64_t(class_names.size()) == out.info.classes && classes ? class_names : default_class_names(out.info.classes);

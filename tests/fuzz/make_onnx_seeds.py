@@ -21,12 +21,17 @@ class Unsupported(nn.Module):
     def __init__(s):
         super().__init__(); s.a=nn.Linear(3,4)
     def forward(s,x): return torch.erf(s.a(x))
+class TwoHeads(nn.Module):
+    def __init__(s):
+        super().__init__(); s.a=nn.Linear(3,4); s.b=nn.Linear(3,2)
+    def forward(s,x): return s.a(x), s.b(x)
 torch.manual_seed(0)
 c=Conv().train()
 torch.onnx.export(c, torch.randn(2,1,4,4), out+"/conv_bn_train.onnx", opset_version=13, training=torch.onnx.TrainingMode.TRAINING)
 torch.onnx.export(c.eval(), torch.randn(2,1,4,4), out+"/conv_folded.onnx", opset_version=17)
 torch.onnx.export(Mlp(), torch.randn(2,5,3), out+"/matmul_add.onnx", opset_version=13, dynamic_axes={"x":{0:"N"}}, input_names=["x"])
 torch.onnx.export(Unsupported(), torch.randn(2,3), out+"/bad_unsupported_erf.onnx", opset_version=13)
+torch.onnx.export(TwoHeads(), torch.randn(2,3), out+"/bad_two_predictions.onnx", opset_version=13)
 data=open(out+"/conv_folded.onnx","rb").read()
 open(out+"/bad_truncated.onnx","wb").write(data[:len(data)//2])
 open(out+"/bad_not_protobuf.onnx","wb").write(b"this is not an ONNX model\n")
