@@ -44,7 +44,8 @@ struct Example {
 const std::vector<Example> kRoundTrip{{"mnist_mlp"},       {"mnist_lenet"},        {"residual_mlp"},
                                       {"mnist_dead_relu"}, {"fashion_lenet"},      {"fashion_resnet"},
                                       {"digits_folder"},   {"housing_regression"}, {"mnist_autoencoder"},
-                                      {"names_lstm"},      {"penguins_species"},   {"penguins_body_mass"}};
+                                      {"names_lstm"},      {"penguins_species"},   {"penguins_body_mass"},
+                                      {"mnist_multitask"}};
 
 // The imported tensor of this name; null when there is none.
 const Tensor* imported_weight(const exporter::ImportedModel& m, const std::string& name) {
