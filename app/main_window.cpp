@@ -42,6 +42,7 @@
 #include "editor/node_view.h"
 #include "editor/palette.h"
 #include "editor/problems_panel.h"
+#include "export/onnx_import.h"
 #include "dataset/dataset_class_balance.h"
 #include "editor/property_panel.h"
 #include "editor/training_panel.h"
@@ -129,7 +130,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     return box.clickedButton() == yes;
   };
   chooseOpenPath = [this](const QString& caption) {
-    return QFileDialog::getOpenFileName(this, caption, QString(), tr("Plexus projects (*.plexus)"));
+    return QFileDialog::getOpenFileName(this, caption, QString(),
+                                        tr("Projects and ONNX models (*.plexus *.onnx);;Plexus projects (*.plexus);;"
+                                           "ONNX models (*.onnx)"));
   };
   chooseSavePath = [this](const QString& caption) {
     return QFileDialog::getSaveFileName(this, caption, document_->filePath(), tr("Plexus projects (*.plexus)"));
@@ -662,6 +665,7 @@ void MainWindow::leaveStartPage() {
 
 bool MainWindow::openFile(const QString& path) {
   if (path.isEmpty() || !maybeSave()) return false;
+  if (path.endsWith(QStringLiteral(".onnx"), Qt::CaseInsensitive)) return importModel(path);
   try {
     document_->load(path);  // throws before changing anything
   } catch (const std::exception& e) {
@@ -675,6 +679,27 @@ bool MainWindow::openFile(const QString& path) {
   rememberRecent(document_->filePath());
   dashboard_->showProjectRuns(document_->filePath());
   statusBar()->showMessage(tr("Opened %1").arg(QDir::toNativeSeparators(document_->filePath())), 4000);
+  return true;
+}
+
+// An ONNX model opens as a new, unsaved project (export/onnx_import.h); its weights are written
+// beside the model, <model>.safetensors, for Run > Train from Checkpoint. A model that cannot be
+// imported is reported, and the open project stays as it was.
+bool MainWindow::importModel(const QString& path) {
+  const QFileInfo model(path);
+  const QString weights = model.dir().filePath(model.completeBaseName() + QStringLiteral(".safetensors"));
+  exporter::ImportedModel m;
+  try {
+    m = exporter::import_onnx(path.toStdString());
+    exporter::save_imported_weights(m, weights.toStdString());
+  } catch (const std::exception& e) {
+    showError(tr("Cannot import model"), qstr(e.what()));
+    return false;
+  }
+  document_->reset(std::move(m.graph), QString(), /*modified=*/true);
+  view_->showGraph();
+  statusBar()->showMessage(tr("Imported %1; its weights are in %2: bind a dataset, then Run > Train from Checkpoint")
+                               .arg(QDir::toNativeSeparators(path), QDir::toNativeSeparators(weights)));
   return true;
 }
 

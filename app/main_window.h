@@ -73,7 +73,8 @@ class MainWindow : public QMainWindow {
   QAction* trainProcessesAction() const { return processes_action_; }
 
   // File commands. A failure is shown (showError) and leaves the open project untouched.
-  bool openFile(const QString& path);
+  bool openFile(const QString& path);  // a project, or an ONNX model to import
+  bool importModel(const QString& path);
   bool save();
   bool saveAs(const QString& path);
   void newProject();

@@ -27,6 +27,7 @@ Command eval_command();
 Command predict_command();
 Command sample_command();
 Command export_command();
+Command import_command();
 Command runs_command();
 Command diff_command();
 Command init_command();

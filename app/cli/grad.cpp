@@ -8,6 +8,7 @@
 #include "graph/project.h"
 #include "io/safetensors.h"
 #include "ops/ops.h"
+#include "session/trained_model.h"
 #include "train/checkpoint.h"
 #include "util/error.h"
 
@@ -21,6 +22,9 @@ constexpr const char* kGradHelp = R"(  Loads the weights (every tensor of the mo
   mode: batch normalization uses the batch's statistics, and dropout draws from the default
   generator seeded with the project's seed, so the result is reproducible. Writes "loss"
   (a 0-d tensor) and the gradient of every parameter under the parameter's name.
+  A project without a dataset (plexus-cli import's) takes its shapes from W's metadata.
+  --eval               evaluation mode instead (running statistics, no dropout); also
+                       writes the prediction that feeds the loss as "output"
   --threads N          CPU threads for the math                  [all hardware threads]
 )";
 
@@ -36,9 +40,18 @@ int cmd_grad(const Args& args) {
   const std::string file = args.str("--project", ""), input = args.str("--input", "");
   apply_threads_option(args);
   const graph::Graph g = graph::load_project(file);
-  const graph::DatasetInfo info = describe_project_dataset(g, file);
-  const layers::CompiledGraph c = layers::compile(g, info, g.training.seed);
-  train::load_weights(args.str("--weights", ""), *c.model);
+  // A project without a dataset (an imported model) is described by its weights file's metadata.
+  graph::DatasetInfo info;
+  layers::CompiledGraph c;
+  if (g.dataset.kind.empty()) {
+    session::TrainedModel m = session::load_trained_model(g, args.str("--weights", ""), {project_dir(file)});
+    info = m.info;
+    c = std::move(m.compiled);
+  } else {
+    info = describe_project_dataset(g, file);
+    c = layers::compile(g, info, g.training.seed);
+    train::load_weights(args.str("--weights", ""), *c.model);
+  }
 
   const io::SafetensorsFile batch = io::load_safetensors(input);
   const Tensor& x = batch_tensor(batch, input, "x", "the inputs " + shape_text(info.input_shape));
@@ -58,12 +71,16 @@ int cmd_grad(const Args& args) {
   // Training mode: batch statistics, and dropout drawing from the seeded default generator.
   manual_seed(g.training.seed);
   nn::Module& model = *c.model;
-  model.train();
+  const bool eval = args.has("--eval");
+  if (eval) model.eval();
+  else model.train();
   model.zero_grad();
-  const Tensor loss = c.loss(model(x), y);
+  const Tensor prediction = model(x);
+  const Tensor loss = c.loss(prediction, y);
   loss.backward();
 
   io::NamedTensors out{{"loss", loss.detach().reshape({})}};
+  if (eval) out.emplace_back("output", prediction.detach());
   for (const auto& [name, p] : model.named_parameters())
     out.emplace_back(name, p.grad().defined() ? p.grad() : zeros(p.shape()));
   io::save_safetensors(args.str("--out", ""), out, {{"project", fs::path(file).filename().string()}});
@@ -75,10 +92,10 @@ int cmd_grad(const Args& args) {
 }  // namespace
 
 Command grad_command() {
-  return {"grad", "grad --project FILE --weights W.safetensors --input X.safetensors --out G.safetensors",
+  return {"grad", "grad --project FILE --weights W.safetensors --input X.safetensors --out G.safetensors [--eval]",
           "one forward and backward pass of a project: loss and every gradient",
           [] { return std::string(kGradHelp); },
-          {{},
+          {{"--eval"},
            {{"--project", Takes::Path}, {"--weights", Takes::Path}, {"--input", Takes::Path}, {"--out", Takes::Path},
             kThreadsOption}},
           cmd_grad};

@@ -1,5 +1,7 @@
 #include "graph/layout.h"
 
+#include "graph/blocks.h"
+
 #include <algorithm>
 #include <cmath>
 #include <string_view>
@@ -151,6 +153,36 @@ std::map<std::string, Position> auto_layout(const Graph& graph, const LayoutOpti
     top += total_height + options.component_gap;
   }
   return positions;
+}
+
+ShownLayout auto_layout_shown(const Graph& graph, const LayoutOptions& options,
+                              const std::function<LayoutSize(const Block&)>& block_size) {
+  Graph shown;
+  std::map<std::string, const Block*> cards;
+  const auto shown_as = [&](const std::string& id) {
+    const Block* b = hiding_block(graph, id);
+    return b ? b->id : id;
+  };
+  for (const Node& n : graph.nodes) {
+    const Block* b = hiding_block(graph, n.id);
+    if (!b)
+      shown.nodes.push_back(n);
+    else if (cards.emplace(b->id, b).second)
+      shown.nodes.push_back(Node{b->id, {}, b->name, {}, b->position});
+  }
+  for (const Edge& e : graph.edges) {
+    Edge drawn{{shown_as(e.from.node), e.from.port}, {shown_as(e.to.node), e.to.port}};
+    if (drawn.from.node != drawn.to.node) shown.edges.push_back(std::move(drawn));
+  }
+  LayoutOptions shown_options = options;
+  shown_options.node_size = [&](const Node& n) {
+    if (const auto card = cards.find(n.id); card != cards.end()) return block_size ? block_size(*card->second) : LayoutSize{};
+    return options.node_size ? options.node_size(n) : LayoutSize{};
+  };
+  ShownLayout out;
+  for (const auto& [id, position] : auto_layout(shown, shown_options))
+    (cards.count(id) ? out.blocks : out.nodes)[id] = position;
+  return out;
 }
 
 }  // namespace plexus::graph

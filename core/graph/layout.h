@@ -29,4 +29,14 @@ struct LayoutOptions {
 // in the graph's size apart from sorting inside columns.
 std::map<std::string, Position> auto_layout(const Graph& graph, const LayoutOptions& options = {});
 
+// The same for what the editor shows of a graph with blocks: the nodes no closed block hides, and
+// one card per outermost closed block (at its first member's place in node order) with the wires
+// between them. New positions of those nodes, and of those blocks' cards (`block_size`: a card's
+// size, null = a node's default).
+struct ShownLayout {
+  std::map<std::string, Position> nodes, blocks;
+};
+ShownLayout auto_layout_shown(const Graph& graph, const LayoutOptions& options = {},
+                              const std::function<LayoutSize(const Block&)>& block_size = {});
+
 }  // namespace plexus::graph

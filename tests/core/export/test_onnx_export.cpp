@@ -13,6 +13,7 @@
 #include "export/onnx.h"
 #include "io/atomic_file.h"
 #include "layers/lowering.h"
+#include "support/onnx_model.h"
 #include "support/onnx_support.h"
 #include "support/temp_dir.h"
 #include "util/error.h"
@@ -23,12 +24,6 @@ using namespace plexus::testing;
 namespace fs = std::filesystem;
 
 namespace {
-
-onnx::ModelProto read_model(const fs::path& file) {
-  onnx::ModelProto m;
-  if (!m.ParseFromString(read_all(file))) throw std::runtime_error(file.string() + " does not parse as an ONNX model");
-  return m;
-}
 
 // "N, 1, 28, 28": a value's dims, the symbolic ones by name.
 std::string dims_of(const onnx::ValueInfoProto& v) {

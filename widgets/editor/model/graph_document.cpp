@@ -561,33 +561,12 @@ void GraphDocument::setBlockCollapsed(const QString& id, bool collapsed) {
 
 void GraphDocument::autoLayout(const std::function<graph::LayoutSize(const graph::Node&)>& size,
                                const std::function<graph::LayoutSize(const graph::Block&)>& block_size) {
-  // What the canvas shows: the nodes no closed block hides, and one card per outermost closed
-  // block (at its first member's place in node order), wires between them.
-  graph::Graph shown;
-  std::map<std::string, const graph::Block*> cards;
-  const auto shown_as = [&](const std::string& id) {
-    const graph::Block* b = graph::hiding_block(graph_, id);
-    return b ? b->id : id;
-  };
-  for (const graph::Node& n : graph_.nodes) {
-    const graph::Block* b = graph::hiding_block(graph_, n.id);
-    if (!b)
-      shown.nodes.push_back(n);
-    else if (cards.emplace(b->id, b).second)
-      shown.nodes.push_back(graph::Node{b->id, {}, b->name, {}, b->position});
-  }
-  for (const graph::Edge& e : graph_.edges) {
-    graph::Edge drawn{{shown_as(e.from.node), e.from.port}, {shown_as(e.to.node), e.to.port}};
-    if (drawn.from.node != drawn.to.node) shown.edges.push_back(std::move(drawn));
-  }
   graph::LayoutOptions options;
-  options.node_size = [&](const graph::Node& n) {
-    if (const auto card = cards.find(n.id); card != cards.end()) return block_size ? block_size(*card->second) : graph::LayoutSize{};
-    return size ? size(n) : graph::LayoutSize{};
-  };
+  options.node_size = size;
+  const graph::ShownLayout layout = graph::auto_layout_shown(graph_, options, block_size);
   std::map<QString, graph::Position> positions, block_positions;
-  for (const auto& [id, position] : graph::auto_layout(shown, options))
-    (cards.contains(id) ? block_positions : positions)[qstr(id)] = position;
+  for (const auto& [id, position] : layout.nodes) positions[qstr(id)] = position;
+  for (const auto& [id, position] : layout.blocks) block_positions[qstr(id)] = position;
   move(positions, block_positions, tr("Auto layout"));
 }
 
