@@ -10,6 +10,7 @@
 #include <QFileInfo>
 #include <QGraphicsItem>
 #include <QLabel>
+#include <QLayout>
 #include <QMenuBar>
 #include <QMimeData>
 #include <QPushButton>
