@@ -1,5 +1,7 @@
 #include "editor/block_actions.h"
 
+#include <algorithm>
+
 #include <QAction>
 #include <QDir>
 #include <QInputDialog>
@@ -10,6 +12,7 @@
 #include "editor/model/graph_document.h"
 #include "editor/node_scene.h"
 #include "editor/node_view.h"
+#include "graph/blocks.h"
 #include "editor/palette.h"
 #include "graph/fragment.h"
 
@@ -72,9 +75,15 @@ void BlockActions::refreshPalette() {
   refresh_pending_ = false;
   std::vector<PaletteBlock> shown;
   const graph::Graph& g = view_->nodeScene()->document()->graph();
-  for (const graph::Block& b : g.blocks)
-    shown.push_back({qstr(b.name), tr("this project"), tr("Block '%1' of this project: inserts a copy").arg(qstr(b.name)),
+  for (const graph::Block& b : g.blocks) {
+    // A nested block by its path ("layer1 ▸ 0"): an imported model has many blocks named "0".
+    QString name = qstr(b.name);
+    for (const graph::Block* p = graph::parent_block(g, b.id); p; p = graph::parent_block(g, p->id))
+      name = qstr(p->name) + QString::fromUtf8(" \u25B8 ") + name;
+    shown.push_back({name, tr("this project"), tr("Block '%1' of this project: inserts a copy").arg(name),
                      QByteArray::fromStdString(graph::fragment_to_text(graph::extract_block(g, b.id)))});
+  }
+  std::sort(shown.begin(), shown.end(), [](const PaletteBlock& a, const PaletteBlock& b) { return a.name < b.name; });
   for (const BlockLibrary::Entry& e : library_.entries())
     shown.push_back({e.name, tr("saved"), tr("Saved block: %1").arg(QDir::toNativeSeparators(e.path)),
                      QByteArray::fromStdString(graph::fragment_to_text(e.fragment))});
