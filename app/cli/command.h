@@ -30,6 +30,7 @@ Command export_command();
 Command runs_command();
 Command diff_command();
 Command init_command();
+Command import_weights_command();
 Command grad_command();
 Command layers_command();
 Command devices_command();
