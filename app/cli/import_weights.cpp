@@ -4,9 +4,7 @@
 #include "cli/command.h"
 #include "cli/project_files.h"
 #include "graph/project.h"
-#include "layers/compiler.h"
 #include "session/weights_import.h"
-#include "train/checkpoint.h"
 
 namespace plexus::cli {
 namespace fs = std::filesystem;
@@ -41,20 +39,14 @@ int cmd_import_weights(const Args& args) {
   const std::string file = args.positional()[0], weights = args.positional()[1];
   const graph::Graph g = graph::load_project(file);
   const uint64_t seed = uint64_t(args.integer("--seed", int64_t(g.training.seed), 0));
-  const layers::CompiledGraph c = layers::compile(g, describe_project_dataset(g, file), seed);
-
-  const session::ForeignWeights foreign = session::read_foreign_weights(weights);
-  const session::WeightsImportPlan plan =
-      session::match_weights(session::expected_tensors(*c.model, g), foreign.tensors);
+  session::ProjectImport import = session::plan_import(g, project_dir(file), weights, seed);
+  const session::WeightsImportPlan& plan = import.plan;
   const bool writes = !dry_run && (plan.complete() || args.has("--partial"));
   std::fputs((args.has("--json") ? plan.json() : plan.text()).c_str(), stdout);
   if (writes) {
-    const int64_t copied = session::apply_import(plan, foreign, *c.model);
     const std::string out = args.str("--out", "");
-    train::save_weights(out, *c.model,
-                        {{"project", fs::path(file).filename().string()},
-                         {"seed", std::to_string(seed)},
-                         {"imported_from", fs::path(weights).filename().string()}});
+    const int64_t copied =
+        session::save_imported(import, weights, out, {{"project", fs::path(file).filename().string()}});
     if (!args.has("--json")) std::printf("wrote %lld imported tensors to %s\n", (long long)copied, out.c_str());
   } else if (!dry_run) {
     std::fprintf(stderr,

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "autograd/grad_mode.h"
+#include "graph/dataset_info.h"
 #include "util/error.h"
 
 namespace plexus::session {
@@ -253,7 +254,10 @@ std::string WeightsImportPlan::text() const {
   }
   const auto n = [&](ImportStatus s) { return std::to_string(count(s)); };
   out += n(ImportStatus::Matched) + " matched, " + n(ImportStatus::ShapeMismatch) + " shape-mismatched, " +
-         n(ImportStatus::LeftOut) + " left out, " + n(ImportStatus::Missing) + " missing\n";
+         n(ImportStatus::LeftOut) + " left out, " + n(ImportStatus::Missing) + " missing";
+  const int64_t optional = std::count_if(rows.begin(), rows.end(), [](const ImportRow& r) { return r.optional; });
+  if (optional > 0) out += " (" + std::to_string(optional) + " of them batch counters, which stay as initialised)";
+  out += "\n";
   return out;
 }
 
@@ -348,6 +352,25 @@ int64_t apply_import(const WeightsImportPlan& plan, const ForeignWeights& weight
   NoGradGuard no_grad;
   for (auto& [dst, src] : copies) dst.copy_(*src);
   return int64_t(copies.size());
+}
+
+ProjectImport plan_import(const graph::Graph& project, const std::filesystem::path& project_dir,
+                          const std::filesystem::path& weights, uint64_t seed) {
+  const graph::DatasetInfo info =
+      graph::describe_dataset(graph::resolve_dataset(project.dataset, project_dir, /*must_exist=*/false),
+                              project.training.seed, project.training.validation_fraction);
+  ProjectImport out{layers::compile(project, info, seed), read_foreign_weights(weights), {}, seed};
+  out.plan = match_weights(expected_tensors(*out.compiled.model, project), out.foreign.tensors);
+  return out;
+}
+
+int64_t save_imported(ProjectImport& import, const std::filesystem::path& weights, const std::filesystem::path& out,
+                      train::Metadata metadata) {
+  const int64_t copied = apply_import(import.plan, import.foreign, *import.compiled.model);
+  metadata["imported_from"] = weights.filename().string();
+  metadata["seed"] = std::to_string(import.seed);
+  train::save_weights(out, *import.compiled.model, metadata);
+  return copied;
 }
 
 }  // namespace plexus::session

@@ -34,8 +34,10 @@
 
 #include "graph/graph.h"
 #include "io/safetensors.h"
+#include "layers/compiler.h"
 #include "nn/module.h"
 #include "tensor/tensor.h"
+#include "train/checkpoint.h"
 
 namespace plexus::session {
 
@@ -106,5 +108,23 @@ ForeignWeights read_foreign_weights(const std::filesystem::path& file);
 // Copies every matched tensor of `plan` from `weights` into `model` (whose state() names the
 // project's tensors); the rest stay as they are. Returns how many were copied.
 int64_t apply_import(const WeightsImportPlan& plan, const ForeignWeights& weights, nn::Module& model);
+
+// All of the above for a project: compiled with `seed` (its dataset, for the input shapes,
+// looked up from `project_dir`, not read), the file read, the plan made; nothing written.
+// `plexus-cli import-weights` and Run ▸ Load Weights… both start here.
+struct ProjectImport {
+  layers::CompiledGraph compiled;  // as initialised
+  ForeignWeights foreign;
+  WeightsImportPlan plan;
+  uint64_t seed = 0;  // of the initialisation the tensors the file does not give keep
+};
+ProjectImport plan_import(const graph::Graph& project, const std::filesystem::path& project_dir,
+                          const std::filesystem::path& weights, uint64_t seed);
+
+// Copies the plan's matched tensors into the compiled model and writes all of its tensors as
+// a Plexus weights file (train::save_weights) with `metadata`, "imported_from" (the file's
+// name) and "seed" added. Returns how many tensors came from the file.
+int64_t save_imported(ProjectImport& import, const std::filesystem::path& weights, const std::filesystem::path& out,
+                      train::Metadata metadata = {});
 
 }  // namespace plexus::session
