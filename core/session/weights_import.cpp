@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <regex>
 #include <set>
 
 #include "autograd/grad_mode.h"
@@ -36,9 +38,65 @@ bool path_ends_with(const std::string& prefix, const std::string& key) {
 
 bool counter(const std::string& name) { return last_segment(name) == "num_batches_tracked"; }
 
+// The `safetensors` package writes its header sorted by name, which loses a state_dict's
+// order: a file whose loadable tensors are in ascending byte order of their names, two or more,
+// is taken to be one of those.
+bool sorted_by_name(const std::vector<FileTensor>& file) {
+  const std::string* last = nullptr;
+  size_t n = 0;
+  for (const FileTensor& f : file) {
+    if (!f.loadable) continue;
+    if (last && !(*last < f.name)) return false;
+    last = &f.name;
+    ++n;
+  }
+  return n >= 2;
+}
+
+// Where a parameter comes among its module's in a state_dict: weight, bias, BatchNorm's
+// running statistics, then a recurrent layer's by layer and direction (weight_ih, weight_hh,
+// bias_ih, bias_hh), then any other.
+int64_t parameter_rank(const std::string& param) {
+  static const std::vector<std::string> first{"weight", "bias", "running_mean", "running_var", "num_batches_tracked"};
+  if (const auto it = std::find(first.begin(), first.end(), param); it != first.end()) return it - first.begin();
+  static const std::regex recurrent("(weight|bias)_(ih|hh)_l([0-9]+)(_reverse)?");
+  std::smatch m;
+  if (std::regex_match(param, m, recurrent)) {
+    const int64_t kind = (m[1] == "weight" ? 0 : 2) + (m[2] == "ih" ? 0 : 1);
+    return 10 + (std::stoll(m[3]) * 2 + (m[4].matched ? 1 : 0)) * 4 + kind;
+  }
+  return std::numeric_limits<int64_t>::max();
+}
+
+// A state_dict's order, as far as names tell it: module paths segment by segment (numbers as
+// numbers, so an nn.Sequential's "2" comes before its "10"), then parameter_rank.
+bool registration_before(const std::string& a, const std::string& b) {
+  const auto segments = [](const std::string& name) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    for (size_t dot; (dot = name.find('.', start)) != std::string::npos; start = dot + 1)
+      out.push_back(name.substr(start, dot - start));
+    return std::pair(out, name.substr(start));
+  };
+  const auto [path_a, param_a] = segments(a);
+  const auto [path_b, param_b] = segments(b);
+  const auto number = [](const std::string& s) {
+    return !s.empty() && s.size() < 18 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  for (size_t i = 0; i < std::min(path_a.size(), path_b.size()); ++i) {
+    const std::string &x = path_a[i], &y = path_b[i];
+    if (x == y) continue;
+    if (number(x) && number(y)) return std::stoll(x) < std::stoll(y);
+    return x < y;
+  }
+  if (path_a.size() != path_b.size()) return path_a.size() < path_b.size();
+  const int64_t ra = parameter_rank(param_a), rb = parameter_rank(param_b);
+  return ra != rb ? ra < rb : param_a < param_b;
+}
+
 // The order pass: the alignment of `ps` (project indices) with `fs` (file indices) keeping
 // both orders that has the most weight, a pair of equal shapes weighing 2 with the same
-// parameter name and 1 without. Returns the aligned pairs in order.
+// parameter name and 1 without. Returns the aligned pairs as positions in `ps` and `fs`, in order.
 std::vector<std::pair<size_t, size_t>> align(const std::vector<ExpectedTensor>& project,
                                              const std::vector<FileTensor>& file, const std::vector<size_t>& ps,
                                              const std::vector<size_t>& fs) {
@@ -63,7 +121,7 @@ std::vector<std::pair<size_t, size_t>> align(const std::vector<ExpectedTensor>& 
   while (i < n && j < m) {
     const int w = weight(i, j);
     if (w && at(i, j) == at(i + 1, j + 1) + w) {
-      pairs.emplace_back(ps[i++], fs[j++]);
+      pairs.emplace_back(i++, j++);
     } else if (at(i, j) == at(i + 1, j)) {
       ++i;
     } else {
@@ -158,24 +216,29 @@ WeightsImportPlan match_weights(const std::vector<ExpectedTensor>& project, cons
     if (partner[p] == kNone) ps.push_back(p);
   for (size_t f = 0; f < file.size(); ++f)
     if (file[f].loadable && !file_taken[f]) fs.push_back(f);
+  if (sorted_by_name(file))
+    std::stable_sort(fs.begin(), fs.end(),
+                     [&](size_t a, size_t b) { return registration_before(file[a].name, file[b].name); });
   const auto pairs = align(project, file, ps, fs);
-  for (const auto& [p, f] : pairs) take(p, f, MatchedBy::Order);
+  for (const auto& [i, j] : pairs) take(ps[i], fs[j], MatchedBy::Order);
   // Between two order matches (or the ends), a left-over project tensor facing a left-over
   // file tensor of its parameter name and rank is the same tensor in another shape.
   std::vector<bool> mismatched_by_order(project.size(), false);
-  size_t pi = 0, fi = 0;
+  size_t pi = 0, fi = 0;  // positions in ps and fs
   for (size_t k = 0; k <= pairs.size(); ++k) {
-    const size_t p_end = k < pairs.size() ? pairs[k].first : project.size();
-    const size_t f_end = k < pairs.size() ? pairs[k].second : file.size();
-    for (size_t p = pi; p < p_end; ++p) {
-      if (partner[p] != kNone) continue;
-      for (size_t f = fi; f < f_end; ++f)
-        if (file[f].loadable && !file_taken[f] && last_segment(file[f].name) == last_segment(project[p].name) &&
+    const size_t p_end = k < pairs.size() ? pairs[k].first : ps.size();
+    const size_t f_end = k < pairs.size() ? pairs[k].second : fs.size();
+    for (size_t i = pi; i < p_end; ++i) {
+      const size_t p = ps[i];
+      for (size_t j = fi; j < f_end; ++j) {
+        const size_t f = fs[j];
+        if (!file_taken[f] && last_segment(file[f].name) == last_segment(project[p].name) &&
             file[f].shape.size() == project[p].shape.size()) {
           take(p, f, MatchedBy::Order);
           mismatched_by_order[p] = true;
           break;
         }
+      }
     }
     if (k < pairs.size()) {
       pi = pairs[k].first + 1;

@@ -17,6 +17,10 @@
 //   3. by order: what is left on both sides is aligned in order, most pairs of equal shape
 //      (those with the same parameter name preferred), keeping both orders — the module
 //      paths of an nn.Sequential ("features.0.weight") meet the project's nodes this way.
+//      A header sorted by name (as the `safetensors` package writes it) has lost the
+//      state_dict's order; it is ordered back as far as names tell: module paths segment by
+//      segment with numbers as numbers, then weight, bias, running statistics, recurrent
+//      tensors by layer (named modules stay in alphabetical order, which may not be theirs).
 // A name found in passes 1-2 with another shape, and a left-over project tensor facing a
 // left-over file tensor of its parameter name and rank between the same order matches, is
 // shape-mismatched: nothing is copied into it.

@@ -8,7 +8,8 @@ ctest runs it as reference_weights_import (Skipped where torch is missing); by h
 
 For each case, a torch model with random weights (BatchNorm's running statistics and affine
 parameters random too, so that a mix-up shows):
-  lenet   examples/mnist_lenet.plexus as an nn.Sequential: "0.weight", "3.bias", ... match by order;
+  lenet   examples/mnist_lenet.plexus as an nn.Sequential: "0.weight", "3.bias", ... match by order,
+          also from a header sorted by name as the safetensors package writes it ("0.bias" first);
   resnet  examples/fashion_resnet.plexus as torchvision names its BasicBlocks ("conv1", "bn1",
           "layer2.0.downsample.1.running_var", "fc"): "fc" exactly, the rest by order (the
           project's tensors come depth first, as torchvision registers a block's modules); its
@@ -169,12 +170,15 @@ def names_lstm_without_dropout(workdir):
 
 
 # ---- the check --------------------------------------------------------------------------------
-def check(cli, name, make, project_path, workdir, seed):
+def check(cli, name, make, project_path, workdir, seed, sort_header=False):
+    """sort_header: the header sorted by name, as the safetensors package writes it."""
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     model, prefix, plexus_name, how = make()
     randomise(model, gen)
     state = {prefix + k: v for k, v in model.state_dict().items()}
+    if sort_header:
+        state = dict(sorted(state.items()))
     sd_path = os.path.join(workdir, name + ".state.safetensors")
     w_path = os.path.join(workdir, name + ".plexus.safetensors")
     write_state_dict(sd_path, state)
@@ -239,6 +243,8 @@ def main():
     with tempfile.TemporaryDirectory() as workdir:
         examples = os.path.join(REPO, "examples")
         ok &= check(cli, "lenet", lenet, os.path.join(examples, "mnist_lenet.plexus"), workdir, 1)
+        ok &= check(cli, "lenet-sorted", lenet, os.path.join(examples, "mnist_lenet.plexus"), workdir, 4,
+                    sort_header=True)
         ok &= check(cli, "resnet", resnet, os.path.join(examples, "fashion_resnet.plexus"), workdir, 2)
         lstm_project = names_lstm_without_dropout(workdir)
         if lstm_project:

@@ -2,6 +2,7 @@
 // names, PyTorch module paths mapped onto node ids and names, order and shape), the account
 // of every tensor (matched, shape-mismatched, left out, missing), PyTorch's LSTM tensors and
 // BatchNorm counter, and copying a plan into a model changing only what it matched.
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -138,6 +139,41 @@ TEST(sequentialIndicesFallBackToOrderAndShape) {
                                                "7.weight", "7.bias", "9.weight", "9.bias"};
   for (size_t i = 0; i < expected_from.size(); ++i) {
     COMPARE(plan.rows[i].file_tensor, expected_from[i]);
+    COMPARE(plan.rows[i].by, MatchedBy::Order);
+  }
+}
+
+TEST(aHeaderSortedByNameIsPutBackInStateDictOrder) {
+  // The safetensors package sorts its header: "10" before "2", bias before weight. Such a file
+  // is ordered as a state_dict would be, numbers as numbers and weight, bias, running
+  // statistics, then an LSTM's tensors by layer, within a module.
+  const std::vector<ExpectedTensor> project{{"conv.weight", {4, 1, 3, 3}, ""},
+                                            {"conv.bias", {4}, ""},
+                                            {"bn.weight", {4}, ""},
+                                            {"bn.bias", {4}, ""},
+                                            {"bn.running_mean", {4}, ""},
+                                            {"bn.running_var", {4}, ""},
+                                            {"rnn.weight_ih_l0", {8, 4}, ""},
+                                            {"rnn.weight_hh_l0", {8, 2}, ""},
+                                            {"rnn.bias_ih_l0", {8}, ""},
+                                            {"rnn.bias_hh_l0", {8}, ""},
+                                            {"rnn.weight_ih_l1", {8, 2}, ""},
+                                            {"rnn.weight_hh_l1", {8, 2}, ""},
+                                            {"rnn.bias_ih_l1", {8}, ""},
+                                            {"rnn.bias_hh_l1", {8}, ""},
+                                            {"fc.weight", {4, 4}, ""},
+                                            {"fc.bias", {4}, ""}};
+  const std::vector<std::string> torch{"0.weight",       "0.bias",        "1.weight",       "1.bias",
+                                       "1.running_mean", "1.running_var", "2.weight_ih_l0", "2.weight_hh_l0",
+                                       "2.bias_ih_l0",   "2.bias_hh_l0",  "2.weight_ih_l1", "2.weight_hh_l1",
+                                       "2.bias_ih_l1",   "2.bias_hh_l1",  "10.weight",      "10.bias"};
+  std::vector<FileTensor> file;
+  for (size_t i = 0; i < torch.size(); ++i) file.push_back(ft(torch[i], project[i].shape));
+  std::sort(file.begin(), file.end(), [](const FileTensor& a, const FileTensor& b) { return a.name < b.name; });
+  const WeightsImportPlan plan = match_weights(project, file);
+  VERIFY2(plan.complete(), plan.text());
+  for (size_t i = 0; i < torch.size(); ++i) {
+    COMPARE(plan.rows[i].file_tensor, torch[i]);
     COMPARE(plan.rows[i].by, MatchedBy::Order);
   }
 }
