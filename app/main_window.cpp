@@ -50,6 +50,7 @@
 #include "export/onnx.h"
 #include "graph/dataset_info.h"
 #include "graph/project.h"
+#include "load_weights_dialog.h"
 #include "process_run.h"
 #include "recovery.h"
 #include "run_follower.h"
@@ -442,7 +443,9 @@ void MainWindow::createRunActions() {
   menuBar()->insertMenu(menuBar()->actions().constLast(), run);  // before Help
   train_action_ = makeAction(this, tr("&Train"), QStringLiteral("train"), {QKeySequence(Qt::Key_F5)});
   train_action_->setObjectName(QStringLiteral("trainAction"));
-  connect(train_action_, &QAction::triggered, this, [this] { startTraining(); });
+  connect(train_action_, &QAction::triggered, this, [this] {
+    if (startTraining({}, {}, attached_weights_)) attached_weights_.clear();  // the next training only
+  });
   pause_action_ = makeAction(this, tr("&Pause"), QStringLiteral("pause"), {QKeySequence(Qt::Key_F6)});
   pause_action_->setCheckable(true);
   connect(pause_action_, &QAction::triggered, this, &MainWindow::setPaused);
@@ -487,6 +490,15 @@ void MainWindow::createRunActions() {
     const QString path = chooseCheckpoint(tr("Train from the matching nodes of a checkpoint or weights file"));
     if (!path.isEmpty()) startTraining({}, {}, path);
   });
+  QAction* load_weights = makeAction(this, tr("&Load Weights…"), {});
+  load_weights->setObjectName(QStringLiteral("loadWeightsAction"));
+  load_weights->setToolTip(tr("Match the tensors of a weights file named otherwise (a PyTorch state_dict saved as "
+                              "safetensors) to this project's, by name, then by order and shape, and start the next "
+                              "training from them"));
+  connect(load_weights, &QAction::triggered, this, [this] {
+    const QString path = chooseCheckpoint(tr("Load weights (a PyTorch state_dict saved as safetensors)"));
+    if (!path.isEmpty()) loadWeights(path);
+  });
   export_action_ = makeAction(this, tr("&Export Weights…"), QStringLiteral("save-as"));
   connect(export_action_, &QAction::triggered, this, [this] {
     const QString path = chooseWeightsPath(tr("Export the trained weights"));
@@ -530,7 +542,7 @@ void MainWindow::createRunActions() {
                                     : tr("Deleted the run %1").arg(where),
                                8000);
   });
-  run->addActions({resume_from, init_from, evaluate, export_action_});
+  run->addActions({resume_from, init_from, load_weights, evaluate, export_action_});
   run->addSeparator();
   run->addActions({runs->openAction(), follow_action_, runs->continueAction(), runs->compareAction(), runs->deleteAction()});
   run->addSeparator();
@@ -864,6 +876,34 @@ bool MainWindow::startTraining(const QString& resume_from, const QString& contin
   showDashboard();
   statusBar()->showMessage(tr("Training: checkpoints go to %1").arg(QDir::toNativeSeparators(request.runDir)), 8000);
   return true;
+}
+
+LoadWeightsDialog* MainWindow::loadWeights(const QString& weights) {
+  LoadWeightsDialog* dialog = nullptr;
+  try {
+    dialog = new LoadWeightsDialog(document_->graph(), projectDirectory(), weights, this);
+  } catch (const std::exception& e) {
+    showError(tr("Cannot load weights"), QString::fromUtf8(e.what()));
+    return nullptr;
+  }
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  connect(dialog, &QDialog::accepted, this, [this, dialog, weights] {
+    const QFileInfo source(weights);
+    const QString out = source.absolutePath() + QLatin1Char('/') + source.completeBaseName() + ".plexus.safetensors";
+    const QString error = dialog->save(out);
+    if (!error.isEmpty()) {
+      showError(tr("Cannot write the imported weights"), error);
+      return;
+    }
+    attached_weights_ = out;
+    try_it_->loadCheckpoint(out);
+    statusBar()->showMessage(tr("Loaded %1 tensors from %2 into %3: the next training starts from them")
+                                 .arg(dialog->matched())
+                                 .arg(source.fileName(), QDir::toNativeSeparators(out)),
+                             10000);
+  });
+  dialog->open();  // window-modal, without a nested event loop
+  return dialog;
 }
 
 void MainWindow::setPaused(bool paused) {

@@ -34,6 +34,7 @@ namespace plexus::app {
 
 class Autosaver;
 class Dashboard;
+class LoadWeightsDialog;
 class ProcessRun;
 class RunFollower;
 class TrainingController;
@@ -134,6 +135,13 @@ class MainWindow : public QMainWindow {
   // error text ("" on success) once the report is shown.
   QFuture<QString> exportOnnx(const QString& checkpoint, const QString& out);
 
+  // Run ▸ Load Weights…: how the tensors of `weights` (a PyTorch state_dict, named otherwise)
+  // match the open project, in a dialog (returned, open; null, the error shown, when it cannot
+  // be planned). Load writes <name>.plexus.safetensors beside `weights`: the next Train starts
+  // from it (as --init-from) and Try It loads it.
+  LoadWeightsDialog* loadWeights(const QString& weights);
+  QString attachedWeights() const { return attached_weights_; }  // "" when none
+
   // The dialogs, replaceable so tests and scripts can answer them without a modal loop.
   std::function<QMessageBox::StandardButton(const QString& title, const QString& text,
                                             QMessageBox::StandardButtons buttons)>
@@ -192,6 +200,7 @@ class MainWindow : public QMainWindow {
   ProcessRun* processes_ = nullptr;
   Dashboard* dashboard_ = nullptr;
   TryItPage* try_it_ = nullptr;
+  QString attached_weights_;  // Load Weights' file, for the next Train; "" when none
   class QTabWidget* tabs_ = nullptr;
   QStackedWidget* central_ = nullptr;  // the tabs, or the start page while no project is open
   widgets::StartPage* start_page_ = nullptr;

@@ -31,6 +31,7 @@ Command import_command();
 Command runs_command();
 Command diff_command();
 Command init_command();
+Command import_weights_command();
 Command grad_command();
 Command layers_command();
 Command devices_command();

@@ -285,6 +285,7 @@ class HeaderSax {
                    (pending_.offsets.size() == 1 ? " number" : " numbers"));
       pending_.entry.data_begin = pending_.offsets[0];
       pending_.entry.data_end = pending_.offsets[1];
+      pending_.entry.header_index = entries.size();
       entries.push_back(std::move(pending_.entry));
       state_ = State::Root;
     } else {  // State::Root
@@ -361,16 +362,20 @@ class HeaderSax {
   std::unordered_set<std::string> root_keys_;
 };
 
+bool loadable(const std::string& dtype) { return dtype == "F32" || dtype == "F16" || dtype == "BF16" || dtype == "F64"; }
+
+// Bytes per element of every dtype the format defines; 0 for any other name.
 size_t dtype_size(const std::string& dtype) {
-  if (dtype == "F32") return 4;
-  if (dtype == "F16" || dtype == "BF16") return 2;
-  if (dtype == "F64") return 8;
-  return 0;
+  static const std::map<std::string, size_t, std::less<>> sizes{
+      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"I16", 2}, {"U16", 2}, {"F16", 2},
+      {"BF16", 2}, {"I32", 4}, {"U32", 4}, {"F32", 4},     {"F64", 8},     {"I64", 8}, {"U64", 8}};
+  const auto it = sizes.find(dtype);
+  return it == sizes.end() ? 0 : it->second;
 }
 
 std::string entry_where(const SafetensorsEntry& e) { return "tensor " + in_quotes(e.name) + ": "; }
 
-SafetensorsHeader parse_header(const Reader& r) {
+SafetensorsHeader parse_header(const Reader& r, OtherDtypes other) {
   SafetensorsHeader h;
   h.file_size = r.size();
   if (r.size() < 8)
@@ -402,7 +407,7 @@ SafetensorsHeader parse_header(const Reader& r) {
   const uint64_t buffer_start = 8 + n;
   for (const SafetensorsEntry& e : sax.entries) {
     const size_t esize = dtype_size(e.dtype);
-    if (esize == 0)
+    if (esize == 0 || (other == OtherDtypes::Reject && !loadable(e.dtype)))
       r.fail(entry_where(e) + "dtype " + in_quotes(e.dtype) +
              " is not supported (this reader accepts F32, and F16, BF16, F64 converted to float32)");
     // Even a zero-size tensor must have geometry whose strides fit in int64.
@@ -501,17 +506,19 @@ Tensor read_tensor(const Reader& r, const SafetensorsHeader& h, const Safetensor
 
 }  // namespace
 
-SafetensorsHeader read_safetensors_header(const fs::path& path) {
+SafetensorsHeader read_safetensors_header(const fs::path& path, OtherDtypes other) {
   Reader r(path);
-  return parse_header(r);
+  return parse_header(r, other);
 }
 
-SafetensorsFile load_safetensors(const fs::path& path) {
+SafetensorsFile load_safetensors(const fs::path& path, OtherDtypes other) {
   Reader r(path);
-  SafetensorsHeader h = parse_header(r);
+  SafetensorsHeader h = parse_header(r, other);
   SafetensorsFile f;
   f.tensors.reserve(h.entries.size());
-  for (const SafetensorsEntry& e : h.entries) f.tensors.emplace_back(e.name, read_tensor(r, h, e));
+  for (const SafetensorsEntry& e : h.entries)
+    if (loadable(e.dtype)) f.tensors.emplace_back(e.name, read_tensor(r, h, e));
+    else f.not_loaded.push_back(e);
   f.metadata = std::move(h.metadata);
   return f;
 }

@@ -16,7 +16,10 @@
 // one, and the byte offset where there is one, and nothing is allocated beyond what the
 // file's size backs. Accepted dtypes: F32, plus F16, BF16 and F64 which are converted to
 // float32 on load (F16/BF16 exactly; F64 rounded to nearest, out-of-range values to ±inf).
-// Every other dtype (integers, bool, F8 ...) is rejected with an error naming it. Beyond
+// Every other dtype (integers, bool, F8 ...) is rejected with an error naming it, unless the
+// caller asks for OtherDtypes::List: then the format's other dtypes are checked for layout
+// like the rest and listed, not loaded (a PyTorch state dict holds BatchNorm's
+// num_batches_tracked as I64); a name the format does not define is still an error. Beyond
 // the format's own rules the reader also rejects: keys in a tensor entry other than
 // dtype/shape/data_offsets, shapes of more than 64 dimensions, and duplicate JSON keys at
 // any level.
@@ -52,7 +55,12 @@ struct SafetensorsEntry {
   Shape shape;
   uint64_t data_begin = 0;  // [data_begin, data_end) relative to the byte buffer
   uint64_t data_end = 0;
+  size_t header_index = 0;  // its place among the header's tensor entries (the writer's order)
 };
+
+// What reading does with a tensor whose dtype the format defines but this reader does not
+// convert to float32 (integers, bool, F8).
+enum class OtherDtypes { Reject, List };
 
 struct SafetensorsHeader {
   std::vector<SafetensorsEntry> entries;  // file order: ascending data offset
@@ -65,6 +73,7 @@ struct SafetensorsHeader {
 
 struct SafetensorsFile {
   NamedTensors tensors;  // file order; fresh contiguous float32 CPU tensors, no grad
+  std::vector<SafetensorsEntry> not_loaded;  // with OtherDtypes::List: those of other dtypes, file order
   SafetensorsMetadata metadata;
   const Tensor* find(std::string_view name) const;  // nullptr when absent
 };
@@ -80,9 +89,9 @@ std::string serialize_safetensors(const NamedTensors& tensors, const Safetensors
 
 // Validates the whole file layout (header, offsets against the file size) without reading
 // tensor data.
-SafetensorsHeader read_safetensors_header(const std::filesystem::path& path);
+SafetensorsHeader read_safetensors_header(const std::filesystem::path& path, OtherDtypes other = OtherDtypes::Reject);
 
 // Reads and validates the whole file.
-SafetensorsFile load_safetensors(const std::filesystem::path& path);
+SafetensorsFile load_safetensors(const std::filesystem::path& path, OtherDtypes other = OtherDtypes::Reject);
 
 }  // namespace plexus::io

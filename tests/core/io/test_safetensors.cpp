@@ -404,6 +404,33 @@ TEST(fileOrderFollowsDataOffsetsNotHeaderOrder) {
   COMPARE(load_safetensors(p).tensors.at(0).second.item(), 7.f);
 }
 
+TEST(otherDtypesAreListedWhenAsked) {
+  // A PyTorch state dict's BatchNorm counter is I64: rejected by default, listed (layout
+  // checked, not loaded) with OtherDtypes::List, every entry keeping its header place.
+  const std::string header =
+      R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+      R"("n":{"dtype":"I64","shape":[],"data_offsets":[8,16]},)"
+      R"("b":{"dtype":"F32","shape":[1],"data_offsets":[16,20]}})";
+  const fs::path p = dir() / "counter.safetensors";
+  write_raw(p, file_with(header, f32_bytes({1.f, 2.f}) + u64le(7) + f32_bytes({3.f})));
+  VERIFY(contains(message_of<IoError>([&] { load_safetensors(p); }), "dtype 'I64' is not supported"));
+  const SafetensorsFile f = load_safetensors(p, OtherDtypes::List);
+  COMPARE(f.tensors.size(), size_t(2));
+  COMPARE(f.tensors[1].first, std::string("b"));
+  COMPARE(f.tensors[1].second.item(), 3.f);
+  COMPARE(f.not_loaded.size(), size_t(1));
+  COMPARE(f.not_loaded[0].name, std::string("n"));
+  COMPARE(f.not_loaded[0].dtype, std::string("I64"));
+  COMPARE(f.not_loaded[0].header_index, size_t(1));
+  const SafetensorsHeader h = read_safetensors_header(p, OtherDtypes::List);
+  COMPARE(h.find("b")->header_index, size_t(2));
+  // A dtype the format does not define stays an error; a listed one must still fit its bytes.
+  write_raw(p, file_with(R"({"n":{"dtype":"I65","shape":[],"data_offsets":[0,8]}})", u64le(7)));
+  VERIFY(contains(message_of<IoError>([&] { load_safetensors(p, OtherDtypes::List); }), "dtype 'I65' is not supported"));
+  write_raw(p, file_with(R"({"n":{"dtype":"I64","shape":[2],"data_offsets":[0,8]}})", u64le(7)));
+  VERIFY(contains(message_of<IoError>([&] { load_safetensors(p, OtherDtypes::List); }), "needs 16"));
+}
+
 TEST(convertsHalfBfloatAndDouble) {
   // F16: 1, -2, 65504 (max), 2^-24 (smallest subnormal), inf, -0, quiet NaN.
   const uint16_t h[] = {0x3c00, 0xc000, 0x7bff, 0x0001, 0x7c00, 0x8000, 0x7e00};
