@@ -153,8 +153,25 @@ std::string Importer::add_node(const std::string& type_name, std::map<std::strin
     built.edges.push_back({inputs[i].port, {n.id, port.name}});
   }
   const std::vector<graph::PortSpec> outs = type->outputs_of(n);
-  for (size_t o = 0; o < outs.size() && int(o) < node->output_size(); ++o)
-    if (!node->output(int(o)).empty()) values[node->output(int(o))] = {{n.id, outs[o].name}, output_shape(o)};
+  // Where ONNX's shape inference lost track (after reshapes computed from Shape, as attention
+  // writes), the layer's own shape rule gives the output shapes.
+  std::vector<Shape> own;
+  graph::ShapeContext context{n, {}, {}, {}};
+  for (size_t i = 0; i < inputs.size() && inputs[i].shape; ++i) {
+    context.inputs.push_back(*inputs[i].shape);
+    context.input_ports.push_back(type->inputs.at(std::min(i, type->inputs.size() - 1)).name);
+    context.input_sources.push_back("'" + inputs[i].port.node + "'");
+  }
+  if (context.inputs.size() == inputs.size() && type->shape) try {
+      own = type->shape(context);
+    } catch (const graph::ShapeProblem&) {  // the import's checks name what is wrong
+    } catch (const graph::ShapeUnknown&) {
+    }
+  for (size_t o = 0; o < outs.size() && int(o) < node->output_size(); ++o) {
+    std::optional<Shape> shape = output_shape(o);
+    if (!shape && o < own.size()) shape = own[o];
+    if (!node->output(int(o)).empty()) values[node->output(int(o))] = {{n.id, outs[o].name}, shape};
+  }
   built.nodes.push_back(std::move(n));
   return built.nodes.back().id;
 }

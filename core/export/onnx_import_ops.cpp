@@ -361,7 +361,8 @@ bool layer_norm_chain(Importer& im) {
   if (!scale || !im.constants.count(scale->input(1)) || !shift || !im.constants.count(shift->input(1))) return false;
   add_layer_norm(im, im.value(0), *scalar(im, add_eps->input(1)), im.constants.at(scale->input(1)),
                  &im.constants.at(shift->input(1)));
-  im.values[shift->output(0)] = im.values.at(mean.output(0));
+  // The layer's output, of its input's shape (not the mean's, which add_node gave it).
+  im.values[shift->output(0)] = {im.values.at(mean.output(0)).port, im.value(0).shape};
   for (const onnx::NodeProto* n : {sub, pow, var, add_eps, sqrt, div, scale, shift}) im.absorbed.insert(n);
   return true;
 }
