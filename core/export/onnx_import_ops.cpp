@@ -453,6 +453,25 @@ OpMapping recurrent(std::string type, int64_t gates, std::vector<int64_t> onnx_o
   };
 }
 
+// nn.GELU as PyTorch exports it before opset 20: x / √2, Erf, + 1, times x, times 0.5. Found
+// from the Div; the chain's other nodes are taken in.
+void gelu(Importer& im) {
+  const onnx::NodeProto& div = *im.node;
+  const std::string& x = div.input(0);
+  const std::optional<float> root2 = scalar(im, div.input(1));
+  const onnx::NodeProto* erf = only_reader(im, div.output(0), "Erf");
+  const onnx::NodeProto* plus1 = erf ? only_reader(im, erf->output(0), "Add") : nullptr;
+  const onnx::NodeProto* times_x = plus1 ? only_reader(im, plus1->output(0), "Mul") : nullptr;
+  const onnx::NodeProto* half = times_x ? only_reader(im, times_x->output(0), "Mul") : nullptr;
+  const auto other = [](const onnx::NodeProto& n, const std::string& t) { return n.input(n.input(0) == t ? 1 : 0); };
+  if (!root2 || std::abs(*root2 - float(M_SQRT2)) > 1e-6f || !half || scalar(im, other(*plus1, erf->output(0))) != 1.f ||
+      other(*times_x, plus1->output(0)) != x || scalar(im, other(*half, times_x->output(0))) != 0.5f)
+    throw Unmappable{"only the x / √2 of a GELU (Erf, + 1, times x, times 0.5) is mapped"};
+  im.add_node("GELU", {}, {im.value(0)});
+  im.values[half->output(0)] = im.values.at(div.output(0));
+  for (const onnx::NodeProto* n : {erf, plus1, times_x, half}) im.absorbed.insert(n);
+}
+
 // Opset 17's LayerNormalization over the last axis.
 void layer_normalization(Importer& im) {
   const Value x = im.value(0);
@@ -483,6 +502,7 @@ const std::map<std::string, OpMapping>& op_mappings() {
       {"Add", binary("Add")},
       {"Sub", binary("Sub")},
       {"Mul", binary("Mul")},
+      {"Div", gelu},
       {"Conv", conv},
       {"ConvTranspose", conv_transpose},
       {"BatchNormalization", batch_norm},
