@@ -91,6 +91,7 @@ void gemm(Importer& im) {
 
 // x · B for a constant B [in, out]: a Linear of weight Bᵀ; an Add of a vector after it is its bias.
 void matmul(Importer& im) {
+  if (attention(im)) return;
   const Value x = im.value(0);
   const Constant& b = im.constant(1);
   if (b.dims.size() != 2) throw Unmappable{"its second input is not a matrix"};

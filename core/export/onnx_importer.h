@@ -112,6 +112,11 @@ using OpMapping = std::function<void(Importer&)>;
 // The mapping of each supported op type (onnx_import_ops.cpp).
 const std::map<std::string, OpMapping>& op_mappings();
 
+// nn.MultiheadAttention's subgraph from its input projection, the MatMul `im.node` of a
+// time-major input by a constant [E, 3E] (onnx_import_attention.cpp): false when the MatMul is
+// not such a projection; Unmappable where the subgraph differs from what it maps.
+bool attention(Importer& im);
+
 // Module path of an ONNX node name: PyTorch's "/layer1/layer1.0/conv1/Conv" -> "layer1.0.conv1",
 // Plexus's "conv1/Conv" -> "conv1", anything else -> "".
 std::string module_path(const std::string& onnx_name);

@@ -8,7 +8,8 @@ ctest runs it as reference_onnx_import (Skipped where torch is missing); by hand
 
 For each model (an MLP, LeNet, a small ResNet, LSTM and GRU language models — Embedding, the
 recurrent layer, a Linear head at every position — and a pre-norm transformer block's
-LayerNorm + MLP half with its residual) and opset (13, 17):
+LayerNorm + MLP half with its residual, and a whole pre-norm block: LayerNorm, nn.MultiheadAttention
+and the MLP with GELU or ReLU, each with its residual) and opset (13, 17):
 
 1. torch.onnx.export writes it (evaluation mode: PyTorch folds BatchNorm into the convolution
    before it; the ResNet also in training mode, which keeps BatchNormalization nodes).
@@ -137,6 +138,32 @@ class PreNormMLPBlock(nn.Module):
         return self.head(torch.flatten(x, 1))
 
 
+class PreNormBlock(nn.Module):
+    """A pre-norm transformer block over [T, E]: x + attention(LayerNorm(x)), then x + MLP(LayerNorm(x)),
+    then a head. Biases and norms random, so that their layouts are checked too."""
+
+    def __init__(self, act):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(8)
+        self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+        self.norm2 = nn.LayerNorm(8)
+        self.fc1 = nn.Linear(8, 16)
+        self.act = act()
+        self.fc2 = nn.Linear(16, 8)
+        self.head = nn.Linear(32, 5)
+        with torch.no_grad():
+            for p in (self.attn.in_proj_bias, self.attn.out_proj.bias, self.norm1.bias, self.norm2.bias):
+                p.normal_(0, 0.3)
+            for p in (self.norm1.weight, self.norm2.weight):
+                p.uniform_(0.5, 1.5)
+
+    def forward(self, x):
+        h = self.norm1(x)
+        x = x + self.attn(h, h, h)[0]
+        x = x + self.fc2(self.act(self.fc1(self.norm2(x))))
+        return self.head(torch.flatten(x, 1))
+
+
 VOCABULARY = 11
 # name, model, per-example input shape (ids: token indices), export modes
 MODELS = [
@@ -147,6 +174,8 @@ MODELS = [
     ("gru_lm", lambda: LanguageModel(nn.GRU), "ids", ["eval"]),
     ("bilstm_lm", lambda: LanguageModel(nn.LSTM, bidirectional=True), "ids", ["eval"]),
     ("prenorm_mlp", PreNormMLPBlock, [4, 8], ["eval"]),
+    ("prenorm_block_gelu", lambda: PreNormBlock(nn.GELU), [4, 8], ["eval"]),
+    ("prenorm_block_relu", lambda: PreNormBlock(nn.ReLU), [4, 8], ["eval"]),
 ]
 STEPS = 5  # positions of a language model's input
 
@@ -225,8 +254,11 @@ def check(cli, workdir, name, make, shape, mode, opset, seed):
         folded = mode == "eval" and any(isinstance(m, nn.BatchNorm2d) for m in model.modules())
         matched = 0
         for pname, g in ({} if folded else grads).items():
-            module, _, param = pname.rpartition(".")
-            key = "%s.%s" % (id_of.get(module, "?"), param)
+            # The longest module path that names an imported node: attention's "attn.out_proj.weight"
+            # is the node attn's "out_proj.weight".
+            parts = pname.split(".")
+            cut = next((i for i in range(len(parts) - 1, 0, -1) if ".".join(parts[:i]) in id_of), 0)
+            key = "%s.%s" % (id_of.get(".".join(parts[:cut]), "?"), ".".join(parts[cut:]))
             if key not in ours:
                 continue
             matched += 1
