@@ -22,6 +22,9 @@ and the MLP with GELU or ReLU, each with its residual) and opset (13, 17):
    "layer1.0.conv1" holds torch's "layer1.0.conv1.weight" as "<its id>.weight". A model whose
    BatchNorms were folded has other parameters than torch's; its outputs and loss are compared.
 
+Models the import must refuse (attention with a mask) are exported too, and the refusal must
+name the ONNX node where the subgraph differs.
+
 Exit status 0 when every model matches, 1 otherwise.
 """
 import json
@@ -164,6 +167,17 @@ class PreNormBlock(nn.Module):
         return self.head(torch.flatten(x, 1))
 
 
+class MaskedAttention(nn.Module):
+    """Attention with a causal attn_mask, which the import refuses (naming where the subgraph differs)."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+
+    def forward(self, x):
+        return self.attn(x, x, x, attn_mask=torch.triu(torch.full((4, 4), float("-inf")), 1))[0]
+
+
 VOCABULARY = 11
 # name, model, per-example input shape (ids: token indices), export modes
 MODELS = [
@@ -176,6 +190,10 @@ MODELS = [
     ("prenorm_mlp", PreNormMLPBlock, [4, 8], ["eval"]),
     ("prenorm_block_gelu", lambda: PreNormBlock(nn.GELU), [4, 8], ["eval"]),
     ("prenorm_block_relu", lambda: PreNormBlock(nn.ReLU), [4, 8], ["eval"]),
+]
+# name, model, per-example input shape, what the refusal must say
+REFUSED = [
+    ("masked_attention", MaskedAttention, [4, 8], "'/attn/MatMul' (MatMul): read as nn.MultiheadAttention's"),
 ]
 STEPS = 5  # positions of a language model's input
 
@@ -276,6 +294,20 @@ def check(cli, workdir, name, make, shape, mode, opset, seed):
     return ok
 
 
+def refused(cli, workdir, name, make, shape, expected, opset):
+    """The import of the model fails, its message naming the node (and nothing is written)."""
+    tag = "%s_opset%d" % (name, opset)
+    onnx_path = os.path.join(workdir, tag + ".onnx")
+    project = os.path.join(workdir, tag + ".plexus")
+    torch.onnx.export(make().eval(), torch.randn([BATCH] + shape), onnx_path, opset_version=opset, input_names=["x"],
+                      dynamic_axes={"x": {0: "N"}})
+    r = subprocess.run([cli, "import", onnx_path, "--out", project], capture_output=True, text=True)
+    ok = r.returncode != 0 and expected in r.stderr and not os.path.exists(project)
+    said = next((line.strip() for line in r.stderr.splitlines() if expected in line), r.stderr.strip() or r.stdout.strip())
+    print("%s %s refused: %s" % ("PASS" if ok else "FAIL", tag, said))
+    return ok
+
+
 def main():
     args = sys.argv[1:]
     cli = os.path.join(REPO, "build", "app", "plexus-cli")
@@ -298,6 +330,9 @@ def main():
                 for opset in OPSETS:
                     all_ok = check(cli, workdir, name, make, shape, mode, opset, seed) and all_ok
                     seed += 1
+        for name, make, shape, expected in REFUSED:
+            for opset in OPSETS:
+                all_ok = refused(cli, workdir, name, make, shape, expected, opset) and all_ok
     print("CROSSCHECK %s" % ("PASSED" if all_ok else "FAILED"))
     return 0 if all_ok else 1
 
