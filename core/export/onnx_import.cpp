@@ -99,6 +99,13 @@ bool Importer::accounted_for(const std::string& t) const {
          recurrent_y.count(t) || recurrent_y_tn.count(t) || recurrent_h.count(t) || recurrent_h_t.count(t);
 }
 
+const onnx::NodeProto* producer(const Importer& im, const std::string& tensor) {
+  for (const auto& entry : im.readers)
+    for (const std::string& o : entry.second->output())
+      if (o == tensor) return entry.second;
+  return nullptr;
+}
+
 int Importer::consumers(const std::string& tensor) const {
   const auto it = consumer_count.find(tensor);
   return it == consumer_count.end() ? 0 : it->second;

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "export/onnx_importer.h"
+#include "ops/ops.h"
 
 namespace plexus::exporter::onnx_import {
 namespace {
@@ -20,22 +21,24 @@ std::vector<int64_t> ints_attr(const Node& n, const std::string& name) {
   return {};
 }
 
-// The node writing `tensor`, if any.
-const Node* producer(const Importer& im, const std::string& tensor) {
-  for (const auto& [input, reader] : im.readers)
-    for (const std::string& o : reader->output())
-      if (o == tensor) return reader;
-  return nullptr;
-}
-
 // Walks the subgraph, collecting the nodes it takes in.
 struct Walk {
   const Importer& im;
   std::vector<const Node*> taken;
+  std::string reading;  // what the first node was read as, for messages
 
   [[noreturn]] void differs(const Node& at, const std::string& what) const {
-    throw Unmappable{"read as nn.MultiheadAttention's input projection, but at " + describe(at) + " " + what +
-                     " (Plexus imports self-attention without a mask, as PyTorch 1.13 exports it)"};
+    throw Unmappable{"read as " + reading + ", but at " + describe(at) + " " + what +
+                     " (Plexus imports self-attention as PyTorch 1.13 and Plexus export it, with no mask but a "
+                     "causal one)"};
+  }
+
+  // The node writing `tensor`, of op type `op`, taken in; `user` reads it.
+  const Node& from(const Node& user, const std::string& tensor, const std::string& op) {
+    const Node* n = producer(im, tensor);
+    if (!n || n->op_type() != op) differs(user, "'" + tensor + "' does not come from a " + op);
+    taken.push_back(n);
+    return *n;
   }
 
   // The one node computing with `from`'s output (its Shape readers only feed shape arithmetic);
@@ -84,7 +87,7 @@ struct Walk {
 
 }  // namespace
 
-bool attention(Importer& im) {
+bool torch_attention(Importer& im) {
   const Node& in_proj = *im.node;
   const auto source = im.time_major.find(in_proj.input(0));
   const auto weight = im.constants.find(in_proj.input(1));
@@ -93,7 +96,7 @@ bool attention(Importer& im) {
     return false;
   const int64_t e = source->second.shape->back();
   if (weight->second.dims != std::vector<int64_t>{e, 3 * e}) return false;
-  Walk w{im, {}};
+  Walk w{im, {}, "nn.MultiheadAttention's input projection"};
 
   // The projection's bias, then q, k and v as slices of the last axis, each start the last one's end.
   const Node& bias_add = w.next(in_proj, "Add");
@@ -215,6 +218,108 @@ bool attention(Importer& im) {
   // add_node gave the projection's output the layer's; what the subgraph ends in is it too.
   im.values[batch_major.output(0)] = {im.values.at(in_proj.output(0)).port, source->second.shape};
   for (const Node* n : w.taken) im.absorbed.insert(n);
+  return true;
+}
+
+namespace {
+
+// A constant [T, T] of 0 on and below the diagonal and -inf above it: Plexus's causal mask.
+bool causal_mask(const Constant* c) {
+  if (!c || c->integer || c->dims.size() != 2 || c->dims[0] != c->dims[1]) return false;
+  const int64_t t = c->dims[0];
+  for (int64_t i = 0; i < t; ++i)
+    for (int64_t j = 0; j < t; ++j) {
+      const float v = c->floats[size_t(i * t + j)];
+      if (j > i ? !(std::isinf(v) && v < 0) : v != 0.f) return false;
+    }
+  return true;
+}
+
+// A projection MatMul by a constant [E, E] and its bias Add, into heads: Reshape to the constant
+// [0, -1, H, D] and Transpose to `perm`. Walked back from the Transpose.
+struct Projection {
+  const Node* matmul;
+  Tensor weight, bias;  // PyTorch's [E, E] (out, in) and [E]
+};
+
+Projection projection_to(Walk& w, const Node& user, const std::string& heads, const std::vector<int64_t>& perm,
+                         const std::vector<int64_t>& shape, int64_t e) {
+  const Node& t = w.from(user, heads, "Transpose");
+  if (ints_attr(t, "perm") != perm) w.differs(t, "the permutation is not the expected one");
+  const Node& r = w.from(t, t.input(0), "Reshape");
+  const Constant* s = w.constant(r.input(1));
+  if (!s || s->ints != shape) w.differs(r, "its shape is not the queries'");
+  const Node& add = w.from(r, r.input(0), "Add");
+  const Node& mm = w.from(add, add.input(0), "MatMul");
+  const Constant* weight = w.constant(mm.input(1));
+  const Constant* bias = w.constant(add.input(1));
+  if (!weight || weight->dims != std::vector<int64_t>{e, e} || !bias || bias->numel() != e)
+    w.differs(mm, "it is not a projection x · W + b with W [E, E]");
+  return {&mm, weight->tensor().t().contiguous(), bias->tensor().reshape({e})};
+}
+
+}  // namespace
+
+bool plexus_attention(Importer& im) {
+  const Node& q_mm = *im.node;
+  const auto source = im.values.find(q_mm.input(0));
+  const auto weight = im.constants.find(q_mm.input(1));
+  if (source == im.values.end() || weight == im.constants.end() || !source->second.shape ||
+      source->second.shape->size() != 2)
+    return false;
+  const int64_t e = source->second.shape->back();
+  Walk w{im, {}, "the query projection of Plexus's MultiheadAttention"};
+  // Until the split into heads, it may be a Linear followed by a Reshape: not attention.
+  const Node* add = w.only(q_mm);
+  const Node* split = add && add->op_type() == "Add" ? w.only(*add) : nullptr;
+  const Constant* shape = split && split->op_type() == "Reshape" ? w.constant(split->input(1)) : nullptr;
+  const Node* q_heads = shape ? w.only(*split) : nullptr;
+  if (weight->second.dims != std::vector<int64_t>{e, e} || !shape || shape->ints.size() != 4 || shape->ints[0] != 0 ||
+      shape->ints[1] != -1 || shape->ints[2] * shape->ints[3] != e || !q_heads || q_heads->op_type() != "Transpose" ||
+      ints_attr(*q_heads, "perm") != std::vector<int64_t>{0, 2, 1, 3})
+    return false;
+  const int64_t heads = shape->ints[2];
+  const Projection q = projection_to(w, *q_heads, q_heads->output(0), {0, 2, 1, 3}, shape->ints, e);
+
+  const Node& product = w.next(*q_heads, "MatMul");
+  if (product.input(0) != q_heads->output(0)) w.differs(product, "it does not multiply the queries by the keys");
+  const Projection k = projection_to(w, product, product.input(1), {0, 2, 3, 1}, shape->ints, e);
+  const Node& scale = w.next(product, "Mul");
+  if (w.head_size(scale) != shape->ints[3]) w.differs(scale, "it does not scale the scores by 1/√D");
+  const Node* scores = &scale;
+  bool causal = false;
+  if (const Node* mask = w.only(scale); mask && mask->op_type() == "Add") {
+    if (!causal_mask(w.constant(mask->input(1))))
+      w.differs(*mask, "it adds a mask to the scores that is not the causal one");
+    causal = true;
+    scores = &w.next(scale, "Add");
+  }
+  const Node& softmax = w.next(*scores, "Softmax");
+  const Node& attended = w.next(softmax, "MatMul");
+  const Projection v = projection_to(w, attended, attended.input(1), {0, 2, 1, 3}, shape->ints, e);
+  for (const Projection* p : {&k, &v})
+    if (p->matmul->input(0) != q_mm.input(0))
+      w.differs(*p->matmul, "keys or values come from another tensor than the queries (cross-attention)");
+  const Node& joined = w.next(w.transpose(attended, {0, 2, 1, 3}), "Reshape");
+  const Constant* joined_shape = w.constant(joined.input(1));
+  if (!joined_shape || joined_shape->ints != std::vector<int64_t>{0, -1, e})
+    w.differs(joined, "it does not join the heads to [N, T, E]");
+  const Node& out_mm = w.next(joined, "MatMul");
+  const Node& out_add = w.next(out_mm, "Add");
+  const Constant* out_w = w.constant(out_mm.input(1));
+  const Constant* out_b = w.constant(out_add.input(1));
+  if (!out_w || out_w->dims != std::vector<int64_t>{e, e} || !out_b || out_b->numel() != e)
+    w.differs(out_mm, "it is not out_proj, x · W + b with W [E, E]");
+
+  const std::string id =
+      im.add_node("MultiheadAttention", {{"num_heads", heads}, {"causal", causal}, {"dropout", 0.0}}, {source->second});
+  im.set_weight(id, "in_proj_weight", concat({q.weight, k.weight, v.weight}, 0));
+  im.set_weight(id, "in_proj_bias", concat({q.bias, k.bias, v.bias}, 0));
+  im.set_weight(id, "out_proj.weight", out_w->tensor().t().contiguous());
+  im.set_weight(id, "out_proj.bias", out_b->tensor().reshape({e}));
+  im.values[out_add.output(0)] = {im.values.at(q_mm.output(0)).port, source->second.shape};
+  for (const Node* n : w.taken)
+    if (n != &q_mm) im.absorbed.insert(n);
   return true;
 }
 
