@@ -55,6 +55,10 @@ const Constant& Importer::constant(size_t input) const {
 const Value& Importer::value(size_t input) const {
   if (!has_input(input)) throw Unmappable{"input " + std::to_string(input) + " is missing"};
   const auto it = values.find(node->input(int(input)));
+  if (it == values.end() && time_major.count(node->input(int(input))))
+    throw Unmappable{"input " + std::to_string(input) + " ('" + node->input(int(input)) +
+                     "') is a sequence transposed to time-major, which only a recurrent layer or the packed input "
+                     "projection of nn.MultiheadAttention (self-attention) is read from"};
   if (it == values.end())
     throw Unmappable{"input " + std::to_string(input) + " ('" + node->input(int(input)) +
                      "') is a constant, where only a tensor the graph computes can be mapped"};
