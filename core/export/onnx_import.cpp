@@ -55,6 +55,10 @@ const Constant& Importer::constant(size_t input) const {
 const Value& Importer::value(size_t input) const {
   if (!has_input(input)) throw Unmappable{"input " + std::to_string(input) + " is missing"};
   const auto it = values.find(node->input(int(input)));
+  if (it == values.end() && time_major.count(node->input(int(input))))
+    throw Unmappable{"input " + std::to_string(input) + " ('" + node->input(int(input)) +
+                     "') is a sequence transposed to time-major, which only a recurrent layer or the packed input "
+                     "projection of nn.MultiheadAttention (self-attention) is read from"};
   if (it == values.end())
     throw Unmappable{"input " + std::to_string(input) + " ('" + node->input(int(input)) +
                      "') is a constant, where only a tensor the graph computes can be mapped"};
@@ -97,6 +101,13 @@ std::string Importer::attr_string(const std::string& name, const std::string& fa
 bool Importer::accounted_for(const std::string& t) const {
   return values.count(t) || constants.count(t) || shape_values.count(t) || zeros.count(t) || time_major.count(t) ||
          recurrent_y.count(t) || recurrent_y_tn.count(t) || recurrent_h.count(t) || recurrent_h_t.count(t);
+}
+
+const onnx::NodeProto* producer(const Importer& im, const std::string& tensor) {
+  for (const auto& entry : im.readers)
+    for (const std::string& o : entry.second->output())
+      if (o == tensor) return entry.second;
+  return nullptr;
 }
 
 int Importer::consumers(const std::string& tensor) const {
@@ -153,8 +164,25 @@ std::string Importer::add_node(const std::string& type_name, std::map<std::strin
     built.edges.push_back({inputs[i].port, {n.id, port.name}});
   }
   const std::vector<graph::PortSpec> outs = type->outputs_of(n);
-  for (size_t o = 0; o < outs.size() && int(o) < node->output_size(); ++o)
-    if (!node->output(int(o)).empty()) values[node->output(int(o))] = {{n.id, outs[o].name}, output_shape(o)};
+  // Where ONNX's shape inference lost track (after reshapes computed from Shape, as attention
+  // writes), the layer's own shape rule gives the output shapes.
+  std::vector<Shape> own;
+  graph::ShapeContext context{n, {}, {}, {}};
+  for (size_t i = 0; i < inputs.size() && inputs[i].shape; ++i) {
+    context.inputs.push_back(*inputs[i].shape);
+    context.input_ports.push_back(type->inputs.at(std::min(i, type->inputs.size() - 1)).name);
+    context.input_sources.push_back("'" + inputs[i].port.node + "'");
+  }
+  if (context.inputs.size() == inputs.size() && type->shape) try {
+      own = type->shape(context);
+    } catch (const graph::ShapeProblem&) {  // the import's checks name what is wrong
+    } catch (const graph::ShapeUnknown&) {
+    }
+  for (size_t o = 0; o < outs.size() && int(o) < node->output_size(); ++o) {
+    std::optional<Shape> shape = output_shape(o);
+    if (!shape && o < own.size()) shape = own[o];
+    if (!node->output(int(o)).empty()) values[node->output(int(o))] = {{n.id, outs[o].name}, shape};
+  }
   built.nodes.push_back(std::move(n));
   return built.nodes.back().id;
 }

@@ -91,6 +91,7 @@ void gemm(Importer& im) {
 
 // x · B for a constant B [in, out]: a Linear of weight Bᵀ; an Add of a vector after it is its bias.
 void matmul(Importer& im) {
+  if (torch_attention(im) || plexus_attention(im)) return;
   const Value x = im.value(0);
   const Constant& b = im.constant(1);
   if (b.dims.size() != 2) throw Unmappable{"its second input is not a matrix"};
@@ -100,8 +101,12 @@ void matmul(Importer& im) {
 }
 
 // Add, Sub, Mul of two computed tensors; Add of a bias to a MatMul's Linear.
+bool positional_embedding(Importer& im);
+bool plexus_gelu(Importer& im);
+
 OpMapping binary(std::string type) {
   return [type](Importer& im) {
+    if ((type == "Add" && positional_embedding(im)) || (type == "Mul" && plexus_gelu(im))) return;
     for (size_t c = 0; c < 2 && type == "Add"; ++c) {
       if (!im.is_constant(c)) continue;
       const std::string x = im.node->input(int(1 - c));
@@ -334,9 +339,9 @@ void add_layer_norm(Importer& im, const Value& x, float eps, const Constant& wei
   im.set_weight(id, "bias", bias ? bias->tensor().reshape({features}) : zeros({features}));
 }
 
-// LayerNorm as PyTorch exports it before opset 17: mean over the last axis, x - mean, its
-// square's mean, + eps, sqrt, divide, times the weight, plus the bias. Found from the first
-// ReduceMean; the chain's other nodes are taken in.
+// LayerNorm as PyTorch exports it before opset 17, and as Plexus exports it: mean over the last
+// axis, x - mean, its square's mean, + eps, sqrt, divide, times the weight, plus the bias. Found
+// from the first ReduceMean; the chain's other nodes are taken in.
 bool layer_norm_chain(Importer& im) {
   const onnx::NodeProto& mean = *im.node;
   if (im.attr_ints("axes") != std::vector<int64_t>{-1} || !im.attr_int("keepdims", 1)) return false;
@@ -345,13 +350,17 @@ bool layer_norm_chain(Importer& im) {
   const onnx::NodeProto* sub = nullptr;
   for (auto [it, end] = im.readers.equal_range(mean.output(0)); it != end; ++it)
     if (it->second->op_type() == "Sub" && it->second->input(0) == x) sub = it->second;
-  if (!sub || im.consumers(mean.output(0)) != 1 || im.consumers(sub->output(0)) != 2) return false;
+  if (!sub || im.consumers(mean.output(0)) != 1) return false;
+  // The square: PyTorch's Pow by 2, Plexus's Mul of the centred values by themselves.
   const onnx::NodeProto *pow = nullptr, *div = nullptr;
   for (auto [it, end] = im.readers.equal_range(sub->output(0)); it != end; ++it) {
-    if (it->second->op_type() == "Pow") pow = it->second;
-    if (it->second->op_type() == "Div") div = it->second;
+    const onnx::NodeProto* n = it->second;
+    if ((n->op_type() == "Pow" && scalar(im, n->input(1)) == 2.f) ||
+        (n->op_type() == "Mul" && n->input(0) == sub->output(0) && n->input(1) == sub->output(0)))
+      pow = n;
+    if (n->op_type() == "Div") div = n;
   }
-  if (!pow || !div || scalar(im, pow->input(1)) != 2.f) return false;
+  if (!pow || !div || im.consumers(sub->output(0)) != (pow->op_type() == "Pow" ? 2 : 3)) return false;
   const onnx::NodeProto* var = only_reader(im, pow->output(0), "ReduceMean");
   const onnx::NodeProto* add_eps = var ? only_reader(im, var->output(0), "Add") : nullptr;
   const onnx::NodeProto* sqrt = add_eps ? only_reader(im, add_eps->output(0), "Sqrt") : nullptr;
@@ -361,7 +370,8 @@ bool layer_norm_chain(Importer& im) {
   if (!scale || !im.constants.count(scale->input(1)) || !shift || !im.constants.count(shift->input(1))) return false;
   add_layer_norm(im, im.value(0), *scalar(im, add_eps->input(1)), im.constants.at(scale->input(1)),
                  &im.constants.at(shift->input(1)));
-  im.values[shift->output(0)] = im.values.at(mean.output(0));
+  // The layer's output, of its input's shape (not the mean's, which add_node gave it).
+  im.values[shift->output(0)] = {im.values.at(mean.output(0)).port, im.value(0).shape};
   for (const onnx::NodeProto* n : {sub, pow, var, add_eps, sqrt, div, scale, shift}) im.absorbed.insert(n);
   return true;
 }
@@ -452,6 +462,76 @@ OpMapping recurrent(std::string type, int64_t gates, std::vector<int64_t> onnx_o
   };
 }
 
+// nn.GELU as PyTorch exports it before opset 20: x / √2, Erf, + 1, times x, times 0.5. Found
+// from the Div; the chain's other nodes are taken in.
+void gelu(Importer& im) {
+  const onnx::NodeProto& div = *im.node;
+  const std::string& x = div.input(0);
+  const std::optional<float> root2 = scalar(im, div.input(1));
+  const onnx::NodeProto* erf = only_reader(im, div.output(0), "Erf");
+  const onnx::NodeProto* plus1 = erf ? only_reader(im, erf->output(0), "Add") : nullptr;
+  const onnx::NodeProto* times_x = plus1 ? only_reader(im, plus1->output(0), "Mul") : nullptr;
+  const onnx::NodeProto* half = times_x ? only_reader(im, times_x->output(0), "Mul") : nullptr;
+  const auto other = [](const onnx::NodeProto& n, const std::string& t) { return n.input(n.input(0) == t ? 1 : 0); };
+  if (!root2 || std::abs(*root2 - float(M_SQRT2)) > 1e-6f || !half ||
+      scalar(im, other(*plus1, erf->output(0))) != 1.f ||
+      other(*times_x, plus1->output(0)) != x || scalar(im, other(*half, times_x->output(0))) != 0.5f)
+    throw Unmappable{"only the x / √2 of a GELU (Erf, + 1, times x, times 0.5) is mapped"};
+  im.add_node("GELU", {}, {im.value(0)});
+  im.values[half->output(0)] = im.values.at(div.output(0));
+  for (const onnx::NodeProto* n : {erf, plus1, times_x, half}) im.absorbed.insert(n);
+}
+
+// Plexus's GELU export: (0.5 · x) · (1 + erf(x · 1/√2)). Found from the Mul by 0.5; the chain's
+// other nodes are taken in.
+bool plexus_gelu(Importer& im) {
+  const onnx::NodeProto& half = *im.node;
+  const std::string& x = half.input(0);
+  if (scalar(im, half.input(1)) != 0.5f || !im.values.count(x) || im.consumers(half.output(0)) != 1) return false;
+  for (auto [it, end] = im.readers.equal_range(x); it != end; ++it) {
+    const onnx::NodeProto* scaled = it->second;
+    const std::optional<float> c = scaled->op_type() == "Mul" ? scalar(im, scaled->input(1)) : std::nullopt;
+    if (!c || std::abs(*c - float(M_SQRT1_2)) > 1e-6f) continue;
+    const onnx::NodeProto* erf = only_reader(im, scaled->output(0), "Erf");
+    const onnx::NodeProto* plus1 = erf ? only_reader(im, erf->output(0), "Add") : nullptr;
+    const onnx::NodeProto* product = plus1 ? only_reader(im, plus1->output(0), "Mul") : nullptr;
+    if (!product || scalar(im, plus1->input(1)) != 1.f || product->input(0) != half.output(0)) continue;
+    im.add_node("GELU", {}, {im.value(0)});
+    im.values[product->output(0)] = im.values.at(half.output(0));
+    for (const onnx::NodeProto* n : {scaled, erf, plus1, product}) im.absorbed.insert(n);
+    return true;
+  }
+  return false;
+}
+
+// Plexus's PositionalEmbedding export: its table [max_len, E] sliced to the input's T rows (the
+// Slice's end read from the input's Shape, which makes it a shape value here), added.
+bool positional_embedding(Importer& im) {
+  for (size_t c = 0; c < 2; ++c) {
+    if (!im.shape_values.count(im.node->input(int(c)))) continue;
+    const onnx::NodeProto* slice = producer(im, im.node->input(int(c)));
+    const auto table = slice && slice->op_type() == "Slice" && slice->input_size() == 4
+                           ? im.constants.find(slice->input(0))
+                           : im.constants.end();
+    if (table == im.constants.end() || table->second.dims.size() != 2 || scalar(im, slice->input(1)) != 0.f ||
+        scalar(im, slice->input(3)) != 0.f)
+      throw Unmappable{"it adds something computed from a shape, of which only a positions table [max_len, E] cut "
+                       "to the input's T rows is mapped"};
+    const Value x = im.value(1 - c);
+    const Shape& s = known(x, "input");
+    const int64_t max_len = table->second.dims[0];
+    if (s.size() != 2 || s[1] != table->second.dims[1] || s[0] > max_len)
+      throw Unmappable{"the positions table is " +
+                       to_string(Shape(table->second.dims.begin(), table->second.dims.end())) + " where the input is " +
+                       to_string(s)};
+    const std::string id =
+        im.add_node("PositionalEmbedding", {{"max_len", max_len}, {"kind", std::string("learned")}}, {x});
+    im.set_weight(id, "weight", table->second.tensor());
+    return true;
+  }
+  return false;
+}
+
 // Opset 17's LayerNormalization over the last axis.
 void layer_normalization(Importer& im) {
   const Value x = im.value(0);
@@ -482,6 +562,7 @@ const std::map<std::string, OpMapping>& op_mappings() {
       {"Add", binary("Add")},
       {"Sub", binary("Sub")},
       {"Mul", binary("Mul")},
+      {"Div", gelu},
       {"Conv", conv},
       {"ConvTranspose", conv_transpose},
       {"BatchNormalization", batch_norm},

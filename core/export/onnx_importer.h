@@ -112,6 +112,17 @@ using OpMapping = std::function<void(Importer&)>;
 // The mapping of each supported op type (onnx_import_ops.cpp).
 const std::map<std::string, OpMapping>& op_mappings();
 
+// Multi-head self-attention from its first projection, the MatMul `im.node`
+// (onnx_import_attention.cpp): as PyTorch 1.13 exports nn.MultiheadAttention (a time-major input
+// by a constant [E, 3E]), and as Plexus's export writes its MultiheadAttention (the query's
+// [E, E] projection into heads). False when the MatMul is not such a projection; Unmappable
+// where the subgraph differs from what they map.
+bool torch_attention(Importer& im);
+bool plexus_attention(Importer& im);
+
+// The node writing `tensor`, if any.
+const onnx::NodeProto* producer(const Importer& im, const std::string& tensor);
+
 // Module path of an ONNX node name: PyTorch's "/layer1/layer1.0/conv1/Conv" -> "layer1.0.conv1",
 // Plexus's "conv1/Conv" -> "conv1", anything else -> "".
 std::string module_path(const std::string& onnx_name);

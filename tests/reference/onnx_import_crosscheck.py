@@ -8,7 +8,8 @@ ctest runs it as reference_onnx_import (Skipped where torch is missing); by hand
 
 For each model (an MLP, LeNet, a small ResNet, LSTM and GRU language models — Embedding, the
 recurrent layer, a Linear head at every position — and a pre-norm transformer block's
-LayerNorm + MLP half with its residual) and opset (13, 17):
+LayerNorm + MLP half with its residual, and a whole pre-norm block: LayerNorm, nn.MultiheadAttention
+and the MLP with GELU or ReLU, each with its residual) and opset (13, 17):
 
 1. torch.onnx.export writes it (evaluation mode: PyTorch folds BatchNorm into the convolution
    before it; the ResNet also in training mode, which keeps BatchNormalization nodes).
@@ -20,6 +21,9 @@ LayerNorm + MLP half with its residual) and opset (13, 17):
    and 2e-4 (gradients). Parameters are matched by module name: the imported node named
    "layer1.0.conv1" holds torch's "layer1.0.conv1.weight" as "<its id>.weight". A model whose
    BatchNorms were folded has other parameters than torch's; its outputs and loss are compared.
+
+Models the import must refuse (attention with a mask) are exported too, and the refusal must
+name the ONNX node where the subgraph differs.
 
 Exit status 0 when every model matches, 1 otherwise.
 """
@@ -137,6 +141,43 @@ class PreNormMLPBlock(nn.Module):
         return self.head(torch.flatten(x, 1))
 
 
+class PreNormBlock(nn.Module):
+    """A pre-norm transformer block over [T, E]: x + attention(LayerNorm(x)), then x + MLP(LayerNorm(x)),
+    then a head. Biases and norms random, so that their layouts are checked too."""
+
+    def __init__(self, act):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(8)
+        self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+        self.norm2 = nn.LayerNorm(8)
+        self.fc1 = nn.Linear(8, 16)
+        self.act = act()
+        self.fc2 = nn.Linear(16, 8)
+        self.head = nn.Linear(32, 5)
+        with torch.no_grad():
+            for p in (self.attn.in_proj_bias, self.attn.out_proj.bias, self.norm1.bias, self.norm2.bias):
+                p.normal_(0, 0.3)
+            for p in (self.norm1.weight, self.norm2.weight):
+                p.uniform_(0.5, 1.5)
+
+    def forward(self, x):
+        h = self.norm1(x)
+        x = x + self.attn(h, h, h)[0]
+        x = x + self.fc2(self.act(self.fc1(self.norm2(x))))
+        return self.head(torch.flatten(x, 1))
+
+
+class MaskedAttention(nn.Module):
+    """Attention with a causal attn_mask, which the import refuses (naming where the subgraph differs)."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+
+    def forward(self, x):
+        return self.attn(x, x, x, attn_mask=torch.triu(torch.full((4, 4), float("-inf")), 1))[0]
+
+
 VOCABULARY = 11
 # name, model, per-example input shape (ids: token indices), export modes
 MODELS = [
@@ -147,6 +188,12 @@ MODELS = [
     ("gru_lm", lambda: LanguageModel(nn.GRU), "ids", ["eval"]),
     ("bilstm_lm", lambda: LanguageModel(nn.LSTM, bidirectional=True), "ids", ["eval"]),
     ("prenorm_mlp", PreNormMLPBlock, [4, 8], ["eval"]),
+    ("prenorm_block_gelu", lambda: PreNormBlock(nn.GELU), [4, 8], ["eval"]),
+    ("prenorm_block_relu", lambda: PreNormBlock(nn.ReLU), [4, 8], ["eval"]),
+]
+# name, model, per-example input shape, what the refusal must say
+REFUSED = [
+    ("masked_attention", MaskedAttention, [4, 8], "'/attn/MatMul' (MatMul): read as nn.MultiheadAttention's"),
 ]
 STEPS = 5  # positions of a language model's input
 
@@ -225,8 +272,11 @@ def check(cli, workdir, name, make, shape, mode, opset, seed):
         folded = mode == "eval" and any(isinstance(m, nn.BatchNorm2d) for m in model.modules())
         matched = 0
         for pname, g in ({} if folded else grads).items():
-            module, _, param = pname.rpartition(".")
-            key = "%s.%s" % (id_of.get(module, "?"), param)
+            # The longest module path that names an imported node: attention's "attn.out_proj.weight"
+            # is the node attn's "out_proj.weight".
+            parts = pname.split(".")
+            cut = next((i for i in range(len(parts) - 1, 0, -1) if ".".join(parts[:i]) in id_of), 0)
+            key = "%s.%s" % (id_of.get(".".join(parts[:cut]), "?"), ".".join(parts[cut:]))
             if key not in ours:
                 continue
             matched += 1
@@ -241,6 +291,20 @@ def check(cli, workdir, name, make, shape, mode, opset, seed):
             for k, e in errors.items():
                 print("    %-28s %.2e" % (k, e))
         ok = ok and passed
+    return ok
+
+
+def refused(cli, workdir, name, make, shape, expected, opset):
+    """The import of the model fails, its message naming the node (and nothing is written)."""
+    tag = "%s_opset%d" % (name, opset)
+    onnx_path = os.path.join(workdir, tag + ".onnx")
+    project = os.path.join(workdir, tag + ".plexus")
+    torch.onnx.export(make().eval(), torch.randn([BATCH] + shape), onnx_path, opset_version=opset, input_names=["x"],
+                      dynamic_axes={"x": {0: "N"}})
+    r = subprocess.run([cli, "import", onnx_path, "--out", project], capture_output=True, text=True)
+    ok = r.returncode != 0 and expected in r.stderr and not os.path.exists(project)
+    said = next((line.strip() for line in r.stderr.splitlines() if expected in line), r.stderr.strip() or r.stdout.strip())
+    print("%s %s refused: %s" % ("PASS" if ok else "FAIL", tag, said))
     return ok
 
 
@@ -266,6 +330,9 @@ def main():
                 for opset in OPSETS:
                     all_ok = check(cli, workdir, name, make, shape, mode, opset, seed) and all_ok
                     seed += 1
+        for name, make, shape, expected in REFUSED:
+            for opset in OPSETS:
+                all_ok = refused(cli, workdir, name, make, shape, expected, opset) and all_ok
     print("CROSSCHECK %s" % ("PASSED" if all_ok else "FAILED"))
     return 0 if all_ok else 1
 
