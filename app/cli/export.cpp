@@ -7,6 +7,7 @@
 
 #include "cli/project_files.h"
 #include "export/onnx.h"
+#include "export/pytorch_code.h"
 #include "session/trained_model.h"
 #include "util/error.h"
 
@@ -25,22 +26,36 @@ constexpr const char* kExportHelp = R"(  Writes the project's model with the wei
   the input normalisation and the class names, so its dataset need not be at hand; a weights
   file has them computed from the project's dataset, which must then be found (its relative
   path next to FILE, then in the current directory).
+  With --pytorch, writes the model as one self-contained Python file instead: an nn.Module
+  whose submodules are named after the nodes and whose forward takes raw inputs and
+  standardises them as the run did, and load_weights(model, CKPT), which reads the
+  safetensors file with the standard library and torch alone (docs/export.md).
   --checkpoint FILE    the run checkpoint or weights file to export (required)
-  --onnx FILE          the ONNX model to write (required)
+  --onnx FILE          the ONNX model to write
+  --pytorch FILE       the PyTorch code (.py) to write (one of --onnx, --pytorch)
 )";
 
 int cmd_export(const Args& args) {
-  args.require("export", {"--checkpoint", "--onnx"});
+  args.require("export", {"--checkpoint"});
+  const bool pytorch = args.has("--pytorch");
+  if (pytorch == args.has("--onnx"))
+    throw UsageError{"export needs one of --onnx OUT.onnx and --pytorch OUT.py"};
   std::optional<std::string> file;
   if (!args.positional().empty()) file = args.positional()[0];
-  const std::string checkpoint = args.str("--checkpoint", ""), out = args.str("--onnx", "");
+  const std::string checkpoint = args.str("--checkpoint", ""), out = args.str(pytorch ? "--pytorch" : "--onnx", "");
   const std::optional<ProjectSource> p = find_project(file, checkpoint);
   if (!p)
     throw IoError(checkpoint + " holds no project: pass the project FILE it belongs to, as in: plexus-cli export "
-                  "FILE --checkpoint " + checkpoint + " --onnx " + out);
+                  "FILE --checkpoint " + checkpoint + (pytorch ? " --pytorch " : " --onnx ") + out);
   const session::TrainedModel model = session::load_trained_model(p->graph, checkpoint, {p->dir});
   // The model's name in the ONNX file's metadata: the project's, else the one the user gave OUT.
   const std::string name = p->stem.empty() ? fs::path(out).stem().string() : p->stem;
+  if (pytorch) {
+    const exporter::CodeSummary s = exporter::export_pytorch(model, out, {name});
+    std::printf("wrote %s: PyTorch code, class %s with %zu submodules, %zu lines\n", out.c_str(),
+                s.class_name.c_str(), s.submodules, s.lines);
+    return 0;
+  }
   const exporter::OnnxSummary s = exporter::export_onnx(model, out, {name});
   std::printf("wrote %s: ONNX opset %lld, %zu nodes, %zu initializers, %zu bytes\n", out.c_str(), (long long)s.opset,
               s.nodes, s.initializers, s.bytes);
@@ -52,10 +67,10 @@ int cmd_export(const Args& args) {
 }  // namespace
 
 Command export_command() {
-  return {"export", "export [FILE] --checkpoint CKPT --onnx OUT.onnx",
-          "write a checkpoint of a project as an ONNX model",
+  return {"export", "export [FILE] --checkpoint CKPT (--onnx OUT.onnx | --pytorch OUT.py)",
+          "write a checkpoint of a project as an ONNX model or PyTorch code",
           [] { return std::string(kExportHelp); },
-          {{}, {{"--checkpoint", Takes::Path}, {"--onnx", Takes::Path}}, 1}, cmd_export};
+          {{}, {{"--checkpoint", Takes::Path}, {"--onnx", Takes::Path}, {"--pytorch", Takes::Path}}, 1}, cmd_export};
 }
 
 }  // namespace plexus::cli

@@ -128,6 +128,15 @@ void add_conv(Registrar& r, bool two_d) {
                     {"dilations", axes(p.dilation)},
                     {"group", p.groups}});
   };
+  t.pytorch = [two_d](const PytorchContext& c, const P& p) {
+    const auto size = [two_d](const Size2& s) { return two_d ? py_size(s.h, s.w) : std::to_string(s.w); };
+    const std::string padding = p.padding.same ? "\"same\"" : size({p.padding.h, p.padding.w});
+    pytorch_call(c, std::string(two_d ? "nn.Conv2d(" : "nn.Conv1d(") + std::to_string(c.inputs[0][0]) + ", " +
+                        std::to_string(p.out_channels) + ", " + size(p.kernel_size) +
+                        py_kwarg("stride", size(p.stride), "1") + py_kwarg("padding", padding, "0") +
+                        py_kwarg("dilation", size(p.dilation), "1") +
+                        py_kwarg("groups", std::to_string(p.groups), "1") + py_kwarg("bias", py(p.bias), "True") + ")");
+  };
   r.add(std::move(t));
 }
 
@@ -222,6 +231,15 @@ void add_conv_transpose2d(Registrar& r) {
                     {"dilations", hw(p.dilation)},
                     {"group", p.groups}});
   };
+  t.pytorch = [](const PytorchContext& c, const P& p) {
+    const auto size = [](const Size2& s) { return py_size(s.h, s.w); };
+    pytorch_call(c, "nn.ConvTranspose2d(" + std::to_string(c.inputs[0][0]) + ", " + std::to_string(p.out_channels) +
+                        ", " + size(p.kernel_size) + py_kwarg("stride", size(p.stride), "1") +
+                        py_kwarg("padding", size(p.padding), "0") +
+                        py_kwarg("output_padding", size(p.output_padding), "0") +
+                        py_kwarg("groups", std::to_string(p.groups), "1") + py_kwarg("bias", py(p.bias), "True") +
+                        py_kwarg("dilation", size(p.dilation), "1") + ")");
+  };
   r.add(std::move(t));
 }
 
@@ -289,6 +307,13 @@ void add_pool(Registrar& r, bool is_max, bool two_d) {
     if (!is_max) a.emplace_back("count_include_pad", int64_t(1));
     c.out.add_node(is_max ? "MaxPool" : "AveragePool", c.input_names, c.output_names, a);
   };
+  // torch.nn's defaults are Plexus': floor mode, average counting the padding.
+  t.pytorch = [name = t.name, two_d](const PytorchContext& c, const P& p) {
+    const Size2 &k = p.kernel_size, &pad = p.padding, st = p.step();
+    const auto size = [two_d](const Size2& s) { return two_d ? py_size(s.h, s.w) : std::to_string(s.w); };
+    pytorch_call(c, "nn." + name + "(" + size(k) + py_kwarg("stride", size(st), size(k)) +
+                        py_kwarg("padding", size(pad), "0") + ")");
+  };
   r.add(std::move(t));
 }
 
@@ -345,6 +370,9 @@ void add_adaptive_pool(Registrar& r, bool is_max) {
     const std::vector<int64_t> k{s[1] / p.h(), s[2] / p.w()};
     c.out.add_node(is_max ? "MaxPool" : "AveragePool", c.input_names, c.output_names,
                    {{"kernel_shape", k}, {"strides", k}});
+  };
+  t.pytorch = [name = t.name](const PytorchContext& c, const P& p) {
+    pytorch_call(c, "nn." + name + "(" + py_size(p.h(), p.w()) + ")");
   };
   r.add(std::move(t));
 }

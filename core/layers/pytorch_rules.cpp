@@ -1,0 +1,38 @@
+#include "layers/pytorch_rules.h"
+
+#include <cmath>
+
+#include "util/text.h"
+
+namespace plexus::layers {
+
+std::string py(double v) {
+  if (!std::isfinite(v)) return std::isnan(v) ? "float(\"nan\")" : v > 0 ? "float(\"inf\")" : "float(\"-inf\")";
+  std::string s = shortest_text(v);
+  // Python reads "1e-05" and "0.1" as they are; a whole number keeps its ".0" so it stays a float.
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string py(bool v) { return v ? "True" : "False"; }
+
+std::string py(const std::vector<int64_t>& v) {
+  std::string s = "(";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + (v.size() == 1 ? ",)" : ")");
+}
+
+std::string py_size(int64_t h, int64_t w) {
+  return h == w ? std::to_string(h) : "(" + std::to_string(h) + ", " + std::to_string(w) + ")";
+}
+
+std::string py_kwarg(const std::string& name, const std::string& value, const std::string& default_value) {
+  return value == default_value ? "" : ", " + name + "=" + value;
+}
+
+void pytorch_call(const PytorchContext& c, const std::string& constructor) {
+  c.out.module(constructor);
+  c.assign(c.self() + "(" + join(c.input_names) + ")");
+}
+
+}  // namespace plexus::layers
