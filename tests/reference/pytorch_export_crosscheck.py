@@ -6,7 +6,8 @@ ctest runs it as reference_pytorch_export (Skipped where torch is missing); by h
     /usr/bin/python3 tests/reference/pytorch_export_crosscheck.py build/app/plexus-cli \\
         build/tests/model_outputs [project.plexus ...]
 
-For each project (default: every examples/*.plexus):
+For each project (default: every examples/*.plexus, and tests/reference/projects/*.plexus for
+layer types no example uses):
 
 1. `model_outputs P DIR` (tests/support/model_outputs.cpp) writes initial weights moved at random,
    so that every parameter and buffer matters, and the model's outputs on the first 100 test
@@ -90,7 +91,8 @@ def main():
     if len(sys.argv) < 3:
         sys.exit("usage: pytorch_export_crosscheck.py PLEXUS_CLI MODEL_OUTPUTS [project.plexus ...]")
     cli, model_outputs = sys.argv[1], sys.argv[2]
-    projects = sys.argv[3:] or sorted(glob.glob(os.path.join(REPO, "examples", "*.plexus")))
+    projects = sys.argv[3:] or (sorted(glob.glob(os.path.join(REPO, "examples", "*.plexus"))) +
+                                sorted(glob.glob(os.path.join(REPO, "tests", "reference", "projects", "*.plexus"))))
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for project in projects:
