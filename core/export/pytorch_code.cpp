@@ -1,31 +1,14 @@
 #include "export/pytorch_code.h"
 
-#include <algorithm>
-#include <cctype>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <utility>
 
-#include "graph/inference.h"
-#include "graph/inputs.h"
-#include "graph/registry.h"
+#include "export/code_graph.h"
 #include "io/atomic_file.h"
-#include "layers/lowering.h"
-#include "util/error.h"
 #include "util/text.h"
 
 namespace plexus::exporter {
 namespace {
-
-using graph::Node;
-
-// "Linear 'fc1'", and the node's id where its name is another.
-std::string where(const Node& n) {
-  return n.label() + (n.name.empty() || n.name == n.id ? "" : " (node " + n.id + ")");
-}
-
-[[noreturn]] void fail(const std::string& message) { throw ValueError("PyTorch export: " + message); }
 
 // Names a node's submodule or variable must not take: Python's keywords, the file's own
 // top-level names and forward's argument, and nn.Module's attributes (a submodule named
@@ -35,8 +18,8 @@ const std::set<std::string>& reserved() {
   static const std::set<std::string> names{
       "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
       "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal",
-      "not", "or", "pass", "raise", "return", "try", "while", "with", "yield", "torch", "nn", "json", "struct", "sys", "_",
-      "x", "self", "standardise", "load_weights", "read_safetensors", "pool_sequence", "SinusoidalPositions",
+      "not", "or", "pass", "raise", "return", "try", "while", "with", "yield", "torch", "nn", "json", "struct", "sys",
+      "_", "x", "self", "standardise", "load_weights", "read_safetensors", "pool_sequence", "SinusoidalPositions",
       "RMSNorm", "_DTYPES", "SUBMODULES", "INPUT_SHAPE", "INPUT_MEAN", "INPUT_STD", "CLASS_NAMES", "forward",
       "training", "eval", "train", "to", "cuda", "cpu", "float", "double", "half", "bfloat16", "apply", "modules",
       "children", "parameters", "buffers", "state_dict", "load_state_dict", "named_modules", "named_children",
@@ -47,66 +30,26 @@ const std::set<std::string>& reserved() {
   return names;
 }
 
-// A valid Python identifier for a node id, unique among `taken`: "conv-1" -> conv_1, "1x1" -> n1x1, "in" -> in_.
-std::string python_name(const std::string& id, std::set<std::string>& taken) {
-  std::string s;
-  for (unsigned char ch : id) s += std::isalnum(ch) || ch == '_' ? char(ch) : '_';
-  if (s.empty()) s = "node";
-  if (std::isdigit((unsigned char)s[0])) s = "n" + s;
-  std::string name = s;
-  if (reserved().count(name)) name += "_";
-  for (int i = 2; taken.count(name); ++i) name = s + "_" + std::to_string(i);
-  taken.insert(name);
-  return name;
-}
-
-// "mnist_mlp" -> MnistMlp: the class's name, from the project's.
-std::string class_name(const std::string& project) {
-  std::string out;
-  bool upper = true;
-  for (unsigned char ch : project) {
-    if (!std::isalnum(ch)) {
-      upper = true;
-      continue;
-    }
-    out += upper ? char(std::toupper(ch)) : char(ch);
-    upper = false;
-  }
-  if (out.empty() || std::isdigit((unsigned char)out[0])) out = "Model" + out;
-  return out;
-}
-
 std::string float_list(const std::vector<float>& v) {
   std::string s;
   for (float f : v) s += (s.empty() ? "" : ", ") + shortest_float_text(f);
   return "[" + s + "]";
 }
 
-// Collects what the rules write: __init__'s submodules, forward's lines, the helpers.
-class CodeEmitter final : public layers::PytorchEmitter {
+// The rules' code in Python: submodules made in __init__, applied in forward.
+class PythonWriter final : public CodeCollector {
  public:
-  void begin(const Node& node, const std::string& name) {
-    node_ = &node;
-    name_ = name;
-  }
   void module(const std::string& constructor) override {
-    init_.push_back("self." + name_ + " = " + constructor);
-    submodules_.emplace_back(node_->id, name_);
+    members.push_back("self." + node_name + " = " + constructor);
+    submodules.emplace_back(node_id, node_name);
   }
-  void line(const std::string& code) override { forward_.push_back(code); }
-  void helper(const std::string& name, const std::string& code) override {
-    if (std::find(helper_names_.begin(), helper_names_.end(), name) != helper_names_.end()) return;
-    helper_names_.push_back(name);
-    helpers_.push_back(code);
+  std::string member(const std::string& name) const override { return "self." + name; }
+  std::string call(const std::string& name, const std::string& arguments) const override {
+    return "self." + name + "(" + arguments + ")";
   }
-
-  std::vector<std::string> init_, forward_, helpers_;
-  std::vector<std::pair<std::string, std::string>> submodules_;  // node id, submodule
-
- private:
-  std::vector<std::string> helper_names_;
-  const Node* node_ = nullptr;
-  std::string name_;
+  void assign(const std::string& variable, const std::string& expression) override {
+    line(variable + " = " + expression);
+  }
 };
 
 constexpr const char* kLoader = R"PY(
@@ -160,82 +103,13 @@ def load_weights(model, path):
 }  // namespace
 
 std::string pytorch_code(const session::TrainedModel& m, const CodeOptions& options, CodeSummary* summary) {
-  const graph::Graph& g = m.project;
-  const graph::Registry& registry = graph::Registry::instance();
-  const graph::GraphIndex index(g);
-  const graph::InferenceResult shapes = graph::infer_shapes(index, &m.info);
-
-  // Every loss's prediction, in graph order: the edge into its "input" port.
-  std::vector<size_t> predictions, ends;
-  for (const layers::LossTerm& term : m.compiled.terms) {
-    const Node* loss = index.find(term.node);
-    if (!loss) fail("the project has no loss node '" + term.node + "' (the compiled model's)");
-    size_t prediction = graph::GraphIndex::npos;
-    for (size_t e : index.edges_into(loss->id))
-      if (g.edges[e].to.port == "input") prediction = e;
-    if (prediction == graph::GraphIndex::npos || index.source[prediction] == graph::GraphIndex::npos)
-      fail(where(*loss) + " has no prediction input");
-    predictions.push_back(prediction);
-    ends.push_back(index.source[prediction]);
-  }
-  const std::vector<char> needed = index.feeding(ends);
-
-  // Names: each needed node's, then the variables of the output ports something reads.
-  const std::string cls = class_name(options.name);
-  std::set<std::string> taken{cls};
-  std::map<std::string, std::string> name_of;
-  for (const std::string& id : shapes.order)
-    if (needed[index.node.at(id)]) name_of[id] = python_name(id, taken);
-  std::set<std::pair<std::string, std::string>> read;  // (node, port)
-  for (size_t e = 0; e < g.edges.size(); ++e)
-    if (index.target[e] != graph::GraphIndex::npos && needed[index.target[e]])
-      read.insert({g.edges[e].from.node, g.edges[e].from.port});
-  for (size_t e : predictions) read.insert({g.edges[e].from.node, g.edges[e].from.port});
-
-  CodeEmitter emitter;
-  std::map<std::pair<std::string, std::string>, std::string> variable;  // (node, port) -> Python variable
-  for (const std::string& id : shapes.order) {
-    if (!needed[index.node.at(id)]) continue;
-    const Node& node = *index.find(id);
-    const graph::LayerType& type = *registry.find(node.type);
-    const layers::PytorchRule& rule = layers::lowering(type).pytorch;
-    if (!rule) fail(where(node) + ": layer type " + type.name + " has no PyTorch export rule");
-    const std::string& name = name_of.at(id);
-    std::vector<Shape> in_shapes;
-    std::vector<std::string> in_names;
-    std::vector<int64_t> columns;
-    if (type.is_input()) {
-      in_names.push_back("x");
-      columns = layers::input_columns(graph::input_read(node), m.info);
-    }
-    for (const auto& [port, edges] : graph::input_edges(index, node, type))
-      for (size_t e : edges) {
-        in_names.push_back(variable.at({g.edges[e].from.node, g.edges[e].from.port}));
-        in_shapes.push_back(*shapes.edge_shapes[e]);
-      }
-    const std::vector<graph::PortSpec> out_ports = type.outputs_of(node);
-    std::vector<std::string> out_names;
-    for (const graph::PortSpec& p : out_ports) {
-      std::string v = "_";
-      if (read.count({id, p.name}))
-        v = type.is_input() && columns.empty() ? "x" : out_ports.size() == 1 ? name : name + "_" + p.name;
-      out_names.push_back(v);
-    }
-    emitter.begin(node, name);
-    try {
-      rule({node, in_shapes, shapes.outputs.at(id), in_names, out_names, name, columns, emitter});
-    } catch (const layers::CodeUnsupported& u) {
-      fail(where(node) + " cannot be exported: " + u.reason);
-    }
-    for (size_t i = 0; i < out_names.size(); ++i) variable[{id, out_ports[i].name}] = out_names[i];
-  }
-
+  PythonWriter emitter;
+  const CodeGraph graph =
+      walk_code_graph(m, options.name, {"PyTorch", &layers::Lowering::pytorch, &reserved(), "", "x"}, emitter);
+  const std::string& cls = graph.class_name;
+  const std::vector<std::string>& loss_names = graph.loss_nodes;
   const bool standardised = !m.normalization.empty();
-  std::string returned;
-  for (size_t e : predictions)
-    returned += (returned.empty() ? "" : ", ") + variable.at({g.edges[e].from.node, g.edges[e].from.port});
-  std::vector<std::string> loss_names;
-  for (const layers::LossTerm& term : m.compiled.terms) loss_names.push_back(term.node);
+  const std::string returned = join(graph.predictions);
 
   std::string s;
   s += "\"\"\"" + (options.name.empty() ? std::string("A Plexus model") : options.name) +
@@ -250,11 +124,8 @@ std::string pytorch_code(const session::TrainedModel& m, const CodeOptions& opti
        (options.name.empty() ? "model" : options.name) +
        ".py WEIGHTS`, to print the output for a batch of zeros.\n\"\"\"\n";
   s += "import json\nimport struct\nimport sys\n\nimport torch\nfrom torch import nn\n\n";
-  s += "# One example's raw input, as the dataset reader yields it";
-  s += m.preparation ? " (a table's rows prepared: missing cells filled, categories one-hot, as\n"
-                       "# `plexus-cli predict --prepared-csv` writes them)"
-                     : (m.vocabulary.empty() ? " (images: pixel / 255)" : " (character ids, 0 = padding)");
-  s += ".\nINPUT_SHAPE = " + layers::py(std::vector<int64_t>(m.info.input_shape.begin(), m.info.input_shape.end())) +
+  s += "# One example's raw input, as the dataset reader yields it (" + raw_input_kind(m) +
+       ").\nINPUT_SHAPE = " + layers::py(std::vector<int64_t>(m.info.input_shape.begin(), m.info.input_shape.end())) +
        "\n";
   if (!m.class_names.empty()) {
     std::vector<std::string> quoted;
@@ -274,23 +145,24 @@ std::string pytorch_code(const session::TrainedModel& m, const CodeOptions& opti
          "        mean, std = mean.view(shape), std.view(shape)\n"
          "    return (x - mean) * (1 / std)\n";
   }
-  for (const std::string& h : emitter.helpers_) s += "\n\n" + h;
+  for (const std::string& h : emitter.helpers) s += "\n\n" + h;
   s += "\n\nclass " + cls + "(nn.Module):\n";
-  s += "    \"\"\"The project's graph: a submodule per node with weights or a torch.nn layer, wired in forward.\"\"\"\n\n";
+  s += "    \"\"\"The project's graph: a submodule per node with weights or a torch.nn layer, wired in "
+       "forward.\"\"\"\n\n";
   s += "    def __init__(self):\n        super().__init__()\n";
-  for (const std::string& l : emitter.init_) s += "        " + l + "\n";
+  for (const std::string& l : emitter.members) s += "        " + l + "\n";
   s += "\n    def forward(self, x):\n";
   s += "        \"\"\"Raw inputs [N, *INPUT_SHAPE] -> " +
        std::string(loss_names.size() == 1 ? "what feeds the loss node '" + loss_names[0] + "'"
                                           : "a tuple of what feeds each loss node: " + join(loss_names)) +
        (m.classification() && loss_names.size() == 1 ? " (class scores)" : "") + ".\"\"\"\n";
   if (standardised) s += "        x = standardise(x)\n";
-  for (const std::string& l : emitter.forward_) s += "        " + l + "\n";
+  for (const std::string& l : emitter.forward) s += "        " + l + "\n";
   s += "        return " + returned + "\n\n\n";
   s += "# The submodule each node's tensors \"<node id>.<param>\" load into.\nSUBMODULES = {";
-  for (size_t i = 0; i < emitter.submodules_.size(); ++i)
-    s += std::string(i ? ", " : "") + nlohmann::json(emitter.submodules_[i].first).dump() + ": \"" +
-         emitter.submodules_[i].second + "\"";
+  for (size_t i = 0; i < emitter.submodules.size(); ++i)
+    s += std::string(i ? ", " : "") + nlohmann::json(emitter.submodules[i].first).dump() + ": \"" +
+         emitter.submodules[i].second + "\"";
   s += "}\n\n";
   s += kLoader;
   s += "\n\nif __name__ == \"__main__\":\n"
@@ -301,12 +173,7 @@ std::string pytorch_code(const session::TrainedModel& m, const CodeOptions& opti
        "(), sys.argv[1])\n"
        "    with torch.no_grad():\n"
        "        print(model(torch.zeros(2, *INPUT_SHAPE)))\n";
-  if (summary) {
-    summary->class_name = cls;
-    summary->submodules = emitter.submodules_.size();
-    summary->lines = size_t(std::count(s.begin(), s.end(), '\n'));
-    summary->bytes = s.size();
-  }
+  if (summary) *summary = summarize(s, graph, emitter);
   return s;
 }
 

@@ -9,7 +9,7 @@
 //     (what the dataset reader yields: images pixel / 255; a table's rows prepared as
 //     `predict --prepared-csv` writes them), standardises them, then computes every node the
 //     loss nodes' predictions need in topological order, each by its layer type's PyTorch rule
-//     (layers/pytorch_rules.h), and returns the tensor that feeds the loss (with several loss
+//     (layers/code_rules.h), and returns the tensor that feeds the loss (with several loss
 //     nodes a tuple, one per loss in graph order);
 //   - read_safetensors(path) and load_weights(model, path): a run checkpoint or weights file
 //     read with the standard library, its "<node id>.<param>" tensors (a checkpoint's

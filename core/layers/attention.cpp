@@ -185,7 +185,7 @@ void add_multihead_attention(Registrar& r) {
   // torch.nn.MultiheadAttention (batch first) has Plexus' parameters; the causal mask and the
   // keys' padding are its boolean masks (True: not attended), each example keeping at least
   // one key as Plexus does.
-  t.pytorch = [](const PytorchContext& c, const P& p) {
+  t.pytorch = [](const CodeContext& c, const P& p) {
     const Wired wired(c.inputs);
     const std::string& query = c.input();
     c.out.module("nn.MultiheadAttention(" + std::to_string(c.inputs[0][1]) + ", " + std::to_string(p.num_heads) +
@@ -204,7 +204,7 @@ void add_multihead_attention(Registrar& r) {
                  c.input_names[size_t(wired.lengths)] + ".clamp(min=1)[:, None]");
       args += ", key_padding_mask=" + c.local("padding");
     }
-    c.assign(c.self() + "(" + args + ", need_weights=False)[0]");
+    c.assign(c.call(args + ", need_weights=False") + "[0]");
   };
   r.add(std::move(t));
 }
@@ -260,7 +260,7 @@ void add_positional_embedding(Registrar& r) {
   };
   // Learned: an nn.Embedding whose rows are the positions' vectors; sinusoidal: its fixed table
   // "pe" as a buffer (loaded with the weights).
-  t.pytorch = [](const PytorchContext& c, const P& p) {
+  t.pytorch = [](const CodeContext& c, const P& p) {
     const std::string e = std::to_string(c.inputs[0][1]), length = std::to_string(p.max_len);
     if (p.kind == "learned") {
       c.out.module("nn.Embedding(" + length + ", " + e + ")");
@@ -276,7 +276,7 @@ void add_positional_embedding(Registrar& r) {
     def forward(self, x):
         return x + self.pe[: x.shape[1]]
 )");
-    pytorch_call(c, "SinusoidalPositions(" + length + ", " + e + ")");
+    module_call(c, "SinusoidalPositions(" + length + ", " + e + ")");
   };
   r.add(std::move(t));
 }

@@ -87,11 +87,15 @@ void add_data_layers(Registrar& r) {
   };
   // The exporter standardises the whole example first (as the run's loaders did); a table's
   // columns are then picked apart.
-  t.pytorch = [](const PytorchContext& c, const graph::InputParams&) {
+  t.pytorch = [](const CodeContext& c, const graph::InputParams&) {
     if (c.columns.empty()) return c.assign(c.input());
     std::string at;
     for (int64_t i : c.columns) at += (at.empty() ? "" : ", ") + std::to_string(i);
     c.assign(c.input() + "[:, [" + at + "]]");
+  };
+  t.cpp = [](const CodeContext& c, const graph::InputParams&) {
+    if (!c.columns.empty()) throw CodeUnsupported{"it reads a table's columns apart, which the C++ export cannot yet"};
+    c.assign(c.input());
   };
   r.add(std::move(t));
 }

@@ -33,8 +33,8 @@ void onnx_left_fold(const OnnxContext& c, const char* op, const std::string& par
   }
 }
 
-// The same fold in Python: `a + b + c` is ((a + b) + c), Plexus' order.
-void pytorch_left_fold(const PytorchContext& c, const char* op) {
+// The same fold in code, Python's and C++'s alike: `a + b + c` is ((a + b) + c), Plexus' order.
+void code_left_fold(const CodeContext& c, const char* op) {
   c.assign(join(c.input_names, std::string(" ") + op + " "));
 }
 
@@ -56,7 +56,7 @@ void add_add(Registrar& r) {
   };
   t.build = [](const BuildContext&, const NoParams&) { return left_fold(std::plus<Tensor>()); };
   t.onnx = [](const OnnxContext& c, const NoParams&) { onnx_left_fold(c, "Add", "sum"); };
-  t.pytorch = [](const PytorchContext& c, const NoParams&) { pytorch_left_fold(c, "+"); };
+  t.pytorch = t.cpp = [](const CodeContext& c, const NoParams&) { code_left_fold(c, "+"); };
   r.add(std::move(t));
 }
 
@@ -98,7 +98,7 @@ void add_mul(Registrar& r) {
   };
   t.build = [](const BuildContext&, const NoParams&) { return left_fold(std::multiplies<Tensor>()); };
   t.onnx = [](const OnnxContext& c, const NoParams&) { onnx_left_fold(c, "Mul", "product"); };
-  t.pytorch = [](const PytorchContext& c, const NoParams&) { pytorch_left_fold(c, "*"); };
+  t.pytorch = t.cpp = [](const CodeContext& c, const NoParams&) { code_left_fold(c, "*"); };
   r.add(std::move(t));
 }
 
@@ -117,7 +117,7 @@ void add_sub(Registrar& r) {
     return BuiltNode{nullptr, [](const std::vector<Tensor>& in) { return in.at(0) - in.at(1); }};
   };
   t.onnx = [](const OnnxContext& c, const NoParams&) { onnx_op("Sub")(c); };
-  t.pytorch = [](const PytorchContext& c, const NoParams&) { pytorch_left_fold(c, "-"); };
+  t.pytorch = t.cpp = [](const CodeContext& c, const NoParams&) { code_left_fold(c, "-"); };
   r.add(std::move(t));
 }
 
@@ -162,8 +162,11 @@ void add_concat(Registrar& r) {
     return BuiltNode{nullptr, [dim = p.dim](const std::vector<Tensor>& in) { return concat(in, dim); }};
   };
   t.onnx = [](const OnnxContext& c, const P& p) { onnx_op("Concat", {{"axis", p.dim}})(c); };
-  t.pytorch = [](const PytorchContext& c, const P& p) {
+  t.pytorch = [](const CodeContext& c, const P& p) {
     c.assign("torch.cat([" + join(c.input_names) + "], dim=" + std::to_string(p.dim) + ")");
+  };
+  t.cpp = [](const CodeContext& c, const P& p) {
+    c.assign("concat({" + join(c.input_names) + "}, " + std::to_string(p.dim) + ")");
   };
   r.add(std::move(t));
 }

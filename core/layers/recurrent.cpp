@@ -154,7 +154,7 @@ void add_recurrent(Registrar& r, const RecurrentKind& k) {
   // order. With lengths, the sequence is packed, each example cut to its length clamped to
   // [1, T] as Plexus clamps it, so both directions read only its steps; unpacked, the steps
   // after it are zeros. The state is h_n's last layer, its directions side by side.
-  t.pytorch = [name = std::string(k.name)](const PytorchContext& c, const P& p) {
+  t.pytorch = [name = std::string(k.name)](const CodeContext& c, const P& p) {
     const std::string steps = std::to_string(c.inputs[0][0]);
     c.out.module("nn." + name + "(" + std::to_string(c.inputs[0].back()) + ", " + std::to_string(p.hidden_size) +
                  py_kwarg("num_layers", std::to_string(p.num_layers), "1") +
@@ -169,7 +169,7 @@ void add_recurrent(Registrar& r, const RecurrentKind& k) {
     }
     const std::string output = !c.used(0) ? "_" : packed ? c.local("packed_output") : c.output_names[0];
     const std::string h = c.used(1) ? c.local("h") : "_";
-    c.out.line(output + ", " + (name == "LSTM" ? "(" + h + ", _)" : h) + " = " + c.self() + "(" + x + ")");
+    c.out.line(output + ", " + (name == "LSTM" ? "(" + h + ", _)" : h) + " = " + c.call(x));
     if (c.used(0) && packed)
       c.out.line(c.output_names[0] + ", _ = nn.utils.rnn.pad_packed_sequence(" + output +
                  ", batch_first=True, total_length=" + steps + ")");

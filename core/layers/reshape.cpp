@@ -18,7 +18,7 @@ void onnx_reshape_to_output(const OnnxContext& c) {
 }
 
 // The same in Python: `x.reshape(-1, <output shape>)`, the batch first.
-void pytorch_reshape_to_output(const PytorchContext& c) {
+void pytorch_reshape_to_output(const CodeContext& c) {
   std::string dims = "-1";
   for (int64_t d : c.outputs[0]) dims += ", " + std::to_string(d);
   c.assign(c.input() + ".reshape(" + dims + ")");
@@ -40,9 +40,13 @@ void add_flatten(Registrar& r) {
                      [](const std::vector<Tensor>& in) { return reshape(in.at(0), {in.at(0).shape().at(0), 1}); }};
   };
   t.onnx = onnx_op("Flatten", {{"axis", int64_t(1)}});  // [N] becomes [N, 1] too
-  t.pytorch = [](const PytorchContext& c, const NoParams&) {
-    if (!c.inputs[0].empty()) return pytorch_call(c, "nn.Flatten()");
+  t.pytorch = [](const CodeContext& c, const NoParams&) {
+    if (!c.inputs[0].empty()) return module_call(c, "nn.Flatten()");
     c.assign(c.input() + ".reshape(-1, 1)");  // [N] -> [N, 1], as nn.Flatten cannot
+  };
+  t.cpp = [](const CodeContext& c, const NoParams&) {
+    if (!c.inputs[0].empty()) return module_call(c, "nn::Flatten()");
+    c.assign("reshape(" + c.input() + ", {" + c.input() + ".shape().at(0), 1})");
   };
   r.add(std::move(t));
 }
@@ -96,7 +100,7 @@ void add_reshape(Registrar& r) {
                      }};
   };
   t.onnx = [](const OnnxContext& c, const P&) { onnx_reshape_to_output(c); };
-  t.pytorch = [](const PytorchContext& c, const P&) { pytorch_reshape_to_output(c); };
+  t.pytorch = [](const CodeContext& c, const P&) { pytorch_reshape_to_output(c); };
   r.add(std::move(t));
 }
 
@@ -137,7 +141,7 @@ void add_permute(Registrar& r) {
     return BuiltNode{nullptr, [dims = p.dims](const std::vector<Tensor>& in) { return contiguous(permute(in.at(0), dims)); }};
   };
   t.onnx = [](const OnnxContext& c, const P& p) { onnx_op("Transpose", {{"perm", p.dims}})(c); };
-  t.pytorch = [](const PytorchContext& c, const P& p) { c.assign(c.input() + ".permute" + py(p.dims)); };
+  t.pytorch = [](const CodeContext& c, const P& p) { c.assign(c.input() + ".permute" + py(p.dims)); };
   r.add(std::move(t));
 }
 
@@ -171,7 +175,7 @@ void add_squeeze(Registrar& r) {
   };
   // ONNX's Squeeze and Unsqueeze take their axes as an input from opset 13: a Reshape is simpler.
   t.onnx = [](const OnnxContext& c, const P&) { onnx_reshape_to_output(c); };
-  t.pytorch = [](const PytorchContext& c, const P&) { pytorch_reshape_to_output(c); };
+  t.pytorch = [](const CodeContext& c, const P&) { pytorch_reshape_to_output(c); };
   r.add(std::move(t));
 }
 
@@ -198,7 +202,7 @@ void add_unsqueeze(Registrar& r) {
     return BuiltNode{nullptr, [dim = p.dim](const std::vector<Tensor>& in) { return unsqueeze(in.at(0), dim); }};
   };
   t.onnx = [](const OnnxContext& c, const P&) { onnx_reshape_to_output(c); };
-  t.pytorch = [](const PytorchContext& c, const P&) { pytorch_reshape_to_output(c); };
+  t.pytorch = [](const CodeContext& c, const P&) { pytorch_reshape_to_output(c); };
   r.add(std::move(t));
 }
 

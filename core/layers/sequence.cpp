@@ -32,7 +32,7 @@ void add_sequence_lengths(Registrar& r) {
     c.out.add_node("Cast", {c.name("token")}, {c.name("counted")}, {{"to", kOnnxFloat}});
     c.out.add_node("ReduceSum", {c.name("counted"), c.name("axis")}, c.output_names, {{"keepdims", int64_t(0)}});
   };
-  t.pytorch = [](const PytorchContext& c, const NoParams&) { c.assign("(" + c.input() + " != 0).sum(dim=1).float()"); };
+  t.pytorch = [](const CodeContext& c, const NoParams&) { c.assign("(" + c.input() + " != 0).sum(dim=1).float()"); };
   r.add(std::move(t));
 }
 
@@ -121,7 +121,7 @@ void add_sequence_pool(Registrar& r) {
     c.out.add_initializer(c.name("axis1"), std::vector<int64_t>{1});
     c.out.add_node("Squeeze", {c.name("picked"), c.name("axis1")}, c.output_names);
   };
-  t.pytorch = [](const PytorchContext& c, const P& p) {
+  t.pytorch = [](const CodeContext& c, const P& p) {
     const std::string& x = c.input();
     if (c.input_names.size() > 1 && p.mode != "first") {
       c.out.helper("pool_sequence", R"(def pool_sequence(x, lengths, mode):

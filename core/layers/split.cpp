@@ -54,7 +54,7 @@ void onnx_split(const OnnxContext& c, int64_t dim, const std::vector<int64_t>& s
 }
 
 // The same in Python: `a, b = torch.split(x, [2, 3], dim=1)`.
-void pytorch_split(const PytorchContext& c, int64_t dim, const std::vector<int64_t>& sizes) {
+void pytorch_split(const CodeContext& c, int64_t dim, const std::vector<int64_t>& sizes) {
   std::string list;
   for (int64_t n : sizes) list += (list.empty() ? "" : ", ") + std::to_string(n);
   c.out.line(join(c.output_names) + (c.output_names.size() == 1 ? "," : "") + " = torch.split(" + c.input() + ", [" +
@@ -93,7 +93,7 @@ void add_split(Registrar& r) {
                      }};
   };
   t.onnx = [](const OnnxContext& c, const P& p) { onnx_split(c, p.dim, p.sections); };
-  t.pytorch = [](const PytorchContext& c, const P& p) { pytorch_split(c, p.dim, p.sections); };
+  t.pytorch = [](const CodeContext& c, const P& p) { pytorch_split(c, p.dim, p.sections); };
   r.add(std::move(t));
 }
 
@@ -140,7 +140,7 @@ void add_chunk(Registrar& r) {
   t.onnx = [](const OnnxContext& c, const P& p) {
     onnx_split(c, p.dim, chunk_sizes(c.inputs.at(0)[size_t(p.dim - 1)], p.chunks));
   };
-  t.pytorch = [](const PytorchContext& c, const P& p) {
+  t.pytorch = [](const CodeContext& c, const P& p) {
     pytorch_split(c, p.dim, chunk_sizes(c.inputs.at(0)[size_t(p.dim - 1)], p.chunks));
   };
   r.add(std::move(t));
@@ -196,7 +196,7 @@ void add_slice(Registrar& r) {
     c.out.add_node("Slice", {c.input_names[0], c.name("starts"), c.name("ends"), c.name("axes"), c.name("steps")},
                    c.output_names);
   };
-  t.pytorch = [](const PytorchContext& c, const P& p) {
+  t.pytorch = [](const CodeContext& c, const P& p) {
     const auto bounds = p.bounds(c.inputs.at(0)[size_t(p.dim - 1)]);
     std::string index;
     for (int64_t d = 0; d < p.dim; ++d) index += ":, ";

@@ -2,6 +2,7 @@
 // cross-checks of exported code (tests/reference/pytorch_export_crosscheck.py).
 //
 //   model_outputs PROJECT OUT_DIR [--count N]
+//   model_outputs --compare EXPECTED GOT
 //
 // Writes OUT_DIR/weights.safetensors, the project's initial weights (its seed) moved by
 // U(-0.1, 0.1) each and its running variances drawn from [0.5, 1.5], so that every parameter and
@@ -10,6 +11,11 @@
 // and "output.<i>", the model's prediction for each loss node i in graph order, computed as
 // `plexus-cli predict` and `eval` compute them (session::TrainedModel with those weights).
 // Exits 77 ("skipped: ...") when the project's dataset cannot be read.
+// --compare: GOT (an exported program's outputs.safetensors) must hold every "output.<i>" of
+// EXPECTED with its shape, each value within 1e-4 of the largest magnitude (at least 1) of the
+// expected tensor; exit 1, naming the tensor, when not.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,9 +34,43 @@
 namespace fs = std::filesystem;
 using namespace plexus;
 
+namespace {
+
+int compare(const fs::path& expected_file, const fs::path& got_file) {
+  const io::SafetensorsFile expected = io::load_safetensors(expected_file), got = io::load_safetensors(got_file);
+  double worst = 0;
+  for (const auto& [name, e] : expected.tensors) {
+    if (!name.starts_with("output.")) continue;
+    const Tensor* g = got.find(name);
+    if (!g || g->shape() != e.shape()) {
+      std::printf(
+          "FAIL %s: %s %s\n", got_file.string().c_str(), name.c_str(),
+          g ? ("has shape " + to_string(g->shape()) + ", expected " + to_string(e.shape())).c_str() : "is missing");
+      return 1;
+    }
+    const std::vector<float> ev = e.to_vector(), gv = g->to_vector();
+    double scale = 1, difference = 0;
+    for (float v : ev) scale = std::max(scale, double(std::abs(v)));
+    for (size_t i = 0; i < ev.size(); ++i) difference = std::max(difference, double(std::abs(ev[i] - gv[i])));
+    worst = std::max(worst, difference / scale);
+  }
+  const bool ok = worst <= 1e-4;
+  std::printf("%s %s: largest difference %.2g of the largest magnitude\n", ok ? "ok  " : "FAIL",
+              got_file.string().c_str(), worst);
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  if (argc == 4 && std::strcmp(argv[1], "--compare") == 0) try {
+      return compare(argv[2], argv[3]);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "model_outputs: %s\n", e.what());
+      return 1;
+    }
   if (argc != 3 && !(argc == 5 && std::strcmp(argv[3], "--count") == 0)) {
-    std::fprintf(stderr, "usage: model_outputs PROJECT OUT_DIR [--count N]\n");
+    std::fprintf(stderr, "usage: model_outputs PROJECT OUT_DIR [--count N] | --compare EXPECTED GOT\n");
     return 2;
   }
   const fs::path project = argv[1], out = argv[2];

@@ -1,4 +1,4 @@
-#include "layers/pytorch_rules.h"
+#include "layers/code_rules.h"
 
 #include <cmath>
 
@@ -30,9 +30,19 @@ std::string py_kwarg(const std::string& name, const std::string& value, const st
   return value == default_value ? "" : ", " + name + "=" + value;
 }
 
-void pytorch_call(const PytorchContext& c, const std::string& constructor) {
+std::string cpp(double v) {
+  if (!std::isfinite(v))
+    return std::isnan(v) ? "std::numeric_limits<float>::quiet_NaN()"
+                         : std::string(v > 0 ? "" : "-") + "std::numeric_limits<float>::infinity()";
+  const std::string s = shortest_float_text(float(v));
+  return s + (s.find_first_of(".eE") == std::string::npos ? ".f" : "f");
+}
+
+std::string cpp(bool v) { return v ? "true" : "false"; }
+
+void module_call(const CodeContext& c, const std::string& constructor) {
   c.out.module(constructor);
-  c.assign(c.self() + "(" + join(c.input_names) + ")");
+  c.assign(c.call(join(c.input_names)));
 }
 
 }  // namespace plexus::layers
