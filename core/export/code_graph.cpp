@@ -100,7 +100,8 @@ CodeGraph walk_code_graph(const session::TrainedModel& m, const std::string& pro
   const std::vector<char> needed = index.feeding(ends);
 
   // Names: each needed node's, then the variables of the output ports something reads.
-  const std::string cls = class_name(project_name);
+  std::string cls = class_name(project_name);
+  if (language.reserved->count(cls)) cls += "Model";  // a project named RMSNorm, like a helper class
   std::set<std::string> taken{cls};
   std::map<std::string, std::string> name_of;
   for (const std::string& id : shapes.order)

@@ -19,6 +19,9 @@ layer types no example uses):
 The first project's file is also run as a script (`python3 P.py WEIGHTS`).
 
 Exit status 0 when every project that ran matched, 1 otherwise, 77 when none could run.
+
+With `--check-dir DIR` it compares the files test_code_export writes, one layer type each (see
+check_dir).
 """
 import glob
 import importlib.util
@@ -42,6 +45,45 @@ def class_name(stem):
     return name if name and not name[0].isdigit() else "Model" + name
 
 
+def compare(label, code, weights, outputs):
+    """Imports the exported file `code` (a module of its own), loads `weights` with its
+    load_weights and compares its forward on the "x" of `outputs` with the "output.<i>" there."""
+    spec = importlib.util.spec_from_file_location(label, code)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    model = module.load_weights(getattr(module, class_name(label))(), weights)
+    tensors, _ = module.read_safetensors(outputs)
+    expected = [tensors[f"output.{i}"] for i in range(len(tensors) - 1)]
+    with torch.no_grad():
+        got = model(tensors["x"])
+    got = list(got) if isinstance(got, tuple) else [got]
+    if len(got) != len(expected):
+        print(f"FAIL {label}: forward returns {len(got)} outputs, Plexus computes {len(expected)}")
+        return False
+    worst = 0.0
+    for i, (g, e) in enumerate(zip(got, expected)):
+        if g.shape != e.shape:
+            print(f"FAIL {label}: output {i} has shape {list(g.shape)}, Plexus' {list(e.shape)}")
+            return False
+        scale = max(1.0, e.abs().max().item())
+        worst = max(worst, (g - e).abs().max().item() / scale)
+    ok = worst <= TOLERANCE
+    print(f"{'ok  ' if ok else 'FAIL'} {label}: {tensors['x'].shape[0]} examples, {len(expected)} output(s), "
+          f"largest difference {worst:.2g} of the largest magnitude")
+    return ok
+
+
+def check_dir(folder):
+    """--check-dir: every subfolder NAME of `folder` holds model.py (exported with the project
+    name NAME, which is no name of the file's own), weights.safetensors and outputs.safetensors
+    (test_code_export writes them)."""
+    names = sorted(os.listdir(folder))
+    results = [compare(n, *(os.path.join(folder, n, f) for f in ("model.py", "weights.safetensors",
+                                                                   "outputs.safetensors"))) for n in names]
+    print(f"{sum(results)} of {len(results)} match")
+    sys.exit(0 if results and all(results) else 1)
+
+
 def check(cli, model_outputs, project, work, run_as_script):
     stem = os.path.splitext(os.path.basename(project))[0]
     done = subprocess.run([model_outputs, project, work], capture_output=True, text=True)
@@ -57,28 +99,7 @@ def check(cli, model_outputs, project, work, run_as_script):
     if done.returncode != 0:
         print(f"FAIL {stem}: plexus-cli export: {done.stderr.strip()}")
         return False
-    spec = importlib.util.spec_from_file_location(stem, code)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    model = module.load_weights(getattr(module, class_name(stem))(), weights)
-    tensors, _ = module.read_safetensors(os.path.join(work, "outputs.safetensors"))
-    expected = [tensors[f"output.{i}"] for i in range(len(tensors) - 1)]
-    with torch.no_grad():
-        got = model(tensors["x"])
-    got = list(got) if isinstance(got, tuple) else [got]
-    if len(got) != len(expected):
-        print(f"FAIL {stem}: forward returns {len(got)} outputs, Plexus computes {len(expected)}")
-        return False
-    worst = 0.0
-    for i, (g, e) in enumerate(zip(got, expected)):
-        if g.shape != e.shape:
-            print(f"FAIL {stem}: output {i} has shape {list(g.shape)}, Plexus' {list(e.shape)}")
-            return False
-        scale = max(1.0, e.abs().max().item())
-        worst = max(worst, (g - e).abs().max().item() / scale)
-    ok = worst <= TOLERANCE
-    print(f"{'ok  ' if ok else 'FAIL'} {stem}: {tensors['x'].shape[0]} examples, {len(expected)} output(s), "
-          f"largest difference {worst:.2g} of the largest magnitude")
+    ok = compare(stem, code, weights, os.path.join(work, "outputs.safetensors"))
     if ok and run_as_script:
         done = subprocess.run([sys.executable, code, weights], capture_output=True, text=True)
         if done.returncode != 0 or "tensor(" not in done.stdout:
@@ -88,6 +109,8 @@ def check(cli, model_outputs, project, work, run_as_script):
 
 
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--check-dir":
+        check_dir(sys.argv[2])
     if len(sys.argv) < 3:
         sys.exit("usage: pytorch_export_crosscheck.py PLEXUS_CLI MODEL_OUTPUTS [project.plexus ...]")
     cli, model_outputs = sys.argv[1], sys.argv[2]

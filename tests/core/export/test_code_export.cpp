@@ -1,0 +1,104 @@
+// Code export (core/export/pytorch_code.h, cpp_code.h): every layer type but the losses has a
+// PyTorch rule, and each one, alone between an Input and an MSE loss with every weight random,
+// exports to a file whose model gives Plexus' outputs in torch (tests/reference/
+// pytorch_export_crosscheck.py --check-dir, under Debian's /usr/bin/python3; skipped without
+// torch); names become valid identifiers; a node without a rule is refused by name and nothing
+// is written. The example projects in torch and C++: reference_pytorch_export and cpp_export.
+#include "support/check.h"
+
+#include <filesystem>
+
+#include "export/cpp_code.h"
+#include "export/pytorch_code.h"
+#include "io/atomic_file.h"
+#include "io/safetensors.h"
+#include "layers/lowering.h"
+#include "support/onnx_support.h"
+#include "support/process.h"
+#include "support/temp_dir.h"
+#include "train/checkpoint.h"
+#include "util/error.h"
+
+using namespace plexus;
+using namespace plexus::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kPython = "/usr/bin/python3";  // Debian's, which has torch
+
+bool torch_available() {
+  return fs::exists(kPython) && run_process(kPython, {"-c", "import torch"}, {}, std::chrono::minutes(1)).ok();
+}
+
+}  // namespace
+
+TEST(everyTypeButTheLossesHasAPytorchRule) {
+  for (const graph::LayerType& t : graph::Registry::instance().types())
+    VERIFY2(bool(layers::lowering(t).pytorch) != t.is_loss(), t.name.c_str());
+}
+
+// Each type's file, its weights and Plexus' outputs on 5 random raw inputs, then one run of
+// the checker over all of them (one start of torch).
+TEST(everyLayerTypeRunsInTorch) {
+  const TempDir dir;
+  for (const graph::LayerType& t : graph::Registry::instance().types()) {
+    if (t.is_loss()) continue;
+    const graph::Graph g = t.is_input() ? chain({}) : chain({node("layer", t.name)});
+    const std::optional<Shape> input = suited_input(g);
+    VERIFY2(input, ("no test input suits " + t.name + ": add one to kTestInputs").c_str());
+    session::TrainedModel m = trained_model(g, *input, per_channel(*input));
+    const bool indices = takes_indices(m);
+    if (indices) m.normalization = {};  // ids are not standardised
+    Shape batch{5};
+    batch.insert(batch.end(), input->begin(), input->end());
+    const Tensor x = random_input(batch, indices);
+    const fs::path folder = dir.file(t.name + "_model");  // the project's name: the class is <type>Model
+    fs::create_directories(folder);
+    exporter::export_pytorch(m, folder / "model.py", {folder.filename().string()});
+    train::save_weights(folder / "weights.safetensors", *m.compiled.model);
+    io::save_safetensors(folder / "outputs.safetensors", {{"x", x}, {"output.0", m.forward(x)}});
+  }
+  if (!torch_available()) SKIP("/usr/bin/python3 cannot import torch (Debian 12: apt-get install python3-torch)");
+  const ProcessResult r = run_process(
+      kPython, {PLEXUS_SOURCE_DIR "/tests/reference/pytorch_export_crosscheck.py", "--check-dir", dir.path().string()},
+      {}, std::chrono::minutes(5));
+  VERIFY2(r.ok(), (r.describe() + ":\n" + r.out + r.err).c_str());
+}
+
+// Node ids that are no identifiers, or are Python's or C++'s words, become identifiers of their
+// own; a project named like a name of the file's own gets another class name.
+TEST(namesBecomeIdentifiers) {
+  const session::TrainedModel m =
+      trained_model(chain({node("class", "Linear", {{"out_features", int64_t(4)}}), node("second-layer", "ReLU"),
+                           node("eval", "Linear", {{"out_features", int64_t(3)}})}),
+                    {6});
+  const std::string py = exporter::pytorch_code(m, {"my model"});
+  VERIFY2(py.find("class MyModel(nn.Module):") != std::string::npos, py.c_str());
+  VERIFY2(py.find("self.class_ = nn.Linear(6, 4)") != std::string::npos, py.c_str());
+  VERIFY2(py.find("second_layer = self.second_layer(class_)") != std::string::npos, py.c_str());
+  VERIFY2(py.find("self.eval_ = nn.Linear(4, 3)") != std::string::npos, py.c_str());
+  VERIFY2(py.find(R"("class": "class_")") != std::string::npos, py.c_str());  // where its tensors load
+  const std::string cpp = exporter::cpp_code(m, {"my model"});
+  VERIFY2(cpp.find(R"(std::shared_ptr<nn::Linear> class_ = register_module("class",)") != std::string::npos,
+          cpp.c_str());
+  VERIFY2(cpp.find("std::shared_ptr<nn::Linear> eval_ =") != std::string::npos, cpp.c_str());
+  const std::string rms = exporter::pytorch_code(trained_model(chain({node("n", "RMSNorm")}), {6}), {"RMSNorm"});
+  VERIFY2(rms.find("class RMSNormModel(nn.Module):") != std::string::npos, rms.c_str());
+}
+
+// The C++ export has rules for fewer types: another node is refused by name, and nothing is written.
+TEST(aNodeWithoutARuleIsRefusedByName) {
+  const TempDir dir;
+  const fs::path out = dir.file("model.cpp");
+  io::write_file_atomically(out, std::string("before"));
+  const session::TrainedModel m =
+      trained_model(chain({node("rnn", "LSTM", {{"hidden_size", int64_t(3)}})}, "MSE"), {4, 5});
+  try {
+    exporter::export_cpp(m, out);
+    FAIL("an LSTM exported as C++");
+  } catch (const ValueError& e) {
+    COMPARE(std::string(e.what()), std::string("C++ export: LSTM 'rnn': layer type LSTM has no C++ export rule"));
+  }
+  COMPARE(read_all(out), std::string("before"));
+}
