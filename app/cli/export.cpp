@@ -41,7 +41,7 @@ constexpr const char* kExportHelp = R"(  Writes the project's model with the wei
 int cmd_export(const Args& args) {
   args.require("export", {"--checkpoint"});
   const int formats = int(args.has("--onnx")) + int(args.has("--pytorch")) + int(args.has("--cpp"));
-  if (formats != 1) throw UsageError{"export needs one of --onnx OUT.onnx, --pytorch OUT.py and --cpp OUT.cpp"};
+  if (formats != 1) throw UsageError{"export needs --onnx FILE, --pytorch FILE or --cpp FILE"};
   const std::string format = args.has("--onnx") ? "--onnx" : args.has("--pytorch") ? "--pytorch" : "--cpp";
   std::optional<std::string> file;
   if (!args.positional().empty()) file = args.positional()[0];
