@@ -1,7 +1,9 @@
 # cpp_export: the C++ programs `plexus-cli export --cpp` writes, built against the installed core
 # (cmake/core_install.cmake) and run against Plexus' own outputs.
 #   cmake -DCLI=plexus-cli -DMODEL_OUTPUTS=model_outputs -DBUILD=<build dir> -DWORK=<dir>
-#         -DPROJECTS=<a,b> -DGENERATOR=<generator> -DCXX=<compiler> [-DLAUNCHER=ccache] -P check_cpp_export.cmake
+#         -DPROJECTS=<a,b> -DGENERATOR=<generator> -DCXX=<compiler> [-DLAUNCHER=ccache]
+#         [-DSANITIZE=address,undefined] -P check_cpp_export.cmake
+# (A sanitized core needs its sanitizers in the program's compile and link too.)
 # 1. `cmake --install BUILD --component plexus_dev` into WORK/prefix;
 # 2. per project: model_outputs writes weights (initial ones moved at random) and Plexus' outputs
 #    on its first 100 test examples (skipped when its dataset is absent), and `plexus-cli export
@@ -47,12 +49,15 @@ if(NOT programs)
 endif()
 file(WRITE ${WORK}/app/CMakeLists.txt "${lists}")
 
-set(launcher "")
+set(flags "")
 if(LAUNCHER)
-  set(launcher -DCMAKE_CXX_COMPILER_LAUNCHER=${LAUNCHER})
+  list(APPEND flags -DCMAKE_CXX_COMPILER_LAUNCHER=${LAUNCHER})
+endif()
+if(SANITIZE)
+  list(APPEND flags "-DCMAKE_CXX_FLAGS=-fsanitize=${SANITIZE}" "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=${SANITIZE}")
 endif()
 run(${CMAKE_COMMAND} -S ${WORK}/app -B ${WORK}/app/build -G ${GENERATOR} -DCMAKE_BUILD_TYPE=Release
-    -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_PREFIX_PATH=${WORK}/prefix ${launcher})
+    -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_PREFIX_PATH=${WORK}/prefix ${flags})
 run(${CMAKE_COMMAND} --build ${WORK}/app/build)
 foreach(name ${programs})
   run(${WORK}/app/build/${name} ${WORK}/${name}/weights.safetensors ${WORK}/${name}/outputs.safetensors
