@@ -4,8 +4,6 @@
 // pytorch_export_crosscheck.py --check-dir, under Debian's /usr/bin/python3; skipped without
 // torch); names become valid identifiers; a node without a rule is refused by name and nothing
 // is written. The example projects in torch and C++: reference_pytorch_export and cpp_export.
-#include "support/check.h"
-
 #include <filesystem>
 
 #include "export/cpp_code.h"
@@ -13,6 +11,8 @@
 #include "io/atomic_file.h"
 #include "io/safetensors.h"
 #include "layers/lowering.h"
+#include "support/check.h"
+#include "support/graph_fixture.h"
 #include "support/onnx_support.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
@@ -31,6 +31,15 @@ bool torch_available() {
   return fs::exists(kPython) && run_process(kPython, {"-c", "import torch"}, {}, std::chrono::minutes(1)).ok();
 }
 
+// Exports `m` as `name` into dir/name/: model.py, its weights, and Plexus' outputs on the raw inputs x.
+void write_case(const TempDir& dir, const std::string& name, const session::TrainedModel& m, const Tensor& x) {
+  const fs::path folder = dir.file(name);
+  fs::create_directories(folder);
+  exporter::export_pytorch(m, folder / "model.py", {name});
+  train::save_weights(folder / "weights.safetensors", *m.compiled.model);
+  io::save_safetensors(folder / "outputs.safetensors", {{"x", x}, {"output.0", m.forward(x)}});
+}
+
 }  // namespace
 
 TEST(everyTypeButTheLossesHasAPytorchRule) {
@@ -38,8 +47,10 @@ TEST(everyTypeButTheLossesHasAPytorchRule) {
     VERIFY2(bool(layers::lowering(t).pytorch) != t.is_loss(), t.name.c_str());
 }
 
-// Each type's file, its weights and Plexus' outputs on 5 random raw inputs, then one run of
-// the checker over all of them (one start of torch).
+// Each type's file (the project named <type>_model, so that its class is no name of the file's
+// own), and Inputs reading a table's columns apart (the measurements standardised, the
+// category's indices as they are); then one run of the checker over all of them (one start of
+// torch).
 TEST(everyLayerTypeRunsInTorch) {
   const TempDir dir;
   for (const graph::LayerType& t : graph::Registry::instance().types()) {
@@ -52,13 +63,15 @@ TEST(everyLayerTypeRunsInTorch) {
     if (indices) m.normalization = {};  // ids are not standardised
     Shape batch{5};
     batch.insert(batch.end(), input->begin(), input->end());
-    const Tensor x = random_input(batch, indices);
-    const fs::path folder = dir.file(t.name + "_model");  // the project's name: the class is <type>Model
-    fs::create_directories(folder);
-    exporter::export_pytorch(m, folder / "model.py", {folder.filename().string()});
-    train::save_weights(folder / "weights.safetensors", *m.compiled.model);
-    io::save_safetensors(folder / "outputs.safetensors", {{"x", x}, {"output.0", m.forward(x)}});
+    write_case(dir, t.name + "_model", m, random_input(batch, indices));
   }
+  const session::TrainedModel columns = trained_model(measurements_and_kind({"d", "a", "c"}),
+                                                      graph::DatasetInfo{{5}, {}, 3, 0, {"a", "b", "c", "d", "kind"}},
+                                                      {{1.f, 2.f, -1.f, 0.5f, 0.f}, {2.f, 0.5f, 3.f, 1.5f, 1.f}});
+  std::vector<float> rows = random_input({5, 5}, false).to_vector();
+  for (size_t r = 0; r < 5; ++r) rows[r * 5 + 4] = float(r % 6);  // the category's indices
+  write_case(dir, "columns_apart", columns, from_vector(rows, {5, 5}));
+
   if (!torch_available()) SKIP("/usr/bin/python3 cannot import torch (Debian 12: apt-get install python3-torch)");
   const ProcessResult r = run_process(
       kPython, {PLEXUS_SOURCE_DIR "/tests/reference/pytorch_export_crosscheck.py", "--check-dir", dir.path().string()},
