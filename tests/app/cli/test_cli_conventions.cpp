@@ -241,7 +241,8 @@ class TestCliConventions : public QObject {
       QVERIFY2(!bare_minus.match(line).hasMatch(), qPrintable(line));
       QVERIFY2(!escape.match(line).hasMatch(), qPrintable(line));
     }
-    QVERIFY(page.contains("plexus\\-cli export [FILE] \\-\\-checkpoint CKPT \\-\\-onnx OUT.onnx"));
+    QVERIFY(page.contains(
+        "plexus\\-cli export [FILE] \\-\\-checkpoint CKPT (\\-\\-onnx OUT.onnx | \\-\\-pytorch OUT.py | \\-\\-cpp OUT.cpp)"));
 
     // Where man is installed, it reads the page without a warning.
     if (testing::find_executable("man").empty()) return;

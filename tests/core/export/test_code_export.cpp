@@ -53,17 +53,10 @@ TEST(everyTypeButTheLossesHasAPytorchRule) {
 // torch).
 TEST(everyLayerTypeRunsInTorch) {
   const TempDir dir;
-  for (const graph::LayerType& t : graph::Registry::instance().types()) {
-    if (t.is_loss()) continue;
-    const graph::Graph g = t.is_input() ? chain({}) : chain({node("layer", t.name)});
-    const std::optional<Shape> input = suited_input(g);
-    VERIFY2(input, ("no test input suits " + t.name + ": add one to kTestInputs").c_str());
-    session::TrainedModel m = trained_model(g, *input, per_channel(*input));
-    const bool indices = takes_indices(m);
-    if (indices) m.normalization = {};  // ids are not standardised
+  for (const LayerCase& c : layer_cases()) {
     Shape batch{5};
-    batch.insert(batch.end(), input->begin(), input->end());
-    write_case(dir, t.name + "_model", m, random_input(batch, indices));
+    batch.insert(batch.end(), c.input.begin(), c.input.end());
+    write_case(dir, c.type->name + "_model", c.model, random_input(batch, c.indices));
   }
   const session::TrainedModel columns = trained_model(measurements_and_kind({"d", "a", "c"}),
                                                       graph::DatasetInfo{{5}, {}, 3, 0, {"a", "b", "c", "d", "kind"}},
