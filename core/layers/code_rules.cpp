@@ -40,6 +40,12 @@ std::string cpp(double v) {
 
 std::string cpp(bool v) { return v ? "true" : "false"; }
 
+std::string cpp(const std::vector<int64_t>& v) {
+  std::string s;
+  for (int64_t d : v) s += (s.empty() ? "" : ", ") + std::to_string(d);
+  return "{" + s + "}";
+}
+
 void module_call(const CodeContext& c, const std::string& constructor) {
   c.out.module(constructor);
   c.assign(c.call(join(c.input_names)));

@@ -250,6 +250,15 @@ void add_conv_transpose2d(Registrar& r) {
                         py_kwarg("groups", std::to_string(p.groups), "1") + py_kwarg("bias", py(p.bias), "True") +
                         py_kwarg("dilation", size(p.dilation), "1") + ")");
   };
+  t.cpp = [](const CodeContext& c, const P& p) {
+    const ConvTranspose2dOptions o = p.options();
+    const std::vector<int64_t> fields{o.stride_h,     o.stride_w,     o.pad_h,      o.pad_w, o.output_pad_h,
+                                      o.output_pad_w, o.dilation_h, o.dilation_w, o.groups};
+    const std::string options = "ConvTranspose2dOptions" + cpp(fields);
+    module_call(c, "nn::ConvTranspose2d(" + std::to_string(c.inputs[0][0]) + ", " + std::to_string(p.out_channels) +
+                       ", " + std::to_string(p.kernel_size.h) + ", " + std::to_string(p.kernel_size.w) + ", " +
+                       options + ", " + cpp(p.bias) + ")");
+  };
   r.add(std::move(t));
 }
 

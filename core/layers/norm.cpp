@@ -262,6 +262,10 @@ void add_group_norm(Registrar& r) {
     module_call(c, "nn.GroupNorm(" + std::to_string(p.num_groups) + ", " + std::to_string(c.inputs[0][0]) +
                         py_kwarg("eps", py(p.eps), "1e-05") + py_kwarg("affine", py(p.affine), "True") + ")");
   };
+  t.cpp = [](const CodeContext& c, const P& p) {
+    module_call(c, "nn::GroupNorm(" + std::to_string(p.num_groups) + ", " + std::to_string(c.inputs[0][0]) + ", " +
+                       cpp(p.eps) + ", " + cpp(p.affine) + ")");
+  };
   r.add(std::move(t));
 }
 
@@ -314,6 +318,10 @@ void add_instance_norm(Registrar& r) {
     module_call(c, "nn.InstanceNorm2d(" + std::to_string(c.inputs[0][0]) + py_kwarg("eps", py(p.eps), "1e-05") +
                         py_kwarg("momentum", py(p.momentum), "0.1") + py_kwarg("affine", py(p.affine), "False") +
                         py_kwarg("track_running_stats", py(p.track_running_stats), "False") + ")");
+  };
+  t.cpp = [](const CodeContext& c, const P& p) {
+    module_call(c, "nn::InstanceNorm2d(" + std::to_string(c.inputs[0][0]) + ", " + cpp(p.eps) + ", " +
+                       cpp(p.momentum) + ", " + cpp(p.affine) + ", " + cpp(p.track_running_stats) + ")");
   };
   r.add(std::move(t));
 }
@@ -379,6 +387,10 @@ void add_rms_norm(Registrar& r) {
 )");
     module_call(c, "RMSNorm(" + std::to_string(c.inputs[0].back()) + ", " + py(p.eps) +
                         py_kwarg("elementwise_affine", py(p.elementwise_affine), "True") + ")");
+  };
+  t.cpp = [](const CodeContext& c, const P& p) {
+    module_call(c, "nn::RMSNorm(" + std::to_string(c.inputs[0].back()) + ", " + cpp(p.eps) + ", " +
+                       cpp(p.elementwise_affine) + ")");
   };
   r.add(std::move(t));
 }

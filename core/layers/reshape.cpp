@@ -24,6 +24,13 @@ void pytorch_reshape_to_output(const CodeContext& c) {
   c.assign(c.input() + ".reshape(" + dims + ")");
 }
 
+// And in C++: `reshape(x, {x.shape().at(0), <output shape>})`.
+void cpp_reshape_to_output(const CodeContext& c) {
+  std::string dims = c.input() + ".shape().at(0)";
+  for (int64_t d : c.outputs[0]) dims += ", " + std::to_string(d);
+  c.assign("reshape(" + c.input() + ", {" + dims + "})");
+}
+
 void add_flatten(Registrar& r) {
   Layer<> t;
   t.name = "Flatten";
@@ -101,6 +108,7 @@ void add_reshape(Registrar& r) {
   };
   t.onnx = [](const OnnxContext& c, const P&) { onnx_reshape_to_output(c); };
   t.pytorch = [](const CodeContext& c, const P&) { pytorch_reshape_to_output(c); };
+  t.cpp = [](const CodeContext& c, const P&) { cpp_reshape_to_output(c); };
   r.add(std::move(t));
 }
 
@@ -142,6 +150,7 @@ void add_permute(Registrar& r) {
   };
   t.onnx = [](const OnnxContext& c, const P& p) { onnx_op("Transpose", {{"perm", p.dims}})(c); };
   t.pytorch = [](const CodeContext& c, const P& p) { c.assign(c.input() + ".permute" + py(p.dims)); };
+  t.cpp = [](const CodeContext& c, const P& p) { c.assign("permute(" + c.input() + ", " + cpp(p.dims) + ")"); };
   r.add(std::move(t));
 }
 
@@ -176,6 +185,7 @@ void add_squeeze(Registrar& r) {
   // ONNX's Squeeze and Unsqueeze take their axes as an input from opset 13: a Reshape is simpler.
   t.onnx = [](const OnnxContext& c, const P&) { onnx_reshape_to_output(c); };
   t.pytorch = [](const CodeContext& c, const P&) { pytorch_reshape_to_output(c); };
+  t.cpp = [](const CodeContext& c, const P&) { cpp_reshape_to_output(c); };
   r.add(std::move(t));
 }
 
@@ -203,6 +213,7 @@ void add_unsqueeze(Registrar& r) {
   };
   t.onnx = [](const OnnxContext& c, const P&) { onnx_reshape_to_output(c); };
   t.pytorch = [](const CodeContext& c, const P&) { pytorch_reshape_to_output(c); };
+  t.cpp = [](const CodeContext& c, const P&) { cpp_reshape_to_output(c); };
   r.add(std::move(t));
 }
 
