@@ -81,8 +81,8 @@ std::string py_kwarg(const std::string& name, const std::string& value, const st
 
 // ---- C++ ----
 
-std::string cpp(double v);  // a float literal: "0.1f", "1e-05f"
-std::string cpp(bool v);    // "true", "false"
+std::string cpp(double v);                       // a float literal: "0.1f", "1e-05f"
+std::string cpp(bool v);                         // "true", "false"
 std::string cpp(const std::vector<int64_t>& v);  // a braced list: "{0, 2, 1}"
 
 // ---- both ----
