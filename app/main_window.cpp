@@ -47,7 +47,9 @@
 #include "dataset/dataset_class_balance.h"
 #include "editor/property_panel.h"
 #include "editor/training_panel.h"
+#include "export/cpp_code.h"
 #include "export/onnx.h"
+#include "export/pytorch_code.h"
 #include "graph/dataset_info.h"
 #include "graph/project.h"
 #include "load_weights_dialog.h"
@@ -146,10 +148,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     return QFileDialog::getSaveFileName(this, caption, QString(), tr("Weights (*.safetensors)"));
   };
   chooseOnnxPath = [this](const QString& caption) {
-    const QFileInfo project(document_->filePath());
-    const QString next_to_project =
-        project.fileName().isEmpty() ? QString() : project.absolutePath() + "/" + project.completeBaseName() + ".onnx";
-    return QFileDialog::getSaveFileName(this, caption, next_to_project, tr("ONNX models (*.onnx)"));
+    return QFileDialog::getSaveFileName(this, caption, nextToProject(QStringLiteral(".onnx")), tr("ONNX models (*.onnx)"));
+  };
+  chooseCodePath = [this](const QString& caption, const QString& suffix) {
+    return QFileDialog::getSaveFileName(this, caption, nextToProject(suffix),
+                                        suffix == QLatin1String(".py") ? tr("Python files (*.py)") : tr("C++ files (*.cpp)"));
   };
   chooseRunFolder = [this](const QString& caption) {
     const QString project = document_->filePath();
@@ -308,16 +311,33 @@ void MainWindow::createActions() {
   file->addMenu(examples_menu_);
   file->addAction(start);
   file->addSeparator();
-  QAction* export_onnx = makeAction(this, tr("Export &ONNX…"), {});
+  QAction* export_onnx = makeAction(this, tr("&ONNX…"), {});
   export_onnx->setObjectName(QStringLiteral("exportOnnxAction"));
   connect(export_onnx, &QAction::triggered, this, [this] {
     const QString checkpoint = chooseCheckpoint(tr("Export a checkpoint as an ONNX model"));
     const QString out = checkpoint.isEmpty() ? QString() : chooseOnnxPath(tr("Save the ONNX model as"));
     if (!out.isEmpty()) exportOnnx(checkpoint, out);
   });
+  const auto export_code = [this](const QString& text, const QString& name, const QString& language,
+                                   const QString& suffix) {
+    QAction* action = makeAction(this, text, {});
+    action->setObjectName(name);
+    connect(action, &QAction::triggered, this, [this, language, suffix] {
+      const QString checkpoint = chooseCheckpoint(tr("Export a checkpoint as %1 code").arg(language));
+      const QString out =
+          checkpoint.isEmpty() ? QString() : chooseCodePath(tr("Save the %1 code as").arg(language), suffix);
+      if (!out.isEmpty()) (suffix == QLatin1String(".py") ? exportPytorch(checkpoint, out) : exportCpp(checkpoint, out));
+    });
+    return action;
+  };
+  QAction* export_pytorch = export_code(tr("&PyTorch Code…"), QStringLiteral("exportPytorchAction"),
+                                        QStringLiteral("PyTorch"), QStringLiteral(".py"));
+  QAction* export_cpp =
+      export_code(tr("&C++ Code…"), QStringLiteral("exportCppAction"), QStringLiteral("C++"), QStringLiteral(".cpp"));
   file->addActions({save_action, save_as});
   file->addSeparator();
-  file->addAction(export_onnx);
+  QMenu* export_menu = file->addMenu(tr("&Export"));
+  export_menu->addActions({export_onnx, export_pytorch, export_cpp});
   file->addSeparator();
   file->addAction(quit);
 
@@ -1046,6 +1066,36 @@ QString MainWindow::latestRunDirectory() const {
 }
 
 QFuture<QString> MainWindow::exportOnnx(const QString& checkpoint, const QString& out) {
+  return exportModel(checkpoint, out, tr("Cannot export ONNX"),
+                     [](const session::TrainedModel& model, const std::string& path, const std::string& name) {
+                       const exporter::OnnxSummary s = exporter::export_onnx(model, path, {name});
+                       return qstr(s.input + " -> " + s.output);
+                     });
+}
+
+QFuture<QString> MainWindow::exportPytorch(const QString& checkpoint, const QString& out) {
+  return exportModel(checkpoint, out, tr("Cannot export PyTorch code"),
+                     [](const session::TrainedModel& model, const std::string& path, const std::string& name) {
+                       const exporter::CodeSummary s = exporter::export_pytorch(model, path, {name});
+                       return tr("class %1, %2 lines").arg(qstr(s.class_name)).arg(s.lines);
+                     });
+}
+
+QFuture<QString> MainWindow::exportCpp(const QString& checkpoint, const QString& out) {
+  return exportModel(checkpoint, out, tr("Cannot export C++ code"),
+                     [](const session::TrainedModel& model, const std::string& path, const std::string& name) {
+                       const exporter::CodeSummary s = exporter::export_cpp(model, path, {name});
+                       return tr("class %1, %2 lines").arg(qstr(s.class_name)).arg(s.lines);
+                     });
+}
+
+QString MainWindow::nextToProject(const QString& suffix) const {
+  const QFileInfo project(document_->filePath());
+  return project.fileName().isEmpty() ? QString() : project.absolutePath() + "/" + project.completeBaseName() + suffix;
+}
+
+QFuture<QString> MainWindow::exportModel(const QString& checkpoint, const QString& out, const QString& failure,
+                                         const ModelWriter& write) {
   statusBar()->showMessage(tr("Exporting %1…").arg(QDir::toNativeSeparators(out)));
   // Loading the weights and writing the model take a while for a large model: off the UI thread.
   struct Result {
@@ -1053,19 +1103,18 @@ QFuture<QString> MainWindow::exportOnnx(const QString& checkpoint, const QString
   };
   QFuture<Result> done = QtConcurrent::run([graph = document_->graph(), dir = projectDirectory(),
                                             name = QFileInfo(document_->filePath()).completeBaseName(), checkpoint,
-                                            out]() -> Result {
+                                            out, write]() -> Result {
     try {
       const session::TrainedModel model = session::load_trained_model(graph, checkpoint.toStdString(), {dir.toStdString()});
-      const exporter::OnnxSummary s = exporter::export_onnx(model, out.toStdString(), {name.toStdString()});
-      return {{}, qstr(s.input + " -> " + s.output)};
+      return {{}, write(model, out.toStdString(), name.toStdString())};
     } catch (const std::exception& e) {
       return {qstr(e.what()), {}};
     }
   });
-  return done.then(this, [this, out](const Result& r) {
+  return done.then(this, [this, out, failure](const Result& r) {
     statusBar()->clearMessage();
     if (!r.error.isEmpty())
-      showError(tr("Cannot export ONNX"), r.error);
+      showError(failure, r.error);
     else
       statusBar()->showMessage(tr("Exported %1 (%2)").arg(QDir::toNativeSeparators(out), r.interface), 10000);
     return r.error;

@@ -10,10 +10,15 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 
 class QLabel;
 class QMenu;
 class QStackedWidget;
+
+namespace plexus::session {
+struct TrainedModel;
+}  // namespace plexus::session
 
 namespace plexus::widgets {
 class BlockActions;
@@ -130,10 +135,14 @@ class MainWindow : public QMainWindow {
   // The open project's most recent run folder, where checkpoint dialogs start ("" = none yet).
   QString latestRunDirectory() const;
 
-  // File > Export ONNX: the open project with the weights of `checkpoint`, written to `out` on
+  // File > Export > ONNX: the open project with the weights of `checkpoint`, written to `out` on
   // a worker thread; the status bar reports it, or showError the reason. The future gives the
   // error text ("" on success) once the report is shown.
   QFuture<QString> exportOnnx(const QString& checkpoint, const QString& out);
+  // File > Export > PyTorch Code and C++ Code: the same, as one Python file
+  // (exporter::export_pytorch) or C++ program (exporter::export_cpp).
+  QFuture<QString> exportPytorch(const QString& checkpoint, const QString& out);
+  QFuture<QString> exportCpp(const QString& checkpoint, const QString& out);
 
   // Run ▸ Load Weights…: how the tensors of `weights` (a PyTorch state_dict, named otherwise)
   // match the open project, in a dialog (returned, open; null, the error shown, when it cannot
@@ -152,6 +161,7 @@ class MainWindow : public QMainWindow {
   std::function<bool(const QString& title, const QString& text, const QString& action)> confirm;
   std::function<QString(const QString& caption)> chooseOpenPath, chooseSavePath;
   std::function<QString(const QString& caption)> chooseCheckpoint, chooseWeightsPath, chooseRunFolder, chooseOnnxPath;
+  std::function<QString(const QString& caption, const QString& suffix)> chooseCodePath;  // ".py", ".cpp"
 
   // Whether restoreSettings found a saved window size (else the caller picks the first one).
   bool hasSavedGeometry() const { return has_saved_geometry_; }
@@ -167,6 +177,15 @@ class MainWindow : public QMainWindow {
   void dropEvent(QDropEvent* event) override;
 
  private:
+  // Writes a trained model to a file (its path, the project's name), off the UI thread; returns
+  // what it wrote, for the status bar.
+  using ModelWriter =
+      std::function<QString(const session::TrainedModel& model, const std::string& out, const std::string& name)>;
+  // exportOnnx and exportPytorch: the model of `checkpoint` written by `write`; `failure` titles the error.
+  QFuture<QString> exportModel(const QString& checkpoint, const QString& out, const QString& failure,
+                               const ModelWriter& write);
+  // The open project's file name with `suffix`, in its folder: where export dialogs start ("" unsaved).
+  QString nextToProject(const QString& suffix) const;
   void createActions();
   void createRunActions();
   void createDocks();

@@ -81,6 +81,8 @@ void add_activation_layers(Registrar& r) {
     auto t = activation("ReLU", "ReLU", "max(x, 0).");
     t.build = plain<nn::ReLU>;
     t.onnx = onnx_op("Relu");
+    t.pytorch = module_rule("nn.ReLU()");
+    t.cpp = module_rule("nn::ReLU()");
     r.add(std::move(t));
   }
   {
@@ -92,6 +94,10 @@ void add_activation_layers(Registrar& r) {
       return single(std::make_shared<nn::LeakyReLU>(float(p.negative_slope)));
     };
     t.onnx = [](const OnnxContext& c, const P& p) { onnx_op("LeakyRelu", {{"alpha", float(p.negative_slope)}})(c); };
+    t.pytorch = [](const CodeContext& c, const P& p) {
+      module_call(c, "nn.LeakyReLU(" + py(p.negative_slope) + ")");
+    };
+    t.cpp = [](const CodeContext& c, const P& p) { module_call(c, "nn::LeakyReLU(" + cpp(p.negative_slope) + ")"); };
     r.add(std::move(t));
   }
   {
@@ -123,6 +129,12 @@ void add_activation_layers(Registrar& r) {
       c.out.add_initializer(c.name("slope"), c.out.weights(weight).reshape(s));
       c.out.add_node("PRelu", {c.input_names[0], c.name("slope")}, c.output_names);
     };
+    t.pytorch = [](const CodeContext& c, const P& p) {
+      module_call(c, "nn.PReLU(" + std::to_string(p.num_parameters) + ")");
+    };
+    t.cpp = [](const CodeContext& c, const P& p) {
+      module_call(c, "nn::PReLU(" + std::to_string(p.num_parameters) + ")");
+    };
     r.add(std::move(t));
   }
   {
@@ -132,6 +144,8 @@ void add_activation_layers(Registrar& r) {
                              "The value approached for very negative inputs is −alpha.")};
     t.build = [](const BuildContext&, const P& p) { return single(std::make_shared<nn::ELU>(float(p.alpha))); };
     t.onnx = [](const OnnxContext& c, const P& p) { onnx_op("Elu", {{"alpha", float(p.alpha)}})(c); };
+    t.pytorch = [](const CodeContext& c, const P& p) { module_call(c, "nn.ELU(" + py(p.alpha) + ")"); };
+    t.cpp = [](const CodeContext& c, const P& p) { module_call(c, "nn::ELU(" + cpp(p.alpha) + ")"); };
     r.add(std::move(t));
   }
   {
@@ -141,18 +155,24 @@ void add_activation_layers(Registrar& r) {
     // ONNX's defaults are these constants rounded differently: given as core's floats.
     t.onnx = onnx_op("Selu", {{"alpha", 1.6732632423543772848170429916717f},
                               {"gamma", 1.0507009873554804934193349852946f}});
+    t.pytorch = module_rule("nn.SELU()");
+    t.cpp = module_rule("nn::SELU()");
     r.add(std::move(t));
   }
   {
     auto t = activation("Sigmoid", "Sigmoid", "1 / (1 + e^-x).");
     t.build = plain<nn::Sigmoid>;
     t.onnx = onnx_op("Sigmoid");
+    t.pytorch = module_rule("nn.Sigmoid()");
+    t.cpp = module_rule("nn::Sigmoid()");
     r.add(std::move(t));
   }
   {
     auto t = activation("Tanh", "Tanh", "Hyperbolic tangent.");
     t.build = plain<nn::Tanh>;
     t.onnx = onnx_op("Tanh");
+    t.pytorch = module_rule("nn.Tanh()");
+    t.cpp = module_rule("nn::Tanh()");
     r.add(std::move(t));
   }
   {
@@ -170,6 +190,8 @@ void add_activation_layers(Registrar& r) {
       c.out.add_node("Add", {c.name("erf"), c.name("one")}, {c.name("one_plus_erf")});
       c.out.add_node("Mul", {c.name("half_x"), c.name("one_plus_erf")}, c.output_names);
     };
+    t.pytorch = module_rule("nn.GELU()");  // the exact (erf) one, as core computes it
+    t.cpp = module_rule("nn::GELU()");
     r.add(std::move(t));
   }
   {
@@ -181,6 +203,8 @@ void add_activation_layers(Registrar& r) {
         return c.name("sigmoid");
       });
     };
+    t.pytorch = module_rule("nn.SiLU()");
+    t.cpp = module_rule("nn::SiLU()");
     r.add(std::move(t));
   }
   {
@@ -193,6 +217,8 @@ void add_activation_layers(Registrar& r) {
         return c.name("tanh");
       });
     };
+    t.pytorch = module_rule("nn.Mish()");
+    t.cpp = module_rule("nn::Mish()");
     r.add(std::move(t));
   }
   {
@@ -218,6 +244,12 @@ void add_activation_layers(Registrar& r) {
       c.out.add_node("Greater", {c.name("beta_x"), c.name("threshold")}, {c.name("linear")});
       c.out.add_node("Where", {c.name("linear"), x, c.name("smooth")}, c.output_names);
     };
+    t.pytorch = [](const CodeContext& c, const P& p) {
+      module_call(c, "nn.Softplus(" + py(p.beta) + ", " + py(p.threshold) + ")");
+    };
+    t.cpp = [](const CodeContext& c, const P& p) {
+      module_call(c, "nn::Softplus(" + cpp(p.beta) + ", " + cpp(p.threshold) + ")");
+    };
     r.add(std::move(t));
   }
   {
@@ -229,12 +261,16 @@ void add_activation_layers(Registrar& r) {
         return c.name("hardsigmoid");
       });
     };
+    t.pytorch = module_rule("nn.Hardswish()");
+    t.cpp = module_rule("nn::Hardswish()");
     r.add(std::move(t));
   }
   {
     auto t = activation("Hardsigmoid", "Hard sigmoid", "relu6(x + 3)/6, a cheap sigmoid: 0 below −3, 1 above 3.");
     t.build = plain<nn::Hardsigmoid>;
     t.onnx = onnx_op("HardSigmoid", kHardSigmoid);
+    t.pytorch = module_rule("nn.Hardsigmoid()");
+    t.cpp = module_rule("nn::Hardsigmoid()");
     r.add(std::move(t));
   }
   {
@@ -244,6 +280,10 @@ void add_activation_layers(Registrar& r) {
     t.shape = softmax_shape;
     t.build = [](const BuildContext&, const P& p) { return single(std::make_shared<nn::Softmax>(p.dim)); };
     t.onnx = [](const OnnxContext& c, const P& p) { onnx_op("Softmax", {{"axis", p.dim}})(c); };
+    t.pytorch = [](const CodeContext& c, const P& p) {
+      module_call(c, "nn.Softmax(dim=" + std::to_string(p.dim) + ")");
+    };
+    t.cpp = [](const CodeContext& c, const P& p) { module_call(c, "nn::Softmax(" + std::to_string(p.dim) + ")"); };
     r.add(std::move(t));
   }
   {
@@ -254,12 +294,18 @@ void add_activation_layers(Registrar& r) {
     t.shape = softmax_shape;
     t.build = [](const BuildContext&, const P& p) { return single(std::make_shared<nn::LogSoftmax>(p.dim)); };
     t.onnx = [](const OnnxContext& c, const P& p) { onnx_op("LogSoftmax", {{"axis", p.dim}})(c); };
+    t.pytorch = [](const CodeContext& c, const P& p) {
+      module_call(c, "nn.LogSoftmax(dim=" + std::to_string(p.dim) + ")");
+    };
+    t.cpp = [](const CodeContext& c, const P& p) { module_call(c, "nn::LogSoftmax(" + std::to_string(p.dim) + ")"); };
     r.add(std::move(t));
   }
   {
     auto t = activation("Identity", "Identity", "Passes its input on unchanged: a placeholder.");
     t.build = plain<nn::Identity>;
     t.onnx = onnx_op("Identity");
+    t.pytorch = module_rule("nn.Identity()");
+    t.cpp = module_rule("nn::Identity()");
     r.add(std::move(t));
   }
 }

@@ -182,6 +182,30 @@ void add_multihead_attention(Registrar& r) {
     c.out.add_node("MatMul", {c.name("joined"), c.name("out_weight_t")}, {c.name("out_product")});
     c.out.add_node("Add", {c.name("out_product"), c.parameter("out_proj.bias")}, c.output_names);
   };
+  // torch.nn.MultiheadAttention (batch first) has Plexus' parameters; the causal mask and the
+  // keys' padding are its boolean masks (True: not attended), each example keeping at least
+  // one key as Plexus does.
+  t.pytorch = [](const CodeContext& c, const P& p) {
+    const Wired wired(c.inputs);
+    const std::string& query = c.input();
+    c.out.module("nn.MultiheadAttention(" + std::to_string(c.inputs[0][1]) + ", " + std::to_string(p.num_heads) +
+                 py_kwarg("dropout", py(p.dropout), "0.0") + ", batch_first=True)");
+    std::string args = query + ", " + c.input_names[size_t(wired.key_source())] + ", " +
+                       c.input_names[size_t(wired.value_source())];
+    if (p.causal) {
+      const std::string t = std::to_string(c.inputs[0][0]);
+      c.out.line(c.local("mask") + " = torch.ones(" + t + ", " + t + ", dtype=torch.bool, device=" + query +
+                 ".device).triu(1)");
+      args += ", attn_mask=" + c.local("mask");
+    }
+    if (wired.lengths > 0) {
+      const std::string keys = std::to_string(c.inputs[size_t(wired.key_source())][0]);
+      c.out.line(c.local("padding") + " = torch.arange(" + keys + ", device=" + query + ".device)[None, :] >= " +
+                 c.input_names[size_t(wired.lengths)] + ".clamp(min=1)[:, None]");
+      args += ", key_padding_mask=" + c.local("padding");
+    }
+    c.assign(c.call(args + ", need_weights=False") + "[0]");
+  };
   r.add(std::move(t));
 }
 
@@ -233,6 +257,26 @@ void add_positional_embedding(Registrar& r) {
                              c.name("zero")},
                    {c.name("positions")});
     c.out.add_node("Add", {c.input_names[0], c.name("positions")}, c.output_names);
+  };
+  // Learned: an nn.Embedding whose rows are the positions' vectors; sinusoidal: its fixed table
+  // "pe" as a buffer (loaded with the weights).
+  t.pytorch = [](const CodeContext& c, const P& p) {
+    const std::string e = std::to_string(c.inputs[0][1]), length = std::to_string(p.max_len);
+    if (p.kind == "learned") {
+      c.out.module("nn.Embedding(" + length + ", " + e + ")");
+      return c.assign(c.input() + " + " + c.self() + ".weight[: " + c.input() + ".shape[1]]");
+    }
+    c.out.helper("SinusoidalPositions", R"(class SinusoidalPositions(nn.Module):
+    """Adds Plexus' fixed sines and cosines of each position (the table "pe" comes with the weights)."""
+
+    def __init__(self, max_len, dim):
+        super().__init__()
+        self.register_buffer("pe", torch.zeros(max_len, dim))
+
+    def forward(self, x):
+        return x + self.pe[: x.shape[1]]
+)");
+    module_call(c, "SinusoidalPositions(" + length + ", " + e + ")");
   };
   r.add(std::move(t));
 }

@@ -128,6 +128,25 @@ void add_conv(Registrar& r, bool two_d) {
                     {"dilations", axes(p.dilation)},
                     {"group", p.groups}});
   };
+  t.pytorch = [two_d](const CodeContext& c, const P& p) {
+    const auto size = [two_d](const Size2& s) { return two_d ? py_size(s.h, s.w) : std::to_string(s.w); };
+    const std::string padding = p.padding.same ? "\"same\"" : size({p.padding.h, p.padding.w});
+    module_call(c, std::string(two_d ? "nn.Conv2d(" : "nn.Conv1d(") + std::to_string(c.inputs[0][0]) + ", " +
+                        std::to_string(p.out_channels) + ", " + size(p.kernel_size) +
+                        py_kwarg("stride", size(p.stride), "1") + py_kwarg("padding", padding, "0") +
+                        py_kwarg("dilation", size(p.dilation), "1") +
+                        py_kwarg("groups", std::to_string(p.groups), "1") + py_kwarg("bias", py(p.bias), "True") + ")");
+  };
+  t.cpp = [two_d](const CodeContext& c, const P& p) {
+    if (!two_d) throw CodeUnsupported{"the C++ export has no Conv1d rule yet"};
+    const Size2 &k = p.kernel_size, &st = p.stride, &d = p.dilation;
+    const std::string options = "Conv2dOptions{" + std::to_string(st.h) + ", " + std::to_string(st.w) + ", " +
+                                std::to_string(p.padding.h) + ", " + std::to_string(p.padding.w) + ", " +
+                                std::to_string(d.h) + ", " + std::to_string(d.w) + ", " + std::to_string(p.groups) + "}";
+    module_call(c, "nn::Conv2d(" + std::to_string(c.inputs[0][0]) + ", " + std::to_string(p.out_channels) + ", " +
+                       std::to_string(k.h) + ", " + std::to_string(k.w) + ", " + options + ", " + cpp(p.bias) +
+                       ", nullptr, nn::Padding::" + (p.padding.same ? "Same" : "Explicit") + ")");
+  };
   r.add(std::move(t));
 }
 
@@ -222,6 +241,24 @@ void add_conv_transpose2d(Registrar& r) {
                     {"dilations", hw(p.dilation)},
                     {"group", p.groups}});
   };
+  t.pytorch = [](const CodeContext& c, const P& p) {
+    const auto size = [](const Size2& s) { return py_size(s.h, s.w); };
+    module_call(c, "nn.ConvTranspose2d(" + std::to_string(c.inputs[0][0]) + ", " + std::to_string(p.out_channels) +
+                        ", " + size(p.kernel_size) + py_kwarg("stride", size(p.stride), "1") +
+                        py_kwarg("padding", size(p.padding), "0") +
+                        py_kwarg("output_padding", size(p.output_padding), "0") +
+                        py_kwarg("groups", std::to_string(p.groups), "1") + py_kwarg("bias", py(p.bias), "True") +
+                        py_kwarg("dilation", size(p.dilation), "1") + ")");
+  };
+  t.cpp = [](const CodeContext& c, const P& p) {
+    const ConvTranspose2dOptions o = p.options();
+    const std::vector<int64_t> fields{o.stride_h,     o.stride_w,     o.pad_h,      o.pad_w, o.output_pad_h,
+                                      o.output_pad_w, o.dilation_h, o.dilation_w, o.groups};
+    const std::string options = "ConvTranspose2dOptions" + cpp(fields);
+    module_call(c, "nn::ConvTranspose2d(" + std::to_string(c.inputs[0][0]) + ", " + std::to_string(p.out_channels) +
+                       ", " + std::to_string(p.kernel_size.h) + ", " + std::to_string(p.kernel_size.w) + ", " +
+                       options + ", " + cpp(p.bias) + ")");
+  };
   r.add(std::move(t));
 }
 
@@ -289,6 +326,22 @@ void add_pool(Registrar& r, bool is_max, bool two_d) {
     if (!is_max) a.emplace_back("count_include_pad", int64_t(1));
     c.out.add_node(is_max ? "MaxPool" : "AveragePool", c.input_names, c.output_names, a);
   };
+  // torch.nn's defaults are Plexus': floor mode, average counting the padding.
+  t.pytorch = [name = t.name, two_d](const CodeContext& c, const P& p) {
+    const Size2 &k = p.kernel_size, &pad = p.padding, st = p.step();
+    const auto size = [two_d](const Size2& s) { return two_d ? py_size(s.h, s.w) : std::to_string(s.w); };
+    module_call(c, "nn." + name + "(" + size(k) + py_kwarg("stride", size(st), size(k)) +
+                        py_kwarg("padding", size(pad), "0") + ")");
+  };
+  t.cpp = [name = t.name, two_d](const CodeContext& c, const P& p) {
+    const Size2 &k = p.kernel_size, &pad = p.padding, st = p.step();
+    const std::string options =
+        two_d ? "Pool2dOptions{" + std::to_string(k.h) + ", " + std::to_string(k.w) + ", " + std::to_string(st.h) +
+                    ", " + std::to_string(st.w) + ", " + std::to_string(pad.h) + ", " + std::to_string(pad.w) + ", true}"
+              : "Pool1dOptions{" + std::to_string(k.w) + ", " + std::to_string(st.w) + ", " + std::to_string(pad.w) +
+                    ", true}";
+    module_call(c, "nn::" + name + "(" + options + ")");
+  };
   r.add(std::move(t));
 }
 
@@ -345,6 +398,12 @@ void add_adaptive_pool(Registrar& r, bool is_max) {
     const std::vector<int64_t> k{s[1] / p.h(), s[2] / p.w()};
     c.out.add_node(is_max ? "MaxPool" : "AveragePool", c.input_names, c.output_names,
                    {{"kernel_shape", k}, {"strides", k}});
+  };
+  t.pytorch = [name = t.name](const CodeContext& c, const P& p) {
+    module_call(c, "nn." + name + "(" + py_size(p.h(), p.w()) + ")");
+  };
+  t.cpp = [name = t.name](const CodeContext& c, const P& p) {
+    module_call(c, "nn::" + name + "(" + std::to_string(p.h()) + ", " + std::to_string(p.w()) + ")");
   };
   r.add(std::move(t));
 }

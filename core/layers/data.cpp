@@ -85,6 +85,18 @@ void add_data_layers(Registrar& r) {
     c.out.add_node("Sub", {c.input_names[0], c.name("mean")}, {c.name("centered")});
     c.out.add_node("Mul", {c.name("centered"), c.name("inv_std")}, {c.output_names[0]});
   };
+  // The exporter standardises the whole example first (as the run's loaders did); a table's
+  // columns are then picked apart.
+  t.pytorch = [](const CodeContext& c, const graph::InputParams&) {
+    if (c.columns.empty()) return c.assign(c.input());
+    std::string at;
+    for (int64_t i : c.columns) at += (at.empty() ? "" : ", ") + std::to_string(i);
+    c.assign(c.input() + "[:, [" + at + "]]");
+  };
+  t.cpp = [](const CodeContext& c, const graph::InputParams&) {
+    if (!c.columns.empty()) throw CodeUnsupported{"it reads a table's columns apart, which the C++ export cannot yet"};
+    c.assign(c.input());
+  };
   r.add(std::move(t));
 }
 

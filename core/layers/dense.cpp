@@ -57,6 +57,14 @@ void add_linear(Registrar& r) {
     c.out.add_node("MatMul", {c.input_names[0], c.name("weight_t")}, {product});
     if (p.bias) c.out.add_node("Add", {product, c.parameter("bias")}, c.output_names);
   };
+  t.pytorch = [](const CodeContext& c, const P& p) {
+    module_call(c, "nn.Linear(" + std::to_string(c.inputs[0].back()) + ", " + std::to_string(p.out_features) +
+                        py_kwarg("bias", py(p.bias), "True") + ")");
+  };
+  t.cpp = [](const CodeContext& c, const P& p) {
+    module_call(c, "nn::Linear(" + std::to_string(c.inputs[0].back()) + ", " + std::to_string(p.out_features) + ", " +
+                       cpp(p.bias) + ")");
+  };
   r.add(std::move(t));
 }
 
@@ -92,6 +100,13 @@ void add_embedding(Registrar& r) {
   t.onnx = [](const OnnxContext& c, const P&) {
     c.out.add_node("Cast", c.input_names, {c.name("indices")}, {{"to", kOnnxInt64}});
     c.out.add_node("Gather", {c.parameter("weight"), c.name("indices")}, c.output_names, {{"axis", int64_t(0)}});
+  };
+  t.pytorch = [](const CodeContext& c, const P& p) {
+    c.out.module("nn.Embedding(" + std::to_string(p.num_embeddings) + ", " + std::to_string(p.embedding_dim) + ")");
+    c.assign(c.call(c.input() + ".long()"));
+  };
+  t.cpp = [](const CodeContext& c, const P& p) {  // the core's Embedding takes the float ids as they are
+    module_call(c, "nn::Embedding(" + std::to_string(p.num_embeddings) + ", " + std::to_string(p.embedding_dim) + ")");
   };
   r.add(std::move(t));
 }

@@ -37,6 +37,12 @@ void add_dropout(Registrar& r, bool channels) {
                            : std::make_shared<nn::Dropout>(float(p.p)));
   };
   t.onnx = onnx_op("Identity");  // evaluation passes everything
+  t.pytorch = [channels](const CodeContext& c, const P& p) {  // off once the model is in eval()
+    module_call(c, std::string(channels ? "nn.Dropout2d(" : "nn.Dropout(") + py(p.p) + ")");
+  };
+  t.cpp = [channels](const CodeContext& c, const P& p) {
+    module_call(c, std::string(channels ? "nn::Dropout2d(" : "nn::Dropout(") + cpp(p.p) + ")");
+  };
   r.add(std::move(t));
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // One layer type as its family file writes it: the schema (ports, parameters, shape rule,
-// counts: graph/registry.h) and the lowering (module, loss, ONNX rule: layers/lowering.h)
+// counts: graph/registry.h) and the lowering (module, loss, ONNX and code rules: layers/lowering.h)
 // side by side, every rule given the node's parameters as the type's own struct P, read once
 // from the node (graph/layer_params.h). A Registrar files the schema with graph::Registry and
 // the lowering with lowering().
@@ -37,6 +37,7 @@ struct Layer {
   std::function<BuiltNode(const BuildContext&, const P&)> build;  // layers
   std::function<LossFunction(const P&)> loss;                     // loss nodes
   std::function<void(const OnnxContext&, const P&)> onnx;
+  std::function<void(const CodeContext&, const P&)> pytorch, cpp;
 };
 
 // An entry with its names filled in; the family file adds ports, parameters and rules.
@@ -77,6 +78,9 @@ class Registrar {
     if (l.build) lowered.build = [read, f = std::move(l.build)](const BuildContext& b) { return f(b, read(b.node)); };
     if (l.loss) lowered.loss = [read, f = std::move(l.loss)](const graph::Node& n) { return f(read(n)); };
     if (l.onnx) lowered.onnx = [read, f = std::move(l.onnx)](const OnnxContext& c) { f(c, read(c.node)); };
+    if (l.pytorch)
+      lowered.pytorch = [read, f = std::move(l.pytorch)](const CodeContext& c) { f(c, read(c.node)); };
+    if (l.cpp) lowered.cpp = [read, f = std::move(l.cpp)](const CodeContext& c) { f(c, read(c.node)); };
     add(std::move(s), std::move(lowered));
   }
 

@@ -1,6 +1,6 @@
 #pragma once
 // How a layer type computes and exports, its lowering: the module (or ops) a node becomes in
-// the model, a loss node's loss function, its ONNX rule. The other half of a layer entry next
+// the model, a loss node's loss function, its ONNX and code rules. The other half of a layer entry next
 // to its schema (graph/registry.h); both come from one entry of a family file (layers/layer.h).
 #include <functional>
 #include <memory>
@@ -9,6 +9,7 @@
 #include "graph/inputs.h"
 #include "graph/registry.h"
 #include "layers/onnx_rules.h"
+#include "layers/code_rules.h"
 #include "nn/module.h"
 #include "tensor/shape.h"
 
@@ -59,6 +60,9 @@ struct Lowering {
   // How the node exports to ONNX (core/export/onnx.h), in inference mode. Every type but the
   // losses has one: an exported model ends at the loss node's prediction input.
   OnnxRule onnx;
+  // How the node exports as PyTorch code and as C++ against the core (layers/code_rules.h), in
+  // inference mode; null where it has no rule yet: the exporter then refuses the node, naming it.
+  CodeRule pytorch, cpp;
 };
 
 // The lowering of a type of graph::Registry::instance().

@@ -3,6 +3,7 @@
 #include "layers/families.h"
 #include "layers/shape_rules.h"
 #include "ops/ops.h"
+#include "util/text.h"
 
 namespace plexus::layers {
 namespace {
@@ -32,6 +33,11 @@ void onnx_left_fold(const OnnxContext& c, const char* op, const std::string& par
   }
 }
 
+// The same fold in code, Python's and C++'s alike: `a + b + c` is ((a + b) + c), Plexus' order.
+void code_left_fold(const CodeContext& c, const char* op) {
+  c.assign(join(c.input_names, std::string(" ") + op + " "));
+}
+
 void add_add(Registrar& r) {
   Layer<> t;
   t.name = "Add";
@@ -50,6 +56,7 @@ void add_add(Registrar& r) {
   };
   t.build = [](const BuildContext&, const NoParams&) { return left_fold(std::plus<Tensor>()); };
   t.onnx = [](const OnnxContext& c, const NoParams&) { onnx_left_fold(c, "Add", "sum"); };
+  t.pytorch = t.cpp = [](const CodeContext& c, const NoParams&) { code_left_fold(c, "+"); };
   r.add(std::move(t));
 }
 
@@ -91,6 +98,7 @@ void add_mul(Registrar& r) {
   };
   t.build = [](const BuildContext&, const NoParams&) { return left_fold(std::multiplies<Tensor>()); };
   t.onnx = [](const OnnxContext& c, const NoParams&) { onnx_left_fold(c, "Mul", "product"); };
+  t.pytorch = t.cpp = [](const CodeContext& c, const NoParams&) { code_left_fold(c, "*"); };
   r.add(std::move(t));
 }
 
@@ -109,6 +117,7 @@ void add_sub(Registrar& r) {
     return BuiltNode{nullptr, [](const std::vector<Tensor>& in) { return in.at(0) - in.at(1); }};
   };
   t.onnx = [](const OnnxContext& c, const NoParams&) { onnx_op("Sub")(c); };
+  t.pytorch = t.cpp = [](const CodeContext& c, const NoParams&) { code_left_fold(c, "-"); };
   r.add(std::move(t));
 }
 
@@ -153,6 +162,12 @@ void add_concat(Registrar& r) {
     return BuiltNode{nullptr, [dim = p.dim](const std::vector<Tensor>& in) { return concat(in, dim); }};
   };
   t.onnx = [](const OnnxContext& c, const P& p) { onnx_op("Concat", {{"axis", p.dim}})(c); };
+  t.pytorch = [](const CodeContext& c, const P& p) {
+    c.assign("torch.cat([" + join(c.input_names) + "], dim=" + std::to_string(p.dim) + ")");
+  };
+  t.cpp = [](const CodeContext& c, const P& p) {
+    c.assign("concat({" + join(c.input_names) + "}, " + std::to_string(p.dim) + ")");
+  };
   r.add(std::move(t));
 }
 

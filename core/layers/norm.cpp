@@ -143,6 +143,17 @@ void add_batch_norm(Registrar& r, bool two_d) {
     onnx_scale_shift(c, normalized, p.affine ? channel_tensor(c, "weight", true, s[0], s.size() - 1, 1.f) : "",
                      p.affine ? channel_tensor(c, "bias", true, s[0], s.size() - 1, 0.f) : "");
   };
+  // torch.nn's BatchNorm has Plexus' buffers (running_mean, running_var, num_batches_tracked)
+  // and, without track_running_stats, uses the batch's statistics in evaluation too.
+  t.pytorch = [name = t.name](const CodeContext& c, const P& p) {
+    module_call(c, "nn." + name + "(" + std::to_string(c.inputs[0][0]) + py_kwarg("eps", py(p.eps), "1e-05") +
+                        py_kwarg("momentum", py(p.momentum), "0.1") + py_kwarg("affine", py(p.affine), "True") +
+                        py_kwarg("track_running_stats", py(p.track_running_stats), "True") + ")");
+  };
+  t.cpp = [name = t.name](const CodeContext& c, const P& p) {
+    module_call(c, "nn::" + name + "(" + std::to_string(c.inputs[0][0]) + ", " + cpp(p.eps) + ", " + cpp(p.momentum) +
+                       ", " + cpp(p.affine) + ", " + cpp(p.track_running_stats) + ")");
+  };
   r.add(std::move(t));
 }
 
@@ -181,6 +192,12 @@ void add_layer_norm(Registrar& r) {
   t.onnx = [](const OnnxContext& c, const P& p) {
     onnx_scale_shift(c, onnx_standardize(c, c.input_names[0], {-1}, p.eps), c.parameter("weight"),
                      c.parameter("bias"));
+  };
+  t.pytorch = [](const CodeContext& c, const P& p) {
+    module_call(c, "nn.LayerNorm(" + std::to_string(c.inputs[0].back()) + py_kwarg("eps", py(p.eps), "1e-05") + ")");
+  };
+  t.cpp = [](const CodeContext& c, const P& p) {
+    module_call(c, "nn::LayerNorm(" + std::to_string(c.inputs[0].back()) + ", " + cpp(p.eps) + ")");
   };
   r.add(std::move(t));
 }
@@ -241,6 +258,14 @@ void add_group_norm(Registrar& r) {
                      p.affine ? channel_tensor(c, "weight", true, s[0], s.size() - 1, 1.f) : "",
                      p.affine ? channel_tensor(c, "bias", true, s[0], s.size() - 1, 0.f) : "");
   };
+  t.pytorch = [](const CodeContext& c, const P& p) {
+    module_call(c, "nn.GroupNorm(" + std::to_string(p.num_groups) + ", " + std::to_string(c.inputs[0][0]) +
+                        py_kwarg("eps", py(p.eps), "1e-05") + py_kwarg("affine", py(p.affine), "True") + ")");
+  };
+  t.cpp = [](const CodeContext& c, const P& p) {
+    module_call(c, "nn::GroupNorm(" + std::to_string(p.num_groups) + ", " + std::to_string(c.inputs[0][0]) + ", " +
+                       cpp(p.eps) + ", " + cpp(p.affine) + ")");
+  };
   r.add(std::move(t));
 }
 
@@ -289,6 +314,15 @@ void add_instance_norm(Registrar& r) {
                     channel_tensor(c, "bias", p.affine, channels, 0, 0.f)},
                    c.output_names, {{"epsilon", float(p.eps)}});
   };
+  t.pytorch = [](const CodeContext& c, const P& p) {
+    module_call(c, "nn.InstanceNorm2d(" + std::to_string(c.inputs[0][0]) + py_kwarg("eps", py(p.eps), "1e-05") +
+                        py_kwarg("momentum", py(p.momentum), "0.1") + py_kwarg("affine", py(p.affine), "False") +
+                        py_kwarg("track_running_stats", py(p.track_running_stats), "False") + ")");
+  };
+  t.cpp = [](const CodeContext& c, const P& p) {
+    module_call(c, "nn::InstanceNorm2d(" + std::to_string(c.inputs[0][0]) + ", " + cpp(p.eps) + ", " +
+                       cpp(p.momentum) + ", " + cpp(p.affine) + ", " + cpp(p.track_running_stats) + ")");
+  };
   r.add(std::move(t));
 }
 
@@ -336,6 +370,27 @@ void add_rms_norm(Registrar& r) {
     const std::string normalized = p.elementwise_affine ? c.name("normalized") : c.output_names[0];
     c.out.add_node("Div", {c.input_names[0], c.name("rms")}, {normalized});
     if (p.elementwise_affine) onnx_scale_shift(c, normalized, c.parameter("weight"), "");
+  };
+  // torch.nn has RMSNorm from PyTorch 2.4 on: the file defines it for the earlier ones.
+  t.pytorch = [](const CodeContext& c, const P& p) {
+    c.out.helper("RMSNorm", R"(class RMSNorm(nn.Module):
+    """x / sqrt(mean(x^2 over the last dim) + eps) * weight: PyTorch 2.4's nn.RMSNorm, for earlier versions."""
+
+    def __init__(self, dim, eps, elementwise_affine=True):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim)) if elementwise_affine else None
+
+    def forward(self, x):
+        y = x / torch.sqrt(x.pow(2).mean(dim=-1, keepdim=True) + self.eps)
+        return y * self.weight if self.weight is not None else y
+)");
+    module_call(c, "RMSNorm(" + std::to_string(c.inputs[0].back()) + ", " + py(p.eps) +
+                        py_kwarg("elementwise_affine", py(p.elementwise_affine), "True") + ")");
+  };
+  t.cpp = [](const CodeContext& c, const P& p) {
+    module_call(c, "nn::RMSNorm(" + std::to_string(c.inputs[0].back()) + ", " + cpp(p.eps) + ", " +
+                       cpp(p.elementwise_affine) + ")");
   };
   r.add(std::move(t));
 }

@@ -150,6 +150,33 @@ void add_recurrent(Registrar& r, const RecurrentKind& k) {
     c.out.add_node("Transpose", {c.name("x_l" + std::to_string(layers))}, {c.output_names.at(0)},
                    {{"perm", std::vector<int64_t>{1, 0, 2}}});
   };
+  // torch.nn's LSTM, GRU and RNN (batch first) have Plexus' parameter names, shapes and gate
+  // order. With lengths, the sequence is packed, each example cut to its length clamped to
+  // [1, T] as Plexus clamps it, so both directions read only its steps; unpacked, the steps
+  // after it are zeros. The state is h_n's last layer, its directions side by side.
+  t.pytorch = [name = std::string(k.name)](const CodeContext& c, const P& p) {
+    const std::string steps = std::to_string(c.inputs[0][0]);
+    c.out.module("nn." + name + "(" + std::to_string(c.inputs[0].back()) + ", " + std::to_string(p.hidden_size) +
+                 py_kwarg("num_layers", std::to_string(p.num_layers), "1") +
+                 py_kwarg("dropout", py(p.dropout), "0.0") + py_kwarg("bidirectional", py(p.bidirectional), "False") +
+                 ", batch_first=True)");
+    const bool packed = c.input_names.size() > 1;
+    std::string x = c.input();
+    if (packed) {
+      c.out.line(c.local("packed") + " = nn.utils.rnn.pack_padded_sequence(" + x + ", " + c.input_names[1] +
+                 ".clamp(1, " + steps + ").long().cpu(), batch_first=True, enforce_sorted=False)");
+      x = c.local("packed");
+    }
+    const std::string output = !c.used(0) ? "_" : packed ? c.local("packed_output") : c.output_names[0];
+    const std::string h = c.used(1) ? c.local("h") : "_";
+    c.out.line(output + ", " + (name == "LSTM" ? "(" + h + ", _)" : h) + " = " + c.call(x));
+    if (c.used(0) && packed)
+      c.out.line(c.output_names[0] + ", _ = nn.utils.rnn.pad_packed_sequence(" + output +
+                 ", batch_first=True, total_length=" + steps + ")");
+    if (c.used(1))
+      c.out.line(c.output_names[1] + " = " +
+                 (p.bidirectional ? "torch.cat([" + h + "[-2], " + h + "[-1]], dim=1)" : h + "[-1]"));
+  };
   r.add(std::move(t));
 }
 

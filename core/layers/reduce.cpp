@@ -55,6 +55,13 @@ void add_reduction(Registrar& r, const char* name, const char* display, const ch
   t.build = [reduce](const BuildContext&, const P& p) {
     return BuiltNode{nullptr, [reduce, p](const std::vector<Tensor>& in) { return reduce(in.at(0), p.dim, p.keepdim); }};
   };
+  // torch.mean and torch.sum over the same (batched) dims.
+  t.pytorch = [method = std::string(name) == "Mean" ? "mean" : "sum"](const CodeContext& c, const P& p) {
+    c.assign(c.input() + "." + method + "(dim=" + py(p.dim) + py_kwarg("keepdim", py(p.keepdim), "False") + ")");
+  };
+  t.cpp = [method = std::string(name) == "Mean" ? "mean" : "sum"](const CodeContext& c, const P& p) {
+    c.assign(std::string(method) + "(" + c.input() + ", " + cpp(p.dim) + ", " + cpp(p.keepdim) + ")");
+  };
   t.onnx = [op = std::string(onnx_op_type), onnx_axes_input](const OnnxContext& c, const P& p) {
     const OnnxAttributes keep{{"keepdims", int64_t(p.keepdim)}};
     if (onnx_axes_input) {

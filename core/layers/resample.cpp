@@ -59,6 +59,10 @@ void add_upsample(Registrar& r) {
            {"coordinate_transformation_mode", std::string(p.align_corners ? "align_corners" : "pytorch_half_pixel")}};
     c.out.add_node("Resize", {c.input_names[0], "", c.name("scales")}, c.output_names, a);
   };
+  t.pytorch = [](const CodeContext& c, const P& p) {
+    module_call(c, "nn.Upsample(scale_factor=" + std::to_string(p.scale_factor) + ", mode=\"" + p.mode + "\"" +
+                        (p.mode == "bilinear" ? ", align_corners=" + py(p.align_corners) : "") + ")");
+  };
   r.add(std::move(t));
 }
 
@@ -94,6 +98,9 @@ void add_zero_pad2d(Registrar& r) {
   t.onnx = [](const OnnxContext& c, const P& p) {
     c.out.add_initializer(c.name("pads"), std::vector<int64_t>{0, 0, p.side(2), p.side(0), 0, 0, p.side(3), p.side(1)});
     c.out.add_node("Pad", {c.input_names[0], c.name("pads")}, c.output_names, {{"mode", std::string("constant")}});
+  };
+  t.pytorch = [](const CodeContext& c, const P& p) {  // (left, right, top, bottom), as Plexus orders them
+    module_call(c, "nn.ZeroPad2d(" + py(std::vector<int64_t>{p.side(0), p.side(1), p.side(2), p.side(3)}) + ")");
   };
   r.add(std::move(t));
 }

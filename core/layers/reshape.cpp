@@ -17,6 +17,20 @@ void onnx_reshape_to_output(const OnnxContext& c) {
   c.out.add_node("Reshape", {c.input_names[0], c.name("shape")}, c.output_names);
 }
 
+// The same in Python: `x.reshape(-1, <output shape>)`, the batch first.
+void pytorch_reshape_to_output(const CodeContext& c) {
+  std::string dims = "-1";
+  for (int64_t d : c.outputs[0]) dims += ", " + std::to_string(d);
+  c.assign(c.input() + ".reshape(" + dims + ")");
+}
+
+// And in C++: `reshape(x, {x.shape().at(0), <output shape>})`.
+void cpp_reshape_to_output(const CodeContext& c) {
+  std::string dims = c.input() + ".shape().at(0)";
+  for (int64_t d : c.outputs[0]) dims += ", " + std::to_string(d);
+  c.assign("reshape(" + c.input() + ", {" + dims + "})");
+}
+
 void add_flatten(Registrar& r) {
   Layer<> t;
   t.name = "Flatten";
@@ -33,6 +47,14 @@ void add_flatten(Registrar& r) {
                      [](const std::vector<Tensor>& in) { return reshape(in.at(0), {in.at(0).shape().at(0), 1}); }};
   };
   t.onnx = onnx_op("Flatten", {{"axis", int64_t(1)}});  // [N] becomes [N, 1] too
+  t.pytorch = [](const CodeContext& c, const NoParams&) {
+    if (!c.inputs[0].empty()) return module_call(c, "nn.Flatten()");
+    c.assign(c.input() + ".reshape(-1, 1)");  // [N] -> [N, 1], as nn.Flatten cannot
+  };
+  t.cpp = [](const CodeContext& c, const NoParams&) {
+    if (!c.inputs[0].empty()) return module_call(c, "nn::Flatten()");
+    c.assign("reshape(" + c.input() + ", {" + c.input() + ".shape().at(0), 1})");
+  };
   r.add(std::move(t));
 }
 
@@ -85,6 +107,8 @@ void add_reshape(Registrar& r) {
                      }};
   };
   t.onnx = [](const OnnxContext& c, const P&) { onnx_reshape_to_output(c); };
+  t.pytorch = [](const CodeContext& c, const P&) { pytorch_reshape_to_output(c); };
+  t.cpp = [](const CodeContext& c, const P&) { cpp_reshape_to_output(c); };
   r.add(std::move(t));
 }
 
@@ -125,6 +149,8 @@ void add_permute(Registrar& r) {
     return BuiltNode{nullptr, [dims = p.dims](const std::vector<Tensor>& in) { return contiguous(permute(in.at(0), dims)); }};
   };
   t.onnx = [](const OnnxContext& c, const P& p) { onnx_op("Transpose", {{"perm", p.dims}})(c); };
+  t.pytorch = [](const CodeContext& c, const P& p) { c.assign(c.input() + ".permute" + py(p.dims)); };
+  t.cpp = [](const CodeContext& c, const P& p) { c.assign("permute(" + c.input() + ", " + cpp(p.dims) + ")"); };
   r.add(std::move(t));
 }
 
@@ -158,6 +184,8 @@ void add_squeeze(Registrar& r) {
   };
   // ONNX's Squeeze and Unsqueeze take their axes as an input from opset 13: a Reshape is simpler.
   t.onnx = [](const OnnxContext& c, const P&) { onnx_reshape_to_output(c); };
+  t.pytorch = [](const CodeContext& c, const P&) { pytorch_reshape_to_output(c); };
+  t.cpp = [](const CodeContext& c, const P&) { cpp_reshape_to_output(c); };
   r.add(std::move(t));
 }
 
@@ -184,6 +212,8 @@ void add_unsqueeze(Registrar& r) {
     return BuiltNode{nullptr, [dim = p.dim](const std::vector<Tensor>& in) { return unsqueeze(in.at(0), dim); }};
   };
   t.onnx = [](const OnnxContext& c, const P&) { onnx_reshape_to_output(c); };
+  t.pytorch = [](const CodeContext& c, const P&) { pytorch_reshape_to_output(c); };
+  t.cpp = [](const CodeContext& c, const P&) { cpp_reshape_to_output(c); };
   r.add(std::move(t));
 }
 

@@ -32,6 +32,7 @@ void add_sequence_lengths(Registrar& r) {
     c.out.add_node("Cast", {c.name("token")}, {c.name("counted")}, {{"to", kOnnxFloat}});
     c.out.add_node("ReduceSum", {c.name("counted"), c.name("axis")}, c.output_names, {{"keepdims", int64_t(0)}});
   };
+  t.pytorch = [](const CodeContext& c, const NoParams&) { c.assign("(" + c.input() + " != 0).sum(dim=1).float()"); };
   r.add(std::move(t));
 }
 
@@ -119,6 +120,28 @@ void add_sequence_pool(Registrar& r) {
     c.out.add_node("Gather", {c.input_names[0], c.name("position")}, {c.name("picked")}, {{"axis", int64_t(1)}});
     c.out.add_initializer(c.name("axis1"), std::vector<int64_t>{1});
     c.out.add_node("Squeeze", {c.name("picked"), c.name("axis1")}, c.output_names);
+  };
+  t.pytorch = [](const CodeContext& c, const P& p) {
+    const std::string& x = c.input();
+    if (c.input_names.size() > 1 && p.mode != "first") {
+      c.out.helper("pool_sequence", R"(def pool_sequence(x, lengths, mode):
+    """Plexus' sequence pooling of x [N, T, E] over each example's own length: padding is never
+    pooled, and an example of length 0 pools to zeros."""
+    lengths = lengths.clamp(min=0)
+    valid = (torch.arange(x.shape[1], device=x.device)[None, :] < lengths[:, None])[..., None]
+    if mode == "mean":
+        return x.masked_fill(~valid, 0).sum(dim=1) / lengths.clamp(min=1)[:, None]
+    if mode == "max":
+        pooled = x.masked_fill(~valid, float("-inf")).amax(dim=1)
+    else:  # the last step of each
+        pooled = x[torch.arange(x.shape[0], device=x.device), (lengths - 1).clamp(min=0).long()]
+    return torch.where((lengths > 0)[:, None], pooled, torch.zeros_like(pooled))
+)");
+      return c.assign("pool_sequence(" + x + ", " + c.input_names[1] + ", \"" + p.mode + "\")");
+    }
+    if (p.mode == "mean") return c.assign(x + ".mean(dim=1)");
+    if (p.mode == "max") return c.assign(x + ".amax(dim=1)");
+    c.assign(x + (p.mode == "first" ? "[:, 0]" : "[:, -1]"));
   };
   r.add(std::move(t));
 }

@@ -8,6 +8,7 @@
 #include "layers/families.h"
 #include "layers/shape_rules.h"
 #include "ops/ops.h"
+#include "util/text.h"
 
 namespace plexus::layers {
 namespace {
@@ -52,6 +53,14 @@ void onnx_split(const OnnxContext& c, int64_t dim, const std::vector<int64_t>& s
   c.out.add_node("Split", {c.input_names[0], c.name("sizes")}, c.output_names, {{"axis", dim}});
 }
 
+// The same in Python: `a, b = torch.split(x, [2, 3], dim=1)`.
+void pytorch_split(const CodeContext& c, int64_t dim, const std::vector<int64_t>& sizes) {
+  std::string list;
+  for (int64_t n : sizes) list += (list.empty() ? "" : ", ") + std::to_string(n);
+  c.out.line(join(c.output_names) + (c.output_names.size() == 1 ? "," : "") + " = torch.split(" + c.input() + ", [" +
+             list + "], dim=" + std::to_string(dim) + ")");
+}
+
 struct SplitParams {
   std::vector<int64_t> sections;
   int64_t dim;
@@ -84,6 +93,7 @@ void add_split(Registrar& r) {
                      }};
   };
   t.onnx = [](const OnnxContext& c, const P& p) { onnx_split(c, p.dim, p.sections); };
+  t.pytorch = [](const CodeContext& c, const P& p) { pytorch_split(c, p.dim, p.sections); };
   r.add(std::move(t));
 }
 
@@ -129,6 +139,9 @@ void add_chunk(Registrar& r) {
   };
   t.onnx = [](const OnnxContext& c, const P& p) {
     onnx_split(c, p.dim, chunk_sizes(c.inputs.at(0)[size_t(p.dim - 1)], p.chunks));
+  };
+  t.pytorch = [](const CodeContext& c, const P& p) {
+    pytorch_split(c, p.dim, chunk_sizes(c.inputs.at(0)[size_t(p.dim - 1)], p.chunks));
   };
   r.add(std::move(t));
 }
@@ -182,6 +195,14 @@ void add_slice(Registrar& r) {
     c.out.add_initializer(c.name("steps"), std::vector<int64_t>{p.step});
     c.out.add_node("Slice", {c.input_names[0], c.name("starts"), c.name("ends"), c.name("axes"), c.name("steps")},
                    c.output_names);
+  };
+  t.pytorch = [](const CodeContext& c, const P& p) {
+    const auto bounds = p.bounds(c.inputs.at(0)[size_t(p.dim - 1)]);
+    std::string index;
+    for (int64_t d = 0; d < p.dim; ++d) index += ":, ";
+    index += std::to_string(bounds.first) + ":" + std::to_string(bounds.second) +
+             (p.step == 1 ? "" : ":" + std::to_string(p.step));
+    c.assign(c.input() + "[" + index + "]");
   };
   r.add(std::move(t));
 }

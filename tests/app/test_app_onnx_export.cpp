@@ -1,6 +1,7 @@
-// File > Export ONNX in the real window, offscreen: the checkpoint dialog starts in the
+// File > Export > ONNX in the real window, offscreen: the checkpoint dialog starts in the
 // project's latest run, the export runs off the UI thread and the status bar says what was
-// written; a failure is shown and writes nothing.
+// written; a failure is shown and writes nothing. File > Export > PyTorch Code and C++ Code the
+// same way.
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -24,7 +25,8 @@ namespace {
 
 struct Window : testing::TestWindow {
   QStringList captions;
-  QString checkpoint, onnx;  // the dialogs' answers
+  QString checkpoint, onnx, code;  // the dialogs' answers
+  QStringList suffixes;             // asked of the code dialog
   Window() {
     chooseCheckpoint = [this](const QString& caption) {
       captions << caption;
@@ -34,8 +36,14 @@ struct Window : testing::TestWindow {
       captions << caption;
       return onnx;
     };
+    chooseCodePath = [this](const QString& caption, const QString& suffix) {
+      captions << caption;
+      suffixes << suffix;
+      return code;
+    };
   }
   void clickExportOnnx() { findChild<QAction*>(QStringLiteral("exportOnnxAction"))->trigger(); }
+  void click(const char* action) { findChild<QAction*>(QString::fromLatin1(action))->trigger(); }
 };
 
 }  // namespace
@@ -80,6 +88,30 @@ class TestAppOnnxExport : public QObject {
     QCOMPARE(w.statusBar()->currentMessage(),
              "Exported " + QDir::toNativeSeparators(w.onnx) + " (x float32 [N, 1, 28, 28] -> logits float32 [N, 10])");
     QVERIFY(QFileInfo(w.onnx).size() > 0);
+    QVERIFY(w.errors.isEmpty());
+  }
+
+  void exportsPytorchAndCppCode() {
+    Window w;
+    QVERIFY(w.openFile(project_));
+    w.checkpoint = run_ + "/final.safetensors";
+    const struct {
+      const char* action;
+      QString suffix, starts;
+    } cases[] = {{"exportPytorchAction", ".py", "\"\"\"tiny_mlp: a PyTorch model"},
+                 {"exportCppAction", ".cpp", "// tiny_mlp: a Plexus model exported as C++"}};
+    for (const auto& c : cases) {
+      w.statusBar()->clearMessage();
+      w.code = dir_.filePath("tiny_mlp" + c.suffix);
+      w.click(c.action);
+      QCOMPARE(w.suffixes.last(), c.suffix);
+      QTRY_VERIFY_WITH_TIMEOUT(w.statusBar()->currentMessage().startsWith("Exported"), 30000);
+      QVERIFY2(w.statusBar()->currentMessage().contains("(class TinyMlp, "), qPrintable(w.statusBar()->currentMessage()));
+      QFile f(w.code);
+      QVERIFY(f.open(QIODevice::ReadOnly));
+      QVERIFY2(f.readAll().startsWith(c.starts.toUtf8()), qPrintable(w.code));
+    }
+    QCOMPARE(w.captions.size(), 4);  // a checkpoint, then where to write, for each
     QVERIFY(w.errors.isEmpty());
   }
 

@@ -124,6 +124,31 @@ inline bool takes_indices(const session::TrainedModel& m) {
   }
 }
 
+// Each layer type of the registry but the losses, alone between the Input (standardising per
+// channel, but not ids) and an MSE loss, with random weights, on the first of kTestInputs it
+// takes: what an export test runs for every type. Throws std::runtime_error for a type no test
+// input suits.
+struct LayerCase {
+  const graph::LayerType* type;
+  Shape input;  // per example
+  bool indices;  // the model takes ids (an Embedding)
+  session::TrainedModel model;
+};
+inline std::vector<LayerCase> layer_cases() {
+  std::vector<LayerCase> cases;
+  for (const graph::LayerType& t : graph::Registry::instance().types()) {
+    if (t.is_loss()) continue;
+    const graph::Graph g = t.is_input() ? chain({}) : chain({node("layer", t.name)});
+    const std::optional<Shape> input = suited_input(g);
+    if (!input) throw std::runtime_error("no test input suits " + t.name + ": add one to kTestInputs");
+    session::TrainedModel m = trained_model(g, *input, per_channel(*input));
+    const bool indices = takes_indices(m);
+    if (indices) m.normalization = {};  // ids are not standardised
+    cases.push_back({&t, *input, indices, std::move(m)});
+  }
+  return cases;
+}
+
 // ---- ONNX Runtime ----------------------------------------------------------------------------
 
 inline std::string ort_modules() { return PLEXUS_SOURCE_DIR "/.cache/onnxruntime-node/node_modules"; }

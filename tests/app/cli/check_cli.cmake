@@ -322,7 +322,15 @@ run(0 export ${WORK}/housing.plexus --checkpoint ${saved_runs}/final.safetensors
 expect("wrote ${WORK}/housing.onnx: ONNX opset 13" "${OUT}" "export FILE")
 expect("input  x float32 [N, 8]" "${OUT}" "export FILE")
 run(2 export ${WORK}/housing.plexus --checkpoint ${saved_runs}/final.safetensors)
-expect("export needs --onnx FILE" "${ERR}" "export without --onnx")
+expect("export needs --onnx FILE, --pytorch FILE or --cpp FILE" "${ERR}" "export without a format")
+run(2 export ${WORK}/housing.plexus --checkpoint ${saved_runs}/final.safetensors --onnx ${WORK}/h.onnx
+    --pytorch ${WORK}/h.py)
+expect("export needs --onnx FILE, --pytorch FILE or --cpp FILE" "${ERR}" "export with two formats")
+# ... or as code (reference_pytorch_export and cpp_export run what it writes).
+run(0 export ${WORK}/housing.plexus --checkpoint ${saved_runs}/final.safetensors --pytorch ${WORK}/housing.py)
+expect("wrote ${WORK}/housing.py: PyTorch code, class Housing with 5 submodules" "${OUT}" "export --pytorch")
+run(0 export ${WORK}/housing.plexus --checkpoint ${saved_runs}/final.safetensors --cpp ${WORK}/housing.cpp)
+expect("wrote ${WORK}/housing.cpp: a C++ program, class Housing with 5 submodules" "${OUT}" "export --cpp")
 run(1 export ${WORK}/nobias.plexus --checkpoint ${saved_runs}/final.safetensors --onnx ${WORK}/nobias.onnx)
 expect("tensor 'fc2.bias' does not belong to this model" "${ERR}" "export with a checkpoint of another project")
 if(EXISTS ${WORK}/nobias.onnx)

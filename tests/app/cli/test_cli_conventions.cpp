@@ -121,7 +121,7 @@ class TestCliConventions : public QObject {
     QTest::newRow("no command") << QStringList{} << "plexus-cli: no command given; see plexus-cli --help\n";
     QTest::newRow("missing required option")
         << QStringList{"export", "--checkpoint", "c.safetensors"}
-        << "plexus-cli: export needs --onnx FILE; see plexus-cli export --help\n";
+        << "plexus-cli: export needs --onnx FILE, --pytorch FILE or --cpp FILE; see plexus-cli export --help\n";
     QTest::newRow("missing FILE") << QStringList{"check"}
                                   << "plexus-cli: check needs a project FILE; see plexus-cli check --help\n";
     QTest::newRow("option without its value") << QStringList{"train", "--epochs"}
@@ -241,7 +241,8 @@ class TestCliConventions : public QObject {
       QVERIFY2(!bare_minus.match(line).hasMatch(), qPrintable(line));
       QVERIFY2(!escape.match(line).hasMatch(), qPrintable(line));
     }
-    QVERIFY(page.contains("plexus\\-cli export [FILE] \\-\\-checkpoint CKPT \\-\\-onnx OUT.onnx"));
+    QVERIFY(page.contains(
+        "plexus\\-cli export [FILE] \\-\\-checkpoint CKPT (\\-\\-onnx OUT.onnx | \\-\\-pytorch OUT.py | \\-\\-cpp OUT.cpp)"));
 
     // Where man is installed, it reads the page without a warning.
     if (testing::find_executable("man").empty()) return;
