@@ -34,6 +34,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import grad_crosscheck as gc  # noqa: E402  (exits 77, Skipped, without torch)
+from torch_blocks import BasicBlock  # noqa: E402
 
 torch = gc.torch
 nn = torch.nn
@@ -81,22 +82,6 @@ def lenet():
     ids = {"0": "conv1", "3": "conv2", "7": "fc1", "9": "fc2"}
     plexus = {k: ids[k.split(".")[0]] + "." + k.split(".")[1] for k in model.state_dict()}
     return model, "", plexus, {k: "order" for k in plexus}
-
-
-class BasicBlock(nn.Module):
-    def __init__(self, cin, cout, stride):
-        super().__init__()
-        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(cout)
-        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(cout)
-        self.downsample = None
-        if stride != 1 or cin != cout:
-            self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
-
-    def forward(self, x):
-        y = self.bn2(self.conv2(F.relu(self.bn1(self.conv1(x)))))
-        return F.relu(y + (self.downsample(x) if self.downsample is not None else x))
 
 
 class ResNet(nn.Module):
