@@ -11,6 +11,7 @@
 #include "export/onnx.h"
 #include "export/onnx_import.h"
 #include "graph/blocks.h"
+#include "data/image_file.h"
 #include "graph/dataset_info.h"
 #include "graph/module_blocks.h"
 #include "graph/project.h"
@@ -55,13 +56,31 @@ const Tensor* imported_weight(const exporter::ImportedModel& m, const std::strin
   return nullptr;
 }
 
-session::TrainedModel model_of(const std::string& example) {
+// Pictures of the binding's size and colour, two of each digit "0" to "9" (each its own shade,
+// so no two files are alike), as make_image_folder lays them out: the image-folder examples'
+// data, which no set-up script fetches (README: make_image_folder writes it from MNIST).
+fs::path write_digit_folder(const graph::DatasetBinding& b, const fs::path& dir) {
+  const data::ImageFormat f = graph::image_format(b);
+  for (int digit = 0; digit < 10; ++digit)
+    for (int i = 0; i < 2; ++i) {
+      data::Image picture{f.width, f.height, f.channels,
+                          std::vector<uint8_t>(size_t(f.width * f.height * f.channels), uint8_t(20 * digit + i))};
+      fs::create_directories(dir / std::to_string(digit));
+      data::write_png(dir / std::to_string(digit) / (std::to_string(i) + ".png"), picture);
+    }
+  return dir;
+}
+
+// `scratch`: where an image folder the repository does not hold is written.
+session::TrainedModel model_of(const std::string& example, const TempDir& scratch) {
   const fs::path file = fs::path(PLEXUS_SOURCE_DIR) / "examples" / (example + ".plexus");
-  const graph::Graph g = graph::load_project(file);
+  graph::Graph g = graph::load_project(file);
   // Next to the project, else from the repository's root (data/, where scripts/fetch-* put it).
   const bool beside = graph::locate_dataset(g.dataset.path, file.parent_path()).found;
-  const graph::DatasetInfo info = graph::describe_dataset(
-      graph::resolve_dataset(g.dataset, beside ? file.parent_path() : fs::path(PLEXUS_SOURCE_DIR), false));
+  const fs::path base = beside ? file.parent_path() : fs::path(PLEXUS_SOURCE_DIR);
+  if (g.dataset.kind == "image_folder" && !graph::locate_dataset(g.dataset.path, base).found)
+    g.dataset.path = write_digit_folder(g.dataset, scratch.file("pictures")).string();
+  const graph::DatasetInfo info = graph::describe_dataset(graph::resolve_dataset(g.dataset, base, false));
   // Every channel its own standardisation, so that the importer must read them apart.
   session::InputNormalization norm;
   if (g.dataset.kind != "csv") {
@@ -81,8 +100,8 @@ TEST_ROWS(exportImportExportGivesTheSameModel, kRoundTrip) {
   const TempDir dir;
   session::TrainedModel m;
   try {
-    m = model_of(example);
-  } catch (const IoError& e) {
+    m = model_of(example, dir);
+  } catch (const IoError& e) {  // the names' and penguins' examples before scripts/fetch-names, fetch-penguins
     SKIP((example + ": its dataset cannot be described here: " + e.what()).c_str());
   }
   const fs::path first = dir.file("first.onnx"), second = dir.file("second.onnx");
