@@ -100,7 +100,8 @@ std::string Importer::attr_string(const std::string& name, const std::string& fa
 
 bool Importer::accounted_for(const std::string& t) const {
   return values.count(t) || constants.count(t) || shape_values.count(t) || zeros.count(t) || time_major.count(t) ||
-         recurrent_y.count(t) || recurrent_y_tn.count(t) || recurrent_h.count(t) || recurrent_h_t.count(t);
+         recurrent_y.count(t) || recurrent_y_tn.count(t) || recurrent_h.count(t) || recurrent_h_t.count(t) ||
+         sequence_lens.count(t);
 }
 
 const onnx::NodeProto* producer(const Importer& im, const std::string& tensor) {

@@ -421,7 +421,13 @@ OpMapping recurrent(std::string type, int64_t gates, std::vector<int64_t> onnx_o
       throw Unmappable{"activations, clip, layout or input_forget other than the defaults"};
     if (type == "GRU" && im.attr_int("linear_before_reset", 0) != 1)
       throw Unmappable{"linear_before_reset 0 (PyTorch's GRU, and Plexus's, apply the reset after the product)"};
-    if (im.has_input(4)) throw Unmappable{"sequence_lens"};
+    std::vector<Value> inputs{x->second};
+    if (im.has_input(4)) {
+      const auto lengths = im.sequence_lens.find(im.node->input(4));
+      if (lengths == im.sequence_lens.end() || lengths->second.steps != float(known(x->second, "input").at(0)))
+        throw Unmappable{"its sequence_lens are not lengths clamped to [1, T] (as Plexus's export writes them)"};
+      inputs.push_back(lengths->second.lengths);
+    }
     for (size_t i = 5; i < 7; ++i)
       if (im.has_input(i) && !im.zeros.count(im.node->input(int(i)))) {
         const Constant& c = im.constant(i);
@@ -435,7 +441,7 @@ OpMapping recurrent(std::string type, int64_t gates, std::vector<int64_t> onnx_o
     if (w.dims.size() != 3 || w.dims[0] != dirs || w.dims[1] != gates * h ||
         r.dims != std::vector<int64_t>{dirs, gates * h, h})
       throw Unmappable{"its weights do not have the shapes hidden_size and direction imply"};
-    const std::string id = im.add_node(type, {{"hidden_size", h}, {"bidirectional", dirs == 2}}, {x->second});
+    const std::string id = im.add_node(type, {{"hidden_size", h}, {"bidirectional", dirs == 2}}, inputs);
     const Tensor bias = im.has_input(3) ? im.constant(3).tensor() : zeros({dirs, 2 * gates * h});
     auto pytorch_order = [&](const Tensor& t) {  // [G*H, ...] in ONNX's gate order
       std::vector<Tensor> blocks;
@@ -460,6 +466,45 @@ OpMapping recurrent(std::string type, int64_t gates, std::vector<int64_t> onnx_o
       im.values.erase(im.node->output(1));
     }
   };
+}
+
+// Plexus's SequenceLengths export: Equal(ids, 0), Not, Cast, ReduceSum along T (keepdims 0).
+// Found from the Equal; the chain's other nodes are taken in.
+void sequence_lengths(Importer& im) {
+  const onnx::NodeProto& equal = *im.node;
+  const onnx::NodeProto* negated = only_reader(im, equal.output(0), "Not");
+  const onnx::NodeProto* cast = negated ? only_reader(im, negated->output(0), "Cast") : nullptr;
+  const onnx::NodeProto* sum = cast ? only_reader(im, cast->output(0), "ReduceSum") : nullptr;
+  const auto axes = sum && sum->input_size() == 2 ? im.constants.find(sum->input(1)) : im.constants.end();
+  const auto keeps_dims = [](const onnx::NodeProto& n) {
+    for (const onnx::AttributeProto& a : n.attribute())
+      if (a.name() == "keepdims") return a.i() != 0;
+    return true;  // ONNX's default
+  };
+  if (scalar(im, equal.input(1)) != 0.f || axes == im.constants.end() || axes->second.ints != std::vector<int64_t>{1} ||
+      keeps_dims(*sum))
+    throw Unmappable{"only the count of non-zero ids of Sequence lengths (Equal 0, Not, Cast, ReduceSum along T) is "
+                     "mapped"};
+  const Value ids = im.value(0);
+  if (known(ids, "input").size() != 1) throw Unmappable{"it counts the non-zero ids of another input than [N, T]"};
+  im.add_node("SequenceLengths", {}, {ids});
+  im.values[sum->output(0)] = im.values.at(equal.output(0));
+  for (const onnx::NodeProto* n : {negated, cast, sum}) im.absorbed.insert(n);
+}
+
+// Plexus's export of a recurrent layer's lengths: Max(lengths, 1), Min(·, T), Cast to int32,
+// read as sequence_lens by the recurrent node (which checks T). Found from the Max.
+void clamped_lengths(Importer& im) {
+  const onnx::NodeProto& max = *im.node;
+  const onnx::NodeProto* min = only_reader(im, max.output(0), "Min");
+  const onnx::NodeProto* cast = min ? only_reader(im, min->output(0), "Cast") : nullptr;
+  const std::optional<float> steps = min ? scalar(im, min->input(1)) : std::nullopt;
+  if (scalar(im, max.input(1)) != 1.f || !steps || !cast)
+    throw Unmappable{"only lengths clamped to [1, T] for a recurrent layer (Max 1, Min T, Cast) are mapped"};
+  const Importer::ClampedLengths clamped{im.value(0), *steps};
+  im.sequence_lens[max.output(0)] = clamped;
+  im.sequence_lens[cast->output(0)] = clamped;
+  for (const onnx::NodeProto* n : {min, cast}) im.absorbed.insert(n);
 }
 
 // nn.GELU as PyTorch exports it before opset 20: x / √2, Erf, + 1, times x, times 0.5. Found
@@ -595,6 +640,8 @@ const std::map<std::string, OpMapping>& op_mappings() {
       {"ReduceSum", reduce("Sum")},
       {"Gather", gather},
       {"Pad", pad},
+      {"Equal", sequence_lengths},
+      {"Max", clamped_lengths},
       {"LayerNormalization", layer_normalization},
       {"LSTM", recurrent("LSTM", 4, {0, 3, 1, 2})},  // ONNX i, o, f, c: PyTorch's blocks 0, 3, 1, 2
       {"GRU", recurrent("GRU", 3, {1, 0, 2})},       // ONNX z, r, h: PyTorch's r, z, n

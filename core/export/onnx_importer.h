@@ -96,6 +96,13 @@ class Importer {
   // A recurrent node's final hidden state Y_h [directions, N, H], and its transpose [N, directions, H]:
   // the value of its state port once reshaped to [N, directions * H] (Plexus's own export).
   std::map<std::string, Value> recurrent_h, recurrent_h_t;
+  // Plexus's export of a recurrent layer's lengths input: the lengths clamped to [1, steps] (Max,
+  // Min, then a Cast to int32, ONNX's sequence_lens), which Plexus's layers clamp themselves.
+  struct ClampedLengths {
+    Value lengths;
+    float steps = 0;
+  };
+  std::map<std::string, ClampedLengths> sequence_lens;
 
   // Whether the mapping so far says what the tensor is (a value, a constant or one of the above).
   bool accounted_for(const std::string& tensor) const;
