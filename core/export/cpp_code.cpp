@@ -29,7 +29,8 @@ const std::set<std::string>& reserved() {
       "load", "main", "forward", "predict", "type_name", "extra_repr", "str", "parameters", "named_parameters",
       "buffers", "named_buffers", "state", "children", "num_parameters", "eval", "is_training", "zero_grad", "to",
       "device", "set_carry_state", "reset_state", "register_parameter", "register_buffer", "register_module",
-      "add_child", "concat", "reshape", "permute", "mean", "sum"};
+      "add_child", "concat", "reshape", "permute", "mean", "sum", "split", "slice", "contiguous", "index_select",
+      "from_vector"};
   // clang-format on
   return names;
 }

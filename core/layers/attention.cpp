@@ -206,6 +206,15 @@ void add_multihead_attention(Registrar& r) {
     }
     c.assign(c.call(args + ", need_weights=False") + "[0]");
   };
+  t.cpp = [](const CodeContext& c, const P& p) {
+    c.out.module("nn::MultiheadAttention(" + std::to_string(c.inputs[0][1]) + ", " + std::to_string(p.num_heads) +
+                 ", " + cpp(p.causal) + ", " + cpp(p.dropout) + ")");
+    const Wired wired(c.inputs);
+    if (c.input_names.size() == 1) return c.assign(c.call(c.input()));
+    c.assign(c.call(c.input() + ", " + c.input_names[size_t(wired.key_source())] + ", " +
+                    c.input_names[size_t(wired.value_source())] +
+                    (wired.lengths > 0 ? ", " + c.input_names[size_t(wired.lengths)] : "")));
+  };
   r.add(std::move(t));
 }
 
@@ -277,6 +286,10 @@ void add_positional_embedding(Registrar& r) {
         return x + self.pe[: x.shape[1]]
 )");
     module_call(c, "SinusoidalPositions(" + length + ", " + e + ")");
+  };
+  t.cpp = [](const CodeContext& c, const P& p) {
+    module_call(c, std::string(p.kind == "learned" ? "nn::PositionalEmbedding(" : "nn::SinusoidalPositions(") +
+                       std::to_string(p.max_len) + ", " + std::to_string(c.inputs[0][1]) + ")");
   };
   r.add(std::move(t));
 }

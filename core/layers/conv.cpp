@@ -138,14 +138,19 @@ void add_conv(Registrar& r, bool two_d) {
                         py_kwarg("groups", std::to_string(p.groups), "1") + py_kwarg("bias", py(p.bias), "True") + ")");
   };
   t.cpp = [two_d](const CodeContext& c, const P& p) {
-    if (!two_d) throw CodeUnsupported{"the C++ export has no Conv1d rule yet"};
     const Size2 &k = p.kernel_size, &st = p.stride, &d = p.dilation;
+    const std::string padding = std::string(", nullptr, nn::Padding::") + (p.padding.same ? "Same" : "Explicit") + ")";
+    if (!two_d)
+      return module_call(c, "nn::Conv1d(" + std::to_string(c.inputs[0][0]) + ", " + std::to_string(p.out_channels) +
+                                ", " + std::to_string(k.w) + ", Conv1dOptions{" + std::to_string(st.w) + ", " +
+                                std::to_string(p.padding.w) + ", " + std::to_string(d.w) + ", " +
+                                std::to_string(p.groups) + "}, " + cpp(p.bias) + padding);
     const std::string options = "Conv2dOptions{" + std::to_string(st.h) + ", " + std::to_string(st.w) + ", " +
                                 std::to_string(p.padding.h) + ", " + std::to_string(p.padding.w) + ", " +
                                 std::to_string(d.h) + ", " + std::to_string(d.w) + ", " + std::to_string(p.groups) + "}";
     module_call(c, "nn::Conv2d(" + std::to_string(c.inputs[0][0]) + ", " + std::to_string(p.out_channels) + ", " +
                        std::to_string(k.h) + ", " + std::to_string(k.w) + ", " + options + ", " + cpp(p.bias) +
-                       ", nullptr, nn::Padding::" + (p.padding.same ? "Same" : "Explicit") + ")");
+                       padding);
   };
   r.add(std::move(t));
 }

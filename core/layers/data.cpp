@@ -94,8 +94,11 @@ void add_data_layers(Registrar& r) {
     c.assign(c.input() + "[:, [" + at + "]]");
   };
   t.cpp = [](const CodeContext& c, const graph::InputParams&) {
-    if (!c.columns.empty()) throw CodeUnsupported{"it reads a table's columns apart, which the C++ export cannot yet"};
-    c.assign(c.input());
+    if (c.columns.empty()) return c.assign(c.input());
+    std::string at;  // the core's indices are floats holding whole numbers
+    for (int64_t i : c.columns) at += (at.empty() ? "" : ", ") + cpp(double(i));
+    c.assign("index_select(" + c.input() + ", 1, from_vector({" + at + "}, {" + std::to_string(c.columns.size()) +
+             "}))");
   };
   r.add(std::move(t));
 }

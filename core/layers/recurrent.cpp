@@ -10,6 +10,7 @@
 #include "layers/shape_rules.h"
 #include "nn/layers.h"
 #include "ops/ops.h"
+#include "util/text.h"
 
 namespace plexus::layers {
 namespace {
@@ -176,6 +177,21 @@ void add_recurrent(Registrar& r, const RecurrentKind& k) {
     if (c.used(1))
       c.out.line(c.output_names[1] + " = " +
                  (p.bidirectional ? "torch.cat([" + h + "[-2], " + h + "[-1]], dim=1)" : h + "[-1]"));
+  };
+  // The core's module itself, its options named; with lengths, or when the state is read, its
+  // run() gives both outputs.
+  t.cpp = [name = std::string(k.name)](const CodeContext& c, const P& p) {
+    std::string options = ".hidden_size = " + std::to_string(p.hidden_size);  // and the options not at their defaults
+    if (p.num_layers != 1) options += ", .num_layers = " + std::to_string(p.num_layers);
+    if (p.bidirectional) options += ", .bidirectional = true";
+    if (p.dropout != 0) options += ", .dropout = " + cpp(p.dropout);
+    c.out.module("nn::" + name + "(" + std::to_string(c.inputs[0].back()) + ", nn::RecurrentOptions{" + options + "})");
+    if (!c.used(1)) return c.assign(c.call(join(c.input_names)));
+    const std::string lengths = c.input_names.size() > 1 ? c.input_names[1] : "Tensor()";
+    c.out.line("const nn::Recurrent::Result " + c.local("run") + " = " + c.self() + "->run(" + c.input() + ", " +
+               lengths + ");");
+    if (c.used(0)) c.out.assign(c.output_names[0], c.local("run") + ".output");
+    c.out.assign(c.output_names[1], c.local("run") + ".state");
   };
   r.add(std::move(t));
 }

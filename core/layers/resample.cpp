@@ -63,6 +63,11 @@ void add_upsample(Registrar& r) {
     module_call(c, "nn.Upsample(scale_factor=" + std::to_string(p.scale_factor) + ", mode=\"" + p.mode + "\"" +
                         (p.mode == "bilinear" ? ", align_corners=" + py(p.align_corners) : "") + ")");
   };
+  t.cpp = [](const CodeContext& c, const P& p) {
+    const std::string scale = std::to_string(p.scale_factor);
+    module_call(c, "nn::Upsample(" + scale + ", " + scale + ", nn::Upsample::Mode::" +
+                       (p.mode == "bilinear" ? "Bilinear" : "Nearest") + ", " + cpp(p.align_corners) + ")");
+  };
   r.add(std::move(t));
 }
 
@@ -101,6 +106,10 @@ void add_zero_pad2d(Registrar& r) {
   };
   t.pytorch = [](const CodeContext& c, const P& p) {  // (left, right, top, bottom), as Plexus orders them
     module_call(c, "nn.ZeroPad2d(" + py(std::vector<int64_t>{p.side(0), p.side(1), p.side(2), p.side(3)}) + ")");
+  };
+  t.cpp = [](const CodeContext& c, const P& p) {
+    module_call(c, "nn::ZeroPad2d(" + std::to_string(p.side(0)) + ", " + std::to_string(p.side(1)) + ", " +
+                       std::to_string(p.side(2)) + ", " + std::to_string(p.side(3)) + ")");
   };
   r.add(std::move(t));
 }

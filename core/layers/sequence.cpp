@@ -33,6 +33,9 @@ void add_sequence_lengths(Registrar& r) {
     c.out.add_node("ReduceSum", {c.name("counted"), c.name("axis")}, c.output_names, {{"keepdims", int64_t(0)}});
   };
   t.pytorch = [](const CodeContext& c, const NoParams&) { c.assign("(" + c.input() + " != 0).sum(dim=1).float()"); };
+  t.cpp = [](const CodeContext& c, const NoParams&) {
+    c.assign("nn::functional::sequence_lengths(" + c.input() + ")");
+  };
   r.add(std::move(t));
 }
 
@@ -142,6 +145,9 @@ void add_sequence_pool(Registrar& r) {
     if (p.mode == "mean") return c.assign(x + ".mean(dim=1)");
     if (p.mode == "max") return c.assign(x + ".amax(dim=1)");
     c.assign(x + (p.mode == "first" ? "[:, 0]" : "[:, -1]"));
+  };
+  t.cpp = [](const CodeContext& c, const P& p) {
+    module_call(c, "nn::SequencePool(nn::sequence_pool_mode(\"" + p.mode + "\"))");
   };
   r.add(std::move(t));
 }

@@ -61,6 +61,14 @@ void pytorch_split(const CodeContext& c, int64_t dim, const std::vector<int64_t>
              list + "], dim=" + std::to_string(dim) + ")");
 }
 
+// The same in C++: the pieces split() cuts, each made contiguous as Plexus makes them.
+void cpp_split(const CodeContext& c, int64_t dim, const std::vector<int64_t>& sizes) {
+  c.out.line("const std::vector<Tensor> " + c.local("pieces") + " = split(" + c.input() + ", " + cpp(sizes) + ", " +
+             std::to_string(dim) + ");");
+  for (size_t i = 0; i < c.output_names.size(); ++i)
+    if (c.used(i)) c.out.assign(c.output_names[i], "contiguous(" + c.local("pieces") + "[" + std::to_string(i) + "])");
+}
+
 struct SplitParams {
   std::vector<int64_t> sections;
   int64_t dim;
@@ -94,6 +102,7 @@ void add_split(Registrar& r) {
   };
   t.onnx = [](const OnnxContext& c, const P& p) { onnx_split(c, p.dim, p.sections); };
   t.pytorch = [](const CodeContext& c, const P& p) { pytorch_split(c, p.dim, p.sections); };
+  t.cpp = [](const CodeContext& c, const P& p) { cpp_split(c, p.dim, p.sections); };
   r.add(std::move(t));
 }
 
@@ -142,6 +151,9 @@ void add_chunk(Registrar& r) {
   };
   t.pytorch = [](const CodeContext& c, const P& p) {
     pytorch_split(c, p.dim, chunk_sizes(c.inputs.at(0)[size_t(p.dim - 1)], p.chunks));
+  };
+  t.cpp = [](const CodeContext& c, const P& p) {  // chunk()'s pieces, their sizes spelled out
+    cpp_split(c, p.dim, chunk_sizes(c.inputs.at(0)[size_t(p.dim - 1)], p.chunks));
   };
   r.add(std::move(t));
 }
@@ -203,6 +215,11 @@ void add_slice(Registrar& r) {
     index += std::to_string(bounds.first) + ":" + std::to_string(bounds.second) +
              (p.step == 1 ? "" : ":" + std::to_string(p.step));
     c.assign(c.input() + "[" + index + "]");
+  };
+  t.cpp = [](const CodeContext& c, const P& p) {
+    const auto bounds = p.bounds(c.inputs.at(0)[size_t(p.dim - 1)]);
+    c.assign("contiguous(slice(" + c.input() + ", " + std::to_string(p.dim) + ", " + std::to_string(bounds.first) + ", " +
+             std::to_string(bounds.second) + ", " + std::to_string(p.step) + "))");
   };
   r.add(std::move(t));
 }

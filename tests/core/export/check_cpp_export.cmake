@@ -10,9 +10,12 @@
 #    --cpp` writes its program;
 # 3. one CMake project, find_package(Plexus) and an executable per program, configured and built
 #    as a user would;
-# 4. each program run on the same raw inputs: its outputs must match (model_outputs --compare).
-# Only two projects (tests/CMakeLists.txt names them): each program compiles the core's headers,
-# some 20 s a program on CI's 2 cores.
+# 4. each program run on the same raw inputs: its outputs must match Plexus' within 1e-6 of their
+#    largest magnitude (model_outputs --compare; the same core computes both, so they are equal but
+#    for the compiler's own choices).
+# Four projects (tests/CMakeLists.txt names them: a table, images, a recurrent and an attention
+# model), each skipped without its dataset: each program compiles the core's headers, some 5 s
+# of CPU a program without ccache.
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
@@ -62,6 +65,6 @@ run(${CMAKE_COMMAND} --build ${WORK}/app/build)
 foreach(name ${programs})
   run(${WORK}/app/build/${name} ${WORK}/${name}/weights.safetensors ${WORK}/${name}/outputs.safetensors
       ${WORK}/${name}/cpp.safetensors)
-  run(${MODEL_OUTPUTS} --compare ${WORK}/${name}/outputs.safetensors ${WORK}/${name}/cpp.safetensors)
+  run(${MODEL_OUTPUTS} --compare ${WORK}/${name}/outputs.safetensors ${WORK}/${name}/cpp.safetensors 1e-6)
   message(STATUS "${name}: ${output}")
 endforeach()

@@ -2,13 +2,12 @@
 // PyTorch rule, and each one, alone between an Input and an MSE loss with every weight random,
 // exports to a file whose model gives Plexus' outputs in torch (tests/reference/
 // pytorch_export_crosscheck.py --check-dir, under Debian's /usr/bin/python3; skipped without
-// torch); names become valid identifiers; a node without a rule is refused by name and nothing
-// is written. The example projects in torch and C++: reference_pytorch_export and cpp_export.
+// torch), and has a C++ rule; names become valid identifiers. The example projects in torch and
+// C++: reference_pytorch_export and cpp_export.
 #include <filesystem>
 
 #include "export/cpp_code.h"
 #include "export/pytorch_code.h"
-#include "io/atomic_file.h"
 #include "io/safetensors.h"
 #include "layers/lowering.h"
 #include "support/check.h"
@@ -93,18 +92,8 @@ TEST(namesBecomeIdentifiers) {
   VERIFY2(rms.find("class RMSNormModel(nn.Module):") != std::string::npos, rms.c_str());
 }
 
-// The C++ export has rules for fewer types: another node is refused by name, and nothing is written.
-TEST(aNodeWithoutARuleIsRefusedByName) {
-  const TempDir dir;
-  const fs::path out = dir.file("model.cpp");
-  io::write_file_atomically(out, std::string("before"));
-  const session::TrainedModel m =
-      trained_model(chain({node("rnn", "LSTM", {{"hidden_size", int64_t(3)}})}, "MSE"), {4, 5});
-  try {
-    exporter::export_cpp(m, out);
-    FAIL("an LSTM exported as C++");
-  } catch (const ValueError& e) {
-    COMPARE(std::string(e.what()), std::string("C++ export: LSTM 'rnn': layer type LSTM has no C++ export rule"));
-  }
-  COMPARE(read_all(out), std::string("before"));
+// And a C++ rule: the example projects' programs run in cpp_export.
+TEST(everyTypeButTheLossesHasACppRule) {
+  for (const graph::LayerType& t : graph::Registry::instance().types())
+    VERIFY2(bool(layers::lowering(t).cpp) != t.is_loss(), t.name.c_str());
 }
