@@ -94,7 +94,8 @@ def check(cli, model_outputs, project, work, run_as_script):
         print(f"FAIL {stem}: model_outputs: {done.stderr.strip()}")
         return False
     weights, code = os.path.join(work, "weights.safetensors"), os.path.join(work, stem + ".py")
-    done = subprocess.run([cli, "export", project, "--checkpoint", weights, "--pytorch", code],
+    read = os.path.join(work, os.path.basename(project))  # the project as model_outputs read it
+    done = subprocess.run([cli, "export", read, "--checkpoint", weights, "--pytorch", code],
                           capture_output=True, text=True)
     if done.returncode != 0:
         print(f"FAIL {stem}: plexus-cli export: {done.stderr.strip()}")

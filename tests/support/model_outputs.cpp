@@ -4,13 +4,15 @@
 //   model_outputs PROJECT OUT_DIR [--count N]
 //   model_outputs --compare EXPECTED GOT [TOLERANCE]
 //
-// Writes OUT_DIR/weights.safetensors, the project's initial weights (its seed) moved by
-// U(-0.1, 0.1) each and its running variances drawn from [0.5, 1.5], so that every parameter and
+// Writes OUT_DIR/<project's file name>, the project with its dataset's path made absolute (and
+// overridden, below), which the exporters are to read; OUT_DIR/weights.safetensors, the
+// project's initial weights (its seed) moved by U(-0.1, 0.1) each and its running variances drawn from [0.5, 1.5], so that every parameter and
 // buffer matters to the outputs, and OUT_DIR/outputs.safetensors: "x", the first N (default
 // 100) examples of the test split (the training split for a dataset without one) in raw units,
 // and "output.<i>", the model's prediction for each loss node i in graph order, computed as
 // `plexus-cli predict` and `eval` compute them (session::TrainedModel with those weights).
-// Exits 77 ("skipped: ...") when the project's dataset cannot be read.
+// Exits 77 ("skipped: ...") when the project's dataset cannot be read. An image_folder project reads
+// the folder PLEXUS_TEST_IMAGE_FOLDER names instead of its own, where that is set.
 // --compare: GOT (an exported program's outputs.safetensors) must hold every "output.<i>" of
 // EXPECTED with its shape, each value within TOLERANCE (1e-4: torch's kernels are not the core's)
 // of the largest magnitude (at least 1) of the expected tensor; exit 1, naming the tensor, when not.
@@ -76,7 +78,10 @@ int main(int argc, char** argv) {
   const fs::path project = argv[1], out = argv[2];
   const int64_t count = argc == 5 ? std::atoll(argv[4]) : 100;
   try {
-    const graph::Graph g = graph::load_project(project);
+    graph::Graph g = graph::load_project(project);
+    // A folder of pictures is not in a fresh clone: ctest names one it writes (tests/CMakeLists.txt).
+    const char* folder = std::getenv("PLEXUS_TEST_IMAGE_FOLDER");
+    if (g.dataset.kind == "image_folder" && folder && *folder) g.dataset.path = folder;
     graph::DatasetBinding binding;
     graph::DatasetInfo info;
     try {
@@ -87,6 +92,9 @@ int main(int argc, char** argv) {
       return 77;
     }
     fs::create_directories(out);
+    // The project as read here, its dataset's path made absolute, for the exporter to read in turn.
+    g.dataset.path = fs::absolute(binding.path).string();
+    graph::save_project(out / project.filename(), g);
     const layers::CompiledGraph c = layers::compile(g, info, g.training.seed);
     Generator gen(g.training.seed + 1);
     for (auto& [name, t] : c.model->state()) {

@@ -13,9 +13,8 @@
 # 4. each program run on the same raw inputs: its outputs must match Plexus' within 1e-6 of their
 #    largest magnitude (model_outputs --compare; the same core computes both, so they are equal but
 #    for the compiler's own choices).
-# Four projects (tests/CMakeLists.txt names them: a table, images, a recurrent and an attention
-# model), each skipped without its dataset: each program compiles the core's headers, some 5 s
-# of CPU a program without ccache.
+# Every example project (tests/CMakeLists.txt), each left out without its dataset: each program
+# compiles the core's headers, some 5 s of CPU a program without ccache.
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
@@ -42,7 +41,7 @@ foreach(project ${projects})
   elseif(NOT rc EQUAL 0)
     message(FATAL_ERROR "model_outputs ${project} failed (${rc}): ${err}")
   endif()
-  run(${CLI} export ${project} --checkpoint ${WORK}/${name}/weights.safetensors --cpp ${WORK}/app/${name}.cpp)
+  run(${CLI} export ${WORK}/${name}/${name}.plexus --checkpoint ${WORK}/${name}/weights.safetensors --cpp ${WORK}/app/${name}.cpp)
   string(APPEND lists "add_executable(${name} ${name}.cpp)\ntarget_link_libraries(${name} PRIVATE Plexus::core)\n")
   list(APPEND programs ${name})
 endforeach()
