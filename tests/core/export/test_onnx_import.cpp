@@ -5,6 +5,7 @@
 // PyTorch computes is tests/reference/onnx_import_crosscheck.py's question.
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
@@ -39,15 +40,17 @@ bool same_bits(const Tensor& a, const Tensor& b) {
   return a.shape() == b.shape() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0);
 }
 
-// The example projects the importer reads back.
+// Every example project (examples/*.plexus): the importer reads each one's export back.
 struct Example {
   std::string name;
 };
-const std::vector<Example> kRoundTrip{{"mnist_mlp"},       {"mnist_lenet"},        {"residual_mlp"},
-                                      {"mnist_dead_relu"}, {"fashion_lenet"},      {"fashion_resnet"},
-                                      {"digits_folder"},   {"housing_regression"}, {"mnist_autoencoder"},
-                                      {"names_lstm"},      {"penguins_species"},   {"penguins_body_mass"},
-                                      {"mnist_multitask"}, {"names_transformer"},  {"names_gender"}};
+std::vector<Example> examples() {
+  std::vector<Example> rows;
+  for (const fs::directory_entry& e : fs::directory_iterator(fs::path(PLEXUS_SOURCE_DIR) / "examples"))
+    if (e.path().extension() == ".plexus") rows.push_back({e.path().stem().string()});
+  std::sort(rows.begin(), rows.end(), [](const Example& a, const Example& b) { return a.name < b.name; });
+  return rows;
+}
 
 // The imported tensor of this name; null when there is none.
 const Tensor* imported_weight(const exporter::ImportedModel& m, const std::string& name) {
@@ -95,7 +98,7 @@ session::TrainedModel model_of(const std::string& example, const TempDir& scratc
 
 }  // namespace
 
-TEST_ROWS(exportImportExportGivesTheSameModel, kRoundTrip) {
+TEST_ROWS(exportImportExportGivesTheSameModel, examples()) {
   const std::string& example = row.name;
   const TempDir dir;
   session::TrainedModel m;
