@@ -12,7 +12,8 @@ set(plexus_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/Plexus)
 set_target_properties(plexus_core PROPERTIES EXPORT_NAME core)
 target_compile_features(plexus_core PUBLIC cxx_std_20)  # its headers are C++20
 # A sanitized tree builds the core as a shared library (core/CMakeLists.txt): LIBRARY for it.
-install(TARGETS plexus_core EXPORT PlexusTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+install(TARGETS plexus_core EXPORT PlexusTargets  # COMPONENT belongs to each kind of file apart
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT plexus_dev EXCLUDE_FROM_ALL
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT plexus_dev EXCLUDE_FROM_ALL)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/plexus
         COMPONENT plexus_dev EXCLUDE_FROM_ALL FILES_MATCHING PATTERN "*.h")
