@@ -10,10 +10,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "data/csv_format.h"
 #include "export/onnx_importer.h"
 #include "graph/layout.h"
 #include "graph/module_blocks.h"
 #include "graph/registry.h"
+#include "graph/validate.h"
 #include "io/safetensors.h"
 #include "layers/compiler.h"
 #include "session/trained_model.h"
@@ -326,6 +328,25 @@ onnx::ModelProto parse(std::string_view bytes, const std::string& source) {
   } catch (const std::exception& e) {
     malformed(source, std::string("ONNX's checker refuses it: ") + e.what());
   }
+  // Names become a project's ids, labels and description, which are UTF-8 text; proto2 strings
+  // are not checked as they are parsed.
+  const auto utf8 = [&](const std::string& text, const std::string& what) {
+    if (const int64_t at = data::csv_format::invalid_utf8_at(text); at >= 0)
+      malformed(source, what + " is not valid UTF-8 (at byte " + std::to_string(at) + " of it)");
+  };
+  utf8(model.producer_name(), "the producer's name");
+  utf8(model.producer_version(), "the producer's version");
+  const onnx::GraphProto& g = model.graph();
+  for (int i = 0; i < g.node_size(); ++i) {
+    const std::string which = "node " + std::to_string(i);
+    utf8(g.node(i).name(), which + "'s name");
+    for (const std::string& v : g.node(i).input()) utf8(v, which + "'s input name");
+    for (const std::string& v : g.node(i).output()) utf8(v, which + "'s output name");
+  }
+  for (int i = 0; i < g.initializer_size(); ++i)
+    utf8(g.initializer(i).name(), "initializer " + std::to_string(i) + "'s name");
+  for (const auto* list : {&g.input(), &g.output(), &g.value_info()})
+    for (const onnx::ValueInfoProto& v : *list) utf8(v.name(), "a value's name");
   return model;
 }
 
@@ -366,6 +387,15 @@ std::vector<std::string> default_class_names(int64_t classes) {
 // ONNX has no counterpart of (BatchNorm's num_batches_tracked) keeps its initial value.
 nn::NamedTensors complete_weights(const graph::Graph& g, const graph::DatasetInfo& info, const nn::NamedTensors& got,
                                   const std::string& source) {
+  // A model whose nodes all map can still give a graph that does not check (shapes a crafted
+  // file's value_info contradicts): refused naming the file, as the nodes that do not map are.
+  const graph::Validation checked = graph::validate(g, &info);
+  if (!checked.ok()) {
+    std::string text = source + ": the graph the model maps to does not check (nothing was written):";
+    for (const graph::Problem& p : checked.problems)
+      if (p.severity == graph::Severity::Error) text += "\n  " + graph::to_string(p);
+    throw ValueError(text);
+  }
   const layers::CompiledGraph c = layers::compile(g, info, g.training.seed);
   nn::NamedTensors out;
   for (const auto& entry : c.model->state()) {
