@@ -409,9 +409,11 @@ nn::NamedTensors complete_weights(const graph::Graph& g, const graph::DatasetInf
       }
       throw Error("ONNX import of " + source + ": no weights for '" + name + "'");  // a mapping's mistake
     }
+    // A file can contradict itself (a Gemm's weight that does not fit its input's shape) where
+    // ONNX's checks leave the dimension open.
     if (it->second.shape() != initial.shape())
-      throw Error("ONNX import of " + source + ": '" + name + "' has shape " + to_string(it->second.shape()) +
-                  " where the layer holds " + to_string(initial.shape()));
+      throw ValueError(source + ": the file's '" + name + "' has shape " + to_string(it->second.shape()) +
+                       " where the layer, from the shape of its input, holds " + to_string(initial.shape()));
     out.emplace_back(name, it->second);
   }
   return out;
