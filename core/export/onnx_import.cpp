@@ -347,6 +347,16 @@ onnx::ModelProto parse(std::string_view bytes, const std::string& source) {
     utf8(g.initializer(i).name(), "initializer " + std::to_string(i) + "'s name");
   for (const auto* list : {&g.input(), &g.output(), &g.value_info()})
     for (const onnx::ValueInfoProto& v : *list) utf8(v.name(), "a value's name");
+  // ONNX's shape inference divides by these without checking them (a stride of 0 is a SIGFPE).
+  for (const onnx::NodeProto& n : g.node())
+    for (const onnx::AttributeProto& a : n.attribute())
+      if (a.name() == "strides" || a.name() == "dilations" || a.name() == "kernel_shape" || a.name() == "group" ||
+          a.name() == "blocksize") {
+        const bool positive = a.type() == onnx::AttributeProto::INT
+                                  ? a.i() >= 1
+                                  : std::all_of(a.ints().begin(), a.ints().end(), [](int64_t v) { return v >= 1; });
+        if (!positive) malformed(source, "node '" + n.name() + "' (" + n.op_type() + ") has " + a.name() + " below 1");
+      }
   return model;
 }
 
