@@ -580,6 +580,8 @@ ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& sourc
           m->second(im);
         } catch (const Unmappable& u) {
           reason = u.reason;
+        } catch (const ShapeError& e) {  // a file whose tensors contradict each other (a bias of the wrong length)
+          reason = std::string("its tensors do not fit: ") + e.what();
         }
       }
     }
