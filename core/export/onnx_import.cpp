@@ -252,14 +252,17 @@ using onnx_import::Unmappable;
 template <class Stored, class Field, class Out, class OnSize>
 void read_values(const onnx::TensorProto& t, const Field& typed, int64_t n, std::vector<Out>& out,
                  const OnSize& size_error) {
-  out.reserve(size_t(n));
+  // The count is checked against what the file holds before anything is reserved: dims alone
+  // may claim terabytes.
   if (!t.has_raw_data()) {
     if (typed.size() != n) size_error(size_t(typed.size()));
+    out.reserve(size_t(n));
     for (const auto v : typed) out.push_back(Out(v));
     return;
   }
   const std::string& raw = t.raw_data();
   if (raw.size() != size_t(n) * sizeof(Stored)) size_error(raw.size() / sizeof(Stored));
+  out.reserve(size_t(n));
   for (size_t i = 0; i < size_t(n); ++i) {
     Stored v;
     std::memcpy(&v, raw.data() + i * sizeof(Stored), sizeof(Stored));
