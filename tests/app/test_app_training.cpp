@@ -6,9 +6,13 @@
 // so a loaded machine makes them slower, never wrong.
 #include <QtTest>
 
+#include <QRegularExpression>
+#include <QScopeGuard>
+
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 
 #include "session/run.h"
@@ -17,6 +21,8 @@
 #include "train/checkpoint.h"
 #include "train/trainer.h"
 #include "data/synthetic_digits.h"
+#include "graph/project.h"
+#include "util/out_of_memory.h"
 #include "training_controller.h"
 #include "support/mlp_fixture.h"
 
@@ -385,6 +391,57 @@ class TestAppTraining : public QObject {
     }
     Recorder rec(c);
     c.start(request(mlp(data_, 1), "after-failure"));
+    QTRY_VERIFY_WITH_TIMEOUT(rec.done(), 60000);
+    QVERIFY2(rec.finished, qPrintable(rec.failed.value_or("")));
+  }
+
+  void outOfMemoryInAStepFailsAndTheControllerIsReusable() {
+    // A CSV of 300 points through a Linear 4096 wide: at batch 64 its output, [64, 4096] float32,
+    // is 1 MiB, and nothing else the run allocates reaches 512 KiB but that output, its gradient
+    // and those of a smaller last batch (the validation split's 30 rows make 480 KiB). Once the
+    // run has started, the allocator's test hook refuses the next such request on the worker
+    // thread, in whichever batch and pass it comes.
+    const fs::path dir = fs::path(tmp_.path().toStdString()) / "wide";
+    fs::create_directories(dir);
+    {
+      std::ofstream csv(dir / "points.csv");
+      csv << "a,b,c,d,kind\n";
+      for (int i = 0; i < 300; ++i)
+        csv << i % 3 << ',' << i % 5 << ',' << i % 7 << ',' << i % 11 << ",k" << i % 3 << '\n';
+    }
+    const auto wide = [&](int64_t epochs, const QString& run) {
+      graph::Graph g = graph::parse_project(R"({"format": 1,
+        "nodes": [{"id": "in", "type": "Input", "name": "in", "params": {}, "position": [0, 0]},
+                  {"id": "fc1", "type": "Linear", "name": "wide", "params": {"out_features": 4096}, "position": [0, 0]},
+                  {"id": "fc2", "type": "Linear", "name": "out", "params": {"out_features": 3}, "position": [0, 0]},
+                  {"id": "loss", "type": "CrossEntropy", "name": "loss", "params": {}, "position": [0, 0]}],
+        "edges": [{"from": ["in", "x"], "to": ["fc1", "input"]},
+                  {"from": ["fc1", "output"], "to": ["fc2", "input"]},
+                  {"from": ["fc2", "output"], "to": ["loss", "input"]},
+                  {"from": ["in", "y"], "to": ["loss", "target"]}],
+        "dataset": {"kind": "csv", "path": "points.csv", "target": "kind", "task": "classification"},
+        "training": {"batch_size": 64}})", "wide.plexus");
+      g.training.epochs = epochs;
+      return TrainingRequest{std::move(g), QString::fromStdString(dir.string()), tmp_.path() + "/runs/" + run, ""};
+    };
+    const auto hook_off = qScopeGuard([] { refuse_allocations_from(0); });
+    TrainingController c;
+    {
+      Recorder rec(c);
+      connect(&c, &TrainingController::started, &rec, [] { refuse_allocations_from(512 << 10); });
+      c.start(wide(1000, "wide-refused"));
+      QTRY_VERIFY_WITH_TIMEOUT(rec.done(), 120000);
+      QVERIFY2(rec.failed && !rec.finished, qPrintable(rec.order.join(", ")));
+      qInfo("failed: %s", qPrintable(*rec.failed));
+      static const QRegularExpression where(
+          "^Training failed: out of memory at epoch [0-9]+, batch [0-9]+, in the (forward pass of Linear 'wide'|"
+          "backward pass \\(the gradient of [a-z_0-9]+\\)): cannot allocate [0-9.]+ [KM]iB for a tensor of shape "
+          "\\[[0-9]+, 4096\\] float32 \\(the machine has ");
+      QVERIFY2(where.match(*rec.failed).hasMatch(), qPrintable(*rec.failed));
+      QVERIFY(!c.isRunning() && c.waitForFinished(10000));
+    }
+    Recorder rec(c);  // the hook refused once: the next run trains to its end
+    c.start(wide(1, "wide-after"));
     QTRY_VERIFY_WITH_TIMEOUT(rec.done(), 60000);
     QVERIFY2(rec.finished, qPrintable(rec.failed.value_or("")));
   }
