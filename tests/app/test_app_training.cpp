@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 
 #include "session/run.h"
@@ -25,6 +24,7 @@
 #include "util/out_of_memory.h"
 #include "training_controller.h"
 #include "support/mlp_fixture.h"
+#include "support/wide_project.h"
 
 using namespace plexus;
 using app::TrainingController;
@@ -396,31 +396,16 @@ class TestAppTraining : public QObject {
   }
 
   void outOfMemoryInAStepFailsAndTheControllerIsReusable() {
-    // A CSV of 300 points through a Linear 4096 wide: at batch 64 its output, [64, 4096] float32,
-    // is 1 MiB, and nothing else the run allocates reaches 512 KiB but that output, its gradient
-    // and those of a smaller last batch (the validation split's 30 rows make 480 KiB). Once the
-    // run has started, the allocator's test hook refuses the next such request on the worker
-    // thread, in whichever batch and pass it comes.
+    // 300 points (216 to train; the validation split's 24 make 384 KiB) at batch 64 through a Linear 4096 wide:
+    // its output, [64, 4096] float32, is 1 MiB, and nothing else the run allocates reaches 512 KiB
+    // but that output, its gradient and those of a smaller last batch. Once the run has started,
+    // the allocator's test hook refuses the next such request on the worker thread, in whichever
+    // batch and pass it comes.
     const fs::path dir = fs::path(tmp_.path().toStdString()) / "wide";
     fs::create_directories(dir);
-    {
-      std::ofstream csv(dir / "points.csv");
-      csv << "a,b,c,d,kind\n";
-      for (int i = 0; i < 300; ++i)
-        csv << i % 3 << ',' << i % 5 << ',' << i % 7 << ',' << i % 11 << ",k" << i % 3 << '\n';
-    }
+    const fs::path project = testing::write_wide_project(dir, 4096, 64, 300);
     const auto wide = [&](int64_t epochs, const QString& run) {
-      graph::Graph g = graph::parse_project(R"({"format": 1,
-        "nodes": [{"id": "in", "type": "Input", "name": "in", "params": {}, "position": [0, 0]},
-                  {"id": "fc1", "type": "Linear", "name": "wide", "params": {"out_features": 4096}, "position": [0, 0]},
-                  {"id": "fc2", "type": "Linear", "name": "out", "params": {"out_features": 3}, "position": [0, 0]},
-                  {"id": "loss", "type": "CrossEntropy", "name": "loss", "params": {}, "position": [0, 0]}],
-        "edges": [{"from": ["in", "x"], "to": ["fc1", "input"]},
-                  {"from": ["fc1", "output"], "to": ["fc2", "input"]},
-                  {"from": ["fc2", "output"], "to": ["loss", "input"]},
-                  {"from": ["in", "y"], "to": ["loss", "target"]}],
-        "dataset": {"kind": "csv", "path": "points.csv", "target": "kind", "task": "classification"},
-        "training": {"batch_size": 64}})", "wide.plexus");
+      graph::Graph g = graph::load_project(project);
       g.training.epochs = epochs;
       return TrainingRequest{std::move(g), QString::fromStdString(dir.string()), tmp_.path() + "/runs/" + run, ""};
     };
