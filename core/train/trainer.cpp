@@ -442,7 +442,9 @@ RunResult Trainer::run() {
       TrainerOptions test_options = options_;
       test_options.record_predictions = options_.record_test_predictions;
       begin_stream();
-      EpochEnd t = train::evaluate(model_, *test_, test_options, &cancelled_);
+      const auto evaluate_test = [&] { return train::evaluate(model_, *test_, test_options, &cancelled_); };
+      EpochEnd t =
+          saying_where_memory_ran_out(options_.epochs, 0, "evaluating on the test split", options_.nodes, evaluate_test);
       if (cancelled_ && !options_.comm) throw Cancelled();
       t.epoch = t.epochs = options_.epochs;
       result.test = t;

@@ -32,9 +32,12 @@ uint64_t proc_kib(const char* file, const std::string& key) {
 std::string memory_situation() {
   std::string text;
   try {  // the message is wanted most when memory is short: what cannot be read is left out
-    const uint64_t total = machine_memory(), available = proc_kib("/proc/meminfo", "MemAvailable:");
+    const uint64_t total = physical_memory(), available = proc_kib("/proc/meminfo", "MemAvailable:");
     if (available && total)
       text = "the machine has " + memory_text(double(available)) + " of " + memory_text(double(total)) + " free";
+    if (const uint64_t allowed = machine_memory(); allowed && allowed < total)
+      text += (text.empty() ? "" : "; ") + std::string("this process's cgroup is limited to ") +
+              memory_text(double(allowed));
     rlimit limit{};
     if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
       text += (text.empty() ? "" : "; ") + std::string("this process is limited to ") +

@@ -1,7 +1,8 @@
 #pragma once
 // CPU memory the system refused. Linux usually promises memory it may not have (overcommit), so
 // a request is refused only when it cannot even be promised: larger than the address space left
-// under a `ulimit -v` (RLIMIT_AS), a cgroup, or the system's overcommit rules. Such a refusal
+// under a `ulimit -v` (RLIMIT_AS) or at all, or past a strict overcommit setting (a cgroup's limit
+// is enforced by killing, which the validator's estimate guards against). Such a refusal
 // must end the operation with a message a user can act on, never abort the process: tensor
 // storage (tensor/allocator.cpp) and the kernels' scratch buffers (grow_scratch) throw an
 // OutOfMemoryError naming the size and what it was for, and the code it unwinds through adds
@@ -35,9 +36,10 @@ class OutOfMemoryError : public Error {
 // what_for "for a tensor of shape [65536, 12288] float32".
 [[noreturn]] void throw_out_of_memory(uint64_t bytes, const std::string& what_for);
 
-// What limits this process's memory now, for messages: "the machine has 7.9 GiB of 23.4 GiB free"
-// (of machine_memory(), a cgroup's limit included), and under a `ulimit -v` "; this process is
-// limited to 2.0 GiB of address space (ulimit -v), 1.1 GiB of it in use".
+// What limits this process's memory now, for messages: "the machine has 7.9 GiB of 23.4 GiB free",
+// in a cgroup with a lower limit "; this process's cgroup is limited to 8.0 GiB", and under a
+// `ulimit -v` "; this process is limited to 2.0 GiB of address space (ulimit -v), 1.1 GiB of it
+// in use".
 std::string memory_situation();
 
 // Test hook: the next request of at least `bytes` for CPU memory (tensor storage, even one the
