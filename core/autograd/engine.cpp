@@ -13,6 +13,7 @@
 #include "ops/kernels.h"
 #include "ops/ops.h"
 #include "util/error.h"
+#include "util/out_of_memory.h"
 
 namespace plexus {
 
@@ -124,7 +125,12 @@ void propagate(const std::vector<std::shared_ptr<GradNode>>& order, const std::v
     }
   };
   for (size_t index = 0; index < order.size(); ++index) {
-    pass(order[index]);
+    try {
+      pass(order[index]);
+    } catch (OutOfMemoryError& e) {  // says whose gradient ran out
+      if (e.op.empty()) e.op = order[index]->name;
+      throw;
+    }
     if (sinks.after_node) sinks.after_node(index);
   }
   // And the rest of the graph: all of it after backward(); after grad() only what ran, so a

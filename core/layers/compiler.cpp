@@ -10,6 +10,7 @@
 #include "nn/conv.h"
 #include "ops/ops.h"
 #include "util/error.h"
+#include "util/out_of_memory.h"
 
 namespace plexus::layers {
 
@@ -40,7 +41,13 @@ std::vector<Tensor> GraphModel::run(const Tensor& x) {
   for (const Step& s : observer_ ? steps_ : fused_) {
     args.clear();
     for (size_t i : s.inputs) args.push_back(values[i]);
-    std::vector<Tensor> out = s.run(args);
+    std::vector<Tensor> out;
+    try {
+      out = s.run(args);
+    } catch (OutOfMemoryError& e) {  // says which node's forward pass ran out (a fused chain: its first)
+      if (e.node.empty()) e.node = s.node;
+      throw;
+    }
     for (size_t i = 0; i < s.outputs.size(); ++i) values[s.outputs[i]] = std::move(out.at(i));
     if (observer_) observer_(s.node, values[s.outputs.at(0)]);
   }

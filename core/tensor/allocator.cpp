@@ -8,7 +8,7 @@
 
 #include "cuda/cuda.h"
 #include "tensor/caching_pool.h"
-#include "util/error.h"
+#include "util/out_of_memory.h"
 
 namespace plexus {
 namespace {
@@ -16,9 +16,8 @@ namespace {
 struct SystemMemory {
   void* obtain(size_t bytes) { return std::aligned_alloc(64, bytes); }
   void release(void* p) { std::free(p); }
-  [[noreturn]] void out_of_memory(size_t bytes, const MemoryStats&) {
-    throw Error("out of CPU memory allocating " + std::to_string(bytes) + " bytes");
-  }
+  [[noreturn]] void out_of_memory(size_t bytes, const MemoryStats&) { throw_out_of_memory(bytes, "of CPU memory"); }
+  bool refuses(size_t bytes) const { return allocation_refused_by_hook(bytes); }  // the test hook
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 //   void* obtain(size_t bytes);       // nullptr when out of memory (other failures throw)
 //   void release(void* p);
 //   [[noreturn]] void out_of_memory(size_t requested, const MemoryStats& stats);
+//   bool refuses(size_t requested);   // optional: true refuses the request at once
 // Running out first returns the cache to the source and retries once.
 //
 // Private pools (CUDA graph capture, cuda/step_graph.cu): while one is open, every allocation is
@@ -47,6 +48,9 @@ class CachingPool final : public Allocator {
     const size_t cls = size_class(bytes, step_, small_limit_);
     std::lock_guard lock(mu_);
     ++stats_.allocations;
+    // A source may refuse a request whatever the cache holds (the CPU's test hook, util/out_of_memory.h).
+    if constexpr (requires { source_.refuses(bytes); })
+      if (source_.refuses(bytes)) source_.out_of_memory(bytes, stats_);
     const bool priv = open_ != 0;
     std::vector<void*>& blocks = priv ? privates_[open_].free[cls] : free_[cls];
     void* p = nullptr;

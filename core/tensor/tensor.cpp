@@ -13,6 +13,7 @@
 #include "ops/ops.h"
 #include "tensor/allocator.h"
 #include "util/error.h"
+#include "util/out_of_memory.h"
 
 namespace plexus {
 
@@ -238,7 +239,11 @@ void check_shape(const Shape& shape, const char* what) {
 Tensor empty(const Shape& shape, Device device) {
   check_shape(shape, "empty");
   auto t = std::make_shared<TensorImpl>();
-  t->storage = std::make_shared<Storage>(plexus::numel(shape), device);
+  try {
+    t->storage = std::make_shared<Storage>(plexus::numel(shape), device);
+  } catch (const OutOfMemoryError& e) {  // the allocator knows the bytes; the shape says what they were for
+    throw_out_of_memory(e.bytes(), "for a tensor of shape " + to_string(shape) + " float32");
+  }
   t->shape = shape;
   t->strides = contiguous_strides(shape);
   return Tensor(std::move(t));

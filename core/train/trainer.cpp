@@ -12,6 +12,7 @@
 #include "optim/clip.h"
 #include "train/metrics.h"
 #include "util/error.h"
+#include "util/out_of_memory.h"
 #include "util/subnormals.h"
 
 namespace plexus::train {
@@ -28,6 +29,29 @@ class NonFiniteLoss : public Error {  // of the global batch: every rank of a ru
 struct Interrupted {  // the same on interrupt(), with where
   RunPosition position;
 };
+
+// Runs `f` (a step, the loader fetching a batch, an evaluation) and says where an allocation
+// refused inside it happened: "out of memory at epoch 3, batch 17, in the forward pass of Linear
+// 'fc2': cannot allocate 3.0 GiB for a tensor of shape ...". `batch` 0 and `doing` null are left
+// out. The text is built only on failure: a steady step allocates nothing here.
+template <class F>
+auto saying_where_memory_ran_out(int epoch, int64_t batch, const char* doing, const NodeInfos& nodes, F&& f) {
+  const auto where = [&](const std::string& node, const std::string& op) {
+    std::string text = "out of memory at epoch " + std::to_string(epoch);
+    if (batch > 0) text += ", batch " + std::to_string(batch);
+    if (doing) text += std::string(", ") + doing;
+    if (!node.empty()) text += ", in the forward pass of " + node_label(nodes, node);
+    else if (!op.empty()) text += ", in the backward pass (the gradient of " + op + ")";
+    return text;
+  };
+  try {
+    return f();
+  } catch (const OutOfMemoryError& e) {
+    throw OutOfMemoryError(where(e.node, e.op) + ": " + e.what(), e.bytes());
+  } catch (const std::bad_alloc&) {  // a container outside the allocators: the size is not known
+    throw OutOfMemoryError(where({}, {}) + ": the system refused an allocation (" + memory_situation() + ")", 0);
+  }
+}
 
 int64_t batch_size_of(const Tensor& inputs) { return inputs.dim() ? inputs.shape()[0] : 1; }
 
@@ -179,9 +203,9 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
   const auto start = Clock::now();
   const auto spent = [&] { return f.seconds + seconds_since(start); };
   // The range-for written out, to time the loader's begin() and ++: the wait for data.
-  const auto waiting = [&f](auto&& advance) {
+  const auto waiting = [&](auto&& advance) {
     const auto t = Clock::now();
-    advance();
+    saying_where_memory_ran_out(epoch, batch + 1, "loading the batch", options_.nodes, advance);
     f.data_wait += seconds_since(t);
   };
   const int64_t k = options_.accumulate_steps;
@@ -218,10 +242,10 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
     // Warm-up counts optimizer steps: with accumulation, one per accumulate_steps batches.
     const int64_t steps_per_epoch = (batches + k - 1) / k;
     const double warmup = options_.warmup.factor(int64_t(epoch - 1) * steps_per_epoch + (batch - 1) / k);
-    const StepResult r = [&] {
+    const StepResult r = saying_where_memory_ran_out(epoch, batch, nullptr, options_.nodes, [&] {
       const optim::ScaledLr warmed(opt_, warmup);  // the scheduler's lrs are back after the step
       return step.run(b.inputs, b.targets, sampling, part);
-    }();
+    });
     if (step.graph_note() != graph_note) {
       graph_note = step.graph_note();
       publish(Notice{graph_note});
@@ -390,7 +414,8 @@ RunResult Trainer::run() {
       EpochEnd e = train_epoch(epoch, step, graph_note);
       if (options_.comm) dist::sync_replicas(*options_.comm, model_, "after epoch " + std::to_string(epoch));
       if (eval_) {
-        EpochEnd ev = evaluate(*eval_);
+        EpochEnd ev = saying_where_memory_ran_out(epoch, 0, "evaluating on the validation split", options_.nodes,
+                                                  [&] { return evaluate(*eval_); });
         if (cancelled_ && !options_.comm) throw Cancelled();  // ranks stop together, at a step
         e.has_eval = true;
         e.eval_loss = ev.eval_loss;
@@ -417,7 +442,9 @@ RunResult Trainer::run() {
       TrainerOptions test_options = options_;
       test_options.record_predictions = options_.record_test_predictions;
       begin_stream();
-      EpochEnd t = train::evaluate(model_, *test_, test_options, &cancelled_);
+      const auto evaluate_test = [&] { return train::evaluate(model_, *test_, test_options, &cancelled_); };
+      EpochEnd t =
+          saying_where_memory_ran_out(options_.epochs, 0, "evaluating on the test split", options_.nodes, evaluate_test);
       if (cancelled_ && !options_.comm) throw Cancelled();
       t.epoch = t.epochs = options_.epochs;
       result.test = t;
@@ -436,7 +463,7 @@ RunResult Trainer::run() {
     result.status = RunStatus::Failed;
     result.message = ex.what();
     result.every_rank = true;
-  } catch (const std::bad_alloc&) {
+  } catch (const std::bad_alloc&) {  // outside the steps and evaluations, which say where
     result.status = RunStatus::Failed;
     result.message = "out of memory during training (epoch " + std::to_string(result.epochs_completed + 1) + ")";
   } catch (const std::exception& ex) {

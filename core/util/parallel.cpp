@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -214,21 +215,30 @@ void detail::parallel_run(int64_t n, int64_t grain, int per_thread, ChunkFn fn, 
   if (n <= 0) return;
   // Every chunk, on whichever thread, runs under the subnormal setting read here
   // (util/subnormals.h); setting it per chunk leaves no thread's state behind.
+  // An exception must not leave a pool worker (that would end the process): the first a chunk
+  // throws is kept and rethrown on the caller once every chunk is done.
   struct Job {
     ChunkFn fn;
     void* ctx;
     bool flush;
-  } job{fn, ctx, flush_subnormals()};
+    std::atomic<bool> failed{false};
+    std::exception_ptr error;  // written by the one chunk that set `failed`
+  } job{fn, ctx, flush_subnormals(), {}, {}};
   const ChunkFn chunk = [](void* c, int part, int64_t b, int64_t e) {
-    const Job& j = *static_cast<const Job*>(c);
+    Job& j = *static_cast<Job*>(c);
     const SubnormalScope subnormals(j.flush);
-    j.fn(j.ctx, part, b, e);
+    try {
+      j.fn(j.ctx, part, b, e);
+    } catch (...) {
+      if (!j.failed.exchange(true)) j.error = std::current_exception();
+    }
   };
   const int parts = parallel_parts(n, grain, per_thread);
   // Serial when small, nested, or when another thread has the pool; a single chunk leaves
   // the loops inside it free to use the pool (a product inside a one-image convolution).
-  if (parts > 1 && !t_in_region && pool()->try_run(parts, n, chunk, &job)) return;
-  chunk(&job, 0, 0, n);
+  if (parts <= 1 || t_in_region || !pool()->try_run(parts, n, chunk, &job)) chunk(&job, 0, 0, n);
+  // The pool's end of the loop (wait_for_workers) orders the workers' writes before this read.
+  if (job.error) std::rethrow_exception(job.error);
 }
 
 }  // namespace plexus

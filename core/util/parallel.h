@@ -29,7 +29,8 @@ int parallel_parts(int64_t n, int64_t grain, int per_thread = 1);
 // Calls f(chunk, begin, end) on disjoint chunks covering [0, n), in parallel when there are
 // threads and n >= 2 * grain. The chunk index (< parallel_parts(n, grain)) lets a caller
 // keep per-chunk partial results (parallel_parts(n, grain, per_thread) of them). A thread
-// may run several chunks, one after another. f must not throw.
+// may run several chunks, one after another. An exception f throws (a scratch buffer refused
+// memory) ends its chunk only; the others still run, and the first is rethrown here after them.
 template <class F>
 void parallel_for_chunks(int64_t n, int64_t grain, F&& f, int per_thread = 1) {
   using Fn = std::remove_reference_t<F>;

@@ -8,6 +8,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QRegularExpression>
+#include <QScopeGuard>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -40,6 +41,8 @@
 #include "dashboard/training_plots.h"
 #include "dashboard/training_progress.h"
 #include "support/app_fixture.h"
+#include "support/wide_project.h"
+#include "util/out_of_memory.h"
 
 using namespace plexus;
 using plexus::app::MainWindow;
@@ -306,6 +309,41 @@ class TestDashboard : public QObject {
     QVERIFY(finished.wait(120000));
     QVERIFY(w.dashboard()->errorText().isEmpty());
     QCOMPARE(sessionRuns(w), 2);
+  }
+
+  void outOfMemoryShowsTheMessageAndTheAppCarriesOn() {
+    // A step the allocator's test hook refuses once training has started (support/wide_project.h:
+    // the wide layer's [64, 4096] output is the first request of 1 MiB): the banner says where and
+    // how much, and the next run trains.
+    const std::filesystem::path dir = std::filesystem::path(dir_.path().toStdString()) / "wide";
+    std::filesystem::create_directories(dir);
+    const std::filesystem::path project = testing::write_wide_project(dir, 4096, 64, 300);
+    const auto hook_off = qScopeGuard([] { refuse_allocations_from(0); });
+    Window w;
+    w.show();
+    QVERIFY(w.openFile(QString::fromStdString(project.string())));
+    graph::TrainingSettings t = w.document()->graph().training;
+    t.epochs = 1000;
+    w.document()->setTraining(t);
+    const QMetaObject::Connection arm =
+        connect(w.training(), &TrainingController::started, this, [] { refuse_allocations_from(512 << 10); });
+    QSignalSpy failed(w.training(), &TrainingController::failed);
+    QVERIFY(w.startTraining());
+    QVERIFY(failed.wait(120000));
+    disconnect(arm);
+    const QString shown = w.dashboard()->errorText();
+    QVERIFY2(shown.contains("out of memory at epoch ") && shown.contains(", batch ") &&
+                 shown.contains("cannot allocate ") && shown.contains(" float32 (the machine has "),
+             qPrintable(shown));
+    QVERIFY(w.statusBar()->currentMessage().contains("failed"));
+    QVERIFY(!w.training()->isRunning());
+    QVERIFY(w.trainAction()->isEnabled());
+    t.epochs = 1;
+    w.document()->setTraining(t);
+    QSignalSpy finished(w.training(), &TrainingController::finished);
+    QVERIFY(w.startTraining());
+    QVERIFY(finished.wait(120000));
+    QVERIFY(w.dashboard()->errorText().isEmpty());
   }
 
   // bf16 asked for on the CPU: the run computes in FP32 and the dashboard keeps saying so,

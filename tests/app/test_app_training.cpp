@@ -6,6 +6,9 @@
 // so a loaded machine makes them slower, never wrong.
 #include <QtTest>
 
+#include <QRegularExpression>
+#include <QScopeGuard>
+
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
@@ -17,8 +20,11 @@
 #include "train/checkpoint.h"
 #include "train/trainer.h"
 #include "data/synthetic_digits.h"
+#include "graph/project.h"
+#include "util/out_of_memory.h"
 #include "training_controller.h"
 #include "support/mlp_fixture.h"
+#include "support/wide_project.h"
 
 using namespace plexus;
 using app::TrainingController;
@@ -385,6 +391,42 @@ class TestAppTraining : public QObject {
     }
     Recorder rec(c);
     c.start(request(mlp(data_, 1), "after-failure"));
+    QTRY_VERIFY_WITH_TIMEOUT(rec.done(), 60000);
+    QVERIFY2(rec.finished, qPrintable(rec.failed.value_or("")));
+  }
+
+  void outOfMemoryInAStepFailsAndTheControllerIsReusable() {
+    // 300 points (216 to train; the validation split's 24 make 384 KiB) at batch 64 through a Linear 4096 wide:
+    // its output, [64, 4096] float32, is 1 MiB, and nothing else the run allocates reaches 512 KiB
+    // but that output, its gradient and those of a smaller last batch. Once the run has started,
+    // the allocator's test hook refuses the next such request on the worker thread, in whichever
+    // batch and pass it comes.
+    const fs::path dir = fs::path(tmp_.path().toStdString()) / "wide";
+    fs::create_directories(dir);
+    const fs::path project = testing::write_wide_project(dir, 4096, 64, 300);
+    const auto wide = [&](int64_t epochs, const QString& run) {
+      graph::Graph g = graph::load_project(project);
+      g.training.epochs = epochs;
+      return TrainingRequest{std::move(g), QString::fromStdString(dir.string()), tmp_.path() + "/runs/" + run, ""};
+    };
+    const auto hook_off = qScopeGuard([] { refuse_allocations_from(0); });
+    TrainingController c;
+    {
+      Recorder rec(c);
+      connect(&c, &TrainingController::started, &rec, [] { refuse_allocations_from(512 << 10); });
+      c.start(wide(1000, "wide-refused"));
+      QTRY_VERIFY_WITH_TIMEOUT(rec.done(), 120000);
+      QVERIFY2(rec.failed && !rec.finished, qPrintable(rec.order.join(", ")));
+      qInfo("failed: %s", qPrintable(*rec.failed));
+      static const QRegularExpression where(
+          "^Training failed: out of memory at epoch [0-9]+, batch [0-9]+, in the (forward pass of Linear 'wide'|"
+          "backward pass \\(the gradient of [a-z_0-9]+\\)): cannot allocate [0-9.]+ [KM]iB for a tensor of shape "
+          "\\[[0-9]+, 4096\\] float32 \\(the machine has ");
+      QVERIFY2(where.match(*rec.failed).hasMatch(), qPrintable(*rec.failed));
+      QVERIFY(!c.isRunning() && c.waitForFinished(10000));
+    }
+    Recorder rec(c);  // the hook refused once: the next run trains to its end
+    c.start(wide(1, "wide-after"));
     QTRY_VERIFY_WITH_TIMEOUT(rec.done(), 60000);
     QVERIFY2(rec.finished, qPrintable(rec.failed.value_or("")));
   }

@@ -22,6 +22,7 @@
 #include "ops/cpu/sgemm.h"
 #include "ops/scalar_math.h"
 #include "util/error.h"
+#include "util/out_of_memory.h"
 #include "util/parallel.h"
 #include "util/threads.h"
 
@@ -190,7 +191,8 @@ class CpuBackend final : public Backend {
     const int64_t total = in.numel(), rows = d < in.shape().size() ? in.shape()[d] : 1;
     const int parts = total < kParallelElements ? 1 : parallel_parts(rows, std::max<int64_t>(1, kParallelElements / 2 / std::max<int64_t>(1, total / rows)));
     thread_local std::vector<double> acc_buffer;  // reused: a training step allocates nothing here
-    acc_buffer.assign(size_t(span) * size_t(parts), 0.0);
+    grow_scratch(acc_buffer, size_t(span) * size_t(parts), "a sum's partial results");
+    std::fill_n(acc_buffer.begin(), size_t(span) * size_t(parts), 0.0);
     double* const acc = acc_buffer.data();  // the caller's buffer, also for the pool's threads
     auto sum_rows = [&](int chunk, int64_t begin, int64_t end) {
       double* const chunk_acc = acc + size_t(chunk) * size_t(span);
@@ -482,7 +484,7 @@ class CpuBackend final : public Backend {
   template <int Slot, class T = float>
   static T* thread_buffer(int64_t size) {
     thread_local std::vector<T> buffer;
-    if (int64_t(buffer.size()) < size) buffer.resize(size_t(size));
+    grow_scratch(buffer, size_t(size), "a convolution's buffer");
     return buffer.data();
   }
   enum BufferSlot {
@@ -509,7 +511,7 @@ class CpuBackend final : public Backend {
       thread_local std::vector<float> slots;
       thread_local std::vector<unsigned char> ran;
       const size_t size = size_t(parts - 1) * size_t(wsize_ + bsize_);
-      if (slots.size() < size) slots.resize(size);
+      grow_scratch(slots, size, "a convolution's per-thread gradients");
       ran.assign(size_t(parts), 0);
       slots_ = slots.data();
       ran_ = ran.data();

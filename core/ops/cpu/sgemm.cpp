@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "util/error.h"
+#include "util/out_of_memory.h"
 
 namespace plexus::cpu {
 
@@ -44,8 +45,8 @@ void own_sgemm_packed(bool, int64_t, int64_t, int64_t, float, const float*, cons
 namespace {
 
 // `buffer`, grown to hold `floats` from a 64-byte boundary on, at that boundary.
-float* aligned_at_least(std::vector<float>& buffer, int64_t floats) {
-  if (int64_t(buffer.size()) < floats + 16) buffer.resize(size_t(floats + 16));  // + room to align
+float* aligned_at_least(std::vector<float>& buffer, int64_t floats, const char* what) {
+  grow_scratch(buffer, size_t(floats + 16), what);  // + room to align
   const auto address = reinterpret_cast<std::uintptr_t>(buffer.data());
   return buffer.data() + ((64 - address % 64) % 64) / sizeof(float);
 }
@@ -54,7 +55,7 @@ float* aligned_at_least(std::vector<float>& buffer, int64_t floats) {
 
 float* own_sgemm_thread_packed_a(int64_t floats) {
   thread_local std::vector<float> buffer;
-  return aligned_at_least(buffer, floats);
+  return aligned_at_least(buffer, floats, "a matrix product's packed operand");
 }
 
 int64_t own_sgemm_packed_a_floats(int64_t m, int64_t k) {
@@ -65,7 +66,7 @@ const float* own_sgemm_thread_packed_whole_a(uint64_t product, bool ta, const fl
                                              int64_t k) {
   thread_local std::vector<float> buffer;
   thread_local uint64_t packed_for = 0;
-  float* packed = aligned_at_least(buffer, own_sgemm_packed_a_floats(m, k));
+  float* packed = aligned_at_least(buffer, own_sgemm_packed_a_floats(m, k), "a matrix product's packed operand");
   if (packed_for != product) {
     own_sgemm_pack_a(packed, ta, a, lda, m, k);
     packed_for = product;
@@ -75,7 +76,7 @@ const float* own_sgemm_thread_packed_whole_a(uint64_t product, bool ta, const fl
 
 float* own_sgemm_thread_workspace() {
   thread_local std::vector<float> buffer;
-  return aligned_at_least(buffer, kOwnSgemmWorkspace);
+  return aligned_at_least(buffer, kOwnSgemmWorkspace, "a matrix product's workspace");
 }
 
 }  // namespace plexus::cpu

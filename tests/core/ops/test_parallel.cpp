@@ -154,6 +154,43 @@ TEST(nestedLoopsRunSerially) {
   });
 }
 
+TEST(anExceptionOnAWorkerReachesTheCaller) {
+  // A chunk that throws on a pool worker (a scratch buffer refused memory) must not end the
+  // process: the other chunks still run, the caller gets the first exception, and the pool
+  // serves the next loop.
+  with_threads(2, [] {
+    const std::thread::id caller = std::this_thread::get_id();
+    std::atomic<int> ran{0}, by_worker{0};
+    std::string caught;
+    try {
+      parallel_for_chunks(
+          8, 1,
+          [&](int chunk, int64_t, int64_t) {
+            ++ran;
+            if (std::this_thread::get_id() != caller) {
+              ++by_worker;
+              throw ValueError("chunk " + std::to_string(chunk) + " failed");
+            }
+            // The caller holds its first chunk until a worker has run one (or 10 s have passed,
+            // which fails below): the worker's exception is the one to see.
+            const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+            while (chunk == 0 && by_worker.load() < 1 && std::chrono::steady_clock::now() < until)
+              std::this_thread::yield();
+          },
+          4);
+    } catch (const ValueError& e) {
+      caught = e.what();
+    }
+    VERIFY2(by_worker.load() >= 1, "no worker ran a chunk");
+    VERIFY2(caught.starts_with("chunk ") && caught.ends_with(" failed"), caught);
+    COMPARE(ran.load(), 8);
+    std::atomic<int64_t> total{0};
+    parallel_for(1000, 1, [&](int64_t b, int64_t e) { total += e - b; });
+    COMPARE(total.load(), int64_t(1000));
+    VERIFY(!in_parallel_region());
+  });
+}
+
 TEST(concurrentCallersBothFinish) {
   // A second thread finds the pool busy and runs its loop itself; both sums are whole.
   with_threads(2, [] {
