@@ -126,7 +126,7 @@ void SoakSession::run(int index) {
   expect(!last_checkpoint_.empty(), index, "the run saved no final checkpoint");
 
   compareAndDelete(index);
-  tryIt(index);
+  tryIt(index, !edited.isEmpty());
   w.showEditor();
   QTest::qWait(1);  // what the window deleted later goes, as the app's event loop would see to
 }
@@ -140,8 +140,9 @@ void SoakSession::startPaused(int index) {
   expect(w.training()->isPaused(), index, "Pause did not pause");
 }
 
-// The run's last weights predict a picture; every second run its final checkpoint, loaded, too.
-void SoakSession::tryIt(int index) {
+// The run's last weights predict a picture; every second run its final checkpoint, loaded for
+// the open project, too, when that is the project the run trained (it took the edit).
+void SoakSession::tryIt(int index, bool checkpoint_fits) {
   TestWindow& w = *window_;
   app::TryItPage* page = w.tryIt();
   widgets::TryItPanel* panel = page->panel();
@@ -152,7 +153,7 @@ void SoakSession::tryIt(int index) {
   shown.clear();
   expect(panel->openImage(QString::fromStdString(picture(index).string())), index, "Try It did not open the picture");
   expect(shown.wait(kWaitMs), index, "Try It showed no prediction of the run's weights");
-  if (index % 2) return;
+  if (index % 2 || !checkpoint_fits) return;
   shown.clear();
   page->loadCheckpoint(QString::fromStdString(last_checkpoint_.string()));
   expect(QTest::qWaitFor([&] { return panel->modelStatus() == "Checkpoint: final.safetensors" && !shown.isEmpty(); },

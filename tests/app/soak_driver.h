@@ -7,12 +7,12 @@
 // and the step.
 //
 // One GUI run (SoakSession::run): Train, and Pause at once; the first hidden layer widened or
-// narrowed while paused; Resume, which applies the edit; then every second run is stopped, the
-// others finish. Then Try It: a picture opened and predicted with the run's last
-// weights, and every second run the run's final checkpoint loaded and predicted with. Then the
-// two newest runs compared and the comparison closed, and the oldest runs deleted (confirmed)
-// so that the dashboard keeps kKeptRuns: a session whose work stays the same size, so its
-// memory should too.
+// narrowed while paused; Resume, which applies the edit (or, when the run had trained to its end
+// before Pause reached it, says it came too late); then every second run is stopped, the others
+// finish. Then the two newest runs compared and the comparison closed, and the oldest runs
+// deleted (confirmed) so that the dashboard keeps kKeptRuns: a session whose work stays the same
+// size, so its memory should too. Then Try It: a picture opened and predicted with the run's
+// last weights, and every second run the run's final checkpoint loaded and predicted with.
 #include <QString>
 #include <QTemporaryDir>
 #include <cstdint>
@@ -53,7 +53,7 @@ class SoakSession {
  private:
   void expect(bool ok, int run, const char* step) const;
   void startPaused(int index);
-  void tryIt(int index);
+  void tryIt(int index, bool checkpoint_fits);
   void compareAndDelete(int index);
 
   QTemporaryDir dir_;

@@ -25,10 +25,10 @@ constexpr int kRuns = 20;
 constexpr int kEvery = 5;  // runs between samples
 // What the resident memory may grow from the end of the warm-up to any later sample. The
 // session's work stays the same size (the dashboard keeps SoakSession::kKeptRuns runs); what
-// still grows is the undo history (an edit per run) and Qt's pixmap cache, a few KiB a run, and
-// the allocator's reuse of freed memory moves it up and down: 3.1 to 4.7 MiB from run 5 to 20
-// here (docs/performance.md, "Long sessions"). Each run's model kept by mistake (its first layer
-// 784 x 256 or 784 x 192 floats) made it 13.8 MiB, tried once on purpose: over the allowance.
+// still grows is the undo history (an edit per run, about 3 KiB each), and the allocator's reuse
+// of freed memory moves it up and down: 1.5 to 4.7 MiB from run 5 to 20 here (docs/performance.md,
+// "Long sessions"). Each run's model kept by mistake (its first layer 784 x 256 or 784 x 192
+// floats) made it 10.3 MiB by run 15 and 12-13 MiB by run 20, tried on purpose: over the allowance.
 constexpr double kRssAllowanceMiB = 8;
 // Descriptors: a run closes the files it opened (checkpoints, log, data). Threads: the
 // training thread ends with its run; thread pools' idle threads expire on their own clock, so
