@@ -225,11 +225,7 @@ class TrainingController::Worker {
       }();
       history.insert(history.end(), result.history.begin(), result.history.end());
       seconds += result.seconds;
-      if (result.status != train::RunStatus::Interrupted) {
-        // Resumed with an edit while the last evaluation ran: no batch was left to apply it at.
-        if (controller_.takeEdit())
-          controller_.post(train::Notice{"the run ended before the edit made while paused could be applied: the "
-                                         "edited graph stays in the editor, untrained"});
+      if (result.status != train::RunStatus::Interrupted) {  // an edit still pending is endRun's
         result.history = std::move(history);
         result.seconds = seconds;
         return result;
@@ -569,14 +565,22 @@ void TrainingController::emitItem(const Item& item) {
 }
 
 // The run's last item is being delivered: join the worker (posting it was its last act), so
-// a slot of finished() or failed() may start the next run or export the weights.
+// a slot of finished() or failed() may start the next run or export the weights. An edit the
+// worker never took came too late: resumed while the last evaluation ran, or paused and edited
+// after the last batch (the run ends on its own while the UI thinks it paused). The run's graph
+// is then the one that trained, as after a refused edit.
 void TrainingController::endRun() {
   thread_->wait();
   thread_.reset();
   tick_.stop();
   running_ = false;
   paused_ = false;
+  const bool edit_lost = takeEdit().has_value();
+  if (edit_lost) graph_ = before_edit_;
   emit stateChanged();
+  if (edit_lost)
+    emit notice(tr("the run ended before the edit made while paused could be applied: the edited graph stays in the "
+                   "editor, untrained"));
 }
 
 }  // namespace plexus::app

@@ -260,6 +260,40 @@ class TestAppEditResume : public QObject {
     QVERIFY(!fs::exists(runs[0] / "project-before-edit-1.plexus"));
     fs::remove_all(runs[0]);
   }
+
+  // Paused and edited after its last batch (here as its final checkpoint is shown: the worker has
+  // trained everything), a run ends on its own: without the edit, saying so, and the run's graph
+  // is the one that trained, not the edited one. The soak (test_app_soak) met this at random.
+  void anEditTheRunEndedBeforeIsReportedAndNotTaken() {
+    graph::Graph g = mlp("digits");
+    g.training.epochs = 1;
+    const QString project = dir_.path() + "/short.plexus";
+    graph::save_project(project.toStdString(), g);
+    Window w;
+    w.show();
+    QVERIFY(w.openFile(project));
+    QSignalSpy edited(w.training(), &TrainingController::graphEdited);
+    QSignalSpy finished(w.training(), &TrainingController::finished);
+    QSignalSpy notices(w.training(), &TrainingController::notice);
+    connect(w.training(), &TrainingController::checkpointSaved, &w, [&w](const QString&, const QString& kind) {
+      if (kind != "final") return;
+      w.pauseAction()->trigger();
+      QVERIFY(w.training()->isPaused());
+      w.document()->setParam("fc2", "out_features", int64_t(24));
+      w.pauseAction()->trigger();  // Resume, with the edit
+    });
+    QVERIFY(w.startTraining());
+    QVERIFY(finished.wait(120000));
+    QVERIFY(!finished.at(0).at(0).value<train::Finished>().cancelled);
+    QCOMPARE(edited.size(), 0);
+    QCOMPARE(w.training()->runGraph().find("fc2")->params.at("out_features"), graph::ParamValue(int64_t(16)));
+    QCOMPARE(w.document()->graph().find("fc2")->params.at("out_features"), graph::ParamValue(int64_t(24)));
+    QCOMPARE(notices.size(), 1);
+    QVERIFY2(notices.at(0).at(0).toString().startsWith("the run ended before the edit made while paused could be applied"),
+             qPrintable(notices.at(0).at(0).toString()));
+    QVERIFY(w.errors.isEmpty());
+    for (const fs::path& run : session::list_runs(project.toStdString())) fs::remove_all(run);
+  }
 };
 
 QTEST_MAIN(TestAppEditResume)

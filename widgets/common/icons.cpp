@@ -114,6 +114,11 @@ QIcon icon(const QString& name) { return loadIcon(name, ThemeManager::instance()
 QIcon icon(const QString& name, const QColor& colour) { return loadIcon(name, colour); }
 
 QIcon swatchIcon(const QColor& colour) {
+  // One icon per colour (the colours are the runs' and classes' few): the run list sets its rows'
+  // swatches again on every update, and a new icon each time left its pixmaps in Qt's pixmap
+  // cache, where nothing asks for them again, a few KiB a run over a long session.
+  static QHash<QRgb, QIcon> made;
+  if (const auto it = made.constFind(colour.rgba()); it != made.constEnd()) return *it;
   QIcon out;
   for (const int size : {12, 16, 24, 32}) {
     QPixmap pixmap(size, size);
@@ -127,6 +132,7 @@ QIcon swatchIcon(const QColor& colour) {
     painter.end();
     out.addPixmap(pixmap);
   }
+  made.insert(colour.rgba(), out);
   return out;
 }
 

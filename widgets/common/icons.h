@@ -20,6 +20,7 @@ QIcon icon(const QString& name);
 QIcon icon(const QString& name, const QColor& colour);
 
 // A small rounded square of one colour: what stands for a run or a class in lists and legends.
+// The same icon (the same cacheKey) for the same colour.
 QIcon swatchIcon(const QColor& colour);
 
 // The icon of a registry category ("Convolution": cat-convolution.svg) in the category's colour

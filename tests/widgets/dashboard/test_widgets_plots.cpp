@@ -306,6 +306,18 @@ class TestPlots : public QObject {
     QVERIFY(d != a && d != b && d != c);
   }
 
+  // A row's swatch is one icon through the run's updates: a new one per update left its pixmaps
+  // in Qt's pixmap cache, which grew over a long session (test_app_soak, bench_soak).
+  void aRunsSwatchIsOneIconThroughItsUpdates() {
+    TrainingPlots plots;
+    RunList list(&plots);
+    const int run = plots.beginRun("a", "");
+    const qint64 swatch = list.itemForRun(run)->icon(RunList::NameColumn).cacheKey();
+    plots.addEpoch(run, epochEnd(1, 2, 0.9, 0.70, 0.8, 0.75));
+    plots.finishRun(run, "completed");
+    QCOMPARE(list.itemForRun(run)->icon(RunList::NameColumn).cacheKey(), swatch);
+  }
+
   void theRunListsActionsFollowTheSelectedRun() {
     TrainingPlots plots;
     RunList list(&plots);
