@@ -87,6 +87,7 @@ class Module {
 
  private:
   void collect(const std::string& prefix, bool params, NamedTensors& out) const;
+  void collect_carried(const std::string& prefix, NamedTensors& out) const;
   void check_name(const std::string& name) const;
 
   NamedTensors params_, buffers_;

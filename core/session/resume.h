@@ -6,8 +6,9 @@
 // last.safetensors (session/run_folder.h writes it, atomically) is a train::save_checkpoint file
 // of the model, the optimizer state and the carried recurrent state, whose metadata holds, beside
 // best and final's keys ("checkpoint": "last"):
-//   resume.epoch, resume.batch   the position: batches of that epoch trained (epochs + 1, 0 once
-//                                every epoch is trained: the test and the end remain)
+//   resume.epoch, resume.batch   the position: batches of that epoch trained (a run killed
+//                                after its last epoch resumes in that epoch: the final checkpoint
+//                                comes right after it)
 //   resume.batches               batches per epoch
 //   resume.so_far                the epoch's figures so far (train::EpochSoFar), as JSON
 //   resume.elapsed, resume.batches_done   the ETA's
@@ -29,6 +30,8 @@
 #include "session/run.h"
 #include "session/run_folder.h"
 #include "session/run_log.h"
+#include "train/checkpoint.h"
+#include "train/trainer.h"
 
 namespace plexus::session {
 
@@ -37,7 +40,7 @@ inline constexpr const char* kLastCheckpointFile = "last.safetensors";
 // Where an interrupted run stands, as its folder says.
 struct ResumePoint {
   std::filesystem::path folder;
-  int epoch = 1;        // the epoch in progress; epochs + 1 when only the test and the end remain
+  int epoch = 1;        // the epoch in progress
   int64_t batch = 0;    // batches of it trained
   int64_t batches = 0;  // batches per epoch
   int epochs = 0;       // the number of the last epoch
@@ -58,8 +61,13 @@ std::optional<ResumePoint> find_resume_point(const std::filesystem::path& folder
 ResumePoint read_resume_point(const std::filesystem::path& folder);
 
 // For people: "interrupted at epoch 7, batch 212 of 469" (stopped, failed: "stopped at ...",
-// "failed at ..."); "interrupted after epoch 5 of 5" when only the test and end remain.
+// "failed at ...").
 std::string resume_point_text(const ResumePoint& point);
+
+// The resume.* keys of `last` for `at` (above), and `at` back from them (DataError naming
+// `where` and the key when one is missing or malformed). RunCheckpoints::boundary writes them.
+train::Metadata position_metadata(const train::RunPosition& at);
+train::RunPosition position_from_metadata(const train::Metadata& meta, const std::string& where);
 
 struct ResumedRun {
   // Built as make_training_run builds it from the folder's project.plexus and the header's
@@ -77,7 +85,8 @@ struct ResumedRun {
 // The run in `folder`, ready to go on: read_resume_point's checks (ValueError), then the
 // dataset (found as the original project found it: relative paths next to header.project) and
 // the checkpoint (IoError naming a tensor that does not fit). `options` gives the data-parallel
-// shard; project_dir and train_subset come from the header.
+// shard, and project_dir for a project never saved; train_subset and, for a saved project,
+// project_dir come from the header.
 ResumedRun make_resumed_run(const std::filesystem::path& folder, RunOptions options = {});
 
 // Opens the folder of `resumed` for writing again: `log` is emplaced appending to metrics.jsonl

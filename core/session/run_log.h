@@ -19,6 +19,7 @@
 //   "training" keys, epochs = the number of the last epoch},"continued_from":null or the
 //   folder of the run this one continues, and only when the run started from the matching
 //   tensors of a file (train/partial_load.h) "init_from":"/path/to/final.safetensors"}
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -58,6 +59,9 @@ struct RunHeader {
 };
 
 struct RunRecord;
+
+// "2025-06-01T14:03:12.345+02:00": local time, as QDateTime and Python read ISO 8601 (RunHeader::started).
+std::string local_time_text(std::chrono::system_clock::time_point when);
 
 // The header of `run` (from make_training_run or make_continued_run) of the project in
 // `project_file` ("" when not saved), built with `options`, continuing `continued` (or nullptr).

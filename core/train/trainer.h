@@ -73,9 +73,9 @@ struct RunPosition {
   nn::NamedTensors carried;
 };
 
-// Where at_boundary is called: after a batch that ended an optimizer step, after an epoch (its
-// EpochEnd published; the position is then batch 0 of the next epoch), or after the batch a
-// cancel stops at.
+// Where at_boundary is called: after a batch that ended an optimizer step, after an epoch but
+// the last (its EpochEnd published; the position is then batch 0 of the next epoch), or after
+// the batch a cancel stops at.
 enum class Boundary { Batch, EpochEnd, Stop };
 
 struct TrainerOptions {
@@ -221,6 +221,9 @@ class Trainer {
   // when that is higher (0 stays 0: no peak is made up where none was measured).
   double raised_peak(double gflops);
   [[noreturn]] void fail_non_finite(float loss, int epoch, int64_t batch, const Tensor& inputs);
+  // Where the run stands after `batch` batches of `epoch`, whose figures are `so_far` over `seconds`.
+  RunPosition position(int epoch, int64_t batch, const EpochSoFar& so_far, double seconds) const;
+  void boundary(RunPosition at, Boundary kind);  // options_.at_boundary, with the generator and carried state
   void begin_stream();  // carry_state: a fresh state for the next pass over the data
   double reported_lr(double warmup_factor) const;  // see TrainerOptions::base_lr
 
