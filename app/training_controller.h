@@ -75,6 +75,10 @@ struct TrainingRequest {
   // A checkpoint or weights file whose matching tensors (by node id and shape) start the run,
   // the rest as initialised (train::init_from; its account comes as a notice); "" = none.
   QString initFrom = {};
+  // A run folder whose interrupted run goes on in that folder from its `last` checkpoint
+  // (session::make_resumed_run: its own project and settings, which `graph` should be for the
+  // UI's sake; runDir is that folder); "" = none.
+  QString resumeRun = {};
 };
 
 // What a run is about to do, sent once its dataset is open and its model compiled.
