@@ -40,13 +40,13 @@ inline constexpr const char* kLastCheckpointFile = "last.safetensors";
 // Where an interrupted run stands, as its folder says.
 struct ResumePoint {
   std::filesystem::path folder;
-  int epoch = 1;        // the epoch in progress
-  int64_t batch = 0;    // batches of it trained
-  int64_t batches = 0;  // batches per epoch
-  int epochs = 0;       // the number of the last epoch
-  std::string saved;    // when `last` was written: local time, ISO 8601
+  int epoch = 1;                             // the epoch in progress
+  int64_t batch = 0;                         // batches of it trained
+  int64_t batches = 0;                       // batches per epoch
+  int epochs = 0;                            // the number of the last epoch
+  std::string saved;                         // when `last` was written: local time, ISO 8601
   RunStatus status = RunStatus::Incomplete;  // the log as it stands: incomplete (killed), stopped, failed
-  std::string message;  // a failed run's reason
+  std::string message;                       // a failed run's reason
 };
 
 // Where the run in `folder` resumes from; std::nullopt when it cannot be resumed: it completed,
