@@ -131,9 +131,9 @@ train::RunPosition position_from_metadata(const train::Metadata& meta, const std
   return at;
 }
 
-std::optional<ResumePoint> find_resume_point(const fs::path& folder) {
-  const RunRecord record = read_run(folder);
-  if (record.status == RunStatus::Completed || !record.has_last) return std::nullopt;
+namespace {
+// Where `last` in `folder` stands, for a run of `epochs` epochs whose log says `status`.
+ResumePoint point_of_last(const fs::path& folder, int epochs, RunStatus status) {
   const fs::path last = folder / kLastCheckpointFile;
   const train::Metadata meta = last_metadata(last);
   const std::string where = "checkpoint " + last.string();
@@ -143,10 +143,18 @@ std::optional<ResumePoint> find_resume_point(const fs::path& folder) {
   p.epoch = at.epoch;
   p.batch = at.batch;
   p.batches = whole(meta, "resume.batches", where);
-  p.epochs = int(record.header.settings.epochs);
+  p.epochs = epochs;
   p.saved = value(meta, "resume.saved", where);
-  p.status = record.status;
-  p.message = record.status == RunStatus::Failed ? record.message : "";
+  p.status = status;
+  return p;
+}
+}  // namespace
+
+std::optional<ResumePoint> find_resume_point(const fs::path& folder) {
+  const RunRecord record = read_run(folder);
+  if (record.status == RunStatus::Completed || !record.has_last) return std::nullopt;
+  ResumePoint p = point_of_last(folder, int(record.header.settings.epochs), record.status);
+  if (record.status == RunStatus::Failed) p.message = record.message;
   return p;
 }
 
@@ -170,8 +178,11 @@ std::string resume_point_text(const ResumePoint& p) {
 
 ResumedRun make_resumed_run(const fs::path& folder, RunOptions options) {
   ResumedRun r;
-  r.point = read_resume_point(folder);
   r.header = read_run_header(folder);
+  // Data-parallel ranks but 0 leave the log alone: rank 0 checks it, then cuts it back and
+  // appends to it while they may still be starting.
+  r.point = options.shard == 0 ? read_resume_point(folder)
+                               : point_of_last(folder, int(r.header.settings.epochs), RunStatus::Incomplete);
   const fs::path last = folder / kLastCheckpointFile;
   const std::string where = "checkpoint " + last.string();
   const train::Metadata meta = last_metadata(last);

@@ -86,7 +86,9 @@ struct ResumedRun {
 // dataset (found as the original project found it: relative paths next to header.project) and
 // the checkpoint (IoError naming a tensor that does not fit). `options` gives the data-parallel
 // shard, and project_dir for a project never saved; train_subset and, for a saved project,
-// project_dir come from the header.
+// project_dir come from the header. A data-parallel rank but 0 (options.shard > 0) skips the
+// checks of the log, which rank 0 makes and then cuts back while the others start: every rank
+// loads the same `last`.
 ResumedRun make_resumed_run(const std::filesystem::path& folder, RunOptions options = {});
 
 // Opens the folder of `resumed` for writing again: `log` is emplaced appending to metrics.jsonl
