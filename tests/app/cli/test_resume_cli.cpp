@@ -182,6 +182,29 @@ class TestResumeCli : public QObject {
     QVERIFY2(log.empty(), log.c_str());
   }
 
+  // SIGTERM (as Ctrl-C) stops the run after the current batch, saving `last` there; the stopped
+  // run resumes to the uninterrupted run's end.
+  void aStoppedRunResumes() {
+    const fs::path folder = work_ / "stopped";
+    QProcess p;
+    p.start(testing::cli_path(), train_args(folder));
+    QVERIFY(p.waitForStarted());
+    QTRY_VERIFY_WITH_TIMEOUT(fs::exists(folder / session::kLastCheckpointFile), 60 * 1000);
+    p.terminate();  // SIGTERM
+    QVERIFY(p.waitForFinished(60 * 1000));
+    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    const std::optional<session::ResumePoint> point = session::find_resume_point(folder);
+    QVERIFY(point);
+    QCOMPARE(point->status, session::RunStatus::Stopped);
+    const CliResult r = run_cli(resume_args(folder));
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.out.contains("stopped at epoch"), qPrintable(r.out));
+    const std::string weights = testing::tensor_difference(work_ / "whole" / "final.safetensors", folder / "final.safetensors");
+    QVERIFY2(weights.empty(), weights.c_str());
+    const std::string log = testing::log_difference(work_ / "whole", folder);
+    QVERIFY2(log.empty(), log.c_str());
+  }
+
   void aCompletedRunIsNotResumed() {
     const CliResult r = run_cli(resume_args(work_ / "whole"));
     QVERIFY(r.code != 0);
