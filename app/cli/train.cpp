@@ -284,6 +284,8 @@ int cmd_train(const Args& args) {
   graph::Graph g;
   // --resume with a run folder: the run in it goes on (a checkpoint file starts a new run).
   std::error_code ec;
+  if (args.has("--resume") && !fs::exists(args.str("--resume", ""), ec))
+    throw UsageError{"--resume " + args.str("--resume", "") + ": no such run folder or checkpoint file"};
   const fs::path resume_folder = args.has("--resume") && fs::is_directory(args.str("--resume", ""), ec)
                                      ? fs::path(args.str("--resume", ""))
                                      : fs::path();

@@ -28,7 +28,8 @@ int64_t whole(const train::Metadata& meta, const std::string& key, const std::st
   char* end = nullptr;
   errno = 0;
   const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end || errno || v < 0) throw DataError(where + ": metadata '" + key + "' is not a count: '" + text + "'");
+  if (text.empty() || *end || errno || v < 0)
+    throw DataError(where + ": metadata '" + key + "' is not a count: '" + text + "'");
   return int64_t(v);
 }
 
@@ -69,14 +70,11 @@ train::Metadata position_metadata(const train::RunPosition& at) {
   meta["resume.batch"] = std::to_string(at.batch);
   json parts = json::array();
   for (const train::Average& p : at.so_far.parts) parts.push_back(average_json(p));
-  meta["resume.so_far"] = json{{"loss", average_json(at.so_far.loss)},
-                               {"parts", parts},
-                               {"correct", at.so_far.correct},
-                               {"positions", at.so_far.positions},
-                               {"seen", at.so_far.seen},
-                               {"seconds", at.so_far.seconds},
-                               {"data_wait", at.so_far.data_wait}}
-                              .dump();
+  meta["resume.so_far"] =
+      json{{"loss", average_json(at.so_far.loss)}, {"parts", parts},         {"correct", at.so_far.correct},
+           {"positions", at.so_far.positions},     {"seen", at.so_far.seen}, {"seconds", at.so_far.seconds},
+           {"data_wait", at.so_far.data_wait}}
+          .dump();
   meta["resume.elapsed"] = shortest_text(at.elapsed);
   meta["resume.batches_done"] = std::to_string(at.batches_done);
   if (at.generator) {
@@ -84,11 +82,11 @@ train::Metadata position_metadata(const train::RunPosition& at) {
     // The spare normal draw as its float's bits: exact whatever it is.
     uint32_t spare_bits = 0;
     std::memcpy(&spare_bits, &g.spare, sizeof spare_bits);
-    meta["resume.generator"] = json{{"seed", g.seed},
-                                    {"s", {g.s[0], g.s[1], g.s[2], g.s[3]}},
-                                    {"has_spare", g.has_spare},
-                                    {"spare_bits", spare_bits}}
-                                   .dump();
+    meta["resume.generator"] = json{
+        {"seed", g.seed},
+        {"s", {g.s[0], g.s[1], g.s[2], g.s[3]}},
+        {"has_spare", g.has_spare},
+        {"spare_bits", spare_bits}}.dump();
   }
   return meta;
 }
@@ -133,9 +131,9 @@ train::RunPosition position_from_metadata(const train::Metadata& meta, const std
   return at;
 }
 
-std::optional<ResumePoint> find_resume_point(const fs::path& folder) {
-  const RunRecord record = read_run(folder);
-  if (record.status == RunStatus::Completed || !record.has_last) return std::nullopt;
+namespace {
+// Where `last` in `folder` stands, for a run of `epochs` epochs whose log says `status`.
+ResumePoint point_of_last(const fs::path& folder, int epochs, RunStatus status) {
   const fs::path last = folder / kLastCheckpointFile;
   const train::Metadata meta = last_metadata(last);
   const std::string where = "checkpoint " + last.string();
@@ -145,10 +143,18 @@ std::optional<ResumePoint> find_resume_point(const fs::path& folder) {
   p.epoch = at.epoch;
   p.batch = at.batch;
   p.batches = whole(meta, "resume.batches", where);
-  p.epochs = int(record.header.settings.epochs);
+  p.epochs = epochs;
   p.saved = value(meta, "resume.saved", where);
-  p.status = record.status;
-  p.message = record.status == RunStatus::Failed ? record.message : "";
+  p.status = status;
+  return p;
+}
+}  // namespace
+
+std::optional<ResumePoint> find_resume_point(const fs::path& folder) {
+  const RunRecord record = read_run(folder);
+  if (record.status == RunStatus::Completed || !record.has_last) return std::nullopt;
+  ResumePoint p = point_of_last(folder, int(record.header.settings.epochs), record.status);
+  if (record.status == RunStatus::Failed) p.message = record.message;
   return p;
 }
 
@@ -163,15 +169,20 @@ ResumePoint read_resume_point(const fs::path& folder) {
 }
 
 std::string resume_point_text(const ResumePoint& p) {
-  const char* how = p.status == RunStatus::Stopped ? "stopped" : p.status == RunStatus::Failed ? "failed" : "interrupted";
+  const char* how = p.status == RunStatus::Stopped  ? "stopped"
+                    : p.status == RunStatus::Failed ? "failed"
+                                                    : "interrupted";
   return std::string(how) + " at epoch " + std::to_string(p.epoch) + ", batch " + std::to_string(p.batch) + " of " +
          std::to_string(p.batches);
 }
 
 ResumedRun make_resumed_run(const fs::path& folder, RunOptions options) {
   ResumedRun r;
-  r.point = read_resume_point(folder);
   r.header = read_run_header(folder);
+  // Data-parallel ranks but 0 leave the log alone: rank 0 checks it, then cuts it back and
+  // appends to it while they may still be starting.
+  r.point = options.shard == 0 ? read_resume_point(folder)
+                               : point_of_last(folder, int(r.header.settings.epochs), RunStatus::Incomplete);
   const fs::path last = folder / kLastCheckpointFile;
   const std::string where = "checkpoint " + last.string();
   const train::Metadata meta = last_metadata(last);

@@ -40,13 +40,13 @@ inline constexpr const char* kLastCheckpointFile = "last.safetensors";
 // Where an interrupted run stands, as its folder says.
 struct ResumePoint {
   std::filesystem::path folder;
-  int epoch = 1;        // the epoch in progress
-  int64_t batch = 0;    // batches of it trained
-  int64_t batches = 0;  // batches per epoch
-  int epochs = 0;       // the number of the last epoch
-  std::string saved;    // when `last` was written: local time, ISO 8601
+  int epoch = 1;                             // the epoch in progress
+  int64_t batch = 0;                         // batches of it trained
+  int64_t batches = 0;                       // batches per epoch
+  int epochs = 0;                            // the number of the last epoch
+  std::string saved;                         // when `last` was written: local time, ISO 8601
   RunStatus status = RunStatus::Incomplete;  // the log as it stands: incomplete (killed), stopped, failed
-  std::string message;  // a failed run's reason
+  std::string message;                       // a failed run's reason
 };
 
 // Where the run in `folder` resumes from; std::nullopt when it cannot be resumed: it completed,
@@ -86,7 +86,9 @@ struct ResumedRun {
 // dataset (found as the original project found it: relative paths next to header.project) and
 // the checkpoint (IoError naming a tensor that does not fit). `options` gives the data-parallel
 // shard, and project_dir for a project never saved; train_subset and, for a saved project,
-// project_dir come from the header.
+// project_dir come from the header. A data-parallel rank but 0 (options.shard > 0) skips the
+// checks of the log, which rank 0 makes and then cuts back while the others start: every rank
+// loads the same `last`.
 ResumedRun make_resumed_run(const std::filesystem::path& folder, RunOptions options = {});
 
 // Opens the folder of `resumed` for writing again: `log` is emplaced appending to metrics.jsonl

@@ -38,7 +38,8 @@ inline std::string log_difference(const std::filesystem::path& a, const std::fil
     if (x.epoch != y.epoch || x.batch != y.batch) return at + ": epoch or batch differs";
     if (x.loss != y.loss) return differs(at + " loss", x.loss, y.loss);
     if (x.running_loss != y.running_loss) return differs(at + " running_loss", x.running_loss, y.running_loss);
-    if (x.running_accuracy != y.running_accuracy) return differs(at + " running_accuracy", x.running_accuracy, y.running_accuracy);
+    if (x.running_accuracy != y.running_accuracy)
+      return differs(at + " running_accuracy", x.running_accuracy, y.running_accuracy);
     if (x.lr != y.lr) return differs(at + " lr", x.lr, y.lr);
   }
   if (ra.epochs.size() != rb.epochs.size()) return differs("epoch lines", ra.epochs.size(), rb.epochs.size());
@@ -47,13 +48,15 @@ inline std::string log_difference(const std::filesystem::path& a, const std::fil
     const std::string at = "epoch " + std::to_string(x.epoch);
     if (x.epoch != y.epoch) return differs("epoch numbers", x.epoch, y.epoch);
     if (x.train_loss != y.train_loss) return differs(at + " train_loss", x.train_loss, y.train_loss);
-    if (x.train_accuracy != y.train_accuracy) return differs(at + " train_accuracy", x.train_accuracy, y.train_accuracy);
+    if (x.train_accuracy != y.train_accuracy)
+      return differs(at + " train_accuracy", x.train_accuracy, y.train_accuracy);
     if (x.eval_loss != y.eval_loss) return differs(at + " eval_loss", x.eval_loss, y.eval_loss);
     if (x.eval_accuracy != y.eval_accuracy) return differs(at + " eval_accuracy", x.eval_accuracy, y.eval_accuracy);
     if (x.lr != y.lr) return differs(at + " lr", x.lr, y.lr);
   }
   if (ra.test.has_value() != rb.test.has_value()) return "one run has test figures, the other not";
-  if (ra.test && ra.test->eval_loss != rb.test->eval_loss) return differs("test loss", ra.test->eval_loss, rb.test->eval_loss);
+  if (ra.test && ra.test->eval_loss != rb.test->eval_loss)
+    return differs("test loss", ra.test->eval_loss, rb.test->eval_loss);
   return "";
 }
 

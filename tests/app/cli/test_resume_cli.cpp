@@ -3,11 +3,12 @@
 // killed again now and then, until the run completes. Every resumed run ends with the
 // uninterrupted run's weights and optimizer state bit for bit, and its metrics.jsonl holds every
 // event once with the same figures. Also what --resume refuses.
-#include <QtTest>
+#include <unistd.h>
 
 #include <QElapsedTimer>
 #include <QRandomGenerator>
-
+#include <QScopeGuard>
+#include <QtTest>
 #include <filesystem>
 #include <thread>
 
@@ -79,7 +80,7 @@ class TestResumeCli : public QObject {
  private slots:
   void initTestCase() {
     QVERIFY(work_.isValid());
-    data::write_synthetic_digits(work_ / "digits", 400, 60);
+    data::write_synthetic_digits(work_ / "digits", 2000, 60);
     // Dropout (the default generator) and shifted pictures (augmentation), Adam, a schedule.
     graph::Graph g = testing::mlp_graph((work_ / "digits").string(), {{"fc1", 128}, {"fc2", 10}});
     g.nodes.push_back({"drop", "Dropout", "drop", {{"p", 0.2}}, {}});
@@ -89,7 +90,7 @@ class TestResumeCli : public QObject {
     graph::set_dataset_value(g.dataset, "augment.shift", int64_t(1));
     g.training.optimizer = "adam";
     g.training.lr = 0.005;
-    g.training.batch_size = 30;
+    g.training.batch_size = 20;
     g.training.epochs = 3;
     g.training.seed = 11;
     g.training.schedule = "step";
@@ -103,6 +104,7 @@ class TestResumeCli : public QObject {
     const CliResult whole = run_cli(train_args(work_ / "whole"));
     whole_ms_ = t.elapsed();
     QVERIFY2(whole.code == 0, qPrintable(whole.out + whole.err));
+    qInfo("the uninterrupted run took %lld ms", (long long)whole_ms_);
     QVERIFY(fs::exists(work_ / "whole" / session::kLastCheckpointFile));
   }
 
@@ -110,25 +112,33 @@ class TestResumeCli : public QObject {
   // and killed again now and then, until it completes as the uninterrupted run did.
   void killedRunsResumeToTheUninterruptedRun() {
     QRandomGenerator random(46);
+    // Mostly after the start-up (reading the data), while it trains.
+    const auto moment = [&] { return whole_ms_ / 4 + qint64(random.bounded(whole_ms_ * 3 / 4 + 1)); };
     int mid_save = 0, before_first_save = 0, resumes = 0;
     for (int trial = 0; trial < 20; ++trial) {
       const fs::path folder = work_ / ("trial" + std::to_string(trial));
       bool hit = false;
-      bool killed = start_and_kill(train_args(folder), folder, random.bounded(whole_ms_), trial % 2 == 1, hit);
+      bool killed = start_and_kill(train_args(folder), folder, moment(), trial % 2 == 1, hit);
       mid_save += hit;
-      // Killed before its first `last`: nothing to resume, the run starts again.
+      // Killed before its first `last`: nothing to resume (said, naming the folder), the run starts again.
       while (killed && !fs::exists(folder / session::kLastCheckpointFile)) {
         ++before_first_save;
         const CliResult r = run_cli(resume_args(folder));
-        QVERIFY2(r.code != 0 && r.err.contains("has no last.safetensors"), qPrintable(r.out + r.err));
+        QVERIFY2(r.code != 0 && r.err.contains(at(folder)), qPrintable(r.out + r.err));
         fs::remove_all(folder);
-        killed = start_and_kill(train_args(folder), folder, random.bounded(whole_ms_), false, hit);
+        killed = start_and_kill(train_args(folder), folder, moment(), false, hit);
       }
       // Every third trial is killed once more while it resumes.
       if (killed && trial % 3 == 0) {
         ++resumes;
-        start_and_kill(resume_args(folder), folder, random.bounded(whole_ms_), trial % 2 == 1, hit);
+        start_and_kill(resume_args(folder), folder, moment(), trial % 2 == 1, hit);
         mid_save += hit;
+      }
+      // Killed after its end line (while the process ended): the run has completed, and says so.
+      if (killed && session::read_run(folder).status == session::RunStatus::Completed) {
+        const CliResult r = run_cli(resume_args(folder));
+        QVERIFY2(r.code != 0 && r.err.contains("has completed"), qPrintable(r.out + r.err));
+        killed = false;
       }
       if (killed) {
         ++resumes;
@@ -145,6 +155,54 @@ class TestResumeCli : public QObject {
     qInfo("%d resumes; %d kills while `last` was being saved; %d runs killed before their first save", resumes,
           mid_save, before_first_save);
     QVERIFY2(mid_save > 0, "no trial was killed while it saved `last`");
+  }
+
+  // A real full disk: a 3 MB tmpfs holds `best` and `last` of this model (1.2 MB each with
+  // Adam's state) but not a third copy while one is replaced. The run stops naming the file
+  // and the reason; once the file system is larger, --resume completes it bit for bit.
+  void aRealFullDiskStopsTheRunAndItResumes() {
+    const fs::path disk = work_ / "small-disk";
+    fs::create_directories(disk);
+    const QString mount = at(disk);
+    if (geteuid() != 0 || QProcess::execute("mount", {"-t", "tmpfs", "-o", "size=3m", "tmpfs", mount}) != 0)
+      QSKIP("skipped: cannot mount a small tmpfs here (needs root and mount rights)");
+    const auto unmount = qScopeGuard([&] { QProcess::execute("umount", {mount}); });
+    const fs::path folder = disk / "run";
+    const CliResult full = run_cli(train_args(folder));
+    QVERIFY2(full.code != 0, qPrintable(full.out + full.err));
+    QVERIFY2(full.err.contains("No space left on device") && full.err.contains(at(folder)), qPrintable(full.err));
+    QVERIFY(session::find_resume_point(folder));  // the `last` before is whole
+    QCOMPARE(QProcess::execute("mount", {"-o", "remount,size=64m", mount}), 0);
+    const CliResult r = run_cli(resume_args(folder));
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    const std::string weights =
+        testing::tensor_difference(work_ / "whole" / "final.safetensors", folder / "final.safetensors");
+    QVERIFY2(weights.empty(), weights.c_str());
+    const std::string log = testing::log_difference(work_ / "whole", folder);
+    QVERIFY2(log.empty(), log.c_str());
+  }
+
+  // SIGTERM (as Ctrl-C) stops the run after the current batch, saving `last` there; the stopped
+  // run resumes to the uninterrupted run's end.
+  void aStoppedRunResumes() {
+    const fs::path folder = work_ / "stopped";
+    QProcess p;
+    p.start(testing::cli_path(), train_args(folder));
+    QVERIFY(p.waitForStarted());
+    QTRY_VERIFY_WITH_TIMEOUT(fs::exists(folder / session::kLastCheckpointFile), 60 * 1000);
+    p.terminate();  // SIGTERM
+    QVERIFY(p.waitForFinished(60 * 1000));
+    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    const std::optional<session::ResumePoint> point = session::find_resume_point(folder);
+    QVERIFY(point);
+    QCOMPARE(point->status, session::RunStatus::Stopped);
+    const CliResult r = run_cli(resume_args(folder));
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.out.contains("stopped at epoch"), qPrintable(r.out));
+    const std::string weights = testing::tensor_difference(work_ / "whole" / "final.safetensors", folder / "final.safetensors");
+    QVERIFY2(weights.empty(), weights.c_str());
+    const std::string log = testing::log_difference(work_ / "whole", folder);
+    QVERIFY2(log.empty(), log.c_str());
   }
 
   void aCompletedRunIsNotResumed() {

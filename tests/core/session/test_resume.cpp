@@ -3,8 +3,6 @@
 // the recurrent state carried across batches), its log holds every event once, and a full disk
 // while any of the run's files is written stops the run, keeps the previous `last` and leaves a
 // run that resumes.
-#include "support/check.h"
-
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +15,7 @@
 #include "io/atomic_file.h"
 #include "session/resume.h"
 #include "session/run_log.h"
+#include "support/check.h"
 #include "support/mlp_fixture.h"
 #include "support/same_run.h"
 #include "support/suite_dir.h"
@@ -138,7 +137,8 @@ void stopped_and_resumed_equals_uninterrupted(const std::string& name, const gra
   COMPARE(p.epoch, epoch);
   COMPARE(p.batch, batch);
   COMPARE(to_string(p.status), std::string("stopped"));
-  VERIFY_CONTAINS(resume_point_text(p), "stopped at epoch " + std::to_string(epoch) + ", batch " + std::to_string(batch));
+  VERIFY_CONTAINS(resume_point_text(p),
+                  "stopped at epoch " + std::to_string(epoch) + ", batch " + std::to_string(batch));
   COMPARE(int(resume(parts, dir).status), int(train::RunStatus::Completed));
   same_tensors(whole / "final.safetensors", parts / "final.safetensors");
   same_tensors(whole / "best.safetensors", parts / "best.safetensors");
@@ -229,9 +229,11 @@ TEST(aFullDiskStopsTheRunAndItResumesOnceThereIsSpace) {
 TEST(aRunFolderDeletedUnderTheRunIsReported) {
   const fs::path dir = suite_subdir("gone");
   const fs::path folder = dir / "run";
-  const train::RunResult r = train_new(folder, digits_project(dir), dir, 1e-9, [&](const train::Event& e, train::Trainer&) {
-    if (const auto* b = std::get_if<train::BatchEnd>(&e); b && b->epoch == 1 && b->batch == 2) fs::remove_all(folder);
-  });
+  const train::RunResult r =
+      train_new(folder, digits_project(dir), dir, 1e-9, [&](const train::Event& e, train::Trainer&) {
+        if (const auto* b = std::get_if<train::BatchEnd>(&e); b && b->epoch == 1 && b->batch == 2)
+          fs::remove_all(folder);
+      });
   COMPARE(int(r.status), int(train::RunStatus::Failed));
   VERIFY_CONTAINS(r.message, "the run folder " + folder.string() + " is gone");
 }
