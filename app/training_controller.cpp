@@ -354,6 +354,7 @@ void TrainingController::start(const TrainingRequest& request) {
   paused_ = false;
   weights_requested_ = false;
   graph_ = request.graph;
+  resumed_run_ = !request.resumeRun.isEmpty();
   {
     std::lock_guard lock(mu_);
     model_.reset();
@@ -390,6 +391,10 @@ void TrainingController::resume() {
 
 QString TrainingController::resume(const graph::Graph& graph) {
   if (!running_ || !paused_) return {};
+  if (resumed_run_) {
+    resume();
+    return {};
+  }
   if (const std::string why = session::edit_refusal(graph_, graph); !why.empty())
     return QString::fromStdString("Cannot resume with these changes: " + why);
   // Names and positions need no new model; a node's training settings need a new optimizer.

@@ -22,6 +22,7 @@
 #include "dashboard/run_list.h"
 #include "dashboard/training_plots.h"
 #include "data/synthetic_digits.h"
+#include "editor/model/graph_document.h"
 #include "graph/project.h"
 #include "session/resume.h"
 #include "session/run_log.h"
@@ -171,6 +172,13 @@ class TestAppResume : public QObject {
     QCOMPARE(w.dashboard()->plots()->runInfo(resumed).origin.folder, at(killed_));
     QVERIFY(w.dashboard()->plots()->pointCount(resumed) > 0);
     QVERIFY(!w.dashboard()->runs()->itemWidget(w.dashboard()->runs()->itemForRun(resumed), RunList::StatusColumn));
+    // Paused and resumed with the editor's project changed: the run goes on with its own.
+    w.setPaused(true);
+    graph::TrainingSettings changed = w.document()->graph().training;
+    changed.lr *= 2;
+    w.document()->setTraining(changed);
+    w.setPaused(false);
+    QVERIFY(!w.training()->isPaused());
     QVERIFY2(finished.wait(240000), failed.isEmpty() ? "no end" : qPrintable(failed.at(0).at(0).toString()));
     QVERIFY(!finished.at(0).at(0).value<train::Finished>().cancelled);
     QVERIFY(w.errors.isEmpty());
