@@ -19,6 +19,7 @@
 #include "graph/diff.h"
 #include "session/continuation.h"
 #include "session/optimizer_groups.h"
+#include "session/resume.h"
 #include "session/run.h"
 #include "session/run_edit.h"
 #include "session/run_folder.h"
@@ -150,6 +151,7 @@ class TrainingController::Worker {
     if (!request_.initFrom.isEmpty()) header.init_from = fs::absolute(to_path(request_.initFrom)).lexically_normal().string();
     session::RunLog log(to_path(request_.runDir), graph, std::move(header));
     session::RunCheckpoints checkpoints(to_path(request_.runDir), graph, run);
+    session::keep_last_checkpoint(run, checkpoints, log);  // where the run resumes after a crash
     // Here, on the thread and with the threads that train: measured once per machine (a
     // fraction of a second), then read from the cache.
     train::MachinePeak peak = train::machine_peak(parse_device(run.settings.device), to_path(peak_cache_),
