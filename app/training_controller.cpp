@@ -164,7 +164,7 @@ class TrainingController::Worker {
         header.init_from = fs::absolute(to_path(request_.initFrom)).lexically_normal().string();
       log.emplace(to_path(request_.runDir), graph, std::move(header));
       checkpoints.emplace(to_path(request_.runDir), graph, run);
-      session::keep_last_checkpoint(run, *checkpoints, *log);
+      session::keep_last_checkpoint(run, *checkpoints, *log);  // where the run resumes after a crash
     }
     // Here, on the thread and with the threads that train: measured once per machine (a
     // fraction of a second), then read from the cache.
