@@ -4,6 +4,7 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLocale>
 #include <QPlainTextEdit>
 #include <QScrollArea>
 #include <QSet>
@@ -27,6 +28,7 @@
 #include "dashboard/confusion_matrix.h"
 #include "dashboard/reconstructions.h"
 #include "dashboard/regression_view.h"
+#include "dashboard/resume_offer.h"
 #include "dashboard/run_comparison.h"
 #include "dashboard/run_list.h"
 #include "dashboard/text_figures.h"
@@ -41,6 +43,7 @@
 #include "graph/project.h"
 #include "run_follower.h"
 #include "session/data_pipeline.h"
+#include "session/resume.h"
 #include "session/run_log.h"
 #include "session/text_sampling.h"
 #include "session/trained_model.h"
@@ -130,6 +133,12 @@ train::NodeInfos lossNames(const graph::Graph& graph) {
 
 QString folderName(const QString& folder) { return QFileInfo(folder).fileName(); }
 
+// When a `last` checkpoint was saved (ResumePoint::saved, local ISO 8601), for people.
+QString savedText(const std::string& saved) {
+  const QDateTime when = QDateTime::fromString(qstr(saved), Qt::ISODateWithMs);
+  return when.isValid() ? QLocale().toString(when, QLocale::ShortFormat) : qstr(saved);
+}
+
 // Paths compare as the same folder however they are spelt; "" stays "".
 QString canonical(const QString& folder) {
   if (folder.isEmpty()) return {};
@@ -145,16 +154,26 @@ struct Dashboard::LoadedRun {
   std::optional<session::RunRecord> record;
   QString error;
   train::NodeInfos lossNames;  // from the project it trained; none when that is unreadable
+  // Where a run that stopped short resumes (session/resume.h); or why it cannot.
+  std::optional<session::ResumePoint> resume;
+  QString resumeError;
 };
 
 std::vector<Dashboard::LoadedRun> Dashboard::readRuns(const std::vector<std::filesystem::path>& folders) {
   std::vector<LoadedRun> out;
   for (const std::filesystem::path& folder : folders) {
-    LoadedRun run{qstr(folder.string()), std::nullopt, {}, {}};
+    LoadedRun run{qstr(folder.string()), std::nullopt, {}, {}, std::nullopt, {}};
     try {
       run.record = session::read_run(folder);
     } catch (const std::exception& e) {
       run.error = qstr(e.what());
+    }
+    if (run.record && run.record->status != session::RunStatus::Completed && run.record->has_last) {
+      try {
+        run.resume = session::find_resume_point(folder);
+      } catch (const std::exception& e) {
+        run.resumeError = qstr(e.what());
+      }
     }
     try {  // the loss nodes are called by their ids without it
       run.lossNames = lossNames(graph::load_project(folder / session::kRunProjectFile));
@@ -259,6 +278,8 @@ Dashboard::Dashboard(TrainingController* controller, RunFollower* follower, QWid
 
   runs_page_ = new QWidget(this);
   comparison_ = new widgets::RunComparison(this);
+  resume_offer_ = new widgets::ResumeOffer(this);
+  connect(resume_offer_, &widgets::ResumeOffer::resumeRequested, this, &Dashboard::resumeRequested);
   pages_ = new QStackedWidget(this);
   pages_->addWidget(runs_page_);
   pages_->addWidget(comparison_);
@@ -270,6 +291,7 @@ Dashboard::Dashboard(TrainingController* controller, RunFollower* follower, QWid
 
   auto* layout = new QVBoxLayout(runs_page_);
   layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(resume_offer_);
   layout->addWidget(error_);
   layout->addWidget(progress_);
   layout->addWidget(checkpoint_);
@@ -437,6 +459,7 @@ void Dashboard::showTextProject(bool text) {
 
 void Dashboard::beginRun(const TrainingRequest& request, const QString& name) {
   closeComparison();  // the run's progress is what to watch now
+  resume_offer_->withdraw();  // one run at a time: the offer would wait until this one ends
   const graph::Graph& graph = request.graph;
   showTextProject(session::is_text_project(graph));
   text_samples_->clear();
@@ -485,6 +508,36 @@ void Dashboard::beginFollowedRun(const TrainingRequest& request, const QString& 
   previewDataset(request.graph, request.projectDir);  // the run hands over no samples
 }
 
+bool Dashboard::beginResumedRun(int run, const TrainingRequest& request) {
+  const auto found = resumable_.find(run);
+  if (found == resumable_.end() || plots_->runInfo(run).active) return false;
+  const std::shared_ptr<const LoadedRun> past = found->second;
+  resumable_.erase(found);
+  const session::ResumePoint& at = *past->resume;
+  const session::RunRecord& r = *past->record;
+  // Its curves again, as they were when `last` was saved: the log's later lines are cut off and
+  // trained again, so they would be drawn twice.
+  const auto before = [&at](int epoch, int64_t batch) { return epoch < at.epoch || (epoch == at.epoch && batch <= at.batch); };
+  const widgets::TrainingPlots::RunOrigin was = plots_->runInfo(run).origin;
+  const QString name = plots_->runInfo(run).name;
+  plots_->removeRun(run);
+  beginRun(request, name);
+  std::vector<train::BatchEnd> batches;
+  for (const train::BatchEnd& b : r.batches)
+    if (before(b.epoch, b.batch)) batches.push_back(b);
+  plots_->addBatches(run_, batches);
+  for (const train::EpochEnd& e : r.epochs)
+    if (e.epoch < at.epoch) plots_->addEpoch(run_, e);
+  for (const train::GraphEdit& e : r.edits)
+    if (before(e.epoch, e.batch)) markEdit(plots_, run_, e);
+  widgets::TrainingPlots::RunOrigin origin = was;
+  origin.resumable = false;
+  origin.continuable = false;
+  origin.note = tr("Resumed, %1").arg(qstr(session::resume_point_text(at)));
+  plots_->setRunOrigin(run_, origin);
+  return true;
+}
+
 QString Dashboard::previewKey(const graph::Graph& graph, const QString& project_dir) {
   // Every dataset setting (how pictures are read, the augmentation shown, ...); the validation
   // split also depends on the seed and the fraction.
@@ -515,9 +568,13 @@ void Dashboard::previewDataset(const graph::Graph& graph, const QString& project
 
 void Dashboard::showProjectRuns(const QString& project_file) {
   closeComparison();
+  resume_offer_->withdraw();
   const int load = ++project_load_;
   for (int id : plots_->runIds())
-    if (!plots_->runInfo(id).active) plots_->removeRun(id);
+    if (!plots_->runInfo(id).active) {
+      plots_->removeRun(id);
+      resumable_.erase(id);
+    }
   runs_started_ = 0;
   auto* watcher = new QFutureWatcher<std::vector<LoadedRun>>(this);
   connect(watcher, &QFutureWatcher<std::vector<LoadedRun>>::finished, this, [this, watcher, load] {
@@ -567,13 +624,21 @@ void Dashboard::addPastRuns(const std::vector<LoadedRun>& runs, bool project) {
     plots_->addBatches(id, r.batches);
     for (const train::EpochEnd& e : r.epochs) plots_->addEpoch(id, e);
     for (const train::GraphEdit& e : r.edits) markEdit(plots_, id, e);
+    const bool interrupted = r.status == session::RunStatus::Incomplete;
     plots_->finishRun(id, r.status == session::RunStatus::Failed ? tr("failed: %1").arg(qstr(r.message))
-                          : r.status == session::RunStatus::Incomplete ? tr("interrupted")
-                                                                      : qstr(session::to_string(r.status)));
+                          : interrupted && it->resume ? qstr(session::resume_point_text(*it->resume))
+                          : interrupted               ? tr("interrupted")
+                                                      : qstr(session::to_string(r.status)));
     origin.started = QDateTime::fromString(qstr(r.header.started), Qt::ISODateWithMs);
     origin.continuable = r.has_final;
+    origin.resumable = it->resume.has_value();
+    if (it->resume) resumable_[id] = std::make_shared<const LoadedRun>(*it);
     QStringList note;
-    if (r.status == session::RunStatus::Incomplete) note << tr("The app closed during this run (%1).").arg(qstr(r.message));
+    if (interrupted) note << tr("The app closed during this run (%1).").arg(qstr(r.message));
+    if (it->resume)
+      note << tr("It resumes from its last checkpoint (%1), saved %2.")
+                  .arg(qstr(session::resume_point_text(*it->resume)), savedText(it->resume->saved));
+    if (!it->resumeError.isEmpty()) note << tr("It cannot be resumed: %1").arg(it->resumeError);
     if (!r.header.continued_from.empty()) note << tr("Continues %1").arg(folderName(qstr(r.header.continued_from)));
     if (r.header.train_subset > 0) note << tr("Trained on the first %L1 examples").arg(r.header.train_subset);
     if (!r.header.init_from.empty()) note << tr("Started from the matching tensors of %1").arg(qstr(r.header.init_from));
@@ -583,6 +648,14 @@ void Dashboard::addPastRuns(const std::vector<LoadedRun>& runs, bool project) {
     plots_->setRunOrigin(id, origin);
     // The newest few overlaid; older ones wait, unchecked, in the list.
     if (project && int(fresh.size()) - number >= kShownPastRuns) plots_->setRunVisible(id, false);
+    // The project's newest run, when the app closed during it, is offered to resume (not while
+    // another run is active: one at a time).
+    if (project && it == &runs.front() && interrupted && it->resume &&
+        !controller_->isRunning() && !follower_->isFollowing())
+      resume_offer_->offer(id, tr("Plexus closed during the last run, %1: it was %2. Resume it where it stopped, from "
+                                  "its last checkpoint saved %3?")
+                                   .arg(name, qstr(session::resume_point_text(*it->resume)),
+                                        savedText(it->resume->saved)));
   }
   if (project) {
     // A run started while these were read was numbered before them: it follows them instead.
@@ -647,10 +720,12 @@ bool Dashboard::isComparing() const { return pages_->currentWidget() == comparis
 void Dashboard::deleteRun(int run) {
   const widgets::TrainingPlots::RunInfo info = plots_->runInfo(run);
   if (info.origin.folder.isEmpty() || info.active) return;
-  // While its files go, the run can be neither continued nor deleted again.
+  // While its files go, the run can be neither continued, resumed nor deleted again.
   widgets::TrainingPlots::RunOrigin going = info.origin;
   going.folder.clear();
   going.continuable = false;
+  going.resumable = false;
+  if (resume_offer_->run() == run) resume_offer_->withdraw();
   plots_->setRunOrigin(run, going);
   plots_->finishRun(run, tr("deleting…"));
   struct Outcome {
@@ -663,6 +738,7 @@ void Dashboard::deleteRun(int run) {
     const Outcome outcome = watcher->result();
     if (outcome.error.isEmpty()) {
       plots_->removeRun(run);
+      resumable_.erase(run);
     } else {  // as it was: the folder, or what is left of it, is still there
       plots_->setRunOrigin(run, info.origin);
       plots_->finishRun(run, info.status);

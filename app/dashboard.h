@@ -14,6 +14,7 @@
 #include <QWidget>
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -38,6 +39,7 @@ class ConfusionMatrixView;
 class DatasetPreview;
 class ReconstructionsView;
 class RegressionView;
+class ResumeOffer;
 class RunComparison;
 class RunList;
 class TextFigures;
@@ -85,6 +87,11 @@ class Dashboard : public QWidget {
   // listed unchecked; a run whose log cannot be read is listed with the reason. runsLoaded()
   // follows.
   void showProjectRuns(const QString& project_file);
+  // The past run `run` of the plots, which stopped short with a `last` checkpoint (its origin is
+  // resumable), goes on in its folder as request asks (request.resumeRun): it becomes the run
+  // that trains, its curves as they were when `last` was saved, the rest appended as it trains.
+  // False (nothing changes) when `run` is not such a run.
+  bool beginResumedRun(int run, const TrainingRequest& request);
   // Adds the run kept in `folder` (any project's); runsLoaded(), or runOpenFailed() saying why not.
   void openRunFolder(const QString& folder);
   // Deletes the run's folder (session::delete_run) in the background, then the run from the
@@ -110,6 +117,9 @@ class Dashboard : public QWidget {
   widgets::TrainingPlots* plots() const { return plots_; }
   widgets::RunList* runs() const { return runs_; }
   widgets::RunComparison* comparison() const { return comparison_; }
+  // Above the runs: the offer to resume a project's newest run when the app closed during it
+  // (shown by showProjectRuns; resumeRequested when taken).
+  widgets::ResumeOffer* resumeOffer() const { return resume_offer_; }
   widgets::TrainingProgress* progress() const { return progress_; }
   widgets::ConfusionMatrixView* confusion() const { return confusion_; }
   // A matrix of more classes than this is unreadable (a character model's 50-odd symbols
@@ -143,6 +153,7 @@ class Dashboard : public QWidget {
   void previewLoaded();
   void testEvaluated();  // evaluateCheckpoint's figures (or error) are shown
   void runsLoaded();
+  void resumeRequested(int run);  // the resume offer's Resume
   void runOpenFailed(const QString& message);
   void comparisonShown();
   void comparisonClosed();
@@ -224,6 +235,10 @@ class Dashboard : public QWidget {
   QString run_key_;      // the same for the run starting
   data::TransformPtr run_augmentation_;  // the run starting's, for the splits it hands over
   int project_load_ = 0;  // counts showProjectRuns calls: a superseded load's result is dropped
+  widgets::ResumeOffer* resume_offer_;
+  // The past runs that can be resumed, by their id in the plots: what their logs held, for the
+  // curves of a resumed run up to its `last` checkpoint.
+  std::map<int, std::shared_ptr<const LoadedRun>> resumable_;
 };
 
 }  // namespace plexus::app

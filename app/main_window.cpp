@@ -547,6 +547,8 @@ void MainWindow::createRunActions() {
   run->addSeparator();
   widgets::RunList* runs = dashboard_->runs();
   connect(runs, &widgets::RunList::continueRequested, this, &MainWindow::continueRun);
+  connect(runs, &widgets::RunList::resumeRequested, this, &MainWindow::resumeRun);
+  connect(dashboard_, &Dashboard::resumeRequested, this, &MainWindow::resumeRun);
   connect(runs, &widgets::RunList::deleteRequested, this, &MainWindow::deleteRun);
   connect(runs, &widgets::RunList::openRequested, this, &MainWindow::openRunFolder);
   connect(dashboard_, &Dashboard::comparisonShown, this, &MainWindow::tabChanged);
@@ -564,7 +566,8 @@ void MainWindow::createRunActions() {
   });
   run->addActions({resume_from, init_from, load_weights, evaluate, export_action_});
   run->addSeparator();
-  run->addActions({runs->openAction(), follow_action_, runs->continueAction(), runs->compareAction(), runs->deleteAction()});
+  run->addActions({runs->openAction(), follow_action_, runs->resumeAction(), runs->continueAction(), runs->compareAction(),
+                   runs->deleteAction()});
   run->addSeparator();
   run->addActions({editor, dashboard, try_it});
 
@@ -942,6 +945,32 @@ bool MainWindow::continueRun(int run) {
   const widgets::TrainingPlots::RunInfo info = dashboard_->plots()->runInfo(run);
   if (!info.origin.continuable) return false;
   return startTraining({}, info.origin.folder);
+}
+
+bool MainWindow::resumeRun(int run) {
+  const widgets::TrainingPlots::RunInfo info = dashboard_->plots()->runInfo(run);
+  if (isRunActive() || !info.origin.resumable) return false;
+  const std::filesystem::path folder = info.origin.folder.toStdString();
+  // The dashboard's name for its curves and settings; the worker builds the run from the folder.
+  TrainingRequest request{{}, {}, info.origin.folder, {}};
+  request.resumeRun = info.origin.folder;
+  try {
+    const session::RunHeader header = session::read_run_header(folder);
+    request.graph = graph::load_project(folder / session::kRunProjectFile);
+    request.graph.training = header.settings;
+    request.projectFile = qstr(header.project);
+    if (!header.project.empty()) request.projectDir = QFileInfo(qstr(header.project)).absolutePath();
+  } catch (const std::exception& e) {
+    showError(tr("Cannot resume the run"), qstr(e.what()));
+    return false;
+  }
+  if (!dashboard_->beginResumedRun(run, request)) return false;
+  try_it_->beginRun(request.graph);
+  node_stats_->clear();
+  training_->start(request);
+  showDashboard();
+  statusBar()->showMessage(tr("Resuming the run in %1").arg(QDir::toNativeSeparators(info.origin.folder)), 8000);
+  return true;
 }
 
 void MainWindow::deleteRun(int run) {

@@ -110,6 +110,11 @@ class MainWindow : public QMainWindow {
   // The run list's commands, on a run of the dashboard's plots: continue it with the open
   // project; delete its folder after asking (naming it); add a run folder chosen by the user.
   bool continueRun(int run);
+  // Goes on with a run that stopped short (killed, stopped, failed on a full disk) in its own
+  // folder, from its `last` checkpoint, with the project and settings it trained with; the
+  // dashboard's run list and its resume offer ask for it. False when nothing started (a run is
+  // active, the run cannot be resumed, or its folder cannot be read: shown).
+  bool resumeRun(int run);
   void deleteRun(int run);
   void openRunFolder();
   // Follows the run another process is writing into `folder` (any project's, on this machine or

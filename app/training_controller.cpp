@@ -19,6 +19,7 @@
 #include "graph/diff.h"
 #include "session/continuation.h"
 #include "session/optimizer_groups.h"
+#include "session/resume.h"
 #include "session/run.h"
 #include "session/run_edit.h"
 #include "session/run_folder.h"
@@ -134,9 +135,14 @@ class TrainingController::Worker {
     const session::RunOptions options{.project_dir = to_path(request_.projectDir)};
     std::optional<session::RunRecord> from;
     if (!request_.continueFrom.isEmpty()) from = session::read_run(to_path(request_.continueFrom));
-    graph::Graph& graph = request_.graph;
-    session::TrainingRun run =
-        from ? session::make_continued_run(*from, graph, options) : session::make_training_run(graph, options);
+    // An interrupted run goes on with the project and settings in its folder.
+    std::optional<session::ResumedRun> resumed;
+    if (!request_.resumeRun.isEmpty()) resumed.emplace(session::make_resumed_run(to_path(request_.resumeRun), options));
+    graph::Graph& graph = resumed ? resumed->project : request_.graph;
+    std::optional<session::TrainingRun> built;
+    if (!resumed)
+      built.emplace(from ? session::make_continued_run(*from, graph, options) : session::make_training_run(graph, options));
+    session::TrainingRun& run = resumed ? resumed->run : *built;
     if (!request_.resumeFrom.isEmpty())
       train::load_checkpoint(to_path(request_.resumeFrom), *run.compiled.model, run.optimizer.get());
     std::string initialised;  // the account of initFrom
@@ -146,10 +152,20 @@ class TrainingController::Worker {
     run.trainer_options.record_predictions =
         run.compiled.classification && run.eval_loader && !run.eval_loader->options().shuffle;
     run.trainer_options.record_test_predictions = run.test_loader && !run.test_loader->options().shuffle;
-    session::RunHeader header = session::run_header(run, to_path(request_.projectFile), options, from ? &*from : nullptr);
-    if (!request_.initFrom.isEmpty()) header.init_from = fs::absolute(to_path(request_.initFrom)).lexically_normal().string();
-    session::RunLog log(to_path(request_.runDir), graph, std::move(header));
-    session::RunCheckpoints checkpoints(to_path(request_.runDir), graph, run);
+    // Both outlive the run: `last` is saved through them (keep_last_checkpoint) at its boundaries.
+    std::optional<session::RunLog> log;
+    std::optional<session::RunCheckpoints> checkpoints;
+    if (resumed) {
+      session::reopen_run_folder(*resumed, log, checkpoints);
+    } else {
+      session::RunHeader header =
+          session::run_header(run, to_path(request_.projectFile), options, from ? &*from : nullptr);
+      if (!request_.initFrom.isEmpty())
+        header.init_from = fs::absolute(to_path(request_.initFrom)).lexically_normal().string();
+      log.emplace(to_path(request_.runDir), graph, std::move(header));
+      checkpoints.emplace(to_path(request_.runDir), graph, run);
+      session::keep_last_checkpoint(run, *checkpoints, *log);  // where the run resumes after a crash
+    }
     // Here, on the thread and with the threads that train: measured once per machine (a
     // fraction of a second), then read from the cache.
     train::MachinePeak peak = train::machine_peak(parse_device(run.settings.device), to_path(peak_cache_),
@@ -158,18 +174,21 @@ class TrainingController::Worker {
     controller_.post(describe(run, peak));
     const SkippedFiles skipped = skippedFiles(run);
     if (skipped.count > 0) controller_.post(skipped);
+    if (resumed)
+      controller_.post(train::Notice{"Resumed the run, " + session::resume_point_text(resumed->point) + " (saved " +
+                                     resumed->point.saved + "), in " + resumed->point.folder.string()});
     if (!initialised.empty()) {
-      log.record(train::Notice{initialised});
+      log->record(train::Notice{initialised});
       controller_.post(train::Notice{initialised});
     }
 
     stage_ = "Training failed";
-    const train::RunResult result = trainAll(run, graph, log, checkpoints);
+    const train::RunResult result = trainAll(run, graph, *log, *checkpoints);
     train::remember_faster_run(peak, result, to_path(peak_cache_));
     // Pictures that failed to decode while training joined the list.
     if (SkippedFiles now = skippedFiles(run); now.count != skipped.count) controller_.post(std::move(now));
     if (result.status == train::RunStatus::Failed) {
-      session::finish_run(checkpoints, log, result);  // the log's end line says why
+      session::finish_run(*checkpoints, *log, result);  // the log's end line says why
       return train::Failed{stage_ + ": " + result.message};
     }
     if (result.test && run.trainer_options.record_test_predictions) judge(run, *result.test);
@@ -181,7 +200,7 @@ class TrainingController::Worker {
                                   run.vocabulary, run.preparation.get());
     controller_.handOver(run.compiled.model, std::move(meta));
     stage_ = "Training ended, but the final checkpoint could not be saved";
-    if (const fs::path path = session::finish_run(checkpoints, log, result); !path.empty())
+    if (const fs::path path = session::finish_run(*checkpoints, *log, result); !path.empty())
       controller_.post(CheckpointSaved{QString::fromStdString(path.string()), "final"});
     return train::Finished{result.status == train::RunStatus::Cancelled, result.epochs_completed, result.seconds};
   }
@@ -331,6 +350,7 @@ void TrainingController::start(const TrainingRequest& request) {
   paused_ = false;
   weights_requested_ = false;
   graph_ = request.graph;
+  resumed_run_ = !request.resumeRun.isEmpty();
   {
     std::lock_guard lock(mu_);
     model_.reset();
@@ -367,6 +387,10 @@ void TrainingController::resume() {
 
 QString TrainingController::resume(const graph::Graph& graph) {
   if (!running_ || !paused_) return {};
+  if (resumed_run_) {
+    resume();
+    return {};
+  }
   if (const std::string why = session::edit_refusal(graph_, graph); !why.empty())
     return QString::fromStdString("Cannot resume with these changes: " + why);
   // Names and positions need no new model; a node's training settings need a new optimizer.

@@ -75,6 +75,10 @@ struct TrainingRequest {
   // A checkpoint or weights file whose matching tensors (by node id and shape) start the run,
   // the rest as initialised (train::init_from; its account comes as a notice); "" = none.
   QString initFrom = {};
+  // A run folder whose interrupted run goes on in that folder from its `last` checkpoint
+  // (session::make_resumed_run: its own project and settings, which `graph` should be for the
+  // UI's sake; runDir is that folder); "" = none.
+  QString resumeRun = {};
 };
 
 // What a run is about to do, sent once its dataset is open and its model compiled.
@@ -143,6 +147,8 @@ class TrainingController : public QObject {
   // Resumes a paused run with `graph`, the project as it is now. When its layers, nodes or edges
   // differ from the run's, the run goes on with them (see above); when its dataset or training
   // settings do, nothing happens and the reason is returned (the run stays paused). "" otherwise.
+  // A resumed run (TrainingRequest::resumeRun) trains its folder's project, not the editor's:
+  // it goes on as it was, whatever `graph` is.
   QString resume(const graph::Graph& graph);
   // The graph the run trains, edits included (as far as the UI has been told).
   const graph::Graph& runGraph() const { return graph_; }
@@ -237,6 +243,7 @@ class TrainingController : public QObject {
   double tick_cpu_ = 0;  // the UI thread's CPU seconds at the last tick
   bool running_ = false;
   bool delivering_ = false;
+  bool resumed_run_ = false;  // the run is request.resumeRun's
   graph::Graph graph_;         // the run's (runGraph), as this side knows it
   graph::Graph before_edit_;   // graph_ before the edit last sent, for a refusal
 

@@ -18,6 +18,7 @@
 #include "session/class_balance.h"
 #include "session/continuation.h"
 #include "session/optimizer_groups.h"
+#include "session/resume.h"
 #include "session/run.h"
 #include "session/run_folder.h"
 #include "session/run_log.h"
@@ -66,11 +67,18 @@ What to keep and where to start:
   --metrics FILE       append every event as a JSON line to FILE
   --save FILE          save a checkpoint (model + optimizer) after every epoch
   --resume FILE        start from a checkpoint saved with --save
+  --resume RUN_DIR     go on with the interrupted run in RUN_DIR (killed, stopped, or failed on a
+                       full disk) from its last.safetensors, in the same folder, as if it had never
+                       stopped: its own project and settings (options that change them are
+                       refused; give the same --clip-norm), metrics.jsonl cut back to where last
+                       was saved and appended to. A completed run is refused (--continue it)
   --quiet              print only the epoch summaries
   --save-run           keep the run as the GUI does, in <project folder>/<name>.runs/<date-time>/:
                        best.safetensors whenever the validation score improves and
                        final.safetensors at the end, each with the project inside;
-                       project.plexus; metrics.jsonl (a header line, then every event)
+                       last.safetensors, where an interrupted run resumes (--resume RUN_DIR),
+                       at every epoch's end and every --checkpoint-minutes; project.plexus;
+                       metrics.jsonl (a header line, then every event)
   --run-dir DIR        the same, in DIR (which must not hold a run already)
   --init-from C        start from the matching tensors of C, a checkpoint (with or without its
                        optimizer state) or a weights file: every tensor whose node id and shape
@@ -85,7 +93,8 @@ What to keep and where to start:
   --rank-timeout S     data-parallel: seconds a rank waits for the others before it stops
                        the job (default 120)
 
-  Ctrl-C (SIGINT) or SIGTERM stops after the current batch, keeping final.safetensors.
+  Ctrl-C (SIGINT) or SIGTERM stops after the current batch, keeping final.safetensors (and
+  last.safetensors, to resume the run).
   Data-parallel: mpirun -np N plexus-cli train FILE ... trains one model on N processes
   (docs/distributed.md). batch_size is the global batch: each rank takes its share of every
   batch, the gradients are summed over the ranks during backward, and rank 0 alone prints,
@@ -147,18 +156,21 @@ void apply_shift_option(const Args& args, graph::Graph& g) {
   }
 }
 
+// `resumed`: the run of a folder that --resume goes on with (g is its project), else null.
 int train_project(const Args& args, const Subject& subject, graph::Graph& g, const session::RunOptions& ro,
-                  const Distributed& d) {
+                  const Distributed& d, session::ResumedRun* resumed) {
   graph::TrainingSettings& s = g.training;
   std::optional<session::RunRecord> from;
   if (args.has("--continue")) from = session::read_run(args.str("--continue", ""));
-  session::TrainingRun run = from ? session::make_continued_run(*from, g, ro) : session::make_training_run(g, ro);
+  std::optional<session::TrainingRun> built;
+  if (!resumed) built.emplace(from ? session::make_continued_run(*from, g, ro) : session::make_training_run(g, ro));
+  session::TrainingRun& run = resumed ? resumed->run : *built;
   nn::Module& model = *run.compiled.model;
   if (d.on()) check_ranks_agree(d, g, run);
   run.trainer_options.clip_grad_norm = float(args.number("--clip-norm", 0));
   for (const graph::Problem& p : run.compiled.validation.problems) std::printf("%s\n", graph::to_string(p).c_str());
 
-  if (args.has("--resume")) {
+  if (args.has("--resume") && !resumed) {
     train::load_checkpoint(args.str("--resume", ""), model, run.optimizer.get());
     std::printf("resumed from %s\n", args.str("--resume", "").c_str());
   }
@@ -201,7 +213,11 @@ int train_project(const Args& args, const Subject& subject, graph::Graph& g, con
   // A continued run is kept too: its folder is where the continuation lives.
   std::optional<session::RunLog> log;
   std::optional<session::RunCheckpoints> checkpoints;
-  if ((args.has("--save-run") || args.has("--run-dir") || from) && d.rank() == 0) {
+  if (resumed && d.rank() == 0) {
+    session::reopen_run_folder(*resumed, log, checkpoints);
+    std::printf("resuming the run in %s (%s, saved %s)\n", resumed->point.folder.c_str(),
+                session::resume_point_text(resumed->point).c_str(), resumed->point.saved.c_str());
+  } else if ((args.has("--save-run") || args.has("--run-dir") || from) && d.rank() == 0) {
     const fs::path folder =
         args.has("--run-dir") ? fs::path(args.str("--run-dir", "")) : session::new_run_folder(subject.file, {});
     session::RunHeader header = session::run_header(run, subject.file, ro, from ? &*from : nullptr);
@@ -209,6 +225,7 @@ int train_project(const Args& args, const Subject& subject, graph::Graph& g, con
     log.emplace(folder, g, std::move(header));
     if (!initialised.empty()) log->record(train::Notice{initialised});
     checkpoints.emplace(folder, g, run);
+    session::keep_last_checkpoint(run, *checkpoints, *log);
     std::printf("the run goes to %s\n", folder.c_str());
   }
   std::fflush(stdout);
@@ -239,11 +256,25 @@ int train_project(const Args& args, const Subject& subject, graph::Graph& g, con
     if (!checkpoints) return;
     session::finish_run(*checkpoints, *log, result);
     std::vector<std::string> kept;
-    for (const char* name : {"best.safetensors", "final.safetensors", session::kRunLogFile, session::kRunProjectFile})
+    for (const char* name : {"best.safetensors", "final.safetensors", session::kLastCheckpointFile, session::kRunLogFile,
+                             session::kRunProjectFile})
       if (fs::exists(checkpoints->folder() / name)) kept.push_back(name);
     std::printf("saved the run in %s: %s\n", checkpoints->folder().c_str(), join(kept).c_str());
   };
   return run_and_report(trainer, r);
+}
+
+// --resume RUN_DIR: the run goes on with the project and settings it has, so options that would
+// change them are refused.
+void check_resume_options(const Args& args, const fs::path& folder) {
+  std::vector<std::string> changing = {"--save-run", "--run-dir", "--model", "--dataset", "--data", "--train-subset",
+                                       "--shift", "--lr-mult", "--weight-decay-mult", "--freeze", "--device"};
+  for (const ValueOption& o : setting_options().with_value) changing.push_back(o.name);
+  changing.insert(changing.end(), setting_options().switches.begin(), setting_options().switches.end());
+  for (const std::string& o : changing)
+    if (args.has(o))
+      throw UsageError{"--resume " + folder.string() + " goes on with the run's own project and settings: " + o +
+                       " cannot change them (start a new run, or --continue the run once it has ended)"};
 }
 
 int cmd_train(const Args& args) {
@@ -251,7 +282,22 @@ int cmd_train(const Args& args) {
     throw UsageError{"--continue, --resume and --init-from each start from a checkpoint: give one of them"};
   Subject subject;
   graph::Graph g;
-  if (!args.positional().empty()) {
+  // --resume with a run folder: the run in it goes on (a checkpoint file starts a new run).
+  std::error_code ec;
+  if (args.has("--resume") && !fs::exists(args.str("--resume", ""), ec))
+    throw UsageError{"--resume " + args.str("--resume", "") + ": no such run folder or checkpoint file"};
+  const fs::path resume_folder = args.has("--resume") && fs::is_directory(args.str("--resume", ""), ec)
+                                     ? fs::path(args.str("--resume", ""))
+                                     : fs::path();
+  if (!resume_folder.empty()) {
+    check_resume_options(args, resume_folder);
+    const session::RunHeader header = session::read_run_header(resume_folder);
+    subject.file = header.project;
+    if (header.project.empty()) subject.builtin = "of " + resume_folder.string();
+    g = graph::load_project(resume_folder / session::kRunProjectFile);
+    g.training = header.settings;
+    apply_threads_option(args);
+  } else if (!args.positional().empty()) {
     for (const char* o : {"--model", "--dataset"})
       if (args.has(o))
         throw UsageError{std::string(o) + " is for the built-in models: a project file names its own " +
@@ -268,10 +314,12 @@ int cmd_train(const Args& args) {
     if (args.has("--optimizer") && !args.has("--weight-decay"))
       g.training.weight_decay = optim::default_weight_decay(args.str("--optimizer", ""));
   }
-  apply_setting_options(args, g.training);
-  apply_node_options(args, g);
-  apply_shift_option(args, g);
-  apply_machine_options(args, g);
+  if (resume_folder.empty()) {
+    apply_setting_options(args, g.training);
+    apply_node_options(args, g);
+    apply_shift_option(args, g);
+    apply_machine_options(args, g);
+  }
 
   session::RunOptions ro;
   ro.project_dir = project_dir(subject.file);
@@ -282,7 +330,9 @@ int cmd_train(const Args& args) {
     ro.shards = d.size();
   }
   try {
-    return train_project(args, subject, g, ro, d);
+    if (resume_folder.empty()) return train_project(args, subject, g, ro, d, nullptr);
+    session::ResumedRun resumed = session::make_resumed_run(resume_folder, ro);
+    return train_project(args, subject, resumed.project, ro, d, &resumed);
   } catch (const dist::RankMismatch&) {
     throw;  // found alike by every rank: each stops on its own
   } catch (const std::exception& e) {

@@ -137,6 +137,9 @@ struct TrainingSettings : optim::OptimizerConfig, optim::ScheduleConfig {
   // Every how many training steps the per-node statistics are measured (train/stats_sampler.h),
   // starting with the first step; 0 = never.
   int64_t stats_every = 20;
+  // Minutes between two saves of the run folder's `last` checkpoint at a batch boundary
+  // (session/resume.h), beside the one at every epoch's end; 0 = at epoch ends only.
+  double checkpoint_minutes = 10;
   // Gradient accumulation: one optimizer step per this many batches, as one batch of
   // batch_size × accumulate_steps examples would give (train/trainer.h).
   int64_t accumulate_steps = 1;

@@ -128,6 +128,12 @@ const std::vector<TrainingSetting>& training_settings() {
         row("Monitoring", &S::stats_every,
             whole_spec("stats_every", "Statistics every (steps)", d.stats_every, 0, 1e6,
                        "Every how many training steps the per-node statistics are measured (0 = never).")),
+        advanced(added_later(row(
+            "Monitoring", &S::checkpoint_minutes,
+            real_spec("checkpoint_minutes", "Resume checkpoint every (minutes)", d.checkpoint_minutes, 0, 10080,
+                      "Minutes between two saves of the run's last checkpoint in the middle of an epoch, from which "
+                      "an interrupted run resumes (it is saved at every epoch's end too); 0 = at epoch ends only. "
+                      "A crash loses at most this much training, or one epoch, whichever is less.")))),
         row("Hardware", &S::device,
             choice_spec("device", "Device", d.device, {}, "Where training runs: cpu, cuda or cuda:N.")),
     };

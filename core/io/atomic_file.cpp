@@ -34,12 +34,6 @@ std::string errno_text(int e) { return std::generic_category().message(e); }
 // fail_next_write_step: step + 1 and the errno, or 0; taken by the first write to reach it.
 std::atomic<int> g_injected_step{0}, g_injected_error{0};
 
-// The injected errno if `step` is the one to fail now, else 0.
-int injected(WriteStep step) {
-  int want = int(step) + 1;
-  return g_injected_step.compare_exchange_strong(want, 0) ? g_injected_error.load() : 0;
-}
-
 // An output stream buffer over a file descriptor that remembers the first write error.
 class FdStreambuf : public std::streambuf {
  public:
@@ -73,7 +67,7 @@ class FdStreambuf : public std::streambuf {
   }
   bool write_all(const char* p, size_t n) {
     if (error_) return false;
-    if (const int e = injected(WriteStep::Write)) {
+    if (const int e = take_injected_failure(WriteStep::Write)) {
       error_ = e;
       return false;
     }
@@ -118,7 +112,7 @@ class TempFile {
   TempFile(const fs::path& target, const fs::path& dir) : target_(target) {
     for (int attempt = 0;; ++attempt) {
       path_ = dir / temp_name(target);
-      const int forced = injected(WriteStep::Create);
+      const int forced = take_injected_failure(WriteStep::Create);
       fd_ = forced ? -1 : ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
       if (fd_ >= 0) break;
       const int e = forced ? forced : errno;
@@ -143,7 +137,7 @@ class TempFile {
     if (::close(fd) != 0 && errno != EINTR) fail(target_, "closing the temporary file failed", errno);
   }
   void rename_over_target() {
-    const int forced = injected(WriteStep::Rename);
+    const int forced = take_injected_failure(WriteStep::Rename);
     if (forced || ::rename(path_.c_str(), target_.c_str()) != 0)
       fail(target_, "cannot rename the temporary file '" + path_.filename().string() + "' over it",
            forced ? forced : errno);
@@ -214,11 +208,16 @@ void write_file_atomically(const fs::path& path, const std::function<void(std::o
   int rc;
   do rc = ::fsync(tmp.fd());
   while (rc != 0 && errno == EINTR);
-  if (const int e = rc != 0 ? errno : injected(WriteStep::Fsync)) fail(path, "fsync of the temporary file failed", e);
+  if (const int e = rc != 0 ? errno : take_injected_failure(WriteStep::Fsync)) fail(path, "fsync of the temporary file failed", e);
   tmp.close();
   tmp.rename_over_target();
   remove_orphaned_temporaries(path, dir);
   sync_directory(path, dir);  // also makes the removals durable
+}
+
+int take_injected_failure(WriteStep step) {
+  int want = int(step) + 1;
+  return g_injected_step.compare_exchange_strong(want, 0) ? g_injected_error.load() : 0;
 }
 
 void fail_next_write_step(WriteStep step, int error) {

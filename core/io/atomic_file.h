@@ -34,7 +34,11 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view b
 // the next time `step` runs in any atomic write, it fails with `error` (an errno value) as
 // though the system had returned it — a full disk while writing, a read-only directory at
 // create, an I/O error at fsync. One-shot; a no-op in normal use.
-enum class WriteStep { Create, Write, Fsync, Rename };
+// Append: a line added to a log that grows in place (a run's metrics.jsonl, session/run_log.h).
+enum class WriteStep { Create, Write, Fsync, Rename, Append };
 void fail_next_write_step(WriteStep step, int error);
+// The errno fail_next_write_step set for `step`, taken (0 when none): how writers other than
+// the atomic ones (a log's appends) fail alike in the tests.
+int take_injected_failure(WriteStep step);
 
 }  // namespace plexus::io

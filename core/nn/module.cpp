@@ -1,5 +1,6 @@
 #include "nn/module.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "autograd/grad_mode.h"
@@ -82,6 +83,43 @@ void Module::set_carry_state(bool on) {
 void Module::reset_state() {
   on_reset_state();
   for (auto& [_, c] : children_) c->reset_state();
+}
+
+NamedTensors Module::carried_state() const {
+  NamedTensors out;
+  collect_carried("", out);
+  return out;
+}
+
+void Module::collect_carried(const std::string& prefix, NamedTensors& out) const {
+  NamedTensors own;
+  own_carried_state(own);
+  for (auto& [name, t] : own) out.emplace_back(prefix + name, t);
+  for (const auto& [name, child] : children_) child->collect_carried(prefix + name + ".", out);
+}
+
+void Module::load_carried_state(const NamedTensors& state) {
+  NamedTensors own;
+  for (const auto& [name, t] : state) {
+    const size_t dot = name.find('.');
+    const std::string head = name.substr(0, dot);
+    const auto child = std::find_if(children_.begin(), children_.end(), [&](const auto& c) { return c.first == head; });
+    if (dot != std::string::npos && child != children_.end()) continue;  // the child's, below
+    own.emplace_back(name, t);
+  }
+  load_own_carried_state(own);
+  for (auto& [child_name, child] : children_) {
+    NamedTensors mine;
+    const std::string prefix = child_name + ".";
+    for (const auto& [name, t] : state)
+      if (name.rfind(prefix, 0) == 0) mine.emplace_back(name.substr(prefix.size()), t);
+    if (!mine.empty()) child->load_carried_state(mine);
+  }
+}
+
+void Module::load_own_carried_state(const NamedTensors& state) {
+  if (!state.empty())
+    throw ValueError(type_name() + " carries no state, yet the checkpoint has '" + state.front().first + "' for it");
 }
 
 int64_t Module::num_parameters() const {

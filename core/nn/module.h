@@ -62,11 +62,19 @@ class Module {
   // run turns carrying on for stateful training and resets the state at each epoch's start.
   void set_carry_state(bool on);
   void reset_state();
+  // The carried state by dotted name ("1.h.0"): what the next training batch starts from, for a
+  // checkpoint taken between two batches. load_carried_state gives it back to a model of the
+  // same structure (carrying on); names it does not know are an error (ValueError).
+  NamedTensors carried_state() const;
+  void load_carried_state(const NamedTensors& state);
 
  protected:
   // What set_carry_state / reset_state do to this module alone; layers without state ignore them.
   virtual void on_carry_state(bool) {}
   virtual void on_reset_state() {}
+  // This module's own carried tensors, named without its prefix, and back.
+  virtual void own_carried_state(NamedTensors&) const {}
+  virtual void load_own_carried_state(const NamedTensors& state);
   // Registers `t` as a trainable leaf and returns the handle the layer keeps.
   Tensor register_parameter(std::string name, Tensor t);
   Tensor register_buffer(std::string name, Tensor t);
@@ -79,6 +87,7 @@ class Module {
 
  private:
   void collect(const std::string& prefix, bool params, NamedTensors& out) const;
+  void collect_carried(const std::string& prefix, NamedTensors& out) const;
   void check_name(const std::string& name) const;
 
   NamedTensors params_, buffers_;

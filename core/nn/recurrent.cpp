@@ -133,6 +133,37 @@ void Recurrent::on_reset_state() {
   c_.clear();
 }
 
+void Recurrent::own_carried_state(NamedTensors& out) const {
+  for (size_t k = 0; k < h_.size(); ++k) {
+    if (h_[k].defined()) out.emplace_back("h." + std::to_string(k), h_[k]);
+    if (k < c_.size() && c_[k].defined()) out.emplace_back("c." + std::to_string(k), c_[k]);
+  }
+}
+
+void Recurrent::load_own_carried_state(const NamedTensors& state) {
+  std::vector<Tensor> h(dirs_.size()), c(dirs_.size());
+  const Device device = dirs_.empty() ? Device::cpu() : dirs_[0].weight_ih.device();
+  for (const auto& [name, t] : state) {
+    const bool is_h = name.rfind("h.", 0) == 0, is_c = name.rfind("c.", 0) == 0 && cell_ == RnnCell::Lstm;
+    size_t k = dirs_.size();
+    if (is_h || is_c) {
+      const std::string index = name.substr(2);
+      if (!index.empty() && index.find_first_not_of("0123456789") == std::string::npos && index.size() < 6)
+        k = size_t(std::stoul(index));
+    }
+    if (k >= dirs_.size() || t.dim() != 2 || t.shape()[1] != opt_.hidden_size)
+      throw ValueError(type_name() + ": the carried state '" + name + "' " + to_string(t.shape()) +
+                       " does not fit this layer (hidden size " + std::to_string(opt_.hidden_size) + ", " +
+                       std::to_string(dirs_.size()) + " layers × directions)");
+    (is_h ? h : c)[k] = t.to(device).clone();  // its own storage, not the checkpoint file's
+  }
+  h_.clear();
+  c_.clear();
+  if (state.empty()) return;
+  h_ = std::move(h);
+  c_ = std::move(c);
+}
+
 std::string Recurrent::extra_repr() const {
   std::string s = "input=" + std::to_string(input_size_) + ", hidden=" + std::to_string(opt_.hidden_size);
   if (opt_.num_layers != 1) s += ", layers=" + std::to_string(opt_.num_layers);

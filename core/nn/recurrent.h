@@ -49,6 +49,9 @@ class Recurrent : public Module {
   Recurrent(RnnCell cell, const char* type, int64_t input_size, const RecurrentOptions& opt, Generator* gen);
   void on_carry_state(bool on) override;
   void on_reset_state() override;
+  // "h.<k>" and "c.<k>" (LSTM) per layer and direction k.
+  void own_carried_state(NamedTensors& out) const override;
+  void load_own_carried_state(const NamedTensors& state) override;
 
  private:
   struct Direction {

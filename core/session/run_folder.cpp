@@ -1,12 +1,16 @@
 #include "session/run_folder.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <ctime>
 #include <unistd.h>
 
 #include "graph/project.h"
+#include "session/resume.h"
 #include "train/checkpoint.h"
+#include "util/error.h"
 #include "util/text.h"
 
 namespace plexus::session {
@@ -46,7 +50,9 @@ RunCheckpoints::RunCheckpoints(fs::path folder, const graph::Graph& project, con
     : folder_(std::move(folder)),
       model_(run.compiled.model.get()),
       optimizer_(run.optimizer.get()),
-      classification_(run.compiled.classification) {
+      classification_(run.compiled.classification),
+      checkpoint_seconds_(run.settings.checkpoint_minutes * 60),
+      batches_(run.train_loader ? run.train_loader->size() : 0) {
   if (folder_.empty()) return;
   fs::create_directories(folder_);
   graph::Graph g = project;
@@ -83,6 +89,31 @@ void RunCheckpoints::edited(const graph::Graph& project, const TrainingRun& run)
   model_meta_["project"] = graph::serialize_project(g);
 }
 
+fs::path RunCheckpoints::boundary(const train::RunPosition& at, train::Boundary kind, uint64_t log_bytes) {
+  if (folder_.empty()) return {};
+  const auto now = std::chrono::steady_clock::now();
+  const bool due = kind != train::Boundary::Batch ||
+                   (checkpoint_seconds_ > 0 && std::chrono::duration<double>(now - last_saved_).count() >= checkpoint_seconds_);
+  if (!due) return {};
+  check_folder();
+  train::Metadata meta = position_metadata(at);
+  meta["resume.batches"] = std::to_string(batches_);
+  meta["resume.best_score"] = shortest_text(best_);
+  meta["resume.log_bytes"] = std::to_string(log_bytes);
+  meta["resume.saved"] = local_time_text(std::chrono::system_clock::now());
+  const fs::path file = save("last", at.epoch - 1, nullptr, std::move(meta), at.carried);
+  last_saved_ = std::chrono::steady_clock::now();
+  return file;
+}
+
+void RunCheckpoints::check_folder() const {
+  std::error_code ec;
+  if (!fs::is_directory(folder_, ec))
+    throw IoError("the run folder " + folder_.string() + " is gone (deleted or moved while the run trained)");
+  if (access(folder_.c_str(), W_OK) != 0)
+    throw IoError("the run folder " + folder_.string() + " cannot be written: " + std::strerror(errno));
+}
+
 // Higher is better.
 double RunCheckpoints::score(const train::EpochEnd& e) const {
   if (classification_) return e.has_eval ? e.eval_accuracy : e.train_accuracy;
@@ -90,7 +121,7 @@ double RunCheckpoints::score(const train::EpochEnd& e) const {
 }
 
 fs::path RunCheckpoints::save(const std::string& kind, int epoch, const train::EpochEnd* e,
-                              std::map<std::string, std::string> meta) const {
+                              std::map<std::string, std::string> meta, const nn::NamedTensors& carried) const {
   meta["checkpoint"] = kind;
   meta.insert(model_meta_.begin(), model_meta_.end());
   meta["epoch"] = std::to_string(epoch);
@@ -102,7 +133,7 @@ fs::path RunCheckpoints::save(const std::string& kind, int epoch, const train::E
     if (e->has_eval && classification_) meta["eval_accuracy"] = shortest_text(e->eval_accuracy);
   }
   const fs::path file = folder_ / (kind + ".safetensors");
-  train::save_checkpoint(file, *model_, optimizer_, meta);  // atomic: temp file, fsync, rename
+  train::save_checkpoint(file, *model_, optimizer_, meta, carried);  // atomic: temp file, fsync, rename
   return file;
 }
 

@@ -5,6 +5,9 @@
 //   <project folder>/<project name>.runs/<yyyyMMdd-HHmmss-zzz>/
 //       best.safetensors    model + optimizer whenever the validation score improves
 //       final.safetensors   model + optimizer at the end (completed or stopped)
+//       last.safetensors    where the run stands, to resume it after a crash (session/resume.h):
+//                           at every epoch's end, every checkpoint_minutes at a batch boundary,
+//                           and when the run is stopped
 //       project.plexus, metrics.jsonl   the project and every event (session/run_log.h)
 //
 // Each is a train::save_checkpoint file (tensors "model.<node>.<param>", "optim.*") whose
@@ -60,13 +63,25 @@ class RunCheckpoints {
   // saved as best.safetensors whatever its score, so that both checkpoints hold a model of the
   // project.plexus the run folder then has.
   void edited(const graph::Graph& project, const TrainingRun& run);
+  // At a boundary between two optimizer steps (train::TrainerOptions::at_boundary): saves
+  // last.safetensors when it is due — at every epoch's end, when the run stops, and at the first
+  // batch boundary checkpoint_minutes (the run's setting) after the previous save — and returns
+  // its path ("" when not due). It records `at` (session/resume.h says how), the best score so
+  // far and `log_bytes`, the run log's length, which resuming cuts the log back to.
+  std::filesystem::path boundary(const train::RunPosition& at, train::Boundary kind, uint64_t log_bytes);
+  // A resumed run's: the best score before it, so that best.safetensors is replaced only by an
+  // epoch better than every one of the whole run.
+  void resume(double best_score) { best_ = best_score; }
+  double best_score() const { return best_; }
 
   const std::filesystem::path& folder() const { return folder_; }
 
  private:
   double score(const train::EpochEnd& e) const;
   std::filesystem::path save(const std::string& kind, int epoch, const train::EpochEnd* e,
-                             std::map<std::string, std::string> meta) const;
+                             std::map<std::string, std::string> meta, const nn::NamedTensors& carried = {}) const;
+  // The folder is still there and writable: a FILE* to a deleted log writes on silently.
+  void check_folder() const;
 
   std::filesystem::path folder_;
   const nn::Module* model_;
@@ -74,6 +89,9 @@ class RunCheckpoints {
   bool classification_;
   train::Metadata model_meta_;  // the project and write_model_metadata's keys
   double best_ = -std::numeric_limits<double>::infinity();
+  double checkpoint_seconds_ = 600;  // the run's checkpoint_minutes; 0: at epoch ends only
+  int64_t batches_ = 0;              // per epoch, for resume_point_text
+  std::chrono::steady_clock::time_point last_saved_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace plexus::session

@@ -21,9 +21,9 @@ using nlohmann::json;
 
 namespace {
 
-// "2025-06-01T14:03:12.345+02:00": local time, as QDateTime and Python read ISO 8601.
-std::string now_text() {
-  const auto now = std::chrono::system_clock::now();
+}  // namespace
+
+std::string local_time_text(std::chrono::system_clock::time_point now) {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
   const std::time_t seconds = std::time_t(ms / 1000);
   std::tm local{};
@@ -35,6 +35,8 @@ std::string now_text() {
   std::snprintf(out, sizeof out, "%s.%03d%.3s:%.2s", date, int(ms % 1000), zone, zone + 3);
   return out;
 }
+
+namespace {
 
 json settings_json(const graph::TrainingSettings& s) {
   json out = json::object();
@@ -143,8 +145,27 @@ RunLog::RunLog(fs::path folder, const graph::Graph& project, RunHeader header)
   graph::Graph g = project;
   g.view.clear();  // the editor's view says nothing about the run
   graph::save_project(folder_ / kRunProjectFile, g);
-  header.started = now_text();
+  header.started = local_time_text(std::chrono::system_clock::now());
   write_line(header_line(header).dump());
+}
+
+RunLog::RunLog(fs::path folder, bool classification, Appending appending)
+    : folder_(std::move(folder)), classification_(classification) {
+  const fs::path log = folder_ / kRunLogFile;
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(log, ec);
+  if (ec) throw IoError("cannot go on with the run log " + log.string() + ": " + ec.message());
+  if (size < appending.keep_bytes)
+    throw IoError("cannot go on with the run log " + log.string() + ": it has " + std::to_string(size) +
+                  " bytes, its last checkpoint was saved when it had " + std::to_string(appending.keep_bytes));
+  // The lines after the checkpoint (a torn one too) go: the resumed run writes them again.
+  fs::resize_file(log, appending.keep_bytes, ec);
+  if (ec) throw IoError("cannot cut the run log " + log.string() + " back to its last checkpoint: " + ec.message());
+  file_.reset(std::fopen(log.c_str(), "a"));
+  if (!file_) throw IoError("cannot open " + log.string() + " to append: " + std::strerror(errno));
+  bytes_ = appending.keep_bytes;
+  // The edits made before: the next keeps the project under the next free number.
+  while (fs::exists(folder_ / before_edit_file(edits_ + 1), ec)) ++edits_;
 }
 
 RunLog::~RunLog() = default;
@@ -152,8 +173,17 @@ RunLog::~RunLog() = default;
 void RunLog::write_line(const std::string& line) {
   if (!file_) return;
   // One write and a flush per line: a crash loses at most the line being written.
-  if (std::fprintf(file_.get(), "%s\n", line.c_str()) < 0 || std::fflush(file_.get()) != 0)
-    throw IoError("cannot write " + (folder_ / kRunLogFile).string() + ": " + std::strerror(errno));
+  errno = 0;
+  int error = io::take_injected_failure(io::WriteStep::Append);
+  if (!error && (std::fprintf(file_.get(), "%s\n", line.c_str()) < 0 || std::fflush(file_.get()) != 0))
+    error = errno ? errno : EIO;
+  if (error) {
+    // A part of the line may be in the file: nothing more is written after it (not even the
+    // failed end line), so the log ends torn as a crash's, which readers drop and resuming cuts.
+    file_.reset();
+    throw IoError("cannot write " + (folder_ / kRunLogFile).string() + ": " + std::strerror(error));
+  }
+  bytes_ += line.size() + 1;
 }
 
 void RunLog::record(const train::Event& event) {
@@ -356,6 +386,7 @@ RunRecord read_run(const fs::path& folder) {
   std::error_code ec;
   r.has_best = fs::is_regular_file(folder / "best.safetensors", ec);
   r.has_final = fs::is_regular_file(folder / "final.safetensors", ec);
+  r.has_last = fs::is_regular_file(folder / "last.safetensors", ec);
   return r;
 }
 
@@ -391,7 +422,7 @@ bool delete_run(const fs::path& folder) {
   if (!fs::is_regular_file(folder / kRunLogFile, ec))
     throw IoError("not a run folder: " + folder.string() + " has no " + kRunLogFile + "; nothing was deleted");
   const std::vector<std::string> names = {kRunLogFile, kRunProjectFile, kLaunchProjectFile, "best.safetensors",
-                                          "final.safetensors"};
+                                          "final.safetensors", "last.safetensors"};
   std::vector<fs::path> doomed;
   bool others = false;
   for (const fs::directory_entry& entry : fs::directory_iterator(folder)) {

@@ -19,6 +19,7 @@
 //   "training" keys, epochs = the number of the last epoch},"continued_from":null or the
 //   folder of the run this one continues, and only when the run started from the matching
 //   tensors of a file (train/partial_load.h) "init_from":"/path/to/final.safetensors"}
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -59,6 +60,9 @@ struct RunHeader {
 
 struct RunRecord;
 
+// "2025-06-01T14:03:12.345+02:00": local time, as QDateTime and Python read ISO 8601 (RunHeader::started).
+std::string local_time_text(std::chrono::system_clock::time_point when);
+
 // The header of `run` (from make_training_run or make_continued_run) of the project in
 // `project_file` ("" when not saved), built with `options`, continuing `continued` (or nullptr).
 RunHeader run_header(const TrainingRun& run, const std::filesystem::path& project_file, const RunOptions& options,
@@ -70,6 +74,14 @@ class RunLog {
   // now). Refuses (IoError) a folder that already holds a metrics.jsonl: a run is never
   // written over. An empty folder writes nothing.
   RunLog(std::filesystem::path folder, const graph::Graph& project, RunHeader header);
+  // Goes on writing the log of an interrupted run (session/resume.h): cuts `folder`/metrics.jsonl
+  // back to its first `keep_bytes` bytes, the length its `last` checkpoint recorded (the lines
+  // written after that checkpoint, a torn last one included, are dropped: the resumed run writes
+  // them again), and appends. IoError when the log is missing or shorter than that.
+  struct Appending {
+    uint64_t keep_bytes = 0;
+  };
+  RunLog(std::filesystem::path folder, bool classification, Appending appending);
   ~RunLog();
   RunLog(const RunLog&) = delete;
   RunLog& operator=(const RunLog&) = delete;
@@ -86,6 +98,8 @@ class RunLog {
   void end(const train::RunResult& result);
 
   const std::filesystem::path& folder() const { return folder_; }
+  // The log's length so far, every line flushed: what a `last` checkpoint records.
+  uint64_t bytes() const { return bytes_; }
 
  private:
   void write_line(const std::string& line);
@@ -93,6 +107,7 @@ class RunLog {
   std::filesystem::path folder_;
   bool classification_ = true;
   int edits_ = 0;
+  uint64_t bytes_ = 0;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_{nullptr, &std::fclose};
 };
 
@@ -129,6 +144,7 @@ struct RunRecord {
   double seconds = 0;        // of training, from the end line
   std::optional<double> best_eval_accuracy, best_eval_loss;  // over its validated epochs
   bool has_best = false, has_final = false;                  // its checkpoints on disk
+  bool has_last = false;  // last.safetensors: where an interrupted run resumes (session/resume.h)
 };
 
 // A run log read a piece at a time, as it grows: how the GUI follows a run that another process

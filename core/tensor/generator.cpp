@@ -20,6 +20,22 @@ void Generator::manual_seed(uint64_t seed) {
   has_spare_ = false;
 }
 
+Generator::State Generator::state() const {
+  State st;
+  st.seed = seed_;
+  for (int i = 0; i < 4; ++i) st.s[i] = s_[i];
+  st.has_spare = has_spare_;
+  st.spare = spare_;
+  return st;
+}
+
+void Generator::set_state(const State& st) {
+  seed_ = st.seed;
+  for (int i = 0; i < 4; ++i) s_[i] = st.s[i];
+  has_spare_ = st.has_spare;
+  spare_ = st.spare;
+}
+
 uint64_t Generator::next_u64() {
   const uint64_t result = rotl(s_[1] * 5, 7) * 9;
   const uint64_t t = s_[1] << 17;

@@ -17,6 +17,17 @@ class Generator {
   float normal();         // N(0, 1), Box-Muller
   std::mutex& mutex() { return mu_; }  // held by ops that draw many numbers
 
+  // Everything the next numbers depend on: a generator given this state draws what this one
+  // would from here on (a run resumed in another process, session/resume.h).
+  struct State {
+    uint64_t seed = 0;
+    uint64_t s[4] = {};
+    bool has_spare = false;
+    float spare = 0.f;
+  };
+  State state() const;
+  void set_state(const State& state);
+
  private:
   uint64_t seed_ = 0;
   uint64_t s_[4] = {};

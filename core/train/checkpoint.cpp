@@ -34,7 +34,7 @@ void copy_model_tensors(const io::SafetensorsFile& file, const nn::NamedTensors&
 }  // namespace
 
 void save_checkpoint(const std::filesystem::path& path, const nn::Module& model, const optim::Optimizer* optimizer,
-                     const Metadata& metadata) {
+                     const Metadata& metadata, const nn::NamedTensors& carried) {
   io::NamedTensors tensors;
   io::SafetensorsMetadata meta;
   for (const auto& [k, v] : metadata) {
@@ -53,10 +53,12 @@ void save_checkpoint(const std::filesystem::path& path, const nn::Module& model,
     for (const auto& [name, t] : st.tensors) tensors.emplace_back(kCheckpointOptimPrefix + name, t);
     for (const auto& [k, v] : st.metadata) meta[kCheckpointOptimPrefix + k] = v;
   }
+  for (const auto& [name, t] : carried) tensors.emplace_back(kCheckpointCarriedPrefix + name, t);
   io::save_safetensors(path, tensors, meta);
 }
 
-Metadata load_checkpoint(const std::filesystem::path& path, nn::Module& model, optim::Optimizer* optimizer) {
+Metadata load_checkpoint(const std::filesystem::path& path, nn::Module& model, optim::Optimizer* optimizer,
+                         nn::NamedTensors* carried) {
   const io::SafetensorsFile file = io::load_safetensors(path);
   const std::string where = "checkpoint " + path.string();
   const auto fmt = file.metadata.find("plexus.format");
@@ -76,6 +78,8 @@ Metadata load_checkpoint(const std::filesystem::path& path, nn::Module& model, o
       if (!known.count(name)) throw IoError(where + ": tensor '" + name.substr(kCheckpointModelPrefix.size()) + "' does not belong to this model");
     } else if (name.starts_with(kCheckpointOptimPrefix)) {
       opt_state.tensors.emplace_back(name.substr(kCheckpointOptimPrefix.size()), t);
+    } else if (name.starts_with(kCheckpointCarriedPrefix)) {
+      if (carried) carried->emplace_back(name.substr(kCheckpointCarriedPrefix.size()), t);
     } else {
       throw IoError(where + ": unexpected tensor '" + name + "'");
     }

@@ -7,6 +7,9 @@
 // "plexus.frozen": the optimizer holds the others, in the model's order (train/partial_load.h
 // matches its state to them so).
 //
+// A checkpoint taken between two batches of a run that carries recurrent state (a run's `last`,
+// session/resume.h) also holds that state, as "carried.<name>" (nn::Module::carried_state).
+//
 // Saving is atomic (temp file, fsync, rename). Loading checks everything first — every model
 // tensor present with the expected shape, no unknown model tensors, the optimizer state
 // accepted — and changes nothing unless all of it fits; errors name the tensor and the
@@ -25,13 +28,16 @@ using Metadata = std::map<std::string, std::string>;
 // The names' prefixes in a checkpoint file (above).
 inline const std::string kCheckpointModelPrefix = "model.", kCheckpointOptimPrefix = "optim.";
 inline const std::string kCheckpointFrozenKey = "plexus.frozen";
+inline const std::string kCheckpointCarriedPrefix = "carried.";
 
 void save_checkpoint(const std::filesystem::path& path, const nn::Module& model,
-                     const optim::Optimizer* optimizer = nullptr, const Metadata& metadata = {});
+                     const optim::Optimizer* optimizer = nullptr, const Metadata& metadata = {},
+                     const nn::NamedTensors& carried = {});
 
 // Returns the caller metadata stored with the checkpoint (keys not starting with "optim."
-// or "plexus.").
-Metadata load_checkpoint(const std::filesystem::path& path, nn::Module& model, optim::Optimizer* optimizer = nullptr);
+// or "plexus."). The carried state goes to `carried` when given, else it is left unread.
+Metadata load_checkpoint(const std::filesystem::path& path, nn::Module& model, optim::Optimizer* optimizer = nullptr,
+                         nn::NamedTensors* carried = nullptr);
 
 // Weights files: a model's parameters and buffers alone, named by their state names with no
 // prefix ("fc1.weight"), as `plexus-cli init` writes them and as PyTorch's safetensors

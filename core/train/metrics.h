@@ -45,6 +45,14 @@ class Average {
   }
   double value() const { return n_ ? sum_ / double(n_) : 0.0; }
   int64_t count() const { return n_; }
+  // The sum and the count, and an average from them: a checkpoint keeps one exactly.
+  double sum() const { return sum_; }
+  static Average from(double sum, int64_t count) {
+    Average a;
+    a.sum_ = sum;
+    a.n_ = count;
+    return a;
+  }
 
  private:
   double sum_ = 0;

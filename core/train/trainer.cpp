@@ -179,6 +179,26 @@ bool Trainer::wait_while_paused() {
   return !cancelled_;
 }
 
+RunPosition Trainer::position(int epoch, int64_t batch, const EpochSoFar& so_far, double seconds) const {
+  RunPosition at;
+  at.epoch = epoch;
+  at.batch = batch;
+  at.so_far = so_far;
+  at.so_far.seconds = seconds;
+  at.elapsed = elapsed_;
+  at.batches_done = batches_done_;
+  return at;
+}
+
+void Trainer::boundary(RunPosition at, Boundary kind) {
+  {
+    std::lock_guard lock(default_generator().mutex());
+    at.generator = default_generator().state();
+  }
+  if (options_.carry_state && kind != Boundary::EpochEnd) at.carried = model_.carried_state();
+  options_.at_boundary(at, kind);
+}
+
 void Trainer::begin_stream() {
   if (!options_.carry_state) return;
   model_.set_carry_state(true);
@@ -198,6 +218,8 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
   const int64_t batches = train_.size();
   // A run going on mid-epoch starts with the figures of the batches it skips.
   const bool resuming = options_.resume_at && epoch == options_.resume_at->epoch;
+  if (resuming && options_.carry_state && !options_.resume_at->carried.empty())
+    model_.load_carried_state(options_.resume_at->carried);
   EpochSoFar f = resuming ? options_.resume_at->so_far : EpochSoFar{};
   int64_t batch = resuming ? options_.resume_at->batch : 0;
   const auto start = Clock::now();
@@ -220,9 +242,7 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
     const bool stop = !wait_while_paused();
     if (stop && !options_.comm) throw Cancelled();
     if (interrupted_) {
-      EpochSoFar now = f;
-      now.seconds = spent();
-      throw Interrupted{{epoch, batch, now, elapsed_, batches_done_}};
+      throw Interrupted{position(epoch, batch, f, spent())};
     }
     StepPart part;
     const int64_t group = batch / k * k, group_end = std::min(batches, group + k);
@@ -283,6 +303,9 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
     e.lr = reported_lr(warmup);
     publish(e);
     if (sampling) publish(sampling->finish(epoch, batch, batches_done_));
+    if (options_.at_boundary && part.last) {
+      boundary(position(epoch, batch, f, spent()), r.stop || cancelled_ ? Boundary::Stop : Boundary::Batch);
+    }
     if (r.stop) throw Cancelled();
   }
   EpochEnd end;
@@ -387,6 +410,10 @@ RunResult Trainer::run() {
   const bool grad_was_enabled = GradMode::enabled();
   GradMode::set_enabled(true);  // grad mode is per thread: a fresh worker thread sets its own
   if (options_.seed && !options_.resume_at) manual_seed(*options_.seed);
+  if (options_.resume_at && options_.resume_at->generator) {  // resumed in another process
+    std::lock_guard lock(default_generator().mutex());
+    default_generator().set_state(*options_.resume_at->generator);
+  }
   const bool on_gpu = model_.device().is_cuda();
   const PrecisionGuard precision(on_gpu ? options_.precision : Precision::FP32);
   const SubnormalScope subnormals;  // the small loops on this thread too, as the pool's
@@ -437,6 +464,10 @@ RunResult Trainer::run() {
       result.history.push_back(e);
       result.epochs_completed = epoch;
       publish(e);
+      // After the last epoch the final checkpoint follows at once: a run killed before it
+      // resumes from the last epoch's batches.
+      if (options_.at_boundary && epoch < options_.epochs)
+        boundary(position(epoch + 1, 0, {}, 0), Boundary::EpochEnd);
     }
     if (test_) {
       TrainerOptions test_options = options_;

@@ -33,6 +33,7 @@
 #include "data/dataloader.h"
 #include "nn/module.h"
 #include "optim/optimizer.h"
+#include "tensor/generator.h"
 #include "ops/precision.h"
 #include "optim/scheduler.h"
 #include "optim/step_warmup.h"
@@ -55,13 +56,27 @@ struct EpochSoFar {
 
 // Where a run stands between two batches: what another Trainer needs to go on from there as if
 // the two were one run (the GUI swaps in an edited model this way, see Trainer::interrupt).
+// A position handed to TrainerOptions::at_boundary, or read back from a run folder's `last`
+// checkpoint (session/resume.h), also carries what another process needs to go on bit for bit:
+// the default generator's state (dropout) and the recurrent state carried into the next batch.
 struct RunPosition {
   int epoch = 1;           // the epoch in progress
   int64_t batch = 0;       // batches of it trained
   EpochSoFar so_far;       // their figures
   double elapsed = 0;      // seconds of training in the run, for the ETA
   int64_t batches_done = 0;
+  // Set: run() gives the default generator this state instead of leaving it as it is (the
+  // same thread) or seeding it.
+  std::optional<Generator::State> generator;
+  // carry_state: the state the next batch starts from (nn::Module::carried_state), restored
+  // after the epoch's reset when the run goes on mid-epoch; empty: none.
+  nn::NamedTensors carried;
 };
+
+// Where at_boundary is called: after a batch that ended an optimizer step, after an epoch but
+// the last (its EpochEnd published; the position is then batch 0 of the next epoch), or after
+// the batch a cancel stops at.
+enum class Boundary { Batch, EpochEnd, Stop };
 
 struct TrainerOptions {
   int epochs = 1;               // the number of the last epoch
@@ -139,6 +154,11 @@ struct TrainerOptions {
   // warm-up, i.e. the lr of a parameter trained at the project's own (every group's is a multiple
   // of it, session/optimizer_groups.h). Unset: group 0's lr, warmed up.
   std::optional<double> base_lr;
+  // Called on the training thread between two optimizer steps (Boundary), with the position a
+  // run resumed elsewhere goes on from: every event up to it is published, nothing after it has
+  // run. Never inside an accumulated step. Saving the run's `last` checkpoint hangs here
+  // (session/resume.h); an exception fails the run.
+  std::function<void(const RunPosition&, Boundary)> at_boundary;
 };
 
 // Interrupted: interrupt() ended it between two batches, publishing neither Finished nor Failed;
@@ -201,6 +221,9 @@ class Trainer {
   // when that is higher (0 stays 0: no peak is made up where none was measured).
   double raised_peak(double gflops);
   [[noreturn]] void fail_non_finite(float loss, int epoch, int64_t batch, const Tensor& inputs);
+  // Where the run stands after `batch` batches of `epoch`, whose figures are `so_far` over `seconds`.
+  RunPosition position(int epoch, int64_t batch, const EpochSoFar& so_far, double seconds) const;
+  void boundary(RunPosition at, Boundary kind);  // options_.at_boundary, with the generator and carried state
   void begin_stream();  // carry_state: a fresh state for the next pass over the data
   double reported_lr(double warmup_factor) const;  // see TrainerOptions::base_lr
 

@@ -58,7 +58,7 @@ file(GLOB gui_files RELATIVE ${gui_run} ${gui_run}/*)
 file(GLOB cli_files RELATIVE ${cli_run} ${cli_run}/*)
 list(SORT gui_files)
 list(SORT cli_files)
-if(NOT gui_files STREQUAL "best.safetensors;final.safetensors;metrics.jsonl;project.plexus"
+if(NOT gui_files STREQUAL "best.safetensors;final.safetensors;last.safetensors;metrics.jsonl;project.plexus"
    OR NOT cli_files STREQUAL gui_files)
   message(FATAL_ERROR "run folders differ: GUI has '${gui_files}', plexus-cli has '${cli_files}'")
 endif()
@@ -108,7 +108,7 @@ if(NOT gui_shape MATCHES "batch: " OR NOT gui_shape MATCHES "epoch: ")
   message(FATAL_ERROR "metrics.jsonl has no batch or epoch lines:\n${gui_shape}")
 endif()
 
-foreach(f best.safetensors final.safetensors)
+foreach(f best.safetensors final.safetensors last.safetensors)
   safetensors_header(${gui_run}/${f} gui_json)
   safetensors_header(${cli_run}/${f} cli_json)
   json_keys("${gui_json}" gui_tensors)

@@ -46,6 +46,26 @@ inline graph::Graph mlp_graph(const std::string& data, const std::vector<MlpLaye
   return g;
 }
 
+// The MLP with a Dropout ("drop") after its first ReLU, trained with Adam on a step schedule
+// for 3 epochs: a run whose random generator, optimizer state and learning rate must all carry
+// on when it resumes (the resume suites of the CLI and the app).
+inline graph::Graph resumable_mlp(const std::string& data, int64_t hidden, double lr, int64_t batch_size,
+                                  int64_t seed) {
+  graph::Graph g = mlp_graph(data, {{"fc1", hidden}, {"fc2", 10}});
+  g.nodes.push_back({"drop", "Dropout", "drop", {{"p", 0.2}}, {}});
+  for (graph::Edge& e : g.edges)
+    if (e.from.node == "act") e.from.node = "drop";
+  g.edges.push_back({{"act", "output"}, {"drop", "input"}});
+  g.training.optimizer = "adam";
+  g.training.lr = lr;
+  g.training.batch_size = batch_size;
+  g.training.epochs = 3;
+  g.training.seed = seed;
+  g.training.schedule = "step";
+  g.training.step_size = 1;
+  return g;
+}
+
 // The pair the partial-loading tests compare: in -> flat -> fc1(32) -> act -> fc2(`hidden`) ->
 // act2 -> `head`(10) -> loss, Adam; two of them differ in fc2's width and the head's id.
 inline graph::Graph partial_load_mlp(const std::string& data, int64_t hidden, const std::string& head) {

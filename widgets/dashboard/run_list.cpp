@@ -4,6 +4,7 @@
 #include <QContextMenuEvent>
 #include <QDir>
 #include <QHeaderView>
+#include <QLabel>
 #include <QMenu>
 #include <QStyledItemDelegate>
 
@@ -59,6 +60,10 @@ RunList::RunList(TrainingPlots* plots, QWidget* parent) : QTreeWidget(parent), p
   for (int column : {StartedColumn, StatusColumn, BestColumn, SettingsColumn}) setItemDelegateForColumn(column, readOnly);
   header()->setStretchLastSection(true);
 
+  resume_ = new QAction(tr("&Resume This Run"), this);
+  resume_->setToolTip(tr("Go on training the run that stopped short, in its own folder, from its last checkpoint, as if "
+                         "it had never stopped"));
+  connect(resume_, &QAction::triggered, this, [this] { emit resumeRequested(currentRun()); });
   continue_ = new QAction(tr("Co&ntinue from This Run"), this);
   continue_->setToolTip(tr("Train on from the run's final checkpoint, with its optimizer state, numbering epochs on"));
   connect(continue_, &QAction::triggered, this, [this] { emit continueRequested(currentRun()); });
@@ -126,7 +131,9 @@ void RunList::requestComparison(int a, int b) {
 }
 
 void RunList::setTraining(bool training) {
+  if (training == training_) return;
   training_ = training;
+  refreshAll();  // the Resume links come and go
   updateActions();
 }
 
@@ -136,7 +143,7 @@ void RunList::contextMenuEvent(QContextMenuEvent* event) {
   if (QTreeWidgetItem* item = itemAt(viewport()->mapFromGlobal(event->globalPos())))
     setCurrentItem(item, 0, item->isSelected() ? QItemSelectionModel::NoUpdate : QItemSelectionModel::ClearAndSelect);
   QMenu menu(this);
-  menu.addActions({continue_, compare_});
+  menu.addActions({resume_, continue_, compare_});
   QMenu* with = menu.addMenu(tr("Compare &With"));
   const int run = currentRun();
   for (int i = 0; i < topLevelItemCount(); ++i) {
@@ -186,7 +193,13 @@ void RunList::refresh(int run) {
       resizeColumnToContents(StartedColumn);
     }
     item->setForeground(StartedColumn, info.origin.past ? theme.text : theme.mutedText);
-    item->setText(StatusColumn, info.status);
+    const bool link = info.origin.resumable && !info.active && !training_;
+    item->setText(StatusColumn, link ? QString() : info.status);  // the link shows it
+    showResumeLink(link ? item : nullptr, run, info.status);
+    if (!link && itemWidget(item, StatusColumn)) {
+      removeItemWidget(item, StatusColumn);
+      item->setSizeHint(StatusColumn, {});
+    }
     const bool bad = info.status.startsWith(QLatin1String("failed")) || info.status.startsWith(QLatin1String("unreadable"));
     item->setForeground(StatusColumn, bad ? theme.error : theme.text);
     item->setText(BestColumn, bestText(info, plots_->textUnits()));
@@ -205,6 +218,22 @@ void RunList::refresh(int run) {
   if (run == currentRun()) updateActions();
 }
 
+void RunList::showResumeLink(QTreeWidgetItem* item, int run, const QString& status) {
+  if (!item) return;
+  auto* label = qobject_cast<QLabel*>(itemWidget(item, StatusColumn));
+  if (!label) {
+    label = new QLabel;
+    label->setObjectName(QStringLiteral("resumeLink"));
+    label->setContentsMargins(3, 0, 3, 0);
+    connect(label, &QLabel::linkActivated, this, [this, run] { emit resumeRequested(run); });
+    setItemWidget(item, StatusColumn, label);
+  }
+  label->setText(QStringLiteral("%1 — <a href=\"resume\">%2</a>").arg(status.toHtmlEscaped(), tr("Resume")));
+  label->setToolTip(resume_->toolTip());
+  item->setSizeHint(StatusColumn, label->sizeHint());  // the column sizes to the link, not the empty text
+  resizeColumnToContents(StatusColumn);
+}
+
 void RunList::refreshAll() {
   for (int i = 0; i < topLevelItemCount(); ++i) refresh(topLevelItem(i)->data(NameColumn, kRunRole).toInt());
 }
@@ -212,6 +241,7 @@ void RunList::refreshAll() {
 void RunList::updateActions() {
   const int run = currentRun();
   const TrainingPlots::RunInfo info = plots_->runInfo(run);
+  resume_->setEnabled(run >= 0 && info.origin.resumable && !info.active && !training_);
   continue_->setEnabled(run >= 0 && info.origin.continuable && !training_);
   const std::vector<int> selected = selectedRuns();
   compare_->setEnabled(selected.size() == 2 && comparable(selected[0]) && comparable(selected[1]));

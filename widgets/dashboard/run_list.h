@@ -6,8 +6,9 @@
 // and a summary of its settings (the row's tool tip adds its folder and test figures). It
 // stays in sync with the plots as runs start, progress, finish and go.
 //
-// Its actions, in the context menu and for the Run menu: Continue from This Run (a run with a
-// final checkpoint, while nothing trains), Compare Runs (two selected runs with folders, not
+// Its actions, in the context menu and for the Run menu: Resume This Run (a run that stopped
+// short with a `last` checkpoint, while nothing trains; its status then ends in a "Resume" link
+// that asks the same), Continue from This Run (a run with a final checkpoint, while nothing trains), Compare Runs (two selected runs with folders, not
 // training; the context menu also offers Compare With ▸ any other such run), Delete Run…
 // (Delete; a run with a folder that is not training) and Open Run Folder…. They only ask:
 // whoever owns the runs answers the signals.
@@ -33,15 +34,17 @@ class RunList : public QTreeWidget {
   int currentRun() const;                      // the current run's id, -1 when none
   std::vector<int> selectedRuns() const;       // in the list's order
 
+  QAction* resumeAction() const { return resume_; }
   QAction* continueAction() const { return continue_; }
   QAction* compareAction() const { return compare_; }
   QAction* deleteAction() const { return delete_; }
   QAction* openAction() const { return open_; }
 
-  // While a run trains, none can be continued.
+  // While a run trains, none can be resumed or continued.
   void setTraining(bool training);
 
  signals:
+  void resumeRequested(int run);
   void continueRequested(int run);
   void compareRequested(int a, int b);  // a began before b
   void deleteRequested(int run);
@@ -60,8 +63,11 @@ class RunList : public QTreeWidget {
   bool comparable(int run) const;
   void requestComparison(int a, int b);
 
+  // A resumable run's status, with a "Resume" link, in place of the status text.
+  void showResumeLink(QTreeWidgetItem* item, int run, const QString& status);
+
   TrainingPlots* plots_;
-  QAction *continue_, *compare_, *delete_, *open_;
+  QAction *resume_, *continue_, *compare_, *delete_, *open_;
   bool training_ = false;
 };
 

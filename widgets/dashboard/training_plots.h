@@ -65,6 +65,7 @@ class TrainingPlots : public QWidget {
     bool past = false;         // read from its folder, not trained in this session
     bool continuable = false;  // it has a final checkpoint to continue from
     QString note;              // more for its tool tip (test figures, what it continues)
+    bool resumable = false;    // it stopped short and has a `last` checkpoint to resume from, in its folder
   };
 
   struct RunInfo {

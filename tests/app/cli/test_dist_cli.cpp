@@ -20,6 +20,8 @@
 #include "graph/project.h"
 #include "io/safetensors.h"
 #include "support/mlp_fixture.h"
+#include "support/same_run.h"
+#include "session/resume.h"
 #include "session/run_log.h"
 #include "support/work_dir.h"
 
@@ -277,6 +279,41 @@ class TestDistCli : public QObject {
     QVERIFY(p.exitCode() != 0);
     const QString said = QString::fromUtf8(p.readAllStandardError() + p.readAllStandardOutput());
     QVERIFY2(said.contains("rank 1"), qPrintable(said));
+  }
+
+  // A rank killed mid-run stops the job within --rank-timeout + 10 s naming it, and --resume
+  // under mpirun completes the run (every rank from the `last` rank 0 wrote) with the weights
+  // of a 2-process run never stopped.
+  void aRunWithADeadRankResumes() {
+    fs::path file = project("resumed.plexus", 20, 8);
+    graph::Graph g = graph::load_project(file);
+    g.training.checkpoint_minutes = 0.0005;  // 30 ms
+    graph::save_project(file, g);
+    const QStringList args{"train", at(file), "--quiet", "--threads", "1", "--rank-timeout", "20", "--run-dir"};
+    const CliResult whole = run_mpi(2, QStringList(args) << at(work_ / "resumed-whole"));
+    QVERIFY2(whole.code == 0, qPrintable(whole.out + whole.err));
+
+    const fs::path run = work_ / "resumed-parts";
+    QProcess p;
+    start_mpirun(p, mpirun_flags(2) << testing::cli_path() << args << at(run));
+    QTRY_VERIFY_WITH_TIMEOUT(fs::exists(run / session::kLastCheckpointFile) && losses(run / session::kRunLogFile).size() >= 70,
+                             60 * 1000);
+    const pid_t victim = rank_pid(p.processId(), 1);
+    QVERIFY(victim > 0);
+    QCOMPARE(::kill(victim, SIGKILL), 0);
+    QVERIFY2(p.waitForFinished(30 * 1000), "the other rank was still running 30 s after rank 1 died");
+    QVERIFY(p.exitCode() != 0);
+    const QString said = QString::fromUtf8(p.readAllStandardError() + p.readAllStandardOutput());
+    QVERIFY2(said.contains("rank 1"), qPrintable(said));
+    QCOMPARE(session::read_run(run).status, session::RunStatus::Incomplete);
+
+    const CliResult resumed = run_mpi(2, {"train", "--resume", at(run), "--quiet", "--threads", "1"});
+    QVERIFY2(resumed.code == 0, qPrintable(resumed.out + resumed.err));
+    QVERIFY2(resumed.out.contains("resuming the run in"), qPrintable(resumed.out));
+    const std::string weights = testing::tensor_difference(work_ / "resumed-whole" / "final.safetensors", run / "final.safetensors");
+    QVERIFY2(weights.empty(), weights.c_str());
+    const std::string log = testing::log_difference(work_ / "resumed-whole", run);
+    QVERIFY2(log.empty(), log.c_str());
   }
 
   void ctrlCStopsEveryRankKeepingTheFinalCheckpoint() {

@@ -708,7 +708,8 @@ TEST(structuralErrors) {
       {project("", "", R"(, "training": {"learning_rate": 0.1})"),
        "p.plexus: training: unknown key \"learning_rate\"; training has optimizer, lr, momentum, nesterov, weight_decay, "
        "schedule, step_size, gamma, warmup_steps, warmup_start_factor, batch_size, epochs, validation_fraction, seed, "
-       "precision, cuda_graphs, carry_state, accumulate_steps, sync_batchnorm, class_balance, stats_every and device "
+       "precision, cuda_graphs, carry_state, accumulate_steps, sync_batchnorm, class_balance, stats_every, "
+       "checkpoint_minutes and device "
        "(line 1, column 54)"},
       {project("", "", R"(, "view": [1])"), "p.plexus: view: expected an object, got an array (line 1, column 49)"},
       {project(R"({"id": "a", "id": "b", "type": "T"})"),

@@ -12,7 +12,7 @@ using namespace plexus::graph;
 
 TEST(defaultsAreTheSettingsDefaults) {
   const TrainingSettings d;
-  COMPARE(training_param_specs().size(), size_t(21));
+  COMPARE(training_param_specs().size(), size_t(22));
   for (const ParamSpec& s : training_param_specs()) {
     COMPARE(training_value(d, s.name), std::optional<ParamValue>(s.default_value));
     VERIFY2(check_param_value(s, s.default_value).empty(), s.name.c_str());

@@ -168,7 +168,8 @@ class TestTrainingPanel : public QObject {
     QCOMPARE(shownRows(panel), everyday);
     const Rows advanced{{"Advanced", "nesterov"},       {"Advanced", "warmup_start_factor"},
                         {"Advanced", "carry_state"},    {"Advanced", "accumulate_steps"},
-                        {"Advanced", "cuda_graphs"},    {"Advanced", "sync_batchnorm"}};
+                        {"Advanced", "checkpoint_minutes"}, {"Advanced", "cuda_graphs"},
+                        {"Advanced", "sync_batchnorm"}};
     panel.advancedToggle()->setChecked(true);
     QCOMPARE(shownRows(panel), everyday + advanced);
   }
