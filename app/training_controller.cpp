@@ -25,6 +25,7 @@
 #include "session/run_folder.h"
 #include "session/run_log.h"
 #include "session/trained_model.h"
+#include "tensor/generator.h"
 #include "train/checkpoint.h"
 #include "train/partial_load.h"
 #include "train/trainer.h"
@@ -280,6 +281,14 @@ class TrainingController::Worker {
     checkpoints.edited(*edited, next->run);
     run = std::move(next->run);  // the old model and optimizer go
     graph = *edited;
+    // The folder's project.plexus is the edited one now: `last` follows at once, so that a crash
+    // before its next save resumes the edited model (in its log, the edit's line is kept).
+    train::RunPosition now = at;
+    {
+      std::lock_guard lock(default_generator().mutex());
+      now.generator = default_generator().state();
+    }
+    checkpoints.boundary(now, train::Boundary::Edited, log.bytes());
     controller_.post(Edited{next->event, graph});
     controller_.post(snapshot(*run.compiled.model, at.epoch, at.batch, false, true));
   }

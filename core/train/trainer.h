@@ -75,8 +75,9 @@ struct RunPosition {
 
 // Where at_boundary is called: after a batch that ended an optimizer step, after an epoch but
 // the last (its EpochEnd published; the position is then batch 0 of the next epoch), or after
-// the batch a cancel stops at.
-enum class Boundary { Batch, EpochEnd, Stop };
+// the batch a cancel stops at. Edited is a front end's own: the run goes on from there with a
+// model edited while paused (session/run_edit.h), which `last` must hold at once.
+enum class Boundary { Batch, EpochEnd, Stop, Edited };
 
 struct TrainerOptions {
   int epochs = 1;               // the number of the last epoch

@@ -21,6 +21,8 @@
 #include "editor/model/graph_document.h"
 #include "graph/project.h"
 #include "main_window.h"
+#include "io/safetensors.h"
+#include "session/resume.h"
 #include "session/run.h"
 #include "session/run_log.h"
 #include "train/checkpoint.h"
@@ -130,6 +132,18 @@ class TestAppEditResume : public QObject {
 
     const auto edit = edited.at(0).at(0).value<train::GraphEdit>();
     qInfo("edited after batch %lld of epoch %d", (long long)edit.batch, edit.epoch);
+    // `last` holds the edited model as soon as the edit is applied (a few batches into the
+    // first epoch, long before its end would save it): a crash now resumes the edited run.
+    {
+      const std::vector<fs::path> runs = session::list_runs(project_.toStdString());
+      QCOMPARE(runs.size(), size_t(1));
+      const fs::path last = runs[0] / session::kLastCheckpointFile;
+      QVERIFY2(fs::exists(last), last.c_str());
+      const io::SafetensorsHeader header = io::read_safetensors_header(last);
+      const io::SafetensorsEntry* fc2 = header.find(train::kCheckpointModelPrefix + "fc2.weight");
+      QVERIFY(fc2);
+      QCOMPARE(fc2->shape, Shape({24, 64}));
+    }
     QCOMPARE(edit.kept, int64_t(3));
     QCOMPARE(edit.reset, int64_t(3));
     QVERIFY2(QString::fromStdString(edit.carried).startsWith("kept 3 tensors (optimizer state of 3); reset fc2.weight "
