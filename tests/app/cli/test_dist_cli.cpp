@@ -129,6 +129,19 @@ class TestDistCli : public QObject {
     return file;
   }
 
+  // Kills rank 1 of the job `p` runs with SIGKILL; the job must end within 30 s, failing and
+  // naming the rank. mpirun ends it at once; a survivor left to notice by itself would wait for
+  // its rank timeout first.
+  void killRankOne(QProcess& p) {
+    const pid_t victim = rank_pid(p.processId(), 1);
+    QVERIFY(victim > 0);
+    QCOMPARE(::kill(victim, SIGKILL), 0);
+    QVERIFY2(p.waitForFinished(30 * 1000), "the other rank was still running 30 s after rank 1 died");
+    QVERIFY(p.exitCode() != 0);
+    const QString said = QString::fromUtf8(p.readAllStandardError() + p.readAllStandardOutput());
+    QVERIFY2(said.contains("rank 1"), qPrintable(said));
+  }
+
  private slots:
   void initTestCase() {
     if (QString(PLEXUS_MPIEXEC).isEmpty()) QSKIP("skipped: this build has no MPI (install libopenmpi-dev)");
@@ -270,15 +283,7 @@ class TestDistCli : public QObject {
     start_mpirun(p, mpirun_flags(2) << testing::cli_path() << "train" << at(file) << "--threads" << "1" << "--metrics"
                                    << at(work_ / "long.jsonl"));
     QTRY_VERIFY_WITH_TIMEOUT(losses(work_ / "long.jsonl").size() >= 5, 60 * 1000);
-    const pid_t victim = rank_pid(p.processId(), 1);
-    QVERIFY(victim > 0);
-    QCOMPARE(::kill(victim, SIGKILL), 0);
-    // mpirun ends the job at once; a survivor left to notice by itself would wait for its rank
-    // timeout (120 s) first.
-    QVERIFY2(p.waitForFinished(30 * 1000), "the other rank was still running 30 s after rank 1 died");
-    QVERIFY(p.exitCode() != 0);
-    const QString said = QString::fromUtf8(p.readAllStandardError() + p.readAllStandardOutput());
-    QVERIFY2(said.contains("rank 1"), qPrintable(said));
+    killRankOne(p);
   }
 
   // A rank killed mid-run stops the job within --rank-timeout + 10 s naming it, and --resume
@@ -298,13 +303,8 @@ class TestDistCli : public QObject {
     start_mpirun(p, mpirun_flags(2) << testing::cli_path() << args << at(run));
     QTRY_VERIFY_WITH_TIMEOUT(fs::exists(run / session::kLastCheckpointFile) && losses(run / session::kRunLogFile).size() >= 70,
                              60 * 1000);
-    const pid_t victim = rank_pid(p.processId(), 1);
-    QVERIFY(victim > 0);
-    QCOMPARE(::kill(victim, SIGKILL), 0);
-    QVERIFY2(p.waitForFinished(30 * 1000), "the other rank was still running 30 s after rank 1 died");
-    QVERIFY(p.exitCode() != 0);
-    const QString said = QString::fromUtf8(p.readAllStandardError() + p.readAllStandardOutput());
-    QVERIFY2(said.contains("rank 1"), qPrintable(said));
+    killRankOne(p);
+    if (QTest::currentTestFailed()) return;
     QCOMPARE(session::read_run(run).status, session::RunStatus::Incomplete);
 
     const CliResult resumed = run_mpi(2, {"train", "--resume", at(run), "--quiet", "--threads", "1"});
