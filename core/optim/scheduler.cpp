@@ -113,6 +113,55 @@ std::unique_ptr<LRScheduler> LinearWarmup::then(Optimizer& opt, int64_t warmup_s
                                         std::vector<int64_t>{warmup_steps});
 }
 
+// ---- LinearLR ------------------------------------------------------------------------------
+LinearLR::LinearLR(Optimizer& opt, double start_factor, double end_factor, int64_t total_iters)
+    : LRScheduler(opt), start_factor_(start_factor), end_factor_(end_factor), total_iters_(total_iters) {
+  check(start_factor >= 0 && start_factor <= 1, "LinearLR",
+        "start_factor must be in [0, 1], got " + shortest_text(start_factor));
+  check(end_factor >= 0 && end_factor <= 1, "LinearLR",
+        "end_factor must be in [0, 1], got " + shortest_text(end_factor));
+  check(total_iters >= 1, "LinearLR", "total_iters must be >= 1, got " + std::to_string(total_iters));
+  start();
+}
+
+double LinearLR::lr_at(int64_t epoch, double base_lr) const {
+  return base_lr * (start_factor_ + (end_factor_ - start_factor_) * double(std::min(total_iters_, epoch)) /
+                                        double(total_iters_));
+}
+
+// ---- OneCycleLR ----------------------------------------------------------------------------
+OneCycleLR::OneCycleLR(Optimizer& opt, int64_t total_steps, double pct_start, double div_factor,
+                       double final_div_factor)
+    : LRScheduler(opt),
+      total_steps_(total_steps),
+      pct_start_(pct_start),
+      div_factor_(div_factor),
+      final_div_factor_(final_div_factor) {
+  check(total_steps >= 2, "OneCycleLR", "needs at least 2 steps, got " + std::to_string(total_steps));
+  check(pct_start > 0 && pct_start < 1, "OneCycleLR", "pct_start must be in (0, 1), got " + shortest_text(pct_start));
+  check(div_factor > 0 && std::isfinite(div_factor), "OneCycleLR",
+        "div_factor must be finite and > 0, got " + shortest_text(div_factor));
+  check(final_div_factor > 0 && std::isfinite(final_div_factor), "OneCycleLR",
+        "final_div_factor must be finite and > 0, got " + shortest_text(final_div_factor));
+  check(pct_start * double(total_steps) - 1 > 0, "OneCycleLR",
+        "pct_start × total_steps must exceed 1 (" + shortest_text(pct_start) + " × " + std::to_string(total_steps) +
+            "): the rise needs a step");
+  set_per_step(true);
+  start();
+}
+
+double OneCycleLR::lr_at(int64_t step, double base_lr) const {
+  // torch's phases and _annealing_cos, operation for operation.
+  const double initial = base_lr / div_factor_, min_lr = initial / final_div_factor_;
+  const double rise_end = pct_start_ * double(total_steps_) - 1, fall_end = double(total_steps_ - 1);
+  const double s = double(std::min(step, total_steps_ - 1));
+  const auto cosine = [](double from, double to, double pct) {
+    return to + (from - to) / 2.0 * (std::cos(std::numbers::pi * pct) + 1);
+  };
+  if (s <= rise_end) return cosine(initial, base_lr, s / rise_end);
+  return cosine(base_lr, min_lr, (s - rise_end) / (fall_end - rise_end));
+}
+
 // ---- SequentialLR --------------------------------------------------------------------------
 SequentialLR::SequentialLR(Optimizer& opt, std::vector<std::shared_ptr<LRScheduler>> schedulers,
                            std::vector<int64_t> milestones)

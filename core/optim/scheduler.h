@@ -29,6 +29,10 @@ class LRScheduler {
   const std::vector<double>& get_last_lr() const { return last_lr_; }  // one per group
   const std::vector<double>& base_lrs() const { return base_lrs_; }
   Optimizer& optimizer() const { return *opt_; }
+  // What the scheduler's epochs count: epochs (the default), or optimizer steps (a one-cycle
+  // schedule); a training loop steps it accordingly.
+  bool per_step() const { return per_step_; }
+  void set_per_step(bool per_step) { per_step_ = per_step; }
 
   // The lr of a group whose initial lr is base_lr, `epoch` epochs in (epoch >= 0).
   virtual double lr_at(int64_t epoch, double base_lr) const = 0;
@@ -44,6 +48,7 @@ class LRScheduler {
   std::vector<double> base_lrs_;
   std::vector<double> last_lr_;
   int64_t last_epoch_ = -1;
+  bool per_step_ = false;
 };
 
 // lr = base * gamma ^ floor(epoch / step_size)
@@ -108,6 +113,33 @@ class LinearWarmup : public LRScheduler {
  private:
   int64_t warmup_steps_;
   double start_factor_;
+};
+
+// torch's LinearLR: lr = base * (start + (end - start) * min(epoch, total_iters) / total_iters).
+// start_factor and end_factor in [0, 1].
+class LinearLR : public LRScheduler {
+ public:
+  LinearLR(Optimizer& opt, double start_factor, double end_factor, int64_t total_iters);
+  double lr_at(int64_t epoch, double base_lr) const override;
+
+ private:
+  double start_factor_, end_factor_;
+  int64_t total_iters_;
+};
+
+// torch's OneCycleLR (two phases, cosine annealing, no momentum cycling), counted in optimizer
+// steps: from base / div_factor the lr rises to base (the group's own lr is max_lr) over the
+// first pct_start × total_steps steps, then falls to base / div_factor / final_div_factor at step
+// total_steps − 1; later steps keep that lr (torch refuses them).
+class OneCycleLR : public LRScheduler {
+ public:
+  OneCycleLR(Optimizer& opt, int64_t total_steps, double pct_start = 0.3, double div_factor = 25,
+             double final_div_factor = 1e4);
+  double lr_at(int64_t step, double base_lr) const override;
+
+ private:
+  int64_t total_steps_;
+  double pct_start_, div_factor_, final_div_factor_;
 };
 
 // torch's SequentialLR: schedulers[k] is in charge from milestones[k-1] on, counting its own

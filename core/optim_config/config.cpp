@@ -8,7 +8,13 @@ const std::vector<std::string>& optimizer_names() {
 }
 
 const std::vector<std::string>& schedule_names() {
-  static const std::vector<std::string> names{"none", "step", "cosine"};
+  static const std::vector<std::string> names{"none",     "step",          "cosine", "exponential",
+                                              "onecycle", "warmup_linear", "plateau"};
+  return names;
+}
+
+const std::vector<std::string>& monitor_names() {
+  static const std::vector<std::string> names{"val_loss", "val_accuracy", "train_loss", "train_accuracy"};
   return names;
 }
 

@@ -172,7 +172,35 @@ SCHEDULES = [
     ("three_phase_lr", lambda o: S.SequentialLR(
         o, [S.LinearLR(o, start_factor=0.5, total_iters=2), S.StepLR(o, step_size=2, gamma=0.5),
             S.ExponentialLR(o, gamma=0.8)], milestones=[2, 7])),
+    ("linear_lr", lambda o: S.LinearLR(o, start_factor=0.5, end_factor=0.2, total_iters=10)),
+    # A project's "onecycle" schedule: max_lr = each group's lr, no momentum cycling.
+    ("onecycle_lr", lambda o: S.OneCycleLR(o, max_lr=BASE_LRS, total_steps=EPOCHS, pct_start=0.3, div_factor=25.0,
+                                           final_div_factor=1e4, anneal_strategy="cos", cycle_momentum=False)),
+    # A project's "warmup_linear" schedule over 16 steps: 4 of warm-up from 0.1, then down to 0.05.
+    ("warmup_linear_lr", lambda o: S.SequentialLR(
+        o, [S.LinearLR(o, start_factor=0.1, end_factor=1.0, total_iters=4),
+            S.LinearLR(o, start_factor=1.0, end_factor=0.05, total_iters=EPOCHS - 4)], milestones=[4])),
 ]
+
+# ReduceLROnPlateau fed the same metrics: the lrs after each step.
+PLATEAU_METRICS = [1.0, 0.9, 0.95, 0.93, 0.9, 0.91, 0.8, 0.85, 0.85, 0.86, 0.7999, 0.9, 0.95, 0.97, 0.99, 1.0]
+PLATEAUS = [
+    ("plateau_min_rel", dict(mode="min", factor=0.5, patience=2, threshold=1e-2, threshold_mode="rel", cooldown=1,
+                             min_lr=0.02)),
+    ("plateau_max_abs", dict(mode="max", factor=0.1, patience=1, threshold=0.05, threshold_mode="abs", cooldown=0,
+                             min_lr=0.0)),
+]
+
+
+def plateau_sequence(kwargs, metrics):
+    opt = sched_opt()
+    sched = S.ReduceLROnPlateau(opt, **kwargs)
+    out = []
+    for m in metrics:
+        opt.step()
+        sched.step(m)
+        out.append([g["lr"] for g in opt.param_groups])
+    return out
 
 
 # ---- clipping --------------------------------------------------------------------------------
@@ -188,6 +216,15 @@ def clip_case(max_norm, norm_type):
 
 CLIPS = [("clip_l2", 1.0, 2.0), ("clip_l2_noop", 100.0, 2.0), ("clip_inf", 0.5, math.inf),
          ("clip_l1", 2.0, 1.0), ("clip_l3", 1.0, 3.0)]
+
+
+def clip_value_case(clip):
+    p0 = tensor(P0).requires_grad_()
+    p1 = tensor(P1).requires_grad_()
+    p0.grad = torch.tensor(G0[0]).reshape(P0[0])
+    p1.grad = torch.tensor(G1[0])
+    torch.nn.utils.clip_grad_value_([p0, p1], clip)
+    return p0.grad.clone(), p1.grad.clone()
 
 
 # ---- C++ output ------------------------------------------------------------------------------
@@ -295,6 +332,15 @@ def block():
         out.append(emit(name + "_total", total))
         out.append(emit(name + "_g0", c0))
         out.append(emit(name + "_g1", c1))
+    c0, c1 = clip_value_case(0.375)
+    out.append(emit("clip_value_g0", c0))
+    out.append(emit("clip_value_g1", c1))
+    # plateau: the metrics, and the two groups' lrs after each step
+    out.append(wrap("const std::vector<double> kPlateauMetrics = {", [fmt_double(m) for m in PLATEAU_METRICS], "};"))
+    for name, kwargs in PLATEAUS:
+        seq = plateau_sequence(kwargs, PLATEAU_METRICS)
+        items = ["{%s, %s}" % (fmt_double(a), fmt_double(b)) for a, b in seq]
+        out.append(wrap(f"const std::vector<std::array<double, 2>> {name} = {{", items, "};"))
     out += ["}  // namespace ref", "// clang-format on", "// END GENERATED"]
     return "\n".join(out) + "\n"
 

@@ -29,8 +29,10 @@
 #include "optim/adagrad.h"
 #include "optim/adam.h"
 #include "optim/clip.h"
+#include "optim/factory.h"
 #include "optim/optimizer.h"
 #include "optim/optimizer_set.h"
+#include "optim/plateau.h"
 #include "optim/rmsprop.h"
 #include "optim/scheduler.h"
 #include "optim/sgd.h"
@@ -300,6 +302,27 @@ const std::vector<std::array<double, 2>> three_phase_lr = {{0.05, 0.25}, {0.0750
     {0.051200000000000016, 0.25600000000000006}, {0.04096000000000002, 0.20480000000000007},
     {0.03276800000000001, 0.16384000000000007}, {0.026214400000000013, 0.13107200000000005},
     {0.02097152000000001, 0.10485760000000005}, {0.016777216000000008, 0.08388608000000004}};
+const std::vector<std::array<double, 2>> linear_lr = {{0.05, 0.25}, {0.047, 0.235},
+    {0.044000000000000004, 0.22}, {0.04100000000000001, 0.20500000000000002}, {0.038000000000000006, 0.19},
+    {0.035, 0.175}, {0.032, 0.15999999999999998}, {0.029, 0.145}, {0.026000000000000002, 0.13},
+    {0.023, 0.115}, {0.02, 0.10000000000000002}, {0.02, 0.10000000000000002}, {0.02, 0.10000000000000002},
+    {0.02, 0.10000000000000002}, {0.02, 0.10000000000000002}, {0.02, 0.10000000000000002}};
+const std::vector<std::array<double, 2>> onecycle_lr = {{0.0040000000000000036, 0.020000000000000018},
+    {0.019490484561964422, 0.09745242280982214}, {0.055963808582671956, 0.27981904291335974},
+    {0.08987874445102689, 0.4493937222551344}, {0.09992134106552783, 0.4996067053276391},
+    {0.09719417773875232, 0.4859708886937616}, {0.09077808033578923, 0.45389040167894606},
+    {0.0811745653949763, 0.4058728269748815}, {0.06913429508156801, 0.34567147540784005},
+    {0.05559840141227016, 0.2779920070613508}, {0.04162492233600785, 0.20812461168003923},
+    {0.028306099820869922, 0.14153049910434962}, {0.016683004371715396, 0.08341502185857698},
+    {0.0076641593834256404, 0.0383207969171282}, {0.0019545260862094144, 0.009772630431047072}, {4e-07, 2e-06}};
+const std::vector<std::array<double, 2>> warmup_linear_lr = {{0.010000000000000002, 0.05},
+    {0.03250000000000001, 0.1625}, {0.055000000000000014, 0.275}, {0.07750000000000003, 0.38750000000000007},
+    {0.1, 0.5}, {0.09208333333333335, 0.4604166666666667}, {0.08416666666666668, 0.42083333333333334},
+    {0.07625000000000001, 0.38125000000000003}, {0.06833333333333334, 0.3416666666666667},
+    {0.060416666666666674, 0.30208333333333337}, {0.052500000000000005, 0.2625},
+    {0.04458333333333334, 0.2229166666666667}, {0.03666666666666668, 0.18333333333333338},
+    {0.028750000000000015, 0.14375000000000004}, {0.020833333333333346, 0.10416666666666671},
+    {0.012916666666666675, 0.06458333333333337}};
 const Ref clip_l2_total{{1}, {2.57694101f}};
 const Ref clip_l2_g0{{2, 3}, {0.0970142111f, -0.194028422f, 0.388056844f, 0.0f, -0.776113689f, 0.0485071056f}};
 const Ref clip_l2_g1{{4}, {0.194028422f, -0.0970142111f, 0.0f, 0.388056844f}};
@@ -315,6 +338,21 @@ const Ref clip_l1_g1{{4}, {0.177777752f, -0.0888888761f, 0.0f, 0.355555505f}};
 const Ref clip_l3_total{{1}, {2.17458391f}};
 const Ref clip_l3_g0{{2, 3}, {0.11496447f, -0.229928941f, 0.459857881f, 0.0f, -0.919715762f, 0.0574822351f}};
 const Ref clip_l3_g1{{4}, {0.229928941f, -0.11496447f, 0.0f, 0.459857881f}};
+const Ref clip_value_g0{{2, 3}, {0.25f, -0.375f, 0.375f, 0.0f, -0.375f, 0.125f}};
+const Ref clip_value_g1{{4}, {0.375f, -0.25f, 0.0f, 0.375f}};
+const std::vector<double> kPlateauMetrics = {1.0, 0.9, 0.95, 0.93, 0.9, 0.91, 0.8, 0.85, 0.85, 0.86, 0.7999,
+    0.9, 0.95, 0.97, 0.99, 1.0};
+const std::vector<std::array<double, 2>> plateau_min_rel = {{0.1, 0.5}, {0.1, 0.5}, {0.1, 0.5}, {0.1, 0.5},
+    {0.05, 0.25}, {0.05, 0.25}, {0.05, 0.25}, {0.05, 0.25}, {0.05, 0.25}, {0.025, 0.125}, {0.025, 0.125},
+    {0.025, 0.125}, {0.025, 0.125}, {0.02, 0.0625}, {0.02, 0.0625}, {0.02, 0.0625}};
+const std::vector<std::array<double, 2>> plateau_max_abs = {{0.1, 0.5}, {0.1, 0.5},
+    {0.010000000000000002, 0.05}, {0.010000000000000002, 0.05},
+    {0.0010000000000000002, 0.005000000000000001}, {0.0010000000000000002, 0.005000000000000001},
+    {0.00010000000000000003, 0.0005000000000000001}, {0.00010000000000000003, 0.0005000000000000001},
+    {1.0000000000000004e-05, 5.0000000000000016e-05}, {1.0000000000000004e-05, 5.0000000000000016e-05},
+    {1.0000000000000004e-06, 5.000000000000002e-06}, {1.0000000000000004e-06, 5.000000000000002e-06},
+    {1.0000000000000005e-07, 5.000000000000002e-07}, {1.0000000000000005e-07, 5.000000000000002e-07},
+    {1.0000000000000005e-08, 5.0000000000000024e-08}, {1.0000000000000005e-08, 5.0000000000000024e-08}};
 }  // namespace ref
 // clang-format on
 // END GENERATED
@@ -672,7 +710,7 @@ struct ScheduleRow {
 std::vector<ScheduleRow> schedule_rows() {
   std::vector<ScheduleRow> rows;
   for (const char* n : {"step_lr", "multistep_lr", "exponential_lr", "cosine_lr", "warmup_lr", "warmup_cosine_lr",
-                        "three_phase_lr", "warmup_then_cosine"})
+                        "three_phase_lr", "warmup_then_cosine", "linear_lr", "onecycle_lr", "warmup_linear_lr"})
     rows.push_back({n});
   return rows;
 }
@@ -711,6 +749,16 @@ TEST_ROWS(schedulersMatchPyTorch, schedule_rows()) {
     SP expo = std::make_shared<ExponentialLR>(opt, 0.8);
     sched = std::make_unique<SequentialLR>(opt, std::vector<SP>{warm, step, expo}, std::vector<int64_t>{2, 7});
     want = &ref::three_phase_lr;
+  } else if (name == "linear_lr") {
+    sched = std::make_unique<LinearLR>(opt, 0.5, 0.2, 10), want = &ref::linear_lr;
+  } else if (name == "onecycle_lr") {  // a project's schedule, as the factory makes it: 4 epochs of 4 steps
+    ScheduleConfig c{.schedule = "onecycle", .pct_start = 0.3, .div_factor = 25, .final_div_factor = 1e4};
+    sched = make_scheduler(c, opt, 4, 4), want = &ref::onecycle_lr;
+    VERIFY(sched->per_step());
+  } else if (name == "warmup_linear_lr") {
+    ScheduleConfig c{.schedule = "warmup_linear", .warmup_steps = 4, .warmup_start_factor = 0.1, .end_factor = 0.05};
+    sched = make_scheduler(c, opt, 4, 4), want = &ref::warmup_linear_lr;
+    VERIFY(sched->per_step());
   }
   VERIFY(sched && want);
   COMPARE(sched->base_lrs(), std::vector<double>({ref::kBaseLrs[0], ref::kBaseLrs[1]}));
@@ -727,6 +775,66 @@ TEST_ROWS(schedulersMatchPyTorch, schedule_rows()) {
   // Jumping to an epoch gives the same lrs as stepping there.
   sched->set_epoch(4);
   VERIFY(std::fabs(sched->get_last_lr()[1] - (*want)[4][1]) <= 1e-12 * (*want)[4][1]);
+}
+
+TEST(scheduleSettingsRefuseWhatTorchCannotDo) {
+  Tensor a = param({{1}, {0.f}});
+  SGD opt({a}, {.lr = 0.1});
+  // A warm-up as long as the run leaves no decay.
+  EXPECT_THROW_MSG(ValueError, make_scheduler({.schedule = "warmup_linear", .warmup_steps = 8}, opt, 2, 4),
+                   "warmup_steps (8) must be fewer than the run's 8 optimizer steps");
+  EXPECT_THROW_MSG(ValueError, make_scheduler({.schedule = "onecycle", .pct_start = 0.1}, opt, 1, 5), "pct_start");
+  EXPECT_THROW_MSG(ValueError, make_scheduler({.schedule = "cyclic"}, opt, 1, 5), "unknown schedule 'cyclic'");
+  VERIFY(!make_scheduler({.schedule = "plateau"}, opt, 1, 5));  // stepped with a metric: make_plateau
+  VERIFY(make_plateau({.schedule = "plateau"}, opt, false));
+  VERIFY(!make_plateau({.schedule = "step"}, opt, false));
+  EXPECT_THROW_MSG(ValueError, ReduceLROnPlateau(opt, {.factor = 1}), "factor must be in (0, 1)");
+}
+
+// ---- ReduceLROnPlateau against PyTorch ----------------------------------------------------
+namespace {
+
+struct PlateauRow {
+  std::string name;
+  PlateauOptions options;
+  const std::vector<std::array<double, 2>>* want;
+};
+
+std::vector<PlateauRow> plateau_rows() {
+  return {{"min_rel",
+           {.factor = 0.5, .patience = 2, .threshold = 1e-2, .relative = true, .cooldown = 1, .min_lr = 0.02},
+           &ref::plateau_min_rel},
+          {"max_abs",
+           {.maximize = true, .factor = 0.1, .patience = 1, .threshold = 0.05, .relative = false},
+           &ref::plateau_max_abs}};
+}
+
+}  // namespace
+
+TEST_ROWS(plateauMatchesPyTorch, plateau_rows()) {
+  Tensor a = param({{1}, {0.f}}), b = param({{1}, {0.f}});
+  SGD opt({a}, {.lr = ref::kBaseLrs[0]});
+  opt.add_param_group({b}, {{"lr", ref::kBaseLrs[1]}});
+  ReduceLROnPlateau plateau(opt, row.options);
+  PlateauState halfway;
+  for (size_t e = 0; e < ref::kPlateauMetrics.size(); ++e) {
+    plateau.step(ref::kPlateauMetrics[e]);
+    for (size_t g = 0; g < 2; ++g) {
+      const double w = (*row.want)[e][g], got = opt.param_groups()[g].lr;
+      VERIFY2(std::fabs(got - w) <= 1e-12 * w,
+              row.name + " step " + std::to_string(e) + " group " + std::to_string(g) + ": got " + num(got) +
+                  ", expected " + num(w));
+    }
+    if (e == 7) halfway = plateau.state();
+  }
+  // Restored halfway into a fresh scheduler (a resumed run), it goes on as the first did.
+  Tensor c = param({{1}, {0.f}}), d = param({{1}, {0.f}});
+  SGD opt2({c}, {.lr = ref::kBaseLrs[0]});
+  opt2.add_param_group({d}, {{"lr", ref::kBaseLrs[1]}});
+  ReduceLROnPlateau resumed(opt2, row.options);
+  resumed.restore(halfway);
+  for (size_t e = 8; e < ref::kPlateauMetrics.size(); ++e) resumed.step(ref::kPlateauMetrics[e]);
+  VERIFY(resumed.state() == plateau.state());
 }
 
 TEST(schedulerWithOptimizerStep) {
@@ -807,6 +915,15 @@ TEST(clipGradValue) {
   COMPARE(p0.grad().to_vector(), std::vector<float>({0.25f, -0.5f, 0.5f, 0.f, -0.5f, 0.125f}));
   VERIFY(!p1.grad().defined());
   EXPECT_THROW_MSG(ValueError, clip_grad_value_({p0}, -1.f), "clip");
+}
+
+TEST(clipGradValueMatchesPyTorch) {
+  Tensor p0 = param(in::p0), p1 = param(in::p1);
+  p0.set_grad(row_of(in::g0, 0, {2, 3}));
+  p1.set_grad(row_of(in::g1, 0, {4}));
+  clip_grad_value_({p0, p1}, 0.375f);
+  EXPECT_MATCH(p0.grad(), ref::clip_value_g0);
+  EXPECT_MATCH(p1.grad(), ref::clip_value_g1);
 }
 
 // ---- checkpoints ------------------------------------------------------------------------
