@@ -168,7 +168,8 @@ std::vector<Dashboard::LoadedRun> Dashboard::readRuns(const std::vector<std::fil
     } catch (const std::exception& e) {
       run.error = qstr(e.what());
     }
-    if (run.record && run.record->status != session::RunStatus::Completed && run.record->has_last) {
+    if (run.record && run.record->status != session::RunStatus::Completed &&
+        run.record->status != session::RunStatus::StoppedEarly && run.record->has_last) {
       try {
         run.resume = session::find_resume_point(folder);
       } catch (const std::exception& e) {
@@ -628,7 +629,7 @@ void Dashboard::addPastRuns(const std::vector<LoadedRun>& runs, bool project) {
     plots_->finishRun(id, r.status == session::RunStatus::Failed ? tr("failed: %1").arg(qstr(r.message))
                           : interrupted && it->resume ? qstr(session::resume_point_text(*it->resume))
                           : interrupted               ? tr("interrupted")
-                                                      : qstr(session::to_string(r.status)));
+                                                      : qstr(session::status_text(r)));
     origin.started = QDateTime::fromString(qstr(r.header.started), Qt::ISODateWithMs);
     origin.continuable = r.has_final;
     origin.resumable = it->resume.has_value();
@@ -867,9 +868,16 @@ void Dashboard::showReport(const session::EvaluationReport& report) {
 }
 
 void Dashboard::onFinished(const train::Finished& result) {
-  const QString status = result.cancelled ? tr("Stopped after %n epoch(s)", "", result.epochs_completed) : tr("Completed");
+  const QString early =
+      tr("stopped early at epoch %1; best epoch %2").arg(result.epochs_completed).arg(result.best_epoch);
+  const QString status = result.cancelled       ? tr("Stopped after %n epoch(s)", "", result.epochs_completed)
+                         : result.stopped_early ? tr("Stopped early at epoch %1; best epoch %2")
+                                                      .arg(result.epochs_completed)
+                                                      .arg(result.best_epoch)
+                                                : tr("Completed");
   progress_->finish(status, !result.cancelled);
-  if (run_ >= 0) plots_->finishRun(run_, result.cancelled ? tr("stopped") : tr("completed"));
+  if (run_ >= 0)
+    plots_->finishRun(run_, result.cancelled ? tr("stopped") : result.stopped_early ? early : tr("completed"));
 }
 
 void Dashboard::onFailed(const QString& message) {

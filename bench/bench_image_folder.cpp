@@ -366,7 +366,8 @@ int main(int argc, char** argv) {
                 reset ? " (reset)" : " (could not reset)", m0.rss_mb);
     layers::CompiledGraph compiled = layers::compile(g, run.data.info, run.settings.seed);
     const auto optimizer = optim::make_optimizer(run.settings, compiled.model->parameters());
-    const auto scheduler = optim::make_scheduler(run.settings, *optimizer, run.settings.epochs);
+    const auto scheduler = optim::make_scheduler(run.settings, *optimizer, run.settings.epochs,
+                                                   run.train_loader->size());
     data::DataLoaderOptions train_options = run.train_loader->options();
     train_options.workers = 1;
     data::DataLoader train_loader(train_mem, train_options);

@@ -33,6 +33,7 @@ nlohmann::json run_json(const fs::path& folder) {
   const auto optional = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
   j["started"] = r.header.started;
   j["status"] = session::to_string(r.status);
+  if (r.status == session::RunStatus::StoppedEarly) j["best_epoch"] = r.best_epoch;
   j["message"] = r.message;
   j["first_epoch"] = r.header.first_epoch;
   j["epochs_completed"] = r.epochs_completed;
@@ -60,6 +61,9 @@ std::string run_line(const nlohmann::json& j) {
     status += " (" + j["message"].get<std::string>() + ")";
   std::string started = j["started"].get<std::string>().substr(0, 19);  // to the second, local time
   if (started.size() > 10) started[10] = ' ';
+  if (j.contains("best_epoch"))
+    status += " at epoch " + std::to_string(j["epochs_completed"].get<int>()) + "; best epoch " +
+              std::to_string(j["best_epoch"].get<int>());
   line += started + "  " + status;
   const int first = j["first_epoch"], last = j["epochs_completed"];
   line += last < first ? "  no epoch" : "  epochs " + std::to_string(first) + "-" + std::to_string(last);

@@ -55,8 +55,7 @@ What to train on:
 
 Training settings (a project's "training" object, docs/project-format.md; the defaults are a
 new project's, a project file or built-in model has its own):
-%SETTINGS%  --clip-norm X        clip the gradient norm to X (0 = off; this run's, not the project's) [0]
-  --lr-mult NODE=F     train the node with id NODE at F times the learning rate (0 freezes its
+%SETTINGS%  --lr-mult NODE=F     train the node with id NODE at F times the learning rate (0 freezes its
                        weights); repeatable, for other nodes (the node's lr_mult)
   --weight-decay-mult NODE=F   the same for the weight decay (the node's weight_decay_mult)
   --freeze NODE        fine-tuning: the node with id NODE keeps its weights (no gradient, no
@@ -70,7 +69,7 @@ What to keep and where to start:
   --resume RUN_DIR     go on with the interrupted run in RUN_DIR (killed, stopped, or failed on a
                        full disk) from its last.safetensors, in the same folder, as if it had never
                        stopped: its own project and settings (options that change them are
-                       refused; give the same --clip-norm), metrics.jsonl cut back to where last
+                       refused), metrics.jsonl cut back to where last
                        was saved and appended to. A completed run is refused (--continue it)
   --quiet              print only the epoch summaries
   --save-run           keep the run as the GUI does, in <project folder>/<name>.runs/<date-time>/:
@@ -167,7 +166,6 @@ int train_project(const Args& args, const Subject& subject, graph::Graph& g, con
   session::TrainingRun& run = resumed ? resumed->run : *built;
   nn::Module& model = *run.compiled.model;
   if (d.on()) check_ranks_agree(d, g, run);
-  run.trainer_options.clip_grad_norm = float(args.number("--clip-norm", 0));
   for (const graph::Problem& p : run.compiled.validation.problems) std::printf("%s\n", graph::to_string(p).c_str());
 
   if (args.has("--resume") && !resumed) {
@@ -348,7 +346,7 @@ Command train_command() {
   // Its own options, then the training settings' (setting_flags.h).
   ArgsShape shape{{"--quiet", "--save-run"},
                   {builtin_model_option(), builtin_dataset_option(), {"--data", Takes::Path}, {"--train-subset"},
-                   {"--shift"}, kThreadsOption, {"--clip-norm"}, {"--lr-mult"}, {"--weight-decay-mult"}, {"--freeze"},
+                   {"--shift"}, kThreadsOption, {"--lr-mult"}, {"--weight-decay-mult"}, {"--freeze"},
                    {"--metrics", Takes::Path}, {"--save", Takes::Path}, {"--resume", Takes::Path},
                    {"--run-dir", Takes::Path}, {"--init-from", Takes::Path}, {"--continue", Takes::Path},
                    {"--rank-timeout"}},

@@ -151,6 +151,19 @@ struct TrainingSettings : optim::OptimizerConfig, optim::ScheduleConfig {
   // split; "sampler", training batches drawn with replacement, each example with probability
   // proportional to 1 / its class's count.
   std::string class_balance = "none";
+  // The figure early stopping, the plateau schedule and (with early stopping) the best
+  // checkpoint watch (train/early_stopping.h): val_loss, val_accuracy, train_loss or
+  // train_accuracy; mode auto (max for an accuracy), min or max.
+  std::string monitor = "val_loss";
+  std::string monitor_mode = "auto";
+  // Early stopping: the run ends after this many epochs without an improvement of the monitor
+  // by more than early_stopping_min_delta; 0 = off.
+  int64_t early_stopping_patience = 0;
+  double early_stopping_min_delta = 0;
+  // Gradient clipping before every update (optim/clip.h): the total norm to at most clip_norm,
+  // then every element into ±clip_value; 0 = off.
+  double clip_norm = 0;
+  double clip_value = 0;
   bool operator==(const TrainingSettings&) const = default;
 };
 

@@ -1,6 +1,8 @@
 #include "session/resume.h"
 
 #include <cerrno>
+#include <cmath>
+#include <limits>
 #include <cstdlib>
 #include <cstring>
 
@@ -64,6 +66,26 @@ train::Metadata last_metadata(const fs::path& file) {
 
 }  // namespace
 
+namespace {
+// JSON has no infinity: a best not yet set (±infinity) is null.
+json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+double number_or_infinity(const json& j, double infinity) { return j.is_null() ? infinity : j.get<double>(); }
+
+// Hands `read` the JSON of meta[key] when it is there, with where it is for messages; a key that
+// is no JSON or lacks what `read` takes is a DataError naming `where` and the key.
+template <class Read>
+void read_json_key(const train::Metadata& meta, const std::string& key, const std::string& where, Read read) {
+  if (!meta.count(key)) return;
+  const std::string key_where = where + ": metadata '" + key + "'";
+  const json j = parse(meta.at(key), key_where);
+  try {
+    read(j, key_where);
+  } catch (const json::exception& e) {
+    throw DataError(key_where + ": " + e.what());
+  }
+}
+}  // namespace
+
 train::Metadata position_metadata(const train::RunPosition& at) {
   train::Metadata meta;
   meta["resume.epoch"] = std::to_string(at.epoch);
@@ -88,6 +110,18 @@ train::Metadata position_metadata(const train::RunPosition& at) {
         {"has_spare", g.has_spare},
         {"spare_bits", spare_bits}}.dump();
   }
+  if (at.stopping != train::EarlyStoppingState{})
+    meta["resume.stopping"] = json{{"best", finite_or_null(at.stopping.best)},
+                                   {"best_epoch", at.stopping.best_epoch},
+                                   {"bad_epochs", at.stopping.bad_epochs}}
+                                  .dump();
+  if (at.plateau)
+    meta["resume.plateau"] = json{{"best", finite_or_null(at.plateau->best)},
+                                  {"bad_epochs", at.plateau->bad_epochs},
+                                  {"cooldown_left", at.plateau->cooldown_left},
+                                  {"last_epoch", at.plateau->last_epoch},
+                                  {"lrs", at.plateau->lrs}}
+                                 .dump();
   return meta;
 }
 
@@ -111,23 +145,32 @@ train::RunPosition position_from_metadata(const train::Metadata& meta, const std
     at.so_far.data_wait = f.number("data_wait");
     f.finish();
   }
-  if (meta.count("resume.generator")) {
-    const std::string gen_where = where + ": metadata 'resume.generator'";
-    const json j = parse(meta.at("resume.generator"), gen_where);
-    try {
-      Generator::State g;
-      g.seed = j.at("seed").get<uint64_t>();
-      const json& s = j.at("s");
-      if (!s.is_array() || s.size() != 4) throw DataError(gen_where + ": 's' must hold 4 numbers");
-      for (size_t i = 0; i < 4; ++i) g.s[i] = s[i].get<uint64_t>();
-      g.has_spare = j.at("has_spare").get<bool>();
-      const uint32_t bits = j.at("spare_bits").get<uint32_t>();
-      std::memcpy(&g.spare, &bits, sizeof bits);
-      at.generator = g;
-    } catch (const json::exception& e) {
-      throw DataError(gen_where + ": " + e.what());
-    }
-  }
+  read_json_key(meta, "resume.generator", where, [&](const json& j, const std::string& key_where) {
+    Generator::State g;
+    g.seed = j.at("seed").get<uint64_t>();
+    const json& s = j.at("s");
+    if (!s.is_array() || s.size() != 4) throw DataError(key_where + ": 's' must hold 4 numbers");
+    for (size_t i = 0; i < 4; ++i) g.s[i] = s[i].get<uint64_t>();
+    g.has_spare = j.at("has_spare").get<bool>();
+    const uint32_t bits = j.at("spare_bits").get<uint32_t>();
+    std::memcpy(&g.spare, &bits, sizeof bits);
+    at.generator = g;
+  });
+  read_json_key(meta, "resume.stopping", where, [&](const json& j, const std::string&) {
+    at.stopping.best = number_or_infinity(j.at("best"), -std::numeric_limits<double>::infinity());
+    at.stopping.best_epoch = j.at("best_epoch").get<int>();
+    at.stopping.bad_epochs = j.at("bad_epochs").get<int>();
+  });
+  read_json_key(meta, "resume.plateau", where, [&](const json& j, const std::string&) {
+    optim::PlateauState p;
+    // No best yet: ReduceLROnPlateau::restore takes an infinite best as its mode's start.
+    p.best = number_or_infinity(j.at("best"), std::numeric_limits<double>::infinity());
+    p.bad_epochs = j.at("bad_epochs").get<int64_t>();
+    p.cooldown_left = j.at("cooldown_left").get<int64_t>();
+    p.last_epoch = j.at("last_epoch").get<int64_t>();
+    p.lrs = j.at("lrs").get<std::vector<double>>();
+    at.plateau = std::move(p);
+  });
   return at;
 }
 
@@ -152,7 +195,9 @@ ResumePoint point_of_last(const fs::path& folder, int epochs, RunStatus status) 
 
 std::optional<ResumePoint> find_resume_point(const fs::path& folder) {
   const RunRecord record = read_run(folder);
-  if (record.status == RunStatus::Completed || !record.has_last) return std::nullopt;
+  // A run stopped early is finished, as a completed one.
+  if (record.status == RunStatus::Completed || record.status == RunStatus::StoppedEarly || !record.has_last)
+    return std::nullopt;
   ResumePoint p = point_of_last(folder, int(record.header.settings.epochs), record.status);
   if (record.status == RunStatus::Failed) p.message = record.message;
   return p;

@@ -13,6 +13,10 @@
 //   resume.so_far                the epoch's figures so far (train::EpochSoFar), as JSON
 //   resume.elapsed, resume.batches_done   the ETA's
 //   resume.generator             the default generator's state (dropout), as JSON
+//   resume.stopping              early stopping's state (best, best_epoch, bad_epochs), as JSON,
+//                                when early stopping has seen an epoch
+//   resume.plateau               a plateau schedule's state (best, bad_epochs, cooldown_left,
+//                                last_epoch, lrs), as JSON
 //   resume.best_score            the best epoch's score so far (RunCheckpoints)
 //   resume.log_bytes             metrics.jsonl's length when `last` was written
 //   resume.saved                 when, local time (ISO 8601, as RunHeader::started)

@@ -75,9 +75,19 @@ void set_epoch_end(TrainingRun& run, const graph::Graph& graph) {
   run.trainer_options.on_epoch_end = is_text_project(graph) ? epoch_samples(run) : epoch_reconstructions(run);
 }
 
-void build_optimizer(TrainingRun& run, const graph::Graph& graph) {
-  run.optimizer = optim::make_optimizer(run.settings, parameter_groups(graph, *run.compiled.model));
-  run.scheduler = optim::make_scheduler(run.settings, *run.optimizer, run.settings.epochs);
+void build_optimizer(TrainingRun& run, const graph::Graph& graph, int64_t batches) {
+  const graph::TrainingSettings& s = run.settings;
+  run.optimizer = optim::make_optimizer(s, parameter_groups(graph, *run.compiled.model));
+  const int64_t steps_per_epoch = (batches + s.accumulate_steps - 1) / s.accumulate_steps;
+  run.scheduler = optim::make_scheduler(s, *run.optimizer, s.epochs, steps_per_epoch);
+  run.plateau = optim::make_plateau(s, *run.optimizer, early_stopping(s).monitor.maximize());
+  run.trainer_options.plateau = run.plateau.get();
+}
+
+train::EarlyStopping early_stopping(const graph::TrainingSettings& s) {
+  return {.monitor = {s.monitor, s.monitor_mode},
+          .patience = s.early_stopping_patience,
+          .min_delta = s.early_stopping_min_delta};
 }
 
 void set_loss(train::TrainerOptions& options, const layers::CompiledGraph& compiled) {
@@ -121,7 +131,6 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
   // Before the slower parts: a bad graph fails at once.
   run.compiled = layers::compile(balanced_graph(graph, s, run.class_counts), run.data.info, s.seed);
   run.compiled.model->to(device);
-  build_optimizer(run, graph);
 
   // Standardised with the whole training split, so a checkpoint's inputs can be prepared again
   // from the dataset alone, whatever subset this run trained on.
@@ -163,6 +172,8 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
   if (run.data.validation) run.eval_loader = std::make_unique<data::DataLoader>(run.data.validation, held_out);
   if (run.data.test) run.test_loader = std::make_unique<data::DataLoader>(run.data.test, held_out);
 
+  build_optimizer(run, graph, run.train_loader->size());  // per-step schedules count its batches
+
   run.trainer_options.epochs = int(s.epochs);
   set_loss(run.trainer_options, run.compiled);
   run.trainer_options.seed = s.seed;
@@ -172,7 +183,12 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
   run.trainer_options.stats_every = s.stats_every;
   run.trainer_options.accumulate_steps = int(s.accumulate_steps);
   run.trainer_options.sync_batchnorm = s.sync_batchnorm;
-  run.trainer_options.warmup = {.steps = s.warmup_steps, .start_factor = s.warmup_start_factor};
+  // warmup_linear's warm-up is its first part, not a factor on top.
+  if (s.schedule != "warmup_linear")
+    run.trainer_options.warmup = {.steps = s.warmup_steps, .start_factor = s.warmup_start_factor};
+  run.trainer_options.clip_grad_norm = float(s.clip_norm);
+  run.trainer_options.clip_grad_value = float(s.clip_value);
+  run.trainer_options.early_stopping = early_stopping(s);
   run.trainer_options.base_lr = s.lr;
   observe_nodes(run, graph);
   run.trainer_options.flops_per_example =

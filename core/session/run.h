@@ -54,7 +54,8 @@ struct TrainingRun {
   std::vector<int64_t> class_counts;
   layers::CompiledGraph compiled;                  // initialised with settings.seed, on settings.device
   std::unique_ptr<optim::Optimizer> optimizer;
-  std::unique_ptr<optim::LRScheduler> scheduler;  // null for schedule "none"
+  std::unique_ptr<optim::LRScheduler> scheduler;  // null for schedules "none" and "plateau"
+  std::unique_ptr<optim::ReduceLROnPlateau> plateau;  // schedule "plateau" (trainer_options.plateau)
   std::unique_ptr<data::DataLoader> train_loader;
   std::unique_ptr<data::DataLoader> eval_loader;  // the validation split; null without one
   std::unique_ptr<data::DataLoader> test_loader;  // null without a test split (text)
@@ -68,9 +69,13 @@ struct TrainingRun {
 TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& options = {});
 
 // The run's optimizer over run.compiled.model, its parameters grouped by `graph`'s node settings
-// (session/optimizer_groups.h), and run.settings' learning-rate schedule at epoch 0;
+// (session/optimizer_groups.h), and run.settings' learning-rate schedule at epoch 0 for epochs
+// of `batches` training batches (trainer_options.plateau set for a plateau schedule);
 // make_training_run calls it, and so must anything that gives a run another model.
-void build_optimizer(TrainingRun& run, const graph::Graph& graph);
+void build_optimizer(TrainingRun& run, const graph::Graph& graph, int64_t batches);
+
+// The settings' early stopping (its monitor also the plateau schedule's).
+train::EarlyStopping early_stopping(const graph::TrainingSettings& settings);
 
 // The trainer's loss from a compiled graph: its (weighted, summed) loss, the parts of a graph
 // with several loss nodes, and whether it classifies. Whatever trains or evaluates a compiled

@@ -32,7 +32,7 @@ EditedRun make_edited_run(const graph::Graph& trained, const graph::Graph& edite
                      (live.compiled.classification ? "classification" : "regression") +
                      ": a run keeps its kind of loss");
   run.compiled.model->to(parse_device(s.device));
-  build_optimizer(run, edited);
+  build_optimizer(run, edited, live.train_loader->size());
   if (run.scheduler) run.scheduler->set_epoch(at.epoch - 1);  // the epochs done so far
   // What is cheap to share or copy; the loaders come with hand_over_loaders.
   run.dataset = live.dataset;
@@ -44,6 +44,7 @@ EditedRun make_edited_run(const graph::Graph& trained, const graph::Graph& edite
   run.vocabulary = live.vocabulary;
   run.class_counts = live.class_counts;
   run.trainer_options = live.trainer_options;
+  run.trainer_options.plateau = run.plateau.get();  // the new optimizer's
   set_loss(run.trainer_options, run.compiled);
   observe_nodes(run, edited);
   run.trainer_options.flops_per_example =

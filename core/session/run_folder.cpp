@@ -51,6 +51,7 @@ RunCheckpoints::RunCheckpoints(fs::path folder, const graph::Graph& project, con
       model_(run.compiled.model.get()),
       optimizer_(run.optimizer.get()),
       classification_(run.compiled.classification),
+      stopping_(run.trainer_options.early_stopping),
       checkpoint_seconds_(run.settings.checkpoint_minutes * 60),
       batches_(run.train_loader ? run.train_loader->size() : 0) {
   if (folder_.empty()) return;
@@ -64,7 +65,9 @@ RunCheckpoints::RunCheckpoints(fs::path folder, const graph::Graph& project, con
 
 fs::path RunCheckpoints::epoch_ended(const train::EpochEnd& e) {
   const double s = score(e);
-  if (folder_.empty() || !(s > best_)) return {};
+  // With early stopping, improving as it counts improvements: best is the epoch it keeps.
+  const double margin = stopping_.on() ? stopping_.min_delta : 0;
+  if (folder_.empty() || !(s > best_ + margin)) return {};
   best_ = s;
   return save("best", e.epoch, &e, {});
 }
@@ -116,6 +119,7 @@ void RunCheckpoints::check_folder() const {
 
 // Higher is better.
 double RunCheckpoints::score(const train::EpochEnd& e) const {
+  if (stopping_.on()) return stopping_.monitor.score(e);
   if (classification_) return e.has_eval ? e.eval_accuracy : e.train_accuracy;
   return -(e.has_eval ? e.eval_loss : e.train_loss);
 }

@@ -54,7 +54,8 @@ class RunCheckpoints {
 
   // After an epoch: saves best.safetensors when the epoch scores better than every one before
   // (validation accuracy, or minus the validation loss for a regression; the training figures
-  // without a held-out split) and returns its path; "" when not better.
+  // without a held-out split; with early stopping on, its monitored figure, better by more than
+  // its min_delta) and returns its path; "" when not better.
   std::filesystem::path epoch_ended(const train::EpochEnd& epoch);
   // At the end of a run that did not fail: saves final.safetensors and returns its path.
   std::filesystem::path finish(const train::RunResult& result);
@@ -87,6 +88,7 @@ class RunCheckpoints {
   const nn::Module* model_;
   const optim::Optimizer* optimizer_;
   bool classification_;
+  train::EarlyStopping stopping_;  // the run's: when on, its monitor chooses the best epoch
   train::Metadata model_meta_;  // the project and write_model_metadata's keys
   double best_ = -std::numeric_limits<double>::infinity();
   double checkpoint_seconds_ = 600;  // the run's checkpoint_minutes; 0: at epoch ends only

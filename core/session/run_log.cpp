@@ -212,7 +212,8 @@ void RunLog::edited(const graph::Graph& edited, const train::GraphEdit& edit) {
 void RunLog::end(const train::RunResult& r) {
   if (r.status == train::RunStatus::Failed) write_line(train::to_json(train::Failed{r.message}, classification_).dump());
   else
-    write_line(train::to_json(train::Finished{r.status == train::RunStatus::Cancelled, r.epochs_completed, r.seconds},
+    write_line(train::to_json(train::Finished{r.status == train::RunStatus::Cancelled, r.epochs_completed, r.seconds,
+                                              r.stopped_early, r.best_epoch},
                               classification_)
                    .dump());
 }
@@ -244,12 +245,20 @@ std::string to_string(RunStatus s) {
       return "completed";
     case RunStatus::Stopped:
       return "stopped";
+    case RunStatus::StoppedEarly:
+      return "stopped early";
     case RunStatus::Failed:
       return "failed";
     case RunStatus::Incomplete:
       break;
   }
   return "incomplete";
+}
+
+std::string status_text(const RunRecord& r) {
+  if (r.status != RunStatus::StoppedEarly) return to_string(r.status);
+  return "stopped early at epoch " + std::to_string(r.epochs_completed) + "; best epoch " +
+         std::to_string(r.best_epoch);
 }
 
 namespace {
@@ -363,7 +372,8 @@ RunRecord read_run(const fs::path& folder) {
     } else if (const auto* edit = std::get_if<train::GraphEdit>(&event)) {
       r.edits.push_back(*edit);
     } else if (const auto* f = std::get_if<train::Finished>(&event)) {
-      r.status = f->cancelled ? RunStatus::Stopped : RunStatus::Completed;
+      r.status = f->cancelled ? RunStatus::Stopped : f->stopped_early ? RunStatus::StoppedEarly : RunStatus::Completed;
+      r.best_epoch = f->best_epoch;
       r.seconds = f->seconds;
     } else if (const auto* failed = std::get_if<train::Failed>(&event)) {
       r.status = RunStatus::Failed;

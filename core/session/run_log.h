@@ -120,10 +120,12 @@ std::filesystem::path finish_run(RunCheckpoints& checkpoints, RunLog& log, const
 enum class RunStatus {
   Completed,
   Stopped,
+  StoppedEarly,  // early stopping ended it: finished, like Completed (RunRecord::best_epoch)
   Failed,
   Incomplete,  // no end line: the app stopped before the run did
 };
-std::string to_string(RunStatus status);  // "completed", "stopped", "failed", "incomplete"
+// "completed", "stopped", "stopped early", "failed", "incomplete"
+std::string to_string(RunStatus status);
 
 // A past run as its folder tells it.
 struct RunRecord {
@@ -141,11 +143,16 @@ struct RunRecord {
   RunStatus status = RunStatus::Incomplete;
   std::string message;       // why it failed; for an incomplete run, what the log's end lacks
   int epochs_completed = 0;  // the number of its last completed epoch (first_epoch - 1: none)
+  int best_epoch = 0;        // StoppedEarly: the epoch early stopping kept
   double seconds = 0;        // of training, from the end line
   std::optional<double> best_eval_accuracy, best_eval_loss;  // over its validated epochs
   bool has_best = false, has_final = false;                  // its checkpoints on disk
   bool has_last = false;  // last.safetensors: where an interrupted run resumes (session/resume.h)
 };
+
+// For people: to_string(record.status), and for a run stopped early "stopped early at epoch 7;
+// best epoch 4".
+std::string status_text(const RunRecord& record);
 
 // A run log read a piece at a time, as it grows: how the GUI follows a run that another process
 // writes (plexus-cli under mpirun, a job on a cluster's shared file system), and how read_run

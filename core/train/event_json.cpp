@@ -189,8 +189,13 @@ json to_json(const Event& event, bool classification) {
           add_evaluation(j, e.figures, classification);
           return j;
         } else if constexpr (std::is_same_v<T, Finished>) {
-          return {{"event", "finished"}, {"cancelled", e.cancelled}, {"epochs", e.epochs_completed},
-                  {"seconds", real(e.seconds)}};
+          json j{{"event", "finished"}, {"cancelled", e.cancelled}, {"epochs", e.epochs_completed},
+                 {"seconds", real(e.seconds)}};
+          if (e.stopped_early) {  // only then: the lines of other runs keep their bytes
+            j["stopped_early"] = true;
+            j["best_epoch"] = e.best_epoch;
+          }
+          return j;
         } else if constexpr (std::is_same_v<T, Failed>) {
           return {{"event", "failed"}, {"message", e.message}};
         } else if constexpr (std::is_same_v<T, Notice>) {
@@ -299,6 +304,10 @@ Event event_from_json(const json& j, const std::string& where) {
     e.cancelled = f.boolean("cancelled");
     e.epochs_completed = to_int(f, "epochs");
     e.seconds = f.number("seconds");
+    if (f.has("stopped_early")) {
+      e.stopped_early = f.boolean("stopped_early");
+      e.best_epoch = to_int(f, "best_epoch");
+    }
     out = e;
   } else if (kind == "failed") {
     out = Failed{f.text("message")};

@@ -104,6 +104,10 @@ struct Finished {
   bool cancelled = false;
   int epochs_completed = 0;
   double seconds = 0;
+  // Early stopping ended the run (train/early_stopping.h) after epochs_completed; best_epoch
+  // is the epoch it kept.
+  bool stopped_early = false;
+  int best_epoch = 0;
 };
 
 struct Failed {

@@ -27,8 +27,8 @@ TrainingStep::TrainingStep(nn::Module& model, optim::Optimizer& optimizer, StepO
   else if (options_.accumulate_steps > 1)
     note_ = "CUDA graphs not used: an optimizer step spans " + std::to_string(options_.accumulate_steps) +
             " batches (accumulate_steps)";
-  else if (options_.clip_grad_norm > 0)
-    note_ = "CUDA graphs not used: gradient clipping reads the gradients' norm on the host every step";
+  else if (options_.clip_grad_norm > 0 || options_.clip_grad_value > 0)
+    note_ = "CUDA graphs not used: gradient clipping runs outside the captured step";
   else if (options_.carry_state)
     note_ = "CUDA graphs not used: carry_state starts each step from the hidden state the previous step left";
   else if (!opt_.replayable())
@@ -132,6 +132,7 @@ StepResult TrainingStep::eager(const Tensor& x, const Tensor& y, StepProbe* prob
   if (!r.updated || !part.last) return r;
   if (probe) probe->after_backward();
   if (options_.clip_grad_norm > 0) optim::clip_grad_norm_(opt_.parameters(), options_.clip_grad_norm);
+  if (options_.clip_grad_value > 0) optim::clip_grad_value_(opt_.parameters(), options_.clip_grad_value);
   opt_.step();
   if (probe) probe->after_update();
   return r;

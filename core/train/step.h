@@ -49,6 +49,7 @@ struct StepOptions {
   LossParts loss_parts = {};    // none: the loss is one; else reported in StepResult::parts
   bool classification = true;   // count hits when the output is [N, ..., C] and the target [N, ...]
   float clip_grad_norm = 0.f;   // 0 = no clipping
+  float clip_grad_value = 0.f;  // 0 = none; else each gradient element clamped to ±this, after the norm's clipping
   bool cuda_graphs = true;      // capture the steady step on a CUDA device
   // Recurrent layers carry their state from one step into the next (Module::set_carry_state):
   // each step starts from tensors the previous one made, which a captured graph cannot follow.

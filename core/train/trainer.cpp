@@ -187,6 +187,8 @@ RunPosition Trainer::position(int epoch, int64_t batch, const EpochSoFar& so_far
   at.so_far.seconds = seconds;
   at.elapsed = elapsed_;
   at.batches_done = batches_done_;
+  at.stopping = stopping_;
+  if (options_.plateau) at.plateau = options_.plateau->state();
   return at;
 }
 
@@ -208,6 +210,7 @@ void Trainer::begin_stream() {
 double Trainer::reported_lr(double warmup_factor) const {
   if (!options_.base_lr) return (opt_.param_groups().empty() ? 0.0 : opt_.param_groups()[0].lr) * warmup_factor;
   const double base = *options_.base_lr;
+  if (options_.plateau) return base * options_.plateau->scale() * warmup_factor;
   return (scheduler_ ? scheduler_->lr_at(scheduler_->last_epoch(), base) : base) * warmup_factor;
 }
 
@@ -261,7 +264,9 @@ EpochEnd Trainer::train_epoch(int epoch, TrainingStep& step, std::string& graph_
     if (sampling) sampling->begin();
     // Warm-up counts optimizer steps: with accumulation, one per accumulate_steps batches.
     const int64_t steps_per_epoch = (batches + k - 1) / k;
-    const double warmup = options_.warmup.factor(int64_t(epoch - 1) * steps_per_epoch + (batch - 1) / k);
+    const int64_t step_index = int64_t(epoch - 1) * steps_per_epoch + (batch - 1) / k;
+    if (scheduler_ && scheduler_->per_step()) scheduler_->set_epoch(step_index);
+    const double warmup = options_.warmup.factor(step_index);
     const StepResult r = saying_where_memory_ran_out(epoch, batch, nullptr, options_.nodes, [&] {
       const optim::ScaledLr warmed(opt_, warmup);  // the scheduler's lrs are back after the step
       return step.run(b.inputs, b.targets, sampling, part);
@@ -414,6 +419,7 @@ RunResult Trainer::run() {
     std::lock_guard lock(default_generator().mutex());
     default_generator().set_state(*options_.resume_at->generator);
   }
+  stopping_ = options_.resume_at ? options_.resume_at->stopping : EarlyStoppingState{};
   const bool on_gpu = model_.device().is_cuda();
   const PrecisionGuard precision(on_gpu ? options_.precision : Precision::FP32);
   const SubnormalScope subnormals;  // the small loops on this thread too, as the pool's
@@ -424,7 +430,8 @@ RunResult Trainer::run() {
     TrainingStep step(model_, opt_,
                       {.loss = options_.loss, .loss_parts = options_.loss_parts,
                        .classification = options_.classification,
-                       .clip_grad_norm = options_.clip_grad_norm, .cuda_graphs = options_.cuda_graphs,
+                       .clip_grad_norm = options_.clip_grad_norm, .clip_grad_value = options_.clip_grad_value,
+                       .cuda_graphs = options_.cuda_graphs,
                        .carry_state = options_.carry_state, .accumulate_steps = options_.accumulate_steps,
                        .comm = options_.comm, .sync_batchnorm = options_.sync_batchnorm});
     if (options_.sync_batchnorm && options_.comm && train_.size() > 0 &&
@@ -433,6 +440,8 @@ RunResult Trainer::run() {
                        " examples for " + std::to_string(options_.comm->size()) +
                        " processes, and every process needs some; choose another batch_size");
     if (options_.comm) dist::broadcast_state(*options_.comm, model_);
+    if (options_.plateau && options_.resume_at && options_.resume_at->plateau)
+      options_.plateau->restore(*options_.resume_at->plateau);
     if (options_.observe_outputs)
       stats_ = std::make_unique<StatsSampler>(model_, options_.observe_outputs, options_.stats_every, options_.nodes);
     std::string graph_note;  // the last one published
@@ -457,13 +466,21 @@ RunResult Trainer::run() {
         e.positive_probability = std::move(ev.positive_probability);
       }
       e.lr = reported_lr(1);  // the schedule's, for the epoch
-      if (scheduler_) scheduler_->step();
+      if (scheduler_ && !scheduler_->per_step()) scheduler_->step();
+      if (options_.plateau) options_.plateau->step(options_.early_stopping.monitor.value(e));
       if (options_.on_epoch_end)
         if (const std::string note = options_.on_epoch_end(e); !note.empty()) publish(Notice{note});
       e.seconds = seconds_since(epoch_start);
       result.history.push_back(e);
       result.epochs_completed = epoch;
       publish(e);
+      // Patience running out at the last epoch ends the run as completed.
+      const bool patience_out = options_.early_stopping.on() && options_.early_stopping.epoch_ended(stopping_, e);
+      if (patience_out && epoch < options_.epochs) {
+        result.stopped_early = true;
+        result.best_epoch = stopping_.best_epoch;
+        break;  // as after the last epoch: the test split and the final checkpoint follow
+      }
       // After the last epoch the final checkpoint follows at once: a run killed before it
       // resumes from the last epoch's batches.
       if (options_.at_boundary && epoch < options_.epochs)
@@ -477,7 +494,7 @@ RunResult Trainer::run() {
       EpochEnd t =
           saying_where_memory_ran_out(options_.epochs, 0, "evaluating on the test split", options_.nodes, evaluate_test);
       if (cancelled_ && !options_.comm) throw Cancelled();
-      t.epoch = t.epochs = options_.epochs;
+      t.epoch = t.epochs = result.epochs_completed;
       result.test = t;
       publish(TestEnd{std::move(t)});
     }
@@ -509,7 +526,9 @@ RunResult Trainer::run() {
   if (result.status == RunStatus::Interrupted) return result;  // the run goes on elsewhere
   try {
     if (result.status == RunStatus::Failed) publish(Failed{result.message});
-    else publish(Finished{result.status == RunStatus::Cancelled, result.epochs_completed, result.seconds});
+    else
+      publish(Finished{result.status == RunStatus::Cancelled, result.epochs_completed, result.seconds,
+                       result.stopped_early, result.best_epoch});
   } catch (const std::exception& ex) {
     result.status = RunStatus::Failed;
     result.message = std::string("reporting the end of the run failed: ") + ex.what();

@@ -33,10 +33,12 @@
 #include "data/dataloader.h"
 #include "nn/module.h"
 #include "optim/optimizer.h"
+#include "optim/plateau.h"
 #include "tensor/generator.h"
 #include "ops/precision.h"
 #include "optim/scheduler.h"
 #include "optim/step_warmup.h"
+#include "train/early_stopping.h"
 #include "train/events.h"
 #include "train/metrics.h"
 #include "train/stats_sampler.h"
@@ -71,6 +73,10 @@ struct RunPosition {
   // carry_state: the state the next batch starts from (nn::Module::carried_state), restored
   // after the epoch's reset when the run goes on mid-epoch; empty: none.
   nn::NamedTensors carried;
+  // Early stopping's and a plateau schedule's state (TrainerOptions::early_stopping, ::plateau)
+  // after the epochs before `epoch`; a run going on from here takes them back.
+  EarlyStoppingState stopping;
+  std::optional<optim::PlateauState> plateau;
 };
 
 // Where at_boundary is called: after a batch that ended an optimizer step, after an epoch but
@@ -97,6 +103,15 @@ struct TrainerOptions {
   bool classification = true;   // accuracy, top-k, per-class accuracy, confusion matrix
   int64_t top_k = 5;
   float clip_grad_norm = 0.f;   // 0 = no clipping
+  float clip_grad_value = 0.f;  // 0 = none; else gradient elements clamped to ±this (after the norm's)
+  // Ends the run once its monitor has not improved for `patience` epochs (off by default): the
+  // run then counts as finished (RunResult::stopped_early), the test split is evaluated on the
+  // final model, and Finished says so with the best epoch.
+  EarlyStopping early_stopping;
+  // A plateau schedule (optim/plateau.h), stepped after every epoch with early_stopping.monitor's
+  // value; null for none. A per-step scheduler (LRScheduler::per_step) is set before every
+  // optimizer step instead of stepped per epoch.
+  optim::ReduceLROnPlateau* plateau = nullptr;
   std::optional<uint64_t> seed; // seeds the default generator (dropout) at the start of run()
   // Classification: evaluation also fills EpochEnd::predicted and ::confidence, from the same
   // forward pass; a regression EpochEnd::outputs. The eval loader must not shuffle for them to
@@ -174,6 +189,9 @@ struct RunResult {
   std::vector<EpochEnd> history;
   std::optional<EpochEnd> test; // the TestEnd figures, when there were any
   double seconds = 0;
+  // Early stopping ended the run after epoch epochs_completed; best_epoch is the one it kept.
+  bool stopped_early = false;
+  int best_epoch = 0;
   // Failed alike on every rank of a data-parallel run (a non-finite loss of the global batch,
   // replicas found apart), so none is left waiting for the others.
   bool every_rank = false;
@@ -244,6 +262,7 @@ class Trainer {
   double peak_gflops_ = 0;      // options_.peak_gflops, raised by a faster epoch of this run
   int64_t batches_done_ = 0;
   std::unique_ptr<StatsSampler> stats_;  // during run(), with observe_outputs
+  EarlyStoppingState stopping_;
 };
 
 }  // namespace plexus::train

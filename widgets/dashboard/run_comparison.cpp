@@ -30,7 +30,7 @@ void plotRun(TrainingPlots* plots, const QString& name, const session::RunRecord
   const int id = plots->beginRun(name, QString());
   plots->addBatches(id, r.batches);
   for (const train::EpochEnd& e : r.epochs) plots->addEpoch(id, e);
-  plots->finishRun(id, qstr(session::to_string(r.status)));
+  plots->finishRun(id, qstr(session::status_text(r)));
   plots->setRunOrigin(id, {qstr(r.folder.string()), {}, true, false, {}});
 }
 

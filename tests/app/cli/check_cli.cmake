@@ -298,6 +298,23 @@ if(NOT newest_first EQUAL 3 OR NOT newest_status STREQUAL "completed" OR NOT new
    OR NOT oldest_last EQUAL 2)
   message(FATAL_ERROR "runs --json, newest first, did not describe the two runs:\n${OUT}")
 endif()
+
+# Early stopping from the flags: a training loss taken as better higher (--monitor-mode max)
+# never improves on the first epoch's, so patience 1 ends the run after epoch 2, and runs says
+# so. --clip-norm is the project's clip_norm setting.
+file(WRITE ${WORK}/early.plexus "${housing}")
+run(0 train ${WORK}/early.plexus --epochs 6 --quiet --save-run --early-stopping-patience 1 --monitor train_loss
+    --monitor-mode max --clip-norm 1)
+run(0 runs ${WORK}/early.plexus)
+expect("stopped early at epoch 2; best epoch 1  epochs 1-2" "${OUT}" "runs FILE says a run stopped early")
+run(0 runs ${WORK}/early.plexus --json)
+string(JSON early_status GET "${OUT}" 0 status)
+string(JSON early_best GET "${OUT}" 0 best_epoch)
+if(NOT early_status STREQUAL "stopped early" OR NOT early_best EQUAL 1)
+  message(FATAL_ERROR "runs --json did not say the run stopped early at its best epoch 1:\n${OUT}")
+endif()
+run(2 train ${WORK}/early.plexus --clip-norm -1)
+expect("option --clip-norm must be between 0 and 1e+09, got '-1'" "${ERR}" "a negative --clip-norm")
 run(1 train ${WORK}/nobias.plexus --continue ${saved_runs})
 expect("cannot continue the run in ${saved_runs} with this project: node 'fc2' (Linear): bias is false here, true in the run"
        "${ERR}" "train --continue with another graph")

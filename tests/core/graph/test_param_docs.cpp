@@ -66,7 +66,7 @@ TEST(everySettingHasALabelAndADoc) {
 // Every row sits in a listed section, and every section shows something before "Advanced".
 TEST(trainingSettingsSitInTheListedSections) {
   COMPARE(training_sections(),
-          (std::vector<std::string>{"Optimizer", "Schedule", "Batches", "Monitoring", "Hardware"}));
+          (std::vector<std::string>{"Optimizer", "Schedule", "Batches", "Stopping", "Monitoring", "Hardware"}));
   for (const std::string& section : training_sections()) {
     const auto everyday = std::count_if(training_settings().begin(), training_settings().end(),
                                         [&](const TrainingSetting& r) { return r.section == section && !r.advanced; });

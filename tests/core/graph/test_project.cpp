@@ -280,6 +280,32 @@ TEST(roundTrip) {
   VERIFY(contains(serialize_project(Graph{}), "\"nodes\": [],\n  \"edges\": [],\n  \"training\": {"));
 }
 
+// The settings added for early stopping, the newer schedules and clipping: written when set, read
+// back as set; a project without them saves without them (its file keeps its bytes).
+TEST(stoppingScheduleAndClippingSettingsRoundTrip) {
+  Graph g;
+  const std::string plain = serialize_project(g);
+  for (const char* key : {"clip_norm", "early_stopping", "monitor", "plateau", "pct_start", "end_factor"})
+    VERIFY2(!contains(plain, key), key);
+  g.training.schedule = "plateau";
+  g.training.plateau_factor = 0.5;
+  g.training.plateau_patience = 3;
+  g.training.plateau_threshold_mode = "abs";
+  g.training.early_stopping_patience = 4;
+  g.training.early_stopping_min_delta = 0.001;
+  g.training.monitor = "val_accuracy";
+  g.training.clip_norm = 1.5;
+  g.training.clip_value = 0.25;
+  g.training.pct_start = 0.4;  // kept even where it does not apply
+  const std::string text = serialize_project(g);
+  VERIFY(contains(text, "\"early_stopping_patience\": 4") && contains(text, "\"clip_norm\": 1.5"));
+  const Graph back = parse_project(text, "rt.plexus");
+  VERIFY(back.training == g.training);
+  COMPARE(serialize_project(back), text);
+  g.training = {};
+  COMPARE(serialize_project(g), plain);
+}
+
 // A 2-D window's value is one number or [h, w], a padding also a word: each reads back as written,
 // and the example convolutions of plain numbers save byte for byte as they are.
 TEST(windowPairsAndPaddingWordsRoundTrip) {
@@ -707,9 +733,11 @@ TEST(structuralErrors) {
        "p.plexus: training.seed: expected a non-negative integer, got an integer (-1) (line 1, column 62)"},
       {project("", "", R"(, "training": {"learning_rate": 0.1})"),
        "p.plexus: training: unknown key \"learning_rate\"; training has optimizer, lr, momentum, nesterov, weight_decay, "
-       "schedule, step_size, gamma, warmup_steps, warmup_start_factor, batch_size, epochs, validation_fraction, seed, "
-       "precision, cuda_graphs, carry_state, accumulate_steps, sync_batchnorm, class_balance, stats_every, "
-       "checkpoint_minutes and device "
+       "clip_norm, clip_value, schedule, step_size, gamma, warmup_steps, warmup_start_factor, end_factor, pct_start, "
+       "div_factor, final_div_factor, plateau_factor, plateau_patience, plateau_threshold, plateau_threshold_mode, "
+       "plateau_cooldown, plateau_min_lr, batch_size, epochs, validation_fraction, seed, precision, cuda_graphs, "
+       "carry_state, accumulate_steps, sync_batchnorm, class_balance, early_stopping_patience, monitor, monitor_mode, "
+       "early_stopping_min_delta, stats_every, checkpoint_minutes and device "
        "(line 1, column 54)"},
       {project("", "", R"(, "view": [1])"), "p.plexus: view: expected an object, got an array (line 1, column 49)"},
       {project(R"({"id": "a", "id": "b", "type": "T"})"),

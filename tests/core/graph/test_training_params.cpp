@@ -12,7 +12,7 @@ using namespace plexus::graph;
 
 TEST(defaultsAreTheSettingsDefaults) {
   const TrainingSettings d;
-  COMPARE(training_param_specs().size(), size_t(22));
+  COMPARE(training_param_specs().size(), size_t(38));
   for (const ParamSpec& s : training_param_specs()) {
     COMPARE(training_value(d, s.name), std::optional<ParamValue>(s.default_value));
     VERIFY2(check_param_value(s, s.default_value).empty(), s.name.c_str());
@@ -114,3 +114,43 @@ TEST(settingsApplyOnlyWhereTheyMatter) {
   }
 }
 
+
+TEST(scheduleStoppingAndClippingSettingsApplyWhereTheyMatter) {
+  TrainingSettings t;
+  for (const char* name : {"pct_start", "end_factor", "plateau_patience", "monitor", "early_stopping_min_delta"})
+    VERIFY2(!training_value_applies(t, name), name);
+  VERIFY(training_value_applies(t, "clip_norm") && training_value_applies(t, "clip_value"));
+  VERIFY(training_value_applies(t, "early_stopping_patience"));
+  t.schedule = "onecycle";
+  VERIFY(training_value_applies(t, "pct_start") && training_value_applies(t, "div_factor"));
+  t.schedule = "exponential";
+  VERIFY(training_value_applies(t, "gamma") && !training_value_applies(t, "step_size"));
+  t.schedule = "plateau";  // the plateau schedule watches the monitor too
+  VERIFY(training_value_applies(t, "plateau_factor") && training_value_applies(t, "monitor"));
+  t.schedule = "none";
+  t.early_stopping_patience = 5;
+  VERIFY(training_value_applies(t, "monitor") && training_value_applies(t, "early_stopping_min_delta"));
+  // Bad values are refused naming the setting.
+  const auto refusal = [](TrainingSettings s) {
+    try {
+      check_training_values(s);
+    } catch (const ValueError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  TrainingSettings bad = t;
+  bad.monitor = "f1";
+  COMPARE(refusal(bad), std::string("training: unknown monitor 'f1' (known: val_loss, val_accuracy, train_loss, "
+                                    "train_accuracy)"));
+  bad = t;
+  bad.clip_norm = -1;
+  COMPARE(refusal(bad), std::string("training: clip_norm must be between 0 and 1e+09, got -1"));
+  bad = t;
+  bad.schedule = "plateau";
+  bad.plateau_factor = 1;
+  COMPARE(refusal(bad), std::string("training: plateau_factor must be between 1e-06 and 0.999999, got 1"));
+  bad = t;
+  bad.early_stopping_patience = -2;
+  COMPARE(refusal(bad), std::string("training: early_stopping_patience must be between 0 and 1000000, got -2"));
+}

@@ -116,7 +116,8 @@ TEST(anEditedRunKeepsTheBalancedWeights) {
   const session::TrainingRun live = session::make_training_run(g);
   graph::Graph edited = g;
   edited.find("ce")->params["label_smoothing"] = 0.0;  // an edit that keeps every node
-  const session::EditedRun e = session::make_edited_run(g, edited, live, train::RunPosition{1, 2, {}, 0, 2, {}, {}});
+  const session::EditedRun e = session::make_edited_run(g, edited, live,
+                                                 train::RunPosition{1, 2, {}, 0, 2, {}, {}, {}, {}});
   COMPARE(e.run.class_counts, live.class_counts);
   const Tensor scores = from_vector({2.f, -1.f, 0.5f, 0.5f}, {2, 2});
   const Tensor labels = from_vector({0.f, 1.f}, {2});

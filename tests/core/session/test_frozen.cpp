@@ -181,7 +181,8 @@ TEST(aPausedRunMayFreezeANode) {
   graph::Graph edited = mlp_a();
   edited.find("fc2")->frozen = true;
   COMPARE(session::edit_refusal(mlp_a(), edited), std::string());
-  session::EditedRun e = session::make_edited_run(mlp_a(), edited, live, train::RunPosition{1, 4, {}, 0, 4, {}, {}});
+  session::EditedRun e = session::make_edited_run(mlp_a(), edited, live,
+                                                 train::RunPosition{1, 4, {}, 0, 4, {}, {}, {}, {}});
   COMPARE(e.event.changes, std::vector<std::string>{"Linear 'fc2': frozen false → true"});
   COMPARE(e.carried.optimizer_carried, int64_t(4));
   VERIFY(!optimized(*e.run.optimizer, param(*e.run.compiled.model, "fc2.weight")));

@@ -13,6 +13,7 @@
 #include "graph/dataset_params.h"
 #include "graph/project.h"
 #include "io/atomic_file.h"
+#include "io/safetensors.h"
 #include "session/resume.h"
 #include "session/run_log.h"
 #include "support/check.h"
@@ -155,6 +156,33 @@ TEST(aCarriedStateAndDropoutRunResumesBitForBit) {
 TEST(anAugmentedRunResumesBitForBit) {
   const fs::path dir = suite_subdir("digits");
   stopped_and_resumed_equals_uninterrupted("digits", digits_project(dir), dir, 1, 4);
+}
+
+// Early stopping and a plateau schedule carry state from epoch to epoch (the best, the bad
+// epochs, the lowered rate): a run stopped mid-way resumes with it and stops early, at the same
+// epoch with the same best, as the run never stopped.
+TEST(earlyStoppingAndAPlateauResumeBitForBit) {
+  const fs::path dir = suite_subdir("stopping");
+  graph::Graph g = digits_project(dir);
+  g.training.epochs = 30;
+  g.training.schedule = "plateau";
+  g.training.plateau_patience = 0;
+  g.training.plateau_factor = 0.5;
+  g.training.monitor = "val_accuracy";
+  g.training.early_stopping_patience = 3;
+  g.training.early_stopping_min_delta = 0.02;
+  stopped_and_resumed_equals_uninterrupted("stopping", g, dir, 3, 4);
+  const RunRecord whole = read_run(dir / "stopping-whole");
+  COMPARE(to_string(whole.status), std::string("stopped early"));
+  VERIFY2(whole.epochs_completed < 30, "never stopped early: the test shows nothing");
+  COMPARE(whole.epochs_completed, whole.best_epoch + 3);
+  COMPARE(status_text(whole), "stopped early at epoch " + std::to_string(whole.epochs_completed) + "; best epoch " +
+                                  std::to_string(whole.best_epoch));
+  // best.safetensors is the epoch early stopping kept; the plateau lowered the rate on the way.
+  COMPARE(io::read_safetensors_header(dir / "stopping-whole" / "best.safetensors").metadata.at("epoch"),
+          std::to_string(whole.best_epoch));
+  VERIFY(whole.epochs.back().lr < g.training.lr);
+  VERIFY(!find_resume_point(dir / "stopping-whole"));  // finished: nothing to resume
 }
 
 TEST(aTornLogLineAfterLastIsCutAndEveryEventComesOnce) {

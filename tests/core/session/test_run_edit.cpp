@@ -26,7 +26,8 @@ TEST(anEditedRunGoesOnWithTheLiveLoaders) {
   train_epochs(live);
   const std::vector<float> fc1 = values(*live.compiled.model, "fc1.weight");
   data::DataLoader* loader = live.train_loader.get();
-  session::EditedRun e = session::make_edited_run(mlp_a(), mlp_b(), live, train::RunPosition{1, 4, {}, 0, 4, {}, {}});
+  session::EditedRun e = session::make_edited_run(mlp_a(), mlp_b(), live,
+                                                 train::RunPosition{1, 4, {}, 0, 4, {}, {}, {}, {}});
   VERIFY(!e.run.train_loader);
   session::hand_over_loaders(live, e.run);
   COMPARE(e.run.train_loader.get(), loader);  // taken over, not reopened
@@ -65,7 +66,8 @@ TEST(aPausedRunMayFreezeANode) {
   graph::Graph edited = mlp_a();
   edited.find("fc2")->lr_mult = 0;
   COMPARE(session::edit_refusal(mlp_a(), edited), std::string());
-  session::EditedRun e = session::make_edited_run(mlp_a(), edited, live, train::RunPosition{1, 4, {}, 0, 4, {}, {}});
+  session::EditedRun e = session::make_edited_run(mlp_a(), edited, live,
+                                                 train::RunPosition{1, 4, {}, 0, 4, {}, {}, {}, {}});
   COMPARE(e.run.optimizer->param_groups().size(), size_t(3));
   COMPARE(e.run.optimizer->param_groups()[1].lr, 0.0);
   COMPARE(e.carried.optimizer_carried, int64_t(6));

@@ -103,9 +103,9 @@ TEST(aPositionOutsideTheRunIsRefused) {
   train::TrainerOptions o;
   o.epochs = 3;
   o.first_epoch = 2;
-  o.resume_at = train::RunPosition{3, 0, {}, 0, 0, {}, {}};
+  o.resume_at = train::RunPosition{3, 0, {}, 0, 0, {}, {}, {}, {}};
   VERIFY_THROWS(ValueError, train::Trainer(*s.model, *s.opt, *s.loader, nullptr, o));
-  o.resume_at = train::RunPosition{2, 10, {}, 0, 0, {}, {}};
+  o.resume_at = train::RunPosition{2, 10, {}, 0, 0, {}, {}, {}, {}};
   VERIFY_THROWS(ValueError, train::Trainer(*s.model, *s.opt, *s.loader, nullptr, o));
 }
 

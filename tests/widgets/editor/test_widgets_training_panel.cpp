@@ -158,16 +158,25 @@ class TestTrainingPanel : public QObject {
     using Rows = QList<std::pair<QString, QString>>;
     const Rows everyday{{"Optimizer", "optimizer"},     {"Optimizer", "lr"},
                         {"Optimizer", "momentum"},      {"Optimizer", "weight_decay"},
+                        {"Optimizer", "clip_norm"},
                         {"Schedule", "schedule"},       {"Schedule", "step_size"},
                         {"Schedule", "gamma"},          {"Schedule", "warmup_steps"},
+                        {"Schedule", "end_factor"},     {"Schedule", "pct_start"},
+                        {"Schedule", "plateau_factor"}, {"Schedule", "plateau_patience"},
                         {"Batches", "batch_size"},      {"Batches", "epochs"},
                         {"Batches", "validation_fraction"}, {"Batches", "seed"},
                         {"Batches", "class_balance"},
+                        {"Stopping", "early_stopping_patience"}, {"Stopping", "monitor"},
                         {"Monitoring", "stats_every"},  {"Hardware", "precision"},
                         {"Hardware", "deviceSelector"}};
     QCOMPARE(shownRows(panel), everyday);
-    const Rows advanced{{"Advanced", "nesterov"},       {"Advanced", "warmup_start_factor"},
+    const Rows advanced{{"Advanced", "nesterov"},       {"Advanced", "clip_value"},
+                        {"Advanced", "warmup_start_factor"}, {"Advanced", "div_factor"},
+                        {"Advanced", "final_div_factor"}, {"Advanced", "plateau_threshold"},
+                        {"Advanced", "plateau_threshold_mode"}, {"Advanced", "plateau_cooldown"},
+                        {"Advanced", "plateau_min_lr"},
                         {"Advanced", "carry_state"},    {"Advanced", "accumulate_steps"},
+                        {"Advanced", "monitor_mode"},   {"Advanced", "early_stopping_min_delta"},
                         {"Advanced", "checkpoint_minutes"}, {"Advanced", "cuda_graphs"},
                         {"Advanced", "sync_batchnorm"}};
     panel.advancedToggle()->setChecked(true);
