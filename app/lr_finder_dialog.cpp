@@ -79,6 +79,7 @@ LrFinderDialog::LrFinderDialog(widgets::GraphDocument* document, const QString& 
   });
   connect(job_, &LrFinderJob::finished, this, [this](const session::LrFinderResult& r) {
     if (r.cancelled) return ended(tr("Cancelled after %1 steps.").arg(r.points.size()));
+    progress_->setValue(progress_->maximum());  // a diverged ramp is done too
     const QString how = r.diverged ? tr("The loss diverged at lr %1 after %2 of %3 steps.")
                                          .arg(r.points.back().lr, 0, 'g', 3)
                                          .arg(r.points.size())

@@ -23,12 +23,10 @@ LrFinderPlot::LrFinderPlot(QWidget* parent) : EvaluationPlot(tr("Loss against le
   mark_->setLineStyle(QCPGraph::lsNone);
   mark_->removeFromLegend();
   label_ = new QCPItemText(this);
-  label_->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
   label_->position->setType(QCPItemPosition::ptPlotCoords);
-  label_->setPadding(QMargins(6, 0, 0, 4));
   label_->setVisible(false);
   legend->setVisible(true);
-  axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignLeft);  // below the plateau
   connect(&ThemeManager::instance(), &ThemeManager::changed, this, &LrFinderPlot::restyle);
   restyle();
 }
@@ -70,6 +68,7 @@ void LrFinderPlot::setSuggestion(std::optional<int64_t> index) {
     mark_->addData(p.lr, p.smoothed);
     label_->position->setCoords(p.lr, p.smoothed);
     label_->setText(suggestionText());
+    placeLabel();
   }
   replot(QCustomPlot::rpQueuedReplot);
 }
@@ -80,20 +79,34 @@ QString LrFinderPlot::suggestionText() const {
 }
 
 void LrFinderPlot::rescale() {
-  double lowest = INFINITY, low_raw = INFINITY;
-  for (const session::LrPoint& p : points_) {
-    if (std::isfinite(p.smoothed)) lowest = std::min(lowest, p.smoothed);
-    if (std::isfinite(p.loss)) low_raw = std::min(low_raw, p.loss);
-  }
-  if (!std::isfinite(lowest)) return;
-  // From a little below the lowest step up to the start of the smoothed curve (or twice its
-  // lowest, for a curve that only rises): where the loss falls and where it turns.
-  const double top = std::max(points_.front().smoothed, 2 * lowest);
-  const double bottom = std::min(lowest, low_raw);
+  size_t lowest = 0;  // the point of the lowest smoothed loss
+  for (size_t i = 1; i < points_.size(); ++i)
+    if (std::isfinite(points_[i].smoothed) && !(points_[i].smoothed >= points_[lowest].smoothed)) lowest = i;
+  if (!std::isfinite(points_[lowest].smoothed)) return;
+  // Up to the highest loss before the lowest point (the plateau the curve falls from), or twice
+  // the lowest for a curve that only rises: the blow-up after it is cut off, not scaled in.
+  double top = lowest == 0 ? 2 * points_[0].smoothed : points_[0].smoothed, bottom = points_[lowest].smoothed;
+  for (size_t i = 0; i < points_.size(); ++i)
+    for (double v : {points_[i].loss, points_[i].smoothed}) {
+      if (!std::isfinite(v)) continue;
+      if (i < lowest) top = std::max(top, v);
+      bottom = std::min(bottom, v);
+    }
   const double pad = std::max(top - bottom, 1e-6) * 0.08;
   yAxis->setRange(bottom - pad, top + pad);
   xAxis->setRange(points_.front().lr, std::max(points_.back().lr, points_.front().lr * 10));
+  placeLabel();
   replot(QCustomPlot::rpQueuedReplot);
+}
+
+void LrFinderPlot::placeLabel() {
+  // Beside the marker, on the side with room: right of it in the left half of the axis, else left.
+  if (!suggestion_) return;
+  const double x = points_[size_t(*suggestion_)].lr;
+  const QCPRange r = xAxis->range();
+  const bool left_half = std::log(x / r.lower) < 0.5 * std::log(r.upper / r.lower);
+  label_->setPositionAlignment((left_half ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignBottom);
+  label_->setPadding(left_half ? QMargins(6, 0, 0, 4) : QMargins(0, 0, 6, 4));
 }
 
 }  // namespace plexus::widgets

@@ -29,6 +29,7 @@ class LrFinderPlot : public EvaluationPlot {
  private:
   void restyle();
   void rescale();
+  void placeLabel();
 
   std::vector<session::LrPoint> points_;
   std::optional<int64_t> suggestion_;
