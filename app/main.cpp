@@ -28,6 +28,7 @@
 #include "dataset/dataset_preview.h"
 #include "editor/node_scene.h"
 #include "editor/node_view.h"
+#include "lr_finder_dialog.h"
 #include "main_window.h"
 #include "run_follower.h"
 #include "train_processes_dialog.h"
@@ -100,6 +101,10 @@ int main(int argc, char** argv) {
   QCommandLineOption processes_option(
       QStringLiteral("processes-dialog"),
       QStringLiteral("Open Run > Train with N Processes on the project; with --screenshot, take a PNG of the dialog."));
+  QCommandLineOption lr_finder_option(
+      QStringLiteral("lr-finder"),
+      QStringLiteral("Open Run > Find Learning Rate on the project and start it; with --screenshot, take a PNG of the "
+                     "dialog once it has ended."));
   QCommandLineOption draw_option(QStringLiteral("draw"),
                                  QStringLiteral("Draw on the Try It canvas: strokes separated by ';', each a list of "
                                                 "points 'x,y' separated by spaces, in 0..1 of the sheet."),
@@ -110,7 +115,7 @@ int main(int argc, char** argv) {
                                  QStringLiteral("name"));
   for (QCommandLineOption* o : {&screenshot_option, &size_option, &select_option, &train_option, &epoch_option,
                                 &step_option, &done_option, &dashboard_option, &augmented_option, &try_option, &draw_option,
-                                &prompt_option, &compare_option, &follow_option, &processes_option, &dock_option}) {
+                                &prompt_option, &compare_option, &follow_option, &processes_option, &lr_finder_option, &dock_option}) {
     o->setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOption(*o);
   }
@@ -160,7 +165,7 @@ int main(int argc, char** argv) {
   // Without a project to open, a window shows the start page: a newcomer's first sight.
   const bool automated = compare || parser.isSet(train_option) || parser.isSet(follow_option) ||
                          parser.isSet(dashboard_option) || parser.isSet(augmented_option) || parser.isSet(try_option) ||
-                         parser.isSet(processes_option);
+                         parser.isSet(processes_option) || parser.isSet(lr_finder_option);
   if (args.isEmpty() && !automated) window.showStartPage();
   if (parser.isSet(dock_option)) {
     auto* dock = window.findChild<QDockWidget*>(parser.value(dock_option));
@@ -196,6 +201,10 @@ int main(int argc, char** argv) {
     window.tryIt()->panel()->textField()->setText(parser.value(prompt_option));
   if (parser.isSet(processes_option))
     QTimer::singleShot(0, &window, [&window] { window.trainProcessesAction()->trigger(); });
+  if (parser.isSet(lr_finder_option))
+    QTimer::singleShot(0, &window, [&window] {
+      if (plexus::app::LrFinderDialog* dialog = window.findLearningRate()) dialog->find();
+    });
   if (compare) {
     window.showDashboard();
     window.dashboard()->compareRunFolders(parser.value(compare_option), compare_with);
@@ -342,6 +351,19 @@ int main(int argc, char** argv) {
         }
         shootWidget(dialog, file);
       });
+    } else if (parser.isSet(lr_finder_option)) {  // the dialog alone, once the finder has ended and it is drawn
+      auto* poll = new QTimer(&window);
+      QObject::connect(poll, &QTimer::timeout, &window, [&window, poll, file, shootWidget] {
+        auto* dialog = window.findChild<plexus::app::LrFinderDialog*>();
+        if (!dialog) {
+          std::fprintf(stderr, "plexus: no dialog: %s\n", qPrintable(window.statusBar()->currentMessage()));
+          return QCoreApplication::exit(1);
+        }
+        if (dialog->isRunning()) return;
+        poll->stop();
+        QTimer::singleShot(400, &window, [dialog, file, shootWidget] { shootWidget(dialog, file); });
+      });
+      poll->start(200);
     } else if (augmented) {  // once the augmented page is drawn, in the background too
       QObject::connect(
           window.dashboard(), &plexus::app::Dashboard::previewLoaded, &window,

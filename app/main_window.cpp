@@ -53,6 +53,7 @@
 #include "graph/dataset_info.h"
 #include "graph/project.h"
 #include "load_weights_dialog.h"
+#include "lr_finder_dialog.h"
 #include "process_run.h"
 #include "recovery.h"
 #include "run_follower.h"
@@ -543,7 +544,12 @@ void MainWindow::createRunActions() {
   connect(dashboard, &QAction::triggered, this, &MainWindow::showDashboard);
   QAction* try_it = makeAction(this, tr("Show T&ry It"), {}, {QKeySequence(tr("Alt+3"))});
   connect(try_it, &QAction::triggered, this, &MainWindow::showTryIt);
-  run->addActions({train_action_, pause_action_, stop_action_, processes_action_});
+  lr_finder_action_ = makeAction(this, tr("Find &Learning Rate…"), {});
+  lr_finder_action_->setObjectName(QStringLiteral("lrFinderAction"));
+  lr_finder_action_->setToolTip(tr("Train a fresh copy of the model for a few hundred batches while the learning rate "
+                                   "grows, plot the loss, and suggest a rate"));
+  connect(lr_finder_action_, &QAction::triggered, this, &MainWindow::findLearningRate);
+  run->addActions({train_action_, pause_action_, stop_action_, processes_action_, lr_finder_action_});
   run->addSeparator();
   widgets::RunList* runs = dashboard_->runs();
   connect(runs, &widgets::RunList::continueRequested, this, &MainWindow::continueRun);
@@ -585,6 +591,7 @@ void MainWindow::updateRunActions() {
   const bool active = isRunActive();
   train_action_->setEnabled(!active);
   processes_action_->setEnabled(!active);
+  lr_finder_action_->setEnabled(!active);  // one thing trains at a time on a small machine
   follow_action_->setEnabled(!active);
   pause_action_->setEnabled(running);
   pause_action_->setChecked(training_->isPaused());
@@ -899,6 +906,14 @@ bool MainWindow::startTraining(const QString& resume_from, const QString& contin
   showDashboard();
   statusBar()->showMessage(tr("Training: checkpoints go to %1").arg(QDir::toNativeSeparators(request.runDir)), 8000);
   return true;
+}
+
+LrFinderDialog* MainWindow::findLearningRate() {
+  if (isRunActive() || !checkTrainable()) return nullptr;
+  auto* dialog = new LrFinderDialog(document_, projectDirectory(), this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  dialog->open();  // window-modal: no run starts and nothing is edited while it is open
+  return dialog;
 }
 
 LoadWeightsDialog* MainWindow::loadWeights(const QString& weights) {

@@ -40,6 +40,7 @@ namespace plexus::app {
 class Autosaver;
 class Dashboard;
 class LoadWeightsDialog;
+class LrFinderDialog;
 class ProcessRun;
 class RunFollower;
 class TrainingController;
@@ -154,6 +155,9 @@ class MainWindow : public QMainWindow {
   // be planned). Load writes <name>.plexus.safetensors beside `weights`: the next Train starts
   // from it (as --init-from) and Try It loads it.
   LoadWeightsDialog* loadWeights(const QString& weights);
+  // Run ▸ Find Learning Rate…: the finder's dialog on the open project, opened window-modal;
+  // null (and nothing opens) while a run is active or the graph has errors.
+  LrFinderDialog* findLearningRate();
   QString attachedWeights() const { return attached_weights_; }  // "" when none
 
   // The dialogs, replaceable so tests and scripts can answer them without a modal loop.
@@ -235,6 +239,7 @@ class MainWindow : public QMainWindow {
   QAction* follow_action_ = nullptr;
   QAction* processes_action_ = nullptr;
   QAction* export_action_ = nullptr;
+  QAction* lr_finder_action_ = nullptr;
   QSet<class QDockWidget*> hidden_for_pages_;  // docks the dashboard or Try It page hid, to show again
   bool first_layout_pending_ = false;
   bool has_saved_geometry_ = false;  // no saved dock layout: showEvent sizes the docks once

@@ -23,6 +23,7 @@ struct Command {
 
 Command check_command();
 Command train_command();
+Command lr_find_command();
 Command eval_command();
 Command predict_command();
 Command sample_command();

@@ -57,11 +57,8 @@ std::string regression_text(const session::RegressionReport& g, const std::strin
          figures(g.baseline) + "\n";
 }
 
-// null for NaN and infinities, which JSON has no words for.
-nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
-
 nlohmann::json class_json(const train::ClassFigures& f) {
-  return {{"precision", number(f.precision)}, {"recall", number(f.recall)}, {"f1", number(f.f1)},
+  return {{"precision", json_number(f.precision)}, {"recall", json_number(f.recall)}, {"f1", json_number(f.f1)},
           {"support", f.support}};
 }
 
@@ -72,7 +69,7 @@ nlohmann::json columns(const std::vector<Point>& points,
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [name, member] : fields) {
     nlohmann::json column = nlohmann::json::array();
-    for (const Point& p : points) column.push_back(number(p.*member));
+    for (const Point& p : points) column.push_back(json_number(p.*member));
     j[name] = std::move(column);
   }
   return j;
@@ -99,27 +96,29 @@ nlohmann::json evaluation_json(const session::EvaluationReport& report, const st
                          {"weighted_avg", class_json(c->model.weighted)}, {"accuracy", c->model.accuracy}};
     j["baseline"] = {{"split", report.baseline_split}, {"class", c->baseline_class},
                      {"class_name", class_names[size_t(c->baseline_class)]}, {"accuracy", c->baseline.accuracy},
-                     {"macro_f1", number(c->baseline.macro.f1)}};
+                     {"macro_f1", json_number(c->baseline.macro.f1)}};
     if (const auto& b = c->binary) {
       j["positive_class"] = class_names[1];
-      j["roc_auc"] = number(b->roc_auc);
-      j["average_precision"] = number(b->average_precision);
+      j["roc_auc"] = json_number(b->roc_auc);
+      j["average_precision"] = json_number(b->average_precision);
       using train::PrPoint, train::RocPoint;
       j["roc"] = columns(b->roc, {{"fpr", &RocPoint::fpr}, {"tpr", &RocPoint::tpr}, {"thresholds", &RocPoint::threshold}});
       j["precision_recall"] = columns(
           b->pr, {{"precision", &PrPoint::precision}, {"recall", &PrPoint::recall}, {"thresholds", &PrPoint::threshold}});
-      j["baseline"]["roc_auc"] = number(b->baseline_roc_auc);
-      j["baseline"]["average_precision"] = number(b->baseline_average_precision);
+      j["baseline"]["roc_auc"] = json_number(b->baseline_roc_auc);
+      j["baseline"]["average_precision"] = json_number(b->baseline_average_precision);
     }
   }
   if (const auto& g = report.regression) {
-    j["mae"] = number(g->model.mae);
-    j["rmse"] = number(g->model.rmse);
-    j["r2"] = number(g->model.r2);
-    j["baseline"] = {{"split", report.baseline_split}, {"mean", g->baseline_mean}, {"mae", number(g->baseline.mae)},
-                     {"rmse", number(g->baseline.rmse)}, {"r2", number(g->baseline.r2)}};
+    j["mae"] = json_number(g->model.mae);
+    j["rmse"] = json_number(g->model.rmse);
+    j["r2"] = json_number(g->model.r2);
+    j["baseline"] = {{"split", report.baseline_split}, {"mean", g->baseline_mean}, {"mae", json_number(g->baseline.mae)},
+                     {"rmse", json_number(g->baseline.rmse)}, {"r2", json_number(g->baseline.r2)}};
   }
   return j;
 }
+
+nlohmann::json json_number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 }  // namespace plexus::cli

@@ -19,4 +19,7 @@ std::string evaluation_text(const session::EvaluationReport& report, const std::
 // regression "mae", "rmse", "r2". NaN (an undefined figure) and an infinite threshold are null.
 nlohmann::json evaluation_json(const session::EvaluationReport& report, const std::vector<std::string>& class_names);
 
+// A number for JSON: null for NaN and infinities, which JSON has no words for.
+nlohmann::json json_number(double v);
+
 }  // namespace plexus::cli
