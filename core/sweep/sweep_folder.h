@@ -9,6 +9,7 @@
 //       trial-001/        a run folder (session/run_log.h: metrics.jsonl, project.plexus,
 //                         best/final/last.safetensors) and
 //           trial.json    {"index":1,"assignment":{...}}, written (atomically) before it starts
+//           attempt-2.json ...  the same, for each rerun of an interrupted trial
 //           launch.plexus the trial's project as handed to `plexus-cli train`
 //       results.csv, results.json   the table (sweep/results.h), rewritten as trials finish
 //       sweep.lock        held (flock, shared) by every process running the sweep's trials
@@ -16,8 +17,10 @@
 // A trial's status is its folder's: no trial.json, pending; a run log with an end line,
 // completed / stopped / failed (session::RunStatus); else running while some process holds the
 // sweep's lock, interrupted when none does (killed: `plexus-cli sweep --resume` reruns it,
-// keeping every finished trial). Nothing but trial.json's and the run's own files is shared
-// between processes, so ranks of mpirun and local workers need no other coordination.
+// keeping every finished trial). Every process takes a trial by creating its trial.json (or,
+// rerunning an interrupted one, its next attempt-N.json) with an atomic create that fails when
+// the file exists: ranks of mpirun and local workers need no other coordination, and a trial is
+// never run twice at once.
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -44,6 +47,7 @@ struct TrialState {
   std::filesystem::path folder;
   std::optional<Assignment> assignment;  // nullopt: a tpe trial not chosen yet
   TrialStatus status = TrialStatus::Pending;
+  int attempts = 0;     // trial.json and the attempt-N.json after it
   std::string message;  // why it failed
   std::optional<double> best_validation_accuracy, best_validation_loss;
   std::optional<double> best_train_loss;
@@ -82,13 +86,17 @@ std::string resolved_metric(const graph::Graph& project);
 void create_sweep(const std::filesystem::path& folder, const graph::Graph& project,
                   const std::filesystem::path& project_file);
 
-// Writes trial.json for trial `index` (creating its folder): the trial is taken. Returns false,
-// writing nothing, when it already has one (another process took it first): the create is
-// atomic (O_EXCL), so two processes never run one trial.
-bool claim_trial(const std::filesystem::path& folder, int64_t index, const Assignment& assignment);
-// Takes back an interrupted trial for a rerun: its run files are removed (session::delete_run)
-// and its trial.json rewritten. The caller holds the sweep's lock and knows nothing else runs it.
-void reset_trial(const std::filesystem::path& folder, int64_t index, const Assignment& assignment);
+// Takes attempt `attempt` of trial `index` (1: trial.json, creating the trial's folder; above 1:
+// attempt-N.json, a rerun of an interrupted trial) with its assignment. Returns false, writing
+// nothing, when that attempt is taken already (another process was first): the file appears
+// whole or not at all (written aside, then linked into place).
+bool claim_trial(const std::filesystem::path& folder, int64_t index, int attempt, const Assignment& assignment);
+
+// The trials interrupted when the sweep's last processes died: those begun and not finished in
+// `state`, if `state` was read (read_sweep) while no process held the lock. A process that is to
+// rerun them reads the state, then takes its SweepLock, then claims attempt `attempts + 1` of
+// each: if another process took the lock first, its claim of that attempt wins.
+std::vector<int64_t> interrupted_trials(const SweepState& state);
 
 // The sweep's state from its files: cheap (the folder's small files and each trial's run log),
 // for the GUI to call once a second while a sweep runs. IoError when `folder` holds no
