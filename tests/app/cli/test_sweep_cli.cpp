@@ -162,7 +162,7 @@ class TestSweepCli : public QObject {
     QVERIFY2(r.err.contains("defines no sweep"), qPrintable(r.err));
     r = run_cli({"sweep", at(project_), "--resume", at(work_ / "grid")});
     QCOMPARE(r.code, 2);
-    r = run_cli({"sweep", "--resume", at(work_)});
+    r = run_cli({"sweep", "--resume", at(work_.path())});
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains("not a sweep folder"), qPrintable(r.err));
   }
