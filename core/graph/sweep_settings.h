@@ -39,7 +39,8 @@ std::optional<SweepTarget> sweep_target(const Graph& graph, const std::string& t
 
 // The sweep's settings and parameters against the tables and the graph. ValueError naming the
 // parameter and what is wrong: "sweep: parameters[1] 'fc9.out_features': no node 'fc9'",
-// "sweep: parameters[0] 'lr': 0 is out of range: lr must be between 1e-12 and 1000000000",
+// "sweep: parameters[2] 'fc1.out_features': 1e+09 is out of range: out_features must be between
+// 1 and 16777216", "sweep: parameters[1] 'batch_size': 0 does not suit it: batch_size must be ...",
 // "sweep: parameters[0] 'lr': a grid needs listed values, not a range",
 // "sweep: parameters[2] 'lr': log scale needs min > 0", "sweep: 'lr' is swept twice",
 // "sweep: trials must be between 1 and 100000, got 0". A sweep not defined() passes.
