@@ -107,9 +107,15 @@ class TestSweepCli : public QObject {
   }
 
   void aKilledSweepGoesOnWithoutRerunningFinishedTrials() {
-    // One at a time, so that trial 1 has finished while trial 2 trains.
+    // Longer trials, so that the kill lands while trial 2 trains even on a loaded machine; one at
+    // a time, so that trial 1 has finished by then.
+    graph::Graph g = graph::load_project(project_);
+    g.training.epochs = 40;
+    g.sweep.trials = 3;
+    const fs::path project = work_ / "long.plexus";
+    graph::save_project(project, g);
     QProcess p;
-    p.start(testing::cli_path(), {"sweep", at(project_), "--parallel", "1"});
+    p.start(testing::cli_path(), {"sweep", at(project), "--parallel", "1"});
     QVERIFY(p.waitForStarted());
     QElapsedTimer t;
     t.start();
@@ -117,14 +123,15 @@ class TestSweepCli : public QObject {
     while (t.elapsed() < 5 * 60 * 1000 && p.state() != QProcess::NotRunning) {
       p.waitForFinished(20);
       if (folder.empty()) {
-        const fs::path sweeps = work_ / "mlp.runs" / "sweeps";
+        const fs::path sweeps = work_ / "long.runs" / "sweeps";
         if (fs::exists(sweeps))
           for (const fs::directory_entry& e : fs::directory_iterator(sweeps)) folder = e.path();
         continue;
       }
-      // Trial 2 has begun training (its log's header is written) and not ended.
+      // Trial 2 has trained an epoch (and saved its last checkpoint) and not ended.
       const fs::path second_log = sweep::trial_folder(folder, 2) / session::kRunLogFile;
-      if (fs::exists(second_log) && read_text(second_log).find("\"finished\"") == std::string::npos) break;
+      const std::string log = fs::exists(second_log) ? read_text(second_log) : "";
+      if (log.find("\"epoch\",") != std::string::npos && log.find("\"finished\"") == std::string::npos) break;
     }
     QVERIFY2(p.state() != QProcess::NotRunning, "the sweep ended before it could be killed mid-way");
     ::kill(pid_t(p.processId()), SIGKILL);
@@ -140,16 +147,16 @@ class TestSweepCli : public QObject {
     QCOMPARE(read_text(second / session::kRunLogFile), log_then);
     const std::map<std::string, std::string> first_files = files_of(sweep::trial_folder(folder, 1));
 
-    const CliResult r = run_cli({"sweep", at(project_), "--parallel", "1"});
+    const CliResult r = run_cli({"sweep", at(project), "--parallel", "1"});
     QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
     QVERIFY2(r.out.contains("going on with the unfinished sweep in " + at(folder)), qPrintable(r.out));
-    QVERIFY2(!r.out.contains("trial 1/4"), qPrintable(r.out));  // not run again
+    QVERIFY2(!r.out.contains("trial 1/3"), qPrintable(r.out));  // not run again
     const sweep::SweepState s = sweep::read_sweep(folder);
     QVERIFY(s.complete());
     QCOMPARE(files_of(sweep::trial_folder(folder, 1)), first_files);
     QCOMPARE(s.trials[1].attempts, 2);
     QCOMPARE(s.trials[1].status, sweep::TrialStatus::Completed);
-    QCOMPARE(s.trials[1].epochs_done, 2);
+    QCOMPARE(s.trials[1].epochs_done, 40);
   }
 
   void whatTheSweepRefuses() {
