@@ -652,8 +652,8 @@ TEST(structuralErrors) {
       {R"({"format": 1, "edges": []})", "p.plexus: missing \"nodes\" (the list of nodes, may be empty) (line 1, column 1)"},
       {R"({"format": 1, "nodes": []})", "p.plexus: missing \"edges\" (the list of edges, may be empty) (line 1, column 1)"},
       {project("", "", R"(, "extra": true)"),
-       "p.plexus: unknown key \"extra\"; a project has format, description, nodes, edges, blocks, dataset, training and "
-       "view (line 1, column 41)"},
+       "p.plexus: unknown key \"extra\"; a project has format, description, nodes, edges, blocks, dataset, training, "
+       "sweep and view (line 1, column 41)"},
       {R"({"format": 1, "description": 3, "nodes": [], "edges": []})",
        "p.plexus: description: expected a string, got an integer (3) (line 1, column 30)"},
       {R"({"format": 1, "description": ["a"], "nodes": [], "edges": []})",
