@@ -154,6 +154,35 @@ struct TrainingSettings : optim::OptimizerConfig, optim::ScheduleConfig {
   bool operator==(const TrainingSettings&) const = default;
 };
 
+// One swept setting of a sweep (graph/sweep_settings.h checks it, sweep/assignment.h applies it).
+// `target` names what it sets: a training setting ("lr", "batch_size"), a dataset setting
+// prefixed "dataset." ("dataset.augment.shift") or a node parameter or node setting
+// "<node id>.<param>" ("fc1.out_features", "drop.p", "fc1.lr_mult"). Either `values` lists
+// the values to try, or min..max is a range (scale "linear" or "log"; whole numbers for a
+// target that takes them); a grid needs values for every parameter.
+struct SweepParameter {
+  std::string target{};
+  std::vector<ParamValue> values{};  // empty: the range min..max
+  double min = 0, max = 0;
+  std::string scale = "linear";  // linear | log (min > 0)
+  bool operator==(const SweepParameter&) const = default;
+};
+
+// A hyper-parameter sweep of the project: how trials are chosen and run, and what they vary.
+// graph/sweep_settings.h describes each setting once (range, doc, file key), as the training
+// settings are; the project file holds a "sweep" object only when one is defined (parameters).
+struct SweepSettings {
+  std::string method = "random";  // grid (every combination) | random (seeded) | tpe (adaptive)
+  int64_t trials = 12;            // random and tpe: how many; grid: every combination, this ignored
+  int64_t parallel = 2;           // trials at once on one machine (mpirun: one per rank)
+  int64_t threads = 0;            // CPU threads of each trial; 0 = the machine's threads / parallel
+  std::string metric = "auto";    // auto | validation_accuracy | validation_loss | train_loss
+  uint64_t seed = 1;              // of the random and tpe draws (the trials' own seeds are theirs)
+  std::vector<SweepParameter> parameters{};
+  bool operator==(const SweepSettings&) const = default;
+  bool defined() const { return !parameters.empty(); }
+};
+
 struct Graph {
   std::string description;  // what the project is and what it teaches, in a sentence or two ("" = none)
   std::vector<Node> nodes;
@@ -161,6 +190,7 @@ struct Graph {
   std::vector<Block> blocks;
   DatasetBinding dataset;
   TrainingSettings training;
+  SweepSettings sweep;  // defined() only for a project with a sweep
   std::string view;  // the editor's view state as a JSON object text, kept verbatim ("" = none)
   bool operator==(const Graph&) const = default;
 

@@ -16,6 +16,7 @@
 #include "graph/dataset_params.h"
 #include "graph/json_text.h"
 #include "graph/node_settings.h"
+#include "graph/sweep_settings.h"
 #include "graph/training_params.h"
 #include "io/atomic_file.h"
 #include "util/error.h"
@@ -29,6 +30,7 @@ template <class S>
 const std::vector<SettingRow<S>>& settings_table() {
   if constexpr (std::is_same_v<S, TrainingSettings>) return training_settings();
   else if constexpr (std::is_same_v<S, ColumnSetting>) return column_settings();
+  else if constexpr (std::is_same_v<S, SweepSettings>) return sweep_settings();
   else return dataset_settings();
 }
 
@@ -52,8 +54,8 @@ class ProjectReader {
     if (!format)
       fail("", root.offset, "missing \"format\", the format version: this is not a Plexus project file");
     read_format(format->value);
-    check_keys(*top, "", {"format", "description", "nodes", "edges", "blocks", "dataset", "training", "view"},
-               "a project has format, description, nodes, edges, blocks, dataset, training and view");
+    check_keys(*top, "", {"format", "description", "nodes", "edges", "blocks", "dataset", "training", "sweep", "view"},
+               "a project has format, description, nodes, edges, blocks, dataset, training, sweep and view");
 
     Graph g;
     if (const Member* m = find(*top, "description")) g.description = string(m->value, "description");
@@ -62,6 +64,7 @@ class ProjectReader {
     if (const Member* m = find(*top, "blocks")) read_blocks(m->value, g);
     if (const Member* m = find(*top, "dataset")) read_dataset(m->value, g.dataset);
     if (const Member* m = find(*top, "training")) read_training(m->value, g.training);
+    if (const Member* m = find(*top, "sweep")) read_sweep(m->value, g.sweep);
     if (const Member* m = find(*top, "view")) {
       if (!std::holds_alternative<Object>(m->value.v)) fail("view", m->value.offset, cat("expected an object, ", got(m->value)));
       emit_compact(m->value, g.view);
@@ -323,6 +326,51 @@ class ProjectReader {
     read_settings(object(v, "training", "an object"), "training", "training has", t, "", {});
   }
 
+  // {"method": "random", ..., "parameters": [{"target": "lr", "min": 1e-4, "max": 1, "scale": "log"},
+  // {"target": "batch_size", "values": [32, 64]}]}: types only, graph::check_sweep the meaning.
+  void read_sweep(const Value& v, SweepSettings& s) const {
+    const Object& o = object(v, "sweep", "an object");
+    read_settings(o, "sweep", "a sweep has", s, "", {"parameters"});
+    const Member* m = find(o, "parameters");
+    if (!m) fail("sweep", v.offset, "missing \"parameters\" (the list of swept settings)");
+    const Array& a = array(m->value, "sweep.parameters", "an array of swept settings");
+    if (a.empty()) fail("sweep.parameters", m->value.offset, "a sweep needs at least one parameter");
+    for (size_t i = 0; i < a.size(); ++i) {
+      const std::string path = index_path("sweep.parameters", i);
+      const Object& p = object(a[i], path, "an object (a swept setting)");
+      check_keys(p, path, {"target", "values", "min", "max", "scale"},
+                 "a swept setting has target, and values or min, max and scale");
+      SweepParameter sp;
+      sp.target = string(require(p, a[i], path, "target", " (\"lr\", \"dataset.augment.shift\", \"fc1.out_features\")"),
+                         key_path(path, "target"));
+      const Member* values = find(p, "values");
+      const Member* min = find(p, "min");
+      const Member* max = find(p, "max");
+      if (values && (min || max)) fail(path, a[i].offset, "give either values or min and max, not both");
+      if (values) {
+        const std::string vp = key_path(path, "values");
+        const Array& list = array(values->value, vp, "an array of values to try");
+        if (list.empty()) fail(vp, values->value.offset, "list at least one value");
+        for (size_t k = 0; k < list.size(); ++k) sp.values.push_back(scalar(list[k], index_path(vp, k)));
+      } else {
+        if (!min || !max) fail(path, a[i].offset, "give values, or min and max");
+        sp.min = number(min->value, key_path(path, "min"));
+        sp.max = number(max->value, key_path(path, "max"));
+        if (const Member* scale = find(p, "scale")) sp.scale = string(scale->value, key_path(path, "scale"));
+      }
+      s.parameters.push_back(std::move(sp));
+    }
+  }
+  // A swept value: a number, true or false, or a word.
+  ParamValue scalar(const Value& x, const std::string& path) const {
+    if (const bool* b = std::get_if<bool>(&x.v)) return *b;
+    if (const int64_t* i = std::get_if<int64_t>(&x.v)) return *i;
+    if (const uint64_t* u = std::get_if<uint64_t>(&x.v)) out_of_range(path, x, *u);
+    if (const double* d = std::get_if<double>(&x.v)) return *d;
+    if (const std::string* t = std::get_if<std::string>(&x.v)) return *t;
+    fail(path, x.offset, cat("expected a number, true or false or a string, ", got(x)));
+  }
+
   // The members of `o` that are rows of S's table in `group`, besides the `other` keys the caller
   // reads; any other key is refused, naming the ones allowed.
   template <class S>
@@ -377,6 +425,7 @@ class ProjectWriter {
     write_blocks(g);
     write_dataset(g.dataset);
     write_training(g.training);
+    write_sweep(g.sweep);
     if (!g.view.empty()) {
       out_ += ",\n  \"view\": ";
       write_view(g.view);
@@ -634,6 +683,49 @@ class ProjectWriter {
       std::visit([&](auto field) { write_value(t.*field, cat("training.", s.spec.name)); }, s.field);
     }
     out_ += "\n  }";
+  }
+
+  // Only for a project with a sweep, so that other projects keep their bytes.
+  void write_sweep(const SweepSettings& s) {
+    if (!s.defined()) return;
+    out_ += ",\n  \"sweep\": {";
+    for (const SweepSetting& row : sweep_settings()) {
+      out_ += "\n";
+      member(2, row.spec.name);
+      std::visit([&](auto field) { write_value(s.*field, cat("sweep.", row.spec.name)); }, row.field);
+      out_ += ",";
+    }
+    out_ += "\n";
+    member(2, "parameters");
+    out_ += "[\n";
+    for (size_t i = 0; i < s.parameters.size(); ++i) {
+      const SweepParameter& p = s.parameters[i];
+      const std::string path = index_path("sweep.parameters", i);
+      indent(out_, 3);
+      out_ += "{\"target\": ";
+      text(p.target, cat(path, ".target"));
+      if (!p.values.empty()) {
+        out_ += ", \"values\": [";
+        for (size_t k = 0; k < p.values.size(); ++k) {
+          if (k) out_ += ", ";
+          const std::string vp = index_path(cat(path, ".values"), k);
+          if (p.values[k].index() > 3) fail(cat(vp, " is a list; a swept value is a number, a flag or a word"));
+          param(p.values[k], vp);
+        }
+        out_ += "]";
+      } else {
+        out_ += ", \"min\": ";
+        real(p.min, cat(path, ".min"));
+        out_ += ", \"max\": ";
+        real(p.max, cat(path, ".max"));
+        out_ += ", \"scale\": ";
+        text(p.scale, cat(path, ".scale"));
+      }
+      out_ += "}";
+      out_ += i + 1 < s.parameters.size() ? ",\n" : "\n";
+    }
+    indent(out_, 2);
+    out_ += "]\n  }";
   }
 
   // A training setting by the type of its field.
