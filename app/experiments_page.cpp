@@ -139,7 +139,7 @@ ExperimentsPage::ExperimentsPage(widgets::GraphDocument* document, QWidget* pare
   });
   connect(&reading_, &QFutureWatcher<Read>::finished, this, [this] {
     const Read read = reading_.result();
-    if (read.state && QString::fromStdString(read.state->folder.string()) == folder_) show(*read.state);
+    if (read.state && read.folder == folder_) show(*read.state);  // not one shown before
     if (poll_again_) {
       poll_again_ = false;
       poll();
@@ -278,13 +278,12 @@ void ExperimentsPage::poll() {
     poll_again_ = true;
     return;
   }
-  const std::filesystem::path folder = folder_.toStdString();
-  reading_.setFuture(QtConcurrent::run([folder] {
-    Read read;
+  reading_.setFuture(QtConcurrent::run([folder = folder_] {
+    Read read{folder, std::nullopt};
     try {
-      read.state = sweep::read_sweep(folder);
-    } catch (const std::exception& e) {
-      read.error = qstr(e.what());  // sweep.json not written yet: the next poll reads it
+      read.state = sweep::read_sweep(folder.toStdString());
+    } catch (const std::exception&) {
+      // sweep.json not written yet (the sweep is starting): the next poll reads it
     }
     return read;
   }));

@@ -89,8 +89,8 @@ class ExperimentsPage : public QWidget {
   QString folder_;
   std::optional<sweep::SweepState> state_;
   struct Read {
-    std::optional<sweep::SweepState> state;
-    QString error;
+    QString folder;  // the one read
+    std::optional<sweep::SweepState> state;  // none before plexus-cli has written sweep.json
   };
   QFutureWatcher<Read> reading_;
   bool poll_again_ = false;  // a poll asked for while one was reading
