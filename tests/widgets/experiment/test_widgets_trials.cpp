@@ -38,6 +38,17 @@ QList<int> order(const TrialFilter& filter) {
   return out;
 }
 
+// A table of `trials` over kParameters, seen through a filter.
+struct Table {
+  TrialTableModel model;
+  TrialFilter filter;
+  explicit Table(const std::vector<Trial>& trials) {
+    model.setParameters(kParameters);
+    model.setTrials(trials);
+    filter.setSourceModel(&model);
+  }
+};
+
 }  // namespace
 
 class TestWidgetsTrials : public QObject {
@@ -45,12 +56,9 @@ class TestWidgetsTrials : public QObject {
 
  private slots:
   void sortsNumbersAsNumbersWithMissingFiguresLast() {
-    TrialTableModel model;
-    model.setParameters(kParameters);
-    model.setTrials({trialOf(1, 0.1, 9, 0.5), trialOf(2, 0.001, 100, std::nullopt, "running"),
-                     trialOf(3, 0.01, 10, 0.05)});
-    TrialFilter filter;
-    filter.setSourceModel(&model);
+    Table table({trialOf(1, 0.1, 9, 0.5), trialOf(2, 0.001, 100, std::nullopt, "running"), trialOf(3, 0.01, 10, 0.05)});
+    const TrialTableModel& model = table.model;
+    TrialFilter& filter = table.filter;
     QCOMPARE(model.headerData(2, Qt::Horizontal, Qt::DisplayRole).toString(), QString("fc1.out_features"));
     filter.sort(2, Qt::AscendingOrder);  // as text 10 < 100 < 9
     QCOMPARE(order(filter), (QList<int>{1, 3, 2}));
@@ -67,12 +75,8 @@ class TestWidgetsTrials : public QObject {
   }
 
   void filtersByStatusAndText() {
-    TrialTableModel model;
-    model.setParameters(kParameters);
-    model.setTrials({trialOf(1, 0.1, 64, 0.5), trialOf(2, 0.001, 128, std::nullopt, "failed"),
-                     trialOf(3, 0.01, 256, 0.05)});
-    TrialFilter filter;
-    filter.setSourceModel(&model);
+    Table table({trialOf(1, 0.1, 64, 0.5), trialOf(2, 0.001, 128, std::nullopt, "failed"), trialOf(3, 0.01, 256, 0.05)});
+    TrialFilter& filter = table.filter;
     filter.setStatus("completed");
     QCOMPARE(order(filter), (QList<int>{1, 3}));
     filter.setText("256");
