@@ -50,6 +50,7 @@ ExperimentView::ExperimentView(QWidget* parent) : QWidget(parent) {
   summary_ = new QLabel(this);
   summary_->setObjectName(QStringLiteral("sweepSummary"));
   summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  summary_->setWordWrap(true);  // a long sweep name and many statuses take two lines, not the buttons' room
   filter_edit_ = new QLineEdit(this);
   filter_edit_->setObjectName(QStringLiteral("trialFilter"));
   filter_edit_->setPlaceholderText(tr("Filter trials"));
