@@ -289,10 +289,16 @@ void SweepEditor::refresh() {
     const bool range = p.values.empty();
     QStringList values;
     for (const graph::ParamValue& v : p.values) values << qstr(graph::to_string(v));
+    // Items are kept and changed, not replaced: an edit's own item may be the one refreshed.
     const auto cell = [&](int column, const QString& text, bool editable) {
-      auto* item = new QTableWidgetItem(text);
-      if (!editable || locked_) item->setFlags(item->flags() & ~Qt::ItemIsEditable);
-      table_->setItem(row, column, item);
+      QTableWidgetItem* item = table_->item(row, column);
+      if (!item) {
+        item = new QTableWidgetItem;
+        table_->setItem(row, column, item);
+      }
+      item->setText(text);
+      const Qt::ItemFlags flags = Qt::ItemIsSelectable | Qt::ItemIsEnabled;
+      item->setFlags(editable && !locked_ ? flags | Qt::ItemIsEditable : flags);
       return item;
     };
     cell(TargetColumn, qstr(p.target), false);
@@ -300,8 +306,7 @@ void SweepEditor::refresh() {
     cell(MinColumn, range ? qstr(shortest_text(p.min)) : QString(), true);
     cell(MaxColumn, range ? qstr(shortest_text(p.max)) : QString(), true);
     QTableWidgetItem* log = cell(LogColumn, QString(), false);
-    log->setFlags((log->flags() | Qt::ItemIsUserCheckable) & ~Qt::ItemIsEditable);
-    if (locked_) log->setFlags(log->flags() & ~Qt::ItemIsEnabled);
+    log->setFlags(locked_ ? Qt::ItemIsSelectable : Qt::ItemIsSelectable | Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
     log->setCheckState(p.scale == "log" ? Qt::Checked : Qt::Unchecked);
   }
   add_->setEnabled(!locked_);
