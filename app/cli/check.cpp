@@ -6,6 +6,7 @@
 #include "cli/project_files.h"
 #include "graph/dataset_info.h"
 #include "graph/project.h"
+#include "graph/sweep_settings.h"
 #include "graph/validate.h"
 #include "session/run.h"
 #include "util/error.h"
@@ -64,6 +65,11 @@ int cmd_check(const Args& args) {
   } catch (const DeviceError& e) {
     warn(std::string("training: ") + e.what());
   } catch (const std::exception& e) {
+    problems.push_back({graph::Severity::Error, "", "", e.what()});
+  }
+  try {
+    graph::check_sweep(g);
+  } catch (const ValueError& e) {
     problems.push_back({graph::Severity::Error, "", "", e.what()});
   }
 

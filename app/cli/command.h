@@ -35,6 +35,7 @@ Command import_weights_command();
 Command grad_command();
 Command layers_command();
 Command devices_command();
+Command sweep_command();
 Command completion_command();
 
 // Every command, in the order --help lists them.

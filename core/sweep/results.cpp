@@ -95,7 +95,10 @@ std::string results_table(const SweepState& state) {
 std::string results_csv(const SweepState& state) {
   std::string out;
   for (const auto& r : cells(state, true)) {
-    for (size_t c = 0; c < r.size(); ++c) out += (c ? "," : "") + csv_cell(r[c]);
+    for (size_t c = 0; c < r.size(); ++c) {
+      if (c) out += ',';
+      out += csv_cell(r[c]);
+    }
     out += "\n";
   }
   return out;

@@ -188,7 +188,12 @@ bool claim_trial(const fs::path& folder, int64_t index, int attempt, const Assig
   fs::create_directories(trial);
   const fs::path file = attempt_file(trial, attempt);
   if (fs::exists(file)) return false;
-  const json doc = {{"index", index}, {"attempt", attempt}, {"assignment", assignment_json(assignment)}};
+  char host[256] = "";
+  ::gethostname(host, sizeof host - 1);
+  const json doc = {{"index", index},
+                    {"attempt", attempt},
+                    {"by", std::string(host) + ":" + std::to_string(::getpid())},
+                    {"assignment", assignment_json(assignment)}};
   const fs::path aside = trial / (".claim-" + std::to_string(::getpid()) + "-" + std::to_string(attempt));
   io::write_file_atomically(aside, doc.dump() + "\n");
   const int linked = ::link(aside.c_str(), file.c_str());  // fails with EEXIST when another was first
@@ -213,7 +218,11 @@ SweepState read_sweep(const fs::path& folder) {
     s.project_file = doc.at("project").get<std::string>();
     s.created = doc.at("created").get<std::string>();
     const int64_t n = doc.at("trials").get<int64_t>();
-    for (int64_t i = 1; i <= n; ++i) s.trials.push_back(TrialState{.index = i, .folder = trial_folder(folder, i)});
+    s.trials.resize(size_t(std::max<int64_t>(n, 0)));
+    for (int64_t i = 1; i <= n; ++i) {
+      s.trials[size_t(i - 1)].index = i;
+      s.trials[size_t(i - 1)].folder = trial_folder(folder, i);
+    }
     for (const json& p : doc.at("planned")) {
       const int64_t i = p.at("index").get<int64_t>();
       if (i < 1 || i > n) throw DataError(file.string() + ": planned trial " + std::to_string(i) + " is out of range");
@@ -227,8 +236,10 @@ SweepState read_sweep(const fs::path& folder) {
     const fs::path first = attempt_file(t.folder, 1);
     if (!fs::exists(first)) continue;
     while (fs::exists(attempt_file(t.folder, t.attempts + 1))) ++t.attempts;
+    const fs::path latest = attempt_file(t.folder, t.attempts);
     try {
       t.assignment = assignment_from(read_json(first).at("assignment"), s.project.sweep, first);
+      t.claimed_by = read_json(latest).value("by", "");
     } catch (const json::exception& e) {
       throw DataError(first.string() + ": " + e.what());
     }
@@ -238,6 +249,8 @@ SweepState read_sweep(const fs::path& folder) {
     if (t.attempts == 0) continue;
     t.status = s.running ? TrialStatus::Running : TrialStatus::Interrupted;
     if (fs::exists(t.folder / session::kRunLogFile)) read_figures(t, s.metric);
+    if (t.status == TrialStatus::Stopped && fs::exists(t.folder / kStoppedBySweepFile))
+      t.status = s.running ? TrialStatus::Running : TrialStatus::Interrupted;
   }
   return s;
 }

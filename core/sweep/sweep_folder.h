@@ -8,7 +8,8 @@
 //                         (tpe's later trials are chosen as they start: their trial.json says)
 //       trial-001/        a run folder (session/run_log.h: metrics.jsonl, project.plexus,
 //                         best/final/last.safetensors) and
-//           trial.json    {"index":1,"assignment":{...}}, written (atomically) before it starts
+//           trial.json    {"index":1,"attempt":1,"by":"host:pid","assignment":{...}}, written
+//                         (whole or not at all) by the process that takes the trial, before it starts
 //           attempt-2.json ...  the same, for each rerun of an interrupted trial
 //           launch.plexus the trial's project as handed to `plexus-cli train`
 //       results.csv, results.json   the table (sweep/results.h), rewritten as trials finish
@@ -35,6 +36,9 @@ namespace plexus::sweep {
 inline constexpr const char* kSweepFile = "sweep.json";
 inline constexpr const char* kTrialFile = "trial.json";
 inline constexpr int kSweepFormat = 1;
+// Left in a trial's folder by the sweep process that stopped it (SIGTERM on Ctrl-C): the run
+// ends "stopped", yet the trial is interrupted, to go on when the sweep resumes.
+inline constexpr const char* kStoppedBySweepFile = "stopped-by-sweep";
 
 enum class TrialStatus { Pending, Running, Interrupted, Completed, Stopped, Failed };
 // "pending", "running", "interrupted", "completed", "stopped", "failed"
@@ -48,6 +52,7 @@ struct TrialState {
   std::optional<Assignment> assignment;  // nullopt: a tpe trial not chosen yet
   TrialStatus status = TrialStatus::Pending;
   int attempts = 0;     // trial.json and the attempt-N.json after it
+  std::string claimed_by;  // "host:pid" of the sweep process that took its latest attempt
   std::string message;  // why it failed
   std::optional<double> best_validation_accuracy, best_validation_loss;
   std::optional<double> best_train_loss;
