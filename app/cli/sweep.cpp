@@ -9,6 +9,7 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <thread>
@@ -19,6 +20,7 @@
 #include "dist/launch.h"
 #include "graph/project.h"
 #include "graph/sweep_settings.h"
+#include "io/atomic_file.h"
 #include "session/run_log.h"
 #include "sweep/results.h"
 #include "sweep/sweep_folder.h"
@@ -57,7 +59,7 @@ volatile std::sig_atomic_t g_sweep_stop = 0;
 extern "C" void on_sweep_signal(int) { g_sweep_stop = 1; }
 
 // No SA_RESTART: the wait for a trial returns, and the sweep stops its trials.
-void stop_on_signals() {
+void stop_sweep_on_signals() {
   struct sigaction a {};
   a.sa_handler = on_sweep_signal;
   sigemptyset(&a.sa_mask);
@@ -129,6 +131,22 @@ std::vector<sweep::Scored> scored_trials(const sweep::SweepState& s) {
   return out;
 }
 
+// A trial process that ended without its run log's end line (it could not start, or crashed):
+// the trial failed, and kTrialFailedFile says how, with the last line it printed.
+void note_failure(const fs::path& trial, int status) {
+  if (fs::exists(trial / session::kRunLogFile) && session::read_run(trial).status != session::RunStatus::Incomplete)
+    return;
+  std::string why = WIFEXITED(status)     ? "plexus-cli train exited with status " + std::to_string(WEXITSTATUS(status))
+                    : WIFSIGNALED(status) ? "plexus-cli train was killed by signal " + std::to_string(WTERMSIG(status))
+                                          : "plexus-cli train ended";
+  std::ifstream log(trial / "output.log");
+  std::string line, last;
+  while (std::getline(log, line))
+    if (!line.empty()) last = line;
+  if (!last.empty()) why += ": " + last;
+  io::write_file_atomically(trial / sweep::kTrialFailedFile, why + "\n");
+}
+
 struct Todo {
   int64_t index;
   int attempt;
@@ -175,6 +193,7 @@ bool run_trials(const fs::path& folder, const sweep::SweepState& snapshot, int64
       std::vector<std::string> args;
       std::error_code ec;
       fs::remove(dir / sweep::kStoppedBySweepFile, ec);
+      fs::remove(dir / sweep::kTrialFailedFile, ec);
       if (fs::exists(dir / "last.safetensors")) {
         args = {"train", "--resume", dir.string()};
       } else {
@@ -194,6 +213,7 @@ bool run_trials(const fs::path& folder, const sweep::SweepState& snapshot, int64
     if (it == running.end()) continue;
     const int64_t index = it->second;
     running.erase(it);
+    if (!g_sweep_stop) note_failure(sweep::trial_folder(folder, index), status);
     const sweep::SweepState now = sweep::read_sweep(folder);
     sweep::write_results(now);
     if (!quiet) std::printf("%s\n", trial_line(now, index).c_str());
@@ -236,6 +256,21 @@ fs::path sweep_folder_for(const Args& args, const std::string& file, const graph
   return dir;
 }
 
+// The sweep's folder: --resume's, or FILE's (sweep_folder_for).
+fs::path chosen_folder(const Args& args, bool quiet) {
+  if (args.has("--resume")) {
+    const fs::path folder = args.str("--resume", "");
+    if (!fs::exists(folder / sweep::kSweepFile))
+      throw UsageError{"--resume " + folder.string() + ": not a sweep folder (no sweep.json)"};
+    return folder;
+  }
+  const std::string file = args.positional()[0];
+  const graph::Graph g = graph::load_project(file);
+  if (!g.sweep.defined()) throw ValueError(file + ": defines no sweep (add a \"sweep\" object: docs/experiments.md)");
+  graph::check_sweep(g);
+  return sweep_folder_for(args, file, g, quiet);
+}
+
 // Every rank waits for the folder rank 0 chose (new sweeps are created by it alone).
 fs::path agree_on_folder(const dist::World& world, const fs::path& chosen) {
   if (!world.comm) return chosen;
@@ -254,27 +289,23 @@ int cmd_sweep(const Args& args) {
     throw IoError("rank " + std::to_string(rank) + ": cannot silence its output");
 
   fs::path folder;
-  if (rank == 0) {
-    if (args.has("--resume")) {
-      folder = args.str("--resume", "");
-      if (!fs::exists(folder / sweep::kSweepFile))
-        throw UsageError{"--resume " + folder.string() + ": not a sweep folder (no sweep.json)"};
-    } else {
-      const std::string file = args.positional()[0];
-      graph::Graph g = graph::load_project(file);
-      if (!g.sweep.defined())
-        throw ValueError(file + ": defines no sweep (add a \"sweep\" object: docs/experiments.md)");
-      graph::check_sweep(g);
-      folder = sweep_folder_for(args, file, g, quiet);
-    }
-  }
-  // Rank 0 reads the state (and takes the lock) before the others are let go: its snapshot is
-  // the one that sees interrupted trials; theirs find the lock held.
   std::optional<sweep::SweepState> snapshot;
   std::optional<sweep::SweepLock> lock;
-  if (rank == 0) {
-    snapshot = sweep::read_sweep(folder);
-    lock.emplace(folder);
+  // Rank 0 chooses the folder, reads the state and takes the lock before the others are let
+  // go: its snapshot is the one that sees interrupted trials; theirs find the lock held. A
+  // problem it meets ends the job, which would otherwise wait for it.
+  try {
+    if (rank == 0) {
+      folder = chosen_folder(args, quiet);
+      snapshot = sweep::read_sweep(folder);
+      lock.emplace(folder);
+    }
+  } catch (const UsageError& e) {
+    if (world.comm) world.comm->abort(e.message, 2);
+    throw;
+  } catch (const std::exception& e) {
+    if (world.comm) world.comm->abort(e.what(), 1);
+    throw;
   }
   folder = agree_on_folder(world, folder);
   if (rank != 0) {
@@ -292,7 +323,7 @@ int cmd_sweep(const Args& args) {
                 static_cast<long long>(threads),
                 world.comm ? (", " + std::to_string(world.comm->size()) + " ranks").c_str() : "");
   std::fflush(stdout);
-  stop_on_signals();
+  stop_sweep_on_signals();
   const bool done = run_trials(folder, *snapshot, parallel, threads, quiet);
   lock.reset();
   if (rank != 0) return done ? 0 : 1;
@@ -317,7 +348,7 @@ int cmd_sweep(const Args& args) {
   return sweep::best_trial(final_state) ? 0 : 1;
 }
 
-std::string help() { return kSweepHelp; }
+std::string sweep_help() { return kSweepHelp; }
 
 }  // namespace
 
@@ -325,7 +356,7 @@ Command sweep_command() {
   return {"sweep",
           "sweep FILE [--sweep-dir DIR] [options]\nsweep --resume SWEEP_DIR [options]",
           "run a project's hyper-parameter sweep: its trials as processes (or MPI ranks), then their table",
-          help,
+          sweep_help,
           ArgsShape{{"--json", "--quiet"},
                     {{"--sweep-dir", Takes::Path}, {"--resume", Takes::Path}, {"--parallel"}, kThreadsOption},
                     1},

@@ -251,6 +251,11 @@ SweepState read_sweep(const fs::path& folder) {
     if (fs::exists(t.folder / session::kRunLogFile)) read_figures(t, s.metric);
     if (t.status == TrialStatus::Stopped && fs::exists(t.folder / kStoppedBySweepFile))
       t.status = s.running ? TrialStatus::Running : TrialStatus::Interrupted;
+    if (!finished(t.status) && fs::exists(t.folder / kTrialFailedFile)) {
+      t.status = TrialStatus::Failed;
+      std::ifstream in(t.folder / kTrialFailedFile);
+      std::getline(in, t.message);
+    }
   }
   return s;
 }

@@ -39,6 +39,9 @@ inline constexpr int kSweepFormat = 1;
 // Left in a trial's folder by the sweep process that stopped it (SIGTERM on Ctrl-C): the run
 // ends "stopped", yet the trial is interrupted, to go on when the sweep resumes.
 inline constexpr const char* kStoppedBySweepFile = "stopped-by-sweep";
+// Left by the sweep process when a trial's process ended without its run log saying how (it
+// could not start: a missing dataset, a crash): why, in a line. The trial is failed.
+inline constexpr const char* kTrialFailedFile = "trial-failed";
 
 enum class TrialStatus { Pending, Running, Interrupted, Completed, Stopped, Failed };
 // "pending", "running", "interrupted", "completed", "stopped", "failed"

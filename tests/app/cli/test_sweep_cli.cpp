@@ -54,7 +54,7 @@ class TestSweepCli : public QObject {
  private slots:
   void initTestCase() {
     QVERIFY(work_.isValid());
-    data::write_synthetic_digits(work_ / "digits", 600, 60);
+    data::write_synthetic_digits(work_ / "digits", 2000, 100);
     graph::Graph g = testing::mlp_graph((work_ / "digits").string(), {{"fc1", 16}, {"fc2", 10}});
     g.training.optimizer = "adam";
     g.training.lr = 0.01;
@@ -115,17 +115,18 @@ class TestSweepCli : public QObject {
     t.start();
     fs::path folder;
     while (t.elapsed() < 5 * 60 * 1000 && p.state() != QProcess::NotRunning) {
-      p.waitForFinished(50);
+      p.waitForFinished(20);
       if (folder.empty()) {
         const fs::path sweeps = work_ / "mlp.runs" / "sweeps";
         if (fs::exists(sweeps))
           for (const fs::directory_entry& e : fs::directory_iterator(sweeps)) folder = e.path();
         continue;
       }
+      // Trial 2 has begun training (its log's header is written) and not ended.
       const fs::path second_log = sweep::trial_folder(folder, 2) / session::kRunLogFile;
-      if (fs::exists(second_log) && read_text(second_log).find("\"epoch\"") != std::string::npos) break;
+      if (fs::exists(second_log) && read_text(second_log).find("\"finished\"") == std::string::npos) break;
     }
-    QVERIFY2(p.state() != QProcess::NotRunning, "the sweep ended before trial 2 trained: too fast to kill mid-way");
+    QVERIFY2(p.state() != QProcess::NotRunning, "the sweep ended before it could be killed mid-way");
     ::kill(pid_t(p.processId()), SIGKILL);
     QVERIFY(p.waitForFinished(10000));
     const sweep::SweepState killed = sweep::read_sweep(folder);
@@ -161,7 +162,7 @@ class TestSweepCli : public QObject {
     QVERIFY2(r.err.contains("defines no sweep"), qPrintable(r.err));
     r = run_cli({"sweep", at(project_), "--resume", at(work_ / "grid")});
     QCOMPARE(r.code, 2);
-    r = run_cli({"sweep", "--resume", at(work_)});
+    r = run_cli({"sweep", "--resume", at(work_.path())});
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains("not a sweep folder"), qPrintable(r.err));
   }
