@@ -54,9 +54,9 @@ graph::SweepParameter firstSweep(const std::string& target, const graph::SweepTa
   p.target = target;
   const graph::ParamSpec& spec = t.spec;
   if (spec.type == graph::ParamType::Choice) {
-    for (const std::string& c : spec.choices) p.values.push_back(c);
+    for (const std::string& c : spec.choices) p.values.emplace_back(std::in_place_type<std::string>, c);
   } else if (spec.type == graph::ParamType::Bool) {
-    p.values = {false, true};
+    for (const bool flag : {false, true}) p.values.emplace_back(std::in_place_type<bool>, flag);
   } else if (spec.type == graph::ParamType::Float && now && std::get<double>(*now) > 0) {
     const double v = std::get<double>(*now);
     p.min = std::max(v / 10, spec.min > 0 ? spec.min : v / 10);
@@ -66,9 +66,9 @@ graph::SweepParameter firstSweep(const std::string& target, const graph::SweepTa
     const int64_t v = std::get<int64_t>(*now);
     for (const int64_t w : {v / 2, v, v * 2})
       if (w >= spec.min && w <= spec.max && (p.values.empty() || w != std::get<int64_t>(p.values.back())))
-        p.values.push_back(w);
+        p.values.emplace_back(std::in_place_type<int64_t>, w);  // in place: GCC 12 warns falsely on a moved temporary
   } else if (now) {
-    p.values = {*now};
+    p.values.emplace_back(*now);
   }
   return p;
 }
