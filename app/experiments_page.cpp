@@ -29,6 +29,9 @@ using widgets::qstr;
 namespace {
 
 constexpr qsizetype kKeptOutput = 64 * 1024;
+// The definition's column: its form and a list of five narrow columns. It may narrow to the
+// minimum: the page must not hold the window wider than the editor's page does.
+constexpr int kEditorWidth = 360, kEditorMinimumWidth = 280;
 
 QVariant variantOf(const graph::ParamValue& v) {
   if (const auto* i = std::get_if<int64_t>(&v)) return qlonglong(*i);
@@ -108,14 +111,14 @@ ExperimentsPage::ExperimentsPage(widgets::GraphDocument* document, QWidget* pare
   scroll->setFrameShape(QFrame::NoFrame);
   scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   scroll->setWidget(editor_);
-  scroll->setMinimumWidth(editor_->minimumSizeHint().width() + 16);
+  scroll->setMinimumWidth(kEditorMinimumWidth);
   auto* split = new QSplitter(Qt::Horizontal, this);
   split->setObjectName(QStringLiteral("experimentsSplit"));
   split->addWidget(scroll);
   split->addWidget(view_);
   split->setStretchFactor(0, 0);
   split->setStretchFactor(1, 1);
-  split->setSizes({340, 940});
+  split->setSizes({kEditorWidth, 1280 - kEditorWidth});
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(split);

@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -55,7 +56,7 @@ ExperimentView::ExperimentView(QWidget* parent) : QWidget(parent) {
   filter_edit_->setObjectName(QStringLiteral("trialFilter"));
   filter_edit_->setPlaceholderText(tr("Filter trials"));
   filter_edit_->setClearButtonEnabled(true);
-  filter_edit_->setMaximumWidth(220);
+  filter_edit_->setMaximumWidth(180);
   connect(filter_edit_, &QLineEdit::textChanged, filter_, &TrialFilter::setText);
   status_ = new QComboBox(this);
   status_->setObjectName(QStringLiteral("trialStatus"));
@@ -81,13 +82,22 @@ ExperimentView::ExperimentView(QWidget* parent) : QWidget(parent) {
   top->setObjectName(QStringLiteral("experimentTop"));
   top->addWidget(table_);
   top->addWidget(parallel_);
-  top->setStretchFactor(0, 1);
-  top->setStretchFactor(1, 1);
+  top->setStretchFactor(0, 3);  // the table has more columns than the plot has axes
+  top->setStretchFactor(1, 2);
+  top->setSizes({600, 400});
+  // The curves scroll below their plots' minimum height (as on the dashboard): the table and the
+  // plot above keep their room in a window of 800 pixels.
+  auto* curves = new QScrollArea(this);
+  curves->setWidgetResizable(true);
+  curves->setFrameShape(QFrame::NoFrame);
+  curves->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  curves->setWidget(plots_);
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(top);
-  split->addWidget(plots_);
+  split->addWidget(curves);
   split->setStretchFactor(0, 1);
   split->setStretchFactor(1, 1);
+  split->setSizes({300, 500});  // the curves' three plots want the more height
 
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(bar);

@@ -262,9 +262,12 @@ void ParallelCoordinates::paintEvent(QPaintEvent*) {
     QFont bold = font();
     bold.setBold(true);
     p.setFont(bold);
+    // Names elided to the room between axes, so that neighbours never overlap (hover tells all).
     const QString name = axis.log ? axis.name + tr(" (log)") : axis.name;
+    const double room = axes_.size() < 2 ? r.width() : r.width() / double(axes_.size() - 1) - 8;
     p.setPen(c.text);
-    p.drawText(QRectF(x - 200, 2, 400, fm.height()), Qt::AlignHCenter | Qt::AlignTop, name);
+    p.drawText(QRectF(x - room / 2, 2, room, fm.height()), Qt::AlignHCenter | Qt::AlignTop,
+               QFontMetrics(bold).elidedText(name, Qt::ElideMiddle, int(room)));
     p.setFont(font());
     if (!axis.categories.isEmpty()) {
       for (const QString& category : axis.categories) {

@@ -122,9 +122,11 @@ SweepEditor::SweepEditor(GraphDocument* document, QWidget* parent) : QWidget(par
   table_ = new QTableWidget(0, 5, this);
   table_->setObjectName(QStringLiteral("sweepParameters"));
   table_->setHorizontalHeaderLabels({tr("Parameter"), tr("Values"), tr("Min"), tr("Max"), tr("Log")});
-  table_->horizontalHeader()->setSectionResizeMode(TargetColumn, QHeaderView::ResizeToContents);
+  // The values take what the other columns leave: the list fits a narrow column without scrolling.
+  for (const int column : {TargetColumn, MinColumn, MaxColumn, LogColumn})
+    table_->horizontalHeader()->setSectionResizeMode(column, QHeaderView::ResizeToContents);
   table_->horizontalHeader()->setSectionResizeMode(ValuesColumn, QHeaderView::Stretch);
-  table_->horizontalHeader()->setSectionResizeMode(LogColumn, QHeaderView::ResizeToContents);
+  table_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   table_->verticalHeader()->hide();
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setToolTip(tr("Values: the values to try, separated by commas. Empty: the range Min..Max, drawn "
