@@ -7,7 +7,6 @@
 #include <QSplitter>
 #include <QVBoxLayout>
 #include <QtConcurrent>
-
 #include <algorithm>
 #include <exception>
 
@@ -84,8 +83,7 @@ std::vector<widgets::Trial> trialsOf(const sweep::SweepState& state) {
 
 }  // namespace
 
-ExperimentsPage::ExperimentsPage(widgets::GraphDocument* document, QWidget* parent)
-    : QWidget(parent), doc_(document) {
+ExperimentsPage::ExperimentsPage(widgets::GraphDocument* document, QWidget* parent) : QWidget(parent), doc_(document) {
   editor_ = new widgets::SweepEditor(doc_, this);
   view_ = new widgets::ExperimentView(this);
 
@@ -173,7 +171,8 @@ QString ExperimentsPage::start(const QString& folder, const QString& project_dir
   // the sweep's folder: it gets the path this window finds.
   graph::Graph launched = doc_->graph();
   launched.view.clear();
-  if (const graph::DatasetLocation at = graph::locate_dataset(launched.dataset.path, project_dir.toStdString()); at.found)
+  if (const graph::DatasetLocation at = graph::locate_dataset(launched.dataset.path, project_dir.toStdString());
+      at.found)
     launched.dataset.path = std::filesystem::absolute(at.path).lexically_normal().string();
   const QString project = folder + QLatin1Char('/') + QLatin1String(session::kLaunchProjectFile);
   try {
@@ -293,12 +292,12 @@ void ExperimentsPage::poll() {
 }
 
 void ExperimentsPage::show(const sweep::SweepState& state) {
-  const bool same_sweep = state_ && state_->project.sweep.parameters == state.project.sweep.parameters &&
-                          state_->metric == state.metric;
+  const bool same_sweep =
+      state_ && state_->project.sweep.parameters == state.project.sweep.parameters && state_->metric == state.metric;
   if (!same_sweep)
-    view_->setSweep(QString::fromStdString(state.folder.filename().string()), parametersOf(state),
-                    state.metric == "validation_accuracy" ? widgets::TrialMetric::Accuracy
-                                                          : widgets::TrialMetric::Loss);
+    view_->setSweep(
+        QString::fromStdString(state.folder.filename().string()), parametersOf(state),
+        state.metric == "validation_accuracy" ? widgets::TrialMetric::Accuracy : widgets::TrialMetric::Loss);
   state_ = state;
   view_->setTrials(trialsOf(state));
   if (!process_ && !state.running) poll_timer_.stop();

@@ -12,7 +12,6 @@
 #include <QString>
 #include <QTimer>
 #include <QWidget>
-
 #include <memory>
 #include <optional>
 
@@ -89,7 +88,7 @@ class ExperimentsPage : public QWidget {
   QString folder_;
   std::optional<sweep::SweepState> state_;
   struct Read {
-    QString folder;  // the one read
+    QString folder;                          // the one read
     std::optional<sweep::SweepState> state;  // none before plexus-cli has written sweep.json
   };
   QFutureWatcher<Read> reading_;

@@ -12,7 +12,6 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QUndoStack>
-
 #include <filesystem>
 
 #include "dashboard/training_plots.h"
@@ -125,8 +124,8 @@ class TestAppExperiments : public QObject {
     QVERIFY(!page->startAction()->isEnabled());
     QVERIFY(page->folder().startsWith(path(QStringLiteral("runs/sweeps/"))));
     // The definition is fixed while it runs.
-    QVERIFY(!(page->editor()->parameterTable()->item(0, widgets::SweepEditor::ValuesColumn)->flags() &
-              Qt::ItemIsEditable));
+    QVERIFY(
+        !(page->editor()->parameterTable()->item(0, widgets::SweepEditor::ValuesColumn)->flags() & Qt::ItemIsEditable));
     // The table fills as the trials run and finish.
     QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), kTrials, kTimeoutMs);
     QTRY_VERIFY_WITH_TIMEOUT(!page->isRunning(), kTimeoutMs);
@@ -173,8 +172,7 @@ class TestAppExperiments : public QObject {
     const graph::Graph& after = w.document()->graph();
     for (const sweep::Setting& s : *trial.assignment) {
       if (s.target == "lr") QCOMPARE(after.training.lr, std::get<double>(s.value));
-      if (s.target == "fc1.out_features")
-        QCOMPARE(after.find("fc1")->params.at("out_features"), s.value);
+      if (s.target == "fc1.out_features") QCOMPARE(after.find("fc1")->params.at("out_features"), s.value);
     }
     QVERIFY(after.training.lr != before.training.lr);
     w.document()->undoStack()->undo();

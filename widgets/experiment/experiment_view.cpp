@@ -11,7 +11,6 @@
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
-
 #include <exception>
 
 #include "common/qt_text.h"
@@ -67,7 +66,8 @@ ExperimentView::ExperimentView(QWidget* parent) : QWidget(parent) {
           [this] { filter_->setStatus(status_->currentData().toString()); });
   apply_best_ = new QPushButton(tr("Apply Best Settings to Project"), this);
   apply_best_->setObjectName(QStringLiteral("applyBest"));
-  apply_best_->setToolTip(tr("Set the project's settings and node parameters to the best trial's values (one undo step)"));
+  apply_best_->setToolTip(
+      tr("Set the project's settings and node parameters to the best trial's values (one undo step)"));
   connect(apply_best_, &QPushButton::clicked, this, [this] {
     if (bestTrial() >= 0) emit applyBestRequested(bestTrial());
   });
@@ -105,8 +105,7 @@ ExperimentView::ExperimentView(QWidget* parent) : QWidget(parent) {
   clear();
 }
 
-void ExperimentView::setSweep(const QString& name, const std::vector<SweptParameter>& parameters,
-                              TrialMetric metric) {
+void ExperimentView::setSweep(const QString& name, const std::vector<SweptParameter>& parameters, TrialMetric metric) {
   name_ = name;
   metric_ = metric;
   model_->setParameters(parameters);
@@ -173,9 +172,8 @@ void ExperimentView::showCurves() {
   // they were read are read again.
   for (auto it = overlaid_.begin(); it != overlaid_.end();) {
     const int row = model_->rowOf(it->first);
-    const bool stale = row < 0 ||
-                       overlaid_state_[it->first] != std::pair(model_->trials()[size_t(row)].status,
-                                                               model_->trials()[size_t(row)].epochs);
+    const bool stale = row < 0 || overlaid_state_[it->first] != std::pair(model_->trials()[size_t(row)].status,
+                                                                          model_->trials()[size_t(row)].epochs);
     if (wanted.contains(it->first) && !stale) {
       ++it;
       continue;
@@ -200,7 +198,8 @@ void ExperimentView::showCurves() {
     const int run = plots_->beginRun(tr("Trial %1").arg(trial), values.join(QLatin1Char(' ')));
     plots_->addBatches(run, record.batches);
     for (const train::EpochEnd& epoch : record.epochs) plots_->addEpoch(run, epoch);
-    if (record.status != session::RunStatus::Incomplete) plots_->finishRun(run, qstr(session::to_string(record.status)));
+    if (record.status != session::RunStatus::Incomplete)
+      plots_->finishRun(run, qstr(session::to_string(record.status)));
     overlaid_[trial] = run;
     overlaid_state_[trial] = {t.status, t.epochs};
   }

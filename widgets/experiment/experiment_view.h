@@ -7,7 +7,6 @@
 // "Apply Best Settings to Project" only asks (applyBestRequested): the owner has the project.
 #include <QList>
 #include <QWidget>
-
 #include <map>
 #include <vector>
 

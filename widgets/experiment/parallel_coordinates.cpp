@@ -5,7 +5,6 @@
 #include <QPainter>
 #include <QPainterPath>
 #include <QToolTip>
-
 #include <algorithm>
 #include <cmath>
 
@@ -63,7 +62,9 @@ void ParallelCoordinates::setSelectedTrials(const QList<int>& trials) {
   update();
 }
 
-bool ParallelCoordinates::axisIsLog(int axis) const { return axis >= 0 && axis < int(axes_.size()) && axes_[size_t(axis)].log; }
+bool ParallelCoordinates::axisIsLog(int axis) const {
+  return axis >= 0 && axis < int(axes_.size()) && axes_[size_t(axis)].log;
+}
 
 void ParallelCoordinates::rebuildAxes() {
   axes_.clear();
@@ -78,8 +79,10 @@ void ParallelCoordinates::rebuildAxes() {
         continue;
       }
       if (p >= trial.values.size() || !trial.values[p].isValid()) continue;
-      if (const auto v = number(trial.values[p])) values.push_back(*v);
-      else if (!axis.categories.contains(trial.values[p].toString())) axis.categories << trial.values[p].toString();
+      if (const auto v = number(trial.values[p]))
+        values.push_back(*v);
+      else if (!axis.categories.contains(trial.values[p].toString()))
+        axis.categories << trial.values[p].toString();
     }
     if (!axis.categories.isEmpty()) {
       axis.categories.sort();
@@ -234,8 +237,10 @@ void ParallelCoordinates::paintEvent(QPaintEvent*) {
         open = false;
         continue;
       }
-      if (open) path.lineTo(*point);
-      else path.moveTo(*point);
+      if (open)
+        path.lineTo(*point);
+      else
+        path.moveTo(*point);
       open = true;
     }
     p.setPen(QPen(colour, width, Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin));
@@ -315,7 +320,8 @@ bool ParallelCoordinates::event(QEvent* event) {
   QStringList lines{tr("Trial %1 (%2)").arg(trial->index).arg(trial->status)};
   for (size_t p = 0; p < parameters_.size() && p < trial->values.size(); ++p)
     lines << QStringLiteral("%1 = %2").arg(parameters_[p].name, trial->values[p].toString());
-  if (const auto v = metricOf(*trial, metric_)) lines << QStringLiteral("%1 = %2").arg(axes_.back().name).arg(*v, 0, 'g', 4);
+  if (const auto v = metricOf(*trial, metric_))
+    lines << QStringLiteral("%1 = %2").arg(axes_.back().name).arg(*v, 0, 'g', 4);
   QToolTip::showText(help->globalPos(), lines.join(QLatin1Char('\n')), this);
   return true;
 }

@@ -10,7 +10,6 @@
 #include <QList>
 #include <QPointF>
 #include <QWidget>
-
 #include <optional>
 #include <vector>
 

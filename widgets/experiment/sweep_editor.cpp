@@ -7,7 +7,6 @@
 #include <QTableWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
-
 #include <cmath>
 #include <exception>
 
@@ -34,8 +33,10 @@ bool sweepable(const graph::ParamSpec& spec) {
 std::optional<graph::ParamValue> currentValue(const graph::Graph& g, const graph::SweepTarget& t) {
   using K = graph::SweepTarget::Kind;
   switch (t.kind) {
-    case K::Training: return graph::training_value(g.training, t.name);
-    case K::Dataset: return graph::dataset_value(g.dataset, t.name);
+    case K::Training:
+      return graph::training_value(g.training, t.name);
+    case K::Dataset:
+      return graph::dataset_value(g.dataset, t.name);
     case K::NodeParam:
       if (const graph::Node* node = g.find(t.node)) return graph::param_value(*node, t.spec);
       return std::nullopt;
@@ -95,28 +96,29 @@ std::optional<graph::ParamValue> parseSweepValue(const graph::ParamSpec& spec, c
       for (const std::string& c : spec.choices)
         if (qstr(c) == t) return c;
       return std::nullopt;
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
 SweepEditor::SweepEditor(GraphDocument* document, QWidget* parent) : QWidget(parent), doc_(document) {
   auto* form = new QFormLayout;
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-  form_ = new SettingsForm(
-      this, form,
-      {.value =
-           [this](const std::string& name) {
-             return graph::setting_value(doc_->graph().sweep, graph::find_setting(graph::sweep_settings(), name)->field);
-           },
-       .applies = [](const std::string&) { return true; },
-       .store =
-           [this](const std::string& name, const graph::ParamValue& value) {
-             graph::SweepSettings sweep = doc_->graph().sweep;
-             graph::set_setting(graph::sweep_settings(), "sweep", sweep, name, value);
-             store(sweep);
-           },
-       .refused = [this](const QString& why) { showError(why); }},
-      SettingsForm::Inapplicable::Disabled);
+  form_ = new SettingsForm(this, form,
+                           {.value =
+                                [this](const std::string& name) {
+                                  return graph::setting_value(
+                                      doc_->graph().sweep, graph::find_setting(graph::sweep_settings(), name)->field);
+                                },
+                            .applies = [](const std::string&) { return true; },
+                            .store =
+                                [this](const std::string& name, const graph::ParamValue& value) {
+                                  graph::SweepSettings sweep = doc_->graph().sweep;
+                                  graph::set_setting(graph::sweep_settings(), "sweep", sweep, name, value);
+                                  store(sweep);
+                                },
+                            .refused = [this](const QString& why) { showError(why); }},
+                           SettingsForm::Inapplicable::Disabled);
   for (const graph::SweepSetting& row : graph::sweep_settings()) form_->add(row.name(), row.spec);
 
   table_ = new QTableWidget(0, 5, this);
@@ -129,8 +131,9 @@ SweepEditor::SweepEditor(GraphDocument* document, QWidget* parent) : QWidget(par
   table_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   table_->verticalHeader()->hide();
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  table_->setToolTip(tr("Values: the values to try, separated by commas. Empty: the range Min..Max, drawn "
-                        "log-uniformly when Log is checked (random and tpe only; a grid needs values)."));
+  table_->setToolTip(
+      tr("Values: the values to try, separated by commas. Empty: the range Min..Max, drawn "
+         "log-uniformly when Log is checked (random and tpe only; a grid needs values)."));
   connect(table_, &QTableWidget::cellChanged, this, &SweepEditor::edited);
 
   add_ = new QToolButton(this);

@@ -7,10 +7,8 @@
 // log-scaled. Every change is one undo step of the document (GraphDocument::setSweep); what
 // graph::check_sweep finds wrong is shown under the list.
 #include <QWidget>
-
-#include <string>
-
 #include <optional>
+#include <string>
 
 #include "graph/graph.h"
 #include "graph/param_spec.h"

@@ -4,7 +4,6 @@
 // to be tested and the app converts the core's sweep state once.
 #include <QString>
 #include <QVariant>
-
 #include <optional>
 #include <vector>
 
@@ -16,14 +15,14 @@ struct SweptParameter {
 };
 
 struct Trial {
-  int index = 0;                // the trial's number in the sweep (1: its folder is trial-001)
-  std::vector<QVariant> values;  // one per swept parameter: a number, or text for a choice
-  QString status;               // "pending", "running", "completed", "stopped early", "failed", ...
+  int index = 0;                                 // the trial's number in the sweep (1: its folder is trial-001)
+  std::vector<QVariant> values;                  // one per swept parameter: a number, or text for a choice
+  QString status;                                // "pending", "running", "completed", "stopped early", "failed", ...
   std::optional<double> bestLoss, bestAccuracy;  // the best epoch's validation figures (accuracy a fraction)
-  int bestEpoch = 0;            // 0: none yet
-  int epochs = 0;               // epochs trained
-  double seconds = 0;           // training time
-  QString folder;               // its run folder ("" before it starts)
+  int bestEpoch = 0;                             // 0: none yet
+  int epochs = 0;                                // epochs trained
+  double seconds = 0;                            // training time
+  QString folder;                                // its run folder ("" before it starts)
 };
 
 // Which validation figure ranks the trials.

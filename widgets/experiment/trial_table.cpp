@@ -58,9 +58,10 @@ void TrialTableModel::setTrials(const std::vector<Trial>& trials) {
       continue;
     }
     Trial& shown = trials_[size_t(row)];
-    const bool same = shown.values == trial.values && shown.status == trial.status && shown.bestLoss == trial.bestLoss &&
-                      shown.bestAccuracy == trial.bestAccuracy && shown.bestEpoch == trial.bestEpoch &&
-                      shown.epochs == trial.epochs && shown.seconds == trial.seconds && shown.folder == trial.folder;
+    const bool same = shown.values == trial.values && shown.status == trial.status &&
+                      shown.bestLoss == trial.bestLoss && shown.bestAccuracy == trial.bestAccuracy &&
+                      shown.bestEpoch == trial.bestEpoch && shown.epochs == trial.epochs &&
+                      shown.seconds == trial.seconds && shown.folder == trial.folder;
     if (same) continue;
     shown = trial;
     emit dataChanged(index(row, 0), index(row, columnCount() - 1));
@@ -69,9 +70,7 @@ void TrialTableModel::setTrials(const std::vector<Trial>& trials) {
 
 int TrialTableModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(trials_.size()); }
 
-int TrialTableModel::columnCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : column(FigureCount);
-}
+int TrialTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : column(FigureCount); }
 
 QVariant TrialTableModel::sortValue(const Trial& trial, int col) const {
   if (col == 0) return double(trial.index);
@@ -84,13 +83,20 @@ QVariant TrialTableModel::sortValue(const Trial& trial, int col) const {
   }
   const auto optional = [](const std::optional<double>& v) { return v ? QVariant(*v) : QVariant(); };
   switch (Figure(col - column(LossColumn))) {
-    case LossColumn: return optional(trial.bestLoss);
-    case AccuracyColumn: return optional(trial.bestAccuracy);
-    case BestEpochColumn: return trial.bestEpoch > 0 ? QVariant(double(trial.bestEpoch)) : QVariant();
-    case EpochsColumn: return double(trial.epochs);
-    case TimeColumn: return trial.seconds;
-    case StatusColumn: return trial.status;
-    case FigureCount: break;
+    case LossColumn:
+      return optional(trial.bestLoss);
+    case AccuracyColumn:
+      return optional(trial.bestAccuracy);
+    case BestEpochColumn:
+      return trial.bestEpoch > 0 ? QVariant(double(trial.bestEpoch)) : QVariant();
+    case EpochsColumn:
+      return double(trial.epochs);
+    case TimeColumn:
+      return trial.seconds;
+    case StatusColumn:
+      return trial.status;
+    case FigureCount:
+      break;
   }
   return {};
 }
@@ -100,14 +106,20 @@ QString TrialTableModel::text(const Trial& trial, int col) const {
   if (col <= int(parameters_.size()))
     return trial.values.size() >= size_t(col) ? valueText(trial.values[size_t(col - 1)]) : QString();
   switch (Figure(col - column(LossColumn))) {
-    case LossColumn: return trial.bestLoss ? QString::number(*trial.bestLoss, 'f', 4) : QString();
+    case LossColumn:
+      return trial.bestLoss ? QString::number(*trial.bestLoss, 'f', 4) : QString();
     case AccuracyColumn:
       return trial.bestAccuracy ? QStringLiteral("%1 %").arg(*trial.bestAccuracy * 100, 0, 'f', 2) : QString();
-    case BestEpochColumn: return trial.bestEpoch > 0 ? QString::number(trial.bestEpoch) : QString();
-    case EpochsColumn: return QString::number(trial.epochs);
-    case TimeColumn: return trial.seconds > 0 ? durationText(trial.seconds) : QString();
-    case StatusColumn: return trial.status;
-    case FigureCount: break;
+    case BestEpochColumn:
+      return trial.bestEpoch > 0 ? QString::number(trial.bestEpoch) : QString();
+    case EpochsColumn:
+      return QString::number(trial.epochs);
+    case TimeColumn:
+      return trial.seconds > 0 ? durationText(trial.seconds) : QString();
+    case StatusColumn:
+      return trial.status;
+    case FigureCount:
+      break;
   }
   return {};
 }
@@ -116,14 +128,19 @@ QVariant TrialTableModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= int(trials_.size())) return {};
   const Trial& trial = trials_[size_t(index.row())];
   switch (role) {
-    case Qt::DisplayRole: return text(trial, index.column());
-    case SortRole: return sortValue(trial, index.column());
-    case TrialRole: return trial.index;
+    case Qt::DisplayRole:
+      return text(trial, index.column());
+    case SortRole:
+      return sortValue(trial, index.column());
+    case TrialRole:
+      return trial.index;
     case Qt::TextAlignmentRole:
       return index.column() == column(StatusColumn) ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
                                                     : QVariant(Qt::AlignRight | Qt::AlignVCenter);
-    case Qt::ToolTipRole: return trial.folder.isEmpty() ? QVariant() : QVariant(trial.folder);
-    default: return {};
+    case Qt::ToolTipRole:
+      return trial.folder.isEmpty() ? QVariant() : QVariant(trial.folder);
+    default:
+      return {};
   }
 }
 
@@ -132,13 +149,20 @@ QVariant TrialTableModel::headerData(int section, Qt::Orientation orientation, i
   if (section == 0) return tr("#");
   if (section <= int(parameters_.size())) return parameters_[size_t(section - 1)].name;
   switch (Figure(section - column(LossColumn))) {
-    case LossColumn: return tr("Val loss");
-    case AccuracyColumn: return tr("Val accuracy");
-    case BestEpochColumn: return tr("Best epoch");
-    case EpochsColumn: return tr("Epochs");
-    case TimeColumn: return tr("Time");
-    case StatusColumn: return tr("Status");
-    case FigureCount: break;
+    case LossColumn:
+      return tr("Val loss");
+    case AccuracyColumn:
+      return tr("Val accuracy");
+    case BestEpochColumn:
+      return tr("Best epoch");
+    case EpochsColumn:
+      return tr("Epochs");
+    case TimeColumn:
+      return tr("Time");
+    case StatusColumn:
+      return tr("Status");
+    case FigureCount:
+      break;
   }
   return {};
 }

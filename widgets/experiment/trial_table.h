@@ -7,7 +7,6 @@
 // one status and those whose text holds a filter string.
 #include <QAbstractTableModel>
 #include <QSortFilterProxyModel>
-
 #include <vector>
 
 #include "experiment/trial.h"

@@ -5,7 +5,6 @@
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTest>
-
 #include <cmath>
 
 #include "experiment/parallel_coordinates.h"
@@ -75,7 +74,8 @@ class TestWidgetsTrials : public QObject {
   }
 
   void filtersByStatusAndText() {
-    Table table({trialOf(1, 0.1, 64, 0.5), trialOf(2, 0.001, 128, std::nullopt, "failed"), trialOf(3, 0.01, 256, 0.05)});
+    Table table(
+        {trialOf(1, 0.1, 64, 0.5), trialOf(2, 0.001, 128, std::nullopt, "failed"), trialOf(3, 0.01, 256, 0.05)});
     TrialFilter& filter = table.filter;
     filter.setStatus("completed");
     QCOMPARE(order(filter), (QList<int>{1, 3}));
@@ -99,7 +99,8 @@ class TestWidgetsTrials : public QObject {
     QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
     QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
     // Trial 2 finishes and trial 3 starts; trial 1 is as it was.
-    model.setTrials({trialOf(1, 0.1, 64, 0.5), trialOf(2, 0.001, 128, 0.2), trialOf(3, 0.01, 32, std::nullopt, "running")});
+    model.setTrials(
+        {trialOf(1, 0.1, 64, 0.5), trialOf(2, 0.001, 128, 0.2), trialOf(3, 0.01, 32, std::nullopt, "running")});
     QCOMPARE(reset.count(), 0);
     QCOMPARE(changed.count(), 1);
     QCOMPARE(changed.first().at(0).value<QModelIndex>().row(), 1);
