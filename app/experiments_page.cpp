@@ -30,7 +30,7 @@ namespace {
 constexpr qsizetype kKeptOutput = 64 * 1024;
 // The definition's column: its form and a list of five narrow columns. It may narrow to the
 // minimum: the page must not hold the window wider than the editor's page does.
-constexpr int kEditorWidth = 360, kEditorMinimumWidth = 280;
+constexpr int kEditorWidth = 360, kEditorMinimumWidth = 240;
 
 QVariant variantOf(const graph::ParamValue& v) {
   if (const auto* i = std::get_if<int64_t>(&v)) return qlonglong(*i);

@@ -55,7 +55,7 @@ ExperimentView::ExperimentView(QWidget* parent) : QWidget(parent) {
   filter_edit_->setObjectName(QStringLiteral("trialFilter"));
   filter_edit_->setPlaceholderText(tr("Filter trials"));
   filter_edit_->setClearButtonEnabled(true);
-  filter_edit_->setMaximumWidth(180);
+  filter_edit_->setMaximumWidth(160);
   connect(filter_edit_, &QLineEdit::textChanged, filter_, &TrialFilter::setText);
   status_ = new QComboBox(this);
   status_->setObjectName(QStringLiteral("trialStatus"));
@@ -64,7 +64,7 @@ ExperimentView::ExperimentView(QWidget* parent) : QWidget(parent) {
     status_->addItem(QString::fromLatin1(s), QString::fromLatin1(s));
   connect(status_, &QComboBox::currentIndexChanged, this,
           [this] { filter_->setStatus(status_->currentData().toString()); });
-  apply_best_ = new QPushButton(tr("Apply Best Settings to Project"), this);
+  apply_best_ = new QPushButton(tr("Apply Best Settings"), this);
   apply_best_->setObjectName(QStringLiteral("applyBest"));
   apply_best_->setToolTip(
       tr("Set the project's settings and node parameters to the best trial's values (one undo step)"));

@@ -4,7 +4,7 @@
 // sortable by any column); beside it the parallel-coordinates plot of the same trials; below,
 // the curves of the selected trials overlaid (TrainingPlots, one run per trial, read from the
 // trials' run folders). Selecting in the table or clicking lines in the plot selects in both.
-// "Apply Best Settings to Project" only asks (applyBestRequested): the owner has the project.
+// "Apply Best Settings" (to the project) only asks (applyBestRequested): the owner has the project.
 #include <QList>
 #include <QWidget>
 #include <map>

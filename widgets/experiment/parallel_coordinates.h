@@ -43,7 +43,7 @@ class ParallelCoordinates : public QWidget {
   int trialAt(QPointF pixel) const;
 
   QSize sizeHint() const override { return {480, 260}; }
-  QSize minimumSizeHint() const override { return {240, 160}; }
+  QSize minimumSizeHint() const override { return {180, 160}; }
 
  signals:
   // The user changed the selection by clicking.
