@@ -17,6 +17,7 @@
 #include <QStatusBar>
 #include <QTimer>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <utility>
@@ -28,6 +29,10 @@
 #include "dataset/dataset_preview.h"
 #include "editor/node_scene.h"
 #include "editor/node_view.h"
+#include "experiment/experiment_view.h"
+#include "experiment/parallel_coordinates.h"
+#include "experiment/trial_table.h"
+#include "experiments_page.h"
 #include "lr_finder_dialog.h"
 #include "main_window.h"
 #include "run_follower.h"
@@ -113,9 +118,15 @@ int main(int argc, char** argv) {
                                  QStringLiteral("Bring the dock <name> to the front of its tab group: paletteDock, "
                                                 "propertiesDock, trainingDock, nodeStatsDock or problemsDock."),
                                  QStringLiteral("name"));
+  QCommandLineOption sweep_option(
+      QStringLiteral("sweep"),
+      QStringLiteral("Show the sweep in folder <dir> on the Experiments page, its three best trials selected (with "
+                     "--screenshot: take it once they are drawn)."),
+      QStringLiteral("dir"));
   for (QCommandLineOption* o : {&screenshot_option, &size_option, &select_option, &train_option, &epoch_option,
                                 &step_option, &done_option, &dashboard_option, &augmented_option, &try_option, &draw_option,
-                                &prompt_option, &compare_option, &follow_option, &processes_option, &lr_finder_option, &dock_option}) {
+                                &prompt_option, &compare_option, &follow_option, &processes_option, &lr_finder_option,
+                                &dock_option, &sweep_option}) {
     o->setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOption(*o);
   }
@@ -165,7 +176,8 @@ int main(int argc, char** argv) {
   // Without a project to open, a window shows the start page: a newcomer's first sight.
   const bool automated = compare || parser.isSet(train_option) || parser.isSet(follow_option) ||
                          parser.isSet(dashboard_option) || parser.isSet(augmented_option) || parser.isSet(try_option) ||
-                         parser.isSet(processes_option) || parser.isSet(lr_finder_option);
+                         parser.isSet(processes_option) || parser.isSet(lr_finder_option) ||
+                         parser.isSet(sweep_option);
   if (args.isEmpty() && !automated) window.showStartPage();
   if (parser.isSet(dock_option)) {
     auto* dock = window.findChild<QDockWidget*>(parser.value(dock_option));
@@ -208,6 +220,25 @@ int main(int argc, char** argv) {
   if (compare) {
     window.showDashboard();
     window.dashboard()->compareRunFolders(parser.value(compare_option), compare_with);
+  }
+  const bool sweep = parser.isSet(sweep_option);
+  if (sweep) {
+    QString why;
+    if (!window.experiments()->open(parser.value(sweep_option), &why)) {
+      std::fprintf(stderr, "plexus: %s\n", qPrintable(why));
+      return 1;
+    }
+    window.showExperiments();
+    plexus::widgets::ExperimentView* view = window.experiments()->view();
+    std::vector<plexus::widgets::Trial> ranked = view->model()->trials();
+    const plexus::widgets::TrialMetric metric = view->parallel()->trialMetric();
+    std::erase_if(ranked, [metric](const plexus::widgets::Trial& t) { return !metricOf(t, metric); });
+    std::sort(ranked.begin(), ranked.end(), [metric](const plexus::widgets::Trial& a, const plexus::widgets::Trial& b) {
+      return better(metric, *metricOf(a, metric), *metricOf(b, metric));
+    });
+    QList<int> shown;
+    for (size_t i = 0; i < ranked.size() && i < 3; ++i) shown << ranked[i].index;
+    view->selectTrials(shown);
   }
   const bool follow = parser.isSet(follow_option);
   if (follow) {  // once the screenshot's handlers below are connected: the first read reports at once
@@ -383,6 +414,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "plexus: %s\n", qPrintable(message));
         quit(1);
       });
+    } else if (sweep) {  // read at once; drawn once shown
+      QTimer::singleShot(600, &window, [file, shoot] { shoot(file); });
     } else if (dashboard) {  // the past runs are read in the background
       QObject::connect(window.dashboard(), &plexus::app::Dashboard::runsLoaded, &window, [&window, file, shoot] {
         window.dashboard()->plots()->fit();

@@ -31,6 +31,7 @@
 #include "common/qt_text.h"
 #include "common/theme.h"
 #include "dashboard.h"
+#include "experiments_page.h"
 #include "dashboard/run_list.h"
 #include "dashboard/training_plots.h"
 #include "editor/block_actions.h"
@@ -115,6 +116,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   // tried is the one those two pages made.
   try_it_ = new TryItPage(training_, document_, this);
   tabs_->addTab(try_it_, tr("Try It"));
+  experiments_ = new ExperimentsPage(document_, this);
+  experiments_->setObjectName(QStringLiteral("experimentsPage"));
+  tabs_->addTab(experiments_, tr("Experiments"));
   start_page_ = new widgets::StartPage(this);
   central_ = new QStackedWidget(this);
   central_->addWidget(tabs_);
@@ -459,6 +463,39 @@ void MainWindow::createActions() {
   panels->addAction(findChild<QToolBar*>(QStringLiteral("trainingToolbar"))->toggleViewAction());
 }
 
+void MainWindow::createExperimentActions(QMenu* run) {
+  ExperimentsPage* page = experiments_;
+  run->addActions({page->startAction(), page->stopAction(), page->resumeAction(), page->openAction()});
+  connect(page->startAction(), &QAction::triggered, this, [this] {
+    if (!checkTrainable()) return;
+    if (const QString why = experiments_->start(newSweepDirectory(), projectDirectory()); !why.isEmpty())
+      showError(tr("Cannot start the sweep"), why);
+    else
+      showExperiments();
+  });
+  connect(page->openAction(), &QAction::triggered, this, [this] {
+    const QString folder = chooseRunFolder(tr("Open a sweep folder"));
+    if (folder.isEmpty()) return;
+    QString why;
+    if (experiments_->open(folder, &why))
+      showExperiments();
+    else
+      showError(tr("Cannot open the sweep folder"), why);
+  });
+  connect(page, &ExperimentsPage::message, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
+  connect(page, &ExperimentsPage::ended, this, [this](const QString& text, bool failed) {
+    if (failed)
+      showError(tr("Sweep"), text);
+    else
+      statusBar()->showMessage(text, 8000);
+  });
+}
+
+QString MainWindow::newSweepDirectory() const {
+  const QFileInfo run(newRunDirectory());  // <runs>/<date-time>: the sweep is <runs>/sweeps/<date-time>
+  return run.absolutePath() + QStringLiteral("/sweeps/") + run.fileName();
+}
+
 void MainWindow::createRunActions() {
   auto* run = new QMenu(tr("&Run"), this);
   menuBar()->insertMenu(menuBar()->actions().constLast(), run);  // before Help
@@ -550,6 +587,8 @@ void MainWindow::createRunActions() {
                                    "grows, plot the loss, and suggest a rate"));
   connect(lr_finder_action_, &QAction::triggered, this, &MainWindow::findLearningRate);
   run->addActions({train_action_, pause_action_, stop_action_, processes_action_, lr_finder_action_});
+  run->addSeparator();
+  createExperimentActions(run);
   run->addSeparator();
   widgets::RunList* runs = dashboard_->runs();
   connect(runs, &widgets::RunList::continueRequested, this, &MainWindow::continueRun);
@@ -1174,7 +1213,9 @@ void MainWindow::showEditor() {
 // the editor. Two runs compared are not the open project's: its settings make room for them too.
 void MainWindow::tabChanged() {
   const bool editing = tabs_->currentWidget() == view_;
-  const bool comparing = tabs_->currentWidget() == dashboard_ && dashboard_->isComparing();
+  // A comparison and the experiments want the window's width: the panels make way.
+  const bool comparing = (tabs_->currentWidget() == dashboard_ && dashboard_->isComparing()) ||
+                         tabs_->currentWidget() == experiments_;
   for (const char* name : {"paletteDock", "problemsDock", "nodeStatsDock", "propertiesDock", "trainingDock"}) {
     auto* dock = findChild<QDockWidget*>(QLatin1String(name));
     // The node statistics are about the canvas's selection: an editing panel too.
@@ -1197,6 +1238,10 @@ void MainWindow::tabChanged() {
 void MainWindow::showDashboard() {
   leaveStartPage();
   tabs_->setCurrentWidget(dashboard_);
+}
+void MainWindow::showExperiments() {
+  leaveStartPage();
+  tabs_->setCurrentWidget(experiments_);
 }
 void MainWindow::showTryIt() {
   leaveStartPage();

@@ -39,6 +39,7 @@ namespace plexus::app {
 
 class Autosaver;
 class Dashboard;
+class ExperimentsPage;
 class LoadWeightsDialog;
 class LrFinderDialog;
 class ProcessRun;
@@ -71,6 +72,7 @@ class MainWindow : public QMainWindow {
   ProcessRun* processes() const { return processes_; }
   Dashboard* dashboard() const { return dashboard_; }
   TryItPage* tryIt() const { return try_it_; }
+  ExperimentsPage* experiments() const { return experiments_; }
   widgets::TrainingPanel* trainingPanel() const { return training_panel_; }
   widgets::StartPage* startPage() const { return start_page_; }
   QAction* trainAction() const { return train_action_; }
@@ -133,10 +135,13 @@ class MainWindow : public QMainWindow {
   void showEditor();
   void showDashboard();
   void showTryIt();
+  void showExperiments();
   // Where a run of the current project keeps its checkpoints: next to a saved project
   // (<name>.runs/<date-time>), else in the app's data folder; $PLEXUS_RUNS_DIR/<date-time>
   // when that is set.
   QString newRunDirectory() const;
+  // Where a new sweep of the current project goes: beside its runs, sweeps/<date-time>.
+  QString newSweepDirectory() const;
   QString projectDirectory() const;  // of the open project file; "" for an unsaved project
   // The open project's most recent run folder, where checkpoint dialogs start ("" = none yet).
   QString latestRunDirectory() const;
@@ -197,6 +202,7 @@ class MainWindow : public QMainWindow {
   QString nextToProject(const QString& suffix) const;
   void createActions();
   void createRunActions();
+  void createExperimentActions(QMenu* run);  // Run ▸ Start Sweep, …, wired to the Experiments page
   void createDocks();
   void updateRunActions();
   bool checkTrainable();  // the graph can train, else the problems are shown
@@ -228,6 +234,7 @@ class MainWindow : public QMainWindow {
   ProcessRun* processes_ = nullptr;
   Dashboard* dashboard_ = nullptr;
   TryItPage* try_it_ = nullptr;
+  ExperimentsPage* experiments_ = nullptr;
   QString attached_weights_;  // Load Weights' file, for the next Train; "" when none
   class QTabWidget* tabs_ = nullptr;
   QStackedWidget* central_ = nullptr;  // the tabs, or the start page while no project is open

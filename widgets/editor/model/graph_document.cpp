@@ -222,6 +222,9 @@ void GraphDocument::applyOne(const GraphOp& op) {
       describeDataset();
     }
     emit settingsChanged();
+  } else if (const auto* o = std::get_if<ReplaceSweep>(&op)) {
+    graph_.sweep = o->after;
+    emit sweepChanged();
   }
 }
 
@@ -598,6 +601,30 @@ void GraphDocument::setDataset(const graph::DatasetBinding& dataset, const std::
 void GraphDocument::setTraining(const graph::TrainingSettings& training) {
   if (training == graph_.training) return;
   push(tr("Change training settings"), {ReplaceSettings{graph_.dataset, graph_.dataset, graph_.training, training}});
+}
+
+void GraphDocument::setSweep(const graph::SweepSettings& sweep) {
+  if (sweep == graph_.sweep) return;
+  push(tr("Change sweep"), {ReplaceSweep{graph_.sweep, sweep}});
+}
+
+bool GraphDocument::adoptSettings(const graph::Graph& from, const QString& text) {
+  std::vector<GraphOp> ops;
+  if (!(from.dataset == graph_.dataset) || !(from.training == graph_.training))
+    ops.push_back(ReplaceSettings{graph_.dataset, from.dataset, graph_.training, from.training});
+  for (const graph::Node& after : from.nodes) {
+    const std::optional<size_t> index = nodeIndex(qstr(after.id));
+    if (!index || graph_.nodes[*index].type != after.type) continue;
+    graph::Node node = graph_.nodes[*index];
+    node.params = after.params;
+    node.frozen = after.frozen;
+    node.lr_mult = after.lr_mult;
+    node.weight_decay_mult = after.weight_decay_mult;
+    if (!(node == graph_.nodes[*index])) ops.push_back(ReplaceNode{*index, graph_.nodes[*index], node});
+  }
+  if (ops.empty()) return false;
+  push(text, std::move(ops));
+  return true;
 }
 
 }  // namespace plexus::widgets

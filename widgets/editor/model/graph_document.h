@@ -119,6 +119,12 @@ class GraphDocument : public QObject {
   // its wires), as one step: a CSV target of another kind with the head fitted to it (task_head.h).
   void setDataset(const graph::DatasetBinding& dataset, const std::vector<graph::Node>& nodes);
   void setTraining(const graph::TrainingSettings& training);
+  // The project's sweep definition (graph::SweepSettings): its settings and swept parameters.
+  void setSweep(const graph::SweepSettings& sweep);
+  // From `from`, the same graph with other settings (sweep::apply_assignment's result): its
+  // training and dataset settings and its nodes' parameters and settings, as one step named
+  // `text`. False, with no step, when nothing differs.
+  bool adoptSettings(const graph::Graph& from, const QString& text);
 
   // Applies primitive operations and tells the views; used by EditCommand only.
   void apply(const std::vector<GraphOp>& ops);
@@ -133,6 +139,7 @@ class GraphDocument : public QObject {
   void edgeRemoved(const plexus::graph::Edge& edge);
   void blocksChanged();  // any block added, removed, changed, opened or closed
   void settingsChanged();  // dataset binding or training settings
+  void sweepChanged();     // the sweep definition
   void validated();
   void modifiedChanged(bool modified);
   void filePathChanged(const QString& path);

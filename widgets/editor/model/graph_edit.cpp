@@ -20,6 +20,7 @@ GraphOp inverse(const GraphOp& op) {
     GraphOp operator()(const ReplaceSettings& o) const {
       return ReplaceSettings{o.dataset_after, o.dataset_before, o.training_after, o.training_before};
     }
+    GraphOp operator()(const ReplaceSweep& o) const { return ReplaceSweep{o.after, o.before}; }
   };
   return std::visit(Invert{}, op);
 }

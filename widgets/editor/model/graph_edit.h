@@ -27,8 +27,9 @@ struct ReplaceSettings {
   graph::DatasetBinding dataset_before, dataset_after;
   graph::TrainingSettings training_before, training_after;
 };
+struct ReplaceSweep { graph::SweepSettings before, after; };
 using GraphOp = std::variant<InsertNode, EraseNode, ReplaceNode, InsertEdge, EraseEdge, InsertBlock, EraseBlock,
-                             ReplaceBlock, ReplaceSettings>;
+                             ReplaceBlock, ReplaceSettings, ReplaceSweep>;
 
 GraphOp inverse(const GraphOp& op);
 // True when the operation can change what the graph means: anything but a node's position
