@@ -108,6 +108,7 @@ void read_figures(TrialState& t, const std::string& metric) {
   t.seconds = r.status == session::RunStatus::Incomplete ? seconds : r.seconds;
   switch (r.status) {
     case session::RunStatus::Completed: t.status = TrialStatus::Completed; break;
+    case session::RunStatus::StoppedEarly: t.status = TrialStatus::StoppedEarly; break;
     case session::RunStatus::Stopped: t.status = TrialStatus::Stopped; break;
     case session::RunStatus::Failed: t.status = TrialStatus::Failed; break;
     case session::RunStatus::Incomplete: break;
@@ -124,6 +125,7 @@ std::string to_string(TrialStatus status) {
     case TrialStatus::Running: return "running";
     case TrialStatus::Interrupted: return "interrupted";
     case TrialStatus::Completed: return "completed";
+    case TrialStatus::StoppedEarly: return "stopped early";
     case TrialStatus::Stopped: return "stopped";
     case TrialStatus::Failed: return "failed";
   }
@@ -131,7 +133,8 @@ std::string to_string(TrialStatus status) {
 }
 
 bool finished(TrialStatus status) {
-  return status == TrialStatus::Completed || status == TrialStatus::Stopped || status == TrialStatus::Failed;
+  return status == TrialStatus::Completed || status == TrialStatus::StoppedEarly || status == TrialStatus::Stopped ||
+         status == TrialStatus::Failed;
 }
 
 bool SweepState::complete() const {

@@ -43,10 +43,10 @@ inline constexpr const char* kStoppedBySweepFile = "stopped-by-sweep";
 // could not start: a missing dataset, a crash): why, in a line. The trial is failed.
 inline constexpr const char* kTrialFailedFile = "trial-failed";
 
-enum class TrialStatus { Pending, Running, Interrupted, Completed, Stopped, Failed };
-// "pending", "running", "interrupted", "completed", "stopped", "failed"
+enum class TrialStatus { Pending, Running, Interrupted, Completed, StoppedEarly, Stopped, Failed };
+// "pending", "running", "interrupted", "completed", "stopped early", "stopped", "failed"
 std::string to_string(TrialStatus status);
-// A trial that will not run again: completed, stopped or failed.
+// A trial that will not run again: completed, stopped early, stopped or failed.
 bool finished(TrialStatus status);
 
 struct TrialState {

@@ -13,6 +13,7 @@
 #include <QTest>
 #include <QUndoStack>
 #include <filesystem>
+#include <optional>
 
 #include "dashboard/training_plots.h"
 #include "data/synthetic_digits.h"
@@ -156,12 +157,18 @@ class TestAppExperiments : public QObject {
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     widgets::ParallelCoordinates* plot = view->parallel();
-    const QPointF on3 = (*plot->linePoint(3, 0) + *plot->linePoint(3, 1)) / 2;
-    if (plot->trialAt(on3) == 3) {  // not where another trial's line crosses it
-      QTest::mouseClick(plot, Qt::LeftButton, {}, on3.toPoint());
-      QCOMPARE(view->selectedTrials(), QList<int>{3});
-      QCOMPARE(view->plots()->runCount(), 1);
-    }
+    // A point of trial 3's line where no other trial's line is nearer: lines cross, so look along it.
+    std::optional<QPoint> on3;
+    for (int axis = 0; axis + 1 < plot->axisCount() && !on3; ++axis)
+      for (int step = 1; step < 20 && !on3; ++step) {
+        const QPointF from = *plot->linePoint(3, axis), to = *plot->linePoint(3, axis + 1);
+        const QPointF at = from + (to - from) * step / 20.;
+        if (plot->trialAt(at.toPoint()) == 3) on3 = at.toPoint();
+      }
+    QVERIFY2(on3, "trial 3's line is nowhere the nearest: hit-testing picks another line everywhere");
+    QTest::mouseClick(plot, Qt::LeftButton, {}, *on3);
+    QCOMPARE(view->selectedTrials(), QList<int>{3});
+    QCOMPARE(view->plots()->runCount(), 1);
 
     // Apply Best Settings: the best trial's lr and width in the project, one undo step.
     const sweep::TrialState& trial = page->state()->trials[size_t(best - 1)];

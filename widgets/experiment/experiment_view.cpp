@@ -60,7 +60,7 @@ ExperimentView::ExperimentView(QWidget* parent) : QWidget(parent) {
   status_ = new QComboBox(this);
   status_->setObjectName(QStringLiteral("trialStatus"));
   status_->addItem(tr("Every status"), QString());
-  for (const char* s : {"completed", "running", "pending", "interrupted", "stopped", "failed"})
+  for (const char* s : {"completed", "stopped early", "running", "pending", "interrupted", "stopped", "failed"})
     status_->addItem(QString::fromLatin1(s), QString::fromLatin1(s));
   connect(status_, &QComboBox::currentIndexChanged, this,
           [this] { filter_->setStatus(status_->currentData().toString()); });
