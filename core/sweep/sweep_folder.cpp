@@ -89,6 +89,14 @@ std::optional<double> score_of(const TrialState& t, const std::string& metric) {
   return std::nullopt;
 }
 
+// Whether a trial's run log has its whole header line: a trial's process creates the log and then
+// writes the header, so a trial just started may have an empty log, or half a line.
+bool log_begun(const fs::path& log) {
+  std::ifstream in(log, std::ios::binary);
+  std::string first;
+  return in && std::getline(in, first) && !in.eof();
+}
+
 // The trial's figures from its run log: the best of each, and the epoch the metric's best came at.
 void read_figures(TrialState& t, const std::string& metric) {
   const session::RunRecord r = session::read_run(t.folder);
@@ -251,7 +259,7 @@ SweepState read_sweep(const fs::path& folder) {
   for (TrialState& t : s.trials) {
     if (t.attempts == 0) continue;
     t.status = s.running ? TrialStatus::Running : TrialStatus::Interrupted;
-    if (fs::exists(t.folder / session::kRunLogFile)) read_figures(t, s.metric);
+    if (log_begun(t.folder / session::kRunLogFile)) read_figures(t, s.metric);
     if (t.status == TrialStatus::Stopped && fs::exists(t.folder / kStoppedBySweepFile))
       t.status = s.running ? TrialStatus::Running : TrialStatus::Interrupted;
     if (!finished(t.status) && fs::exists(t.folder / kTrialFailedFile)) {

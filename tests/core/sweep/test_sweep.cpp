@@ -280,6 +280,16 @@ TEST(aSweepFolderTellsEachTrialsStatusAndTheBest) {
     // Its rerun is attempt 2: once.
     VERIFY(sweep::claim_trial(folder, 2, 2, *s.trials[1].assignment));
     VERIFY(!sweep::claim_trial(folder, 2, 2, *s.trials[1].assignment));
+    // Trial 4 just started: its process has made the log and not yet written the whole header.
+    VERIFY(sweep::claim_trial(folder, 4, 1, *s.trials[3].assignment));
+    const fs::path log4 = sweep::trial_folder(folder, 4) / session::kRunLogFile;
+    std::ofstream(log4).flush();
+    COMPARE(sweep::read_sweep(folder).trials[3].status, sweep::TrialStatus::Running);
+    std::ofstream(log4) << "{\"run\": {\"form";
+    const sweep::TrialState begun = sweep::read_sweep(folder).trials[3];
+    COMPARE(begun.status, sweep::TrialStatus::Running);
+    VERIFY(!begun.score);
+    fs::remove_all(sweep::trial_folder(folder, 4));
   }
   COMPARE(sweep::read_sweep(folder).trials[1].attempts, 2);
 
