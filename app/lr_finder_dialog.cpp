@@ -1,6 +1,7 @@
 #include "lr_finder_dialog.h"
 
 #include <QDialogButtonBox>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -29,8 +30,9 @@ std::optional<double> rate_of(const QLineEdit* field) {
 
 }  // namespace
 
-LrFinderDialog::LrFinderDialog(widgets::GraphDocument* document, const QString& project_dir, QWidget* parent)
-    : QDialog(parent), document_(document), project_dir_(project_dir), job_(new LrFinderJob(this)) {
+LrFinderDialog::LrFinderDialog(widgets::GraphDocument* document, const QString& project_dir, const QString& weights,
+                               QWidget* parent)
+    : QDialog(parent), document_(document), project_dir_(project_dir), weights_(weights), job_(new LrFinderJob(this)) {
   setWindowTitle(tr("Find Learning Rate"));
   const session::LrFinderOptions defaults;
   start_ = new QLineEdit(QString::number(defaults.start_lr), this);
@@ -54,8 +56,12 @@ LrFinderDialog::LrFinderDialog(widgets::GraphDocument* document, const QString& 
   progress_ = new QProgressBar(this);
   progress_->setRange(0, int(defaults.steps));
   progress_->setValue(0);
-  status_ = new QLabel(tr("Trains a fresh copy of the model while the learning rate grows step by step; the project's "
-                          "model and runs are left as they are."),
+  status_ = new QLabel(weights.isEmpty() ? tr("Trains a fresh copy of the model while the learning rate grows step by "
+                                               "step; the project's model and runs are left as they are.")
+                                          : tr("Trains a copy of the model, from the weights in %1, while the learning "
+                                               "rate grows step by step; the weights file, the model and runs are left "
+                                               "as they are.")
+                                                .arg(QFileInfo(weights).fileName()),
                        this);
   status_->setWordWrap(true);
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -118,6 +124,7 @@ void LrFinderDialog::find() {
   o.start_lr = *start;
   o.end_lr = *end;
   o.steps = steps_->value();
+  o.init_from = weights_.toStdString();
   suggestion_.reset();
   plot_->clear();
   progress_->setRange(0, int(o.steps));

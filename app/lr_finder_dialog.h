@@ -3,8 +3,9 @@
 // on a worker thread (LrFinderJob): the ramp's range and steps, Find, a progress bar and Cancel,
 // the loss-against-lr plot (widgets::LrFinderPlot) growing as steps come, the suggestion or why
 // there is none, and Use This Rate, which sets the project's lr as one undo step. It trains a
-// fresh copy of the project's model: the model, any run and the rest of the project stay as
-// they are. The main window opens it only while no run is active, window-modal.
+// fresh copy of the project's model, started from the weights Load Weights attached for the next
+// run when there are some: the model, any run, the weights file and the rest of the project stay
+// as they are. The main window opens it only while no run is active, window-modal.
 #include <QDialog>
 #include <optional>
 
@@ -30,7 +31,9 @@ class LrFinderDialog : public QDialog {
   Q_OBJECT
 
  public:
-  LrFinderDialog(widgets::GraphDocument* document, const QString& project_dir, QWidget* parent = nullptr);
+  // `weights`: a checkpoint or weights file the copy starts from (LrFinderOptions::init_from); "" = none.
+  LrFinderDialog(widgets::GraphDocument* document, const QString& project_dir, const QString& weights = QString(),
+                 QWidget* parent = nullptr);
 
   void find();     // as the Find button
   void cancel();   // as Cancel while it runs
@@ -49,6 +52,7 @@ class LrFinderDialog : public QDialog {
 
   widgets::GraphDocument* document_;
   QString project_dir_;
+  QString weights_;
   LrFinderJob* job_;
   QLineEdit* start_;
   QLineEdit* end_;

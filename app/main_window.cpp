@@ -949,7 +949,7 @@ bool MainWindow::startTraining(const QString& resume_from, const QString& contin
 
 LrFinderDialog* MainWindow::findLearningRate() {
   if (isRunActive() || !checkTrainable()) return nullptr;
-  auto* dialog = new LrFinderDialog(document_, projectDirectory(), this);
+  auto* dialog = new LrFinderDialog(document_, projectDirectory(), attached_weights_, this);
   dialog->setAttribute(Qt::WA_DeleteOnClose);
   dialog->open();  // window-modal: no run starts and nothing is edited while it is open
   return dialog;

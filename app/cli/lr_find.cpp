@@ -28,6 +28,9 @@ constexpr const char* kLrFindHelp =
   --start X            the first step's learning rate                           [1e-7]
   --end X              the last step's learning rate                            [10]
   --steps N            steps of the ramp, at most one pass of the training split [100]
+  --init-from C        start from the matching tensors of C, a checkpoint or weights file (as
+                       train --init-from does), instead of the project's fresh weights; C is
+                       not changed
   --csv FILE           write every step: step,lr,loss,smoothed
   --json FILE          write every step and the suggestion as JSON
   --data PATH          use this dataset folder or file instead of the project's
@@ -83,6 +86,7 @@ int cmd_lr_find(const Args& args) {
   o.start_lr = args.number("--start", o.start_lr);
   o.end_lr = args.number("--end", o.end_lr);
   o.steps = args.integer("--steps", o.steps, session::kMinSteps);
+  o.init_from = args.str("--init-from", "");
   const session::LrFinderResult r = session::find_learning_rate(g, o, {.project_dir = project_dir(file)});
 
   std::printf("lr finder on %s: %zu of %lld steps from lr %s to %s (%s, batch %lld)", file.c_str(), r.points.size(),
@@ -90,6 +94,7 @@ int cmd_lr_find(const Args& args) {
               shortest_text(o.end_lr).c_str(), g.training.optimizer.c_str(),
               static_cast<long long>(g.training.batch_size));
   if (r.diverged) std::printf(", diverged at lr %.3g", r.points.back().lr);
+  if (!r.initialised.empty()) std::printf("\n%s", r.initialised.c_str());
   std::printf("\n%6s  %-12s %-12s %s\n", "step", "lr", "loss", "smoothed");
   for (size_t i : finder_rows(r)) {
     const session::LrPoint& p = r.points[i];
@@ -114,6 +119,7 @@ Command lr_find_command() {
                   {{"--start"},
                    {"--end"},
                    {"--steps"},
+                   {"--init-from", Takes::Path},
                    {"--csv", Takes::Path},
                    {"--json", Takes::Path},
                    {"--data", Takes::Path},
@@ -122,7 +128,7 @@ Command lr_find_command() {
   shape.flags.insert(shape.flags.end(), setting_options().switches.begin(), setting_options().switches.end());
   shape.options.insert(shape.options.end(), setting_options().with_value.begin(), setting_options().with_value.end());
   return {"lr-find",
-          "lr-find FILE [--start X] [--end X] [--steps N] [--csv FILE] [--json FILE] [options]",
+          "lr-find FILE [--start X] [--end X] [--steps N] [--init-from C] [--csv FILE] [--json FILE] [options]",
           "find a learning rate: the loss along an exponential lr ramp, and a suggested rate",
           lr_find_help,
           shape,

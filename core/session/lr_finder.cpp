@@ -6,6 +6,7 @@
 
 #include "autograd/grad_mode.h"
 #include "tensor/generator.h"
+#include "train/partial_load.h"
 #include "train/step.h"
 #include "util/error.h"
 #include "util/text.h"
@@ -78,6 +79,8 @@ LrFinderResult find_learning_rate(const graph::Graph& graph, const LrFinderOptio
   check_options(options);
   TrainingRun run = make_training_run(graph, run_options);
   LrFinderResult result;
+  if (!options.init_from.empty())
+    result.initialised = train::init_from(options.init_from, *run.compiled.model, run.optimizer.get());
   const int64_t batches = run.train_loader->size();
   if (batches < kMinSteps)
     throw ValueError("lr finder: the training split has " + std::to_string(batches) + " batches of " +
@@ -100,6 +103,7 @@ LrFinderResult find_learning_rate(const graph::Graph& graph, const LrFinderOptio
                             .loss_parts = run.trainer_options.loss_parts,
                             .classification = run.trainer_options.classification,
                             .clip_grad_norm = run.trainer_options.clip_grad_norm,
+                            .clip_grad_value = run.trainer_options.clip_grad_value,
                             .cuda_graphs = false,  // the lr changes every step
                             .carry_state = run.trainer_options.carry_state});
   if (run.trainer_options.carry_state) model.set_carry_state(true);  // a text's streams, as in training

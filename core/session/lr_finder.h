@@ -6,7 +6,9 @@
 //
 // What it trains: a fresh model from the project (make_training_run: the project's seed, its
 // optimizer with its groups' lr multipliers, its batches and augmentation), never a model a
-// caller holds. The project's schedule and warm-up are replaced by the ramp. Step i of n
+// caller holds; with LrFinderOptions::init_from, that model starts from a checkpoint's or weights
+// file's matching tensors as a run started from it would (train::init_from), so a model being
+// fine-tuned is ramped from its weights. The project's schedule and warm-up are replaced by the ramp. Step i of n
 // (0-based) trains at start_lr · (end_lr / start_lr)^(i / (n - 1)); that is the project's lr,
 // each parameter group scaled by its own multiplier as in training. The steps are one pass of
 // the training split at most (a split of fewer than kMinSteps batches is an error).
@@ -45,6 +47,9 @@ struct LrFinderOptions {
   double divergence = 4;    // stop once the smoothed loss passes this × its lowest (> 1)
   // Set by another thread to stop after the current step; the result then has cancelled set.
   const std::atomic<bool>* cancel = nullptr;
+  // A checkpoint or weights file whose matching tensors the model starts from ("" = the project's
+  // fresh weights), as `plexus-cli train --init-from` starts a run.
+  std::string init_from = {};
 };
 
 struct LrPoint {
@@ -65,6 +70,7 @@ struct LrFinderResult {
   bool diverged = false;        // the last point is the diverging one
   bool cancelled = false;
   LrSuggestion suggestion;
+  std::string initialised;  // with init_from: what was kept (train::init_from's account)
 };
 
 // Reported after every step, on the finder's thread: the point, its number (1-based) and the

@@ -1,5 +1,5 @@
 // session/lr_finder.h: the suggestion rule on made-up curves, and the finder on the housing
-// example (a CSV of 500 rows, small batches so one pass has enough steps).
+// example (a CSV of 500 rows, small batches so one pass has enough steps), fresh or from a checkpoint.
 #include <atomic>
 #include <cmath>
 #include <filesystem>
@@ -9,7 +9,10 @@
 #include "session/lr_finder.h"
 #include "session/run.h"
 #include "support/check.h"
+#include "support/temp_dir.h"
 #include "support/test_support.h"
+#include "train/checkpoint.h"
+#include "train/trainer.h"
 
 using namespace plexus;
 using namespace plexus::session;
@@ -138,4 +141,31 @@ TEST(finderRefusesTooFewBatchesAndBadRanges) {
   bad.training.batch_size = 0;
   const std::string settings = message_of<ValueError>([&] { find_learning_rate(bad, {}, {.project_dir = kExamples}); });
   VERIFY_CONTAINS(settings, "batch_size");
+}
+
+// init_from: the ramp starts from a checkpoint's weights (a model being fine-tuned), not fresh
+// ones: its first loss is the trained model's, far below a fresh model's; the file is not changed.
+TEST(finderStartsFromGivenWeights) {
+  const graph::Graph g = housing(4);
+  const testing::TempDir dir;
+  const fs::path checkpoint = dir.file("trained.safetensors");
+  {
+    TrainingRun run = make_training_run(g, {.project_dir = kExamples});
+    train::Trainer t(*run.compiled.model, *run.optimizer, *run.train_loader, run.eval_loader.get(),
+                     run.trainer_options);
+    COMPARE(t.run().status, train::RunStatus::Completed);
+    train::save_checkpoint(checkpoint, *run.compiled.model, run.optimizer.get());
+  }
+  const std::string bytes = testing::read_all(checkpoint);
+  const LrFinderOptions fresh_options{.start_lr = 1e-7, .end_lr = 1e-6, .steps = 10};
+  LrFinderOptions from_options = fresh_options;
+  from_options.init_from = checkpoint.string();
+  const LrFinderResult fresh = find_learning_rate(g, fresh_options, {.project_dir = kExamples});
+  const LrFinderResult from = find_learning_rate(g, from_options, {.project_dir = kExamples});
+  VERIFY(fresh.initialised.empty());
+  VERIFY_CONTAINS(from.initialised, "trained.safetensors");
+  // The same batches at a rate too small to learn: the losses differ by the weights alone.
+  VERIFY2(from.points[0].loss < 0.5 * fresh.points[0].loss,
+          (std::to_string(from.points[0].loss) + " vs " + std::to_string(fresh.points[0].loss)).c_str());
+  COMPARE(testing::read_all(checkpoint), bytes);
 }
