@@ -20,6 +20,7 @@
 #include "graph/project.h"
 #include "io/safetensors.h"
 #include "support/mlp_fixture.h"
+#include "support/mpirun.h"
 #include "support/same_run.h"
 #include "session/resume.h"
 #include "session/run_log.h"
@@ -29,26 +30,11 @@ using namespace plexus;
 namespace fs = std::filesystem;
 using testing::CliResult;
 using testing::at;
+using testing::mpirun_flags;
+using testing::rank_environment;
 using testing::run_cli;
 
 namespace {
-
-// mpirun's own flags: ranks beyond this machine's 2 cores, and root (CI runs as root).
-QStringList mpirun_flags(int ranks) {
-  QStringList flags{"-np", QString::number(ranks), "--oversubscribe"};
-  if (geteuid() == 0) flags << "--allow-run-as-root";
-  return flags;
-}
-
-// Open MPI does not free all it allocates (nor keep its plugins loaded for LeakSanitizer to
-// name them), so under AddressSanitizer the ranks' leak check would only report Open MPI; every
-// single-process run here, and every other suite, keeps it.
-QProcessEnvironment rank_environment() {
-  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-  const QString asan = env.value("ASAN_OPTIONS");
-  env.insert("ASAN_OPTIONS", asan.isEmpty() ? "detect_leaks=0" : asan + ":detect_leaks=0");
-  return env;
-}
 
 void start_mpirun(QProcess& p, const QStringList& args) {
   p.setProcessEnvironment(rank_environment());

@@ -19,6 +19,7 @@
 #include "session/run_log.h"
 #include "support/cli_support.h"
 #include "support/mlp_fixture.h"
+#include "support/mpirun.h"
 #include "support/work_dir.h"
 #include "sweep/sweep_folder.h"
 
@@ -177,10 +178,10 @@ class TestSweepCli : public QObject {
   void underMpirunEveryRankRunsTrials() {
     if (QString(PLEXUS_MPIEXEC).isEmpty()) QSKIP("skipped: this build has no MPI (install libopenmpi-dev)");
     const fs::path folder = work_ / "mpi";
-    QStringList args{"-np", "2", "--oversubscribe"};
-    if (geteuid() == 0) args << "--allow-run-as-root";
+    QStringList args = testing::mpirun_flags(2);
     args << testing::cli_path() << "sweep" << at(project_) << "--sweep-dir" << at(folder) << "--threads" << "1";
     QProcess p;
+    p.setProcessEnvironment(testing::rank_environment());
     p.start(PLEXUS_MPIEXEC, args);
     QVERIFY(p.waitForFinished(10 * 60 * 1000));
     const QString out = QString::fromUtf8(p.readAllStandardOutput()) + QString::fromUtf8(p.readAllStandardError());
