@@ -1,5 +1,6 @@
 #include "predictor.h"
 
+#include <algorithm>
 #include <exception>
 #include <utility>
 #include <new>
@@ -94,6 +95,13 @@ void Predictor::generate(const session::SampleOptions& options) {
   schedule();
 }
 
+void Predictor::setInspection(const QString& key, Inspection job) {
+  std::lock_guard lock(mu_);
+  ++inspection_requests_[key];
+  pending_inspections_[key] = std::move(job);
+  schedule();
+}
+
 void Predictor::schedule() {
   if (busy_) return;  // the job takes what is pending before it ends
   busy_ = true;
@@ -107,9 +115,10 @@ void Predictor::work() {
     Tensor input;
     bool new_input = false, new_model = false;
     uint64_t source_id = 0, input_id = 0, generation_id = 0;
+    std::vector<QString> fresh;  // inspections set since the last pass
     {
       std::lock_guard lock(mu_);
-      if (!pending_source_ && !input_pending_ && !pending_generation_) {
+      if (!pending_source_ && !input_pending_ && !pending_generation_ && pending_inspections_.empty()) {
         busy_ = false;
         return;
       }
@@ -120,6 +129,12 @@ void Predictor::work() {
       new_input = std::exchange(input_pending_, false);
       source_id = pending_source_id_;
       input_id = pending_input_id_;
+      for (auto& [key, job] : pending_inspections_) {
+        if (job) inspections_[key] = {std::move(job), inspection_requests_[key]};
+        else inspections_.erase(key);
+        fresh.push_back(key);
+      }
+      pending_inspections_.clear();
     }
     // Results are posted with the requests they answer; the UI drops those overtaken since.
     const auto post = [this, source_id, input_id](bool needs_input, auto deliver) {
@@ -161,11 +176,27 @@ void Predictor::work() {
       }
     }
     // A model that failed to load leaves the output as it was, and its message shown.
-    if (!(new_input || new_model) || !model_ || !input.defined()) continue;
-    try {
-      post(true, [this, p = run(input)] { emit predicted(p); });
-    } catch (...) {
-      post(true, [this, m = messageOf(std::current_exception())] { emit failed(m); });
+    if ((new_input || new_model) && model_ && input.defined()) {
+      try {
+        post(true, [this, p = run(input)] { emit predicted(p); });
+      } catch (...) {
+        post(true, [this, m = messageOf(std::current_exception())] { emit failed(m); });
+      }
+    }
+    if (!model_) continue;
+    // After the prediction: the views' computations may take longer.
+    for (const auto& [key, standing] : inspections_) {
+      if (!(new_input || new_model) && std::find(fresh.begin(), fresh.end(), key) == fresh.end()) continue;
+      const auto answer = [this, &post, key = key, id = standing.second](auto deliver) {
+        post(true, [this, key, id, deliver] {
+          if (inspection_requests_[key] == id) deliver();
+        });
+      };
+      try {
+        if (std::function<void()> deliver = standing.first(*model_, input)) answer(std::move(deliver));
+      } catch (...) {
+        answer([this, key, m = messageOf(std::current_exception())] { emit inspectionFailed(key, m); });
+      }
     }
   }
 }

@@ -15,6 +15,8 @@
 #include <QThreadPool>
 
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -62,6 +64,14 @@ class Predictor : public QObject {
   // newer model arriving meanwhile does not drop the answer, a newer request does.
   void generate(const session::SampleOptions& options);
 
+  // A view's standing computation on the model and the current input (undefined when there is
+  // none), run by the job that owns the model: now, and again whenever the model or the input
+  // changes, until replaced. It returns what to do with its result on the UI thread, which is
+  // dropped when the model or the input has changed meanwhile. An empty job removes `key`'s.
+  // Its exceptions come back as inspectionFailed(key, message).
+  using Inspection = std::function<std::function<void()>(const session::TrainedModel& model, const Tensor& input)>;
+  void setInspection(const QString& key, Inspection job);
+
  signals:
   // `textEncoding`: how typed text becomes the model's input, for a model of labelled texts;
   // `preparation`: how a typed row does, for a model of a CSV file's rows (else null).
@@ -71,6 +81,7 @@ class Predictor : public QObject {
   void predicted(const plexus::app::Prediction& prediction);
   void failed(const QString& message);
   void generated(const QStringList& samples);
+  void inspectionFailed(const QString& key, const QString& message);
 
  private:
   struct RunSpec {
@@ -110,10 +121,13 @@ class Predictor : public QObject {
   uint64_t pending_source_id_ = 0, pending_input_id_ = 0;
   std::optional<session::SampleOptions> pending_generation_;
   uint64_t pending_generation_id_ = 0;
+  std::map<QString, Inspection> pending_inspections_;  // new or replaced since the job last looked; empty: removed
+  std::map<QString, uint64_t> inspection_requests_;    // UI thread: per key, for dropping stale results
 
   // The job's own.
   std::unique_ptr<session::TrainedModel> model_;
   std::shared_ptr<const RunSpec> model_run_;  // the run model_ was compiled for, if any
+  std::map<QString, std::pair<Inspection, uint64_t>> inspections_;  // standing, with their request ids
 
   QThreadPool pool_;
 };

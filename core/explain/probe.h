@@ -1,0 +1,47 @@
+#pragma once
+// What a trained model computes inside, for one input: every node's output (feature maps),
+// a MultiheadAttention node's attention weights, a convolution's filters. The model runs in
+// eval mode without gradients; its weights are not changed.
+#include <string>
+#include <vector>
+
+#include "session/trained_model.h"
+#include "tensor/tensor.h"
+
+namespace plexus::explain {
+
+struct NodeOutput {
+  std::string node;  // its id
+  Tensor value;      // its first output for the one example: the batch dimension dropped
+};
+
+// Every node's first output for one raw example (the input shape, no batch dimension), in the
+// order the model runs them. ShapeError for an input of the wrong shape.
+std::vector<NodeOutput> probe(const session::TrainedModel& model, const Tensor& raw);
+
+// Node `node`'s first output for a batch of raw examples [N, input shape...]: [N, ...].
+// ValueError naming an unknown node.
+Tensor node_output(const session::TrainedModel& model, const Tensor& raw_batch, const std::string& node);
+
+// The attention weights of MultiheadAttention node `node` for one raw example: [H, T, S], row t
+// the softmax over the keys query t attends to (causal and padding masks applied, no dropout),
+// with the characters of the input for the axes (a text model's vocabulary; "#k" where there is none).
+struct AttentionMap {
+  Tensor weights;                   // [H, T, S]
+  std::vector<std::string> tokens;  // T labels, one per position
+};
+AttentionMap attention_map(const session::TrainedModel& model, const Tensor& raw, const std::string& node);
+// The same for typed text, encoded as the model's training encoded its examples (a text file's
+// model: its vocabulary, the last `context` symbols; labelled texts: data::encode_typed_text).
+// ValueError naming a character the vocabulary lacks and its position.
+AttentionMap attention_map(const session::TrainedModel& model, const std::string& text, const std::string& node);
+
+// Conv2d node `node`'s filters, [out, in, kh, kw] (a copy). ValueError for another kind of node.
+Tensor conv_filters(const session::TrainedModel& model, const std::string& node);
+
+// The nodes of `model` whose output for one example is picture-shaped [K, h, w] (Grad-CAM's and the
+// channel grid's candidates), and the MultiheadAttention nodes, in graph order.
+std::vector<std::string> picture_nodes(const session::TrainedModel& model);
+std::vector<std::string> attention_nodes(const session::TrainedModel& model);
+
+}  // namespace plexus::explain
