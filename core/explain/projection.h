@@ -22,7 +22,7 @@ Pca pca(const Tensor& x, int64_t k);
 
 struct TsneOptions {
   double perplexity = 30;  // clamped to (N - 1) / 3
-  int64_t iterations = 1000;
+  int64_t iterations = 750;        // openTSNE's default: 250 exaggerated, then 500
   double learning_rate = 0;        // 0: max(N / early_exaggeration / 4, 50) (Belkina et al. 2019)
   double early_exaggeration = 12;  // for the first 250 iterations
   double theta = 0.5;              // Barnes-Hut accuracy; 0: exact gradients

@@ -150,50 +150,52 @@ class QuadTree {
     const double half = std::max(x1 - x0, y1 - y0) / 2 * (1 + 1e-6) + 1e-12;
     cells_.push_back(Cell{(x0 + x1) / 2, (y0 + y1) / 2, half});
     for (int64_t i = 0; i < n; ++i) insert(i);
-    // Sums become centres of mass once, not one division per cell visited.
-    for (Cell& c : cells_)
-      if (c.count > 0) c.sum_x /= double(c.count), c.sum_y /= double(c.count);
+    // What the traversal reads, packed apart from what building needs: the centre of mass, the
+    // squared width and the count, 24 bytes a cell, so more of the tree stays in cache.
+    hot_.reserve(cells_.size());
+    for (const Cell& c : cells_)
+      hot_.push_back(Hot{float(c.count ? c.sum_x / double(c.count) : 0), float(c.count ? c.sum_y / double(c.count) : 0),
+                         float(4 * c.half * c.half), int32_t(c.count), c.child, int32_t(c.point)});
   }
 
   // The repulsion on point i: Σ_j q_ij² (y_i - y_j) with q = 1 / (1 + |y_i - y_j|²) into f, Σ_j q_ij
   // returned; a cell smaller than theta times its distance counts as its points at their centre.
   double repulsion(int64_t i, double theta, double f[2]) const {
-    const double px = y_[size_t(2 * i)], py = y_[size_t(2 * i + 1)];
-    double sum_q = 0;
-    f[0] = f[1] = 0;
+    const double px = y_[size_t(2 * i)], py = y_[size_t(2 * i + 1)], theta2 = theta * theta;
+    double sum_q = 0, fx = 0, fy = 0;
     int32_t stack[256];
     int top = 0;
     stack[top++] = 0;
     while (top > 0) {
-      const Cell& c = cells_[size_t(stack[--top])];
-      if (c.count == 0) continue;
+      const Hot& c = hot_[size_t(stack[--top])];
       if (c.child < 0) {  // a leaf: its points one by one
         for (int64_t j = c.point; j >= 0; j = next_[size_t(j)]) {
           if (j == i) continue;
           const double dx = px - y_[size_t(2 * j)], dy = py - y_[size_t(2 * j + 1)];
           const double q = 1 / (1 + dx * dx + dy * dy);
           sum_q += q;
-          f[0] += q * q * dx, f[1] += q * q * dy;
+          fx += q * q * dx, fy += q * q * dy;
         }
         continue;
       }
-      const double dx = px - c.sum_x, dy = py - c.sum_y, d2 = dx * dx + dy * dy;
-      const double width = 2 * c.half;
-      if (width * width < theta * theta * d2) {
-        const double q = 1 / (1 + d2);
-        sum_q += c.count * q;
-        f[0] += c.count * q * q * dx, f[1] += c.count * q * q * dy;
+      const double dx = px - c.mx, dy = py - c.my, d2 = dx * dx + dy * dy;
+      if (c.width2 < theta2 * d2) {
+        const double q = 1 / (1 + d2), nq = c.count * q;
+        sum_q += nq;
+        fx += nq * q * dx, fy += nq * q * dy;
       } else {
-        for (int q = 0; q < 4; ++q) stack[top++] = c.child + q;
+        for (int32_t k = c.child; k < c.child + 4; ++k)
+          if (hot_[size_t(k)].count > 0) stack[top++] = k;
       }
     }
+    f[0] = fx, f[1] = fy;
     return sum_q;
   }
 
  private:
   struct Cell {
     double cx, cy, half;
-    double sum_x = 0, sum_y = 0;  // while building; then the centre of mass
+    double sum_x = 0, sum_y = 0;
     int64_t count = 0;
     int32_t child = -1;   // the first of four consecutive children; -1 for a leaf
     int64_t point = -1;   // a leaf's first point (the rest through next_)
@@ -246,9 +248,15 @@ class QuadTree {
     }
   }
 
+  struct Hot {
+    float mx, my, width2;
+    int32_t count, child, point;
+  };
+
   const std::vector<double>& y_;
   std::vector<int64_t> next_;
   std::vector<Cell> cells_;
+  std::vector<Hot> hot_;
 };
 
 // Portable normal draws (std::normal_distribution differs between standard libraries).
