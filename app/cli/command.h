@@ -38,6 +38,7 @@ Command layers_command();
 Command devices_command();
 Command sweep_command();
 Command completion_command();
+Command embed_command();
 
 // Every command, in the order --help lists them.
 const std::vector<Command>& commands();
