@@ -25,6 +25,7 @@
 #include "common/icons.h"
 #include "common/theme.h"
 #include "dashboard.h"
+#include "projector_page.h"
 #include "dashboard/training_plots.h"
 #include "dataset/dataset_preview.h"
 #include "editor/node_scene.h"
@@ -41,6 +42,7 @@
 #include "tryit/digit_canvas.h"
 #include "tryit/text_prompt.h"
 #include "tryit/tryit_panel.h"
+#include "predictor.h"
 #include "tryit_page.h"
 
 int main(int argc, char** argv) {
@@ -123,10 +125,15 @@ int main(int argc, char** argv) {
       QStringLiteral("Show the sweep in folder <dir> on the Experiments page, its three best trials selected (with "
                      "--screenshot: take it once they are drawn)."),
       QStringLiteral("dir"));
+  QCommandLineOption projector_option(
+      QStringLiteral("projector"),
+      QStringLiteral("Load checkpoint <file> in Try It and map it on the Projector page (t-SNE of 5,000 validation "
+                     "examples); with --screenshot: take it once drawn, a point hovered."),
+      QStringLiteral("file"));
   for (QCommandLineOption* o : {&screenshot_option, &size_option, &select_option, &train_option, &epoch_option,
                                 &step_option, &done_option, &dashboard_option, &augmented_option, &try_option, &draw_option,
                                 &prompt_option, &compare_option, &follow_option, &processes_option, &lr_finder_option,
-                                &dock_option, &sweep_option}) {
+                                &dock_option, &sweep_option, &projector_option}) {
     o->setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOption(*o);
   }
@@ -177,7 +184,7 @@ int main(int argc, char** argv) {
   const bool automated = compare || parser.isSet(train_option) || parser.isSet(follow_option) ||
                          parser.isSet(dashboard_option) || parser.isSet(augmented_option) || parser.isSet(try_option) ||
                          parser.isSet(processes_option) || parser.isSet(lr_finder_option) ||
-                         parser.isSet(sweep_option);
+                         parser.isSet(sweep_option) || parser.isSet(projector_option);
   if (args.isEmpty() && !automated) window.showStartPage();
   if (parser.isSet(dock_option)) {
     auto* dock = window.findChild<QDockWidget*>(parser.value(dock_option));
@@ -289,6 +296,19 @@ int main(int argc, char** argv) {
     });
   }
 
+  if (parser.isSet(projector_option)) {  // once Try It has the checkpoint's model, the map
+    plexus::app::ProjectorPage* projector = window.projector();
+    window.tryIt()->loadCheckpoint(parser.value(projector_option));
+    window.showProjector();
+    QObject::connect(
+        window.tryIt()->predictor(), &plexus::app::Predictor::modelChanged, projector,
+        [projector] { QTimer::singleShot(0, projector, [projector] { projector->compute(); }); },
+        Qt::SingleShotConnection);
+    QObject::connect(projector, &plexus::app::ProjectorPage::failed, &window, [quit, screenshot](const QString& message) {
+      std::fprintf(stderr, "plexus: %s\n", qPrintable(message));
+      if (screenshot) quit(1);
+    });
+  }
   if (screenshot) {
     const QString file = parser.value(screenshot_option);
     if (train && parser.isSet(step_option)) {  // the editor with live node statistics, mid-training
@@ -395,6 +415,19 @@ int main(int argc, char** argv) {
         QTimer::singleShot(400, &window, [dialog, file, shootWidget] { shootWidget(dialog, file); });
       });
       poll->start(200);
+    } else if (parser.isSet(projector_option)) {  // once the map is drawn, its middlemost point hovered
+      plexus::app::ProjectorPage* projector = window.projector();
+      QObject::connect(projector, &plexus::app::ProjectorPage::computed, &window, [projector, file, shoot] {
+        plexus::widgets::ProjectorPlot* plot = projector->plot();
+        const QPointF aim(plot->width() * 0.4, plot->height() * 0.5);
+        int nearest = -1;
+        for (int i = 0; i < plot->count(); ++i)
+          if (nearest < 0 || QLineF(plot->screenPosition(i), aim).length() <
+                                 QLineF(plot->screenPosition(nearest), aim).length())
+            nearest = i;
+        plot->hover(nearest);
+        QTimer::singleShot(400, projector, [file, shoot] { shoot(file); });
+      });
     } else if (augmented) {  // once the augmented page is drawn, in the background too
       QObject::connect(
           window.dashboard(), &plexus::app::Dashboard::previewLoaded, &window,

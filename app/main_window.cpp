@@ -32,6 +32,7 @@
 #include "common/theme.h"
 #include "dashboard.h"
 #include "experiments_page.h"
+#include "projector_page.h"
 #include "dashboard/run_list.h"
 #include "dashboard/training_plots.h"
 #include "editor/block_actions.h"
@@ -119,6 +120,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   experiments_ = new ExperimentsPage(document_, this);
   experiments_->setObjectName(QStringLiteral("experimentsPage"));
   tabs_->addTab(experiments_, tr("Experiments"));
+  // The embedding projector maps Try It's model: a clicked example opens there.
+  projector_ = new ProjectorPage(try_it_, document_, this);
+  projector_->setObjectName(QStringLiteral("projectorPage"));
+  tabs_->addTab(projector_, tr("Projector"));
+  connect(projector_, &ProjectorPage::openInTryIt, this, &MainWindow::showTryIt);
   start_page_ = new widgets::StartPage(this);
   central_ = new QStackedWidget(this);
   central_->addWidget(tabs_);
@@ -1246,6 +1252,10 @@ void MainWindow::showExperiments() {
 void MainWindow::showTryIt() {
   leaveStartPage();
   tabs_->setCurrentWidget(try_it_);
+}
+void MainWindow::showProjector() {
+  leaveStartPage();
+  tabs_->setCurrentWidget(projector_);
 }
 
 // First-run proportions, once the window has its size (docks sized before that are squeezed to

@@ -40,6 +40,7 @@ namespace plexus::app {
 class Autosaver;
 class Dashboard;
 class ExperimentsPage;
+class ProjectorPage;
 class LoadWeightsDialog;
 class LrFinderDialog;
 class ProcessRun;
@@ -73,6 +74,7 @@ class MainWindow : public QMainWindow {
   Dashboard* dashboard() const { return dashboard_; }
   TryItPage* tryIt() const { return try_it_; }
   ExperimentsPage* experiments() const { return experiments_; }
+  ProjectorPage* projector() const { return projector_; }
   widgets::TrainingPanel* trainingPanel() const { return training_panel_; }
   widgets::StartPage* startPage() const { return start_page_; }
   QAction* trainAction() const { return train_action_; }
@@ -136,6 +138,7 @@ class MainWindow : public QMainWindow {
   void showDashboard();
   void showTryIt();
   void showExperiments();
+  void showProjector();
   // Where a run of the current project keeps its checkpoints: next to a saved project
   // (<name>.runs/<date-time>), else in the app's data folder; $PLEXUS_RUNS_DIR/<date-time>
   // when that is set.
@@ -235,6 +238,7 @@ class MainWindow : public QMainWindow {
   Dashboard* dashboard_ = nullptr;
   TryItPage* try_it_ = nullptr;
   ExperimentsPage* experiments_ = nullptr;
+  ProjectorPage* projector_ = nullptr;
   QString attached_weights_;  // Load Weights' file, for the next Train; "" when none
   class QTabWidget* tabs_ = nullptr;
   QStackedWidget* central_ = nullptr;  // the tabs, or the start page while no project is open

@@ -128,6 +128,12 @@ void TryItPage::askForWeights() {
   final_weights_wanted_ = false;
 }
 
+bool TryItPage::requestModel() {
+  const bool coming = following_run_ && (controller_->isRunning() || final_weights_wanted_);
+  askForWeights();
+  return coming || panel_->hasModel();
+}
+
 void TryItPage::updateLive() {
   if (isVisible() && controller_->isRunning())
     live_.start();

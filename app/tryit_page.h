@@ -50,6 +50,9 @@ class TryItPage : public QWidget {
   widgets::TryItPanel* panel() const { return panel_; }
   widgets::TextPrompt* textPrompt() const { return text_; }
   Predictor* predictor() const { return predictor_; }
+  // For a view of the model besides this page (the projector): asks for the run's weights now, as
+  // showing the page would. False when no model is there or coming (no run, no checkpoint).
+  bool requestModel();
 
   // The Load Checkpoint dialog; replaceable so tests can answer it without a modal loop.
   std::function<QString()> chooseCheckpoint;
