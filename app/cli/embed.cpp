@@ -82,9 +82,9 @@ int cmd_embed(const Args& args) {
   const Tensor map = method == "pca" ? explain::pca(features.features, 2).points : explain::tsne(features.features, to);
   const auto t2 = Clock::now();
   auto seconds = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
-  std::fprintf(stderr, "%s: %lld examples, %s [%lld] per example; outputs %.2f s, %s %.2f s\n", fo.node.c_str(),
-               static_cast<long long>(features.features.size(0)), fo.node.c_str(),
-               static_cast<long long>(features.features.size(1)), seconds(t1 - t0), method.c_str(), seconds(t2 - t1));
+  std::fprintf(stderr, "%s: %lld examples of %lld values; outputs %.2f s, %s %.2f s\n", fo.node.c_str(),
+               static_cast<long long>(features.features.size(0)), static_cast<long long>(features.features.size(1)),
+               seconds(t1 - t0), method.c_str(), seconds(t2 - t1));
 
   const std::vector<float> xy = map.to_vector();
   const bool named = !features.class_names.empty() && m.classification();
