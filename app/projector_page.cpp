@@ -52,6 +52,8 @@ ProjectorPage::ProjectorPage(TryItPage* try_it, const widgets::GraphDocument* do
   progress_->setMaximumWidth(220);
   status_ = new QLabel(this);
   status_->setObjectName(QStringLiteral("projectorStatus"));
+  // Long messages are cut, not a reason for the window to grow.
+  status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   plot_ = new widgets::ProjectorPlot(this);
 
   auto* bar = new QHBoxLayout;

@@ -4,6 +4,7 @@
 #include <QPainter>
 
 #include <algorithm>
+#include <map>
 
 #include "common/theme.h"
 #include "dataset/dataset_class_colours.h"
@@ -73,25 +74,37 @@ void ProjectorPlot::render() {
   cache_.fill(palette().base().color());
   QPainter p(&cache_);
   p.setRenderHint(QPainter::Antialiasing);
+  // Each class's dot and ring drawn once, then stamped: thousands of antialiased ellipses
+  // would hold the UI thread for tens of milliseconds.
+  std::map<std::pair<int, bool>, QImage> sprites;
+  auto sprite = [&](int label, bool miss) -> const QImage& {
+    QImage& img = sprites[{label, miss}];
+    if (!img.isNull()) return img;
+    img = QImage(QSize(16, 16) * ratio, QImage::Format_ARGB32_Premultiplied);
+    img.setDevicePixelRatio(ratio);
+    img.fill(Qt::transparent);
+    QPainter d(&img);
+    d.setRenderHint(QPainter::Antialiasing);
+    const QColor c = label >= 0 ? classColour(label, theme.dark) : theme.mutedText;
+    const QPointF at(8, 8);
+    if (!miss) {
+      d.setPen(Qt::NoPen);
+      d.setBrush(c);
+      d.drawEllipse(at, kDot, kDot);
+    } else {
+      d.setPen(QPen(c, 1.4));
+      d.drawEllipse(at, kDot + 1.5, kDot + 1.5);
+      d.drawLine(at + QPointF(-2.5, -2.5), at + QPointF(2.5, 2.5));
+      d.drawLine(at + QPointF(-2.5, 2.5), at + QPointF(2.5, -2.5));
+    }
+    return img;
+  };
   // Correct ones first, the misclassified on top where they can be seen.
   for (const bool wrong : {false, true})
     for (int i = 0; i < count(); ++i) {
       const Point& pt = points_[size_t(i)];
       const bool miss = pt.label >= 0 && pt.predicted >= 0 && pt.label != pt.predicted;
-      if (miss != wrong) continue;
-      const QColor c = pt.label >= 0 ? classColour(pt.label, theme.dark) : theme.mutedText;
-      const QPointF at = screenPosition(i);
-      if (!miss) {
-        p.setPen(Qt::NoPen);
-        p.setBrush(c);
-        p.drawEllipse(at, kDot, kDot);
-      } else {
-        p.setPen(QPen(c, 1.4));
-        p.setBrush(Qt::NoBrush);
-        p.drawEllipse(at, kDot + 1.5, kDot + 1.5);
-        p.drawLine(at + QPointF(-2.5, -2.5), at + QPointF(2.5, 2.5));
-        p.drawLine(at + QPointF(-2.5, 2.5), at + QPointF(2.5, -2.5));
-      }
+      if (miss == wrong) p.drawImage(screenPosition(i) - QPointF(8, 8), sprite(pt.label, miss));
     }
   if (class_names_.isEmpty()) return;
   const double left = width() - kLegendWidth + 4;
