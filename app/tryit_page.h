@@ -51,6 +51,10 @@ class TryItPage : public QWidget {
   widgets::TextPrompt* textPrompt() const { return text_; }
   Predictor* predictor() const { return predictor_; }
 
+  // Another view of the model is shown (the editor's feature maps): the run's weights keep coming
+  // while this page is hidden.
+  void setWatched(bool watched);
+
   // The Load Checkpoint dialog; replaceable so tests can answer it without a modal loop.
   std::function<QString()> chooseCheckpoint;
 
@@ -70,6 +74,7 @@ class TryItPage : public QWidget {
   void projectChanged();
   void preparePicturesFor(const graph::DatasetBinding& binding);
   void showTextPrompt(bool text);  // the prompt instead of the panel, or back
+  bool watched() const { return isVisible() || watched_; }  // someone looks at the model
   QString projectDir() const;
   QString textNote(int64_t length, bool lowercase) const;  // how a labelled-texts model reads typed text
 
@@ -88,6 +93,7 @@ class TryItPage : public QWidget {
   bool final_weights_wanted_ = false;  // a run ended and its last weights are not asked for yet
   bool following_run_ = false;         // the run's weights are the model (no checkpoint loaded since)
   uint64_t generations_ = 0;           // each Generate draws with the next seed: new text every time
+  bool watched_ = false;               // setWatched
 };
 
 }  // namespace plexus::app

@@ -376,15 +376,18 @@ void TryItPanel::setPictureConverter(PictureConverter convert) {
 
 bool TryItPanel::openImage(const QString& path) {
   try {
-    data::Image picture = data::read_image(path.toStdString());
-    canvas_->setPicture(toQImage(picture));
-    picture_ = std::move(picture);
+    openPicture(data::read_image(path.toStdString()));
   } catch (const std::exception& e) {
     showError(qstr(e.what()));
     return false;
   }
-  updateInput();
   return true;
+}
+
+void TryItPanel::openPicture(data::Image picture) {
+  canvas_->setPicture(toQImage(picture));
+  picture_ = std::move(picture);
+  updateInput();
 }
 
 void TryItPanel::updateInput() {
