@@ -18,12 +18,12 @@ namespace plexus::explain {
 enum class Split { Validation, Test, Train };
 
 struct FeatureOptions {
-  std::string node;                 // whose output; flattened per example
+  std::string node{};               // whose output; flattened per example
   Split split = Split::Validation;  // falls back to the test split where there is no validation split
   int64_t max_examples = 5000;      // a seeded sample of the split when it holds more (0: all)
   uint64_t seed = 0;
   int64_t batch_size = 500;
-  std::function<void(int64_t done, int64_t total)> progress;  // examples, from the calling thread
+  std::function<void(int64_t done, int64_t total)> progress{};  // examples, from the calling thread
   const std::atomic<bool>* cancelled = nullptr;               // explain::Cancelled
 };
 

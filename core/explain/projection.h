@@ -28,7 +28,7 @@ struct TsneOptions {
   double theta = 0.5;              // Barnes-Hut accuracy; 0: exact gradients
   int64_t pca_dims = 50;           // reduce to this many dimensions with PCA first (0: no)
   uint64_t seed = 0;
-  std::function<void(int64_t iteration, double kl)> progress;  // every 50 iterations
+  std::function<void(int64_t iteration, double kl)> progress{};  // every 50 iterations
   const std::atomic<bool>* cancelled = nullptr;                // explain::Cancelled
 };
 // [N, 2]. ValueError for fewer than 4 points.

@@ -260,6 +260,20 @@ TestEvaluation evaluate_on_test(TrainedModel& model, const LoadOptions& options,
   return out;
 }
 
+TrainedModel clone_trained_model(const TrainedModel& model) {
+  TrainedModel copy = model;  // everything but the model itself, which would be shared
+  copy.compiled = layers::compile(model.project, model.info, model.project.training.seed);
+  copy.compiled.model->eval();
+  const nn::NamedTensors from = model.compiled.model->state(), to = copy.compiled.model->state();
+  if (from.size() != to.size()) throw Error("cloning a model: its graph compiled again has other tensors");
+  NoGradGuard no_grad;
+  for (size_t i = 0; i < to.size(); ++i) {
+    Tensor target = to[i].second;
+    target.copy_(from[i].second);
+  }
+  return copy;
+}
+
 std::optional<graph::Graph> project_in_checkpoint(const fs::path& file) {
   const io::SafetensorsHeader header = io::read_safetensors_header(file);
   const auto it = header.metadata.find("project");

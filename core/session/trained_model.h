@@ -83,6 +83,10 @@ struct TrainedModel {
   Tensor model_input(const Tensor& raw) const;  // checked, standardised
 };
 
+// An independent copy of `model`: its graph compiled again with a copy of the weights, so another
+// thread can run it (the embedding projector) while the original goes on changing.
+TrainedModel clone_trained_model(const TrainedModel& model);
+
 struct LoadOptions {
   std::filesystem::path project_dir;  // for the project's relative dataset path
 };
