@@ -5,7 +5,6 @@
 #include <QtConcurrent>
 #include <exception>
 
-#include "autograd/grad_mode.h"
 #include "common/image_thumbnail.h"
 #include "common/qt_text.h"
 #include "editor/model/graph_document.h"
@@ -13,7 +12,6 @@
 #include "explain/attribution.h"
 #include "explain/feature_map_view.h"
 #include "explain/probe.h"
-#include "layers/compiler.h"
 #include "predictor.h"
 #include "session/text_sampling.h"
 #include "tryit/tryit_panel.h"
@@ -64,28 +62,6 @@ data::Image pictureOf(const Tensor& raw) {
       image.pixels[size_t(i * s[0] + c)] =
           uint8_t(std::clamp(std::lround(v[size_t(c * plane + i)] * 255.0f), 0L, 255L));
   return image;
-}
-
-// A model of its own for the gallery's worker: the job's model keeps changing with live weights.
-std::shared_ptr<const session::TrainedModel> copyOf(const session::TrainedModel& model) {
-  auto copy = std::make_shared<session::TrainedModel>(model);
-  copy->compiled = layers::compile(model.project, model.info, model.project.training.seed);
-  copy->compiled.model->eval();
-  NoGradGuard no_grad;
-  const nn::NamedTensors from = model.compiled.model->state(), to = copy->compiled.model->state();
-  for (size_t i = 0; i < to.size(); ++i) {
-    Tensor target = to[i].second;
-    target.copy_(from[i].second);
-  }
-  return copy;
-}
-
-QString messageOf(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return widgets::qstr(e.what());
-  }
 }
 
 }  // namespace
@@ -187,11 +163,13 @@ void FeatureMaps::startGallery(int channel) {
   // The job hands over a copy of the model, once; a worker computes with it.
   try_it_->predictor()->setInspection(kCopyKey, [self = QPointer(this), id, title, options, load, channel](
                                                     const session::TrainedModel& model, const Tensor&) {
-    return std::function<void()>([self, id, title, options, load, channel, copy = copyOf(model)]() mutable {
-      if (!self || id != self->gallery_id_) return;
-      self->try_it_->predictor()->setInspection(kCopyKey, {});
-      self->runGallery(id, title, std::move(options), load, channel, copy);
-    });
+    return std::function<void()>(
+        [self, id, title, options, load, channel,
+         copy = std::make_shared<const session::TrainedModel>(session::clone_trained_model(model))]() mutable {
+          if (!self || id != self->gallery_id_) return;
+          self->try_it_->predictor()->setInspection(kCopyKey, {});
+          self->runGallery(id, title, std::move(options), load, channel, copy);
+        });
   });
 }
 
@@ -251,10 +229,10 @@ void FeatureMaps::runGallery(uint64_t id, const QString& title, explain::Feature
             emit galleryShown();
           },
           Qt::QueuedConnection);
-    } catch (...) {
+    } catch (const std::exception& e) {  // the dataset unreadable, a node top_activations cannot rank
       QMetaObject::invokeMethod(
           this,
-          [this, id, title, m = messageOf(std::current_exception())] {
+          [this, id, title, m = widgets::qstr(e.what())] {
             if (id != gallery_id_) return;
             view_->gallery()->showError(title, m);
             emit galleryShown();

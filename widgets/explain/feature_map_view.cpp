@@ -52,7 +52,7 @@ TileGrid::Tile filterTile(const float* v, int64_t in, int64_t kh, int64_t kw, in
   return tile;
 }
 
-QLabel* heading(const QString& text, QWidget* parent) {
+QLabel* boldHeading(const QString& text, QWidget* parent) {
   auto* label = new QLabel(text, parent);
   QFont bold = label->font();
   bold.setBold(true);
@@ -83,7 +83,7 @@ FeatureMapView::FeatureMapView(QWidget* parent) : QWidget(parent) {
   auto* content = new QWidget(scroll);
   auto* column = new QVBoxLayout(content);
   column->setContentsMargins(8, 8, 8, 8);
-  title_ = heading(QString(), content);
+  title_ = boldHeading(QString(), content);
   about_ = new QLabel(content);
   about_->setWordWrap(true);
   about_->setForegroundRole(QPalette::PlaceholderText);
@@ -91,7 +91,7 @@ FeatureMapView::FeatureMapView(QWidget* parent) : QWidget(parent) {
   channelsHeading_->setWordWrap(true);
   channels_ = new TileGrid(content);
   matrix_ = new HeatMatrix(content);
-  filtersHeading_ = heading(tr("Filters"), content);
+  filtersHeading_ = boldHeading(tr("Filters"), content);
   filterGrid_ = new TileGrid(content);
   gallery_ = new ActivationGallery(content);
   for (QWidget* w : std::initializer_list<QWidget*>{title_, about_, channelsHeading_, channels_, matrix_,

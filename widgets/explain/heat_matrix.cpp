@@ -13,7 +13,7 @@ namespace {
 
 constexpr int kBars = 70;   // a vector's bar height
 constexpr int kStrip = 18;  // its heat strip
-constexpr int kRow = 14;    // a sequence's row
+constexpr int kSequenceRow = 14;    // a sequence's row
 
 }  // namespace
 
@@ -41,13 +41,13 @@ int HeatMatrix::labelWidth() const {
 }
 
 QSize HeatMatrix::sizeHint() const {
-  const int h = rows_ == 1 ? kBars + kStrip : rows_ * kRow;
+  const int h = rows_ == 1 ? kBars + kStrip : rows_ * kSequenceRow;
   return {240, h + fontMetrics().height() + 4};
 }
 
 QRect HeatMatrix::plotRect() const {
   const int top = rows_ == 1 ? kBars : 0;
-  const int h = rows_ == 1 ? kStrip : rows_ * kRow;
+  const int h = rows_ == 1 ? kStrip : rows_ * kSequenceRow;
   return {labelWidth(), top, std::max(1, width() - labelWidth() - 1), h};
 }
 
