@@ -154,6 +154,7 @@ void FeatureMaps::startGallery(int channel) {
                             .arg(node_)
                             .arg(channel);
   view_->gallery()->showProgress(title, 0, galleryScanned);
+  view_->revealGallery();
   explain::FeatureOptions options;
   options.node = node_.toStdString();
   options.max_examples = galleryScanned;
@@ -217,6 +218,7 @@ void FeatureMaps::runGallery(uint64_t id, const QString& title, explain::Feature
             if (id != gallery_id_) return;
             shown_ = std::move(top);
             view_->gallery()->showExamples(title, std::move(examples));
+            view_->revealGallery();
             emit galleryShown();
           },
           Qt::QueuedConnection);

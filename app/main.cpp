@@ -436,8 +436,12 @@ int main(int argc, char** argv) {
       const auto shootSoon = [&window, file, shoot] { QTimer::singleShot(400, &window, [file, shoot] { shoot(file); }); };
       auto taken = std::make_shared<bool>(false);
       QObject::connect(window.featureMaps(), &plexus::app::FeatureMaps::outputShown, &window,
-                       [view, channel, shootSoon, taken] {
+                       [&window, view, channel, shootSoon, taken] {
                          if (view->showsHint() || std::exchange(*taken, true)) return;
+                         // Wide enough for the channels, the gallery and the filters together at 1280 x 800
+                         // (once the window has laid out its first proportions).
+                         window.resizeDocks({window.findChild<QDockWidget*>(QStringLiteral("featureMapsDock"))}, {600},
+                                            Qt::Horizontal);
                          if (channel < 0) return shootSoon();
                          view->selectChannel(channel);
                        });

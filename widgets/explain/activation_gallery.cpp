@@ -73,7 +73,7 @@ void ActivationGallery::showExamples(const QString& title, std::vector<Example> 
   } else {
     std::vector<TileGrid::Tile> tiles;
     for (const Example& e : examples_) tiles.push_back({e.picture, QString::number(e.activation, 'f', 2), e.toolTip});
-    pictures_->setTiles(std::move(tiles), 48);
+    pictures_->setTiles(std::move(tiles), 56);
     pages_->setCurrentWidget(pictures_);
   }
   setVisible(true);

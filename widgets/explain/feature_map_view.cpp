@@ -2,6 +2,7 @@
 
 #include <QLabel>
 #include <QScrollArea>
+#include <QTimer>
 #include <QStackedWidget>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -94,11 +95,13 @@ FeatureMapView::FeatureMapView(QWidget* parent) : QWidget(parent) {
   filtersHeading_ = boldHeading(tr("Filters"), content);
   filterGrid_ = new TileGrid(content);
   gallery_ = new ActivationGallery(content);
-  for (QWidget* w : std::initializer_list<QWidget*>{title_, about_, channelsHeading_, channels_, matrix_,
-                                                    filtersHeading_, filterGrid_, gallery_})
+  // The gallery right under the channels it is about; the filters last.
+  for (QWidget* w : std::initializer_list<QWidget*>{title_, about_, channelsHeading_, channels_, matrix_, gallery_,
+                                                     filtersHeading_, filterGrid_})
     column->addWidget(w);
   column->addStretch(1);
   scroll->setWidget(content);
+  scroll_ = scroll;
   pages_->addWidget(scroll);
   connect(channels_, &TileGrid::tileClicked, this, &FeatureMapView::channelClicked);
   connect(matrix_, &HeatMatrix::columnClicked, this, [this](int feature) {
@@ -168,6 +171,11 @@ void FeatureMapView::showFilters(const Tensor& filters) {
   filtersHeading_->setText(s[1] == 3   ? tr("Filters %1 (in colour: red, green, blue inputs)").arg(shapeText(s))
                            : s[1] == 1 ? tr("Filters %1").arg(shapeText(s))
                                        : tr("Filters %1 (averaged over the inputs)").arg(shapeText(s)));
+}
+
+void FeatureMapView::revealGallery() {
+  // Once laid out with its new content: until then its place is the old one.
+  QTimer::singleShot(0, this, [this] { scroll_->ensureWidgetVisible(gallery_, 0, 8); });
 }
 
 int FeatureMapView::selectedChannel() const { return layout_ == Layout::Channels ? channels_->selected() : selected_; }

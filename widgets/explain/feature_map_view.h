@@ -6,7 +6,7 @@
 //   sequence  [T, F]: a position x feature heat map, the positions named (a text's characters);
 // anything else flattened to a vector. A click picks a channel (a feature). For a Conv2d node also
 // its filters [out, in, kh, kw], one tile per output filter: the input channels averaged, or in
-// colour for three. Below, the gallery of the picked channel's top examples (ActivationGallery).
+// colour for three. Under the channels, the gallery of the picked one's top examples (ActivationGallery).
 // In place of all this, a hint saying what is missing (no model, no input, no node). It shows
 // only; the app computes.
 #include <QString>
@@ -16,6 +16,7 @@
 #include "tensor/tensor.h"
 
 class QLabel;
+class QScrollArea;
 class QStackedWidget;
 
 namespace plexus::widgets {
@@ -49,6 +50,7 @@ class FeatureMapView : public QWidget {
   const Tensor& filters() const { return filters_; }
   int selectedChannel() const;
   void selectChannel(int channel);  // as a click does: emits channelClicked
+  void revealGallery();             // scrolls it into view
 
   TileGrid* channelGrid() const { return channels_; }
   HeatMatrix* matrix() const { return matrix_; }
@@ -60,6 +62,7 @@ class FeatureMapView : public QWidget {
 
  private:
   QStackedWidget* pages_;
+  QScrollArea* scroll_;
   QLabel* hint_;
   QLabel* title_;
   QLabel* about_;
