@@ -8,16 +8,14 @@
 #include <QStackedWidget>
 #include <QVBoxLayout>
 
+#include "common/panel_style.h"
 #include "explain/tile_grid.h"
 
 namespace plexus::widgets {
 
 ActivationGallery::ActivationGallery(QWidget* parent) : QWidget(parent) {
-  title_ = new QLabel(this);
+  title_ = sectionLabel(QString(), this);
   title_->setWordWrap(true);
-  QFont bold = title_->font();
-  bold.setBold(true);
-  title_->setFont(bold);
   pages_ = new QStackedWidget(this);
 
   progressPage_ = new QWidget(pages_);

@@ -7,6 +7,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "common/panel_style.h"
 #include "explain/activation_gallery.h"
 #include "explain/colour_map.h"
 #include "explain/heat_matrix.h"
@@ -53,14 +54,6 @@ TileGrid::Tile filterTile(const float* v, int64_t in, int64_t kh, int64_t kw, in
   return tile;
 }
 
-QLabel* boldHeading(const QString& text, QWidget* parent) {
-  auto* label = new QLabel(text, parent);
-  QFont bold = label->font();
-  bold.setBold(true);
-  label->setFont(bold);
-  return label;
-}
-
 }  // namespace
 
 FeatureMapView::FeatureMapView(QWidget* parent) : QWidget(parent) {
@@ -84,7 +77,7 @@ FeatureMapView::FeatureMapView(QWidget* parent) : QWidget(parent) {
   auto* content = new QWidget(scroll);
   auto* column = new QVBoxLayout(content);
   column->setContentsMargins(8, 8, 8, 8);
-  title_ = boldHeading(QString(), content);
+  title_ = sectionLabel(QString(), content);
   about_ = new QLabel(content);
   about_->setWordWrap(true);
   about_->setForegroundRole(QPalette::PlaceholderText);
@@ -92,7 +85,7 @@ FeatureMapView::FeatureMapView(QWidget* parent) : QWidget(parent) {
   channelsHeading_->setWordWrap(true);
   channels_ = new TileGrid(content);
   matrix_ = new HeatMatrix(content);
-  filtersHeading_ = boldHeading(tr("Filters"), content);
+  filtersHeading_ = sectionLabel(tr("Filters"), content);
   filterGrid_ = new TileGrid(content);
   gallery_ = new ActivationGallery(content);
   // The gallery right under the channels it is about; the filters last.
