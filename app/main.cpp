@@ -33,7 +33,7 @@
 #include "experiment/parallel_coordinates.h"
 #include "experiment/trial_table.h"
 #include "experiments_page.h"
-#include "explain/feature_map_view.h"
+#include "featuremaps/feature_map_view.h"
 #include "feature_maps.h"
 #include "lr_finder_dialog.h"
 #include "main_window.h"

@@ -41,7 +41,7 @@
 #include "editor/node_stats_layer.h"
 #include "editor/node_stats_model.h"
 #include "editor/node_stats_panel.h"
-#include "explain/feature_map_view.h"
+#include "featuremaps/feature_map_view.h"
 #include "editor/node_view.h"
 #include "editor/palette.h"
 #include "editor/problems_panel.h"

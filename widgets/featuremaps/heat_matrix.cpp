@@ -1,4 +1,4 @@
-#include "explain/heat_matrix.h"
+#include "featuremaps/heat_matrix.h"
 
 #include <QHelpEvent>
 #include <QMouseEvent>
@@ -6,7 +6,7 @@
 #include <QToolTip>
 #include <algorithm>
 
-#include "explain/colour_map.h"
+#include "featuremaps/colour_map.h"
 
 namespace plexus::widgets {
 namespace {

@@ -1,4 +1,4 @@
-#include "explain/tile_grid.h"
+#include "featuremaps/tile_grid.h"
 
 #include <QHelpEvent>
 #include <QMouseEvent>

@@ -1,4 +1,4 @@
-#include "explain/colour_map.h"
+#include "featuremaps/colour_map.h"
 
 #include <algorithm>
 #include <array>

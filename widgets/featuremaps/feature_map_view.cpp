@@ -1,4 +1,4 @@
-#include "explain/feature_map_view.h"
+#include "featuremaps/feature_map_view.h"
 
 #include <QLabel>
 #include <QScrollArea>
@@ -8,10 +8,10 @@
 #include <algorithm>
 
 #include "common/panel_style.h"
-#include "explain/activation_gallery.h"
-#include "explain/colour_map.h"
-#include "explain/heat_matrix.h"
-#include "explain/tile_grid.h"
+#include "featuremaps/activation_gallery.h"
+#include "featuremaps/colour_map.h"
+#include "featuremaps/heat_matrix.h"
+#include "featuremaps/tile_grid.h"
 
 namespace plexus::widgets {
 namespace {

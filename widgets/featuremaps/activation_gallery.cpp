@@ -1,4 +1,4 @@
-#include "explain/activation_gallery.h"
+#include "featuremaps/activation_gallery.h"
 
 #include <QHBoxLayout>
 #include <QLabel>
@@ -9,7 +9,7 @@
 #include <QVBoxLayout>
 
 #include "common/panel_style.h"
-#include "explain/tile_grid.h"
+#include "featuremaps/tile_grid.h"
 
 namespace plexus::widgets {
 

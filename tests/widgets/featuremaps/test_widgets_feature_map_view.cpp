@@ -7,11 +7,11 @@
 #include <QPushButton>
 #include <QtTest/QtTest>
 
-#include "explain/activation_gallery.h"
-#include "explain/colour_map.h"
-#include "explain/feature_map_view.h"
-#include "explain/heat_matrix.h"
-#include "explain/tile_grid.h"
+#include "featuremaps/activation_gallery.h"
+#include "featuremaps/colour_map.h"
+#include "featuremaps/feature_map_view.h"
+#include "featuremaps/heat_matrix.h"
+#include "featuremaps/tile_grid.h"
 #include "tensor/tensor.h"
 
 using namespace plexus;
