@@ -3,8 +3,8 @@
 // training by itself or follow a run folder that another process writes, render itself to a PNG
 // (of the editor, of the editor with live node statistics at a given step, of the dashboard after
 // a given epoch, of the dashboard with the project's past runs, of two runs compared, of its
-// dataset preview showing the augmented training images, or of the Train with N Processes
-// dialog) and report how a run ended.
+// dataset preview showing the augmented training images, of the Train with N Processes
+// dialog, or of a node's feature maps for a drawn digit) and report how a run ended.
 #include <QApplication>
 #include <QCheckBox>
 #include <QCommandLineOption>
@@ -34,6 +34,8 @@
 #include "experiment/parallel_coordinates.h"
 #include "experiment/trial_table.h"
 #include "experiments_page.h"
+#include "featuremaps/feature_map_view.h"
+#include "feature_maps.h"
 #include "lr_finder_dialog.h"
 #include "main_window.h"
 #include "run_follower.h"
@@ -118,7 +120,7 @@ int main(int argc, char** argv) {
                                  QStringLiteral("strokes"));
   QCommandLineOption dock_option(QStringLiteral("dock"),
                                  QStringLiteral("Bring the dock <name> to the front of its tab group: paletteDock, "
-                                                "propertiesDock, trainingDock, nodeStatsDock or problemsDock."),
+                                                "propertiesDock, trainingDock, nodeStatsDock, featureMapsDock or problemsDock."),
                                  QStringLiteral("name"));
   QCommandLineOption sweep_option(
       QStringLiteral("sweep"),
@@ -130,10 +132,21 @@ int main(int argc, char** argv) {
       QStringLiteral("Load checkpoint <file> in Try It and map it on the Projector page (t-SNE of 5,000 validation "
                      "examples); with --screenshot: take it once drawn, a point hovered."),
       QStringLiteral("file"));
+  QCommandLineOption checkpoint_option(
+      QStringLiteral("checkpoint"),
+      QStringLiteral("Load checkpoint <file> of the project in Try It; with --select and --screenshot: take it of the "
+                     "editor once the Feature Maps panel shows that node for the --draw input."),
+      QStringLiteral("file"));
+  QCommandLineOption channel_option(
+      QStringLiteral("channel"),
+      QStringLiteral("With --checkpoint: click channel <n> in the Feature Maps panel, and take the screenshot once its "
+                     "gallery of top examples is shown."),
+      QStringLiteral("n"));
   for (QCommandLineOption* o : {&screenshot_option, &size_option, &select_option, &train_option, &epoch_option,
                                 &step_option, &done_option, &dashboard_option, &augmented_option, &try_option, &draw_option,
                                 &prompt_option, &compare_option, &follow_option, &processes_option, &lr_finder_option,
-                                &dock_option, &sweep_option, &projector_option}) {
+                                &dock_option, &sweep_option, &projector_option, &checkpoint_option,
+                                &channel_option}) {
     o->setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOption(*o);
   }
@@ -216,6 +229,7 @@ int main(int argc, char** argv) {
     window.tryIt()->panel()->canvas()->addStroke(points);
   }
   if (try_it && !train) window.showTryIt();
+  if (parser.isSet(checkpoint_option)) window.tryIt()->loadCheckpoint(parser.value(checkpoint_option));
   if (parser.isSet(prompt_option) && window.tryIt()->panel()->textInput())  // classified once a model comes
     window.tryIt()->panel()->textField()->setText(parser.value(prompt_option));
   if (parser.isSet(processes_option))
@@ -447,6 +461,25 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "plexus: %s\n", qPrintable(message));
         quit(1);
       });
+    } else if (parser.isSet(checkpoint_option)) {  // the feature maps of the selected node, and a channel's gallery
+      const QString select = parser.value(select_option);
+      const int channel = parser.isSet(channel_option) ? parser.value(channel_option).toInt() : -1;
+      window.view()->showGraph();
+      window.view()->centerOnNode(select);  // selects it too
+      plexus::widgets::FeatureMapView* view = window.featureMapView();
+      const auto shootSoon = [&window, file, shoot] { QTimer::singleShot(400, &window, [file, shoot] { shoot(file); }); };
+      auto taken = std::make_shared<bool>(false);
+      QObject::connect(window.featureMaps(), &plexus::app::FeatureMaps::outputShown, &window,
+                       [&window, view, channel, shootSoon, taken] {
+                         if (view->showsHint() || std::exchange(*taken, true)) return;
+                         // Wide enough for the channels, the gallery and the filters together at 1280 x 800
+                         // (once the window has laid out its first proportions).
+                         window.resizeDocks({window.findChild<QDockWidget*>(QStringLiteral("featureMapsDock"))}, {600},
+                                            Qt::Horizontal);
+                         if (channel < 0) return shootSoon();
+                         view->selectChannel(channel);
+                       });
+      QObject::connect(window.featureMaps(), &plexus::app::FeatureMaps::galleryShown, &window, shootSoon);
     } else if (sweep) {  // read at once; drawn once shown
       QTimer::singleShot(600, &window, [file, shoot] { shoot(file); });
     } else if (dashboard) {  // the past runs are read in the background

@@ -42,6 +42,7 @@
 #include "editor/node_stats_layer.h"
 #include "editor/node_stats_model.h"
 #include "editor/node_stats_panel.h"
+#include "featuremaps/feature_map_view.h"
 #include "editor/node_view.h"
 #include "editor/palette.h"
 #include "editor/problems_panel.h"
@@ -67,6 +68,7 @@
 #include "train_processes_dialog.h"
 #include "training_controller.h"
 #include "tryit_page.h"
+#include "feature_maps.h"
 
 namespace plexus::app {
 
@@ -207,6 +209,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     properties_->showNodes(scene_->selectedItemIds());
     const QStringList ids = scene_->selectedNodeIds();
     node_stats_panel_->setNode(ids.size() == 1 ? ids.front() : QString());
+    feature_maps_->setNode(ids.size() == 1 ? ids.front() : QString());
   });
   // Statistics belong to a run of this graph: another project or a new run starts afresh.
   connect(training_, &TrainingController::nodeStats, node_stats_, &widgets::NodeStatsModel::add);
@@ -262,6 +265,12 @@ void MainWindow::createDocks() {
   node_stats_panel_ = new widgets::NodeStatsPanel(node_stats_, this);
   QDockWidget* stats = dock(tr("Node Statistics"), QStringLiteral("nodeStatsDock"), node_stats_panel_, Qt::RightDockWidgetArea);
   tabifyDockWidget(settings, stats);
+  // What the selected node computes for the Try It input: beside its training statistics.
+  feature_map_view_ = new widgets::FeatureMapView(this);
+  QDockWidget* maps = dock(tr("Feature Maps"), QStringLiteral("featureMapsDock"), feature_map_view_, Qt::RightDockWidgetArea);
+  tabifyDockWidget(stats, maps);
+  feature_maps_ = new FeatureMaps(feature_map_view_, try_it_, document_, this);
+  connect(maps, &QDockWidget::visibilityChanged, feature_maps_, &FeatureMaps::setShown);
   props->raise();
 
   validity_label_ = new QLabel(this);
@@ -1222,11 +1231,12 @@ void MainWindow::tabChanged() {
   // A comparison and the experiments want the window's width: the panels make way.
   const bool comparing = (tabs_->currentWidget() == dashboard_ && dashboard_->isComparing()) ||
                          tabs_->currentWidget() == experiments_;
-  for (const char* name : {"paletteDock", "problemsDock", "nodeStatsDock", "propertiesDock", "trainingDock"}) {
+  for (const char* name :
+       {"paletteDock", "problemsDock", "nodeStatsDock", "propertiesDock", "trainingDock", "featureMapsDock"}) {
     auto* dock = findChild<QDockWidget*>(QLatin1String(name));
-    // The node statistics are about the canvas's selection: an editing panel too.
+    // The node statistics and feature maps are about the canvas's selection: editing panels too.
     const bool editing_panel = QLatin1String(name) == "paletteDock" || QLatin1String(name) == "problemsDock" ||
-                               QLatin1String(name) == "nodeStatsDock";
+                               QLatin1String(name) == "nodeStatsDock" || QLatin1String(name) == "featureMapsDock";
     const bool hide = !editing && (comparing || editing_panel);
     if (hide && dock->isVisible()) {
       hidden_for_pages_.insert(dock);

@@ -28,6 +28,7 @@ class NodeScene;
 class NodeStatsLayer;
 class NodeStatsModel;
 class NodeStatsPanel;
+class FeatureMapView;
 class NodeView;
 class ProblemsPanel;
 class PropertyPanel;
@@ -47,6 +48,7 @@ class ProcessRun;
 class RunFollower;
 class TrainingController;
 class TryItPage;
+class FeatureMaps;
 struct ProcessPlan;
 struct TrainingRequest;
 
@@ -66,6 +68,8 @@ class MainWindow : public QMainWindow {
   widgets::NodeStatsModel* nodeStats() const { return node_stats_; }
   widgets::NodeStatsLayer* nodeStatsLayer() const { return node_stats_layer_; }
   widgets::NodeStatsPanel* nodeStatsPanel() const { return node_stats_panel_; }
+  widgets::FeatureMapView* featureMapView() const { return feature_map_view_; }
+  FeatureMaps* featureMaps() const { return feature_maps_; }
   widgets::BlockActions* blockActions() const { return blocks_; }
   Autosaver* autosaver() const { return autosaver_.get(); }
   TrainingController* training() const { return training_; }
@@ -232,6 +236,8 @@ class MainWindow : public QMainWindow {
   widgets::NodeStatsModel* node_stats_ = nullptr;  // the current (or last) run's
   widgets::NodeStatsLayer* node_stats_layer_ = nullptr;
   widgets::NodeStatsPanel* node_stats_panel_ = nullptr;
+  widgets::FeatureMapView* feature_map_view_ = nullptr;
+  FeatureMaps* feature_maps_ = nullptr;
   TrainingController* training_ = nullptr;
   RunFollower* follower_ = nullptr;
   ProcessRun* processes_ = nullptr;

@@ -37,7 +37,7 @@ TryItPage::TryItPage(TrainingController* controller, const widgets::GraphDocumen
   connect(controller_, &TrainingController::stateChanged, this, &TryItPage::updateLive);
   connect(controller_, &TrainingController::started, this, &TryItPage::onStarted);
   connect(controller_, &TrainingController::epochEnded, this, [this] {
-    if (isVisible()) askForWeights();
+    if (watched()) askForWeights();
   });
   connect(controller_, &TrainingController::weightsSnapshot, this, &TryItPage::onWeights);
   // The edited model's weights follow: they need its graph.
@@ -51,7 +51,7 @@ TryItPage::TryItPage(TrainingController* controller, const widgets::GraphDocumen
                  .arg(result.epochs_completed)
                  .arg(run_epochs_);
     final_weights_wanted_ = true;
-    if (isVisible()) askForWeights();
+    if (watched()) askForWeights();
   });
 
   connect(panel_, &widgets::TryItPanel::inputChanged, predictor_, &Predictor::predict);
@@ -120,7 +120,7 @@ void TryItPage::onStarted(const RunInfo& info) {
   run_epochs_ = info.epochs;
   run_batches_ = info.batchesPerEpoch;
   final_weights_wanted_ = false;
-  if (isVisible()) askForWeights();
+  if (watched()) askForWeights();
 }
 
 void TryItPage::askForWeights() {
@@ -134,8 +134,14 @@ bool TryItPage::requestModel() {
   return coming || panel_->hasModel();
 }
 
+void TryItPage::setWatched(bool watched) {
+  watched_ = watched;
+  updateLive();
+  if (watched_) askForWeights();
+}
+
 void TryItPage::updateLive() {
-  if (isVisible() && controller_->isRunning())
+  if (watched() && controller_->isRunning())
     live_.start();
   else
     live_.stop();

@@ -54,6 +54,10 @@ class TryItPage : public QWidget {
   // showing the page would. False when no model is there or coming (no run, no checkpoint).
   bool requestModel();
 
+  // Another view of the model is shown (the editor's feature maps): the run's weights keep coming
+  // while this page is hidden.
+  void setWatched(bool watched);
+
   // The Load Checkpoint dialog; replaceable so tests can answer it without a modal loop.
   std::function<QString()> chooseCheckpoint;
 
@@ -73,6 +77,7 @@ class TryItPage : public QWidget {
   void projectChanged();
   void preparePicturesFor(const graph::DatasetBinding& binding);
   void showTextPrompt(bool text);  // the prompt instead of the panel, or back
+  bool watched() const { return isVisible() || watched_; }  // someone looks at the model
   QString projectDir() const;
   QString textNote(int64_t length, bool lowercase) const;  // how a labelled-texts model reads typed text
 
@@ -91,6 +96,7 @@ class TryItPage : public QWidget {
   bool final_weights_wanted_ = false;  // a run ended and its last weights are not asked for yet
   bool following_run_ = false;         // the run's weights are the model (no checkpoint loaded since)
   uint64_t generations_ = 0;           // each Generate draws with the next seed: new text every time
+  bool watched_ = false;               // setWatched
 };
 
 }  // namespace plexus::app

@@ -89,7 +89,7 @@ class TryItPanel : public QWidget {
 
   // Shows an image file and feeds it; false (and the reason shown) when it cannot be read.
   bool openImage(const QString& path);
-  // Shows a picture (an example of the dataset: the embedding projector's) and feeds it.
+  // Shows a decoded picture (a dataset's example) and feeds it, as an opened file.
   void openPicture(data::Image picture);
   // The current input: [C, H, W] in raw units, or a text's ids [T]; undefined when there is none
   // (nothing drawn or typed).
