@@ -33,6 +33,7 @@
 #include "experiment/parallel_coordinates.h"
 #include "experiment/trial_table.h"
 #include "experiments_page.h"
+#include "explain_shot.h"
 #include "lr_finder_dialog.h"
 #include "main_window.h"
 #include "run_follower.h"
@@ -130,6 +131,22 @@ int main(int argc, char** argv) {
     o->setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOption(*o);
   }
+  // Try It's explanations, for the docs' pictures: a checkpoint and a picture to try, the heat map's method.
+  const QCommandLineOption checkpoint_option(
+      QStringLiteral("checkpoint"), QStringLiteral("With --try-it: load checkpoint <file> of the project into Try It."),
+      QStringLiteral("file"));
+  const QCommandLineOption image_option(QStringLiteral("image"),
+                                        QStringLiteral("With --try-it: open image <file> in Try It."), QStringLiteral("file"));
+  const QCommandLineOption explain_option(
+      QStringLiteral("explain"),
+      QStringLiteral("With --try-it, --checkpoint and --screenshot: the heat map's method (plexus-cli explain's --method "
+                     "names; on a text project the prompt's attention maps); take it once it is shown."),
+      QStringLiteral("method"));
+  for (const QCommandLineOption* o : {&checkpoint_option, &image_option, &explain_option}) {
+    QCommandLineOption hidden = *o;
+    hidden.setFlags(QCommandLineOption::HiddenFromHelp);
+    parser.addOption(hidden);
+  }
   parser.process(app);
 
   using plexus::app::TrainingController;
@@ -209,6 +226,9 @@ int main(int argc, char** argv) {
     window.tryIt()->panel()->canvas()->addStroke(points);
   }
   if (try_it && !train) window.showTryIt();
+  if (try_it && parser.isSet(checkpoint_option)) window.tryIt()->loadCheckpoint(parser.value(checkpoint_option));
+  if (try_it && parser.isSet(image_option) && !window.tryIt()->panel()->openImage(parser.value(image_option)) && screenshot)
+    return 1;
   if (parser.isSet(prompt_option) && window.tryIt()->panel()->textInput())  // classified once a model comes
     window.tryIt()->panel()->textField()->setText(parser.value(prompt_option));
   if (parser.isSet(processes_option))
@@ -289,7 +309,16 @@ int main(int argc, char** argv) {
     });
   }
 
-  if (screenshot) {
+  const bool explained = screenshot && try_it && parser.isSet(checkpoint_option) && parser.isSet(explain_option);
+  if (explained)
+    plexus::app::whenExplanationsShown(
+        window, parser.value(explain_option) == QLatin1String("attention") ? QString() : parser.value(explain_option),
+        parser.value(prompt_option), [shoot, file = parser.value(screenshot_option)] { shoot(file); },
+        [quit](const QString& why) {
+          std::fprintf(stderr, "plexus: %s\n", qPrintable(why));
+          quit(1);
+        });
+  if (screenshot && !explained) {
     const QString file = parser.value(screenshot_option);
     if (train && parser.isSet(step_option)) {  // the editor with live node statistics, mid-training
       const int64_t step = parser.value(step_option).toLongLong();
