@@ -24,6 +24,7 @@
 #include "main_window.h"
 #include "session/data_pipeline.h"
 #include "support/app_fixture.h"
+#include "support/draw_digit.h"
 #include "support/text_fixture.h"
 #include "tryit/digit_canvas.h"
 #include "tryit/probability_bars.h"
@@ -39,16 +40,6 @@ using widgets::AttributionView;
 namespace {
 
 using Window = testing::TestWindow;
-
-void drawOne(widgets::DigitCanvas* canvas) {
-  const QRectF sheet = canvas->sheetRect();
-  const auto at = [&](double x, double y) {
-    return QPoint(int(sheet.left() + x * sheet.width()), int(sheet.top() + y * sheet.height()));
-  };
-  QTest::mousePress(canvas, Qt::LeftButton, {}, at(0.52, 0.2));
-  for (int i = 1; i <= 12; ++i) QTest::mouseMove(canvas, at(0.52 - 0.004 * i, 0.2 + 0.05 * i));
-  QTest::mouseRelease(canvas, Qt::LeftButton, {}, at(0.472, 0.8));
-}
 
 bool near(const std::vector<float>& a, const std::vector<float>& b) {
   if (a.size() != b.size()) return false;
@@ -78,6 +69,16 @@ Saved save(const fs::path& dir, const std::string& name, const graph::Graph& g, 
   return {QString::fromStdString(project.string()), QString::fromStdString(checkpoint.string())};
 }
 
+// `w` shown with `saved`'s project open on its Try It page, the checkpoint loading; null when it
+// would not open.
+app::TryItPage* tryCheckpoint(Window& w, const Saved& saved) {
+  w.show();
+  if (!QTest::qWaitForWindowExposed(&w) || !w.openFile(saved.project)) return nullptr;
+  w.showTryIt();
+  w.tryIt()->loadCheckpoint(saved.checkpoint);
+  return w.tryIt();
+}
+
 std::vector<std::string> digits() {
   std::vector<std::string> d;
   for (int i = 0; i < 10; ++i) d.push_back(std::to_string(i));
@@ -103,20 +104,16 @@ class TestAppTryItExplain : public QObject {
     const graph::Graph g = graph::load_project(PLEXUS_SOURCE_DIR "/examples/mnist_lenet.plexus");
     const Saved lenet = save(root(), "lenet", g, {{1, 28, 28}, {}, 10}, digits());
     Window w;
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    QVERIFY(w.openFile(lenet.project));
-    w.showTryIt();
-    app::TryItPage* page = w.tryIt();
+    app::TryItPage* page = tryCheckpoint(w, lenet);
+    QVERIFY(page);
     widgets::TryItPanel* panel = page->panel();
     AttributionView* view = page->explainer()->attributions();
     QVERIFY(view->isVisible());
-    page->loadCheckpoint(lenet.checkpoint);
     QTRY_VERIFY_WITH_TIMEOUT(panel->hasModel(), 30000);
     QTRY_VERIFY_WITH_TIMEOUT(view->caption().contains("Draw"), 10000);  // nothing to explain yet
     QVERIFY(view->shownImage().isNull());
 
-    drawOne(panel->canvas());
+    testing::draw_one(panel->canvas());
     QVERIFY(panel->input().defined());
     const session::TrainedModel m = session::load_trained_model(g, lenet.checkpoint.toStdString(), {});
     const Tensor input = panel->input();
@@ -174,15 +171,11 @@ class TestAppTryItExplain : public QObject {
     const graph::Graph g = graph::load_project(PLEXUS_SOURCE_DIR "/examples/mnist_mlp.plexus");
     const Saved mlp = save(root(), "mlp", g, {{1, 28, 28}, {}, 10}, digits());
     Window w;
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    QVERIFY(w.openFile(mlp.project));
-    w.showTryIt();
-    app::TryItPage* page = w.tryIt();
+    app::TryItPage* page = tryCheckpoint(w, mlp);
+    QVERIFY(page);
     AttributionView* view = page->explainer()->attributions();
-    page->loadCheckpoint(mlp.checkpoint);
     QTRY_VERIFY_WITH_TIMEOUT(page->panel()->hasModel(), 30000);
-    drawOne(page->panel()->canvas());
+    testing::draw_one(page->panel()->canvas());
     QTRY_VERIFY_WITH_TIMEOUT(view->caption().startsWith("Saliency for"), 30000);
     view->methodBox()->setCurrentIndex(methodIndex(view, explain::AttributionMethod::GradCam));
     QTRY_VERIFY_WITH_TIMEOUT(!view->errorText().isEmpty(), 30000);
@@ -201,13 +194,9 @@ class TestAppTryItExplain : public QObject {
     for (char c = 'a'; c <= 'j'; ++c) letters.push_back(std::string(1, c));
     const Saved words = save(root(), "words", g, {{7}, {}, 2}, {"long", "short"}, letters);
     Window w;
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    QVERIFY(w.openFile(words.project));
-    w.showTryIt();
-    app::TryItPage* page = w.tryIt();
+    app::TryItPage* page = tryCheckpoint(w, words);
+    QVERIFY(page);
     AttributionView* view = page->explainer()->attributions();
-    page->loadCheckpoint(words.checkpoint);
     QTRY_VERIFY_WITH_TIMEOUT(page->panel()->hasModel(), 30000);
     QTest::keyClicks(page->panel()->textField(), "AbBa");
     QTRY_VERIFY_WITH_TIMEOUT(view->characterTints().size() == 4, 30000);  // a b b a, lowercased
@@ -234,15 +223,11 @@ class TestAppTryItExplain : public QObject {
                                                 "attention.plexus");
     const Saved text = save(root(), "attention", g, {{testing::kTextSeqLen}, {testing::kTextSeqLen}, 5}, testing::kTextSymbols);
     Window w;
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    QVERIFY(w.openFile(text.project));
-    w.showTryIt();
-    app::TryItPage* page = w.tryIt();
+    app::TryItPage* page = tryCheckpoint(w, text);
+    QVERIFY(page);
     widgets::AttentionView* view = page->explainer()->attention();
     QVERIFY(page->textPrompt()->isVisible());
     QVERIFY(!page->explainer()->attributions()->isVisible());
-    page->loadCheckpoint(text.checkpoint);
     QTRY_VERIFY_WITH_TIMEOUT(view->isVisible(), 30000);
     QCOMPARE(view->nodeBox()->currentText(), QString("attn"));
     QTRY_VERIFY_WITH_TIMEOUT(view->caption().contains("Type a prompt"), 10000);

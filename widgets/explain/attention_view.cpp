@@ -13,7 +13,6 @@
 #include <cmath>
 
 #include "common/panel_style.h"
-#include "common/theme.h"
 #include "explain/heat_colours.h"
 
 namespace plexus::widgets {
@@ -160,13 +159,7 @@ AttentionView::AttentionView(QWidget* parent) : QWidget(parent) {
   caption_ = new QLabel(this);
   caption_->setObjectName(QStringLiteral("attentionCaption"));
   caption_->setWordWrap(true);
-  error_ = new QLabel(this);
-  error_->setObjectName(QStringLiteral("attentionError"));
-  error_->setWordWrap(true);
-  error_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  error_->hide();
-  styleAsError(error_);
-  connect(&ThemeManager::instance(), &ThemeManager::changed, this, [this] { styleAsError(error_); });
+  error_ = errorLabel(QStringLiteral("attentionError"), this);
 
   auto* choosers = new QHBoxLayout;
   choosers->addWidget(new QLabel(tr("Node"), this));
@@ -189,16 +182,7 @@ AttentionView::AttentionView(QWidget* parent) : QWidget(parent) {
   showMessage(QString());
 }
 
-void AttentionView::setNodes(const QStringList& nodes) {
-  QStringList now;
-  for (int i = 0; i < node_->count(); ++i) now << node_->itemText(i);
-  if (now == nodes) return;
-  const QString chosen = node_->currentText();
-  const QSignalBlocker quiet(node_);
-  node_->clear();
-  node_->addItems(nodes);
-  node_->setCurrentIndex(nodes.contains(chosen) ? int(nodes.indexOf(chosen)) : 0);
-}
+void AttentionView::setNodes(const QStringList& nodes) { replaceItemsKeepingChoice(node_, nodes, 0); }
 
 QString AttentionView::node() const { return node_->currentText(); }
 

@@ -11,7 +11,6 @@
 #include <algorithm>
 
 #include "common/panel_style.h"
-#include "common/theme.h"
 #include "explain/attribution.h"
 #include "explain/heat_colours.h"
 
@@ -77,13 +76,7 @@ AttributionView::AttributionView(QWidget* parent) : QWidget(parent) {
   caption_->setObjectName(QStringLiteral("attributionCaption"));
   caption_->setWordWrap(true);
   caption_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  error_ = new QLabel(this);
-  error_->setObjectName(QStringLiteral("attributionError"));
-  error_->setWordWrap(true);
-  error_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  error_->hide();
-  styleAsError(error_);
-  connect(&ThemeManager::instance(), &ThemeManager::changed, this, [this] { styleAsError(error_); });
+  error_ = errorLabel(QStringLiteral("attributionError"), this);
 
   auto* form = new QFormLayout;
   form->setContentsMargins(0, 0, 0, 0);
@@ -148,15 +141,7 @@ void AttributionView::chooseClass(int cls) {
 }
 
 void AttributionView::setNodes(const QStringList& nodes) {
-  QStringList now;
-  for (int i = 0; i < node_->count(); ++i) now << node_->itemText(i);
-  if (now == nodes) return;
-  const QString chosen = node_->currentText();
-  const QSignalBlocker quiet(node_);
-  node_->clear();
-  node_->addItems(nodes);
-  node_->setCurrentIndex(nodes.contains(chosen) ? int(nodes.indexOf(chosen)) : int(nodes.size()) - 1);
-  updateNodeRow();
+  if (replaceItemsKeepingChoice(node_, nodes, -1)) updateNodeRow();
 }
 
 void AttributionView::updateNodeRow() {
