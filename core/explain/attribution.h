@@ -44,7 +44,7 @@ std::optional<AttributionMethod> parse_method(std::string_view name);
 struct AttributionOptions {
   AttributionMethod method = AttributionMethod::Saliency;
   int64_t target = -1;   // class (or regression output) whose score is explained; -1: the top-scoring one
-  std::string node;      // Grad-CAM's node; empty: the last node before the head whose output is [K, h, w]
+  std::string node{};    // Grad-CAM's node; empty: the last node before the head whose output is [K, h, w]
   int64_t samples = 50;  // SmoothGrad's noisy copies
   double noise = 0.15;   // SmoothGrad's noise std, a fraction of the input's range
   int64_t steps = 64;    // integrated gradients' path points

@@ -15,8 +15,9 @@ struct NodeOutput {
   Tensor value;      // its first output for the one example: the batch dimension dropped
 };
 
-// Every node's first output for one raw example (the input shape, no batch dimension), in the
-// order the model runs them. ShapeError for an input of the wrong shape.
+// Every node's first output for one raw example (the input shape, no batch dimension; a text
+// file's model takes up to its sequence length), in the order the model runs them. ShapeError
+// for an input of the wrong shape.
 std::vector<NodeOutput> probe(const session::TrainedModel& model, const Tensor& raw);
 
 // Node `node`'s first output for a batch of raw examples [N, input shape...]: [N, ...].
@@ -29,12 +30,18 @@ Tensor node_output(const session::TrainedModel& model, const Tensor& raw_batch, 
 struct AttentionMap {
   Tensor weights;                   // [H, T, S]
   std::vector<std::string> tokens;  // T labels, one per position
+  Tensor query, key;                // the node's inputs they were computed from: [T, E], [S, E]
 };
 AttentionMap attention_map(const session::TrainedModel& model, const Tensor& raw, const std::string& node);
-// The same for typed text, encoded as the model's training encoded its examples (a text file's
-// model: its vocabulary, the last `context` symbols; labelled texts: data::encode_typed_text).
-// ValueError naming a character the vocabulary lacks and its position.
+// The same for typed text, encoded by text_input.
 AttentionMap attention_map(const session::TrainedModel& model, const std::string& text, const std::string& node);
+
+// Typed text as the model's raw input, encoded as its training encoded its examples: labelled
+// texts with data::encode_typed_text ([T]); a text file's model, the ids of the text's last
+// `context` symbols (its sequence length T: it has learnt positions up to there), [t] with t <= T,
+// which every function here takes for such a model. ValueError naming a character the
+// vocabulary lacks and its position, for empty text, or for a model that does not read text.
+Tensor text_input(const session::TrainedModel& model, const std::string& text);
 
 // Conv2d node `node`'s filters, [out, in, kh, kw] (a copy). ValueError for another kind of node.
 Tensor conv_filters(const session::TrainedModel& model, const std::string& node);

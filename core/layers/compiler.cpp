@@ -38,7 +38,7 @@ std::vector<Tensor> GraphModel::run(const Tensor& x) {
   std::vector<Tensor> values(slots_);
   values[0] = x;
   std::vector<Tensor> args;
-  for (const Step& s : observer_ ? steps_ : fused_) {
+  for (const Step& s : observer_ || replacer_ ? steps_ : fused_) {
     args.clear();
     for (size_t i : s.inputs) args.push_back(values[i]);
     std::vector<Tensor> out;
@@ -49,6 +49,8 @@ std::vector<Tensor> GraphModel::run(const Tensor& x) {
       throw;
     }
     for (size_t i = 0; i < s.outputs.size(); ++i) values[s.outputs[i]] = std::move(out.at(i));
+    if (replacer_)
+      if (Tensor r = replacer_(s.node, values[s.outputs.at(0)]); r.defined()) values[s.outputs.at(0)] = std::move(r);
     if (observer_) observer_(s.node, values[s.outputs.at(0)]);
   }
   return values;

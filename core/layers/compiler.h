@@ -31,6 +31,14 @@ class GraphModel : public nn::Module {
   // costs nothing.
   using Observer = std::function<void(const std::string& node, const Tensor& output)>;
   void set_observer(Observer observer) { observer_ = std::move(observer); }
+  const Observer& observer() const { return observer_; }
+  // Called with each node's first output as the plan runs, like the observer, and may return a
+  // tensor of the same shape that the rest of the plan uses instead (undefined: keep it): how an
+  // explanation differentiates at, or interpolates, an intermediate output (explain/, a text
+  // model's Embedding output). Like an observer it turns the fused chains off.
+  using Replacer = std::function<Tensor(const std::string& node, const Tensor& output)>;
+  void set_replacer(Replacer replacer) { replacer_ = std::move(replacer); }
+  const Replacer& replacer() const { return replacer_; }
 
   // The node ids of each Conv2d → ReLU → MaxPool2d(2) chain (or a shorter one) that runs as one
   // op when nothing observes the nodes' outputs: the chain's inner outputs feed nothing else.
@@ -48,7 +56,7 @@ class GraphModel : public nn::Module {
   };
   // Conv2d → ReLU → MaxPool2d(2) chains whose inner outputs feed nothing else become one step
   // (nn::Conv2d::forward_fused), as nn::Sequential runs them: fused_ is the plan without an
-  // observer, which must see every node's output and so runs steps_.
+  // observer or replacer, which must see every node's output and so run steps_.
   void plan_fusion();
   std::vector<Tensor> run(const Tensor& x);  // every value slot
  public:
@@ -71,6 +79,7 @@ class GraphModel : public nn::Module {
   static constexpr size_t kNoSlot = size_t(-1);
   std::shared_ptr<LossInputs> loss_inputs_;
   Observer observer_;
+  Replacer replacer_;
 };
 
 // One loss node of a compiled graph.

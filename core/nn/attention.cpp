@@ -1,5 +1,6 @@
 #include "nn/attention.h"
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -11,15 +12,13 @@
 
 namespace plexus::nn {
 
-Tensor functional::scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
-                                                const Tensor& key_lengths, float dropout_p, bool training,
-                                                Generator* gen) {
+Tensor functional::attention_weights(const Tensor& q, const Tensor& k, bool causal, const Tensor& key_lengths) {
   const auto batch = [](const Tensor& t) { return Shape(t.shape().begin(), t.shape().end() - 2); };
-  if (q.dim() < 2 || k.shape() != v.shape() || k.dim() != q.dim() || batch(q) != batch(k) ||
-      q.shape().back() != k.shape().back() || (causal && q.shape()[q.dim() - 2] != k.shape()[k.dim() - 2]))
-    throw ShapeError(std::string("scaled_dot_product_attention: expected q [..., T, D] and k, v [..., S, D]") +
+  if (q.dim() < 2 || k.dim() != q.dim() || batch(q) != batch(k) || q.shape().back() != k.shape().back() ||
+      (causal && q.shape()[q.dim() - 2] != k.shape()[k.dim() - 2]))
+    throw ShapeError(std::string("scaled_dot_product_attention: expected q [..., T, D] and k [..., S, D]") +
                      (causal ? " with S = T (causal)" : "") + ", got " + to_string(q.shape()) + ", " +
-                     to_string(k.shape()) + ", " + to_string(v.shape()));
+                     to_string(k.shape()));
   const int64_t keys = k.shape()[k.dim() - 2];
   if (key_lengths.defined() && key_lengths.shape() != Shape{q.shape()[0]})
     throw ShapeError("scaled_dot_product_attention: expected key_lengths [" + std::to_string(q.shape()[0]) +
@@ -41,7 +40,17 @@ Tensor functional::scaled_dot_product_attention(const Tensor& q, const Tensor& k
     }
     scores = scores + padding;
   }
-  const Tensor weights = causal ? causal_softmax(scores) : softmax(scores, -1);
+  return causal ? causal_softmax(scores) : softmax(scores, -1);
+}
+
+Tensor functional::scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
+                                                const Tensor& key_lengths, float dropout_p, bool training,
+                                                Generator* gen) {
+  if (k.shape() != v.shape())
+    throw ShapeError(std::string("scaled_dot_product_attention: expected q [..., T, D] and k, v [..., S, D]") +
+                     (causal ? " with S = T (causal)" : "") + ", got " + to_string(q.shape()) + ", " +
+                     to_string(k.shape()) + ", " + to_string(v.shape()));
+  const Tensor weights = attention_weights(q, k, causal, key_lengths);
   return matmul(dropout(weights, dropout_p, training, gen), v);
 }
 
@@ -76,6 +85,16 @@ Tensor MultiheadAttention::forward(const Tensor& x) { return forward(x, x, x); }
 
 Tensor MultiheadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                    const Tensor& key_lengths) {
+  const auto [q, k, v] = heads(query, key, value);
+  return attend(q, k, v, key_lengths);
+}
+
+Tensor MultiheadAttention::attention_weights(const Tensor& query, const Tensor& key, const Tensor& key_lengths) const {
+  const std::array<Tensor, 3> qkv = heads(query, key, key);
+  return functional::attention_weights(qkv[0], qkv[1], causal_, key_lengths);
+}
+
+std::array<Tensor, 3> MultiheadAttention::heads(const Tensor& query, const Tensor& key, const Tensor& value) const {
   check_input(query, "query");
   const int64_t h = num_heads_, d = embed_dim_ / num_heads_;
   if (query.is_same(key) && key.is_same(value)) {
@@ -84,7 +103,7 @@ Tensor MultiheadAttention::forward(const Tensor& query, const Tensor& key, const
     const Tensor qkv =
         functional::linear(query, in_proj_weight, in_proj_bias).view({n, t, 3, h, d}).permute({2, 0, 3, 1, 4});
     auto part = [&qkv](int64_t i) { return squeeze(narrow(qkv, 0, i, 1), 0); };
-    return attend(part(0), part(1), part(2), key_lengths);
+    return {part(0), part(1), part(2)};
   }
   check_input(key, "key");
   check_input(value, "value");
@@ -97,7 +116,7 @@ Tensor MultiheadAttention::forward(const Tensor& query, const Tensor& key, const
     const Tensor b = narrow(in_proj_bias, 0, i * embed_dim_, embed_dim_);
     return functional::linear(x, w, b).view({x.shape()[0], x.shape()[1], h, d}).permute({0, 2, 1, 3});
   };
-  return attend(project(query, 0), project(key, 1), project(value, 2), key_lengths);
+  return {project(query, 0), project(key, 1), project(value, 2)};
 }
 
 std::string MultiheadAttention::extra_repr() const {

@@ -1,6 +1,8 @@
 #pragma once
 // Self-attention: scaled dot-product attention and multi-head self-attention with PyTorch's
 // parameter layout, so weights move between the two by name.
+#include <array>
+
 #include "nn/linear.h"
 #include "nn/module.h"
 
@@ -15,6 +17,8 @@ namespace functional {
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
                                     const Tensor& key_lengths = Tensor(), float dropout_p = 0.f, bool training = false,
                                     Generator* gen = nullptr);
+// Its attention weights [N, ..., T, S] (before dropout): each query's softmax over the keys it sees.
+Tensor attention_weights(const Tensor& q, const Tensor& k, bool causal, const Tensor& key_lengths = Tensor());
 }  // namespace functional
 
 // Multi-head attention, batch first, as torch.nn.MultiheadAttention(E, num_heads, dropout,
@@ -31,6 +35,10 @@ class MultiheadAttention : public Module {
                      Generator* gen = nullptr);
   Tensor forward(const Tensor& x) override;
   Tensor forward(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& key_lengths = Tensor());
+  // The weights [N, H, T, S] forward(query, key, key, key_lengths) attends with, per head: each
+  // query's softmax over the keys (causal and padding masks as forward applies them, no dropout).
+  // Self-attention: attention_weights(x, x).
+  Tensor attention_weights(const Tensor& query, const Tensor& key, const Tensor& key_lengths = Tensor()) const;
   std::string type_name() const override { return "MultiheadAttention"; }
   std::string extra_repr() const override;
 
@@ -39,6 +47,8 @@ class MultiheadAttention : public Module {
 
  private:
   void check_input(const Tensor& x, const char* role) const;
+  // The queries [N, H, T, D], keys and values [N, H, S, D] by heads: in_proj's three parts.
+  std::array<Tensor, 3> heads(const Tensor& query, const Tensor& key, const Tensor& value) const;
   // q [N, H, T, D], k and v [N, H, S, D] attended and joined by out_proj into [N, T, E].
   Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_lengths);
   int64_t embed_dim_, num_heads_;
