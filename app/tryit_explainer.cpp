@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <exception>
 
-#include "common/image_thumbnail.h"
 #include "common/qt_text.h"
 #include "explain/attention_view.h"
 #include "explain/attribution.h"
@@ -33,10 +32,9 @@ QStringList stringList(const std::vector<std::string>& strings) {
 
 // What the model was shown, for the caption and the heat map: a picture, or the characters typed.
 struct Explained {
-  QImage picture;
-  QStringList characters;
-  std::vector<float> heat;
-  int height = 0, width = 0;
+  Tensor picture;          // [C, H, W], or undefined for text
+  QStringList characters;  // the text's, as the model reads them
+  Tensor heat;
   QString caption;
 };
 
@@ -118,7 +116,7 @@ void TryItExplainer::inspectAttributions() {
       try {
         const explain::Attribution a = explain::attribute(model, input, options);
         Explained e;
-        e.heat = a.heat.contiguous().to_vector();
+        e.heat = a.heat;
         if (text) {
           const std::vector<float> ids = input.contiguous().to_vector();
           for (const float id : ids) {
@@ -126,10 +124,7 @@ void TryItExplainer::inspectAttributions() {
             e.characters << widgets::qstr(model.vocabulary[size_t(id) - 1]);
           }
         } else {
-          const Tensor pixels = input.contiguous();
-          e.picture = widgets::thumbnailImage(pixels.data(), pixels.shape());
-          e.height = int(a.heat.shape()[0]);
-          e.width = int(a.heat.shape()[1]);
+          e.picture = input;
         }
         e.caption = captionOf(a, method, classes, text);
         shown = std::move(e);
@@ -145,9 +140,9 @@ void TryItExplainer::inspectAttributions() {
       else if (!shown)
         view->showMessage(message);
       else if (!shown->characters.isEmpty())
-        view->showText(shown->characters, shown->heat, shown->caption);
+        view->showText(shown->characters, shown->heat.contiguous().to_vector(), shown->caption);
       else
-        view->showPicture(shown->picture, shown->heat, shown->height, shown->width, shown->caption);
+        view->showPicture(shown->picture, shown->heat, shown->caption);
       emit attributionShown();
     };
   });

@@ -13,6 +13,8 @@
 #include "common/panel_style.h"
 #include "explain/attribution.h"
 #include "explain/heat_colours.h"
+#include "explain/heat_image.h"
+#include "tryit/model_input.h"
 
 namespace plexus::widgets {
 
@@ -151,12 +153,9 @@ void AttributionView::updateNodeRow() {
   node_->setEnabled(node_->count() > 0);
 }
 
-void AttributionView::showPicture(const QImage& picture, const std::vector<float>& heat, int height, int width,
-                                  const QString& caption) {
-  input_ = picture;
+void AttributionView::showPicture(const Tensor& picture, const Tensor& heat, const QString& caption) {
+  picture_in_ = picture;
   heat_ = heat;
-  height_ = height;
-  width_ = width;
   tints_.clear();
   error_->hide();
   caption_->setText(caption);
@@ -169,20 +168,23 @@ void AttributionView::showPicture(const QImage& picture, const std::vector<float
 }
 
 void AttributionView::render() {
-  if (heat_.empty() || size_t(height_) * size_t(width_) != heat_.size()) return;
-  shown_ = heatOverlay(input_, heat_, height_, width_, opacity_->value() / 100.0);
-  // Whole magnification where it fits: the model's pixels, each one visible.
-  const int factor = std::max(1, kPictureSide / std::max(height_, width_));
-  const QSize size = std::max(height_, width_) * factor <= kPictureSide
-                         ? shown_.size() * factor
-                         : shown_.size().scaled(kPictureSide, kPictureSide, Qt::KeepAspectRatio);
+  if (!picture_in_.defined()) return;
+  // Core draws it as `plexus-cli explain` does, at the model's resolution; enlarged by a whole
+  // factor here where it fits, so the model's pixels each stay visible.
+  shown_ = toQImage(explain::heat_over_picture(picture_in_, heat_, float(opacity_->value()) / 100.f, 1));
+  const int longest = std::max(shown_.width(), shown_.height());
+  const int factor = std::max(1, kPictureSide / std::max(1, longest));
+  const QSize size = longest * factor <= kPictureSide ? shown_.size() * factor
+                                                      : shown_.size().scaled(kPictureSide, kPictureSide, Qt::KeepAspectRatio);
   picture_->setPixmap(QPixmap::fromImage(shown_.scaled(size, Qt::IgnoreAspectRatio, Qt::FastTransformation)));
 }
 
+std::vector<float> AttributionView::heat() const { return heat_.defined() ? heat_.contiguous().to_vector() : std::vector<float>{}; }
+
 void AttributionView::showText(const QStringList& characters, const std::vector<float>& heat, const QString& caption) {
-  input_ = shown_ = QImage();
-  heat_ = heat;
-  height_ = width_ = 0;
+  picture_in_ = Tensor();
+  shown_ = QImage();
+  heat_ = from_vector(heat, {int64_t(heat.size())});
   tints_.clear();
   error_->hide();
   caption_->setText(caption);
@@ -204,8 +206,8 @@ void AttributionView::showText(const QStringList& characters, const std::vector<
 }
 
 void AttributionView::showMessage(const QString& message) {
-  input_ = shown_ = QImage();
-  heat_.clear();
+  picture_in_ = heat_ = Tensor();
+  shown_ = QImage();
   tints_.clear();
   error_->hide();
   caption_->setText(message);

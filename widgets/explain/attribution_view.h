@@ -11,6 +11,8 @@
 
 #include <vector>
 
+#include "tensor/tensor.h"
+
 class QComboBox;
 class QLabel;
 class QSlider;
@@ -41,9 +43,9 @@ class AttributionView : public QWidget {
   // Chooses `cls` to explain (-1: the top one), as the class box does; emits requestChanged().
   void chooseClass(int cls);
 
-  // A picture's heat: `heat` height x width values ≥ 0 over `picture` (the input as fed);
-  // `caption` says what it is ("Grad-CAM of conv2 for 7, score 12.3").
-  void showPicture(const QImage& picture, const std::vector<float>& heat, int height, int width, const QString& caption);
+  // A picture's heat: `heat` [H, W], values ≥ 0, over `picture` [C, H, W] (the input as fed, raw);
+  // `caption` says what it is ("Grad-CAM at conv2 for “7” (score 12.3).").
+  void showPicture(const Tensor& picture, const Tensor& heat, const QString& caption);
   // A text's heat: one value ≥ 0 per character of `characters` (as the model reads them).
   void showText(const QStringList& characters, const std::vector<float>& heat, const QString& caption);
   // Nothing to explain yet, and why ("Draw a digit…"), or an error (shown in place, styled so).
@@ -55,7 +57,7 @@ class AttributionView : public QWidget {
   QComboBox* nodeBox() const { return node_; }
   QSlider* opacitySlider() const { return opacity_; }
   QImage shownImage() const { return shown_; }                   // null unless a picture's heat is shown
-  const std::vector<float>& heat() const { return heat_; }        // the values shown (a picture's or a text's)
+  std::vector<float> heat() const;                               // the values shown (a picture's or a text's)
   std::vector<QColor> characterTints() const { return tints_; }  // empty unless a text's heat is shown
   QString caption() const;
   QString errorText() const;  // "" when none is shown
@@ -78,9 +80,8 @@ class AttributionView : public QWidget {
   QLabel* opacity_label_;
   QLabel* caption_;
   QLabel* error_;
-  QImage input_, shown_;
-  std::vector<float> heat_;
-  int height_ = 0, width_ = 0;
+  Tensor picture_in_, heat_;  // a picture's, or a text's heat alone
+  QImage shown_;
   std::vector<QColor> tints_;
 };
 

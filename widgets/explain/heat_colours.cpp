@@ -6,54 +6,17 @@
 #include <algorithm>
 #include <array>
 
+#include "explain/heat_image.h"
+
 namespace plexus::widgets {
 
-namespace {
-
-// Inferno at 0, 1/8, ..., 1 (matplotlib's table, rounded); linear between stops is within a few
-// levels of the full table.
-constexpr std::array<std::array<int, 3>, 9> kInferno{{{0, 0, 4},
-                                                       {31, 12, 72},
-                                                       {85, 15, 109},
-                                                       {136, 34, 106},
-                                                       {186, 54, 85},
-                                                       {227, 89, 51},
-                                                       {249, 140, 10},
-                                                       {249, 201, 50},
-                                                       {252, 255, 164}}};
-
-}  // namespace
-
 QColor heatColour(double t) {
-  const double x = std::clamp(t, 0.0, 1.0) * double(kInferno.size() - 1);
-  const size_t i = std::min(size_t(x), kInferno.size() - 2);
-  const double f = x - double(i);
-  const auto mix = [&](int c) { return int(kInferno[i][c] + f * (kInferno[i + 1][c] - kInferno[i][c]) + 0.5); };
-  return QColor(mix(0), mix(1), mix(2));
+  const std::array<uint8_t, 3> rgb = explain::magma(float(t));
+  return QColor(rgb[0], rgb[1], rgb[2]);
 }
 
 QColor textOn(const QColor& background) {
   return background.lightnessF() > 0.55 ? QColor(Qt::black) : QColor(Qt::white);
-}
-
-QImage heatOverlay(const QImage& picture, const std::vector<float>& heat, int height, int width, double opacity) {
-  QImage out = picture.isNull() ? QImage(width, height, QImage::Format_RGB32)
-                                : picture.convertToFormat(QImage::Format_RGB32)
-                                      .scaled(width, height, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
-  if (picture.isNull()) out.fill(Qt::black);
-  const float top = heat.empty() ? 0.f : *std::max_element(heat.begin(), heat.end());
-  const double a = std::clamp(opacity, 0.0, 1.0);
-  for (int y = 0; y < height; ++y) {
-    auto* row = reinterpret_cast<QRgb*>(out.scanLine(y));
-    for (int x = 0; x < width; ++x) {
-      const float v = heat[size_t(y) * size_t(width) + size_t(x)];
-      const QColor c = heatColour(top > 0 ? v / top : 0.0);
-      const QRgb p = row[x];
-      row[x] = qRgb(int((1 - a) * qRed(p) + a * c.red() + 0.5), int((1 - a) * qGreen(p) + a * c.green() + 0.5),
-                    int((1 - a) * qBlue(p) + a * c.blue() + 0.5));
-    }
-  }
-  return out;
 }
 
 HeatLegend::HeatLegend(QWidget* parent) : QWidget(parent), low_(tr("low")), high_(tr("high")) {

@@ -1,6 +1,6 @@
 // Try It's explanation views with made-up values, driven as a user drives them: the colour map
 // rises in brightness; the attribution view's choosers ask again (Grad-CAM's node only for
-// Grad-CAM), its opacity slider blends the heat over the picture, typed text is tinted per
+// Grad-CAM), its opacity slider blends the heat (by its maximum) over the picture, typed text is tinted per
 // character, errors are shown in place; the attention view shows every head, one, or their
 // average (rows that sum to 1), with the characters on its axes and the weight under the pointer.
 #include <QtTest/QtTest>
@@ -22,19 +22,18 @@ using widgets::AttributionView;
 
 namespace {
 
-// A 4 x 4 picture, a gradient of gray, and a heat hot in its top-left corner only.
-QImage grayPicture() {
-  QImage p(4, 4, QImage::Format_Grayscale8);
-  for (int y = 0; y < 4; ++y)
-    for (int x = 0; x < 4; ++x) p.setPixel(x, y, qRgb(16 * (x + 4 * y), 16 * (x + 4 * y), 16 * (x + 4 * y)));
-  return p;
+// A 4 x 4 gray picture, raw ([0, 1]), a gradient; and a heat hot in its top-left corner only.
+Tensor grayPicture() {
+  std::vector<float> v(16);
+  for (int i = 0; i < 16; ++i) v[size_t(i)] = float(i) / 16.f;
+  return from_vector(v, {1, 4, 4});
 }
 
-std::vector<float> cornerHeat() {
+Tensor cornerHeat() {
   std::vector<float> h(16, 0.f);
   h[0] = 2.f;
   h[1] = 1.f;
-  return h;
+  return from_vector(h, {4, 4});
 }
 
 }  // namespace
@@ -53,21 +52,6 @@ class TestWidgetsExplain : public QObject {
     }
     QCOMPARE(widgets::heatColour(-1), widgets::heatColour(0));
     QCOMPARE(widgets::heatColour(2), widgets::heatColour(1));
-  }
-
-  void theOverlayBlendsByOpacity() {
-    const QImage picture = grayPicture();
-    const std::vector<float> heat = cornerHeat();
-    const QImage none = widgets::heatOverlay(picture, heat, 4, 4, 0.0);
-    const QImage all = widgets::heatOverlay(picture, heat, 4, 4, 1.0);
-    const QImage half = widgets::heatOverlay(picture, heat, 4, 4, 0.5);
-    for (int y = 0; y < 4; ++y)
-      for (int x = 0; x < 4; ++x) {
-        QCOMPARE(qGray(none.pixel(x, y)), qGray(picture.pixel(x, y)));  // the picture alone
-        const QColor hot = widgets::heatColour(heat[size_t(4 * y + x)] / 2.0);
-        QCOMPARE(QColor(all.pixel(x, y)), hot);  // the heat alone, normalised by its max
-        QVERIFY(std::abs(qRed(half.pixel(x, y)) - (qRed(picture.pixel(x, y)) + hot.red()) / 2) <= 1);
-      }
   }
 
   void theAttributionViewAsksAgainAndShowsWhatComes() {
@@ -99,20 +83,26 @@ class TestWidgetsExplain : public QObject {
     v.setNodes({"conv1", "conv2"});
     QCOMPARE(v.request().node, QString("conv1"));
 
-    v.showPicture(grayPicture(), cornerHeat(), 4, 4, "Grad-CAM at conv1 for “dog”");
+    v.showPicture(grayPicture(), cornerHeat(), "Grad-CAM at conv1 for “dog”");
     QCOMPARE(v.shownImage().size(), QSize(4, 4));
     QCOMPARE(v.caption(), QString("Grad-CAM at conv1 for “dog”"));
     QVERIFY(v.opacitySlider()->isVisible());
     const QImage before = v.shownImage();
     v.opacitySlider()->setValue(0);
     QVERIFY(v.shownImage() != before);
-    QCOMPARE(qGray(v.shownImage().pixel(3, 3)), qGray(grayPicture().pixel(3, 3)));
-    v.opacitySlider()->setValue(100);
+    for (int i = 0; i < 16; ++i)  // the picture alone
+      QCOMPARE(qGray(v.shownImage().pixel(i % 4, i / 4)), int(std::lround(255.0 * i / 16)));
+    v.opacitySlider()->setValue(100);  // the heat alone, by its maximum
     QCOMPARE(QColor(v.shownImage().pixel(0, 0)), widgets::heatColour(1.0));
+    QCOMPARE(QColor(v.shownImage().pixel(1, 0)), widgets::heatColour(0.5));
+    QCOMPARE(QColor(v.shownImage().pixel(3, 3)), widgets::heatColour(0.0));
+    v.opacitySlider()->setValue(50);
+    QVERIFY(std::abs(qRed(v.shownImage().pixel(0, 0)) - widgets::heatColour(1.0).red() / 2) <= 1);
     QCOMPARE(asked.count(), 3);  // opacity only redraws
 
     v.showText({"a", "b", "b", "a"}, {0.f, 1.f, 0.5f, 0.f}, "Saliency for “long”");
     QVERIFY(v.shownImage().isNull());
+    QCOMPARE(v.heat(), (std::vector<float>{0.f, 1.f, 0.5f, 0.f}));
     QCOMPARE(v.characterTints().size(), size_t(4));
     QCOMPARE(v.characterTints()[1], widgets::heatColour(1.0));
     QCOMPARE(v.characterTints()[2], widgets::heatColour(0.5));
