@@ -2,7 +2,7 @@
 
 #include <QComboBox>
 #include <QFontDatabase>
-#include <QHBoxLayout>
+#include <QFormLayout>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
@@ -149,7 +149,8 @@ AttentionView::AttentionView(QWidget* parent) : QWidget(parent) {
   head_ = new QComboBox(this);
   head_->setObjectName(QStringLiteral("attentionHeads"));
   for (QComboBox* box : {node_, head_}) {
-    box->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    box->setMinimumContentsLength(5);
     guardWheel(box);
   }
   grid_ = new AttentionGrid(this);
@@ -161,21 +162,18 @@ AttentionView::AttentionView(QWidget* parent) : QWidget(parent) {
   caption_->setWordWrap(true);
   error_ = errorLabel(QStringLiteral("attentionError"), this);
 
-  auto* choosers = new QHBoxLayout;
-  choosers->addWidget(new QLabel(tr("Node"), this));
-  choosers->addWidget(node_);
-  choosers->addSpacing(12);
-  choosers->addWidget(new QLabel(tr("Heads"), this));
-  choosers->addWidget(head_);
-  choosers->addStretch();
+  auto* choosers = new QFormLayout;
+  choosers->setContentsMargins(0, 0, 0, 0);
+  choosers->addRow(tr("Node"), node_);
+  choosers->addRow(tr("Heads"), head_);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(sectionLabel(tr("Attention"), this));
   layout->addLayout(choosers);
   layout->addWidget(caption_);
+  layout->addWidget(legend_);
   layout->addWidget(error_);
   layout->addWidget(grid_, 1);
-  layout->addWidget(legend_);
 
   connect(node_, &QComboBox::currentIndexChanged, this, &AttentionView::nodeChanged);
   connect(head_, &QComboBox::currentIndexChanged, this, &AttentionView::render);

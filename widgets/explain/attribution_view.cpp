@@ -20,7 +20,7 @@ namespace plexus::widgets {
 
 namespace {
 
-constexpr int kPictureSide = 224;  // 8 × MNIST's 28
+constexpr int kPictureSide = 140;  // 5 × MNIST's 28, the size of the panel's input preview: the column fits at 1280 × 800
 
 }  // namespace
 
@@ -48,7 +48,7 @@ AttributionView::AttributionView(QWidget* parent) : QWidget(parent) {
   node_->setToolTip(tr("The node whose feature maps Grad-CAM weighs: one with a picture-shaped output"));
   for (QComboBox* box : {method_, class_, node_}) {
     box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    box->setMinimumContentsLength(12);
+    box->setMinimumContentsLength(5);
     guardWheel(box);
   }
   node_label_ = new QLabel(tr("Node"), this);
