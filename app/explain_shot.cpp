@@ -5,7 +5,6 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QTimer>
-
 #include <memory>
 
 #include "explain/attention_view.h"
@@ -25,8 +24,8 @@ constexpr int kPatienceMs = 120000;  // a checkpoint's load and a few passes, on
 
 }  // namespace
 
-void whenExplanationsShown(MainWindow& window, const QString& method, const QString& prompt, std::function<void()> ready,
-                           std::function<void(const QString&)> failed) {
+void whenExplanationsShown(MainWindow& window, const QString& method, const QString& prompt,
+                           std::function<void()> ready, std::function<void(const QString&)> failed) {
   TryItPage* page = window.tryIt();
   widgets::AttributionView* attributions = page->explainer()->attributions();
   if (!method.isEmpty()) {
@@ -59,8 +58,9 @@ void whenExplanationsShown(MainWindow& window, const QString& method, const QStr
       shown = !text->generatedText().isEmpty() &&
               (attention->isHidden() || attention->heads() > 0 || !attention->errorText().isEmpty());
     } else {
-      shown = page->panel()->hasModel() && (!attributions->shownImage().isNull() ||
-                                            !attributions->characterTints().empty() || !attributions->errorText().isEmpty());
+      shown = page->panel()->hasModel() &&
+              (!attributions->shownImage().isNull() || !attributions->characterTints().empty() ||
+               !attributions->errorText().isEmpty());
     }
     if (!shown) return;
     poll->stop();

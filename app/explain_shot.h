@@ -5,14 +5,13 @@
 // `plexus-cli explain`; empty: the default); for a text project, `prompt` is typed, Generate
 // pressed, and the samples and the prompt's attention maps awaited. `failed` gets why not.
 #include <QString>
-
 #include <functional>
 
 namespace plexus::app {
 
 class MainWindow;
 
-void whenExplanationsShown(MainWindow& window, const QString& method, const QString& prompt, std::function<void()> ready,
-                           std::function<void(const QString&)> failed);
+void whenExplanationsShown(MainWindow& window, const QString& method, const QString& prompt,
+                           std::function<void()> ready, std::function<void(const QString&)> failed);
 
 }  // namespace plexus::app

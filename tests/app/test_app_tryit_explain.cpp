@@ -4,12 +4,10 @@
 // the opacity slider blends over the input; Grad-CAM on a model without feature maps says why
 // in place; typed text for a labelled-texts model is tinted per character; a text project's
 // prompt gets the attention maps of explain::attention_map, every head or their average.
-#include <QtTest/QtTest>
-
 #include <QComboBox>
 #include <QLineEdit>
 #include <QSlider>
-
+#include <QtTest/QtTest>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -221,7 +219,8 @@ class TestAppTryItExplain : public QObject {
     "dataset": {"kind": "text", "path": "names.txt", "seq_len": 8},
     "training": {"epochs": 1, "seed": 3}})",
                                                 "attention.plexus");
-    const Saved text = save(root(), "attention", g, {{testing::kTextSeqLen}, {testing::kTextSeqLen}, 5}, testing::kTextSymbols);
+    const Saved text =
+        save(root(), "attention", g, {{testing::kTextSeqLen}, {testing::kTextSeqLen}, 5}, testing::kTextSymbols);
     Window w;
     app::TryItPage* page = tryCheckpoint(w, text);
     QVERIFY(page);
@@ -242,7 +241,7 @@ class TestAppTryItExplain : public QObject {
     QCOMPARE(maps.size(), size_t(2));
     for (size_t h = 0; h < 2; ++h)
       QVERIFY(near(maps[h].values, std::vector<float>(weights.begin() + std::ptrdiff_t(9 * h),
-                                                       weights.begin() + std::ptrdiff_t(9 * (h + 1)))));
+                                                      weights.begin() + std::ptrdiff_t(9 * (h + 1)))));
     view->chooseHeads(widgets::AttentionView::kAverage);
     QCOMPARE(view->grid()->maps().size(), size_t(1));
     const std::vector<float>& mean = view->grid()->maps()[0].values;
@@ -250,7 +249,8 @@ class TestAppTryItExplain : public QObject {
       QVERIFY(std::abs(std::accumulate(mean.begin() + 3 * t, mean.begin() + 3 * (t + 1), 0.f) - 1.f) < 1e-5f);
       for (int s = t + 1; s < 3; ++s) QCOMPARE(mean[size_t(3 * t + s)], 0.f);  // causal: no later key
     }
-    QVERIFY2(view->grid()->describe(0, 2, 1).contains("query 3 “e” → key 2 “n”"), qPrintable(view->grid()->describe(0, 2, 1)));
+    QVERIFY2(view->grid()->describe(0, 2, 1).contains("query 3 “e” → key 2 “n”"),
+             qPrintable(view->grid()->describe(0, 2, 1)));
 
     // A character the model does not know: said in place.
     QTest::keyClicks(page->textPrompt()->promptField(), "x");

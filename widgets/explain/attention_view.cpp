@@ -8,7 +8,6 @@
 #include <QPainter>
 #include <QToolTip>
 #include <QVBoxLayout>
-
 #include <algorithm>
 #include <cmath>
 
@@ -73,7 +72,8 @@ AttentionGrid::Geometry AttentionGrid::geometry() const {
 QRect AttentionGrid::matrixRect(int map) const {
   const Geometry g = geometry();
   const int col = map % g.columns, row = map / g.columns;
-  return QRect(col * g.panelWidth + g.label, row * g.panelHeight + g.title + g.label, g.cell * keys_, g.cell * queries_);
+  return QRect(col * g.panelWidth + g.label, row * g.panelHeight + g.title + g.label, g.cell * keys_,
+               g.cell * queries_);
 }
 
 QRect AttentionGrid::cellRect(int map, int query, int key) const {
@@ -129,16 +129,16 @@ void AttentionGrid::paintEvent(QPaintEvent*) {
     const bool labels = g.cell >= 8;  // smaller cells leave no room for a character each
     for (int t = 0; t < queries_; ++t) {
       if (labels)
-        p.drawText(QRect(r.left() - g.label, r.top() + t * g.cell, g.label - 2, g.cell), Qt::AlignRight | Qt::AlignVCenter,
-                   shownChar(query_labels_.value(t)));
+        p.drawText(QRect(r.left() - g.label, r.top() + t * g.cell, g.label - 2, g.cell),
+                   Qt::AlignRight | Qt::AlignVCenter, shownChar(query_labels_.value(t)));
       for (int s = 0; s < keys_; ++s)
         p.fillRect(QRect(r.left() + s * g.cell, r.top() + t * g.cell, g.cell, g.cell),
                    heatColour(maps_[size_t(m)].values[size_t(t) * size_t(keys_) + size_t(s)]));
     }
     if (labels)
       for (int s = 0; s < keys_; ++s)
-        p.drawText(QRect(r.left() + s * g.cell, r.top() - g.label, g.cell, g.label - 2), Qt::AlignHCenter | Qt::AlignBottom,
-                   shownChar(key_labels_.value(s)));
+        p.drawText(QRect(r.left() + s * g.cell, r.top() - g.label, g.cell, g.label - 2),
+                   Qt::AlignHCenter | Qt::AlignBottom, shownChar(key_labels_.value(s)));
   }
 }
 
@@ -207,8 +207,9 @@ void AttentionView::showWeights(const std::vector<float>& weights, int heads, in
   keys_ = keys;
   tokens_ = tokens;
   error_->hide();
-  caption_->setText(tr("A row per query character: the weights it gives the keys (its row sums to 1). "
-                       "Hover a cell for its characters and weight."));
+  caption_->setText(
+      tr("A row per query character: the weights it gives the keys (its row sums to 1). "
+         "Hover a cell for its characters and weight."));
   legend_->show();
   render();
 }

@@ -7,7 +7,6 @@
 // off the UI thread) and hands the weights back.
 #include <QStringList>
 #include <QWidget>
-
 #include <vector>
 
 class QComboBox;

@@ -7,7 +7,6 @@
 #include <QLabel>
 #include <QSlider>
 #include <QVBoxLayout>
-
 #include <algorithm>
 
 #include "common/panel_style.h"
@@ -20,7 +19,8 @@ namespace plexus::widgets {
 
 namespace {
 
-constexpr int kPictureSide = 140;  // 5 × MNIST's 28, the size of the panel's input preview: the column fits at 1280 × 800
+constexpr int kPictureSide =
+    140;  // 5 × MNIST's 28, the size of the panel's input preview: the column fits at 1280 × 800
 
 }  // namespace
 
@@ -30,10 +30,8 @@ AttributionView::AttributionView(QWidget* parent) : QWidget(parent) {
   method_->setObjectName(QStringLiteral("attributionMethod"));
   using M = explain::AttributionMethod;
   const std::pair<M, QString> methods[] = {
-      {M::Saliency, tr("Saliency")},
-      {M::GradientTimesInput, tr("Gradient × input")},
-      {M::SmoothGrad, tr("SmoothGrad")},
-      {M::IntegratedGradients, tr("Integrated gradients")},
+      {M::Saliency, tr("Saliency")},     {M::GradientTimesInput, tr("Gradient × input")},
+      {M::SmoothGrad, tr("SmoothGrad")}, {M::IntegratedGradients, tr("Integrated gradients")},
       {M::GradCam, tr("Grad-CAM")},
   };
   for (const auto& [method, name] : methods) method_->addItem(name, int(method));
@@ -174,12 +172,15 @@ void AttributionView::render() {
   shown_ = toQImage(explain::heat_over_picture(picture_in_, heat_, float(opacity_->value()) / 100.f, 1));
   const int longest = std::max(shown_.width(), shown_.height());
   const int factor = std::max(1, kPictureSide / std::max(1, longest));
-  const QSize size = longest * factor <= kPictureSide ? shown_.size() * factor
-                                                      : shown_.size().scaled(kPictureSide, kPictureSide, Qt::KeepAspectRatio);
+  const QSize size = longest * factor <= kPictureSide
+                         ? shown_.size() * factor
+                         : shown_.size().scaled(kPictureSide, kPictureSide, Qt::KeepAspectRatio);
   picture_->setPixmap(QPixmap::fromImage(shown_.scaled(size, Qt::IgnoreAspectRatio, Qt::FastTransformation)));
 }
 
-std::vector<float> AttributionView::heat() const { return heat_.defined() ? heat_.contiguous().to_vector() : std::vector<float>{}; }
+std::vector<float> AttributionView::heat() const {
+  return heat_.defined() ? heat_.contiguous().to_vector() : std::vector<float>{};
+}
 
 void AttributionView::showText(const QStringList& characters, const std::vector<float>& heat, const QString& caption) {
   picture_in_ = Tensor();
@@ -193,7 +194,8 @@ void AttributionView::showText(const QStringList& characters, const std::vector<
   for (int i = 0; i < characters.size() && size_t(i) < heat.size(); ++i) {
     const QColor tint = heatColour(top > 0 ? heat[size_t(i)] / top : 0.0);
     tints_.push_back(tint);
-    const QString shown = characters[i] == QLatin1String(" ") ? QStringLiteral("&nbsp;") : characters[i].toHtmlEscaped();
+    const QString shown =
+        characters[i] == QLatin1String(" ") ? QStringLiteral("&nbsp;") : characters[i].toHtmlEscaped();
     html += QStringLiteral("<span style=\"background-color:%1; color:%2\">%3</span>")
                 .arg(tint.name(), textOn(tint).name(), shown);
   }

@@ -8,7 +8,6 @@
 #include <QImage>
 #include <QStringList>
 #include <QWidget>
-
 #include <vector>
 
 #include "tensor/tensor.h"

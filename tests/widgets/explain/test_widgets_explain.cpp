@@ -3,18 +3,16 @@
 // Grad-CAM), its opacity slider blends the heat (by its maximum) over the picture, typed text is tinted per
 // character, errors are shown in place; the attention view shows every head, one, or their
 // average (rows that sum to 1), with the characters on its axes and the weight under the pointer.
-#include <QtTest/QtTest>
-
 #include <QComboBox>
 #include <QSlider>
-
+#include <QtTest/QtTest>
 #include <cmath>
 #include <numeric>
 
 #include "explain/attention_view.h"
+#include "explain/attribution.h"
 #include "explain/attribution_view.h"
 #include "explain/heat_colours.h"
-#include "explain/attribution.h"
 
 using namespace plexus;
 using widgets::AttentionView;
@@ -62,8 +60,8 @@ class TestWidgetsExplain : public QObject {
     QSignalSpy asked(&v, &AttributionView::requestChanged);
     v.setClasses({"cat", "dog"});
     v.setNodes({"conv1", "conv2"});
-    QCOMPARE(asked.count(), 0);  // what the model offers is no new request
-    QCOMPARE(v.request().target, -1);  // the top class, until another is chosen
+    QCOMPARE(asked.count(), 0);          // what the model offers is no new request
+    QCOMPARE(v.request().target, -1);    // the top class, until another is chosen
     QVERIFY(!v.nodeBox()->isVisible());  // saliency needs no node
 
     const int gradcam = v.methodBox()->findData(int(explain::AttributionMethod::GradCam));
@@ -130,7 +128,8 @@ class TestWidgetsExplain : public QObject {
     std::vector<float> w(size_t(H * T * T), 0.f);
     for (int h = 0; h < H; ++h)
       for (int t = 0; t < T; ++t)
-        for (int s = 0; s <= t; ++s) w[size_t((h * T + t) * T + s)] = h == 0 ? 1.f / float(t + 1) : (s == t ? 1.f : 0.f);
+        for (int s = 0; s <= t; ++s)
+          w[size_t((h * T + t) * T + s)] = h == 0 ? 1.f / float(t + 1) : (s == t ? 1.f : 0.f);
     v.showWeights(w, H, T, T, {"a", "b", " "});
     QCOMPARE(v.heads(), H);
     QCOMPARE(v.grid()->maps().size(), size_t(H));  // all heads side by side, by default
