@@ -26,6 +26,7 @@ Command train_command();
 Command lr_find_command();
 Command eval_command();
 Command predict_command();
+Command explain_command();
 Command sample_command();
 Command export_command();
 Command import_command();

@@ -4,6 +4,7 @@ namespace plexus::cli {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table{check_command(),  train_command(),  lr_find_command(), eval_command(),   predict_command(),
+                                          explain_command(),
                                           sample_command(), export_command(), import_command(), import_weights_command(),
                                           runs_command(),   diff_command(),   init_command(),   grad_command(),
                                           layers_command(), devices_command(), sweep_command(), completion_command()};

@@ -146,8 +146,9 @@ def read_safetensors(path):
     return out
 
 
-def write_safetensors(path, tensors):
-    header, data = {}, b""
+def write_safetensors(path, tensors, metadata=None):
+    """metadata: a dict of strings, the file's "__metadata__" (a weights file's input description)."""
+    header, data = ({"__metadata__": metadata} if metadata else {}), b""
     for name, t in tensors.items():
         t = t.detach().to(torch.float32).contiguous()
         raw = struct.pack("<%df" % t.numel(), *t.flatten().tolist())

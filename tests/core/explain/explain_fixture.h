@@ -11,6 +11,12 @@
 
 namespace plexus::testing {
 
+// A picture of uniform noise in [0, 1], MNIST's shape [1, 28, 28].
+inline Tensor digit(uint64_t seed) {
+  Generator gen(seed);
+  return rand({1, 28, 28}, &gen);
+}
+
 inline session::TrainedModel example_model(const std::string& example, uint64_t seed = 1) {
   session::TrainedModel m;
   m.project = graph::load_project(std::filesystem::path(PLEXUS_SOURCE_DIR) / "examples" / (example + ".plexus"));

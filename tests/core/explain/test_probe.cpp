@@ -9,16 +9,8 @@
 #include "util/error.h"
 
 using namespace plexus;
+using plexus::testing::digit;
 using plexus::testing::message_of;
-
-namespace {
-
-Tensor digit(uint64_t seed) {
-  Generator gen(seed);
-  return rand({1, 28, 28}, &gen);
-}
-
-}  // namespace
 
 TEST(probeGivesEveryNodesOutputInPlanOrder) {
   session::TrainedModel m = testing::example_model("mnist_lenet");
