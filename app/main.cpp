@@ -36,6 +36,7 @@
 #include "experiments_page.h"
 #include "featuremaps/feature_map_view.h"
 #include "feature_maps.h"
+#include "explain_shot.h"
 #include "lr_finder_dialog.h"
 #include "main_window.h"
 #include "run_follower.h"
@@ -135,7 +136,8 @@ int main(int argc, char** argv) {
   QCommandLineOption checkpoint_option(
       QStringLiteral("checkpoint"),
       QStringLiteral("Load checkpoint <file> of the project in Try It; with --select and --screenshot: take it of the "
-                     "editor once the Feature Maps panel shows that node for the --draw input."),
+                     "editor once the Feature Maps panel shows that node for the --draw input (with --try-it and "
+                     "--explain: of Try It's heat map or attention maps)."),
       QStringLiteral("file"));
   QCommandLineOption channel_option(
       QStringLiteral("channel"),
@@ -149,6 +151,19 @@ int main(int argc, char** argv) {
                                 &channel_option}) {
     o->setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOption(*o);
+  }
+  // Try It's explanations, for the docs' pictures: a picture to try (with --checkpoint), the heat map's method.
+  const QCommandLineOption image_option(QStringLiteral("image"),
+                                        QStringLiteral("With --try-it: open image <file> in Try It."), QStringLiteral("file"));
+  const QCommandLineOption explain_option(
+      QStringLiteral("explain"),
+      QStringLiteral("With --try-it, --checkpoint and --screenshot: the heat map's method (plexus-cli explain's --method "
+                     "names; on a text project the prompt's attention maps); take it once it is shown."),
+      QStringLiteral("method"));
+  for (const QCommandLineOption* o : {&image_option, &explain_option}) {
+    QCommandLineOption hidden = *o;
+    hidden.setFlags(QCommandLineOption::HiddenFromHelp);
+    parser.addOption(hidden);
   }
   parser.process(app);
 
@@ -230,6 +245,8 @@ int main(int argc, char** argv) {
   }
   if (try_it && !train) window.showTryIt();
   if (parser.isSet(checkpoint_option)) window.tryIt()->loadCheckpoint(parser.value(checkpoint_option));
+  if (try_it && parser.isSet(image_option) && !window.tryIt()->panel()->openImage(parser.value(image_option)) && screenshot)
+    return 1;
   if (parser.isSet(prompt_option) && window.tryIt()->panel()->textInput())  // classified once a model comes
     window.tryIt()->panel()->textField()->setText(parser.value(prompt_option));
   if (parser.isSet(processes_option))
@@ -323,7 +340,16 @@ int main(int argc, char** argv) {
       if (screenshot) quit(1);
     });
   }
-  if (screenshot) {
+  const bool explained = screenshot && try_it && parser.isSet(checkpoint_option) && parser.isSet(explain_option);
+  if (explained)
+    plexus::app::whenExplanationsShown(
+        window, parser.value(explain_option) == QLatin1String("attention") ? QString() : parser.value(explain_option),
+        parser.value(prompt_option), [shoot, file = parser.value(screenshot_option)] { shoot(file); },
+        [quit](const QString& why) {
+          std::fprintf(stderr, "plexus: %s\n", qPrintable(why));
+          quit(1);
+        });
+  if (screenshot && !explained) {
     const QString file = parser.value(screenshot_option);
     if (train && parser.isSet(step_option)) {  // the editor with live node statistics, mid-training
       const int64_t step = parser.value(step_option).toLongLong();

@@ -2,17 +2,21 @@
 
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHBoxLayout>
 #include <QVBoxLayout>
 
 #include "common/qt_text.h"
 #include "data/text_classes.h"
 #include "editor/model/graph_document.h"
+#include "explain/attention_view.h"
+#include "explain/attribution_view.h"
 #include "predictor.h"
 #include "session/data_pipeline.h"
 #include "session/text_sampling.h"
 #include "training_controller.h"
 #include "tryit/text_prompt.h"
 #include "tryit/tryit_panel.h"
+#include "tryit_explainer.h"
 
 namespace plexus::app {
 
@@ -22,10 +26,18 @@ TryItPage::TryItPage(TrainingController* controller, const widgets::GraphDocumen
   text_ = new widgets::TextPrompt(this);
   text_->hide();
   predictor_ = new Predictor(this);
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(panel_);
-  layout->addWidget(text_);
+  explainer_ = new TryItExplainer(predictor_, panel_, text_, this);  // after the predictor: it outlives the views' jobs
+  auto* input = new QVBoxLayout;
+  input->addWidget(panel_);
+  input->addWidget(text_);
+  auto* explanations = new QVBoxLayout;
+  explanations->setContentsMargins(0, 8, 8, 8);
+  explanations->addWidget(explainer_->attributions());
+  explanations->addWidget(explainer_->attention(), 1);
+  columns_ = new QHBoxLayout(this);
+  columns_->setContentsMargins(0, 0, 0, 0);
+  columns_->addLayout(input, 5);
+  columns_->addLayout(explanations, 2);
   chooseCheckpoint = [this] {
     return QFileDialog::getOpenFileName(this, tr("Try a checkpoint of this project"), QString(),
                                         tr("Checkpoints and weights (*.safetensors)"));
@@ -105,6 +117,10 @@ TryItPage::TryItPage(TrainingController* controller, const widgets::GraphDocumen
 void TryItPage::showTextPrompt(bool text) {
   panel_->setVisible(!text);
   text_->setVisible(text);
+  explainer_->setPanelShown(!text);
+  // A prompt's attention maps want room: half the page.
+  columns_->setStretch(0, text ? 1 : 5);
+  columns_->setStretch(1, text ? 1 : 2);
 }
 
 void TryItPage::beginRun(const graph::Graph& graph) {

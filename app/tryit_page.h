@@ -22,6 +22,8 @@
 #include "train/events.h"
 #include "training_controller.h"
 
+class QHBoxLayout;
+
 namespace plexus::widgets {
 class GraphDocument;
 class TextPrompt;
@@ -32,6 +34,7 @@ namespace plexus::app {
 
 class Predictor;
 class TrainingController;
+class TryItExplainer;
 struct RunInfo;
 struct WeightsSnapshot;
 
@@ -57,6 +60,7 @@ class TryItPage : public QWidget {
   // Another view of the model is shown (the editor's feature maps): the run's weights keep coming
   // while this page is hidden.
   void setWatched(bool watched);
+  TryItExplainer* explainer() const { return explainer_; }  // the heat maps and attention maps beside
 
   // The Load Checkpoint dialog; replaceable so tests can answer it without a modal loop.
   std::function<QString()> chooseCheckpoint;
@@ -86,6 +90,8 @@ class TryItPage : public QWidget {
   widgets::TryItPanel* panel_;
   widgets::TextPrompt* text_;
   Predictor* predictor_;
+  TryItExplainer* explainer_;
+  QHBoxLayout* columns_;  // the panel or the prompt, then the explanations
   QTimer live_{this};  // asks for the run's weights while the page is shown during a run
   graph::Graph run_graph_;  // of the run begun last, edits included
   RunInfo run_info_;        // what it said when it started

@@ -37,6 +37,7 @@
 #include "tryit/tryit_panel.h"
 #include "tryit_page.h"
 #include "support/app_fixture.h"
+#include "support/draw_digit.h"
 
 using namespace plexus;
 using app::MainWindow;
@@ -58,16 +59,6 @@ void writeSubset(const fs::path& from, const fs::path& to, const std::string& pr
     data::write_idx((to / name).string(), all.type, dims,
                     std::vector<uint8_t>(all.bytes.begin(), all.bytes.begin() + std::ptrdiff_t(per_example * size_t(n))));
   }
-}
-
-void drawOne(widgets::DigitCanvas* canvas) {
-  const QRectF sheet = canvas->sheetRect();
-  const auto at = [&](double x, double y) {
-    return QPoint(int(sheet.left() + x * sheet.width()), int(sheet.top() + y * sheet.height()));
-  };
-  QTest::mousePress(canvas, Qt::LeftButton, {}, at(0.52, 0.2));
-  for (int i = 1; i <= 12; ++i) QTest::mouseMove(canvas, at(0.52 - 0.004 * i, 0.2 + 0.05 * i));
-  QTest::mouseRelease(canvas, Qt::LeftButton, {}, at(0.472, 0.8));
 }
 
 using Window = testing::TestWindow;
@@ -111,7 +102,7 @@ class TestAppTryIt : public QObject {
     QVERIFY(w.startTraining());
     QTest::keyClick(&w, Qt::Key_3, Qt::AltModifier);  // Show Try It
     QVERIFY(page->isVisible());
-    drawOne(panel->canvas());
+    testing::draw_one(panel->canvas());
     QVERIFY(panel->input().defined());
 
     // Live: outputs of the run's weights while it trains, changing as it learns.
@@ -162,7 +153,7 @@ class TestAppTryIt : public QObject {
     shown.clear();
     QTest::mouseClick(panel->findChild<QToolButton*>("clearDrawing"), Qt::LeftButton);
     QVERIFY(panel->bars()->probabilities().empty());
-    drawOne(panel->canvas());
+    testing::draw_one(panel->canvas());
     QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 10000);
     QCOMPARE(panel->bars()->topClass(), 1);
 

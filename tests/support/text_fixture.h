@@ -33,12 +33,15 @@ inline std::string text_project_json() {
     "training": {"epochs": 1, "seed": 3}})";
 }
 
-// A run checkpoint of `g` with its freshly initialised weights.
+// A run checkpoint of `g` with its freshly initialised weights (`vocabulary`: a labelled-texts
+// model's input characters).
 inline void write_run_checkpoint(const std::filesystem::path& file, const graph::Graph& g, const graph::DatasetInfo& info,
-                                 const std::vector<std::string>& class_names) {
+                                 const std::vector<std::string>& class_names,
+                                 const std::vector<std::string>& vocabulary = {}) {
   const layers::CompiledGraph c = layers::compile(g, info, g.training.seed);
   train::Metadata meta{{"project", graph::serialize_project(g)}};
-  session::write_model_metadata(meta, info, {}, class_names);  // ids: no standardisation, as a text run
+  // Ids and raw pixels: no standardisation, as a text run.
+  session::write_model_metadata(meta, info, {}, class_names, {}, vocabulary);
   train::save_checkpoint(file, *c.model, nullptr, meta);
 }
 

@@ -1,5 +1,6 @@
 #include "common/panel_style.h"
 
+#include <QComboBox>
 #include <QEvent>
 #include <QLabel>
 #include <QLineEdit>
@@ -41,6 +42,18 @@ void guardWheel(QWidget* widget) {
   widget->installEventFilter(new WheelGuard(widget));
 }
 
+bool replaceItemsKeepingChoice(QComboBox* box, const QStringList& items, int fallback) {
+  QStringList now;
+  for (int i = 0; i < box->count(); ++i) now << box->itemText(i);
+  if (now == items) return false;
+  const QString chosen = box->currentText();
+  const QSignalBlocker quiet(box);
+  box->clear();
+  box->addItems(items);
+  box->setCurrentIndex(items.contains(chosen) ? int(items.indexOf(chosen)) : fallback < 0 ? int(items.size()) - 1 : fallback);
+  return true;
+}
+
 QLabel* sectionLabel(const QString& text, QWidget* parent) {
   auto* label = new QLabel(text, parent);
   QFont font = label->font();
@@ -52,6 +65,17 @@ QLabel* sectionLabel(const QString& text, QWidget* parent) {
 void styleAsError(QLabel* label) {
   label->setStyleSheet(QStringLiteral("QLabel { background: %1; color: white; padding: 6px; border-radius: 4px; }")
                            .arg(ThemeManager::instance().theme().error.name()));
+}
+
+QLabel* errorLabel(const QString& object_name, QWidget* parent) {
+  auto* label = new QLabel(parent);
+  label->setObjectName(object_name);
+  label->setWordWrap(true);
+  label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  label->hide();
+  styleAsError(label);
+  QObject::connect(&ThemeManager::instance(), &ThemeManager::changed, label, [label] { styleAsError(label); });
+  return label;
 }
 
 }  // namespace plexus::widgets

@@ -8,6 +8,7 @@
 #include "common/qt_text.h"
 
 class QColor;
+class QComboBox;
 class QLabel;
 class QLineEdit;
 class QWidget;
@@ -24,11 +25,17 @@ void setTextKeepingCursor(QLineEdit* edit, const QString& text);
 // spin or combo box that has focus.
 void guardWheel(QWidget* widget);
 
+// Replaces a combo box's entries with `items` (quietly: no signal), keeping the chosen one where it
+// is still there, else choosing `fallback` (an index; -1: the last). False when they were the same.
+bool replaceItemsKeepingChoice(QComboBox* box, const QStringList& items, int fallback);
+
 // A bold label that heads a section of a panel.
 QLabel* sectionLabel(const QString& text, QWidget* parent);
 
 // A label that shows an error: white text on the theme's error colour. Call again when the
 // theme changes.
 void styleAsError(QLabel* label);
+// A hidden, word-wrapped, selectable label styled so, following the theme.
+QLabel* errorLabel(const QString& object_name, QWidget* parent);
 
 }  // namespace plexus::widgets

@@ -1,5 +1,6 @@
 #include "tryit/probability_bars.h"
 
+#include <QMouseEvent>
 #include <QPainter>
 
 #include <algorithm>
@@ -89,6 +90,11 @@ QColor ProbabilityBars::trackColour() const { return palette().color(QPalette::M
 QColor ProbabilityBars::fillColour(bool top) const {
   const Theme& theme = ThemeManager::instance().theme();
   return top ? theme.selection : theme.wire;
+}
+
+void ProbabilityBars::mousePressEvent(QMouseEvent* event) {
+  const int row = int(event->position().y()) / rowHeight();
+  if (event->button() == Qt::LeftButton && row >= 0 && row < rows()) emit classClicked(classAtRow(row));
 }
 
 QSize ProbabilityBars::sizeHint() const { return {280, std::max(1, rows()) * rowHeight()}; }

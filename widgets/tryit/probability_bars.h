@@ -35,8 +35,12 @@ class ProbabilityBars : public QWidget {
   QSize sizeHint() const override;
   QSize minimumSizeHint() const override;
 
+ signals:
+  void classClicked(int cls);  // a row clicked: its class (Try It explains that one)
+
  protected:
   void paintEvent(QPaintEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
 
  private:
   void reorder();

@@ -26,6 +26,7 @@ class TextPrompt : public QWidget {
   void showSamples(const QStringList& samples);
   void showError(const QString& message);
 
+  QLineEdit* promptField() const { return prompt_; }
   QString generatedText() const;  // the samples shown, one a line
   QString errorText() const;      // "" when none
 
