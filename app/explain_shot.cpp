@@ -7,9 +7,9 @@
 #include <QTimer>
 #include <memory>
 
-#include "explain/attention_view.h"
+#include "tryit/attention_view.h"
 #include "explain/attribution.h"
-#include "explain/attribution_view.h"
+#include "tryit/attribution_view.h"
 #include "main_window.h"
 #include "tryit/text_prompt.h"
 #include "tryit/tryit_panel.h"

@@ -7,9 +7,9 @@
 #include <exception>
 
 #include "common/qt_text.h"
-#include "explain/attention_view.h"
+#include "tryit/attention_view.h"
 #include "explain/attribution.h"
-#include "explain/attribution_view.h"
+#include "tryit/attribution_view.h"
 #include "explain/probe.h"
 #include "predictor.h"
 #include "tryit/probability_bars.h"

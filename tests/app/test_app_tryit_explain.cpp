@@ -13,10 +13,10 @@
 #include <fstream>
 #include <numeric>
 
-#include "explain/attention_view.h"
+#include "tryit/attention_view.h"
 #include "explain/attribution.h"
-#include "explain/attribution_view.h"
-#include "explain/heat_colours.h"
+#include "tryit/attribution_view.h"
+#include "tryit/heat_colours.h"
 #include "explain/probe.h"
 #include "graph/project.h"
 #include "main_window.h"

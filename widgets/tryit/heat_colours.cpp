@@ -1,4 +1,4 @@
-#include "explain/heat_colours.h"
+#include "tryit/heat_colours.h"
 
 #include <QLinearGradient>
 #include <QPainter>

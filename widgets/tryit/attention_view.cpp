@@ -1,4 +1,4 @@
-#include "explain/attention_view.h"
+#include "tryit/attention_view.h"
 
 #include <QComboBox>
 #include <QFontDatabase>
@@ -12,7 +12,7 @@
 #include <cmath>
 
 #include "common/panel_style.h"
-#include "explain/heat_colours.h"
+#include "tryit/heat_colours.h"
 
 namespace plexus::widgets {
 

@@ -9,10 +9,10 @@
 #include <cmath>
 #include <numeric>
 
-#include "explain/attention_view.h"
+#include "tryit/attention_view.h"
 #include "explain/attribution.h"
-#include "explain/attribution_view.h"
-#include "explain/heat_colours.h"
+#include "tryit/attribution_view.h"
+#include "tryit/heat_colours.h"
 
 using namespace plexus;
 using widgets::AttentionView;

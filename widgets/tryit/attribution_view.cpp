@@ -1,4 +1,4 @@
-#include "explain/attribution_view.h"
+#include "tryit/attribution_view.h"
 
 #include <QComboBox>
 #include <QFontDatabase>
@@ -11,7 +11,7 @@
 
 #include "common/panel_style.h"
 #include "explain/attribution.h"
-#include "explain/heat_colours.h"
+#include "tryit/heat_colours.h"
 #include "explain/heat_image.h"
 #include "tryit/model_input.h"
 
