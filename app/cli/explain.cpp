@@ -154,6 +154,7 @@ int cmd_explain(const Args& args) {
       result["sum"] = a.values.sum().item();
     }
     if (!a.node.empty()) result["node"] = a.node;
+    if (*method == explain::AttributionMethod::GradCam) result["stretched"] = a.stretched;
   }
   values.push_back({"heat", heat});
   const std::string out = args.str("--out", "");

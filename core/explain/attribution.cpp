@@ -7,6 +7,7 @@
 #include "autograd/grad_mode.h"
 #include "explain/model_pass.h"
 #include "explain/probe.h"
+#include "explain/receptive_field.h"
 #include "explain/resize.h"
 #include "ops/ops.h"
 #include "tensor/generator.h"
@@ -258,7 +259,11 @@ Attribution attribute(const session::TrainedModel& model, const Tensor& raw, con
       const Tensor alpha = gradient.mean({2, 3}, true);     // [1, K, 1, 1]
       a.values = relu((alpha * maps).sum({1})).squeeze(0);  // [h, w]
       const Shape& in = model.info.input_shape;
-      a.heat = resize_bilinear(a.values, in[1], in[2]);
+      const int64_t h = a.values.shape()[0], w = a.values.shape()[1];
+      const std::optional<Placement> placed = cell_placement(model.project, a.node);
+      a.stretched = !placed;
+      a.heat = place_bilinear(a.values, in[1], in[2],
+                              placed.value_or(Placement{stretched(h, in[1]), stretched(w, in[2])}));
       return a;
     }
   }

@@ -12,7 +12,9 @@
 //   trapezoid rule (Sundararajan et al. 2017); their sum is score(input) - score(baseline) up to
 //   the quadrature error;
 // - Grad-CAM: ReLU(Σ_k α_k A_k) over the feature maps A [K, h, w] of a node with a picture-shaped
-//   output, α_k the spatial mean of d score / d A_k (Selvaraju et al. 2017).
+//   output, α_k the spatial mean of d score / d A_k (Selvaraju et al. 2017); its heat puts each
+//   cell on the centre of the cell's receptive field (explain/receptive_field.h), or stretches the
+//   map over the picture where the path to the node cannot be placed.
 // For a model of character ids (a labelled-text classifier) the gradients are taken at the output
 // of the model's first Embedding node instead of the ids, and each position's attribution is the
 // sum over the embedding's features (integrated gradients interpolate that output from zeros).
@@ -60,8 +62,13 @@ struct Attribution {
   // the node's [h, w] map before upsampling.
   Tensor values;
   // What a heat map shows, ≥ 0: [H, W] over a picture (|values| summed over channels; Grad-CAM's
-  // map upsampled bilinearly to the input's size), or [T] per character. Not normalised.
+  // map sampled bilinearly where its cells look, or stretched: see `stretched`), or [T] per
+  // character. Not normalised.
   Tensor heat;
+  // Grad-CAM: the map stretched over the whole picture, as F.interpolate does, because a node on
+  // the path to it (adaptive pooling, upsampling, a reshape, differently placed merged inputs)
+  // leaves its cells' receptive fields unknown.
+  bool stretched = false;
   float baseline_score = 0;  // integrated gradients: the score at the baseline
   std::string node;          // Grad-CAM: the node used
 };

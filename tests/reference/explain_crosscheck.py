@@ -12,8 +12,10 @@ ctest runs it as reference_explain (Skipped where torch is missing); by hand, wi
    the model read; torch recomputes them in float64 from the same weights with its own conv,
    pool and linear layers and torch.autograd:
    - gradcam (node conv2, and the default node, pool2): alpha_k = spatial mean of d logit / d A_k,
-     ReLU(sum_k alpha_k A_k) [h, w], and that map resized to 28x28 by
-     F.interpolate(mode="bilinear", align_corners=False);
+     ReLU(sum_k alpha_k A_k) [h, w], and that map placed over the 28x28 picture where its cells
+     look: cell j's centre, derived here from LeNet's layers (kernel, stride, no padding), at
+     pixel offset + stride * j; grid_sample(align_corners=True, padding_mode="border") reads the map
+     at ((y - offset) / stride, (x - offset) / stride);
    - saliency: d logit / d raw input, through (x - mean) / std;
    - integrated gradients: 64 points alpha = i/63 on the path from 0, trapezoid weights, times the input.
    All within 1e-4 of the largest magnitude of each tensor.
@@ -82,6 +84,24 @@ def lenet(w, x_raw, maps_at=None):
     return F.linear(h, w["fc2.weight"], w["fc2.bias"]), {"conv2": conv2, "pool2": pool2}.get(maps_at)
 
 
+# LeNet's windows up to each Grad-CAM node, (kernel, stride, padding) in the order they run.
+LENET_WINDOWS = {"conv2": [(5, 1, 0), (2, 2, 0), (5, 1, 0)], "pool2": [(5, 1, 0), (2, 2, 0), (5, 1, 0), (2, 2, 0)]}
+
+
+def placed(cam, node, size=28):
+    """The map [h, w] sampled at each pixel's grid coordinate from its cells' receptive-field centres."""
+    offset, stride = 0.0, 1.0
+    for kernel, step, padding in LENET_WINDOWS[node]:
+        offset, stride = offset + stride * ((kernel - 1) / 2 - padding), stride * step
+    h, w = cam.shape
+    pixels = torch.arange(size, dtype=torch.float64)
+    gy, gx = (pixels - offset) / stride, (pixels - offset) / stride
+    # grid_sample's coordinates: -1 at the first cell's centre, 1 at the last's (align_corners=True).
+    ny, nx = 2 * gy / (h - 1) - 1, 2 * gx / (w - 1) - 1
+    grid = torch.stack(torch.meshgrid(nx, ny, indexing="xy"), dim=-1)[None]  # [1, H, W, (x, y)]
+    return F.grid_sample(cam[None, None], grid, mode="bilinear", padding_mode="border", align_corners=True)[0, 0]
+
+
 def check_lenet(cli, workdir):
     project = os.path.join(REPO, "examples", "mnist_lenet.plexus")
     weights = os.path.join(workdir, "lenet.safetensors")
@@ -106,10 +126,11 @@ def check_lenet(cli, workdir):
         (grads,) = torch.autograd.grad(logits[0, target], maps)
         alpha = grads.mean(dim=(2, 3), keepdim=True)
         cam = F.relu((alpha * maps).sum(1))[0]
-        heat = F.interpolate(cam[None, None], size=(28, 28), mode="bilinear", align_corners=False)[0, 0]
+        heat = placed(cam, result["node"])
         ok = report("gradcam %s class" % result["node"], float(result["class"] != target), 0) and ok
         ok = report("gradcam %s map [%d, %d]" % ((result["node"],) + tuple(cam.shape)), rel_error(ours["values"], cam),
                     RTOL) and ok
+        ok = report("gradcam %s placed" % result["node"], float(result["stretched"]), 0) and ok
         ok = report("gradcam %s heat [28, 28]" % result["node"], rel_error(ours["heat"], heat), RTOL) and ok
 
     for cls in (None, 3):

@@ -161,10 +161,19 @@ TEST(gradCamWeighsAPictureNodesMaps) {
   COMPARE(a.heat.shape(), (Shape{28, 28}));
   const std::vector<float> map = a.values.to_vector();
   VERIFY(*std::min_element(map.begin(), map.end()) >= 0);  // a ReLU of the weighted maps
-  // The default node is the last picture-shaped one; an upsampled map keeps its range.
+  VERIFY(!a.stretched);
+  // conv2's cells are centred on pixels 6.5 + 2j: pixel (7, 9) lies a quarter of the way from
+  // row 0's centre to row 1's and from column 1's to column 2's.
+  const auto cell = [&map](int64_t r, int64_t c) { return map[size_t(r * 8 + c)]; };
+  const float row0 = 0.75f * cell(0, 1) + 0.25f * cell(0, 2), row1 = 0.75f * cell(1, 1) + 0.25f * cell(1, 2);
+  const float expected = 0.75f * row0 + 0.25f * row1, got = a.heat.to_vector()[7 * 28 + 9];
+  VERIFY2(std::abs(got - expected) <= 1e-5f * (1 + std::abs(expected)),
+          testing::cat("heat at (7, 9) is ", got, ", expected ", expected));
+  // The default node is the last picture-shaped one; a placed map keeps its range.
   const explain::Attribution d = explain::attribute(m, x, {.method = AttributionMethod::GradCam});
   COMPARE(d.node, std::string("pool2"));
   COMPARE(d.values.shape(), (Shape{4, 4}));
+  VERIFY(!d.stretched);
   const std::vector<float> heat = d.heat.to_vector(), coarse = d.values.to_vector();
   VERIFY(*std::max_element(heat.begin(), heat.end()) <= *std::max_element(coarse.begin(), coarse.end()) + 1e-6f);
   VERIFY_CONTAINS(
@@ -221,12 +230,11 @@ TEST(attributionErrorsNameWhatIsWrong) {
 
 // LeNet trained briefly on the real MNIST (1 epoch of 6,000 digits): for correctly classified test
 // digits, most of the saliency's mass lies on the strokes (pixels with ink, raw > 0.1, about a
-// sixth of the picture), and so does Grad-CAM's at conv1. Grad-CAM at the deeper nodes is
-// reported, not asserted: LeNet's unpadded convolutions make their maps cover the picture's middle
-// (conv2's 8 cells are centred on pixels 6.5 to 20.5), but Grad-CAM resizes a map over the whole
-// picture, so its mass lands beside the strokes (docs/explaining.md). Integrated gradients'
-// completeness at the default 64 steps is asserted here, on a trained model and real digits.
-// Skipped without data/mnist.
+// sixth of the picture), and so does Grad-CAM's at conv1 (its map placed where its cells look).
+// Grad-CAM at the deeper nodes is reported, not asserted: placed correctly (conv2's cells on
+// pixels 6.5 + 2j, pool2's on 7.5 + 4j), their coarse maps still put about the ink's share of
+// the area on it (docs/results.md). Integrated gradients' completeness at the default 64 steps is
+// asserted here, on a trained model and real digits. Skipped without data/mnist.
 TEST(mnistAttributionsFallOnInk) {
   const std::filesystem::path mnist = std::filesystem::path(PLEXUS_SOURCE_DIR) / "data" / "mnist";
   if (!std::filesystem::exists(mnist / "train-images-idx3-ubyte") &&
