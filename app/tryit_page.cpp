@@ -3,6 +3,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
+#include <QScrollArea>
 #include <QVBoxLayout>
 
 #include "common/qt_text.h"
@@ -30,14 +31,21 @@ TryItPage::TryItPage(TrainingController* controller, const widgets::GraphDocumen
   auto* input = new QVBoxLayout;
   input->addWidget(panel_);
   input->addWidget(text_);
-  auto* explanations = new QVBoxLayout;
+  auto* explained = new QWidget;
+  auto* explanations = new QVBoxLayout(explained);
   explanations->setContentsMargins(0, 8, 8, 8);
   explanations->addWidget(explainer_->attributions());
   explanations->addWidget(explainer_->attention(), 1);
+  // Scrolled rather than widening the window: the column's choosers and maps must not push the
+  // main window past a 1280-pixel screen (or past what the user made it).
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidget(explained);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
   columns_ = new QHBoxLayout(this);
   columns_->setContentsMargins(0, 0, 0, 0);
   columns_->addLayout(input, 5);
-  columns_->addLayout(explanations, 2);
+  columns_->addWidget(scroll, 2);
   chooseCheckpoint = [this] {
     return QFileDialog::getOpenFileName(this, tr("Try a checkpoint of this project"), QString(),
                                         tr("Checkpoints and weights (*.safetensors)"));
