@@ -23,45 +23,19 @@ namespace {
 const QString kOutputKey = QStringLiteral("featureMaps");
 const QString kCopyKey = QStringLiteral("featureMaps.copy");
 
-// What a character id stands for: labelled texts number their vocabulary from 1 (0 pads), a
-// text file's model its classes from 0.
-QString symbolOf(const session::TrainedModel& model, int64_t id) {
-  if (!model.vocabulary.empty()) {
-    if (id == 0) return QStringLiteral("·");
-    if (id > 0 && size_t(id) <= model.vocabulary.size()) return widgets::qstr(model.vocabulary[size_t(id - 1)]);
-  } else if (session::is_text_project(model.project) && id >= 0 && size_t(id) < model.class_names.size()) {
-    return widgets::qstr(model.class_names[size_t(id)]);
-  }
-  return QStringLiteral("#%1").arg(id);
-}
-
 // The characters of a text input [T] (ids), for a sequence's positions; none for a picture.
 QStringList tokensOf(const session::TrainedModel& model, const Tensor& input) {
   QStringList tokens;
   if (input.shape().size() != 1 || model.info.input_shape.size() != 1) return tokens;
-  for (float id : input.to_vector()) tokens << symbolOf(model, int64_t(id));
+  for (float id : input.to_vector()) tokens << widgets::qstr(explain::input_symbol(model, int64_t(id)));
   return tokens;
 }
 
 QString textOf(const session::TrainedModel& model, const Tensor& ids) {
   QString text;
   for (float id : ids.to_vector())
-    if (id != 0 || model.vocabulary.empty()) text += symbolOf(model, int64_t(id));
+    if (id != 0 || model.vocabulary.empty()) text += widgets::qstr(explain::input_symbol(model, int64_t(id)));
   return text;
-}
-
-// A raw picture [C, H, W] in [0, 1] as the 8-bit image it was read from.
-data::Image pictureOf(const Tensor& raw) {
-  const Shape s = raw.shape();
-  data::Image image{.width = s[2], .height = s[1], .channels = s[0], .pixels = {}};
-  const std::vector<float> v = raw.to_vector();
-  image.pixels.resize(v.size());
-  const int64_t plane = s[1] * s[2];
-  for (int64_t i = 0; i < plane; ++i)
-    for (int64_t c = 0; c < s[0]; ++c)
-      image.pixels[size_t(i * s[0] + c)] =
-          uint8_t(std::clamp(std::lround(v[size_t(c * plane + i)] * 255.0f), 0L, 255L));
-  return image;
 }
 
 }  // namespace
@@ -252,7 +226,7 @@ void FeatureMaps::galleryClicked(int index) {
   if (panel->textInput())
     panel->textField()->setText(view_->gallery()->examples().at(size_t(index)).text);
   else
-    panel->openPicture(pictureOf(raw));
+    panel->openPicture(data::input_to_image(raw));
 }
 
 }  // namespace plexus::app

@@ -257,19 +257,7 @@ void ProjectorPage::openExample(int row) {
     status_->setText(tr("Only pictures open in Try It from here."));
     return;
   }
-  const Shape& s = input.shape();
-  data::Image picture;
-  picture.channels = s.size() == 3 ? s[0] : 1;
-  picture.height = s[s.size() - 2];
-  picture.width = s[s.size() - 1];
-  picture.pixels.resize(size_t(picture.channels * picture.height * picture.width));
-  const int64_t plane = picture.height * picture.width;
-  // Channel-first floats to interleaved bytes.
-  for (int64_t c = 0; c < picture.channels; ++c)
-    for (int64_t i = 0; i < plane; ++i)
-      picture.pixels[size_t(i * picture.channels + c)] =
-          uint8_t(std::lround(std::clamp(input.data()[c * plane + i], 0.f, 1.f) * 255.f));
-  try_it_->panel()->openPicture(std::move(picture));
+  try_it_->panel()->openPicture(data::input_to_image(input));
   emit openInTryIt();
 }
 

@@ -95,6 +95,9 @@ Image prepare_image(const Image& image, const ImageFormat& format);
 // ValueError for an image whose fields disagree.
 Tensor prepared_to_input(const Image& prepared);
 void prepared_to_input(const Image& prepared, float* out);
+// The way back: a raw input [C, H, W] or [H, W] (values clamped to [0, 1]) as 8-bit pixels, to
+// show or open a dataset's example as a picture.
+Image input_to_image(const Tensor& raw);  // ShapeError for another rank
 
 // One example of a model input [C, H, W] in raw units (pixel / 255, as the MNIST reader reads
 // them): converted to C channels (C = 1: luma; C = 3: RGB, gray replicated) and resized to H x W

@@ -176,6 +176,24 @@ Tensor prepared_to_input(const Image& prepared) {
   return out;
 }
 
+Image input_to_image(const Tensor& raw) {
+  const Shape& s = raw.shape();
+  if (s.size() != 2 && s.size() != 3)
+    throw ShapeError("input_to_image: a picture is [C, H, W] or [H, W], not " + to_string(s));
+  Image image;
+  image.channels = s.size() == 3 ? s[0] : 1;
+  image.height = s[s.size() - 2];
+  image.width = s[s.size() - 1];
+  const std::vector<float> v = raw.contiguous().to_vector();
+  image.pixels.resize(v.size());
+  const int64_t plane = image.height * image.width;
+  for (int64_t c = 0; c < image.channels; ++c)  // channel-first floats to interleaved bytes
+    for (int64_t i = 0; i < plane; ++i)
+      image.pixels[size_t(i * image.channels + c)] =
+          uint8_t(std::lround(std::clamp(v[size_t(c * plane + i)], 0.f, 1.f) * 255.f));
+  return image;
+}
+
 Tensor image_to_input(const Image& image, const Shape& chw) {
   if (chw.size() != 3 || (chw[0] != 1 && chw[0] != 3) || chw[1] < 1 || chw[2] < 1)
     throw ShapeError("image_to_input: a picture becomes an input of shape [C, H, W] with C 1 (gray) or 3 (RGB), "

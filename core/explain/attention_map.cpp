@@ -14,21 +14,13 @@ namespace plexus::explain {
 
 namespace {
 
-// The axis labels of ids x [1, T]: a text file's symbols, labelled texts' characters (id k is
-// vocabulary[k - 1]; 0 is padding), else "#k" for position k.
+// The axis labels of ids x [1, T]: a text model's characters (input_symbol), else "#k" for position k.
 std::vector<std::string> attention_tokens(const session::TrainedModel& model, const Tensor& x) {
   const std::vector<float> ids = x.to_vector();
-  const bool text_file = session::is_text_project(model.project);
+  const bool text = session::is_text_project(model.project) || !model.vocabulary.empty();
   std::vector<std::string> out;
-  for (size_t k = 0; k < ids.size(); ++k) {
-    const auto id = int64_t(ids[k]);
-    if (text_file && id >= 0 && id < int64_t(model.class_names.size()))
-      out.push_back(model.class_names[size_t(id)]);
-    else if (!text_file && id >= 1 && id <= int64_t(model.vocabulary.size()))
-      out.push_back(model.vocabulary[size_t(id - 1)]);
-    else
-      out.push_back("#" + std::to_string(k));
-  }
+  for (size_t k = 0; k < ids.size(); ++k)
+    out.push_back(text ? input_symbol(model, int64_t(ids[k])) : "#" + std::to_string(k));
   return out;
 }
 
@@ -97,6 +89,16 @@ AttentionMap attention_map(const session::TrainedModel& model, const Tensor& raw
 
 AttentionMap attention_map(const session::TrainedModel& model, const std::string& text, const std::string& node) {
   return attention_map(model, text_input(model, text), node);
+}
+
+std::string input_symbol(const session::TrainedModel& model, int64_t id) {
+  if (session::is_text_project(model.project)) {
+    if (id >= 0 && id < int64_t(model.class_names.size())) return model.class_names[size_t(id)];
+  } else if (!model.vocabulary.empty()) {
+    if (id == 0) return "·";
+    if (id >= 1 && id <= int64_t(model.vocabulary.size())) return model.vocabulary[size_t(id - 1)];
+  }
+  return "#" + std::to_string(id);
 }
 
 Tensor text_input(const session::TrainedModel& model, const std::string& text) {

@@ -43,6 +43,10 @@ AttentionMap attention_map(const session::TrainedModel& model, const std::string
 // vocabulary lacks and its position, for empty text, or for a model that does not read text.
 Tensor text_input(const session::TrainedModel& model, const std::string& text);
 
+// What input id `id` of a text model stands for: a text file's symbol (its class `id`), labelled
+// texts' character (vocabulary[id - 1]; "·" for the padding id 0), else "#id".
+std::string input_symbol(const session::TrainedModel& model, int64_t id);
+
 // Conv2d node `node`'s filters, [out, in, kh, kw] (a copy). ValueError for another kind of node.
 Tensor conv_filters(const session::TrainedModel& model, const std::string& node);
 

@@ -557,3 +557,18 @@ TEST(progressive_jpeg_with_too_many_scans) {
   const std::string jpeg = encode_jpeg(8, 8, JCS_RGB, 3, smooth(8, 8, 3), false, scans);
   verify_all(decode_error(jpeg, "scans.jpg"), {"scans.jpg: a progressive JPEG with more than 1000 scans, the limit"});
 }
+
+// input_to_image is prepared_to_input's way back: interleaved bytes from channel-first values,
+// clamped to [0, 1]; [H, W] is one gray channel; other ranks are refused.
+TEST(input_to_image_undoes_prepared_to_input) {
+  const Image rgb = image_of(3, 2, 3, Bytes{0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120, 130, 140, 150, 160, 170});
+  const Image back = input_to_image(prepared_to_input(rgb));
+  COMPARE(back.width, 3);
+  COMPARE(back.height, 2);
+  COMPARE(back.channels, 3);
+  VERIFY(back.pixels == rgb.pixels);
+  const Image gray = input_to_image(from_vector({-0.5f, 0.f, 0.5f, 2.f}, {2, 2}));
+  COMPARE(gray.channels, 1);
+  VERIFY(gray.pixels == (Bytes{0, 0, 128, 255}));
+  VERIFY(contains(message_of<ShapeError>([] { input_to_image(zeros({4})); }), "[C, H, W] or [H, W], not [4]"));
+}
