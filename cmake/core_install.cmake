@@ -1,17 +1,16 @@
 # The core as a library for C++ programs, such as the one `plexus-cli export --cpp` writes:
 #   cmake --install build --component plexus_dev --prefix DIR
-# installs libplexus_core.a, the core's headers (DIR/include/plexus, as `#include "plexus.h"`,
+# installs libplexus_core.so, the core's headers (DIR/include/plexus, as `#include "plexus.h"`,
 # "nn/layers.h", ...) and a CMake package, DIR/lib/cmake/Plexus, for
 #   find_package(Plexus REQUIRED)   # CMAKE_PREFIX_PATH=DIR
 #   target_link_libraries(app PRIVATE Plexus::core)
 # The package finds the core's dependencies again (OpenBLAS through pkg-config, zlib, libpng,
-# libjpeg, nlohmann_json, threads, and CUDA's runtime and cuBLAS in a CUDA build). Not part of a
+# libjpeg, nlohmann_json, threads; the CUDA backend is the plug-in, core/cuda/plugin.h). Not part of a
 # plain install or the Debian package (scripts/package), which ship the app alone.
 include(CMakePackageConfigHelpers)
 set(plexus_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/Plexus)
 set_target_properties(plexus_core PROPERTIES EXPORT_NAME core)
 target_compile_features(plexus_core PUBLIC cxx_std_20)  # its headers are C++20
-# A sanitized tree builds the core as a shared library (core/CMakeLists.txt): LIBRARY for it.
 install(TARGETS plexus_core EXPORT PlexusTargets  # COMPONENT belongs to each kind of file apart
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT plexus_dev EXCLUDE_FROM_ALL
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT plexus_dev EXCLUDE_FROM_ALL)

@@ -134,8 +134,6 @@ void synchronize_stream(int index) {
 }
 
 // ---- cuda.h ------------------------------------------------------------------------------
-bool built() { return true; }
-
 int device_count() { return census().count; }
 
 std::string status() {

@@ -18,6 +18,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cuda/step_graph.h"
+
 namespace plexus {
 class Generator;
 }
@@ -73,5 +75,12 @@ const uint64_t* stage_random_key(int index, uint64_t key, Generator& gen);
 // Capturing: a device word that is non-zero when the captured step's loss was not finite;
 // updates skip themselves then, so the weights stay those of the last good step. Else null.
 const int* step_skip_flag(int index);
+// CapturedStep's members on its Impl, which the core reaches through the plug-in's table (cuda/plugin.h).
+CapturedStep::Impl* step_create(int device);
+void step_destroy(CapturedStep::Impl* step);
+std::optional<std::string> step_capture(CapturedStep::Impl& step, const std::function<void()>& body);
+bool step_captured(const CapturedStep::Impl& step);
+void step_skip_update_unless_finite(CapturedStep::Impl& step, const Tensor& loss);
+void step_replay(CapturedStep::Impl& step, const std::function<void()>& refresh);
 
 }  // namespace plexus::cuda

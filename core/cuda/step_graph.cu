@@ -7,6 +7,7 @@
 // event recorded after that copy tells when the host buffer may be written again.
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -103,18 +104,22 @@ const int* step_skip_flag(int index) {
   return s && s->mode == StepMode::Capturing ? reinterpret_cast<const int*>(s->dev) : nullptr;
 }
 
-CapturedStep::CapturedStep(int device) : impl_(std::make_unique<Impl>()) {
+// CapturedStep's members (the core's cuda/plugin_loader.cpp forwards them here).
+CapturedStep::Impl* step_create(int device) {
   check_available(Device::cuda(device));
-  impl_->device = device;
+  auto impl = std::make_unique<CapturedStep::Impl>();
+  impl->device = device;
   use_device(device);
-  PLEXUS_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&impl_->host), kTableBytes, cudaHostAllocDefault));
-  PLEXUS_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&impl_->dev), kTableBytes));
-  PLEXUS_CUDA_CHECK(cudaEventCreateWithFlags(&impl_->copied, cudaEventDisableTiming));
-  std::memset(impl_->host, 0, kTableBytes);
+  PLEXUS_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&impl->host), kTableBytes, cudaHostAllocDefault));
+  PLEXUS_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&impl->dev), kTableBytes));
+  PLEXUS_CUDA_CHECK(cudaEventCreateWithFlags(&impl->copied, cudaEventDisableTiming));
+  std::memset(impl->host, 0, kTableBytes);
+  return impl.release();
 }
 
-CapturedStep::~CapturedStep() {
-  Impl& s = *impl_;
+void step_destroy(CapturedStep::Impl* step) {
+  std::unique_ptr<CapturedStep::Impl> owned(step);
+  CapturedStep::Impl& s = *step;
   use_device(s.device);
   // Teardown must not throw: the graph may be destroyed while an error unwinds the trainer.
   cudaStreamSynchronize(stream(s.device));
@@ -127,10 +132,9 @@ CapturedStep::~CapturedStep() {
   cudaGetLastError();
 }
 
-bool CapturedStep::captured() const { return impl_->exec != nullptr; }
+bool step_captured(const CapturedStep::Impl& s) { return s.exec != nullptr; }
 
-std::optional<std::string> CapturedStep::capture(const std::function<void()>& step) {
-  Impl& s = *impl_;
+std::optional<std::string> step_capture(CapturedStep::Impl& s, const std::function<void()>& step) {
   if (s.exec) throw DeviceError("CapturedStep::capture: this step is already captured");
   use_device(s.device);
   const cudaStream_t st = stream(s.device);
@@ -173,8 +177,7 @@ std::optional<std::string> CapturedStep::capture(const std::function<void()>& st
   return std::nullopt;
 }
 
-void CapturedStep::skip_update_unless_finite(const Tensor& loss) {
-  Impl& s = *impl_;
+void step_skip_update_unless_finite(CapturedStep::Impl& s, const Tensor& loss) {
   if (s.mode != StepMode::Capturing) return;
   if (loss.numel() != 1 || loss.device() != Device::cuda(s.device))
     throw ValueError("skip_update_unless_finite: the loss must be one element on cuda:" + std::to_string(s.device));
@@ -183,8 +186,7 @@ void CapturedStep::skip_update_unless_finite(const Tensor& loss) {
   check_launch("set_skip_unless_finite");
 }
 
-void CapturedStep::replay(const std::function<void()>& refresh) {
-  Impl& s = *impl_;
+void step_replay(CapturedStep::Impl& s, const std::function<void()>& refresh) {
   if (!s.exec) throw DeviceError("CapturedStep::replay: nothing was captured");
   use_device(s.device);
   const cudaStream_t st = stream(s.device);
@@ -199,7 +201,7 @@ void CapturedStep::replay(const std::function<void()>& refresh) {
     for (size_t i = s.cursor; i < s.slots.size(); ++i)
       if (!s.slots[i].gen)
         throw DeviceError("replaying the training step: the update staged fewer values than when it was captured");
-    for (const Impl::Slot& slot : s.slots)
+    for (const CapturedStep::Impl::Slot& slot : s.slots)
       if (slot.gen) {
         std::lock_guard lock(slot.gen->mutex());
         const uint64_t key = slot.gen->next_u64();

@@ -14,7 +14,6 @@
 // cannot record, makes the capture fail; capture() then says why and the caller runs the step
 // eagerly. No CUDA header here: front ends and the trainer include it in every build.
 #include <functional>
-#include <memory>
 #include <optional>
 #include <string>
 
@@ -44,10 +43,10 @@ class CapturedStep {
   // first replay after capture() uses the values staged during the capture itself.
   void replay(const std::function<void()>& refresh);
 
-  struct Impl;  // graph.cu; named here for runtime.h's StepMode functions there
+  struct Impl;  // step_graph.cu, in the CUDA plug-in (cuda/plugin.h), which makes and frees it
 
  private:
-  std::unique_ptr<Impl> impl_;
+  Impl* impl_;
 };
 
 }  // namespace plexus::cuda

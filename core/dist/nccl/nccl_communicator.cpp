@@ -228,3 +228,9 @@ std::string nccl_version() {
 }
 
 }  // namespace plexus::dist
+
+// The plug-in is linked with -Bsymbolic-functions: these are its own definitions, not plexus_dist's.
+extern "C" __attribute__((visibility("default"))) const plexus::dist::NcclApi* plexus_nccl_plugin() {
+  static const plexus::dist::NcclApi api = {&plexus::dist::make_nccl_communicator, &plexus::dist::nccl_version};
+  return &api;
+}

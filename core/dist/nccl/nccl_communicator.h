@@ -13,4 +13,13 @@ CommunicatorPtr make_nccl_communicator(CommunicatorPtr host, int device_index);
 // "nccl 2.28.3": the library's version, for dist::backends().
 std::string nccl_version();
 
+// Both live in the CUDA plug-in (cuda/plugin.h), beside the CUDA runtime whose streams NCCL
+// shares; plexus_dist's definitions (nccl_forward.cpp) reach them through this table, which the
+// plug-in's plexus_nccl_plugin() returns.
+struct NcclApi {
+  CommunicatorPtr (*make_communicator)(CommunicatorPtr host, int device_index);
+  std::string (*version)();
+};
+inline constexpr const char* kNcclEntry = "plexus_nccl_plugin";
+
 }  // namespace plexus::dist

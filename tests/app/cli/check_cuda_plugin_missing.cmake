@@ -1,0 +1,33 @@
+# Without the CUDA plug-in (core/cuda/plugin.h) every request for a GPU says where it looked, and
+# the CPU still trains. PLEXUS_CUDA_PLUGIN names a file that is not there, as a machine whose
+# package lost libplexus_cuda.so would have it. A build without CUDA never looks: it says so.
+set(missing ${WORK}/no-plugin-here/libplexus_cuda.so)
+function(run expected_code)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env PLEXUS_CUDA_PLUGIN=${missing} ${CLI} ${ARGN}
+                  RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err WORKING_DIRECTORY ${WORK})
+  if(NOT code EQUAL expected_code)
+    message(FATAL_ERROR "plexus-cli ${ARGN}: exit ${code}, expected ${expected_code}\nstdout: ${out}\nstderr: ${err}")
+  endif()
+  set(OUT "${out}" PARENT_SCOPE)
+  set(ERR "${err}" PARENT_SCOPE)
+endfunction()
+function(expect text haystack what)
+  string(FIND "${haystack}" "${text}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${what}: expected to find '${text}' in:\n${haystack}")
+  endif()
+endfunction()
+
+if(CUDA_BUILT)
+  set(why "no CUDA device: the CUDA plug-in libplexus_cuda.so was not found (looked for ${missing})")
+else()
+  set(why "no CUDA device: this build has no CUDA support")
+endif()
+run(0 devices)
+expect("${why}" "${OUT}" "devices without the plug-in")
+run(1 train ${EXAMPLES}/mnist_mlp.plexus --device cuda:0 --epochs 1)
+expect("cuda:0 is not available: ${why}" "${ERR}" "training on cuda:0 without the plug-in")
+if(EXISTS ${MNIST}/train-images-idx3-ubyte)
+  run(0 train --data ${MNIST} --train-subset 500 --epochs 1 --batch-size 50)
+  expect("epoch 1/1:" "${OUT}" "training on the CPU without the plug-in")
+endif()
