@@ -1,5 +1,5 @@
-# Without the CUDA plug-in (core/cuda/plugin.h) every request for a GPU says where it looked, and
-# the CPU still trains. PLEXUS_CUDA_PLUGIN names a file that is not there, as a machine whose
+# The CUDA plug-in (core/cuda/plugin.h): without it every request for a GPU says where it looked,
+# and the CPU still trains; with it, only what asks for a GPU opens it (at the end). PLEXUS_CUDA_PLUGIN names a file that is not there, as a machine whose
 # package lost libplexus_cuda.so would have it. A build without CUDA never looks: it says so.
 set(missing ${WORK}/no-plugin-here/libplexus_cuda.so)
 function(run expected_code)
@@ -30,4 +30,28 @@ expect("cuda:0 is not available: ${why}" "${ERR}" "training on cuda:0 without th
 if(EXISTS ${MNIST}/train-images-idx3-ubyte)
   run(0 train --data ${MNIST} --train-subset 500 --epochs 1 --batch-size 50)
   expect("epoch 1/1:" "${OUT}" "training on the CPU without the plug-in")
+endif()
+
+# With the plug-in there: a command that asks for no GPU never opens it (nor, through it, the CUDA
+# libraries); `devices` does (in a CUDA build), which shows the dynamic loader's log is read.
+function(loaded what out_var)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_DEBUG=files ${CLI} ${ARGN} RESULT_VARIABLE code
+                  OUTPUT_QUIET ERROR_VARIABLE err WORKING_DIRECTORY ${WORK})
+  if(NOT code EQUAL 0)
+    message(FATAL_ERROR "plexus-cli ${ARGN}: exit ${code}\n${err}")
+  endif()
+  string(REGEX MATCHALL "file=[^ ]*(libplexus_cuda|libcublas|libcudnn|libnccl)[^ ]*" libs "${err}")
+  set(${out_var} "${libs}" PARENT_SCOPE)
+endfunction()
+foreach(args "--version" "check;${EXAMPLES}/mnist_mlp.plexus")
+  loaded("${args}" libs ${args})
+  if(libs)
+    message(FATAL_ERROR "plexus-cli ${args} loaded CUDA libraries: ${libs}")
+  endif()
+endforeach()
+if(CUDA_BUILT)
+  loaded(devices libs devices)
+  if(NOT libs MATCHES "libplexus_cuda")
+    message(FATAL_ERROR "plexus-cli devices did not open the CUDA plug-in (LD_DEBUG=files shows no libplexus_cuda)")
+  endif()
 endif()
