@@ -1,21 +1,6 @@
 # plexus-cli's contract: usage errors exit 2 with one line on stderr, input problems exit 1
 # with a message naming the input, and a short training run writes JSON-lines metrics.
-function(run expected_code)
-  execute_process(COMMAND ${CLI} ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err
-                  WORKING_DIRECTORY ${WORK})
-  if(NOT code EQUAL expected_code)
-    message(FATAL_ERROR "plexus-cli ${ARGN}: exit ${code}, expected ${expected_code}\nstdout: ${out}\nstderr: ${err}")
-  endif()
-  set(OUT "${out}" PARENT_SCOPE)
-  set(ERR "${err}" PARENT_SCOPE)
-endfunction()
-
-function(expect text haystack what)
-  string(FIND "${haystack}" "${text}" at)
-  if(at EQUAL -1)
-    message(FATAL_ERROR "${what}: expected to find '${text}' in:\n${haystack}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/cli_run.cmake)
 
 run(0 --help)
 expect("train" "${OUT}" "--help")

@@ -1,22 +1,10 @@
 # The CUDA plug-in (core/cuda/plugin.h): without it every request for a GPU says where it looked,
-# and the CPU still trains; with it, only what asks for a GPU opens it (at the end). PLEXUS_CUDA_PLUGIN names a file that is not there, as a machine whose
-# package lost libplexus_cuda.so would have it. A build without CUDA never looks: it says so.
+# and the CPU still trains; with it, only what asks for a GPU opens it (at the end). First
+# PLEXUS_CUDA_PLUGIN names a file that is not there, as a machine whose package lost
+# libplexus_cuda.so would have it. A build without CUDA never looks: it says so.
+include(${CMAKE_CURRENT_LIST_DIR}/cli_run.cmake)
 set(missing ${WORK}/no-plugin-here/libplexus_cuda.so)
-function(run expected_code)
-  execute_process(COMMAND ${CMAKE_COMMAND} -E env PLEXUS_CUDA_PLUGIN=${missing} ${CLI} ${ARGN}
-                  RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err WORKING_DIRECTORY ${WORK})
-  if(NOT code EQUAL expected_code)
-    message(FATAL_ERROR "plexus-cli ${ARGN}: exit ${code}, expected ${expected_code}\nstdout: ${out}\nstderr: ${err}")
-  endif()
-  set(OUT "${out}" PARENT_SCOPE)
-  set(ERR "${err}" PARENT_SCOPE)
-endfunction()
-function(expect text haystack what)
-  string(FIND "${haystack}" "${text}" at)
-  if(at EQUAL -1)
-    message(FATAL_ERROR "${what}: expected to find '${text}' in:\n${haystack}")
-  endif()
-endfunction()
+set(ENV{PLEXUS_CUDA_PLUGIN} ${missing})
 
 if(CUDA_BUILT)
   set(why "no CUDA device: the CUDA plug-in libplexus_cuda.so was not found (looked for ${missing})")
@@ -31,6 +19,7 @@ if(EXISTS ${MNIST}/train-images-idx3-ubyte)
   run(0 train --data ${MNIST} --train-subset 500 --epochs 1 --batch-size 50)
   expect("epoch 1/1:" "${OUT}" "training on the CPU without the plug-in")
 endif()
+unset(ENV{PLEXUS_CUDA_PLUGIN})
 
 # With the plug-in there: a command that asks for no GPU never opens it (nor, through it, the CUDA
 # libraries); `devices` does (in a CUDA build), which shows the dynamic loader's log is read.
