@@ -1007,6 +1007,57 @@ TEST(loaderEarlyExitAndDestruction) {
   COMPARE(collect(borrowed).size(), size_t(2));
 }
 
+// A run's loader over data in memory keeps thousands of examples ahead (session::loader_prefetch,
+// 40 batches of 100): the same batches as assembling each when asked; a failing batch assembled
+// long before its turn fails at its own step, after every batch before it; a pass dropped with a
+// full queue stops its worker.
+TEST(loaderDeepPrefetchKeepsItsBatchesAndErrors) {
+  const auto data = image_dataset(203);
+  const TransformPtr aug = compose({random_shift(1), normalize({3.f}, {2.f})});
+  DataLoader deep(data, {.batch_size = 5, .shuffle = true, .seed = 9, .prefetch = 40, .transform = aug});
+  DataLoader asked(data, {.batch_size = 5, .shuffle = true, .seed = 9, .prefetch = 0, .transform = aug});
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    const std::vector<Batch> a = collect(deep), b = collect(asked);
+    COMPARE(a.size(), size_t(41));
+    COMPARE(b.size(), a.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      COMPARE(a[i].indices, b[i].indices);
+      VERIFY2(same(a[i].inputs, b[i].inputs) && same(a[i].targets, b[i].targets),
+              "epoch " + std::to_string(epoch) + ", batch " + std::to_string(i) + " differs");
+    }
+  }
+
+  auto failing = std::make_shared<ProbeDataset>(300);
+  failing->throw_at = 157;  // in batch 31
+  DataLoader ahead(failing, {.batch_size = 5, .prefetch = 40});
+  std::string error;
+  std::vector<std::vector<int64_t>> got;
+  try {
+    for (auto it = ahead.begin(); it != ahead.end(); ++it) {
+      if (got.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the worker runs to the failure
+      got.push_back(it->indices);
+    }
+  } catch (const ValueError& e) {
+    error = e.what();
+  }
+  auto expected = ahead.batch_indices(0);
+  expected.resize(31);
+  COMPARE(got, expected);
+  VERIFY_CONTAINS(error, "probe failure at index 157");
+
+  auto many = std::make_shared<ProbeDataset>(100000);
+  DataLoader stopped(many, {.batch_size = 5, .prefetch = 40});
+  {
+    auto it = stopped.begin();
+    ++it;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    VERIFY2(many->calls.load() <= 2 + 40, std::to_string(many->calls.load()) + " batches assembled for 2 taken");
+  }
+  const int after = many->calls.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  COMPARE(many->calls.load(), after);  // the pass ended with its iterator: its worker was joined
+}
+
 TEST(loaderPropagatesWorkerExceptions) {
   for (int64_t prefetch : {0, 1, 3}) {
     auto ds = std::make_shared<ProbeDataset>(20);
