@@ -38,6 +38,7 @@
 #include "data/sampling.h"
 #include "data/transforms.h"
 #include "ops/ops.h"
+#include "tensor/allocator.h"
 #include "tensor/tensor.h"
 #include "train/builtin.h"
 #include "util/error.h"
@@ -1056,6 +1057,23 @@ TEST(loaderDeepPrefetchKeepsItsBatchesAndErrors) {
   const int after = many->calls.load();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   COMPARE(many->calls.load(), after);  // the pass ended with its iterator: its worker was joined
+}
+
+// A batch's tensors come from the CPU allocator's cache (tensor/allocator.h): once a pass has had
+// its whole queue filled, the passes after it take no memory from the system.
+TEST(loaderReusesBatchMemory) {
+  const auto data = image_dataset(400);
+  DataLoader loader(data, {.batch_size = 10, .shuffle = true, .seed = 2, .prefetch = 40,
+                           .transform = normalize({1.f}, {2.f})});
+  {
+    auto it = loader.begin();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the worker fills the queue
+    while (it != loader.end()) ++it;
+  }
+  const int64_t before = memory_stats().system_allocations;
+  for (int epoch = 0; epoch < 2; ++epoch)
+    for (Batch& b : loader) VERIFY(b.inputs.defined());
+  COMPARE(memory_stats().system_allocations, before);
 }
 
 TEST(loaderPropagatesWorkerExceptions) {
