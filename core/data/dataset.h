@@ -73,6 +73,7 @@ class Subset : public Dataset {
   Example get_batch(const std::vector<int64_t>& indices) const override;
   Tensor target_batch(const std::vector<int64_t>& indices) const override;
   const std::vector<int64_t>& indices() const { return indices_; }
+  const Dataset& parent() const { return *parent_; }
   std::vector<std::string> class_names() const override { return parent_->class_names(); }
 
  private:

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 
+#include "data/mapped_file.h"
 #include "util/bytes.h"
 #include "util/error.h"
 #include "util/system_memory.h"
@@ -147,10 +148,14 @@ std::string IdxArray::where(int64_t offset) const {
   return path + ": byte offset " + std::to_string(offset) + (compressed ? " of the decompressed gzip stream" : "");
 }
 
+const uint8_t* IdxArray::payload() const {
+  return mapping ? reinterpret_cast<const uint8_t*>(mapping->text().data()) + data_offset : bytes.data();
+}
+
 double IdxArray::value(int64_t i) const {
   if (i < 0 || i >= numel()) throw IndexError("IdxArray::value: element " + std::to_string(i) + " out of range for " +
                                               std::to_string(numel()) + " elements");
-  const uint8_t* p = bytes.data() + i * idx_type_size(type);
+  const uint8_t* p = payload() + i * idx_type_size(type);
   switch (type) {
     case IdxType::UInt8: return double(p[0]);
     case IdxType::Int8: return double(int8_t(p[0]));
@@ -174,7 +179,7 @@ double IdxArray::value(int64_t i) const {
 
 Tensor IdxArray::to_tensor(float scale, std::optional<uint64_t> memory) const {
   const uint64_t limit = memory.value_or(machine_memory());
-  const double need = double(numel()) * double(sizeof(float)), held = double(bytes.size());
+  const double need = double(numel()) * double(sizeof(float)), held = mapping ? 0.0 : double(bytes.size());
   if (limit && need + held > double(limit))
     throw DataError(path + ": its " + dims_str(dims) + " " + idx_type_name(type) + " elements need " +
                     memory_text(need) + " as float32, besides the " + memory_text(held) +
@@ -183,7 +188,7 @@ Tensor IdxArray::to_tensor(float scale, std::optional<uint64_t> memory) const {
   float* out = t.data();
   const int64_t n = numel();
   if (type == IdxType::UInt8) {
-    const uint8_t* in = bytes.data();
+    const uint8_t* in = payload();
     for (int64_t i = 0; i < n; ++i) out[i] = float(in[i]) * scale;
   } else {
     for (int64_t i = 0; i < n; ++i) out[i] = float(value(i)) * float(scale);
@@ -191,7 +196,10 @@ Tensor IdxArray::to_tensor(float scale, std::optional<uint64_t> memory) const {
   return t;
 }
 
-IdxArray read_idx(const std::string& path) {
+namespace {
+
+// read_idx and map_idx: `map` leaves a plain file's payload mapped instead of reading it.
+IdxArray load_idx(const std::string& path, bool map) {
   IdxArray a;
   a.path = path;
 
@@ -273,6 +281,14 @@ IdxArray read_idx(const std::string& path) {
       throw DataError(a.where(a.data_offset + expected) + ": " + std::to_string(*remaining - expected) +
                       (*remaining - expected == 1 ? " trailing byte: " : " trailing bytes: ") + declared + ", but " +
                       std::to_string(*remaining) + " bytes follow the header");
+    if (map) {
+      auto file = std::make_shared<const MappedFile>(path);
+      if (int64_t(file->text().size()) != a.data_offset + expected)
+        throw DataError(a.where(a.data_offset) + ": the file changed while being read (" + declared +
+                        ", but it now holds " + std::to_string(file->text().size()) + " bytes in all)");
+      a.mapping = std::move(file);
+      return a;
+    }
     a.bytes.resize(size_t(expected));
     const int64_t got = src->read(a.bytes.data(), expected);
     if (got < expected)
@@ -312,6 +328,12 @@ IdxArray read_idx(const std::string& path) {
   a.bytes.shrink_to_fit();
   return a;
 }
+
+}  // namespace
+
+IdxArray read_idx(const std::string& path) { return load_idx(path, false); }
+
+IdxArray map_idx(const std::string& path) { return load_idx(path, true); }
 
 void write_idx(const std::string& path, IdxType type, const std::vector<int64_t>& dims,
                const std::vector<uint8_t>& bytes) {

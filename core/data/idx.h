@@ -9,6 +9,7 @@
 // trailing garbage) has been read. Problems throw plexus::DataError naming the file and
 // the byte offset (for gzip: the offset in the decompressed stream, and the message says so).
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,8 @@
 #include "tensor/tensor.h"
 
 namespace plexus::data {
+
+class MappedFile;
 
 // The element types of the IDX format. All of them are read; to_tensor converts to float32.
 enum class IdxType : uint8_t {
@@ -39,7 +42,11 @@ struct IdxArray {
   IdxType type = IdxType::UInt8;
   std::vector<int64_t> dims;
   int64_t data_offset = 0;  // byte offset of the first element (4 + 4 * ndims)
-  std::vector<uint8_t> bytes;  // the payload exactly as stored (big-endian elements)
+  std::vector<uint8_t> bytes;  // the payload exactly as stored (big-endian elements); empty when mapped
+  std::shared_ptr<const MappedFile> mapping;  // map_idx's file, holding the payload instead of `bytes`
+
+  // The payload exactly as stored, numel() * idx_type_size(type) bytes: `bytes` or the mapping.
+  const uint8_t* payload() const;
 
   int64_t numel() const;
   // "PATH: byte offset N" (+ " of the decompressed gzip stream"), the prefix of every error
@@ -55,6 +62,12 @@ struct IdxArray {
 
 // Reads and validates a whole IDX file (raw or gzip). Throws DataError.
 IdxArray read_idx(const std::string& path);
+
+// The same, validated alike, but an uncompressed regular file's payload stays in the file, mapped
+// read-only (IdxArray::mapping) instead of copied: its pages come from the page cache as they are
+// read, a few per fault, and are shared with every process reading the file (a gzip file is
+// decompressed into `bytes`, as read_idx does).
+IdxArray map_idx(const std::string& path);
 
 // Writes an uncompressed IDX file (for tests and exporting). `bytes` must hold
 // numel(dims) * idx_type_size(type) big-endian elements. Throws DataError on I/O failure.

@@ -4,6 +4,7 @@
 
 #include "data/idx.h"
 #include "util/error.h"
+#include "util/parallel.h"
 
 namespace plexus::data {
 namespace {
@@ -42,7 +43,7 @@ MnistDataset::MnistDataset(const std::string& folder, Split split, MnistVariant 
   images_path_ = find_file(folder, prefix + "-images-idx3-ubyte", variant, (std::string(split_name) + " images").c_str());
   labels_path_ = find_file(folder, prefix + "-labels-idx1-ubyte", variant, (std::string(split_name) + " labels").c_str());
 
-  const IdxArray images = read_idx(images_path_);
+  IdxArray images = map_idx(images_path_);
   if (images.type != IdxType::UInt8)
     throw DataError(images.where(2) + ": " + variant_name(variant) + " images must be unsigned bytes (type 0x08), got " +
                     idx_type_name(images.type));
@@ -69,16 +70,44 @@ MnistDataset::MnistDataset(const std::string& folder, Split split, MnistVariant 
                       " of example " + std::to_string(i) + " is out of range [0, " + std::to_string(num_classes - 1) +
                       "]");
 
-  images_ = images.to_tensor(1.f / 255.f).reshape({n, 1, images.dims[1], images.dims[2]});
+  pixels_ = std::move(images);
   labels_ = labels.to_tensor();
+}
+
+const Tensor& MnistDataset::images() const {
+  std::call_once(images_once_, [&] {
+    images_ = pixels_.to_tensor(kPixelScale).reshape({size(), 1, height(), width()});
+  });
+  return images_;
+}
+
+std::array<int64_t, 256> MnistDataset::pixel_counts(const std::vector<int64_t>& indices) const {
+  for (int64_t i : indices) check_index(i, "MnistDataset::pixel_counts");
+  // Per chunk of images on the thread pool, four tables each (neighbouring equal bytes, runs of
+  // 0, would otherwise wait on each other's increment); whole counts, so any order sums alike.
+  constexpr int64_t kGrain = 512;
+  const int64_t n = height() * width(), rows = int64_t(indices.size());
+  std::vector<std::array<std::array<int64_t, 256>, 4>> part(size_t(parallel_parts(rows, kGrain)));
+  parallel_for_chunks(rows, kGrain, [&](int chunk, int64_t begin, int64_t end) {
+    auto& t = part[size_t(chunk)];
+    for (int64_t r = begin; r < end; ++r) {
+      const uint8_t* p = pixels_.payload() + indices[size_t(r)] * n;
+      int64_t k = 0;
+      for (; k + 4 <= n; k += 4) ++t[0][p[k]], ++t[1][p[k + 1]], ++t[2][p[k + 2]], ++t[3][p[k + 3]];
+      for (; k < n; ++k) ++t[0][p[k]];
+    }
+  });
+  std::array<int64_t, 256> counts{};
+  for (const auto& tables : part)
+    for (const auto& t : tables)
+      for (size_t v = 0; v < 256; ++v) counts[v] += t[v];
+  return counts;
 }
 
 Example MnistDataset::get(int64_t index) const {
   check_index(index, "MnistDataset::get");
-  const std::vector<int64_t> one{index};
-  Tensor x = gather_rows(images_, one);
-  Tensor y = gather_rows(labels_, one);
-  return {x.reshape({images_.size(1), images_.size(2), images_.size(3)}), y.reshape({})};
+  Example e = get_batch({index});
+  return {e.input.reshape({1, height(), width()}), e.target.reshape({})};
 }
 
 Tensor MnistDataset::target_batch(const std::vector<int64_t>& indices) const {
@@ -88,7 +117,15 @@ Tensor MnistDataset::target_batch(const std::vector<int64_t>& indices) const {
 
 Example MnistDataset::get_batch(const std::vector<int64_t>& indices) const {
   for (int64_t i : indices) check_index(i, "MnistDataset::get_batch");
-  return {gather_rows(images_, indices), gather_rows(labels_, indices)};
+  const int64_t n = height() * width();
+  Tensor x = empty({int64_t(indices.size()), 1, height(), width()});
+  float* out = x.data();
+  for (int64_t i : indices) {
+    const uint8_t* p = pixels_.payload() + i * n;
+    for (int64_t k = 0; k < n; ++k) out[k] = float(p[k]) * kPixelScale;  // as IdxArray::to_tensor converts
+    out += n;
+  }
+  return {x, gather_rows(labels_, indices)};
 }
 
 }  // namespace plexus::data

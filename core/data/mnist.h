@@ -12,11 +12,16 @@
 //
 // Validation (DataError naming the file and the byte offset): both files well-formed IDX of
 // unsigned bytes, images [N, H, W], labels [N] with the same N, every label in [0, 9].
-// All images live in one contiguous tensor [N, 1, H, W] scaled to [0, 1].
+// The images stay bytes as stored: an uncompressed file mapped (map_idx), a gzipped one
+// decompressed once. get_batch converts the rows it gathers to floats in [0, 1] (byte / 255), so
+// start-up faults in no float copy of the whole set and a batch reads a quarter of the bytes.
+#include <array>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "data/dataset.h"
+#include "data/idx.h"
 
 namespace plexus::data {
 
@@ -28,12 +33,19 @@ class MnistDataset : public Dataset {
  public:
   MnistDataset(const std::string& folder, Split split, MnistVariant variant = MnistVariant::Digits);
 
-  int64_t size() const override { return images_.size(0); }
+  int64_t size() const override { return labels_.size(0); }
   Example get(int64_t index) const override;  // input [1, H, W], target [] (the class)
   Tensor target_batch(const std::vector<int64_t>& indices) const override;  // [B]
   Example get_batch(const std::vector<int64_t>& indices) const override;  // [B, 1, H, W], [B]
 
-  const Tensor& images() const { return images_; }  // [N, 1, H, W] in [0, 1]
+  // [N, 1, H, W] in [0, 1]: every image as floats, made on the first call (a whole float copy; the
+  // loader never asks for it).
+  const Tensor& images() const;
+  int64_t height() const { return pixels_.dims[1]; }
+  int64_t width() const { return pixels_.dims[2]; }
+  const uint8_t* pixel_bytes() const { return pixels_.payload(); }  // [N, H, W], the pixel is value / 255
+  // How many pixels of the images `indices` hold each byte value 0..255 (the pixel is value / 255).
+  std::array<int64_t, 256> pixel_counts(const std::vector<int64_t>& indices) const;
   const Tensor& labels() const { return labels_; }  // [N], whole numbers 0..9
   std::vector<std::string> class_names() const override { return class_names(variant_); }  // 10 names
   MnistVariant variant() const { return variant_; }
@@ -41,13 +53,19 @@ class MnistDataset : public Dataset {
   const std::string& labels_path() const { return labels_path_; }
 
   static const std::vector<std::string>& class_names(MnistVariant variant);
+  static constexpr float kPixelScale = 1.f / 255.f;  // byte value to pixel
   // Where Debian's dataset-fashion-mnist package installs the files.
   static constexpr const char* kDebianFashionDir = "/usr/share/datasets/fashion-mnist";
 
  protected:
   MnistVariant variant_;
   std::string images_path_, labels_path_;
-  Tensor images_, labels_;
+  IdxArray pixels_;  // the images as stored, [N, H, W] bytes
+  Tensor labels_;
+
+ private:
+  mutable std::once_flag images_once_;
+  mutable Tensor images_;
 };
 
 class FashionMnistDataset : public MnistDataset {

@@ -112,6 +112,11 @@ std::vector<std::string> input_vocabulary(const data::Dataset& dataset) {
 
 int64_t loader_workers(const graph::DatasetBinding& b) { return b.kind == "image_folder" ? b.loader_threads : 1; }
 
+int64_t loader_prefetch(const graph::DatasetBinding& b, int64_t batch_size) {
+  if (b.kind == "image_folder") return 2;
+  return std::max<int64_t>(2, kInMemoryPrefetchRows / std::max<int64_t>(1, batch_size));
+}
+
 Tensor picture_input(const data::Image& picture, const graph::DatasetBinding& b, const Shape& chw) {
   if (b.kind != "image_folder") return data::image_to_input(picture, chw);
   return data::prepared_to_input(data::prepare_image(picture, graph::image_format(b)));

@@ -40,6 +40,14 @@ std::vector<std::string> input_vocabulary(const data::Dataset& dataset);
 // one for data already in memory.
 int64_t loader_workers(const graph::DatasetBinding& binding);
 
+// Batches of `batch_size` assembled ahead of the trainer. For data in memory a deep queue, about
+// kInMemoryPrefetchRows examples (at least 2 batches): its loader thread shares the cores with
+// the training threads and runs in bursts, when the scheduler gives it a turn (every few
+// milliseconds on a busy machine), while a small model's step takes a fraction of one. For an
+// image folder 2, its workers decoding on cores of their own.
+int64_t loader_prefetch(const graph::DatasetBinding& binding, int64_t batch_size);
+inline constexpr int64_t kInMemoryPrefetchRows = 4096;
+
 // One picture as a model input [C, H, W] in raw units, prepared as the binding's training
 // pictures are: an image folder's format (size, color, fit, whole pixel levels), or for the
 // IDX kinds data::image_to_input to `chw`.

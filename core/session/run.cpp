@@ -158,12 +158,14 @@ TrainingRun make_training_run(const graph::Graph& graph, const RunOptions& optio
                                                                     ? balanced_sample_weights(split_targets(*train),
                                                                                               run.class_counts)
                                                                     : std::vector<double>(),
+                                              .prefetch = loader_prefetch(run.dataset, s.batch_size),
                                               .workers = workers,
                                               .transform = augment ? data::compose({augment, normalize}) : normalize,
                                               .pin_memory = pin,
                                               .shard = options.shard,
                                               .shards = options.shards});
   const data::DataLoaderOptions held_out{.batch_size = options.eval_batch_size,
+                                         .prefetch = loader_prefetch(run.dataset, options.eval_batch_size),
                                          .workers = workers,
                                          .transform = normalize,
                                          .pin_memory = pin,

@@ -1,8 +1,10 @@
 #include "train/builtin.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
+#include "data/mnist.h"
 #include "nn/layers.h"
 #include "util/error.h"
 #include "util/text.h"
@@ -38,6 +40,26 @@ std::shared_ptr<nn::Module> lenet(Generator* gen) {
   return m;
 }
 
+// The MNIST-style images behind `dataset` (itself, or a subset of one, at any depth), with the
+// rows of them it holds in `rows`; null for any other dataset.
+const data::MnistDataset* mnist_rows(const data::Dataset& dataset, std::vector<int64_t>& rows) {
+  rows.resize(size_t(dataset.size()));
+  for (int64_t i = 0; i < dataset.size(); ++i) rows[size_t(i)] = i;
+  const data::Dataset* d = &dataset;
+  while (const auto* subset = dynamic_cast<const data::Subset*>(d)) {
+    for (int64_t& r : rows) r = subset->indices()[size_t(r)];
+    d = &subset->parent();
+  }
+  return dynamic_cast<const data::MnistDataset*>(d);
+}
+
+MeanStd mean_std(double sum, double sum_sq, int64_t count) {
+  if (count == 0) throw ValueError("standardising images: the dataset is empty");
+  const double mean = sum / double(count);
+  const double std = std::sqrt(std::max(sum_sq / double(count) - mean * mean, 1e-12));
+  return {float(mean), float(std)};
+}
+
 }  // namespace
 
 const std::vector<std::string>& builtin_model_names() {
@@ -54,6 +76,21 @@ std::shared_ptr<nn::Module> make_builtin_model(const std::string& name, Generato
 }
 
 MeanStd image_mean_std(const data::Dataset& dataset) {
+  std::vector<int64_t> rows;
+  if (const data::MnistDataset* mnist = mnist_rows(dataset, rows)) {
+    // From how often each byte value occurs, not from a float copy of every image: the same
+    // pixel values summed in another order (the float results agree; checked in test_data).
+    const std::array<int64_t, 256> counts = mnist->pixel_counts(rows);
+    double sum = 0, sum_sq = 0;
+    int64_t count = 0;
+    for (size_t v = 0; v < counts.size(); ++v) {
+      const double x = float(v) * data::MnistDataset::kPixelScale;
+      sum += double(counts[v]) * x;
+      sum_sq += double(counts[v]) * (x * x);
+      count += counts[v];
+    }
+    return mean_std(sum, sum_sq, count);
+  }
   double sum = 0, sum_sq = 0;
   int64_t count = 0;
   const int64_t chunk = 1000;
@@ -66,10 +103,7 @@ MeanStd image_mean_std(const data::Dataset& dataset) {
       ++count;
     }
   }
-  if (count == 0) throw ValueError("standardising images: the dataset is empty");
-  const double mean = sum / double(count);
-  const double std = std::sqrt(std::max(sum_sq / double(count) - mean * mean, 1e-12));
-  return {float(mean), float(std)};
+  return mean_std(sum, sum_sq, count);
 }
 
 data::TransformPtr standardize_images(const data::Dataset& dataset) {

@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -37,7 +38,9 @@
 #include "data/sampling.h"
 #include "data/transforms.h"
 #include "ops/ops.h"
+#include "tensor/allocator.h"
 #include "tensor/tensor.h"
+#include "train/builtin.h"
 #include "util/error.h"
 #include "support/temp_dir.h"
 #include "support/test_support.h"
@@ -448,6 +451,71 @@ TEST(mnistSyntheticFolder) {
   const Subset first(shared, {0});
   COMPARE(static_cast<const Dataset&>(first).class_names()[9], std::string("Ankle boot"));
   VERIFY(TensorDataset(zeros({2, 3}), zeros({2})).class_names().empty());
+}
+
+// Hides the dataset it forwards to, so that what takes a faster path for MNIST images (the byte
+// counts of image_mean_std) takes the general one through get_batch instead.
+class Opaque final : public Dataset {
+ public:
+  explicit Opaque(std::shared_ptr<const Dataset> inner) : inner_(std::move(inner)) {}
+  int64_t size() const override { return inner_->size(); }
+  Example get(int64_t index) const override { return inner_->get(index); }
+  Example get_batch(const std::vector<int64_t>& indices) const override { return inner_->get_batch(indices); }
+
+ private:
+  std::shared_ptr<const Dataset> inner_;
+};
+
+// The images stay bytes (mapped, or decompressed from gzip) and become floats per batch: the
+// same values as the whole float copy images() makes, and the same standardisation.
+TEST(mnistBytesAgreeWithFloats) {
+  const testing::TempDir dir;
+  const std::string d = dir.path().string();
+  std::vector<uint8_t> px(size_t(50 * 5 * 7));
+  Generator gen(3);
+  for (uint8_t& v : px) v = uint8_t(gen.next_u64() % 4 == 0 ? 0 : gen.next_u64() % 256);  // MNIST-like: many zeros
+  std::vector<uint8_t> labels(50);
+  for (size_t i = 0; i < labels.size(); ++i) labels[i] = uint8_t(i % 10);
+  write_bytes(d + "/train-images-idx3-ubyte", idx_bytes(0x08, {50, 5, 7}, px));
+  write_bytes(d + "/train-labels-idx1-ubyte", idx_bytes(0x08, {50}, labels));
+  write_gz(d + "/t10k-images-idx3-ubyte.gz", idx_bytes(0x08, {50, 5, 7}, px));
+  write_gz(d + "/t10k-labels-idx1-ubyte.gz", idx_bytes(0x08, {50}, labels));
+  for (Split split : {Split::Train, Split::Test}) {
+    const auto mnist = std::make_shared<MnistDataset>(d, split);
+    const std::vector<int64_t> rows = {49, 0, 7, 7, 23};
+    const Example b = mnist->get_batch(rows);
+    COMPARE(b.input.shape(), (Shape{5, 1, 5, 7}));
+    for (size_t r = 0; r < rows.size(); ++r)
+      VERIFY(same(b.input.narrow(0, int64_t(r), 1), mnist->images().narrow(0, rows[r], 1)));
+    COMPARE(b.input.at({0, 0, 4, 6}), float(px.back()) / 255.f);
+    const std::array<int64_t, 256> counts = mnist->pixel_counts({1, 1, 2});
+    std::array<int64_t, 256> expected{};
+    for (int64_t i : {1, 1, 2})
+      for (int64_t k = 0; k < 35; ++k) ++expected[px[size_t(i * 35 + k)]];
+    VERIFY(counts == expected);
+    // Standardisation from the byte counts, through subsets, equals the float path's.
+    const auto part = std::make_shared<Subset>(mnist, std::vector<int64_t>{4, 9, 13, 2, 40, 41});
+    const Subset nested(part, {5, 0, 2});
+    for (const Dataset* ds : {static_cast<const Dataset*>(mnist.get()), static_cast<const Dataset*>(part.get()),
+                              static_cast<const Dataset*>(&nested)}) {
+      const std::shared_ptr<const Dataset> alias(std::shared_ptr<const Dataset>(), ds);  // non-owning
+      const train::MeanStd fast = train::image_mean_std(*ds), general = train::image_mean_std(Opaque(alias));
+      COMPARE(fast.mean, general.mean);
+      COMPARE(fast.std, general.std);
+    }
+  }
+}
+
+TEST(mnistRealStandardisationFromBytes) {
+  const fs::path dir = mnist_dir();
+  if (!fs::exists(dir / "train-images-idx3-ubyte") && !fs::exists(dir / "train-images-idx3-ubyte.gz"))
+    SKIP("MNIST not found (see mnistReal)");
+  const auto train = std::make_shared<MnistDataset>(dir.string(), Split::Train);
+  const auto [fit, held] = random_split(train, 0.9, 7);
+  const train::MeanStd fast = train::image_mean_std(*fit), general = train::image_mean_std(Opaque(fit));
+  COMPARE(fast.mean, general.mean);
+  COMPARE(fast.std, general.std);
+  VERIFY(std::abs(fast.mean - 0.1307f) < 1e-3f);
 }
 
 TEST(mnistReal) {
@@ -938,6 +1006,74 @@ TEST(loaderEarlyExitAndDestruction) {
   ProbeDataset local(10);
   DataLoader borrowed(local, {.batch_size = 5});
   COMPARE(collect(borrowed).size(), size_t(2));
+}
+
+// A run's loader over data in memory keeps thousands of examples ahead (session::loader_prefetch,
+// 40 batches of 100): the same batches as assembling each when asked; a failing batch assembled
+// long before its turn fails at its own step, after every batch before it; a pass dropped with a
+// full queue stops its worker.
+TEST(loaderDeepPrefetchKeepsItsBatchesAndErrors) {
+  const auto data = image_dataset(203);
+  const TransformPtr aug = compose({random_shift(1), normalize({3.f}, {2.f})});
+  DataLoader deep(data, {.batch_size = 5, .shuffle = true, .seed = 9, .prefetch = 40, .transform = aug});
+  DataLoader asked(data, {.batch_size = 5, .shuffle = true, .seed = 9, .prefetch = 0, .transform = aug});
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    const std::vector<Batch> a = collect(deep), b = collect(asked);
+    COMPARE(a.size(), size_t(41));
+    COMPARE(b.size(), a.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      COMPARE(a[i].indices, b[i].indices);
+      VERIFY2(same(a[i].inputs, b[i].inputs) && same(a[i].targets, b[i].targets),
+              "epoch " + std::to_string(epoch) + ", batch " + std::to_string(i) + " differs");
+    }
+  }
+
+  auto failing = std::make_shared<ProbeDataset>(300);
+  failing->throw_at = 157;  // in batch 31
+  DataLoader ahead(failing, {.batch_size = 5, .prefetch = 40});
+  std::string error;
+  std::vector<std::vector<int64_t>> got;
+  try {
+    for (auto it = ahead.begin(); it != ahead.end(); ++it) {
+      if (got.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the worker runs to the failure
+      got.push_back(it->indices);
+    }
+  } catch (const ValueError& e) {
+    error = e.what();
+  }
+  auto expected = ahead.batch_indices(0);
+  expected.resize(31);
+  COMPARE(got, expected);
+  VERIFY_CONTAINS(error, "probe failure at index 157");
+
+  auto many = std::make_shared<ProbeDataset>(100000);
+  DataLoader stopped(many, {.batch_size = 5, .prefetch = 40});
+  {
+    auto it = stopped.begin();
+    ++it;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    VERIFY2(many->calls.load() <= 2 + 40, std::to_string(many->calls.load()) + " batches assembled for 2 taken");
+  }
+  const int after = many->calls.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  COMPARE(many->calls.load(), after);  // the pass ended with its iterator: its worker was joined
+}
+
+// A batch's tensors come from the CPU allocator's cache (tensor/allocator.h): once a pass has had
+// its whole queue filled, the passes after it take no memory from the system.
+TEST(loaderReusesBatchMemory) {
+  const auto data = image_dataset(400);
+  DataLoader loader(data, {.batch_size = 10, .shuffle = true, .seed = 2, .prefetch = 40,
+                           .transform = normalize({1.f}, {2.f})});
+  {
+    auto it = loader.begin();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the worker fills the queue
+    while (it != loader.end()) ++it;
+  }
+  const int64_t before = memory_stats().system_allocations;
+  for (int epoch = 0; epoch < 2; ++epoch)
+    for (Batch& b : loader) VERIFY(b.inputs.defined());
+  COMPARE(memory_stats().system_allocations, before);
 }
 
 TEST(loaderPropagatesWorkerExceptions) {

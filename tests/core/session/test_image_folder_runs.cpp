@@ -80,6 +80,18 @@ const fs::path& root() {
 
 }  // namespace
 
+// Loaders keep about kInMemoryPrefetchRows examples ahead of data in memory, at least 2 batches;
+// an image folder's 2 batches.
+TEST(loaderPrefetchByKind) {
+  graph::DatasetBinding b;
+  b.kind = "mnist";
+  COMPARE(session::loader_prefetch(b, 100), session::kInMemoryPrefetchRows / 100);
+  COMPARE(session::loader_prefetch(b, 1000), session::kInMemoryPrefetchRows / 1000);
+  COMPARE(session::loader_prefetch(b, 100000), int64_t(2));
+  b.kind = "image_folder";
+  COMPARE(session::loader_prefetch(b, 100), int64_t(2));
+}
+
 TEST(splitsOfAPlainFolder) {
   const fs::path dir = root() / "plain";
   write_digits(dir, 20);
