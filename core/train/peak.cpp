@@ -46,10 +46,12 @@ std::string cpu_kernel() {
   return core && *core ? "OpenBLAS (" + std::string(core) + ")" : "OpenBLAS";
 }
 
+// bf16 products have a peak of their own, about twice FP32's (vdpbf16ps, tensor cores).
 std::string key_of(Device device, Precision precision) {
+  const std::string bf16 = precision_on(device, precision) == Precision::BF16 ? ", bf16 products" : "";
   if (device.is_cpu())
-    return "cpu " + cpu_model() + ", " + std::to_string(num_threads()) + " threads, " + cpu_kernel();
-  return "cuda " + cuda::properties(device.index).name + (precision == Precision::BF16 ? ", bf16 products" : "");
+    return "cpu " + cpu_model() + ", " + std::to_string(num_threads()) + " threads, " + cpu_kernel() + bf16;
+  return "cuda " + cuda::properties(device.index).name + bf16;
 }
 
 bool has_flag(const std::string& flags, const std::string& flag) {
@@ -104,7 +106,7 @@ double measure(Device device, int64_t n, double budget) {
 // The best over sizes: a CPU kernel peaks where its blocks fit the caches, which differs
 // between kernels and CPUs; a GPU needs a large problem to fill its units.
 double measure(Device device, Precision precision) {
-  const PrecisionGuard guard(device.is_cpu() ? Precision::FP32 : precision);
+  const PrecisionGuard guard(precision);
   if (!device.is_cpu()) return measure(device, 4096, 0.15);
   double best = 0;
   for (const int64_t n : {256, 512, 1024}) best = std::max(best, measure(device, n, 0.07));

@@ -52,8 +52,8 @@ std::filesystem::path default_peak_cache();
 // will train, never on a UI thread) and added to `cache`. The cache is best effort: a missing
 // or unreadable file means measuring, one that cannot be written is left as it was, and ""
 // means no cache. Delete the file to measure again (after a change of hardware settings).
-// On a GPU with `precision` bf16 it is the peak of bf16 products (ops/precision.h), kept
-// under its own key; the CPU computes in FP32 whatever the setting.
+// With `precision` bf16 it is the peak of bf16 products (ops/precision.h), kept under its own
+// key, on a GPU and on a CPU with AVX512_BF16 (on any other CPU: FP32's).
 MachinePeak machine_peak(Device device, const std::filesystem::path& cache, Precision precision = Precision::FP32);
 
 }  // namespace plexus::train

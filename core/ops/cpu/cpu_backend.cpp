@@ -19,6 +19,7 @@
 #include "ops/cpu/layer_norm.h"
 #include "ops/cpu/loops.h"
 #include "ops/cpu/rnn_cells.h"
+#include "ops/cpu/sbgemm.h"
 #include "ops/cpu/sgemm.h"
 #include "ops/scalar_math.h"
 #include "util/error.h"
@@ -253,6 +254,13 @@ class CpuBackend final : public Backend {
 
   void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
             const float* b, int64_t ldb, float beta, float* c, int64_t ldc) override {
+    gemm_with(cpu::bf16_products(), ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+
+  // gemm in bfloat16 (cpu::own_sbgemm) when bf16, else in FP32. The precision is the calling
+  // thread's (ops/precision.h): a loop over the pool decides before it starts and passes it.
+  void gemm_with(bool bf16, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                 int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
     if (m == 0 || n == 0) return;
     if (k == 0) {  // BLAS leaves C untouched when k = 0; the product is then beta*C
       for (int64_t i = 0; i < m; ++i)
@@ -261,6 +269,9 @@ class CpuBackend final : public Backend {
     }
     const bool own = cpu::own_sgemm_enabled();
     auto product = [&](int64_t mm, int64_t nn, const float* aa, const float* bb, float* cc) {
+      if (bf16)
+        return cpu::own_sbgemm(ta, tb, mm, nn, k, alpha, aa, lda, bb, ldb, beta, cc, ldc,
+                               cpu::own_sgemm_thread_workspace());
       if (own) return cpu::own_sgemm(ta, tb, mm, nn, k, alpha, aa, lda, bb, ldb, beta, cc, ldc, cpu::own_sgemm_thread_workspace());
       cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(mm), int(nn),
                   int(k), alpha, aa, int(lda), bb, int(ldb), beta, cc, int(ldc));
@@ -273,7 +284,7 @@ class CpuBackend final : public Backend {
     const bool by_cols = own ? n >= 64 || n >= m : n >= m;
     const int64_t block = !own ? 16 : by_cols ? 32 : 24;
     const int64_t len = by_cols ? n : m, blocks = (len + block - 1) / block;
-    if (own && by_cols && blocks > num_threads() * cpu::kOwnSgemmPackAPanels) {
+    if (own && !bf16 && by_cols && blocks > num_threads() * cpu::kOwnSgemmPackAPanels) {
       // Wide enough that each thread packs op(A) anyway: it does so once, for all the chunks
       // of columns it takes, so each 32-column panel can be a chunk of its own at no extra
       // packing, and the product runs at the pace of both cores: whoever finishes first waits
@@ -549,7 +560,8 @@ class CpuBackend final : public Backend {
   static constexpr int kConvForwardChunksPerThread = 16;
   static constexpr int kConvBackwardChunksPerThread = 8;
 
-  bool has_fused_conv2d() const override { return cpu::own_sgemm_enabled(); }
+  // In bf16 the convolutions run as im2col and products (gemm_with), which round to bfloat16.
+  bool has_fused_conv2d() const override { return cpu::own_sgemm_enabled() && !cpu::bf16_products(); }
 
   void conv2d_forward_fused(float* out, float* argmax, const float* x, const float* w, const float* bias,
                             const ConvEpilogue& e, const ConvProblem& p) override {
@@ -688,12 +700,13 @@ class CpuBackend final : public Backend {
     if (has_fused_conv2d()) return conv2d_forward_fused(out, nullptr, x, w, nullptr, {}, p);
     const ConvGeometry& g = p.geo;
     const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
+    const bool bf16 = cpu::bf16_products();
     parallel_for(p.n, 1, [&](int64_t begin, int64_t end) {
       float* cols = thread_buffer<kCols>(kdim * plane);
       for (int64_t i = begin; i < end; ++i)
         for (int64_t grp = 0; grp < p.groups; ++grp) {
           im2col(cols, x + (i * p.c + grp * g.c) * g.h * g.w, g);
-          gemm(false, false, og, plane, kdim, 1.f, w + grp * og * kdim, kdim, cols, plane, 0.f,
+          gemm_with(bf16, false, false, og, plane, kdim, 1.f, w + grp * og * kdim, kdim, cols, plane, 0.f,
                out + (i * p.oc + grp * og) * plane, plane);
         }
     });
@@ -706,6 +719,7 @@ class CpuBackend final : public Backend {
     const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
     const int parts = parallel_parts(p.n, 1);
     const GradSlots slots(parts, gw, p.oc * kdim, nullptr, 0);
+    const bool bf16 = cpu::bf16_products();
     parallel_for_chunks(p.n, 1, [&](int chunk, int64_t begin, int64_t end) {
       float* cols = thread_buffer<kCols>(kdim * plane);
       float* gw_chunk = slots.chunk(chunk).first;
@@ -714,11 +728,11 @@ class CpuBackend final : public Backend {
           const float* gi = gout + (i * p.oc + grp * og) * plane;
           if (gw) {  // dW (+)= dY · colsᵀ: the chunk's first image writes its slot
             im2col(cols, x + (i * p.c + grp * g.c) * g.h * g.w, g);
-            gemm(false, true, og, kdim, plane, 1.f, gi, plane, cols, plane, i > begin ? 1.f : 0.f,
-                 gw_chunk + grp * og * kdim, kdim);
+            gemm_with(bf16, false, true, og, kdim, plane, 1.f, gi, plane, cols, plane, i > begin ? 1.f : 0.f,
+                      gw_chunk + grp * og * kdim, kdim);
           }
           if (gx) {  // dX += col2im(Wᵀ · dY)
-            gemm(true, false, kdim, plane, og, 1.f, w + grp * og * kdim, kdim, gi, plane, 0.f, cols, plane);
+            gemm_with(bf16, true, false, kdim, plane, og, 1.f, w + grp * og * kdim, kdim, gi, plane, 0.f, cols, plane);
             col2im(gx + (i * p.c + grp * g.c) * g.h * g.w, cols, g);
           }
         }
