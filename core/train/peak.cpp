@@ -134,7 +134,7 @@ void write_entry(const fs::path& cache, json& entries, const MachinePeak& peak) 
 
 }  // namespace
 
-MachinePeak cpu_bound(int threads) {
+MachinePeak cpu_bound(int threads, Precision precision) {
   MachinePeak bound;
   const double ghz = clock_ghz();
   if (ghz <= 0 || threads < 1) return bound;
@@ -145,10 +145,11 @@ MachinePeak cpu_bound(int threads) {
                             : has_flag(flags, "avx2")  ? std::pair{8, "AVX2"}
                                                        : std::pair{4, "SSE"};
   const int fma_units = 2;
-  bound.bound_gflops = double(threads) * lanes * fma_units * 2 * ghz;
+  const bool pairs = precision_on(Device::cpu(), precision) == Precision::BF16;  // vdpbf16ps: 2 products a lane
+  bound.bound_gflops = double(threads) * lanes * fma_units * 2 * ghz * (pairs ? 2 : 1);
   bound.bound = std::to_string(threads) + (threads == 1 ? " thread" : " threads") + " × " + std::to_string(lanes) +
-                " FP32 lanes (" + isa + ") × " + std::to_string(fma_units) + " FMA units × 2 flops × " +
-                fixed(ghz, 2) + " GHz";
+                (pairs ? " lanes of bf16 pairs (AVX512_BF16) × 2 products" : " FP32 lanes (" + std::string(isa) + ")") +
+                " × " + std::to_string(fma_units) + " FMA units × 2 flops × " + fixed(ghz, 2) + " GHz";
   return bound;
 }
 
@@ -171,7 +172,7 @@ fs::path default_peak_cache() {
 }
 
 MachinePeak machine_peak(Device device, const fs::path& cache, Precision precision) {
-  MachinePeak peak = device.is_cpu() ? cpu_bound(num_threads()) : MachinePeak{};
+  MachinePeak peak = device.is_cpu() ? cpu_bound(num_threads(), precision) : MachinePeak{};
   peak.key = key_of(device, precision);
   json entries = cache.empty() ? json::object() : read_cache(cache);
   if (const auto it = entries.find(peak.key); it != entries.end() && it->is_object()) {

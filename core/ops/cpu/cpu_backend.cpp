@@ -560,8 +560,19 @@ class CpuBackend final : public Backend {
   static constexpr int kConvForwardChunksPerThread = 16;
   static constexpr int kConvBackwardChunksPerThread = 8;
 
-  // In bf16 the convolutions run as im2col and products (gemm_with), which round to bfloat16.
-  bool has_fused_conv2d() const override { return cpu::own_sgemm_enabled() && !cpu::bf16_products(); }
+  bool has_fused_conv2d() const override { return cpu::own_sgemm_enabled(); }
+
+  // bias[o] added to each of `planes` planes of `plane` cells, then max(·, 0) when relu (NaN
+  // stays NaN, as relu does): the epilogue the FP32 kernels fold into their product.
+  static void add_bias_relu(float* out, const float* bias, int64_t planes, int64_t plane, bool relu) {
+    for (int64_t o = 0; o < planes; ++o, out += plane) {
+      const float b = bias ? bias[o] : 0.f;
+      for (int64_t q = 0; q < plane; ++q) {
+        const float v = out[q] + b;
+        out[q] = relu && v < 0.f ? 0.f : v;
+      }
+    }
+  }
 
   void conv2d_forward_fused(float* out, float* argmax, const float* x, const float* w, const float* bias,
                             const ConvEpilogue& e, const ConvProblem& p) override {
@@ -570,7 +581,9 @@ class CpuBackend final : public Backend {
     const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
     const int64_t out_plane = e.max_pool ? pool.oh * pool.ow : plane;
     const cpu::ConvShape shape = conv_shape(g);
-    const bool by_grid = cpu::conv_by_grid(shape);
+    // In bf16 every convolution is im2col and our bf16 product (gemm_with), with the epilogue after.
+    const bool bf16 = cpu::bf16_products();
+    const bool by_grid = !bf16 && cpu::conv_by_grid(shape);
     const cpu::ConvGrid grid = cpu::conv_grid(shape);
     int64_t* offsets = by_grid ? thread_buffer<kOffsets, int64_t>(kdim) : nullptr;
     float* wt = by_grid ? thread_buffer<kWeightT>(p.oc * kdim) : nullptr;
@@ -583,13 +596,18 @@ class CpuBackend final : public Backend {
       float* conv_out = e.max_pool ? thread_buffer<kConvOut>(og * plane) : nullptr;
       float* image = by_grid ? thread_buffer<kGrid>(grid.floats) : nullptr;
       float* rows = by_grid ? thread_buffer<kGridRows>(og * grid.columns) : nullptr;
+      float* cols = bf16 ? thread_buffer<kCols>(kdim * plane) : nullptr;
       for (int64_t i = begin; i < end; ++i)
         for (int64_t grp = 0; grp < p.groups; ++grp) {
           const int64_t first = (i * p.oc + grp * og) * out_plane;
           float* dest = e.max_pool ? conv_out : out + first;
           const float* img = x + (i * p.c + grp * g.c) * g.h * g.w;
           const float* b = bias ? bias + grp * og : nullptr;
-          if (by_grid) {
+          if (bf16) {
+            im2col(cols, img, g);
+            gemm_with(true, false, false, og, plane, kdim, 1.f, w + grp * og * kdim, kdim, cols, plane, 0.f, dest, plane);
+            if (b || e.relu) add_bias_relu(dest, b, og, plane, e.relu);
+          } else if (by_grid) {
             cpu::to_conv_grid(image, img, shape, grid);
             cpu::conv_forward_grid(rows, image, offsets, wt + grp * og * kdim, og, grid);
             cpu::grid_to_plane(dest, rows, og, shape, grid, b, e.relu);
@@ -615,7 +633,8 @@ class CpuBackend final : public Backend {
       return;
     }
     const cpu::ConvShape shape = conv_shape(g);
-    const bool by_grid = cpu::conv_by_grid(shape);
+    const bool bf16 = cpu::bf16_products();  // im2col and our bf16 product, as the forward
+    const bool by_grid = !bf16 && cpu::conv_by_grid(shape);
     const cpu::ConvGrid grid = cpu::conv_grid(shape);
     const bool gw_grid = gw && by_grid;
     int64_t* offsets = gw_grid ? thread_buffer<kOffsets, int64_t>(kdim) : nullptr;
@@ -636,7 +655,7 @@ class CpuBackend final : public Backend {
     const int parts = parallel_parts(p.n, 1, kConvBackwardChunksPerThread);
     const GradSlots slots(parts, gw, p.oc * kdim, gb, p.oc);
     parallel_for_chunks(p.n, 1, [&](int chunk, int64_t begin, int64_t end) {
-      float* cols = gx && !gx_forward ? thread_buffer<kCols>(kdim * plane) : nullptr;
+      float* cols = (gx && !gx_forward) || (gw && bf16) ? thread_buffer<kCols>(kdim * plane) : nullptr;
       // The gradient of the conv output (before ReLU and pooling), one image at a time.
       float* gconv = e.relu || e.max_pool ? thread_buffer<kConvOut>(og * plane) : nullptr;
       float* image = gw_grid ? thread_buffer<kGrid>(grid.floats) : nullptr;
@@ -668,6 +687,10 @@ class CpuBackend final : public Backend {
             cpu::plane_to_grid(grad_rows, gi, og, shape, grid);
             cpu::conv_weight_grad_grid(gwt + grp * og * kdim, image, offsets, grad_rows, og, shape, grid,
                                        cpu::own_sgemm_thread_workspace(), add);
+          } else if (gw && bf16) {  // dW (+)= dY · colsᵀ
+            im2col(cols, img_x, g);
+            gemm_with(true, false, true, og, kdim, plane, 1.f, gi, plane, cols, plane, add ? 1.f : 0.f,
+                      gw_chunk + grp * og * kdim, kdim);
           } else if (gw) {  // dW (+)= dY · colsᵀ
             cpu::conv_weight_grad_image(gw_chunk + grp * og * kdim, gi, img_x, og, shape,
                                         cpu::own_sgemm_thread_workspace(), add);
@@ -679,7 +702,8 @@ class CpuBackend final : public Backend {
               cpu::conv_forward_grid(back_rows, back_image, back_offsets, flipped + grp * og * kdim, g.c, back_grid);
               cpu::grid_to_plane(img, back_rows, g.c, back, back_grid, nullptr, false);
             } else {
-              gemm(true, false, kdim, plane, og, 1.f, w + grp * og * kdim, kdim, gi, plane, 0.f, cols, plane);
+              gemm_with(bf16, true, false, kdim, plane, og, 1.f, w + grp * og * kdim, kdim, gi, plane, 0.f, cols,
+                        plane);
               if (g.sh == 1 && g.sw == 1) {
                 cpu::col2im_unit_stride(img, cols, shape);
               } else {
@@ -700,13 +724,12 @@ class CpuBackend final : public Backend {
     if (has_fused_conv2d()) return conv2d_forward_fused(out, nullptr, x, w, nullptr, {}, p);
     const ConvGeometry& g = p.geo;
     const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
-    const bool bf16 = cpu::bf16_products();
     parallel_for(p.n, 1, [&](int64_t begin, int64_t end) {
       float* cols = thread_buffer<kCols>(kdim * plane);
       for (int64_t i = begin; i < end; ++i)
         for (int64_t grp = 0; grp < p.groups; ++grp) {
           im2col(cols, x + (i * p.c + grp * g.c) * g.h * g.w, g);
-          gemm_with(bf16, false, false, og, plane, kdim, 1.f, w + grp * og * kdim, kdim, cols, plane, 0.f,
+          gemm(false, false, og, plane, kdim, 1.f, w + grp * og * kdim, kdim, cols, plane, 0.f,
                out + (i * p.oc + grp * og) * plane, plane);
         }
     });
@@ -719,7 +742,6 @@ class CpuBackend final : public Backend {
     const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
     const int parts = parallel_parts(p.n, 1);
     const GradSlots slots(parts, gw, p.oc * kdim, nullptr, 0);
-    const bool bf16 = cpu::bf16_products();
     parallel_for_chunks(p.n, 1, [&](int chunk, int64_t begin, int64_t end) {
       float* cols = thread_buffer<kCols>(kdim * plane);
       float* gw_chunk = slots.chunk(chunk).first;
@@ -728,11 +750,11 @@ class CpuBackend final : public Backend {
           const float* gi = gout + (i * p.oc + grp * og) * plane;
           if (gw) {  // dW (+)= dY · colsᵀ: the chunk's first image writes its slot
             im2col(cols, x + (i * p.c + grp * g.c) * g.h * g.w, g);
-            gemm_with(bf16, false, true, og, kdim, plane, 1.f, gi, plane, cols, plane, i > begin ? 1.f : 0.f,
-                      gw_chunk + grp * og * kdim, kdim);
+            gemm(false, true, og, kdim, plane, 1.f, gi, plane, cols, plane, i > begin ? 1.f : 0.f,
+                 gw_chunk + grp * og * kdim, kdim);
           }
           if (gx) {  // dX += col2im(Wᵀ · dY)
-            gemm_with(bf16, true, false, kdim, plane, og, 1.f, w + grp * og * kdim, kdim, gi, plane, 0.f, cols, plane);
+            gemm(true, false, kdim, plane, og, 1.f, w + grp * og * kdim, kdim, gi, plane, 0.f, cols, plane);
             col2im(gx + (i * p.c + grp * g.c) * g.h * g.w, cols, g);
           }
         }
