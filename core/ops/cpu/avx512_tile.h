@@ -12,7 +12,9 @@ namespace {
 
 inline int64_t smaller(int64_t a, int64_t b) { return a < b ? a : b; }
 
-inline __mmask16 first_lanes(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1); }
+inline __mmask16 first_lanes(int64_t n) {
+  return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1);
+}
 
 inline __mmask16 lane_range(int64_t a, int64_t b) {  // lanes [a, b) of 16
   return a >= b ? __mmask16(0) : __mmask16(first_lanes(b) & ~first_lanes(a));
@@ -29,7 +31,8 @@ inline __mmask16 lane_range(int64_t a, int64_t b) {  // lanes [a, b) of 16
   for (int i = 0; i < 16; i += 4)
     for (int j = 0; j < 2; ++j) {
       r[i + 2 * j] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i + j]), _mm512_castps_pd(t[i + j + 2])));
-      r[i + 2 * j + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i + j]), _mm512_castps_pd(t[i + j + 2])));
+      r[i + 2 * j + 1] =
+          _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i + j]), _mm512_castps_pd(t[i + j + 2])));
     }
   for (int h = 0; h < 16; h += 8)
     for (int j = 0; j < 4; ++j) {

@@ -45,9 +45,9 @@ int64_t pairs_of(int64_t kc) { return (kc + 1) / 2; }
 // (even[j], odd[j]), even in the lower half.
 __m512i interleave_pairs(__m512 even, __m512 odd) {
   // cvtne2ps gives even's 16 values in words 0..15 and odd's in 16..31; word 2j takes j, 2j+1 takes 16 + j.
-  const __m512i index = _mm512_set_epi32(0x001F000F, 0x001E000E, 0x001D000D, 0x001C000C, 0x001B000B, 0x001A000A,
-                                         0x00190009, 0x00180008, 0x00170007, 0x00160006, 0x00150005, 0x00140004,
-                                         0x00130003, 0x00120002, 0x00110001, 0x00100000);
+  const __m512i index =
+      _mm512_set_epi32(0x001F000F, 0x001E000E, 0x001D000D, 0x001C000C, 0x001B000B, 0x001A000A, 0x00190009, 0x00180008,
+                       0x00170007, 0x00160006, 0x00150005, 0x00140004, 0x00130003, 0x00120002, 0x00110001, 0x00100000);
   return _mm512_permutexvar_epi16(index, (__m512i)_mm512_cvtne2ps_pbh(odd, even));
 }
 
@@ -85,8 +85,7 @@ void pack_along_rows(const float* m, int64_t ld, int64_t k0, int64_t kc, int64_t
 }
 
 // panel[q * 2 + h] = pairs q of op(B)[k0 .., j0 + 16h .. j0 + 16h + 16), zeros past nr.
-void pack_panel(__m512i* panel, bool tb, const float* b, int64_t ldb, int64_t k0, int64_t kc, int64_t j0,
-                int64_t nr) {
+void pack_panel(__m512i* panel, bool tb, const float* b, int64_t ldb, int64_t k0, int64_t kc, int64_t j0, int64_t nr) {
   for (int h = 0; h < 2; ++h) {
     auto put = [&](int64_t q, __m512i v) { _mm512_store_si512(panel + q * 2 + h, v); };
     if (tb)  // op(B)[k][j] = b[j * ldb + k]

@@ -32,7 +32,7 @@ using testing::cat;
 
 namespace {
 
-constexpr double kC = 2.1;              // the tolerance's constant, derived above
+constexpr double kC = 2.1;               // the tolerance's constant, derived above
 constexpr double kBf16Unit = 1.0 / 256;  // 2^-8
 
 // The stated bound for a cell of depth k whose terms' magnitudes sum to `scale`.
@@ -113,8 +113,8 @@ std::string check_case(const Case& c, std::mt19937& rng) {
 }
 
 // Every cell of got within the stated bound of want; "" or what failed.
-std::string within_bound(const std::vector<float>& got, const std::vector<float>& want,
-                         const std::vector<float>& scale, int64_t depth) {
+std::string within_bound(const std::vector<float>& got, const std::vector<float>& want, const std::vector<float>& scale,
+                         int64_t depth) {
   if (got.size() != want.size() || got.size() != scale.size()) return "sizes differ";
   for (size_t i = 0; i < got.size(); ++i) {
     const double bound = bf16_bound(scale[i], depth);
