@@ -63,7 +63,8 @@ WeightsSnapshot snapshot(const nn::Module& model, int epoch, int64_t batch, bool
 RunInfo describe(const session::TrainingRun& run, train::MachinePeak peak) {
   RunInfo info;
   info.peak = std::move(peak);
-  info.device = QString::fromStdString(session::device_text(parse_device(run.settings.device)));
+  info.device =
+      QString::fromStdString(session::device_text(parse_device(run.settings.device), run.trainer_options.precision));
   info.epochs = int(run.settings.epochs);
   info.batchesPerEpoch = run.train_loader->size();
   info.trainSize = run.data.train->size();

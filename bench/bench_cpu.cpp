@@ -2,7 +2,7 @@
 // PyTorch that scripts/bench-cpu drives (its twin is bench/reference/torch_cpu.py; the
 // workloads, data and timing below are the same there, line for line).
 //
-//   bench_cpu --workload a|b|c|d [--runs R] [--mnist DIR] [--steps S]
+//   bench_cpu --workload a|b|c|d [--runs R] [--mnist DIR] [--steps S] [--epochs E] [--precision fp32|bf16]
 //
 // Workloads (cross-entropy loss throughout):
 //   a  MLP 784-128-10, SGD lr 0.1, batch 100
@@ -20,13 +20,16 @@
 // clock, then (untimed) test accuracy in eval mode without grad, batch 1000. Before the first
 // run a throwaway model trains 20 steps (warm-up: allocator cache, OpenBLAS buffers).
 // --steps S times only the first S steps of the epoch and skips the evaluation.
+// --epochs E makes a run E epochs of one model (timed together, evaluated after the last);
+// --precision bf16 multiplies in bfloat16 where the CPU has AVX512_BF16 (ops/precision.h), as
+// scripts/bench-bf16 compares.
 // --subnormals E instead trains two models of the workload, seeded alike, for E epochs in
 // lockstep: one as the core runs by default, flushing subnormal floats to zero
 // (util/subnormals.h), one keeping them; each epoch is timed for both, one after the other
 // in this process (which goes first alternates), and their ratio printed.
 //
 // Output:
-//   device: cpu (N threads, OpenBLAS kernel K, OPENBLAS_CORETYPE=...)
+//   device: cpu (N threads, OpenBLAS kernel K, OPENBLAS_CORETYPE=..., matrix product: ..., precision P)
 //   samples <N>             training samples per epoch
 //   flops <w> <FLOP>        the multiply-adds of one epoch's forward and backward passes x 2
 //   run plexus <w> <i> <seconds> <test accuracy %> <last loss>
@@ -223,7 +226,9 @@ void compare_subnormals(const Workload& w, const Split& train, int epochs) {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: bench_cpu --workload a|b|c|d [--runs R] [--mnist DIR] [--steps S] [--subnormals E]\n");
+  std::fprintf(stderr,
+               "usage: bench_cpu --workload a|b|c|d [--runs R] [--mnist DIR] [--steps S] [--epochs E] "
+               "[--precision fp32|bf16] [--subnormals E]\n");
   return 2;
 }
 
@@ -235,6 +240,8 @@ int main(int argc, char** argv) {
   int runs = 5;
   int64_t steps = -1;
   int subnormal_epochs = 0;
+  int epochs = 1;
+  Precision precision = Precision::FP32;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) return usage();
@@ -249,6 +256,12 @@ int main(int argc, char** argv) {
       mnist_dir = v;
     } else if (a == "--steps") {
       steps = std::atoll(v.c_str());
+    } else if (a == "--epochs") {
+      epochs = std::atoi(v.c_str());
+      if (epochs < 1) return usage();
+    } else if (a == "--precision") {
+      if (v != "fp32" && v != "bf16") return usage();
+      precision = parse_precision(v);
     } else if (a == "--subnormals") {
       subnormal_epochs = std::atoi(v.c_str());
       if (subnormal_epochs < 1) return usage();
@@ -259,10 +272,12 @@ int main(int argc, char** argv) {
   if (!workload || runs < 1) return usage();
 
   try {
+    const PrecisionGuard guard(precision);
     const char* coretype = std::getenv("OPENBLAS_CORETYPE");
-    std::printf("device: cpu (%d threads, OpenBLAS kernel %s, OPENBLAS_CORETYPE=%s, matrix product: %s)\n",
+    std::printf("device: cpu (%d threads, OpenBLAS kernel %s, OPENBLAS_CORETYPE=%s, matrix product: %s, precision %s)\n",
                 num_threads(), openblas_get_corename(), coretype ? coretype : "(unset)",
-                cpu::own_sgemm_enabled() ? "Plexus AVX-512 kernel" : "OpenBLAS");
+                cpu::own_sgemm_enabled() ? "Plexus AVX-512 kernel" : "OpenBLAS",
+                precision_name(precision_on(Device::cpu(), precision)));
     {  // the data goes before the peaks are measured: their buffers are no part of the workload's memory
       const auto [train, test] = load(mnist_dir);
       const int64_t samples = train.inputs.size(0);
@@ -284,7 +299,11 @@ int main(int argc, char** argv) {
         Generator gen(uint64_t(1000 + r));
         const auto model = make_model(*workload, &gen);
         const auto opt = make_optimizer(*workload, *model);
-        const RunResult result = train_epoch(*workload, *model, *opt, train, steps);
+        RunResult result{0, 0};
+        for (int e = 0; e < epochs; ++e) {
+          const RunResult epoch = train_epoch(*workload, *model, *opt, train, steps);
+          result = {result.seconds + epoch.seconds, epoch.loss};
+        }
         const double accuracy = steps < 0 ? test_accuracy(*model, test) : std::nan("");
         std::printf("run plexus %c %d %.4f %.2f %.4f\n", workload->id, r, result.seconds, accuracy, result.loss);
         std::fflush(stdout);

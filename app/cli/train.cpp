@@ -187,7 +187,7 @@ int train_project(const Args& args, const Subject& subject, graph::Graph& g, con
               run.dataset.path.c_str(), (long long)run.data.train->size(),
               (long long)(run.data.validation ? run.data.validation->size() : 0),
               (long long)(run.data.test ? run.data.test->size() : 0), s.optimizer.c_str(), s.lr, (long long)s.batch_size,
-              session::device_text(parse_device(s.device)).c_str());
+              session::device_text(parse_device(s.device), run.trainer_options.precision).c_str());
   if (!run.data.info.note.empty()) std::printf("%s\n", run.data.info.note.c_str());
   if (d.on())
     std::printf("data-parallel over %d process%s (gradients summed with %s; %s): each takes about %lld of every "

@@ -165,8 +165,9 @@ const std::vector<TrainingSetting>& training_settings() {
                        "Seeds the initial weights, the shuffling and dropout: the same seed, the same run.")),
         row("Hardware", &S::precision,
             choice_spec("precision", "Precision", d.precision, {"fp32", "bf16"},
-                        "Arithmetic of products and convolutions on a GPU: fp32, or bf16 operands with fp32 "
-                        "accumulation. Weights and gradients stay fp32; the CPU always computes in fp32.")),
+                        "Arithmetic of products and convolutions: fp32, or bf16 operands with fp32 accumulation "
+                        "(a GPU, or a CPU with AVX512_BF16; any other CPU computes in fp32). Weights and "
+                        "gradients stay fp32.")),
         advanced(row("Hardware", &S::cuda_graphs,
                      flag_spec("cuda_graphs", "CUDA graphs", d.cuda_graphs,
                                "On a GPU, replays the steady training step as one CUDA graph (fewer launches). "

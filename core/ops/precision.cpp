@@ -1,5 +1,6 @@
 #include "ops/precision.h"
 
+#include "ops/cpu/sbgemm.h"
 #include "util/error.h"
 
 namespace plexus {
@@ -15,6 +16,10 @@ Precision parse_precision(const std::string& text) {
   if (text == "fp32") return Precision::FP32;
   if (text == "bf16") return Precision::BF16;
   throw ValueError("unknown precision '" + text + "' (expected fp32 or bf16)");
+}
+
+Precision precision_on(Device device, Precision requested) {
+  return device.is_cpu() && !cpu::cpu_has_bf16_products() ? Precision::FP32 : requested;
 }
 
 PrecisionGuard::PrecisionGuard(Precision p) : previous_(t_precision) { t_precision = p; }

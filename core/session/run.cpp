@@ -45,6 +45,10 @@ std::string device_text(Device d) {
   return d.str() + " (" + cuda::properties(d.index).name + ")";
 }
 
+std::string device_text(Device d, Precision precision) {
+  return device_text(d) + (precision_on(d, precision) == Precision::BF16 ? ", bf16 products" : ", fp32");
+}
+
 std::function<std::string(train::EpochEnd&)> epoch_samples(const TrainingRun& run) {
   // The model, not the TrainingRun: a run may be moved, its model stays where it is.
   nn::Module* model = run.compiled.model.get();

@@ -15,6 +15,7 @@
 #include "graph/dataset_info.h"
 #include "graph/graph.h"
 #include "layers/compiler.h"
+#include "ops/precision.h"
 #include "optim/optimizer.h"
 #include "optim/scheduler.h"
 #include "session/trained_model.h"
@@ -112,5 +113,8 @@ void check_training_settings(const graph::TrainingSettings& settings);
 
 // Where a run computes, for people: "cpu, 2 threads" or "cuda:0 (NVIDIA H100 80GB HBM3)".
 std::string device_text(Device device);
+// device_text and the precision its products compute in (precision_on): "cpu, 2 threads, bf16
+// products" or "cpu, 2 threads, fp32".
+std::string device_text(Device device, Precision precision);
 
 }  // namespace plexus::session

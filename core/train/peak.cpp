@@ -46,10 +46,12 @@ std::string cpu_kernel() {
   return core && *core ? "OpenBLAS (" + std::string(core) + ")" : "OpenBLAS";
 }
 
+// bf16 products have a peak of their own, about twice FP32's (vdpbf16ps, tensor cores).
 std::string key_of(Device device, Precision precision) {
+  const std::string bf16 = precision_on(device, precision) == Precision::BF16 ? ", bf16 products" : "";
   if (device.is_cpu())
-    return "cpu " + cpu_model() + ", " + std::to_string(num_threads()) + " threads, " + cpu_kernel();
-  return "cuda " + cuda::properties(device.index).name + (precision == Precision::BF16 ? ", bf16 products" : "");
+    return "cpu " + cpu_model() + ", " + std::to_string(num_threads()) + " threads, " + cpu_kernel() + bf16;
+  return "cuda " + cuda::properties(device.index).name + bf16;
 }
 
 bool has_flag(const std::string& flags, const std::string& flag) {
@@ -104,7 +106,7 @@ double measure(Device device, int64_t n, double budget) {
 // The best over sizes: a CPU kernel peaks where its blocks fit the caches, which differs
 // between kernels and CPUs; a GPU needs a large problem to fill its units.
 double measure(Device device, Precision precision) {
-  const PrecisionGuard guard(device.is_cpu() ? Precision::FP32 : precision);
+  const PrecisionGuard guard(precision);
   if (!device.is_cpu()) return measure(device, 4096, 0.15);
   double best = 0;
   for (const int64_t n : {256, 512, 1024}) best = std::max(best, measure(device, n, 0.07));
@@ -132,7 +134,7 @@ void write_entry(const fs::path& cache, json& entries, const MachinePeak& peak) 
 
 }  // namespace
 
-MachinePeak cpu_bound(int threads) {
+MachinePeak cpu_bound(int threads, Precision precision) {
   MachinePeak bound;
   const double ghz = clock_ghz();
   if (ghz <= 0 || threads < 1) return bound;
@@ -143,10 +145,11 @@ MachinePeak cpu_bound(int threads) {
                             : has_flag(flags, "avx2")  ? std::pair{8, "AVX2"}
                                                        : std::pair{4, "SSE"};
   const int fma_units = 2;
-  bound.bound_gflops = double(threads) * lanes * fma_units * 2 * ghz;
+  const bool pairs = precision_on(Device::cpu(), precision) == Precision::BF16;  // vdpbf16ps: 2 products a lane
+  bound.bound_gflops = double(threads) * lanes * fma_units * 2 * ghz * (pairs ? 2 : 1);
   bound.bound = std::to_string(threads) + (threads == 1 ? " thread" : " threads") + " × " + std::to_string(lanes) +
-                " FP32 lanes (" + isa + ") × " + std::to_string(fma_units) + " FMA units × 2 flops × " +
-                fixed(ghz, 2) + " GHz";
+                (pairs ? " lanes of bf16 pairs (AVX512_BF16) × 2 products" : " FP32 lanes (" + std::string(isa) + ")") +
+                " × " + std::to_string(fma_units) + " FMA units × 2 flops × " + fixed(ghz, 2) + " GHz";
   return bound;
 }
 
@@ -169,7 +172,7 @@ fs::path default_peak_cache() {
 }
 
 MachinePeak machine_peak(Device device, const fs::path& cache, Precision precision) {
-  MachinePeak peak = device.is_cpu() ? cpu_bound(num_threads()) : MachinePeak{};
+  MachinePeak peak = device.is_cpu() ? cpu_bound(num_threads(), precision) : MachinePeak{};
   peak.key = key_of(device, precision);
   json entries = cache.empty() ? json::object() : read_cache(cache);
   if (const auto it = entries.find(peak.key); it != entries.end() && it->is_object()) {

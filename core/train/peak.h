@@ -41,7 +41,8 @@ std::string describe(const MachinePeak& peak);
 // The CPU bound of `threads` threads from /proc/cpuinfo (and cpufreq's maximum clock where the
 // kernel exposes it), assuming two FMA units a core, as current x86 server cores have; a
 // MachinePeak with only bound_gflops and bound set, both empty when the clock is unknown.
-MachinePeak cpu_bound(int threads);
+// With bf16 products (precision_on the CPU: AVX512_BF16) each lane multiplies a pair, twice FP32's.
+MachinePeak cpu_bound(int threads, Precision precision = Precision::FP32);
 
 // $XDG_CACHE_HOME/plexus/machine-peak.json, else $HOME/.cache/plexus/machine-peak.json; ""
 // when neither variable is set. (core has no Qt: the GUI passes its own cache folder.)
@@ -52,8 +53,8 @@ std::filesystem::path default_peak_cache();
 // will train, never on a UI thread) and added to `cache`. The cache is best effort: a missing
 // or unreadable file means measuring, one that cannot be written is left as it was, and ""
 // means no cache. Delete the file to measure again (after a change of hardware settings).
-// On a GPU with `precision` bf16 it is the peak of bf16 products (ops/precision.h), kept
-// under its own key; the CPU computes in FP32 whatever the setting.
+// With `precision` bf16 it is the peak of bf16 products (ops/precision.h), kept under its own
+// key, on a GPU and on a CPU with AVX512_BF16 (on any other CPU: FP32's).
 MachinePeak machine_peak(Device device, const std::filesystem::path& cache, Precision precision = Precision::FP32);
 
 }  // namespace plexus::train

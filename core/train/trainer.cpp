@@ -420,13 +420,12 @@ RunResult Trainer::run() {
     default_generator().set_state(*options_.resume_at->generator);
   }
   stopping_ = options_.resume_at ? options_.resume_at->stopping : EarlyStoppingState{};
-  const bool on_gpu = model_.device().is_cuda();
-  const PrecisionGuard precision(on_gpu ? options_.precision : Precision::FP32);
+  const PrecisionGuard precision(options_.precision);  // a CPU without AVX512_BF16 computes in FP32
   const SubnormalScope subnormals;  // the small loops on this thread too, as the pool's
   try {
-    if (!on_gpu && options_.precision != Precision::FP32 && !options_.resume_at)  // said once a run
+    if (precision_on(model_.device(), options_.precision) != options_.precision && !options_.resume_at)
       publish(Notice{std::string("precision ") + precision_name(options_.precision) +
-                     " applies to CUDA devices; this run on the CPU computes in fp32"});
+                     " needs a CPU with AVX512_BF16 (or PLEXUS_CPU_BF16 is off); this run computes in fp32"});
     TrainingStep step(model_, opt_,
                       {.loss = options_.loss, .loss_parts = options_.loss_parts,
                        .classification = options_.classification,

@@ -122,8 +122,8 @@ struct TrainerOptions {
   bool record_test_predictions = false;
   // On a CUDA device: replay the steady training step as a CUDA graph (train/step.h).
   bool cuda_graphs = true;
-  // Products and convolutions on a CUDA device (ops/precision.h); the CPU computes in FP32
-  // and says so with a Notice.
+  // Products and convolutions (ops/precision.h); a CPU without AVX512_BF16 computes bf16 in
+  // FP32 and says so with a Notice.
   Precision precision = Precision::FP32;
   // Recurrent layers carry their state across consecutive training batches (the train loader
   // must then deliver streams, see DataLoaderOptions::streams): run() turns carrying on and

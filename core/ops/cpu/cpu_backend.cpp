@@ -19,6 +19,7 @@
 #include "ops/cpu/layer_norm.h"
 #include "ops/cpu/loops.h"
 #include "ops/cpu/rnn_cells.h"
+#include "ops/cpu/sbgemm.h"
 #include "ops/cpu/sgemm.h"
 #include "ops/scalar_math.h"
 #include "util/error.h"
@@ -253,6 +254,13 @@ class CpuBackend final : public Backend {
 
   void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
             const float* b, int64_t ldb, float beta, float* c, int64_t ldc) override {
+    gemm_with(cpu::bf16_products(), ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+
+  // gemm in bfloat16 (cpu::own_sbgemm) when bf16, else in FP32. The precision is the calling
+  // thread's (ops/precision.h): a loop over the pool decides before it starts and passes it.
+  void gemm_with(bool bf16, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                 int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
     if (m == 0 || n == 0) return;
     if (k == 0) {  // BLAS leaves C untouched when k = 0; the product is then beta*C
       for (int64_t i = 0; i < m; ++i)
@@ -261,6 +269,9 @@ class CpuBackend final : public Backend {
     }
     const bool own = cpu::own_sgemm_enabled();
     auto product = [&](int64_t mm, int64_t nn, const float* aa, const float* bb, float* cc) {
+      if (bf16)
+        return cpu::own_sbgemm(ta, tb, mm, nn, k, alpha, aa, lda, bb, ldb, beta, cc, ldc,
+                               cpu::own_sgemm_thread_workspace());
       if (own) return cpu::own_sgemm(ta, tb, mm, nn, k, alpha, aa, lda, bb, ldb, beta, cc, ldc, cpu::own_sgemm_thread_workspace());
       cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(mm), int(nn),
                   int(k), alpha, aa, int(lda), bb, int(ldb), beta, cc, int(ldc));
@@ -273,7 +284,7 @@ class CpuBackend final : public Backend {
     const bool by_cols = own ? n >= 64 || n >= m : n >= m;
     const int64_t block = !own ? 16 : by_cols ? 32 : 24;
     const int64_t len = by_cols ? n : m, blocks = (len + block - 1) / block;
-    if (own && by_cols && blocks > num_threads() * cpu::kOwnSgemmPackAPanels) {
+    if (own && !bf16 && by_cols && blocks > num_threads() * cpu::kOwnSgemmPackAPanels) {
       // Wide enough that each thread packs op(A) anyway: it does so once, for all the chunks
       // of columns it takes, so each 32-column panel can be a chunk of its own at no extra
       // packing, and the product runs at the pace of both cores: whoever finishes first waits
@@ -551,6 +562,18 @@ class CpuBackend final : public Backend {
 
   bool has_fused_conv2d() const override { return cpu::own_sgemm_enabled(); }
 
+  // bias[o] added to each of `planes` planes of `plane` cells, then max(·, 0) when relu (NaN
+  // stays NaN, as relu does): the epilogue the FP32 kernels fold into their product.
+  static void add_bias_relu(float* out, const float* bias, int64_t planes, int64_t plane, bool relu) {
+    for (int64_t o = 0; o < planes; ++o, out += plane) {
+      const float b = bias ? bias[o] : 0.f;
+      for (int64_t q = 0; q < plane; ++q) {
+        const float v = out[q] + b;
+        out[q] = relu && v < 0.f ? 0.f : v;
+      }
+    }
+  }
+
   void conv2d_forward_fused(float* out, float* argmax, const float* x, const float* w, const float* bias,
                             const ConvEpilogue& e, const ConvProblem& p) override {
     const ConvGeometry& g = p.geo;
@@ -558,7 +581,9 @@ class CpuBackend final : public Backend {
     const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
     const int64_t out_plane = e.max_pool ? pool.oh * pool.ow : plane;
     const cpu::ConvShape shape = conv_shape(g);
-    const bool by_grid = cpu::conv_by_grid(shape);
+    // In bf16 every convolution is im2col and our bf16 product (gemm_with), with the epilogue after.
+    const bool bf16 = cpu::bf16_products();
+    const bool by_grid = !bf16 && cpu::conv_by_grid(shape);
     const cpu::ConvGrid grid = cpu::conv_grid(shape);
     int64_t* offsets = by_grid ? thread_buffer<kOffsets, int64_t>(kdim) : nullptr;
     float* wt = by_grid ? thread_buffer<kWeightT>(p.oc * kdim) : nullptr;
@@ -571,13 +596,18 @@ class CpuBackend final : public Backend {
       float* conv_out = e.max_pool ? thread_buffer<kConvOut>(og * plane) : nullptr;
       float* image = by_grid ? thread_buffer<kGrid>(grid.floats) : nullptr;
       float* rows = by_grid ? thread_buffer<kGridRows>(og * grid.columns) : nullptr;
+      float* cols = bf16 ? thread_buffer<kCols>(kdim * plane) : nullptr;
       for (int64_t i = begin; i < end; ++i)
         for (int64_t grp = 0; grp < p.groups; ++grp) {
           const int64_t first = (i * p.oc + grp * og) * out_plane;
           float* dest = e.max_pool ? conv_out : out + first;
           const float* img = x + (i * p.c + grp * g.c) * g.h * g.w;
           const float* b = bias ? bias + grp * og : nullptr;
-          if (by_grid) {
+          if (bf16) {
+            im2col(cols, img, g);
+            gemm_with(true, false, false, og, plane, kdim, 1.f, w + grp * og * kdim, kdim, cols, plane, 0.f, dest, plane);
+            if (b || e.relu) add_bias_relu(dest, b, og, plane, e.relu);
+          } else if (by_grid) {
             cpu::to_conv_grid(image, img, shape, grid);
             cpu::conv_forward_grid(rows, image, offsets, wt + grp * og * kdim, og, grid);
             cpu::grid_to_plane(dest, rows, og, shape, grid, b, e.relu);
@@ -603,7 +633,8 @@ class CpuBackend final : public Backend {
       return;
     }
     const cpu::ConvShape shape = conv_shape(g);
-    const bool by_grid = cpu::conv_by_grid(shape);
+    const bool bf16 = cpu::bf16_products();  // im2col and our bf16 product, as the forward
+    const bool by_grid = !bf16 && cpu::conv_by_grid(shape);
     const cpu::ConvGrid grid = cpu::conv_grid(shape);
     const bool gw_grid = gw && by_grid;
     int64_t* offsets = gw_grid ? thread_buffer<kOffsets, int64_t>(kdim) : nullptr;
@@ -624,7 +655,7 @@ class CpuBackend final : public Backend {
     const int parts = parallel_parts(p.n, 1, kConvBackwardChunksPerThread);
     const GradSlots slots(parts, gw, p.oc * kdim, gb, p.oc);
     parallel_for_chunks(p.n, 1, [&](int chunk, int64_t begin, int64_t end) {
-      float* cols = gx && !gx_forward ? thread_buffer<kCols>(kdim * plane) : nullptr;
+      float* cols = (gx && !gx_forward) || (gw && bf16) ? thread_buffer<kCols>(kdim * plane) : nullptr;
       // The gradient of the conv output (before ReLU and pooling), one image at a time.
       float* gconv = e.relu || e.max_pool ? thread_buffer<kConvOut>(og * plane) : nullptr;
       float* image = gw_grid ? thread_buffer<kGrid>(grid.floats) : nullptr;
@@ -656,6 +687,10 @@ class CpuBackend final : public Backend {
             cpu::plane_to_grid(grad_rows, gi, og, shape, grid);
             cpu::conv_weight_grad_grid(gwt + grp * og * kdim, image, offsets, grad_rows, og, shape, grid,
                                        cpu::own_sgemm_thread_workspace(), add);
+          } else if (gw && bf16) {  // dW (+)= dY · colsᵀ
+            im2col(cols, img_x, g);
+            gemm_with(true, false, true, og, kdim, plane, 1.f, gi, plane, cols, plane, add ? 1.f : 0.f,
+                      gw_chunk + grp * og * kdim, kdim);
           } else if (gw) {  // dW (+)= dY · colsᵀ
             cpu::conv_weight_grad_image(gw_chunk + grp * og * kdim, gi, img_x, og, shape,
                                         cpu::own_sgemm_thread_workspace(), add);
@@ -667,7 +702,8 @@ class CpuBackend final : public Backend {
               cpu::conv_forward_grid(back_rows, back_image, back_offsets, flipped + grp * og * kdim, g.c, back_grid);
               cpu::grid_to_plane(img, back_rows, g.c, back, back_grid, nullptr, false);
             } else {
-              gemm(true, false, kdim, plane, og, 1.f, w + grp * og * kdim, kdim, gi, plane, 0.f, cols, plane);
+              gemm_with(bf16, true, false, kdim, plane, og, 1.f, w + grp * og * kdim, kdim, gi, plane, 0.f, cols,
+                        plane);
               if (g.sh == 1 && g.sw == 1) {
                 cpu::col2im_unit_stride(img, cols, shape);
               } else {

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 
+#include "ops/cpu/avx512_tile.h"
 #include "ops/cpu/sgemm.h"
 
 namespace plexus::cpu {
@@ -29,8 +30,6 @@ constexpr int64_t kKC = 256;    // depth per packed panel: 32 KiB, stays in L1 w
 static_assert(kKC * kNR == kOwnSgemmWorkspace);
 static_assert(kMR == kOwnSgemmTileRows);
 
-int64_t smaller(int64_t a, int64_t b) { return a < b ? a : b; }
-
 // The depth of each block of a product of depth k, equal but for the last: 784 = 4 x 196
 // rather than 3 x 256 + 16.
 int64_t depth_block(int64_t k) {
@@ -40,36 +39,6 @@ int64_t depth_block(int64_t k) {
 
 // Rows of op(A) packed: whole tiles of kMR.
 int64_t packed_rows(int64_t m) { return (m + kMR - 1) / kMR * kMR; }
-
-__mmask16 first_lanes(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1); }
-
-__mmask16 lane_range(int64_t a, int64_t b) {  // lanes [a, b) of 16
-  return a >= b ? __mmask16(0) : __mmask16(first_lanes(b) & ~first_lanes(a));
-}
-
-// r[i] (row i of a 16 x 16 tile) becomes column i.
-// Always inlined: a call would pass the 16 registers through memory.
-[[gnu::always_inline]] inline void transpose16(__m512 r[16]) {
-  __m512 t[16];
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 16; i += 4)
-    for (int j = 0; j < 2; ++j) {
-      r[i + 2 * j] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i + j]), _mm512_castps_pd(t[i + j + 2])));
-      r[i + 2 * j + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i + j]), _mm512_castps_pd(t[i + j + 2])));
-    }
-  for (int h = 0; h < 16; h += 8)
-    for (int j = 0; j < 4; ++j) {
-      t[h + j] = _mm512_shuffle_f32x4(r[h + j], r[h + j + 4], 0x88);
-      t[h + j + 4] = _mm512_shuffle_f32x4(r[h + j], r[h + j + 4], 0xdd);
-    }
-  for (int j = 0; j < 8; ++j) {
-    r[j] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0x88);
-    r[j + 8] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0xdd);
-  }
-}
 
 // panel[p][0..32) = op(B)[k0 + p][j0 .. j0 + nr), zeros past nr.
 void pack_panel(float* panel, bool tb, const float* b, int64_t ldb, int64_t k0, int64_t kc, int64_t j0, int64_t nr) {
@@ -123,13 +92,6 @@ void accumulate(__m512 (&acc)[MR][2], int64_t kc, const float* a, int64_t lda, c
   }
 }
 
-// Where a register tile's 32 columns of C are and which of them exist.
-struct TileAt {
-  int64_t i0, j0, k0, kc;  // first row and column of C; the depth block of this product
-  __mmask16 lo, hi;        // the columns j0 .. j0 + nr in each 16-lane half
-  bool first, last;        // the first / last depth block of the product
-};
-
 // One MR x 32 tile over one depth block, handed to epilogue(acc, at) to land in C.
 template <int MR, bool kTransA, class Epilogue>
 void tile(const TileAt& at, const float* a, int64_t lda, const float* panel, Epilogue& epilogue) {
@@ -178,32 +140,6 @@ void blocked_product(int64_t m, int64_t n, int64_t k, const float* a, int64_t ld
     }
   }
 }
-
-// The rows of a tile acc[MR][2] (a constant: sizeof does not read the reference).
-#define PLEXUS_TILE_ROWS(acc) int(sizeof(acc) / sizeof((acc)[0]))
-
-// C = alpha · acc + beta · C on the first depth block, C += alpha · acc after it.
-struct StoreScaled {
-  float* c;
-  int64_t ldc;
-  float alpha, beta;
-  template <class Acc>
-  void operator()(const Acc& acc, const TileAt& at) const {
-    const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(at.first ? beta : 1.f);
-    const bool read = !at.first || beta != 0.f;
-    float* row = c + at.i0 * ldc + at.j0;
-#pragma GCC unroll 16
-    for (int i = 0; i < PLEXUS_TILE_ROWS(acc); ++i, row += ldc) {
-      __m512 v0 = _mm512_mul_ps(va, acc[i][0]), v1 = _mm512_mul_ps(va, acc[i][1]);
-      if (read) {
-        v0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(at.lo, row), v0);
-        v1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(at.hi, row + 16), v1);
-      }
-      _mm512_mask_storeu_ps(row, at.lo, v0);
-      _mm512_mask_storeu_ps(row + 16, at.hi, v1);
-    }
-  }
-};
 
 // op(A)[i0 .. i0 + rows)[k0 .. k0 + kc) of each register tile, stored tile after tile as
 // tile[p * kMR + i] (zeros past its rows): the tile then reads its kMR values of each k from one

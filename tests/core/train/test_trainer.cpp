@@ -25,6 +25,7 @@
 #include "train/step.h"
 #include "train/peak.h"
 #include "train/trainer.h"
+#include "ops/cpu/sbgemm.h"
 #include "plexus.h"
 #include "support/env.h"
 #include "support/temp_dir.h"
@@ -526,29 +527,45 @@ TEST(nonFiniteLossStopsWithTheBatch) {
   VERIFY(failed_event);
 }
 
-// bf16 is for CUDA devices: on the CPU the run computes in FP32, exactly as an FP32 run,
-// and says so once.
-TEST(bf16OnTheCpuIsFp32WithANotice) {
-  std::vector<std::vector<float>> result[2];
-  for (const Precision p : {Precision::FP32, Precision::BF16}) {
-    Setup s = make_setup(300, 100);
-    train::TrainerOptions o;
-    o.precision = p;
-    train::Trainer t(*s.model, *s.opt, *s.train, nullptr, o);
-    std::vector<std::string> notices;
-    t.set_callback([&](const train::Event& e) {
-      if (const auto* n = std::get_if<train::Notice>(&e)) notices.push_back(n->text);
-    });
-    COMPARE(int(t.run().status), int(train::RunStatus::Completed));
-    if (p == Precision::BF16) {
-      COMPARE(notices.size(), size_t(1));
-      VERIFY2(notices[0].find("bf16 applies to CUDA devices") != std::string::npos, notices[0].c_str());
-    } else {
-      VERIFY(notices.empty());  // no CUDA graph note on the CPU either
-    }
-    result[p == Precision::BF16] = weights(*s.model);
-  }
-  VERIFY(result[0] == result[1]);
+// A short run in `precision`: the weights it ends with, and the notices it published.
+std::vector<std::vector<float>> weights_after_run(Precision precision, std::vector<std::string>& notices) {
+  Setup s = make_setup(300, 100);
+  train::TrainerOptions o;
+  o.precision = precision;
+  train::Trainer t(*s.model, *s.opt, *s.train, nullptr, o);
+  t.set_callback([&](const train::Event& e) {
+    if (const auto* n = std::get_if<train::Notice>(&e)) notices.push_back(n->text);
+  });
+  if (t.run().status != train::RunStatus::Completed) throw Error("the run did not complete");
+  return weights(*s.model);
+}
+
+// bf16 on a CPU without AVX512_BF16 (PLEXUS_CPU_BF16=off makes this one such): the run computes
+// in FP32, exactly as an FP32 run, and says so once.
+TEST(bf16WithoutAvx512Bf16IsFp32WithANotice) {
+  const testing::ScopedEnv off("PLEXUS_CPU_BF16", "off");
+  std::vector<std::string> fp32_notices, bf16_notices;
+  const auto fp32 = weights_after_run(Precision::FP32, fp32_notices);
+  const auto bf16 = weights_after_run(Precision::BF16, bf16_notices);
+  VERIFY(fp32_notices.empty());  // no CUDA graph note on the CPU either
+  COMPARE(bf16_notices.size(), size_t(1));
+  VERIFY2(bf16_notices[0].find("needs a CPU with AVX512_BF16") != std::string::npos, bf16_notices[0].c_str());
+  VERIFY(fp32 == bf16);
+}
+
+// bf16 on a CPU with AVX512_BF16: the products round their operands, so the weights differ from
+// an FP32 run's, slightly; no notice.
+TEST(bf16OnAnAvx512Bf16CpuRoundsTheProducts) {
+  if (!cpu::cpu_has_bf16_products()) SKIP("skipped: no AVX512_BF16");
+  std::vector<std::string> notices;
+  const auto fp32 = weights_after_run(Precision::FP32, notices);
+  const auto bf16 = weights_after_run(Precision::BF16, notices);
+  VERIFY(notices.empty());
+  VERIFY(fp32 != bf16);
+  double worst = 0;
+  for (size_t i = 0; i < fp32.size(); ++i)
+    for (size_t j = 0; j < fp32[i].size(); ++j) worst = std::max(worst, double(std::fabs(fp32[i][j] - bf16[i][j])));
+  VERIFY2(worst < 0.05, ("weights moved " + std::to_string(worst) + " apart").c_str());
 }
 
 // The step the Trainer runs, used directly: on the CPU it is eager, says nothing about CUDA
