@@ -27,6 +27,20 @@ __device__ int64_t visible_keys(const Problem& p, int64_t b) {
   return max(int64_t(1), int64_t(ceilf(len)));
 }
 
+// A query thread's place (forward and dQ): its batch row b (the block's y) and query i, whether
+// i is a query at all, the keys it sees [0, row_end) and those its block loads [0, block_end)
+// (causal: none right of the block's last query).
+struct QueryThread {
+  int64_t b, i, row_end, block_end;
+  bool active;
+};
+__device__ QueryThread query_thread(const Problem& p) {
+  const int64_t b = blockIdx.y, i = int64_t(blockIdx.x) * kRows + threadIdx.x;
+  const int64_t keys = visible_keys(p, b);
+  return {b, i, p.causal ? min(keys, i + 1) : keys, p.causal ? min(keys, int64_t(blockIdx.x + 1) * kRows) : keys,
+          i < p.t};
+}
+
 // Rows [r0, r0 + kTile) of a [rows, d] matrix into shared memory as [kTile][kD], zeros past the
 // matrix's rows and d.
 template <int kD>
@@ -34,6 +48,21 @@ __device__ void stage(float (*dst)[kD], const float* src, int64_t r0, int64_t ro
   for (int e = threadIdx.x; e < kTile * kD; e += blockDim.x) {
     const int r = e / kD, c = e % kD;
     dst[r][c] = r0 + r < rows && c < d ? src[(r0 + r) * d + c] : 0.f;
+  }
+}
+
+// Calls body(k_j, v_j), rows staged in shared memory, for each key query thread `qt` sees, in
+// order; every thread of the block stages the tiles, active or not.
+template <int kD, class Body>
+__device__ void for_each_key(const Problem& p, const QueryThread& qt, const float* k, const float* v, float (*ks)[kD],
+                             float (*vs)[kD], Body body) {
+  for (int64_t j0 = 0; j0 < qt.block_end; j0 += kTile) {
+    stage<kD>(ks, k + qt.b * p.s * p.d, j0, p.s, p.d);
+    stage<kD>(vs, v + qt.b * p.s * p.d, j0, p.s, p.d);
+    __syncthreads();
+    if (qt.active)
+      for (int jj = 0; jj < kTile && j0 + jj < qt.row_end; ++jj) body(ks[jj], vs[jj]);
+    __syncthreads();
   }
 }
 
@@ -55,33 +84,23 @@ template <int kD>
 __global__ void __launch_bounds__(kRows)
     attention_forward_kernel(float* out, float* lse, const float* q, const float* k, const float* v, Problem p) {
   __shared__ float ks[kTile][kD], vs[kTile][kD];
-  const int64_t b = blockIdx.y, i = int64_t(blockIdx.x) * kRows + threadIdx.x;
-  const int64_t keys = visible_keys(p, b);
-  const bool active = i < p.t;
-  const int64_t row_end = p.causal ? min(keys, i + 1) : keys;
-  // Causal: key tiles right of the block's last query are never loaded.
-  const int64_t block_end = p.causal ? min(keys, int64_t(blockIdx.x + 1) * kRows) : keys;
+  const QueryThread qt = query_thread(p);
+  const int64_t b = qt.b, i = qt.i;
+  const bool active = qt.active;
   float qr[kD], acc[kD];
   if (active) load_row(qr, q + (b * p.t + i) * p.d, p.d, p.scale);
 #pragma unroll
   for (int c = 0; c < kD; ++c) acc[c] = 0.f;
   float m = -INFINITY, l = 0.f;
-  for (int64_t j0 = 0; j0 < block_end; j0 += kTile) {
-    stage<kD>(ks, k + b * p.s * p.d, j0, p.s, p.d);
-    stage<kD>(vs, v + b * p.s * p.d, j0, p.s, p.d);
-    __syncthreads();
-    if (active)
-      for (int jj = 0; jj < kTile && j0 + jj < row_end; ++jj) {
-        const float sc = dot(qr, ks[jj]);
-        const float m_new = fmaxf(m, sc);
-        const float shrink = expf(m - m_new), pj = expf(sc - m_new);
-        l = l * shrink + pj;
+  for_each_key<kD>(p, qt, k, v, ks, vs, [&](const float* kj, const float* vj) {
+    const float sc = dot(qr, kj);
+    const float m_new = fmaxf(m, sc);
+    const float shrink = expf(m - m_new), pj = expf(sc - m_new);
+    l = l * shrink + pj;
 #pragma unroll
-        for (int c = 0; c < kD; ++c) acc[c] = fmaf(pj, vs[jj][c], acc[c] * shrink);
-        m = m_new;
-      }
-    __syncthreads();
-  }
+    for (int c = 0; c < kD; ++c) acc[c] = fmaf(pj, vj[c], acc[c] * shrink);
+    m = m_new;
+  });
   if (!active) return;
   float* o = out + (b * p.t + i) * p.d;
   for (int c = 0; c < kD && c < p.d; ++c) o[c] = acc[c] / l;
@@ -152,11 +171,9 @@ __global__ void __launch_bounds__(kRows)
     attention_dq_kernel(float* dq, const float* dout, const float* q, const float* k, const float* v, const float* lse,
                         const float* delta, Problem p) {
   __shared__ float ks[kTile][kD], vs[kTile][kD];
-  const int64_t b = blockIdx.y, i = int64_t(blockIdx.x) * kRows + threadIdx.x;
-  const int64_t keys = visible_keys(p, b);
-  const bool active = i < p.t;
-  const int64_t row_end = p.causal ? min(keys, i + 1) : keys;
-  const int64_t block_end = p.causal ? min(keys, int64_t(blockIdx.x + 1) * kRows) : keys;
+  const QueryThread qt = query_thread(p);
+  const int64_t b = qt.b, i = qt.i;
+  const bool active = qt.active;
   float qr[kD], dor[kD], dqr[kD];
   float lse_i = 0.f, delta_i = 0.f;
   if (active) {
@@ -167,19 +184,12 @@ __global__ void __launch_bounds__(kRows)
   }
 #pragma unroll
   for (int c = 0; c < kD; ++c) dqr[c] = 0.f;
-  for (int64_t j0 = 0; j0 < block_end; j0 += kTile) {
-    stage<kD>(ks, k + b * p.s * p.d, j0, p.s, p.d);
-    stage<kD>(vs, v + b * p.s * p.d, j0, p.s, p.d);
-    __syncthreads();
-    if (active)
-      for (int jj = 0; jj < kTile && j0 + jj < row_end; ++jj) {
-        const float pij = expf(dot(qr, ks[jj]) - lse_i);
-        const float ds = pij * (dot(dor, vs[jj]) - delta_i);
+  for_each_key<kD>(p, qt, k, v, ks, vs, [&](const float* kj, const float* vj) {
+    const float pij = expf(dot(qr, kj) - lse_i);
+    const float ds = pij * (dot(dor, vj) - delta_i);
 #pragma unroll
-        for (int c = 0; c < kD; ++c) dqr[c] = fmaf(p.scale * ds, ks[jj][c], dqr[c]);
-      }
-    __syncthreads();
-  }
+    for (int c = 0; c < kD; ++c) dqr[c] = fmaf(p.scale * ds, kj[c], dqr[c]);
+  });
   if (!active) return;
   float* o = dq + (b * p.t + i) * p.d;
   for (int c = 0; c < kD && c < p.d; ++c) o[c] = dqr[c];
