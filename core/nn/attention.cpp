@@ -11,6 +11,7 @@
 #include "nn/functional.h"
 #include "nn/init.h"
 #include "ops/backend.h"
+#include "ops/attention.h"
 #include "ops/ops.h"
 #include "util/error.h"
 

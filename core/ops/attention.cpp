@@ -1,6 +1,8 @@
-// Fused attention (ops.h: fused_attention) and its derivative: the backend kernels keep each
+// Fused attention (ops/attention.h) and its derivative: the backend kernels keep each
 // query's log-sum-exp from the forward and recompute the weights tile by tile in the backward
 // (FlashAttention-2), so memory grows with T·D, not T·S.
+#include "ops/attention.h"
+
 #include <cmath>
 
 #include "autograd/node.h"

@@ -207,13 +207,6 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, flo
 // softmax over the last dim of scores [..., T, T] where query i attends to keys j <= i only:
 // later keys are excluded from the sum exactly (probability 0, gradient 0), not by -inf adding.
 Tensor causal_softmax(const Tensor& scores);
-// softmax(q·kᵀ / sqrt(D)) · v for q [N, ..., T, D] and k, v [N, ..., S, D] in one pass over tiles
-// of keys (ops/attention.cpp): no [T, S] scores are stored, forward or backward. `causal` (S = T):
-// query i sees keys j <= i; key_lengths [N] (undefined = none, no gradient): the queries of
-// example n see its first key_lengths[n] keys (at least 1). nn::functional::scaled_dot_product_attention
-// checks the shapes and calls it when there is no dropout on the weights.
-Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
-                       const Tensor& key_lengths = Tensor());
 
 // ---- losses ------------------------------------------------------------------------------
 enum class Reduction { None, Mean, Sum };

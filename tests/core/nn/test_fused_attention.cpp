@@ -1,4 +1,4 @@
-// The fused attention op (ops.h: fused_attention, no [T, S] matrix) against the unfused
+// The fused attention op (ops/attention.h: fused_attention, no [T, S] matrix) against the unfused
 // composition (attention_weights, then a product): outputs and the gradients of q, k and v
 // within 1e-5 in FP32 over causal, padded, cross-attention and odd-sized problems; a numerical
 // gradient check of the op; the names transformer training the same fused and unfused; and the
@@ -17,6 +17,7 @@
 #include "graph/project.h"
 #include "layers/compiler.h"
 #include "nn/attention.h"
+#include "ops/attention.h"
 #include "ops/ops.h"
 #include "optim/adam.h"
 #include "support/check.h"
