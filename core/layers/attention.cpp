@@ -45,7 +45,8 @@ void add_multihead_attention(Registrar& r) {
   t.description = "Each position of the input gathers information from the positions it attends to, in num_heads "
                   "heads over the features: of the input itself (self-attention; with causal, only the earlier "
                   "positions), or of key and value when they are wired (cross-attention); PyTorch's "
-                  "nn.MultiheadAttention.";
+                  "nn.MultiheadAttention. Without attention dropout it runs as one fused kernel that never "
+                  "stores the T×T attention weights, so long sequences train in memory that grows with T, not T².";
   t.inputs = {{"input", "[N, T, E], E divisible by num_heads: the queries"},
               {"key", "[N, S, E]: the keys; the input when not wired", false},
               {"value", "[N, S, E]: the values; the key when not wired", false},

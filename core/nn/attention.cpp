@@ -1,28 +1,41 @@
 #include "nn/attention.h"
 
 #include <array>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <cmath>
 #include <limits>
 
 #include "autograd/grad_mode.h"
 #include "nn/functional.h"
 #include "nn/init.h"
+#include "ops/backend.h"
+#include "ops/attention.h"
 #include "ops/ops.h"
 #include "util/error.h"
 
 namespace plexus::nn {
 
-Tensor functional::attention_weights(const Tensor& q, const Tensor& k, bool causal, const Tensor& key_lengths) {
+namespace {
+// The shapes both paths of scaled_dot_product_attention expect (q [..., T, D], k [..., S, D],
+// key_lengths [N]), named as the user called it.
+void check_attention_shapes(const Tensor& q, const Tensor& k, bool causal, const Tensor& key_lengths) {
   const auto batch = [](const Tensor& t) { return Shape(t.shape().begin(), t.shape().end() - 2); };
   if (q.dim() < 2 || k.dim() != q.dim() || batch(q) != batch(k) || q.shape().back() != k.shape().back() ||
       (causal && q.shape()[q.dim() - 2] != k.shape()[k.dim() - 2]))
     throw ShapeError(std::string("scaled_dot_product_attention: expected q [..., T, D] and k [..., S, D]") +
                      (causal ? " with S = T (causal)" : "") + ", got " + to_string(q.shape()) + ", " +
                      to_string(k.shape()));
-  const int64_t keys = k.shape()[k.dim() - 2];
   if (key_lengths.defined() && key_lengths.shape() != Shape{q.shape()[0]})
     throw ShapeError("scaled_dot_product_attention: expected key_lengths [" + std::to_string(q.shape()[0]) +
                      "], one per example, got " + to_string(key_lengths.shape()));
+}
+}  // namespace
+
+Tensor functional::attention_weights(const Tensor& q, const Tensor& k, bool causal, const Tensor& key_lengths) {
+  check_attention_shapes(q, k, causal, key_lengths);
+  const int64_t keys = k.shape()[k.dim() - 2];
   const float scale = 1.f / std::sqrt(float(q.shape().back()));
   Tensor scores = matmul(q, k.transpose(-2, -1)) * scale;  // [..., T, S]
   if (key_lengths.defined()) {
@@ -50,9 +63,27 @@ Tensor functional::scaled_dot_product_attention(const Tensor& q, const Tensor& k
     throw ShapeError(std::string("scaled_dot_product_attention: expected q [..., T, D] and k, v [..., S, D]") +
                      (causal ? " with S = T (causal)" : "") + ", got " + to_string(q.shape()) + ", " +
                      to_string(k.shape()) + ", " + to_string(v.shape()));
+  check_attention_shapes(q, k, causal, key_lengths);
+  // The fused kernels need a batch dim (key_lengths index it), keys and 0 < D <= the device's limit.
+  if (fused_attention_enabled() && q.dim() >= 3 && k.shape()[k.dim() - 2] > 0 && q.shape().back() > 0 &&
+      q.shape().back() <= backend(q.device()).max_fused_attention_dim() && (dropout_p == 0.f || !training))
+    return fused_attention(q, k, v, causal, key_lengths);
   const Tensor weights = attention_weights(q, k, causal, key_lengths);
   return matmul(dropout(weights, dropout_p, training, gen), v);
 }
+
+namespace {
+std::atomic<bool>& fused_attention_switch() {
+  static std::atomic<bool> on{[] {
+    const char* e = std::getenv("PLEXUS_ATTENTION");
+    return !(e && std::strcmp(e, "unfused") == 0);
+  }()};
+  return on;
+}
+}  // namespace
+
+void functional::set_fused_attention(bool enabled) { fused_attention_switch() = enabled; }
+bool functional::fused_attention_enabled() { return fused_attention_switch(); }
 
 MultiheadAttention::MultiheadAttention(int64_t embed_dim, int64_t num_heads, bool causal, float dropout, Generator* gen)
     : embed_dim_(embed_dim), num_heads_(num_heads), causal_(causal), dropout_(dropout), gen_(gen) {

@@ -13,12 +13,18 @@ namespace functional {
 // lets query i see keys j <= i only (causal_softmax); `key_lengths` [N], when defined, lets the
 // queries of example n see its first key_lengths[n] keys only (the rest is padding; an empty
 // sequence counts as length 1, so no query attends to nothing); dropout with p = dropout_p on
-// the attention weights while training.
+// the attention weights while training. Without that dropout, one fused op (see below).
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
                                     const Tensor& key_lengths = Tensor(), float dropout_p = 0.f, bool training = false,
                                     Generator* gen = nullptr);
 // Its attention weights [N, ..., T, S] (before dropout): each query's softmax over the keys it sees.
 Tensor attention_weights(const Tensor& q, const Tensor& k, bool causal, const Tensor& key_lengths = Tensor());
+// Whether scaled_dot_product_attention runs as one fused op (fused_attention, ops/ops.h: no
+// [T, S] matrix) where it can: q with a batch dim and no dropout on the weights (p = 0 or not
+// training). On by default; PLEXUS_ATTENTION=unfused in the environment turns it off at start, so
+// a benchmark or a test can compare the two paths. Process-wide.
+void set_fused_attention(bool enabled);
+bool fused_attention_enabled();
 }  // namespace functional
 
 // Multi-head attention, batch first, as torch.nn.MultiheadAttention(E, num_heads, dropout,

@@ -5,6 +5,8 @@
 // allocated; elementwise kernels accept any strides (inputs already broadcast to the output's
 // shape). Raw pointers are the device's own memory. Device kernels run asynchronously: a bad
 // index they meet is reported at the next synchronisation (see cuda/runtime.h).
+#include <cstdint>
+
 #include "tensor/tensor.h"
 
 namespace plexus {
@@ -170,6 +172,27 @@ class Backend {
   // 0..r % t only: the later ones are left out of the sum and get exactly 0 (the derivative
   // is softmax_backward's, whose y factor keeps them 0).
   virtual void causal_softmax(float* out, const float* in, int64_t rows, int64_t t) = 0;
+
+  // Fused attention (ops/attention.cpp), softmax(scale · q·kᵀ) · v per batch row without the
+  // [t, s] scores: q and out [batch, t, d], k and v [batch, s, d], lse [batch, t] (each query's
+  // log-sum-exp of its scaled scores, what backward recomputes the weights from), all contiguous.
+  // `causal` (t = s): query i sees keys j <= i; key_lengths, when not null, [batch /
+  // rows_per_length]: batch row b sees its first ceil(max(key_lengths[b / rows_per_length], 1))
+  // keys only. The backward writes dq, dk and dv whole (keys no query sees get 0).
+  struct AttentionProblem {
+    int64_t batch, t, s, d;
+    float scale;
+    bool causal;
+    const float* key_lengths;
+    int64_t rows_per_length;
+  };
+  virtual void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
+                                 const AttentionProblem& p) = 0;
+  virtual void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
+                                  const float* v, const float* out, const float* lse, const AttentionProblem& p) = 0;
+  // The largest d the fused kernels take (the CUDA ones keep a row in registers); beyond it
+  // scaled_dot_product_attention takes the unfused path.
+  virtual int64_t max_fused_attention_dim() const { return INT64_MAX; }
 
   // Fill `out` (any strides) from `gen`: the CPU draws every number from it; a device draws
   // one 64-bit key from it per call and runs a counter-based generator keyed by it.

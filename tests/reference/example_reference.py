@@ -170,6 +170,9 @@ def training_data(project, project_path, gen):
     if project["dataset"]["kind"] == "text_classes":
         (x, y), _, (xt, yt) = load_labelled_texts(project)
         return x, y, torch.arange(len(x)), xt, yt
+    if project["dataset"]["kind"] == "text":  # windows of a character text (names_reference.load_text)
+        (x, y), (xt, yt), _ = nr.load_text(project, project_path)
+        return x, y, torch.arange(len(x)), xt, yt
     (x, y), (xt, yt) = load_images(project, project_path)
     order = torch.randperm(len(x), generator=gen)
     held = int(round(tr.get("validation_fraction", 0.1) * len(x)))

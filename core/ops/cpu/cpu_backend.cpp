@@ -14,6 +14,7 @@
 
 #include "ops/backend.h"
 #include "cuda/cuda.h"
+#include "ops/cpu/attention.h"
 #include "ops/cpu/batch_norm.h"
 #include "ops/cpu/conv_grid.h"
 #include "ops/cpu/layer_norm.h"
@@ -960,6 +961,14 @@ class CpuBackend final : public Backend {
         std::fill(out + r * t + seen, out + (r + 1) * t, 0.f);
       }
     });
+  }
+  void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
+                         const AttentionProblem& p) override {
+    cpu::attention_forward(out, lse, q, k, v, p);
+  }
+  void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
+                          const float* v, const float* out, const float* lse, const AttentionProblem& p) override {
+    cpu::attention_backward(dq, dk, dv, dout, q, k, v, out, lse, p);
   }
   void rnn_cell_forward(const RnnStep& s) override { cpu::rnn_cell_forward(s); }
   void rnn_cell_backward(const RnnStepGrad& s) override { cpu::rnn_cell_backward(s); }

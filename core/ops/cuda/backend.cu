@@ -5,6 +5,7 @@
 //   reduce.cuh            sum / max / min over any dims, argmax / argmin
 //   softmax.cuh           softmax (and the causal one of attention), its derivative, fused cross-entropy
 //   layer_norm.cuh        layer norm and its derivative
+//   attention.h           fused attention, forward and backward (its own attention.cu)
 //   index_ops.cuh         index_select / index_add / gather / scatter_add
 //   conv.cuh              im2col / col2im / channel permute for the batched convolution
 //   pool.cuh              max / average pooling
@@ -25,6 +26,7 @@
 #include "cuda/cuda.h"
 #include "cuda/runtime.h"
 #include "ops/backend.h"
+#include "ops/cuda/attention.h"
 #include "ops/cuda/batch_norm.cuh"
 #include "ops/cuda/conv.cuh"
 #include "ops/cuda/cudnn_conv.h"
@@ -655,6 +657,16 @@ class CudaBackend final : public Backend {
     });
     check_launch("layer_norm_rows");
   }
+
+  void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
+                         const AttentionProblem& p) override {
+    cuda::attention_forward(index_, out, lse, q, k, v, p);
+  }
+  void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
+                          const float* v, const float* out, const float* lse, const AttentionProblem& p) override {
+    cuda::attention_backward(index_, dq, dk, dv, dout, q, k, v, out, lse, p);
+  }
+  int64_t max_fused_attention_dim() const override { return kMaxAttentionDim; }
 
   void layer_norm_backward(float* dx, const float* dy, const float* x, const float* mean, const float* invstd,
                            const float* weight, int64_t rows, int64_t d) override {

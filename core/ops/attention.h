@@ -1,0 +1,15 @@
+#pragma once
+// Fused attention, an op of its own (ops/attention.cpp) beside ops.h's.
+#include "tensor/tensor.h"
+
+namespace plexus {
+
+// softmax(q·kᵀ / sqrt(D)) · v for q [N, ..., T, D] and k, v [N, ..., S, D] in one pass over tiles
+// of keys: no [T, S] scores are stored, forward or backward (FlashAttention-2). `causal` (S = T):
+// query i sees keys j <= i; key_lengths [N] (undefined = none, no gradient): the queries of
+// example n see its first key_lengths[n] keys (at least 1). Needs S > 0 and D > 0.
+// nn::functional::scaled_dot_product_attention calls it when there is no dropout on the weights.
+Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
+                       const Tensor& key_lengths = Tensor());
+
+}  // namespace plexus
