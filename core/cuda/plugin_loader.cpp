@@ -24,8 +24,8 @@ struct Loaded {
 };
 
 #ifdef PLEXUS_HAVE_CUDA
-// Where the plug-in may be: next to the core library (the build tree's core/, or lib/plexus/
-// where the package installs both), next to the executable, and in ../lib/plexus/ from it.
+// Where the plug-in may be: next to the core library (the build tree's core/, or LIBDIR/plexus/
+// where the package installs both), and next to the executable.
 std::vector<fs::path> candidates() {
   std::vector<fs::path> out;
   auto add = [&out](const fs::path& dir) {
@@ -42,10 +42,7 @@ std::vector<fs::path> candidates() {
   }
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    add(exe.parent_path());
-    add(exe.parent_path() / ".." / "lib" / "plexus");
-  }
+  if (!ec) add(exe.parent_path());
   return out;
 }
 #endif
