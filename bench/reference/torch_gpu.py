@@ -290,6 +290,26 @@ def bench_graphs(name, inputs, targets, device, epochs, foreach):
     return timed_epochs(run_epoch, device, epochs), last[0]
 
 
+def open_device(text, parser):
+    """The device `text` names, its name and torch's version printed; None (after a "skipped: no CUDA
+    device (...)" line) where a CUDA device is asked for and none is usable."""
+    device = torch.device(text)
+    if device.type == "cuda":
+        if not torch.cuda.is_available() or torch.cuda.device_count() == 0:
+            print(f"skipped: no CUDA device (torch {torch.__version__}, CUDA build {torch.version.cuda})")
+            return None
+        device = torch.device("cuda", device.index if device.index is not None else 0)
+        torch.cuda.set_device(device)
+        print(f"device: {torch.cuda.get_device_name(device)} ({device})")
+        print(f"# torch {torch.__version__}, CUDA {torch.version.cuda}, cuDNN {torch.backends.cudnn.version()}")
+    elif device.type == "cpu":
+        print(f"device: cpu ({torch.get_num_threads()} threads)")
+        print(f"# torch {torch.__version__}")
+    else:
+        parser.error(f"unsupported device {text}")
+    return device
+
+
 def main():
     parser = argparse.ArgumentParser(description="PyTorch twin of bench_gpu")
     parser.add_argument("--device", default="cuda:0")
@@ -303,20 +323,9 @@ def main():
     if unknown or not models or args.epochs < 1:
         parser.error(f"--models takes {', '.join(WORKLOADS)}; --epochs at least 1")
 
-    device = torch.device(args.device)
-    if device.type == "cuda":
-        if not torch.cuda.is_available() or torch.cuda.device_count() == 0:
-            print(f"skipped: no CUDA device (torch {torch.__version__}, CUDA build {torch.version.cuda})")
-            return 0
-        device = torch.device("cuda", device.index if device.index is not None else 0)
-        torch.cuda.set_device(device)
-        print(f"device: {torch.cuda.get_device_name(device)} ({device})")
-        print(f"# torch {torch.__version__}, CUDA {torch.version.cuda}, cuDNN {torch.backends.cudnn.version()}")
-    elif device.type == "cpu":
-        print(f"device: cpu ({torch.get_num_threads()} threads)")
-        print(f"# torch {torch.__version__}")
-    else:
-        parser.error(f"unsupported device {args.device}")
+    device = open_device(args.device, parser)
+    if device is None:
+        return 0
     device_name = str(device)
 
     torch.backends.cudnn.benchmark = True
