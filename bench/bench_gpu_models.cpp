@@ -68,6 +68,7 @@ struct DevicePeak {
   const char* source;
   double fp32_tflops, bf16_tflops;
 };
+// clang-format off
 constexpr DevicePeak kPeaks[] = {
     {"H100 PCIe", "H100 PCIe datasheet", 51.2, 756},
     {"H100 NVL", "H100 NVL datasheet", 60, 835},
@@ -75,6 +76,7 @@ constexpr DevicePeak kPeaks[] = {
     {"H100", "H100 SXM5 datasheet", 67, 989},
     {"H200", "H200 SXM datasheet", 67, 989},
 };
+// clang-format on
 
 const DevicePeak* find_peak(const std::string& device_name) {
   for (const DevicePeak& p : kPeaks)
@@ -91,8 +93,10 @@ struct Workload {
 
 // By name.
 const std::map<std::string, Workload> kWorkloads{
-    {"gpt", {"bench/projects/gpt_char_6x384.plexus", 64, {.input_shape = {256}, .label_shape = {256}, .classes = 54}, true}},
-    {"resnet", {"examples/fashion_resnet.plexus", 256, {.input_shape = {1, 28, 28}, .label_shape = {}, .classes = 10}, false}},
+    {"gpt",
+     {"bench/projects/gpt_char_6x384.plexus", 64, {.input_shape = {256}, .label_shape = {256}, .classes = 54}, true}},
+    {"resnet",
+     {"examples/fashion_resnet.plexus", 256, {.input_shape = {1, 28, 28}, .label_shape = {}, .classes = 10}, false}},
 };
 
 // kBatches batches of `batch` examples shaped as the workload's data, resident on `device`:
@@ -140,8 +144,7 @@ Timing bench(const graph::Graph& graph, const graph::DatasetInfo& info, const Re
   nn::Module& model = *compiled.model;
   model.to(s.device);
   const auto optimizer = optim::make_optimizer(graph.training, session::parameter_groups(graph, model));
-  train::TrainingStep step(model, *optimizer,
-                           {.loss = compiled.loss, .classification = false, .cuda_graphs = graphs});
+  train::TrainingStep step(model, *optimizer, {.loss = compiled.loss, .classification = false, .cuda_graphs = graphs});
   int64_t at = 0;
   float loss = 0;
   const auto run = [&](int steps) {
@@ -199,14 +202,22 @@ int main(int argc, char** argv) {
     }
     if (!v) return usage();
     ++i;
-    if (a == "--device") device_text = v;
-    else if (a == "--models") models = split_commas(v);
-    else if (a == "--precisions") precision_names = split_commas(v);
-    else if (a == "--batch") s.batch = std::atoll(v);
-    else if (a == "--warmup") s.warmup = std::atoi(v);
-    else if (a == "--steps") s.steps = std::atoi(v);
-    else if (a == "--runs") s.runs = std::atoi(v);
-    else return usage();
+    if (a == "--device")
+      device_text = v;
+    else if (a == "--models")
+      models = split_commas(v);
+    else if (a == "--precisions")
+      precision_names = split_commas(v);
+    else if (a == "--batch")
+      s.batch = std::atoll(v);
+    else if (a == "--warmup")
+      s.warmup = std::atoi(v);
+    else if (a == "--steps")
+      s.steps = std::atoi(v);
+    else if (a == "--runs")
+      s.runs = std::atoi(v);
+    else
+      return usage();
   }
   if (models.empty() || precision_names.empty() || s.batch < 0 || s.warmup < 0 || s.steps < 1 || s.runs < 1)
     return usage();
@@ -232,8 +243,8 @@ int main(int argc, char** argv) {
                   p.compute_major, p.compute_minor, p.multiprocessors, double(p.total_memory) / (1 << 30));
       peak = find_peak(p.name);
       if (peak)
-        std::printf("peak: fp32 %g TFLOP/s, bf16 %g TFLOP/s (NVIDIA %s, dense)\n", peak->fp32_tflops,
-                    peak->bf16_tflops, peak->source);
+        std::printf("peak: fp32 %g TFLOP/s, bf16 %g TFLOP/s (NVIDIA %s, dense)\n", peak->fp32_tflops, peak->bf16_tflops,
+                    peak->source);
       else
         std::printf("peak: not known for %s (MFU not stated)\n", p.name.c_str());
     } else {

@@ -2,8 +2,6 @@
 // validates against the names data's shapes, and its size and compute are those worked out by
 // hand for L = 6 blocks of width E = 384 over T = 256 characters of a V = 54 vocabulary, which
 // the PyTorch twin (bench/reference/torch_gpu_models.py) builds too.
-#include "support/check.h"
-
 #include <filesystem>
 #include <string>
 
@@ -12,6 +10,7 @@
 #include "graph/project.h"
 #include "graph/validate.h"
 #include "layers/compiler.h"
+#include "support/check.h"
 
 using namespace plexus;
 using namespace plexus::graph;
