@@ -15,12 +15,15 @@
 #include "ops/linear_activation.h"
 #include "plexus.h"
 #include "support/check.h"
+#include "support/graph_fixture.h"
 #include "support/test_support.h"
 
 using namespace plexus;
 using namespace plexus::graph;
 using namespace plexus::layers;
 using testing::cat;
+using testing::edge;
+using testing::node;
 
 namespace {
 
@@ -50,13 +53,6 @@ double relative_gap(const Tensor& a, const Tensor& b) {
 Tensor unfused(const Tensor& x, const Tensor& w, const Tensor& b, Activation act) {
   const Tensor z = linear(x, w, b);
   return act == Activation::Gelu ? gelu(z) : relu(z);
-}
-
-graph::Node node(std::string id, std::string type, std::map<std::string, ParamValue> params = {}) {
-  return graph::Node{id, std::move(type), id, std::move(params), {}};
-}
-graph::Edge edge(std::string from, std::string from_port, std::string to, std::string to_port = "input") {
-  return graph::Edge{{std::move(from), std::move(from_port)}, {std::move(to), std::move(to_port)}};
 }
 
 }  // namespace
