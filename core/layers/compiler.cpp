@@ -8,6 +8,7 @@
 #include "graph/inputs.h"
 #include "layers/lowering.h"
 #include "nn/conv.h"
+#include "nn/linear_activation.h"
 #include "ops/ops.h"
 #include "util/error.h"
 #include "util/out_of_memory.h"
@@ -56,6 +57,30 @@ std::vector<Tensor> GraphModel::run(const Tensor& x) {
   return values;
 }
 
+namespace {
+
+// A Linear whose only reader is a ReLU or GELU runs as one op (nn/linear_activation.h): the
+// activation in the product's epilogue. The fused step, with the pair's node ids added to
+// `chains`, or nothing.
+template <class Step, class SoleReader>
+std::optional<Step> fuse_linear_activation(const std::vector<Step>& steps, size_t k, const SoleReader& sole_reader,
+                                           std::vector<bool>& absorbed, std::vector<std::vector<std::string>>& chains) {
+  nn::Linear* linear = nn::fusable_linear(steps[k].module);
+  const std::optional<size_t> act_step = linear ? sole_reader(k) : std::nullopt;
+  const std::optional<Activation> act = act_step ? nn::fused_activation(steps[*act_step].module) : std::nullopt;
+  if (!act) return std::nullopt;
+  Step fused = steps[k];
+  fused.outputs = steps[*act_step].outputs;
+  fused.run = [linear, a = *act](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{nn::forward_fused(*linear, in.at(0), a)};
+  };
+  absorbed[*act_step] = true;
+  chains.push_back({steps[k].node, steps[*act_step].node});
+  return fused;
+}
+
+}  // namespace
+
 void GraphModel::plan_fusion() {
   std::vector<int> readers(slots_, 0);
   std::vector<size_t> reader(slots_, 0);  // the step reading a slot, when one does
@@ -76,6 +101,10 @@ void GraphModel::plan_fusion() {
   std::vector<bool> absorbed(steps_.size(), false);
   for (size_t k = 0; k < steps_.size(); ++k) {
     if (absorbed[k]) continue;
+    if (std::optional<Step> fused = fuse_linear_activation(steps_, k, sole_reader, absorbed, chains_)) {
+      fused_.push_back(std::move(*fused));
+      continue;
+    }
     nn::Conv2d* conv = nn::fusable_conv(steps_[k].module);
     std::optional<size_t> relu = conv ? sole_reader(k) : std::nullopt;
     if (relu && !nn::fuses_as_relu(steps_[*relu].module)) relu.reset();

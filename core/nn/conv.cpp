@@ -2,10 +2,10 @@
 
 #include <cmath>
 #include <tuple>
-#include <typeinfo>
 #include <utility>
 
 #include "nn/activation.h"
+#include "nn/exactly.h"
 #include "nn/init.h"
 #include "util/error.h"
 
@@ -105,19 +105,12 @@ Tensor Conv2d::forward_fused(const Tensor& x, bool relu, bool max_pool) {
   return conv2d_relu_max_pool2d(pad_end(x), weight, bias, opt_, relu, max_pool);
 }
 
-namespace {
-template <class M>
-bool exactly(const Module* m) {  // not a subclass, whose forward may differ
-  return m && typeid(*m) == typeid(M);
-}
-}  // namespace
+Conv2d* fusable_conv(Module* m) { return is_exactly<Conv2d>(m) ? static_cast<Conv2d*>(m) : nullptr; }
 
-Conv2d* fusable_conv(Module* m) { return exactly<Conv2d>(m) ? static_cast<Conv2d*>(m) : nullptr; }
-
-bool fuses_as_relu(const Module* m) { return exactly<ReLU>(m); }
+bool fuses_as_relu(const Module* m) { return is_exactly<ReLU>(m); }
 
 bool fuses_as_max_pool(const Module* m) {
-  if (!exactly<MaxPool2d>(m)) return false;
+  if (!is_exactly<MaxPool2d>(m)) return false;
   const Pool2dOptions& o = static_cast<const MaxPool2d*>(m)->options();
   return o.kernel_h == 2 && o.kernel_w == 2 && (o.stride_h == 0 || o.stride_h == 2) &&
          (o.stride_w == 0 || o.stride_w == 2) && o.pad_h == 0 && o.pad_w == 0;

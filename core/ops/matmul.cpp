@@ -3,6 +3,7 @@
 // Derivatives: dA = dC · Bᵀ, dB = Aᵀ · dC (broadcast batch dims are summed by the engine).
 #include "autograd/node.h"
 #include "ops/kernels.h"
+#include "ops/linear.h"
 #include "ops/ops.h"
 #include "util/error.h"
 
@@ -107,43 +108,54 @@ Tensor matmul_nd(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-// One product for the whole layer: the bias rows are written into y first and sgemm adds
-// x·Wᵀ onto them (beta = 1). The derivatives come out in the parameters' own layouts with
-// no transposed view to copy: dx = dy·W, dW = dyᵀ·x ([out, in]), db = dy summed over rows.
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  check_same_device("linear", {x, weight, bias});
-  if (weight.dim() != 2) throw ShapeError("linear: weight must be [out, in], got " + to_string(weight.shape()));
+LinearShape linear_shape(const char* op, const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  check_same_device(op, {x, weight, bias});
+  if (weight.dim() != 2)
+    throw ShapeError(std::string(op) + ": weight must be [out, in], got " + to_string(weight.shape()));
   const int64_t out = weight.shape()[0], in = weight.shape()[1];
   if (x.dim() < 1 || x.shape().back() != in)
-    throw ShapeError("linear: input " + to_string(x.shape()) + " does not end in " + std::to_string(in) +
+    throw ShapeError(std::string(op) + ": input " + to_string(x.shape()) + " does not end in " + std::to_string(in) +
                      " features (weight " + to_string(weight.shape()) + ")");
   if (bias.defined() && bias.shape() != Shape{out})
-    throw ShapeError("linear: bias must have shape [" + std::to_string(out) + "], got " + to_string(bias.shape()));
-  const int64_t rows = x.numel() / in;
+    throw ShapeError(std::string(op) + ": bias must have shape [" + std::to_string(out) + "], got " +
+                     to_string(bias.shape()));
+  return {x.numel() / in, in, out};
+}
+
+Grads linear_grads(const Tensor& dy, const Tensor& x, const Tensor& weight, const LinearShape& s, bool need_x,
+                   bool need_w, bool need_b) {
+  Backend& be = backend(dy.device());
+  Tensor dx, dw, db;
+  if (need_x) {
+    dx = empty(x.shape(), dy.device());
+    be.gemm(false, false, s.rows, s.in, s.out, 1.f, dy.data(), s.out, weight.data(), s.in, 0.f, dx.data(), s.in);
+  }
+  if (need_w) {
+    dw = empty({s.out, s.in}, dy.device());
+    be.gemm(true, false, s.out, s.in, s.rows, 1.f, dy.data(), s.out, x.data(), s.in, 0.f, dw.data(), s.in);
+  }
+  if (need_b) db = sum(dy.view({s.rows, s.out}), {0});
+  return {dx, dw, db};
+}
+
+// One product for the whole layer: the bias rows are written into y first and sgemm adds
+// x·Wᵀ onto them (beta = 1).
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  const LinearShape s = linear_shape("linear", x, weight, bias);
   const Tensor xc = contiguous_data(x), wc = contiguous_data(weight);
   Shape y_shape = x.shape();
-  y_shape.back() = out;
+  y_shape.back() = s.out;
   Tensor y = empty(y_shape, x.device());
   Backend& be = backend(x.device());
-  if (bias.defined()) be.unary(UnaryOp::Copy, y.view({rows, out}), broadcast_view(bias, {rows, out}, "linear"), 0, 0);
-  be.gemm(false, true, rows, out, in, 1.f, xc.data(), in, wc.data(), in, bias.defined() ? 1.f : 0.f, y.data(), out);
+  if (bias.defined())
+    be.unary(UnaryOp::Copy, y.view({s.rows, s.out}), broadcast_view(bias, {s.rows, s.out}, "linear"), 0, 0);
+  be.gemm(false, true, s.rows, s.out, s.in, 1.f, xc.data(), s.in, wc.data(), s.in, bias.defined() ? 1.f : 0.f,
+          y.data(), s.out);
   if (needs_grad(x, weight, bias))
     record(y, "linear", {x, weight, bias},
-           [sx = Saved(xc), sw = Saved(wc), rows, in, out, need_x = x.requires_grad(), need_w = weight.requires_grad(),
+           [sx = Saved(xc), sw = Saved(wc), s, need_x = x.requires_grad(), need_w = weight.requires_grad(),
             need_b = bias.defined() && bias.requires_grad()](const Tensor& g) -> Grads {
-             const Tensor gy = contiguous_data(g), xv = sx.get(), wv = sw.get();
-             Backend& be = backend(g.device());
-             Tensor dx, dw, db;
-             if (need_x) {
-               dx = empty(xv.shape(), g.device());
-               be.gemm(false, false, rows, in, out, 1.f, gy.data(), out, wv.data(), in, 0.f, dx.data(), in);
-             }
-             if (need_w) {
-               dw = empty({out, in}, g.device());
-               be.gemm(true, false, out, in, rows, 1.f, gy.data(), out, xv.data(), in, 0.f, dw.data(), in);
-             }
-             if (need_b) db = sum(gy.view({rows, out}), {0});
-             return {dx, dw, db};
+             return linear_grads(contiguous_data(g), sx.get(), sw.get(), s, need_x, need_w, need_b);
            });
   return y;
 }

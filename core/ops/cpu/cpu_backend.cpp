@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <tuple>
 #include <type_traits>
 
 #include "ops/backend.h"
@@ -17,7 +18,9 @@
 #include "ops/cpu/attention.h"
 #include "ops/cpu/batch_norm.h"
 #include "ops/cpu/conv_grid.h"
+#include "ops/cpu/gelu.h"
 #include "ops/cpu/layer_norm.h"
+#include "ops/cpu/linear_activation.h"
 #include "ops/cpu/loops.h"
 #include "ops/cpu/rnn_cells.h"
 #include "ops/cpu/sbgemm.h"
@@ -118,6 +121,28 @@ void map2(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
                    });
 }
 
+// out = f(inputs) by `run(out, inputs..., n)`, a kernel over n contiguous elements (one compiled
+// for this CPU's vectors: ops/cpu/gelu.h); strided runs go element by element.
+template <size_t N, class Run>
+void map_runs(const std::array<const Tensor*, N>& t, Run run) {
+  std::array<float*, N> ptrs;
+  std::array<const int64_t*, N> strides;
+  for (size_t i = 0; i < N; ++i) {
+    ptrs[i] = t[i]->data();
+    strides[i] = t[i]->strides().data();
+  }
+  parallel_runs<N>(t[0]->shape(), ptrs, strides,
+                   [&](const std::array<float*, N>& p, const std::array<int64_t, N>& s, int64_t n) {
+                     if (std::all_of(s.begin(), s.end(), [](int64_t v) { return v == 1; }))
+                       return std::apply([&](auto... q) { run(q..., n); }, p);
+                     for (int64_t i = 0; i < n; ++i) {
+                       std::array<float*, N> at = p;
+                       for (size_t k = 0; k < N; ++k) at[k] += i * s[k];
+                       std::apply([&](auto... q) { run(q..., int64_t(1)); }, at);
+                     }
+                   });
+}
+
 class CpuBackend final : public Backend {
  public:
   void fill(const Tensor& out, float v) override {
@@ -126,12 +151,14 @@ class CpuBackend final : public Backend {
 
   // One loop per op with its formula (ops/scalar_math.h) inlined.
   void unary(UnaryOp op, const Tensor& out, const Tensor& a, float p0, float p1) override {
+    if (op == UnaryOp::Gelu) return map_runs<2>({&out, &a}, cpu::gelu);
     math::visit(op, [&]<UnaryOp Op>() {
       map1(out, a, [p0, p1](float x) { return math::unary<Op>(x, p0, p1); });
     });
   }
 
   void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, float p0, float p1) override {
+    if (op == BinaryOp::GeluGrad) return map_runs<3>({&out, &a, &b}, cpu::gelu_backward);
     math::visit(op, [&]<BinaryOp Op>() {
       map2(out, a, b, [p0, p1](float x, float y) { return math::binary<Op>(x, y, p0, p1); });
     });
@@ -253,6 +280,16 @@ class CpuBackend final : public Backend {
   // whose own threads stay idle.
   static constexpr double kParallelGemmFlops = 1 << 20;
 
+  // One product on the calling thread (k > 0): ours in bf16 or FP32 where enabled, else OpenBLAS's.
+  static void product_here(bool bf16, bool own, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                           const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+    if (bf16)
+      return cpu::own_sbgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, cpu::own_sgemm_thread_workspace());
+    if (own) return cpu::own_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, cpu::own_sgemm_thread_workspace());
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m), int(n), int(k),
+                alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
+  }
+
   void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
             const float* b, int64_t ldb, float beta, float* c, int64_t ldc) override {
     gemm_with(cpu::bf16_products(), ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -270,12 +307,7 @@ class CpuBackend final : public Backend {
     }
     const bool own = cpu::own_sgemm_enabled();
     auto product = [&](int64_t mm, int64_t nn, const float* aa, const float* bb, float* cc) {
-      if (bf16)
-        return cpu::own_sbgemm(ta, tb, mm, nn, k, alpha, aa, lda, bb, ldb, beta, cc, ldc,
-                               cpu::own_sgemm_thread_workspace());
-      if (own) return cpu::own_sgemm(ta, tb, mm, nn, k, alpha, aa, lda, bb, ldb, beta, cc, ldc, cpu::own_sgemm_thread_workspace());
-      cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(mm), int(nn),
-                  int(k), alpha, aa, int(lda), bb, int(ldb), beta, cc, int(ldc));
+      product_here(bf16, own, ta, tb, mm, nn, k, alpha, aa, lda, bb, ldb, beta, cc, ldc);
     };
     // Someone who raised OpenBLAS's thread count (a benchmark comparing it) gets its threads.
     if (2.0 * double(m) * double(n) * double(k) < kParallelGemmFlops || (!own && openblas_get_num_threads() > 1))
@@ -1023,7 +1055,41 @@ class CpuBackend final : public Backend {
   }
 };
 
+// y = act(z) over n contiguous values (y may be z).
+void activate(UnaryOp act, float* y, const float* z, int64_t n) {
+  if (act == UnaryOp::Gelu) return cpu::gelu(y, z, n);
+  math::visit(act, [&]<UnaryOp Op>() {
+    for (int64_t i = 0; i < n; ++i) y[i] = math::unary<Op>(z[i], 0.f, 0.f);
+  });
+}
+
 }  // namespace
+
+// Rows of x·Wᵀ + b in blocks of about 64 KB of output: each block's product is activated while
+// it is still in cache, where an activation op after the product read the whole output back
+// from memory. Blocks are whole register tiles of our kernel (24 rows) and run on the pool's
+// threads, each a single-threaded product as gemm's are.
+void cpu::linear_forward_fused(float* y, float* pre, const float* x, const float* w, const float* bias, UnaryOp act,
+                               int64_t rows, int64_t in, int64_t out) {
+  const int64_t block = std::max<int64_t>(24, (16384 / out + 23) / 24 * 24), blocks = (rows + block - 1) / block;
+  const bool bf16 = cpu::bf16_products(), own = cpu::own_sgemm_enabled();
+  auto run = [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t r0 = b * block, m = std::min(rows, r0 + block) - r0;
+      float* z = (pre ? pre : y) + r0 * out;
+      if (bias)
+        for (int64_t i = 0; i < m; ++i) std::copy_n(bias, out, z + i * out);
+      CpuBackend::product_here(bf16, own, false, true, m, out, in, 1.f, x + r0 * in, in, w, in, bias ? 1.f : 0.f, z,
+                               out);
+      activate(act, y + r0 * out, z, m * out);
+    }
+  };
+  // As gemm: a small product on this thread, and OpenBLAS's own threads when someone raised them.
+  if (2.0 * double(rows) * double(out) * double(in) < CpuBackend::kParallelGemmFlops ||
+      (!own && openblas_get_num_threads() > 1))
+    return run(0, blocks);
+  parallel_for(blocks, 1, run);
+}
 
 Backend& cpu_backend() {
   static CpuBackend cpu = [] {
