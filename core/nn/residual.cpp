@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <typeinfo>
 
 #include "ops/residual.h"
@@ -23,9 +24,10 @@ bool fused_residual_enabled() {
 }
 
 std::vector<Tensor> residual_forward(const Tensor& a, const Tensor& b, const Dropout& drop, const LayerNorm* norm) {
-  if (!norm) return {residual_dropout(a, b, drop.p(), drop.is_training(), drop.generator()).sum};
-  const ResidualOutputs out = residual_dropout(a, b, drop.p(), drop.is_training(), drop.generator(),
-                                               ResidualNorm{norm->weight, norm->bias, norm->eps()});
+  std::optional<ResidualNorm> n;
+  if (norm) n = ResidualNorm{norm->weight, norm->bias, norm->eps()};
+  const ResidualOutputs out = residual_dropout(a, b, drop.p(), drop.is_training(), drop.generator(), n);
+  if (!norm) return {out.sum};
   return {out.sum, out.normed};
 }
 
