@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "autograd/node.h"
+#include "ops/cpu/layer_norm.h"
 #include "ops/kernels.h"
 #include "ops/ops.h"
 #include "ops/replica_sum.h"
@@ -336,9 +337,17 @@ void record_layer_norm(Tensor& y, const Tensor& x, const Tensor& weight, const T
            Tensor dx = empty(xv.shape(), dy.device());
            backend(dy.device()).layer_norm_backward(dx.data(), dy.data(), xv.data(), mean_t.data(), invstd.data(),
                                                     wv.defined() ? wv.data() : nullptr, rows, d);
-           // The parameters' gradients sum over rows: Σ dy·xhat and Σ dy, by the reduce kernels.
-           const Tensor dy2 = dy.view({rows, d});
            Tensor gw, gb;
+           if (dy.device().is_cpu()) {  // one pass over dy and x
+             if (wv.defined()) gw = empty({d});
+             if (has_bias) gb = empty({d});
+             if (gw.defined() || gb.defined())
+               cpu::layer_norm_param_grads(gw.defined() ? gw.data() : nullptr, gb.defined() ? gb.data() : nullptr,
+                                           dy.data(), xv.data(), mean_t.data(), invstd.data(), rows, d);
+             return {dx, gw, gb};
+           }
+           // Elsewhere the sums over rows, Σ dy·xhat and Σ dy, by the reduce kernels.
+           const Tensor dy2 = dy.view({rows, d});
            if (wv.defined()) {
              const Tensor xhat = (xv.view({rows, d}) - mean_t.view({rows, 1})) * invstd.view({rows, 1});
              gw = sum(dy2 * xhat, {0});

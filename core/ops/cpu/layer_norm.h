@@ -23,5 +23,9 @@ void layer_norm_row(float* y, float* mean, float* invstd, const float* x, const 
                     int64_t d, float eps);
 void layer_norm_backward(float* dx, const float* dy, const float* x, const float* mean, const float* invstd,
                          const float* weight, int64_t rows, int64_t d);
+// The affine parameters' gradients in one pass: gw = Σ_rows dy·xhat, gb = Σ_rows dy (either may
+// be null), in double per chunk of rows, the chunks added in order.
+void layer_norm_param_grads(float* gw, float* gb, const float* dy, const float* x, const float* mean,
+                            const float* invstd, int64_t rows, int64_t d);
 
 }  // namespace plexus::cpu

@@ -1,8 +1,8 @@
 // The fused residual op (ops/residual.h: a + dropout(b), and LayerNorm of that sum) against the
 // unfused ops: exactly equal in evaluation and with p = 0; with p > 0 against the unfused formula
 // with the fused op's own mask, values and gradients (LayerNorm's weight and bias included);
-// numerical gradient checks; reproducible masks; and the graph compiler's fused residual steps
-// against the node-by-node plan.
+// numerical gradient checks; reproducible masks; LayerNorm's parameter gradients against sums in
+// double; and the graph compiler's fused residual steps against the node-by-node plan.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -140,6 +140,37 @@ TEST(residualDropoutGradcheck) {
         in.all());
     VERIFY2(r.ok, r.message);
   }
+}
+
+// layer_norm's weight and bias gradients (one pass on the CPU, ops/cpu/layer_norm.cpp) against
+// Σ dy·xhat and Σ dy over the rows in double.
+TEST(layerNormParameterGradients) {
+  const int64_t rows = 300, d = 24;
+  Generator gen(9);
+  const Tensor x = randn({rows, d}, &gen) * 3.f + 1.f, dy = randn({rows, d}, &gen);
+  Tensor w = randn({d}, &gen), bias = randn({d}, &gen);
+  w.requires_grad_();
+  bias.requires_grad_();
+  const std::vector<Tensor> g = autograd::grad({layer_norm(x, w, bias, 1e-5f)}, {w, bias}, {dy});
+  const std::vector<float> xv = x.to_vector(), gv = dy.to_vector();
+  std::vector<float> gw(size_t(d), 0.f), gb(size_t(d), 0.f);
+  std::vector<double> sw(size_t(d), 0.0), sb(size_t(d), 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < d; ++j) mean += xv[size_t(r * d + j)] / double(d);
+    for (int64_t j = 0; j < d; ++j) var += std::pow(xv[size_t(r * d + j)] - mean, 2) / double(d);
+    for (int64_t j = 0; j < d; ++j) {
+      const size_t i = size_t(r * d + j);
+      sw[size_t(j)] += gv[i] * (xv[i] - mean) / std::sqrt(var + 1e-5);
+      sb[size_t(j)] += gv[i];
+    }
+  }
+  for (int64_t j = 0; j < d; ++j) {
+    gw[size_t(j)] = float(sw[size_t(j)]);
+    gb[size_t(j)] = float(sb[size_t(j)]);
+  }
+  VERIFY2(max_error(g[0].to_vector(), gw) < 1e-4, check::show(g[0].to_vector()) + " vs " + check::show(gw));
+  VERIFY2(max_error(g[1].to_vector(), gb) < 1e-4, check::show(g[1].to_vector()) + " vs " + check::show(gb));
 }
 
 TEST(residualDropoutErrors) {
