@@ -184,8 +184,8 @@ TEST(residualDropoutErrors) {
 // The names transformer's four Dropout → Add → LayerNorm steps run fused; in evaluation (no
 // dropout) the loss and every parameter's gradient are the node-by-node plan's (an observer's).
 TEST(namesTransformerResidualsRunFused) {
-  const graph::Graph project = graph::load_project(std::filesystem::path(PLEXUS_SOURCE_DIR) / "bench" / "projects" /
-                                                   "names_transformer_256.plexus");
+  const graph::Graph project =
+      graph::load_project(std::filesystem::path(PLEXUS_SOURCE_DIR) / "examples" / "names_transformer.plexus");
   const graph::DatasetInfo info{.input_shape = {32}, .label_shape = {32}, .classes = 54};
   const layers::CompiledGraph c = layers::compile(project, info, 1);
   COMPARE(c.model->fused_chains(), (std::vector<std::vector<std::string>>{{"drop_a1", "add_a1", "norm_m1"},
