@@ -9,6 +9,7 @@
 #include "layers/lowering.h"
 #include "nn/conv.h"
 #include "nn/linear_activation.h"
+#include "nn/residual.h"
 #include "ops/ops.h"
 #include "util/error.h"
 #include "util/out_of_memory.h"
@@ -99,8 +100,13 @@ void GraphModel::plan_fusion() {
   fused_.clear();
   chains_.clear();
   std::vector<bool> absorbed(steps_.size(), false);
+  std::map<size_t, Step> residuals = fuse_residuals(absorbed);
   for (size_t k = 0; k < steps_.size(); ++k) {
     if (absorbed[k]) continue;
+    if (auto r = residuals.find(k); r != residuals.end()) {
+      fused_.push_back(std::move(r->second));
+      continue;
+    }
     if (std::optional<Step> fused = fuse_linear_activation(steps_, k, sole_reader, absorbed, chains_)) {
       fused_.push_back(std::move(*fused));
       continue;
@@ -128,6 +134,48 @@ void GraphModel::plan_fusion() {
       }
     fused_.push_back(std::move(chain));
   }
+}
+
+std::map<size_t, GraphModel::Step> GraphModel::fuse_residuals(std::vector<bool>& absorbed) {
+  if (!nn::fused_residual_enabled()) return {};
+  constexpr size_t kNone = size_t(-1);               // no step: a loss, or the model's input
+  std::vector<std::vector<size_t>> readers(slots_);  // the steps (and losses) reading each slot
+  std::vector<size_t> producer(slots_, kNone);
+  for (size_t k = 0; k < steps_.size(); ++k) {
+    for (size_t i : steps_[k].inputs) readers[i].push_back(k);
+    for (size_t o : steps_[k].outputs) producer[o] = k;
+  }
+  for (size_t slot : term_slots_) readers[slot].push_back(kNone);
+  for (size_t slot : target_slots_)
+    if (slot != kNoSlot) readers[slot].push_back(kNone);
+  std::map<size_t, Step> fused;
+  for (size_t k = 0; k < steps_.size(); ++k) {
+    const Step& add = steps_[k];
+    if (add.type != "Add" || add.inputs.size() != 2 || add.inputs[0] == add.inputs[1]) continue;
+    for (const size_t branch : {1, 0}) {  // the Dropout on either input, the second first
+      const size_t from = producer[add.inputs[branch]];
+      nn::Dropout* drop = from == kNone || absorbed[from] ? nullptr : nn::fusable_dropout(steps_[from].module);
+      if (!drop || readers[add.inputs[branch]].size() != 1) continue;
+      nn::LayerNorm* norm = nullptr;
+      chains_.push_back({steps_[from].node, add.node});
+      Step step = add;
+      step.inputs = {add.inputs[1 - branch], steps_[from].inputs.at(0)};
+      for (size_t r : readers[add.outputs.at(0)])
+        if (r != kNone && !absorbed[r] && (norm = nn::fusable_layer_norm(steps_[r].module))) {
+          step.outputs.push_back(steps_[r].outputs.at(0));
+          chains_.back().push_back(steps_[r].node);
+          absorbed[r] = true;
+          break;
+        }
+      absorbed[from] = true;
+      step.run = [drop, norm](const std::vector<Tensor>& in) {
+        return nn::residual_forward(in.at(0), in.at(1), *drop, norm);
+      };
+      fused.emplace(k, std::move(step));
+      break;
+    }
+  }
+  return fused;
 }
 
 struct Compiler {
@@ -214,11 +262,12 @@ struct Compiler {
           continue;
         }
         slot[{id, "x"}] = model->slots_;
-        model->steps_.push_back({id, select_columns(std::move(columns)), {0}, {model->slots_++}, nullptr});
+        model->steps_.push_back({id, select_columns(std::move(columns)), {0}, {model->slots_++}, nullptr, node.type});
         continue;
       }
       GraphModel::Step step;
       step.node = id;
+      step.type = node.type;
       std::vector<Shape> in_shapes;
       for (const auto& [port, edges] : input_edges(g, node, type))
         for (size_t e : edges) {

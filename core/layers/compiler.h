@@ -5,6 +5,7 @@
 // layer is registered under its node id, so parameters are named "<node id>.<param>" in
 // checkpoints and in `plexus-cli grad` output.
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,7 @@ class GraphModel : public nn::Module {
 
   // The node ids of each Conv2d → ReLU → MaxPool2d(2) chain (or a shorter one) that runs as one
   // op when nothing observes the nodes' outputs: the chain's inner outputs feed nothing else.
+  // Before them, each residual Dropout → Add (→ LayerNorm) run as one op (fuse_residuals).
   const std::vector<std::vector<std::string>>& fused_chains() const { return chains_; }
 
  private:
@@ -53,11 +55,18 @@ class GraphModel : public nn::Module {
     std::vector<size_t> inputs;  // value slots, in port order
     std::vector<size_t> outputs; // value slots written (one per output port)
     nn::Module* module = nullptr;  // the node's, if it has one
+    std::string type;              // the node's layer type ("Add")
   };
   // Conv2d → ReLU → MaxPool2d(2) chains whose inner outputs feed nothing else become one step
   // (nn::Conv2d::forward_fused), as nn::Sequential runs them: fused_ is the plan without an
   // observer or replacer, which must see every node's output and so run steps_.
   void plan_fusion();
+  // Dropout → Add (→ LayerNorm) as one step (nn::residual_forward) where the Add has two inputs
+  // and the Dropout's output feeds it alone: the step runs where the Add did and writes its sum
+  // and, when a LayerNorm reads the sum, that norm's output (a pre-norm block's next Add still
+  // reads the sum). Marks the Dropout and LayerNorm steps absorbed, lists them in chains_;
+  // returns the steps by the Add's index.
+  std::map<size_t, Step> fuse_residuals(std::vector<bool>& absorbed);
   std::vector<Tensor> run(const Tensor& x);  // every value slot
  public:
   // What the losses read besides the prediction forward() returns, kept only when a loss needs

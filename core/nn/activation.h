@@ -111,6 +111,8 @@ class Dropout : public Module {
   Tensor forward(const Tensor& x) override { return dropout(x, p_, is_training(), gen_); }
   std::string type_name() const override { return "Dropout"; }
   std::string extra_repr() const override { return "p=" + std::to_string(p_); }
+  float p() const { return p_; }
+  Generator* generator() const { return gen_; }  // null: the default generator
 
  private:
   float p_;

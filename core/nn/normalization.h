@@ -51,6 +51,7 @@ class LayerNorm : public Normalization {
   Tensor forward(const Tensor& x) override;
   std::string type_name() const override { return "LayerNorm"; }
   std::string extra_repr() const override;
+  float eps() const { return eps_; }
 
   Tensor weight, bias;
 

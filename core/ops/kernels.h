@@ -25,4 +25,11 @@ void note_hidden_copy(int64_t elements);
 // and has src's shape (the adjoint of slice); no autograd.
 void copy_into_slice(const Tensor& dst, int64_t dim, int64_t start, int64_t step, const Tensor& src);
 
+// layer_norm's checks of x [..., D], weight and bias ([D] or undefined), eps and the devices.
+void check_layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps);
+// Records layer_norm's backward on y = layer_norm(x, weight, bias), given x's and weight's
+// contiguous data (xc, w) and the rows' mean and invstd the forward kernel wrote.
+void record_layer_norm(Tensor& y, const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& xc,
+                       const Tensor& w, const Tensor& mean, const Tensor& invstd);
+
 }  // namespace plexus

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "autograd/node.h"
+#include "ops/cpu/layer_norm.h"
 #include "ops/kernels.h"
 #include "ops/ops.h"
 #include "ops/replica_sum.h"
@@ -315,39 +316,57 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reducti
 
 // ---- sequence models: layer norm and the causal softmax of attention -----------------------
 
-Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps) {
+void check_layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps) {
   if (x.dim() < 1) throw ShapeError("layer_norm: expected input [..., D], got a scalar");
-  const int64_t d = x.shape().back(), rows = d == 0 ? 0 : x.numel() / d;
+  const int64_t d = x.shape().back();
   for (const Tensor* p : {&weight, &bias})
     if (p->defined() && p->shape() != Shape{d})
       throw ShapeError("layer_norm: weight and bias must have shape [" + std::to_string(d) + "] (the input's last dim, " +
                        to_string(x.shape()) + "), got " + to_string(p->shape()));
   if (!(eps > 0.f)) throw ValueError("layer_norm: eps must be positive, got " + std::to_string(eps));
   check_same_device("layer_norm", {x, weight, bias});
+}
+
+void record_layer_norm(Tensor& y, const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& xc,
+                       const Tensor& w, const Tensor& mean_t, const Tensor& invstd) {
+  const int64_t d = xc.shape().back(), rows = mean_t.numel();
+  record(y, "layer_norm", {x, weight, bias},
+         [sx = Saved(xc), mean_t, invstd, sw = w.defined() ? Saved(w) : Saved(), has_bias = bias.defined(), rows,
+          d](const Tensor& g) -> Grads {
+           const Tensor dy = contiguous_data(g), xv = sx.get(), wv = sw.get();
+           Tensor dx = empty(xv.shape(), dy.device());
+           backend(dy.device()).layer_norm_backward(dx.data(), dy.data(), xv.data(), mean_t.data(), invstd.data(),
+                                                    wv.defined() ? wv.data() : nullptr, rows, d);
+           Tensor gw, gb;
+           if (dy.device().is_cpu()) {  // one pass over dy and x
+             if (wv.defined()) gw = empty({d});
+             if (has_bias) gb = empty({d});
+             if (gw.defined() || gb.defined())
+               cpu::layer_norm_param_grads(gw.defined() ? gw.data() : nullptr, gb.defined() ? gb.data() : nullptr,
+                                           dy.data(), xv.data(), mean_t.data(), invstd.data(), rows, d);
+             return {dx, gw, gb};
+           }
+           // Elsewhere the sums over rows, Σ dy·xhat and Σ dy, by the reduce kernels.
+           const Tensor dy2 = dy.view({rows, d});
+           if (wv.defined()) {
+             const Tensor xhat = (xv.view({rows, d}) - mean_t.view({rows, 1})) * invstd.view({rows, 1});
+             gw = sum(dy2 * xhat, {0});
+           }
+           if (has_bias) gb = sum(dy2, {0});
+           return {dx, gw, gb};
+         });
+}
+
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps) {
+  check_layer_norm(x, weight, bias, eps);
+  const int64_t d = x.shape().back(), rows = d == 0 ? 0 : x.numel() / d;
   const Tensor xc = contiguous_data(x);
   const Tensor w = weight.defined() ? contiguous_data(weight) : Tensor();
   const Tensor b = bias.defined() ? contiguous_data(bias) : Tensor();
   Tensor y = empty(x.shape(), x.device()), mean_t = empty({rows}, x.device()), invstd = empty({rows}, x.device());
   backend(x.device()).layer_norm(y.data(), mean_t.data(), invstd.data(), xc.data(), w.defined() ? w.data() : nullptr,
                                  b.defined() ? b.data() : nullptr, rows, d, eps);
-  if (needs_grad(x, weight, bias))
-    record(y, "layer_norm", {x, weight, bias},
-           [sx = Saved(xc), mean_t, invstd, sw = w.defined() ? Saved(w) : Saved(), has_bias = b.defined(), rows,
-            d](const Tensor& g) -> Grads {
-             const Tensor dy = contiguous_data(g), xv = sx.get(), wv = sw.get();
-             Tensor dx = empty(xv.shape(), dy.device());
-             backend(dy.device()).layer_norm_backward(dx.data(), dy.data(), xv.data(), mean_t.data(), invstd.data(),
-                                                      wv.defined() ? wv.data() : nullptr, rows, d);
-             // The parameters' gradients sum over rows: Σ dy·xhat and Σ dy, by the reduce kernels.
-             const Tensor dy2 = dy.view({rows, d});
-             Tensor gw, gb;
-             if (wv.defined()) {
-               const Tensor xhat = (xv.view({rows, d}) - mean_t.view({rows, 1})) * invstd.view({rows, 1});
-               gw = sum(dy2 * xhat, {0});
-             }
-             if (has_bias) gb = sum(dy2, {0});
-             return {dx, gw, gb};
-           });
+  if (needs_grad(x, weight, bias)) record_layer_norm(y, x, weight, bias, xc, w, mean_t, invstd);
   return y;
 }
 

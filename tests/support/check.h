@@ -14,6 +14,7 @@
 // The runner (check.cpp) takes test names or glob patterns (`mnist*`; `-mnist*` leaves out)
 // and exits 0 when nothing failed, 1 when something did, and 77 (ctest's SKIP_RETURN_CODE)
 // when every test that ran was skipped: a suite that ran nothing tells ctest so.
+#include <algorithm>
 #include <cmath>
 #include <concepts>
 #include <cstring>
@@ -108,6 +109,16 @@ std::string show(const T& v) {
   std::ostringstream o;
   show_into(o, v);
   return o.str();
+}
+
+// The largest |a[i] - b[i]| / max(1, |b[i]|): a computed result against a reference, relative
+// where the reference is large; infinity when the lengths differ.
+inline double max_error(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return INFINITY;
+  double e = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    e = std::max(e, std::abs(double(a[i]) - b[i]) / std::max(1.0, std::abs(double(b[i]))));
+  return e;
 }
 
 // QCOMPARE's meaning of "the same": floating point within Qt's fuzzy bounds (relative 1e-5 for

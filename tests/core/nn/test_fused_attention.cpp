@@ -74,14 +74,7 @@ Result attend(const Case& c, bool fused, Device device) {
           k.grad().to(Device::cpu()).to_vector(), v.grad().to(Device::cpu()).to_vector()};
 }
 
-// The largest |a - b| / max(1, |b|) over two equal-length vectors.
-double max_error(const std::vector<float>& a, const std::vector<float>& b) {
-  if (a.size() != b.size()) return INFINITY;
-  double e = 0;
-  for (size_t i = 0; i < a.size(); ++i)
-    e = std::max(e, std::abs(double(a[i]) - b[i]) / std::max(1.0, std::abs(double(b[i]))));
-  return e;
-}
+using check::max_error;
 
 // Fused against unfused, each result within `tol`; the failure names the case and the tensor.
 std::string mismatch(const Case& c, Device fused_on, double tol) {
