@@ -41,9 +41,9 @@ class GraphModel : public nn::Module {
   void set_replacer(Replacer replacer) { replacer_ = std::move(replacer); }
   const Replacer& replacer() const { return replacer_; }
 
-  // The node ids of each Conv2d → ReLU → MaxPool2d(2) chain (or a shorter one) that runs as one
-  // op when nothing observes the nodes' outputs: the chain's inner outputs feed nothing else.
-  // Before them, each residual Dropout → Add (→ LayerNorm) run as one op (fuse_residuals).
+  // The node ids of each chain of steps that runs as one op when nothing observes the nodes'
+  // outputs (the chain's inner outputs feed nothing else): residual Dropout → Add (→ LayerNorm)
+  // (fuse_residuals), Linear → ReLU or GELU, Conv2d → ReLU → MaxPool2d(2) or a shorter one.
   const std::vector<std::vector<std::string>>& fused_chains() const { return chains_; }
 
  private:
