@@ -90,11 +90,15 @@ void GraphModel::plan_fusion() {
       ++readers[i];
       reader[i] = k;
     }
-  for (size_t slot : term_slots_) ++readers[slot];  // the losses read them
+  // The losses read their predictions and targets: a slot they read has no step as its reader.
+  const size_t kLoss = steps_.size();
+  for (size_t slot : term_slots_) ++readers[slot], reader[slot] = kLoss;
+  for (size_t slot : target_slots_)
+    if (slot != kNoSlot) ++readers[slot], reader[slot] = kLoss;
   // The step that alone reads step k's only output, if one does.
   auto sole_reader = [&](size_t k) -> std::optional<size_t> {
     const std::vector<size_t>& out = steps_[k].outputs;
-    if (out.size() != 1 || readers[out[0]] != 1) return std::nullopt;
+    if (out.size() != 1 || readers[out[0]] != 1 || reader[out[0]] == kLoss) return std::nullopt;
     return reader[out[0]];
   };
   fused_.clear();

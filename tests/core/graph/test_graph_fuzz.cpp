@@ -548,6 +548,7 @@ void check_mutant(const Graph& g, const DatasetInfo* info, const Where& where, S
   }
   Shape want{2};
   want.insert(want.end(), v.shapes.edge_shapes[pred_index]->begin(), v.shapes.edge_shapes[pred_index]->end());
+  FUZZ_VERIFY(y.defined(), "forward gave no prediction");
   FUZZ_VERIFY(y.shape() == want, "prediction " + to_string(y.shape()) + ", inferred " + to_string(want));
   Shape label{2};
   label.insert(label.end(), info->label_shape.begin(), info->label_shape.end());

@@ -185,7 +185,9 @@ TEST(namesTransformerResidualsRunFused) {
   COMPARE(c.model->fused_chains(), (std::vector<std::vector<std::string>>{{"drop_a1", "add_a1", "norm_m1"},
                                                                           {"drop_m1", "add_m1", "norm_a2"},
                                                                           {"drop_a2", "add_a2", "norm_m2"},
-                                                                          {"drop_m2", "add_m2", "norm"}}));
+                                                                          {"drop_m2", "add_m2", "norm"},
+                                                                          {"mlp_in1", "gelu1"},
+                                                                          {"mlp_in2", "gelu2"}}));
   c.model->eval();
   std::mt19937 ids(8);
   auto tokens = [&ids] {

@@ -156,3 +156,21 @@ TEST(graphFusesLinearWhereOnlyItsActivationReads) {
     VERIFY2(relative_gap(fused[t], plain[t]) <= 1e-6,
             cat("tensor ", t, " differs by ", relative_gap(fused[t], plain[t])));
 }
+
+// A Linear whose only reader is the loss fuses with nothing, even when the graph's first step is
+// a GELU (the reader bookkeeping once took "read by the loss" for "read by step 0").
+TEST(linearReadByTheLossAloneIsNotFused) {
+  Graph g;
+  g.nodes = {node("in", "Input"), node("g0", "GELU"), node("fc", "Linear", {{"out_features", int64_t(3)}}),
+             node("loss", "CrossEntropy")};
+  g.edges = {edge("in", "x", "g0"), edge("g0", "output", "fc"), edge("fc", "output", "loss"),
+             edge("in", "y", "loss", "target")};
+  const DatasetInfo info{{5}, {}, 3};
+  VERIFY(validate(g, &info).ok());
+  const CompiledGraph c = compile(g, info, 5);
+  VERIFY(c.model->fused_chains().empty());
+  Generator gen(4);
+  const Tensor y = (*c.model)(randn({7, 5}, &gen));
+  VERIFY(y.defined());
+  COMPARE(y.shape(), (Shape{7, 3}));
+}
