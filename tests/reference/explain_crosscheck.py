@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Cross-checks `plexus-cli explain` against PyTorch: Grad-CAM, saliency and integrated gradients
-on LeNet, and a MultiheadAttention node's attention weights.
+on MNIST models, and a MultiheadAttention node's attention weights.
 
 ctest runs it as reference_explain (Skipped where torch is missing); by hand, with Debian's PyTorch:
 
@@ -17,7 +17,8 @@ ctest runs it as reference_explain (Skipped where torch is missing); by hand, wi
      pixel offset + stride * j; grid_sample(align_corners=True, padding_mode="border") reads the map
      at ((y - offset) / stride, (x - offset) / stride);
    - saliency: d logit / d raw input, through (x - mean) / std;
-   - integrated gradients: 64 points alpha = i/63 on the path from 0, trapezoid weights, times the input.
+   - integrated gradients, on examples/mnist_mlp.plexus (see check_lenet for why not LeNet): 64 points
+     alpha = i/63 on the path from 0, trapezoid weights, times the input.
    All within 1e-4 of the largest magnitude of each tensor.
 2. examples/names_transformer.plexus on a corpus of its 54 symbols with `init`'s weights, a typed prompt: node attn1's weights [H, T, T] against
    torch.nn.MultiheadAttention(need_weights=True, average_attn_weights=False) on the same input
@@ -84,6 +85,26 @@ def lenet(w, x_raw, maps_at=None):
     return F.linear(h, w["fc2.weight"], w["fc2.bias"]), {"conv2": conv2, "pool2": pool2}.get(maps_at)
 
 
+def mlp(w, x_raw):
+    """examples/mnist_mlp.plexus's logits [n, 10] of raw pictures [n, 1, 28, 28]."""
+    h = F.relu(F.linear(((x_raw - MEAN) / STD).flatten(1), w["fc1.weight"], w["fc1.bias"]))
+    return F.linear(h, w["fc2.weight"], w["fc2.bias"])
+
+
+def mnist_model(cli, name, workdir):
+    """examples/NAME.plexus, `init`'s weights written back with the metadata a run stores (MNIST's
+    normalisation, class names): the project, the weights' file and the weights in float64."""
+    project = os.path.join(REPO, "examples", name + ".plexus")
+    weights = os.path.join(workdir, name + ".safetensors")
+    subprocess.run([cli, "init", "--project", project, "--seed", "5", "--out", weights], check=True,
+                   stdout=subprocess.DEVNULL)
+    w32 = grad_crosscheck.read_safetensors(weights)
+    grad_crosscheck.write_safetensors(weights, w32, {
+        "input_shape": "[1,28,28]", "classes": "10", "input_mean": json.dumps([MEAN]), "input_std": json.dumps([STD]),
+        "class_names": json.dumps([str(c) for c in range(10)])})
+    return project, weights, {k: v.to(torch.float64) for k, v in w32.items()}
+
+
 # LeNet's windows up to each Grad-CAM node, (kernel, stride, padding) in the order they run.
 LENET_WINDOWS = {"conv2": [(5, 1, 0), (2, 2, 0), (5, 1, 0)], "pool2": [(5, 1, 0), (2, 2, 0), (5, 1, 0), (2, 2, 0)]}
 
@@ -103,15 +124,7 @@ def placed(cam, node, size=28):
 
 
 def check_lenet(cli, workdir):
-    project = os.path.join(REPO, "examples", "mnist_lenet.plexus")
-    weights = os.path.join(workdir, "lenet.safetensors")
-    subprocess.run([cli, "init", "--project", project, "--seed", "5", "--out", weights], check=True,
-                   stdout=subprocess.DEVNULL)
-    w32 = grad_crosscheck.read_safetensors(weights)
-    grad_crosscheck.write_safetensors(weights, w32, {
-        "input_shape": "[1,28,28]", "classes": "10", "input_mean": json.dumps([MEAN]), "input_std": json.dumps([STD]),
-        "class_names": json.dumps([str(c) for c in range(10)])})
-    w = {k: v.to(torch.float64) for k, v in w32.items()}
+    project, weights, w = mnist_model(cli, "mnist_lenet", workdir)
     rng = random.Random(3)
     picture = os.path.join(workdir, "digit.png")
     write_gray_png(picture, [rng.randrange(256) if 6 <= r % 28 < 22 else 0 for r in range(28 * 28)], 28)
@@ -142,12 +155,18 @@ def check_lenet(cli, workdir):
         (grad,) = torch.autograd.grad(logits[0, target], x)
         ok = report("saliency class %d" % target, rel_error(ours["values"], grad[0]), RTOL) and ok
 
+    # Integrated gradients on the MLP: the path starts at the black picture, one value after the
+    # normalisation, where every max-pool window of LeNet is an exact tie; any of its cells is a
+    # valid subgradient, torch in float64 takes each window's first, and float32 sums whose
+    # rounding depends on the position (OpenBLAS's products, in a batch) take others, a different
+    # gradient at that point (1/126 of the integral) on some CPUs. The MLP has no ties there.
+    project, weights, w = mnist_model(cli, "mnist_mlp", workdir)
     result, ours = explain(cli, project, weights, [picture, "--method", "integrated-gradients"], workdir, "ig")
     x = ours["input"].to(torch.float64).unsqueeze(0)
     steps = 64
     alphas = torch.arange(steps, dtype=torch.float64) / (steps - 1)
     path = (alphas.view(-1, 1, 1, 1) * x).requires_grad_()
-    logits, _ = lenet(w, path)
+    logits = mlp(w, path)
     (grads,) = torch.autograd.grad(logits[:, result["class"]].sum(), path)
     weights_ = torch.ones(steps, dtype=torch.float64) / (steps - 1)
     weights_[0] = weights_[-1] = 0.5 / (steps - 1)
