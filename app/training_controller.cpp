@@ -402,7 +402,7 @@ QString TrainingController::resume(const graph::Graph& graph) {
     return {};
   }
   if (const std::string why = session::edit_refusal(graph_, graph); !why.empty())
-    return QString::fromStdString("Cannot resume with these changes: " + why);
+    return QString::fromStdString(why);
   // Names and positions need no new model; a node's training settings need a new optimizer.
   if (const graph::GraphDiff d = graph::diff(graph_, graph); d.same_structure() && !d.any_node_settings()) {
     resume();
@@ -602,13 +602,15 @@ void TrainingController::emitItem(const Item& item) {
 // a slot of finished() or failed() may start the next run or export the weights. An edit the
 // worker never took came too late: resumed while the last evaluation ran, or paused and edited
 // after the last batch (the run ends on its own while the UI thinks it paused). The run's graph
-// is then the one that trained, as after a refused edit.
+// is then the one that trained, as after a refused edit. A weights request the worker never
+// served (made after its last batch) is answered with the final model, as after the run.
 void TrainingController::endRun() {
   thread_->wait();
   thread_.reset();
   tick_.stop();
   running_ = false;
   paused_ = false;
+  if (weights_requested_.exchange(false)) requestWeights();
   const bool edit_lost = takeEdit().has_value();
   if (edit_lost) graph_ = before_edit_;
   emit stateChanged();

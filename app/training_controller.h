@@ -168,8 +168,9 @@ class TrainingController : public QObject {
   QString exportWeights(const QString& path);
 
   // Asks for a weightsSnapshot(): during a run the worker copies the model at its next batch or
-  // epoch boundary (requests until then are one); otherwise the last completed or stopped run's
-  // model is copied now (nothing when there is none). Delivered queued, in order, either way.
+  // epoch boundary (requests until then are one; one the run ends before is answered with its
+  // final model); otherwise the last completed or stopped run's model is copied now (nothing
+  // when there is none). Delivered queued, in order, either way.
   void requestWeights();
 
  signals:

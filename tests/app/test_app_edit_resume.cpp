@@ -100,6 +100,11 @@ class TestAppEditResume : public QObject {
     graph::save_project(project_.toStdString(), mlp("digits"));
   }
 
+  // Each test starts without run folders, whatever an earlier one left behind when it failed.
+  void init() {
+    for (const fs::path& run : session::list_runs(project_.toStdString())) fs::remove_all(run);
+  }
+
   void anEditedRunGoesOnKeepingTheUnchangedNodes() {
     Window w;
     w.show();
@@ -222,6 +227,7 @@ class TestAppEditResume : public QObject {
 
     QSignalSpy batches(w.training(), &TrainingController::batches);
     QVERIFY(batches.wait(30000));  // trained on since
+    // Answered at the next batch, or with the final model when the run ends first.
     const qsizetype taken = snapshots.size();
     w.training()->requestWeights();
     QTRY_VERIFY_WITH_TIMEOUT(snapshots.size() > taken, 10000);

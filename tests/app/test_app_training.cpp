@@ -562,6 +562,34 @@ class TestAppTraining : public QObject {
     QCOMPARE(none.count(), 0);
   }
 
+  // A request made after the last batch, while the UI still sees the run but its worker has
+  // served its last request, is answered with the final model, not lost.
+  void aRequestTheRunEndsBeforeGetsTheFinalModel() {
+    TrainingController c;
+    Recorder rec(c);
+    std::vector<app::WeightsSnapshot> snapshots;
+    connect(&c, &TrainingController::weightsSnapshot, this,
+            [&](const app::WeightsSnapshot& w) { snapshots.push_back(w); });
+    bool asked_while_running = false;
+    connect(&c, &TrainingController::checkpointSaved, this, [&](const QString&, const QString& kind) {
+      if (kind != "final") return;
+      asked_while_running = c.isRunning();
+      c.requestWeights();
+    });
+    const graph::Graph g = mlp(data_, 1);
+    c.start(request(g, "late_request"));
+    QVERIFY(c.waitForFinished(30000));
+    QVERIFY(rec.finished && asked_while_running);
+    QTRY_COMPARE_WITH_TIMEOUT(snapshots.size(), size_t(1), 10000);
+    QVERIFY(snapshots[0].final);
+    session::TrainingRun fresh = session::make_training_run(g);
+    train::load_checkpoint(rec.checkpoint("final").toStdString(), *fresh.compiled.model);
+    const nn::NamedTensors saved = fresh.compiled.model->state();
+    QCOMPARE(snapshots[0].state->size(), saved.size());
+    for (size_t i = 0; i < saved.size(); ++i)
+      QCOMPARE((*snapshots[0].state)[i].second.to_vector(), saved[i].second.to_vector());
+  }
+
   // While a run trains, the UI thread's event loop keeps turning: a 10 ms timer on it fires
   // between any two of the controller's deliveries, which stay coalesced.
   void uiThreadStaysResponsive() {
