@@ -276,7 +276,7 @@ int main(int argc, char** argv) {
     const char* coretype = std::getenv("OPENBLAS_CORETYPE");
     std::printf("device: cpu (%d threads, OpenBLAS kernel %s, OPENBLAS_CORETYPE=%s, matrix product: %s, precision %s)\n",
                 num_threads(), openblas_get_corename(), coretype ? coretype : "(unset)",
-                cpu::own_sgemm_enabled() ? "Plexus AVX-512 kernel" : "OpenBLAS",
+                cpu::product_kernel(),
                 precision_name(precision_on(Device::cpu(), precision)));
     {  // the data goes before the peaks are measured: their buffers are no part of the workload's memory
       const auto [train, test] = load(mnist_dir);

@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
     const char* coretype = std::getenv("OPENBLAS_CORETYPE");
     std::printf("device: cpu (%d threads, OPENBLAS_CORETYPE=%s, OpenBLAS kernel %s, matrix product: %s)\n",
                 num_threads(), coretype ? coretype : "(unset)", openblas_get_corename(),
-                cpu::own_sgemm_enabled() ? "Plexus AVX-512 kernel" : "OpenBLAS");
+                cpu::product_kernel());
     graph::Graph g = graph::load_project(project);
     if (g.training.device != "cpu")
       throw ValueError(project + ": training.device is '" + g.training.device + "'; this benchmark is for the CPU");

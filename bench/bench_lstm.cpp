@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
     const char* coretype = std::getenv("OPENBLAS_CORETYPE");
     std::printf("device: cpu (%d threads, OPENBLAS_CORETYPE=%s, OpenBLAS kernel %s, matrix product: %s)\n",
                 num_threads(), coretype ? coretype : "(unset)", openblas_get_corename(),
-                cpu::own_sgemm_enabled() ? "Plexus AVX-512 kernel" : "OpenBLAS");
+                cpu::product_kernel());
     std::printf("flops_per_step %.6g\n", flops_per_step());
     const std::vector<Batch> data = make_data();
     Generator gen(1000);

@@ -1,4 +1,4 @@
-// bench_matmul: plexus::matmul (its own AVX-512 product where the CPU has one, else OpenBLAS;
+// bench_matmul: plexus::matmul (its own AVX-512 or AVX2 product where the CPU has one, else OpenBLAS;
 // ops/cpu/sgemm.h) against cblas_sgemm called directly on the same input buffers, in the
 // same process, with the same thread count on both sides.
 //
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   std::printf("openblas_get_config()=%s\n", openblas_get_config());
   std::printf("openblas_get_corename()=%s\n", openblas_get_corename());
   std::printf("plexus matrix product: %s, %d threads\n",
-              cpu::own_sgemm_enabled() ? "its own AVX-512 kernel" : "OpenBLAS", num_threads());
+              cpu::product_kernel(), num_threads());
   std::printf("nproc=%ld (hardware_concurrency=%u)\n", sysconf(_SC_NPROCESSORS_ONLN),
               std::thread::hardware_concurrency());
   std::printf("min time per side per shape: %.2f s%s\n\n", min_side_s, quick ? " (--quick)" : "");
@@ -97,6 +97,13 @@ int main(int argc, char** argv) {
       {"h[128,1024] @ w[1024,1024].t()", {128, 1024}, {1024, 1024}, false, true},  // forward
       {"g[128,1024].t() @ h[128,1024]", {128, 1024}, {128, 1024}, true, false},    // dW
       {"g[128,1024] @ w[1024,1024]", {128, 1024}, {1024, 1024}, false, false},     // dX
+      // The names transformer at sequence 256, batch 32 (8192 positions, width 64): the
+      // feed-forward Linear's products, and one 64-query, 64-key tile of attention's.
+      {"x[8192,64] @ w[256,64].t()", {8192, 64}, {256, 64}, false, true},     // forward
+      {"g[8192,256] @ w[256,64]", {8192, 256}, {256, 64}, false, false},      // dX
+      {"g[8192,256].t() @ x[8192,64]", {8192, 256}, {8192, 64}, true, false},  // dW
+      {"q[64,16] @ k[64,16].t()", {64, 16}, {64, 16}, false, true},           // scores
+      {"p[64,64] @ v[64,16]", {64, 64}, {64, 16}, false, false},              // weighted values
   };
 
   Generator gen(1234);

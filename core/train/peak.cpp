@@ -39,9 +39,9 @@ std::string cpu_model() {
 }
 
 // The CPU's product kernel: its rate depends on it as much as on the CPU (OPENBLAS_CORETYPE
-// pins OpenBLAS to narrower vectors, PLEXUS_GEMM=openblas turns our AVX-512 kernel off).
+// pins OpenBLAS to narrower vectors, PLEXUS_GEMM=openblas turns our kernels off).
 std::string cpu_kernel() {
-  if (cpu::own_sgemm_enabled()) return "AVX-512 kernel";
+  if (cpu::own_sgemm_enabled() || cpu::avx2_sgemm_enabled()) return cpu::product_kernel();
   const char* core = std::getenv("OPENBLAS_CORETYPE");
   return core && *core ? "OpenBLAS (" + std::string(core) + ")" : "OpenBLAS";
 }

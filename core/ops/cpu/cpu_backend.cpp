@@ -276,16 +276,22 @@ class CpuBackend final : public Backend {
 
   // Products of at least kParallelGemmFlops are split into blocks of C's columns (or rows),
   // one run of blocks per pool thread (one block a chunk for our kernel's wide products),
-  // each a single-threaded product: ours on AVX-512 CPUs (ops/cpu/sgemm.h), else OpenBLAS's,
-  // whose own threads stay idle.
+  // each a single-threaded product: ours on AVX-512 or AVX2 CPUs (ops/cpu/sgemm.h), else
+  // OpenBLAS's, whose own threads stay idle.
   static constexpr double kParallelGemmFlops = 1 << 20;
 
-  // One product on the calling thread (k > 0): ours in bf16 or FP32 where enabled, else OpenBLAS's.
+  // Whether the products are ours (AVX-512 or AVX2), which OpenBLAS's thread count leaves alone.
+  static bool ours() { return cpu::own_sgemm_enabled() || cpu::avx2_sgemm_enabled(); }
+
+  // One product on the calling thread (k > 0): ours in bf16 or FP32 where enabled (own: the
+  // AVX-512 one), else OpenBLAS's.
   static void product_here(bool bf16, bool own, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
                            const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
     if (bf16)
       return cpu::own_sbgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, cpu::own_sgemm_thread_workspace());
     if (own) return cpu::own_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, cpu::own_sgemm_thread_workspace());
+    if (cpu::avx2_sgemm_enabled())
+      return cpu::avx2_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, cpu::avx2_sgemm_thread_workspace());
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m), int(n), int(k),
                 alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
   }
@@ -310,12 +316,13 @@ class CpuBackend final : public Backend {
       product_here(bf16, own, ta, tb, mm, nn, k, alpha, aa, lda, bb, ldb, beta, cc, ldc);
     };
     // Someone who raised OpenBLAS's thread count (a benchmark comparing it) gets its threads.
-    if (2.0 * double(m) * double(n) * double(k) < kParallelGemmFlops || (!own && openblas_get_num_threads() > 1))
+    if (2.0 * double(m) * double(n) * double(k) < kParallelGemmFlops || (!ours() && openblas_get_num_threads() > 1))
       return product(m, n, a, b, c);
-    // Our kernel prefers columns: each thread packs only its own columns of op(B) and reads
-    // A in place. Blocks are whole register tiles (ours: 32 columns or 24 rows; OpenBLAS: 16).
+    // Our AVX-512 kernel prefers columns: each thread packs only its own columns of op(B) and
+    // reads A in place. Blocks are whole register tiles (AVX-512: 32 columns or 24 rows;
+    // AVX2: 16 columns or 24 rows; OpenBLAS: 16).
     const bool by_cols = own ? n >= 64 || n >= m : n >= m;
-    const int64_t block = !own ? 16 : by_cols ? 32 : 24;
+    const int64_t block = by_cols ? (own ? 32 : 16) : ours() ? 24 : 16;
     const int64_t len = by_cols ? n : m, blocks = (len + block - 1) / block;
     if (own && !bf16 && by_cols && blocks > num_threads() * cpu::kOwnSgemmPackAPanels) {
       // Wide enough that each thread packs op(A) anyway: it does so once, for all the chunks
@@ -1086,7 +1093,7 @@ void cpu::linear_forward_fused(float* y, float* pre, const float* x, const float
   };
   // As gemm: a small product on this thread, and OpenBLAS's own threads when someone raised them.
   if (2.0 * double(rows) * double(out) * double(in) < CpuBackend::kParallelGemmFlops ||
-      (!own && openblas_get_num_threads() > 1))
+      (!CpuBackend::ours() && openblas_get_num_threads() > 1))
     return run(0, blocks);
   parallel_for(blocks, 1, run);
 }

@@ -1,5 +1,6 @@
 // Which matrix product the CPU backend runs: ours (sgemm_avx512.cpp) where the CPU has
-// AVX-512, else OpenBLAS. Compiled without AVX-512, so the check itself runs anywhere.
+// AVX-512, the AVX2 one (sgemm_avx2.cpp) where it has AVX2 and FMA, else OpenBLAS. Compiled
+// without either, so the checks themselves run anywhere.
 #include "ops/cpu/sgemm.h"
 
 #include <cstdint>
@@ -13,7 +14,7 @@
 namespace plexus::cpu {
 
 bool own_sgemm_enabled() {
-#if defined(PLEXUS_HAVE_AVX512_SGEMM)
+#if defined(PLEXUS_HAVE_X86_SGEMM)
   static const bool enabled = [] {
     const char* choice = std::getenv("PLEXUS_GEMM");
     if (choice && std::strcmp(choice, "openblas") == 0) return false;
@@ -26,8 +27,25 @@ bool own_sgemm_enabled() {
 #endif
 }
 
-#if !defined(PLEXUS_HAVE_AVX512_SGEMM)
-// Built without the AVX-512 file (not x86-64, or another compiler): never enabled, so never
+bool avx2_sgemm_enabled() {
+#if defined(PLEXUS_HAVE_X86_SGEMM)
+  static const bool enabled = [] {
+    const char* choice = std::getenv("PLEXUS_GEMM");
+    if (choice && std::strcmp(choice, "openblas") == 0) return false;
+    return !own_sgemm_enabled() && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
+  return enabled;
+#else
+  return false;
+#endif
+}
+
+const char* product_kernel() {
+  return own_sgemm_enabled() ? "AVX-512 kernel" : avx2_sgemm_enabled() ? "AVX2 kernel" : "OpenBLAS";
+}
+
+#if !defined(PLEXUS_HAVE_X86_SGEMM)
+// Built without the x86 kernel files (not x86-64, or another compiler): never enabled, so never
 // called; defined so that callers link on every platform.
 void own_sgemm(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t, float,
                float*, int64_t, float*) {
@@ -39,6 +57,10 @@ void own_sgemm_pack_a(float*, bool, const float*, int64_t, int64_t, int64_t) {
 void own_sgemm_packed(bool, int64_t, int64_t, int64_t, float, const float*, const float*, int64_t, float, float*,
                       int64_t, float*) {
   throw Error("own_sgemm_packed: this build has no AVX-512 matrix product");
+}
+void avx2_sgemm(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t, float,
+                float*, int64_t, float*) {
+  throw Error("avx2_sgemm: this build has no AVX2 matrix product");
 }
 #endif
 
@@ -72,6 +94,11 @@ const float* own_sgemm_thread_packed_whole_a(uint64_t product, bool ta, const fl
     packed_for = product;
   }
   return packed;
+}
+
+float* avx2_sgemm_thread_workspace() {
+  thread_local std::vector<float> buffer;
+  return aligned_at_least(buffer, kAvx2SgemmWorkspace, "a matrix product's workspace");
 }
 
 float* own_sgemm_thread_workspace() {

@@ -3,8 +3,9 @@
 // a product read from the image's grid (conv_grid.h), pooling's epilogues, and Adam's update.
 //
 // Our own single-precision matrix product for CPUs with AVX-512 (row-major, one thread):
-// C = alpha·op(A)·op(B) + beta·C, where op transposes when ta / tb. OpenBLAS stays the
-// product on every other CPU and when PLEXUS_GEMM=openblas.
+// C = alpha·op(A)·op(B) + beta·C, where op transposes when ta / tb. CPUs with AVX2 and FMA but
+// not AVX-512 run avx2_sgemm (below); OpenBLAS stays the product on every other CPU and when
+// PLEXUS_GEMM=openblas.
 //
 // Why our own: the products in a training step are small (a batch of 100 against a layer
 // of 128) and OpenBLAS's kernel for this machine may be pinned to AVX2 (OPENBLAS_CORETYPE),
@@ -37,6 +38,22 @@ float* own_sgemm_thread_packed_a(int64_t floats);
 // The product described above; k > 0, m > 0, n > 0. beta = 0 never reads C.
 void own_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                const float* b, int64_t ldb, float beta, float* c, int64_t ldc, float* workspace);
+
+// Which of the three runs the products (floats): "AVX-512 kernel", "AVX2 kernel" or "OpenBLAS".
+const char* product_kernel();
+
+// The same product for CPUs with AVX2 and FMA but not AVX-512 (sgemm_avx2.cpp): true when
+// this CPU runs it and PLEXUS_GEMM does not ask for OpenBLAS. Only the product: convolutions,
+// pooling and Adam keep their portable loops there.
+bool avx2_sgemm_enabled();
+// Floats of workspace avx2_sgemm needs (op(B)'s packed panels for one block and A's packed rows
+// for one pass over them), 32-byte aligned.
+constexpr int64_t kAvx2SgemmWorkspace = 256 * 256 + 24 * 256;
+// The calling thread's workspace for avx2_sgemm: allocated on its first product, reused after.
+float* avx2_sgemm_thread_workspace();
+// As own_sgemm, with the AVX2 kernel: k > 0, m > 0, n > 0; beta = 0 never reads C.
+void avx2_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                const float* b, int64_t ldb, float beta, float* c, int64_t ldc, float* workspace);
 
 // own_sgemm packs A when C has more than this many 32-column panels: each panel then reads the
 // packed tiles; with fewer, packing would cost about what it saves.

@@ -2,7 +2,10 @@
 // reference, and Adam's update against the scalar formula bit for bit. The product:
 // every transpose, shapes around each tile edge (12 rows, 32 columns, 16-deep transposes,
 // 256-deep panels), padded leading dimensions, alpha and beta, and C's cells outside the
-// product left alone. On a CPU without AVX-512 the kernel never runs and the suite skips.
+// product left alone. On a CPU without AVX-512 the kernel never runs and its tests skip.
+// The AVX2 product (sgemm_avx2.cpp) the same way around its own edges (6 rows, 16 columns,
+// 8-deep transposes, 256-deep and 256-column blocks); it runs on CPUs with AVX2 and FMA but
+// not AVX-512, so one of the two kernels' tests skips on any CPU.
 #include "support/check.h"
 
 #include <algorithm>
@@ -30,9 +33,19 @@ struct Case {
   float alpha, beta;
 };
 
+// A kernel's product, with its workspace.
+using Product = void (*)(const Case&, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
+void avx512(const Case& c, const float* a, int64_t lda, const float* b, int64_t ldb, float* out, int64_t ldc) {
+  cpu::own_sgemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a, lda, b, ldb, c.beta, out, ldc, cpu::own_sgemm_thread_workspace());
+}
+void avx2(const Case& c, const float* a, int64_t lda, const float* b, int64_t ldb, float* out, int64_t ldc) {
+  cpu::avx2_sgemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a, lda, b, ldb, c.beta, out, ldc,
+                  cpu::avx2_sgemm_thread_workspace());
+}
+
 // Runs one case and returns the worst error relative to the reference's scale; cells
 // outside the m x n product (row padding) must keep their sentinel bit for bit.
-double run_case(const Case& c, std::mt19937& rng) {
+double run_case(const Case& c, std::mt19937& rng, Product product = avx512) {
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   const int64_t lda = (c.ta ? c.m : c.k) + c.pad, ldb = (c.tb ? c.k : c.n) + c.pad, ldc = c.n + c.pad;
   std::vector<float> a(size_t((c.ta ? c.k : c.m) * lda)), b(size_t((c.tb ? c.n : c.k) * ldb));
@@ -45,8 +58,7 @@ double run_case(const Case& c, std::mt19937& rng) {
       // beta = 0 must not read C: NaN there would otherwise poison the result.
       c0[size_t(i * ldc + j)] = j >= c.n ? kSentinel : c.beta == 0.f ? std::numeric_limits<float>::quiet_NaN() : u(rng);
   std::vector<float> out = c0;
-  cpu::own_sgemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a.data(), lda, b.data(), ldb, c.beta, out.data(), ldc,
-                 cpu::own_sgemm_thread_workspace());
+  product(c, a.data(), lda, b.data(), ldb, out.data(), ldc);
   const std::vector<double> ref = testing::reference_gemm(c.ta, c.tb, c.m, c.n, c.k, a.data(), lda, b.data(), ldb);
   double worst = 0;
   for (int64_t i = 0; i < c.m; ++i)
@@ -74,8 +86,68 @@ std::string describe(const Case& c) {
 // Every test runs an AVX-512 kernel; where they do not run (own_sgemm_enabled() is false), each test
 // skips with this reason.
 constexpr const char* kNoKernel = "this CPU has no AVX-512 (or PLEXUS_GEMM=openblas): OpenBLAS does the products";
+constexpr const char* kNoAvx2Kernel =
+    "this CPU runs the AVX-512 kernel, or has no AVX2 and FMA (or PLEXUS_GEMM=openblas): the AVX2 kernel never runs";
 
 }  // namespace
+
+TEST(avx2TileEdgesEveryTranspose) {
+  if (!cpu::avx2_sgemm_enabled()) SKIP(kNoAvx2Kernel);
+  std::mt19937 rng(23);
+  // Rows around the 6-row tile (7, 8 and 13, 14: the last two tiles share their rows; 9: they
+  // do not) and the 24-row pass (25, 26, 50); columns around the 16-column panel and its 8-lane
+  // halves, and the 256-column block; depths around the 8-deep transpose and the 256-deep block.
+  const int64_t ms[] = {1, 2, 5, 6, 7, 8, 9, 13, 25, 26, 50};
+  const int64_t ns[] = {1, 7, 8, 9, 15, 16, 17, 33, 256, 270};
+  const int64_t ks[] = {1, 3, 8, 9, 17, 256, 257, 600};
+  int cases = 0;
+  for (const bool ta : {false, true})
+    for (const bool tb : {false, true})
+      for (const int64_t m : ms)
+        for (const int64_t n : ns)
+          for (const int64_t k : ks) {
+            const Case c{ta, tb, m, n, k, (m + n + k) % 3, 1.f, 0.f};
+            const double err = run_case(c, rng, avx2);
+            VERIFY2(err < 1e-5, describe(c) + cat(": error ", err));
+            ++cases;
+          }
+  COMPARE(cases, 2 * 2 * 11 * 10 * 8);
+}
+
+TEST(avx2AlphaAndBetaOverDepthAndColumnBlocks) {
+  if (!cpu::avx2_sgemm_enabled()) SKIP(kNoAvx2Kernel);
+  std::mt19937 rng(29);
+  for (const float alpha : {1.f, -0.5f, 2.f})
+    for (const float beta : {0.f, 1.f, 0.25f})
+      for (const bool ta : {false, true})
+        for (const bool tb : {false, true})
+          for (const int64_t n : {45, 300}) {  // one column block; two, the second ragged
+            const Case c{ta, tb, 29, n, 600, 2, alpha, beta};  // three depth blocks of 200
+            const double err = run_case(c, rng, avx2);
+            VERIFY2(err < 1e-5, describe(c) + cat(": error ", err));
+          }
+}
+
+TEST(avx2TrainingShapes) {
+  if (!cpu::avx2_sgemm_enabled()) SKIP(kNoAvx2Kernel);
+  // The names transformer's products at sequence 256 (docs/performance.md), per row block and
+  // attention tile, and the MLP's.
+  std::mt19937 rng(31);
+  const Case cases[] = {
+      {false, true, 64, 256, 64, 0, 1.f, 1.f},     // FFN up: X · Wᵀ onto the bias rows
+      {false, false, 512, 64, 256, 0, 1.f, 0.f},   // its input gradient: G · W
+      {true, false, 256, 64, 4096, 0, 1.f, 1.f},   // its weight gradient, accumulated
+      {false, true, 64, 64, 16, 0, 0.25f, 0.f},    // attention scores: Q · Kᵀ, scaled
+      {false, false, 64, 16, 64, 0, 1.f, 1.f},     // P · V onto the output
+      {true, false, 64, 16, 64, 0, 1.f, 1.f},      // dV += Pᵀ · dO
+      {false, true, 100, 1024, 784, 0, 1.f, 0.f},  // MLP forward
+      {true, false, 784, 1024, 100, 0, 1.f, 1.f},  // its weight gradient
+  };
+  for (const Case& c : cases) {
+    const double err = run_case(c, rng, avx2);
+    VERIFY2(err < 1e-5, describe(c) + cat(": error ", err));
+  }
+}
 
 TEST(tileEdgesEveryTranspose) {
   if (!cpu::own_sgemm_enabled()) SKIP(kNoKernel);
