@@ -82,29 +82,31 @@ std::optional<Step> fuse_linear_activation(const std::vector<Step>& steps, size_
 
 }  // namespace
 
-void GraphModel::plan_fusion() {
-  std::vector<int> readers(slots_, 0);
-  std::vector<size_t> reader(slots_, 0);  // the step reading a slot, when one does
-  for (size_t k = 0; k < steps_.size(); ++k)
-    for (size_t i : steps_[k].inputs) {
-      ++readers[i];
-      reader[i] = k;
-    }
-  // The losses read their predictions and targets: a slot they read has no step as its reader.
-  const size_t kLoss = steps_.size();
-  for (size_t slot : term_slots_) ++readers[slot], reader[slot] = kLoss;
+GraphModel::SlotUse GraphModel::slot_use() const {
+  SlotUse use{std::vector<std::vector<size_t>>(slots_), std::vector<size_t>(slots_, SlotUse::kNone)};
+  for (size_t k = 0; k < steps_.size(); ++k) {
+    for (size_t i : steps_[k].inputs) use.readers[i].push_back(k);
+    for (size_t o : steps_[k].outputs) use.producer[o] = k;
+  }
+  for (size_t slot : term_slots_) use.readers[slot].push_back(SlotUse::kLoss);
   for (size_t slot : target_slots_)
-    if (slot != kNoSlot) ++readers[slot], reader[slot] = kLoss;
+    if (slot != kNoSlot) use.readers[slot].push_back(SlotUse::kLoss);
+  return use;
+}
+
+void GraphModel::plan_fusion() {
+  const SlotUse use = slot_use();
   // The step that alone reads step k's only output, if one does.
   auto sole_reader = [&](size_t k) -> std::optional<size_t> {
     const std::vector<size_t>& out = steps_[k].outputs;
-    if (out.size() != 1 || readers[out[0]] != 1 || reader[out[0]] == kLoss) return std::nullopt;
-    return reader[out[0]];
+    if (out.size() != 1 || use.readers[out[0]].size() != 1 || use.readers[out[0]][0] == SlotUse::kLoss)
+      return std::nullopt;
+    return use.readers[out[0]][0];
   };
   fused_.clear();
   chains_.clear();
   std::vector<bool> absorbed(steps_.size(), false);
-  std::map<size_t, Step> residuals = fuse_residuals(absorbed);
+  std::map<size_t, Step> residuals = fuse_residuals(use, absorbed);
   for (size_t k = 0; k < steps_.size(); ++k) {
     if (absorbed[k]) continue;
     if (auto r = residuals.find(k); r != residuals.end()) {
@@ -140,32 +142,23 @@ void GraphModel::plan_fusion() {
   }
 }
 
-std::map<size_t, GraphModel::Step> GraphModel::fuse_residuals(std::vector<bool>& absorbed) {
+std::map<size_t, GraphModel::Step> GraphModel::fuse_residuals(const SlotUse& use, std::vector<bool>& absorbed) {
   if (!nn::fused_residual_enabled()) return {};
-  constexpr size_t kNone = size_t(-1);               // no step: a loss, or the model's input
-  std::vector<std::vector<size_t>> readers(slots_);  // the steps (and losses) reading each slot
-  std::vector<size_t> producer(slots_, kNone);
-  for (size_t k = 0; k < steps_.size(); ++k) {
-    for (size_t i : steps_[k].inputs) readers[i].push_back(k);
-    for (size_t o : steps_[k].outputs) producer[o] = k;
-  }
-  for (size_t slot : term_slots_) readers[slot].push_back(kNone);
-  for (size_t slot : target_slots_)
-    if (slot != kNoSlot) readers[slot].push_back(kNone);
+  const std::vector<std::vector<size_t>>& readers = use.readers;
   std::map<size_t, Step> fused;
   for (size_t k = 0; k < steps_.size(); ++k) {
     const Step& add = steps_[k];
     if (add.type != "Add" || add.inputs.size() != 2 || add.inputs[0] == add.inputs[1]) continue;
     for (const size_t branch : {1, 0}) {  // the Dropout on either input, the second first
-      const size_t from = producer[add.inputs[branch]];
-      nn::Dropout* drop = from == kNone || absorbed[from] ? nullptr : nn::fusable_dropout(steps_[from].module);
+      const size_t from = use.producer[add.inputs[branch]];
+      nn::Dropout* drop = from == SlotUse::kNone || absorbed[from] ? nullptr : nn::fusable_dropout(steps_[from].module);
       if (!drop || readers[add.inputs[branch]].size() != 1) continue;
       nn::LayerNorm* norm = nullptr;
       chains_.push_back({steps_[from].node, add.node});
       Step step = add;
       step.inputs = {add.inputs[1 - branch], steps_[from].inputs.at(0)};
       for (size_t r : readers[add.outputs.at(0)])
-        if (r != kNone && !absorbed[r] && (norm = nn::fusable_layer_norm(steps_[r].module))) {
+        if (r != SlotUse::kLoss && !absorbed[r] && (norm = nn::fusable_layer_norm(steps_[r].module))) {
           step.outputs.push_back(steps_[r].outputs.at(0));
           chains_.back().push_back(steps_[r].node);
           absorbed[r] = true;

@@ -61,12 +61,21 @@ class GraphModel : public nn::Module {
   // (nn::Conv2d::forward_fused), as nn::Sequential runs them: fused_ is the plan without an
   // observer or replacer, which must see every node's output and so run steps_.
   void plan_fusion();
+  // Who reads and who writes each value slot, as the fusion rules ask: the steps reading it
+  // (kLoss for a loss reading it as a prediction or target: no step may then absorb its
+  // producer's output) and the step writing it (kNone for the model's input).
+  struct SlotUse {
+    static constexpr size_t kLoss = size_t(-1), kNone = size_t(-1);
+    std::vector<std::vector<size_t>> readers;
+    std::vector<size_t> producer;
+  };
+  SlotUse slot_use() const;
   // Dropout → Add (→ LayerNorm) as one step (nn::residual_forward) where the Add has two inputs
   // and the Dropout's output feeds it alone: the step runs where the Add did and writes its sum
   // and, when a LayerNorm reads the sum, that norm's output (a pre-norm block's next Add still
   // reads the sum). Marks the Dropout and LayerNorm steps absorbed, lists them in chains_;
   // returns the steps by the Add's index.
-  std::map<size_t, Step> fuse_residuals(std::vector<bool>& absorbed);
+  std::map<size_t, Step> fuse_residuals(const SlotUse& use, std::vector<bool>& absorbed);
   std::vector<Tensor> run(const Tensor& x);  // every value slot
  public:
   // What the losses read besides the prediction forward() returns, kept only when a loss needs
