@@ -99,8 +99,7 @@ void pack_panel(__m512i* panel, bool tb, const float* b, int64_t ldb, int64_t k0
 int64_t packed_rows(int64_t m) { return (m + kMR - 1) / kMR * kMR; }
 
 // op(A)[0 .. m)[k0 .. k0 + kc) in tiles of kMR rows, tile after tile, each pairs_of(kc) x kMR
-// lanes (zeros past m). A 16-lane store spills 4 lanes into the next pair's start, which its
-// own store then writes (the last spill is the buffer's slack).
+// lanes (zeros past m), each pair's kMR lanes written by a masked store.
 void pack_a(int32_t* packed, bool ta, const float* a, int64_t lda, int64_t m, int64_t k0, int64_t kc) {
   const __mmask16 tile = first_lanes(kMR);
   for (int64_t i0 = 0; i0 < m; i0 += kMR, packed += pairs_of(kc) * kMR) {
