@@ -2,7 +2,7 @@
 // PyTorch that scripts/bench-cpu drives (its twin is bench/reference/torch_cpu.py; the
 // workloads, data and timing below are the same there, line for line).
 //
-//   bench_cpu --workload a|b|c|d [--runs R] [--mnist DIR] [--steps S] [--epochs E] [--precision fp32|bf16]
+//   bench_cpu --workload a|b|c|d [--runs R] [--first-run F] [--mnist DIR] [--steps S] [--epochs E] [--precision fp32|bf16]
 //
 // Workloads (cross-entropy loss throughout):
 //   a  MLP 784-128-10, SGD lr 0.1, batch 100
@@ -16,7 +16,8 @@
 // in order as views of the resident tensors (no shuffle, no copy), the last partial batch
 // included.
 // A step: forward, loss, loss.item() (as a loop that logs its loss does), zero_grad,
-// backward, optimizer step. A run: a fresh model seeded 1000 + run, one epoch timed by wall
+// backward, optimizer step. A run: a fresh model seeded 1000 + run (runs are numbered from
+// --first-run F, default 0, so that separate processes can train different seeds), one epoch timed by wall
 // clock, then (untimed) test accuracy in eval mode without grad, batch 1000. Before the first
 // run a throwaway model trains 20 steps (warm-up: allocator cache, OpenBLAS buffers).
 // --steps S times only the first S steps of the epoch and skips the evaluation.
@@ -48,6 +49,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/cpu/sbgemm.h"
 #include "ops/cpu/sgemm.h"
 #include "plexus.h"
 #include "train/builtin.h"
@@ -227,7 +229,7 @@ void compare_subnormals(const Workload& w, const Split& train, int epochs) {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: bench_cpu --workload a|b|c|d [--runs R] [--mnist DIR] [--steps S] [--epochs E] "
+               "usage: bench_cpu --workload a|b|c|d [--runs R] [--first-run F] [--mnist DIR] [--steps S] [--epochs E] "
                "[--precision fp32|bf16] [--subnormals E]\n");
   return 2;
 }
@@ -241,6 +243,7 @@ int main(int argc, char** argv) {
   int64_t steps = -1;
   int subnormal_epochs = 0;
   int epochs = 1;
+  int first_run = 0;
   Precision precision = Precision::FP32;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -252,6 +255,9 @@ int main(int argc, char** argv) {
       if (!workload) return usage();
     } else if (a == "--runs") {
       runs = std::atoi(v.c_str());
+    } else if (a == "--first-run") {
+      first_run = std::atoi(v.c_str());
+      if (first_run < 0) return usage();
     } else if (a == "--mnist") {
       mnist_dir = v;
     } else if (a == "--steps") {
@@ -274,10 +280,11 @@ int main(int argc, char** argv) {
   try {
     const PrecisionGuard guard(precision);
     const char* coretype = std::getenv("OPENBLAS_CORETYPE");
-    std::printf("device: cpu (%d threads, OpenBLAS kernel %s, OPENBLAS_CORETYPE=%s, matrix product: %s, precision %s)\n",
-                num_threads(), openblas_get_corename(), coretype ? coretype : "(unset)",
-                cpu::product_kernel(),
-                precision_name(precision_on(Device::cpu(), precision)));
+    const Precision computed = precision_on(Device::cpu(), precision);
+    std::printf("device: cpu (%d threads, OpenBLAS kernel %s, OPENBLAS_CORETYPE=%s, matrix product: %s, precision %s%s%s)\n",
+                num_threads(), openblas_get_corename(), coretype ? coretype : "(unset)", cpu::product_kernel(),
+                precision_name(computed), computed == Precision::BF16 ? " by " : "",
+                computed == Precision::BF16 ? cpu::bf16_kernel() : "");
     {  // the data goes before the peaks are measured: their buffers are no part of the workload's memory
       const auto [train, test] = load(mnist_dir);
       const int64_t samples = train.inputs.size(0);
@@ -295,7 +302,7 @@ int main(int argc, char** argv) {
         compare_subnormals(*workload, train, subnormal_epochs);
         return 0;
       }
-      for (int r = 0; r < runs; ++r) {
+      for (int r = first_run; r < first_run + runs; ++r) {
         Generator gen(uint64_t(1000 + r));
         const auto model = make_model(*workload, &gen);
         const auto opt = make_optimizer(*workload, *model);

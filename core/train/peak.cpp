@@ -11,6 +11,7 @@
 
 #include "cuda/cuda.h"
 #include "io/atomic_file.h"
+#include "ops/cpu/sbgemm.h"
 #include "ops/cpu/sgemm.h"
 #include "ops/ops.h"
 #include "train/trainer.h"
@@ -50,7 +51,8 @@ std::string cpu_kernel() {
 std::string key_of(Device device, Precision precision) {
   const std::string bf16 = precision_on(device, precision) == Precision::BF16 ? ", bf16 products" : "";
   if (device.is_cpu())
-    return "cpu " + cpu_model() + ", " + std::to_string(num_threads()) + " threads, " + cpu_kernel() + bf16;
+    return "cpu " + cpu_model() + ", " + std::to_string(num_threads()) + " threads, " + cpu_kernel() + bf16 +
+           (bf16.empty() ? "" : " (" + std::string(cpu::bf16_kernel()) + ")");
   return "cuda " + cuda::properties(device.index).name + bf16;
 }
 
@@ -144,8 +146,14 @@ MachinePeak cpu_bound(int threads, Precision precision) {
   const auto [lanes, isa] = has_flag(flags, "avx512f") ? std::pair{16, "AVX-512"}
                             : has_flag(flags, "avx2")  ? std::pair{8, "AVX2"}
                                                        : std::pair{4, "SSE"};
-  const int fma_units = 2;
   const bool pairs = precision_on(Device::cpu(), precision) == Precision::BF16;  // vdpbf16ps: 2 products a lane
+  if (pairs && cpu::cpu_has_amx_bf16()) {  // a 16 x 16 x 32 tile product (16,384 flops) each 16 cycles a core
+    bound.bound_gflops = double(threads) * 1024 * ghz;
+    bound.bound = std::to_string(threads) + (threads == 1 ? " thread" : " threads") +
+                  " × AMX tiles, 1,024 bf16 flops a cycle × " + fixed(ghz, 2) + " GHz";
+    return bound;
+  }
+  const int fma_units = 2;
   bound.bound_gflops = double(threads) * lanes * fma_units * 2 * ghz * (pairs ? 2 : 1);
   bound.bound = std::to_string(threads) + (threads == 1 ? " thread" : " threads") + " × " + std::to_string(lanes) +
                 (pairs ? " lanes of bf16 pairs (AVX512_BF16) × 2 products" : " FP32 lanes (" + std::string(isa) + ")") +

@@ -41,7 +41,8 @@ std::string describe(const MachinePeak& peak);
 // The CPU bound of `threads` threads from /proc/cpuinfo (and cpufreq's maximum clock where the
 // kernel exposes it), assuming two FMA units a core, as current x86 server cores have; a
 // MachinePeak with only bound_gflops and bound set, both empty when the clock is unknown.
-// With bf16 products (precision_on the CPU: AVX512_BF16) each lane multiplies a pair, twice FP32's.
+// With bf16 products (precision_on the CPU: AVX512_BF16) each lane multiplies a pair, twice FP32's;
+// with AMX-BF16, a core's tiles do 1,024 flops a cycle.
 MachinePeak cpu_bound(int threads, Precision precision = Precision::FP32);
 
 // $XDG_CACHE_HOME/plexus/machine-peak.json, else $HOME/.cache/plexus/machine-peak.json; ""

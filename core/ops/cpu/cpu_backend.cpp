@@ -621,9 +621,11 @@ class CpuBackend final : public Backend {
     const int64_t og = p.oc / p.groups, kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
     const int64_t out_plane = e.max_pool ? pool.oh * pool.ow : plane;
     const cpu::ConvShape shape = conv_shape(g);
-    // In bf16 every convolution is im2col and our bf16 product (gemm_with), with the epilogue after.
+    // In bf16 an unpadded stride-1 convolution reads its image as FP32 does (conv_forward_image_bf16);
+    // any other is im2col and our bf16 product (gemm_with), with the epilogue after.
     const bool bf16 = cpu::bf16_products();
     const bool by_grid = !bf16 && cpu::conv_by_grid(shape);
+    const bool bf16_cols = bf16 && cpu::conv_by_grid(shape);
     const cpu::ConvGrid grid = cpu::conv_grid(shape);
     int64_t* offsets = by_grid ? thread_buffer<kOffsets, int64_t>(kdim) : nullptr;
     float* wt = by_grid ? thread_buffer<kWeightT>(p.oc * kdim) : nullptr;
@@ -636,17 +638,20 @@ class CpuBackend final : public Backend {
       float* conv_out = e.max_pool ? thread_buffer<kConvOut>(og * plane) : nullptr;
       float* image = by_grid ? thread_buffer<kGrid>(grid.floats) : nullptr;
       float* rows = by_grid ? thread_buffer<kGridRows>(og * grid.columns) : nullptr;
-      float* cols = bf16 ? thread_buffer<kCols>(kdim * plane) : nullptr;
+      float* cols = bf16_cols ? thread_buffer<kCols>(kdim * plane) : nullptr;
       for (int64_t i = begin; i < end; ++i)
         for (int64_t grp = 0; grp < p.groups; ++grp) {
           const int64_t first = (i * p.oc + grp * og) * out_plane;
           float* dest = e.max_pool ? conv_out : out + first;
           const float* img = x + (i * p.c + grp * g.c) * g.h * g.w;
           const float* b = bias ? bias + grp * og : nullptr;
-          if (bf16) {
+          if (bf16_cols) {
             im2col(cols, img, g);
             gemm_with(true, false, false, og, plane, kdim, 1.f, w + grp * og * kdim, kdim, cols, plane, 0.f, dest, plane);
             if (b || e.relu) add_bias_relu(dest, b, og, plane, e.relu);
+          } else if (bf16) {
+            cpu::conv_forward_image_bf16(dest, img, w + grp * og * kdim, og, shape, b, e.relu,
+                                         cpu::own_sgemm_thread_workspace());
           } else if (by_grid) {
             cpu::to_conv_grid(image, img, shape, grid);
             cpu::conv_forward_grid(rows, image, offsets, wt + grp * og * kdim, og, grid);
@@ -673,8 +678,9 @@ class CpuBackend final : public Backend {
       return;
     }
     const cpu::ConvShape shape = conv_shape(g);
-    const bool bf16 = cpu::bf16_products();  // im2col and our bf16 product, as the forward
+    const bool bf16 = cpu::bf16_products();  // as the forward
     const bool by_grid = !bf16 && cpu::conv_by_grid(shape);
+    const bool bf16_cols = bf16 && cpu::conv_by_grid(shape);
     const cpu::ConvGrid grid = cpu::conv_grid(shape);
     const bool gw_grid = gw && by_grid;
     int64_t* offsets = gw_grid ? thread_buffer<kOffsets, int64_t>(kdim) : nullptr;
@@ -695,7 +701,7 @@ class CpuBackend final : public Backend {
     const int parts = parallel_parts(p.n, 1, kConvBackwardChunksPerThread);
     const GradSlots slots(parts, gw, p.oc * kdim, gb, p.oc);
     parallel_for_chunks(p.n, 1, [&](int chunk, int64_t begin, int64_t end) {
-      float* cols = (gx && !gx_forward) || (gw && bf16) ? thread_buffer<kCols>(kdim * plane) : nullptr;
+      float* cols = (gx && !gx_forward) || (gw && bf16_cols) ? thread_buffer<kCols>(kdim * plane) : nullptr;
       // The gradient of the conv output (before ReLU and pooling), one image at a time.
       float* gconv = e.relu || e.max_pool ? thread_buffer<kConvOut>(og * plane) : nullptr;
       float* image = gw_grid ? thread_buffer<kGrid>(grid.floats) : nullptr;
@@ -727,10 +733,13 @@ class CpuBackend final : public Backend {
             cpu::plane_to_grid(grad_rows, gi, og, shape, grid);
             cpu::conv_weight_grad_grid(gwt + grp * og * kdim, image, offsets, grad_rows, og, shape, grid,
                                        cpu::own_sgemm_thread_workspace(), add);
-          } else if (gw && bf16) {  // dW (+)= dY · colsᵀ
+          } else if (gw && bf16_cols) {  // dW (+)= dY · colsᵀ
             im2col(cols, img_x, g);
             gemm_with(true, false, true, og, kdim, plane, 1.f, gi, plane, cols, plane, add ? 1.f : 0.f,
                       gw_chunk + grp * og * kdim, kdim);
+          } else if (gw && bf16) {
+            cpu::conv_weight_grad_image_bf16(gw_chunk + grp * og * kdim, gi, img_x, og, shape,
+                                             cpu::own_sgemm_thread_workspace(), add);
           } else if (gw) {  // dW (+)= dY · colsᵀ
             cpu::conv_weight_grad_image(gw_chunk + grp * og * kdim, gi, img_x, og, shape,
                                         cpu::own_sgemm_thread_workspace(), add);

@@ -21,6 +21,7 @@
 #include <cstdint>
 
 #include "ops/cpu/avx512_tile.h"
+#include "ops/cpu/conv_taps.h"
 #include "ops/cpu/sbgemm.h"
 #include "ops/cpu/sgemm.h"
 
@@ -112,8 +113,8 @@ void pack_a(int32_t* packed, bool ta, const float* a, int64_t lda, int64_t m, in
 }
 
 // acc[0..MR) += A's tile · panel over `pairs` pairs.
-template <int MR>
-void tile(const TileAt& at, int64_t pairs, const int32_t* a, const __m512i* panel, const StoreScaled& store) {
+template <int MR, class Store>
+void tile(const TileAt& at, int64_t pairs, const int32_t* a, const __m512i* panel, const Store& store) {
   __m512 acc[MR][2];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
@@ -129,29 +130,29 @@ void tile(const TileAt& at, int64_t pairs, const int32_t* a, const __m512i* pane
   store(acc, at);
 }
 
-template <int MR = kMR>
-void tile_rows(int rows, const TileAt& at, int64_t pairs, const int32_t* a, const __m512i* panel,
-               const StoreScaled& store) {
+template <int MR = kMR, class Store>
+void tile_rows(int rows, const TileAt& at, int64_t pairs, const int32_t* a, const __m512i* panel, const Store& store) {
   if constexpr (MR > 1)
     if (rows < MR) return tile_rows<MR - 1>(rows, at, pairs, a, panel, store);
   tile<MR>(at, pairs, a, panel, store);
 }
 
-}  // namespace
-
-void own_sbgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-                const float* b, int64_t ldb, float beta, float* c, int64_t ldc, float* workspace) {
+// C (m x n) = op(A) · op(B) by vdpbf16ps tiles, where pack_b(panel, k0, kc, j0, nr) packs pairs
+// q < pairs_of(kc) of op(B)'s rows k0 .. k0 + kc, columns j0 .. j0 + nr, as pack_panel does, and
+// store(acc, at) writes each register tile (later depth blocks adding onto the first's).
+template <class PackB, class Store>
+void dp_product(int64_t m, int64_t n, int64_t k, bool ta, const float* a, int64_t lda, PackB&& pack_b,
+                const Store& store, float* workspace) {
   const int64_t depth = depth_block(k);
   // Pairs are 32 bits, as floats: the thread's buffer for A holds them as it holds floats.
   auto* packed = reinterpret_cast<int32_t*>(own_sgemm_thread_packed_a(packed_rows(m) * pairs_of(depth) + 16));
   auto* panel = reinterpret_cast<__m512i*>(workspace);
-  const StoreScaled store{c, ldc, alpha, beta};
   for (int64_t k0 = 0; k0 < k; k0 += depth) {
     const int64_t kc = smaller(depth, k - k0), pairs = pairs_of(kc);
     pack_a(packed, ta, a, lda, m, k0, kc);
     for (int64_t j0 = 0; j0 < n; j0 += kNR) {
       const int64_t nr = smaller(kNR, n - j0);
-      pack_panel(panel, tb, b, ldb, k0, kc, j0, nr);
+      pack_b(panel, k0, kc, j0, nr);
       const int32_t* tile_a = packed;
       for (int64_t i0 = 0; i0 < m; i0 += kMR, tile_a += pairs * kMR) {
         const TileAt at{i0, j0, k0, kc, first_lanes(nr), first_lanes(nr - 16), k0 == 0, k0 + kc >= k};
@@ -159,6 +160,205 @@ void own_sbgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, 
       }
     }
   }
+}
+
+#if defined(__AMX_BF16__)
+// ---- AMX: the same pairs, multiplied 16 x 16 x 16 at a time ----------------------------------
+// tdpbf16ps multiplies a tile of A (16 rows of 16 pairs, 64 bytes a row) by one of B (16 pairs of
+// 16 columns, a column's pair in each 32-bit lane) into 16 x 16 FP32 sums, rounding and summing as
+// vdpbf16ps does, 16 times its work. B's panels are packed as above, so the two halves of a panel
+// are B tiles 128 bytes apart; A is packed row by row instead (row i's pairs in order), and each
+// A tile is 16 of those rows. A register block is 32 x 32 of C: tiles 0-3 sum it, 4-5 hold A's two
+// row tiles and 6-7 the panel's halves.
+
+constexpr int64_t kAmxDepth = 512;  // per block: a panel of 256 pairs x 32 columns is the 32 KiB workspace
+static_assert(kAmxDepth / 2 * kNR <= kOwnSgemmWorkspace);
+constexpr int64_t kTilePairs = 16;  // pairs per row of an A tile and rows of a B tile
+
+// Every tile 16 rows of 64 bytes (palette 1). Static, so that the whole of it is in memory when
+// ldtilecfg reads it (the intrinsic tells the compiler it reads 8 bytes).
+struct TileConfig {
+  uint8_t palette, start_row, reserved[14];
+  uint16_t bytes_per_row[16];
+  uint8_t rows[16];
+};
+constexpr TileConfig kTiles{1, 0, {}, {64, 64, 64, 64, 64, 64, 64, 64}, {16, 16, 16, 16, 16, 16, 16, 16}};
+
+// The depth of each block: equal but for the last, whole tiles of 32 k but for the last.
+int64_t amx_depth_block(int64_t k) {
+  const int64_t blocks = (k + kAmxDepth - 1) / kAmxDepth;
+  return ((k + blocks - 1) / blocks + 2 * kTilePairs - 1) / (2 * kTilePairs) * (2 * kTilePairs);
+}
+
+// The pairs of a block of depth kc, padded with zeros to whole tiles.
+int64_t tile_pairs(int64_t kc) { return (kc + 2 * kTilePairs - 1) / (2 * kTilePairs) * kTilePairs; }
+
+// op(A)[0 .. m)[k0 .. k0 + kc) row by row, row i's tile_pairs(kc) pairs at packed + i * that;
+// rows up to a whole tile of 16 and pairs past kc are zeros.
+void pack_a_rows(int32_t* packed, bool ta, const float* a, int64_t lda, int64_t m, int64_t k0, int64_t kc) {
+  const int64_t pairs = tile_pairs(kc);
+  for (int64_t i0 = 0; i0 < m; i0 += 16) {
+    const int64_t rows = smaller(16, m - i0);
+    for (int64_t q0 = 0; q0 < pairs; q0 += kTilePairs) {
+      __m512 r[16];
+      if (ta) {  // op(A)[i][k] = a[k * lda + i]: pairs across rows, lane r row i0 + r, turned into rows
+        for (int q = 0; q < 16; ++q) r[q] = _mm512_setzero_ps();
+        pack_across_rows(a, lda, k0 + 2 * q0, smaller(2 * kTilePairs, kc - 2 * q0), i0, first_lanes(rows),
+                         [&](int64_t q, __m512i v) { r[q] = _mm512_castsi512_ps(v); });
+        transpose16(r);
+      } else {
+        for (int i = 0; i < 16; ++i)
+          r[i] = i < rows ? pairs_along(a + (i0 + i) * lda + k0 + 2 * q0, kc - 2 * q0) : _mm512_setzero_ps();
+      }
+      for (int i = 0; i < 16; ++i) _mm512_store_si512(packed + (i0 + i) * pairs + q0, _mm512_castps_si512(r[i]));
+    }
+  }
+}
+
+// sums [32][32] (or its first 16 rows when A_TILES is 1) = A's row tiles · the panel over
+// `pairs` pairs; A's rows are `pairs` pairs apart.
+template <int A_TILES>
+void amx_block(float* sums, const int32_t* a, const __m512i* panel, int64_t pairs) {
+  const int64_t a_stride = pairs * 4;  // bytes
+  _tile_zero(0);
+  _tile_zero(1);
+  if constexpr (A_TILES == 2) {
+    _tile_zero(2);
+    _tile_zero(3);
+  }
+  for (int64_t q = 0; q < pairs; q += kTilePairs, a += kTilePairs, panel += 2 * kTilePairs) {
+    _tile_loadd(6, panel, 128);
+    _tile_loadd(7, panel + 1, 128);
+    _tile_loadd(4, a, a_stride);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    if constexpr (A_TILES == 2) {
+      _tile_loadd(5, a + 16 * pairs, a_stride);
+      _tile_dpbf16ps(2, 5, 6);
+      _tile_dpbf16ps(3, 5, 7);
+    }
+  }
+  _tile_stored(0, sums, 128);
+  _tile_stored(1, sums + 16, 128);
+  if constexpr (A_TILES == 2) {
+    _tile_stored(2, sums + 16 * 32, 128);
+    _tile_stored(3, sums + 16 * 32 + 16, 128);
+  }
+}
+
+// dp_product by AMX tiles, pack_b and store as there.
+template <class PackB, class Store>
+void amx_product(int64_t m, int64_t n, int64_t k, bool ta, const float* a, int64_t lda, PackB&& pack_b,
+                 const Store& store, float* workspace) {
+  const int64_t depth = amx_depth_block(k);
+  auto* packed = reinterpret_cast<int32_t*>(own_sgemm_thread_packed_a((m + 15) / 16 * 16 * tile_pairs(depth)));
+  auto* panel = reinterpret_cast<__m512i*>(workspace);
+  alignas(64) float sums[32 * 32];
+  _tile_loadconfig(&kTiles);
+  for (int64_t k0 = 0; k0 < k; k0 += depth) {
+    const int64_t kc = smaller(depth, k - k0), pairs = tile_pairs(kc);
+    pack_a_rows(packed, ta, a, lda, m, k0, kc);
+    for (int64_t j0 = 0; j0 < n; j0 += kNR) {
+      const int64_t nr = smaller(kNR, n - j0);
+      pack_b(panel, k0, kc, j0, nr);
+      for (int64_t q = pairs_of(kc); q < pairs; ++q) panel[2 * q] = panel[2 * q + 1] = _mm512_setzero_si512();
+      // The tile loads read the packing's stores, which the intrinsics do not tell the compiler.
+      asm volatile("" ::: "memory");
+      for (int64_t i0 = 0; i0 < m; i0 += 32) {
+        const int rows = int(smaller(32, m - i0));
+        if (rows > 16)
+          amx_block<2>(sums, packed + i0 * pairs, panel, pairs);
+        else
+          amx_block<1>(sums, packed + i0 * pairs, panel, pairs);
+        for (int i = 0; i < rows; ++i) {
+          const __m512 row[1][2] = {{_mm512_load_ps(sums + i * 32), _mm512_load_ps(sums + i * 32 + 16)}};
+          store(row, TileAt{i0 + i, j0, k0, kc, first_lanes(nr), first_lanes(nr - 16), k0 == 0, k0 + kc >= k});
+        }
+      }
+    }
+  }
+  _tile_release();
+}
+#endif
+
+// The product by AMX where the CPU has it, else by vdpbf16ps.
+template <class PackB, class Store>
+void bf16_product(int64_t m, int64_t n, int64_t k, bool ta, const float* a, int64_t lda, PackB&& pack_b,
+                  const Store& store, float* workspace) {
+#if defined(__AMX_BF16__)
+  if (cpu_has_amx_bf16()) return amx_product(m, n, k, ta, a, lda, pack_b, store, workspace);
+#endif
+  dp_product(m, n, k, ta, a, lda, pack_b, store, workspace);
+}
+
+}  // namespace
+
+void own_sbgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                const float* b, int64_t ldb, float beta, float* c, int64_t ldc, float* workspace) {
+  auto pack_b = [&](__m512i* panel, int64_t k0, int64_t kc, int64_t j0, int64_t nr) {
+    pack_panel(panel, tb, b, ldb, k0, kc, j0, nr);
+  };
+  bf16_product(m, n, k, ta, a, lda, pack_b, StoreScaled{c, ldc, alpha, beta}, workspace);
+}
+
+void conv_forward_image_bf16(float* out, const float* img, const float* w, int64_t og, const ConvShape& g,
+                             const float* bias, bool relu, float* workspace) {
+  const int64_t kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
+  // Pair q of a panel: im2col rows k0 + 2q and k0 + 2q + 1 at output positions j0 .. j0 + 32.
+  auto pack_b = [&](__m512i* panel, int64_t k0, int64_t kc, int64_t j0, int64_t) {
+    with_reader(ColsRow(g, j0), [&](const auto& lo) {
+      with_reader(ColsRow(g, j0 + 16), [&](const auto& hi) {
+        KernelTap t(g, k0);
+        for (int64_t q = 0; q < pairs_of(kc); ++q) {
+          const __m512 even0 = lo.load(img + t.offset), even1 = hi.load(img + t.offset);
+          t.next(g);
+          __m512 odd0 = _mm512_setzero_ps(), odd1 = _mm512_setzero_ps();
+          if (2 * q + 1 < kc) {
+            odd0 = lo.load(img + t.offset);
+            odd1 = hi.load(img + t.offset);
+            t.next(g);
+          }
+          _mm512_store_si512(panel + 2 * q, interleave_pairs(even0, odd0));
+          _mm512_store_si512(panel + 2 * q + 1, interleave_pairs(even1, odd1));
+        }
+      });
+    });
+  };
+  bf16_product(og, plane, kdim, false, w, kdim, pack_b, StoreConv{out, plane, bias, relu}, workspace);
+}
+
+void conv_weight_grad_image_bf16(float* gw, const float* gout, const float* img, int64_t og, const ConvShape& g,
+                                 float* workspace, bool accumulate) {
+  const int64_t kdim = g.c * g.kh * g.kw, plane = g.oh * g.ow;
+  // gw (+)= gout · colsᵀ: pair q of a panel holds output positions k0 + 2q and k0 + 2q + 1 of
+  // im2col rows j0 .. j0 + 32. Each row's 32 positions are read as 16 pairs along it, and 16
+  // rows' pairs transposed in registers. Positions past the depth block are the next block's:
+  // their pairs are dropped (a block's depth is even but for the last, which ends the plane).
+  auto pack_b = [&](__m512i* panel, int64_t k0, int64_t kc, int64_t j0, int64_t nr) {
+    int64_t tap[kNR];  // the image offset of each column's tap
+    tap_offsets(tap, g, j0, nr);
+    for (int64_t p = 0; p < kc; p += 32) {
+      const int64_t pairs = smaller(16, pairs_of(kc - p));
+      with_reader(ColsRow(g, k0 + p), [&](const auto& lo) {
+        with_reader(ColsRow(g, k0 + p + 16), [&](const auto& hi) {
+          for (int half = 0; half < 2; ++half) {
+            __m512 r[16];
+            for (int j = 0; j < 16; ++j) {
+              const int64_t col = half * 16 + j;
+              r[j] = col < nr ? _mm512_castsi512_ps(
+                                    (__m512i)_mm512_cvtne2ps_pbh(hi.load(img + tap[col]), lo.load(img + tap[col])))
+                              : _mm512_setzero_ps();
+            }
+            transpose16(r);
+            for (int64_t q = 0; q < pairs; ++q)
+              _mm512_store_si512(panel + (p / 2 + q) * 2 + half, _mm512_castps_si512(r[q]));
+          }
+        });
+      });
+    }
+  };
+  bf16_product(og, kdim, plane, false, gout, plane, pack_b, StoreScaled{gw, kdim, 1.f, accumulate ? 1.f : 0.f},
+               workspace);
 }
 
 }  // namespace plexus::cpu

@@ -11,7 +11,8 @@
 // Two further checks pin the kernel down, not just the bound: its result equals the product of
 // the operands rounded to bfloat16 (to nearest, ties to even, in software here) up to FP32's
 // summation error alone, and with PLEXUS_CPU_BF16=off (a CPU without AVX512_BF16) a bf16 run
-// gives the FP32 result bit for bit. On a CPU without AVX512_BF16 every test skips.
+// gives the FP32 result bit for bit. On a CPU without AVX512_BF16 every test skips. On one with
+// AMX the products are checked with its tile kernel and with vdpbf16ps (PLEXUS_CPU_AMX=off).
 #include "support/check.h"
 
 #include <cmath>
@@ -57,6 +58,14 @@ std::vector<float> rounded(std::vector<float> v) {
 std::vector<float> absolute(std::vector<float> v) {
   for (float& x : v) x = std::fabs(x);
   return v;
+}
+
+// f(kernel name) with each bf16 kernel this CPU has switched on in turn.
+template <class F>
+void for_each_kernel(F&& f) {
+  if (cpu::cpu_has_amx_bf16()) f("AMX");
+  const testing::ScopedEnv off("PLEXUS_CPU_AMX", "off");
+  f("AVX512_BF16");
 }
 
 struct Case {
@@ -165,51 +174,71 @@ void check_layer(const std::vector<Tensor>& inputs, const Tensor& r, int64_t dep
 
 }  // namespace
 
-// Shapes around every edge of the kernel: 12-row tiles (and the short ones after), 16- and
-// 32-column halves and panels, odd depths (a pair with one k), 32-deep transposes, 256-deep
-// blocks; every transpose.
+// Shapes around every edge of the kernels: 12-row tiles (and the short ones after), AMX's 16- and
+// 32-row blocks, 16- and 32-column halves and panels, odd depths (a pair with one k), 32-deep
+// transposes and tiles, 256- and 512-deep blocks; every transpose.
 TEST(productWithinBf16BoundEveryTranspose) {
   if (!cpu::cpu_has_bf16_products()) SKIP(kNoBf16);
-  std::mt19937 rng(49);
-  const int64_t ms[] = {1, 5, 12, 13, 25, 100};
-  const int64_t ns[] = {1, 15, 17, 32, 33, 70};
-  const int64_t ks[] = {1, 2, 3, 31, 33, 255, 257, 513, 784};
-  int cases = 0;
-  for (const bool ta : {false, true})
-    for (const bool tb : {false, true})
-      for (const int64_t m : ms)
-        for (const int64_t n : ns)
-          for (const int64_t k : ks) {
-            if ((m * n * k) % 7 != 0 && m * n * k > 20000) continue;  // a spread of the large ones
-            const Case c{ta, tb, m, n, k, 1.f, 0.f};
-            const std::string failed = check_case(c, rng);
-            VERIFY2(failed.empty(), cat(describe(c), ": ", failed));
-            ++cases;
-          }
-  VERIFY(cases > 300);
+  for_each_kernel([](const char* kernel) {
+    std::mt19937 rng(49);
+    const int64_t ms[] = {1, 5, 12, 13, 16, 17, 25, 32, 33, 100};
+    const int64_t ns[] = {1, 15, 17, 32, 33, 70};
+    const int64_t ks[] = {1, 2, 3, 31, 32, 33, 255, 257, 513, 784, 1100};
+    int cases = 0;
+    for (const bool ta : {false, true})
+      for (const bool tb : {false, true})
+        for (const int64_t m : ms)
+          for (const int64_t n : ns)
+            for (const int64_t k : ks) {
+              if ((m * n * k) % 7 != 0 && m * n * k > 20000) continue;  // a spread of the large ones
+              const Case c{ta, tb, m, n, k, 1.f, 0.f};
+              const std::string failed = check_case(c, rng);
+              VERIFY2(failed.empty(), cat(kernel, " ", describe(c), ": ", failed));
+              ++cases;
+            }
+    VERIFY(cases > 300);
+  });
 }
 
 TEST(alphaAndBeta) {
   if (!cpu::cpu_has_bf16_products()) SKIP(kNoBf16);
-  std::mt19937 rng(7);
-  for (const float alpha : {1.f, -0.5f, 3.f})
-    for (const float beta : {0.f, 1.f, -2.f})
-      for (const bool ta : {false, true}) {
-        const Case c{ta, !ta, 27, 45, 300, alpha, beta};
-        const std::string failed = check_case(c, rng);
-        VERIFY2(failed.empty(), cat(describe(c), ": ", failed));
-      }
+  for_each_kernel([](const char* kernel) {
+    std::mt19937 rng(7);
+    for (const float alpha : {1.f, -0.5f, 3.f})
+      for (const float beta : {0.f, 1.f, -2.f})
+        for (const bool ta : {false, true})
+          for (const int64_t k : {300, 1100}) {  // one depth block and three
+            const Case c{ta, !ta, 27, 45, k, alpha, beta};
+            const std::string failed = check_case(c, rng);
+            VERIFY2(failed.empty(), cat(kernel, " ", describe(c), ": ", failed));
+          }
+  });
 }
 
 // A depth as large as the bound is stated for, and a training step's products (MNIST MLP).
 TEST(trainingShapesAndDeepProducts) {
   if (!cpu::cpu_has_bf16_products()) SKIP(kNoBf16);
-  std::mt19937 rng(3);
-  for (const Case& c : {Case{false, true, 100, 1024, 784, 1.f, 0.f}, Case{true, false, 1024, 784, 100, 1.f, 0.f},
-                        Case{false, false, 100, 784, 1024, 1.f, 0.f}, Case{false, false, 9, 20, 3000, 1.f, 1.f}}) {
-    const std::string failed = check_case(c, rng);
-    VERIFY2(failed.empty(), cat(describe(c), ": ", failed));
+  for_each_kernel([](const char* kernel) {
+    std::mt19937 rng(3);
+    for (const Case& c : {Case{false, true, 100, 1024, 784, 1.f, 0.f}, Case{true, false, 1024, 784, 100, 1.f, 0.f},
+                          Case{false, false, 100, 784, 1024, 1.f, 0.f}, Case{false, false, 9, 20, 3000, 1.f, 1.f}}) {
+      const std::string failed = check_case(c, rng);
+      VERIFY2(failed.empty(), cat(kernel, " ", describe(c), ": ", failed));
+    }
+  });
+}
+
+// Where the CPU has AMX-BF16 the bf16 products use it, and PLEXUS_CPU_AMX=off turns it off.
+TEST(amxChosenWhereTheCpuHasIt) {
+  if (!cpu::cpu_has_bf16_products()) SKIP(kNoBf16);
+  if (!cpu::cpu_has_amx_bf16()) {
+    VERIFY(std::string(cpu::bf16_kernel()) == "AVX512_BF16");
+    SKIP("skipped: no AMX-BF16 (or the kernel does not grant its tiles)");
   }
+  VERIFY(std::string(cpu::bf16_kernel()) == "AMX");
+  const testing::ScopedEnv off("PLEXUS_CPU_AMX", "off");
+  VERIFY(!cpu::cpu_has_amx_bf16());
+  VERIFY(std::string(cpu::bf16_kernel()) == "AVX512_BF16");
 }
 
 // Linear's forward and both gradients (the backend's gemm, split over threads), bf16 against FP32.
