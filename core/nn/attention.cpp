@@ -31,6 +31,13 @@ void check_attention_shapes(const Tensor& q, const Tensor& k, bool causal, const
     throw ShapeError("scaled_dot_product_attention: expected key_lengths [" + std::to_string(q.shape()[0]) +
                      "], one per example, got " + to_string(key_lengths.shape()));
 }
+
+// Whether attention over `keys` keys with heads of D = d runs as one fused op on `device`: the
+// fused kernels need keys, 0 < D <= the device's limit and no dropout on the weights.
+bool takes_fused_path(Device device, int64_t keys, int64_t d, float dropout_p, bool training) {
+  return functional::fused_attention_enabled() && keys > 0 && d > 0 &&
+         d <= backend(device).max_fused_attention_dim() && (dropout_p == 0.f || !training);
+}
 }  // namespace
 
 Tensor functional::attention_weights(const Tensor& q, const Tensor& k, bool causal, const Tensor& key_lengths) {
@@ -64,9 +71,8 @@ Tensor functional::scaled_dot_product_attention(const Tensor& q, const Tensor& k
                      (causal ? " with S = T (causal)" : "") + ", got " + to_string(q.shape()) + ", " +
                      to_string(k.shape()) + ", " + to_string(v.shape()));
   check_attention_shapes(q, k, causal, key_lengths);
-  // The fused kernels need a batch dim (key_lengths index it), keys and 0 < D <= the device's limit.
-  if (fused_attention_enabled() && q.dim() >= 3 && k.shape()[k.dim() - 2] > 0 && q.shape().back() > 0 &&
-      q.shape().back() <= backend(q.device()).max_fused_attention_dim() && (dropout_p == 0.f || !training))
+  // The fused kernels need a batch dim too (key_lengths index it).
+  if (q.dim() >= 3 && takes_fused_path(q.device(), k.shape()[k.dim() - 2], q.shape().back(), dropout_p, training))
     return fused_attention(q, k, v, causal, key_lengths);
   const Tensor weights = attention_weights(q, k, causal, key_lengths);
   return matmul(dropout(weights, dropout_p, training, gen), v);
@@ -116,6 +122,14 @@ Tensor MultiheadAttention::forward(const Tensor& x) { return forward(x, x, x); }
 
 Tensor MultiheadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                    const Tensor& key_lengths) {
+  const int64_t d = embed_dim_ / num_heads_;
+  if (query.is_same(key) && key.is_same(value) && query.dim() == 3 &&
+      takes_fused_path(query.device(), query.shape()[1], d, dropout_, is_training())) {
+    // Self-attention fused from the one projection of q, k and v: no head copied out and back.
+    check_input(query, "query");
+    const Tensor qkv = functional::linear(query, in_proj_weight, in_proj_bias);
+    return out_proj->forward(fused_self_attention(qkv, num_heads_, causal_, key_lengths));
+  }
   const auto [q, k, v] = heads(query, key, value);
   return attend(q, k, v, key_lengths);
 }

@@ -40,7 +40,11 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
                                     1.f / std::sqrt(float(d)),
                                     causal,
                                     lengths.defined() ? lengths.data() : nullptr,
-                                    batch / q.shape()[0]};
+                                    batch / q.shape()[0],
+                                    1,
+                                    {t * d, 0, d},
+                                    {s * d, 0, d},
+                                    {t * d, 0, d}};
   const Tensor qc = contiguous_data(q), kc = contiguous_data(k), vc = contiguous_data(v);
   Tensor lse = empty({batch, t}, q.device());
   backend(q.device()).attention_forward(out.data(), lse.data(), qc.data(), kc.data(), vc.data(), p);
@@ -56,6 +60,58 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
                                   ov.data(), lse.data(), p);
           return {dq, dk, dv};
         });
+  return out;
+}
+
+Tensor fused_self_attention(const Tensor& qkv, int64_t heads, bool causal, const Tensor& key_lengths) {
+  if (qkv.dim() != 3 || heads < 1 || qkv.shape()[2] % (3 * heads) != 0 || qkv.shape()[2] == 0)
+    throw ShapeError("fused_self_attention: expected qkv [N, T, 3·H·D] for " + std::to_string(heads) +
+                     " heads, got " + to_string(qkv.shape()));
+  const int64_t n = qkv.shape()[0], t = qkv.shape()[1], width = qkv.shape()[2] / 3, d = width / heads;
+  Backend& be = backend(qkv.device());
+  if (!be.strided_attention()) {
+    // Each head of q, k and v copied out dense, [N, H, T, D], and the result back to [N, T, H·D].
+    const Tensor split = qkv.reshape({n, t, 3, heads, d}).permute({2, 0, 3, 1, 4});
+    auto part = [&split](int64_t i) { return squeeze(narrow(split, 0, i, 1), 0); };
+    return fused_attention(part(0), part(1), part(2), causal, key_lengths).permute({0, 2, 1, 3}).reshape({n, t, width});
+  }
+  if (key_lengths.defined() && key_lengths.shape() != Shape{n})
+    throw ShapeError("fused_self_attention: expected key_lengths [" + std::to_string(n) + "], one per example, got " +
+                     to_string(key_lengths.shape()));
+  check_same_device("fused_self_attention", {qkv, key_lengths});
+  if (n == 0 || t == 0) return zeros({n, t, width}, qkv.device());
+  const Tensor lengths = key_lengths.defined() ? contiguous_data(key_lengths) : Tensor();
+  // Batch row n·H + h reads head h of example n where the projection wrote it.
+  const Backend::AttentionStrides packed{t * 3 * width, d, 3 * width};
+  const Backend::AttentionProblem p{n * heads,
+                                    t,
+                                    t,
+                                    d,
+                                    1.f / std::sqrt(float(d)),
+                                    causal,
+                                    lengths.defined() ? lengths.data() : nullptr,
+                                    heads,
+                                    heads,
+                                    packed,
+                                    packed,
+                                    {t * width, d, width}};
+  const Tensor in = contiguous_data(qkv);
+  Tensor out = empty({n, t, width}, qkv.device());
+  Tensor lse = empty({n * heads, t}, qkv.device());
+  const float* x = in.data();
+  be.attention_forward(out.data(), lse.data(), x, x + width, x + 2 * width, p);
+  if (needs_grad(qkv))
+    record(out, "fused_self_attention", {qkv},
+           [sin = Saved(in), so = Saved(out), lse, lengths, p, width](const Tensor& g) -> Grads {
+             const Tensor dout = contiguous_data(g), xv = sin.get();
+             Tensor dx = empty(xv.shape(), g.device());
+             const float* x = xv.data();
+             float* dxp = dx.data();
+             backend(g.device())
+                 .attention_backward(dxp, dxp + width, dxp + 2 * width, dout.data(), x, x + width, x + 2 * width,
+                                     so.get().data(), lse.data(), p);
+             return {dx};
+           });
   return out;
 }
 

@@ -12,4 +12,10 @@ namespace plexus {
 Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
                        const Tensor& key_lengths = Tensor());
 
+// fused_attention of a self-attention's heads straight from its packed projection: qkv [N, T,
+// 3·H·D] holds q, k and v of each position, each as H heads of D, and the result is [N, T, H·D],
+// heads side by side. Where the backend's kernels take strides no head is copied, forward or
+// backward (the gradient is one [N, T, 3·H·D] tensor); elsewhere the heads are copied out dense.
+Tensor fused_self_attention(const Tensor& qkv, int64_t heads, bool causal, const Tensor& key_lengths = Tensor());
+
 }  // namespace plexus

@@ -175,16 +175,25 @@ class Backend {
 
   // Fused attention (ops/attention.cpp), softmax(scale · q·kᵀ) · v per batch row without the
   // [t, s] scores: q and out [batch, t, d], k and v [batch, s, d], lse [batch, t] (each query's
-  // log-sum-exp of its scaled scores, what backward recomputes the weights from), all contiguous.
+  // log-sum-exp of its scaled scores, what backward recomputes the weights from, contiguous).
   // `causal` (t = s): query i sees keys j <= i; key_lengths, when not null, [batch /
   // rows_per_length]: batch row b sees its first ceil(max(key_lengths[b / rows_per_length], 1))
   // keys only. The backward writes dq, dk and dv whole (keys no query sees get 0).
+  // Where a tensor's batch row b = n·heads + h starts, n·batch + h·head floats in, and how far
+  // apart its rows are: dense [batch, rows, d] is {rows·d, 0, d} with heads 1; the heads of a
+  // self-attention's packed projection [N, T, 3, H, d] are {T·3Hd, d, 3Hd}, so no head is copied
+  // out. A backend without strided_attention() is only given dense tensors.
+  struct AttentionStrides {
+    int64_t batch, head, row;
+  };
   struct AttentionProblem {
     int64_t batch, t, s, d;
     float scale;
     bool causal;
     const float* key_lengths;
     int64_t rows_per_length;
+    int64_t heads;
+    AttentionStrides q, kv, out;  // q and dq; k, v, dk and dv; out and dout
   };
   virtual void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
                                  const AttentionProblem& p) = 0;
@@ -193,6 +202,8 @@ class Backend {
   // The largest d the fused kernels take (the CUDA ones keep a row in registers); beyond it
   // scaled_dot_product_attention takes the unfused path.
   virtual int64_t max_fused_attention_dim() const { return INT64_MAX; }
+  // Whether the fused kernels follow AttentionProblem's strides (else every tensor is dense).
+  virtual bool strided_attention() const { return false; }
 
   // Fill `out` (any strides) from `gen`: the CPU draws every number from it; a device draws
   // one 64-bit key from it per call and runs a counter-based generator keyed by it.

@@ -115,6 +115,16 @@ float max_row(const float* x, int64_t n) {
   return max_row_baseline(x, n);
 }
 
+// Where batch row b of a tensor laid out as `st` starts.
+int64_t start(const Problem& p, const Backend::AttentionStrides& st, int64_t b) {
+  return b / p.heads * st.batch + b % p.heads * st.head;
+}
+
+// Zeros in the first `cols` floats of `rows` rows `ld` apart.
+void fill_rows(float* x, int64_t rows, int64_t cols, int64_t ld) {
+  for (int64_t r = 0; r < rows; ++r) std::fill(x + r * ld, x + r * ld + cols, 0.f);
+}
+
 // Batch rows split across the pool, each chunk with its own tile buffers.
 template <class F>
 void each_batch_row(const Problem& p, int64_t scratch_floats, F&& f) {
@@ -128,24 +138,24 @@ void each_batch_row(const Problem& p, int64_t scratch_floats, F&& f) {
 
 void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v, const Problem& p) {
   Backend& be = cpu_backend();
-  const int64_t t = p.t, s = p.s, d = p.d;
+  const int64_t t = p.t, d = p.d, lq = p.q.row, lkv = p.kv.row, lo = p.out.row;
   each_batch_row(p, kQueryTile * kKeyTile + 2 * kQueryTile, [&](int64_t b, float* scratch) {
     float* scores = scratch;
     float* row_max = scratch + kQueryTile * kKeyTile;
     float* row_sum = row_max + kQueryTile;
-    const float *qb = q + b * t * d, *kb = k + b * s * d, *vb = v + b * s * d;
-    float* ob = out + b * t * d;
+    const float *qb = q + start(p, p.q, b), *kb = k + start(p, p.kv, b), *vb = v + start(p, p.kv, b);
+    float* ob = out + start(p, p.out, b);
     const int64_t keys = visible_keys(p, b);
     for (int64_t i0 = 0; i0 < t; i0 += kQueryTile) {
       const int64_t rows = std::min(kQueryTile, t - i0);
       // Causal: the tiles right of the diagonal are never computed.
       const int64_t keys_end = p.causal ? std::min(keys, i0 + rows) : keys;
-      std::fill(ob + i0 * d, ob + (i0 + rows) * d, 0.f);
+      fill_rows(ob + i0 * lo, rows, d, lo);
       std::fill(row_max, row_max + rows, -std::numeric_limits<float>::infinity());
       std::fill(row_sum, row_sum + rows, 0.f);
       for (int64_t j0 = 0; j0 < keys_end; j0 += kKeyTile) {
         const int64_t cols = std::min(kKeyTile, keys_end - j0);
-        be.gemm(false, true, rows, cols, d, p.scale, qb + i0 * d, d, kb + j0 * d, d, 0.f, scores, cols);
+        be.gemm(false, true, rows, cols, d, p.scale, qb + i0 * lq, lq, kb + j0 * lkv, lkv, 0.f, scores, cols);
         for (int64_t r = 0; r < rows; ++r) {
           float* x = scores + r * cols;
           const int64_t seen = seen_in_tile(p, keys, i0 + r, j0, cols);
@@ -159,16 +169,16 @@ void attention_forward(float* out, float* lse, const float* q, const float* k, c
           if (m != row_max[r]) {
             const float shrink = row_sum[r] == 0.f ? 0.f : exp_nonpositive(row_max[r] - m);
             row_sum[r] *= shrink;
-            for (float* o = ob + (i0 + r) * d; o != ob + (i0 + r + 1) * d; ++o) *o *= shrink;
+            for (float* o = ob + (i0 + r) * lo; o != ob + (i0 + r) * lo + d; ++o) *o *= shrink;
             row_max[r] = m;
           }
           row_sum[r] += sum;
         }
-        be.gemm(false, false, rows, d, cols, 1.f, scores, cols, vb + j0 * d, d, 1.f, ob + i0 * d, d);
+        be.gemm(false, false, rows, d, cols, 1.f, scores, cols, vb + j0 * lkv, lkv, 1.f, ob + i0 * lo, lo);
       }
       for (int64_t r = 0; r < rows; ++r) {
         const float inv = 1.f / row_sum[r];
-        for (float* o = ob + (i0 + r) * d; o != ob + (i0 + r + 1) * d; ++o) *o *= inv;
+        for (float* o = ob + (i0 + r) * lo; o != ob + (i0 + r) * lo + d; ++o) *o *= inv;
         lse[b * t + i0 + r] = row_max[r] + std::log(row_sum[r]);
       }
     }
@@ -178,20 +188,20 @@ void attention_forward(float* out, float* lse, const float* q, const float* k, c
 void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
                         const float* v, const float* out, const float* lse, const Problem& p) {
   Backend& be = cpu_backend();
-  const int64_t t = p.t, s = p.s, d = p.d;
+  const int64_t t = p.t, s = p.s, d = p.d, lq = p.q.row, lkv = p.kv.row, lo = p.out.row;
   each_batch_row(p, 2 * kQueryTile * kKeyTile + t, [&](int64_t b, float* scratch) {
     float* probs = scratch;
     float* dscores = scratch + kQueryTile * kKeyTile;
     float* delta = dscores + kQueryTile * kKeyTile;
-    const float *qb = q + b * t * d, *kb = k + b * s * d, *vb = v + b * s * d;
-    const float *dob = dout + b * t * d, *ob = out + b * t * d, *lb = lse + b * t;
-    float *dqb = dq + b * t * d, *dkb = dk + b * s * d, *dvb = dv + b * s * d;
+    const float *qb = q + start(p, p.q, b), *kb = k + start(p, p.kv, b), *vb = v + start(p, p.kv, b);
+    const float *dob = dout + start(p, p.out, b), *ob = out + start(p, p.out, b), *lb = lse + b * t;
+    float *dqb = dq + start(p, p.q, b), *dkb = dk + start(p, p.kv, b), *dvb = dv + start(p, p.kv, b);
     // D_i = dO_i · O_i, the softmax derivative's row term Σ_j P_ij dP_ij.
     for (int64_t i = 0; i < t; ++i)
-      delta[i] = float(lane_sum(d, [&](int64_t c) { return double(dob[i * d + c]) * ob[i * d + c]; }));
-    std::fill(dqb, dqb + t * d, 0.f);
-    std::fill(dkb, dkb + s * d, 0.f);
-    std::fill(dvb, dvb + s * d, 0.f);
+      delta[i] = float(lane_sum(d, [&](int64_t c) { return double(dob[i * lo + c]) * ob[i * lo + c]; }));
+    fill_rows(dqb, t, d, lq);
+    fill_rows(dkb, s, d, lkv);
+    fill_rows(dvb, s, d, lkv);
     const int64_t keys = visible_keys(p, b);
     for (int64_t j0 = 0; j0 < keys; j0 += kKeyTile) {
       const int64_t cols = std::min(kKeyTile, keys - j0);
@@ -199,19 +209,19 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
       for (int64_t i0 = p.causal ? j0 / kQueryTile * kQueryTile : 0; i0 < t; i0 += kQueryTile) {
         const int64_t rows = std::min(kQueryTile, t - i0);
         // The weights again, from the scores and each query's log-sum-exp.
-        be.gemm(false, true, rows, cols, d, p.scale, qb + i0 * d, d, kb + j0 * d, d, 0.f, probs, cols);
+        be.gemm(false, true, rows, cols, d, p.scale, qb + i0 * lq, lq, kb + j0 * lkv, lkv, 0.f, probs, cols);
         for (int64_t r = 0; r < rows; ++r)
           exp_row(probs + r * cols, seen_in_tile(p, keys, i0 + r, j0, cols), cols, lb[i0 + r]);
-        be.gemm(true, false, cols, d, rows, 1.f, probs, cols, dob + i0 * d, d, 1.f, dvb + j0 * d, d);
-        be.gemm(false, true, rows, cols, d, 1.f, dob + i0 * d, d, vb + j0 * d, d, 0.f, dscores, cols);
+        be.gemm(true, false, cols, d, rows, 1.f, probs, cols, dob + i0 * lo, lo, 1.f, dvb + j0 * lkv, lkv);
+        be.gemm(false, true, rows, cols, d, 1.f, dob + i0 * lo, lo, vb + j0 * lkv, lkv, 0.f, dscores, cols);
         for (int64_t r = 0; r < rows; ++r) {
           const float* pr = probs + r * cols;
           float* ds = dscores + r * cols;
           const float di = delta[i0 + r];
           for (int64_t c = 0; c < cols; ++c) ds[c] = pr[c] * (ds[c] - di);
         }
-        be.gemm(false, false, rows, d, cols, p.scale, dscores, cols, kb + j0 * d, d, 1.f, dqb + i0 * d, d);
-        be.gemm(true, false, cols, d, rows, p.scale, dscores, cols, qb + i0 * d, d, 1.f, dkb + j0 * d, d);
+        be.gemm(false, false, rows, d, cols, p.scale, dscores, cols, kb + j0 * lkv, lkv, 1.f, dqb + i0 * lq, lq);
+        be.gemm(true, false, cols, d, rows, p.scale, dscores, cols, qb + i0 * lq, lq, 1.f, dkb + j0 * lkv, lkv);
       }
     }
   });

@@ -1018,6 +1018,7 @@ class CpuBackend final : public Backend {
                           const float* v, const float* out, const float* lse, const AttentionProblem& p) override {
     cpu::attention_backward(dq, dk, dv, dout, q, k, v, out, lse, p);
   }
+  bool strided_attention() const override { return true; }
   void rnn_cell_forward(const RnnStep& s) override { cpu::rnn_cell_forward(s); }
   void rnn_cell_backward(const RnnStepGrad& s) override { cpu::rnn_cell_backward(s); }
 

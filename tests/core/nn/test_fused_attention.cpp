@@ -1,7 +1,8 @@
 // The fused attention op (ops/attention.h: fused_attention, no [T, S] matrix) against the unfused
 // composition (attention_weights, then a product): outputs and the gradients of q, k and v
 // within 1e-5 in FP32 over causal, padded, cross-attention and odd-sized problems; a numerical
-// gradient check of the op; the names transformer training the same fused and unfused; and the
+// gradient check of the op; the same for fused_self_attention, which reads the heads straight from
+// a packed q/k/v projection; the names transformer training the same fused and unfused; and the
 // same comparisons on a CUDA device when there is one.
 #include <algorithm>
 #include <cmath>
@@ -103,6 +104,85 @@ TEST(fusedMatchesUnfusedOnCuda) {
     const std::string m = mismatch(c, Device::cuda(0), 1e-5);
     VERIFY2(m.empty(), m);
   }
+}
+
+// fused_self_attention of qkv [N, T, 3·H·D] against the unfused composition of its heads copied
+// out one by one: out and the gradient of qkv within 1e-5, every self-attention case above.
+std::string packed_mismatch(const Case& c, Device device) {
+  Generator gen(5);
+  const int64_t width = c.heads * c.d;
+  Tensor qkv = randn({c.n, c.t, 3 * width}, &gen).to(device);
+  const Tensor w = randn({c.n, c.t, width}, &gen).to(device);
+  qkv.requires_grad_();
+  const Tensor lengths = c.padded ? lengths_for(c).to(device) : Tensor();
+  const Tensor packed = fused_self_attention(qkv, c.heads, c.causal, lengths);
+  sum(packed * w).backward();
+  const std::vector<float> packed_out = packed.to(Device::cpu()).to_vector(),
+                           packed_grad = qkv.grad().to(Device::cpu()).to_vector();
+  Tensor x = qkv.detach().to(Device::cpu());
+  x.requires_grad_();
+  const Tensor split = x.view({c.n, c.t, 3, c.heads, c.d}).permute({2, 0, 3, 1, 4});
+  auto part = [&split](int64_t i) { return squeeze(narrow(split, 0, i, 1), 0); };
+  nn::functional::set_fused_attention(false);
+  const Tensor heads = nn::functional::scaled_dot_product_attention(part(0), part(1), part(2), c.causal,
+                                                                    c.padded ? lengths_for(c) : Tensor());
+  nn::functional::set_fused_attention(true);
+  const Tensor unfused = heads.permute({0, 2, 1, 3}).reshape({c.n, c.t, width});
+  sum(unfused * w.to(Device::cpu())).backward();
+  const double out_error = max_error(packed_out, unfused.to_vector()), grad_error = max_error(packed_grad, x.grad().to_vector());
+  if (!(out_error <= 1e-5)) return c.name + ": out differs by " + std::to_string(out_error);
+  if (!(grad_error <= 1e-5)) return c.name + ": dqkv differs by " + std::to_string(grad_error);
+  return "";
+}
+
+TEST(packedSelfAttentionMatchesUnfused) {
+  for (const Case& c : cases()) {
+    if (c.s != c.t) continue;
+    const std::string m = packed_mismatch(c, Device::cpu());
+    VERIFY2(m.empty(), m);
+  }
+}
+
+TEST(packedSelfAttentionMatchesUnfusedOnCuda) {
+  if (cuda::device_count() == 0) SKIP("no CUDA device");
+  for (const Case& c : cases()) {
+    if (c.s != c.t) continue;
+    const std::string m = packed_mismatch(c, Device::cuda(0));
+    VERIFY2(m.empty(), m);
+  }
+}
+
+TEST(packedSelfAttentionGradcheck) {
+  Generator gen(8);
+  for (const bool causal : {false, true}) {
+    const Tensor lengths = from_vector({3.f, 5.f}, {2});
+    std::vector<Tensor> inputs{randn({2, 5, 3 * 2 * 3}, &gen)};  // 2 heads of 3
+    inputs[0].requires_grad_();
+    const GradcheckResult r = gradcheck(
+        [&](const std::vector<Tensor>& x) { return fused_self_attention(x[0], 2, causal, lengths); }, inputs);
+    VERIFY2(r.ok, r.message);
+    VERIFY(r.checked == 2 * 5 * 18);
+  }
+}
+
+TEST(packedSelfAttentionShapeErrors) {
+  VERIFY_THROWS(ShapeError, fused_self_attention(zeros({2, 3}), 1, true));                   // no batch dim
+  VERIFY_THROWS(ShapeError, fused_self_attention(zeros({2, 3, 12}), 3, true));              // 12 is not 3·3·D
+  VERIFY_THROWS(ShapeError, fused_self_attention(zeros({2, 3, 12}), 2, true, zeros({3})));  // one length per example
+  VERIFY_THROWS(ShapeError, fused_self_attention(zeros({2, 3, 12}), 0, true));              // no heads
+}
+
+// A model's self-attention takes the packed op: no head is copied out.
+TEST(multiheadSelfAttentionRunsPacked) {
+  Generator gen(4);
+  nn::MultiheadAttention m(8, 2, true, 0.f, &gen);
+  const Tensor x = randn({2, 5, 8}, &gen);
+  const Tensor y = m.forward(x);
+  COMPARE(y.shape(), (Shape{2, 5, 8}));
+  bool packed = false;
+  for (const GradEdge& e : y.grad_fn()->next)
+    if (e.fn) packed = packed || std::string(e.fn->name) == "fused_self_attention";
+  VERIFY(packed);
 }
 
 TEST(fusedAttentionGradcheck) {
