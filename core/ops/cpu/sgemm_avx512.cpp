@@ -68,57 +68,63 @@ void pack_panel(float* panel, bool tb, const float* b, int64_t ldb, int64_t k0, 
   }
 }
 
-// acc[i] += a[i * stride] · (b0, b1) for each row i < MR: one step of every register tile.
-// Always inlined: the accumulators stay in registers.
-template <int MR>
+// acc[i] += a[i * stride] · (b0, b1) for each row i < MR: one step of every register tile; a
+// narrow tile (kNarrow: its panel's columns all in b0) leaves acc[i][1] alone. Always inlined:
+// the accumulators stay in registers.
+template <int MR, bool kNarrow>
 [[gnu::always_inline]] inline void rank1(__m512 (&acc)[MR][2], const float* a, int64_t stride, __m512 b0, __m512 b1) {
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) {
     const __m512 ai = _mm512_set1_ps(a[i * stride]);
     acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
-    acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+    if constexpr (!kNarrow) acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
   }
 }
 
 // acc[0..MR) += A[0..MR)[0..kc) · panel, where A's row i at k is a[i * lda + k], or
 // a[k * lda + i] when kTransA.
-template <int MR, bool kTransA>
+template <int MR, bool kTransA, bool kNarrow>
 void accumulate(__m512 (&acc)[MR][2], int64_t kc, const float* a, int64_t lda, const float* panel) {
   for (int64_t p = 0; p < kc; ++p, panel += kNR) {
-    const __m512 b0 = _mm512_load_ps(panel), b1 = _mm512_load_ps(panel + 16);
+    const __m512 b0 = _mm512_load_ps(panel), b1 = kNarrow ? b0 : _mm512_load_ps(panel + 16);
     if constexpr (kTransA)  // A's column k is contiguous: a[k * lda + i]
-      rank1<MR>(acc, a + p * lda, 1, b0, b1);
+      rank1<MR, kNarrow>(acc, a + p * lda, 1, b0, b1);
     else  // A's row i is contiguous: a[i * lda + k]
-      rank1<MR>(acc, a + p, lda, b0, b1);
+      rank1<MR, kNarrow>(acc, a + p, lda, b0, b1);
   }
 }
 
 // One MR x 32 tile over one depth block, handed to epilogue(acc, at) to land in C.
-template <int MR, bool kTransA, class Epilogue>
+template <int MR, bool kTransA, bool kNarrow, class Epilogue>
 void tile(const TileAt& at, const float* a, int64_t lda, const float* panel, Epilogue& epilogue) {
   __m512 acc[MR][2];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
-  accumulate<MR, kTransA>(acc, at.kc, a, lda, panel);
+  accumulate<MR, kTransA, kNarrow>(acc, at.kc, a, lda, panel);
   epilogue(acc, at);
 }
 
-// The rows of the register tile that starts at row i0 of C's m: kMR, except that a last
-// tile of 1 to 3 rows shares the rows of the one before it (50 = 12 + 12 + 12 + 7 + 7): with
-// 2 to 6 accumulators it could not hide the FMA latency, and would take as long per depth
-// step as a tile of 4 rows. The number of tiles stays (m + kMR - 1) / kMR.
+// The rows of the register tile that starts at row i0 of C's m: mr, except that a last tile
+// of 1 to 3 rows shares the rows of the one before it (50 = 12 + 12 + 12 + 7 + 7): with 2 to 6
+// accumulators it could not hide the FMA latency, and would take as long per depth step as a
+// tile of 4 rows. The number of tiles stays (m + mr - 1) / mr.
 constexpr int64_t kShortTile = 3;
-inline int rows_of_tile(int64_t m, int64_t i0) {
+inline int rows_of_tile(int64_t m, int64_t i0, int64_t mr = kMR) {
   const int64_t left = m - i0;
-  if (left <= kMR) return int(left);
-  return left - kMR <= kShortTile ? int((left + 1) / 2) : kMR;
+  if (left <= mr) return int(left);
+  return left - mr <= kShortTile ? int((left + 1) / 2) : int(mr);
 }
 
-template <bool kTransA, class Epilogue, int MR = kMR>
+// A panel of at most 16 columns (attention's head width, a product's last columns) fills one
+// register per row, so its tiles take 16 rows: twice the useful multiply-adds per step of a
+// 12 x 32 tile whose second half would multiply zeros.
+constexpr int kNarrowMR = 16;
+
+template <bool kTransA, bool kNarrow, class Epilogue, int MR = kNarrow ? kNarrowMR : kMR>
 void tile_rows(int rows, const TileAt& at, const float* a, int64_t lda, const float* panel, Epilogue& epilogue) {
   if constexpr (MR > 1)
-    if (rows < MR) return tile_rows<kTransA, Epilogue, MR - 1>(rows, at, a, lda, panel, epilogue);
-  tile<MR, kTransA>(at, a, lda, panel, epilogue);
+    if (rows < MR) return tile_rows<kTransA, kNarrow, Epilogue, MR - 1>(rows, at, a, lda, panel, epilogue);
+  tile<MR, kTransA, kNarrow>(at, a, lda, panel, epilogue);
 }
 
 // The loops every product here shares: for each 32-column panel of C and each depth block
@@ -133,10 +139,13 @@ void blocked_product(int64_t m, int64_t n, int64_t k, const float* a, int64_t ld
     for (int64_t k0 = 0; k0 < k; k0 += depth) {
       const int64_t kc = smaller(depth, k - k0);
       pack(panel, k0, kc, j0, nr);
+      const bool narrow = nr <= 16;
       for (int64_t i0 = 0, rows; i0 < m; i0 += rows) {
-        rows = rows_of_tile(m, i0);
+        rows = rows_of_tile(m, i0, narrow ? kNarrowMR : kMR);
         const TileAt at{i0, j0, k0, kc, first_lanes(nr), first_lanes(nr - 16), k0 == 0, k0 + kc >= k};
-        tile_rows<kTransA>(int(rows), at, kTransA ? a + k0 * lda + i0 : a + i0 * lda + k0, lda, panel, epilogue);
+        const float* tile_a = kTransA ? a + k0 * lda + i0 : a + i0 * lda + k0;
+        if (narrow) tile_rows<kTransA, true>(int(rows), at, tile_a, lda, panel, epilogue);
+        else tile_rows<kTransA, false>(int(rows), at, tile_a, lda, panel, epilogue);
       }
     }
   }
@@ -187,7 +196,7 @@ void packed_product(bool tb, int64_t m, int64_t n, int64_t k, float alpha, Block
       for (int64_t i0 = 0, rows; i0 < m; i0 += rows, a += kc * kMR) {
         rows = rows_of_tile(m, i0);
         const TileAt at{i0, j0, k0, kc, first_lanes(nr), first_lanes(nr - 16), k0 == 0, k0 + kc >= k};
-        tile_rows<true>(int(rows), at, a, kMR, panel, store);
+        tile_rows<true, false>(int(rows), at, a, kMR, panel, store);
       }
     }
   }
@@ -289,7 +298,7 @@ void forward_tile(float* out, int64_t ldo, const float* grid, const int64_t* off
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
   for (int64_t k = 0; k < taps; ++k, wt += ldw) {
     const float* row = grid + offsets[k];
-    rank1<MR>(acc, wt, 1, _mm512_loadu_ps(row), _mm512_loadu_ps(row + 16));
+    rank1<MR, false>(acc, wt, 1, _mm512_loadu_ps(row), _mm512_loadu_ps(row + 16));
   }
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) {

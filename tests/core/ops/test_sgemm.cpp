@@ -171,16 +171,17 @@ TEST(tileEdgesEveryTranspose) {
   if (!cpu::own_sgemm_enabled()) SKIP(kNoKernel);
   std::mt19937 rng(7);
   // Rows around the 12-row tile (13 to 15 and 27: the last two tiles share their rows;
-  // 16: they do not), columns around the 32-column panel and its 16-lane
-  // halves (and past four panels, where A is packed first), depths around the 16-deep
-  // transpose and the 256-deep panel.
-  const int64_t ms[] = {1, 5, 11, 12, 13, 14, 15, 16, 24, 25, 27};
-  const int64_t ns[] = {1, 15, 16, 17, 31, 32, 33, 64, 70, 150};
+  // 16: they do not) and the 16-row tile of panels at most 16 wide (17 to 19 and 35 share,
+  // 20 does not), columns around the 32-column panel and its 16-lane halves (1, 15, 16 and the
+  // last panels of 33 and 70 are narrow; past four panels A is packed first), depths around the
+  // 16-deep transpose and the 256-deep panel.
+  const int64_t ms[] = {1, 5, 11, 12, 13, 14, 15, 16, 17, 19, 20, 24, 25, 27, 35};
+  const int64_t ns[] = {1, 15, 16, 17, 31, 32, 33, 48, 64, 70, 150};
   const int64_t ks[] = {1, 3, 16, 17, 255, 256, 257, 600};
   int cases = 0;
   const std::string worst = sweep(avx512, ms, ns, ks, rng, cases);
   VERIFY2(worst.empty(), worst);
-  COMPARE(cases, 2 * 2 * 11 * 10 * 8);
+  COMPARE(cases, 2 * 2 * 15 * 11 * 8);
 }
 
 TEST(alphaAndBeta) {
