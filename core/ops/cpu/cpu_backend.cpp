@@ -318,10 +318,12 @@ class CpuBackend final : public Backend {
     // Someone who raised OpenBLAS's thread count (a benchmark comparing it) gets its threads.
     if (2.0 * double(m) * double(n) * double(k) < kParallelGemmFlops || (!ours() && openblas_get_num_threads() > 1))
       return product(m, n, a, b, c);
-    // Our AVX-512 kernel prefers columns: each thread packs only its own columns of op(B) and
-    // reads A in place. Blocks are whole register tiles (AVX-512: 32 columns or 24 rows;
-    // AVX2: 16 columns or 24 rows; OpenBLAS: 16).
-    const bool by_cols = own ? n >= 64 || n >= m : n >= m;
+    // Split the longer side of C: a thread of a column split reads all of op(A) and its columns
+    // of op(B), of a row split its rows of op(A) and all of op(B). A weight gradient over 8192
+    // rows (m = 192, n = 64) thus reads each half of the gradient once, not all of it twice.
+    // Blocks are whole register tiles (AVX-512: 32 columns or 24 rows; AVX2: 16 columns or 24
+    // rows; OpenBLAS: 16).
+    const bool by_cols = n >= m;
     const int64_t block = by_cols ? (own ? 32 : 16) : ours() ? 24 : 16;
     const int64_t len = by_cols ? n : m, blocks = (len + block - 1) / block;
     if (own && !bf16 && by_cols && blocks > num_threads() * cpu::kOwnSgemmPackAPanels) {

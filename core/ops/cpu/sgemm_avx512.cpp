@@ -127,17 +127,19 @@ void tile_rows(int rows, const TileAt& at, const float* a, int64_t lda, const fl
   tile<MR, kTransA, kNarrow>(at, a, lda, panel, epilogue);
 }
 
-// The loops every product here shares: for each 32-column panel of C and each depth block
-// of at most kKC, pack(panel, k0, kc, j0, nr) fills the panel with op(B)[k0 .. k0 + kc)
+// The loops every product here shares: for each depth block of at most kKC and each 32-column
+// panel of C, pack(panel, k0, kc, j0, nr) fills the panel with op(B)[k0 .. k0 + kc)
 // [j0 .. j0 + nr) (zeros past nr), then each rows_of_tile rows of C get one register tile.
+// Depth blocks outermost: a deep product (a weight gradient over 8192 rows) reads each block of
+// A from memory once for all its panels, then from L2; C, which it revisits, is small.
 template <bool kTransA, class Pack, class Epilogue>
 void blocked_product(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, float* panel, Pack&& pack,
                      Epilogue&& epilogue) {
   const int64_t depth = depth_block(k);
-  for (int64_t j0 = 0; j0 < n; j0 += kNR) {
-    const int64_t nr = smaller(kNR, n - j0);
-    for (int64_t k0 = 0; k0 < k; k0 += depth) {
-      const int64_t kc = smaller(depth, k - k0);
+  for (int64_t k0 = 0; k0 < k; k0 += depth) {
+    const int64_t kc = smaller(depth, k - k0);
+    for (int64_t j0 = 0; j0 < n; j0 += kNR) {
+      const int64_t nr = smaller(kNR, n - j0);
       pack(panel, k0, kc, j0, nr);
       const bool narrow = nr <= 16;
       for (int64_t i0 = 0, rows; i0 < m; i0 += rows) {
