@@ -17,6 +17,7 @@
 #include "cuda/cuda.h"
 #include "ops/cpu/attention.h"
 #include "ops/cpu/batch_norm.h"
+#include "ops/cpu/column_sums.h"
 #include "ops/cpu/conv_grid.h"
 #include "ops/cpu/gelu.h"
 #include "ops/cpu/layer_norm.h"
@@ -223,8 +224,23 @@ class CpuBackend final : public Backend {
     grow_scratch(acc_buffer, size_t(span) * size_t(parts), "a sum's partial results");
     std::fill_n(acc_buffer.begin(), size_t(span) * size_t(parts), 0.0);
     double* const acc = acc_buffer.data();  // the caller's buffer, also for the pool's threads
+    // A bias gradient's shape: `in` contiguous, summed over its leading dims into its trailing
+    // ones, which `out` lays out as `in` does: column sums of [rows, cols], vectorised.
+    bool columns = in.is_contiguous() && d < in.shape().size() && out.strides()[d] == 0, reduced = false;
+    int64_t cols = 1;
+    for (size_t i = in.shape().size() - 1; columns && i > d; --i) {
+      if (in.shape()[i] == 1) continue;
+      if (out.strides()[i] == 0) reduced = true;
+      else if (reduced || out.strides()[i] != in.strides()[i]) columns = false;
+      else cols *= in.shape()[i];
+    }
+    columns = columns && cols >= 16;
     auto sum_rows = [&](int chunk, int64_t begin, int64_t end) {
       double* const chunk_acc = acc + size_t(chunk) * size_t(span);
+      if (columns) {
+        const int64_t row = in.strides()[d];  // floats per index of dim d
+        return cpu::add_column_sums(chunk_acc, in.data() + begin * row, (end - begin) * row / cols, cols, cols);
+      }
       Shape part = in.shape();
       float* src = in.data();
       float* dst = base;

@@ -386,6 +386,50 @@ TEST(elementwiseIsIdenticalToSerial) {
   for (size_t i = 0; i < serial.size(); ++i) VERIFY2(parallel[i] == serial[i], cat("result ", i));
 }
 
+// Sums over leading dims into trailing ones of at least 16 floats (a bias gradient's shape) take
+// vectorised column sums (ops/cpu/column_sums.h); the other layouts the general loop. Both
+// against sums in double, on one thread and on two (48,000 elements: the rows split in chunks).
+TEST(columnSumsAsDoubleSums) {
+  const Tensor x = normal({6, 200, 40}, 5);
+  const std::vector<float> v = x.to_vector();
+  // out[j] of x summed over the dims in `over`, j indexing the kept dims in order.
+  auto reference = [&](std::vector<int> over) {
+    std::vector<double> out;
+    const int64_t shape[3] = {6, 200, 40};
+    std::vector<int64_t> kept_size;
+    for (int d = 0; d < 3; ++d)
+      if (std::find(over.begin(), over.end(), d) == over.end()) kept_size.push_back(shape[d]);
+    int64_t n = 1;
+    for (const int64_t s : kept_size) n *= s;
+    out.assign(size_t(n), 0.0);
+    for (int64_t i = 0; i < 6; ++i)
+      for (int64_t j = 0; j < 200; ++j)
+        for (int64_t k = 0; k < 40; ++k) {
+          const int64_t idx[3] = {i, j, k};
+          int64_t o = 0;
+          for (int d = 0; d < 3; ++d)
+            if (std::find(over.begin(), over.end(), d) == over.end()) o = o * shape[d] + idx[d];
+          out[size_t(o)] += double(v[size_t((i * 200 + j) * 40 + k)]);
+        }
+    return out;
+  };
+  for (const int threads : {1, 2})
+    for (const std::vector<int>& over : std::vector<std::vector<int>>{{0}, {0, 1}, {1}, {0, 2}}) {
+      const std::vector<float> got = with_threads(threads, [&] {
+        return sum(x, std::vector<int64_t>(over.begin(), over.end())).to_vector();
+      });
+      const std::vector<double> want = reference(over);
+      COMPARE(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i)
+        VERIFY2(std::fabs(got[i] - want[i]) <= 1e-6 * (1 + std::fabs(want[i])),
+                cat("threads ", threads, " over dims ", over.size() == 1 ? over[0] : over[0] * 10 + over[1],
+                             " element ", i, ": ", got[i], " vs ", want[i]));
+    }
+  // Many rows: the columns' running sums stay in double (in float 0.1 x 100000 drifts by ~1e-3).
+  const std::vector<float> long_sums = sum(full({100000, 20}, 0.1f), {0}).to_vector();
+  for (const float s : long_sums) VERIFY2(std::fabs(s - 10000.000149f) < 1e-3f, cat(s));
+}
+
 // util/subnormals.h: loops run through the pool flush subnormal results to zero and read
 // subnormal inputs as zero, on every thread count, and leave the caller's own setting as
 // it was; switched off, they keep subnormals. 1e-40 is subnormal, 1e-30 and 1e-10 are not.
