@@ -1116,7 +1116,7 @@ void cpu::linear_forward_fused(float* y, float* pre, const float* x, const float
         for (int64_t i = 0; i < m; ++i) std::copy_n(bias, out, z + i * out);
       CpuBackend::product_here(bf16, own, false, true, m, out, in, 1.f, x + r0 * in, in, w, in, bias ? 1.f : 0.f, z,
                                out);
-      activate(act, y + r0 * out, z, m * out);
+      if (act != UnaryOp::Copy) activate(act, y + r0 * out, z, m * out);
     }
   };
   // As gemm: a small product on this thread, and OpenBLAS's own threads when someone raised them.
