@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "ops/cpu/isa.h"
 #include "ops/cpu/lane_sum.h"
 #include "util/parallel.h"
 
@@ -86,7 +87,7 @@ float max_row_baseline(const float* x, int64_t n) { return max_run(x, n); }
 
 // Copies vectorised 16 floats wide where the CPU has AVX-512, 8 where it has AVX2 (4 in the
 // baseline), picked at run time as in gelu.cpp; the polynomial's steps may then be fused multiply-adds.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef PLEXUS_CPU_ISA_COPIES
 #define PLEXUS_ATTENTION_COPY(suffix, isa)                                                          \
   [[gnu::target(isa)]] float exp_row_##suffix(float* x, int64_t seen, int64_t cols, float shift) { \
     return exp_row_run(x, seen, cols, shift);                                                       \
@@ -95,12 +96,10 @@ float max_row_baseline(const float* x, int64_t n) { return max_run(x, n); }
 PLEXUS_ATTENTION_COPY(avx512, "avx512f,avx512vl,fma")
 PLEXUS_ATTENTION_COPY(avx2, "avx2,fma")
 #undef PLEXUS_ATTENTION_COPY
-const bool kAvx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
-const bool kAvx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #endif
 
 float exp_row(float* x, int64_t seen, int64_t cols, float shift) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef PLEXUS_CPU_ISA_COPIES
   if (kAvx512) return exp_row_avx512(x, seen, cols, shift);
   if (kAvx2) return exp_row_avx2(x, seen, cols, shift);
 #endif
@@ -108,7 +107,7 @@ float exp_row(float* x, int64_t seen, int64_t cols, float shift) {
 }
 
 float max_row(const float* x, int64_t n) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef PLEXUS_CPU_ISA_COPIES
   if (kAvx512) return max_row_avx512(x, n);
   if (kAvx2) return max_row_avx2(x, n);
 #endif

@@ -1,5 +1,7 @@
 #include "ops/cpu/column_sums.h"
 
+#include "ops/cpu/isa.h"
+
 namespace plexus::cpu {
 namespace {
 
@@ -22,22 +24,20 @@ void column_sums_baseline(double* acc, const float* x, int64_t rows, int64_t col
   column_sums_run(acc, x, rows, cols, ld);
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef PLEXUS_CPU_ISA_COPIES
 [[gnu::target("avx512f,avx512vl")]] void column_sums_avx512(double* acc, const float* x, int64_t rows, int64_t cols,
                                                             int64_t ld) {
   column_sums_run(acc, x, rows, cols, ld);
 }
-[[gnu::target("avx2")]] void column_sums_avx2(double* acc, const float* x, int64_t rows, int64_t cols, int64_t ld) {
+[[gnu::target("avx2,fma")]] void column_sums_avx2(double* acc, const float* x, int64_t rows, int64_t cols, int64_t ld) {
   column_sums_run(acc, x, rows, cols, ld);
 }
-const bool kAvx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
-const bool kAvx2 = __builtin_cpu_supports("avx2");
 #endif
 
 }  // namespace
 
 void add_column_sums(double* acc, const float* x, int64_t rows, int64_t cols, int64_t ld) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef PLEXUS_CPU_ISA_COPIES
   if (kAvx512) return column_sums_avx512(acc, x, rows, cols, ld);
   if (kAvx2) return column_sums_avx2(acc, x, rows, cols, ld);
 #endif

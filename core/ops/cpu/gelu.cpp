@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "ops/cpu/isa.h"
 #include "ops/recurrent_cells.h"
 
 namespace plexus::cpu {
@@ -74,7 +75,7 @@ struct Normal {
 void gelu_baseline(float* y, const float* x, int64_t n) { gelu_run(y, x, n); }
 void gelu_backward_baseline(float* gx, const float* g, const float* x, int64_t n) { gelu_backward_run(gx, g, x, n); }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef PLEXUS_CPU_ISA_COPIES
 #define PLEXUS_GELU_COPY(suffix, isa)                                                                           \
   [[gnu::target(isa)]] void gelu_##suffix(float* y, const float* x, int64_t n) { gelu_run(y, x, n); }          \
   [[gnu::target(isa)]] void gelu_backward_##suffix(float* gx, const float* g, const float* x, int64_t n) {     \
@@ -83,14 +84,12 @@ void gelu_backward_baseline(float* gx, const float* g, const float* x, int64_t n
 PLEXUS_GELU_COPY(avx512, "avx512f,avx512vl,fma")
 PLEXUS_GELU_COPY(avx2, "avx2,fma")
 #undef PLEXUS_GELU_COPY
-const bool kAvx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
-const bool kAvx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #endif
 
 }  // namespace
 
 void gelu(float* y, const float* x, int64_t n) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef PLEXUS_CPU_ISA_COPIES
   if (kAvx512) return gelu_avx512(y, x, n);
   if (kAvx2) return gelu_avx2(y, x, n);
 #endif
@@ -98,7 +97,7 @@ void gelu(float* y, const float* x, int64_t n) {
 }
 
 void gelu_backward(float* gx, const float* g, const float* x, int64_t n) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef PLEXUS_CPU_ISA_COPIES
   if (kAvx512) return gelu_backward_avx512(gx, g, x, n);
   if (kAvx2) return gelu_backward_avx2(gx, g, x, n);
 #endif

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "ops/cpu/isa.h"
 #include "ops/recurrent_cells.h"
 #include "util/parallel.h"
 
@@ -31,18 +32,17 @@ void rows_baseline(const Step& s, int64_t begin, int64_t end) {
   rows<Step, Unit>(s, begin, end);
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef PLEXUS_CPU_ISA_COPIES
 template <class Step, auto Unit>
 [[gnu::target("avx512f,avx512vl,fma")]] void rows_avx512(const Step& s, int64_t begin, int64_t end) {
   rows<Step, Unit>(s, begin, end);
 }
-const bool kAvx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
 #endif
 
 template <class Step, auto Unit>
 void over_rows(const Step& s) {
   auto run = rows_baseline<Step, Unit>;
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef PLEXUS_CPU_ISA_COPIES
   if (kAvx512) run = rows_avx512<Step, Unit>;
 #endif
   const int64_t per_row = int64_t(math::rnn_gates(s.cell)) * s.h;
