@@ -114,8 +114,7 @@ void MultiheadAttention::check_input(const Tensor& x, const char* role) const {
 Tensor MultiheadAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_lengths) {
   const Tensor heads =
       functional::scaled_dot_product_attention(q, k, v, causal_, key_lengths, dropout_, is_training(), gen_);
-  const int64_t n = q.shape()[0], t = q.shape()[2];
-  return out_proj->forward(heads.permute({0, 2, 1, 3}).reshape({n, t, embed_dim_}));
+  return out_proj->forward(merge_heads(heads));
 }
 
 Tensor MultiheadAttention::forward(const Tensor& x) { return forward(x, x, x); }
@@ -143,12 +142,8 @@ std::array<Tensor, 3> MultiheadAttention::heads(const Tensor& query, const Tenso
   check_input(query, "query");
   const int64_t h = num_heads_, d = embed_dim_ / num_heads_;
   if (query.is_same(key) && key.is_same(value)) {
-    // Self-attention: [N, T, 3E] -> [3, N, H, T, D], q, k and v by heads from one product.
-    const int64_t n = query.shape()[0], t = query.shape()[1];
-    const Tensor qkv =
-        functional::linear(query, in_proj_weight, in_proj_bias).view({n, t, 3, h, d}).permute({2, 0, 3, 1, 4});
-    auto part = [&qkv](int64_t i) { return squeeze(narrow(qkv, 0, i, 1), 0); };
-    return {part(0), part(1), part(2)};
+    // Self-attention: q, k and v by heads from one product [N, T, 3E].
+    return split_heads(functional::linear(query, in_proj_weight, in_proj_bias), h);
   }
   check_input(key, "key");
   check_input(value, "value");

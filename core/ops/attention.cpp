@@ -11,6 +11,27 @@
 #include "util/error.h"
 
 namespace plexus {
+namespace {
+
+void check_key_lengths(const char* op, const Tensor& key_lengths, int64_t n) {
+  if (key_lengths.defined() && key_lengths.shape() != Shape{n})
+    throw ShapeError(std::string(op) + ": expected key_lengths [" + std::to_string(n) + "], one per example, got " +
+                     to_string(key_lengths.shape()));
+}
+
+}  // namespace
+
+std::array<Tensor, 3> split_heads(const Tensor& qkv, int64_t heads) {
+  const int64_t n = qkv.shape()[0], t = qkv.shape()[1], d = qkv.shape()[2] / 3 / heads;
+  const Tensor split = qkv.reshape({n, t, 3, heads, d}).permute({2, 0, 3, 1, 4});
+  auto part = [&split](int64_t i) { return squeeze(narrow(split, 0, i, 1), 0); };
+  return {part(0), part(1), part(2)};
+}
+
+Tensor merge_heads(const Tensor& x) {
+  const int64_t n = x.shape()[0], h = x.shape()[1], t = x.shape()[2], d = x.shape()[3];
+  return x.permute({0, 2, 1, 3}).reshape({n, t, h * d});
+}
 
 Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, const Tensor& key_lengths) {
   const int64_t rank = q.dim();
@@ -22,9 +43,7 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
     throw ShapeError(std::string("fused_attention: expected q [N, ..., T, D] and k, v [N, ..., S, D]") +
                      (causal ? " with S = T (causal)" : "") + ", got " + to_string(q.shape()) + ", " +
                      to_string(k.shape()) + ", " + to_string(v.shape()));
-  if (key_lengths.defined() && key_lengths.shape() != Shape{q.shape()[0]})
-    throw ShapeError("fused_attention: expected key_lengths [" + std::to_string(q.shape()[0]) +
-                     "], one per example, got " + to_string(key_lengths.shape()));
+  check_key_lengths("fused_attention", key_lengths, q.shape()[0]);
   check_same_device("fused_attention", {q, k, v, key_lengths});
   const int64_t t = q.shape()[rank - 2], s = k.shape()[rank - 2], d = q.shape().back();
   const int64_t batch = numel(Shape(q.shape().begin(), q.shape().end() - 2));
@@ -69,15 +88,11 @@ Tensor fused_self_attention(const Tensor& qkv, int64_t heads, bool causal, const
                      " heads, got " + to_string(qkv.shape()));
   const int64_t n = qkv.shape()[0], t = qkv.shape()[1], width = qkv.shape()[2] / 3, d = width / heads;
   Backend& be = backend(qkv.device());
-  if (!be.strided_attention()) {
-    // Each head of q, k and v copied out dense, [N, H, T, D], and the result back to [N, T, H·D].
-    const Tensor split = qkv.reshape({n, t, 3, heads, d}).permute({2, 0, 3, 1, 4});
-    auto part = [&split](int64_t i) { return squeeze(narrow(split, 0, i, 1), 0); };
-    return fused_attention(part(0), part(1), part(2), causal, key_lengths).permute({0, 2, 1, 3}).reshape({n, t, width});
+  if (!be.strided_attention()) {  // each head of q, k and v copied out dense, and the result back
+    const auto [q, k, v] = split_heads(qkv, heads);
+    return merge_heads(fused_attention(q, k, v, causal, key_lengths));
   }
-  if (key_lengths.defined() && key_lengths.shape() != Shape{n})
-    throw ShapeError("fused_self_attention: expected key_lengths [" + std::to_string(n) + "], one per example, got " +
-                     to_string(key_lengths.shape()));
+  check_key_lengths("fused_self_attention", key_lengths, n);
   check_same_device("fused_self_attention", {qkv, key_lengths});
   if (n == 0 || t == 0) return zeros({n, t, width}, qkv.device());
   const Tensor lengths = key_lengths.defined() ? contiguous_data(key_lengths) : Tensor();

@@ -1,5 +1,7 @@
 #pragma once
 // Fused attention, an op of its own (ops/attention.cpp) beside ops.h's.
+#include <array>
+
 #include "tensor/tensor.h"
 
 namespace plexus {
@@ -17,5 +19,10 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
 // heads side by side. Where the backend's kernels take strides no head is copied, forward or
 // backward (the gradient is one [N, T, 3·H·D] tensor); elsewhere the heads are copied out dense.
 Tensor fused_self_attention(const Tensor& qkv, int64_t heads, bool causal, const Tensor& key_lengths = Tensor());
+
+// The packed projection qkv [N, T, 3·H·D] as q, k and v, each [N, H, T, D] (views), and back:
+// merge_heads of [N, H, T, D] is [N, T, H·D], heads side by side.
+std::array<Tensor, 3> split_heads(const Tensor& qkv, int64_t heads);
+Tensor merge_heads(const Tensor& x);
 
 }  // namespace plexus
